@@ -1,0 +1,60 @@
+/*===- ggc-c/Compiler.h - C API of the ggc compiler library --------*- C -*-===*
+ *
+ * A small, stable C surface over the compiler for the Python bindings and
+ * other hosts. All strings are UTF-8 and NUL-terminated; a result owns its
+ * strings until ggc_result_destroy.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef GGC_C_COMPILER_H
+#define GGC_C_COMPILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GGC_API __attribute__((visibility("default")))
+
+typedef struct ggc_result ggc_result;
+
+typedef struct ggc_options {
+  const char *emit;      /* last stage to run; NULL means "gg" */
+  const char *arch;      /* NULL means "sm_90a" */
+  int64_t num_sms;       /* 0 means 132 */
+  int print_ir_after_all;
+} ggc_options;
+
+/* Compiles `source` (gg IR text, `length` bytes) up to options->emit.
+ * `source_name` is used in diagnostics. Never returns NULL. */
+GGC_API ggc_result *ggc_compile(const char *source, size_t length,
+                                const char *source_name,
+                                const ggc_options *options);
+/* 1 when every stage up to `emit` ran without error. */
+GGC_API int ggc_result_ok(const ggc_result *result);
+/* Diagnostics as text ("" when there are none). */
+GGC_API const char *ggc_result_diagnostics(const ggc_result *result);
+/* IR after every pass, when print_ir_after_all was set ("" otherwise). */
+GGC_API const char *ggc_result_ir_after_all(const ggc_result *result);
+/* Stages that ran, in order; index in [0, ggc_result_num_stages). */
+GGC_API size_t ggc_result_num_stages(const ggc_result *result);
+GGC_API const char *ggc_result_stage_name(const ggc_result *result, size_t i);
+GGC_API const char *ggc_result_stage_text(const ggc_result *result, size_t i,
+                                          size_t *length);
+GGC_API void ggc_result_destroy(ggc_result *result);
+
+/* Every stage the pipeline names, in order. `available` is 0 for stages
+ * this build cannot produce yet. */
+GGC_API size_t ggc_num_stages(void);
+GGC_API const char *ggc_stage_name(size_t i);
+GGC_API const char *ggc_stage_description(size_t i);
+GGC_API int ggc_stage_available(size_t i);
+
+GGC_API const char *ggc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGC_C_COMPILER_H */

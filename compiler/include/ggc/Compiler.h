@@ -1,0 +1,68 @@
+//===- Compiler.h - ggc compiler library (C++ side) -------------*- C++ -*-===//
+//
+// The pipeline as a list of named stages, and one entry point that runs it.
+// The C API (ggc-c/Compiler.h), the `ggc` driver and the Python bindings all
+// go through `compile`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_COMPILER_H
+#define GGC_COMPILER_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ggc {
+
+struct StageInfo {
+  const char *name;
+  const char *description;
+  /// False for stages the pipeline names but this build cannot produce yet;
+  /// asking for one is an error, never a placeholder output.
+  bool available;
+};
+
+/// Every stage of the pipeline in order. The first is the verified input.
+llvm::ArrayRef<StageInfo> stages();
+
+struct CompileOptions {
+  std::string emit = "gg";        ///< last stage to run
+  std::string arch = "sm_90a";    ///< target GPU architecture
+  int64_t numSMs = 132;           ///< multiprocessors of the target
+  bool printIRAfterAll = false;   ///< record IR after every pass
+};
+
+struct StageOutput {
+  std::string stage;
+  std::string text;
+};
+
+struct CompileResult {
+  bool ok = false;
+  /// The output of every stage that ran, in order; the last is `emit`.
+  std::vector<StageOutput> stageOutputs;
+  /// Errors and warnings, as text with source locations.
+  std::string diagnostics;
+  /// IR after each pass, when printIRAfterAll was set.
+  std::string irAfterAll;
+};
+
+CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
+                      const CompileOptions &options);
+
+/// The dialects a gg program and the pipeline use.
+void registerDialects(mlir::DialectRegistry &registry);
+
+/// Registers every ggc pass (for ggc-opt and textual pipelines).
+void registerAllPasses();
+
+/// "ggc <version> (LLVM <version>)".
+const char *versionString();
+
+} // namespace ggc
+
+#endif // GGC_COMPILER_H

@@ -1,0 +1,24 @@
+//===- Passes.h - ggc passes ------------------------------------*- C++ -*-===//
+#ifndef GGC_PASSES_H
+#define GGC_PASSES_H
+
+#include "gg/GGDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace ggc {
+
+#define GEN_PASS_DECL
+#include "ggc/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "ggc/Passes.h.inc"
+
+/// Shared-memory bytes a config needs: the operand ring plus the output tile
+/// staged for the TMA store. Used by gg-select-config and by the lowering.
+int64_t sharedMemoryBytes(mlir::gg::ConfigAttr config, mlir::Type aElem,
+                          mlir::Type bElem, mlir::Type outElem);
+
+} // namespace ggc
+
+#endif // GGC_PASSES_H

@@ -1,0 +1,81 @@
+//===- CAPI.cpp - the C API over ggc::compile -------------------------------===//
+#include "ggc-c/Compiler.h"
+#include "ggc/Compiler.h"
+
+struct ggc_result {
+  ggc::CompileResult result;
+};
+
+extern "C" {
+
+ggc_result *ggc_compile(const char *source, size_t length,
+                        const char *source_name, const ggc_options *options) {
+  ggc::CompileOptions opts;
+  if (options) {
+    if (options->emit)
+      opts.emit = options->emit;
+    if (options->arch)
+      opts.arch = options->arch;
+    if (options->num_sms != 0)
+      opts.numSMs = options->num_sms;
+    opts.printIRAfterAll = options->print_ir_after_all != 0;
+  }
+  auto *r = new ggc_result;
+  if (!source) {
+    r->result.diagnostics = "error: ggc_compile: 'source' is NULL\n";
+    return r;
+  }
+  r->result = ggc::compile(llvm::StringRef(source, length),
+                           source_name ? source_name : "<source>", opts);
+  return r;
+}
+
+int ggc_result_ok(const ggc_result *r) { return r && r->result.ok ? 1 : 0; }
+
+const char *ggc_result_diagnostics(const ggc_result *r) {
+  return r ? r->result.diagnostics.c_str() : "";
+}
+
+const char *ggc_result_ir_after_all(const ggc_result *r) {
+  return r ? r->result.irAfterAll.c_str() : "";
+}
+
+size_t ggc_result_num_stages(const ggc_result *r) {
+  return r ? r->result.stageOutputs.size() : 0;
+}
+
+const char *ggc_result_stage_name(const ggc_result *r, size_t i) {
+  if (!r || i >= r->result.stageOutputs.size())
+    return nullptr;
+  return r->result.stageOutputs[i].stage.c_str();
+}
+
+const char *ggc_result_stage_text(const ggc_result *r, size_t i,
+                                  size_t *length) {
+  if (!r || i >= r->result.stageOutputs.size())
+    return nullptr;
+  const std::string &text = r->result.stageOutputs[i].text;
+  if (length)
+    *length = text.size();
+  return text.c_str();
+}
+
+void ggc_result_destroy(ggc_result *r) { delete r; }
+
+size_t ggc_num_stages(void) { return ggc::stages().size(); }
+
+const char *ggc_stage_name(size_t i) {
+  return i < ggc::stages().size() ? ggc::stages()[i].name : nullptr;
+}
+
+const char *ggc_stage_description(size_t i) {
+  return i < ggc::stages().size() ? ggc::stages()[i].description : nullptr;
+}
+
+int ggc_stage_available(size_t i) {
+  return i < ggc::stages().size() && ggc::stages()[i].available ? 1 : 0;
+}
+
+const char *ggc_version(void) { return ggc::versionString(); }
+
+} // extern "C"

@@ -1,0 +1,116 @@
+//===- SelectConfig.cpp - gg-select-config ---------------------------------===//
+//
+// Chooses the tile configuration of every gg.grouped_matmul. All heuristics
+// are in chooseConfig, in the order they apply, so that a newcomer can read
+// why a kernel got the shape it did (DeepGEMM's get_best_configs is the
+// model). A config written by the user is kept.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_SELECTCONFIG
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+} // namespace
+
+int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
+                               Type outElem) {
+  int64_t perStage = config.getBlockM() * config.getBlockK() * byteWidth(aElem) +
+                     config.getBlockN() * config.getBlockK() * byteWidth(bElem);
+  int64_t outputTile =
+      config.getBlockM() * config.getBlockN() * byteWidth(outElem);
+  // One 8-byte mbarrier pair (full, empty) per stage.
+  return config.getStages() * (perStage + 16) + outputTile;
+}
+
+namespace {
+
+ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
+                        int64_t smemBudget) {
+  MLIRContext *ctx = op.getContext();
+  GroupedMatmulOp::Dims dims = op.getDims();
+  Type aElem = op.getAType().getElementType();
+
+  // 1. Block K: one 128-byte swizzled row of A per K step (64 bf16, 128 f8,
+  //    32 f32), the widest row TMA's 128B swizzle allows.
+  int64_t blockK = 128 / byteWidth(aElem);
+
+  // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
+  int64_t blockM = 128;
+  if (std::optional<int64_t> expected = op.getExpectedM())
+    blockM = *expected <= 64 ? 64 : 128;
+  else if (op.getLayout() == GroupLayout::masked && !ShapedType::isDynamic(dims.m) &&
+           dims.m <= 64)
+    blockM = 64;
+
+  // 3. Block N: the widest tile that divides N, so no column tile is ragged;
+  //    otherwise 128 with a ragged last tile.
+  int64_t blockN = 128;
+  for (int64_t candidate : {256, 128, 64})
+    if (dims.n % candidate == 0) {
+      blockN = candidate;
+      break;
+    }
+  // A 128x256 f32 accumulator needs 256 registers per thread across two
+  // consumer warpgroups; keep 256 only where the tile is full height.
+  if (blockN == 256 && blockM < 128)
+    blockN = 128;
+
+  // 4. Stages: as deep as shared memory allows after the output tile, capped
+  //    where deeper pipelines stop paying (DeepGEMM uses up to 8).
+  int64_t stages = 1;
+  for (int64_t s = 8; s >= 1; --s) {
+    ConfigAttr trial =
+        ConfigAttr::get(ctx, blockM, blockN, blockK, s, 1, 1, numSMs);
+    if (ggc::sharedMemoryBytes(trial, aElem, op.getBType().getElementType(),
+                               op.getOutType().getElementType()) <= smemBudget) {
+      stages = s;
+      break;
+    }
+  }
+
+  // 5. Cluster: no TMA multicast yet; each CTA loads its own B tile.
+  // 6. Grid: persistent, one CTA per SM.
+  return ConfigAttr::get(ctx, blockM, blockN, blockK, stages, 1, 1, numSMs);
+}
+
+struct SelectConfigPass
+    : public ggc::impl::SelectConfigBase<SelectConfigPass> {
+  using SelectConfigBase::SelectConfigBase;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        config = chooseConfig(op, numSMs, sharedMemoryBytes);
+        op.setConfigAttr(config);
+      }
+      int64_t needed = ggc::sharedMemoryBytes(
+          config, op.getAType().getElementType(),
+          op.getBType().getElementType(), op.getOutType().getElementType());
+      if (needed > sharedMemoryBytes) {
+        op.emitOpError() << "config " << config << " needs " << needed
+                         << " bytes of shared memory, more than the "
+                         << sharedMemoryBytes
+                         << " one CTA may use; lower the stages or the tile";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,177 @@
+//===- ggc.cpp - the ggc compiler driver ------------------------------------===//
+//
+//   ggc kernel.mlir --emit=<stage> [-o out] [--dump-dir=DIR]
+//
+// A thin command line over the C API, so the driver, the Python bindings and
+// any other host compile exactly the same way.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc-c/Compiler.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+
+namespace {
+
+const char *kUsage =
+    "usage: ggc INPUT.mlir [--emit=STAGE] [-o OUTPUT] [--arch=sm_90a]\n"
+    "           [--num-sms=N] [--dump-dir=DIR] [--mlir-print-ir-after-all]\n"
+    "       ggc --list-stages | --version | --help\n"
+    "\n"
+    "Compiles gg IR through the ggc pipeline up to STAGE (default: the last\n"
+    "stage this build can emit) and writes that stage's output to OUTPUT\n"
+    "(default: standard output). INPUT may be '-' for standard input.\n"
+    "--dump-dir writes every stage that ran to DIR/<input>.<stage>.<ext>.\n";
+
+int usageError(const std::string &message) {
+  std::cerr << "ggc: error: " << message << "\n" << kUsage;
+  return 2;
+}
+
+void listStages(std::ostream &os) {
+  for (size_t i = 0; i < ggc_num_stages(); ++i)
+    os << "  " << ggc_stage_name(i)
+       << (ggc_stage_available(i) ? "" : " (not available in this build)")
+       << ": " << ggc_stage_description(i) << "\n";
+}
+
+std::string lastAvailableStage() {
+  std::string last;
+  for (size_t i = 0; i < ggc_num_stages() && ggc_stage_available(i); ++i)
+    last = ggc_stage_name(i);
+  return last;
+}
+
+const char *extensionFor(const std::string &stage) {
+  if (stage == "llvm")
+    return ".ll";
+  if (stage == "ptx")
+    return ".ptx";
+  if (stage == "cubin")
+    return ".cubin";
+  return ".mlir";
+}
+
+bool startsWith(const std::string &s, const char *prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+bool writeFile(const std::string &path, const char *data, size_t length) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(data, static_cast<std::streamsize>(length));
+  return static_cast<bool>(out);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string input, output = "-", emit = lastAvailableStage(), arch = "sm_90a",
+                     dumpDir;
+  int64_t numSMs = 132;
+  bool printAfterAll = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kUsage << "\nstages:\n";
+      listStages(std::cout);
+      return 0;
+    } else if (arg == "--version") {
+      std::cout << ggc_version() << "\n";
+      return 0;
+    } else if (arg == "--list-stages") {
+      listStages(std::cout);
+      return 0;
+    } else if (startsWith(arg, "--emit=")) {
+      emit = arg.substr(7);
+    } else if (startsWith(arg, "--arch=")) {
+      arch = arg.substr(7);
+    } else if (startsWith(arg, "--dump-dir=")) {
+      dumpDir = arg.substr(11);
+    } else if (startsWith(arg, "--num-sms=")) {
+      char *end = nullptr;
+      numSMs = std::strtoll(arg.c_str() + 10, &end, 10);
+      if (*end != '\0' || numSMs < 1)
+        return usageError("--num-sms expects a positive integer, got '" +
+                          arg.substr(10) + "'");
+    } else if (arg == "--mlir-print-ir-after-all") {
+      printAfterAll = true;
+    } else if (arg == "-o") {
+      if (++i == argc)
+        return usageError("-o expects a file name");
+      output = argv[i];
+    } else if (arg != "-" && startsWith(arg, "-")) {
+      return usageError("unknown option '" + arg + "'");
+    } else if (!input.empty()) {
+      return usageError("more than one input file ('" + input + "' and '" +
+                        arg + "')");
+    } else {
+      input = arg;
+    }
+  }
+  if (input.empty())
+    return usageError("no input file");
+
+  std::string source;
+  if (input == "-") {
+    source.assign(std::istreambuf_iterator<char>(std::cin), {});
+  } else {
+    std::ifstream in(input, std::ios::binary);
+    if (!in) {
+      std::cerr << "ggc: error: cannot read input file '" << input << "'\n";
+      return 1;
+    }
+    source.assign(std::istreambuf_iterator<char>(in), {});
+  }
+
+  ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
+                         printAfterAll ? 1 : 0};
+  ggc_result *result = ggc_compile(source.data(), source.size(),
+                                   input == "-" ? "<stdin>" : input.c_str(),
+                                   &options);
+  std::cerr << ggc_result_diagnostics(result) << ggc_result_ir_after_all(result);
+
+  int status = 0;
+  if (!dumpDir.empty()) {
+    mkdir(dumpDir.c_str(), 0755);
+    std::string base = input == "-" ? "stdin" : input;
+    base = base.substr(base.find_last_of('/') + 1);
+    base = base.substr(0, base.rfind(".mlir"));
+    for (size_t i = 0; i < ggc_result_num_stages(result); ++i) {
+      std::string stage = ggc_result_stage_name(result, i);
+      std::string path =
+          dumpDir + "/" + base + "." + stage + extensionFor(stage);
+      size_t length = 0;
+      const char *text = ggc_result_stage_text(result, i, &length);
+      if (!writeFile(path, text, length)) {
+        std::cerr << "ggc: error: cannot write '" << path << "'\n";
+        status = 1;
+      } else {
+        std::cout << "stage " << stage << " -> " << path << "\n";
+      }
+    }
+  }
+
+  if (!ggc_result_ok(result)) {
+    ggc_result_destroy(result);
+    return 1;
+  }
+  size_t last = ggc_result_num_stages(result) - 1;
+  size_t length = 0;
+  const char *text = ggc_result_stage_text(result, last, &length);
+  if (output == "-") {
+    if (dumpDir.empty())
+      std::cout.write(text, static_cast<std::streamsize>(length));
+  } else if (!writeFile(output, text, length)) {
+    std::cerr << "ggc: error: cannot write output file '" << output << "'\n";
+    status = 1;
+  }
+  ggc_result_destroy(result);
+  return status;
+}

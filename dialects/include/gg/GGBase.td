@@ -1,0 +1,157 @@
+//===- GGBase.td - the gg dialect, its enums and attributes -*- tablegen -*-===//
+//
+// The `gg` dialect states a whole grouped GEMM (the Mixture-of-Experts
+// many-matrices-at-once multiply) as one operation, so that later passes can
+// reason about group boundaries, masks and scales before anything is tiled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GG_BASE_TD
+#define GG_BASE_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+
+def GG_Dialect : Dialect {
+  let name = "gg";
+  let cppNamespace = "::mlir::gg";
+  let summary = "Grouped GEMM: group offsets, masks, scales and epilogues";
+  let description = [{
+    The `gg` dialect describes a grouped matrix multiplication
+    `out[g] = epilogue(scale(A[g]) x scale(B[g]))` over `G` groups (experts)
+    in one operation. Operands are memrefs in device memory; the element
+    counts of each group live in a device array, so nothing about the routing
+    has to be known on the host.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class GG_Op<string mnemonic, list<Trait> traits = []>
+    : Op<GG_Dialect, mnemonic, traits>;
+
+class GG_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<GG_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def GG_GroupLayout : I32EnumAttr<"GroupLayout",
+    "how the rows (or the K range) of A are split into groups", [
+  I32EnumAttrCase<"contiguous", 0>,
+  I32EnumAttrCase<"masked", 1>,
+  I32EnumAttrCase<"padded_contiguous", 2>,
+  I32EnumAttrCase<"k_grouped", 3>
+]> {
+  let cppNamespace = "::mlir::gg";
+}
+
+def GG_OperandLayout : I32EnumAttr<"OperandLayout",
+    "which dimension of a matrix operand is contiguous in memory", [
+  // Named by the dimensions in memory order: `nk` is [.., N, K] with K
+  // contiguous (the NT / K-major form), `kn` is [.., K, N] with N contiguous.
+  I32EnumAttrCase<"mk", 0>,
+  I32EnumAttrCase<"km", 1>,
+  I32EnumAttrCase<"nk", 2>,
+  I32EnumAttrCase<"kn", 3>,
+  I32EnumAttrCase<"mn", 4>,
+  I32EnumAttrCase<"nm", 5>
+]> {
+  let cppNamespace = "::mlir::gg";
+}
+
+def GG_ScaleKind : I32EnumAttr<"ScaleKind", "granularity of a scale operand", [
+  // One f32 per group.
+  I32EnumAttrCase<"tensor", 0>,
+  // One f32 per row of A (per token) or per column of the output (per channel).
+  I32EnumAttrCase<"channel", 1>,
+  // One f32 per (block_mn x block_k) block: DeepGEMM's 1x128 and 128x128.
+  I32EnumAttrCase<"block", 2>,
+  // UE8M0 exponents per row and per block_k (32 or 128), four per i32.
+  I32EnumAttrCase<"mx", 3>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
+def GG_ScaleMajor : I32EnumAttr<"ScaleMajor",
+    "which dimension of a blockwise scale operand is contiguous", [
+  I32EnumAttrCase<"k_major", 0>,
+  I32EnumAttrCase<"mn_major", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def GG_ScaleAttr : GG_Attr<"Scale", "scale"> {
+  let summary = "how a scale operand maps onto its matrix";
+  let description = [{
+    Syntax: `<tensor>`, `<channel>`, `<block 1x128, mn_major>`,
+    `<block 128x128, k_major>`, `<mx 1x32>`.
+
+    `block_mn x block_k` is the block that one scale value covers. The scale
+    operand is given in its physical (row-major) shape; `major` says which of
+    its dimensions is contiguous, and the op verifier derives the expected
+    shape from the layout, the matrix shape and this attribute:
+
+    | kind | A operand | B operand (per group) |
+    |------|-----------|-----------------------|
+    | tensor | `[G]` f32 | `[G]` f32 |
+    | channel | `[M]` (`[G, M_max]` masked) f32 | `[G, N]` f32 |
+    | block, k_major | `[M, ceil(K/bk)]` (`[G, M_max, ..]` masked) f32 | `[G, ceil(N/bn), ceil(K/bk)]` f32 |
+    | block, mn_major | `[ceil(K/bk), align4(M)]` (`[G, .., align4(M_max)]` masked) f32 | `[G, ceil(K/bk), ceil(N/bn)]` f32 |
+    | mx | `[(M + 3G)/4*4, ceil(K/(4 bk))]` i32 (`[G, M_max, ..]` masked) | `[G, N, ceil(K/(4 bk))]` i32 |
+  }];
+  let parameters = (ins
+    EnumParameter<GG_ScaleKind>:$kind,
+    DefaultValuedParameter<"int64_t", "1">:$blockMN,
+    DefaultValuedParameter<"int64_t", "1">:$blockK,
+    DefaultValuedParameter<"::mlir::gg::ScaleMajor",
+                           "::mlir::gg::ScaleMajor::k_major">:$major
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// True when the scale value changes along K (block and mx scales), so the
+    /// kernel must apply it inside the K loop rather than once in the epilogue.
+    bool variesAlongK() const {
+      return getKind() == ScaleKind::block || getKind() == ScaleKind::mx;
+    }
+  }];
+}
+
+def GG_ConfigAttr : GG_Attr<"Config", "config"> {
+  let summary = "the tile configuration chosen for one grouped matmul";
+  let description = [{
+    Written by `gg-select-config` (or by the user, to override it). Later
+    passes read the tile sizes, pipeline depth, cluster shape and persistent
+    grid size from here and from nowhere else.
+  }];
+  let parameters = (ins
+    "int64_t":$blockM,
+    "int64_t":$blockN,
+    "int64_t":$blockK,
+    "int64_t":$stages,
+    "int64_t":$clusterM,
+    "int64_t":$clusterN,
+    "int64_t":$numSMs
+  );
+  let assemblyFormat = [{
+    `<` `block` `=` `[` $blockM `,` $blockN `,` $blockK `]` `,`
+        `stages` `=` $stages `,`
+        `cluster` `=` `[` $clusterM `,` $clusterN `]` `,`
+        `sms` `=` $numSMs `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+#endif // GG_BASE_TD

@@ -1,0 +1,139 @@
+//===- GGOps.td - gg operations -----------------------------*- tablegen -*-===//
+
+#ifndef GG_OPS_TD
+#define GG_OPS_TD
+
+include "gg/GGBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
+    AttrSizedOperandSegments, IsolatedFromAbove]> {
+  let summary = "a whole grouped GEMM: every group's matmul, scales and epilogue";
+  let description = [{
+    Computes, for every group `g` of `G`, `out[g] = epilogue(A[g] x B[g])` with
+    f32 accumulation, where the rows (or the K range) of each group come from
+    the `groups` operand at run time:
+
+    | layout | A | B (`nk` / `kn`) | groups | out |
+    |--------|---|-----------------|--------|-----|
+    | `contiguous` | `[M, K]` token-packed | `[G, N, K]` / `[G, K, N]` | offsets `[G+1]` i32/i64 (CSR `m_indptr`) | `[M, N]` |
+    | `masked` | `[G, M_max, K]` | `[G, N, K]` / `[G, K, N]` | valid rows `[G]` i32 | `[G, M_max, N]` |
+    | `padded_contiguous` | `[M, K]`, groups aligned to the M tile | `[G, N, K]` / `[G, K, N]` | group index per row `[M]` i32, -1 = skip | `[M, N]` |
+    | `k_grouped` | `[M, K]` (`mk`) or `[K, M]` (`km`) | `[N, K]` / `[K, N]` | K offsets `[G+1]` i32/i64 | `[G, M, N]` (`mn`) or `[G, N, M]` (`nm`) |
+
+    `M` (the token count, or `K` for `k_grouped`) may be dynamic; `G`, `N`
+    and `K` are static, since the kernel is specialised for them. Rows that
+    belong to no group (past the last offset, past `masked_m[g]`, or index -1)
+    are never written.
+
+    Element types: A and B are bf16, f16, f32 (`tf32` selects TF32 tensor-core
+    math), f8E4M3FN or f8E5M2 (mixed f8 pairs allowed); out is bf16, f16 or
+    f32. Scales (`a_scale`, `b_scale`) are allowed for f8 operands only; their
+    shapes follow from the `#gg.scale` attribute (see its description).
+
+    The optional `epilogue` region runs on every f32 accumulator element
+    before the store. Its block arguments are, in order: the accumulator
+    (f32), one value per `rows` vector (indexed by the row), one per `cols`
+    vector (indexed by the output column), one per `group_scalars` entry
+    (indexed by the group), and the group index (`index`). It ends with
+    `gg.yield` of an f32 or of the output element type; only side-effect-free
+    scalar operations (arith, math, gg.sigmoid, gg.silu) may appear in it.
+
+    `expected_m` (masked only) is the host's hint of the typical valid row
+    count, used to choose tiles. `config` records the tile configuration once
+    chosen.
+
+    Example:
+    ```mlir
+    gg.grouped_matmul contiguous
+        a(%x : memref<?x7168xbf16>) b(%w : memref<8x4096x7168xbf16>)
+        groups(%m_indptr : memref<9xi32>) out(%y : memref<?x4096xbf16>)
+        rows(%route_w : memref<?xf32>)
+        epilogue {
+        ^bb0(%acc: f32, %w_row: f32, %g: index):
+          %r = arith.mulf %acc, %w_row : f32
+          gg.yield %r : f32
+        }
+    ```
+  }];
+
+  let arguments = (ins
+    Arg<AnyMemRef, "A matrix", [MemRead]>:$a,
+    Arg<AnyMemRef, "B matrices", [MemRead]>:$b,
+    Arg<AnyMemRef, "group offsets, valid counts or row group indices", [MemRead]>:$groups,
+    Arg<AnyMemRef, "output", [MemWrite]>:$out,
+    Arg<Optional<AnyMemRef>, "scales of A", [MemRead]>:$a_scale,
+    Arg<Optional<AnyMemRef>, "scales of B", [MemRead]>:$b_scale,
+    Arg<Variadic<AnyMemRef>, "per-row epilogue vectors", [MemRead]>:$row_vectors,
+    Arg<Variadic<AnyMemRef>, "per-column epilogue vectors", [MemRead]>:$col_vectors,
+    Arg<Variadic<AnyMemRef>, "per-group epilogue scalars", [MemRead]>:$group_scalars,
+    GG_GroupLayout:$layout,
+    DefaultValuedAttr<GG_OperandLayout, "::mlir::gg::OperandLayout::mk">:$a_layout,
+    DefaultValuedAttr<GG_OperandLayout, "::mlir::gg::OperandLayout::nk">:$b_layout,
+    DefaultValuedAttr<GG_OperandLayout, "::mlir::gg::OperandLayout::mn">:$out_layout,
+    OptionalAttr<GG_ScaleAttr>:$a_scale_kind,
+    OptionalAttr<GG_ScaleAttr>:$b_scale_kind,
+    OptionalAttr<I64Attr>:$expected_m,
+    UnitAttr:$tf32,
+    OptionalAttr<GG_ConfigAttr>:$config
+  );
+  let regions = (region AnyRegion:$epilogue);
+
+  let assemblyFormat = [{
+    $layout
+    `a` `(` $a `:` type($a) (`,` $a_layout^)? `)`
+    `b` `(` $b `:` type($b) (`,` $b_layout^)? `)`
+    `groups` `(` $groups `:` type($groups) `)`
+    (`a_scale` `(` $a_scale^ `:` type($a_scale) `,` $a_scale_kind `)`)?
+    (`b_scale` `(` $b_scale^ `:` type($b_scale) `,` $b_scale_kind `)`)?
+    `out` `(` $out `:` type($out) (`,` $out_layout^)? `)`
+    (`rows` `(` $row_vectors^ `:` type($row_vectors) `)`)?
+    (`cols` `(` $col_vectors^ `:` type($col_vectors) `)`)?
+    (`group_scalars` `(` $group_scalars^ `:` type($group_scalars) `)`)?
+    attr-dict
+    (`epilogue` $epilogue^)?
+  }];
+
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The problem sizes the op is specialised for, read off the operand
+    /// types. `M` is the row count of A per launch (dynamic: ShapedType::kDynamic).
+    struct Dims {
+      int64_t numGroups, m, n, k;
+    };
+    Dims getDims();
+    MemRefType getAType() { return ::llvm::cast<MemRefType>(getA().getType()); }
+    MemRefType getBType() { return ::llvm::cast<MemRefType>(getB().getType()); }
+    MemRefType getOutType() { return ::llvm::cast<MemRefType>(getOut().getType()); }
+    /// The block of the epilogue, or null when the op has none.
+    Block *getEpilogueBlock() {
+      return getEpilogue().empty() ? nullptr : &getEpilogue().front();
+    }
+  }];
+}
+
+def GG_YieldOp : GG_Op<"yield", [Pure, Terminator, ReturnLike,
+                                 HasParent<"GroupedMatmulOp">]> {
+  let summary = "the value an epilogue stores for one output element";
+  let arguments = (ins AnyFloat:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+class GG_UnaryFloatOp<string mnemonic, string formula>
+    : GG_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` on a scalar float, for epilogues.";
+  let arguments = (ins AnyFloat:$x);
+  let results = (outs AnyFloat:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def GG_SigmoidOp : GG_UnaryFloatOp<"sigmoid", "1 / (1 + exp(-x))">;
+def GG_SiluOp : GG_UnaryFloatOp<"silu", "x / (1 + exp(-x))">;
+
+#endif // GG_OPS_TD

@@ -1,0 +1,127 @@
+//===- GGAttrs.cpp - #gg.scale and #gg.config ------------------------------===//
+#include "gg/GGDialect.h"
+
+#include "mlir/IR/DialectImplementation.h"
+
+using namespace mlir;
+using namespace mlir::gg;
+
+//===----------------------------------------------------------------------===//
+// ScaleAttr: `<kind [BMxBK] [, major]>`
+//===----------------------------------------------------------------------===//
+
+Attribute ScaleAttr::parse(AsmParser &parser, Type) {
+  StringRef kindName;
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<ScaleKind> kind = symbolizeScaleKind(kindName);
+  if (!kind) {
+    parser.emitError(kindLoc, "unknown scale kind '")
+        << kindName << "'; expected tensor, channel, block or mx";
+    return {};
+  }
+  int64_t blockMN = 1, blockK = 1;
+  ScaleMajor major = ScaleMajor::k_major;
+  if (*kind == ScaleKind::block || *kind == ScaleKind::mx) {
+    SmallVector<int64_t, 2> block;
+    SMLoc blockLoc = parser.getCurrentLocation();
+    if (parser.parseDimensionList(block, /*allowDynamic=*/false,
+                                  /*withTrailingX=*/false))
+      return {};
+    if (block.size() != 2) {
+      parser.emitError(blockLoc, "expected a block shape BMxBK, e.g. 1x128");
+      return {};
+    }
+    blockMN = block[0];
+    blockK = block[1];
+    if (succeeded(parser.parseOptionalComma())) {
+      StringRef majorName;
+      SMLoc majorLoc = parser.getCurrentLocation();
+      if (parser.parseKeyword(&majorName))
+        return {};
+      std::optional<ScaleMajor> parsed = symbolizeScaleMajor(majorName);
+      if (!parsed) {
+        parser.emitError(majorLoc, "expected k_major or mn_major, got '")
+            << majorName << "'";
+        return {};
+      }
+      major = *parsed;
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ScaleAttr>(parser.getContext(), *kind, blockMN,
+                                      blockK, major);
+}
+
+void ScaleAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyScaleKind(getKind());
+  if (getKind() == ScaleKind::block || getKind() == ScaleKind::mx) {
+    printer << " " << getBlockMN() << "x" << getBlockK();
+    if (getMajor() != ScaleMajor::k_major)
+      printer << ", " << stringifyScaleMajor(getMajor());
+  }
+  printer << ">";
+}
+
+LogicalResult ScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ScaleKind kind, int64_t blockMN, int64_t blockK,
+                                ScaleMajor major) {
+  switch (kind) {
+  case ScaleKind::tensor:
+  case ScaleKind::channel:
+    if (blockMN != 1 || blockK != 1 || major != ScaleMajor::k_major)
+      return emitError() << stringifyScaleKind(kind)
+                         << " scales take no block shape and no major order";
+    return success();
+  case ScaleKind::block:
+    // Exactly DeepGEMM's granularities: the kernel applies one scale per
+    // 128-wide K block, which is what the two-level accumulation relies on.
+    if (blockK != 128 || (blockMN != 1 && blockMN != 128))
+      return emitError() << "block scales cover 1x128 or 128x128 blocks, got "
+                         << blockMN << "x" << blockK;
+    return success();
+  case ScaleKind::mx:
+    if (blockMN != 1 || (blockK != 32 && blockK != 128))
+      return emitError() << "mx scales are per row with K blocks of 32 or 128 "
+                            "(1x32 or 1x128), got "
+                         << blockMN << "x" << blockK;
+    if (major != ScaleMajor::k_major)
+      return emitError() << "mx scales have a fixed per-token layout (four "
+                            "UE8M0 exponents per i32 along K); drop mn_major";
+    return success();
+  }
+  llvm_unreachable("unknown scale kind");
+}
+
+//===----------------------------------------------------------------------===//
+// ConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t blockM, int64_t blockN, int64_t blockK,
+                                 int64_t stages, int64_t clusterM,
+                                 int64_t clusterN, int64_t numSMs) {
+  // One wgmma covers 64 rows per warpgroup and 8..256 columns in steps of 8.
+  if (blockM <= 0 || blockM % 64 != 0 || blockM > 256)
+    return emitError() << "block M must be 64, 128, 192 or 256, got " << blockM;
+  if (blockN <= 0 || blockN % 8 != 0 || blockN > 256)
+    return emitError() << "block N must be a multiple of 8 in [8, 256], got "
+                       << blockN;
+  // Every K step must start on a 128-byte boundary of the swizzled shared
+  // memory tile; 32 elements is the smallest step that does so for f32.
+  if (blockK <= 0 || blockK % 32 != 0 || blockK > 256)
+    return emitError() << "block K must be a multiple of 32 in [32, 256], got "
+                       << blockK;
+  if (stages < 1 || stages > 16)
+    return emitError() << "stages must be in [1, 16], got " << stages;
+  if (clusterM < 1 || clusterN < 1 || clusterM * clusterN > 8 ||
+      !llvm::isPowerOf2_64(clusterM) || !llvm::isPowerOf2_64(clusterN))
+    return emitError() << "cluster must be powers of two with at most 8 CTAs, "
+                          "got ["
+                       << clusterM << ", " << clusterN << "]";
+  if (numSMs < 1)
+    return emitError() << "sms must be positive, got " << numSMs;
+  return success();
+}

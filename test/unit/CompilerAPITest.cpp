@@ -1,0 +1,115 @@
+//===- CompilerAPITest.cpp - the C API of libggc ---------------------------===//
+#include "ggc-c/Compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace {
+
+using ResultPtr = std::unique_ptr<ggc_result, decltype(&ggc_result_destroy)>;
+
+ResultPtr compile(const std::string &source, const char *emit) {
+  ggc_options options = {emit, nullptr, 0, 0};
+  return ResultPtr(
+      ggc_compile(source.data(), source.size(), "test.mlir", &options),
+      &ggc_result_destroy);
+}
+
+const char *kMaskedBf16 = R"mlir(
+func.func @k(%a: memref<4x256x7168xbf16>, %b: memref<4x4096x7168xbf16>,
+             %m: memref<4xi32>, %o: memref<4x256x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x7168xbf16>)
+      b(%b : memref<4x4096x7168xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x4096xbf16>) {expected_m = 48 : i64}
+  return
+}
+)mlir";
+
+TEST(CompilerAPI, StagesAreListedInPipelineOrder) {
+  ASSERT_GE(ggc_num_stages(), 4u);
+  EXPECT_STREQ(ggc_stage_name(0), "gg");
+  EXPECT_TRUE(ggc_stage_available(0));
+  bool sawPtx = false;
+  for (size_t i = 0; i < ggc_num_stages(); ++i)
+    sawPtx |= std::string(ggc_stage_name(i)) == "ptx";
+  EXPECT_TRUE(sawPtx);
+  EXPECT_EQ(ggc_stage_name(ggc_num_stages()), nullptr);
+}
+
+TEST(CompilerAPI, CompilesEveryStageUpToEmit) {
+  ResultPtr r = compile(kMaskedBf16, "gg-config");
+  ASSERT_TRUE(ggc_result_ok(r.get())) << ggc_result_diagnostics(r.get());
+  ASSERT_EQ(ggc_result_num_stages(r.get()), 2u);
+  EXPECT_STREQ(ggc_result_stage_name(r.get(), 0), "gg");
+  EXPECT_STREQ(ggc_result_stage_name(r.get(), 1), "gg-config");
+  size_t length = 0;
+  std::string text = ggc_result_stage_text(r.get(), 1, &length);
+  EXPECT_EQ(text.size(), length);
+  // expected_m = 48 selects 64-row tiles for a small decode batch.
+  EXPECT_NE(text.find("#gg.config<block = [64, "), std::string::npos) << text;
+  std::string input = ggc_result_stage_text(r.get(), 0, nullptr);
+  EXPECT_EQ(input.find("#gg.config"), std::string::npos);
+}
+
+TEST(CompilerAPI, VerifierErrorsComeBackAsDiagnostics) {
+  std::string bad = kMaskedBf16;
+  bad.replace(bad.find("%m : memref<4xi32>"), 18, "%m : memref<4xi64>");
+  bad.replace(bad.find("%m: memref<4xi32>"), 17, "%m: memref<4xi64>");
+  ResultPtr r = compile(bad, "gg");
+  EXPECT_FALSE(ggc_result_ok(r.get()));
+  std::string diag = ggc_result_diagnostics(r.get());
+  EXPECT_NE(diag.find("test.mlir:"), std::string::npos) << diag;
+  EXPECT_NE(diag.find("'groups' must have element type i32"), std::string::npos)
+      << diag;
+}
+
+TEST(CompilerAPI, UnknownStageIsRejectedWithTheList) {
+  ResultPtr r = compile(kMaskedBf16, "sass");
+  EXPECT_FALSE(ggc_result_ok(r.get()));
+  std::string diag = ggc_result_diagnostics(r.get());
+  EXPECT_NE(diag.find("unknown stage 'sass'"), std::string::npos) << diag;
+  EXPECT_NE(diag.find("gg-config"), std::string::npos) << diag;
+}
+
+TEST(CompilerAPI, UnavailableStageIsAnErrorNotAnOutput) {
+  for (size_t i = 0; i < ggc_num_stages(); ++i) {
+    if (ggc_stage_available(i))
+      continue;
+    ResultPtr r = compile(kMaskedBf16, ggc_stage_name(i));
+    EXPECT_FALSE(ggc_result_ok(r.get())) << ggc_stage_name(i);
+    std::string diag = ggc_result_diagnostics(r.get());
+    EXPECT_NE(diag.find("is not available in this build"), std::string::npos)
+        << diag;
+    // Nothing past the last available stage is ever produced.
+    for (size_t s = 0; s < ggc_result_num_stages(r.get()); ++s)
+      EXPECT_TRUE(ggc_stage_available(s));
+  }
+}
+
+TEST(CompilerAPI, RejectsOtherArchitecturesAndNullSource) {
+  ggc_options options = {"gg", "sm_80", 0, 0};
+  ResultPtr r(ggc_compile(kMaskedBf16, std::string(kMaskedBf16).size(), "t",
+                          &options),
+              &ggc_result_destroy);
+  EXPECT_FALSE(ggc_result_ok(r.get()));
+  EXPECT_NE(std::string(ggc_result_diagnostics(r.get())).find("sm_80"),
+            std::string::npos);
+  ResultPtr n(ggc_compile(nullptr, 0, "t", nullptr), &ggc_result_destroy);
+  EXPECT_FALSE(ggc_result_ok(n.get()));
+  EXPECT_NE(std::string(ggc_result_diagnostics(n.get())).find("'source'"),
+            std::string::npos);
+}
+
+TEST(CompilerAPI, PrintIRAfterAllRecordsEachPass) {
+  ggc_options options = {"gg-config", nullptr, 0, 1};
+  std::string src = kMaskedBf16;
+  ResultPtr r(ggc_compile(src.data(), src.size(), "t", &options),
+              &ggc_result_destroy);
+  ASSERT_TRUE(ggc_result_ok(r.get()));
+  std::string dump = ggc_result_ir_after_all(r.get());
+  EXPECT_NE(dump.find("IR Dump After SelectConfig"), std::string::npos) << dump;
+}
+
+} // namespace

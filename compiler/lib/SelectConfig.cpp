@@ -93,16 +93,16 @@ struct SelectConfigPass
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       ConfigAttr config = op.getConfigAttr();
       if (!config) {
-        config = chooseConfig(op, numSMs, sharedMemoryBytes);
+        config = chooseConfig(op, numSMs, smemBudget);
         op.setConfigAttr(config);
       }
       int64_t needed = ggc::sharedMemoryBytes(
           config, op.getAType().getElementType(),
           op.getBType().getElementType(), op.getOutType().getElementType());
-      if (needed > sharedMemoryBytes) {
+      if (needed > smemBudget) {
         op.emitOpError() << "config " << config << " needs " << needed
                          << " bytes of shared memory, more than the "
-                         << sharedMemoryBytes
+                         << smemBudget.getValue()
                          << " one CTA may use; lower the stages or the tile";
         return WalkResult::interrupt();
       }

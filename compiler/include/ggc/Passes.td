@@ -26,7 +26,7 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "multiprocessors of the target GPU (132 on H100/H200 SXM)">,
-    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+    Option<"smemBudget", "shared-memory-bytes", "int64_t",
            /*default=*/"232448",
            "shared memory one CTA may use (227 KiB on sm_90)">
   ];

@@ -1,0 +1,12 @@
+// RUN: ggc-opt %s -gg-select-config -verify-diagnostics
+
+// A user config is checked against the shared-memory budget of one CTA.
+func.func @too_deep(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
+                    %off: memref<3xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{needs 655424 bytes of shared memory, more than the 232448 one CTA may use}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<2x256x256xbf16>) groups(%off : memref<3xi32>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [256, 256, 128], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -1,0 +1,61 @@
+// RUN: ggc-opt %s -split-input-file -gg-select-config | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-select-config=num-sms=78 | FileCheck %s --check-prefix=SMS
+
+// Before: no config. After: 128-row tiles, block N 256 (divides 4096),
+// block K 64 (one 128-byte row of bf16), as many stages as fit in 227 KiB
+// next to the 128x256 bf16 output tile, one CTA per SM.
+// CHECK-LABEL: func.func @contiguous_bf16
+// CHECK: gg.grouped_matmul contiguous
+// CHECK-SAME: config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>
+// SMS-LABEL: func.func @contiguous_bf16
+// SMS: sms = 78>
+func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>,
+                           %off: memref<9xi32>, %o: memref<?x4096xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x7168xbf16>)
+      b(%b : memref<8x4096x7168xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+// A small decode batch (expected_m <= 64) takes 64-row tiles; N = 2112 is
+// divisible by 64 only; f8 rows of 128 bytes are 128 elements.
+// CHECK-LABEL: func.func @masked_decode_fp8
+// CHECK: config = #gg.config<block = [64, 64, 128], stages = 8, cluster = [1, 1], sms = 132>
+func.func @masked_decode_fp8(%a: memref<16x128x7168xf8E4M3FN>,
+                             %b: memref<16x2112x7168xf8E4M3FN>,
+                             %m: memref<16xi32>, %o: memref<16x128x2112xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
+      b(%b : memref<16x2112x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x2112xbf16>) {expected_m = 12 : i64}
+  return
+}
+
+// -----
+
+// TF32: 32 f32 elements per 128-byte row; N = 1000 divides by none of
+// 256/128/64, so 128 with a ragged last column tile.
+// CHECK-LABEL: func.func @tf32_ragged_n
+// CHECK: config = #gg.config<block = [128, 128, 32], stages = 5, cluster = [1, 1], sms = 132>
+func.func @tf32_ragged_n(%a: memref<?x512xf32>, %b: memref<4x1000x512xf32>,
+                         %off: memref<5xi64>, %o: memref<?x1000xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf32>)
+      b(%b : memref<4x1000x512xf32>) groups(%off : memref<5xi64>)
+      out(%o : memref<?x1000xf32>) {tf32}
+  return
+}
+
+// -----
+
+// A config the user wrote is kept as it is.
+// CHECK-LABEL: func.func @user_config_kept
+// CHECK: config = #gg.config<block = [64, 128, 64], stages = 2, cluster = [2, 1], sms = 66>
+func.func @user_config_kept(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
+                            %off: memref<3xi32>, %o: memref<?x256xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<2x256x256xbf16>) groups(%off : memref<3xi32>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [64, 128, 64], stages = 2, cluster = [2, 1], sms = 66>}
+  return
+}

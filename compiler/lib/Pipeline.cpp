@@ -113,6 +113,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   registerDialects(registry);
   MLIRContext context(registry);
   context.disableMultithreading(); // stage outputs are collected in order
+  // Users read these errors; the generic form of the whole op adds noise.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());

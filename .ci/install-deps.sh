@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs what ggc needs to build and test, and nothing that is already
+# there (quiet then). Safe to run again and again.
+set -euo pipefail
+
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+              libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build g++ xz-utils)
+PYTHON_MODULES=(pybind11 numpy pytest)
+PYTHON=${PYTHON:-python3}
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
+    missing+=("$pkg")
+done
+# A cmake or ninja from pip is as good as Debian's.
+missing=($(for pkg in "${missing[@]}"; do
+  case "$pkg" in
+    cmake) command -v cmake >/dev/null || echo "$pkg" ;;
+    ninja-build) command -v ninja >/dev/null || echo "$pkg" ;;
+    *) echo "$pkg" ;;
+  esac
+done))
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+missing_py=()
+for mod in "${PYTHON_MODULES[@]}"; do
+  "$PYTHON" -c "import $mod" 2>/dev/null || missing_py+=("$mod")
+done
+if ((${#missing_py[@]})); then
+  echo "install-deps: pip installing ${missing_py[*]}"
+  "$PYTHON" -m pip install -q "${missing_py[@]}"
+fi

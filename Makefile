@@ -1,0 +1,49 @@
+# ggc: `make run` and `make test` install what is missing, build, then run.
+BUILD   ?= build
+PYTHON  ?= python3
+LLVM_BIN = /usr/lib/llvm-22/bin
+GGC      = $(BUILD)/bin/ggc
+GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+
+.PHONY: all deps configure build run test test-lit test-unit test-python docs clean
+
+all: build
+
+deps:
+	@PYTHON=$(PYTHON) .ci/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j2
+
+# The main job: compile every bundled example through every stage this build
+# has, and say where each stage's IR went.
+run: build
+	@mkdir -p $(BUILD)/run
+	@for example in docs/examples/*.mlir; do \
+	  echo "== $$example"; \
+	  $(GGC) $$example --dump-dir=$(BUILD)/run || exit 1; \
+	done
+	@echo "ggc: the lowering to PTX is not in this build yet, so nothing runs on a GPU; stopped after stage 'gg-config'."
+
+test: build
+	$(MAKE) --no-print-directory test-lit test-unit test-python
+
+test-lit:
+	$(LLVM_BIN)/lit -sv $(BUILD)/test
+
+test-unit:
+	cd $(BUILD) && ctest --output-on-failure
+
+test-python:
+	GGC_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest -q test/python test/gpu
+
+docs: build
+	cmake --build $(BUILD) --target ggc-docs
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,81 @@
+"""Compile gg IR text with the ggc compiler library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List
+
+from . import _ggc
+
+DEFAULT_ARCH = "sm_90a"
+DEFAULT_NUM_SMS = 132
+
+
+class CompilationError(RuntimeError):
+    """The compiler rejected the input; `diagnostics` holds its messages."""
+
+    def __init__(self, diagnostics: str):
+        super().__init__(diagnostics.strip() or "compilation failed")
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A point of the pipeline whose output can be asked for."""
+
+    name: str
+    description: str
+    available: bool
+
+
+@dataclass(frozen=True)
+class CompiledIR:
+    """Every stage's output, in pipeline order; `asm[stage]` is its text."""
+
+    asm: Dict[str, str]
+    diagnostics: str
+    ir_after_all: str
+
+    @property
+    def last_stage(self) -> str:
+        return list(self.asm)[-1]
+
+
+def stages() -> List[Stage]:
+    """Every stage the pipeline names, in order, and whether this build has it."""
+    return [Stage(*s) for s in _ggc.stages()]
+
+
+def version() -> str:
+    return _ggc.version()
+
+
+def compile_ir(
+    source: str,
+    *,
+    emit: str | None = None,
+    arch: str = DEFAULT_ARCH,
+    num_sms: int = DEFAULT_NUM_SMS,
+    print_ir_after_all: bool = False,
+    source_name: str = "<ggc>",
+) -> CompiledIR:
+    """Compiles gg IR text up to stage `emit` (default: the last available).
+
+    Raises CompilationError with the compiler's diagnostics, and ValueError
+    for arguments of the wrong kind, before anything is compiled.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be gg IR text (str), got {type(source).__name__}")
+    known = stages()
+    if emit is None:
+        emit = [s.name for s in known if s.available][-1]
+    if not isinstance(emit, str) or emit not in {s.name for s in known}:
+        raise ValueError(
+            f"emit must be one of {[s.name for s in known]}, got {emit!r}")
+    if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
+        raise ValueError(f"num_sms must be a positive int, got {num_sms!r}")
+    out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all)
+    if not out.ok:
+        raise CompilationError(out.diagnostics)
+    asm = {name: text.decode("utf-8") for name, text in out.stages}
+    return CompiledIR(asm=asm, diagnostics=out.diagnostics, ir_after_all=out.ir_after_all)

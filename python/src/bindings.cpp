@@ -1,0 +1,68 @@
+//===- bindings.cpp - ggc._ggc: Python over the ggc C API ------------------===//
+#include "ggc-c/Compiler.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+struct CompileOutput {
+  bool ok;
+  std::vector<std::pair<std::string, py::bytes>> stages;
+  std::string diagnostics;
+  std::string irAfterAll;
+};
+
+CompileOutput compile(const std::string &source, const std::string &sourceName,
+                      const std::string &emit, const std::string &arch,
+                      int64_t numSMs, bool printIRAfterAll) {
+  ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
+                         printIRAfterAll ? 1 : 0};
+  std::unique_ptr<ggc_result, decltype(&ggc_result_destroy)> result(nullptr,
+                                                                   &ggc_result_destroy);
+  {
+    // Compiling touches no Python state; let other threads run.
+    py::gil_scoped_release release;
+    result.reset(ggc_compile(source.data(), source.size(), sourceName.c_str(),
+                             &options));
+  }
+  CompileOutput out{ggc_result_ok(result.get()) != 0, {},
+                    ggc_result_diagnostics(result.get()),
+                    ggc_result_ir_after_all(result.get())};
+  for (size_t i = 0; i < ggc_result_num_stages(result.get()); ++i) {
+    size_t length = 0;
+    const char *text = ggc_result_stage_text(result.get(), i, &length);
+    out.stages.emplace_back(ggc_result_stage_name(result.get(), i),
+                            py::bytes(text, length));
+  }
+  return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_ggc, m) {
+  m.doc() = "Low-level bindings of the ggc compiler library (use ggc instead).";
+  py::class_<CompileOutput>(m, "CompileOutput")
+      .def_readonly("ok", &CompileOutput::ok)
+      .def_readonly("stages", &CompileOutput::stages)
+      .def_readonly("diagnostics", &CompileOutput::diagnostics)
+      .def_readonly("ir_after_all", &CompileOutput::irAfterAll);
+  m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
+        py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
+        py::arg("print_ir_after_all"));
+  m.def("stages", []() {
+    std::vector<std::tuple<std::string, std::string, bool>> stages;
+    for (size_t i = 0; i < ggc_num_stages(); ++i)
+      stages.emplace_back(ggc_stage_name(i), ggc_stage_description(i),
+                          ggc_stage_available(i) != 0);
+    return stages;
+  });
+  m.def("version", []() { return std::string(ggc_version()); });
+}

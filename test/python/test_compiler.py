@@ -1,0 +1,123 @@
+"""The compiler library from Python: stages, outputs and errors."""
+
+import os
+import subprocess
+
+import pytest
+
+import ggc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "docs", "examples")
+
+MASKED = """
+func.func @k(%a: memref<4x{m}x512xbf16>, %b: memref<4x1024x512xbf16>,
+             %m: memref<4xi32>, %o: memref<4x{m}x1024xbf16>) {{
+  gg.grouped_matmul masked a(%a : memref<4x{m}x512xbf16>)
+      b(%b : memref<4x1024x512xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x{m}x1024xbf16>) {{expected_m = {expected} : i64}}
+  return
+}}
+"""
+
+
+def test_stages_are_listed_in_order_with_gg_first():
+    stages = ggc.stages()
+    names = [s.name for s in stages]
+    assert names[0] == "gg" and "ptx" in names
+    # Available stages form a prefix: nothing is emitted past a missing one.
+    flags = [s.available for s in stages]
+    assert flags == sorted(flags, reverse=True)
+
+
+def test_compile_returns_every_stage_up_to_emit():
+    out = ggc.compile_ir(MASKED.format(m=256, expected=40), emit="gg-config")
+    assert list(out.asm) == ["gg", "gg-config"]
+    assert "#gg.config" not in out.asm["gg"]
+    # expected_m = 40 is a decode batch: 64-row tiles.
+    assert "#gg.config<block = [64, " in out.asm["gg-config"]
+    out = ggc.compile_ir(MASKED.format(m=256, expected=200), emit="gg-config")
+    assert "#gg.config<block = [128, " in out.asm["gg-config"]
+
+
+@pytest.mark.parametrize("example", sorted(os.listdir(EXAMPLES)))
+def test_every_example_compiles_to_the_last_available_stage(example):
+    with open(os.path.join(EXAMPLES, example)) as f:
+        out = ggc.compile_ir(f.read(), source_name=example)
+    last = [s.name for s in ggc.stages() if s.available][-1]
+    assert out.last_stage == last
+    assert "gg.grouped_matmul" in out.asm[last]
+
+
+def test_verifier_error_names_the_operand_and_the_file():
+    bad = MASKED.format(m=256, expected=300)
+    with pytest.raises(ggc.CompilationError) as info:
+        ggc.compile_ir(bad, source_name="moe.mlir")
+    assert "moe.mlir:4:3: error:" in info.value.diagnostics
+    assert "'expected_m' must be in [1, M_max = 256], but is 300" in str(info.value)
+
+
+def test_stage_past_the_last_available_one_is_an_error_not_an_output():
+    unavailable = [s.name for s in ggc.stages() if not s.available]
+    for stage in unavailable:
+        with pytest.raises(ggc.CompilationError, match="not available in this build"):
+            ggc.compile_ir(MASKED.format(m=64, expected=8), emit=stage)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"emit": "sass"}, "emit must be one of"),
+        ({"num_sms": 0}, "num_sms must be a positive int, got 0"),
+        ({"num_sms": True}, "num_sms must be a positive int"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_compiling(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ggc.compile_ir(MASKED.format(m=64, expected=8), **kwargs)
+
+
+def test_source_must_be_text():
+    with pytest.raises(TypeError, match="source must be gg IR text"):
+        ggc.compile_ir(b"func.func @f() { return }")
+
+
+def test_num_sms_reaches_the_config():
+    out = ggc.compile_ir(MASKED.format(m=64, expected=8), emit="gg-config", num_sms=78)
+    assert "sms = 78>" in out.asm["gg-config"]
+
+
+def test_print_ir_after_all_records_each_pass():
+    out = ggc.compile_ir(MASKED.format(m=64, expected=8), emit="gg-config",
+                         print_ir_after_all=True)
+    assert "IR Dump After SelectConfig" in out.ir_after_all
+    plain = ggc.compile_ir(MASKED.format(m=64, expected=8), emit="gg-config")
+    assert plain.ir_after_all == ""
+
+
+def test_driver_and_library_agree():
+    """`ggc` and compile_ir are one code path: same text for the same input."""
+    build = os.environ.get("GGC_BUILD_DIR", os.path.join(ROOT, "build"))
+    path = os.path.join(EXAMPLES, "masked_fp8_deepgemm.mlir")
+    driver = subprocess.run([os.path.join(build, "bin", "ggc"), path, "--emit=gg-config"],
+                            check=True, capture_output=True, text=True).stdout
+    with open(path) as f:
+        library = ggc.compile_ir(f.read(), emit="gg-config").asm["gg-config"]
+    assert driver == library
+
+
+def test_version_names_llvm():
+    assert ggc.version().startswith("ggc ") and "LLVM 22" in ggc.version()
+
+
+@pytest.mark.parametrize("generated, checked_in", [
+    ("dialects/GGDialect.md", "docs/dialect.md"),
+    ("compiler/GGCPasses.md", "docs/passes.md"),
+])
+def test_generated_docs_are_current(generated, checked_in):
+    """docs/ carries the ODS-generated reference; `make docs` refreshes it."""
+    build = os.environ.get("GGC_BUILD_DIR", os.path.join(ROOT, "build"))
+    with open(os.path.join(build, generated)) as f:
+        fresh = f.read()
+    with open(os.path.join(ROOT, checked_in)) as f:
+        assert f.read() == fresh, f"{checked_in} is stale: run `make docs`"

@@ -116,7 +116,8 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << blockK;
   if (stages < 1 || stages > 16)
     return emitError() << "stages must be in [1, 16], got " << stages;
-  if (clusterM < 1 || clusterN < 1 || clusterM * clusterN > 8 ||
+  if (clusterM < 1 || clusterN < 1 || clusterM > 8 || clusterN > 8 ||
+      clusterM * clusterN > 8 ||
       !llvm::isPowerOf2_64(clusterM) || !llvm::isPowerOf2_64(clusterN))
     return emitError() << "cluster must be powers of two with at most 8 CTAs, "
                           "got ["

@@ -482,7 +482,7 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
     for (auto [i, v] : llvm::enumerate(vectors))
       expected.push_back(
           {cast<MemRefType>(v.getType()).getElementType(),
-           (llvm::Twine("the element of '") + what + "' #" + llvm::Twine(i) + "'")
+           (llvm::Twine("the element of '") + what + "' #" + llvm::Twine(i))
                .str()});
   };
   addEach(getRowVectors(), "rows");

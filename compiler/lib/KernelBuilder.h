@@ -1,0 +1,85 @@
+//===- KernelBuilder.h - NVVM building blocks for Hopper kernels -*- C++ -*-===//
+//
+// Small, named wrappers over the LLVM and NVVM dialect ops the grouped GEMM
+// kernel is made of (mbarriers, TMA loads, wgmma), so that the kernel
+// generator reads as the algorithm and not as op plumbing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_KERNELBUILDER_H
+#define GGC_KERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace ggc {
+
+/// Address spaces of NVPTX.
+enum AddressSpace : unsigned { kGeneric = 0, kGlobal = 1, kShared = 3 };
+
+class KernelBuilder : public mlir::ImplicitLocOpBuilder {
+public:
+  using ImplicitLocOpBuilder::ImplicitLocOpBuilder;
+
+  mlir::Type i1() { return getI1Type(); }
+  mlir::Type i32() { return getI32Type(); }
+  mlir::Type i64() { return getI64Type(); }
+  mlir::Type f32() { return getF32Type(); }
+  mlir::Type ptr(unsigned space) {
+    return mlir::LLVM::LLVMPointerType::get(getContext(), space);
+  }
+
+  mlir::Value c32(int64_t v);
+  mlir::Value c64(int64_t v);
+  mlir::Value f32c(double v);
+
+  // Integer arithmetic (i32 or i64, both operands of one type).
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value sub(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value divU(mlir::Value a, mlir::Value b);
+  mlir::Value remU(mlir::Value a, mlir::Value b);
+  mlir::Value ceilDivU(mlir::Value a, int64_t b);
+  mlir::Value minS(mlir::Value a, mlir::Value b);
+  mlir::Value maxS(mlir::Value a, mlir::Value b);
+  mlir::Value clampS(mlir::Value v, mlir::Value lo, mlir::Value hi);
+  mlir::Value lt(mlir::Value a, mlir::Value b);  // signed
+  mlir::Value ge(mlir::Value a, mlir::Value b);  // signed
+  mlir::Value eq(mlir::Value a, mlir::Value b);
+  mlir::Value andI(mlir::Value a, mlir::Value b);
+  mlir::Value xorI(mlir::Value a, mlir::Value b);
+  mlir::Value select(mlir::Value c, mlir::Value a, mlir::Value b);
+  mlir::Value toI64(mlir::Value v); // sign-extends i32, keeps i64
+  mlir::Value toI32(mlir::Value v); // truncates i64, keeps i32
+
+  // Special registers.
+  mlir::Value threadIdx();
+  mlir::Value blockIdx();
+  mlir::Value gridDim();
+
+  // Memory.
+  mlir::Value gep(mlir::Value base, mlir::Value byteOffset);
+  mlir::Value loadGlobal(mlir::Type type, mlir::Value base, mlir::Value index);
+  void storeGlobal(mlir::Value value, mlir::Value base, mlir::Value byteOffset);
+
+  // mbarriers (in shared memory).
+  void mbarrierInit(mlir::Value bar, int64_t count);
+  void mbarrierArriveExpectTx(mlir::Value bar, int64_t bytes);
+  void mbarrierArrive(mlir::Value bar);
+  void mbarrierWait(mlir::Value bar, mlir::Value parity);
+
+  /// TMA tile load from `tensorMap` at `coords` (innermost first) into
+  /// shared memory, completing on `bar`.
+  void tmaLoad(mlir::Value dst, mlir::Value tensorMap,
+               llvm::ArrayRef<mlir::Value> coords, mlir::Value bar);
+
+  /// A wgmma shared-memory matrix descriptor for a K-major tile with 128-byte
+  /// swizzle: 8-row atoms of 1024 bytes.
+  mlir::Value wgmmaDescriptor(mlir::Value smemAddress);
+};
+
+} // namespace ggc
+
+#endif // GGC_KERNELBUILDER_H

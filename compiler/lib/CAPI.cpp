@@ -40,6 +40,10 @@ const char *ggc_result_ir_after_all(const ggc_result *r) {
   return r ? r->result.irAfterAll.c_str() : "";
 }
 
+const char *ggc_result_kernel_info(const ggc_result *r) {
+  return r ? r->result.kernelInfo.c_str() : "";
+}
+
 size_t ggc_result_num_stages(const ggc_result *r) {
   return r ? r->result.stageOutputs.size() : 0;
 }

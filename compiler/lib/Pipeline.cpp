@@ -1,24 +1,52 @@
 //===- Pipeline.cpp - the ggc pipeline as named stages ---------------------===//
 //
-// A stage is a point in the pipeline whose IR a user can ask for
-// (`ggc --emit=<stage>`, `kernel.asm[<stage>]`). Each stage adds the passes
-// that lead to it from the previous one. Stages this build cannot produce
-// yet are listed as unavailable, and asking for them is an error.
+// A stage is a point in the pipeline whose output a user can ask for
+// (`ggc --emit=<stage>`, `kernel.asm[<stage>]`). Each stage runs the step
+// that leads to it from the previous one and prints what it holds. Stages
+// this build cannot produce are listed as unavailable, and asking for one is
+// an error.
 //
 //===----------------------------------------------------------------------===//
 #include "ggc/Compiler.h"
 #include "ggc/Passes.h"
 
 #include "gg/GGDialect.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+
+#include <mutex>
 
 using namespace mlir;
 
@@ -26,28 +54,240 @@ namespace ggc {
 
 namespace {
 
-using AddPasses = void (*)(OpPassManager &, const CompileOptions &);
+/// What the stages pass along: the MLIR module until `llvm`, then the LLVM
+/// module, the PTX text and the cubin.
+struct CompileState {
+  const CompileOptions &options;
+  llvm::raw_ostream &diag;
+  MLIRContext &context;
+  OwningOpRef<ModuleOp> module;
+  std::string irAfterAll;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
+  std::string ptx;
+  std::string cubin;
+};
+
+using StageStep = LogicalResult (*)(CompileState &);
+using StagePrinter = std::string (*)(CompileState &);
 
 struct Stage {
   StageInfo info;
-  AddPasses addPasses; // passes that lead from the previous stage here
+  StageStep step;     // leads from the previous stage to this one
+  StagePrinter print; // this stage's output
 };
 
-void addNothing(OpPassManager &, const CompileOptions &) {}
-void addSelectConfig(OpPassManager &pm, const CompileOptions &options) {
-  SelectConfigOptions passOptions;
-  passOptions.numSMs = options.numSMs;
-  pm.addPass(createSelectConfig(passOptions));
+std::string printModule(CompileState &state) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  state.module->print(os);
+  return text;
 }
 
+/// Runs MLIR passes on the module, recording IR after each when asked.
+LogicalResult runPasses(CompileState &state,
+                        function_ref<void(OpPassManager &)> addPasses) {
+  PassManager pm(&state.context);
+  std::string irDump;
+  llvm::raw_string_ostream irStream(irDump);
+  if (state.options.printIRAfterAll)
+    pm.enableIRPrinting(
+        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, irStream);
+  addPasses(pm);
+  LogicalResult result = pm.run(*state.module);
+  state.irAfterAll += irDump;
+  return result;
+}
+
+LogicalResult verifiedInput(CompileState &) { return success(); }
+
+LogicalResult selectConfig(CompileState &state) {
+  return runPasses(state, [&](OpPassManager &pm) {
+    SelectConfigOptions options;
+    options.numSMs = state.options.numSMs;
+    pm.addPass(createSelectConfig(options));
+  });
+}
+
+LogicalResult lowerToNVVM(CompileState &state) {
+  return runPasses(state,
+                   [](OpPassManager &pm) { pm.addPass(createLowerToNVVM()); });
+}
+
+llvm::TargetMachine *nvptxTargetMachine(CompileState &state) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  if (state.targetMachine)
+    return state.targetMachine.get();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    state.diag << "error: NVPTX target not available: " << error << "\n";
+    return nullptr;
+  }
+  // PTX ISA 8.6 for the CTA-only form of the TMA load; ptxas of CUDA 12.8+
+  // assembles it.
+  state.targetMachine.reset(target->createTargetMachine(
+      triple, state.options.arch, "+ptx86", llvm::TargetOptions(),
+      std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  return state.targetMachine.get();
+}
+
+LogicalResult translateToLLVM(CompileState &state) {
+  if (failed(runPasses(state, [](OpPassManager &pm) {
+        pm.addPass(createSCFToControlFlowPass());
+        pm.addPass(createConvertMathToLLVMPass());
+        pm.addPass(createArithToLLVMConversionPass());
+        pm.addPass(createConvertControlFlowToLLVMPass());
+        pm.addPass(createConvertNVVMToLLVMPass());
+        pm.addPass(createReconcileUnrealizedCastsPass());
+        pm.addPass(createCanonicalizerPass());
+      })))
+    return failure();
+  state.llvmModule = translateModuleToLLVMIR(*state.module, state.llvmContext,
+                                             "ggc_kernels");
+  if (!state.llvmModule) {
+    state.diag << "error: translating the kernel module to LLVM IR failed\n";
+    return failure();
+  }
+  llvm::TargetMachine *tm = nvptxTargetMachine(state);
+  if (!tm)
+    return failure();
+  state.llvmModule->setTargetTriple(tm->getTargetTriple());
+  state.llvmModule->setDataLayout(tm->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(*state.llvmModule, mam);
+  return success();
+}
+
+std::string printLLVM(CompileState &state) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  state.llvmModule->print(os, nullptr);
+  return text;
+}
+
+LogicalResult emitPTX(CompileState &state) {
+  llvm::TargetMachine *tm = nvptxTargetMachine(state);
+  if (!tm)
+    return failure();
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager codegen;
+  if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                              llvm::CodeGenFileType::AssemblyFile)) {
+    state.diag << "error: the NVPTX backend cannot emit PTX\n";
+    return failure();
+  }
+  codegen.run(*state.llvmModule);
+  state.ptx = ptx.str().str();
+  return success();
+}
+
+std::string printPTX(CompileState &state) { return state.ptx; }
+
+std::string findPtxas(const CompileOptions &options) {
+  if (!options.ptxas.empty())
+    return options.ptxas;
+  if (const char *env = std::getenv("GGC_PTXAS"))
+    return env;
+  for (const char *candidate :
+       {"/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas"})
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
+}
+
+LogicalResult assembleCubin(CompileState &state) {
+  std::string ptxas = findPtxas(state.options);
+  if (ptxas.empty()) {
+    state.diag << "error: stage 'cubin' needs ptxas (CUDA toolkit); none at "
+                  "/usr/local/cuda/bin, on PATH or in GGC_PTXAS\n";
+    return failure();
+  }
+  llvm::SmallString<128> ptxPath, cubinPath, logPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("ggc", "ptx", fd, ptxPath) ||
+      llvm::sys::fs::createTemporaryFile("ggc", "cubin", cubinPath) ||
+      llvm::sys::fs::createTemporaryFile("ggc", "log", logPath)) {
+    state.diag << "error: cannot create temporary files for ptxas\n";
+    return failure();
+  }
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << state.ptx;
+  }
+  std::string archFlag = "-arch=" + state.options.arch;
+  llvm::SmallVector<llvm::StringRef> args = {ptxas,   archFlag, "-O3", "-v",
+                                             ptxPath, "-o",     cubinPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &error);
+  auto log = llvm::MemoryBuffer::getFile(logPath);
+  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false);
+  llvm::sys::fs::remove(ptxPath);
+  llvm::sys::fs::remove(cubinPath);
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0 || !cubin) {
+    state.diag << "error: ptxas failed (" << ptxas << ", exit " << rc
+               << (error.empty() ? "" : ", " + error) << ")\n";
+    if (log)
+      state.diag << (*log)->getBuffer();
+    return failure();
+  }
+  // ptxas -v reports registers, shared memory and spills: worth seeing.
+  if (log)
+    for (llvm::StringRef line : llvm::split((*log)->getBuffer(), '\n'))
+      if (!line.trim().empty())
+        state.diag << "remark: " << line.trim() << "\n";
+  state.cubin = (*cubin)->getBuffer().str();
+  return success();
+}
+
+std::string printCubin(CompileState &state) { return state.cubin; }
+
 const Stage kStages[] = {
-    {{"gg", "the input, parsed and verified", true}, addNothing},
+    {{"gg", "the input, parsed and verified", true}, verifiedInput,
+     printModule},
     {{"gg-config", "tile configuration chosen (gg-select-config)", true},
-     addSelectConfig},
-    {{"llvm", "LLVM IR of the kernel (needs the NVVM lowering)", false},
-     addNothing},
-    {{"ptx", "PTX for the target architecture", false}, addNothing},
-    {{"cubin", "ptxas output for the target architecture", false}, addNothing},
+     selectConfig, printModule},
+    {{"nvvm", "one Hopper kernel per function, in the LLVM/NVVM dialects "
+              "(gg-lower-to-nvvm)",
+      true},
+     lowerToNVVM, printModule},
+    {{"llvm", "LLVM IR of the kernels, optimised (O3)", true}, translateToLLVM,
+     printLLVM},
+    {{"ptx", "PTX for the target architecture (NVPTX backend)", true}, emitPTX,
+     printPTX},
+    {{"cubin", "machine code for the target (ptxas)", true}, assembleCubin,
+     printCubin},
 };
 
 std::vector<StageInfo> stageInfos() {
@@ -57,11 +297,17 @@ std::vector<StageInfo> stageInfos() {
   return infos;
 }
 
-std::string printModule(ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  return text;
+/// The `ggc.kernel_info` of every kernel, as one JSON array.
+std::string collectKernelInfo(ModuleOp module) {
+  std::string text = "[";
+  bool first = true;
+  module.walk([&](LLVM::LLVMFuncOp fn) {
+    if (auto info = fn->getAttrOfType<StringAttr>("ggc.kernel_info")) {
+      text += (first ? "" : ",") + info.getValue().str();
+      first = false;
+    }
+  });
+  return text + "]";
 }
 
 } // namespace
@@ -73,7 +319,12 @@ llvm::ArrayRef<StageInfo> stages() {
 
 void registerDialects(DialectRegistry &registry) {
   registry.insert<gg::GGDialect, arith::ArithDialect, math::MathDialect,
-                  func::FuncDialect, memref::MemRefDialect>();
+                  func::FuncDialect, memref::MemRefDialect, scf::SCFDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect,
+                  NVVM::NVVMDialect>();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
 }
 
 void registerAllPasses() { registerGGCPasses(); }
@@ -120,8 +371,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
       llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diag);
 
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
+  CompileState state{options, diag, context, {}, {}, {}, {}, {}, {}, {}};
+  state.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!state.module)
     return result;
 
   for (const Stage &s : kStages) {
@@ -132,20 +384,13 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
            << result.stageOutputs.back().stage << "'\n";
       return result;
     }
-    PassManager pm(&context);
-    std::string irDump;
-    llvm::raw_string_ostream irStream(irDump);
-    if (options.printIRAfterAll)
-      pm.enableIRPrinting(
-          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
-          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
-          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-          /*printAfterOnlyOnFailure=*/false, irStream);
-    s.addPasses(pm, options);
-    if (failed(pm.run(*module)))
+    LogicalResult stepped = s.step(state);
+    result.irAfterAll = state.irAfterAll;
+    if (failed(stepped))
       return result;
-    result.irAfterAll += irDump;
-    result.stageOutputs.push_back({s.info.name, printModule(*module)});
+    if (s.step == lowerToNVVM)
+      result.kernelInfo = collectKernelInfo(*state.module);
+    result.stageOutputs.push_back({s.info.name, s.print(state)});
     if (&s == last)
       break;
   }

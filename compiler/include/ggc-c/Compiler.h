@@ -37,6 +37,9 @@ GGC_API int ggc_result_ok(const ggc_result *result);
 GGC_API const char *ggc_result_diagnostics(const ggc_result *result);
 /* IR after every pass, when print_ir_after_all was set ("" otherwise). */
 GGC_API const char *ggc_result_ir_after_all(const ggc_result *result);
+/* The launch contract of every kernel as a JSON array, once stage "nvvm"
+ * has run ("" before). */
+GGC_API const char *ggc_result_kernel_info(const ggc_result *result);
 /* Stages that ran, in order; index in [0, ggc_result_num_stages). */
 GGC_API size_t ggc_result_num_stages(const ggc_result *result);
 GGC_API const char *ggc_result_stage_name(const ggc_result *result, size_t i);

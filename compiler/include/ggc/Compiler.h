@@ -34,6 +34,7 @@ struct CompileOptions {
   std::string arch = "sm_90a";    ///< target GPU architecture
   int64_t numSMs = 132;           ///< multiprocessors of the target
   bool printIRAfterAll = false;   ///< record IR after every pass
+  std::string ptxas;              ///< ptxas to use; "" finds one
 };
 
 struct StageOutput {
@@ -49,6 +50,9 @@ struct CompileResult {
   std::string diagnostics;
   /// IR after each pass, when printIRAfterAll was set.
   std::string irAfterAll;
+  /// The launch contract of every kernel, as a JSON array, once the
+  /// `nvvm` stage has run ("" before).
+  std::string kernelInfo;
 };
 
 CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,

@@ -32,4 +32,32 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "generate one persistent, warp-specialised Hopper kernel per grouped matmul";
+  let description = [{
+    Takes: a module whose functions each hold one `gg.grouped_matmul` with a
+    `#gg.config` (run `gg-select-config` first) and take only memrefs.
+    Makes: for each such function `@f`, an `llvm.func @f_kernel` in the LLVM
+    and NVVM dialects (with scf/arith control flow still to lower) carrying
+    `nvvm.kernel` and the launch contract as JSON in `ggc.kernel_info`; the
+    function itself is removed.
+
+    The kernel: warpgroup 0 issues TMA loads of A and B tiles into a ring of
+    shared-memory buffers guarded by mbarriers; the other warpgroups run
+    wgmma on them and store the valid rows of each tile. The tile schedule is
+    computed on the device from the group offsets or counts (persistent grid,
+    no host synchronisation): tiles start at each group's own first row (no
+    padding of A), loads near a group's end fetch whole tiles across the
+    boundary (overfetch) and the extra rows are never stored.
+
+    Not lowered yet (each is a clear error): f8 operands and scales, `b` in
+    `kn`, `a` in `km`, `out` in `nm`, and `k_grouped`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // GGC_PASSES_TD

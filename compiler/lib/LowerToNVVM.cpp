@@ -1,0 +1,871 @@
+//===- LowerToNVVM.cpp - gg-lower-to-nvvm ----------------------------------===//
+//
+// Turns each `gg.grouped_matmul` (with its #gg.config) into one persistent,
+// warp-specialised Hopper kernel, written in the LLVM and NVVM dialects with
+// scf/arith control flow:
+//
+//   warpgroup 0 (producer): one thread walks the tile schedule and issues TMA
+//     loads of A and B tiles into a ring of `stages` shared-memory buffers,
+//     each completing on its own mbarrier ("full");
+//   warpgroups 1..BM/64 (consumers): each waits for a full buffer, runs wgmma
+//     on 64 rows of the tile, releases the buffer ("empty"), and at the end of
+//     the tile applies the epilogue and stores the valid rows.
+//
+// The tile schedule is computed on the device from the group offsets or
+// counts, identically by producer and consumers, so nothing about the routing
+// crosses to the host and empty groups cost nothing:
+//   - contiguous: a tile starts at its group's own first row (no padding);
+//     its TMA load may fetch rows of the next group (overfetch), which are
+//     computed and never stored;
+//   - masked: rows past masked_m[g] are never stored;
+//   - padded_contiguous: rows whose group index differs from the tile's are
+//     never stored;
+//   - k_grouped: each group reduces over its own K range.
+//
+// The kernel's launch contract (parameters, block, shared memory, tensor
+// maps) is recorded as JSON in the `ggc.kernel_info` attribute.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/JSON.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERTONVVM
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+using ggc::KernelBuilder;
+
+namespace {
+
+constexpr int64_t kWarpgroupThreads = 128;
+constexpr int64_t kProducerRegisters = 40;
+constexpr int64_t kConsumerRegisters = 232;
+constexpr int64_t kSwizzleBytes = 128;
+
+int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+/// Everything the generator derives from the op before emitting code.
+struct KernelPlan {
+  GroupLayout layout;
+  int64_t numGroups, n, k; // k is dynamic for k_grouped
+  int64_t m;               // rows of A (M_max for masked); may be dynamic
+  int64_t blockM, blockN, blockK, stages, numConsumers, numSMs;
+  Type aElem, bElem, outElem, groupsElem;
+  int64_t aTileBytes, bTileBytes, sharedBytes;
+  int64_t nBlocks;
+
+  int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
+  int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
+  int64_t kPerStep() const { return 32 / byteWidth(aElem); }
+};
+
+NVVM::WGMMATypes wgmmaType(Type t) {
+  if (t.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (t.isF16())
+    return NVVM::WGMMATypes::f16;
+  if (t.isF32())
+    return NVVM::WGMMATypes::tf32;
+  if (isa<Float8E4M3FNType>(t))
+    return NVVM::WGMMATypes::e4m3;
+  return NVVM::WGMMATypes::e5m2;
+}
+
+/// CUtensorMapDataType names, as the runtime expects them.
+const char *tensorMapType(Type t) {
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isF16())
+    return "float16";
+  if (t.isF32())
+    return "float32";
+  return "uint8"; // f8 is moved as bytes
+}
+
+const char *elementName(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isF32())
+    return "f32";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(64))
+    return "i64";
+  if (isa<Float8E4M3FNType>(t))
+    return "f8e4m3fn";
+  return "f8e5m2";
+}
+
+class KernelGenerator {
+public:
+  KernelGenerator(GroupedMatmulOp op, func::FuncOp func, ModuleOp module)
+      : op(op), func(func), module(module),
+        b(op.getLoc(), module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult plan();
+  LLVM::LLVMFuncOp createFunction();
+  void emitBody();
+  void emitProducer();
+  void emitConsumer(Value consumerIndex);
+
+  /// The per-tile facts both roles need.
+  struct Tile {
+    Value group;      // i32
+    Value mBlock;     // i32
+    Value nBlock;     // i32
+    Value rowStart;   // i32: first row of the tile in A's row space
+    Value rowsValid;  // i32: rows of the tile that belong to the group
+    Value kStart;     // i32: first K of the group (k_grouped), else 0
+    Value numKBlocks; // i32
+  };
+  /// Walks the persistent tile schedule, calling `body` for each tile this
+  /// CTA owns with the pipeline counter; `body` returns the new counter.
+  void forEachTile(function_ref<Value(const Tile &, Value counter)> body);
+  Value groupRows(Value group, Value *rowStart);
+  Value tilesInGroup(Value group);
+  Tile tileAt(Value group, Value localTile);
+
+  // Shared memory.
+  Value stageA(Value stage);
+  Value stageB(Value stage);
+  Value fullBarrier(Value stage);
+  Value emptyBarrier(Value stage);
+
+  void emitEpilogue(const Tile &tile, Value consumerIndex, Value acc);
+  FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
+                                      ArrayRef<Value> colValues,
+                                      ArrayRef<Value> scalarValues,
+                                      Value group);
+  std::string kernelInfo(StringRef name);
+
+  GroupedMatmulOp op;
+  func::FuncOp func;
+  ModuleOp module;
+  KernelBuilder b;
+  KernelPlan p;
+
+  // Kernel parameters.
+  Value tensorMapA, tensorMapB, outPtr, groupsPtr, dynamicSize;
+  SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
+  Value smem; // 1024-byte aligned base of dynamic shared memory
+  LLVM::LLVMStructType accType;
+  bool failedEpilogue = false;
+};
+
+LogicalResult KernelGenerator::plan() {
+  ConfigAttr config = op.getConfigAttr();
+  if (!config)
+    return op.emitOpError() << "has no #gg.config; run gg-select-config "
+                               "before gg-lower-to-nvvm";
+  GroupedMatmulOp::Dims dims = op.getDims();
+  p.layout = op.getLayout();
+  p.numGroups = dims.numGroups;
+  p.n = dims.n;
+  p.k = dims.k;
+  p.m = dims.m;
+  p.blockM = config.getBlockM();
+  p.blockN = config.getBlockN();
+  p.blockK = config.getBlockK();
+  p.stages = config.getStages();
+  p.numSMs = config.getNumSMs();
+  p.numConsumers = p.blockM / 64;
+  p.aElem = op.getAType().getElementType();
+  p.bElem = op.getBType().getElementType();
+  p.outElem = op.getOutType().getElementType();
+  p.groupsElem = cast<MemRefType>(op.getGroups().getType()).getElementType();
+
+  // What this lowering does not cover yet is an error, never a wrong kernel.
+  auto unsupported = [&](const Twine &what) {
+    return op.emitOpError() << "is not supported by gg-lower-to-nvvm yet: "
+                            << what;
+  };
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem) || op.getAScale() ||
+      op.getBScale())
+    return unsupported("f8 operands and scales");
+  if (op.getBLayout() != OperandLayout::nk)
+    return unsupported("'b' in layout kn (only nk, K-major, is lowered)");
+  if (op.getALayout() != OperandLayout::mk)
+    return unsupported("'a' in layout km");
+  if (op.getOutLayout() != OperandLayout::mn)
+    return unsupported("'out' in layout nm");
+  if (p.layout == GroupLayout::k_grouped)
+    return unsupported("the k_grouped layout");
+  if (p.aElem.isF32() && !op.getTf32())
+    return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
+  if (p.blockK * byteWidth(p.aElem) != kSwizzleBytes)
+    return op.emitOpError() << "block K of " << p.blockK << " gives "
+                            << p.blockK * byteWidth(p.aElem)
+                            << "-byte rows of A; the kernel needs exactly "
+                            << kSwizzleBytes << " (one 128B-swizzled row)";
+  if (p.blockN % 16 != 0)
+    return op.emitOpError() << "block N must be a multiple of 16 for wgmma, "
+                               "got "
+                            << p.blockN;
+  // TMA needs 16-byte strides: rows of A and B (K elements) and, for the
+  // paired stores of the epilogue, an even N.
+  int64_t kBytes = p.k * byteWidth(p.aElem);
+  if (!ShapedType::isDynamic(p.k) && kBytes % 16 != 0)
+    return op.emitOpError() << "K = " << p.k << " gives rows of " << kBytes
+                            << " bytes; TMA needs a multiple of 16 (K a "
+                               "multiple of "
+                            << 16 / byteWidth(p.aElem) << ")";
+  if (p.n % 8 != 0)
+    return op.emitOpError() << "N = " << p.n
+                            << " must be a multiple of 8 for the kernel's "
+                               "vector stores and TMA strides";
+
+  p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
+  p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
+  // Ring of A tiles, ring of B tiles, then the mbarriers; +1024 for aligning
+  // the base to the 128B-swizzle atom.
+  p.sharedBytes =
+      p.stages * (p.aTileBytes + p.bTileBytes) + p.stages * 16 + 1024;
+  p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
+  accType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(p.blockN / 2, b.f32()));
+  return success();
+}
+
+LLVM::LLVMFuncOp KernelGenerator::createFunction() {
+  MLIRContext *ctx = b.getContext();
+  b.setInsertionPointToEnd(module.getBody());
+  Type tensorMapPtr = b.ptr(ggc::kGeneric);
+  Type globalPtr = b.ptr(ggc::kGlobal);
+  SmallVector<Type> params = {tensorMapPtr, tensorMapPtr, globalPtr, globalPtr,
+                              b.i64()};
+  for (size_t i = 0; i < op.getRowVectors().size() + op.getColVectors().size() +
+                             op.getGroupScalars().size();
+       ++i)
+    params.push_back(globalPtr);
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
+  std::string name = (func.getSymName() + "_kernel").str();
+  auto fn = b.create<LLVM::LLVMFuncOp>(name, fnType);
+  // Tensor maps are passed by value as __grid_constant__ parameters, so the
+  // TMA unit reads them from parameter space with no copy to device memory.
+  for (unsigned i = 0; i < 2; ++i) {
+    fn.setArgAttr(i, "llvm.byval",
+                  TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+    fn.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(64));
+    fn.setArgAttr(i, "nvvm.grid_constant", UnitAttr::get(ctx));
+  }
+  fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
+  fn->setAttr("nvvm.maxntid",
+              b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads()), 1, 1}));
+  // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing.
+  fn->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+  fn->setAttr("ggc.kernel_info", b.getStringAttr(kernelInfo(name)));
+  return fn;
+}
+
+std::string KernelGenerator::kernelInfo(StringRef name) {
+  // Positions refer to the arguments of the source func.func, so a caller can
+  // match the kernel's parameters to the tensors it passes.
+  auto argIndex = [&](Value v) -> int64_t {
+    for (BlockArgument arg : func.getArguments())
+      if (arg == v)
+        return arg.getArgNumber();
+    return -1;
+  };
+  llvm::json::Array params;
+  auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box) {
+    llvm::json::Array boxJson;
+    for (int64_t d : box)
+      boxJson.push_back(d);
+    params.push_back(llvm::json::Object{
+        {"kind", "tensor_map"},
+        {"operand", operand},
+        {"arg", argIndex(v)},
+        {"dtype", tensorMapType(cast<MemRefType>(v.getType()).getElementType())},
+        {"box", std::move(boxJson)},
+        {"swizzle", "128B"}});
+  };
+  auto pointer = [&](StringRef operand, Value v) {
+    params.push_back(
+        llvm::json::Object{{"kind", "pointer"}, {"operand", operand},
+                           {"arg", argIndex(v)}});
+  };
+  bool masked = p.layout == GroupLayout::masked;
+  // Boxes are innermost first and span the operand's full rank.
+  if (masked)
+    tensorMap("a", op.getA(), {p.blockK, p.blockM, 1});
+  else
+    tensorMap("a", op.getA(), {p.blockK, p.blockM});
+  tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
+  pointer("out", op.getOut());
+  pointer("groups", op.getGroups());
+  // The one run-time size: rows of A (M_max for masked).
+  params.push_back(llvm::json::Object{{"kind", "size"},
+                                      {"operand", "a"},
+                                      {"arg", argIndex(op.getA())},
+                                      {"dim", masked ? 1 : 0}});
+  for (Value v : op.getRowVectors())
+    pointer("rows", v);
+  for (Value v : op.getColVectors())
+    pointer("cols", v);
+  for (Value v : op.getGroupScalars())
+    pointer("group_scalars", v);
+
+  llvm::json::Array args;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = cast<MemRefType>(arg.getType());
+    llvm::json::Array shape;
+    for (int64_t d : type.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
+                                               : llvm::json::Value(d));
+    args.push_back(llvm::json::Object{
+        {"dtype", elementName(type.getElementType())},
+        {"shape", std::move(shape)},
+        {"written", arg == op.getOut()}});
+  }
+
+  llvm::json::Object info{
+      {"name", name},
+      {"layout", stringifyGroupLayout(p.layout)},
+      {"block", p.threads()},
+      {"shared_bytes", p.sharedBytes},
+      {"max_grid", p.numSMs},
+      {"block_m", p.blockM},
+      {"block_n", p.blockN},
+      {"block_k", p.blockK},
+      {"num_groups", p.numGroups},
+      {"n", p.n},
+      {"k", ShapedType::isDynamic(p.k) ? llvm::json::Value(nullptr)
+                                       : llvm::json::Value(p.k)},
+      {"params", std::move(params)},
+      {"args", std::move(args)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(info));
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+Value KernelGenerator::stageA(Value stage) {
+  return b.gep(smem, b.mul(b.toI64(stage), b.c64(p.aTileBytes)));
+}
+Value KernelGenerator::stageB(Value stage) {
+  return b.gep(smem, b.add(b.c64(p.stages * p.aTileBytes),
+                           b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+}
+Value KernelGenerator::fullBarrier(Value stage) {
+  int64_t base = p.stages * (p.aTileBytes + p.bTileBytes);
+  return b.gep(smem, b.add(b.c64(base), b.mul(b.toI64(stage), b.c64(8))));
+}
+Value KernelGenerator::emptyBarrier(Value stage) {
+  int64_t base = p.stages * (p.aTileBytes + p.bTileBytes) + p.stages * 8;
+  return b.gep(smem, b.add(b.c64(base), b.mul(b.toI64(stage), b.c64(8))));
+}
+
+//===----------------------------------------------------------------------===//
+// Tile schedule
+//===----------------------------------------------------------------------===//
+
+/// Rows of A that belong to `group`, clamped so that a malformed offsets or
+/// count array can never make the kernel write outside `out`.
+Value KernelGenerator::groupRows(Value group, Value *rowStart) {
+  Value m = b.toI32(dynamicSize);
+  switch (p.layout) {
+  case GroupLayout::contiguous: {
+    Value begin = b.toI32(b.loadGlobal(p.groupsElem, groupsPtr, group));
+    Value end = b.toI32(
+        b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1))));
+    begin = b.clampS(begin, b.c32(0), m);
+    end = b.clampS(end, begin, m);
+    *rowStart = begin;
+    return b.sub(end, begin);
+  }
+  case GroupLayout::masked: {
+    Value count = b.loadGlobal(b.i32(), groupsPtr, group);
+    *rowStart = b.c32(0);
+    return b.clampS(count, b.c32(0), m);
+  }
+  case GroupLayout::k_grouped:
+    *rowStart = b.c32(0);
+    return b.c32(p.m);
+  case GroupLayout::padded_contiguous:
+    break;
+  }
+  llvm_unreachable("padded_contiguous has no per-group row count");
+}
+
+Value KernelGenerator::tilesInGroup(Value group) {
+  Value rowStart;
+  Value rows = groupRows(group, &rowStart);
+  return b.mul(b.ceilDivU(rows, p.blockM), b.c32(p.nBlocks));
+}
+
+KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
+  Tile t;
+  t.group = group;
+  Value rowStart;
+  Value rows = groupRows(group, &rowStart);
+  Value mBlocks = b.ceilDivU(rows, p.blockM);
+  // M blocks fastest: CTAs running at once share the same B columns in L2.
+  t.mBlock = b.remU(localTile, mBlocks);
+  t.nBlock = b.divU(localTile, mBlocks);
+  Value tileRow = b.mul(t.mBlock, b.c32(p.blockM));
+  t.rowStart = b.add(rowStart, tileRow);
+  t.rowsValid = b.minS(b.sub(rows, tileRow), b.c32(p.blockM));
+  t.kStart = b.c32(0);
+  t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
+  return t;
+}
+
+void KernelGenerator::forEachTile(
+    function_ref<Value(const Tile &, Value counter)> body) {
+  Type i32 = b.i32();
+  Value gridSize = b.gridDim();
+
+  if (p.layout == GroupLayout::padded_contiguous) {
+    // Tiles cover A's rows directly; a tile belongs to the group of its first
+    // row, and tiles that start on a padding row (-1) are skipped.
+    Value mBlocks = b.ceilDivU(b.toI32(dynamicSize), p.blockM);
+    Value total = b.mul(mBlocks, b.c32(p.nBlocks));
+    auto loop = b.create<scf::WhileOp>(
+        TypeRange{i32, i32}, ValueRange{b.blockIdx(), b.c32(0)},
+        [&](OpBuilder &, Location, ValueRange args) {
+          b.create<scf::ConditionOp>(b.lt(args[0], total), args);
+        },
+        [&](OpBuilder &, Location, ValueRange args) {
+          Tile t;
+          t.mBlock = b.remU(args[0], mBlocks);
+          t.nBlock = b.divU(args[0], mBlocks);
+          t.rowStart = b.mul(t.mBlock, b.c32(p.blockM));
+          t.rowsValid = b.minS(b.sub(b.toI32(dynamicSize), t.rowStart),
+                               b.c32(p.blockM));
+          t.group = b.loadGlobal(i32, groupsPtr, t.rowStart);
+          t.kStart = b.c32(0);
+          t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
+          Value owned = b.andI(b.ge(t.group, b.c32(0)),
+                               b.lt(t.group, b.c32(p.numGroups)));
+          auto ifOp = b.create<scf::IfOp>(
+              owned,
+              [&](OpBuilder &, Location) {
+                b.create<scf::YieldOp>(body(t, args[1]));
+              },
+              [&](OpBuilder &, Location) {
+                b.create<scf::YieldOp>(args[1]);
+              });
+          b.create<scf::YieldOp>(
+              ValueRange{b.add(args[0], gridSize), ifOp.getResult(0)});
+        });
+    (void)loop;
+    return;
+  }
+
+  // Grouped layouts: carry a cursor (group, first tile of the group) that
+  // only moves forward, since each CTA's tile ids increase.
+  Value numGroups = b.c32(p.numGroups);
+  b.create<scf::WhileOp>(
+      TypeRange{i32, i32, i32, i32},
+      ValueRange{b.blockIdx(), b.c32(0), b.c32(0), b.c32(0)},
+      [&](OpBuilder &, Location, ValueRange args) {
+        Value tile = args[0];
+        // Advance the cursor past groups that end at or before `tile`. The
+        // condition forwards (group, its first tile, the next group's first
+        // tile); when it stops, the first two are the tile's group.
+        auto advance = b.create<scf::WhileOp>(
+            TypeRange{i32, i32, i32}, ValueRange{args[1], args[2]},
+            [&](OpBuilder &, Location, ValueRange cursor) {
+              Value inRange = b.lt(cursor[0], numGroups);
+              auto tiles = b.create<scf::IfOp>(
+                  inRange,
+                  [&](OpBuilder &, Location) {
+                    b.create<scf::YieldOp>(tilesInGroup(cursor[0]));
+                  },
+                  [&](OpBuilder &, Location) {
+                    b.create<scf::YieldOp>(b.c32(0));
+                  });
+              Value nextStart = b.add(cursor[1], tiles.getResult(0));
+              b.create<scf::ConditionOp>(
+                  b.andI(inRange, b.ge(tile, nextStart)),
+                  ValueRange{cursor[0], cursor[1], nextStart});
+            },
+            [&](OpBuilder &, Location, ValueRange cursor) {
+              b.create<scf::YieldOp>(
+                  ValueRange{b.add(cursor[0], b.c32(1)), cursor[2]});
+            });
+        Value group = advance.getResult(0);
+        Value start = advance.getResult(1);
+        Value more = b.lt(group, numGroups);
+        b.create<scf::ConditionOp>(
+            more, ValueRange{tile, group, start, args[3]});
+      },
+      [&](OpBuilder &, Location, ValueRange args) {
+        Tile t = tileAt(args[1], b.sub(args[0], args[2]));
+        Value counter = body(t, args[3]);
+        b.create<scf::YieldOp>(
+            ValueRange{b.add(args[0], gridSize), args[1], args[2], counter});
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Producer and consumers
+//===----------------------------------------------------------------------===//
+
+void KernelGenerator::emitProducer() {
+  int64_t txBytes = p.aTileBytes + p.bTileBytes;
+  forEachTile([&](const Tile &t, Value counter) -> Value {
+    auto kLoop = b.create<scf::ForOp>(
+        b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
+        [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
+          Value it = iter[0];
+          Value stage = b.remU(it, b.c32(p.stages));
+          Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+          // Wait until the consumers have released this buffer (the first
+          // pass through the ring waits on the "previous" phase, which is
+          // complete for a fresh barrier).
+          b.mbarrierWait(emptyBarrier(stage), b.xorI(phase, b.c32(1)));
+          Value full = fullBarrier(stage);
+          b.mbarrierArriveExpectTx(full, txBytes);
+          Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
+          if (p.layout == GroupLayout::masked)
+            b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart, t.group},
+                      full);
+          else
+            b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart}, full);
+          b.tmaLoad(stageB(stage), tensorMapB,
+                    {k, b.mul(t.nBlock, b.c32(p.blockN)), t.group}, full);
+          b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
+        });
+    return kLoop.getResult(0);
+  });
+}
+
+void KernelGenerator::emitConsumer(Value consumerIndex) {
+  MLIRContext *ctx = b.getContext();
+  NVVM::WGMMATypes type = wgmmaType(p.aElem);
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.blockN, p.kPerStep());
+  // This warpgroup's 64 rows of the A tile.
+  Value rowOffset = b.mul(b.toI64(consumerIndex), b.c64(64 * kSwizzleBytes));
+
+  forEachTile([&](const Tile &t, Value counter) -> Value {
+    Value acc = b.create<LLVM::UndefOp>(accType);
+    Value zero = b.f32c(0.0);
+    for (int64_t i = 0; i < p.blockN / 2; ++i)
+      acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+    auto kLoop = b.create<scf::ForOp>(
+        b.c32(0), t.numKBlocks, b.c32(1), ValueRange{acc, counter},
+        [&](OpBuilder &, Location, Value, ValueRange iter) {
+          Value acc = iter[0], it = iter[1];
+          Value stage = b.remU(it, b.c32(p.stages));
+          Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+          b.mbarrierWait(fullBarrier(stage), phase);
+          Value aTile = b.gep(stageA(stage), rowOffset);
+          Value bTile = stageB(stage);
+          b.create<NVVM::WgmmaFenceAlignedOp>();
+          for (int64_t s = 0; s < p.kSteps(); ++s) {
+            // Each K step moves 32 bytes along the swizzled 128-byte rows.
+            Value descA = b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)));
+            Value descB = b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)));
+            acc = b.create<NVVM::WgmmaMmaAsyncOp>(
+                accType, acc, descA, descB, shape, type, type,
+                NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                NVVM::MMALayout::row, NVVM::MMALayout::col,
+                NVVM::MMAIntOverflowAttr());
+          }
+          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+          b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+          b.mbarrierArrive(emptyBarrier(stage));
+          b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
+        });
+    emitEpilogue(t, consumerIndex, kLoop.getResult(0));
+    return kLoop.getResult(1);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Epilogue
+//===----------------------------------------------------------------------===//
+
+/// Clones the user's epilogue for one accumulator element, expanding the gg
+/// math ops into what NVPTX can lower.
+FailureOr<Value> KernelGenerator::emitEpilogueRegion(
+    Value acc, ArrayRef<Value> rowValues, ArrayRef<Value> colValues,
+    ArrayRef<Value> scalarValues, Value group) {
+  Block *block = op.getEpilogueBlock();
+  if (!block)
+    return acc;
+  IRMapping map;
+  unsigned arg = 0;
+  map.map(block->getArgument(arg++), acc);
+  for (Value v : rowValues)
+    map.map(block->getArgument(arg++), v);
+  for (Value v : colValues)
+    map.map(block->getArgument(arg++), v);
+  for (Value v : scalarValues)
+    map.map(block->getArgument(arg++), v);
+  map.map(block->getArgument(arg++),
+          b.create<arith::IndexCastOp>(b.getIndexType(), group));
+  auto exp = [&](Value x) -> Value {
+    // exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
+    Value scaled = b.create<arith::MulFOp>(
+        x, b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.4426950408889634)));
+    return b.create<math::Exp2Op>(scaled);
+  };
+  auto sigmoid = [&](Value x) -> Value {
+    Value one = b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
+    Value e = exp(b.create<arith::NegFOp>(x));
+    return b.create<arith::DivFOp>(one, b.create<arith::AddFOp>(one, e));
+  };
+  for (Operation &inner : block->without_terminator()) {
+    Value result;
+    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
+    if (isa<SigmoidOp>(inner))
+      result = sigmoid(operand(0));
+    else if (isa<SiluOp>(inner))
+      result = b.create<arith::MulFOp>(operand(0), sigmoid(operand(0)));
+    else if (isa<math::ExpOp>(inner))
+      result = exp(operand(0));
+    else if (isa<arith::ArithDialect>(inner.getDialect()) ||
+             isa<math::Exp2Op, math::AbsFOp, math::SqrtOp, math::RsqrtOp,
+                 math::FmaOp, math::CopySignOp>(inner)) {
+      b.clone(inner, map);
+      continue;
+    } else {
+      inner.emitOpError() << "is not supported in epilogues by the NVPTX "
+                             "lowering (arith ops, math.exp, math.exp2, "
+                             "math.absf, math.sqrt, math.rsqrt, math.fma, "
+                             "math.copysign, gg.sigmoid and gg.silu are)";
+      return failure();
+    }
+    map.map(inner.getResult(0), result);
+  }
+  return map.lookup(cast<YieldOp>(block->getTerminator()).getValue());
+}
+
+void KernelGenerator::emitEpilogue(const Tile &t, Value consumerIndex,
+                                   Value acc) {
+  // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
+  // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
+  // 4*c + 2*half + j.
+  Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value warp = b.divU(tid, b.c32(32));
+  Value lane = b.remU(tid, b.c32(32));
+  Value rowInTile = b.add(b.mul(consumerIndex, b.c32(64)),
+                          b.add(b.mul(warp, b.c32(16)),
+                                b.divU(lane, b.c32(4))));
+  Value colInBlock = b.mul(b.remU(lane, b.c32(4)), b.c32(2));
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  int64_t outBytes = byteWidth(p.outElem);
+  bool masked = p.layout == GroupLayout::masked;
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+
+  // Per row (two per thread): validity, output row index, row-vector values.
+  struct Row {
+    Value valid, index;
+    SmallVector<Value> vectorValues;
+  };
+  Row rows[2];
+  for (int half = 0; half < 2; ++half) {
+    Value r = b.add(rowInTile, b.c32(8 * half));
+    Row &row = rows[half];
+    row.valid = b.lt(r, t.rowsValid);
+    Value rowInA = b.add(t.rowStart, r); // row of A's row space
+    if (p.layout == GroupLayout::padded_contiguous) {
+      // Only rows tagged with this tile's group are stored.
+      Value safeRow = b.select(row.valid, rowInA, t.rowStart);
+      Value tag = b.loadGlobal(b.i32(), groupsPtr, safeRow);
+      row.valid = b.andI(row.valid, b.eq(tag, t.group));
+    }
+    // Output row index in the flattened [rows, N] view of `out`.
+    Value outRow = b.toI64(rowInA);
+    if (masked)
+      outRow = b.add(b.mul(b.toI64(t.group), b.toI64(dynamicSize)), outRow);
+    if (kGrouped)
+      outRow = b.add(b.mul(b.toI64(t.group), b.c64(p.m)), outRow);
+    row.index = outRow;
+    // A row that is not valid reads the tile's first row instead, which is
+    // always in bounds.
+    Value firstRow = b.toI64(t.rowStart);
+    if (masked)
+      firstRow = b.add(b.mul(b.toI64(t.group), b.toI64(dynamicSize)), firstRow);
+    Value vectorRow = kGrouped ? b.toI64(b.select(row.valid, rowInA, t.rowStart))
+                               : b.select(row.valid, outRow, firstRow);
+    for (Value v : op.getRowVectors()) {
+      Type elem = cast<MemRefType>(v.getType()).getElementType();
+      row.vectorValues.push_back(
+          b.loadGlobal(elem, rowPtrs[row.vectorValues.size()], vectorRow));
+    }
+  }
+  SmallVector<Value> scalarValues;
+  for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
+    scalarValues.push_back(b.loadGlobal(
+        cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
+
+  VectorType pairType = VectorType::get({2}, p.outElem);
+  for (int64_t c = 0; c < p.blockN / 8; ++c) {
+    Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
+    Value colValid = b.lt(col, b.c32(p.n));
+    Value safeCol = b.select(colValid, col, colBase);
+    // Column-vector values for the two columns of the pair.
+    SmallVector<Value> colValues[2];
+    for (int j = 0; j < 2; ++j)
+      for (auto [i, v] : llvm::enumerate(op.getColVectors())) {
+        auto type = cast<MemRefType>(v.getType());
+        Value index = b.toI64(b.add(safeCol, b.c32(j)));
+        if (type.getRank() == 2)
+          index = b.add(b.mul(b.toI64(t.group), b.c64(p.n)), index);
+        colValues[j].push_back(
+            b.loadGlobal(type.getElementType(), colPtrs[i], index));
+      }
+    for (int half = 0; half < 2; ++half) {
+      Value pair = b.create<LLVM::UndefOp>(pairType);
+      for (int j = 0; j < 2; ++j) {
+        Value v = b.create<LLVM::ExtractValueOp>(acc, 4 * c + 2 * half + j);
+        FailureOr<Value> result =
+            emitEpilogueRegion(v, rows[half].vectorValues, colValues[j],
+                               scalarValues, t.group);
+        if (failed(result)) {
+          failedEpilogue = true;
+          return;
+        }
+        Value out = *result;
+        if (out.getType() != p.outElem)
+          out = b.create<arith::TruncFOp>(p.outElem, out);
+        pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
+      }
+      Value valid = b.andI(rows[half].valid, colValid);
+      b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
+        Value offset = b.mul(
+            b.add(b.mul(rows[half].index, b.c64(p.n)), b.toI64(col)),
+            b.c64(outBytes));
+        b.storeGlobal(pair, outPtr, offset);
+        b.create<scf::YieldOp>();
+      });
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+void KernelGenerator::emitBody() {
+  MLIRContext *ctx = b.getContext();
+  // Dynamic shared memory, aligned by hand to the 1024-byte swizzle atom.
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    if (!module.lookupSymbol("ggc_smem"))
+      b.create<LLVM::GlobalOp>(
+          LLVM::LLVMArrayType::get(b.getI8Type(), 0), /*isConstant=*/false,
+          LLVM::Linkage::External, "ggc_smem", Attribute(), /*alignment=*/1024,
+          /*addrSpace=*/ggc::kShared);
+  }
+  Value raw = b.create<LLVM::AddressOfOp>(b.ptr(ggc::kShared), "ggc_smem");
+  Value rawInt = b.create<LLVM::PtrToIntOp>(b.i64(), raw);
+  Value aligned = b.andI(b.add(rawInt, b.c64(1023)), b.c64(~int64_t(1023)));
+  smem = b.gep(raw, b.sub(aligned, rawInt));
+
+  Value tid = b.threadIdx();
+  Value isLeader = b.eq(tid, b.c32(0));
+  b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
+    for (int64_t s = 0; s < p.stages; ++s) {
+      b.mbarrierInit(fullBarrier(b.c32(s)), 1);
+      b.mbarrierInit(emptyBarrier(b.c32(s)), kWarpgroupThreads * p.numConsumers);
+    }
+    b.create<scf::YieldOp>();
+  });
+  b.create<NVVM::Barrier0Op>();
+
+  Value warpgroup = b.divU(tid, b.c32(kWarpgroupThreads));
+  b.create<scf::IfOp>(
+      b.eq(warpgroup, b.c32(0)),
+      [&](OpBuilder &, Location) {
+        b.create<NVVM::SetMaxRegisterOp>(kProducerRegisters,
+                                         NVVM::SetMaxRegisterAction::decrease);
+        b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
+          emitProducer();
+          b.create<scf::YieldOp>();
+        });
+        b.create<scf::YieldOp>();
+      },
+      [&](OpBuilder &, Location) {
+        b.create<NVVM::SetMaxRegisterOp>(kConsumerRegisters,
+                                         NVVM::SetMaxRegisterAction::increase);
+        emitConsumer(b.sub(warpgroup, b.c32(1)));
+        b.create<scf::YieldOp>();
+      });
+  b.create<LLVM::ReturnOp>(ValueRange{});
+  (void)ctx;
+}
+
+LogicalResult KernelGenerator::run() {
+  if (failed(plan()))
+    return failure();
+  LLVM::LLVMFuncOp fn = createFunction();
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  tensorMapA = fn.getArgument(0);
+  tensorMapB = fn.getArgument(1);
+  outPtr = fn.getArgument(2);
+  groupsPtr = fn.getArgument(3);
+  dynamicSize = fn.getArgument(4);
+  unsigned next = 5;
+  for (size_t i = 0; i < op.getRowVectors().size(); ++i)
+    rowPtrs.push_back(fn.getArgument(next++));
+  for (size_t i = 0; i < op.getColVectors().size(); ++i)
+    colPtrs.push_back(fn.getArgument(next++));
+  for (size_t i = 0; i < op.getGroupScalars().size(); ++i)
+    scalarPtrs.push_back(fn.getArgument(next++));
+  emitBody();
+  if (failedEpilogue) {
+    fn.erase();
+    return failure();
+  }
+  return success();
+}
+
+struct LowerToNVVMPass : public ggc::impl::LowerToNVVMBase<LowerToNVVMPass> {
+  using LowerToNVVMBase::LowerToNVVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      SmallVector<GroupedMatmulOp> ops(func.getOps<GroupedMatmulOp>());
+      if (ops.empty())
+        continue;
+      if (ops.size() > 1) {
+        func.emitOpError() << "holds " << ops.size()
+                           << " gg.grouped_matmul ops; gg-lower-to-nvvm makes "
+                              "one kernel per function, so put each in its "
+                              "own function";
+        return signalPassFailure();
+      }
+      for (BlockArgument arg : func.getArguments())
+        if (!isa<MemRefType>(arg.getType())) {
+          func.emitOpError() << "argument #" << arg.getArgNumber()
+                             << " is not a memref; kernel functions take "
+                                "only memrefs";
+          return signalPassFailure();
+        }
+      KernelGenerator generator(ops.front(), func, module);
+      if (failed(generator.run()))
+        return signalPassFailure();
+      func.erase();
+    }
+    module->setAttr("llvm.target_triple",
+                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+  }
+};
+
+} // namespace

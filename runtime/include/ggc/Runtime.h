@@ -1,0 +1,94 @@
+//===- Runtime.h - ggc runtime on the CUDA Driver API ----------*- C++ -*-===//
+//
+// Loads compiled kernels, encodes TMA tensor maps and launches, with no
+// device allocation and no host synchronisation on the launch path, so
+// launches can be captured in CUDA graphs. The CUDA driver is loaded at run
+// time: on a machine without one, every entry point throws a clear Error.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_RUNTIME_H
+#define GGC_RUNTIME_H
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ggc::runtime {
+
+/// Every failure: what was being done and what CUDA (or the check) said.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ElementType { UInt8, Float16, BFloat16, Float32 };
+ElementType parseElementType(const std::string &name);
+int64_t elementBytes(ElementType type);
+
+/// A tiled TMA view of a row-major tensor; dimensions innermost first.
+struct TensorMapSpec {
+  ElementType type = ElementType::BFloat16;
+  uint32_t rank = 0;
+  std::array<uint64_t, 5> dims{};        ///< elements per dimension
+  std::array<uint64_t, 5> strideBytes{}; ///< bytes; [0] unused (contiguous)
+  std::array<uint32_t, 5> box{};         ///< tile elements per dimension
+  uint64_t address = 0;                  ///< device address
+  /// Throws Error naming the first field TMA would reject.
+  void validate() const;
+  /// Bytes that identify the map, for caching encoded descriptors.
+  std::string key() const;
+};
+
+/// The row-major view of a tensor of `shape` (outermost first), as TMA sees
+/// it: dims and byte strides innermost first.
+TensorMapSpec rowMajorTensorMap(ElementType type,
+                                const std::vector<int64_t> &shape,
+                                const std::vector<uint32_t> &boxInnermostFirst,
+                                uint64_t address);
+
+struct KernelArg {
+  enum class Kind { TensorMap, Pointer, Int64 } kind = Kind::Pointer;
+  TensorMapSpec tensorMap;
+  uint64_t value = 0; ///< the pointer or the integer
+};
+
+/// Bytes a kernel's parameter buffer would hold for `args`, in order, with
+/// CUDA's alignment rules (tensor maps 64-byte aligned, 128 bytes each).
+std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
+                                     size_t *totalBytes);
+
+/// True when a CUDA driver with at least one device can be loaded.
+bool driverAvailable(std::string *whyNot = nullptr);
+
+class Kernel {
+public:
+  /// `image` is a cubin (or PTX, NUL-free text) holding `name`.
+  Kernel(std::string image, std::string name, int sharedBytes,
+         int blockThreads);
+  ~Kernel();
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+
+  /// Launches `grid` CTAs on `stream` (0: the legacy default stream) in the
+  /// calling thread's current context (the device's primary context when
+  /// none is current).
+  void launch(int grid, const std::vector<KernelArg> &args, uint64_t stream);
+
+  const std::string &name() const { return name_; }
+
+  /// The module and function loaded on one device.
+  struct Loaded;
+
+private:
+  Loaded &loadedForCurrentDevice();
+  std::string image_, name_;
+  int sharedBytes_, blockThreads_;
+  std::unique_ptr<struct KernelCache> cache_;
+};
+
+} // namespace ggc::runtime
+
+#endif // GGC_RUNTIME_H

@@ -1,0 +1,405 @@
+//===- Runtime.cpp - ggc runtime on the CUDA Driver API --------------------===//
+#include "ggc/Runtime.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+namespace ggc::runtime {
+
+//===----------------------------------------------------------------------===//
+// The driver, loaded at run time
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*ctxGetCurrent)(CUcontext *);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxGetDevice)(CUdevice *);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*funcSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*launchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
+                             void **);
+  CUresult (*tensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType,
+                                   cuuint32_t, void *, const cuuint64_t *,
+                                   const cuuint64_t *, const cuuint32_t *,
+                                   const cuuint32_t *, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                   CUtensorMapFloatOOBfill);
+  CUresult (*getErrorString)(CUresult, const char **);
+  std::string error; // why the driver is unusable; "" when it is usable
+};
+
+template <typename Fn> bool bind(void *lib, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  return fn != nullptr;
+}
+
+const Driver &driver() {
+  static const Driver d = [] {
+    Driver d{};
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      d.error = "the CUDA driver (libcuda.so.1) is not installed: " +
+                std::string(dlerror());
+      return d;
+    }
+    bool ok = bind(lib, "cuInit", d.init) &&
+              bind(lib, "cuDeviceGetCount", d.deviceGetCount) &&
+              bind(lib, "cuDeviceGet", d.deviceGet) &&
+              bind(lib, "cuCtxGetCurrent", d.ctxGetCurrent) &&
+              bind(lib, "cuCtxSetCurrent", d.ctxSetCurrent) &&
+              bind(lib, "cuCtxGetDevice", d.ctxGetDevice) &&
+              bind(lib, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain) &&
+              bind(lib, "cuModuleLoadData", d.moduleLoadData) &&
+              bind(lib, "cuModuleGetFunction", d.moduleGetFunction) &&
+              bind(lib, "cuFuncSetAttribute", d.funcSetAttribute) &&
+              bind(lib, "cuLaunchKernelEx", d.launchKernelEx) &&
+              bind(lib, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled) &&
+              bind(lib, "cuGetErrorString", d.getErrorString);
+    if (!ok) {
+      d.error = "the CUDA driver is too old: it lacks cuLaunchKernelEx or "
+                "cuTensorMapEncodeTiled (CUDA 12 or newer is needed)";
+      return d;
+    }
+    CUresult rc = d.init(0);
+    int count = 0;
+    if (rc == CUDA_SUCCESS)
+      rc = d.deviceGetCount(&count);
+    if (rc != CUDA_SUCCESS || count == 0)
+      d.error = "no CUDA device is available (cuInit/cuDeviceGetCount "
+                "returned " +
+                std::to_string(static_cast<int>(rc)) + ")";
+    return d;
+  }();
+  return d;
+}
+
+const Driver &usableDriver() {
+  const Driver &d = driver();
+  if (!d.error.empty())
+    throw Error("ggc runtime: " + d.error);
+  return d;
+}
+
+void check(CUresult rc, const char *what) {
+  if (rc == CUDA_SUCCESS)
+    return;
+  const char *message = nullptr;
+  usableDriver().getErrorString(rc, &message);
+  throw Error(std::string("ggc runtime: ") + what + " failed: " +
+              (message ? message : "unknown error") + " (CUresult " +
+              std::to_string(static_cast<int>(rc)) + ")");
+}
+
+/// The device of the calling thread's context, making the primary context
+/// of device 0 current when there is none (as the CUDA runtime would).
+CUdevice currentDevice() {
+  const Driver &d = usableDriver();
+  CUcontext ctx = nullptr;
+  check(d.ctxGetCurrent(&ctx), "cuCtxGetCurrent");
+  if (!ctx) {
+    CUdevice dev;
+    check(d.deviceGet(&dev, 0), "cuDeviceGet");
+    check(d.primaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    check(d.ctxSetCurrent(ctx), "cuCtxSetCurrent");
+  }
+  CUdevice dev;
+  check(d.ctxGetDevice(&dev), "cuCtxGetDevice");
+  return dev;
+}
+
+CUtensorMapDataType cudaType(ElementType t) {
+  switch (t) {
+  case ElementType::UInt8:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  case ElementType::Float16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case ElementType::BFloat16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case ElementType::Float32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  }
+  throw Error("ggc runtime: unknown element type");
+}
+
+/// Encoded tensor maps, by spec: the same operands at the same addresses
+/// (the common case in a training or serving loop) skip the encoding.
+class TensorMapCache {
+public:
+  CUtensorMap get(const TensorMapSpec &spec) {
+    std::string key = spec.key();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = maps_.find(key);
+      if (it != maps_.end())
+        return it->second;
+    }
+    spec.validate();
+    CUtensorMap map;
+    cuuint64_t dims[5], strides[5];
+    cuuint32_t box[5], elementStrides[5];
+    for (uint32_t i = 0; i < spec.rank; ++i) {
+      dims[i] = spec.dims[i];
+      box[i] = spec.box[i];
+      elementStrides[i] = 1;
+      if (i > 0)
+        strides[i - 1] = spec.strideBytes[i];
+    }
+    check(usableDriver().tensorMapEncodeTiled(
+              &map, cudaType(spec.type), spec.rank,
+              reinterpret_cast<void *>(spec.address), dims, strides, box,
+              elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+          "cuTensorMapEncodeTiled");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (maps_.size() >= kMaxEntries)
+      maps_.clear(); // a loop over fresh buffers must not grow without bound
+    maps_.emplace(std::move(key), map);
+    return map;
+  }
+
+private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::unordered_map<std::string, CUtensorMap> maps_;
+};
+
+TensorMapCache &tensorMaps() {
+  static TensorMapCache cache;
+  return cache;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Specs and arguments
+//===----------------------------------------------------------------------===//
+
+ElementType parseElementType(const std::string &name) {
+  if (name == "uint8")
+    return ElementType::UInt8;
+  if (name == "float16")
+    return ElementType::Float16;
+  if (name == "bfloat16")
+    return ElementType::BFloat16;
+  if (name == "float32")
+    return ElementType::Float32;
+  throw Error("ggc runtime: unknown tensor map element type '" + name +
+              "'; expected uint8, float16, bfloat16 or float32");
+}
+
+int64_t elementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::UInt8:
+    return 1;
+  case ElementType::Float16:
+  case ElementType::BFloat16:
+    return 2;
+  case ElementType::Float32:
+    return 4;
+  }
+  return 0;
+}
+
+void TensorMapSpec::validate() const {
+  auto fail = [](const std::string &what) {
+    throw Error("ggc runtime: invalid tensor map: " + what);
+  };
+  if (rank < 1 || rank > 5)
+    fail("rank must be in [1, 5], got " + std::to_string(rank));
+  if (address % 16 != 0)
+    fail("the address must be 16-byte aligned, got " + std::to_string(address));
+  int64_t innerBytes = static_cast<int64_t>(box[0]) * elementBytes(type);
+  if (innerBytes > 128)
+    fail("the innermost box dimension spans " + std::to_string(innerBytes) +
+         " bytes; the 128B swizzle allows at most 128");
+  for (uint32_t i = 0; i < rank; ++i) {
+    if (dims[i] == 0 || dims[i] > (uint64_t(1) << 32))
+      fail("dimension " + std::to_string(i) + " must be in [1, 2^32], got " +
+           std::to_string(dims[i]));
+    if (box[i] == 0 || box[i] > 256)
+      fail("box dimension " + std::to_string(i) + " must be in [1, 256], got " +
+           std::to_string(box[i]));
+    if (i > 0 && (strideBytes[i] % 16 != 0 || strideBytes[i] >= (uint64_t(1) << 40)))
+      fail("the stride of dimension " + std::to_string(i) +
+           " must be a multiple of 16 bytes below 2^40, got " +
+           std::to_string(strideBytes[i]));
+  }
+}
+
+std::string TensorMapSpec::key() const {
+  // Field by field: the struct's padding bytes are not part of the identity.
+  std::string k;
+  auto put = [&](const void *data, size_t size) {
+    k.append(static_cast<const char *>(data), size);
+  };
+  put(&type, sizeof(type));
+  put(&rank, sizeof(rank));
+  put(dims.data(), sizeof(uint64_t) * rank);
+  put(strideBytes.data(), sizeof(uint64_t) * rank);
+  put(box.data(), sizeof(uint32_t) * rank);
+  put(&address, sizeof(address));
+  return k;
+}
+
+TensorMapSpec rowMajorTensorMap(ElementType type,
+                                const std::vector<int64_t> &shape,
+                                const std::vector<uint32_t> &box,
+                                uint64_t address) {
+  if (shape.size() != box.size() || shape.empty() || shape.size() > 5)
+    throw Error("ggc runtime: a tensor map needs one box size per dimension "
+                "(1 to 5); got a rank-" +
+                std::to_string(shape.size()) + " tensor and " +
+                std::to_string(box.size()) + " box sizes");
+  TensorMapSpec spec;
+  spec.type = type;
+  spec.rank = static_cast<uint32_t>(shape.size());
+  spec.address = address;
+  uint64_t stride = elementBytes(type);
+  for (uint32_t i = 0; i < spec.rank; ++i) {
+    int64_t extent = shape[spec.rank - 1 - i];
+    if (extent < 0)
+      throw Error("ggc runtime: negative tensor dimension");
+    spec.dims[i] = static_cast<uint64_t>(extent);
+    spec.strideBytes[i] = stride;
+    spec.box[i] = box[i];
+    stride *= static_cast<uint64_t>(extent);
+  }
+  return spec;
+}
+
+std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
+                                     size_t *totalBytes) {
+  std::vector<size_t> offsets;
+  size_t offset = 0;
+  for (const KernelArg &arg : args) {
+    size_t align = arg.kind == KernelArg::Kind::TensorMap ? 64 : 8;
+    size_t size = arg.kind == KernelArg::Kind::TensorMap ? 128 : 8;
+    offset = (offset + align - 1) / align * align;
+    offsets.push_back(offset);
+    offset += size;
+  }
+  if (totalBytes)
+    *totalBytes = offset;
+  return offsets;
+}
+
+bool driverAvailable(std::string *whyNot) {
+  const Driver &d = driver();
+  if (whyNot)
+    *whyNot = d.error;
+  return d.error.empty();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+struct Kernel::Loaded {
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+};
+
+/// Modules per device: a kernel object may be launched on several GPUs.
+struct KernelCache {
+  std::mutex mutex;
+  std::map<int, Kernel::Loaded> byDevice;
+};
+
+Kernel::Kernel(std::string image, std::string name, int sharedBytes,
+               int blockThreads)
+    : image_(std::move(image)), name_(std::move(name)),
+      sharedBytes_(sharedBytes), blockThreads_(blockThreads),
+      cache_(std::make_unique<KernelCache>()) {
+  if (image_.empty())
+    throw Error("ggc runtime: kernel '" + name_ + "' has an empty image");
+  if (blockThreads_ < 1 || blockThreads_ > 1024)
+    throw Error("ggc runtime: block size must be in [1, 1024], got " +
+                std::to_string(blockThreads_));
+  if (sharedBytes_ < 0)
+    throw Error("ggc runtime: shared memory size must not be negative");
+}
+
+// Modules stay loaded until the process ends: unloading from a destructor
+// that may run after the driver shut down is worse than the small leak.
+Kernel::~Kernel() = default;
+
+Kernel::Loaded &Kernel::loadedForCurrentDevice() {
+  const Driver &d = usableDriver();
+  int device = static_cast<int>(currentDevice());
+  std::lock_guard<std::mutex> lock(cache_->mutex);
+  auto it = cache_->byDevice.find(device);
+  if (it != cache_->byDevice.end())
+    return it->second;
+  Loaded loaded;
+  check(d.moduleLoadData(&loaded.module, image_.data()),
+        ("loading the module of kernel '" + name_ + "'").c_str());
+  check(d.moduleGetFunction(&loaded.function, loaded.module, name_.c_str()),
+        ("finding kernel '" + name_ + "' in its module").c_str());
+  check(d.funcSetAttribute(loaded.function,
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           sharedBytes_),
+        ("allowing kernel '" + name_ + "' " + std::to_string(sharedBytes_) +
+         " bytes of shared memory")
+            .c_str());
+  return cache_->byDevice.emplace(device, loaded).first->second;
+}
+
+void Kernel::launch(int grid, const std::vector<KernelArg> &args,
+                    uint64_t stream) {
+  if (grid < 1)
+    throw Error("ggc runtime: grid must be at least 1 CTA, got " +
+                std::to_string(grid));
+  Loaded &loaded = loadedForCurrentDevice();
+
+  // The driver copies parameters at launch, so stack storage is enough.
+  size_t total = 0;
+  std::vector<size_t> offsets = parameterOffsets(args, &total);
+  alignas(64) unsigned char storage[4096];
+  if (total > sizeof(storage))
+    throw Error("ggc runtime: kernel parameters exceed 4 KiB");
+  std::vector<void *> params;
+  for (size_t i = 0; i < args.size(); ++i) {
+    void *slot = storage + offsets[i];
+    switch (args[i].kind) {
+    case KernelArg::Kind::TensorMap: {
+      CUtensorMap map = tensorMaps().get(args[i].tensorMap);
+      std::memcpy(slot, &map, sizeof(map));
+      break;
+    }
+    case KernelArg::Kind::Pointer:
+    case KernelArg::Kind::Int64:
+      std::memcpy(slot, &args[i].value, sizeof(uint64_t));
+      break;
+    }
+    params.push_back(slot);
+  }
+
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(grid);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(blockThreads_);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(sharedBytes_);
+  config.hStream = reinterpret_cast<CUstream>(stream);
+  config.attrs = nullptr;
+  config.numAttrs = 0;
+  check(usableDriver().launchKernelEx(&config, loaded.function, params.data(),
+                                      nullptr),
+        ("launching kernel '" + name_ + "'").c_str());
+}
+
+} // namespace ggc::runtime

@@ -5,7 +5,7 @@ LLVM_BIN = /usr/lib/llvm-22/bin
 GGC      = $(BUILD)/bin/ggc
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all deps configure build run test test-lit test-unit test-python docs clean
+.PHONY: all deps configure build run test test-lit test-unit test-python docs clean device-bundle
 
 all: build
 
@@ -47,3 +47,14 @@ docs: build
 
 clean:
 	rm -rf $(BUILD)
+
+# The compiler for the GPU machine: libggc.so, ggc and ggc-opt, stripped and
+# compressed into .device/ (git-ignored; carried by the device tool).
+device-bundle: build
+	@mkdir -p .device
+	@rm -rf $(BUILD)/bundle && mkdir -p $(BUILD)/bundle/lib $(BUILD)/bundle/bin
+	cp $(BUILD)/lib/libggc.so $(BUILD)/bundle/lib/
+	cp $(BUILD)/bin/ggc $(BUILD)/bin/ggc-opt $(BUILD)/bundle/bin/
+	strip --strip-unneeded $(BUILD)/bundle/lib/* $(BUILD)/bundle/bin/*
+	tar -C $(BUILD)/bundle -cJf .device/ggc-compiler.tar.xz lib bin
+	@ls -la .device/ggc-compiler.tar.xz

@@ -13,10 +13,12 @@ from .compiler import (
     stages,
     version,
 )
+from .runtime import Kernel
 
 __all__ = [
     "CompilationError",
     "CompiledIR",
+    "Kernel",
     "Stage",
     "compile_ir",
     "stages",

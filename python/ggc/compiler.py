@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List
+import json
+from typing import Dict, List, Union
 
 from . import _ggc
 
@@ -32,9 +33,10 @@ class Stage:
 class CompiledIR:
     """Every stage's output, in pipeline order; `asm[stage]` is its text."""
 
-    asm: Dict[str, str]
+    asm: Dict[str, Union[str, bytes]]
     diagnostics: str
     ir_after_all: str
+    kernel_info: list
 
     @property
     def last_stage(self) -> str:
@@ -77,5 +79,9 @@ def compile_ir(
     out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all)
     if not out.ok:
         raise CompilationError(out.diagnostics)
-    asm = {name: text.decode("utf-8") for name, text in out.stages}
-    return CompiledIR(asm=asm, diagnostics=out.diagnostics, ir_after_all=out.ir_after_all)
+    # Every stage is text but the cubin, which stays bytes.
+    asm = {name: (text if name == "cubin" else text.decode("utf-8"))
+           for name, text in out.stages}
+    info = json.loads(out.kernel_info) if out.kernel_info else []
+    return CompiledIR(asm=asm, diagnostics=out.diagnostics,
+                      ir_after_all=out.ir_after_all, kernel_info=info)

@@ -1,5 +1,6 @@
 //===- bindings.cpp - ggc._ggc: Python over the ggc C API ------------------===//
 #include "ggc-c/Compiler.h"
+#include "ggc/Runtime.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -18,6 +19,7 @@ struct CompileOutput {
   std::vector<std::pair<std::string, py::bytes>> stages;
   std::string diagnostics;
   std::string irAfterAll;
+  std::string kernelInfo;
 };
 
 CompileOutput compile(const std::string &source, const std::string &sourceName,
@@ -35,12 +37,41 @@ CompileOutput compile(const std::string &source, const std::string &sourceName,
   }
   CompileOutput out{ggc_result_ok(result.get()) != 0, {},
                     ggc_result_diagnostics(result.get()),
-                    ggc_result_ir_after_all(result.get())};
+                    ggc_result_ir_after_all(result.get()),
+                    ggc_result_kernel_info(result.get())};
   for (size_t i = 0; i < ggc_result_num_stages(result.get()); ++i) {
     size_t length = 0;
     const char *text = ggc_result_stage_text(result.get(), i, &length);
     out.stages.emplace_back(ggc_result_stage_name(result.get(), i),
                             py::bytes(text, length));
+  }
+  return out;
+}
+
+namespace rt = ggc::runtime;
+
+/// Python-side arguments: ("tensor_map", dtype, shape, box, address),
+/// ("pointer", address) or ("i64", value).
+std::vector<rt::KernelArg> convertArgs(const py::list &args) {
+  std::vector<rt::KernelArg> out;
+  for (const py::handle &item : args) {
+    auto t = item.cast<py::tuple>();
+    auto kind = t[0].cast<std::string>();
+    rt::KernelArg arg;
+    if (kind == "tensor_map") {
+      arg.kind = rt::KernelArg::Kind::TensorMap;
+      arg.tensorMap = rt::rowMajorTensorMap(
+          rt::parseElementType(t[1].cast<std::string>()),
+          t[2].cast<std::vector<int64_t>>(), t[3].cast<std::vector<uint32_t>>(),
+          t[4].cast<uint64_t>());
+    } else if (kind == "pointer" || kind == "i64") {
+      arg.kind = kind == "pointer" ? rt::KernelArg::Kind::Pointer
+                                   : rt::KernelArg::Kind::Int64;
+      arg.value = static_cast<uint64_t>(t[1].cast<int64_t>());
+    } else {
+      throw rt::Error("ggc runtime: unknown kernel argument kind '" + kind + "'");
+    }
+    out.push_back(arg);
   }
   return out;
 }
@@ -53,7 +84,8 @@ PYBIND11_MODULE(_ggc, m) {
       .def_readonly("ok", &CompileOutput::ok)
       .def_readonly("stages", &CompileOutput::stages)
       .def_readonly("diagnostics", &CompileOutput::diagnostics)
-      .def_readonly("ir_after_all", &CompileOutput::irAfterAll);
+      .def_readonly("ir_after_all", &CompileOutput::irAfterAll)
+      .def_readonly("kernel_info", &CompileOutput::kernelInfo);
   m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
         py::arg("print_ir_after_all"));
@@ -65,4 +97,26 @@ PYBIND11_MODULE(_ggc, m) {
     return stages;
   });
   m.def("version", []() { return std::string(ggc_version()); });
+
+  py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
+  m.def("driver_available", []() {
+    std::string why;
+    bool ok = rt::driverAvailable(&why);
+    return py::make_tuple(ok, why);
+  });
+  py::class_<rt::Kernel>(m, "Kernel")
+      .def(py::init([](py::bytes image, std::string name, int sharedBytes,
+                       int block) {
+             return std::make_unique<rt::Kernel>(std::string(image), name,
+                                                 sharedBytes, block);
+           }),
+           py::arg("image"), py::arg("name"), py::arg("shared_bytes"),
+           py::arg("block"))
+      .def("launch",
+           [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream) {
+             std::vector<rt::KernelArg> converted = convertArgs(args);
+             py::gil_scoped_release release;
+             k.launch(grid, converted, stream);
+           },
+           py::arg("grid"), py::arg("args"), py::arg("stream"));
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the device tool), from the repository root, with
+# the compiler bundle made by `make device-bundle` carried in .device/:
+# unpack it, build the runtime and the Python extension for this machine's
+# Python against it (the split build), then run the GPU tests and the
+# benchmarks. Logs go to $OUT.
+set -uo pipefail
+OUT=${OUT:-/tmp/ggc-out}
+mkdir -p "$OUT" /tmp/ggc-prebuilt
+tar -xJf .device/ggc-compiler.tar.xz -C /tmp/ggc-prebuilt
+PY=${PYTHON:-python3}
+cmake -S . -B /tmp/ggc-build -DGGC_PREBUILT_COMPILER=/tmp/ggc-prebuilt \
+  -DPython3_EXECUTABLE="$(command -v $PY)" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
+  cmake --build /tmp/ggc-build -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
+if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
+  timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
+fi
+if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
+  timeout 300 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+fi

@@ -1,0 +1,107 @@
+"""Build gg IR text for one grouped matmul function.
+
+The DSL and the ready-made ops generate their kernels through here; tests
+use it to state cases compactly.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+LAYOUTS = ("contiguous", "masked", "padded_contiguous", "k_grouped")
+MATRIX_TYPES = ("bf16", "f16", "f32", "f8E4M3FN", "f8E5M2")
+OUTPUT_TYPES = ("bf16", "f16", "f32")
+
+
+def _memref(shape: Sequence[Optional[int]], elem: str) -> str:
+    dims = "x".join("?" if d is None else str(d) for d in shape)
+    return f"memref<{dims}x{elem}>" if dims else f"memref<{elem}>"
+
+
+def grouped_matmul(
+    name: str,
+    *,
+    layout: str,
+    num_groups: int,
+    n: int,
+    k: int,
+    dtype: str = "bf16",
+    out_dtype: str = "bf16",
+    m: Optional[int] = None,
+    offsets_dtype: str = "i32",
+    tf32: bool = False,
+    expected_m: Optional[int] = None,
+    rows: Sequence[str] = (),
+    cols: Sequence[Sequence[int]] = (),
+    group_scalars: int = 0,
+    epilogue: Optional[str] = None,
+    config: Optional[str] = None,
+) -> str:
+    """A func.func `@name` holding one gg.grouped_matmul (B in nk layout).
+
+    Arguments, in order: a, b, groups, then one memref per `rows` entry
+    (element types), per `cols` entry (shapes, [N] or [G, N], f32), per
+    group scalar (f32), and last `out`. `m` is the row count of A (M_max for
+    masked); None makes it dynamic. `epilogue` is the body of the epilogue
+    block, whose arguments are %acc, %r0.., %c0.., %s0.., %group, ending in
+    gg.yield.
+    """
+    if layout not in LAYOUTS[:3]:
+        raise ValueError(f"layout must be one of {LAYOUTS[:3]}, got {layout!r}")
+    g = num_groups
+    if layout == "masked":
+        a = _memref([g, m, k], dtype)
+        out = _memref([g, m, n], out_dtype)
+        groups = _memref([g], "i32")
+        row_shape = [g, m]
+    else:
+        a = _memref([m, k], dtype)
+        out = _memref([m, n], out_dtype)
+        groups = (_memref([g + 1], offsets_dtype) if layout == "contiguous"
+                  else _memref([m], "i32"))
+        row_shape = [m]
+    b = _memref([g, n, k], dtype)
+    args = [("a", a), ("b", b), ("groups", groups)]
+    # Function arguments get names apart from the epilogue's %r0, %c0, %s0.
+    args += [(f"row_vec{i}", _memref(row_shape, t)) for i, t in enumerate(rows)]
+    args += [(f"col_vec{i}", _memref(shape, "f32")) for i, shape in enumerate(cols)]
+    args += [(f"group_scalar{i}", _memref([g], "f32")) for i in range(group_scalars)]
+    args += [("out", out)]
+    types = dict(args)
+    signature = ", ".join(f"%{n_}: {t}" for n_, t in args)
+
+    def operands(prefix: str, count: int) -> str:
+        names = [f"%{prefix}{i}" for i in range(count)]
+        return ", ".join(names) + " : " + ", ".join(types[n_[1:]] for n_ in names)
+
+
+    attrs = []
+    if tf32:
+        attrs.append("tf32")
+    if expected_m is not None:
+        attrs.append(f"expected_m = {expected_m} : i64")
+    if config is not None:
+        attrs.append(f"config = {config}")
+    text = [f"func.func @{name}({signature}) {{",
+            f"  gg.grouped_matmul {layout} a(%a : {a}) b(%b : {b})",
+            f"      groups(%groups : {groups}) out(%out : {out})"]
+    if rows:
+        text.append(f"      rows({operands('row_vec', len(rows))})")
+    if cols:
+        text.append(f"      cols({operands('col_vec', len(cols))})")
+    if group_scalars:
+        text.append(f"      group_scalars({operands('group_scalar', group_scalars)})")
+    if attrs:
+        text.append("      {" + ", ".join(attrs) + "}")
+    if epilogue is not None:
+        block_args = ["%acc: f32"]
+        block_args += [f"%r{i}: {t}" for i, t in enumerate(rows)]
+        block_args += [f"%c{i}: f32" for i in range(len(cols))]
+        block_args += [f"%s{i}: f32" for i in range(group_scalars)]
+        block_args.append("%group: index")
+        text.append("      epilogue {")
+        text.append(f"      ^bb0({', '.join(block_args)}):")
+        text += ["        " + line.strip() for line in epilogue.strip().splitlines()]
+        text.append("      }")
+    text += ["  return", "}"]
+    return "\n".join(text) + "\n"

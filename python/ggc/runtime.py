@@ -1,0 +1,186 @@
+"""Launch compiled gg kernels on GPU tensors.
+
+`Kernel(ir)` compiles a module holding one function with one
+`gg.grouped_matmul` down to a cubin; calling it with the function's
+arguments (torch tensors, or objects with `__cuda_array_interface__`)
+checks every argument against the function's signature and launches on the
+current stream, with no host synchronisation and no allocation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _ggc
+from .compiler import DEFAULT_NUM_SMS, compile_ir
+
+# Element type names of the IR, by torch dtype name.
+_TORCH_DTYPES = {
+    "torch.bfloat16": "bf16",
+    "torch.float16": "f16",
+    "torch.float32": "f32",
+    "torch.int32": "i32",
+    "torch.int64": "i64",
+    "torch.float8_e4m3fn": "f8e4m3fn",
+    "torch.float8_e5m2": "f8e5m2",
+}
+# ... and by __cuda_array_interface__ typestr.
+_TYPESTRS = {"<f2": "f16", "<f4": "f32", "<i4": "i32", "<i8": "i64"}
+_ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4, "i64": 8,
+                  "f8e4m3fn": 1, "f8e5m2": 1}
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    address: int
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]  # in elements
+    dtype: str
+    device: Optional[int]     # CUDA device index; None when not on a GPU
+    stream: Optional[int]     # the current torch stream, for torch tensors
+
+
+def _describe(position: int, role: str, obj: Any) -> _Tensor:
+    where = f"argument {position} ({role})"
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
+        dtype = _TORCH_DTYPES.get(str(obj.dtype))
+        if dtype is None:
+            raise TypeError(f"{where} has dtype {obj.dtype}, which ggc does not take")
+        device = obj.device.index if obj.is_cuda else None
+        stream = None
+        if obj.is_cuda:
+            import torch
+            stream = torch.cuda.current_stream(obj.device).cuda_stream
+        return _Tensor(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), dtype,
+                       device, stream)
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if interface is not None:
+        dtype = _TYPESTRS.get(interface["typestr"])
+        if dtype is None:
+            raise TypeError(f"{where} has typestr {interface['typestr']!r}, which ggc "
+                            f"does not take")
+        shape = tuple(interface["shape"])
+        strides = interface.get("strides")
+        if strides is None:
+            strides = _row_major(shape)
+        else:
+            strides = tuple(s // _ELEMENT_BYTES[dtype] for s in strides)
+        return _Tensor(interface["data"][0], shape, strides, dtype, 0, None)
+    raise TypeError(f"{where} must be a CUDA tensor (torch.Tensor or an object "
+                    f"with __cuda_array_interface__), got {type(obj).__name__}")
+
+
+def _row_major(shape: Sequence[int]) -> Tuple[int, ...]:
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class Kernel:
+    """A compiled gg function: `kernel(*args, stream=None)` runs it."""
+
+    def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
+                 source_name: str = "<ggc>"):
+        compiled = compile_ir(ir, emit="cubin", num_sms=num_sms, source_name=source_name)
+        if len(compiled.kernel_info) != 1:
+            raise ValueError(f"a Kernel holds exactly one gg function; the module "
+                             f"has {len(compiled.kernel_info)}")
+        self.asm = compiled.asm
+        self.info = compiled.kernel_info[0]
+        self.diagnostics = compiled.diagnostics
+        self._launcher = None
+        roles = {p["arg"]: p["operand"] for p in self.info["params"] if "arg" in p}
+        self._roles = [roles.get(i, "unused") for i in range(len(self.info["args"]))]
+
+    @property
+    def name(self) -> str:
+        return self.info["name"]
+
+    def _check(self, args: Sequence[Any]) -> Tuple[List[_Tensor], int]:
+        expected = self.info["args"]
+        if len(args) != len(expected):
+            raise TypeError(f"{self.name} takes {len(expected)} arguments "
+                            f"({', '.join(self._roles)}), got {len(args)}")
+        tensors, dynamic = [], {}
+        for i, (arg, spec) in enumerate(zip(args, expected)):
+            where = f"argument {i} ({self._roles[i]})"
+            t = _describe(i, self._roles[i], arg)
+            if t.device is None:
+                raise ValueError(f"{where} must be on a CUDA device, but is on the CPU")
+            if t.dtype != spec["dtype"]:
+                raise TypeError(f"{where} must have dtype {spec['dtype']}, got {t.dtype}")
+            if len(t.shape) != len(spec["shape"]):
+                raise ValueError(f"{where} must have rank {len(spec['shape'])} "
+                                 f"(shape {_shape_text(spec['shape'])}), got shape "
+                                 f"{list(t.shape)}")
+            for d, (have, want) in enumerate(zip(t.shape, spec["shape"])):
+                if want is None:
+                    if dynamic.setdefault("M", have) != have:
+                        raise ValueError(
+                            f"{where} dimension {d} is {have}, but an earlier "
+                            f"argument set M = {dynamic['M']}")
+                elif have != want:
+                    raise ValueError(f"{where} must have shape {_shape_text(spec['shape'])}, "
+                                     f"got {list(t.shape)}")
+            if t.strides != _row_major(t.shape):
+                raise ValueError(f"{where} must be contiguous (row-major); call "
+                                 f".contiguous() first")
+            if t.address % 16 != 0:
+                raise ValueError(f"{where} must be 16-byte aligned for TMA, but its "
+                                 f"address ends in {t.address % 16:#x}")
+            tensors.append(t)
+        devices = {t.device for t in tensors}
+        if len(devices) != 1:
+            raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")
+        return tensors, dynamic.get("M", 0)
+
+    def _grid(self, tensors: List[_Tensor]) -> int:
+        info = self.info
+        n_blocks = _ceil_div(info["n"], info["block_n"])
+        size_param = next(p for p in info["params"] if p["kind"] == "size")
+        rows = tensors[size_param["arg"]].shape[size_param["dim"]]
+        groups = info["num_groups"]
+        layout = info["layout"]
+        if layout == "contiguous":  # each group adds at most one partial tile
+            tiles = (_ceil_div(rows, info["block_m"]) + groups) * n_blocks
+        elif layout == "masked":
+            tiles = groups * _ceil_div(rows, info["block_m"]) * n_blocks
+        else:
+            tiles = _ceil_div(rows, info["block_m"]) * n_blocks
+        return min(info["max_grid"], tiles) if rows > 0 else 0
+
+    def __call__(self, *args: Any, stream: Optional[int] = None) -> None:
+        tensors, _ = self._check(args)
+        grid = self._grid(tensors)
+        if grid == 0:
+            return  # no rows: nothing to compute, nothing to write
+        launch_args = []
+        for p in self.info["params"]:
+            t = tensors[p["arg"]]
+            if p["kind"] == "tensor_map":
+                launch_args.append(("tensor_map", p["dtype"], list(t.shape), p["box"],
+                                    t.address))
+            elif p["kind"] == "pointer":
+                launch_args.append(("pointer", t.address))
+            else:
+                launch_args.append(("i64", t.shape[p["dim"]]))
+        if stream is None:
+            stream = next((t.stream for t in tensors if t.stream is not None), 0)
+        if self._launcher is None:
+            ok, why = _ggc.driver_available()
+            if not ok:
+                raise RuntimeError(f"cannot launch {self.name}: {why}")
+            self._launcher = _ggc.Kernel(self.asm["cubin"], self.name,
+                                         self.info["shared_bytes"], self.info["block"])
+        self._launcher.launch(grid, launch_args, stream)
+
+
+def _shape_text(shape: Sequence[Optional[int]]) -> str:
+    return "[" + ", ".join("M" if d is None else str(d) for d in shape) + "]"

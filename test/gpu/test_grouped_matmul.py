@@ -1,0 +1,215 @@
+"""Numerics of ggc's grouped GEMM kernels on the GPU.
+
+Every check draws fresh random inputs, poisons the output with NaN, and
+compares each group's valid rows with an fp64 reference by relative norm
+error; rows outside every group must still hold the poison.
+"""
+
+import functools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+TORCH_TYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+TOLERANCE = {"bf16": 1e-2, "f16": 1e-2, "f32": 1e-3}  # f32 runs as tf32
+RAGGED = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1100]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(**spec):
+    return ggc.Kernel(ir.grouped_matmul("k", **spec))
+
+
+def cached_kernel(**spec):
+    return kernel(**{k: (tuple(map(tuple, v)) if k == "cols" else
+                         tuple(v) if isinstance(v, list) else v)
+                     for k, v in spec.items()})
+
+
+def randn(*shape, dtype):
+    # Scaled so that products stay well inside bf16/f16 range for any K.
+    return (torch.randn(*shape, device="cuda") / 4).to(dtype)
+
+
+def rel_err(out, ref):
+    out = out.double()
+    assert torch.isfinite(out).all(), "a valid row holds NaN/Inf: not written or wrong"
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32"):
+    g = len(sizes)
+    m = sum(sizes)
+    kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
+                         out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype)
+    t = TORCH_TYPES[dtype]
+    a = randn(m + 3, k, dtype=t)[:m]  # rows past M exist in memory, never read
+    a = a.contiguous()
+    b = randn(g, n, k, dtype=t)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)),
+                           dtype=torch.int32 if offsets_dtype == "i32" else torch.int64,
+                           device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+    kern(a, b, offsets, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            ref = a[start:start + size].double() @ b[gi].double().T
+            err = rel_err(out[start:start + size], ref)
+            assert err < TOLERANCE[dtype], f"group {gi} ({size} rows): rel err {err:.2e}"
+        start += size
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32"])
+def test_contiguous_ragged_groups(dtype):
+    check_contiguous(RAGGED, n=200, k=136 if dtype != "f32" else 132, dtype=dtype)
+
+
+def test_contiguous_single_group_and_i64_offsets():
+    check_contiguous([1000], n=256, k=512, dtype="bf16", offsets_dtype="i64")
+
+
+def test_contiguous_many_groups_with_empty_ones():
+    gen = torch.Generator().manual_seed(1)
+    sizes = torch.randint(0, 40, (256,), generator=gen)
+    sizes[::7] = 0
+    check_contiguous(sizes.tolist(), n=128, k=64, dtype="bf16")
+
+
+def test_contiguous_model_shape():
+    gen = torch.Generator().manual_seed(2)
+    sizes = torch.multinomial(torch.ones(8), 4096, replacement=True, generator=gen)
+    check_contiguous(torch.bincount(sizes, minlength=8).tolist(), n=4096, k=7168,
+                     dtype="bf16")
+
+
+def test_contiguous_rows_past_the_last_offset_are_not_written():
+    sizes = [5, 0, 70]
+    g, n, k = 3, 64, 64
+    kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k)
+    m = 100  # 25 rows after offsets[-1] = 75 belong to no group
+    a = randn(m, k, dtype=torch.bfloat16)
+    b = randn(g, n, k, dtype=torch.bfloat16)
+    offsets = torch.tensor([0, 5, 5, 75], dtype=torch.int32, device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, offsets, out)
+    torch.cuda.synchronize()
+    assert torch.isnan(out[75:]).all()
+    assert torch.isfinite(out[:75]).all()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32"])
+def test_masked_uneven_counts(dtype):
+    g, m_max, n, k = 6, 300, 200, 136 if dtype != "f32" else 132
+    counts = [0, 1, 64, 129, 300, 257]
+    kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype=dtype,
+                         out_dtype=dtype, tf32=dtype == "f32")
+    t = TORCH_TYPES[dtype]
+    a = randn(g, m_max, k, dtype=t)
+    b = randn(g, n, k, dtype=t)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    out = torch.full((g, m_max, n), float("nan"), dtype=t, device="cuda")
+    kern(a, b, masked_m, out)
+    torch.cuda.synchronize()
+    for gi, count in enumerate(counts):
+        if count:
+            ref = a[gi, :count].double() @ b[gi].double().T
+            err = rel_err(out[gi, :count], ref)
+            assert err < TOLERANCE[dtype], f"group {gi}: rel err {err:.2e}"
+        assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
+def test_masked_counts_beyond_m_max_are_clamped():
+    g, m_max, n, k = 2, 64, 64, 64
+    kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max)
+    a = randn(g, m_max, k, dtype=torch.bfloat16)
+    b = randn(g, n, k, dtype=torch.bfloat16)
+    masked_m = torch.tensor([1000, -5], dtype=torch.int32, device="cuda")
+    guard = torch.full((3, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    out = guard[:2]
+    kern(a, b, masked_m, out)
+    torch.cuda.synchronize()
+    assert rel_err(out[0], a[0].double() @ b[0].double().T) < 1e-2
+    assert torch.isnan(out[1]).all() and torch.isnan(guard[2]).all()
+
+
+def test_padded_contiguous_skips_padding_rows():
+    g, n, k, align = 4, 200, 136, 128
+    sizes = [3, 0, 200, 128]
+    rows, tags = 0, []
+    for gi, size in enumerate(sizes):
+        padded = -(-size // align) * align
+        tags += [gi] * size + [-1] * (padded - size)
+    m = len(tags)
+    kern = cached_kernel(layout="padded_contiguous", num_groups=g, n=n, k=k)
+    a = randn(m, k, dtype=torch.bfloat16)
+    b = randn(g, n, k, dtype=torch.bfloat16)
+    m_indices = torch.tensor(tags, dtype=torch.int32, device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, m_indices, out)
+    torch.cuda.synchronize()
+    tags_t = torch.tensor(tags, device="cuda")
+    assert torch.isnan(out[tags_t < 0]).all(), "padding rows were written"
+    for gi in range(g):
+        sel = tags_t == gi
+        if sel.any():
+            err = rel_err(out[sel], a[sel].double() @ b[gi].double().T)
+            assert err < 1e-2, f"group {gi}: rel err {err:.2e}"
+
+
+def test_epilogue_routing_bias_scalar_silu():
+    sizes = [0, 33, 130, 1]
+    g, n, k = len(sizes), 96, 128
+    m = sum(sizes)
+    kern = cached_kernel(
+        layout="contiguous", num_groups=g, n=n, k=k, rows=["f32"], cols=[[g, n]],
+        group_scalars=1, epilogue="""
+            %x = arith.mulf %acc, %r0 : f32
+            %y = arith.addf %x, %c0 : f32
+            %z = gg.silu %y : f32
+            %w = arith.mulf %z, %s0 : f32
+            gg.yield %w : f32""")
+    a = randn(m, k, dtype=torch.bfloat16)
+    b = randn(g, n, k, dtype=torch.bfloat16)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    weights = torch.rand(m, device="cuda")
+    bias = torch.randn(g, n, device="cuda")
+    scale = torch.rand(g, device="cuda") + 0.5
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, offsets, weights, bias, scale, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            acc = a[start:start + size].double() @ b[gi].double().T
+            y = acc * weights[start:start + size, None].double() + bias[gi].double()
+            ref = torch.nn.functional.silu(y) * scale[gi].double()
+            err = rel_err(out[start:start + size], ref)
+            assert err < 1e-2, f"group {gi}: rel err {err:.2e}"
+        start += size
+
+
+def test_bad_arguments_are_rejected_before_launch():
+    kern = cached_kernel(layout="contiguous", num_groups=2, n=64, k=64)
+    a = randn(10, 64, dtype=torch.bfloat16)
+    b = randn(2, 64, 64, dtype=torch.bfloat16)
+    offsets = torch.tensor([0, 4, 10], dtype=torch.int32, device="cuda")
+    out = torch.empty(10, 64, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(TypeError, match=r"argument 1 \(b\) must have dtype bf16"):
+        kern(a, b.half(), offsets, out)
+    with pytest.raises(ValueError, match=r"argument 3 \(out\) dimension 0 is 9"):
+        kern(a, b, offsets, out[:9])
+    with pytest.raises(ValueError, match=r"argument 1 \(b\) must have shape \[2, 64, 64\]"):
+        kern(a, b[:, :32], offsets, out)
+    with pytest.raises(ValueError, match="must be contiguous"):
+        kern(a, b.transpose(1, 2), offsets, out)
+    with pytest.raises(ValueError, match="on the CPU"):
+        kern(a.cpu(), b, offsets, out)

@@ -15,3 +15,7 @@ config.substitutions.append(("%ggc_src", config.ggc_source_dir))
 # ggc, ggc-opt, FileCheck and not are found on PATH, this build's tools first.
 config.environment["PATH"] = os.pathsep.join(
     [config.ggc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+
+# Tests that assemble cubins need ptxas (CUDA toolkit).
+if any(os.access(p, os.X_OK) for p in ["/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas"]):
+    config.available_features.add("ptxas")

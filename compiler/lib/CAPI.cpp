@@ -76,10 +76,6 @@ const char *ggc_stage_description(size_t i) {
   return i < ggc::stages().size() ? ggc::stages()[i].description : nullptr;
 }
 
-int ggc_stage_available(size_t i) {
-  return i < ggc::stages().size() && ggc::stages()[i].available ? 1 : 0;
-}
-
 const char *ggc_version(void) { return ggc::versionString(); }
 
 } // extern "C"

@@ -2,9 +2,7 @@
 //
 // A stage is a point in the pipeline whose output a user can ask for
 // (`ggc --emit=<stage>`, `kernel.asm[<stage>]`). Each stage runs the step
-// that leads to it from the previous one and prints what it holds. Stages
-// this build cannot produce are listed as unavailable, and asking for one is
-// an error.
+// that leads to it from the previous one and prints what it holds.
 //
 //===----------------------------------------------------------------------===//
 #include "ggc/Compiler.h"
@@ -274,19 +272,18 @@ LogicalResult assembleCubin(CompileState &state) {
 std::string printCubin(CompileState &state) { return state.cubin; }
 
 const Stage kStages[] = {
-    {{"gg", "the input, parsed and verified", true}, verifiedInput,
+    {{"gg", "the input, parsed and verified"}, verifiedInput,
      printModule},
-    {{"gg-config", "tile configuration chosen (gg-select-config)", true},
+    {{"gg-config", "tile configuration chosen (gg-select-config)"},
      selectConfig, printModule},
     {{"nvvm", "one Hopper kernel per function, in the LLVM/NVVM dialects "
-              "(gg-lower-to-nvvm)",
-      true},
+              "(gg-lower-to-nvvm)"},
      lowerToNVVM, printModule},
-    {{"llvm", "LLVM IR of the kernels, optimised (O3)", true}, translateToLLVM,
+    {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},
-    {{"ptx", "PTX for the target architecture (NVPTX backend)", true}, emitPTX,
+    {{"ptx", "PTX for the target architecture (NVPTX backend)"}, emitPTX,
      printPTX},
-    {{"cubin", "machine code for the target (ptxas)", true}, assembleCubin,
+    {{"cubin", "machine code for the target (ptxas)"}, assembleCubin,
      printCubin},
 };
 
@@ -377,13 +374,6 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     return result;
 
   for (const Stage &s : kStages) {
-    if (!s.info.available) {
-      diag << "error: stage '" << s.info.name << "' (" << s.info.description
-           << ") is not available in this build of ggc; the last stage it "
-              "can emit is '"
-           << result.stageOutputs.back().stage << "'\n";
-      return result;
-    }
     LogicalResult stepped = s.step(state);
     result.irAfterAll = state.irAfterAll;
     if (failed(stepped))

@@ -26,7 +26,6 @@ class Stage:
 
     name: str
     description: str
-    available: bool
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class CompiledIR:
 
 
 def stages() -> List[Stage]:
-    """Every stage the pipeline names, in order, and whether this build has it."""
+    """Every stage of the pipeline, in order."""
     return [Stage(*s) for s in _ggc.stages()]
 
 
@@ -61,7 +60,7 @@ def compile_ir(
     print_ir_after_all: bool = False,
     source_name: str = "<ggc>",
 ) -> CompiledIR:
-    """Compiles gg IR text up to stage `emit` (default: the last available).
+    """Compiles gg IR text up to stage `emit` (default: "ptx").
 
     Raises CompilationError with the compiler's diagnostics, and ValueError
     for arguments of the wrong kind, before anything is compiled.
@@ -70,7 +69,7 @@ def compile_ir(
         raise TypeError(f"source must be gg IR text (str), got {type(source).__name__}")
     known = stages()
     if emit is None:
-        emit = [s.name for s in known if s.available][-1]
+        emit = "ptx"
     if not isinstance(emit, str) or emit not in {s.name for s in known}:
         raise ValueError(
             f"emit must be one of {[s.name for s in known]}, got {emit!r}")

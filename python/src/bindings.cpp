@@ -90,10 +90,9 @@ PYBIND11_MODULE(_ggc, m) {
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
         py::arg("print_ir_after_all"));
   m.def("stages", []() {
-    std::vector<std::tuple<std::string, std::string, bool>> stages;
+    std::vector<std::pair<std::string, std::string>> stages;
     for (size_t i = 0; i < ggc_num_stages(); ++i)
-      stages.emplace_back(ggc_stage_name(i), ggc_stage_description(i),
-                          ggc_stage_available(i) != 0);
+      stages.emplace_back(ggc_stage_name(i), ggc_stage_description(i));
     return stages;
   });
   m.def("version", []() { return std::string(ggc_version()); });

@@ -30,7 +30,6 @@ func.func @k(%a: memref<4x256x7168xbf16>, %b: memref<4x4096x7168xbf16>,
 TEST(CompilerAPI, StagesAreListedInPipelineOrder) {
   ASSERT_GE(ggc_num_stages(), 4u);
   EXPECT_STREQ(ggc_stage_name(0), "gg");
-  EXPECT_TRUE(ggc_stage_available(0));
   bool sawPtx = false;
   for (size_t i = 0; i < ggc_num_stages(); ++i)
     sawPtx |= std::string(ggc_stage_name(i)) == "ptx";
@@ -73,19 +72,39 @@ TEST(CompilerAPI, UnknownStageIsRejectedWithTheList) {
   EXPECT_NE(diag.find("gg-config"), std::string::npos) << diag;
 }
 
-TEST(CompilerAPI, UnavailableStageIsAnErrorNotAnOutput) {
-  for (size_t i = 0; i < ggc_num_stages(); ++i) {
-    if (ggc_stage_available(i))
-      continue;
-    ResultPtr r = compile(kMaskedBf16, ggc_stage_name(i));
-    EXPECT_FALSE(ggc_result_ok(r.get())) << ggc_stage_name(i);
-    std::string diag = ggc_result_diagnostics(r.get());
-    EXPECT_NE(diag.find("is not available in this build"), std::string::npos)
-        << diag;
-    // Nothing past the last available stage is ever produced.
-    for (size_t s = 0; s < ggc_result_num_stages(r.get()); ++s)
-      EXPECT_TRUE(ggc_stage_available(s));
-  }
+TEST(CompilerAPI, PtxHoldsTmaLoadsAndWgmma) {
+  ResultPtr r = compile(kMaskedBf16, "ptx");
+  ASSERT_TRUE(ggc_result_ok(r.get())) << ggc_result_diagnostics(r.get());
+  size_t last = ggc_result_num_stages(r.get()) - 1;
+  std::string ptx = ggc_result_stage_text(r.get(), last, nullptr);
+  EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.3d"), std::string::npos);
+  std::string info = ggc_result_kernel_info(r.get());
+  EXPECT_NE(info.find("\"name\":\"k_kernel\""), std::string::npos) << info;
+  EXPECT_NE(info.find("\"layout\":\"masked\""), std::string::npos) << info;
+}
+
+TEST(CompilerAPI, KernelInfoIsEmptyBeforeTheNVVMStage) {
+  ResultPtr r = compile(kMaskedBf16, "gg-config");
+  ASSERT_TRUE(ggc_result_ok(r.get()));
+  EXPECT_STREQ(ggc_result_kernel_info(r.get()), "");
+}
+
+TEST(CompilerAPI, WhatTheLoweringLacksIsAnErrorNotAKernel) {
+  std::string f8 = kMaskedBf16;
+  for (size_t at; (at = f8.find("bf16")) != std::string::npos;)
+    f8.replace(at, 4, "f8E4M3FN");
+  // The output stays bf16.
+  for (size_t at; (at = f8.find("4x256x4096xf8E4M3FN")) != std::string::npos;)
+    f8.replace(at, 19, "4x256x4096xbf16");
+  ResultPtr r = compile(f8, "ptx");
+  EXPECT_FALSE(ggc_result_ok(r.get()));
+  EXPECT_NE(std::string(ggc_result_diagnostics(r.get()))
+                .find("is not supported by gg-lower-to-nvvm yet: f8"),
+            std::string::npos)
+      << ggc_result_diagnostics(r.get());
+  EXPECT_EQ(ggc_result_num_stages(r.get()), 2u); // gg and gg-config only
 }
 
 TEST(CompilerAPI, RejectsOtherArchitecturesAndNullSource) {

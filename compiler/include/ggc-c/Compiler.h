@@ -20,7 +20,7 @@ extern "C" {
 typedef struct ggc_result ggc_result;
 
 typedef struct ggc_options {
-  const char *emit;      /* last stage to run; NULL means "gg" */
+  const char *emit;      /* last stage to run; NULL means "ptx" */
   const char *arch;      /* NULL means "sm_90a" */
   int64_t num_sms;       /* 0 means 132 */
   int print_ir_after_all;
@@ -47,12 +47,10 @@ GGC_API const char *ggc_result_stage_text(const ggc_result *result, size_t i,
                                           size_t *length);
 GGC_API void ggc_result_destroy(ggc_result *result);
 
-/* Every stage the pipeline names, in order. `available` is 0 for stages
- * this build cannot produce yet. */
+/* Every stage of the pipeline, in order. */
 GGC_API size_t ggc_num_stages(void);
 GGC_API const char *ggc_stage_name(size_t i);
 GGC_API const char *ggc_stage_description(size_t i);
-GGC_API int ggc_stage_available(size_t i);
 
 GGC_API const char *ggc_version(void);
 

@@ -21,16 +21,13 @@ namespace ggc {
 struct StageInfo {
   const char *name;
   const char *description;
-  /// False for stages the pipeline names but this build cannot produce yet;
-  /// asking for one is an error, never a placeholder output.
-  bool available;
 };
 
 /// Every stage of the pipeline in order. The first is the verified input.
 llvm::ArrayRef<StageInfo> stages();
 
 struct CompileOptions {
-  std::string emit = "gg";        ///< last stage to run
+  std::string emit = "ptx";       ///< last stage to run
   std::string arch = "sm_90a";    ///< target GPU architecture
   int64_t numSMs = 132;           ///< multiprocessors of the target
   bool printIRAfterAll = false;   ///< record IR after every pass

@@ -25,8 +25,8 @@ const char *kUsage =
     "           [--num-sms=N] [--dump-dir=DIR] [--mlir-print-ir-after-all]\n"
     "       ggc --list-stages | --version | --help\n"
     "\n"
-    "Compiles gg IR through the ggc pipeline up to STAGE (default: the last\n"
-    "stage this build can emit) and writes that stage's output to OUTPUT\n"
+    "Compiles gg IR through the ggc pipeline up to STAGE (default: ptx) and\n"
+    "writes that stage's output to OUTPUT\n"
     "(default: standard output). INPUT may be '-' for standard input.\n"
     "--dump-dir writes every stage that ran to DIR/<input>.<stage>.<ext>.\n";
 
@@ -37,16 +37,8 @@ int usageError(const std::string &message) {
 
 void listStages(std::ostream &os) {
   for (size_t i = 0; i < ggc_num_stages(); ++i)
-    os << "  " << ggc_stage_name(i)
-       << (ggc_stage_available(i) ? "" : " (not available in this build)")
-       << ": " << ggc_stage_description(i) << "\n";
-}
-
-std::string lastAvailableStage() {
-  std::string last;
-  for (size_t i = 0; i < ggc_num_stages() && ggc_stage_available(i); ++i)
-    last = ggc_stage_name(i);
-  return last;
+    os << "  " << ggc_stage_name(i) << ": " << ggc_stage_description(i)
+       << "\n";
 }
 
 const char *extensionFor(const std::string &stage) {
@@ -72,7 +64,7 @@ bool writeFile(const std::string &path, const char *data, size_t length) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string input, output = "-", emit = lastAvailableStage(), arch = "sm_90a",
+  std::string input, output = "-", emit = "ptx", arch = "sm_90a",
                      dumpDir;
   int64_t numSMs = 132;
   bool printAfterAll = false;

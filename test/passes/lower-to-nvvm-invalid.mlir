@@ -1,0 +1,115 @@
+// RUN: ggc-opt %s -split-input-file -gg-lower-to-nvvm -verify-diagnostics
+
+func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                     %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{has no #gg.config; run gg-select-config before gg-lower-to-nvvm}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @f8(%a: memref<?x256xf8E4M3FN>, %b: memref<4x128x256xf8E4M3FN>,
+              %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: f8 operands and scales}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
+      b(%b : memref<4x128x256xf8E4M3FN>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @b_kn(%a: memref<?x256xbf16>, %b: memref<4x256x128xbf16>,
+                %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'b' in layout kn}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x256x128xbf16>, kn) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @f32_without_tf32(%a: memref<?x256xf32>, %b: memref<4x128x256xf32>,
+                            %off: memref<5xi32>, %o: memref<?x128xf32>) {
+  // expected-error @+1 {{f32 operands without 'tf32' (wgmma has no f32 math)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
+      b(%b : memref<4x128x256xf32>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xf32>)
+      {config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @block_k_not_one_row(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                               %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{block K of 128 gives 256-byte rows of A; the kernel needs exactly 128}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @k_not_16_bytes(%a: memref<?x100xbf16>, %b: memref<4x128x100xbf16>,
+                          %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{K = 100 gives rows of 200 bytes; TMA needs a multiple of 16 (K a multiple of 8)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x100xbf16>)
+      b(%b : memref<4x128x100xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @n_not_8(%a: memref<?x256xbf16>, %b: memref<4x100x256xbf16>,
+                   %off: memref<5xi32>, %o: memref<?x100xbf16>) {
+  // expected-error @+1 {{N = 100 must be a multiple of 8}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x100x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x100xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{holds 2 gg.grouped_matmul ops; gg-lower-to-nvvm makes one kernel per function}}
+func.func @two(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+               %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @tanh_epilogue(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                         %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+      epilogue {
+      ^bb0(%acc: f32, %g: index):
+        // expected-error @+1 {{is not supported in epilogues by the NVPTX lowering}}
+        %t = math.tanh %acc : f32
+        gg.yield %t : f32
+      }
+  return
+}

@@ -1,0 +1,63 @@
+// RUN: ggc-opt %s -split-input-file -gg-lower-to-nvvm | FileCheck %s
+
+// Before: a function holding one configured grouped matmul. After: the
+// function is gone and a kernel takes its place, with the tensor maps of A
+// and B as __grid_constant__ parameters, then out, groups, the run-time row
+// count, and the epilogue vectors.
+// CHECK: llvm.mlir.global external @ggc_smem() {addr_space = 3 : i32, alignment = 1024 : i64}
+// CHECK-NOT: func.func
+// CHECK: llvm.func @routed_kernel(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>)
+// CHECK-SAME: ggc.kernel_info = "{{.*}}\22block\22:384{{.*}}\22layout\22:\22contiguous\22
+// CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
+// Leader thread initialises the full/empty barrier pairs of both stages.
+// CHECK-COUNT-4: nvvm.mbarrier.init
+// CHECK: nvvm.barrier0
+// Producer warpgroup: gives registers away, walks the tiles, loads A and B.
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] {isCTAOnly = true}
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] {isCTAOnly = true}
+// Consumers: take registers, wgmma over the four 16-wide K steps of a
+// 64-wide bf16 block, release the buffer, then the epilogue.
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// The epilogue multiplies by the routing weight and stores bf16 pairs.
+// CHECK: arith.mulf
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<1>
+func.func @routed(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                  %off: memref<5xi32>, %w: memref<?xf32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>) rows(%w : memref<?xf32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+      epilogue {
+      ^bb0(%acc: f32, %weight: f32, %g: index):
+        %r = arith.mulf %acc, %weight : f32
+        gg.yield %r : f32
+      }
+  return
+}
+
+// -----
+
+// 64-row tiles need one consumer warpgroup: 256 threads. Masked A is loaded
+// with a 3-D tensor map (K, row, group).
+// CHECK: llvm.func @decode_kernel
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+func.func @decode(%a: memref<8x64x128xf16>, %b: memref<8x64x128xf16>,
+                  %m: memref<8xi32>, %o: memref<8x64x64xf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x64x128xf16>)
+      b(%b : memref<8x64x128xf16>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x64x64xf16>)
+      {config = #gg.config<block = [64, 64, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -45,15 +45,35 @@ def ragged_sizes(total, groups, seed):
     return torch.bincount(sizes, minlength=groups).tolist()
 
 
-def bench_contiguous(t, g, n, k, seed=0):
+def config_text(config):
+    bm, bn, bk, stages = config
+    return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
+            f"cluster = [1, 1], sms = 132>")
+
+
+def ggc_variants(run, make_kernel, configs):
+    """Times the default config and every extra one; returns {label: us}."""
+    results = {"ggc": median_us(run(make_kernel(None)))}
+    for config in configs:
+        label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}"
+        results[label] = median_us(run(make_kernel(config_text(config))))
+    return results
+
+
+def bench_contiguous(t, g, n, k, seed=0, configs=()):
     sizes = ragged_sizes(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    results = ggc_variants(
+        lambda kern: (lambda: kern(a, b, offsets, out)),
+        lambda config: ggc.Kernel(ir.grouped_matmul(
+            "k", layout="contiguous", num_groups=g, n=n, k=k, config=config)),
+        configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k))
-    results = {"ggc": median_us(lambda: kern(a, b, offsets, out))}
+    kern(a, b, offsets, out)
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
     err = ((out.double() - ref.double()).norm() / ref.double().norm()).item()
     results["torch._grouped_mm"] = median_us(
@@ -71,14 +91,20 @@ def bench_contiguous(t, g, n, k, seed=0):
     return f"contiguous bf16 T={t} G={g} N={n} K={k}", results, flops, bytes_moved, err
 
 
-def bench_masked(g, m, n, k):
+def bench_masked(g, m, n, k, configs=()):
     a = torch.randn(g, m, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     masked_m = torch.full((g,), m, dtype=torch.int32, device="cuda")
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+    results = ggc_variants(
+        lambda kern: (lambda: kern(a, b, masked_m, out)),
+        lambda config: ggc.Kernel(ir.grouped_matmul(
+            "k", layout="masked", num_groups=g, n=n, k=k, m=m, expected_m=m,
+            config=config)),
+        configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k, m=m,
                                         expected_m=m))
-    results = {"ggc": median_us(lambda: kern(a, b, masked_m, out))}
+    kern(a, b, masked_m, out)
     ref = torch._grouped_mm(a, b.transpose(1, 2))
     err = ((out.double() - ref.double()).norm() / ref.double().norm()).item()
     results["torch._grouped_mm"] = median_us(lambda: torch._grouped_mm(a, b.transpose(1, 2)))
@@ -91,13 +117,16 @@ def bench_masked(g, m, n, k):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--configs", default="",
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES;...'")
     args = parser.parse_args()
+    configs = [tuple(int(x) for x in c.split(",")) for c in args.configs.split(";") if c]
     torch.manual_seed(0)
     cases = [
-        lambda: bench_contiguous(8192, 8, 4096, 7168),
-        lambda: bench_contiguous(4096, 64, 2048, 7168),
-        lambda: bench_contiguous(2048, 128, 4096, 7168),
-        lambda: bench_masked(4, 256, 4096, 7168),
+        lambda: bench_contiguous(8192, 8, 4096, 7168, configs=configs),
+        lambda: bench_contiguous(4096, 64, 2048, 7168, configs=configs),
+        lambda: bench_contiguous(2048, 128, 4096, 7168, configs=configs),
+        lambda: bench_masked(4, 256, 4096, 7168, configs=configs),
     ]
     rows = []
     print(f"{'shape':44} {'impl':18} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")

@@ -18,5 +18,6 @@ if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
   timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
-  timeout 300 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+  timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" \
+    --configs "${GGC_BENCH_CONFIGS:-}" 2>&1 | tee "$OUT/bench.log"
 fi

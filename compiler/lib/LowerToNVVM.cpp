@@ -203,6 +203,8 @@ LogicalResult KernelGenerator::plan() {
     return unsupported("'out' in layout nm");
   if (p.layout == GroupLayout::k_grouped)
     return unsupported("the k_grouped layout");
+  if (config.getClusterM() != 1 || config.getClusterN() != 1)
+    return unsupported("clusters (TMA multicast); use cluster = [1, 1]");
   if (p.aElem.isF32() && !op.getTf32())
     return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
   if (p.blockK * byteWidth(p.aElem) != kSwizzleBytes)
@@ -229,10 +231,9 @@ LogicalResult KernelGenerator::plan() {
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
-  // Ring of A tiles, ring of B tiles, then the mbarriers; +1024 for aligning
-  // the base to the 128B-swizzle atom.
+  // Ring of A tiles, ring of B tiles, then the mbarriers.
   p.sharedBytes =
-      p.stages * (p.aTileBytes + p.bTileBytes) + p.stages * 16 + 1024;
+      ggc::sharedMemoryBytes(config, p.aElem, p.bElem, p.outElem);
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
   accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(p.blockN / 2, b.f32()));
@@ -560,9 +561,12 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     Value zero = b.f32c(0.0);
     for (int64_t i = 0; i < p.blockN / 2; ++i)
       acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+    // One wgmma batch stays in flight while the next is issued: after
+    // committing block k, wait until only it is pending, so block k-1's
+    // buffer can go back to the producer.
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{acc, counter},
-        [&](OpBuilder &, Location, Value, ValueRange iter) {
+        [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
           Value acc = iter[0], it = iter[1];
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
@@ -582,10 +586,23 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                 NVVM::MMAIntOverflowAttr());
           }
           b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-          b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-          b.mbarrierArrive(emptyBarrier(stage));
+          b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
+          b.create<scf::IfOp>(
+              b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
+                Value previous =
+                    b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
+                b.mbarrierArrive(emptyBarrier(previous));
+                b.create<scf::YieldOp>();
+              });
           b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
         });
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+    Value end = kLoop.getResult(1);
+    b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
+      Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
+      b.mbarrierArrive(emptyBarrier(last));
+      b.create<scf::YieldOp>();
+    });
     emitEpilogue(t, consumerIndex, kLoop.getResult(0));
     return kLoop.getResult(1);
   });

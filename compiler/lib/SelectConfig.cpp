@@ -25,13 +25,13 @@ int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 } // namespace
 
 int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
-                               Type outElem) {
+                               Type) {
   int64_t perStage = config.getBlockM() * config.getBlockK() * byteWidth(aElem) +
                      config.getBlockN() * config.getBlockK() * byteWidth(bElem);
-  int64_t outputTile =
-      config.getBlockM() * config.getBlockN() * byteWidth(outElem);
-  // One 8-byte mbarrier pair (full, empty) per stage.
-  return config.getStages() * (perStage + 16) + outputTile;
+  // The ring of A and B tiles with a full and an empty mbarrier per stage,
+  // plus 1024 bytes to align the base to the 128B-swizzle atom. The
+  // epilogue stores from registers and needs none.
+  return config.getStages() * (perStage + 16) + 1024;
 }
 
 namespace {
@@ -67,8 +67,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   if (blockN == 256 && blockM < 128)
     blockN = 128;
 
-  // 4. Stages: as deep as shared memory allows after the output tile, capped
-  //    where deeper pipelines stop paying (DeepGEMM uses up to 8).
+  // 4. Stages: as deep as shared memory allows, capped where deeper
+  //    pipelines stop paying (DeepGEMM uses up to 8).
   int64_t stages = 1;
   for (int64_t s = 8; s >= 1; --s) {
     ConfigAttr trial =

@@ -113,3 +113,15 @@ func.func @tanh_epilogue(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
       }
   return
 }
+
+// -----
+
+func.func @cluster(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                   %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: clusters (TMA multicast); use cluster = [1, 1]}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
+  return
+}

@@ -3,10 +3,10 @@
 
 // Before: no config. After: 128-row tiles, block N 256 (divides 4096),
 // block K 64 (one 128-byte row of bf16), as many stages as fit in 227 KiB
-// next to the 128x256 bf16 output tile, one CTA per SM.
+// (four 48 KiB stages), one CTA per SM.
 // CHECK-LABEL: func.func @contiguous_bf16
 // CHECK: gg.grouped_matmul contiguous
-// CHECK-SAME: config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>
+// CHECK-SAME: config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>
 // SMS-LABEL: func.func @contiguous_bf16
 // SMS: sms = 78>
 func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>,
@@ -37,7 +37,7 @@ func.func @masked_decode_fp8(%a: memref<16x128x7168xf8E4M3FN>,
 // TF32: 32 f32 elements per 128-byte row; N = 1000 divides by none of
 // 256/128/64, so 128 with a ragged last column tile.
 // CHECK-LABEL: func.func @tf32_ragged_n
-// CHECK: config = #gg.config<block = [128, 128, 32], stages = 5, cluster = [1, 1], sms = 132>
+// CHECK: config = #gg.config<block = [128, 128, 32], stages = 7, cluster = [1, 1], sms = 132>
 func.func @tf32_ragged_n(%a: memref<?x512xf32>, %b: memref<4x1000x512xf32>,
                          %off: memref<5xi64>, %o: memref<?x1000xf32>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xf32>)

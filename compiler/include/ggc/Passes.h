@@ -17,8 +17,8 @@ namespace ggc {
 #define GEN_PASS_REGISTRATION
 #include "ggc/Passes.h.inc"
 
-/// Shared-memory bytes a config needs: the operand ring plus the output tile
-/// staged for the TMA store. Used by gg-select-config and by the lowering.
+/// Shared-memory bytes the kernel of a config needs (the operand ring and
+/// its mbarriers). Used by gg-select-config and by the lowering.
 int64_t sharedMemoryBytes(mlir::gg::ConfigAttr config, mlir::Type aElem,
                           mlir::Type bElem, mlir::Type outElem);
 

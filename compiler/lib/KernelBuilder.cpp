@@ -109,16 +109,16 @@ void KernelBuilder::tmaLoad(Value dst, Value tensorMap, ArrayRef<Value> coords,
       Value());
 }
 
-Value KernelBuilder::wgmmaDescriptor(Value smemAddress) {
+Value KernelBuilder::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
+                                     int64_t strideBytes) {
   // PTX ISA "Matrix Descriptor Format": bits 0-13 start address >> 4,
-  // 16-29 leading byte offset >> 4 (unused for swizzled K-major: 1),
-  // 32-45 stride byte offset >> 4 (1024 bytes between 8-row atoms),
+  // 16-29 leading byte offset >> 4, 32-45 stride byte offset >> 4,
   // 62-63 swizzle mode (1 = 128B).
   Value address = create<LLVM::PtrToIntOp>(i64(), smemAddress);
   Value start = create<arith::AndIOp>(
       create<arith::ShRUIOp>(address, c64(4)), c64(0x3FFF));
-  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-                   (uint64_t(1) << 62);
+  uint64_t fixed = (uint64_t(leadingBytes >> 4) << 16) |
+                   (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
   return create<arith::OrIOp>(start, c64(static_cast<int64_t>(fixed)));
 }
 

@@ -75,9 +75,12 @@ public:
   void tmaLoad(mlir::Value dst, mlir::Value tensorMap,
                llvm::ArrayRef<mlir::Value> coords, mlir::Value bar);
 
-  /// A wgmma shared-memory matrix descriptor for a K-major tile with 128-byte
-  /// swizzle: 8-row atoms of 1024 bytes.
-  mlir::Value wgmmaDescriptor(mlir::Value smemAddress);
+  /// A wgmma shared-memory matrix descriptor for a tile with 128-byte
+  /// swizzle. K-major tiles: 8-row atoms of 1024 bytes apart (`strideBytes`
+  /// 1024, `leadingBytes` unused). MN-major tiles: 8 K-rows 1024 bytes apart
+  /// (`strideBytes`), 64-element MN chunks `leadingBytes` apart.
+  mlir::Value wgmmaDescriptor(mlir::Value smemAddress, int64_t leadingBytes,
+                              int64_t strideBytes);
 };
 
 } // namespace ggc

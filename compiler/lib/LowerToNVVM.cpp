@@ -61,6 +61,8 @@ struct KernelPlan {
   Type aElem, bElem, outElem, groupsElem;
   int64_t aTileBytes, bTileBytes, sharedBytes;
   int64_t nBlocks;
+  bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
+  bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
 
   int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
@@ -129,6 +131,7 @@ private:
     Value rowStart;   // i32: first row of the tile in A's row space
     Value rowsValid;  // i32: rows of the tile that belong to the group
     Value kStart;     // i32: first K of the group (k_grouped), else 0
+    Value kEnd;       // i32: end of the group's K range (k_grouped)
     Value numKBlocks; // i32
   };
   /// Walks the persistent tile schedule, calling `body` for each tile this
@@ -144,6 +147,7 @@ private:
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
 
+  void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void emitEpilogue(const Tile &tile, Value consumerIndex, Value acc);
   FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,
@@ -195,14 +199,25 @@ LogicalResult KernelGenerator::plan() {
   if (isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem) || op.getAScale() ||
       op.getBScale())
     return unsupported("f8 operands and scales");
-  if (op.getBLayout() != OperandLayout::nk)
-    return unsupported("'b' in layout kn (only nk, K-major, is lowered)");
-  if (op.getALayout() != OperandLayout::mk)
-    return unsupported("'a' in layout km");
+  p.bMNMajor = op.getBLayout() == OperandLayout::kn;
+  if (p.bMNMajor && p.aElem.isF32())
+    return unsupported("'b' in layout kn with tf32 (wgmma reads tf32 only "
+                       "along K)");
+  p.aMNMajor = op.getALayout() == OperandLayout::km;
   if (op.getOutLayout() != OperandLayout::mn)
     return unsupported("'out' in layout nm");
-  if (p.layout == GroupLayout::k_grouped)
-    return unsupported("the k_grouped layout");
+  // The K range of a group ends inside a K block; the kernel zeroes the rows
+  // past it, which are whole rows only when K is the outer dimension.
+  if (p.layout == GroupLayout::k_grouped && (!p.aMNMajor || !p.bMNMajor))
+    return unsupported("k_grouped with K-major operands; give 'a' as km "
+                       "([K, M]) and 'b' as kn ([K, N])");
+  if (p.aMNMajor && p.aElem.isF32())
+    return unsupported("'a' in layout km with tf32 (wgmma reads tf32 only "
+                       "along K)");
+  if (p.aMNMajor && p.m * byteWidth(p.aElem) % 16 != 0)
+    return op.emitOpError() << "M = " << p.m
+                            << " gives rows of 'a' (layout km) that are not a "
+                               "multiple of 16 bytes, as TMA needs";
   if (config.getClusterM() != 1 || config.getClusterN() != 1)
     return unsupported("clusters (TMA multicast); use cluster = [1, 1]");
   if (p.aElem.isF32() && !op.getTf32())
@@ -215,6 +230,11 @@ LogicalResult KernelGenerator::plan() {
   if (p.blockN % 16 != 0)
     return op.emitOpError() << "block N must be a multiple of 16 for wgmma, "
                                "got "
+                            << p.blockN;
+  if (p.bMNMajor && p.blockN % 64 != 0)
+    return op.emitOpError() << "block N must be a multiple of 64 with 'b' in "
+                               "layout kn (one 128-byte swizzled row of N per "
+                               "load), got "
                             << p.blockN;
   // TMA needs 16-byte strides: rows of A and B (K elements) and, for the
   // paired stores of the epilogue, an even N.
@@ -299,19 +319,30 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
                            {"arg", argIndex(v)}});
   };
   bool masked = p.layout == GroupLayout::masked;
-  // Boxes are innermost first and span the operand's full rank.
-  if (masked)
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  // Boxes are innermost first and span the operand's full rank. MN-major
+  // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
+  int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
+  if (p.aMNMajor)
+    tensorMap("a", op.getA(), {chunk, p.blockK});
+  else if (masked)
     tensorMap("a", op.getA(), {p.blockK, p.blockM, 1});
   else
     tensorMap("a", op.getA(), {p.blockK, p.blockM});
-  tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
+  if (p.bMNMajor && kGrouped)
+    tensorMap("b", op.getB(), {chunk, p.blockK});
+  else if (p.bMNMajor)
+    tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+  else
+    tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
   pointer("out", op.getOut());
   pointer("groups", op.getGroups());
-  // The one run-time size: rows of A (M_max for masked).
+  // The one run-time size: rows of A (M_max for masked, K for k_grouped).
+  int64_t sizeDim = masked ? 1 : (kGrouped && !p.aMNMajor) ? 1 : 0;
   params.push_back(llvm::json::Object{{"kind", "size"},
                                       {"operand", "a"},
                                       {"arg", argIndex(op.getA())},
-                                      {"dim", masked ? 1 : 0}});
+                                      {"dim", sizeDim}});
   for (Value v : op.getRowVectors())
     pointer("rows", v);
   for (Value v : op.getColVectors())
@@ -423,7 +454,19 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
   Value tileRow = b.mul(t.mBlock, b.c32(p.blockM));
   t.rowStart = b.add(rowStart, tileRow);
   t.rowsValid = b.minS(b.sub(rows, tileRow), b.c32(p.blockM));
+  if (p.layout == GroupLayout::k_grouped) {
+    // The group's K range, clamped to K like the rows of other layouts.
+    Value kTotal = b.toI32(dynamicSize);
+    Value begin = b.toI32(b.loadGlobal(p.groupsElem, groupsPtr, group));
+    Value end = b.toI32(
+        b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1))));
+    t.kStart = b.clampS(begin, b.c32(0), kTotal);
+    t.kEnd = b.clampS(end, t.kStart, kTotal);
+    t.numKBlocks = b.ceilDivU(b.sub(t.kEnd, t.kStart), p.blockK);
+    return t;
+  }
   t.kStart = b.c32(0);
+  t.kEnd = b.c32(p.k);
   t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
   return t;
 }
@@ -452,6 +495,7 @@ void KernelGenerator::forEachTile(
                                b.c32(p.blockM));
           t.group = b.loadGlobal(i32, groupsPtr, t.rowStart);
           t.kStart = b.c32(0);
+          t.kEnd = b.c32(p.k);
           t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
           Value owned = b.andI(b.ge(t.group, b.c32(0)),
                                b.lt(t.group, b.c32(p.numGroups)));
@@ -536,13 +580,34 @@ void KernelGenerator::emitProducer() {
           Value full = fullBarrier(stage);
           b.mbarrierArriveExpectTx(full, txBytes);
           Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
-          if (p.layout == GroupLayout::masked)
+          int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
+          if (p.aMNMajor) {
+            // M-major A: one [BK, 64] box per 64 rows of the tile.
+            for (int64_t j = 0; j < p.blockM / chunk; ++j)
+              b.tmaLoad(b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
+                        tensorMapA, {b.add(t.rowStart, b.c32(j * chunk)), k},
+                        full);
+          } else if (p.layout == GroupLayout::masked) {
             b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart, t.group},
                       full);
-          else
+          } else {
             b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart}, full);
-          b.tmaLoad(stageB(stage), tensorMapB,
-                    {k, b.mul(t.nBlock, b.c32(p.blockN)), t.group}, full);
+          }
+          Value n0 = b.mul(t.nBlock, b.c32(p.blockN));
+          if (p.bMNMajor) {
+            // N-major B: one [BK, 64] box per 64 columns, each its own
+            // 128B-swizzled block of BK rows.
+            for (int64_t j = 0; j < p.blockN / chunk; ++j) {
+              Value n = b.add(n0, b.c32(j * chunk));
+              Value dst = b.gep(stageB(stage), b.c64(j * p.blockK * kSwizzleBytes));
+              if (p.layout == GroupLayout::k_grouped)
+                b.tmaLoad(dst, tensorMapB, {n, k}, full);
+              else
+                b.tmaLoad(dst, tensorMapB, {n, k, t.group}, full);
+            }
+          } else {
+            b.tmaLoad(stageB(stage), tensorMapB, {k, n0, t.group}, full);
+          }
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
     return kLoop.getResult(0);
@@ -553,8 +618,11 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   MLIRContext *ctx = b.getContext();
   NVVM::WGMMATypes type = wgmmaType(p.aElem);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.blockN, p.kPerStep());
-  // This warpgroup's 64 rows of the A tile.
-  Value rowOffset = b.mul(b.toI64(consumerIndex), b.c64(64 * kSwizzleBytes));
+  // This warpgroup's 64 rows of the A tile: 64 swizzled rows when A is
+  // K-major, one [BK, 64] chunk when it is M-major.
+  Value rowOffset = b.mul(b.toI64(consumerIndex),
+                          b.c64(p.aMNMajor ? p.blockK * kSwizzleBytes
+                                           : 64 * kSwizzleBytes));
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = b.create<LLVM::UndefOp>(accType);
@@ -573,16 +641,32 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           b.mbarrierWait(fullBarrier(stage), phase);
           Value aTile = b.gep(stageA(stage), rowOffset);
           Value bTile = stageB(stage);
+          if (p.layout == GroupLayout::k_grouped)
+            zeroRowsPastGroup(t, kBlock, stage);
           b.create<NVVM::WgmmaFenceAlignedOp>();
           for (int64_t s = 0; s < p.kSteps(); ++s) {
             // Each K step moves 32 bytes along the swizzled 128-byte rows.
-            Value descA = b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)));
-            Value descB = b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)));
+            Value descA =
+                p.aMNMajor
+                    ? b.wgmmaDescriptor(
+                          b.gep(aTile, b.c64(s * 16 * kSwizzleBytes)),
+                          p.blockK * kSwizzleBytes, 1024)
+                    : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
+                                        /*leadingBytes=*/16, 1024);
+            // N-major B moves 16 K-rows of 128 bytes per step, and its
+            // 64-column chunks lie BK rows apart.
+            Value descB =
+                p.bMNMajor
+                    ? b.wgmmaDescriptor(
+                          b.gep(bTile, b.c64(s * 16 * kSwizzleBytes)),
+                          p.blockK * kSwizzleBytes, 1024)
+                    : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
             acc = b.create<NVVM::WgmmaMmaAsyncOp>(
                 accType, acc, descA, descB, shape, type, type,
                 NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
                 NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-                NVVM::MMALayout::row, NVVM::MMALayout::col,
+                p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                p.bMNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
                 NVVM::MMAIntOverflowAttr());
           }
           b.create<NVVM::WgmmaGroupSyncAlignedOp>();
@@ -605,6 +689,52 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     });
     emitEpilogue(t, consumerIndex, kLoop.getResult(0));
     return kLoop.getResult(1);
+  });
+}
+
+/// k_grouped: the last K block of a group reaches into the next group's
+/// rows of A and B. The consumers zero those K rows (whole 128-byte rows of
+/// the MN-major tiles, so the swizzle does not matter) before the wgmma
+/// reads them; the async-proxy fence and a barrier over the consumer threads
+/// order the zeros before the tensor cores' reads.
+void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
+                                        Value stage) {
+  Value kValid = b.sub(b.sub(t.kEnd, t.kStart), b.mul(kBlock, b.c32(p.blockK)));
+  b.create<scf::IfOp>(b.lt(kValid, b.c32(p.blockK)), [&](OpBuilder &,
+                                                          Location) {
+    int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
+    Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
+    int64_t aChunks = p.blockM / 64, bChunks = p.blockN / 64;
+    // Rows to clear: (BK - kValid) per chunk, 8 16-byte stores per row.
+    Value rows = b.sub(b.c32(p.blockK), kValid);
+    Value stores = b.mul(b.mul(rows, b.c32(aChunks + bChunks)), b.c32(8));
+    Value zero = b.create<LLVM::ZeroOp>(VectorType::get({4}, b.i32()));
+    b.create<scf::ForOp>(
+        thread, stores, b.c32(consumerThreads), ValueRange{},
+        [&](OpBuilder &, Location, Value i, ValueRange) {
+          Value piece = b.remU(i, b.c32(8));
+          Value rowInChunks = b.divU(i, b.c32(8));
+          Value chunk = b.divU(rowInChunks, rows);
+          Value row = b.add(kValid, b.remU(rowInChunks, rows));
+          Value inA = b.lt(chunk, b.c32(aChunks));
+          Value base = b.select(inA, stageA(stage), stageB(stage));
+          Value chunkInTile = b.select(inA, chunk, b.sub(chunk, b.c32(aChunks)));
+          Value offset = b.add(
+              b.mul(b.toI64(chunkInTile), b.c64(p.blockK * kSwizzleBytes)),
+              b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
+                    b.mul(b.toI64(piece), b.c64(16))));
+          b.create<LLVM::StoreOp>(zero, b.gep(base, offset));
+          b.create<scf::YieldOp>();
+        });
+    b.create<NVVM::FenceProxyOp>(NVVM::ProxyKind::async_shared,
+                                 NVVM::SharedSpaceAttr::get(
+                                     b.getContext(), NVVM::SharedSpace::shared_cta));
+    // The condition is the same for every consumer thread (same tile, same
+    // K block), so all of them reach this barrier.
+    b.create<NVVM::BarrierOp>(Type(), b.c32(1),
+                              b.c32(kWarpgroupThreads * p.numConsumers),
+                              NVVM::BarrierReductionAttr(), Value());
+    b.create<scf::YieldOp>();
   });
 }
 

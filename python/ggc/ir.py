@@ -24,11 +24,12 @@ def grouped_matmul(
     layout: str,
     num_groups: int,
     n: int,
-    k: int,
+    k: Optional[int],
     dtype: str = "bf16",
     out_dtype: str = "bf16",
     m: Optional[int] = None,
     offsets_dtype: str = "i32",
+    b_layout: str = "nk",
     tf32: bool = False,
     expected_m: Optional[int] = None,
     rows: Sequence[str] = (),
@@ -37,7 +38,9 @@ def grouped_matmul(
     epilogue: Optional[str] = None,
     config: Optional[str] = None,
 ) -> str:
-    """A func.func `@name` holding one gg.grouped_matmul (B in nk layout).
+    """A func.func `@name` holding one gg.grouped_matmul.
+
+    B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`).
 
     Arguments, in order: a, b, groups, then one memref per `rows` entry
     (element types), per `cols` entry (shapes, [N] or [G, N], f32), per
@@ -46,10 +49,21 @@ def grouped_matmul(
     block, whose arguments are %acc, %r0.., %c0.., %s0.., %group, ending in
     gg.yield.
     """
-    if layout not in LAYOUTS[:3]:
-        raise ValueError(f"layout must be one of {LAYOUTS[:3]}, got {layout!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     g = num_groups
-    if layout == "masked":
+    a_layout = ""
+    if layout == "k_grouped":
+        # Weight gradient: groups split K (the tokens); A is [K, M] and B is
+        # [K, N], both token-major; `k` is the total K (None: dynamic).
+        if b_layout != "kn":
+            raise ValueError("k_grouped takes b_layout='kn' ([K, N])")
+        a = _memref([k, m], dtype)
+        out = _memref([g, m, n], out_dtype)
+        groups = _memref([g + 1], offsets_dtype)
+        row_shape = [m]
+        a_layout = ", km"
+    elif layout == "masked":
         a = _memref([g, m, k], dtype)
         out = _memref([g, m, n], out_dtype)
         groups = _memref([g], "i32")
@@ -60,7 +74,12 @@ def grouped_matmul(
         groups = (_memref([g + 1], offsets_dtype) if layout == "contiguous"
                   else _memref([m], "i32"))
         row_shape = [m]
-    b = _memref([g, n, k], dtype)
+    if b_layout not in ("nk", "kn"):
+        raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
+    if layout == "k_grouped":
+        b = _memref([k, n], dtype)
+    else:
+        b = _memref([g, n, k] if b_layout == "nk" else [g, k, n], dtype)
     args = [("a", a), ("b", b), ("groups", groups)]
     # Function arguments get names apart from the epilogue's %r0, %c0, %s0.
     args += [(f"row_vec{i}", _memref(row_shape, t)) for i, t in enumerate(rows)]
@@ -83,7 +102,8 @@ def grouped_matmul(
     if config is not None:
         attrs.append(f"config = {config}")
     text = [f"func.func @{name}({signature}) {{",
-            f"  gg.grouped_matmul {layout} a(%a : {a}) b(%b : {b})",
+            f"  gg.grouped_matmul {layout} a(%a : {a}{a_layout}) "
+            f"b(%b : {b}{', kn' if b_layout == 'kn' else ''})",
             f"      groups(%groups : {groups}) out(%out : {out})"]
     if rows:
         text.append(f"      rows({operands('row_vec', len(rows))})")

@@ -148,25 +148,39 @@ class Kernel:
         rows = tensors[size_param["arg"]].shape[size_param["dim"]]
         groups = info["num_groups"]
         layout = info["layout"]
+        if layout == "k_grouped":
+            # Every group writes its whole [M, N] output, zeros when its K
+            # range is empty, so the grid does not depend on K.
+            m = self._k_grouped_m(tensors)
+            tiles = groups * _ceil_div(m, info["block_m"]) * n_blocks
+            return min(info["max_grid"], tiles)
+        if rows == 0:
+            return 0  # no rows: nothing to compute, nothing to write
         if layout == "contiguous":  # each group adds at most one partial tile
             tiles = (_ceil_div(rows, info["block_m"]) + groups) * n_blocks
         elif layout == "masked":
             tiles = groups * _ceil_div(rows, info["block_m"]) * n_blocks
         else:
             tiles = _ceil_div(rows, info["block_m"]) * n_blocks
-        return min(info["max_grid"], tiles) if rows > 0 else 0
+        return min(info["max_grid"], tiles)
+
+    def _k_grouped_m(self, tensors: List[_Tensor]) -> int:
+        out = next(p for p in self.info["params"] if p["operand"] == "out")
+        return tensors[out["arg"]].shape[1]
 
     def __call__(self, *args: Any, stream: Optional[int] = None) -> None:
         tensors, _ = self._check(args)
         grid = self._grid(tensors)
         if grid == 0:
-            return  # no rows: nothing to compute, nothing to write
+            return
         launch_args = []
         for p in self.info["params"]:
             t = tensors[p["arg"]]
             if p["kind"] == "tensor_map":
-                launch_args.append(("tensor_map", p["dtype"], list(t.shape), p["box"],
-                                    t.address))
+                # An empty K range (k_grouped) still needs a valid map; the
+                # kernel never loads from it.
+                shape = [max(d, 1) for d in t.shape]
+                launch_args.append(("tensor_map", p["dtype"], shape, p["box"], t.address))
             elif p["kind"] == "pointer":
                 launch_args.append(("pointer", t.address))
             else:

@@ -43,20 +43,30 @@ def rel_err(out, ref):
     return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
-def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32"):
+def weights(g, n, k, dtype, b_layout):
+    """B as the kernel takes it, and as [G, N, K] for the reference."""
+    if b_layout == "nk":
+        b = randn(g, n, k, dtype=dtype)
+        return b, b
+    b = randn(g, k, n, dtype=dtype)
+    return b, b.transpose(1, 2)
+
+
+def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk"):
     g = len(sizes)
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
-                         out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype)
+                         out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype,
+                         b_layout=b_layout)
     t = TORCH_TYPES[dtype]
     a = randn(m + 3, k, dtype=t)[:m]  # rows past M exist in memory, never read
     a = a.contiguous()
-    b = randn(g, n, k, dtype=t)
+    b_arg, b = weights(g, n, k, t, b_layout)
     offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)),
                            dtype=torch.int32 if offsets_dtype == "i32" else torch.int64,
                            device="cuda")
     out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
-    kern(a, b, offsets, out)
+    kern(a, b_arg, offsets, out)
     torch.cuda.synchronize()
     start = 0
     for gi, size in enumerate(sizes):
@@ -67,9 +77,19 @@ def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32"):
         start += size
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32"])
-def test_contiguous_ragged_groups(dtype):
-    check_contiguous(RAGGED, n=200, k=136 if dtype != "f32" else 132, dtype=dtype)
+# tf32 wgmma reads B only along K, so f32 runs with B as [G, N, K] only.
+LAYOUT_CASES = [("bf16", "nk"), ("f16", "nk"), ("f32", "nk"), ("bf16", "kn"),
+                ("f16", "kn")]
+
+
+@pytest.mark.parametrize("dtype, b_layout", LAYOUT_CASES)
+def test_contiguous_ragged_groups(dtype, b_layout):
+    check_contiguous(RAGGED, n=200, k=136 if dtype != "f32" else 132, dtype=dtype,
+                     b_layout=b_layout)
+
+
+def test_contiguous_kn_model_shape():
+    check_contiguous([700, 0, 1, 3000], n=2048, k=1024, dtype="bf16", b_layout="kn")
 
 
 def test_contiguous_single_group_and_i64_offsets():
@@ -105,18 +125,18 @@ def test_contiguous_rows_past_the_last_offset_are_not_written():
     assert torch.isfinite(out[:75]).all()
 
 
-@pytest.mark.parametrize("dtype", ["bf16", "f16", "f32"])
-def test_masked_uneven_counts(dtype):
+@pytest.mark.parametrize("dtype, b_layout", LAYOUT_CASES)
+def test_masked_uneven_counts(dtype, b_layout):
     g, m_max, n, k = 6, 300, 200, 136 if dtype != "f32" else 132
     counts = [0, 1, 64, 129, 300, 257]
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype=dtype,
-                         out_dtype=dtype, tf32=dtype == "f32")
+                         out_dtype=dtype, tf32=dtype == "f32", b_layout=b_layout)
     t = TORCH_TYPES[dtype]
     a = randn(g, m_max, k, dtype=t)
-    b = randn(g, n, k, dtype=t)
+    b_arg, b = weights(g, n, k, t, b_layout)
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     out = torch.full((g, m_max, n), float("nan"), dtype=t, device="cuda")
-    kern(a, b, masked_m, out)
+    kern(a, b_arg, masked_m, out)
     torch.cuda.synchronize()
     for gi, count in enumerate(counts):
         if count:
@@ -140,7 +160,8 @@ def test_masked_counts_beyond_m_max_are_clamped():
     assert torch.isnan(out[1]).all() and torch.isnan(guard[2]).all()
 
 
-def test_padded_contiguous_skips_padding_rows():
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_padded_contiguous_skips_padding_rows(b_layout):
     g, n, k, align = 4, 200, 136, 128
     sizes = [3, 0, 200, 128]
     rows, tags = 0, []
@@ -148,12 +169,13 @@ def test_padded_contiguous_skips_padding_rows():
         padded = -(-size // align) * align
         tags += [gi] * size + [-1] * (padded - size)
     m = len(tags)
-    kern = cached_kernel(layout="padded_contiguous", num_groups=g, n=n, k=k)
+    kern = cached_kernel(layout="padded_contiguous", num_groups=g, n=n, k=k,
+                         b_layout=b_layout)
     a = randn(m, k, dtype=torch.bfloat16)
-    b = randn(g, n, k, dtype=torch.bfloat16)
+    b_arg, b = weights(g, n, k, torch.bfloat16, b_layout)
     m_indices = torch.tensor(tags, dtype=torch.int32, device="cuda")
     out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
-    kern(a, b, m_indices, out)
+    kern(a, b_arg, m_indices, out)
     torch.cuda.synchronize()
     tags_t = torch.tensor(tags, device="cuda")
     assert torch.isnan(out[tags_t < 0]).all(), "padding rows were written"
@@ -213,3 +235,30 @@ def test_bad_arguments_are_rejected_before_launch():
         kern(a, b.transpose(1, 2), offsets, out)
     with pytest.raises(ValueError, match="on the CPU"):
         kern(a.cpu(), b, offsets, out)
+
+
+@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
+def test_k_grouped_weight_gradient(out_dtype):
+    """dW[g] = dY_g^T X_g with groups splitting the tokens (K); empty groups
+    give zeros, and each group's last K block ends mid-tile."""
+    k_sizes = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1100]
+    g, m, n = len(k_sizes), 200, 136
+    kern = cached_kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m,
+                         b_layout="kn", out_dtype=out_dtype)
+    k_total = sum(k_sizes)
+    dy = randn(k_total, m, dtype=torch.bfloat16)
+    x = randn(k_total, n, dtype=torch.bfloat16)
+    offsets = torch.tensor([0] + list(torch.tensor(k_sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((g, m, n), float("nan"), dtype=TORCH_TYPES[out_dtype], device="cuda")
+    kern(dy, x, offsets, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(k_sizes):
+        if size == 0:
+            assert (out[gi] == 0).all(), f"group {gi} has no tokens: dW must be zero"
+        else:
+            ref = dy[start:start + size].double().T @ x[start:start + size].double()
+            err = rel_err(out[gi], ref)
+            assert err < 1e-2, f"group {gi} ({size} tokens): rel err {err:.2e}"
+        start += size

@@ -23,13 +23,13 @@ func.func @f8(%a: memref<?x256xf8E4M3FN>, %b: memref<4x128x256xf8E4M3FN>,
 
 // -----
 
-func.func @b_kn(%a: memref<?x256xbf16>, %b: memref<4x256x128xbf16>,
-                %off: memref<5xi32>, %o: memref<?x128xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'b' in layout kn}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
-      b(%b : memref<4x256x128xbf16>, kn) groups(%off : memref<5xi32>)
-      out(%o : memref<?x128xbf16>)
-      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+func.func @b_kn_tf32(%a: memref<?x256xf32>, %b: memref<4x256x128xf32>,
+                     %off: memref<5xi32>, %o: memref<?x128xf32>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'b' in layout kn with tf32}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
+      b(%b : memref<4x256x128xf32>, kn) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xf32>) {tf32,
+      config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 
@@ -123,5 +123,17 @@ func.func @cluster(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
       b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x128xbf16>)
       {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @k_grouped_k_major(%a: memref<128x?xbf16>, %b: memref<64x?xbf16>,
+                             %off: memref<5xi32>, %o: memref<4x128x64xf32>) {
+  // expected-error @+1 {{k_grouped with K-major operands; give 'a' as km ([K, M]) and 'b' as kn ([K, N])}}
+  gg.grouped_matmul k_grouped a(%a : memref<128x?xbf16>)
+      b(%b : memref<64x?xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<4x128x64xf32>)
+      {config = #gg.config<block = [128, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }

@@ -61,3 +61,38 @@ func.func @decode(%a: memref<8x64x128xf16>, %b: memref<8x64x128xf16>,
       {config = #gg.config<block = [64, 64, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// B given as [G, K, N]: four [64 K, 64 N] boxes per stage fill the 256-wide
+// B tile, and wgmma reads it N-major (B layout row).
+// CHECK: llvm.func @weights_kn_kernel
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+func.func @weights_kn(%a: memref<?x512xbf16>, %b: memref<8x512x1024xbf16>,
+                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x512x1024xbf16>, kn) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// k_grouped (weight gradient): A and B are token-major ([K, M], [K, N]);
+// the last K block of a group has its rows past the group zeroed, fenced
+// against the tensor cores' reads, before the wgmma (A and B both MN-major).
+// CHECK: llvm.func @wgrad_kernel
+// CHECK: llvm.store %{{.*}} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+func.func @wgrad(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                 %off: memref<9xi64>, %dw: memref<8x128x256xf32>) {
+  gg.grouped_matmul k_grouped a(%dy : memref<?x128xbf16>, km)
+      b(%x : memref<?x256xbf16>, kn) groups(%off : memref<9xi64>)
+      out(%dw : memref<8x128x256xf32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

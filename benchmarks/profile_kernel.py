@@ -1,0 +1,41 @@
+"""Runs one ggc grouped GEMM a few times, for a profiler (ncu) to look at.
+
+  ncu --clock-control none -k regex:_kernel python3 benchmarks/profile_kernel.py masked
+"""
+
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+
+
+def main():
+    which = sys.argv[1] if len(sys.argv) > 1 else "masked"
+    config = os.environ.get("GGC_CONFIG")
+    if which == "masked":
+        g, m, n, k = 4, 256, 4096, 7168
+        a = torch.randn(g, m, k, device="cuda").to(torch.bfloat16)
+        b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+        groups = torch.full((g,), m, dtype=torch.int32, device="cuda")
+        out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+        kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k,
+                                            m=m, expected_m=m, config=config))
+    else:
+        t, g, n, k = 8192, 8, 4096, 7168
+        a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
+        b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+        groups = torch.arange(0, t + 1, t // g, dtype=torch.int32, device="cuda")
+        out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+        kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n,
+                                            k=k, config=config))
+    for _ in range(3):
+        kern(a, b, groups, out)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()

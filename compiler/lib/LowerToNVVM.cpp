@@ -63,6 +63,16 @@ struct KernelPlan {
   int64_t nBlocks;
   bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
+  ScaleAttr aScale, bScale; // null when the operand has no scales
+  bool f8 = false;
+  /// Each K block's wgmma result is scaled and added to the main f32
+  /// accumulator (DeepGEMM's two-level accumulation): for block scales,
+  /// which change along K, and for every f8 kernel, whose tensor-core
+  /// accumulation would otherwise lose precision over a long K.
+  bool twoLevel() const {
+    return f8 || (aScale && aScale.variesAlongK()) ||
+           (bScale && bScale.variesAlongK());
+  }
 
   int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
@@ -147,8 +157,20 @@ private:
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
 
+  /// Where a consumer thread's accumulator fragment lies in the tile.
+  struct Fragment {
+    Value row; // i32: first of the thread's two rows (the other is +8)
+    Value col; // i32: first column of the thread's pairs (+8c for pair c)
+  };
+  Fragment fragment(Value consumerIndex);
+  struct BlockScales {
+    Value a[2];             // per row of the thread
+    SmallVector<Value> b;   // per 128-column block of the tile
+  };
+  BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
+  Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
-  void emitEpilogue(const Tile &tile, Value consumerIndex, Value acc);
+  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
   FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,
                                       ArrayRef<Value> scalarValues,
@@ -163,6 +185,7 @@ private:
 
   // Kernel parameters.
   Value tensorMapA, tensorMapB, outPtr, groupsPtr, dynamicSize;
+  Value aScalePtr, bScalePtr; // null without scales
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
   LLVM::LLVMStructType accType;
@@ -196,9 +219,18 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "is not supported by gg-lower-to-nvvm yet: "
                             << what;
   };
-  if (isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem) || op.getAScale() ||
-      op.getBScale())
-    return unsupported("f8 operands and scales");
+  p.aScale = op.getAScaleKindAttr();
+  p.bScale = op.getBScaleKindAttr();
+  p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
+  bool f8 = p.f8;
+  if ((p.aScale && p.aScale.getKind() == ScaleKind::mx) ||
+      (p.bScale && p.bScale.getKind() == ScaleKind::mx))
+    return unsupported("mx (UE8M0) scales");
+  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
+      p.bScale.getBlockMN() != 128)
+    return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
+  if (p.layout == GroupLayout::k_grouped && (f8 || p.aScale || p.bScale))
+    return unsupported("f8 operands or scales with k_grouped");
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
   if (p.bMNMajor && p.aElem.isF32())
     return unsupported("'b' in layout kn with tf32 (wgmma reads tf32 only "
@@ -255,6 +287,15 @@ LogicalResult KernelGenerator::plan() {
   p.sharedBytes =
       ggc::sharedMemoryBytes(config, p.aElem, p.bElem, p.outElem);
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
+  if (p.twoLevel() && p.blockK != 128)
+    return op.emitOpError() << "block scales are applied per 128-wide K "
+                               "block, so block K must be 128, got "
+                            << p.blockK;
+  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
+      p.blockN % 128 != 0)
+    return op.emitOpError() << "block N must be a multiple of 128 with "
+                               "128x128 scales of 'b', got "
+                            << p.blockN;
   accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(), SmallVector<Type>(p.blockN / 2, b.f32()));
   return success();
@@ -267,7 +308,9 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   Type globalPtr = b.ptr(ggc::kGlobal);
   SmallVector<Type> params = {tensorMapPtr, tensorMapPtr, globalPtr, globalPtr,
                               b.i64()};
-  for (size_t i = 0; i < op.getRowVectors().size() + op.getColVectors().size() +
+  for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
+                             op.getRowVectors().size() +
+                             op.getColVectors().size() +
                              op.getGroupScalars().size();
        ++i)
     params.push_back(globalPtr);
@@ -343,6 +386,10 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
                                       {"operand", "a"},
                                       {"arg", argIndex(op.getA())},
                                       {"dim", sizeDim}});
+  if (op.getAScale())
+    pointer("a_scale", op.getAScale());
+  if (op.getBScale())
+    pointer("b_scale", op.getBScale());
   for (Value v : op.getRowVectors())
     pointer("rows", v);
   for (Value v : op.getColVectors())
@@ -354,9 +401,16 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
   for (BlockArgument arg : func.getArguments()) {
     auto type = cast<MemRefType>(arg.getType());
     llvm::json::Array shape;
-    for (int64_t d : type.getShape())
-      shape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
-                                               : llvm::json::Value(d));
+    // Dynamic sizes are named by what they follow: the row count M, or the
+    // 4-aligned M of M-major block scales.
+    bool alignedRows = arg == op.getAScale() && p.aScale &&
+                       p.aScale.getKind() == ScaleKind::block &&
+                       p.aScale.getMajor() == ScaleMajor::mn_major;
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      shape.push_back(!ShapedType::isDynamic(d) ? llvm::json::Value(d)
+                      : alignedRows && i + 1 == type.getShape().size()
+                          ? llvm::json::Value("align4(M)")
+                          : llvm::json::Value("M"));
     args.push_back(llvm::json::Object{
         {"dtype", elementName(type.getElementType())},
         {"shape", std::move(shape)},
@@ -614,80 +668,188 @@ void KernelGenerator::emitProducer() {
   });
 }
 
-void KernelGenerator::emitConsumer(Value consumerIndex) {
+/// Issues the wgmma instructions of one K block on the stage's tiles. With
+/// `fresh`, the first K step overwrites the accumulator instead of adding.
+Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
+                                   bool fresh) {
   MLIRContext *ctx = b.getContext();
-  NVVM::WGMMATypes type = wgmmaType(p.aElem);
+  NVVM::WGMMATypes typeA = wgmmaType(p.aElem), typeB = wgmmaType(p.bElem);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.blockN, p.kPerStep());
+  for (int64_t s = 0; s < p.kSteps(); ++s) {
+    // K-major tiles move 32 bytes along the swizzled 128-byte rows per K
+    // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
+    // chunks lie BK rows apart.
+    Value descA =
+        p.aMNMajor
+            ? b.wgmmaDescriptor(b.gep(aTile, b.c64(s * 16 * kSwizzleBytes)),
+                                p.blockK * kSwizzleBytes, 1024)
+            : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
+                                /*leadingBytes=*/16, 1024);
+    Value descB =
+        p.bMNMajor
+            ? b.wgmmaDescriptor(b.gep(bTile, b.c64(s * 16 * kSwizzleBytes)),
+                                p.blockK * kSwizzleBytes, 1024)
+            : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
+    acc = b.create<NVVM::WgmmaMmaAsyncOp>(
+        accType, acc, descA, descB, shape, typeA, typeB, NVVM::WGMMATypes::f32,
+        fresh && s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+        p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        p.bMNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+        NVVM::MMAIntOverflowAttr());
+  }
+  return acc;
+}
+
+KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
+  // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
+  // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
+  // 4*c + 2*half + j.
+  Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value warp = b.divU(tid, b.c32(32));
+  Value lane = b.remU(tid, b.c32(32));
+  Fragment f;
+  f.row = b.add(b.mul(consumerIndex, b.c32(64)),
+                b.add(b.mul(warp, b.c32(16)), b.divU(lane, b.c32(4))));
+  f.col = b.mul(b.remU(lane, b.c32(4)), b.c32(2));
+  return f;
+}
+
+/// The block scales that K block `kBlock` of the tile needs, loaded before
+/// the block's wgmma so that their latency hides behind it: A's for the
+/// thread's two rows, B's for each 128-column block of the tile.
+KernelGenerator::BlockScales
+KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
+                                 const Fragment &f) {
+  BlockScales scales;
+  Value one = b.f32c(1.0);
+  scales.a[0] = scales.a[1] = one;
+  int64_t kBlocks = (p.k + 127) / 128;
+  if (p.aScale && p.aScale.getKind() == ScaleKind::block) {
+    // M-major: [ceil(K/128), align4(M)]; K-major: [M, ceil(K/128)]; each
+    // with a leading G for masked (M = M_max).
+    Value rows = b.toI32(dynamicSize);
+    Value rowsPadded = b.andI(b.add(rows, b.c32(3)), b.c32(~3));
+    bool mMajor = p.aScale.getMajor() == ScaleMajor::mn_major;
+    Value groupBase = b.c64(0);
+    if (p.layout == GroupLayout::masked)
+      groupBase = b.mul(b.toI64(t.group),
+                        b.mul(b.c64(kBlocks),
+                              b.toI64(mMajor ? rowsPadded : rows)));
+    for (int half = 0; half < 2; ++half) {
+      Value row = b.toI64(
+          b.minS(b.add(t.rowStart, b.add(f.row, b.c32(8 * half))),
+                 b.sub(rows, b.c32(1))));
+      Value index =
+          mMajor ? b.add(b.mul(b.toI64(kBlock), b.toI64(rowsPadded)), row)
+                 : b.add(b.mul(row, b.c64(kBlocks)), b.toI64(kBlock));
+      scales.a[half] =
+          b.loadGlobal(b.f32(), aScalePtr, b.add(groupBase, index));
+    }
+  }
+  int64_t nScaleBlocks = (p.n + 127) / 128;
+  for (int64_t j = 0; j < std::max<int64_t>(1, p.blockN / 128); ++j) {
+    if (!p.bScale || p.bScale.getKind() != ScaleKind::block) {
+      scales.b.push_back(one);
+      continue;
+    }
+    Value nBlock128 =
+        b.minS(b.add(b.divU(b.mul(t.nBlock, b.c32(p.blockN)), b.c32(128)),
+                     b.c32(j)),
+               b.c32(nScaleBlocks - 1));
+    Value g = b.toI64(t.group), nb = b.toI64(nBlock128), kb = b.toI64(kBlock);
+    Value index =
+        p.bScale.getMajor() == ScaleMajor::k_major
+            ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb),
+                          b.c64(kBlocks)),
+                    kb)
+            : b.add(b.mul(b.add(b.mul(g, b.c64(kBlocks)), kb),
+                          b.c64(nScaleBlocks)),
+                    nb);
+    scales.b.push_back(b.loadGlobal(b.f32(), bScalePtr, index));
+  }
+  return scales;
+}
+
+void KernelGenerator::emitConsumer(Value consumerIndex) {
   // This warpgroup's 64 rows of the A tile: 64 swizzled rows when A is
   // K-major, one [BK, 64] chunk when it is M-major.
   Value rowOffset = b.mul(b.toI64(consumerIndex),
                           b.c64(p.aMNMajor ? p.blockK * kSwizzleBytes
                                            : 64 * kSwizzleBytes));
+  Fragment f = fragment(consumerIndex);
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = b.create<LLVM::UndefOp>(accType);
     Value zero = b.f32c(0.0);
     for (int64_t i = 0; i < p.blockN / 2; ++i)
       acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
-    // One wgmma batch stays in flight while the next is issued: after
-    // committing block k, wait until only it is pending, so block k-1's
-    // buffer can go back to the producer.
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{acc, counter},
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
           Value acc = iter[0], it = iter[1];
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+          BlockScales scales;
+          if (p.twoLevel())
+            scales = loadBlockScales(t, kBlock, f);
           b.mbarrierWait(fullBarrier(stage), phase);
           Value aTile = b.gep(stageA(stage), rowOffset);
           Value bTile = stageB(stage);
           if (p.layout == GroupLayout::k_grouped)
             zeroRowsPastGroup(t, kBlock, stage);
           b.create<NVVM::WgmmaFenceAlignedOp>();
-          for (int64_t s = 0; s < p.kSteps(); ++s) {
-            // Each K step moves 32 bytes along the swizzled 128-byte rows.
-            Value descA =
-                p.aMNMajor
-                    ? b.wgmmaDescriptor(
-                          b.gep(aTile, b.c64(s * 16 * kSwizzleBytes)),
-                          p.blockK * kSwizzleBytes, 1024)
-                    : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
-                                        /*leadingBytes=*/16, 1024);
-            // N-major B moves 16 K-rows of 128 bytes per step, and its
-            // 64-column chunks lie BK rows apart.
-            Value descB =
-                p.bMNMajor
-                    ? b.wgmmaDescriptor(
-                          b.gep(bTile, b.c64(s * 16 * kSwizzleBytes)),
-                          p.blockK * kSwizzleBytes, 1024)
-                    : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
-            acc = b.create<NVVM::WgmmaMmaAsyncOp>(
-                accType, acc, descA, descB, shape, type, type,
-                NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-                p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-                p.bMNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-                NVVM::MMAIntOverflowAttr());
+          if (p.twoLevel()) {
+            // The block's product lands in a fresh accumulator, which is
+            // scaled and added to the main one in f32 once it is complete,
+            // so a long K never accumulates in the tensor core's f8 path.
+            Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
+                                        aTile, bTile, /*fresh=*/true);
+            b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+            b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+            b.mbarrierArrive(emptyBarrier(stage));
+            SmallVector<Value> factor;
+            for (int half = 0; half < 2; ++half)
+              for (Value bScale : scales.b)
+                factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
+            int64_t perScale = std::min<int64_t>(p.blockN, 128) / 8;
+            for (int64_t c = 0; c < p.blockN / 8; ++c)
+              for (int half = 0; half < 2; ++half)
+                for (int j = 0; j < 2; ++j) {
+                  int64_t reg = 4 * c + 2 * half + j;
+                  Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+                  Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
+                  Value scale = factor[half * scales.b.size() + c / perScale];
+                  Value sum = b.create<math::FmaOp>(x, scale, y);
+                  acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
+                }
+          } else {
+            // One wgmma batch stays in flight while the next is issued:
+            // after committing block k, wait until only it is pending, so
+            // block k-1's buffer can go back to the producer.
+            acc = issueWgmmas(acc, aTile, bTile, /*fresh=*/false);
+            b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+            b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
+            b.create<scf::IfOp>(
+                b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
+                  Value previous =
+                      b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
+                  b.mbarrierArrive(emptyBarrier(previous));
+                  b.create<scf::YieldOp>();
+                });
           }
-          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-          b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
-          b.create<scf::IfOp>(
-              b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
-                Value previous =
-                    b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
-                b.mbarrierArrive(emptyBarrier(previous));
-                b.create<scf::YieldOp>();
-              });
           b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
         });
-    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-    Value end = kLoop.getResult(1);
-    b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
-      Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
-      b.mbarrierArrive(emptyBarrier(last));
-      b.create<scf::YieldOp>();
-    });
-    emitEpilogue(t, consumerIndex, kLoop.getResult(0));
+    if (!p.twoLevel()) {
+      b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+      Value end = kLoop.getResult(1);
+      b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
+        Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
+        b.mbarrierArrive(emptyBarrier(last));
+        b.create<scf::YieldOp>();
+      });
+    }
+    emitEpilogue(t, f, kLoop.getResult(0));
     return kLoop.getResult(1);
   });
 }
@@ -798,27 +960,23 @@ FailureOr<Value> KernelGenerator::emitEpilogueRegion(
   return map.lookup(cast<YieldOp>(block->getTerminator()).getValue());
 }
 
-void KernelGenerator::emitEpilogue(const Tile &t, Value consumerIndex,
+void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
                                    Value acc) {
-  // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
-  // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
-  // 4*c + 2*half + j.
-  Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-  Value warp = b.divU(tid, b.c32(32));
-  Value lane = b.remU(tid, b.c32(32));
-  Value rowInTile = b.add(b.mul(consumerIndex, b.c32(64)),
-                          b.add(b.mul(warp, b.c32(16)),
-                                b.divU(lane, b.c32(4))));
-  Value colInBlock = b.mul(b.remU(lane, b.c32(4)), b.c32(2));
+  Value rowInTile = f.row, colInBlock = f.col;
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   int64_t outBytes = byteWidth(p.outElem);
   bool masked = p.layout == GroupLayout::masked;
   bool kGrouped = p.layout == GroupLayout::k_grouped;
 
-  // Per row (two per thread): validity, output row index, row-vector values.
+  // Per row (two per thread): validity, output row index, row-vector values
+  // and the scale of A that does not change along K.
   struct Row {
     Value valid, index;
     SmallVector<Value> vectorValues;
+    Value scale;
+  };
+  auto isKind = [](ScaleAttr s, ScaleKind kind) {
+    return s && s.getKind() == kind;
   };
   Row rows[2];
   for (int half = 0; half < 2; ++half) {
@@ -851,6 +1009,11 @@ void KernelGenerator::emitEpilogue(const Tile &t, Value consumerIndex,
       row.vectorValues.push_back(
           b.loadGlobal(elem, rowPtrs[row.vectorValues.size()], vectorRow));
     }
+    // Per-row (per-token) scales follow the rows, like row vectors.
+    if (isKind(p.aScale, ScaleKind::channel))
+      row.scale = b.loadGlobal(b.f32(), aScalePtr, vectorRow);
+    else if (isKind(p.aScale, ScaleKind::tensor))
+      row.scale = b.loadGlobal(b.f32(), aScalePtr, t.group);
   }
   SmallVector<Value> scalarValues;
   for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
@@ -862,8 +1025,18 @@ void KernelGenerator::emitEpilogue(const Tile &t, Value consumerIndex,
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.n));
     Value safeCol = b.select(colValid, col, colBase);
-    // Column-vector values for the two columns of the pair.
+    // Column-vector values and scales of B for the two columns of the pair.
     SmallVector<Value> colValues[2];
+    Value colScale[2];
+    for (int j = 0; j < 2; ++j) {
+      if (isKind(p.bScale, ScaleKind::channel))
+        colScale[j] = b.loadGlobal(
+            b.f32(), bScalePtr,
+            b.add(b.mul(b.toI64(t.group), b.c64(p.n)),
+                  b.toI64(b.add(safeCol, b.c32(j)))));
+      else if (isKind(p.bScale, ScaleKind::tensor))
+        colScale[j] = b.loadGlobal(b.f32(), bScalePtr, t.group);
+    }
     for (int j = 0; j < 2; ++j)
       for (auto [i, v] : llvm::enumerate(op.getColVectors())) {
         auto type = cast<MemRefType>(v.getType());
@@ -877,6 +1050,11 @@ void KernelGenerator::emitEpilogue(const Tile &t, Value consumerIndex,
       Value pair = b.create<LLVM::UndefOp>(pairType);
       for (int j = 0; j < 2; ++j) {
         Value v = b.create<LLVM::ExtractValueOp>(acc, 4 * c + 2 * half + j);
+        // Scales that do not change along K apply once, to the sum.
+        if (rows[half].scale)
+          v = b.create<arith::MulFOp>(v, rows[half].scale);
+        if (colScale[j])
+          v = b.create<arith::MulFOp>(v, colScale[j]);
         FailureOr<Value> result =
             emitEpilogueRegion(v, rows[half].vectorValues, colValues[j],
                                scalarValues, t.group);
@@ -967,6 +1145,10 @@ LogicalResult KernelGenerator::run() {
   groupsPtr = fn.getArgument(3);
   dynamicSize = fn.getArgument(4);
   unsigned next = 5;
+  if (op.getAScale())
+    aScalePtr = fn.getArgument(next++);
+  if (op.getBScale())
+    bScalePtr = fn.getArgument(next++);
   for (size_t i = 0; i < op.getRowVectors().size(); ++i)
     rowPtrs.push_back(fn.getArgument(next++));
   for (size_t i = 0; i < op.getColVectors().size(); ++i)

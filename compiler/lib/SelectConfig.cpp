@@ -66,6 +66,12 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // consumer warpgroups; keep 256 only where the tile is full height.
   if (blockN == 256 && blockM < 128)
     blockN = 128;
+  // f8 kernels keep a second accumulator for each K block's product
+  // (two-level accumulation, for block scales and for precision): two 64x128
+  // fragments fit the registers, two 64x256 do not.
+  bool twoLevel = byteWidth(aElem) == 1;
+  if (twoLevel && blockN > 128)
+    blockN = 128;
 
   // 4. Stages: as deep as shared memory allows, capped where deeper
   //    pipelines stop paying (DeepGEMM uses up to 8).

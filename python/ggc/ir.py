@@ -37,18 +37,26 @@ def grouped_matmul(
     group_scalars: int = 0,
     epilogue: Optional[str] = None,
     config: Optional[str] = None,
+    a_dtype: Optional[str] = None,
+    a_scale: Optional[str] = None,
+    b_scale: Optional[str] = None,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul.
 
     B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`).
 
-    Arguments, in order: a, b, groups, then one memref per `rows` entry
+    `a_dtype` overrides A's element type (mixed f8 pairs). `a_scale` and
+    `b_scale` name a scale layout: "tensor", "channel", "block" (A 1x128
+    K-major, B 128x128 K-major) or "block_mn" (the M- or N-major form).
+
+    Arguments, in order: a, b, groups, [a_scale], [b_scale], then one memref per `rows` entry
     (element types), per `cols` entry (shapes, [N] or [G, N], f32), per
     group scalar (f32), and last `out`. `m` is the row count of A (M_max for
     masked); None makes it dynamic. `epilogue` is the body of the epilogue
     block, whose arguments are %acc, %r0.., %c0.., %s0.., %group, ending in
     gg.yield.
     """
+    a_type = a_dtype or dtype
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     g = num_groups
@@ -58,18 +66,18 @@ def grouped_matmul(
         # [K, N], both token-major; `k` is the total K (None: dynamic).
         if b_layout != "kn":
             raise ValueError("k_grouped takes b_layout='kn' ([K, N])")
-        a = _memref([k, m], dtype)
+        a = _memref([k, m], a_type)
         out = _memref([g, m, n], out_dtype)
         groups = _memref([g + 1], offsets_dtype)
         row_shape = [m]
         a_layout = ", km"
     elif layout == "masked":
-        a = _memref([g, m, k], dtype)
+        a = _memref([g, m, k], a_type)
         out = _memref([g, m, n], out_dtype)
         groups = _memref([g], "i32")
         row_shape = [g, m]
     else:
-        a = _memref([m, k], dtype)
+        a = _memref([m, k], a_type)
         out = _memref([m, n], out_dtype)
         groups = (_memref([g + 1], offsets_dtype) if layout == "contiguous"
                   else _memref([m], "i32"))
@@ -81,6 +89,32 @@ def grouped_matmul(
     else:
         b = _memref([g, n, k] if b_layout == "nk" else [g, k, n], dtype)
     args = [("a", a), ("b", b), ("groups", groups)]
+    scale_operands = []
+    kb = None if k is None else -(-k // 128)
+    align4 = None if m is None else (m + 3) // 4 * 4
+    masked = layout == "masked"
+    if a_scale:
+        shapes = {
+            "tensor": ([g], "<tensor>"),
+            "channel": ([g, m] if masked else [m], "<channel>"),
+            "block": ([g, m, kb] if masked else [m, kb], "<block 1x128>"),
+            "block_mn": ([g, kb, align4] if masked else [kb, align4],
+                         "<block 1x128, mn_major>"),
+        }
+        shape, attr = shapes[a_scale]
+        args.append(("a_scale", _memref(shape, "f32")))
+        scale_operands.append(f"a_scale(%a_scale : {args[-1][1]}, {attr})")
+    if b_scale:
+        nb = -(-n // 128)
+        shapes = {
+            "tensor": ([g], "<tensor>"),
+            "channel": ([g, n], "<channel>"),
+            "block": ([g, nb, kb], "<block 128x128>"),
+            "block_mn": ([g, kb, nb], "<block 128x128, mn_major>"),
+        }
+        shape, attr = shapes[b_scale]
+        args.append(("b_scale", _memref(shape, "f32")))
+        scale_operands.append(f"b_scale(%b_scale : {args[-1][1]}, {attr})")
     # Function arguments get names apart from the epilogue's %r0, %c0, %s0.
     args += [(f"row_vec{i}", _memref(row_shape, t)) for i, t in enumerate(rows)]
     args += [(f"col_vec{i}", _memref(shape, "f32")) for i, shape in enumerate(cols)]
@@ -104,7 +138,9 @@ def grouped_matmul(
     text = [f"func.func @{name}({signature}) {{",
             f"  gg.grouped_matmul {layout} a(%a : {a}{a_layout}) "
             f"b(%b : {b}{', kn' if b_layout == 'kn' else ''})",
-            f"      groups(%groups : {groups}) out(%out : {out})"]
+            f"      groups(%groups : {groups})"]
+    text += [f"      {operand}" for operand in scale_operands]
+    text.append(f"      out(%out : {out})")
     if rows:
         text.append(f"      rows({operands('row_vec', len(rows))})")
     if cols:

@@ -109,7 +109,7 @@ class Kernel:
         if len(args) != len(expected):
             raise TypeError(f"{self.name} takes {len(expected)} arguments "
                             f"({', '.join(self._roles)}), got {len(args)}")
-        tensors, dynamic = [], {}
+        tensors, dynamic, symbolic = [], {}, []
         for i, (arg, spec) in enumerate(zip(args, expected)):
             where = f"argument {i} ({self._roles[i]})"
             t = _describe(i, self._roles[i], arg)
@@ -122,11 +122,10 @@ class Kernel:
                                  f"(shape {_shape_text(spec['shape'])}), got shape "
                                  f"{list(t.shape)}")
             for d, (have, want) in enumerate(zip(t.shape, spec["shape"])):
-                if want is None:
-                    if dynamic.setdefault("M", have) != have:
-                        raise ValueError(
-                            f"{where} dimension {d} is {have}, but an earlier "
-                            f"argument set M = {dynamic['M']}")
+                if isinstance(want, str):
+                    symbolic.append((where, d, have, want))
+                    if want == "M":
+                        dynamic.setdefault("M", have)
                 elif have != want:
                     raise ValueError(f"{where} must have shape {_shape_text(spec['shape'])}, "
                                      f"got {list(t.shape)}")
@@ -137,6 +136,13 @@ class Kernel:
                 raise ValueError(f"{where} must be 16-byte aligned for TMA, but its "
                                  f"address ends in {t.address % 16:#x}")
             tensors.append(t)
+        # Every run-time size follows the row count M.
+        m = dynamic.get("M", 0)
+        for where, d, have, want in symbolic:
+            value = _SIZE_RULES[want](m)
+            if have != value:
+                raise ValueError(f"{where} dimension {d} must be {want} = {value} "
+                                 f"(M = {m} from the first argument with rows), got {have}")
         devices = {t.device for t in tensors}
         if len(devices) != 1:
             raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")
@@ -230,5 +236,12 @@ def _torch_stream_getter(args: Sequence[Any]):
     return lambda: torch.cuda.current_stream(device).cuda_stream
 
 
-def _shape_text(shape: Sequence[Optional[int]]) -> str:
-    return "[" + ", ".join("M" if d is None else str(d) for d in shape) + "]"
+# How each named run-time size follows the row count M.
+_SIZE_RULES = {
+    "M": lambda m: m,
+    "align4(M)": lambda m: (m + 3) // 4 * 4,
+}
+
+
+def _shape_text(shape: Sequence[Any]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"

@@ -11,12 +11,15 @@ func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @f8(%a: memref<?x256xf8E4M3FN>, %b: memref<4x128x256xf8E4M3FN>,
-              %off: memref<5xi32>, %o: memref<?x128xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: f8 operands and scales}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
+func.func @mx(%a: memref<1000x256xf8E4M3FN>, %sa: memref<1012x2xi32>,
+              %b: memref<4x128x256xf8E4M3FN>, %sb: memref<4x128x2xi32>,
+              %off: memref<5xi32>, %o: memref<1000x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: mx (UE8M0) scales}}
+  gg.grouped_matmul contiguous a(%a : memref<1000x256xf8E4M3FN>)
       b(%b : memref<4x128x256xf8E4M3FN>) groups(%off : memref<5xi32>)
-      out(%o : memref<?x128xbf16>)
+      a_scale(%sa : memref<1012x2xi32>, <mx 1x32>)
+      b_scale(%sb : memref<4x128x2xi32>, <mx 1x32>)
+      out(%o : memref<1000x128xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
@@ -135,5 +138,20 @@ func.func @k_grouped_k_major(%a: memref<128x?xbf16>, %b: memref<64x?xbf16>,
       b(%b : memref<64x?xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<4x128x64xf32>)
       {config = #gg.config<block = [128, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @block_scales_need_block_k_128(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
+                                         %b: memref<4x256x512xf8E4M3FN>, %sb: memref<4x2x4xf32>,
+                                         %off: memref<5xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{block N must be a multiple of 128 with 128x128 scales of 'b', got 64}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
+      b(%b : memref<4x256x512xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<4x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x2x4xf32>, <block 128x128>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [128, 64, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }

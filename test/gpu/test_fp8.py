@@ -1,0 +1,195 @@
+"""FP8 grouped GEMM on the GPU: every lowered scale kind on ragged groups.
+
+The reference is computed in fp64 from the dequantised inputs (f8 value
+times its scale); fresh random inputs and scales each check, NaN-poisoned
+outputs, relative norm error under 2e-3.
+"""
+
+import functools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+F8 = {"f8E4M3FN": torch.float8_e4m3fn, "f8E5M2": torch.float8_e5m2}
+TOLERANCE = 2e-3
+RAGGED = [0, 1, 3, 4, 5, 127, 128, 129, 1030]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(**spec):
+    return ggc.Kernel(ir.grouped_matmul("k", **spec))
+
+
+def f8(*shape, dtype):
+    return (torch.randn(*shape, device="cuda") * 2).to(F8[dtype])
+
+
+def positive(*shape):
+    return torch.rand(*shape, device="cuda") + 0.5
+
+
+def scales_a(kind, layout, g, m, k):
+    """A's scale tensor as the kernel takes it, and as a [.., M, K] factor."""
+    kb = -(-k // 128)
+    lead = [g] if layout == "masked" else []
+    if kind is None:
+        return None, 1.0
+    if kind == "tensor":
+        s = positive(g)
+        return s, s  # per group: expanded by the caller
+    if kind == "channel":
+        s = positive(*lead, m)
+        return s, s[..., None]
+    if kind == "block":
+        s = positive(*lead, m, kb)
+        return s, s.repeat_interleave(128, dim=-1)[..., :k]
+    s = positive(*lead, kb, (m + 3) // 4 * 4)  # block_mn: M-major, 4-aligned
+    return s, s[..., :m].transpose(-1, -2).repeat_interleave(128, dim=-1)[..., :k]
+
+
+def scales_b(kind, g, n, k):
+    """B's scale tensor as the kernel takes it, and as a [G, N, K] factor."""
+    kb, nb = -(-k // 128), -(-n // 128)
+    if kind is None:
+        return None, torch.ones(g, 1, 1, device="cuda")
+    if kind == "tensor":
+        s = positive(g)
+        return s, s[:, None, None]
+    if kind == "channel":
+        s = positive(g, n)
+        return s, s[:, :, None]
+    if kind == "block":
+        s = positive(g, nb, kb)
+        full = s
+    else:
+        s = positive(g, kb, nb)
+        full = s.transpose(1, 2)
+    full = full.repeat_interleave(128, dim=1)[:, :n].repeat_interleave(128, dim=2)[:, :, :k]
+    return s, full
+
+
+def rel_err(out, ref):
+    out = out.double()
+    assert torch.isfinite(out).all(), "a valid row holds NaN/Inf: not written or wrong"
+    return ((out - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def run_contiguous(sizes, n, k, a_scale, b_scale, a_dtype="f8E4M3FN", b_dtype="f8E4M3FN"):
+    g, m = len(sizes), sum(sizes)
+    kern = kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=b_dtype,
+                  a_dtype=a_dtype, a_scale=a_scale, b_scale=b_scale)
+    a = f8(m, k, dtype=a_dtype)
+    b = f8(g, n, k, dtype=b_dtype)
+    sa, fa = scales_a(a_scale, "contiguous", g, m, k)
+    sb, fb = scales_b(b_scale, g, n, k)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    args = [a, b, offsets] + [s for s in (sa, sb) if s is not None] + [out]
+    kern(*args)
+    torch.cuda.synchronize()
+    b_deq = b.double() * fb.double()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            rows = a[start:start + size].double()
+            if a_scale == "tensor":
+                rows = rows * fa[gi].double()
+            elif a_scale is not None:
+                rows = rows * fa[start:start + size].double()
+            ref = rows @ b_deq[gi].T
+            err = rel_err(out[start:start + size], ref)
+            assert err < TOLERANCE, f"group {gi} ({size} rows): rel err {err:.2e}"
+        start += size
+
+
+@pytest.mark.parametrize("a_scale, b_scale", [
+    (None, None), ("tensor", "tensor"), ("channel", "channel"), ("block", "block"),
+    ("block_mn", "block"), ("block_mn", "block_mn"), ("block", None), (None, "block"),
+    ("channel", "block"),
+])
+def test_contiguous_scale_kinds(a_scale, b_scale):
+    # K = 400 ends inside a 128-wide scale block; N = 2112 inside a 128-column one.
+    run_contiguous(RAGGED, n=2112, k=400, a_scale=a_scale, b_scale=b_scale)
+
+
+def test_contiguous_long_k_keeps_precision():
+    # Two-level accumulation: K = 7168 stays under 2e-3 in f32 promotion.
+    run_contiguous([300, 0, 777], n=256, k=7168, a_scale="block_mn", b_scale="block")
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [("f8E5M2", "f8E5M2"), ("f8E4M3FN", "f8E5M2"),
+                                              ("f8E5M2", "f8E4M3FN")])
+def test_contiguous_e5m2_and_mixed_pairs(a_dtype, b_dtype):
+    run_contiguous([64, 129, 5], n=256, k=256, a_scale="block_mn", b_scale="block",
+                   a_dtype=a_dtype, b_dtype=b_dtype)
+
+
+@pytest.mark.parametrize("a_scale, b_scale", [("block_mn", "block"), ("block", "block_mn"),
+                                              ("channel", "channel"), ("tensor", "tensor")])
+def test_masked_deepgemm_layout(a_scale, b_scale):
+    g, m_max, n, k = 4, 256, 2112, 640
+    counts = [256, 0, 129, 3]
+    kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
+                  expected_m=97, a_scale=a_scale, b_scale=b_scale)
+    a = f8(g, m_max, k, dtype="f8E4M3FN")
+    b = f8(g, n, k, dtype="f8E4M3FN")
+    sa, fa = scales_a(a_scale, "masked", g, m_max, k)
+    sb, fb = scales_b(b_scale, g, n, k)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, masked_m, sa, sb, out)
+    torch.cuda.synchronize()
+    a_deq = a.double() * (fa[:, None, None].double() if a_scale == "tensor" else fa.double())
+    b_deq = b.double() * fb.double()
+    for gi, count in enumerate(counts):
+        if count:
+            ref = a_deq[gi, :count] @ b_deq[gi].T
+            err = rel_err(out[gi, :count], ref)
+            assert err < TOLERANCE, f"group {gi}: rel err {err:.2e}"
+        assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
+def test_padded_contiguous_deepgemm_layout():
+    g, n, k, align = 3, 2112, 400, 128
+    sizes = [5, 128, 130]
+    tags = []
+    for gi, size in enumerate(sizes):
+        tags += [gi] * size + [-1] * (-(-size // align) * align - size)
+    m = len(tags)
+    kern = kernel(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+                  a_scale="block_mn", b_scale="block")
+    a = f8(m, k, dtype="f8E4M3FN")
+    b = f8(g, n, k, dtype="f8E4M3FN")
+    sa, fa = scales_a("block_mn", "padded_contiguous", g, m, k)
+    sb, fb = scales_b("block", g, n, k)
+    m_indices = torch.tensor(tags, dtype=torch.int32, device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, m_indices, sa, sb, out)
+    torch.cuda.synchronize()
+    tags_t = torch.tensor(tags, device="cuda")
+    assert torch.isnan(out[tags_t < 0]).all(), "padding rows were written"
+    a_deq = a.double() * fa.double()
+    for gi in range(g):
+        sel = tags_t == gi
+        err = rel_err(out[sel], a_deq[sel] @ (b.double() * fb.double())[gi].T)
+        assert err < TOLERANCE, f"group {gi}: rel err {err:.2e}"
+
+
+def test_scale_shape_errors_name_the_argument():
+    kern = kernel(layout="contiguous", num_groups=2, n=256, k=256, dtype="f8E4M3FN",
+                  a_scale="block_mn", b_scale="block")
+    a = f8(10, 256, dtype="f8E4M3FN")
+    b = f8(2, 256, 256, dtype="f8E4M3FN")
+    offsets = torch.tensor([0, 4, 10], dtype=torch.int32, device="cuda")
+    out = torch.empty(10, 256, dtype=torch.bfloat16, device="cuda")
+    sb = positive(2, 2, 2)
+    with pytest.raises(ValueError, match=r"argument 3 \(a_scale\) dimension 1 must be "
+                                         r"align4\(M\) = 12"):
+        kern(a, b, offsets, positive(2, 10), sb, out)

@@ -133,9 +133,101 @@ def bench_masked(g, m, n, k, configs=()):
     return f"masked bf16 G={g} M_max={m} N={n} K={k}", results, flops, bytes_moved, err
 
 
+FP8_FLOPS = 1270e12
+
+
+def fp8(*shape):
+    return (torch.randn(*shape, device="cuda") * 2).to(torch.float8_e4m3fn)
+
+
+def torch_scaled(fn):
+    """Times torch._scaled_grouped_mm, or says why it cannot run the shape."""
+    try:
+        fn()
+        return median_us(fn)
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        print(f"    torch._scaled_grouped_mm: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+        return float("nan")
+
+
+def bench_fp8_contiguous(t, g, n, k, seed=0):
+    sizes = ragged_sizes(t, g, seed)
+    kb = -(-k // 128)
+    a, b = fp8(t, k), fp8(g, n, k)
+    a_scale = torch.rand(kb, (t + 3) // 4 * 4, device="cuda") + 0.5   # 1x128, M-major
+    b_scale = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5     # 128x128
+    ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
+    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,
+                                        dtype="f8E4M3FN", a_scale="block_mn",
+                                        b_scale="block"))
+    results = {"ggc (1x128/128x128)": median_us(
+        lambda: kern(a, b, offsets, a_scale, b_scale, out))}
+    row_a = torch.rand(t, device="cuda") + 0.5
+    col_b = torch.rand(g, n, device="cuda") + 0.5
+    results["torch._scaled_grouped_mm"] = torch_scaled(
+        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
+                                         out_dtype=torch.bfloat16))
+    flops = 2.0 * t * n * k
+    bytes_moved = t * k + g * n * k + 2.0 * t * n
+    return f"contiguous fp8 T={t} G={g} N={n} K={k}", results, flops, bytes_moved
+
+
+def bench_fp8_masked(g, m, n, k, counts=None):
+    kb = -(-k // 128)
+    a, b = fp8(g, m, k), fp8(g, n, k)
+    a_scale = torch.rand(g, kb, (m + 3) // 4 * 4, device="cuda") + 0.5
+    b_scale = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5
+    counts = counts if counts is not None else [m] * g
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+    expected = max(1, sum(counts) // g)
+    kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k, m=m,
+                                        dtype="f8E4M3FN", expected_m=expected,
+                                        a_scale="block_mn", b_scale="block"))
+    results = {"ggc (1x128/128x128)": median_us(
+        lambda: kern(a, b, masked_m, a_scale, b_scale, out))}
+    row_a = torch.rand(g, m, device="cuda") + 0.5
+    col_b = torch.rand(g, n, device="cuda") + 0.5
+    results["torch._scaled_grouped_mm"] = torch_scaled(
+        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b,
+                                         out_dtype=torch.bfloat16))
+    rows = sum(counts)
+    flops = 2.0 * rows * n * k
+    bytes_moved = rows * k + g * n * k + 2.0 * rows * n
+    name = f"masked fp8 G={g} M_max={m} N={n} K={k}" + ("" if counts == [m] * g else
+                                                        f" rows={rows}")
+    return name, results, flops, bytes_moved
+
+
+def run_fp8(rows):
+    gen = torch.Generator().manual_seed(3)
+    decode_counts = torch.randint(1, 129, (16,), generator=gen).tolist()
+    cases = [
+        lambda: bench_fp8_masked(4, 256, 4096, 7168),
+        lambda: bench_fp8_masked(4, 256, 7168, 2048),
+        lambda: bench_fp8_contiguous(8192, 8, 4096, 7168),
+        lambda: bench_fp8_contiguous(16384, 32, 3072, 8192),
+        lambda: bench_fp8_masked(16, 128, 4096, 7168, counts=decode_counts),
+    ]
+    for case in cases:
+        name, results, flops, bytes_moved = case()
+        floor_mem = bytes_moved / HBM_BYTES_PER_S * 1e6
+        floor_math = flops / FP8_FLOPS * 1e6
+        peer = results["torch._scaled_grouped_mm"]
+        for impl, us in results.items():
+            print(f"{name:44} {impl:26} {us:9.1f} {flops / us / 1e6:7.1f} {peer / us:8.2f}x"
+                  f"  {floor_mem:.1f}/{floor_math:.1f}  ({floor_mem / us * 100:.0f}% of HBM floor)")
+            rows.append({"shape": name, "impl": impl, "us": us, "tflops": flops / us / 1e6,
+                         "ratio_vs_torch": peer / us, "floor_mem_us": floor_mem,
+                         "floor_math_us": floor_math})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
                         help="extra tile configs to time, 'BM,BN,BK,STAGES;...'")
     args = parser.parse_args()
@@ -148,6 +240,11 @@ def main():
         lambda: bench_masked(4, 256, 4096, 7168, configs=configs),
     ]
     rows = []
+    if args.suite in ("all", "fp8"):
+        print(f"{'shape':44} {'impl':26} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
+        run_fp8(rows)
+    if args.suite == "fp8":
+        cases = []
     print(f"{'shape':44} {'impl':18} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
     for case in cases:
         name, results, flops, bytes_moved, err = case()

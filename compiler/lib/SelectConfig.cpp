@@ -72,6 +72,10 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   bool twoLevel = byteWidth(aElem) == 1;
   if (twoLevel && blockN > 128)
     blockN = 128;
+  // 128x128 scales of B cover whole 128-column blocks of the tile.
+  ScaleAttr bScale = op.getBScaleKindAttr();
+  if (bScale && bScale.getKind() == ScaleKind::block && blockN % 128 != 0)
+    blockN = 128;
 
   // 4. Stages: as deep as shared memory allows, capped where deeper
   //    pipelines stop paying (DeepGEMM uses up to 8).

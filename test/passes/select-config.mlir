@@ -59,3 +59,21 @@ func.func @user_config_kept(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
       {config = #gg.config<block = [64, 128, 64], stages = 2, cluster = [2, 1], sms = 66>}
   return
 }
+
+// -----
+
+// f8 keeps a second accumulator per K block (two-level accumulation), so
+// block N stays at 128; 128x128 scales of B need whole 128-column blocks,
+// even where N = 2112 is divisible by 64 only.
+// CHECK-LABEL: func.func @fp8_block_scaled
+// CHECK: config = #gg.config<block = [128, 128, 128], stages = 7, cluster = [1, 1], sms = 132>
+func.func @fp8_block_scaled(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
+                            %b: memref<8x2112x512xf8E4M3FN>, %sb: memref<8x17x4xf32>,
+                            %off: memref<9xi32>, %o: memref<?x2112xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
+      b(%b : memref<8x2112x512xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<4x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x17x4xf32>, <block 128x128>)
+      out(%o : memref<?x2112xbf16>)
+  return
+}

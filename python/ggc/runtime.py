@@ -124,8 +124,8 @@ class Kernel:
             for d, (have, want) in enumerate(zip(t.shape, spec["shape"])):
                 if isinstance(want, str):
                     symbolic.append((where, d, have, want))
-                    if want == "M":
-                        dynamic.setdefault("M", have)
+                    if want == "M" and "M" not in dynamic:
+                        dynamic["M"], dynamic["set by"] = have, where
                 elif have != want:
                     raise ValueError(f"{where} must have shape {_shape_text(spec['shape'])}, "
                                      f"got {list(t.shape)}")
@@ -142,7 +142,7 @@ class Kernel:
             value = _SIZE_RULES[want](m)
             if have != value:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
-                                 f"(M = {m} from the first argument with rows), got {have}")
+                                 f"(M = {m}, set by {dynamic['set by']}), got {have}")
         devices = {t.device for t in tensors}
         if len(devices) != 1:
             raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")

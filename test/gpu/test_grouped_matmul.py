@@ -227,7 +227,8 @@ def test_bad_arguments_are_rejected_before_launch():
     out = torch.empty(10, 64, dtype=torch.bfloat16, device="cuda")
     with pytest.raises(TypeError, match=r"argument 1 \(b\) must have dtype bf16"):
         kern(a, b.half(), offsets, out)
-    with pytest.raises(ValueError, match=r"argument 3 \(out\) dimension 0 is 9"):
+    with pytest.raises(ValueError, match=r"argument 3 \(out\) dimension 0 must be M = 10 "
+                                         r"\(M = 10, set by argument 0 \(a\)\), got 9"):
         kern(a, b, offsets, out[:9])
     with pytest.raises(ValueError, match=r"argument 1 \(b\) must have shape \[2, 64, 64\]"):
         kern(a, b[:, :32], offsets, out)

@@ -16,6 +16,22 @@ from ggc import ir  # noqa: E402
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "masked"
     config = os.environ.get("GGC_CONFIG")
+    if which == "masked-fp8":
+        g, m, n, k = 4, 256, 4096, 7168
+        a = (torch.randn(g, m, k, device="cuda")).to(torch.float8_e4m3fn)
+        b = (torch.randn(g, n, k, device="cuda")).to(torch.float8_e4m3fn)
+        groups = torch.full((g,), m, dtype=torch.int32, device="cuda")
+        sa = torch.rand(g, k // 128, m, device="cuda")
+        sb = torch.rand(g, n // 128, k // 128, device="cuda")
+        out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+        kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k,
+                                            m=m, expected_m=m, dtype="f8E4M3FN",
+                                            a_scale="block_mn", b_scale="block",
+                                            config=config))
+        for _ in range(3):
+            kern(a, b, groups, sa, sb, out)
+        torch.cuda.synchronize()
+        return
     if which == "masked":
         g, m, n, k = 4, 256, 4096, 7168
         a = torch.randn(g, m, k, device="cuda").to(torch.bfloat16)

@@ -166,6 +166,18 @@ private:
   struct BlockScales {
     Value a[2];             // per row of the thread
     SmallVector<Value> b;   // per 128-column block of the tile
+    SmallVector<Value> values() const {
+      SmallVector<Value> all = {a[0], a[1]};
+      llvm::append_range(all, b);
+      return all;
+    }
+    static BlockScales from(ValueRange all) {
+      BlockScales s;
+      s.a[0] = all[0];
+      s.a[1] = all[1];
+      s.b.assign(all.begin() + 2, all.end());
+      return s;
+    }
   };
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
@@ -784,15 +796,24 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     Value zero = b.f32c(0.0);
     for (int64_t i = 0; i < p.blockN / 2; ++i)
       acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+    // Block scales are loaded one K block ahead, so their latency hides
+    // behind a whole block of wgmma; they ride along as loop values.
+    SmallVector<Value> initial = {acc, counter};
+    if (p.twoLevel())
+      llvm::append_range(initial, loadBlockScales(t, b.c32(0), f).values());
     auto kLoop = b.create<scf::ForOp>(
-        b.c32(0), t.numKBlocks, b.c32(1), ValueRange{acc, counter},
+        b.c32(0), t.numKBlocks, b.c32(1), initial,
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
           Value acc = iter[0], it = iter[1];
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
-          BlockScales scales;
-          if (p.twoLevel())
-            scales = loadBlockScales(t, kBlock, f);
+          BlockScales scales, next;
+          if (p.twoLevel()) {
+            scales = BlockScales::from(iter.drop_front(2));
+            Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
+                                     b.sub(t.numKBlocks, b.c32(1)));
+            next = loadBlockScales(t, nextBlock, f);
+          }
           b.mbarrierWait(fullBarrier(stage), phase);
           Value aTile = b.gep(stageA(stage), rowOffset);
           Value bTile = stageB(stage);
@@ -838,7 +859,10 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                   b.create<scf::YieldOp>();
                 });
           }
-          b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
+          SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
+          if (p.twoLevel())
+            llvm::append_range(yielded, next.values());
+          b.create<scf::YieldOp>(yielded);
         });
     if (!p.twoLevel()) {
       b.create<NVVM::WgmmaWaitGroupSyncOp>(0);

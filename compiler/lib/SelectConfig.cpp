@@ -46,12 +46,16 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    32 f32), the widest row TMA's 128B swizzle allows.
   int64_t blockK = 128 / byteWidth(aElem);
 
-  // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
+  // 2. Block M: small masked batches (decode) waste less with 64-row tiles;
+  //    but f8 keeps 128 rows, because its two consumer warpgroups take turns
+  //    on the tensor cores while the other scales its K block's product
+  //    (measured: 159 us against 220 us for a decode batch of G=16, K=7168).
   int64_t blockM = 128;
+  bool f8 = byteWidth(aElem) == 1;
   if (std::optional<int64_t> expected = op.getExpectedM())
-    blockM = *expected <= 64 ? 64 : 128;
+    blockM = *expected <= 64 && !f8 ? 64 : 128;
   else if (op.getLayout() == GroupLayout::masked && !ShapedType::isDynamic(dims.m) &&
-           dims.m <= 64)
+           dims.m <= 64 && !f8)
     blockM = 64;
 
   // 3. Block N: the widest tile that divides N, so no column tile is ragged;
@@ -69,7 +73,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
   // fragments fit the registers, two 64x256 do not.
-  bool twoLevel = byteWidth(aElem) == 1;
+  bool twoLevel = f8;
   if (twoLevel && blockN > 128)
     blockN = 128;
   // 128x128 scales of B cover whole 128-column blocks of the tile.

@@ -19,10 +19,11 @@ func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>
 
 // -----
 
-// A small decode batch (expected_m <= 64) takes 64-row tiles; N = 2112 is
-// divisible by 64 only; f8 rows of 128 bytes are 128 elements.
+// A small f8 decode batch keeps 128-row tiles (two consumer warpgroups take
+// turns scaling their K blocks); N = 2112 is divisible by 64 only; f8 rows
+// of 128 bytes are 128 elements.
 // CHECK-LABEL: func.func @masked_decode_fp8
-// CHECK: config = #gg.config<block = [64, 64, 128], stages = 8, cluster = [1, 1], sms = 132>
+// CHECK: config = #gg.config<block = [128, 64, 128], stages = 8, cluster = [1, 1], sms = 132>
 func.func @masked_decode_fp8(%a: memref<16x128x7168xf8E4M3FN>,
                              %b: memref<16x2112x7168xf8E4M3FN>,
                              %m: memref<16xi32>, %o: memref<16x128x2112xbf16>) {
@@ -75,5 +76,19 @@ func.func @fp8_block_scaled(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
       a_scale(%sa : memref<4x?xf32>, <block 1x128, mn_major>)
       b_scale(%sb : memref<8x17x4xf32>, <block 128x128>)
       out(%o : memref<?x2112xbf16>)
+  return
+}
+
+// -----
+
+// A small bf16 decode batch (expected_m <= 64) takes 64-row tiles.
+// CHECK-LABEL: func.func @masked_decode_bf16
+// CHECK: config = #gg.config<block = [64, 128, 64], stages = 8, cluster = [1, 1], sms = 132>
+func.func @masked_decode_bf16(%a: memref<16x128x7168xbf16>,
+                              %b: memref<16x4096x7168xbf16>,
+                              %m: memref<16xi32>, %o: memref<16x128x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xbf16>)
+      b(%b : memref<16x4096x7168xbf16>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x4096xbf16>) {expected_m = 24 : i64}
   return
 }

@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build g++ xz-utils)
-PYTHON_MODULES=(pybind11 numpy pytest)
+PYTHON_MODULES=(pybind11 numpy pytest torch)
 PYTHON=${PYTHON:-python3}
 
 missing=()
@@ -35,6 +35,8 @@ for mod in "${PYTHON_MODULES[@]}"; do
   "$PYTHON" -c "import $mod" 2>/dev/null || missing_py+=("$mod")
 done
 if ((${#missing_py[@]})); then
+  # torch: the CPU build of 2.13.0 (the custom-op tests need no GPU).
+  missing_py=("${missing_py[@]/#torch/torch==2.13.0}")
   echo "install-deps: pip installing ${missing_py[*]}"
   "$PYTHON" -m pip install -q "${missing_py[@]}"
 fi

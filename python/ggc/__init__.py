@@ -1,8 +1,8 @@
 """ggc: a compiler for grouped GEMM (Mixture-of-Experts) on Hopper.
 
-This package exposes the compiler library: compile gg IR text through the
-pipeline and read every stage's output. The `@ggc.jit` DSL, the runtime and
-the PyTorch ops build on it.
+`@ggc.jit` kernels written with `ggc.language` (as `gl`) trace to gg IR,
+compile through the pipeline to a cubin and run through the runtime;
+`ggc.compile_ir` compiles gg IR text directly, `ggc.Kernel` runs it.
 """
 
 from .compiler import (
@@ -14,11 +14,20 @@ from .compiler import (
     version,
 )
 from .runtime import Kernel
+from .jit import JITFunction, jit, spec
+from .autotune import Config, autotune
+from . import language
 
 __all__ = [
     "CompilationError",
+    "Config",
+    "autotune",
     "CompiledIR",
+    "JITFunction",
     "Kernel",
+    "jit",
+    "language",
+    "spec",
     "Stage",
     "compile_ir",
     "stages",

@@ -1,21 +1,125 @@
-"""Build gg IR text for one grouped matmul function.
+"""Write gg IR text for one grouped matmul function.
 
-The DSL and the ready-made ops generate their kernels through here; tests
-use it to state cases compactly.
+`FunctionSpec` describes the function (arguments with shapes and types, the
+operands' roles, scales, epilogue) and `emit` writes it. The `@ggc.jit`
+tracer and the ready-made ops build specs; `grouped_matmul(...)` builds one
+from sizes, for tests and benchmarks.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
 
 LAYOUTS = ("contiguous", "masked", "padded_contiguous", "k_grouped")
-MATRIX_TYPES = ("bf16", "f16", "f32", "f8E4M3FN", "f8E5M2")
-OUTPUT_TYPES = ("bf16", "f16", "f32")
+SCALE_ATTRS = {
+    ("a", "tensor"): "<tensor>", ("a", "channel"): "<channel>",
+    ("a", "block"): "<block 1x128>", ("a", "block_mn"): "<block 1x128, mn_major>",
+    ("b", "tensor"): "<tensor>", ("b", "channel"): "<channel>",
+    ("b", "block"): "<block 128x128>", ("b", "block_mn"): "<block 128x128, mn_major>",
+}
+
+Location = Tuple[str, int, int]
 
 
-def _memref(shape: Sequence[Optional[int]], elem: str) -> str:
-    dims = "x".join("?" if d is None else str(d) for d in shape)
-    return f"memref<{dims}x{elem}>" if dims else f"memref<{elem}>"
+@dataclass
+class Arg:
+    name: str
+    shape: List[Optional[int]]  # None: dynamic
+    dtype: str
+
+    @property
+    def type(self) -> str:
+        dims = "x".join("?" if d is None else str(d) for d in self.shape)
+        return f"memref<{dims}x{self.dtype}>"
+
+
+@dataclass
+class EpilogueOp:
+    text: str                   # e.g. "%v1 = arith.mulf %acc, %r0 : f32"
+    loc: Optional[Location] = None
+
+
+@dataclass
+class FunctionSpec:
+    name: str
+    layout: str
+    args: List[Arg]             # in signature order
+    a: str
+    b: str
+    groups: str
+    out: str
+    b_layout: str = "nk"
+    a_layout: str = "mk"
+    a_scale: Optional[Tuple[str, str]] = None   # (argument, kind)
+    b_scale: Optional[Tuple[str, str]] = None
+    rows: List[str] = field(default_factory=list)
+    cols: List[str] = field(default_factory=list)
+    group_scalars: List[str] = field(default_factory=list)
+    tf32: bool = False
+    expected_m: Optional[int] = None
+    config: Optional[str] = None
+    epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
+    loc: Optional[Location] = None
+
+    def arg(self, name: str) -> Arg:
+        return next(a for a in self.args if a.name == name)
+
+
+def _loc(loc: Optional[Location]) -> str:
+    if loc is None:
+        return ""
+    filename, line, col = loc
+    filename = filename.replace("\\", "\\\\").replace('"', '\\"')
+    return f' loc("{filename}":{line}:{col})'
+
+
+def emit(spec: FunctionSpec) -> str:
+    """The gg IR text of the function."""
+    if spec.layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {spec.layout!r}")
+    t = {a.name: a.type for a in spec.args}
+    signature = ", ".join(f"%{a.name}: {a.type}" for a in spec.args)
+    a_suffix = ", km" if spec.a_layout == "km" else ""
+    b_suffix = ", kn" if spec.b_layout == "kn" else ""
+    lines = [f"func.func @{spec.name}({signature}) {{",
+             f"  gg.grouped_matmul {spec.layout} a(%{spec.a} : {t[spec.a]}{a_suffix}) "
+             f"b(%{spec.b} : {t[spec.b]}{b_suffix})",
+             f"      groups(%{spec.groups} : {t[spec.groups]})"]
+    for side, scale in (("a", spec.a_scale), ("b", spec.b_scale)):
+        if scale:
+            name, kind = scale
+            lines.append(f"      {side}_scale(%{name} : {t[name]}, {SCALE_ATTRS[side, kind]})")
+    lines.append(f"      out(%{spec.out} : {t[spec.out]})")
+    for keyword, names in (("rows", spec.rows), ("cols", spec.cols),
+                           ("group_scalars", spec.group_scalars)):
+        if names:
+            lines.append(f"      {keyword}(" + ", ".join(f"%{n}" for n in names) + " : "
+                         + ", ".join(t[n] for n in names) + ")")
+    attrs = []
+    if spec.tf32:
+        attrs.append("tf32")
+    if spec.expected_m is not None:
+        attrs.append(f"expected_m = {spec.expected_m} : i64")
+    if spec.config is not None:
+        attrs.append(f"config = {spec.config}")
+    if attrs:
+        lines.append("      {" + ", ".join(attrs) + "}")
+    if spec.epilogue is not None:
+        block_args = ["%acc: f32"]
+        block_args += [f"%r{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.rows)]
+        block_args += [f"%c{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.cols)]
+        block_args += [f"%s{i}: {spec.arg(n).dtype}"
+                       for i, n in enumerate(spec.group_scalars)]
+        block_args.append("%group: index")
+        lines.append("      epilogue {")
+        lines.append(f"      ^bb0({', '.join(block_args)}):")
+        lines += [f"        {op.text}{_loc(op.loc)}" for op in spec.epilogue]
+        lines.append("      }" + _loc(spec.loc))
+    elif spec.loc is not None:
+        lines[-1] += _loc(spec.loc)
+    lines += ["  return", "}"]
+    return "\n".join(lines) + "\n"
 
 
 def grouped_matmul(
@@ -41,123 +145,72 @@ def grouped_matmul(
     a_scale: Optional[str] = None,
     b_scale: Optional[str] = None,
 ) -> str:
-    """A func.func `@name` holding one gg.grouped_matmul.
+    """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
-    B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`).
+    B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`); `k_grouped`
+    takes A as [K, M] and B as [K, N] (token-major). `m` is the row count of
+    A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
+    element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
+    layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
+    or "block_mn" (the M- or N-major form). `epilogue` is the body of the
+    epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
+    ending in gg.yield.
 
-    `a_dtype` overrides A's element type (mixed f8 pairs). `a_scale` and
-    `b_scale` name a scale layout: "tensor", "channel", "block" (A 1x128
-    K-major, B 128x128 K-major) or "block_mn" (the M- or N-major form).
-
-    Arguments, in order: a, b, groups, [a_scale], [b_scale], then one memref per `rows` entry
-    (element types), per `cols` entry (shapes, [N] or [G, N], f32), per
-    group scalar (f32), and last `out`. `m` is the row count of A (M_max for
-    masked); None makes it dynamic. `epilogue` is the body of the epilogue
-    block, whose arguments are %acc, %r0.., %c0.., %s0.., %group, ending in
-    gg.yield.
+    Arguments, in order: a, b, groups, [a_scale], [b_scale], one per `rows`
+    entry (element types), per `cols` entry (shapes, f32), per group scalar
+    (f32), and last `out`.
     """
-    a_type = a_dtype or dtype
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    g = num_groups
-    a_layout = ""
-    if layout == "k_grouped":
-        # Weight gradient: groups split K (the tokens); A is [K, M] and B is
-        # [K, N], both token-major; `k` is the total K (None: dynamic).
-        if b_layout != "kn":
-            raise ValueError("k_grouped takes b_layout='kn' ([K, N])")
-        a = _memref([k, m], a_type)
-        out = _memref([g, m, n], out_dtype)
-        groups = _memref([g + 1], offsets_dtype)
-        row_shape = [m]
-        a_layout = ", km"
-    elif layout == "masked":
-        a = _memref([g, m, k], a_type)
-        out = _memref([g, m, n], out_dtype)
-        groups = _memref([g], "i32")
-        row_shape = [g, m]
-    else:
-        a = _memref([m, k], a_type)
-        out = _memref([m, n], out_dtype)
-        groups = (_memref([g + 1], offsets_dtype) if layout == "contiguous"
-                  else _memref([m], "i32"))
-        row_shape = [m]
+    g, a_type = num_groups, a_dtype or dtype
+    masked = layout == "masked"
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
     if layout == "k_grouped":
-        b = _memref([k, n], dtype)
+        if b_layout != "kn":
+            raise ValueError("k_grouped takes b_layout='kn' ([K, N])")
+        a = Arg("a", [k, m], a_type)
+        b = Arg("b", [k, n], dtype)
+        out = Arg("out", [g, m, n], out_dtype)
+        groups = Arg("groups", [g + 1], offsets_dtype)
+        row_shape = [m]
     else:
-        b = _memref([g, n, k] if b_layout == "nk" else [g, k, n], dtype)
-    args = [("a", a), ("b", b), ("groups", groups)]
-    scale_operands = []
+        a = Arg("a", [g, m, k] if masked else [m, k], a_type)
+        b = Arg("b", [g, n, k] if b_layout == "nk" else [g, k, n], dtype)
+        out = Arg("out", [g, m, n] if masked else [m, n], out_dtype)
+        groups = Arg("groups", [g] if masked else [g + 1], offsets_dtype
+                     if layout == "contiguous" else "i32")
+        if layout == "padded_contiguous":
+            groups.shape = [m]
+        row_shape = [g, m] if masked else [m]
+    args = [a, b, groups]
+    spec = FunctionSpec(name=name, layout=layout, args=args, a="a", b="b",
+                        groups="groups", out="out", b_layout=b_layout,
+                        a_layout="km" if layout == "k_grouped" else "mk", tf32=tf32,
+                        expected_m=expected_m, config=config)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
-    masked = layout == "masked"
     if a_scale:
-        shapes = {
-            "tensor": ([g], "<tensor>"),
-            "channel": ([g, m] if masked else [m], "<channel>"),
-            "block": ([g, m, kb] if masked else [m, kb], "<block 1x128>"),
-            "block_mn": ([g, kb, align4] if masked else [kb, align4],
-                         "<block 1x128, mn_major>"),
-        }
-        shape, attr = shapes[a_scale]
-        args.append(("a_scale", _memref(shape, "f32")))
-        scale_operands.append(f"a_scale(%a_scale : {args[-1][1]}, {attr})")
+        shapes = {"tensor": [g], "channel": [g, m] if masked else [m],
+                  "block": [g, m, kb] if masked else [m, kb],
+                  "block_mn": [g, kb, align4] if masked else [kb, align4]}
+        args.append(Arg("a_scale", shapes[a_scale], "f32"))
+        spec.a_scale = ("a_scale", a_scale)
     if b_scale:
         nb = -(-n // 128)
-        shapes = {
-            "tensor": ([g], "<tensor>"),
-            "channel": ([g, n], "<channel>"),
-            "block": ([g, nb, kb], "<block 128x128>"),
-            "block_mn": ([g, kb, nb], "<block 128x128, mn_major>"),
-        }
-        shape, attr = shapes[b_scale]
-        args.append(("b_scale", _memref(shape, "f32")))
-        scale_operands.append(f"b_scale(%b_scale : {args[-1][1]}, {attr})")
+        shapes = {"tensor": [g], "channel": [g, n], "block": [g, nb, kb],
+                  "block_mn": [g, kb, nb]}
+        args.append(Arg("b_scale", shapes[b_scale], "f32"))
+        spec.b_scale = ("b_scale", b_scale)
     # Function arguments get names apart from the epilogue's %r0, %c0, %s0.
-    args += [(f"row_vec{i}", _memref(row_shape, t)) for i, t in enumerate(rows)]
-    args += [(f"col_vec{i}", _memref(shape, "f32")) for i, shape in enumerate(cols)]
-    args += [(f"group_scalar{i}", _memref([g], "f32")) for i in range(group_scalars)]
-    args += [("out", out)]
-    types = dict(args)
-    signature = ", ".join(f"%{n_}: {t}" for n_, t in args)
-
-    def operands(prefix: str, count: int) -> str:
-        names = [f"%{prefix}{i}" for i in range(count)]
-        return ", ".join(names) + " : " + ", ".join(types[n_[1:]] for n_ in names)
-
-
-    attrs = []
-    if tf32:
-        attrs.append("tf32")
-    if expected_m is not None:
-        attrs.append(f"expected_m = {expected_m} : i64")
-    if config is not None:
-        attrs.append(f"config = {config}")
-    text = [f"func.func @{name}({signature}) {{",
-            f"  gg.grouped_matmul {layout} a(%a : {a}{a_layout}) "
-            f"b(%b : {b}{', kn' if b_layout == 'kn' else ''})",
-            f"      groups(%groups : {groups})"]
-    text += [f"      {operand}" for operand in scale_operands]
-    text.append(f"      out(%out : {out})")
-    if rows:
-        text.append(f"      rows({operands('row_vec', len(rows))})")
-    if cols:
-        text.append(f"      cols({operands('col_vec', len(cols))})")
-    if group_scalars:
-        text.append(f"      group_scalars({operands('group_scalar', group_scalars)})")
-    if attrs:
-        text.append("      {" + ", ".join(attrs) + "}")
+    for i, elem in enumerate(rows):
+        args.append(Arg(f"row_vec{i}", list(row_shape), elem))
+        spec.rows.append(f"row_vec{i}")
+    for i, shape in enumerate(cols):
+        args.append(Arg(f"col_vec{i}", list(shape), "f32"))
+        spec.cols.append(f"col_vec{i}")
+    for i in range(group_scalars):
+        args.append(Arg(f"group_scalar{i}", [g], "f32"))
+        spec.group_scalars.append(f"group_scalar{i}")
+    args.append(out)
     if epilogue is not None:
-        block_args = ["%acc: f32"]
-        block_args += [f"%r{i}: {t}" for i, t in enumerate(rows)]
-        block_args += [f"%c{i}: f32" for i in range(len(cols))]
-        block_args += [f"%s{i}: f32" for i in range(group_scalars)]
-        block_args.append("%group: index")
-        text.append("      epilogue {")
-        text.append(f"      ^bb0({', '.join(block_args)}):")
-        text += ["        " + line.strip() for line in epilogue.strip().splitlines()]
-        text.append("      }")
-    text += ["  return", "}"]
-    return "\n".join(text) + "\n"
+        spec.epilogue = [EpilogueOp(line.strip()) for line in epilogue.strip().splitlines()]
+    return emit(spec)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _ggc
-from .compiler import DEFAULT_NUM_SMS, compile_ir
+from .cache import compile_cached
+from .compiler import DEFAULT_ARCH, DEFAULT_NUM_SMS
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -84,11 +85,16 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 class Kernel:
-    """A compiled gg function: `kernel(*args, stream=None)` runs it."""
+    """A compiled gg function: `kernel(*args, stream=None)` runs it.
+
+    `asm[stage]` holds every stage; `info` the launch contract;
+    `cache_hit` says where the compiled kernel came from ("memory", "disk",
+    or None when it was compiled now)."""
 
     def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
                  source_name: str = "<ggc>"):
-        compiled = compile_ir(ir, emit="cubin", num_sms=num_sms, source_name=source_name)
+        compiled, self.cache_hit = compile_cached(ir, emit="cubin", arch=DEFAULT_ARCH,
+                                                  num_sms=num_sms, source_name=source_name)
         if len(compiled.kernel_info) != 1:
             raise ValueError(f"a Kernel holds exactly one gg function; the module "
                              f"has {len(compiled.kernel_info)}")

@@ -1,0 +1,248 @@
+"""`@ggc.jit`: trace a Python kernel into gg IR, compile, cache, launch.
+
+Calling a jit function specialises it on the arguments' element types and
+static sizes (the token count M stays dynamic) and on its constexpr values,
+compiles the specialisation once (memory and disk cache, keyed by the IR's
+content hash, the compiler version, the options and the GPU arch), checks
+the arguments and launches. `fn.asm[stage]` shows every stage of the last
+specialisation; `fn.compile(...)` compiles without launching, and works on
+machines without a GPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import language as gl
+from .compiler import DEFAULT_NUM_SMS
+from .ir import Arg, EpilogueOp, FunctionSpec, emit
+from .runtime import Kernel, _TORCH_DTYPES
+
+_IR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "i32": "i32", "i64": "i64",
+             "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2"}
+TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES")
+
+
+class spec:  # noqa: N801 - a small value type, used like a tensor
+    """A placeholder argument for compiling without tensors: a shape (None
+    for the dynamic token count) and an element type name ("bf16",
+    "f8e4m3fn", "i32", ...)."""
+
+    def __init__(self, shape: Sequence[Optional[int]], dtype: str):
+        if dtype not in _IR_TYPES:
+            raise ValueError(f"dtype must be one of {sorted(_IR_TYPES)}, got {dtype!r}")
+        self.shape, self.dtype = tuple(shape), dtype
+
+    def __repr__(self) -> str:
+        return f"ggc.spec({list(self.shape)}, {self.dtype!r})"
+
+
+def _describe(name: str, value: Any) -> Tuple[Tuple[Optional[int], ...], str]:
+    if isinstance(value, spec):
+        return value.shape, value.dtype
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        raise TypeError(f"argument '{name}' must be a tensor (torch.Tensor, an array with "
+                        f"__cuda_array_interface__, or ggc.spec), got {type(value).__name__}")
+    name_ = _TORCH_DTYPES.get(str(dtype))
+    if name_ is None:
+        raise TypeError(f"argument '{name}' has dtype {dtype}, which ggc does not take")
+    return tuple(int(d) for d in shape), name_
+
+
+class JITFunction:
+    """A `@ggc.jit` kernel; call it with its arguments to run it."""
+
+    def __init__(self, fn: Callable, num_sms: int = DEFAULT_NUM_SMS):
+        self.fn = fn
+        self.num_sms = num_sms
+        # eval_str: kernels written under `from __future__ import annotations`
+        # carry their annotations as strings.
+        self.signature = inspect.signature(fn, eval_str=True)
+        self.tensor_params: List[str] = []
+        self.constexprs: List[str] = []
+        for p in self.signature.parameters.values():
+            ann = p.annotation
+            if ann is gl.constexpr:
+                self.constexprs.append(p.name)
+            elif isinstance(ann, type) and issubclass(ann, gl._Role):
+                self.tensor_params.append(p.name)
+            else:
+                raise TypeError(
+                    f"{fn.__name__}: parameter '{p.name}' needs an annotation from "
+                    f"ggc.language (Rows, Weights, Offsets, RowVector, Out, ..., or "
+                    f"constexpr); got {ann!r}")
+        self._specialisations: Dict[Any, Kernel] = {}
+        self.last: Optional[Kernel] = None
+        functools.update_wrapper(self, fn)
+
+    # -- tracing ------------------------------------------------------------
+    def _bind(self, args, kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        tensors = {n: bound.arguments[n] for n in self.tensor_params}
+        consts = {n: bound.arguments[n] for n in self.constexprs}
+        for name, value in consts.items():
+            if value is not None and not isinstance(value, (int, float, bool, str)):
+                raise TypeError(f"constexpr '{name}' must be a Python number, bool or "
+                                f"string, got {type(value).__name__}")
+        return tensors, consts
+
+    def trace(self, *args, **kwargs) -> str:
+        """The gg IR of the specialisation for these arguments."""
+        tensors, consts = self._bind(args, kwargs)
+        return self._trace(tensors, consts)[0]
+
+    def _trace(self, tensors: Dict[str, Any], consts: Dict[str, Any]):
+        params = {}
+        for i, name in enumerate(self.tensor_params):
+            shape, dtype = _describe(name, tensors[name])
+            ann = self.signature.parameters[name].annotation
+            params[name] = gl.Param(name, i, ann, shape, dtype)
+        trace = gl._Trace()
+        previous, gl._Trace.current = gl._Trace.current, trace
+        try:
+            call_args = dict(params)
+            call_args.update(consts)
+            self.fn(**call_args)
+        finally:
+            gl._Trace.current = previous
+        if trace.dot is None:
+            raise gl.CompileError(f"{self.fn.__name__}: the kernel never calls gl.grouped_dot")
+        if trace.stored is None:
+            raise gl.CompileError(f"{self.fn.__name__}: the kernel never calls gl.store")
+        fn_spec = self._function_spec(params, trace, consts)
+        return emit(fn_spec), fn_spec
+
+    def _function_spec(self, params: Dict[str, gl.Param], trace: "gl._Trace",
+                       consts: Dict[str, Any]) -> FunctionSpec:
+        dot = trace.dot
+        layout = dot["layout"]
+        out_param, value = trace.stored
+        dynamic = {}  # parameter -> dims that follow the token count
+        if layout in ("contiguous", "padded_contiguous"):
+            dynamic[dot["a"].name] = {0}
+            dynamic[out_param.name] = {0}
+            if layout == "padded_contiguous":
+                dynamic[dot["groups"].name] = {0}
+            for kind, p in trace.epilogue_args:
+                if kind == "r":
+                    dynamic[p.name] = {0}
+            if dot["a_scale"] is not None:
+                dims = {"channel": {0}, "block": {0}, "block_mn": {1}}
+                dynamic[dot["a_scale"].name] = dims.get(dot["a_scale_kind"], set())
+        elif layout == "k_grouped":
+            dynamic[dot["a"].name] = {0}
+            dynamic[dot["b"].name] = {0}
+        args = []
+        for name in self.tensor_params:
+            p = params[name]
+            shape = [None if d in dynamic.get(name, ()) else s
+                     for d, s in enumerate(p.shape)]
+            args.append(Arg(name, shape, _IR_TYPES[p.dtype]))
+        used = {dot["a"].name, dot["b"].name, dot["groups"].name, out_param.name}
+        used |= {dot[s].name for s in ("a_scale", "b_scale") if dot[s] is not None}
+        used |= {p.name for _, p in trace.epilogue_args}
+        unused = [n for n in self.tensor_params if n not in used]
+        if unused:
+            raise gl.CompileError(f"{self.fn.__name__}: parameter(s) {unused} are never "
+                                  f"used by the kernel")
+        ops = []
+        for op in trace.ops:
+            ops += _op_text(op)
+        result = value.ssa if value.ssa != "%acc" or ops else "%acc"
+        fn_spec = FunctionSpec(
+            name=self.fn.__name__, layout=layout, args=args, a=dot["a"].name,
+            b=dot["b"].name, groups=dot["groups"].name, out=out_param.name,
+            b_layout=dot["b_layout"], a_layout="km" if layout == "k_grouped" else "mk",
+            tf32=dot["tf32"], expected_m=dot["expected_m"], loc=dot["loc"],
+            rows=[p.name for k, p in trace.epilogue_args if k == "r"],
+            cols=[p.name for k, p in trace.epilogue_args if k == "c"],
+            group_scalars=[p.name for k, p in trace.epilogue_args if k == "s"])
+        if dot["a_scale"] is not None:
+            fn_spec.a_scale = (dot["a_scale"].name, dot["a_scale_kind"])
+        if dot["b_scale"] is not None:
+            fn_spec.b_scale = (dot["b_scale"].name, dot["b_scale_kind"])
+        if ops or trace.epilogue_args:
+            fn_spec.epilogue = ops + [EpilogueOp(f"gg.yield {result} : f32")]
+        return fn_spec
+
+    # -- compiling ----------------------------------------------------------
+    def compile(self, *args, **kwargs) -> Kernel:
+        """Compiles (or finds in the caches) the specialisation for these
+        arguments, without launching; tensors may be ggc.spec placeholders."""
+        tensors, consts = self._bind(args, kwargs)
+        return self._kernel(tensors, consts)
+
+    def _key(self, tensors, consts):
+        described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
+        return described, tuple(sorted(consts.items()))
+
+    def _kernel(self, tensors, consts) -> Kernel:
+        key = self._key(tensors, consts)
+        kernel = self._specialisations.get(key)
+        if kernel is None:
+            text, fn_spec = self._trace(tensors, consts)
+            knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
+            if knobs:
+                fn_spec.config = self._config_with(text, knobs)
+                text = emit(fn_spec)
+            kernel = Kernel(text, num_sms=self.num_sms,
+                            source_name=f"{self.fn.__name__} (traced)")
+            self._specialisations[key] = kernel
+        self.last = kernel
+        return kernel
+
+    def _config_with(self, text: str, knobs: Dict[str, Any]) -> str:
+        """The config gg-select-config picks, with the knobs overriding it."""
+        from .compiler import compile_ir
+        import re
+        chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms).asm["gg-config"]
+        m = re.search(r"#gg\.config<block = \[(\d+), (\d+), (\d+)\], stages = (\d+), "
+                      r"cluster = \[(\d+), (\d+)\], sms = (\d+)>", chosen)
+        bm, bn, bk, stages, cm, cn, sms = (int(x) for x in m.groups())
+        for name, value in knobs.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
+        bm, bn = knobs.get("BLOCK_M", bm), knobs.get("BLOCK_N", bn)
+        bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", stages)
+        return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
+                f"cluster = [{cm}, {cn}], sms = {sms}>")
+
+    @property
+    def asm(self) -> Dict[str, Any]:
+        """Every stage of the last specialisation compiled or run."""
+        if self.last is None:
+            raise RuntimeError(f"{self.fn.__name__} has not been compiled yet: call it, or "
+                               f".compile(...) it with its arguments")
+        return self.last.asm
+
+    # -- running ------------------------------------------------------------
+    def __call__(self, *args, stream: Optional[int] = None, **kwargs) -> None:
+        tensors, consts = self._bind(args, kwargs)
+        kernel = self._kernel(tensors, consts)
+        kernel(*(tensors[n] for n in self.tensor_params), stream=stream)
+
+
+def jit(fn: Optional[Callable] = None, *, num_sms: int = DEFAULT_NUM_SMS):
+    """Decorator: `@ggc.jit` or `@ggc.jit(num_sms=...)`."""
+    if fn is None:
+        return lambda f: JITFunction(f, num_sms=num_sms)
+    return JITFunction(fn, num_sms=num_sms)
+
+
+def _op_text(op: "gl._Op") -> List[EpilogueOp]:
+    loc = op.loc
+    if op.name == "arith.constant":
+        return [EpilogueOp(f"{op.result} = arith.constant {op.operands[0]} : f32", loc)]
+    if op.name == "arith.extf":
+        return [EpilogueOp(f"{op.result} = arith.extf {op.operands[0]} : {op.type} to f32",
+                           loc)]
+    if op.name == "group_id":
+        as_int = op.result + "_i"
+        return [EpilogueOp(f"{as_int} = arith.index_cast %group : index to i64", loc),
+                EpilogueOp(f"{op.result} = arith.sitofp {as_int} : i64 to f32", loc)]
+    return [EpilogueOp(f"{op.result} = {op.name} {', '.join(op.operands)} : f32", loc)]

@@ -1,0 +1,367 @@
+"""ggc.language (imported as `gl`): the DSL of `@ggc.jit` kernels.
+
+A kernel states one grouped matmul and the math on its f32 accumulator:
+
+    import ggc
+    import ggc.language as gl
+
+    @ggc.jit
+    def moe_up(x: gl.Rows, w: gl.Weights, m_indptr: gl.Offsets,
+               route: gl.RowVector, y: gl.Out, BLOCK_N: gl.constexpr = None):
+        acc = gl.grouped_dot(x, w, m_indptr)      # out[g] = x[g] @ w[g]^T
+        gl.store(y, acc * route)                  # epilogue, then the store
+
+Parameters are annotated with what they are; the body's use of each must
+agree, and a mismatch is an error at the line that uses it. The
+accumulator supports +, -, *, / with numbers, row vectors (one value per
+row), column vectors (per output column) and group scalars, and the
+functions below (exp, sigmoid, silu, maximum, minimum, abs, sqrt, rsqrt).
+Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
+STAGES override the tile configuration.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+__all__ = [
+    "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "Weights",
+    "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
+    "ColVector", "GroupScalar", "Out", "grouped_dot", "store", "group_id",
+    "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
+    "CompileError",
+]
+
+
+class CompileError(Exception):
+    """A kernel body the DSL cannot trace; the message names the user's line."""
+
+
+class constexpr:  # noqa: N801 - mirrors triton.language.constexpr
+    """Annotation of a compile-time parameter (a tuning knob)."""
+
+
+# Parameter annotations: what each tensor is.
+class _Role:
+    role = "tensor"
+    doc = ""
+
+
+class Rows(_Role):
+    """Token-packed rows of A, [M, K], split into groups by `Offsets`."""
+    role = "a"
+    layout = "contiguous"
+
+
+class MaskedRows(_Role):
+    """A batch per group, [G, M_max, K], valid counts in `MaskedCounts`."""
+    role = "a"
+    layout = "masked"
+
+
+class PaddedRows(_Role):
+    """DeepGEMM's contiguous layout, [M, K], one group index per row."""
+    role = "a"
+    layout = "padded_contiguous"
+
+
+class TokenMajor(_Role):
+    """[K, M] or [K, N] token-major activations of a weight gradient."""
+    role = "token_major"
+    layout = "k_grouped"
+
+
+class Weights(_Role):
+    """Per-group weights [G, N, K] (K-major, the NT form)."""
+    role = "b"
+    b_layout = "nk"
+
+
+class WeightsKN(_Role):
+    """Per-group weights [G, K, N] (N-major, the NN form)."""
+    role = "b"
+    b_layout = "kn"
+
+
+class Offsets(_Role):
+    """G+1 group offsets (CSR m_indptr), int32 or int64."""
+    role = "groups"
+
+
+class MaskedCounts(_Role):
+    """Valid rows per group, [G] int32."""
+    role = "groups"
+
+
+class RowGroups(_Role):
+    """Group index per row, [M] int32, -1 for padding rows."""
+    role = "groups"
+
+
+class Scale(_Role):
+    """A scale tensor of A or B (kind given to grouped_dot)."""
+    role = "scale"
+
+
+class RowVector(_Role):
+    """One value per row of the output (e.g. routing weights)."""
+    role = "rows"
+
+
+class ColVector(_Role):
+    """One value per output column ([N], or [G, N] per group: a bias)."""
+    role = "cols"
+
+
+class GroupScalar(_Role):
+    """One value per group, [G]."""
+    role = "group_scalars"
+
+
+class Out(_Role):
+    """The output; rows outside every group are never written."""
+    role = "out"
+
+
+def _user_location() -> Tuple[str, int, int]:
+    """The file and line of the kernel body that called into gl."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_globals.get("__name__") != __name__:
+            return frame.f_code.co_filename, frame.f_lineno, 1
+        frame = frame.f_back
+    return "<unknown>", 0, 0
+
+
+def _error(message: str) -> CompileError:
+    filename, line, _ = _user_location()
+    return CompileError(f"{filename}:{line}: {message}")
+
+
+# ---------------------------------------------------------------------------
+# Tracing state
+# ---------------------------------------------------------------------------
+
+@dataclass
+class _Op:
+    name: str                 # e.g. "arith.mulf"
+    operands: List[str]
+    result: str
+    type: str = "f32"
+    loc: Tuple[str, int, int] = ("<unknown>", 0, 0)
+
+
+@dataclass
+class Param:
+    """A traced kernel parameter (what the body sees for a tensor argument)."""
+    name: str
+    index: int
+    annotation: type
+    shape: Tuple[int, ...]
+    dtype: str
+    uses: List[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"<ggc parameter {self.name}: {self.annotation.__name__}>"
+
+
+class _Trace:
+    current: Optional["_Trace"] = None
+
+    def __init__(self):
+        self.ops: List[_Op] = []
+        self.dot: Optional[dict] = None
+        self.stored: Optional[Tuple[Param, "_Value"]] = None
+        self.epilogue_args: List[Tuple[str, Param]] = []  # (kind, param)
+        self.counter = 0
+
+    def fresh(self) -> str:
+        self.counter += 1
+        return f"%v{self.counter}"
+
+    def vector_value(self, kind: str, param: Param) -> "_Value":
+        for i, (k, p) in enumerate(self.epilogue_args):
+            if k == kind and p is param:
+                return _Value(f"%{kind}{self._index(kind, param)}", _elem(param.dtype))
+        self.epilogue_args.append((kind, param))
+        return _Value(f"%{kind}{self._index(kind, param)}", _elem(param.dtype))
+
+    def _index(self, kind: str, param: Param) -> int:
+        same = [p for k, p in self.epilogue_args if k == kind]
+        return [id(p) for p in same].index(id(param))
+
+
+def _trace() -> _Trace:
+    if _Trace.current is None:
+        raise _error("ggc.language functions work only inside a @ggc.jit kernel")
+    return _Trace.current
+
+
+def _elem(dtype: str) -> str:
+    return {"bf16": "bf16", "f16": "f16", "f32": "f32"}.get(dtype, dtype)
+
+
+# ---------------------------------------------------------------------------
+# Values of the epilogue
+# ---------------------------------------------------------------------------
+
+class _Value:
+    """A scalar of the epilogue: the accumulator or something made from it."""
+
+    def __init__(self, ssa: str, type_: str = "f32"):
+        self.ssa, self.type = ssa, type_
+
+    def _f32(self) -> "_Value":
+        if self.type == "f32":
+            return self
+        return _emit("arith.extf", [self], type_from=self.type)
+
+    def __add__(self, other): return _binary("arith.addf", self, other)
+    def __radd__(self, other): return _binary("arith.addf", other, self)
+    def __sub__(self, other): return _binary("arith.subf", self, other)
+    def __rsub__(self, other): return _binary("arith.subf", other, self)
+    def __mul__(self, other): return _binary("arith.mulf", self, other)
+    def __rmul__(self, other): return _binary("arith.mulf", other, self)
+    def __truediv__(self, other): return _binary("arith.divf", self, other)
+    def __rtruediv__(self, other): return _binary("arith.divf", other, self)
+    def __neg__(self): return _emit("arith.negf", [self])
+
+    def __bool__(self):
+        raise _error("the accumulator has no truth value while tracing; use "
+                     "gl.maximum/gl.minimum instead of if/else on it")
+
+
+def _as_value(x) -> _Value:
+    if isinstance(x, _Value):
+        return x._f32()
+    if isinstance(x, bool):
+        raise _error("booleans cannot enter the epilogue")
+    if isinstance(x, (int, float)):
+        t = _trace()
+        ssa = t.fresh()
+        t.ops.append(_Op("arith.constant", [repr(float(x))], ssa, loc=_user_location()))
+        return _Value(ssa)
+    if isinstance(x, Param):
+        raise _error(f"parameter '{x.name}' ({x.annotation.__name__}) enters the "
+                     f"epilogue only through gl.row/col/group_scalar, or by its "
+                     f"annotation: RowVector, ColVector or GroupScalar")
+    raise _error(f"cannot use a {type(x).__name__} in the epilogue")
+
+
+def _emit(name: str, operands, type_from: Optional[str] = None) -> _Value:
+    t = _trace()
+    ssa = t.fresh()
+    t.ops.append(_Op(name, [o.ssa for o in operands], ssa, type=type_from or "f32",
+                     loc=_user_location()))
+    return _Value(ssa)
+
+
+def _binary(name: str, lhs, rhs) -> _Value:
+    return _emit(name, [_param_value(lhs), _param_value(rhs)])
+
+
+def _param_value(x) -> _Value:
+    """Parameters annotated as epilogue vectors read their element."""
+    if isinstance(x, Param):
+        kind = {RowVector: "r", ColVector: "c", GroupScalar: "s"}.get(x.annotation)
+        if kind is None:
+            return _as_value(x)
+        x.uses.append(kind)
+        return _trace().vector_value(kind, x)._f32()
+    return _as_value(x)
+
+
+def exp(x): return _emit("math.exp", [_param_value(x)])
+def sqrt(x): return _emit("math.sqrt", [_param_value(x)])
+def rsqrt(x): return _emit("math.rsqrt", [_param_value(x)])
+def abs(x): return _emit("math.absf", [_param_value(x)])  # noqa: A001
+def sigmoid(x): return _emit("gg.sigmoid", [_param_value(x)])
+def silu(x): return _emit("gg.silu", [_param_value(x)])
+def maximum(x, y): return _emit("arith.maximumf", [_param_value(x), _param_value(y)])
+def minimum(x, y): return _emit("arith.minimumf", [_param_value(x), _param_value(y)])
+
+
+def group_id() -> _Value:
+    """The group (expert) index of the element, as f32."""
+    t = _trace()
+    ssa = t.fresh()
+    t.ops.append(_Op("group_id", ["%group"], ssa, loc=_user_location()))
+    return _Value(ssa)
+
+
+# ---------------------------------------------------------------------------
+# The grouped matmul and the store
+# ---------------------------------------------------------------------------
+
+_SCALE_KINDS = ("tensor", "channel", "block", "block_mn")
+
+
+def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] = None,
+                b_scale: Optional[Param] = None, a_scale_kind: str = "block_mn",
+                b_scale_kind: str = "block", expected_m: Optional[int] = None,
+                tf32: bool = False) -> _Value:
+    """The grouped matmul: out[g] = scale(a[g]) @ scale(b[g])^T, in f32.
+
+    The layout follows `a`'s annotation (Rows: contiguous with Offsets,
+    MaskedRows with MaskedCounts, PaddedRows with RowGroups, TokenMajor with
+    Offsets over K for a weight gradient). Scale kinds: "tensor" ([G]),
+    "channel" (per row of A / per column of B), "block" (A 1x128 K-major,
+    B 128x128 K-major) and "block_mn" (their M-/N-major forms).
+    """
+    t = _trace()
+    if t.dot is not None:
+        raise _error("a kernel holds one gl.grouped_dot")
+    for name, p in (("a", a), ("b", b), ("groups", groups)):
+        if not isinstance(p, Param):
+            raise _error(f"gl.grouped_dot's '{name}' must be a kernel parameter, got "
+                         f"{type(p).__name__}")
+    layout = getattr(a.annotation, "layout", None)
+    if layout is None:
+        raise _error(f"gl.grouped_dot's 'a' must be annotated Rows, MaskedRows, PaddedRows "
+                     f"or TokenMajor; '{a.name}' is {a.annotation.__name__}")
+    expected_groups = {"contiguous": Offsets, "masked": MaskedCounts,
+                       "padded_contiguous": RowGroups, "k_grouped": Offsets}[layout]
+    if groups.annotation is not expected_groups:
+        raise _error(f"'{a.name}' is {a.annotation.__name__}, so the groups must be "
+                     f"{expected_groups.__name__}; '{groups.name}' is "
+                     f"{groups.annotation.__name__}")
+    if layout == "k_grouped":
+        if b.annotation is not TokenMajor:
+            raise _error(f"a weight gradient takes both operands TokenMajor; '{b.name}' "
+                         f"is {b.annotation.__name__}")
+        b_layout = "kn"
+    else:
+        if b.annotation not in (Weights, WeightsKN):
+            raise _error(f"gl.grouped_dot's 'b' must be annotated Weights or WeightsKN; "
+                         f"'{b.name}' is {b.annotation.__name__}")
+        b_layout = b.annotation.b_layout
+    for name, scale, kind in (("a_scale", a_scale, a_scale_kind),
+                              ("b_scale", b_scale, b_scale_kind)):
+        if scale is None:
+            continue
+        if not isinstance(scale, Param) or scale.annotation is not Scale:
+            raise _error(f"gl.grouped_dot's '{name}' must be a parameter annotated Scale")
+        if kind not in _SCALE_KINDS:
+            raise _error(f"{name}_kind must be one of {_SCALE_KINDS}, got {kind!r}")
+    if expected_m is not None and layout != "masked":
+        raise _error("expected_m is a hint for masked batches (MaskedRows) only")
+    t.dot = dict(a=a, b=b, groups=groups, layout=layout, b_layout=b_layout,
+                 a_scale=a_scale, b_scale=b_scale, a_scale_kind=a_scale_kind,
+                 b_scale_kind=b_scale_kind, expected_m=expected_m, tf32=tf32,
+                 loc=_user_location())
+    return _Value("%acc")
+
+
+def store(out: Param, value) -> None:
+    """Stores the epilogue's value to the valid rows of `out`."""
+    t = _trace()
+    if t.dot is None:
+        raise _error("gl.store needs a gl.grouped_dot first")
+    if not isinstance(out, Param) or out.annotation is not Out:
+        raise _error(f"gl.store writes to a parameter annotated Out; got "
+                     f"{getattr(out, 'name', type(out).__name__)}")
+    if t.stored is not None:
+        raise _error("a kernel stores once")
+    t.stored = (out, _param_value(value) if not isinstance(value, _Value) else value)

@@ -1,0 +1,187 @@
+"""Ready-made grouped GEMM ops, written with the DSL itself.
+
+- `grouped_gemm(a, b, ...)`: every layout and scale kind the lowering has.
+- Drop-in replacements for DeepGEMM's
+  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`.
+
+All take torch tensors on one CUDA device and launch on the current stream.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Optional, Tuple
+
+from . import language as gl
+from .jit import JITFunction
+
+_LAYOUT_ANNOTATIONS = {
+    "contiguous": (gl.Rows, gl.Offsets),
+    "masked": (gl.MaskedRows, gl.MaskedCounts),
+    "padded_contiguous": (gl.PaddedRows, gl.RowGroups),
+}
+
+
+def _kernel_body(a, b, groups, a_scale=None, b_scale=None, out=None, A_KIND="block_mn",
+                 B_KIND="block", EXPECTED_M=None):
+    gl.store(out, gl.grouped_dot(a, b, groups, a_scale=a_scale, b_scale=b_scale,
+                                 a_scale_kind=A_KIND, b_scale_kind=B_KIND,
+                                 expected_m=EXPECTED_M))
+
+
+def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
+    """One DSL kernel per (layout, B layout, scaled): the annotations say
+    what each argument is, the body is shared."""
+    rows, groups = _LAYOUT_ANNOTATIONS[layout]
+    weights = gl.Weights if b_layout == "nk" else gl.WeightsKN
+    P = inspect.Parameter
+    params = [P("a", P.POSITIONAL_OR_KEYWORD, annotation=rows),
+              P("b", P.POSITIONAL_OR_KEYWORD, annotation=weights),
+              P("groups", P.POSITIONAL_OR_KEYWORD, annotation=groups)]
+    if scaled:
+        params += [P("a_scale", P.POSITIONAL_OR_KEYWORD, annotation=gl.Scale),
+                   P("b_scale", P.POSITIONAL_OR_KEYWORD, annotation=gl.Scale)]
+    params.append(P("out", P.POSITIONAL_OR_KEYWORD, annotation=gl.Out))
+    params += [P(n, P.KEYWORD_ONLY, annotation=gl.constexpr, default=d)
+               for n, d in (("A_KIND", "block_mn"), ("B_KIND", "block"),
+                            ("EXPECTED_M", None))]
+
+    def kernel(**kwargs):
+        _kernel_body(**kwargs)
+
+    kernel.__name__ = f"grouped_gemm_{layout}_{b_layout}" + ("_scaled" if scaled else "")
+    kernel.__signature__ = inspect.Signature(params)
+    return JITFunction(kernel)
+
+
+_KERNELS = {}
+_ONES = {}
+
+
+def _ones(count: int, device):
+    """Unit scales, made once per size and device (no allocation per call)."""
+    import torch
+    key = (count, str(device))
+    if key not in _ONES:
+        _ONES[key] = torch.ones(count, device=device)
+    return _ONES[key]
+
+
+def _kernel_for(layout: str, b_layout: str, scaled: bool) -> JITFunction:
+    key = (layout, b_layout, scaled)
+    if key not in _KERNELS:
+        _KERNELS[key] = _make_kernel(*key)
+    return _KERNELS[key]
+
+
+def _physical_block_scale(scale):
+    """A block scale tensor as the kernel takes it: row-major as it is
+    (K-major, "block"), or, for a view whose last two dims are transposed in
+    memory (DeepGEMM's M-major, 4-aligned [M, K/128] view of a
+    [K/128, align4(M)] buffer), its storage ("block_mn")."""
+    import torch
+    if scale.stride(-2) == 1 and scale.shape[-2] > 1 and scale.stride(-1) != 1:
+        rows_padded = scale.stride(-1)
+        physical = torch.as_strided(
+            scale, (*scale.shape[:-2], scale.shape[-1], rows_padded),
+            (*scale.stride()[:-2], rows_padded, 1))
+        return physical, "block_mn"
+    return scale.contiguous(), "block"
+
+
+def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
+    """The scale tensor as the kernel takes it, and its kind: `kind` when
+    given, else read off the rank (and, for A's 1-D scales, the length)."""
+    g = b.shape[0]
+    rank = scale.dim()
+    if kind is None:
+        if side == "b":
+            kind = {1: "tensor", 2: "channel", 3: "block"}.get(rank)
+        elif layout == "masked":
+            kind = {1: "tensor", 2: "channel", 3: "block"}.get(rank)
+        elif rank == 2:
+            kind = "block"
+        elif rank == 1:
+            m = a.shape[0]
+            if m == g and scale.shape[0] == g:
+                raise ValueError("a_scale of length G = M is ambiguous: pass "
+                                 "a_scale_kind='tensor' or 'channel'")
+            kind = "tensor" if scale.shape[0] == g else "channel"
+        if kind is None:
+            raise ValueError(f"{side}_scale has rank {rank}, which matches no scale kind "
+                             f"for this layout")
+    if kind not in ("tensor", "channel", "block"):
+        raise ValueError(f"{side}_scale_kind must be 'tensor', 'channel' or 'block', got "
+                         f"{kind!r}")
+    if kind == "block":
+        return _physical_block_scale(scale)
+    return scale.contiguous(), kind
+
+
+def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, a_scale=None,
+                 b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
+                 expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
+                 b_scale_kind: Optional[str] = None):
+    """out[g] = scale(a[g]) @ scale(b[g])^T for every group.
+
+    Exactly one of `offsets` ([G+1], contiguous rows of a [M, K]),
+    `masked_m` ([G], a is [G, M_max, K]) or `m_indices` ([M] group per row,
+    DeepGEMM's contiguous layout) says how rows split into groups. b is
+    [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`). f8 inputs take
+    scales: [G] per tensor, per row/column, or blockwise (A [M, K/128] or its
+    M-major form, B [G, N/128, K/128] or its N-major form); the kind is read
+    off the rank unless `a_scale_kind`/`b_scale_kind` say it. Returns `out`
+    (allocated as out_dtype, default bf16, when not given).
+    """
+    import torch
+    given = [n for n, v in (("offsets", offsets), ("masked_m", masked_m),
+                            ("m_indices", m_indices)) if v is not None]
+    if len(given) != 1:
+        raise ValueError(f"grouped_gemm takes exactly one of offsets, masked_m, m_indices; "
+                         f"got {given or 'none'}")
+    layout = {"offsets": "contiguous", "masked_m": "masked",
+              "m_indices": "padded_contiguous"}[given[0]]
+    groups = offsets if offsets is not None else masked_m if masked_m is not None \
+        else m_indices
+    if b_layout not in ("nk", "kn"):
+        raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
+    if b.dim() != 3:
+        raise ValueError(f"b must be [G, N, K] or [G, K, N], got shape {list(b.shape)}")
+    n = b.shape[1] if b_layout == "nk" else b.shape[2]
+    rows_shape = list(a.shape[:-1])
+    if out is None:
+        dtype = out_dtype or torch.bfloat16
+        out = torch.empty(*rows_shape, n, dtype=dtype, device=a.device)
+    scaled = a_scale is not None or b_scale is not None
+    kernel = _kernel_for(layout, b_layout, scaled)
+    if not scaled:
+        kernel(a, b, groups, out)
+        return out
+    # A missing side scales by ones, per group.
+    ones = _ones(b.shape[0], a.device)
+    a_scale, a_kind = ((ones, "tensor") if a_scale is None else
+                       _scale_kind("a", a_scale, a, b, layout, a_scale_kind))
+    b_scale, b_kind = ((ones, "tensor") if b_scale is None else
+                       _scale_kind("b", b_scale, a, b, layout, b_scale_kind))
+    if layout != "masked":
+        expected_m = None
+    kernel(a, b, groups, a_scale, b_scale, out, A_KIND=a_kind, B_KIND=b_kind,
+           EXPECTED_M=expected_m)
+    return out
+
+
+def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs, rhs, out, m_indices):
+    """DeepGEMM's signature: lhs = (x [M, K] e4m3, x_scales [M, K/128]),
+    rhs = (w [G, N, K] e4m3, w_scales [G, N/128, K/128]), out [M, N] bf16,
+    m_indices [M] int32 (group per row, -1 for padding)."""
+    (x, sx), (w, sw) = lhs, rhs
+    grouped_gemm(x, w, m_indices=m_indices, a_scale=sx, b_scale=sw, out=out)
+
+
+def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs, rhs, out, masked_m, expected_m):
+    """DeepGEMM's signature: lhs = (x [G, M_max, K] e4m3, x_scales
+    [G, M_max, K/128]), rhs = (w [G, N, K], w_scales [G, N/128, K/128]),
+    out [G, M_max, N] bf16, masked_m [G] int32, expected_m a host int."""
+    (x, sx), (w, sw) = lhs, rhs
+    grouped_gemm(x, w, masked_m=masked_m, a_scale=sx, b_scale=sw, out=out,
+                 expected_m=int(expected_m))

@@ -1,0 +1,217 @@
+"""@ggc.jit and ggc.language: tracing, IR text, errors, caches, autotune,
+and the PyTorch custom ops (all without a GPU)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ggc
+import ggc.language as gl
+from ggc import spec
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@ggc.jit
+def moe_up(x: gl.Rows, w: gl.Weights, m_indptr: gl.Offsets, route: gl.RowVector,
+           bias: gl.ColVector, scale: gl.GroupScalar, y: gl.Out,
+           BLOCK_N: gl.constexpr = None):
+    acc = gl.grouped_dot(x, w, m_indptr)
+    acc = gl.silu(acc * route + bias) * scale
+    gl.store(y, gl.maximum(acc, 0.0) + gl.group_id())
+
+
+ARGS = (spec([None, 512], "bf16"), spec([8, 256, 512], "bf16"), spec([9], "i32"),
+        spec([None], "bf16"), spec([8, 256], "f32"), spec([8], "f32"),
+        spec([None, 256], "bf16"))
+
+
+def test_trace_states_the_grouped_matmul_and_its_epilogue():
+    text = moe_up.trace(*ARGS)
+    assert "gg.grouped_matmul contiguous a(%x : memref<?x512xbf16>)" in text
+    assert "rows(%route : memref<?xbf16>)" in text
+    assert "cols(%bias : memref<8x256xf32>)" in text
+    assert "group_scalars(%scale : memref<8xf32>)" in text
+    # bf16 row values are widened; constants, silu, max and the group index.
+    assert "arith.extf %r0 : bf16 to f32" in text
+    assert "gg.silu" in text and "arith.maximumf" in text
+    assert "arith.index_cast %group : index to i64" in text
+    # Every epilogue op carries the Python line that wrote it.
+    assert f'loc("{__file__}":' in text
+
+
+def test_compile_without_a_gpu_gives_every_stage():
+    kernel = moe_up.compile(*ARGS)
+    assert set(kernel.asm) == {"gg", "gg-config", "nvvm", "llvm", "ptx", "cubin"}
+    assert moe_up.asm is kernel.asm
+    assert "wgmma.mma_async" in moe_up.asm["ptx"]
+
+
+def test_constexpr_knobs_override_the_config():
+    moe_up.compile(*ARGS, BLOCK_N=64)
+    assert "#gg.config<block = [128, 64, 64]" in moe_up.asm["gg-config"]
+    with pytest.raises(ValueError, match="constexpr BLOCK_N must be a positive int"):
+        moe_up.compile(*ARGS, BLOCK_N=0)
+
+
+def test_specialisations_are_cached_in_memory():
+    first = moe_up.compile(*ARGS)
+    assert moe_up.compile(*ARGS) is first
+    other = moe_up.compile(spec([None, 512], "bf16"), spec([8, 128, 512], "bf16"),
+                           *ARGS[2:4], spec([8, 128], "f32"), ARGS[5],
+                           spec([None, 128], "bf16"))
+    assert other is not first
+
+
+def test_disk_cache_is_reused_by_a_second_process(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {os.path.join(ROOT, 'python')!r})
+        import ggc, ggc.language as gl
+        @ggc.jit
+        def k(x: gl.MaskedRows, w: gl.Weights, counts: gl.MaskedCounts, y: gl.Out):
+            gl.store(y, gl.grouped_dot(x, w, counts))
+        kernel = k.compile(ggc.spec([4, 64, 128], "bf16"), ggc.spec([4, 128, 128], "bf16"),
+                           ggc.spec([4], "i32"), ggc.spec([4, 64, 128], "bf16"))
+        print(kernel.cache_hit)
+    """)
+    env = dict(os.environ, GGC_CACHE_DIR=str(tmp_path / "shared-cache"))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["None", "disk"]
+
+
+def test_dump_dir_holds_every_stage_and_ggc_reruns_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_DUMP_DIR", str(tmp_path / "dump"))
+
+    @ggc.jit
+    def dumped(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out):
+        gl.store(y, gl.grouped_dot(x, w, offs) * 2.0)
+
+    dumped.compile(spec([None, 64], "f16"), spec([2, 64, 64], "f16"), spec([3], "i32"),
+                   spec([None, 64], "f16"))
+    files = sorted(os.listdir(tmp_path / "dump"))
+    stages = {f.split(".", 1)[1] for f in files}
+    assert {"gg.mlir", "nvvm.mlir", "llvm.ll", "ptx.ptx", "cubin.cubin"} <= stages
+    gg_file = next(tmp_path / "dump" / f for f in files if f.endswith(".gg.mlir"))
+    build = os.environ.get("GGC_BUILD_DIR", os.path.join(ROOT, "build"))
+    ptx = subprocess.run([os.path.join(build, "bin", "ggc"), str(gg_file), "--emit=ptx"],
+                         capture_output=True, text=True, check=True).stdout
+    assert ptx == dumped.asm["ptx"]
+
+
+def kernel_source(body, params="x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out"):
+    """A kernel in file 'user_kernel.py' whose body starts on line 3."""
+    namespace = {"ggc": ggc, "gl": gl}
+    exec(compile(f"@ggc.jit\ndef k({params}):\n" + textwrap.indent(body, "    "),
+                 "user_kernel.py", "exec"), namespace)
+    return namespace["k"]
+
+
+BASIC = (spec([None, 64], "bf16"), spec([2, 64, 64], "bf16"), spec([3], "i32"),
+         spec([None, 64], "bf16"))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("gl.store(y, gl.grouped_dot(w, w, offs))",
+     "user_kernel.py:3: gl.grouped_dot's 'a' must be annotated Rows, MaskedRows"),
+    ("acc = gl.grouped_dot(x, w, offs)\ngl.store(y, acc)\ngl.store(y, acc)",
+     "user_kernel.py:5: a kernel stores once"),
+    ("acc = gl.grouped_dot(x, w, offs)\nif acc:\n    pass\ngl.store(y, acc)",
+     "user_kernel.py:4: the accumulator has no truth value"),
+    ("gl.store(y, gl.grouped_dot(x, w, offs) * offs)",
+     "user_kernel.py:3: parameter 'offs' (Offsets) enters the epilogue only"),
+    ("acc = gl.grouped_dot(x, w, offs)",
+     "the kernel never calls gl.store"),
+    ("gl.store(x, gl.grouped_dot(x, w, offs))",
+     "user_kernel.py:3: gl.store writes to a parameter annotated Out"),
+    ("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=8))",
+     "user_kernel.py:3: expected_m is a hint for masked batches"),
+])
+def test_tracing_errors_point_at_the_users_line(body, message):
+    with pytest.raises(gl.CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        kernel_source(body).trace(*BASIC)
+
+
+def test_groups_must_match_the_layout():
+    k = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs))",
+                      "x: gl.MaskedRows, w: gl.Weights, offs: gl.Offsets, y: gl.Out")
+    with pytest.raises(gl.CompileError, match="'x' is MaskedRows, so the groups must be "
+                                              "MaskedCounts; 'offs' is Offsets"):
+        k.trace(spec([2, 8, 64], "bf16"), BASIC[1], spec([2], "i32"), spec([2, 8, 64], "bf16"))
+
+
+def test_unannotated_and_unused_parameters_are_rejected():
+    with pytest.raises(TypeError, match="parameter 'x' needs an annotation from ggc.language"):
+        ggc.jit(lambda x, y: None)
+    k = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs))",
+                      "x: gl.Rows, w: gl.Weights, offs: gl.Offsets, extra: gl.RowVector, "
+                      "y: gl.Out")
+    with pytest.raises(gl.CompileError, match=r"parameter\(s\) \['extra'\] are never used"):
+        k.trace(*BASIC[:3], spec([None], "f32"), BASIC[3])
+
+
+def test_verifier_errors_point_at_the_python_line():
+    k = kernel_source("acc = gl.grouped_dot(x, w, offs)\ngl.store(y, acc * r)",
+                      "x: gl.Rows, w: gl.Weights, offs: gl.Offsets, r: gl.RowVector, y: gl.Out")
+    # A row vector of another length than M: the verifier rejects it.
+    with pytest.raises(ggc.CompilationError, match=r"user_kernel.py:3:1: error: .*'rows' "
+                                                   r"must have shape \[\?\]"):
+        k.compile(*BASIC[:3], spec([2, 5], "f32"), BASIC[3])
+
+
+def test_bad_argument_types_name_the_argument():
+    with pytest.raises(TypeError, match="argument 'x' must be a tensor"):
+        moe_up.trace(3, *ARGS[1:])
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        spec([4], "float64")
+
+
+def test_outside_a_kernel_the_language_says_so():
+    with pytest.raises(gl.CompileError, match="only inside a @ggc.jit kernel"):
+        gl.silu(1.0)
+
+
+def test_autotune_times_each_config_once_per_key_and_remembers(tmp_path):
+    timings = {64: 30.0, 128: 10.0, 256: 20.0}
+    calls = []
+
+    def fake_timer(fn):
+        config = moe_up.last.asm["gg-config"]
+        bn = next(b for b in timings if f"block = [128, {b}, 64]" in config)
+        calls.append(bn)
+        return timings[bn]
+
+    configs = [ggc.Config(BLOCK_N=bn) for bn in timings]
+    tuned = ggc.autotune(configs=configs, key=["x", "w"], timer=fake_timer)(moe_up)
+    assert tuned.choose(*ARGS).knobs == {"BLOCK_N": 128}
+    assert sorted(calls) == [64, 128, 256]
+    assert tuned.choose(*ARGS).knobs == {"BLOCK_N": 128} and len(calls) == 3
+    # A new process (a new tuner) finds the winner on disk and times nothing.
+    again = ggc.autotune(configs=configs, key=["x", "w"], timer=fake_timer)(moe_up)
+    assert again.choose(*ARGS).knobs == {"BLOCK_N": 128} and len(calls) == 3
+    saved = json.load(open(again._path))
+    assert list(saved.values()) == [{"BLOCK_N": 128}]
+
+
+def test_autotune_skips_configs_that_do_not_compile():
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=100), ggc.Config(BLOCK_N=64)],
+                         key=["w"], timer=lambda fn: 1.0)(moe_up)
+    assert tuned.choose(*ARGS).knobs == {"BLOCK_N": 64}
+    (failures,) = tuned.failures.values()
+    assert len(failures) == 1 and "BLOCK_N=100" in failures[0]
+
+
+def test_autotune_rejects_unknown_knobs_and_keys():
+    with pytest.raises(ValueError, match="not constexpr parameters"):
+        ggc.autotune(configs=[ggc.Config(WARPS=4)], key=["x"])(moe_up)
+    with pytest.raises(ValueError, match="not parameters of moe_up"):
+        ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["tokens"])(moe_up)

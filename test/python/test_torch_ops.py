@@ -1,0 +1,86 @@
+"""PyTorch integration without a GPU: custom op registration, fake tensors
+(what torch.compile traces with), and the checks of ggc.ops."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+from ggc import ops, torch_ops  # noqa: E402,F401
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+
+def test_custom_ops_are_registered():
+    for name in ("grouped_mm", "grouped_mm_grad_x", "grouped_mm_grad_w"):
+        assert hasattr(torch.ops.ggc, name)
+
+
+def test_fake_tensors_give_output_shapes_without_running():
+    with FakeTensorMode():
+        x = torch.empty(100, 512, dtype=torch.bfloat16)
+        w = torch.empty(8, 256, 512, dtype=torch.bfloat16)
+        offsets = torch.empty(9, dtype=torch.int32)
+        y = torch.ops.ggc.grouped_mm(x, w, offsets)
+        assert y.shape == (100, 256) and y.dtype == torch.bfloat16
+        assert torch.ops.ggc.grouped_mm_grad_x(y, w, offsets).shape == (100, 512)
+        assert torch.ops.ggc.grouped_mm_grad_w(y, x, offsets).shape == (8, 256, 512)
+
+
+def test_fake_checks_reject_bad_shapes():
+    with FakeTensorMode():
+        x = torch.empty(100, 512, dtype=torch.bfloat16)
+        w = torch.empty(8, 256, 500, dtype=torch.bfloat16)
+        with pytest.raises(ValueError, match="x has K = 512 but w has K = 500"):
+            torch.ops.ggc.grouped_mm(x, w, torch.empty(9, dtype=torch.int32))
+        with pytest.raises(ValueError, match=r"offsets must be \[G\+1\] = \[9\], got \[8\]"):
+            torch.ops.ggc.grouped_mm(x, torch.empty(8, 256, 512, dtype=torch.bfloat16),
+                                     torch.empty(8, dtype=torch.int32))
+
+
+def test_forward_and_backward_trace_into_the_graph():
+    x = torch.randn(64, 128, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(4, 32, 128, dtype=torch.bfloat16, requires_grad=True)
+    offsets = torch.tensor([0, 10, 10, 40, 64], dtype=torch.int32)
+
+    def step(x, w, offsets):
+        y = torch.ops.ggc.grouped_mm(x, w, offsets)
+        return torch.autograd.grad(y.float().sum(), (x, w))
+
+    graph = make_fx(step, tracing_mode="fake")(x, w, offsets)
+    targets = {str(n.target) for n in graph.graph.nodes if n.op == "call_function"}
+    assert {"ggc.grouped_mm.default", "ggc.grouped_mm_grad_x.default",
+            "ggc.grouped_mm_grad_w.default"} <= targets
+
+
+def test_grouped_gemm_needs_exactly_one_group_description():
+    a, b = torch.empty(4, 64), torch.empty(2, 64, 64)
+    with pytest.raises(ValueError, match="exactly one of offsets, masked_m, m_indices; "
+                                         "got none"):
+        ops.grouped_gemm(a, b)
+    with pytest.raises(ValueError, match=r"got \['offsets', 'masked_m'\]"):
+        ops.grouped_gemm(a, b, offsets=torch.empty(3), masked_m=torch.empty(2))
+    with pytest.raises(ValueError, match="b_layout must be 'nk' or 'kn'"):
+        ops.grouped_gemm(a, b, offsets=torch.empty(3), b_layout="t")
+
+
+def test_deepgemm_m_major_scales_are_read_through_their_storage():
+    # DeepGEMM's get_col_major_tma_aligned_tensor: [M, K/128] with strides
+    # (1, align4(M)); its storage is [K/128, align4(M)].
+    m, kb = 10, 3
+    storage = torch.arange(kb * 12, dtype=torch.float32).reshape(kb, 12)
+    view = storage.as_strided((m, kb), (1, 12))
+    physical, kind = ops._physical_block_scale(view)
+    assert kind == "block_mn" and physical.shape == (kb, 12)
+    assert torch.equal(physical, storage)
+    row_major, kind = ops._physical_block_scale(torch.ones(m, kb))
+    assert kind == "block" and row_major.shape == (m, kb)
+
+
+def test_scale_kinds_follow_rank_and_say_when_ambiguous():
+    a, b = torch.empty(4, 256), torch.empty(4, 128, 256)
+    assert ops._scale_kind("b", torch.empty(4, 128), a, b, "contiguous", None)[1] == "channel"
+    assert ops._scale_kind("a", torch.empty(4, 2), a, b, "contiguous", None)[1] == "block"
+    with pytest.raises(ValueError, match="ambiguous"):
+        ops._scale_kind("a", torch.empty(4), a, b, "contiguous", None)
+    assert ops._scale_kind("a", torch.empty(4), a, b, "contiguous", "channel")[1] == "channel"

@@ -1,0 +1,161 @@
+"""The Python front end on the GPU: jit kernels, ready-made ops, DeepGEMM
+drop-ins and the torch custom ops forward and backward, against fp64."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+import ggc.language as gl  # noqa: E402
+from ggc import ops, torch_ops  # noqa: E402,F401
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def rel_err(out, ref):
+    out = out.double()
+    assert torch.isfinite(out).all()
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def offsets_of(sizes):
+    return torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                        device="cuda")
+
+
+@ggc.jit
+def swiglu_routed(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, route: gl.RowVector,
+                  y: gl.Out, BLOCK_N: gl.constexpr = None):
+    acc = gl.grouped_dot(x, w, offs)
+    gl.store(y, gl.silu(acc) * route)
+
+
+def test_jit_kernel_with_routing_epilogue():
+    sizes = [0, 5, 300, 64]
+    g, n, k = len(sizes), 192, 256
+    x = torch.randn(sum(sizes), k, device="cuda").bfloat16()
+    w = torch.randn(g, n, k, device="cuda").bfloat16() / 8
+    route = torch.rand(sum(sizes), device="cuda")
+    y = torch.full((sum(sizes), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    swiglu_routed(x, w, offsets_of(sizes), route, y)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            acc = x[start:start + size].double() @ w[gi].double().T
+            ref = torch.nn.functional.silu(acc) * route[start:start + size, None].double()
+            assert rel_err(y[start:start + size], ref) < 1e-2
+        start += size
+
+
+def test_autotune_on_the_gpu_picks_and_runs_a_config():
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
+                         key=["x"])(swiglu_routed)
+    sizes = [100, 28]
+    x = torch.randn(128, 256, device="cuda").bfloat16()
+    w = torch.randn(2, 192, 256, device="cuda").bfloat16() / 8
+    route = torch.rand(128, device="cuda")
+    y = torch.empty(128, 192, device="cuda", dtype=torch.bfloat16)
+    tuned(x, w, offsets_of(sizes), route, y)
+    torch.cuda.synchronize()
+    (timings,) = tuned.timings.values()
+    assert len(timings) == 2 and all(t > 0 for t in timings.values())
+    ref = torch.nn.functional.silu(x[:100].double() @ w[0].double().T) * route[:100, None]
+    assert rel_err(y[:100], ref) < 1e-2
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_grouped_gemm_contiguous_and_masked(b_layout):
+    sizes = [7, 0, 129]
+    g, n, k = 3, 128, 192
+    a = torch.randn(sum(sizes), k, device="cuda").half()
+    b = torch.randn(g, n, k, device="cuda").half() / 8
+    b_arg = b if b_layout == "nk" else b.transpose(1, 2).contiguous()
+    out = ops.grouped_gemm(a, b_arg, offsets=offsets_of(sizes), b_layout=b_layout,
+                           out_dtype=torch.float16)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            ref = a[start:start + size].double() @ b[gi].double().T
+            assert rel_err(out[start:start + size], ref) < 1e-2
+        start += size
+    am = torch.randn(g, 64, k, device="cuda").half()
+    masked = ops.grouped_gemm(am, b_arg, masked_m=torch.tensor([64, 1, 0], device="cuda",
+                                                               dtype=torch.int32),
+                              b_layout=b_layout)
+    torch.cuda.synchronize()
+    assert rel_err(masked[0], am[0].double() @ b[0].double().T) < 1e-2
+    assert rel_err(masked[1, :1], am[1, :1].double() @ b[1].double().T) < 1e-2
+
+
+def deepgemm_inputs(g, m, n, k, masked):
+    """FP8 inputs as DeepGEMM's tests build them: per-token 1x128 scales of A
+    in the M-major TMA-aligned view, 128x128 scales of B."""
+    kb, nb = -(-k // 128), -(-n // 128)
+    lead = (g,) if masked else ()
+    x = (torch.randn(*lead, m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    storage = torch.rand(*lead, kb, (m + 3) // 4 * 4, device="cuda") + 0.5
+    sx = storage.transpose(-1, -2)[..., :m, :]  # [.., M, K/128], M-major
+    w = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sw = torch.rand(g, nb, kb, device="cuda") + 0.5
+    x_deq = x.double() * sx.double().repeat_interleave(128, dim=-1)[..., :k]
+    w_deq = w.double() * sw.double().repeat_interleave(128, 1)[:, :n].repeat_interleave(
+        128, 2)[:, :, :k]
+    return x, sx, w, sw, x_deq, w_deq
+
+
+def test_deepgemm_masked_drop_in():
+    g, m, n, k = 4, 256, 512, 640
+    x, sx, w, sw, x_deq, w_deq = deepgemm_inputs(g, m, n, k, masked=True)
+    out = torch.full((g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    masked_m = torch.tensor([256, 3, 0, 130], dtype=torch.int32, device="cuda")
+    ops.m_grouped_gemm_fp8_fp8_bf16_nt_masked((x, sx), (w, sw), out, masked_m, 97)
+    torch.cuda.synchronize()
+    for gi, count in enumerate(masked_m.tolist()):
+        if count:
+            assert rel_err(out[gi, :count], x_deq[gi, :count] @ w_deq[gi].T) < 2e-3
+        assert torch.isnan(out[gi, count:]).all()
+
+
+def test_deepgemm_contiguous_drop_in():
+    g, n, k = 3, 256, 384
+    sizes = [128, 0, 256]
+    tags = torch.cat([torch.full((s,), i, dtype=torch.int32) for i, s in enumerate(sizes)])
+    tags[100:128] = -1  # padding rows of group 0
+    m = tags.numel()
+    x, sx, w, sw, x_deq, w_deq = deepgemm_inputs(g, m, n, k, masked=False)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tags = tags.cuda()
+    ops.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous((x, sx), (w, sw), out, tags)
+    torch.cuda.synchronize()
+    assert torch.isnan(out[tags < 0]).all()
+    for gi in (0, 2):
+        sel = tags == gi
+        assert rel_err(out[sel], x_deq[sel] @ w_deq[gi].T) < 2e-3
+
+
+def test_torch_custom_op_forward_and_backward():
+    sizes = [33, 0, 200, 1]
+    g, n, k = len(sizes), 128, 256
+    x = torch.randn(sum(sizes), k, device="cuda").bfloat16().requires_grad_()
+    w = (torch.randn(g, n, k, device="cuda") / 8).bfloat16().requires_grad_()
+    offsets = offsets_of(sizes)
+    y = torch.ops.ggc.grouped_mm(x, w, offsets)
+    grad_y = torch.randn_like(y)
+    y.backward(grad_y)
+    torch.cuda.synchronize()
+    xd, wd, gd = x.detach().double(), w.detach().double(), grad_y.double()
+    start = 0
+    ref_dx = torch.zeros_like(xd)
+    ref_dw = torch.zeros_like(wd)
+    for gi, size in enumerate(sizes):
+        rows = slice(start, start + size)
+        if size:
+            assert rel_err(y[rows], xd[rows] @ wd[gi].T) < 1e-2
+        ref_dx[rows] = gd[rows] @ wd[gi]
+        ref_dw[gi] = gd[rows].T @ xd[rows]
+        start += size
+    assert rel_err(x.grad, ref_dx) < 1e-2
+    assert rel_err(w.grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
+    assert (w.grad[1] == 0).all()  # no tokens: zero gradient

@@ -219,6 +219,9 @@ LogicalResult KernelGenerator::plan() {
   p.blockN = config.getBlockN();
   p.blockK = config.getBlockK();
   p.stages = config.getStages();
+  if (p.stages < 1)
+    return op.emitOpError() << "has stages = 0 in its #gg.config; run "
+                               "gg-select-config to choose them";
   p.numSMs = config.getNumSMs();
   p.numConsumers = p.blockM / 64;
   p.aElem = op.getAType().getElementType();

@@ -36,6 +36,26 @@ int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
 
 namespace {
 
+/// `config` with as many stages as fit in shared memory, capped at 8 where
+/// deeper pipelines stop paying (DeepGEMM uses up to 8); at least 1.
+ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
+                           int64_t smemBudget) {
+  for (int64_t s = 8; s > 1; --s) {
+    ConfigAttr trial = ConfigAttr::get(
+        op.getContext(), config.getBlockM(), config.getBlockN(),
+        config.getBlockK(), s, config.getClusterM(), config.getClusterN(),
+        config.getNumSMs());
+    if (ggc::sharedMemoryBytes(trial, op.getAType().getElementType(),
+                               op.getBType().getElementType(),
+                               op.getOutType().getElementType()) <= smemBudget)
+      return trial;
+  }
+  return ConfigAttr::get(op.getContext(), config.getBlockM(),
+                         config.getBlockN(), config.getBlockK(), 1,
+                         config.getClusterM(), config.getClusterN(),
+                         config.getNumSMs());
+}
+
 ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
                         int64_t smemBudget) {
   MLIRContext *ctx = op.getContext();
@@ -81,22 +101,12 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   if (bScale && bScale.getKind() == ScaleKind::block && blockN % 128 != 0)
     blockN = 128;
 
-  // 4. Stages: as deep as shared memory allows, capped where deeper
-  //    pipelines stop paying (DeepGEMM uses up to 8).
-  int64_t stages = 1;
-  for (int64_t s = 8; s >= 1; --s) {
-    ConfigAttr trial =
-        ConfigAttr::get(ctx, blockM, blockN, blockK, s, 1, 1, numSMs);
-    if (ggc::sharedMemoryBytes(trial, aElem, op.getBType().getElementType(),
-                               op.getOutType().getElementType()) <= smemBudget) {
-      stages = s;
-      break;
-    }
-  }
-
+  // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: no TMA multicast yet; each CTA loads its own B tile.
   // 6. Grid: persistent, one CTA per SM.
-  return ConfigAttr::get(ctx, blockM, blockN, blockK, stages, 1, 1, numSMs);
+  return deepestPipeline(
+      op, ConfigAttr::get(ctx, blockM, blockN, blockK, 1, 1, 1, numSMs),
+      smemBudget);
 }
 
 struct SelectConfigPass
@@ -108,6 +118,9 @@ struct SelectConfigPass
       ConfigAttr config = op.getConfigAttr();
       if (!config) {
         config = chooseConfig(op, numSMs, smemBudget);
+        op.setConfigAttr(config);
+      } else if (config.getStages() == 0) {
+        config = deepestPipeline(op, config, smemBudget);
         op.setConfigAttr(config);
       }
       int64_t needed = ggc::sharedMemoryBytes(

@@ -114,8 +114,11 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (blockK <= 0 || blockK % 32 != 0 || blockK > 256)
     return emitError() << "block K must be a multiple of 32 in [32, 256], got "
                        << blockK;
-  if (stages < 1 || stages > 16)
-    return emitError() << "stages must be in [1, 16], got " << stages;
+  // 0 asks gg-select-config for the deepest pipeline that fits the tile.
+  if (stages < 0 || stages > 16)
+    return emitError() << "stages must be in [1, 16] (or 0: chosen by "
+                          "gg-select-config), got "
+                       << stages;
   if (clusterM < 1 || clusterN < 1 || clusterM > 8 || clusterN > 8 ||
       clusterM * clusterN > 8 ||
       !llvm::isPowerOf2_64(clusterM) || !llvm::isPowerOf2_64(clusterN))

@@ -208,7 +208,9 @@ class JITFunction:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
         bm, bn = knobs.get("BLOCK_M", bm), knobs.get("BLOCK_N", bn)
-        bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", stages)
+        # Stages the user leaves open are chosen again for the new tile
+        # (stages = 0: gg-select-config picks the deepest pipeline that fits).
+        bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", 0)
         return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
                 f"cluster = [{cm}, {cn}], sms = {sms}>")
 

@@ -934,8 +934,8 @@ func.func @config_block_k(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
 // -----
 
 func.func @config_stages(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{stages must be in [1, 16], got 0}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 128, 64], stages = 0, cluster = [1, 1], sms = 132>}
+  // expected-error @+1 {{stages must be in [1, 16] (or 0: chosen by gg-select-config), got 17}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 128, 64], stages = 17, cluster = [1, 1], sms = 132>}
   return
 }
 

@@ -155,3 +155,15 @@ func.func @block_scales_need_block_k_128(%a: memref<?x512xf8E4M3FN>, %sa: memref
       {config = #gg.config<block = [128, 64, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+func.func @stages_not_chosen(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                             %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{has stages = 0 in its #gg.config; run gg-select-config to choose them}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 0, cluster = [1, 1], sms = 132>}
+  return
+}

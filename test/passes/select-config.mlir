@@ -92,3 +92,17 @@ func.func @masked_decode_bf16(%a: memref<16x128x7168xbf16>,
       out(%o : memref<16x128x4096xbf16>) {expected_m = 24 : i64}
   return
 }
+
+// -----
+
+// stages = 0 in a user's config: the deepest pipeline that fits that tile.
+// CHECK-LABEL: func.func @stages_chosen_for_user_tile
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 7, cluster = [1, 1], sms = 132>
+func.func @stages_chosen_for_user_tile(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
+                                       %off: memref<3xi32>, %o: memref<?x256xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<2x256x256xbf16>) groups(%off : memref<3xi32>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 0, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -134,7 +134,8 @@ def GG_ConfigAttr : GG_Attr<"Config", "config"> {
   let description = [{
     Written by `gg-select-config` (or by the user, to override it). Later
     passes read the tile sizes, pipeline depth, cluster shape and persistent
-    grid size from here and from nowhere else.
+    grid size from here and from nowhere else. A user's `stages = 0` asks
+    gg-select-config for the deepest pipeline that fits the given tile.
   }];
   let parameters = (ins
     "int64_t":$blockM,

@@ -42,6 +42,10 @@ class spec:  # noqa: N801 - a small value type, used like a tensor
 def _describe(name: str, value: Any) -> Tuple[Tuple[Optional[int], ...], str]:
     if isinstance(value, spec):
         return value.shape, value.dtype
+    if not type(value).__module__.startswith("torch") and hasattr(value, "__dlpack__"):
+        from .runtime import _describe_dlpack
+        t = _describe_dlpack(f"argument '{name}'", value)
+        return t.shape, t.dtype
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is None or shape is None:

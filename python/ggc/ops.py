@@ -19,6 +19,7 @@ _LAYOUT_ANNOTATIONS = {
     "contiguous": (gl.Rows, gl.Offsets),
     "masked": (gl.MaskedRows, gl.MaskedCounts),
     "padded_contiguous": (gl.PaddedRows, gl.RowGroups),
+    "k_grouped": (gl.TokenMajor, gl.Offsets),
 }
 
 
@@ -33,7 +34,8 @@ def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
     """One DSL kernel per (layout, B layout, scaled): the annotations say
     what each argument is, the body is shared."""
     rows, groups = _LAYOUT_ANNOTATIONS[layout]
-    weights = gl.Weights if b_layout == "nk" else gl.WeightsKN
+    weights = (gl.TokenMajor if layout == "k_grouped" else
+               gl.Weights if b_layout == "nk" else gl.WeightsKN)
     P = inspect.Parameter
     params = [P("a", P.POSITIONAL_OR_KEYWORD, annotation=rows),
               P("b", P.POSITIONAL_OR_KEYWORD, annotation=weights),
@@ -118,15 +120,18 @@ def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
     return scale.contiguous(), kind
 
 
-def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, a_scale=None,
+def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets=None,
+                 a_scale=None,
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
                  b_scale_kind: Optional[str] = None):
     """out[g] = scale(a[g]) @ scale(b[g])^T for every group.
 
     Exactly one of `offsets` ([G+1], contiguous rows of a [M, K]),
-    `masked_m` ([G], a is [G, M_max, K]) or `m_indices` ([M] group per row,
-    DeepGEMM's contiguous layout) says how rows split into groups. b is
+    `masked_m` ([G], a is [G, M_max, K]), `m_indices` ([M] group per row,
+    DeepGEMM's contiguous layout) or `k_offsets` ([G+1] over the tokens of
+    a weight gradient: a is [K, M], b is [K, N], out[g] = a_g^T @ b_g is
+    [G, M, N], f32 by default) says how the work splits into groups. b is
     [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`). f8 inputs take
     scales: [G] per tensor, per row/column, or blockwise (A [M, K/128] or its
     M-major form, B [G, N/128, K/128] or its N-major form); the kind is read
@@ -134,15 +139,26 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, a_scale=N
     (allocated as out_dtype, default bf16, when not given).
     """
     import torch
-    given = [n for n, v in (("offsets", offsets), ("masked_m", masked_m),
-                            ("m_indices", m_indices)) if v is not None]
+    described = {"offsets": offsets, "masked_m": masked_m, "m_indices": m_indices,
+                 "k_offsets": k_offsets}
+    given = [n for n, v in described.items() if v is not None]
     if len(given) != 1:
-        raise ValueError(f"grouped_gemm takes exactly one of offsets, masked_m, m_indices; "
-                         f"got {given or 'none'}")
+        raise ValueError(f"grouped_gemm takes exactly one of offsets, masked_m, m_indices, "
+                         f"k_offsets; got {given or 'none'}")
     layout = {"offsets": "contiguous", "masked_m": "masked",
-              "m_indices": "padded_contiguous"}[given[0]]
-    groups = offsets if offsets is not None else masked_m if masked_m is not None \
-        else m_indices
+              "m_indices": "padded_contiguous", "k_offsets": "k_grouped"}[given[0]]
+    groups = described[given[0]]
+    if layout == "k_grouped":
+        if a.dim() != 2 or b.dim() != 2 or a.shape[0] != b.shape[0]:
+            raise ValueError(f"with k_offsets, a is [K, M] and b is [K, N] over the same "
+                             f"tokens; got a {list(a.shape)} and b {list(b.shape)}")
+        if a_scale is not None or b_scale is not None:
+            raise ValueError("scales are not supported with k_offsets yet")
+        if out is None:
+            out = torch.empty(groups.shape[0] - 1, a.shape[1], b.shape[1],
+                              dtype=out_dtype or torch.float32, device=a.device)
+        _kernel_for(layout, "kn", False)(a, b, groups, out)
+        return out
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
     if b.dim() != 3:

@@ -9,6 +9,7 @@ current stream, with no host synchronisation and no allocation.
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
@@ -55,6 +56,8 @@ def _describe(position: int, role: str, obj: Any) -> _Tensor:
             stream = torch.cuda.current_stream(obj.device).cuda_stream
         return _Tensor(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), dtype,
                        device, stream)
+    if hasattr(obj, "__dlpack__") and not hasattr(obj, "__cuda_array_interface__"):
+        return _describe_dlpack(where, obj)
     interface = getattr(obj, "__cuda_array_interface__", None)
     if interface is not None:
         dtype = _TYPESTRS.get(interface["typestr"])
@@ -68,8 +71,54 @@ def _describe(position: int, role: str, obj: Any) -> _Tensor:
         else:
             strides = tuple(s // _ELEMENT_BYTES[dtype] for s in strides)
         return _Tensor(interface["data"][0], shape, strides, dtype, 0, None)
-    raise TypeError(f"{where} must be a CUDA tensor (torch.Tensor or an object "
-                    f"with __cuda_array_interface__), got {type(obj).__name__}")
+    raise TypeError(f"{where} must be a CUDA tensor (torch.Tensor, or an object with "
+                    f"__dlpack__ or __cuda_array_interface__), got {type(obj).__name__}")
+
+
+# DLPack (dlpack.h): the structs a "dltensor" capsule points to.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CUDA = 2
+# (type code, bits) -> element type: int 0, uint 1, float 2, bfloat 4,
+# float8 e4m3fn 10 and e5m2 12 (DLPack 1.1 codes).
+_DL_TYPES = {(0, 32): "i32", (0, 64): "i64", (2, 16): "f16", (2, 32): "f32",
+             (4, 16): "bf16", (10, 8): "f8e4m3fn", (12, 8): "f8e5m2"}
+
+
+def _describe_dlpack(where: str, obj: Any) -> _Tensor:
+    """A tensor from its DLPack capsule (read, not consumed: the producer
+    keeps ownership, as with __cuda_array_interface__)."""
+    capsule = obj.__dlpack__()
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    # DLManagedTensor begins with its DLTensor.
+    tensor = _DLTensor.from_address(get_pointer(capsule, b"dltensor"))
+    if tensor.device.device_type != _DL_CUDA:
+        raise ValueError(f"{where} must be on a CUDA device (DLPack device type "
+                         f"{tensor.device.device_type})")
+    dtype = _DL_TYPES.get((tensor.dtype.code, tensor.dtype.bits))
+    if dtype is None or tensor.dtype.lanes != 1:
+        raise TypeError(f"{where} has DLPack type (code {tensor.dtype.code}, "
+                        f"{tensor.dtype.bits} bits), which ggc does not take")
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    strides = (tuple(tensor.strides[i] for i in range(tensor.ndim)) if tensor.strides
+               else _row_major(shape))
+    return _Tensor(tensor.data + tensor.byte_offset, shape, strides, dtype,
+                   tensor.device.device_id, None)
 
 
 def _row_major(shape: Sequence[int]) -> Tuple[int, ...]:

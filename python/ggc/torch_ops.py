@@ -13,15 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from . import language as gl
-from .jit import jit
 from .ops import grouped_gemm
-
-
-@jit
-def _weight_grad(grad_y: gl.TokenMajor, x: gl.TokenMajor, offsets: gl.Offsets,
-                 grad_w: gl.Out):
-    gl.store(grad_w, gl.grouped_dot(grad_y, x, offsets))
 
 
 def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
@@ -68,11 +60,9 @@ def _(grad_y, w, offsets):
 @torch.library.custom_op("ggc::grouped_mm_grad_w", mutates_args=())
 def grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
                       offsets: torch.Tensor) -> torch.Tensor:
-    g = offsets.shape[0] - 1
-    grad_w = torch.empty(g, grad_y.shape[1], x.shape[1], dtype=torch.float32,
-                         device=x.device)
-    _weight_grad(grad_y.contiguous(), x.contiguous(), offsets, grad_w)
-    return grad_w
+    # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
+    return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
+                        out_dtype=torch.float32)
 
 
 @grouped_mm_grad_w.register_fake

@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch")
 
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
-from ggc import ops, torch_ops  # noqa: E402,F401
+from ggc import ir, ops, torch_ops  # noqa: E402,F401
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -159,3 +159,35 @@ def test_torch_custom_op_forward_and_backward():
     assert rel_err(x.grad, ref_dx) < 1e-2
     assert rel_err(w.grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
     assert (w.grad[1] == 0).all()  # no tokens: zero gradient
+
+
+def test_grouped_gemm_k_offsets_weight_gradient():
+    k_sizes = [0, 70, 129]
+    g, m, n = 3, 64, 96
+    dy = torch.randn(sum(k_sizes), m, device="cuda").bfloat16()
+    x = torch.randn(sum(k_sizes), n, device="cuda").bfloat16()
+    dw = ops.grouped_gemm(dy, x, k_offsets=offsets_of(k_sizes))
+    torch.cuda.synchronize()
+    assert dw.shape == (g, m, n) and dw.dtype == torch.float32
+    assert (dw[0] == 0).all()
+    assert rel_err(dw[1], dy[:70].double().T @ x[:70].double()) < 1e-2
+    assert rel_err(dw[2], dy[70:].double().T @ x[70:].double()) < 1e-2
+
+
+def test_dlpack_arguments_run():
+    class Wrapped:  # an array type known only through DLPack
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+
+    sizes = [3, 61]
+    a = torch.randn(64, 128, device="cuda").bfloat16()
+    b = torch.randn(2, 64, 128, device="cuda").bfloat16()
+    out = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=2,
+                                              n=64, k=128))
+    kernel(Wrapped(a), Wrapped(b), Wrapped(offsets_of(sizes)), Wrapped(out))
+    torch.cuda.synchronize()
+    assert rel_err(out[:3], a[:3].double() @ b[0].double().T) < 1e-2

@@ -55,8 +55,8 @@ def test_forward_and_backward_trace_into_the_graph():
 
 def test_grouped_gemm_needs_exactly_one_group_description():
     a, b = torch.empty(4, 64), torch.empty(2, 64, 64)
-    with pytest.raises(ValueError, match="exactly one of offsets, masked_m, m_indices; "
-                                         "got none"):
+    with pytest.raises(ValueError, match="exactly one of offsets, masked_m, m_indices, "
+                                         "k_offsets; got none"):
         ops.grouped_gemm(a, b)
     with pytest.raises(ValueError, match=r"got \['offsets', 'masked_m'\]"):
         ops.grouped_gemm(a, b, offsets=torch.empty(3), masked_m=torch.empty(2))
@@ -84,3 +84,28 @@ def test_scale_kinds_follow_rank_and_say_when_ambiguous():
     with pytest.raises(ValueError, match="ambiguous"):
         ops._scale_kind("a", torch.empty(4), a, b, "contiguous", None)
     assert ops._scale_kind("a", torch.empty(4), a, b, "contiguous", "channel")[1] == "channel"
+
+
+def test_dlpack_capsules_are_read_for_shape_dtype_and_device():
+    from ggc.runtime import _describe_dlpack
+
+    class Wrapped:  # an array type known only through DLPack
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+
+    t = torch.arange(12, dtype=torch.bfloat16).reshape(3, 4)
+    with pytest.raises(ValueError, match="must be on a CUDA device"):
+        _describe_dlpack("argument 0 (a)", Wrapped(t))
+    # The struct reading itself, checked on a CPU tensor's capsule:
+    from ggc import runtime
+    capsule = t.__dlpack__()
+    get = __import__("ctypes").pythonapi.PyCapsule_GetPointer
+    get.restype = __import__("ctypes").c_void_p
+    get.argtypes = [__import__("ctypes").py_object, __import__("ctypes").c_char_p]
+    dl = runtime._DLTensor.from_address(get(capsule, b"dltensor"))
+    assert dl.ndim == 2 and (dl.shape[0], dl.shape[1]) == (3, 4)
+    assert runtime._DL_TYPES[(dl.dtype.code, dl.dtype.bits)] == "bf16"
+    assert dl.data == t.data_ptr()

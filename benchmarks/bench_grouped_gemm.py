@@ -63,17 +63,23 @@ def ragged_sizes(total, groups, seed):
 
 
 def config_text(config):
-    bm, bn, bk, stages = config
+    bm, bn, bk, stages = config[:4]
     return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
             f"cluster = [1, 1], sms = 132>")
+
+
+def extra(config):
+    """Options after BM,BN,BK,STAGES: 'direct' keeps per-thread stores."""
+    return {"direct_stores": "direct" in config[4:]}
 
 
 def ggc_variants(run, make_kernel, configs):
     """Times the default config and every extra one; returns {label: us}."""
     results = {"ggc": median_us(run(make_kernel(None)))}
     for config in configs:
-        label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}"
-        results[label] = median_us(run(make_kernel(config_text(config))))
+        label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}" + \
+            "".join(f" {o}" for o in config[4:])
+        results[label] = median_us(run(make_kernel(config_text(config), **extra(config))))
     return results
 
 
@@ -86,8 +92,8 @@ def bench_contiguous(t, g, n, k, seed=0, configs=()):
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, out)),
-        lambda config: ggc.Kernel(ir.grouped_matmul(
-            "k", layout="contiguous", num_groups=g, n=n, k=k, config=config)),
+        lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
+            "k", layout="contiguous", num_groups=g, n=n, k=k, config=config, **opts)),
         configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k))
     results["ggc host overhead"] = host_us(lambda: kern(a, b, offsets, out))
@@ -116,9 +122,9 @@ def bench_masked(g, m, n, k, configs=()):
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, masked_m, out)),
-        lambda config: ggc.Kernel(ir.grouped_matmul(
+        lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="masked", num_groups=g, n=n, k=k, m=m, expected_m=m,
-            config=config)),
+            config=config, **opts)),
         configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k, m=m,
                                         expected_m=m))
@@ -161,9 +167,9 @@ def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, a_scale, b_scale, out)),
-        lambda config: ggc.Kernel(ir.grouped_matmul(
+        lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
-            a_scale="block_mn", b_scale="block", config=config)),
+            a_scale="block_mn", b_scale="block", config=config, **opts)),
         configs)
     row_a = torch.rand(t, device="cuda") + 0.5
     col_b = torch.rand(g, n, device="cuda") + 0.5
@@ -186,9 +192,10 @@ def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
     expected = max(1, sum(counts) // g)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, masked_m, a_scale, b_scale, out)),
-        lambda config: ggc.Kernel(ir.grouped_matmul(
+        lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="masked", num_groups=g, n=n, k=k, m=m, dtype="f8E4M3FN",
-            expected_m=expected, a_scale="block_mn", b_scale="block", config=config)),
+            expected_m=expected, a_scale="block_mn", b_scale="block", config=config,
+            **opts)),
         configs)
     row_a = torch.rand(g, m, device="cuda") + 0.5
     col_b = torch.rand(g, n, device="cuda") + 0.5
@@ -236,7 +243,8 @@ def main():
     parser.add_argument("--configs", default="",
                         help="extra tile configs to time, 'BM,BN,BK,STAGES;...'")
     args = parser.parse_args()
-    configs = [tuple(int(x) for x in c.split(",")) for c in args.configs.split(";") if c]
+    configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
+               for c in args.configs.split(";") if c]
     torch.manual_seed(0)
     cases = [
         lambda: bench_contiguous(8192, 8, 4096, 7168, configs=configs),

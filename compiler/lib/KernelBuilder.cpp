@@ -47,6 +47,9 @@ Value KernelBuilder::ge(Value a, Value b) {
 Value KernelBuilder::eq(Value a, Value b) {
   return create<arith::CmpIOp>(arith::CmpIPredicate::eq, a, b);
 }
+Value KernelBuilder::ne(Value a, Value b) {
+  return create<arith::CmpIOp>(arith::CmpIPredicate::ne, a, b);
+}
 Value KernelBuilder::andI(Value a, Value b) { return create<arith::AndIOp>(a, b); }
 Value KernelBuilder::xorI(Value a, Value b) { return create<arith::XOrIOp>(a, b); }
 Value KernelBuilder::select(Value c, Value a, Value b) {

@@ -48,6 +48,7 @@ public:
   mlir::Value lt(mlir::Value a, mlir::Value b);  // signed
   mlir::Value ge(mlir::Value a, mlir::Value b);  // signed
   mlir::Value eq(mlir::Value a, mlir::Value b);
+  mlir::Value ne(mlir::Value a, mlir::Value b);
   mlir::Value andI(mlir::Value a, mlir::Value b);
   mlir::Value xorI(mlir::Value a, mlir::Value b);
   mlir::Value select(mlir::Value c, mlir::Value a, mlir::Value b);

@@ -65,6 +65,10 @@ struct KernelPlan {
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
   ScaleAttr aScale, bScale; // null when the operand has no scales
   bool f8 = false;
+  /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
+  /// stores from registers.
+  SmallVector<int64_t> storePool;
+  int64_t stagingOffset = 0; // of the staged output tile in shared memory
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,
   /// which change along K, and for every f8 kernel, whose tensor-core
@@ -183,6 +187,9 @@ private:
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
+  void storeStagedTile(const Tile &t, Value staging);
+  void awaitStagedTileFree();
+  void consumerBarrier();
   FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,
                                       ArrayRef<Value> scalarValues,
@@ -198,6 +205,7 @@ private:
   // Kernel parameters.
   Value tensorMapA, tensorMapB, outPtr, groupsPtr, dynamicSize;
   Value aScalePtr, bScalePtr; // null without scales
+  SmallVector<Value> poolMaps; // one store tensor map per pool height
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
   LLVM::LLVMStructType accType;
@@ -298,9 +306,12 @@ LogicalResult KernelGenerator::plan() {
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
-  // Ring of A tiles, ring of B tiles, then the mbarriers.
-  p.sharedBytes =
-      ggc::sharedMemoryBytes(config, p.aElem, p.bElem, p.outElem);
+  if (std::optional<ArrayRef<int64_t>> pool = op.getStorePool())
+    p.storePool.assign(pool->begin(), pool->end());
+  // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
+  p.sharedBytes = ggc::sharedMemoryBytes(config, p.aElem, p.bElem, p.outElem,
+                                         !p.storePool.empty());
+  p.stagingOffset = ggc::stagedOutputOffset(config, p.aElem, p.bElem);
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
   if (p.twoLevel() && p.blockK != 128)
     return op.emitOpError() << "block scales are applied per 128-wide K "
@@ -321,8 +332,10 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   b.setInsertionPointToEnd(module.getBody());
   Type tensorMapPtr = b.ptr(ggc::kGeneric);
   Type globalPtr = b.ptr(ggc::kGlobal);
-  SmallVector<Type> params = {tensorMapPtr, tensorMapPtr, globalPtr, globalPtr,
-                              b.i64()};
+  // A's and B's tensor maps, the store pool's, then the pointers.
+  int64_t tensorMaps = 2 + p.storePool.size();
+  SmallVector<Type> params(tensorMaps, tensorMapPtr);
+  params.append({globalPtr, globalPtr, b.i64()});
   for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
                              op.getRowVectors().size() +
                              op.getColVectors().size() +
@@ -334,7 +347,7 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   auto fn = b.create<LLVM::LLVMFuncOp>(name, fnType);
   // Tensor maps are passed by value as __grid_constant__ parameters, so the
   // TMA unit reads them from parameter space with no copy to device memory.
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = 0; i < tensorMaps; ++i) {
     fn.setArgAttr(i, "llvm.byval",
                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
     fn.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(64));
@@ -359,7 +372,8 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     return -1;
   };
   llvm::json::Array params;
-  auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box) {
+  auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box,
+                       StringRef swizzle = "128B") {
     llvm::json::Array boxJson;
     for (int64_t d : box)
       boxJson.push_back(d);
@@ -369,7 +383,7 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
         {"arg", argIndex(v)},
         {"dtype", tensorMapType(cast<MemRefType>(v.getType()).getElementType())},
         {"box", std::move(boxJson)},
-        {"swizzle", "128B"}});
+        {"swizzle", swizzle}});
   };
   auto pointer = [&](StringRef operand, Value v) {
     params.push_back(
@@ -393,6 +407,13 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     tensorMap("b", op.getB(), {chunk, p.blockK, 1});
   else
     tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
+  // The store pool: row-major boxes of BN columns and h rows.
+  for (int64_t h : p.storePool) {
+    if (masked || kGrouped)
+      tensorMap("out", op.getOut(), {p.blockN, h, 1}, "none");
+    else
+      tensorMap("out", op.getOut(), {p.blockN, h}, "none");
+  }
   pointer("out", op.getOut());
   pointer("groups", op.getGroups());
   // The one run-time size: rows of A (M_max for masked, K for k_grouped).
@@ -920,9 +941,7 @@ void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
                                      b.getContext(), NVVM::SharedSpace::shared_cta));
     // The condition is the same for every consumer thread (same tile, same
     // K block), so all of them reach this barrier.
-    b.create<NVVM::BarrierOp>(Type(), b.c32(1),
-                              b.c32(kWarpgroupThreads * p.numConsumers),
-                              NVVM::BarrierReductionAttr(), Value());
+    consumerBarrier();
     b.create<scf::YieldOp>();
   });
 }
@@ -990,6 +1009,11 @@ FailureOr<Value> KernelGenerator::emitEpilogueRegion(
 void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
                                    Value acc) {
   Value rowInTile = f.row, colInBlock = f.col;
+  Value staging;
+  if (!p.storePool.empty()) {
+    staging = b.gep(smem, b.c64(p.stagingOffset));
+    awaitStagedTileFree();
+  }
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   int64_t outBytes = byteWidth(p.outElem);
   bool masked = p.layout == GroupLayout::masked;
@@ -1094,6 +1118,16 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
           out = b.create<arith::TruncFOp>(p.outElem, out);
         pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
       }
+      if (!p.storePool.empty()) {
+        // Into the staged tile, at the element's place in the tile.
+        Value rowInTile = b.add(f.row, b.c32(8 * half));
+        Value colInTile = b.add(f.col, b.c32(8 * c));
+        Value offset = b.mul(b.toI64(b.add(b.mul(rowInTile, b.c32(p.blockN)),
+                                           colInTile)),
+                             b.c64(outBytes));
+        b.create<LLVM::StoreOp>(pair, b.gep(staging, offset));
+        continue;
+      }
       Value valid = b.andI(rows[half].valid, colValid);
       b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
         Value offset = b.mul(
@@ -1104,6 +1138,63 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       });
     }
   }
+  if (!p.storePool.empty())
+    storeStagedTile(t, staging);
+}
+
+/// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the tile's rows that
+/// belong to its group, a prefix of `rowsValid` rows, go out as a sum of
+/// boxes of BM, BM/2, ..., 1 rows (the binary digits of `rowsValid`), so
+/// no row of the next group is ever written; columns past N are clipped by
+/// TMA. One consumer thread issues the stores once every consumer has
+/// written its fragment and fenced it for the async proxy.
+void KernelGenerator::storeStagedTile(const Tile &t, Value staging) {
+  b.create<NVVM::FenceProxyOp>(
+      NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  consumerBarrier();
+  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
+  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
+    Value rows = b.maxS(t.rowsValid, b.c32(0));
+    Value done = b.c32(0);
+    Value col = b.mul(t.nBlock, b.c32(p.blockN));
+    for (auto [i, h] : llvm::enumerate(p.storePool)) {
+      Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
+      Value first = done;
+      b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
+        Value src = b.gep(staging, b.mul(b.toI64(first),
+                                         b.c64(p.blockN * byteWidth(p.outElem))));
+        SmallVector<Value> coords = {col, b.add(t.rowStart, first)};
+        if (p.layout == GroupLayout::masked ||
+            p.layout == GroupLayout::k_grouped)
+          coords.push_back(t.group);
+        b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
+            poolMaps[i], src, coords, Value(), NVVM::TMAStoreMode::TILE,
+            Value());
+        b.create<scf::YieldOp>();
+      });
+      done = b.add(done, b.select(take, b.c32(h), b.c32(0)));
+    }
+    b.create<NVVM::CpAsyncBulkCommitGroupOp>();
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// Waits, before a tile's fragments overwrite the staged tile, until the
+/// previous tile's TMA stores have read it.
+void KernelGenerator::awaitStagedTileFree() {
+  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
+  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
+    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr::get(b.getContext()));
+    b.create<scf::YieldOp>();
+  });
+  consumerBarrier();
+}
+
+void KernelGenerator::consumerBarrier() {
+  b.create<NVVM::BarrierOp>(Type(), b.c32(1),
+                            b.c32(kWarpgroupThreads * p.numConsumers),
+                            NVVM::BarrierReductionAttr(), Value());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1154,6 +1245,14 @@ void KernelGenerator::emitBody() {
         b.create<NVVM::SetMaxRegisterOp>(kConsumerRegisters,
                                          NVVM::SetMaxRegisterAction::increase);
         emitConsumer(b.sub(warpgroup, b.c32(1)));
+        if (!p.storePool.empty()) {
+          // The CTA must not end while its last TMA stores are in flight.
+          Value issuer = b.eq(tid, b.c32(kWarpgroupThreads));
+          b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
+            b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr());
+            b.create<scf::YieldOp>();
+          });
+        }
         b.create<scf::YieldOp>();
       });
   b.create<LLVM::ReturnOp>(ValueRange{});
@@ -1166,12 +1265,14 @@ LogicalResult KernelGenerator::run() {
   LLVM::LLVMFuncOp fn = createFunction();
   Block *entry = fn.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
-  tensorMapA = fn.getArgument(0);
-  tensorMapB = fn.getArgument(1);
-  outPtr = fn.getArgument(2);
-  groupsPtr = fn.getArgument(3);
-  dynamicSize = fn.getArgument(4);
-  unsigned next = 5;
+  unsigned next = 0;
+  tensorMapA = fn.getArgument(next++);
+  tensorMapB = fn.getArgument(next++);
+  for (size_t i = 0; i < p.storePool.size(); ++i)
+    poolMaps.push_back(fn.getArgument(next++));
+  outPtr = fn.getArgument(next++);
+  groupsPtr = fn.getArgument(next++);
+  dynamicSize = fn.getArgument(next++);
   if (op.getAScale())
     aScalePtr = fn.getArgument(next++);
   if (op.getBScale())

@@ -108,6 +108,7 @@ LogicalResult selectConfig(CompileState &state) {
     SelectConfigOptions options;
     options.numSMs = state.options.numSMs;
     pm.addPass(createSelectConfig(options));
+    pm.addPass(createTmaStorePool());
   });
 }
 
@@ -274,7 +275,8 @@ std::string printCubin(CompileState &state) { return state.cubin; }
 const Stage kStages[] = {
     {{"gg", "the input, parsed and verified"}, verifiedInput,
      printModule},
-    {{"gg-config", "tile configuration chosen (gg-select-config)"},
+    {{"gg-config", "tile configuration and store pool chosen "
+                   "(gg-select-config, gg-tma-store-pool)"},
      selectConfig, printModule},
     {{"nvvm", "one Hopper kernel per function, in the LLVM/NVVM dialects "
               "(gg-lower-to-nvvm)"},

@@ -24,14 +24,20 @@ int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 } // namespace
 
-int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
-                               Type) {
+int64_t ggc::stagedOutputOffset(ConfigAttr config, Type aElem, Type bElem) {
   int64_t perStage = config.getBlockM() * config.getBlockK() * byteWidth(aElem) +
                      config.getBlockN() * config.getBlockK() * byteWidth(bElem);
-  // The ring of A and B tiles with a full and an empty mbarrier per stage,
-  // plus 1024 bytes to align the base to the 128B-swizzle atom. The
-  // epilogue stores from registers and needs none.
-  return config.getStages() * (perStage + 16) + 1024;
+  // The ring of A and B tiles with a full and an empty mbarrier per stage.
+  return llvm::alignTo(config.getStages() * (perStage + 16), 1024);
+}
+
+int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
+                               Type outElem, bool stagedOutput) {
+  int64_t staged = stagedOutput ? config.getBlockM() * config.getBlockN() *
+                                      byteWidth(outElem)
+                                : 0;
+  // Plus 1024 bytes to align the base to the 128B-swizzle atom.
+  return stagedOutputOffset(config, aElem, bElem) + staged + 1024;
 }
 
 namespace {
@@ -123,9 +129,11 @@ struct SelectConfigPass
         config = deepestPipeline(op, config, smemBudget);
         op.setConfigAttr(config);
       }
+      std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
       int64_t needed = ggc::sharedMemoryBytes(
           config, op.getAType().getElementType(),
-          op.getBType().getElementType(), op.getOutType().getElementType());
+          op.getBType().getElementType(), op.getOutType().getElementType(),
+          /*stagedOutput=*/pool && !pool->empty());
       if (needed > smemBudget) {
         op.emitOpError() << "config " << config << " needs " << needed
                          << " bytes of shared memory, more than the "

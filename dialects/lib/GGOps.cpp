@@ -440,6 +440,28 @@ LogicalResult GroupedMatmulOp::verify() {
                          << getAScaleKind()->getBlockK() << " and "
                          << getBScaleKind()->getBlockK();
 
+  // The TMA store pool: BLOCK_M, BLOCK_M/2, ..., 1.
+  if (std::optional<ArrayRef<int64_t>> pool = getStorePool();
+      pool && !pool->empty()) {
+    if (layout == GroupLayout::padded_contiguous)
+      return emitOpError() << "'store_pool' needs the valid rows of a tile to "
+                              "be a prefix, which padded_contiguous does not "
+                              "promise";
+    for (auto [i, h] : llvm::enumerate(*pool))
+      if (h < 1 || !llvm::isPowerOf2_64(h) ||
+          (i > 0 && h * 2 != (*pool)[i - 1]) ||
+          (i + 1 == pool->size() && h != 1))
+        return emitOpError() << "'store_pool' must halve from the block M down "
+                                "to 1 (e.g. [128, 64, ..., 1]), but is "
+                             << shapeString(*pool);
+    if (ConfigAttr config = getConfigAttr();
+        config && (*pool)[0] != config.getBlockM())
+      return emitOpError() << "'store_pool' must start at the block M of the "
+                              "config ("
+                           << config.getBlockM() << "), but starts at "
+                           << (*pool)[0];
+  }
+
   // Epilogue vectors.
   auto isVectorType = [](Type t) { return isVectorElementType(t); };
   for (Value v : getRowVectors()) {

@@ -59,6 +59,7 @@ class FunctionSpec:
     tf32: bool = False
     expected_m: Optional[int] = None
     config: Optional[str] = None
+    direct_stores: bool = False  # per-thread stores instead of the TMA pool
     epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
     loc: Optional[Location] = None
 
@@ -103,6 +104,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"expected_m = {spec.expected_m} : i64")
     if spec.config is not None:
         attrs.append(f"config = {spec.config}")
+    if spec.direct_stores:
+        attrs.append("store_pool = array<i64>")
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
@@ -144,6 +147,7 @@ def grouped_matmul(
     a_dtype: Optional[str] = None,
     a_scale: Optional[str] = None,
     b_scale: Optional[str] = None,
+    direct_stores: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -152,7 +156,8 @@ def grouped_matmul(
     A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
     element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
-    or "block_mn" (the M- or N-major form). `epilogue` is the body of the
+    or "block_mn" (the M- or N-major form). `direct_stores` keeps per-thread
+    stores instead of the TMA store pool. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield.
 
@@ -185,7 +190,8 @@ def grouped_matmul(
     spec = FunctionSpec(name=name, layout=layout, args=args, a="a", b="b",
                         groups="groups", out="out", b_layout=b_layout,
                         a_layout="km" if layout == "k_grouped" else "mk", tf32=tf32,
-                        expected_m=expected_m, config=config)
+                        expected_m=expected_m, config=config,
+                        direct_stores=direct_stores)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     if a_scale:

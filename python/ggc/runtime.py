@@ -263,7 +263,8 @@ class Kernel:
                 # An empty K range (k_grouped) still needs a valid map; the
                 # kernel never loads from it.
                 shape = [max(d, 1) for d in t.shape]
-                launch_args.append(("tensor_map", p["dtype"], shape, p["box"], t.address))
+                launch_args.append(("tensor_map", p["dtype"], shape, p["box"], t.address,
+                                    p["swizzle"]))
             elif p["kind"] == "pointer":
                 launch_args.append(("pointer", t.address))
             else:

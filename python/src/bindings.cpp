@@ -50,7 +50,7 @@ CompileOutput compile(const std::string &source, const std::string &sourceName,
 
 namespace rt = ggc::runtime;
 
-/// Python-side arguments: ("tensor_map", dtype, shape, box, address),
+/// Python-side arguments: ("tensor_map", dtype, shape, box, address, swizzle),
 /// ("pointer", address) or ("i64", value).
 std::vector<rt::KernelArg> convertArgs(const py::list &args) {
   std::vector<rt::KernelArg> out;
@@ -63,7 +63,7 @@ std::vector<rt::KernelArg> convertArgs(const py::list &args) {
       arg.tensorMap = rt::rowMajorTensorMap(
           rt::parseElementType(t[1].cast<std::string>()),
           t[2].cast<std::vector<int64_t>>(), t[3].cast<std::vector<uint32_t>>(),
-          t[4].cast<uint64_t>());
+          t[4].cast<uint64_t>(), rt::parseSwizzle(t[5].cast<std::string>()));
     } else if (kind == "pointer" || kind == "i64") {
       arg.kind = kind == "pointer" ? rt::KernelArg::Kind::Pointer
                                    : rt::KernelArg::Kind::Int64;

@@ -161,7 +161,9 @@ public:
               &map, cudaType(spec.type), spec.rank,
               reinterpret_cast<void *>(spec.address), dims, strides, box,
               elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+              spec.swizzle == Swizzle::Bytes128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                                : CU_TENSOR_MAP_SWIZZLE_NONE,
+              CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
           "cuTensorMapEncodeTiled");
     std::lock_guard<std::mutex> lock(mutex_);
@@ -201,6 +203,15 @@ ElementType parseElementType(const std::string &name) {
               "'; expected uint8, float16, bfloat16 or float32");
 }
 
+Swizzle parseSwizzle(const std::string &name) {
+  if (name == "128B")
+    return Swizzle::Bytes128;
+  if (name == "none")
+    return Swizzle::None;
+  throw Error("ggc runtime: unknown swizzle '" + name +
+              "'; expected 128B or none");
+}
+
 int64_t elementBytes(ElementType type) {
   switch (type) {
   case ElementType::UInt8:
@@ -223,9 +234,12 @@ void TensorMapSpec::validate() const {
   if (address % 16 != 0)
     fail("the address must be 16-byte aligned, got " + std::to_string(address));
   int64_t innerBytes = static_cast<int64_t>(box[0]) * elementBytes(type);
-  if (innerBytes > 128)
+  if (swizzle == Swizzle::Bytes128 && innerBytes > 128)
     fail("the innermost box dimension spans " + std::to_string(innerBytes) +
          " bytes; the 128B swizzle allows at most 128");
+  if (innerBytes % 16 != 0)
+    fail("the innermost box dimension spans " + std::to_string(innerBytes) +
+         " bytes; TMA needs a multiple of 16");
   for (uint32_t i = 0; i < rank; ++i) {
     if (dims[i] == 0 || dims[i] > (uint64_t(1) << 32))
       fail("dimension " + std::to_string(i) + " must be in [1, 2^32], got " +
@@ -252,13 +266,14 @@ std::string TensorMapSpec::key() const {
   put(strideBytes.data(), sizeof(uint64_t) * rank);
   put(box.data(), sizeof(uint32_t) * rank);
   put(&address, sizeof(address));
+  put(&swizzle, sizeof(swizzle));
   return k;
 }
 
 TensorMapSpec rowMajorTensorMap(ElementType type,
                                 const std::vector<int64_t> &shape,
                                 const std::vector<uint32_t> &box,
-                                uint64_t address) {
+                                uint64_t address, Swizzle swizzle) {
   if (shape.size() != box.size() || shape.empty() || shape.size() > 5)
     throw Error("ggc runtime: a tensor map needs one box size per dimension "
                 "(1 to 5); got a rank-" +
@@ -268,6 +283,7 @@ TensorMapSpec rowMajorTensorMap(ElementType type,
   spec.type = type;
   spec.rank = static_cast<uint32_t>(shape.size());
   spec.address = address;
+  spec.swizzle = swizzle;
   uint64_t stride = elementBytes(type);
   for (uint32_t i = 0; i < spec.rank; ++i) {
     int64_t extent = shape[spec.rank - 1 - i];

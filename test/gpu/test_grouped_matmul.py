@@ -52,12 +52,13 @@ def weights(g, n, k, dtype, b_layout):
     return b, b.transpose(1, 2)
 
 
-def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk"):
+def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
+                     direct_stores=False):
     g = len(sizes)
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
                          out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype,
-                         b_layout=b_layout)
+                         b_layout=b_layout, direct_stores=direct_stores)
     t = TORCH_TYPES[dtype]
     a = randn(m + 3, k, dtype=t)[:m]  # rows past M exist in memory, never read
     a = a.contiguous()
@@ -86,6 +87,11 @@ LAYOUT_CASES = [("bf16", "nk"), ("f16", "nk"), ("f32", "nk"), ("bf16", "kn"),
 def test_contiguous_ragged_groups(dtype, b_layout):
     check_contiguous(RAGGED, n=200, k=136 if dtype != "f32" else 132, dtype=dtype,
                      b_layout=b_layout)
+
+
+def test_contiguous_per_thread_stores():
+    # The store pool is the default; per-thread stores stay correct too.
+    check_contiguous(RAGGED, n=200, k=136, dtype="bf16", direct_stores=True)
 
 
 def test_contiguous_kn_model_shape():

@@ -96,3 +96,25 @@ func.func @wgrad(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// With a store pool: fragments go to the staged tile in shared memory, are
+// fenced for the async proxy, and one thread stores the group's rows as
+// boxes of 128, 64, ..., 1 rows (eight row-major tensor maps), then commits.
+// CHECK: llvm.func @pooled_kernel(%{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}
+// CHECK-SAME: \22box\22:[128,128],{{.*}}\22swizzle\22:\22none\22
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.commit.group
+func.func @pooled(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                  %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}

@@ -43,6 +43,13 @@ TEST(Runtime, TensorMapValidationNamesTheField) {
               "dimension 1 must be in [1, 2^32], got 0");
   expectError(rowMajorTensorMap(ElementType::UInt8, {512, 128}, {128, 512}, 0),
               "box dimension 1 must be in [1, 256], got 512");
+  // Unswizzled boxes may span more than 128 bytes, in steps of 16.
+  EXPECT_NO_THROW(rowMajorTensorMap(ElementType::BFloat16, {64, 256}, {256, 8}, 0,
+                                    Swizzle::None)
+                      .validate());
+  expectError(rowMajorTensorMap(ElementType::BFloat16, {64, 256}, {4, 8}, 0,
+                                Swizzle::None),
+              "spans 8 bytes; TMA needs a multiple of 16");
   EXPECT_THROW(rowMajorTensorMap(ElementType::BFloat16, {4, 4}, {4}, 0), Error);
 }
 
@@ -60,6 +67,9 @@ TEST(Runtime, TensorMapKeysDifferWhenAnyFieldDiffers) {
                          .key());
   EXPECT_NE(a.key(), rowMajorTensorMap(ElementType::Float16, {1024, 7168},
                                        {64, 128}, 0x1000)
+                         .key());
+  EXPECT_NE(a.key(), rowMajorTensorMap(ElementType::BFloat16, {1024, 7168},
+                                       {64, 128}, 0x1000, Swizzle::None)
                          .key());
 }
 
@@ -87,6 +97,8 @@ TEST(Runtime, ElementTypesParseByTheirTensorMapNames) {
   EXPECT_EQ(elementBytes(parseElementType("uint8")), 1);
   EXPECT_EQ(elementBytes(parseElementType("float32")), 4);
   EXPECT_THROW(parseElementType("float64"), Error);
+  EXPECT_EQ(parseSwizzle("none"), Swizzle::None);
+  EXPECT_THROW(parseSwizzle("64B"), Error);
 }
 
 TEST(Runtime, KernelArgumentsAreCheckedBeforeTheDriverIsNeeded) {

@@ -32,6 +32,30 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
+  let summary = "store each tile's valid rows with a pool of TMA store boxes";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
+    first).
+    Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` on ops whose layout
+    keeps a tile's valid rows a prefix (contiguous, masked, k_grouped). The
+    lowering then stages the output tile in shared memory and stores the
+    group's rows of it as a sum of those box heights (TMA-Adaptive FP8
+    Grouped GEMM's descriptor pool): no row of a neighbouring group is
+    written, with whole-tile stores for all full tiles. The staging tile
+    takes BM x BN output elements of shared memory; when the config's
+    pipeline leaves no room, stages are dropped down to `min-stages`, and
+    below that the op keeps per-thread stores (an empty `store_pool`). A
+    `store_pool` the user wrote is kept.
+  }];
+  let options = [
+    Option<"smemBudget", "shared-memory-bytes", "int64_t", /*default=*/"232448",
+           "shared memory one CTA may use (227 KiB on sm_90)">,
+    Option<"minStages", "min-stages", "int64_t", /*default=*/"3",
+           "fewest pipeline stages to keep when making room for the tile">
+  ];
+}
+
 def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "generate one persistent, warp-specialised Hopper kernel per grouped matmul";
   let description = [{

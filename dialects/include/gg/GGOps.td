@@ -44,7 +44,11 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
 
     `expected_m` (masked only) is the host's hint of the typical valid row
     count, used to choose tiles. `config` records the tile configuration once
-    chosen.
+    chosen. `store_pool` (written by `gg-tma-store-pool`) lists the heights
+    of the TMA store boxes, `BLOCK_M` halving down to 1: the rows of a tile
+    that belong to its group are stored as a sum of such boxes, so no row of
+    a neighbouring group is written; an empty list asks for per-thread
+    stores instead.
 
     Example:
     ```mlir
@@ -78,7 +82,8 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<GG_ScaleAttr>:$b_scale_kind,
     OptionalAttr<I64Attr>:$expected_m,
     UnitAttr:$tf32,
-    OptionalAttr<GG_ConfigAttr>:$config
+    OptionalAttr<GG_ConfigAttr>:$config,
+    OptionalAttr<DenseI64ArrayAttr>:$store_pool
   );
   let regions = (region AnyRegion:$epilogue);
 

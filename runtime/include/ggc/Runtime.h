@@ -26,6 +26,11 @@ public:
 
 enum class ElementType { UInt8, Float16, BFloat16, Float32 };
 ElementType parseElementType(const std::string &name);
+
+/// How TMA lays a box out in shared memory: the 128-byte swizzle that wgmma
+/// reads operands with, or plain row-major (the epilogue's staging tile).
+enum class Swizzle { None, Bytes128 };
+Swizzle parseSwizzle(const std::string &name);
 int64_t elementBytes(ElementType type);
 
 /// A tiled TMA view of a row-major tensor; dimensions innermost first.
@@ -36,6 +41,7 @@ struct TensorMapSpec {
   std::array<uint64_t, 5> strideBytes{}; ///< bytes; [0] unused (contiguous)
   std::array<uint32_t, 5> box{};         ///< tile elements per dimension
   uint64_t address = 0;                  ///< device address
+  Swizzle swizzle = Swizzle::Bytes128;
   /// Throws Error naming the first field TMA would reject.
   void validate() const;
   /// Bytes that identify the map, for caching encoded descriptors.
@@ -47,7 +53,8 @@ struct TensorMapSpec {
 TensorMapSpec rowMajorTensorMap(ElementType type,
                                 const std::vector<int64_t> &shape,
                                 const std::vector<uint32_t> &boxInnermostFirst,
-                                uint64_t address);
+                                uint64_t address,
+                                Swizzle swizzle = Swizzle::Bytes128);
 
 struct KernelArg {
   enum class Kind { TensorMap, Pointer, Int64 } kind = Kind::Pointer;

@@ -1,0 +1,68 @@
+//===- TmaStorePool.cpp - gg-tma-store-pool --------------------------------===//
+//
+// Decides, per grouped matmul, whether the epilogue stores through a pool of
+// TMA store boxes (BM, BM/2, ..., 1 rows) from a tile staged in shared
+// memory, and makes room for that tile in the config. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_TMASTOREPOOL
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+struct TmaStorePoolPass
+    : public ggc::impl::TmaStorePoolBase<TmaStorePoolPass> {
+  using TmaStorePoolBase::TmaStorePoolBase;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      if (op.getStorePool())
+        return WalkResult::advance(); // the user's choice
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                            "gg-tma-store-pool";
+        return WalkResult::interrupt();
+      }
+      Builder b(op.getContext());
+      // Rows of a padded_contiguous tile are valid one by one (by their
+      // group tag), not as a prefix: they keep per-thread stores.
+      if (op.getLayout() == GroupLayout::padded_contiguous) {
+        op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
+        return WalkResult::advance();
+      }
+      Type a = op.getAType().getElementType(), bt = op.getBType().getElementType(),
+           out = op.getOutType().getElementType();
+      for (int64_t stages = config.getStages(); stages >= 1; --stages) {
+        if (stages < minStages && stages < config.getStages())
+          break;
+        ConfigAttr trial = ConfigAttr::get(
+            op.getContext(), config.getBlockM(), config.getBlockN(),
+            config.getBlockK(), stages, config.getClusterM(),
+            config.getClusterN(), config.getNumSMs());
+        if (ggc::sharedMemoryBytes(trial, a, bt, out, /*stagedOutput=*/true) >
+            smemBudget)
+          continue;
+        SmallVector<int64_t> pool;
+        for (int64_t h = config.getBlockM(); h >= 1; h /= 2)
+          pool.push_back(h);
+        op.setConfigAttr(trial);
+        op.setStorePoolAttr(b.getDenseI64ArrayAttr(pool));
+        return WalkResult::advance();
+      }
+      op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

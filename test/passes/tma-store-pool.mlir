@@ -1,0 +1,77 @@
+// RUN: ggc-opt %s -split-input-file -gg-tma-store-pool | FileCheck %s
+
+// Before: a configured contiguous op. After: a pool of store boxes of
+// 128, 64, ..., 1 rows, and one stage fewer, to make room for the 128x256
+// bf16 tile (64 KiB) staged in shared memory.
+// CHECK-LABEL: func.func @contiguous
+// CHECK: config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>
+// CHECK-SAME: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>
+func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A masked decode tile of 64 rows: the pool starts at 64; the 8 stages of
+// 64x128 tiles leave room, so the config is kept.
+// CHECK-LABEL: func.func @masked
+// CHECK: config = #gg.config<block = [64, 128, 64], stages = 8, cluster = [1, 1], sms = 132>
+// CHECK-SAME: store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>
+func.func @masked(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
+                  %m: memref<4xi32>, %o: memref<4x128x512xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x128x512xbf16>)
+      {config = #gg.config<block = [64, 128, 64], stages = 8, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// padded_contiguous rows are valid one by one, by their group tag: per-thread
+// stores (an empty pool).
+// CHECK-LABEL: func.func @padded
+// CHECK: store_pool = array<i64>}
+func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                  %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// An f32 128x256 tile (128 KiB) would leave fewer than 3 stages: per-thread
+// stores, config unchanged.
+// CHECK-LABEL: func.func @no_room
+// CHECK: stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+func.func @no_room(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                   %off: memref<9xi32>, %o: memref<?x1024xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xf32>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A pool the user wrote is kept (here: none).
+// CHECK-LABEL: func.func @user_choice
+// CHECK: stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+func.func @user_choice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}

@@ -70,7 +70,11 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     info = out.kernel_info[0]
     assert info["layout"] == "masked" and info["block"] == 384
     kinds = [p["kind"] for p in info["params"]]
-    assert kinds == ["tensor_map", "tensor_map", "pointer", "pointer", "size"]
+    # A, B, the store pool (128, 64, ..., 1 rows), out, groups, M.
+    assert kinds == ["tensor_map"] * 10 + ["pointer", "pointer", "size"]
+    pool = [p["box"][1] for p in info["params"][2:10]]
+    assert pool == [128, 64, 32, 16, 8, 4, 2, 1]
+    assert {p["swizzle"] for p in info["params"][2:10]} == {"none"}
     assert "Used" in out.diagnostics  # ptxas -v resource report
 
 

@@ -186,6 +186,7 @@ private:
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
+  void zeroKTail(Value tile, int64_t mnExtent, bool mnMajor, Value kValid);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
   void storeStagedTile(const Tile &t, Value staging);
   void awaitStagedTileFree();
@@ -252,8 +253,8 @@ LogicalResult KernelGenerator::plan() {
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() != 128)
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
-  if (p.layout == GroupLayout::k_grouped && (f8 || p.aScale || p.bScale))
-    return unsupported("f8 operands or scales with k_grouped");
+  if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
+    return unsupported("scales with k_grouped");
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
   if (p.bMNMajor && p.aElem.isF32())
     return unsupported("'b' in layout kn with tf32 (wgmma reads tf32 only "
@@ -261,11 +262,7 @@ LogicalResult KernelGenerator::plan() {
   p.aMNMajor = op.getALayout() == OperandLayout::km;
   if (op.getOutLayout() != OperandLayout::mn)
     return unsupported("'out' in layout nm");
-  // The K range of a group ends inside a K block; the kernel zeroes the rows
-  // past it, which are whole rows only when K is the outer dimension.
-  if (p.layout == GroupLayout::k_grouped && (!p.aMNMajor || !p.bMNMajor))
-    return unsupported("k_grouped with K-major operands; give 'a' as km "
-                       "([K, M]) and 'b' as kn ([K, N])");
+
   if (p.aMNMajor && p.aElem.isF32())
     return unsupported("'a' in layout km with tf32 (wgmma reads tf32 only "
                        "along K)");
@@ -405,6 +402,8 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     tensorMap("b", op.getB(), {chunk, p.blockK});
   else if (p.bMNMajor)
     tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+  else if (kGrouped)
+    tensorMap("b", op.getB(), {p.blockK, p.blockN});
   else
     tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
   // The store pool: row-major boxes of BN columns and h rows.
@@ -695,6 +694,8 @@ void KernelGenerator::emitProducer() {
               else
                 b.tmaLoad(dst, tensorMapB, {n, k, t.group}, full);
             }
+          } else if (p.layout == GroupLayout::k_grouped) {
+            b.tmaLoad(stageB(stage), tensorMapB, {k, n0}, full);
           } else {
             b.tmaLoad(stageB(stage), tensorMapB, {k, n0, t.group}, full);
           }
@@ -902,40 +903,21 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   });
 }
 
-/// k_grouped: the last K block of a group reaches into the next group's
-/// rows of A and B. The consumers zero those K rows (whole 128-byte rows of
-/// the MN-major tiles, so the swizzle does not matter) before the wgmma
-/// reads them; the async-proxy fence and a barrier over the consumer threads
-/// order the zeros before the tensor cores' reads.
+/// k_grouped: the last K block of a group reaches into the next group's K
+/// range of A and B. The consumers zero those K entries in shared memory
+/// before the wgmma reads them, then fence the zeros for the async proxy
+/// and meet at a barrier. An MN-major tile ([BK rows of 128 bytes] per 64
+/// MN columns) loses whole rows; a K-major tile (MN rows of 128 bytes) loses
+/// the trailing 16-byte chunks of every row, found through the 128B swizzle
+/// (physical chunk = logical chunk ^ (row % 8)), plus the bytes past the
+/// boundary inside its first chunk.
 void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
                                         Value stage) {
   Value kValid = b.sub(b.sub(t.kEnd, t.kStart), b.mul(kBlock, b.c32(p.blockK)));
   b.create<scf::IfOp>(b.lt(kValid, b.c32(p.blockK)), [&](OpBuilder &,
                                                           Location) {
-    int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
-    Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
-    int64_t aChunks = p.blockM / 64, bChunks = p.blockN / 64;
-    // Rows to clear: (BK - kValid) per chunk, 8 16-byte stores per row.
-    Value rows = b.sub(b.c32(p.blockK), kValid);
-    Value stores = b.mul(b.mul(rows, b.c32(aChunks + bChunks)), b.c32(8));
-    Value zero = b.create<LLVM::ZeroOp>(VectorType::get({4}, b.i32()));
-    b.create<scf::ForOp>(
-        thread, stores, b.c32(consumerThreads), ValueRange{},
-        [&](OpBuilder &, Location, Value i, ValueRange) {
-          Value piece = b.remU(i, b.c32(8));
-          Value rowInChunks = b.divU(i, b.c32(8));
-          Value chunk = b.divU(rowInChunks, rows);
-          Value row = b.add(kValid, b.remU(rowInChunks, rows));
-          Value inA = b.lt(chunk, b.c32(aChunks));
-          Value base = b.select(inA, stageA(stage), stageB(stage));
-          Value chunkInTile = b.select(inA, chunk, b.sub(chunk, b.c32(aChunks)));
-          Value offset = b.add(
-              b.mul(b.toI64(chunkInTile), b.c64(p.blockK * kSwizzleBytes)),
-              b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
-                    b.mul(b.toI64(piece), b.c64(16))));
-          b.create<LLVM::StoreOp>(zero, b.gep(base, offset));
-          b.create<scf::YieldOp>();
-        });
+    zeroKTail(stageA(stage), p.blockM, p.aMNMajor, kValid);
+    zeroKTail(stageB(stage), p.blockN, p.bMNMajor, kValid);
     b.create<NVVM::FenceProxyOp>(NVVM::ProxyKind::async_shared,
                                  NVVM::SharedSpaceAttr::get(
                                      b.getContext(), NVVM::SharedSpace::shared_cta));
@@ -944,6 +926,71 @@ void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
     consumerBarrier();
     b.create<scf::YieldOp>();
   });
+}
+
+void KernelGenerator::zeroKTail(Value tile, int64_t mnExtent, bool mnMajor,
+                                Value kValid) {
+  int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
+  Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value zero16 = b.create<LLVM::ZeroOp>(VectorType::get({4}, b.i32()));
+  Value zeroByte = b.create<LLVM::ZeroOp>(b.getI8Type());
+  int64_t elemBytes = byteWidth(p.aElem);
+  if (mnMajor) {
+    // Rows kValid..BK of each 64-column chunk, eight 16-byte stores a row.
+    Value rows = b.sub(b.c32(p.blockK), kValid);
+    int64_t chunks = mnExtent / 64;
+    Value stores = b.mul(b.mul(rows, b.c32(chunks)), b.c32(8));
+    b.create<scf::ForOp>(
+        thread, stores, b.c32(consumerThreads), ValueRange{},
+        [&](OpBuilder &, Location, Value i, ValueRange) {
+          Value piece = b.remU(i, b.c32(8));
+          Value rowOfAll = b.divU(i, b.c32(8));
+          Value chunk = b.divU(rowOfAll, rows);
+          Value row = b.add(kValid, b.remU(rowOfAll, rows));
+          Value offset = b.add(
+              b.mul(b.toI64(chunk), b.c64(p.blockK * kSwizzleBytes)),
+              b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
+                    b.mul(b.toI64(piece), b.c64(16))));
+          b.create<LLVM::StoreOp>(zero16, b.gep(tile, offset));
+          b.create<scf::YieldOp>();
+        });
+    return;
+  }
+  // K-major: logical chunks from the one holding kValid to 7 in each row.
+  Value validBytes = b.mul(kValid, b.c32(elemBytes));
+  Value firstChunk = b.divU(validBytes, b.c32(16));
+  Value partial = b.remU(validBytes, b.c32(16));
+  Value chunksPerRow = b.sub(b.c32(8), firstChunk);
+  Value work = b.mul(chunksPerRow, b.c32(mnExtent));
+  b.create<scf::ForOp>(
+      thread, work, b.c32(consumerThreads), ValueRange{},
+      [&](OpBuilder &, Location, Value i, ValueRange) {
+        Value row = b.divU(i, chunksPerRow);
+        Value logical = b.add(firstChunk, b.remU(i, chunksPerRow));
+        Value physical = b.xorI(logical, b.remU(row, b.c32(8)));
+        Value chunkAddress = b.gep(
+            tile, b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
+                        b.mul(b.toI64(physical), b.c64(16))));
+        Value whole = b.ne(logical, firstChunk);
+        whole = b.create<arith::OrIOp>(whole, b.eq(partial, b.c32(0)));
+        b.create<scf::IfOp>(
+            whole,
+            [&](OpBuilder &, Location) {
+              b.create<LLVM::StoreOp>(zero16, chunkAddress);
+              b.create<scf::YieldOp>();
+            },
+            [&](OpBuilder &, Location) {
+              // The chunk the boundary falls in: only its bytes past it.
+              b.create<scf::ForOp>(
+                  partial, b.c32(16), b.c32(1), ValueRange{},
+                  [&](OpBuilder &, Location, Value byte, ValueRange) {
+                    b.create<LLVM::StoreOp>(zeroByte, b.gep(chunkAddress, byte));
+                    b.create<scf::YieldOp>();
+                  });
+              b.create<scf::YieldOp>();
+            });
+        b.create<scf::YieldOp>();
+      });
 }
 
 //===----------------------------------------------------------------------===//

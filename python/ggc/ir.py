@@ -152,7 +152,8 @@ def grouped_matmul(
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
     B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`); `k_grouped`
-    takes A as [K, M] and B as [K, N] (token-major). `m` is the row count of
+    takes A as [K, M] and B as [K, N] (token-major, `"kn"`) or A as [M, K]
+    and B as [N, K] (K-major, `"nk"`). `m` is the row count of
     A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
     element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
@@ -170,10 +171,10 @@ def grouped_matmul(
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
     if layout == "k_grouped":
-        if b_layout != "kn":
-            raise ValueError("k_grouped takes b_layout='kn' ([K, N])")
-        a = Arg("a", [k, m], a_type)
-        b = Arg("b", [k, n], dtype)
+        # Token-major ([K, M] and [K, N], b_layout="kn") or K-major ([M, K]
+        # and [N, K], b_layout="nk", as f8 needs).
+        a = Arg("a", [k, m] if b_layout == "kn" else [m, k], a_type)
+        b = Arg("b", [k, n] if b_layout == "kn" else [n, k], dtype)
         out = Arg("out", [g, m, n], out_dtype)
         groups = Arg("groups", [g + 1], offsets_dtype)
         row_shape = [m]
@@ -189,7 +190,8 @@ def grouped_matmul(
     args = [a, b, groups]
     spec = FunctionSpec(name=name, layout=layout, args=args, a="a", b="b",
                         groups="groups", out="out", b_layout=b_layout,
-                        a_layout="km" if layout == "k_grouped" else "mk", tf32=tf32,
+                        a_layout="km" if layout == "k_grouped" and b_layout == "kn"
+                        else "mk", tf32=tf32,
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores)
     kb = None if k is None else -(-k // 128)

@@ -244,21 +244,32 @@ def test_bad_arguments_are_rejected_before_launch():
         kern(a.cpu(), b, offsets, out)
 
 
-@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
-def test_k_grouped_weight_gradient(out_dtype):
+@pytest.mark.parametrize("out_dtype, layout, dtype", [
+    ("f32", "kn", "bf16"), ("bf16", "kn", "bf16"), ("f32", "nk", "bf16"),
+    ("bf16", "nk", "f16"), ("f32", "nk", "f8E4M3FN")])
+def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
     """dW[g] = dY_g^T X_g with groups splitting the tokens (K); empty groups
-    give zeros, and each group's last K block ends mid-tile."""
+    give zeros, and each group's last K block ends mid-tile. Token-major
+    operands ("kn") lose whole rows past the group, K-major ones ("nk", the
+    only form f8 has) the swizzled chunks past it."""
     k_sizes = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1100]
     g, m, n = len(k_sizes), 200, 136
     kern = cached_kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m,
-                         b_layout="kn", out_dtype=out_dtype)
+                         b_layout=layout, out_dtype=out_dtype, dtype=dtype)
     k_total = sum(k_sizes)
-    dy = randn(k_total, m, dtype=torch.bfloat16)
-    x = randn(k_total, n, dtype=torch.bfloat16)
+    if dtype == "f8E4M3FN":
+        dy = (torch.randn(k_total, m, device="cuda") * 2).to(torch.float8_e4m3fn)
+        x = (torch.randn(k_total, n, device="cuda") * 2).to(torch.float8_e4m3fn)
+    else:
+        dy = randn(k_total, m, dtype=TORCH_TYPES[dtype])
+        x = randn(k_total, n, dtype=TORCH_TYPES[dtype])
     offsets = torch.tensor([0] + list(torch.tensor(k_sizes).cumsum(0)), dtype=torch.int32,
                            device="cuda")
     out = torch.full((g, m, n), float("nan"), dtype=TORCH_TYPES[out_dtype], device="cuda")
-    kern(dy, x, offsets, out)
+    if layout == "kn":
+        kern(dy, x, offsets, out)
+    else:  # K-major: [M, K] and [N, K]
+        kern(dy.T.contiguous(), x.T.contiguous(), offsets, out)
     torch.cuda.synchronize()
     start = 0
     for gi, size in enumerate(k_sizes):

@@ -131,13 +131,15 @@ func.func @cluster(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @k_grouped_k_major(%a: memref<128x?xbf16>, %b: memref<64x?xbf16>,
-                             %off: memref<5xi32>, %o: memref<4x128x64xf32>) {
-  // expected-error @+1 {{k_grouped with K-major operands; give 'a' as km ([K, M]) and 'b' as kn ([K, N])}}
-  gg.grouped_matmul k_grouped a(%a : memref<128x?xbf16>)
-      b(%b : memref<64x?xbf16>) groups(%off : memref<5xi32>)
-      out(%o : memref<4x128x64xf32>)
-      {config = #gg.config<block = [128, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
+func.func @k_grouped_scaled(%a: memref<128x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>,
+                            %off: memref<5xi32>, %sa: memref<4xf32>, %sb: memref<4xf32>,
+                            %o: memref<4x128x128xf32>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: scales with k_grouped}}
+  gg.grouped_matmul k_grouped a(%a : memref<128x?xf8E4M3FN>)
+      b(%b : memref<128x?xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<4xf32>, <tensor>) b_scale(%sb : memref<4xf32>, <tensor>)
+      out(%o : memref<4x128x128xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 

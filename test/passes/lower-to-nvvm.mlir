@@ -118,3 +118,23 @@ func.func @pooled(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
        store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }
+
+// -----
+
+// k_grouped with K-major operands (the only form f8 has): the K tail of a
+// group's last block is cleared chunk by chunk through the 128B swizzle
+// (physical chunk = logical ^ row % 8), bytes past the boundary inside the
+// first chunk one by one.
+// CHECK: llvm.func @wgrad_k_major_kernel
+// CHECK: arith.xori
+// CHECK: llvm.store %{{.*}} : vector<4xi32>, !llvm.ptr<3>
+// CHECK: llvm.store %{{.*}} : i8, !llvm.ptr<3>
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+func.func @wgrad_k_major(%dy: memref<128x?xf8E4M3FN>, %x: memref<256x?xf8E4M3FN>,
+                         %off: memref<9xi64>, %dw: memref<8x128x256xf32>) {
+  gg.grouped_matmul k_grouped a(%dy : memref<128x?xf8E4M3FN>)
+      b(%x : memref<256x?xf8E4M3FN>) groups(%off : memref<9xi64>)
+      out(%dw : memref<8x128x256xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -198,6 +198,17 @@ class Kernel:
             if have != value:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
                                  f"(M = {m}, set by {dynamic['set by']}), got {have}")
+        # TMA reads rows whose byte length is a multiple of 16.
+        for p in self.info["params"]:
+            if p["kind"] == "tensor_map" and len(tensors[p["arg"]].shape) > 1:
+                t = tensors[p["arg"]]
+                row_bytes = t.shape[-1] * _ELEMENT_BYTES[t.dtype]
+                if row_bytes % 16:
+                    raise ValueError(
+                        f"argument {p['arg']} ({self._roles[p['arg']]}) has rows of "
+                        f"{row_bytes} bytes; TMA needs a multiple of 16 (its last "
+                        f"dimension, {t.shape[-1]}, a multiple of "
+                        f"{16 // _ELEMENT_BYTES[t.dtype]})")
         devices = {t.device for t in tensors}
         if len(devices) != 1:
             raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")

@@ -252,7 +252,9 @@ def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
     give zeros, and each group's last K block ends mid-tile. Token-major
     operands ("kn") lose whole rows past the group, K-major ones ("nk", the
     only form f8 has) the swizzled chunks past it."""
-    k_sizes = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1100]
+    # 1696 tokens in all: K-major rows of K elements must be 16-byte
+    # multiples for TMA (f8: K a multiple of 16).
+    k_sizes = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1112]
     g, m, n = len(k_sizes), 200, 136
     kern = cached_kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m,
                          b_layout=layout, out_dtype=out_dtype, dtype=dtype)
@@ -280,3 +282,14 @@ def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
             err = rel_err(out[gi], ref)
             assert err < 1e-2, f"group {gi} ({size} tokens): rel err {err:.2e}"
         start += size
+
+
+def test_rows_tma_cannot_read_are_rejected_before_launch():
+    kern = cached_kernel(layout="k_grouped", num_groups=2, n=136, k=None, m=200,
+                         b_layout="nk", out_dtype="f32", dtype="bf16")
+    offsets = torch.tensor([0, 3, 1684], dtype=torch.int32, device="cuda")
+    out = torch.empty(2, 200, 136, device="cuda")
+    with pytest.raises(ValueError, match=r"argument 0 \(a\) has rows of 3368 bytes; TMA "
+                                         r"needs a multiple of 16"):
+        kern(randn(200, 1684, dtype=torch.bfloat16), randn(136, 1684, dtype=torch.bfloat16),
+             offsets, out)

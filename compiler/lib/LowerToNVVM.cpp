@@ -1239,6 +1239,9 @@ void KernelGenerator::awaitStagedTileFree() {
 }
 
 void KernelGenerator::consumerBarrier() {
+  // bar.sync is warp-aligned: reconverge each warp first, since the code
+  // before it (clearing a K tail, issuing TMA stores) branches per thread.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
   b.create<NVVM::BarrierOp>(Type(), b.c32(1),
                             b.c32(kWarpgroupThreads * p.numConsumers),
                             NVVM::BarrierReductionAttr(), Value());

@@ -144,7 +144,9 @@ private:
     Value nBlock;     // i32
     Value rowStart;   // i32: first row of the tile in A's row space
     Value rowsValid;  // i32: rows of the tile that belong to the group
-    Value kStart;     // i32: first K of the group (k_grouped), else 0
+    Value kStart;     // i32: K where the tile's K blocks start, else 0
+    Value kFirst;     // i32: the group's first K (k_grouped; <= 16 bytes
+                      // after kStart, which is aligned for TMA)
     Value kEnd;       // i32: end of the group's K range (k_grouped)
     Value numKBlocks; // i32
   };
@@ -186,7 +188,8 @@ private:
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
-  void zeroKTail(Value tile, int64_t mnExtent, bool mnMajor, Value kValid);
+  void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
+                    Value hi);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
   void storeStagedTile(const Tile &t, Value staging);
   void awaitStagedTileFree();
@@ -549,12 +552,21 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
     Value begin = b.toI32(b.loadGlobal(p.groupsElem, groupsPtr, group));
     Value end = b.toI32(
         b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1))));
-    t.kStart = b.clampS(begin, b.c32(0), kTotal);
-    t.kEnd = b.clampS(end, t.kStart, kTotal);
+    t.kFirst = b.clampS(begin, b.c32(0), kTotal);
+    t.kEnd = b.clampS(end, t.kFirst, kTotal);
+    // A TMA box must start on a 16-byte boundary of its contiguous
+    // dimension: with K-major operands, the blocks start at the aligned K
+    // at or before the group's first, and the overfetched K entries of the
+    // previous group are cleared like the tail.
+    t.kStart = t.kFirst;
+    if (!p.aMNMajor || !p.bMNMajor) {
+      int64_t align = 16 / byteWidth(p.aElem);
+      t.kStart = b.andI(t.kFirst, b.c32(~(align - 1)));
+    }
     t.numKBlocks = b.ceilDivU(b.sub(t.kEnd, t.kStart), p.blockK);
     return t;
   }
-  t.kStart = b.c32(0);
+  t.kStart = t.kFirst = b.c32(0);
   t.kEnd = b.c32(p.k);
   t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
   return t;
@@ -583,7 +595,7 @@ void KernelGenerator::forEachTile(
           t.rowsValid = b.minS(b.sub(b.toI32(dynamicSize), t.rowStart),
                                b.c32(p.blockM));
           t.group = b.loadGlobal(i32, groupsPtr, t.rowStart);
-          t.kStart = b.c32(0);
+          t.kStart = t.kFirst = b.c32(0);
           t.kEnd = b.c32(p.k);
           t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
           Value owned = b.andI(b.ge(t.group, b.c32(0)),
@@ -903,21 +915,25 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   });
 }
 
-/// k_grouped: the last K block of a group reaches into the next group's K
-/// range of A and B. The consumers zero those K entries in shared memory
-/// before the wgmma reads them, then fence the zeros for the async proxy
-/// and meet at a barrier. An MN-major tile ([BK rows of 128 bytes] per 64
-/// MN columns) loses whole rows; a K-major tile (MN rows of 128 bytes) loses
-/// the trailing 16-byte chunks of every row, found through the 128B swizzle
-/// (physical chunk = logical chunk ^ (row % 8)), plus the bytes past the
-/// boundary inside its first chunk.
+/// k_grouped: a K block may hold K entries of the neighbouring groups: past
+/// the group's end in its last block, and, for K-major operands whose TMA
+/// boxes start on an aligned K, before its first in its first block. The
+/// consumers zero those entries in shared memory before the wgmma reads
+/// them, fence the zeros for the async proxy and meet at a barrier. An
+/// MN-major tile ([BK rows of 128 bytes] per 64 MN columns) loses whole
+/// rows; a K-major tile (MN rows of 128 bytes) loses 16-byte chunks of every
+/// row, found through the 128B swizzle (physical chunk = logical chunk ^
+/// (row % 8)), and single bytes where a boundary falls inside a chunk.
 void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
                                         Value stage) {
-  Value kValid = b.sub(b.sub(t.kEnd, t.kStart), b.mul(kBlock, b.c32(p.blockK)));
-  b.create<scf::IfOp>(b.lt(kValid, b.c32(p.blockK)), [&](OpBuilder &,
-                                                          Location) {
-    zeroKTail(stageA(stage), p.blockM, p.aMNMajor, kValid);
-    zeroKTail(stageB(stage), p.blockN, p.bMNMajor, kValid);
+  Value blockStart = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
+  Value lo = b.maxS(b.sub(t.kFirst, blockStart), b.c32(0));
+  Value hi = b.minS(b.sub(t.kEnd, blockStart), b.c32(p.blockK));
+  Value partial = b.create<arith::OrIOp>(b.lt(b.c32(0), lo),
+                                         b.lt(hi, b.c32(p.blockK)));
+  b.create<scf::IfOp>(partial, [&](OpBuilder &, Location) {
+    zeroKOutside(stageA(stage), p.blockM, p.aMNMajor, lo, hi);
+    zeroKOutside(stageB(stage), p.blockN, p.bMNMajor, lo, hi);
     b.create<NVVM::FenceProxyOp>(NVVM::ProxyKind::async_shared,
                                  NVVM::SharedSpaceAttr::get(
                                      b.getContext(), NVVM::SharedSpace::shared_cta));
@@ -928,51 +944,55 @@ void KernelGenerator::zeroRowsPastGroup(const Tile &t, Value kBlock,
   });
 }
 
-void KernelGenerator::zeroKTail(Value tile, int64_t mnExtent, bool mnMajor,
-                                Value kValid) {
+void KernelGenerator::zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor,
+                                   Value lo, Value hi) {
   int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
   Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
   Value zero16 = b.create<LLVM::ZeroOp>(VectorType::get({4}, b.i32()));
   Value zeroByte = b.create<LLVM::ZeroOp>(b.getI8Type());
   int64_t elemBytes = byteWidth(p.aElem);
+  auto outside = [&](Value k) {
+    return b.create<arith::OrIOp>(b.lt(k, lo), b.ge(k, hi));
+  };
   if (mnMajor) {
-    // Rows kValid..BK of each 64-column chunk, eight 16-byte stores a row.
-    Value rows = b.sub(b.c32(p.blockK), kValid);
+    // Each K row of each 64-column chunk: eight 16-byte stores when outside.
     int64_t chunks = mnExtent / 64;
-    Value stores = b.mul(b.mul(rows, b.c32(chunks)), b.c32(8));
+    int64_t stores = p.blockK * chunks * 8;
     b.create<scf::ForOp>(
-        thread, stores, b.c32(consumerThreads), ValueRange{},
+        thread, b.c32(stores), b.c32(consumerThreads), ValueRange{},
         [&](OpBuilder &, Location, Value i, ValueRange) {
           Value piece = b.remU(i, b.c32(8));
           Value rowOfAll = b.divU(i, b.c32(8));
-          Value chunk = b.divU(rowOfAll, rows);
-          Value row = b.add(kValid, b.remU(rowOfAll, rows));
-          Value offset = b.add(
-              b.mul(b.toI64(chunk), b.c64(p.blockK * kSwizzleBytes)),
-              b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
-                    b.mul(b.toI64(piece), b.c64(16))));
-          b.create<LLVM::StoreOp>(zero16, b.gep(tile, offset));
+          Value chunk = b.divU(rowOfAll, b.c32(p.blockK));
+          Value k = b.remU(rowOfAll, b.c32(p.blockK));
+          b.create<scf::IfOp>(outside(k), [&](OpBuilder &, Location) {
+            Value offset = b.add(
+                b.mul(b.toI64(chunk), b.c64(p.blockK * kSwizzleBytes)),
+                b.add(b.mul(b.toI64(k), b.c64(kSwizzleBytes)),
+                      b.mul(b.toI64(piece), b.c64(16))));
+            b.create<LLVM::StoreOp>(zero16, b.gep(tile, offset));
+            b.create<scf::YieldOp>();
+          });
           b.create<scf::YieldOp>();
         });
     return;
   }
-  // K-major: logical chunks from the one holding kValid to 7 in each row.
-  Value validBytes = b.mul(kValid, b.c32(elemBytes));
-  Value firstChunk = b.divU(validBytes, b.c32(16));
-  Value partial = b.remU(validBytes, b.c32(16));
-  Value chunksPerRow = b.sub(b.c32(8), firstChunk);
-  Value work = b.mul(chunksPerRow, b.c32(mnExtent));
+  // K-major: every (row, logical chunk) pair; chunks wholly outside
+  // [lo, hi) are cleared at once, chunks a boundary cuts byte by byte.
+  int64_t perChunk = 16 / elemBytes;
   b.create<scf::ForOp>(
-      thread, work, b.c32(consumerThreads), ValueRange{},
+      thread, b.c32(mnExtent * 8), b.c32(consumerThreads), ValueRange{},
       [&](OpBuilder &, Location, Value i, ValueRange) {
-        Value row = b.divU(i, chunksPerRow);
-        Value logical = b.add(firstChunk, b.remU(i, chunksPerRow));
+        Value row = b.divU(i, b.c32(8));
+        Value logical = b.remU(i, b.c32(8));
+        Value first = b.mul(logical, b.c32(perChunk));
+        Value last = b.add(first, b.c32(perChunk - 1));
         Value physical = b.xorI(logical, b.remU(row, b.c32(8)));
         Value chunkAddress = b.gep(
             tile, b.add(b.mul(b.toI64(row), b.c64(kSwizzleBytes)),
                         b.mul(b.toI64(physical), b.c64(16))));
-        Value whole = b.ne(logical, firstChunk);
-        whole = b.create<arith::OrIOp>(whole, b.eq(partial, b.c32(0)));
+        Value whole = b.create<arith::OrIOp>(b.lt(last, lo), b.ge(first, hi));
+        Value cut = b.create<arith::OrIOp>(outside(first), outside(last));
         b.create<scf::IfOp>(
             whole,
             [&](OpBuilder &, Location) {
@@ -980,13 +1000,21 @@ void KernelGenerator::zeroKTail(Value tile, int64_t mnExtent, bool mnMajor,
               b.create<scf::YieldOp>();
             },
             [&](OpBuilder &, Location) {
-              // The chunk the boundary falls in: only its bytes past it.
-              b.create<scf::ForOp>(
-                  partial, b.c32(16), b.c32(1), ValueRange{},
-                  [&](OpBuilder &, Location, Value byte, ValueRange) {
-                    b.create<LLVM::StoreOp>(zeroByte, b.gep(chunkAddress, byte));
-                    b.create<scf::YieldOp>();
-                  });
+              b.create<scf::IfOp>(cut, [&](OpBuilder &, Location) {
+                b.create<scf::ForOp>(
+                    b.c32(0), b.c32(16), b.c32(1), ValueRange{},
+                    [&](OpBuilder &, Location, Value byte, ValueRange) {
+                      Value k = b.add(first, b.divU(byte, b.c32(elemBytes)));
+                      b.create<scf::IfOp>(outside(k), [&](OpBuilder &,
+                                                          Location) {
+                        b.create<LLVM::StoreOp>(zeroByte,
+                                                b.gep(chunkAddress, byte));
+                        b.create<scf::YieldOp>();
+                      });
+                      b.create<scf::YieldOp>();
+                    });
+                b.create<scf::YieldOp>();
+              });
               b.create<scf::YieldOp>();
             });
         b.create<scf::YieldOp>();

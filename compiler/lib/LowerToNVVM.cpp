@@ -65,6 +65,11 @@ struct KernelPlan {
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
   ScaleAttr aScale, bScale; // null when the operand has no scales
   bool f8 = false;
+  bool mx = false; // UE8M0 scales per row of A and per column of B
+  /// wgmma K steps between promotions: one K block, or one MX scale block.
+  int64_t stepsPerPromotion() const {
+    return mx ? aScale.getBlockK() / kPerStep() : kSteps();
+  }
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
@@ -143,6 +148,7 @@ private:
     Value mBlock;     // i32
     Value nBlock;     // i32
     Value rowStart;   // i32: first row of the tile in A's row space
+    Value groupStart; // i32: first row of the group in A's row space
     Value rowsValid;  // i32: rows of the tile that belong to the group
     Value kStart;     // i32: K where the tile's K blocks start, else 0
     Value kFirst;     // i32: the group's first K (k_grouped; <= 16 bytes
@@ -186,7 +192,14 @@ private:
     }
   };
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
-  Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh);
+  Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
+                    int64_t firstStep = 0, int64_t numSteps = -1);
+  /// UE8M0 factors of MX scale block `scaleBlock`: A's for the thread's two
+  /// rows, and B's for column j of the thread's pair c.
+  BlockScales loadMxScales(const Tile &t, Value scaleBlock, const Fragment &f);
+  Value loadMxColumnScale(const Tile &t, Value scaleBlock, const Fragment &f,
+                          int64_t c, int j);
+  Value decodeUE8M0(Value word, Value byteIndex);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
                     Value hi);
@@ -250,9 +263,7 @@ LogicalResult KernelGenerator::plan() {
   p.bScale = op.getBScaleKindAttr();
   p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
   bool f8 = p.f8;
-  if ((p.aScale && p.aScale.getKind() == ScaleKind::mx) ||
-      (p.bScale && p.bScale.getKind() == ScaleKind::mx))
-    return unsupported("mx (UE8M0) scales");
+  p.mx = p.aScale && p.aScale.getKind() == ScaleKind::mx;
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() != 128)
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
@@ -444,11 +455,14 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     bool alignedRows = arg == op.getAScale() && p.aScale &&
                        p.aScale.getKind() == ScaleKind::block &&
                        p.aScale.getMajor() == ScaleMajor::mn_major;
+    bool mxRows = arg == op.getAScale() && p.mx &&
+                  p.layout == GroupLayout::contiguous;
     for (auto [i, d] : llvm::enumerate(type.getShape()))
       shape.push_back(!ShapedType::isDynamic(d) ? llvm::json::Value(d)
                       : alignedRows && i + 1 == type.getShape().size()
                           ? llvm::json::Value("align4(M)")
-                          : llvm::json::Value("M"));
+                      : mxRows ? llvm::json::Value("(M+3G)/4*4")
+                               : llvm::json::Value("M"));
     args.push_back(llvm::json::Object{
         {"dtype", elementName(type.getElementType())},
         {"shape", std::move(shape)},
@@ -545,6 +559,7 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
   t.nBlock = b.divU(localTile, mBlocks);
   Value tileRow = b.mul(t.mBlock, b.c32(p.blockM));
   t.rowStart = b.add(rowStart, tileRow);
+  t.groupStart = rowStart;
   t.rowsValid = b.minS(b.sub(rows, tileRow), b.c32(p.blockM));
   if (p.layout == GroupLayout::k_grouped) {
     // The group's K range, clamped to K like the rows of other layouts.
@@ -592,6 +607,7 @@ void KernelGenerator::forEachTile(
           t.mBlock = b.remU(args[0], mBlocks);
           t.nBlock = b.divU(args[0], mBlocks);
           t.rowStart = b.mul(t.mBlock, b.c32(p.blockM));
+          t.groupStart = t.rowStart;
           t.rowsValid = b.minS(b.sub(b.toI32(dynamicSize), t.rowStart),
                                b.c32(p.blockM));
           t.group = b.loadGlobal(i32, groupsPtr, t.rowStart);
@@ -720,11 +736,14 @@ void KernelGenerator::emitProducer() {
 /// Issues the wgmma instructions of one K block on the stage's tiles. With
 /// `fresh`, the first K step overwrites the accumulator instead of adding.
 Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
-                                   bool fresh) {
+                                   bool fresh, int64_t firstStep,
+                                   int64_t numSteps) {
   MLIRContext *ctx = b.getContext();
   NVVM::WGMMATypes typeA = wgmmaType(p.aElem), typeB = wgmmaType(p.bElem);
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.blockN, p.kPerStep());
-  for (int64_t s = 0; s < p.kSteps(); ++s) {
+  if (numSteps < 0)
+    numSteps = p.kSteps();
+  for (int64_t s = firstStep; s < firstStep + numSteps; ++s) {
     // K-major tiles move 32 bytes along the swizzled 128-byte rows per K
     // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
     // chunks lie BK rows apart.
@@ -741,7 +760,8 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
             : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
     acc = b.create<NVVM::WgmmaMmaAsyncOp>(
         accType, acc, descA, descB, shape, typeA, typeB, NVVM::WGMMATypes::f32,
-        fresh && s == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        fresh && s == firstStep ? NVVM::WGMMAScaleOut::zero
+                                : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
         p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         p.bMNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
@@ -820,6 +840,70 @@ KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
   return scales;
 }
 
+/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
+/// an f32 bit pattern; e = 0 is the subnormal 2^-127).
+Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
+  Value e = b.andI(b.create<arith::ShRUIOp>(word, b.mul(byteIndex, b.c32(8))),
+                   b.c32(0xFF));
+  Value bits = b.select(b.eq(e, b.c32(0)), b.c32(0x00400000),
+                        b.create<arith::ShLIOp>(e, b.c32(23)));
+  return b.create<arith::BitcastOp>(b.f32(), bits);
+}
+
+KernelGenerator::BlockScales
+KernelGenerator::loadMxScales(const Tile &t, Value scaleBlock,
+                              const Fragment &f) {
+  BlockScales scales;
+  int64_t words = (p.k + 4 * p.aScale.getBlockK() - 1) /
+                  (4 * p.aScale.getBlockK());
+  Value word = b.toI64(b.divU(scaleBlock, b.c32(4)));
+  Value byte = b.remU(scaleBlock, b.c32(4));
+  Value rows = b.toI32(dynamicSize);
+  for (int half = 0; half < 2; ++half) {
+    Value row = b.add(t.rowStart, b.add(f.row, b.c32(8 * half)));
+    Value scaleRow;
+    switch (p.layout) {
+    case GroupLayout::contiguous: {
+      // FlashInfer's layout: each group's scale rows start on a multiple of
+      // 4, at (first row + 3g) / 4 * 4; (M + 3G) / 4 * 4 rows in all.
+      Value base = b.andI(b.add(t.groupStart, b.mul(t.group, b.c32(3))),
+                          b.c32(~3));
+      Value total = b.andI(b.add(rows, b.c32(3 * p.numGroups)), b.c32(~3));
+      scaleRow = b.minS(b.add(base, b.sub(row, t.groupStart)),
+                        b.sub(total, b.c32(1)));
+      break;
+    }
+    case GroupLayout::masked:
+      scaleRow = b.add(b.mul(t.group, rows),
+                       b.minS(row, b.sub(rows, b.c32(1))));
+      break;
+    default:
+      scaleRow = b.minS(row, b.sub(rows, b.c32(1)));
+      break;
+    }
+    Value w = b.loadGlobal(b.i32(), aScalePtr,
+                           b.add(b.mul(b.toI64(scaleRow), b.c64(words)), word));
+    scales.a[half] = decodeUE8M0(w, byte);
+  }
+  return scales;
+}
+
+Value KernelGenerator::loadMxColumnScale(const Tile &t, Value scaleBlock,
+                                         const Fragment &f, int64_t c, int j) {
+  int64_t words = (p.k + 4 * p.bScale.getBlockK() - 1) /
+                  (4 * p.bScale.getBlockK());
+  Value word = b.toI64(b.divU(scaleBlock, b.c32(4)));
+  Value byte = b.remU(scaleBlock, b.c32(4));
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
+                     b.c32(p.n - 1));
+  Value index = b.add(
+      b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
+            b.c64(words)),
+      word);
+  return decodeUE8M0(b.loadGlobal(b.i32(), bScalePtr, index), byte);
+}
+
 void KernelGenerator::emitConsumer(Value consumerIndex) {
   // This warpgroup's 64 rows of the A tile: 64 swizzled rows when A is
   // K-major, one [BK, 64] chunk when it is M-major.
@@ -836,7 +920,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     // Block scales are loaded one K block ahead, so their latency hides
     // behind a whole block of wgmma; they ride along as loop values.
     SmallVector<Value> initial = {acc, counter};
-    if (p.twoLevel())
+    if (p.twoLevel() && !p.mx)
       llvm::append_range(initial, loadBlockScales(t, b.c32(0), f).values());
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), initial,
@@ -845,7 +929,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
           BlockScales scales, next;
-          if (p.twoLevel()) {
+          if (p.twoLevel() && !p.mx) {
             scales = BlockScales::from(iter.drop_front(2));
             Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
                                      b.sub(t.numKBlocks, b.c32(1)));
@@ -857,7 +941,38 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           if (p.layout == GroupLayout::k_grouped)
             zeroRowsPastGroup(t, kBlock, stage);
           b.create<NVVM::WgmmaFenceAlignedOp>();
-          if (p.twoLevel()) {
+          if (p.mx) {
+            // MX: one promotion per scale block (32 or 128 K), each with
+            // its own UE8M0 factor per row of A and per column of B.
+            int64_t per = p.stepsPerPromotion();
+            int64_t promotions = p.kSteps() / per;
+            for (int64_t j = 0; j < promotions; ++j) {
+              Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
+                                          aTile, bTile, /*fresh=*/true,
+                                          j * per, per);
+              b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+              b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+              if (j + 1 == promotions)
+                b.mbarrierArrive(emptyBarrier(stage));
+              Value scaleBlock = b.add(b.mul(kBlock, b.c32(promotions)),
+                                       b.c32(j));
+              BlockScales mx = loadMxScales(t, scaleBlock, f);
+              for (int64_t c = 0; c < p.blockN / 8; ++c)
+                for (int jj = 0; jj < 2; ++jj) {
+                  // B's factor for this column, loaded where it is used to
+                  // keep register pressure down.
+                  Value bFactor = loadMxColumnScale(t, scaleBlock, f, c, jj);
+                  for (int half = 0; half < 2; ++half) {
+                    int64_t reg = 4 * c + 2 * half + jj;
+                    Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+                    Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
+                    Value scale = b.create<arith::MulFOp>(mx.a[half], bFactor);
+                    acc = b.create<LLVM::InsertValueOp>(
+                        acc, b.create<math::FmaOp>(x, scale, y), reg);
+                  }
+                }
+            }
+          } else if (p.twoLevel()) {
             // The block's product lands in a fresh accumulator, which is
             // scaled and added to the main one in f32 once it is complete,
             // so a long K never accumulates in the tensor core's f8 path.
@@ -897,7 +1012,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                 });
           }
           SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
-          if (p.twoLevel())
+          if (p.twoLevel() && !p.mx)
             llvm::append_range(yielded, next.values());
           b.create<scf::YieldOp>(yielded);
         });

@@ -17,6 +17,8 @@ SCALE_ATTRS = {
     ("a", "block"): "<block 1x128>", ("a", "block_mn"): "<block 1x128, mn_major>",
     ("b", "tensor"): "<tensor>", ("b", "channel"): "<channel>",
     ("b", "block"): "<block 128x128>", ("b", "block_mn"): "<block 128x128, mn_major>",
+    ("a", "mx32"): "<mx 1x32>", ("a", "mx128"): "<mx 1x128>",
+    ("b", "mx32"): "<mx 1x32>", ("b", "mx128"): "<mx 1x128>",
 }
 
 Location = Tuple[str, int, int]
@@ -157,7 +159,8 @@ def grouped_matmul(
     A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
     element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
-    or "block_mn" (the M- or N-major form). `direct_stores` keeps per-thread
+    or "block_mn" (the M- or N-major form), or "mx32"/"mx128" (UE8M0 per row
+    and K block, four per i32; both sides). `direct_stores` keeps per-thread
     stores instead of the TMA store pool. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield.
@@ -196,17 +199,28 @@ def grouped_matmul(
                         direct_stores=direct_stores)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
+    def mx_words(kind):  # UE8M0 exponents, four per i32 along K
+        return None if k is None else -(-k // (4 * int(kind[2:])))
+
     if a_scale:
         shapes = {"tensor": [g], "channel": [g, m] if masked else [m],
                   "block": [g, m, kb] if masked else [m, kb],
                   "block_mn": [g, kb, align4] if masked else [kb, align4]}
-        args.append(Arg("a_scale", shapes[a_scale], "f32"))
+        if a_scale.startswith("mx"):
+            scale_rows = (None if m is None else (m + 3 * g) // 4 * 4) \
+                if layout == "contiguous" else m
+            shapes[a_scale] = ([g, m] if masked else [scale_rows]) + [mx_words(a_scale)]
+        args.append(Arg("a_scale", shapes[a_scale],
+                        "i32" if a_scale.startswith("mx") else "f32"))
         spec.a_scale = ("a_scale", a_scale)
     if b_scale:
         nb = -(-n // 128)
         shapes = {"tensor": [g], "channel": [g, n], "block": [g, nb, kb],
                   "block_mn": [g, kb, nb]}
-        args.append(Arg("b_scale", shapes[b_scale], "f32"))
+        if b_scale.startswith("mx"):
+            shapes[b_scale] = [g, n, mx_words(b_scale)]
+        args.append(Arg("b_scale", shapes[b_scale],
+                        "i32" if b_scale.startswith("mx") else "f32"))
         spec.b_scale = ("b_scale", b_scale)
     # Function arguments get names apart from the epilogue's %r0, %c0, %s0.
     for i, elem in enumerate(rows):

@@ -136,7 +136,8 @@ class JITFunction:
                 if kind == "r":
                     dynamic[p.name] = {0}
             if dot["a_scale"] is not None:
-                dims = {"channel": {0}, "block": {0}, "block_mn": {1}}
+                dims = {"channel": {0}, "block": {0}, "block_mn": {1}, "mx32": {0},
+                        "mx128": {0}}
                 dynamic[dot["a_scale"].name] = dims.get(dot["a_scale_kind"], set())
         elif layout == "k_grouped":
             dynamic[dot["a"].name] = {0}

@@ -295,7 +295,7 @@ def group_id() -> _Value:
 # The grouped matmul and the store
 # ---------------------------------------------------------------------------
 
-_SCALE_KINDS = ("tensor", "channel", "block", "block_mn")
+_SCALE_KINDS = ("tensor", "channel", "block", "block_mn", "mx32", "mx128")
 
 
 def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] = None,
@@ -308,7 +308,9 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
     MaskedRows with MaskedCounts, PaddedRows with RowGroups, TokenMajor with
     Offsets over K for a weight gradient). Scale kinds: "tensor" ([G]),
     "channel" (per row of A / per column of B), "block" (A 1x128 K-major,
-    B 128x128 K-major) and "block_mn" (their M-/N-major forms).
+    B 128x128 K-major), "block_mn" (their M-/N-major forms), and "mx32" /
+    "mx128" (UE8M0 exponents per row and K block, four per int32, on both
+    sides: FlashInfer's MXFP8 layout).
     """
     t = _trace()
     if t.dot is not None:

@@ -2,7 +2,8 @@
 
 - `grouped_gemm(a, b, ...)`: every layout and scale kind the lowering has.
 - Drop-in replacements for DeepGEMM's
-  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`.
+  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`, and
+  FlashInfer's `moe_gemm_mxfp8_nt_groupwise`.
 
 All take torch tensors on one CUDA device and launch on the current stream.
 """
@@ -94,8 +95,12 @@ def _physical_block_scale(scale):
 def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
     """The scale tensor as the kernel takes it, and its kind: `kind` when
     given, else read off the rank (and, for A's 1-D scales, the length)."""
+    import torch
     g = b.shape[0]
     rank = scale.dim()
+    if kind is None and scale.dtype == torch.int32:
+        raise ValueError(f"{side}_scale holds packed UE8M0 exponents (int32): pass "
+                         f"{side}_scale_kind='mx32' or 'mx128' for its K block")
     if kind is None:
         if side == "b":
             kind = {1: "tensor", 2: "channel", 3: "block"}.get(rank)
@@ -112,9 +117,9 @@ def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
         if kind is None:
             raise ValueError(f"{side}_scale has rank {rank}, which matches no scale kind "
                              f"for this layout")
-    if kind not in ("tensor", "channel", "block"):
-        raise ValueError(f"{side}_scale_kind must be 'tensor', 'channel' or 'block', got "
-                         f"{kind!r}")
+    if kind not in ("tensor", "channel", "block", "mx32", "mx128"):
+        raise ValueError(f"{side}_scale_kind must be 'tensor', 'channel', 'block', 'mx32' "
+                         f"or 'mx128', got {kind!r}")
     if kind == "block":
         return _physical_block_scale(scale)
     return scale.contiguous(), kind
@@ -201,3 +206,30 @@ def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs, rhs, out, masked_m, expected_m):
     (x, sx), (w, sw) = lhs, rhs
     grouped_gemm(x, w, masked_m=masked_m, a_scale=sx, b_scale=sw, out=out,
                  expected_m=int(expected_m))
+
+
+def moe_gemm_mxfp8_nt_groupwise(a, b, a_scale, b_scale, m_indptr,
+                                scale_granularity_mnk=(1, 1, 128), scale_major_mode="MN",
+                                backend="cute", out=None, out_dtype=None):
+    """FlashInfer's signature: MXFP8 zero-padding grouped GEMM. a [cum_m, K]
+    e4m3 token-packed, b [G, N, K] e4m3, a_scale int32
+    [(cum_m + 3G)/4*4, ceil(K/(4 k_gran))] (each group's rows start on a
+    multiple of 4), b_scale int32 [G, N, ceil(K/(4 k_gran))], m_indptr [G+1]
+    int32. Returns out [cum_m, N] (bf16)."""
+    import torch
+    granularity = tuple(scale_granularity_mnk)
+    if granularity not in ((1, 1, 32), (1, 1, 128)):
+        raise ValueError(f"scale_granularity_mnk must be (1, 1, 32) or (1, 1, 128), got "
+                         f"{granularity}")
+    if scale_major_mode != "MN":
+        raise ValueError(f"scale_major_mode must be 'MN' (per-token scales), got "
+                         f"{scale_major_mode!r}")
+    if backend != "cute":
+        raise ValueError(f"backend must be 'cute', got {backend!r}")
+    if a_scale.dtype != torch.int32 or b_scale.dtype != torch.int32:
+        raise TypeError(f"a_scale and b_scale must be int32 (four UE8M0 exponents each), "
+                        f"got {a_scale.dtype} and {b_scale.dtype}")
+    kind = f"mx{granularity[2]}"
+    return grouped_gemm(a, b, offsets=m_indptr, a_scale=a_scale, b_scale=b_scale,
+                        out=out, out_dtype=out_dtype or torch.bfloat16,
+                        a_scale_kind=kind, b_scale_kind=kind)

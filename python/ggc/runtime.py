@@ -194,7 +194,7 @@ class Kernel:
         # Every run-time size follows the row count M.
         m = dynamic.get("M", 0)
         for where, d, have, want in symbolic:
-            value = _SIZE_RULES[want](m)
+            value = _SIZE_RULES[want](m, self.info["num_groups"])
             if have != value:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
                                  f"(M = {m}, set by {dynamic['set by']}), got {have}")
@@ -305,8 +305,9 @@ def _torch_stream_getter(args: Sequence[Any]):
 
 # How each named run-time size follows the row count M.
 _SIZE_RULES = {
-    "M": lambda m: m,
-    "align4(M)": lambda m: (m + 3) // 4 * 4,
+    "M": lambda m, g: m,
+    "align4(M)": lambda m, g: (m + 3) // 4 * 4,
+    "(M+3G)/4*4": lambda m, g: (m + 3 * g) // 4 * 4,  # MX scale rows
 }
 
 

@@ -193,3 +193,77 @@ def test_scale_shape_errors_name_the_argument():
     with pytest.raises(ValueError, match=r"argument 3 \(a_scale\) dimension 1 must be "
                                          r"align4\(M\) = 12"):
         kern(a, b, offsets, positive(2, 10), sb, out)
+
+
+def ue8m0(*shape):
+    """Random UE8M0 exponents (scales 2^-7 .. 2^7) as uint8."""
+    return torch.randint(120, 135, shape, dtype=torch.uint8, device="cuda")
+
+
+def pack(exponents):
+    """Four exponents per int32 along the last dimension, byte 0 first."""
+    *lead, blocks = exponents.shape
+    words = -(-blocks // 4)
+    padded = torch.zeros(*lead, words * 4, dtype=torch.uint8, device="cuda")
+    padded[..., :blocks] = exponents
+    return padded.view(torch.int32)
+
+
+def expand(exponents, bk, k):
+    return torch.exp2(exponents.double() - 127).repeat_interleave(bk, dim=-1)[..., :k]
+
+
+@pytest.mark.parametrize("bk", [32, 128])
+def test_flashinfer_mxfp8_zero_padding(bk):
+    """FlashInfer's moe_gemm_mxfp8_nt_groupwise: token-packed groups of any
+    size (down to 1 row), A's scale rows padded to 4 per group."""
+    from ggc import ops
+    sizes = [0, 1, 3, 4, 5, 127, 130]
+    g, n, k = len(sizes), 256, 320
+    cum_m = sum(sizes)
+    a, b = f8(cum_m, k, dtype="f8E4M3FN"), f8(g, n, k, dtype="f8E4M3FN")
+    blocks = -(-k // bk)
+    m_padded = (cum_m + 3 * g) // 4 * 4
+    ea = ue8m0(m_padded, blocks)
+    eb = ue8m0(g, n, blocks)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = ops.moe_gemm_mxfp8_nt_groupwise(a, b, pack(ea), pack(eb), offsets,
+                                          scale_granularity_mnk=(1, 1, bk))
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            base = (start + 3 * gi) // 4 * 4  # the group's first scale row
+            rows = a[start:start + size].double() * expand(ea[base:base + size], bk, k)
+            ref = rows @ (b[gi].double() * expand(eb[gi], bk, k)).T
+            err = rel_err(out[start:start + size], ref)
+            assert err < TOLERANCE, f"group {gi} ({size} rows): rel err {err:.2e}"
+        start += size
+
+
+def test_mx_masked():
+    g, m_max, n, k = 3, 64, 128, 256
+    counts = [64, 5, 0]
+    kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
+                  a_scale="mx32", b_scale="mx32")
+    a, b = f8(g, m_max, k, dtype="f8E4M3FN"), f8(g, n, k, dtype="f8E4M3FN")
+    ea, eb = ue8m0(g, m_max, k // 32), ue8m0(g, n, k // 32)
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, torch.tensor(counts, dtype=torch.int32, device="cuda"), pack(ea), pack(eb),
+         out)
+    torch.cuda.synchronize()
+    for gi, count in enumerate(counts):
+        if count:
+            ref = (a[gi, :count].double() * expand(ea[gi, :count], 32, k)) @ \
+                  (b[gi].double() * expand(eb[gi], 32, k)).T
+            assert rel_err(out[gi, :count], ref) < TOLERANCE
+        assert torch.isnan(out[gi, count:]).all()
+
+
+def test_flashinfer_rejects_other_granularities():
+    from ggc import ops
+    with pytest.raises(ValueError, match=r"scale_granularity_mnk must be \(1, 1, 32\) or "
+                                         r"\(1, 1, 128\)"):
+        ops.moe_gemm_mxfp8_nt_groupwise(None, None, None, None, None,
+                                        scale_granularity_mnk=(1, 1, 64))

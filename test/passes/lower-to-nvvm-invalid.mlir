@@ -11,16 +11,13 @@ func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @mx(%a: memref<1000x256xf8E4M3FN>, %sa: memref<1012x2xi32>,
-              %b: memref<4x128x256xf8E4M3FN>, %sb: memref<4x128x2xi32>,
-              %off: memref<5xi32>, %o: memref<1000x128xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: mx (UE8M0) scales}}
-  gg.grouped_matmul contiguous a(%a : memref<1000x256xf8E4M3FN>)
-      b(%b : memref<4x128x256xf8E4M3FN>) groups(%off : memref<5xi32>)
-      a_scale(%sa : memref<1012x2xi32>, <mx 1x32>)
-      b_scale(%sb : memref<4x128x2xi32>, <mx 1x32>)
-      out(%o : memref<1000x128xbf16>)
-      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
+                  %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'out' in layout nm}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
+      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
+      out(%o : memref<2x64x64xf32>, nm)
+      {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 

@@ -36,24 +36,14 @@ def test_compile_returns_every_stage_up_to_emit():
     assert "#gg.config<block = [128, " in out.asm["gg-config"]
 
 
-# Examples the NVVM lowering covers today; the others stop with a clear error.
-LOWERED = {"contiguous_bf16_routing.mlir", "masked_bf16_decode.mlir",
-           "k_grouped_wgrad_bf16.mlir", "masked_fp8_deepgemm.mlir",
-           "padded_contiguous_fp8.mlir"}
-
-
 @pytest.mark.parametrize("example", sorted(os.listdir(EXAMPLES)))
-def test_every_example_compiles_or_says_what_is_missing(example):
+def test_every_example_compiles_to_ptx(example):
     with open(os.path.join(EXAMPLES, example)) as f:
         source = f.read()
     assert "#gg.config" in ggc.compile_ir(source, emit="gg-config").asm["gg-config"]
-    if example in LOWERED:
-        out = ggc.compile_ir(source, source_name=example)
-        assert out.last_stage == "ptx" and "wgmma.mma_async" in out.asm["ptx"]
-        assert out.kernel_info[0]["name"].endswith("_kernel")
-    else:
-        with pytest.raises(ggc.CompilationError, match="not supported by gg-lower-to-nvvm yet"):
-            ggc.compile_ir(source, source_name=example)
+    out = ggc.compile_ir(source, source_name=example)
+    assert out.last_stage == "ptx" and "wgmma.mma_async" in out.asm["ptx"]
+    assert out.kernel_info[0]["name"].endswith("_kernel")
 
 
 def test_verifier_error_names_the_operand_and_the_file():

@@ -182,15 +182,13 @@ class _Trace:
         return f"%v{self.counter}"
 
     def vector_value(self, kind: str, param: Param) -> "_Value":
-        for i, (k, p) in enumerate(self.epilogue_args):
-            if k == kind and p is param:
-                return _Value(f"%{kind}{self._index(kind, param)}", _elem(param.dtype))
-        self.epilogue_args.append((kind, param))
-        return _Value(f"%{kind}{self._index(kind, param)}", _elem(param.dtype))
-
-    def _index(self, kind: str, param: Param) -> int:
-        same = [p for k, p in self.epilogue_args if k == kind]
-        return [id(p) for p in same].index(id(param))
+        """The epilogue block argument for a row ("r"), column ("c") or group
+        ("s") input: %r0, %r1, ... in the order the body first uses them."""
+        if not any(k == kind and p is param for k, p in self.epilogue_args):
+            self.epilogue_args.append((kind, param))
+        same_kind = [p for k, p in self.epilogue_args if k == kind]
+        index = next(i for i, p in enumerate(same_kind) if p is param)
+        return _Value(f"%{kind}{index}", _elem(param.dtype))
 
 
 def _trace() -> _Trace:

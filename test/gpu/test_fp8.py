@@ -249,10 +249,10 @@ def test_mx_masked():
     g, m_max, n, k = 3, 64, 128, 256
     counts = [64, 5, 0]
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                  a_scale="mx32", b_scale="mx32")
+                  a_scale="mx32", b_scale="mx32", out_dtype="f32")
     a, b = f8(g, m_max, k, dtype="f8E4M3FN"), f8(g, n, k, dtype="f8E4M3FN")
     ea, eb = ue8m0(g, m_max, k // 32), ue8m0(g, n, k // 32)
-    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.float32, device="cuda")
     kern(a, b, torch.tensor(counts, dtype=torch.int32, device="cuda"), pack(ea), pack(eb),
          out)
     torch.cuda.synchronize()

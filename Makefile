@@ -21,8 +21,9 @@ build: configure
 	cmake --build $(BUILD) -j2
 
 # The main job: compile every bundled example through every stage up to PTX,
-# saying where each stage went; with a GPU, run the kernels against fp64
-# references (test/gpu); without one, say so and stop after PTX.
+# saying where each stage went; with a GPU, run each example kernel against
+# an fp64 reference (benchmarks/run_examples.py) and the GPU tests; without
+# one, say so and stop after PTX.
 run: build
 	@mkdir -p $(BUILD)/run
 	@for example in docs/examples/*.mlir; do \
@@ -31,7 +32,7 @@ run: build
 	    echo "   (stopped there: see the error above)"; \
 	done
 	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
-	  PYTHONPATH=python $(PYTHON) -m pytest -q test/gpu; \
+	  $(PYTHON) benchmarks/run_examples.py && PYTHONPATH=python $(PYTHON) -m pytest -q test/gpu; \
 	else \
 	  echo "ggc: no CUDA GPU on this machine: stopped after PTX (kernels run with 'bash benchmarks/device.sh' on a GPU host)."; \
 	fi

@@ -15,6 +15,7 @@ cmake -S . -B /tmp/ggc-build -DGGC_PREBUILT_COMPILER=/tmp/ggc-prebuilt \
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
+  timeout 300 $PY benchmarks/run_examples.py 2>&1 | tee "$OUT/examples.log"
   timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then

@@ -19,6 +19,6 @@ if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
   timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
-  timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" \
+  timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" --suite "${GGC_BENCH_SUITE:-all}" \
     --configs "${GGC_BENCH_CONFIGS:-}" 2>&1 | tee "$OUT/bench.log"
 fi

@@ -256,11 +256,9 @@ class Kernel:
         key = self._fast_key(args) if self._launcher is not None else None
         cached = self._calls.get(key) if key is not None else None
         if cached is not None:
-            grid, launch_args, torch_stream = cached
-            if stream is None:
-                stream = torch_stream() if torch_stream else 0
-            if grid:
-                self._launcher.launch(grid, launch_args, stream)
+            prepared, torch_stream = cached
+            if prepared is not None:
+                prepared.launch(torch_stream() if stream is None else stream)
             return
         self._launch_checked(args, key, stream)
 
@@ -288,12 +286,14 @@ class Kernel:
                 raise RuntimeError(f"cannot launch {self.name}: {why}")
             self._launcher = _ggc.Kernel(self.asm["cubin"], self.name,
                                          self.info["shared_bytes"], self.info["block"])
+        # No rows: nothing to compute, nothing to write.
+        prepared = self._launcher.prepare(grid, launch_args) if grid else None
         if key is not None:
             if len(self._calls) >= 64:
                 self._calls.clear()
-            self._calls[key] = (grid, launch_args, _torch_stream_getter(args))
-        if grid:  # no rows: nothing to compute, nothing to write
-            self._launcher.launch(grid, launch_args, stream)
+            self._calls[key] = (prepared, _torch_stream_getter(args))
+        if prepared is not None:
+            prepared.launch(stream)
 
 
 def _torch_stream_getter(args: Sequence[Any]):

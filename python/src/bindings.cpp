@@ -117,5 +117,17 @@ PYBIND11_MODULE(_ggc, m) {
              py::gil_scoped_release release;
              k.launch(grid, converted, stream);
            },
-           py::arg("grid"), py::arg("args"), py::arg("stream"));
+           py::arg("grid"), py::arg("args"), py::arg("stream"))
+      .def("prepare",
+           [](rt::Kernel &k, int grid, const py::list &args) {
+             return k.prepare(grid, convertArgs(args));
+           },
+           py::arg("grid"), py::arg("args"), py::keep_alive<0, 1>());
+  py::class_<rt::PreparedLaunch>(m, "PreparedLaunch")
+      .def("launch",
+           [](const rt::PreparedLaunch &p, uint64_t stream) {
+             py::gil_scoped_release release;
+             p.launch(stream);
+           },
+           py::arg("stream"));
 }

@@ -374,22 +374,22 @@ Kernel::Loaded &Kernel::loadedForCurrentDevice() {
   return cache_->byDevice.emplace(device, loaded).first->second;
 }
 
-void Kernel::launch(int grid, const std::vector<KernelArg> &args,
-                    uint64_t stream) {
+PreparedLaunch Kernel::prepare(int grid, const std::vector<KernelArg> &args) {
   if (grid < 1)
     throw Error("ggc runtime: grid must be at least 1 CTA, got " +
                 std::to_string(grid));
   Loaded &loaded = loadedForCurrentDevice();
-
-  // The driver copies parameters at launch, so stack storage is enough.
   size_t total = 0;
   std::vector<size_t> offsets = parameterOffsets(args, &total);
-  alignas(64) unsigned char storage[4096];
-  if (total > sizeof(storage))
+  PreparedLaunch prepared;
+  if (total > sizeof(PreparedLaunch::ParameterBlock::bytes))
     throw Error("ggc runtime: kernel parameters exceed 4 KiB");
-  std::vector<void *> params;
+  prepared.kernel_ = this;
+  prepared.function_ = loaded.function;
+  prepared.grid_ = grid;
+  prepared.parameters_ = std::make_shared<PreparedLaunch::ParameterBlock>();
   for (size_t i = 0; i < args.size(); ++i) {
-    void *slot = storage + offsets[i];
+    void *slot = prepared.parameters_->bytes + offsets[i];
     switch (args[i].kind) {
     case KernelArg::Kind::TensorMap: {
       CUtensorMap map = tensorMaps().get(args[i].tensorMap);
@@ -401,21 +401,32 @@ void Kernel::launch(int grid, const std::vector<KernelArg> &args,
       std::memcpy(slot, &args[i].value, sizeof(uint64_t));
       break;
     }
-    params.push_back(slot);
+    prepared.pointers_.push_back(slot);
   }
+  return prepared;
+}
 
+void PreparedLaunch::launch(uint64_t stream) const {
+  if (!kernel_)
+    throw Error("ggc runtime: launch of an empty PreparedLaunch");
   CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(grid);
+  config.gridDimX = static_cast<unsigned>(grid_);
   config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(blockThreads_);
+  config.blockDimX = static_cast<unsigned>(kernel_->blockThreads_);
   config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(sharedBytes_);
+  config.sharedMemBytes = static_cast<unsigned>(kernel_->sharedBytes_);
   config.hStream = reinterpret_cast<CUstream>(stream);
-  config.attrs = nullptr;
-  config.numAttrs = 0;
-  check(usableDriver().launchKernelEx(&config, loaded.function, params.data(),
-                                      nullptr),
-        ("launching kernel '" + name_ + "'").c_str());
+  // The driver copies the parameters at launch.
+  std::vector<void *> pointers = pointers_;
+  check(usableDriver().launchKernelEx(&config,
+                                      static_cast<CUfunction>(function_),
+                                      pointers.data(), nullptr),
+        ("launching kernel '" + kernel_->name_ + "'").c_str());
+}
+
+void Kernel::launch(int grid, const std::vector<KernelArg> &args,
+                    uint64_t stream) {
+  prepare(grid, args).launch(stream);
 }
 
 } // namespace ggc::runtime

@@ -70,6 +70,28 @@ std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
 /// True when a CUDA driver with at least one device can be loaded.
 bool driverAvailable(std::string *whyNot = nullptr);
 
+class Kernel;
+
+/// A launch with its parameters packed and its tensor maps encoded: a
+/// serving or training loop that calls with the same buffers launches it
+/// again for the cost of cuLaunchKernelEx alone.
+class PreparedLaunch {
+public:
+  /// Launches on `stream` (0: the legacy default stream).
+  void launch(uint64_t stream) const;
+
+private:
+  friend class Kernel;
+  struct alignas(64) ParameterBlock {
+    unsigned char bytes[4096];
+  };
+  const Kernel *kernel_ = nullptr;
+  void *function_ = nullptr; // CUfunction of the device it was prepared on
+  int grid_ = 0;
+  std::shared_ptr<ParameterBlock> parameters_;
+  std::vector<void *> pointers_;
+};
+
 class Kernel {
 public:
   /// `image` is a cubin (or PTX, NUL-free text) holding `name`.
@@ -84,12 +106,17 @@ public:
   /// none is current).
   void launch(int grid, const std::vector<KernelArg> &args, uint64_t stream);
 
+  /// Checks and packs a launch (encoding its tensor maps) for repeated use
+  /// on the calling thread's current device.
+  PreparedLaunch prepare(int grid, const std::vector<KernelArg> &args);
+
   const std::string &name() const { return name_; }
 
   /// The module and function loaded on one device.
   struct Loaded;
 
 private:
+  friend class PreparedLaunch;
   Loaded &loadedForCurrentDevice();
   std::string image_, name_;
   int sharedBytes_, blockThreads_;

@@ -194,11 +194,9 @@ private:
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
-  /// UE8M0 factors of MX scale block `scaleBlock`: A's for the thread's two
-  /// rows, and B's for column j of the thread's pair c.
-  BlockScales loadMxScales(const Tile &t, Value scaleBlock, const Fragment &f);
-  Value loadMxColumnScale(const Tile &t, Value scaleBlock, const Fragment &f,
-                          int64_t c, int j);
+  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f);
+  /// What K block `kBlock` scales by: block scales, or MX exponent words.
+  BlockScales loadScalesOf(const Tile &t, Value kBlock, const Fragment &f);
   Value decodeUE8M0(Value word, Value byteIndex);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
@@ -850,14 +848,17 @@ Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
   return b.create<arith::BitcastOp>(b.f32(), bits);
 }
 
+/// The UE8M0 words K block `kBlock` needs: one per row of the thread (A)
+/// and one per column of its fragment (B, pair c and column j at [2c + j]).
+/// Four exponents share a word, so a 128-wide K block reads one word per
+/// row and column whether the scale blocks are 32 (its four bytes) or 128
+/// (one byte of it) wide.
 KernelGenerator::BlockScales
-KernelGenerator::loadMxScales(const Tile &t, Value scaleBlock,
-                              const Fragment &f) {
-  BlockScales scales;
-  int64_t words = (p.k + 4 * p.aScale.getBlockK() - 1) /
-                  (4 * p.aScale.getBlockK());
-  Value word = b.toI64(b.divU(scaleBlock, b.c32(4)));
-  Value byte = b.remU(scaleBlock, b.c32(4));
+KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
+  BlockScales words;
+  int64_t perWord = 4 * p.aScale.getBlockK();
+  int64_t rowWords = (p.k + perWord - 1) / perWord;
+  Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
   Value rows = b.toI32(dynamicSize);
   for (int half = 0; half < 2; ++half) {
     Value row = b.add(t.rowStart, b.add(f.row, b.c32(8 * half)));
@@ -881,27 +882,26 @@ KernelGenerator::loadMxScales(const Tile &t, Value scaleBlock,
       scaleRow = b.minS(row, b.sub(rows, b.c32(1)));
       break;
     }
-    Value w = b.loadGlobal(b.i32(), aScalePtr,
-                           b.add(b.mul(b.toI64(scaleRow), b.c64(words)), word));
-    scales.a[half] = decodeUE8M0(w, byte);
+    words.a[half] = b.loadGlobal(
+        b.i32(), aScalePtr, b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word));
   }
-  return scales;
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  for (int64_t c = 0; c < p.blockN / 8; ++c)
+    for (int j = 0; j < 2; ++j) {
+      Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
+                         b.c32(p.n - 1));
+      Value index = b.add(
+          b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
+                b.c64(rowWords)),
+          word);
+      words.b.push_back(b.loadGlobal(b.i32(), bScalePtr, index));
+    }
+  return words;
 }
 
-Value KernelGenerator::loadMxColumnScale(const Tile &t, Value scaleBlock,
-                                         const Fragment &f, int64_t c, int j) {
-  int64_t words = (p.k + 4 * p.bScale.getBlockK() - 1) /
-                  (4 * p.bScale.getBlockK());
-  Value word = b.toI64(b.divU(scaleBlock, b.c32(4)));
-  Value byte = b.remU(scaleBlock, b.c32(4));
-  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
-  Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
-                     b.c32(p.n - 1));
-  Value index = b.add(
-      b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
-            b.c64(words)),
-      word);
-  return decodeUE8M0(b.loadGlobal(b.i32(), bScalePtr, index), byte);
+KernelGenerator::BlockScales
+KernelGenerator::loadScalesOf(const Tile &t, Value kBlock, const Fragment &f) {
+  return p.mx ? loadMxWords(t, kBlock, f) : loadBlockScales(t, kBlock, f);
 }
 
 void KernelGenerator::emitConsumer(Value consumerIndex) {
@@ -920,8 +920,8 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     // Block scales are loaded one K block ahead, so their latency hides
     // behind a whole block of wgmma; they ride along as loop values.
     SmallVector<Value> initial = {acc, counter};
-    if (p.twoLevel() && !p.mx)
-      llvm::append_range(initial, loadBlockScales(t, b.c32(0), f).values());
+    if (p.twoLevel())
+      llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), initial,
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
@@ -929,11 +929,11 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
           BlockScales scales, next;
-          if (p.twoLevel() && !p.mx) {
+          if (p.twoLevel()) {
             scales = BlockScales::from(iter.drop_front(2));
             Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
                                      b.sub(t.numKBlocks, b.c32(1)));
-            next = loadBlockScales(t, nextBlock, f);
+            next = loadScalesOf(t, nextBlock, f);
           }
           b.mbarrierWait(fullBarrier(stage), phase);
           Value aTile = b.gep(stageA(stage), rowOffset);
@@ -954,19 +954,20 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
               b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
               if (j + 1 == promotions)
                 b.mbarrierArrive(emptyBarrier(stage));
-              Value scaleBlock = b.add(b.mul(kBlock, b.c32(promotions)),
-                                       b.c32(j));
-              BlockScales mx = loadMxScales(t, scaleBlock, f);
+              // The block's four exponents share one word per row and per
+              // column (1x32), or each block takes a byte of its word (1x128).
+              Value byte = b.remU(
+                  b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
+              Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
+                                  decodeUE8M0(scales.a[1], byte)};
               for (int64_t c = 0; c < p.blockN / 8; ++c)
                 for (int jj = 0; jj < 2; ++jj) {
-                  // B's factor for this column, loaded where it is used to
-                  // keep register pressure down.
-                  Value bFactor = loadMxColumnScale(t, scaleBlock, f, c, jj);
+                  Value bFactor = decodeUE8M0(scales.b[2 * c + jj], byte);
                   for (int half = 0; half < 2; ++half) {
                     int64_t reg = 4 * c + 2 * half + jj;
                     Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
                     Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                    Value scale = b.create<arith::MulFOp>(mx.a[half], bFactor);
+                    Value scale = b.create<arith::MulFOp>(aFactor[half], bFactor);
                     acc = b.create<LLVM::InsertValueOp>(
                         acc, b.create<math::FmaOp>(x, scale, y), reg);
                   }
@@ -1012,7 +1013,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                 });
           }
           SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
-          if (p.twoLevel() && !p.mx)
+          if (p.twoLevel())
             llvm::append_range(yielded, next.values());
           b.create<scf::YieldOp>(yielded);
         });

@@ -70,6 +70,13 @@ struct KernelPlan {
   int64_t stepsPerPromotion() const {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
   }
+  /// Whether the consumers load a K block's scales a block ahead and carry
+  /// them in registers. Not for MX with 128-wide blocks: its one promotion
+  /// per K block takes B's 32 exponent words per thread, and carrying them
+  /// spills (measured: 1484 against 728 us).
+  bool prefetchScales() const {
+    return twoLevel() && !(mx && stepsPerPromotion() == kSteps());
+  }
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
@@ -194,7 +201,12 @@ private:
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
-  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f);
+  /// `withColumns` false: only A's words (B's are then loaded one by one
+  /// where they are used, with loadMxColumnWord).
+  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f,
+                          bool withColumns = true);
+  Value loadMxColumnWord(const Tile &t, Value kBlock, const Fragment &f,
+                         int64_t c, int j);
   /// What K block `kBlock` scales by: block scales, or MX exponent words.
   BlockScales loadScalesOf(const Tile &t, Value kBlock, const Fragment &f);
   Value decodeUE8M0(Value word, Value byteIndex);
@@ -854,7 +866,8 @@ Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
 /// row and column whether the scale blocks are 32 (its four bytes) or 128
 /// (one byte of it) wide.
 KernelGenerator::BlockScales
-KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
+KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f,
+                             bool withColumns) {
   BlockScales words;
   int64_t perWord = 4 * p.aScale.getBlockK();
   int64_t rowWords = (p.k + perWord - 1) / perWord;
@@ -885,18 +898,26 @@ KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
     words.a[half] = b.loadGlobal(
         b.i32(), aScalePtr, b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word));
   }
-  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
-  for (int64_t c = 0; c < p.blockN / 8; ++c)
-    for (int j = 0; j < 2; ++j) {
-      Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
-                         b.c32(p.n - 1));
-      Value index = b.add(
-          b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
-                b.c64(rowWords)),
-          word);
-      words.b.push_back(b.loadGlobal(b.i32(), bScalePtr, index));
-    }
+  if (withColumns)
+    for (int64_t c = 0; c < p.blockN / 8; ++c)
+      for (int j = 0; j < 2; ++j)
+        words.b.push_back(loadMxColumnWord(t, kBlock, f, c, j));
   return words;
+}
+
+Value KernelGenerator::loadMxColumnWord(const Tile &t, Value kBlock,
+                                        const Fragment &f, int64_t c, int j) {
+  int64_t perWord = 4 * p.bScale.getBlockK();
+  int64_t rowWords = (p.k + perWord - 1) / perWord;
+  Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
+                     b.c32(p.n - 1));
+  Value index = b.add(
+      b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
+            b.c64(rowWords)),
+      word);
+  return b.loadGlobal(b.i32(), bScalePtr, index);
 }
 
 KernelGenerator::BlockScales
@@ -920,7 +941,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     // Block scales are loaded one K block ahead, so their latency hides
     // behind a whole block of wgmma; they ride along as loop values.
     SmallVector<Value> initial = {acc, counter};
-    if (p.twoLevel())
+    if (p.prefetchScales())
       llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), initial,
@@ -929,7 +950,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
           BlockScales scales, next;
-          if (p.twoLevel()) {
+          if (p.prefetchScales()) {
             scales = BlockScales::from(iter.drop_front(2));
             Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
                                      b.sub(t.numKBlocks, b.c32(1)));
@@ -954,6 +975,8 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
               b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
               if (j + 1 == promotions)
                 b.mbarrierArrive(emptyBarrier(stage));
+              if (!p.prefetchScales())
+                scales = loadMxWords(t, kBlock, f, /*withColumns=*/false);
               // The block's four exponents share one word per row and per
               // column (1x32), or each block takes a byte of its word (1x128).
               Value byte = b.remU(
@@ -962,7 +985,10 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                                   decodeUE8M0(scales.a[1], byte)};
               for (int64_t c = 0; c < p.blockN / 8; ++c)
                 for (int jj = 0; jj < 2; ++jj) {
-                  Value bFactor = decodeUE8M0(scales.b[2 * c + jj], byte);
+                  Value bWord = p.prefetchScales()
+                                    ? scales.b[2 * c + jj]
+                                    : loadMxColumnWord(t, kBlock, f, c, jj);
+                  Value bFactor = decodeUE8M0(bWord, byte);
                   for (int half = 0; half < 2; ++half) {
                     int64_t reg = 4 * c + 2 * half + jj;
                     Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
@@ -1013,7 +1039,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                 });
           }
           SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
-          if (p.twoLevel())
+          if (p.prefetchScales())
             llvm::append_range(yielded, next.values());
           b.create<scf::YieldOp>(yielded);
         });

@@ -156,6 +156,20 @@ def torch_scaled(fn):
         return float("nan")
 
 
+def torch_rowwise_contiguous(a, b, ends):
+    """The peer: torch._scaled_grouped_mm with rowwise scales, same inputs."""
+    row_a = torch.rand(a.shape[0], device="cuda") + 0.5
+    col_b = torch.rand(b.shape[0], b.shape[1], device="cuda") + 0.5
+    return torch_scaled(
+        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
+                                         out_dtype=torch.bfloat16))
+
+
+def fp8_contiguous_work(t, g, n, k):
+    """FLOPs, and bytes moved: A and B once (1 byte each), out once (bf16)."""
+    return 2.0 * t * n * k, t * k + g * n * k + 2.0 * t * n
+
+
 def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
     sizes = ragged_sizes(t, g, seed)
     kb = -(-k // 128)
@@ -171,14 +185,9 @@ def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
             "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
             a_scale="block_mn", b_scale="block", config=config, **opts)),
         configs)
-    row_a = torch.rand(t, device="cuda") + 0.5
-    col_b = torch.rand(g, n, device="cuda") + 0.5
-    results["torch._scaled_grouped_mm"] = torch_scaled(
-        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
-                                         out_dtype=torch.bfloat16))
-    flops = 2.0 * t * n * k
-    bytes_moved = t * k + g * n * k + 2.0 * t * n
-    return f"contiguous fp8 T={t} G={g} N={n} K={k}", results, flops, bytes_moved
+    results["torch._scaled_grouped_mm"] = torch_rowwise_contiguous(a, b, ends)
+    return (f"contiguous fp8 T={t} G={g} N={n} K={k}", results,
+            *fp8_contiguous_work(t, g, n, k))
 
 
 def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
@@ -227,14 +236,9 @@ def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0):
                                         b_scale=f"mx{block}"))
     results = {f"ggc (mx 1x{block})": median_us(
         lambda: kern(a, b, offsets, a_scale, b_scale, out))}
-    row_a = torch.rand(t, device="cuda") + 0.5
-    col_b = torch.rand(g, n, device="cuda") + 0.5
-    results["torch._scaled_grouped_mm"] = torch_scaled(
-        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
-                                         out_dtype=torch.bfloat16))
-    flops = 2.0 * t * n * k
-    bytes_moved = t * k + g * n * k + 2.0 * t * n
-    return f"contiguous mxfp8 T={t} G={g} N={n} K={k}", results, flops, bytes_moved
+    results["torch._scaled_grouped_mm"] = torch_rowwise_contiguous(a, b, ends)
+    return (f"contiguous mxfp8 T={t} G={g} N={n} K={k}", results,
+            *fp8_contiguous_work(t, g, n, k))
 
 
 def run_fp8(rows, configs=()):

@@ -294,6 +294,13 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "M = " << p.m
                             << " gives rows of 'a' (layout km) that are not a "
                                "multiple of 16 bytes, as TMA needs";
+  // A padded_contiguous tile takes the group of its first row. DeepGEMM's
+  // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
+  // never straddles two groups; a taller one could.
+  if (p.layout == GroupLayout::padded_contiguous && 128 % p.blockM != 0)
+    return op.emitOpError() << "padded_contiguous needs block M to divide the "
+                               "128-row group alignment (64 or 128), got "
+                            << p.blockM;
   if (config.getClusterM() != 1 || config.getClusterN() != 1)
     return unsupported("clusters (TMA multicast); use cluster = [1, 1]");
   if (p.aElem.isF32() && !op.getTf32())

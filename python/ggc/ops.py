@@ -194,7 +194,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs, rhs, out, m_indices):
     """DeepGEMM's signature: lhs = (x [M, K] e4m3, x_scales [M, K/128]),
     rhs = (w [G, N, K] e4m3, w_scales [G, N/128, K/128]), out [M, N] bf16,
-    m_indices [M] int32 (group per row, -1 for padding)."""
+    m_indices [M] int32 (group per row, -1 for padding). As in DeepGEMM,
+    every group starts on a multiple of 128 rows (its padding rows are -1):
+    a tile takes the group of its first row."""
     (x, sx), (w, sw) = lhs, rhs
     grouped_gemm(x, w, m_indices=m_indices, a_scale=sx, b_scale=sw, out=out)
 

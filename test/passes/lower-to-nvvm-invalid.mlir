@@ -166,3 +166,15 @@ func.func @stages_not_chosen(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
       {config = #gg.config<block = [128, 128, 64], stages = 0, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+func.func @padded_tall_tiles(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                             %tags: memref<?xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{padded_contiguous needs block M to divide the 128-row group alignment (64 or 128), got 256}}
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [256, 128, 64], stages = 2, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}

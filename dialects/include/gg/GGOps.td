@@ -21,7 +21,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     |--------|---|-----------------|--------|-----|
     | `contiguous` | `[M, K]` token-packed | `[G, N, K]` / `[G, K, N]` | offsets `[G+1]` i32/i64 (CSR `m_indptr`) | `[M, N]` |
     | `masked` | `[G, M_max, K]` | `[G, N, K]` / `[G, K, N]` | valid rows `[G]` i32 | `[G, M_max, N]` |
-    | `padded_contiguous` | `[M, K]`, groups aligned to the M tile | `[G, N, K]` / `[G, K, N]` | group index per row `[M]` i32, -1 = skip | `[M, N]` |
+    | `padded_contiguous` | `[M, K]`, each group starting on a multiple of 128 rows (DeepGEMM's alignment) | `[G, N, K]` / `[G, K, N]` | group index per row `[M]` i32, -1 = skip | `[M, N]` |
     | `k_grouped` | `[M, K]` (`mk`) or `[K, M]` (`km`) | `[N, K]` / `[K, N]` | K offsets `[G+1]` i32/i64 | `[G, M, N]` (`mn`) or `[G, N, M]` (`nm`) |
 
     `M` (the token count, or `K` for `k_grouped`) may be dynamic; `G`, `N`

@@ -60,6 +60,7 @@ struct KernelPlan {
   int64_t blockM, blockN, blockK, stages, numConsumers, numSMs;
   Type aElem, bElem, outElem, groupsElem;
   int64_t aTileBytes, bTileBytes, sharedBytes;
+  ggc::SharedMemoryLayout smem; // offsets of every buffer
   int64_t nBlocks;
   bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
@@ -80,7 +81,6 @@ struct KernelPlan {
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
-  int64_t stagingOffset = 0; // of the staged output tile in shared memory
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,
   /// which change along K, and for every f8 kernel, whose tensor-core
@@ -173,6 +173,8 @@ private:
   // Shared memory.
   Value stageA(Value stage);
   Value stageB(Value stage);
+  Value transposedB(Value stage);
+  void transposeB(Value stage);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
 
@@ -280,9 +282,6 @@ LogicalResult KernelGenerator::plan() {
   if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
     return unsupported("scales with k_grouped");
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
-  if (p.bMNMajor && p.aElem.isF32())
-    return unsupported("'b' in layout kn with tf32 (wgmma reads tf32 only "
-                       "along K)");
   p.aMNMajor = op.getALayout() == OperandLayout::km;
   if (op.getOutLayout() != OperandLayout::mn)
     return unsupported("'out' in layout nm");
@@ -314,10 +313,11 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "block N must be a multiple of 16 for wgmma, "
                                "got "
                             << p.blockN;
-  if (p.bMNMajor && p.blockN % 64 != 0)
-    return op.emitOpError() << "block N must be a multiple of 64 with 'b' in "
-                               "layout kn (one 128-byte swizzled row of N per "
-                               "load), got "
+  int64_t bChunk = kSwizzleBytes / byteWidth(p.bElem);
+  if (p.bMNMajor && p.blockN % bChunk != 0)
+    return op.emitOpError() << "block N must be a multiple of " << bChunk
+                            << " with 'b' in layout kn (one 128-byte swizzled "
+                               "row of N per load), got "
                             << p.blockN;
   // TMA needs 16-byte strides: rows of A and B (K elements) and, for the
   // paired stores of the epilogue, an even N.
@@ -337,9 +337,8 @@ LogicalResult KernelGenerator::plan() {
   if (std::optional<ArrayRef<int64_t>> pool = op.getStorePool())
     p.storePool.assign(pool->begin(), pool->end());
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
-  p.sharedBytes = ggc::sharedMemoryBytes(config, p.aElem, p.bElem, p.outElem,
-                                         !p.storePool.empty());
-  p.stagingOffset = ggc::stagedOutputOffset(config, p.aElem, p.bElem);
+  p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
+  p.sharedBytes = p.smem.total;
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
   if (p.twoLevel() && p.blockK != 128)
     return op.emitOpError() << "block scales are applied per 128-wide K "
@@ -515,16 +514,20 @@ Value KernelGenerator::stageA(Value stage) {
   return b.gep(smem, b.mul(b.toI64(stage), b.c64(p.aTileBytes)));
 }
 Value KernelGenerator::stageB(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.stages * p.aTileBytes),
+  return b.gep(smem, b.add(b.c64(p.smem.bStagesAt),
+                           b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+}
+Value KernelGenerator::transposedB(Value stage) {
+  return b.gep(smem, b.add(b.c64(p.smem.transposedBAt),
                            b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
 }
 Value KernelGenerator::fullBarrier(Value stage) {
-  int64_t base = p.stages * (p.aTileBytes + p.bTileBytes);
-  return b.gep(smem, b.add(b.c64(base), b.mul(b.toI64(stage), b.c64(8))));
+  return b.gep(smem, b.add(b.c64(p.smem.barriersAt),
+                           b.mul(b.toI64(stage), b.c64(8))));
 }
 Value KernelGenerator::emptyBarrier(Value stage) {
-  int64_t base = p.stages * (p.aTileBytes + p.bTileBytes) + p.stages * 8;
-  return b.gep(smem, b.add(b.c64(base), b.mul(b.toI64(stage), b.c64(8))));
+  return b.gep(smem, b.add(b.c64(p.smem.barriersAt + p.stages * 8),
+                           b.mul(b.toI64(stage), b.c64(8))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -770,8 +773,9 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
                                 p.blockK * kSwizzleBytes, 1024)
             : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
                                 /*leadingBytes=*/16, 1024);
+    bool bNMajor = p.bMNMajor && !p.smem.transposesB;
     Value descB =
-        p.bMNMajor
+        bNMajor
             ? b.wgmmaDescriptor(b.gep(bTile, b.c64(s * 16 * kSwizzleBytes)),
                                 p.blockK * kSwizzleBytes, 1024)
             : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
@@ -781,7 +785,7 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
                                 : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
         p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        p.bMNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+        bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
         NVVM::MMAIntOverflowAttr());
   }
   return acc;
@@ -968,6 +972,10 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           Value bTile = stageB(stage);
           if (p.layout == GroupLayout::k_grouped)
             zeroRowsPastGroup(t, kBlock, stage);
+          if (p.smem.transposesB) {
+            transposeB(stage);
+            bTile = transposedB(stage);
+          }
           b.create<NVVM::WgmmaFenceAlignedOp>();
           if (p.mx) {
             // MX: one promotion per scale block (32 or 128 K), each with
@@ -1062,6 +1070,45 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     emitEpilogue(t, f, kLoop.getResult(0));
     return kLoop.getResult(1);
   });
+}
+
+/// tf32 with B given N-major: wgmma reads tf32 only K-major, so the
+/// consumers copy each B tile transposed into its own 128B-swizzled K-major
+/// buffer (16-byte loads along N, 4-byte stores along K), fence the copy for
+/// the async proxy and meet at a barrier before the wgmma reads it.
+void KernelGenerator::transposeB(Value stage) {
+  Value src = stageB(stage), dst = transposedB(stage);
+  int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
+  int64_t perRow = kSwizzleBytes / 4; // f32 per 128-byte row
+  Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
+  // The byte of element (row, byteInRow) of a 128B-swizzled tile.
+  auto swizzled = [&](Value row, Value byteInRow) {
+    Value chunk = b.xorI(b.divU(byteInRow, b.c32(16)), b.remU(row, b.c32(8)));
+    return b.toI64(b.add(b.mul(row, b.c32(kSwizzleBytes)),
+                         b.add(b.mul(chunk, b.c32(16)),
+                               b.remU(byteInRow, b.c32(16)))));
+  };
+  VectorType quad = VectorType::get({4}, b.f32());
+  b.create<scf::ForOp>(
+      thread, b.c32(p.blockK * p.blockN / 4), b.c32(consumerThreads),
+      ValueRange{}, [&](OpBuilder &, Location, Value i, ValueRange) {
+        Value k = b.remU(i, b.c32(p.blockK));
+        Value n0 = b.mul(b.divU(i, b.c32(p.blockK)), b.c32(4));
+        Value chunk = b.divU(n0, b.c32(perRow));
+        Value from = b.add(b.mul(b.toI64(chunk), b.c64(p.blockK * kSwizzleBytes)),
+                           swizzled(k, b.mul(b.remU(n0, b.c32(perRow)), b.c32(4))));
+        Value values = b.create<LLVM::LoadOp>(quad, b.gep(src, from));
+        for (int e = 0; e < 4; ++e) {
+          Value n = b.add(n0, b.c32(e));
+          Value v = b.create<LLVM::ExtractElementOp>(values, b.c32(e));
+          b.create<LLVM::StoreOp>(v, b.gep(dst, swizzled(n, b.mul(k, b.c32(4)))));
+        }
+        b.create<scf::YieldOp>();
+      });
+  b.create<NVVM::FenceProxyOp>(
+      NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  consumerBarrier();
 }
 
 /// k_grouped: a K block may hold K entries of the neighbouring groups: past
@@ -1235,7 +1282,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   Value rowInTile = f.row, colInBlock = f.col;
   Value staging;
   if (!p.storePool.empty()) {
-    staging = b.gep(smem, b.c64(p.stagingOffset));
+    staging = b.gep(smem, b.c64(p.smem.stagedOutputAt));
     awaitStagedTileFree();
   }
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));

@@ -24,20 +24,31 @@ int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 } // namespace
 
-int64_t ggc::stagedOutputOffset(ConfigAttr config, Type aElem, Type bElem) {
-  int64_t perStage = config.getBlockM() * config.getBlockK() * byteWidth(aElem) +
-                     config.getBlockN() * config.getBlockK() * byteWidth(bElem);
-  // The ring of A and B tiles with a full and an empty mbarrier per stage.
-  return llvm::alignTo(config.getStages() * (perStage + 16), 1024);
+bool ggc::transposesB(GroupedMatmulOp op) {
+  return op.getBType().getElementType().isF32() &&
+         op.getBLayout() == OperandLayout::kn;
 }
 
-int64_t ggc::sharedMemoryBytes(ConfigAttr config, Type aElem, Type bElem,
-                               Type outElem, bool stagedOutput) {
-  int64_t staged = stagedOutput ? config.getBlockM() * config.getBlockN() *
-                                      byteWidth(outElem)
-                                : 0;
-  // Plus 1024 bytes to align the base to the 128B-swizzle atom.
-  return stagedOutputOffset(config, aElem, bElem) + staged + 1024;
+ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
+                                                ConfigAttr config,
+                                                bool stagedOutput) {
+  SharedMemoryLayout l;
+  Type a = op.getAType().getElementType(), b = op.getBType().getElementType();
+  l.stages = config.getStages();
+  l.aTileBytes = config.getBlockM() * config.getBlockK() * byteWidth(a);
+  l.bTileBytes = config.getBlockN() * config.getBlockK() * byteWidth(b);
+  l.transposesB = transposesB(op);
+  l.bStagesAt = l.stages * l.aTileBytes;
+  l.transposedBAt = l.bStagesAt + l.stages * l.bTileBytes;
+  l.barriersAt =
+      l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
+  l.stagedOutputAt = llvm::alignTo(l.barriersAt + l.stages * 16, 1024);
+  int64_t staged =
+      stagedOutput ? config.getBlockM() * config.getBlockN() *
+                         byteWidth(op.getOutType().getElementType())
+                   : 0;
+  l.total = l.stagedOutputAt + staged + 1024;
+  return l;
 }
 
 namespace {
@@ -51,9 +62,8 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
         op.getContext(), config.getBlockM(), config.getBlockN(),
         config.getBlockK(), s, config.getClusterM(), config.getClusterN(),
         config.getNumSMs());
-    if (ggc::sharedMemoryBytes(trial, op.getAType().getElementType(),
-                               op.getBType().getElementType(),
-                               op.getOutType().getElementType()) <= smemBudget)
+    if (ggc::sharedMemoryLayout(op, trial, /*stagedOutput=*/false).total <=
+        smemBudget)
       return trial;
   }
   return ConfigAttr::get(op.getContext(), config.getBlockM(),
@@ -130,10 +140,10 @@ struct SelectConfigPass
         op.setConfigAttr(config);
       }
       std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
-      int64_t needed = ggc::sharedMemoryBytes(
-          config, op.getAType().getElementType(),
-          op.getBType().getElementType(), op.getOutType().getElementType(),
-          /*stagedOutput=*/pool && !pool->empty());
+      int64_t needed =
+          ggc::sharedMemoryLayout(op, config,
+                                  /*stagedOutput=*/pool && !pool->empty())
+              .total;
       if (needed > smemBudget) {
         op.emitOpError() << "config " << config << " needs " << needed
                          << " bytes of shared memory, more than the "

@@ -38,8 +38,6 @@ struct TmaStorePoolPass
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
-      Type a = op.getAType().getElementType(), bt = op.getBType().getElementType(),
-           out = op.getOutType().getElementType();
       for (int64_t stages = config.getStages(); stages >= 1; --stages) {
         if (stages < minStages && stages < config.getStages())
           break;
@@ -47,7 +45,7 @@ struct TmaStorePoolPass
             op.getContext(), config.getBlockM(), config.getBlockN(),
             config.getBlockK(), stages, config.getClusterM(),
             config.getClusterN(), config.getNumSMs());
-        if (ggc::sharedMemoryBytes(trial, a, bt, out, /*stagedOutput=*/true) >
+        if (ggc::sharedMemoryLayout(op, trial, /*stagedOutput=*/true).total >
             smemBudget)
           continue;
         SmallVector<int64_t> pool;

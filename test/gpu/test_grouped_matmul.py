@@ -78,9 +78,10 @@ def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
         start += size
 
 
-# tf32 wgmma reads B only along K, so f32 runs with B as [G, N, K] only.
+# tf32 wgmma reads B only along K: with B as [G, K, N], f32 runs on a
+# transposed copy made in shared memory.
 LAYOUT_CASES = [("bf16", "nk"), ("f16", "nk"), ("f32", "nk"), ("bf16", "kn"),
-                ("f16", "kn")]
+                ("f16", "kn"), ("f32", "kn")]
 
 
 @pytest.mark.parametrize("dtype, b_layout", LAYOUT_CASES)

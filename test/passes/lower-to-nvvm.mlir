@@ -138,3 +138,24 @@ func.func @wgrad_k_major(%dy: memref<128x?xf8E4M3FN>, %x: memref<256x?xf8E4M3FN>
       {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// tf32 with B given [G, K, N]: wgmma reads tf32 only K-major, so the
+// consumers copy each B tile transposed into a K-major buffer (16-byte
+// loads along N, 4-byte stores along K), fence it, and meet at a barrier.
+// CHECK: llvm.func @tf32_kn_kernel
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-COUNT-4: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+func.func @tf32_kn(%a: memref<?x256xf32>, %b: memref<4x256x128xf32>,
+                   %off: memref<5xi32>, %o: memref<?x128xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
+      b(%b : memref<4x256x128xf32>, kn) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xf32>) {tf32,
+      config = #gg.config<block = [128, 128, 32], stages = 3, cluster = [1, 1], sms = 132>,
+      store_pool = array<i64>}
+  return
+}

@@ -17,17 +17,25 @@ namespace ggc {
 #define GEN_PASS_REGISTRATION
 #include "ggc/Passes.h.inc"
 
-/// Shared-memory bytes the kernel of a config needs: the operand ring and
-/// its mbarriers, plus, with `stagedOutput`, the output tile staged for TMA
-/// stores. Used by gg-select-config, gg-tma-store-pool and the lowering.
-int64_t sharedMemoryBytes(mlir::gg::ConfigAttr config, mlir::Type aElem,
-                          mlir::Type bElem, mlir::Type outElem,
-                          bool stagedOutput = false);
+/// Where everything lives in the kernel's shared memory, in bytes from its
+/// 1024-aligned base: the ring of A tiles, the ring of B tiles, the ring of
+/// K-major copies of B (tf32 with B given N-major, which wgmma cannot read),
+/// a full and an empty mbarrier per stage, and the output tile staged for
+/// TMA stores. One function, so gg-select-config, gg-tma-store-pool and the
+/// lowering agree.
+struct SharedMemoryLayout {
+  int64_t aTileBytes, bTileBytes, stages;
+  int64_t bStagesAt, transposedBAt, barriersAt, stagedOutputAt;
+  int64_t total; // bytes to ask for, with 1024 to align the base
+  bool transposesB;
+};
+SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
+                                      mlir::gg::ConfigAttr config,
+                                      bool stagedOutput);
 
-/// Where the staged output tile starts (1024-byte aligned) in the kernel's
-/// shared memory, after the operand ring and the mbarriers.
-int64_t stagedOutputOffset(mlir::gg::ConfigAttr config, mlir::Type aElem,
-                           mlir::Type bElem);
+/// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
+/// transposed in shared memory.
+bool transposesB(mlir::gg::GroupedMatmulOp op);
 
 } // namespace ggc
 

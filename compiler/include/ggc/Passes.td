@@ -74,8 +74,8 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     padding of A), loads near a group's end fetch whole tiles across the
     boundary (overfetch) and the extra rows are never stored.
 
-    Not lowered yet (each is a clear error): MX scales, scales with
-    `k_grouped`, `out` in `nm`, tf32 with MN-major operands, clusters.
+    Not lowered yet (each is a clear error): scales with `k_grouped`, `out`
+    in `nm`, tf32 with `a` in `km`, clusters.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -58,6 +58,10 @@ struct KernelPlan {
   int64_t numGroups, n, k; // k is dynamic for k_grouped
   int64_t m;               // rows of A (M_max for masked); may be dynamic
   int64_t blockM, blockN, blockK, stages, numConsumers, numSMs;
+  /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
+  /// of one N block, each loading half of the B tile and multicasting it to
+  /// both, which halves the B traffic from L2.
+  int64_t cluster = 1;
   Type aElem, bElem, outElem, groupsElem;
   int64_t aTileBytes, bTileBytes, sharedBytes;
   ggc::SharedMemoryLayout smem; // offsets of every buffer
@@ -177,6 +181,12 @@ private:
   void transposeB(Value stage);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
+  /// The consumers are done reading `stage`: its producer (and, in a
+  /// cluster, the peer's, which multicasts into it) may refill it.
+  void releaseStage(Value stage);
+  /// `localAddress` in this CTA's shared memory, as an address in the
+  /// shared memory of cluster CTA `rank`.
+  Value clusterAddress(Value localAddress, Value rank);
 
   /// Where a consumer thread's accumulator fragment lies in the tile.
   struct Fragment {
@@ -237,6 +247,7 @@ private:
   SmallVector<Value> poolMaps; // one store tensor map per pool height
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
+  Value clusterRank; // this CTA's rank in its cluster (i32)
   LLVM::LLVMStructType accType;
   bool failedEpilogue = false;
 };
@@ -300,8 +311,12 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "padded_contiguous needs block M to divide the "
                                "128-row group alignment (64 or 128), got "
                             << p.blockM;
-  if (config.getClusterM() != 1 || config.getClusterN() != 1)
-    return unsupported("clusters (TMA multicast); use cluster = [1, 1]");
+  p.cluster = config.getClusterM();
+  if (config.getClusterN() != 1 || p.cluster > 2)
+    return unsupported("clusters other than [1, 1] and [2, 1]");
+  if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
+    return unsupported("clusters with padded_contiguous (the two M blocks of "
+                       "a pair may belong to different groups)");
   if (p.aElem.isF32() && !op.getTf32())
     return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
   if (p.blockK * byteWidth(p.aElem) != kSwizzleBytes)
@@ -314,6 +329,13 @@ LogicalResult KernelGenerator::plan() {
                                "got "
                             << p.blockN;
   int64_t bChunk = kSwizzleBytes / byteWidth(p.bElem);
+  if (p.cluster == 2 &&
+      (p.bMNMajor ? (p.blockN / bChunk) % 2 != 0 : (p.blockN / 2) % 8 != 0))
+    return op.emitOpError() << "a cluster of 2 splits the B tile in halves: "
+                               "block N "
+                            << p.blockN << " does not split into halves of "
+                            << (p.bMNMajor ? "whole 128-byte column chunks"
+                                           : "8-row swizzle atoms");
   if (p.bMNMajor && p.blockN % bChunk != 0)
     return op.emitOpError() << "block N must be a multiple of " << bChunk
                             << " with 'b' in layout kn (one 128-byte swizzled "
@@ -433,9 +455,9 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
   else if (p.bMNMajor)
     tensorMap("b", op.getB(), {chunk, p.blockK, 1});
   else if (kGrouped)
-    tensorMap("b", op.getB(), {p.blockK, p.blockN});
+    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
   else
-    tensorMap("b", op.getB(), {p.blockK, p.blockN, 1});
+    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
   // The store pool: row-major boxes of BN columns and h rows.
   for (int64_t h : p.storePool) {
     if (masked || kGrouped)
@@ -490,6 +512,7 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
       {"layout", stringifyGroupLayout(p.layout)},
       {"block", p.threads()},
       {"shared_bytes", p.sharedBytes},
+      {"cluster", p.cluster},
       {"max_grid", p.numSMs},
       {"block_m", p.blockM},
       {"block_n", p.blockN},
@@ -525,6 +548,28 @@ Value KernelGenerator::fullBarrier(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.barriersAt),
                            b.mul(b.toI64(stage), b.c64(8))));
 }
+void KernelGenerator::releaseStage(Value stage) {
+  if (p.cluster == 1) {
+    b.mbarrierArrive(emptyBarrier(stage));
+    return;
+  }
+  // One arrival per warp, on this CTA's barrier and on the peer's.
+  Value lane = b.remU(b.threadIdx(), b.c32(32));
+  b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
+    Value bar = emptyBarrier(stage);
+    for (int64_t r = 0; r < p.cluster; ++r)
+      b.create<NVVM::MBarrierArriveOp>(Type(), clusterAddress(bar, b.c32(r)),
+                                       Value(), NVVM::MemScopeKind::CLUSTER,
+                                       false);
+    b.create<scf::YieldOp>();
+  });
+}
+
+Value KernelGenerator::clusterAddress(Value localAddress, Value rank) {
+  return b.create<NVVM::MapaOp>(LLVM::LLVMPointerType::get(b.getContext(), 7),
+                                localAddress, rank);
+}
+
 Value KernelGenerator::emptyBarrier(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.barriersAt + p.stages * 8),
                            b.mul(b.toI64(stage), b.c64(8))));
@@ -565,7 +610,9 @@ Value KernelGenerator::groupRows(Value group, Value *rowStart) {
 Value KernelGenerator::tilesInGroup(Value group) {
   Value rowStart;
   Value rows = groupRows(group, &rowStart);
-  return b.mul(b.ceilDivU(rows, p.blockM), b.c32(p.nBlocks));
+  // A cluster works on a pair of M blocks at a time.
+  Value mUnits = b.ceilDivU(b.ceilDivU(rows, p.blockM), p.cluster);
+  return b.mul(mUnits, b.c32(p.nBlocks));
 }
 
 KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
@@ -573,10 +620,14 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
   t.group = group;
   Value rowStart;
   Value rows = groupRows(group, &rowStart);
-  Value mBlocks = b.ceilDivU(rows, p.blockM);
+  Value mUnits = b.ceilDivU(b.ceilDivU(rows, p.blockM), p.cluster);
   // M blocks fastest: CTAs running at once share the same B columns in L2.
-  t.mBlock = b.remU(localTile, mBlocks);
-  t.nBlock = b.divU(localTile, mBlocks);
+  // In a cluster, the CTA of rank r takes M block 2u + r of unit u (past the
+  // group's end for an odd count: it then loads and stores nothing useful).
+  Value mUnit = b.remU(localTile, mUnits);
+  t.nBlock = b.divU(localTile, mUnits);
+  t.mBlock = p.cluster == 1 ? mUnit
+                            : b.add(b.mul(mUnit, b.c32(p.cluster)), clusterRank);
   Value tileRow = b.mul(t.mBlock, b.c32(p.blockM));
   t.rowStart = b.add(rowStart, tileRow);
   t.groupStart = rowStart;
@@ -610,7 +661,9 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
 void KernelGenerator::forEachTile(
     function_ref<Value(const Tile &, Value counter)> body) {
   Type i32 = b.i32();
-  Value gridSize = b.gridDim();
+  // Clusters walk the schedule together, one unit (a pair of M blocks) each.
+  Value gridSize = b.divU(b.gridDim(), b.c32(p.cluster));
+  Value firstTile = b.divU(b.blockIdx(), b.c32(p.cluster));
 
   if (p.layout == GroupLayout::padded_contiguous) {
     // Tiles cover A's rows directly; a tile belongs to the group of its first
@@ -618,7 +671,7 @@ void KernelGenerator::forEachTile(
     Value mBlocks = b.ceilDivU(b.toI32(dynamicSize), p.blockM);
     Value total = b.mul(mBlocks, b.c32(p.nBlocks));
     auto loop = b.create<scf::WhileOp>(
-        TypeRange{i32, i32}, ValueRange{b.blockIdx(), b.c32(0)},
+        TypeRange{i32, i32}, ValueRange{firstTile, b.c32(0)},
         [&](OpBuilder &, Location, ValueRange args) {
           b.create<scf::ConditionOp>(b.lt(args[0], total), args);
         },
@@ -656,7 +709,7 @@ void KernelGenerator::forEachTile(
   Value numGroups = b.c32(p.numGroups);
   b.create<scf::WhileOp>(
       TypeRange{i32, i32, i32, i32},
-      ValueRange{b.blockIdx(), b.c32(0), b.c32(0), b.c32(0)},
+      ValueRange{firstTile, b.c32(0), b.c32(0), b.c32(0)},
       [&](OpBuilder &, Location, ValueRange args) {
         Value tile = args[0];
         // Advance the cursor past groups that end at or before `tile`. The
@@ -731,21 +784,46 @@ void KernelGenerator::emitProducer() {
             b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart}, full);
           }
           Value n0 = b.mul(t.nBlock, b.c32(p.blockN));
+          // In a cluster, each CTA loads its share of the B tile and
+          // multicasts it to the same place in every CTA of the cluster.
+          auto loadB = [&](Value dst, ArrayRef<Value> coords) {
+            if (p.cluster == 1) {
+              b.tmaLoad(dst, tensorMapB, coords, full);
+              return;
+            }
+            SmallVector<Value> coords32;
+            for (Value c : coords)
+              coords32.push_back(b.toI32(c));
+            b.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
+                clusterAddress(dst, clusterRank), tensorMapB, coords32, full,
+                ValueRange{}, b.create<arith::ConstantIntOp>(b.getI16Type(),
+                                                             (1 << p.cluster) - 1),
+                Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                NVVM::CTAGroupKindAttr(), Value());
+          };
           if (p.bMNMajor) {
             // N-major B: one [BK, 64] box per 64 columns, each its own
-            // 128B-swizzled block of BK rows.
-            for (int64_t j = 0; j < p.blockN / chunk; ++j) {
-              Value n = b.add(n0, b.c32(j * chunk));
-              Value dst = b.gep(stageB(stage), b.c64(j * p.blockK * kSwizzleBytes));
+            // 128B-swizzled block of BK rows; a cluster CTA loads its half.
+            int64_t chunks = p.blockN / chunk / p.cluster;
+            for (int64_t jj = 0; jj < chunks; ++jj) {
+              Value j = b.add(b.mul(clusterRank, b.c32(chunks)), b.c32(jj));
+              Value n = b.add(n0, b.mul(j, b.c32(chunk)));
+              Value dst = b.gep(stageB(stage),
+                                b.mul(b.toI64(j), b.c64(p.blockK * kSwizzleBytes)));
               if (p.layout == GroupLayout::k_grouped)
-                b.tmaLoad(dst, tensorMapB, {n, k}, full);
+                loadB(dst, {n, k});
               else
-                b.tmaLoad(dst, tensorMapB, {n, k, t.group}, full);
+                loadB(dst, {n, k, t.group});
             }
-          } else if (p.layout == GroupLayout::k_grouped) {
-            b.tmaLoad(stageB(stage), tensorMapB, {k, n0}, full);
           } else {
-            b.tmaLoad(stageB(stage), tensorMapB, {k, n0, t.group}, full);
+            // K-major B: rows of N; a cluster CTA loads its half of them.
+            Value half = b.mul(clusterRank, b.c32(p.blockN / p.cluster));
+            Value dst = b.gep(stageB(stage),
+                              b.mul(b.toI64(half), b.c64(kSwizzleBytes)));
+            if (p.layout == GroupLayout::k_grouped)
+              loadB(dst, {k, b.add(n0, half)});
+            else
+              loadB(dst, {k, b.add(n0, half), t.group});
           }
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
@@ -989,7 +1067,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
               b.create<NVVM::WgmmaGroupSyncAlignedOp>();
               b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
               if (j + 1 == promotions)
-                b.mbarrierArrive(emptyBarrier(stage));
+                releaseStage(stage);
               if (!p.prefetchScales())
                 scales = loadMxWords(t, kBlock, f, /*withColumns=*/false);
               // The block's four exponents share one word per row and per
@@ -1022,7 +1100,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                                         aTile, bTile, /*fresh=*/true);
             b.create<NVVM::WgmmaGroupSyncAlignedOp>();
             b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-            b.mbarrierArrive(emptyBarrier(stage));
+            releaseStage(stage);
             SmallVector<Value> factor;
             for (int half = 0; half < 2; ++half)
               for (Value bScale : scales.b)
@@ -1049,7 +1127,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                 b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
                   Value previous =
                       b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
-                  b.mbarrierArrive(emptyBarrier(previous));
+                  releaseStage(previous);
                   b.create<scf::YieldOp>();
                 });
           }
@@ -1063,7 +1141,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
       Value end = kLoop.getResult(1);
       b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
         Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
-        b.mbarrierArrive(emptyBarrier(last));
+        releaseStage(last);
         b.create<scf::YieldOp>();
       });
     }
@@ -1494,14 +1572,30 @@ void KernelGenerator::emitBody() {
 
   Value tid = b.threadIdx();
   Value isLeader = b.eq(tid, b.c32(0));
+  clusterRank = p.cluster == 1 ? b.c32(0)
+                               : Value(b.create<NVVM::ClusterId>(b.i32()));
   b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
     for (int64_t s = 0; s < p.stages; ++s) {
       b.mbarrierInit(fullBarrier(b.c32(s)), 1);
-      b.mbarrierInit(emptyBarrier(b.c32(s)), kWarpgroupThreads * p.numConsumers);
+      // Thread arrivals; in a cluster, one per consumer warp of each CTA.
+      b.mbarrierInit(emptyBarrier(b.c32(s)),
+                     p.cluster == 1 ? kWarpgroupThreads * p.numConsumers
+                                    : p.cluster * p.numConsumers * 4);
     }
     b.create<scf::YieldOp>();
   });
-  b.create<NVVM::Barrier0Op>();
+  if (p.cluster == 1) {
+    b.create<NVVM::Barrier0Op>();
+  } else {
+    // The peer's barriers must be initialised before anything multicasts
+    // into this CTA or arrives on its barriers.
+    b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
+      b.create<NVVM::FenceMbarrierInitOp>();
+      b.create<scf::YieldOp>();
+    });
+    b.create<NVVM::ClusterArriveOp>(UnitAttr());
+    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+  }
 
   Value warpgroup = b.divU(tid, b.c32(kWarpgroupThreads));
   b.create<scf::IfOp>(
@@ -1529,6 +1623,12 @@ void KernelGenerator::emitBody() {
         }
         b.create<scf::YieldOp>();
       });
+  if (p.cluster > 1) {
+    // No CTA may leave while its peer can still multicast into it or arrive
+    // on its barriers.
+    b.create<NVVM::ClusterArriveOp>(UnitAttr());
+    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+  }
   b.create<LLVM::ReturnOp>(ValueRange{});
   (void)ctx;
 }

@@ -215,27 +215,39 @@ class Kernel:
         return tensors, dynamic.get("M", 0)
 
     def _grid(self, tensors: List[_Tensor]) -> int:
+        """Persistent CTAs: one per SM at most, no more than the tiles
+        (each cluster takes a unit of `cluster` M blocks), in whole clusters."""
+        cluster = self.info.get("cluster", 1)
+        tiles = self._tiles(tensors)
+        if tiles == 0:
+            return 0
+        units = _ceil_div(tiles, cluster) * cluster
+        return min(self.info["max_grid"] // cluster * cluster, units)
+
+    def _tiles(self, tensors: List[_Tensor]) -> int:
         info = self.info
         n_blocks = _ceil_div(info["n"], info["block_n"])
         size_param = next(p for p in info["params"] if p["kind"] == "size")
         rows = tensors[size_param["arg"]].shape[size_param["dim"]]
         groups = info["num_groups"]
         layout = info["layout"]
+        cluster = info.get("cluster", 1)
+
+        def per_group(m):  # M blocks of a group, in whole cluster units
+            return _ceil_div(_ceil_div(m, info["block_m"]), cluster) * cluster
+
         if layout == "k_grouped":
             # Every group writes its whole [M, N] output, zeros when its K
             # range is empty, so the grid does not depend on K.
-            m = self._k_grouped_m(tensors)
-            tiles = groups * _ceil_div(m, info["block_m"]) * n_blocks
-            return min(info["max_grid"], tiles)
+            return groups * per_group(self._k_grouped_m(tensors)) * n_blocks
         if rows == 0:
             return 0  # no rows: nothing to compute, nothing to write
         if layout == "contiguous":  # each group adds at most one partial tile
-            tiles = (_ceil_div(rows, info["block_m"]) + groups) * n_blocks
-        elif layout == "masked":
-            tiles = groups * _ceil_div(rows, info["block_m"]) * n_blocks
-        else:
-            tiles = _ceil_div(rows, info["block_m"]) * n_blocks
-        return min(info["max_grid"], tiles)
+            # (and, with clusters, one odd M block)
+            return (_ceil_div(rows, info["block_m"]) + groups * cluster) * n_blocks
+        if layout == "masked":
+            return groups * per_group(rows) * n_blocks
+        return _ceil_div(rows, info["block_m"]) * n_blocks
 
     def _k_grouped_m(self, tensors: List[_Tensor]) -> int:
         out = next(p for p in self.info["params"] if p["operand"] == "out")
@@ -285,7 +297,8 @@ class Kernel:
             if not ok:
                 raise RuntimeError(f"cannot launch {self.name}: {why}")
             self._launcher = _ggc.Kernel(self.asm["cubin"], self.name,
-                                         self.info["shared_bytes"], self.info["block"])
+                                         self.info["shared_bytes"], self.info["block"],
+                                         self.info.get("cluster", 1))
         # No rows: nothing to compute, nothing to write.
         prepared = self._launcher.prepare(grid, launch_args) if grid else None
         if key is not None:

@@ -105,12 +105,12 @@ PYBIND11_MODULE(_ggc, m) {
   });
   py::class_<rt::Kernel>(m, "Kernel")
       .def(py::init([](py::bytes image, std::string name, int sharedBytes,
-                       int block) {
+                       int block, int cluster) {
              return std::make_unique<rt::Kernel>(std::string(image), name,
-                                                 sharedBytes, block);
+                                                 sharedBytes, block, cluster);
            }),
            py::arg("image"), py::arg("name"), py::arg("shared_bytes"),
-           py::arg("block"))
+           py::arg("block"), py::arg("cluster") = 1)
       .def("launch",
            [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream) {
              std::vector<rt::KernelArg> converted = convertArgs(args);

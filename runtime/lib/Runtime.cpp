@@ -336,10 +336,13 @@ struct KernelCache {
 };
 
 Kernel::Kernel(std::string image, std::string name, int sharedBytes,
-               int blockThreads)
+               int blockThreads, int clusterSize)
     : image_(std::move(image)), name_(std::move(name)),
       sharedBytes_(sharedBytes), blockThreads_(blockThreads),
-      cache_(std::make_unique<KernelCache>()) {
+      clusterSize_(clusterSize), cache_(std::make_unique<KernelCache>()) {
+  if (clusterSize_ < 1 || clusterSize_ > 8)
+    throw Error("ggc runtime: cluster size must be in [1, 8], got " +
+                std::to_string(clusterSize_));
   if (image_.empty())
     throw Error("ggc runtime: kernel '" + name_ + "' has an empty image");
   if (blockThreads_ < 1 || blockThreads_ > 1024)
@@ -375,9 +378,10 @@ Kernel::Loaded &Kernel::loadedForCurrentDevice() {
 }
 
 PreparedLaunch Kernel::prepare(int grid, const std::vector<KernelArg> &args) {
-  if (grid < 1)
-    throw Error("ggc runtime: grid must be at least 1 CTA, got " +
-                std::to_string(grid));
+  if (grid < 1 || grid % clusterSize_ != 0)
+    throw Error("ggc runtime: grid must be a positive multiple of the cluster "
+                "size " +
+                std::to_string(clusterSize_) + ", got " + std::to_string(grid));
   Loaded &loaded = loadedForCurrentDevice();
   size_t total = 0;
   std::vector<size_t> offsets = parameterOffsets(args, &total);
@@ -416,6 +420,14 @@ void PreparedLaunch::launch(uint64_t stream) const {
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(kernel_->sharedBytes_);
   config.hStream = reinterpret_cast<CUstream>(stream);
+  CUlaunchAttribute cluster{};
+  if (kernel_->clusterSize_ > 1) {
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(kernel_->clusterSize_);
+    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
   // The driver copies the parameters at launch.
   std::vector<void *> pointers = pointers_;
   check(usableDriver().launchKernelEx(&config,

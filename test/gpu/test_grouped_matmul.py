@@ -299,3 +299,54 @@ def test_rows_tma_cannot_read_are_rejected_before_launch():
                                          r"needs a multiple of 16"):
         kern(randn(200, 1684, dtype=torch.bfloat16), randn(136, 1684, dtype=torch.bfloat16),
              offsets, out)
+
+
+CLUSTER = "#gg.config<block = [128, {bn}, {bk}], stages = {stages}, cluster = [2, 1], sms = 132>"
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_cluster_pairs_share_b_by_multicast(b_layout):
+    """Clusters of 2 CTAs: each loads half of the B tile and multicasts it;
+    ragged groups give odd M-block counts, where one CTA of a pair has no
+    rows."""
+    sizes = [0, 1, 129, 300, 64, 1100]
+    g, n, k = len(sizes), 512, 192
+    m = sum(sizes)
+    kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, b_layout=b_layout,
+                         config=CLUSTER.format(bn=256, bk=64, stages=3))
+    assert kern.info["cluster"] == 2
+    a = randn(m, k, dtype=torch.bfloat16)
+    b_arg, b = weights(g, n, k, torch.bfloat16, b_layout)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b_arg, offsets, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            err = rel_err(out[start:start + size], a[start:start + size].double()
+                          @ b[gi].double().T)
+            assert err < 1e-2, f"group {gi}: rel err {err:.2e}"
+        start += size
+
+
+def test_cluster_masked_fp8_block_scaled():
+    g, m_max, n, k = 4, 256, 512, 512
+    counts = [256, 129, 0, 3]
+    kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
+                         a_scale="block_mn", b_scale="block",
+                         config=CLUSTER.format(bn=128, bk=128, stages=4))
+    a = (torch.randn(g, m_max, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sa = torch.rand(g, k // 128, m_max, device="cuda") + 0.5
+    sb = torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, torch.tensor(counts, dtype=torch.int32, device="cuda"), sa, sb, out)
+    torch.cuda.synchronize()
+    a_deq = a.double() * sa.transpose(1, 2).double().repeat_interleave(128, dim=2)
+    b_deq = b.double() * sb.double().repeat_interleave(128, 1).repeat_interleave(128, 2)
+    for gi, c in enumerate(counts):
+        if c:
+            assert rel_err(out[gi, :c], a_deq[gi, :c] @ b_deq[gi].T) < 2e-3
+        assert torch.isnan(out[gi, c:]).all()

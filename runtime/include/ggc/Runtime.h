@@ -95,8 +95,9 @@ private:
 class Kernel {
 public:
   /// `image` is a cubin (or PTX, NUL-free text) holding `name`.
+  /// `clusterSize` CTAs along x form a cluster (1: no clusters).
   Kernel(std::string image, std::string name, int sharedBytes,
-         int blockThreads);
+         int blockThreads, int clusterSize = 1);
   ~Kernel();
   Kernel(const Kernel &) = delete;
   Kernel &operator=(const Kernel &) = delete;
@@ -119,7 +120,7 @@ private:
   friend class PreparedLaunch;
   Loaded &loadedForCurrentDevice();
   std::string image_, name_;
-  int sharedBytes_, blockThreads_;
+  int sharedBytes_, blockThreads_, clusterSize_;
   std::unique_ptr<struct KernelCache> cache_;
 };
 

@@ -63,9 +63,11 @@ def ragged_sizes(total, groups, seed):
 
 
 def config_text(config):
+    """BM,BN,BK,STAGES then options: 'c2' for clusters of 2 along M."""
     bm, bn, bk, stages = config[:4]
+    cluster = 2 if "c2" in config[4:] else 1
     return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
-            f"cluster = [1, 1], sms = 132>")
+            f"cluster = [{cluster}, 1], sms = 132>")
 
 
 def extra(config):
@@ -272,7 +274,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES;...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,direct];...'")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]

@@ -118,11 +118,23 @@ func.func @tanh_epilogue(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 func.func @cluster(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                    %off: memref<5xi32>, %o: memref<?x128xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: clusters (TMA multicast); use cluster = [1, 1]}}
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: clusters other than [1, 1] and [2, 1]}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x128xbf16>)
-      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [4, 1], sms = 132>}
+  return
+}
+
+// -----
+
+func.func @cluster_padded(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                          %tags: memref<?xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: clusters with padded_contiguous}}
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>, store_pool = array<i64>}
   return
 }
 

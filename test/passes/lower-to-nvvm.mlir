@@ -159,3 +159,29 @@ func.func @tf32_kn(%a: memref<?x256xf32>, %b: memref<4x256x128xf32>,
       store_pool = array<i64>}
   return
 }
+
+// -----
+
+// A cluster of 2 along M: each CTA loads half of the B tile (a 64-row box)
+// and multicasts it to both (mask 0b11); consumers arrive on both CTAs'
+// empty barriers through mapa; the cluster meets after barrier init and
+// before leaving.
+// CHECK: llvm.func @paired_kernel
+// CHECK-SAME: \22cluster\22:2
+// CHECK-SAME: \22box\22:[64,64,1]
+// CHECK: nvvm.read.ptx.sreg.cluster.ctarank
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive
+// CHECK: nvvm.cluster.wait
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask
+// CHECK: nvvm.mapa
+// CHECK: nvvm.mbarrier.arrive {{.*}} {scope = #nvvm.mem_scope<cluster>}
+func.func @paired(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                  %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 3, cluster = [2, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}

@@ -74,8 +74,11 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     padding of A), loads near a group's end fetch whole tiles across the
     boundary (overfetch) and the extra rows are never stored.
 
+    A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
+    halves of each B tile to both.
+
     Not lowered yet (each is a clear error): scales with `k_grouped`, `out`
-    in `nm`, tf32 with `a` in `km`, clusters.
+    in `nm`, tf32 with `a` in `km`, clusters other than [1, 1] and [2, 1].
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

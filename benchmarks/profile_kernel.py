@@ -15,7 +15,7 @@ from ggc import ir  # noqa: E402
 
 def main():
     which = sys.argv[1] if len(sys.argv) > 1 else "masked"
-    config = os.environ.get("GGC_CONFIG")
+    config = os.environ.get("GGC_CONFIG")  # e.g. a #gg.config<...> with cluster = [2, 1]
     if which == "masked-fp8":
         g, m, n, k = 4, 256, 4096, 7168
         a = (torch.randn(g, m, k, device="cuda")).to(torch.float8_e4m3fn)

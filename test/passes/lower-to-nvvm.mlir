@@ -175,7 +175,7 @@ func.func @tf32_kn(%a: memref<?x256xf32>, %b: memref<4x256x128xf32>,
 // CHECK: nvvm.cluster.wait
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask
 // CHECK: nvvm.mapa
-// CHECK: nvvm.mbarrier.arrive {{.*}} {scope = #nvvm.mem_scope<cluster>}
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
 func.func @paired(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                   %off: memref<5xi32>, %o: memref<?x128xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)

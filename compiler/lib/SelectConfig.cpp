@@ -119,7 +119,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1]. Pairs sharing B by TMA multicast ([2, 1]) are
-  //    lowered and correct but measured 2x slower on the FP8 shapes.
+  //    lowered and correct but measured no faster on the large FP8 shapes
+  //    and 1.8x slower on decode (docs/performance.md).
   // 6. Grid: persistent, one CTA per SM.
   return deepestPipeline(
       op, ConfigAttr::get(ctx, blockM, blockN, blockK, 1, 1, 1, numSMs),

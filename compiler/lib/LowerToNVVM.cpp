@@ -76,12 +76,10 @@ struct KernelPlan {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
   }
   /// Whether the consumers load a K block's scales a block ahead and carry
-  /// them in registers. Not for MX with 128-wide blocks: its one promotion
-  /// per K block takes B's 32 exponent words per thread, and carrying them
-  /// spills (measured: 1484 against 728 us).
-  bool prefetchScales() const {
-    return twoLevel() && !(mx && stepsPerPromotion() == kSteps());
-  }
+  /// them in registers. For MX only A's words ride in registers: B's 32
+  /// column words per thread spilled there (1484 against 728 us), so each
+  /// warpgroup stages them in shared memory instead (mxColumnWords).
+  bool prefetchScales() const { return twoLevel(); }
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
@@ -213,12 +211,17 @@ private:
   BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
-  /// `withColumns` false: only A's words (B's are then loaded one by one
-  /// where they are used, with loadMxColumnWord).
-  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f,
-                          bool withColumns = true);
-  Value loadMxColumnWord(const Tile &t, Value kBlock, const Fragment &f,
-                         int64_t c, int j);
+  /// A's UE8M0 words for the thread's two rows (B's come from
+  /// mxColumnWords).
+  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f);
+  /// B's UE8M0 word of K block `kBlock` for column `colInTile`.
+  Value loadMxColumnWord(const Tile &t, Value kBlock, Value colInTile);
+  /// This warpgroup's shared-memory buffer `buffer` (0 or 1) of B's
+  /// column words: one i32 per column of the tile.
+  Value mxColumnWords(Value consumerIndex, Value buffer);
+  /// Stores this thread's column word into `buffer` and waits until the
+  /// whole warpgroup has (one word per thread, column = thread).
+  void publishMxColumnWord(Value word, Value consumerIndex, Value buffer);
   /// What K block `kBlock` scales by: block scales, or MX exponent words.
   BlockScales loadScalesOf(const Tile &t, Value kBlock, const Fragment &f);
   Value decodeUE8M0(Value word, Value byteIndex);
@@ -292,6 +295,10 @@ LogicalResult KernelGenerator::plan() {
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
   if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
     return unsupported("scales with k_grouped");
+  // One thread of each consumer warpgroup stages one column's MX word.
+  if (p.mx && p.blockN > kWarpgroupThreads)
+    return unsupported("mx scales with block N over " +
+                       Twine(kWarpgroupThreads));
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
   p.aMNMajor = op.getALayout() == OperandLayout::km;
   if (op.getOutLayout() != OperandLayout::mn)
@@ -958,8 +965,7 @@ Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
 /// row and column whether the scale blocks are 32 (its four bytes) or 128
 /// (one byte of it) wide.
 KernelGenerator::BlockScales
-KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f,
-                             bool withColumns) {
+KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
   BlockScales words;
   int64_t perWord = 4 * p.aScale.getBlockK();
   int64_t rowWords = (p.k + perWord - 1) / perWord;
@@ -990,21 +996,16 @@ KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f,
     words.a[half] = b.loadGlobal(
         b.i32(), aScalePtr, b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word));
   }
-  if (withColumns)
-    for (int64_t c = 0; c < p.blockN / 8; ++c)
-      for (int j = 0; j < 2; ++j)
-        words.b.push_back(loadMxColumnWord(t, kBlock, f, c, j));
   return words;
 }
 
 Value KernelGenerator::loadMxColumnWord(const Tile &t, Value kBlock,
-                                        const Fragment &f, int64_t c, int j) {
+                                        Value colInTile) {
   int64_t perWord = 4 * p.bScale.getBlockK();
   int64_t rowWords = (p.k + perWord - 1) / perWord;
   Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
-  Value col = b.minS(b.add(colBase, b.add(f.col, b.c32(8 * c + j))),
-                     b.c32(p.n - 1));
+  Value col = b.minS(b.add(colBase, colInTile), b.c32(p.n - 1));
   Value index = b.add(
       b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
             b.c64(rowWords)),
@@ -1015,6 +1016,28 @@ Value KernelGenerator::loadMxColumnWord(const Tile &t, Value kBlock,
 KernelGenerator::BlockScales
 KernelGenerator::loadScalesOf(const Tile &t, Value kBlock, const Fragment &f) {
   return p.mx ? loadMxWords(t, kBlock, f) : loadBlockScales(t, kBlock, f);
+}
+
+Value KernelGenerator::mxColumnWords(Value consumerIndex, Value buffer) {
+  Value index = b.add(b.mul(consumerIndex, b.c32(2)), buffer);
+  return b.gep(smem, b.add(b.c64(p.smem.mxColumnWordsAt),
+                           b.mul(b.toI64(index), b.c64(p.blockN * 4))));
+}
+
+void KernelGenerator::publishMxColumnWord(Value word, Value consumerIndex,
+                                          Value buffer) {
+  Value column = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value words = mxColumnWords(consumerIndex, buffer);
+  b.create<scf::IfOp>(b.lt(column, b.c32(p.blockN)), [&](OpBuilder &,
+                                                         Location) {
+    b.create<LLVM::StoreOp>(word, b.gep(words, b.mul(b.toI64(column), b.c64(4))));
+    b.create<scf::YieldOp>();
+  });
+  // Named barrier 2 + i for consumer warpgroup i (1 is all consumers).
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.create<NVVM::BarrierOp>(Type(), b.add(consumerIndex, b.c32(2)),
+                            b.c32(kWarpgroupThreads),
+                            NVVM::BarrierReductionAttr(), Value());
 }
 
 void KernelGenerator::emitConsumer(Value consumerIndex) {
@@ -1035,6 +1058,12 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     SmallVector<Value> initial = {acc, counter};
     if (p.prefetchScales())
       llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
+    // MX: B's column words go through shared memory, one K block ahead:
+    // block k reads buffer k % 2 while block k + 1's words are loaded.
+    Value ownColumn = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+    if (p.mx)
+      publishMxColumnWord(loadMxColumnWord(t, b.c32(0), ownColumn),
+                          consumerIndex, b.c32(0));
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), initial,
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
@@ -1042,11 +1071,14 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
           Value stage = b.remU(it, b.c32(p.stages));
           Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
           BlockScales scales, next;
+          Value nextColumnWord;
           if (p.prefetchScales()) {
             scales = BlockScales::from(iter.drop_front(2));
             Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
                                      b.sub(t.numKBlocks, b.c32(1)));
             next = loadScalesOf(t, nextBlock, f);
+            if (p.mx)
+              nextColumnWord = loadMxColumnWord(t, nextBlock, ownColumn);
           }
           b.mbarrierWait(fullBarrier(stage), phase);
           Value aTile = b.gep(stageA(stage), rowOffset);
@@ -1071,19 +1103,20 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
               b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
               if (j + 1 == promotions)
                 releaseStage(stage);
-              if (!p.prefetchScales())
-                scales = loadMxWords(t, kBlock, f, /*withColumns=*/false);
               // The block's four exponents share one word per row and per
               // column (1x32), or each block takes a byte of its word (1x128).
               Value byte = b.remU(
                   b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
               Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
                                   decodeUE8M0(scales.a[1], byte)};
+              Value columnWords =
+                  mxColumnWords(consumerIndex, b.remU(kBlock, b.c32(2)));
               for (int64_t c = 0; c < p.blockN / 8; ++c)
                 for (int jj = 0; jj < 2; ++jj) {
-                  Value bWord = p.prefetchScales()
-                                    ? scales.b[2 * c + jj]
-                                    : loadMxColumnWord(t, kBlock, f, c, jj);
+                  Value column = b.add(f.col, b.c32(8 * c + jj));
+                  Value bWord = b.create<LLVM::LoadOp>(
+                      b.i32(),
+                      b.gep(columnWords, b.mul(b.toI64(column), b.c64(4))));
                   Value bFactor = decodeUE8M0(bWord, byte);
                   for (int half = 0; half < 2; ++half) {
                     int64_t reg = 4 * c + 2 * half + jj;
@@ -1095,6 +1128,8 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                   }
                 }
             }
+            publishMxColumnWord(nextColumnWord, consumerIndex,
+                                b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
           } else if (p.twoLevel()) {
             // The block's product lands in a fresh accumulator, which is
             // scaled and added to the main one in f32 once it is complete,

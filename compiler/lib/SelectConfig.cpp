@@ -42,7 +42,13 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.transposedBAt = l.bStagesAt + l.stages * l.bTileBytes;
   l.barriersAt =
       l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
-  l.stagedOutputAt = llvm::alignTo(l.barriersAt + l.stages * 16, 1024);
+  l.mxColumnWordsAt = l.barriersAt + l.stages * 16;
+  gg::ScaleAttr bScale = op.getBScaleKindAttr();
+  bool mx = bScale && bScale.getKind() == gg::ScaleKind::mx;
+  l.mxColumnWordsBytes =
+      mx ? 2 * (config.getBlockM() / 64) * config.getBlockN() * 4 : 0;
+  l.stagedOutputAt =
+      llvm::alignTo(l.mxColumnWordsAt + l.mxColumnWordsBytes, 1024);
   int64_t staged =
       stagedOutput ? config.getBlockM() * config.getBlockN() *
                          byteWidth(op.getOutType().getElementType())

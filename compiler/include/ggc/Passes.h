@@ -26,6 +26,9 @@ namespace ggc {
 struct SharedMemoryLayout {
   int64_t aTileBytes, bTileBytes, stages;
   int64_t bStagesAt, transposedBAt, barriersAt, stagedOutputAt;
+  /// MX scales of B: each consumer warpgroup's two buffers of one UE8M0
+  /// word per column of the tile (the K block being scaled and the next).
+  int64_t mxColumnWordsAt, mxColumnWordsBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB;
 };

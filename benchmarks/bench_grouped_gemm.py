@@ -81,7 +81,13 @@ def ggc_variants(run, make_kernel, configs):
     for config in configs:
         label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}" + \
             "".join(f" {o}" for o in config[4:])
-        results[label] = median_us(run(make_kernel(config_text(config), **extra(config))))
+        try:
+            kernel = make_kernel(config_text(config), **extra(config))
+        except ggc.CompilationError as e:
+            # A config the shape cannot take is reported, not fatal.
+            print(f"{label}: skipped, {str(e).splitlines()[0]}", flush=True)
+            continue
+        results[label] = median_us(run(kernel))
     return results
 
 

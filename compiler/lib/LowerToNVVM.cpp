@@ -47,7 +47,20 @@ namespace {
 
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kProducerRegisters = 40;
-constexpr int64_t kConsumerRegisters = 232;
+constexpr int64_t kMaxConsumerRegisters = 232;
+constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
+
+/// Registers per consumer thread after setmaxnreg moves the producer's
+/// spare ones over. The CTA starts with the register file split evenly
+/// (a multiple of 8 per thread); setmaxnreg only redistributes that, and a
+/// request the pool cannot meet waits forever, so it must fit: 232 with 2
+/// consumer warpgroups, 152 with 3, 104 with 4.
+int64_t consumerRegisters(int64_t numConsumers) {
+  int64_t threads = kWarpgroupThreads * (1 + numConsumers);
+  int64_t perThread = kRegisterFile / threads / 8 * 8;
+  int64_t pool = perThread * (1 + numConsumers) - kProducerRegisters;
+  return std::min(kMaxConsumerRegisters, pool / numConsumers / 8 * 8);
+}
 constexpr int64_t kSwizzleBytes = 128;
 
 int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
@@ -295,6 +308,17 @@ LogicalResult KernelGenerator::plan() {
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
   if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
     return unsupported("scales with k_grouped");
+  // A wgmma's f32 accumulator fragment takes BN/2 registers per thread;
+  // with the addressing around it, ptxas needs about 26 more (measured:
+  // 154 for BN = 256), and more consumer warpgroups leave fewer each.
+  if (int64_t regs = consumerRegisters(p.numConsumers);
+      p.blockN / 2 + 26 > regs)
+    return unsupported("block N " + Twine(p.blockN) + " with block M " +
+                       Twine(p.blockM) + ": its " + Twine(p.blockN / 2) +
+                       "-register accumulator does not fit the " +
+                       Twine(regs) + " registers each of " +
+                       Twine(p.numConsumers) +
+                       " consumer warpgroups gets; use a smaller block N or M");
   // One thread of each consumer warpgroup stages one column's MX word.
   if (p.mx && p.blockN > kWarpgroupThreads)
     return unsupported("mx scales with block N over " +
@@ -1648,7 +1672,7 @@ void KernelGenerator::emitBody() {
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(kConsumerRegisters,
+        b.create<NVVM::SetMaxRegisterOp>(consumerRegisters(p.numConsumers),
                                          NVVM::SetMaxRegisterAction::increase);
         emitConsumer(b.sub(warpgroup, b.c32(1)));
         if (!p.storePool.empty()) {

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Passes.h"
 
+#include "llvm/ADT/bit.h"
+
 namespace ggc {
 #define GEN_PASS_DEF_TMASTOREPOOL
 #include "ggc/Passes.h.inc"
@@ -49,7 +51,10 @@ struct TmaStorePoolPass
             smemBudget)
           continue;
         SmallVector<int64_t> pool;
-        for (int64_t h = config.getBlockM(); h >= 1; h /= 2)
+        // Boxes halve from the largest power of two not above BM (128 for
+        // 192), so the valid rows are the binary digits of their count.
+        for (int64_t h = llvm::bit_floor(uint64_t(config.getBlockM())); h >= 1;
+             h /= 2)
           pool.push_back(h);
         op.setConfigAttr(trial);
         op.setStorePoolAttr(b.getDenseI64ArrayAttr(pool));

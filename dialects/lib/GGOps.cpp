@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -440,7 +441,8 @@ LogicalResult GroupedMatmulOp::verify() {
                          << getAScaleKind()->getBlockK() << " and "
                          << getBScaleKind()->getBlockK();
 
-  // The TMA store pool: BLOCK_M, BLOCK_M/2, ..., 1.
+  // The TMA store pool: powers of two from BLOCK_M (or, for 192, 128) down
+  // to 1, so that any count of rows below BLOCK_M is a sum of distinct boxes.
   if (std::optional<ArrayRef<int64_t>> pool = getStorePool();
       pool && !pool->empty()) {
     if (layout == GroupLayout::padded_contiguous)
@@ -451,15 +453,18 @@ LogicalResult GroupedMatmulOp::verify() {
       if (h < 1 || !llvm::isPowerOf2_64(h) ||
           (i > 0 && h * 2 != (*pool)[i - 1]) ||
           (i + 1 == pool->size() && h != 1))
-        return emitOpError() << "'store_pool' must halve from the block M down "
-                                "to 1 (e.g. [128, 64, ..., 1]), but is "
+        return emitOpError() << "'store_pool' must halve from a power of two "
+                                "down to 1 (e.g. [128, 64, ..., 1]), but is "
                              << shapeString(*pool);
     if (ConfigAttr config = getConfigAttr();
-        config && (*pool)[0] != config.getBlockM())
-      return emitOpError() << "'store_pool' must start at the block M of the "
-                              "config ("
-                           << config.getBlockM() << "), but starts at "
-                           << (*pool)[0];
+        config && (*pool)[0] != int64_t(llvm::bit_floor(
+                                    uint64_t(config.getBlockM()))))
+      return emitOpError()
+             << "'store_pool' must start at the largest power of two not above "
+                "the block M of the config ("
+             << config.getBlockM() << "), which is "
+             << llvm::bit_floor(uint64_t(config.getBlockM()))
+             << ", but starts at " << (*pool)[0];
   }
 
   // Epilogue vectors.

@@ -1059,7 +1059,7 @@ func.func @scale_mx_mn_major(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8
 // -----
 
 func.func @store_pool_not_halving(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{'store_pool' must halve from the block M down to 1 (e.g. [128, 64, ..., 1]), but is [128, 32, 1]}}
+  // expected-error @+1 {{'store_pool' must halve from a power of two down to 1 (e.g. [128, 64, ..., 1]), but is [128, 32, 1]}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64: 128, 32, 1>}
   return
 }
@@ -1067,7 +1067,7 @@ func.func @store_pool_not_halving(%a: memref<?x256xbf16>, %b: memref<8x512x256xb
 // -----
 
 func.func @store_pool_wrong_start(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{'store_pool' must start at the block M of the config (128), but starts at 64}}
+  // expected-error @+1 {{'store_pool' must start at the largest power of two not above the block M of the config (128), which is 128, but starts at 64}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
   return
 }

@@ -53,12 +53,12 @@ def weights(g, n, k, dtype, b_layout):
 
 
 def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
-                     direct_stores=False):
+                     direct_stores=False, config=None):
     g = len(sizes)
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
                          out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype,
-                         b_layout=b_layout, direct_stores=direct_stores)
+                         b_layout=b_layout, direct_stores=direct_stores, config=config)
     t = TORCH_TYPES[dtype]
     a = randn(m + 3, k, dtype=t)[:m]  # rows past M exist in memory, never read
     a = a.contiguous()
@@ -88,6 +88,17 @@ LAYOUT_CASES = [("bf16", "nk"), ("f16", "nk"), ("f32", "nk"), ("bf16", "kn"),
 def test_contiguous_ragged_groups(dtype, b_layout):
     check_contiguous(RAGGED, n=200, k=136 if dtype != "f32" else 132, dtype=dtype,
                      b_layout=b_layout)
+
+
+# Three and four consumer warpgroups: setmaxnreg must ask for no more
+# registers than the CTA holds (a larger request hangs), and with block M
+# 192 the store pool halves from 128, so residual rows are still exact.
+@pytest.mark.parametrize("block_m, direct_stores", [(192, False), (192, True), (256, False)])
+def test_contiguous_three_and_four_consumer_warpgroups(block_m, direct_stores):
+    sizes = RAGGED + [191, 192, 193, 255, 256, 257, 383]
+    check_contiguous(sizes, n=200, k=136, dtype="bf16", direct_stores=direct_stores,
+                     config=f"#gg.config<block = [{block_m}, 128, 64], stages = 0, "
+                            "cluster = [1, 1], sms = 132>")
 
 
 def test_contiguous_per_thread_stores():

@@ -33,6 +33,22 @@ func.func @masked(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
 
 // -----
 
+// Block M 192 (three consumer warpgroups): the boxes halve from 128, the
+// largest power of two not above it, so any residual count of rows is a sum
+// of distinct boxes (191 = 128 + 32 + 16 + 8 + 4 + 2 + 1).
+// CHECK-LABEL: func.func @block_m_192
+// CHECK: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>
+func.func @block_m_192(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                       %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [192, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // padded_contiguous rows are valid one by one, by their group tag: per-thread
 // stores (an empty pool).
 // CHECK-LABEL: func.func @padded

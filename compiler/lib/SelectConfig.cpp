@@ -92,13 +92,31 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    but f8 keeps 128 rows, because its two consumer warpgroups take turns
   //    on the tensor cores while the other scales its K block's product
   //    (measured: 159 us against 220 us for a decode batch of G=16, K=7168).
+  //    f8 (not MX) takes 192 rows, three consumer warpgroups, where that
+  //    pads a group by little: each B tile then feeds 1.5x the rows, and L2
+  //    traffic is what bounds 128x128 f8 tiles (measured on contiguous
+  //    T=8192 G=8 and T=16384 G=32: 500 against 564 us, 900 against
+  //    1093 us; but 104 against 74 us on masked M_max=256, where the second
+  //    192-row tile is two-thirds padding). A group's rows are its
+  //    expected_m, else a masked op's M_max, else unknown (prefill-sized).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
-  if (std::optional<int64_t> expected = op.getExpectedM())
-    blockM = *expected <= 64 && !f8 ? 64 : 128;
-  else if (op.getLayout() == GroupLayout::masked && !ShapedType::isDynamic(dims.m) &&
-           dims.m <= 64 && !f8)
+  GroupLayout layout = op.getLayout();
+  std::optional<int64_t> groupRows = op.getExpectedM();
+  if (!groupRows && layout == GroupLayout::masked && !ShapedType::isDynamic(dims.m))
+    groupRows = dims.m;
+  auto padded = [&](int64_t rows, int64_t tile) {
+    return (rows + tile - 1) / tile * tile;
+  };
+  ScaleAttr aScale = op.getAScaleKindAttr();
+  bool mx = aScale && aScale.getKind() == ScaleKind::mx;
+  if (groupRows && *groupRows <= 64 && !f8)
     blockM = 64;
+  else if (f8 && !mx &&
+           (layout == GroupLayout::contiguous || layout == GroupLayout::masked) &&
+           (!groupRows ||
+            padded(*groupRows, 192) * 100 <= padded(*groupRows, 128) * 115))
+    blockM = 192;
 
   // 3. Block N: the widest tile that divides N, so no column tile is ragged;
   //    otherwise 128 with a ragged last tile.

@@ -17,8 +17,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
 
     The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
     they are applied: block K fills one 128-byte swizzled row of A; block M
-    follows the expected rows per group (64 for small masked batches, else
-    128); block N is the widest of 256/128/64 that divides N without waste;
+    follows the expected rows per group (64 for small masked batches; 192
+    for f8, not MX, where that pads a group by little; else 128); block N is the widest of 256/128/64 that divides N without waste;
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
   }];
@@ -37,8 +37,9 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
   let description = [{
     Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
     first).
-    Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` on ops whose layout
-    keeps a tile's valid rows a prefix (contiguous, masked, k_grouped). The
+    Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` (from 128 when BM is
+    192) on ops whose layout keeps a tile's valid rows a prefix
+    (contiguous, masked, k_grouped). The
     lowering then stages the output tile in shared memory and stores the
     group's rows of it as a sum of those box heights (TMA-Adaptive FP8
     Grouped GEMM's descriptor pool): no row of a neighbouring group is

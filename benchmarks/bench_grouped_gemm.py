@@ -22,13 +22,22 @@ HBM_BYTES_PER_S = 4.3e12
 BF16_FLOPS = 700e12
 
 
-def median_us(fn, warmup=3, batches=15, per_batch=10):
+def median_us(fn, warmup_s=0.25, batches=15, per_batch=10):
     """Median GPU time of one call. Calls are queued back to back between two
     events, so host-side launch cost overlaps the GPU work instead of being
-    counted as GPU time (as it would be with events around a single call)."""
-    for _ in range(warmup):
-        fn()
+    counted as GPU time (as it would be with events around a single call).
+    The warm-up runs for `warmup_s` of wall time, not a few calls: after the
+    host-side compile of a variant the GPU has idled and its clocks take
+    that long to come back up (a 3-call warm-up measured the first variant
+    of a shape up to 8% slower than the same kernel timed later)."""
+    import time
+    fn()
     torch.cuda.synchronize()
+    deadline = time.perf_counter() + warmup_s
+    while time.perf_counter() < deadline:
+        for _ in range(per_batch):
+            fn()
+        torch.cuda.synchronize()
     times = []
     for _ in range(batches):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -95,9 +95,9 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    f8 (not MX) takes 192 rows, three consumer warpgroups, where that
   //    pads a group by little: each B tile then feeds 1.5x the rows, and L2
   //    traffic is what bounds 128x128 f8 tiles (measured on contiguous
-  //    T=8192 G=8 and T=16384 G=32: 500 against 564 us, 900 against
-  //    1093 us; but 104 against 74 us on masked M_max=256, where the second
-  //    192-row tile is two-thirds padding). A group's rows are its
+  //    T=8192 G=8 and T=16384 G=32: 580 against 627 us, 1014 against
+  //    1132 us at sustained clocks; but 105 against 81 us on masked
+  //    M_max=256, where the second 192-row tile is two-thirds padding). A group's rows are its
   //    expected_m, else a masked op's M_max, else unknown (prefill-sized).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;

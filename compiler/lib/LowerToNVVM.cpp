@@ -46,19 +46,30 @@ using ggc::KernelBuilder;
 namespace {
 
 constexpr int64_t kWarpgroupThreads = 128;
-constexpr int64_t kProducerRegisters = 40;
 constexpr int64_t kMaxConsumerRegisters = 232;
 constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
+
+/// Registers the producer warpgroup keeps: 40, as DeepGEMM; 24 (the least
+/// setmaxnreg allows) with three or more consumer warpgroups, where the
+/// consumers need every register (a 192-row f8 tile spills 36 bytes at 152
+/// registers per consumer, 4 at 160).
+int64_t producerRegisters(int64_t numConsumers) {
+  return numConsumers >= 3 ? 24 : 40;
+}
 
 /// Registers per consumer thread after setmaxnreg moves the producer's
 /// spare ones over. The CTA starts with the register file split evenly
 /// (a multiple of 8 per thread); setmaxnreg only redistributes that, and a
 /// request the pool cannot meet waits forever, so it must fit: 232 with 2
-/// consumer warpgroups, 152 with 3, 104 with 4.
-int64_t consumerRegisters(int64_t numConsumers) {
+/// consumer warpgroups, 160 with 3, 112 with 4.
+int64_t initialRegisters(int64_t numConsumers) {
   int64_t threads = kWarpgroupThreads * (1 + numConsumers);
-  int64_t perThread = kRegisterFile / threads / 8 * 8;
-  int64_t pool = perThread * (1 + numConsumers) - kProducerRegisters;
+  return kRegisterFile / threads / 8 * 8;
+}
+int64_t consumerRegisters(int64_t numConsumers) {
+  int64_t perThread = initialRegisters(numConsumers);
+  int64_t pool =
+      perThread * (1 + numConsumers) - producerRegisters(numConsumers);
   return std::min(kMaxConsumerRegisters, pool / numConsumers / 8 * 8);
 }
 constexpr int64_t kSwizzleBytes = 128;
@@ -308,17 +319,18 @@ LogicalResult KernelGenerator::plan() {
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
   if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
     return unsupported("scales with k_grouped");
-  // A wgmma's f32 accumulator fragment takes BN/2 registers per thread;
-  // with the addressing around it, ptxas needs about 26 more (measured:
-  // 154 for BN = 256), and more consumer warpgroups leave fewer each.
-  if (int64_t regs = consumerRegisters(p.numConsumers);
+  // A wgmma's f32 accumulator fragment takes BN/2 registers per thread,
+  // and ptxas needs about 26 more around it (measured: 154 for BN = 256).
+  // It must fit the CTA's initial per-thread share: ptxas compiles every
+  // instruction within it, whatever setmaxnreg grants later.
+  if (int64_t regs = initialRegisters(p.numConsumers);
       p.blockN / 2 + 26 > regs)
     return unsupported("block N " + Twine(p.blockN) + " with block M " +
                        Twine(p.blockM) + ": its " + Twine(p.blockN / 2) +
                        "-register accumulator does not fit the " +
-                       Twine(regs) + " registers each of " +
-                       Twine(p.numConsumers) +
-                       " consumer warpgroups gets; use a smaller block N or M");
+                       Twine(regs) + " registers per thread that a CTA of " +
+                       Twine(p.threads()) +
+                       " threads starts with; use a smaller block N or M");
   // One thread of each consumer warpgroup stages one column's MX word.
   if (p.mx && p.blockN > kWarpgroupThreads)
     return unsupported("mx scales with block N over " +
@@ -1663,7 +1675,7 @@ void KernelGenerator::emitBody() {
   b.create<scf::IfOp>(
       b.eq(warpgroup, b.c32(0)),
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(kProducerRegisters,
+        b.create<NVVM::SetMaxRegisterOp>(producerRegisters(p.numConsumers),
                                          NVVM::SetMaxRegisterAction::decrease);
         b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
           emitProducer();

@@ -98,8 +98,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    T=8192 G=8 and T=16384 G=32: 580 against 627 us, 1014 against
   //    1132 us at sustained clocks; but 105 against 81 us on masked
   //    M_max=256, where the second 192-row tile is two-thirds padding).
-  //    At 152 registers per consumer ptxas spills 36 bytes of the block-
-  //    scaled kernel; it is faster all the same. A group's rows are its
+  //    Three consumers get 160 registers each; ptxas spills 4 bytes of the
+  //    block-scaled kernel there. A group's rows are its
   //    expected_m, else a masked op's M_max, else unknown (prefill-sized).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;

@@ -193,11 +193,12 @@ func.func @padded_tall_tiles(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-// Three consumer warpgroups share the register file: 152 registers each,
-// too few for a 64x256 f32 accumulator.
+// Three consumer warpgroups and a producer share the register file: a CTA
+// of 512 threads starts with 128 registers each, too few for a 64x256 f32
+// accumulator's wgmma.
 func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
                                %off: memref<5xi32>, %o: memref<?x256xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: block N 256 with block M 192: its 128-register accumulator does not fit the 152 registers each of 3 consumer warpgroups gets; use a smaller block N or M}}
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: block N 256 with block M 192: its 128-register accumulator does not fit the 128 registers per thread that a CTA of 512 threads starts with; use a smaller block N or M}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x256xbf16>)

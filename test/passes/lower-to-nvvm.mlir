@@ -189,13 +189,13 @@ func.func @paired(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 // -----
 
 // Block M 192: three consumer warpgroups (512 threads). The register file
-// starts split as 128 per thread; the producer gives back to 40 and each
-// consumer asks for 152, which the pool can meet (40 + 3 * 152 <= 4 * 128):
+// starts split as 128 per thread; the producer gives back to 24 and each
+// consumer asks for 160, which the pool can meet (24 + 3 * 160 <= 4 * 128):
 // a request beyond it would wait forever.
 // CHECK-LABEL: llvm.func @three_consumers_kernel
 // CHECK-SAME: nvvm.maxntid = array<i32: 512, 1, 1>
-// CHECK: nvvm.setmaxregister decrease 40
-// CHECK: nvvm.setmaxregister increase 152
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK: nvvm.setmaxregister increase 160
 func.func @three_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                            %off: memref<5xi32>, %o: memref<?x128xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)

@@ -236,7 +236,7 @@ def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
     return name, results, flops, bytes_moved
 
 
-def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0):
+def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0, configs=()):
     """FlashInfer's MXFP8 layout: UE8M0 per row and per `block` of K."""
     sizes = ragged_sizes(t, g, seed)
     words = -(-k // (4 * block))
@@ -248,11 +248,14 @@ def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0):
     ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
-    kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,
-                                        dtype="f8E4M3FN", a_scale=f"mx{block}",
-                                        b_scale=f"mx{block}"))
-    results = {f"ggc (mx 1x{block})": median_us(
-        lambda: kern(a, b, offsets, a_scale, b_scale, out))}
+    variants = ggc_variants(
+        lambda kern: (lambda: kern(a, b, offsets, a_scale, b_scale, out)),
+        lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
+            "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+            a_scale=f"mx{block}", b_scale=f"mx{block}", config=config, **opts)),
+        configs)
+    results = {label.replace("ggc", f"ggc (mx 1x{block})", 1): us
+               for label, us in variants.items()}
     results["torch._scaled_grouped_mm"] = torch_rowwise_contiguous(a, b, ends)
     return (f"contiguous mxfp8 T={t} G={g} N={n} K={k}", results,
             *fp8_contiguous_work(t, g, n, k))
@@ -268,8 +271,8 @@ def run_fp8(rows, configs=()):
         lambda: bench_fp8_contiguous(16384, 32, 3072, 8192, configs=configs),
         lambda: bench_fp8_masked(16, 128, 4096, 7168, counts=decode_counts,
                                  configs=configs),
-        lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=32),
-        lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=128),
+        lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=32, configs=configs),
+        lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=128, configs=configs),
     ]
     for case in cases:
         name, results, flops, bytes_moved = case()

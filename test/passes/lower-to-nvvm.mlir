@@ -204,3 +204,20 @@ func.func @three_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
       {config = #gg.config<block = [192, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// Block M 256: four consumer warpgroups (640 threads) start with 96
+// registers each; 24 + 4 * 112 <= 5 * 96.
+// CHECK-LABEL: llvm.func @four_consumers_kernel
+// CHECK-SAME: nvvm.maxntid = array<i32: 640, 1, 1>
+// CHECK: nvvm.setmaxregister decrease 24
+// CHECK: nvvm.setmaxregister increase 112
+func.func @four_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                          %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [256, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

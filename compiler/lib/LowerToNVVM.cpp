@@ -313,7 +313,7 @@ LogicalResult KernelGenerator::plan() {
   p.bScale = op.getBScaleKindAttr();
   p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
   bool f8 = p.f8;
-  p.mx = p.aScale && p.aScale.getKind() == ScaleKind::mx;
+  p.mx = ggc::usesMxScales(op);
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() != 128)
     return unsupported("1x128 block scales of 'b' (128x128 are lowered)");

@@ -24,6 +24,12 @@ int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 } // namespace
 
+bool ggc::usesMxScales(GroupedMatmulOp op) {
+  // The verifier requires MX on both operands or on neither.
+  ScaleAttr aScale = op.getAScaleKindAttr();
+  return aScale && aScale.getKind() == ScaleKind::mx;
+}
+
 bool ggc::transposesB(GroupedMatmulOp op) {
   return op.getBType().getElementType().isF32() &&
          op.getBLayout() == OperandLayout::kn;
@@ -43,10 +49,10 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.barriersAt =
       l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
   l.mxColumnWordsAt = l.barriersAt + l.stages * 16;
-  gg::ScaleAttr bScale = op.getBScaleKindAttr();
-  bool mx = bScale && bScale.getKind() == gg::ScaleKind::mx;
-  l.mxColumnWordsBytes =
-      mx ? 2 * (config.getBlockM() / 64) * config.getBlockN() * 4 : 0;
+  l.mxColumnWordsBytes = usesMxScales(op)
+                             ? 2 * (config.getBlockM() / 64) *
+                                   config.getBlockN() * 4
+                             : 0;
   l.stagedOutputAt =
       llvm::alignTo(l.mxColumnWordsAt + l.mxColumnWordsBytes, 1024);
   int64_t staged =
@@ -98,26 +104,23 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    T=8192 G=8 and T=16384 G=32: 580 against 627 us, 1014 against
   //    1132 us at sustained clocks; but 105 against 81 us on masked
   //    M_max=256, where the second 192-row tile is two-thirds padding).
-  //    Three consumers get 160 registers each; ptxas spills 4 bytes of the
-  //    block-scaled kernel there.
-  //    MX keeps 128: at 192 its per-block promotions spill 136 bytes
-  //    (measured 1316 against 930 us with 1x32 blocks, 460 against 448
-  //    with 1x128). A group's rows are its
-  //    expected_m, else a masked op's M_max, else unknown (prefill-sized).
+  //    A group's rows are its expected_m, else a masked op's M_max, else
+  //    unknown (prefill-sized). Three consumers get 160 registers each;
+  //    ptxas spills 4 bytes of the block-scaled kernel there. MX keeps 128:
+  //    at 192 its per-block promotions spill 136 bytes (measured 1316
+  //    against 930 us with 1x32 blocks, 460 against 448 with 1x128).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
   GroupLayout layout = op.getLayout();
   std::optional<int64_t> groupRows = op.getExpectedM();
   if (!groupRows && layout == GroupLayout::masked && !ShapedType::isDynamic(dims.m))
     groupRows = dims.m;
-  auto padded = [&](int64_t rows, int64_t tile) {
+  auto padded = [](int64_t rows, int64_t tile) {
     return (rows + tile - 1) / tile * tile;
   };
-  ScaleAttr aScale = op.getAScaleKindAttr();
-  bool mx = aScale && aScale.getKind() == ScaleKind::mx;
   if (groupRows && *groupRows <= 64 && !f8)
     blockM = 64;
-  else if (f8 && !mx &&
+  else if (f8 && !ggc::usesMxScales(op) &&
            (layout == GroupLayout::contiguous || layout == GroupLayout::masked) &&
            (!groupRows ||
             padded(*groupRows, 192) * 100 <= padded(*groupRows, 128) * 115))

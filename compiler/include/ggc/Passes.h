@@ -36,6 +36,9 @@ SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,
                                       bool stagedOutput);
 
+/// MX (UE8M0) scales on A and B.
+bool usesMxScales(mlir::gg::GroupedMatmulOp op);
+
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.
 bool transposesB(mlir::gg::GroupedMatmulOp op);

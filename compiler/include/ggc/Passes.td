@@ -18,7 +18,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches; 192
-    for f8, not MX, where that pads a group by little; else 128); block N is the widest of 256/128/64 that divides N without waste;
+    for f8, not MX, where that pads a group by little; else 128); block N
+    is the widest of 256/128/64 that divides N without waste;
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
   }];

@@ -63,12 +63,18 @@ def host_us(fn, reps=200):
     return elapsed / reps * 1e6
 
 
-def ragged_sizes(total, groups, seed):
+def ragged_groups(total, groups, seed):
+    """Skewed routing: experts get Dirichlet(1)-distributed shares of the
+    tokens, drawn from `seed` alone (normalised exponentials, so the shares
+    do not depend on what ran before). Returns the group sizes, their ends
+    and the G+1 int32 offsets on the GPU."""
     gen = torch.Generator().manual_seed(seed)
-    # Skewed routing: experts get Dirichlet-distributed shares of the tokens.
-    shares = torch.distributions.Dirichlet(torch.ones(groups)).sample()
-    sizes = torch.multinomial(shares, total, replacement=True, generator=gen)
-    return torch.bincount(sizes, minlength=groups).tolist()
+    shares = -torch.log(torch.rand(groups, generator=gen))
+    tokens = torch.multinomial(shares / shares.sum(), total, replacement=True, generator=gen)
+    sizes = torch.bincount(tokens, minlength=groups).tolist()
+    ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
+    return sizes, ends, offsets
 
 
 def config_text(config):
@@ -101,11 +107,9 @@ def ggc_variants(run, make_kernel, configs):
 
 
 def bench_contiguous(t, g, n, k, seed=0, configs=()):
-    sizes = ragged_sizes(t, g, seed)
+    sizes, ends, offsets = ragged_groups(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
-    ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, out)),
@@ -188,13 +192,11 @@ def fp8_contiguous_work(t, g, n, k):
 
 
 def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
-    sizes = ragged_sizes(t, g, seed)
+    _, ends, offsets = ragged_groups(t, g, seed)
     kb = -(-k // 128)
     a, b = fp8(t, k), fp8(g, n, k)
     a_scale = torch.rand(kb, (t + 3) // 4 * 4, device="cuda") + 0.5   # 1x128, M-major
     b_scale = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5     # 128x128
-    ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     results = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, a_scale, b_scale, out)),
@@ -238,15 +240,13 @@ def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
 
 def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0, configs=()):
     """FlashInfer's MXFP8 layout: UE8M0 per row and per `block` of K."""
-    sizes = ragged_sizes(t, g, seed)
+    _, ends, offsets = ragged_groups(t, g, seed)
     words = -(-k // (4 * block))
     a, b = fp8(t, k), fp8(g, n, k)
     a_scale = torch.randint(120, 135, ((t + 3 * g) // 4 * 4, words * 4), dtype=torch.uint8,
                             device="cuda").view(torch.int32)
     b_scale = torch.randint(120, 135, (g, n, words * 4), dtype=torch.uint8,
                             device="cuda").view(torch.int32)
-    ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     variants = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, a_scale, b_scale, out)),

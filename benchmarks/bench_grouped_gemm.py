@@ -22,32 +22,38 @@ HBM_BYTES_PER_S = 4.3e12
 BF16_FLOPS = 700e12
 
 
-def median_us(fn, warmup_s=0.25, batches=15, per_batch=10):
-    """Median GPU time of one call. Calls are queued back to back between two
-    events, so host-side launch cost overlaps the GPU work instead of being
-    counted as GPU time (as it would be with events around a single call).
-    The warm-up runs for `warmup_s` of wall time, not a few calls: after the
-    host-side compile of a variant the GPU has idled and its clocks take
-    that long to come back up (a 3-call warm-up measured the first variant
-    of a shape up to 8% slower than the same kernel timed later)."""
+def time_interleaved(fns, warmup_s=0.25, rounds=15, per_batch=10):
+    """Median GPU time of one call of each of `fns` ({label: callable}).
+
+    Calls are queued back to back between two events (per_batch of them),
+    so host-side launch cost overlaps GPU work instead of being counted as
+    GPU time. Each callable first runs for `warmup_s` of wall time, since
+    after a host-side compile the GPU has idled and its clocks take that
+    long to come back up. Then each of `rounds` rounds times one batch of
+    every callable in turn: a drift of the clocks during the run reaches
+    all of them alike, so their ratios hold (timed one after another, the
+    same shape measured up to 15% apart from run to run)."""
     import time
-    fn()
-    torch.cuda.synchronize()
-    deadline = time.perf_counter() + warmup_s
-    while time.perf_counter() < deadline:
-        for _ in range(per_batch):
-            fn()
+    for fn in fns.values():
+        fn()
         torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(per_batch):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / per_batch)
-    return statistics.median(times)
+        deadline = time.perf_counter() + warmup_s
+        while time.perf_counter() < deadline:
+            for _ in range(per_batch):
+                fn()
+            torch.cuda.synchronize()
+    times = {label: [] for label in fns}
+    for _ in range(rounds):
+        for label, fn in fns.items():
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(per_batch):
+                fn()
+            end.record()
+            end.synchronize()
+            times[label].append(start.elapsed_time(end) * 1e3 / per_batch)
+    return {label: statistics.median(t) for label, t in times.items()}
 
 
 def host_us(fn, reps=200):
@@ -86,13 +92,21 @@ def config_text(config):
 
 
 def extra(config):
-    """Options after BM,BN,BK,STAGES: 'direct' keeps per-thread stores."""
-    return {"direct_stores": "direct" in config[4:]}
+    """Options after BM,BN,BK,STAGES: 'direct' keeps per-thread stores,
+    'nf' walks a group's N blocks first (gg-schedule-groups), 'compute'
+    keeps idle warpgroups computing (gg-eliminate-padding)."""
+    opts = {"direct_stores": "direct" in config[4:]}
+    if "nf" in config[4:]:
+        opts["tile_order"] = "n_fastest"
+    if "compute" in config[4:]:
+        opts["idle_warpgroups"] = "compute"
+    return opts
 
 
 def ggc_variants(run, make_kernel, configs):
-    """Times the default config and every extra one; returns {label: us}."""
-    results = {"ggc": median_us(run(make_kernel(None)))}
+    """The default config and every extra one that compiles, as
+    {label: callable} for time_interleaved."""
+    fns = {"ggc": run(make_kernel(None))}
     for config in configs:
         label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}" + \
             "".join(f" {o}" for o in config[4:])
@@ -102,8 +116,8 @@ def ggc_variants(run, make_kernel, configs):
             # A config the shape cannot take is reported, not fatal.
             print(f"{label}: skipped, {str(e).splitlines()[0]}", flush=True)
             continue
-        results[label] = median_us(run(kernel))
-    return results
+        fns[label] = run(kernel)
+    return fns
 
 
 def bench_contiguous(t, g, n, k, seed=0, configs=()):
@@ -111,18 +125,17 @@ def bench_contiguous(t, g, n, k, seed=0, configs=()):
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
-    results = ggc_variants(
+    fns = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, out)),
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="contiguous", num_groups=g, n=n, k=k, config=config, **opts)),
         configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k))
-    results["ggc host overhead"] = host_us(lambda: kern(a, b, offsets, out))
+    host = host_us(lambda: kern(a, b, offsets, out))
     kern(a, b, offsets, out)
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
     err = ((out.double() - ref.double()).norm() / ref.double().norm()).item()
-    results["torch._grouped_mm"] = median_us(
-        lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends))
+    fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
 
     def loop():
         start = 0
@@ -130,7 +143,9 @@ def bench_contiguous(t, g, n, k, seed=0, configs=()):
             if size:
                 torch.matmul(a[start:start + size], b[gi].T, out=out[start:start + size])
             start += size
-    results["per-expert loop"] = median_us(loop)
+    fns["per-expert loop"] = loop
+    results = time_interleaved(fns)
+    results["ggc host overhead"] = host
     flops = 2.0 * t * n * k
     bytes_moved = 2.0 * (t * k + g * n * k + t * n)
     return f"contiguous bf16 T={t} G={g} N={n} K={k}", results, flops, bytes_moved, err
@@ -141,7 +156,7 @@ def bench_masked(g, m, n, k, configs=()):
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     masked_m = torch.full((g,), m, dtype=torch.int32, device="cuda")
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
-    results = ggc_variants(
+    fns = ggc_variants(
         lambda kern: (lambda: kern(a, b, masked_m, out)),
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="masked", num_groups=g, n=n, k=k, m=m, expected_m=m,
@@ -149,12 +164,14 @@ def bench_masked(g, m, n, k, configs=()):
         configs)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k, m=m,
                                         expected_m=m))
-    results["ggc host overhead"] = host_us(lambda: kern(a, b, masked_m, out))
+    host = host_us(lambda: kern(a, b, masked_m, out))
     kern(a, b, masked_m, out)
     ref = torch._grouped_mm(a, b.transpose(1, 2))
     err = ((out.double() - ref.double()).norm() / ref.double().norm()).item()
-    results["torch._grouped_mm"] = median_us(lambda: torch._grouped_mm(a, b.transpose(1, 2)))
-    results["per-expert loop"] = median_us(lambda: torch.bmm(a, b.transpose(1, 2), out=out))
+    fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2))
+    fns["per-expert loop"] = lambda: torch.bmm(a, b.transpose(1, 2), out=out)
+    results = time_interleaved(fns)
+    results["ggc host overhead"] = host
     flops = 2.0 * g * m * n * k
     bytes_moved = 2.0 * (g * m * k + g * n * k + g * m * n)
     return f"masked bf16 G={g} M_max={m} N={n} K={k}", results, flops, bytes_moved, err
@@ -167,23 +184,27 @@ def fp8(*shape):
     return (torch.randn(*shape, device="cuda") * 2).to(torch.float8_e4m3fn)
 
 
-def torch_scaled(fn):
-    """Times torch._scaled_grouped_mm, or says why it cannot run the shape."""
+def with_torch_scaled(fns, fn):
+    """Times `fns` and torch._scaled_grouped_mm (`fn`) together, or says why
+    torch cannot run the shape (its time is then NaN)."""
     try:
         fn()
-        return median_us(fn)
+        fns["torch._scaled_grouped_mm"] = fn
     except Exception as e:  # noqa: BLE001 - reported, not hidden
         print(f"    torch._scaled_grouped_mm: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
-        return float("nan")
+    results = time_interleaved(fns)
+    results.setdefault("torch._scaled_grouped_mm", float("nan"))
+    return results
 
 
-def torch_rowwise_contiguous(a, b, ends):
-    """The peer: torch._scaled_grouped_mm with rowwise scales, same inputs."""
+def with_torch_rowwise_contiguous(fns, a, b, ends):
+    """`fns` timed with the peer: torch._scaled_grouped_mm with rowwise
+    scales, same inputs."""
     row_a = torch.rand(a.shape[0], device="cuda") + 0.5
     col_b = torch.rand(b.shape[0], b.shape[1], device="cuda") + 0.5
-    return torch_scaled(
-        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
-                                         out_dtype=torch.bfloat16))
+    return with_torch_scaled(
+        fns, lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b, offs=ends,
+                                              out_dtype=torch.bfloat16))
 
 
 def fp8_contiguous_work(t, g, n, k):
@@ -198,13 +219,13 @@ def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
     a_scale = torch.rand(kb, (t + 3) // 4 * 4, device="cuda") + 0.5   # 1x128, M-major
     b_scale = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5     # 128x128
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
-    results = ggc_variants(
+    fns = ggc_variants(
         lambda kern: (lambda: kern(a, b, offsets, a_scale, b_scale, out)),
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
             a_scale="block_mn", b_scale="block", config=config, **opts)),
         configs)
-    results["torch._scaled_grouped_mm"] = torch_rowwise_contiguous(a, b, ends)
+    results = with_torch_rowwise_contiguous(fns, a, b, ends)
     return (f"contiguous fp8 T={t} G={g} N={n} K={k}", results,
             *fp8_contiguous_work(t, g, n, k))
 
@@ -218,7 +239,7 @@ def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
     expected = max(1, sum(counts) // g)
-    results = ggc_variants(
+    fns = ggc_variants(
         lambda kern: (lambda: kern(a, b, masked_m, a_scale, b_scale, out)),
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="masked", num_groups=g, n=n, k=k, m=m, dtype="f8E4M3FN",
@@ -227,9 +248,9 @@ def bench_fp8_masked(g, m, n, k, counts=None, configs=()):
         configs)
     row_a = torch.rand(g, m, device="cuda") + 0.5
     col_b = torch.rand(g, n, device="cuda") + 0.5
-    results["torch._scaled_grouped_mm"] = torch_scaled(
-        lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b,
-                                         out_dtype=torch.bfloat16))
+    results = with_torch_scaled(
+        fns, lambda: torch._scaled_grouped_mm(a, b.transpose(1, 2), row_a, col_b,
+                                              out_dtype=torch.bfloat16))
     rows = sum(counts)
     flops = 2.0 * rows * n * k
     bytes_moved = rows * k + g * n * k + 2.0 * rows * n
@@ -254,9 +275,9 @@ def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0, configs=()):
             "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
             a_scale=f"mx{block}", b_scale=f"mx{block}", config=config, **opts)),
         configs)
-    results = {label.replace("ggc", f"ggc (mx 1x{block})", 1): us
-               for label, us in variants.items()}
-    results["torch._scaled_grouped_mm"] = torch_rowwise_contiguous(a, b, ends)
+    fns = {label.replace("ggc", f"ggc (mx 1x{block})", 1): fn
+           for label, fn in variants.items()}
+    results = with_torch_rowwise_contiguous(fns, a, b, ends)
     return (f"contiguous mxfp8 T={t} G={g} N={n} K={k}", results,
             *fp8_contiguous_work(t, g, n, k))
 
@@ -292,7 +313,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,direct];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,direct][,nf][,compute];...'")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]

@@ -90,6 +90,13 @@ struct KernelPlan {
   int64_t aTileBytes, bTileBytes, sharedBytes;
   ggc::SharedMemoryLayout smem; // offsets of every buffer
   int64_t nBlocks;
+  /// gg-schedule-groups: N blocks of a group before its M blocks.
+  bool nFastest = false;
+  /// gg-eliminate-padding: a consumer warpgroup whose rows of a tile are all
+  /// past its group's end skips the tile's wgmma.
+  bool skipIdleWarpgroups = false;
+  /// gg-plan-overfetch: k_grouped blocks start at a multiple of this K.
+  int64_t kAlignment = 1;
   bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
   ScaleAttr aScale, bScale; // null when the operand has no scales
@@ -215,6 +222,10 @@ private:
     Value row; // i32: first of the thread's two rows (the other is +8)
     Value col; // i32: first column of the thread's pairs (+8c for pair c)
   };
+  std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
+                                       Value consumerIndex, const Fragment &f,
+                                       Value rowOffset);
+  Value emitIdleLoop(const Tile &t, Value counter);
   Fragment fragment(Value consumerIndex);
   struct BlockScales {
     Value a[2];             // per row of the thread
@@ -343,10 +354,6 @@ LogicalResult KernelGenerator::plan() {
   if (p.aMNMajor && p.aElem.isF32())
     return unsupported("'a' in layout km with tf32 (wgmma reads tf32 only "
                        "along K)");
-  if (p.aMNMajor && p.m * byteWidth(p.aElem) % 16 != 0)
-    return op.emitOpError() << "M = " << p.m
-                            << " gives rows of 'a' (layout km) that are not a "
-                               "multiple of 16 bytes, as TMA needs";
   // A padded_contiguous tile takes the group of its first row. DeepGEMM's
   // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
   // never straddles two groups; a taller one could.
@@ -362,40 +369,33 @@ LogicalResult KernelGenerator::plan() {
                        "a pair may belong to different groups)");
   if (p.aElem.isF32() && !op.getTf32())
     return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
-  if (p.blockK * byteWidth(p.aElem) != kSwizzleBytes)
-    return op.emitOpError() << "block K of " << p.blockK << " gives "
-                            << p.blockK * byteWidth(p.aElem)
-                            << "-byte rows of A; the kernel needs exactly "
-                            << kSwizzleBytes << " (one 128B-swizzled row)";
-  if (p.blockN % 16 != 0)
-    return op.emitOpError() << "block N must be a multiple of 16 for wgmma, "
-                               "got "
-                            << p.blockN;
-  int64_t bChunk = kSwizzleBytes / byteWidth(p.bElem);
-  if (p.cluster == 2 &&
-      (p.bMNMajor ? (p.blockN / bChunk) % 2 != 0 : (p.blockN / 2) % 8 != 0))
-    return op.emitOpError() << "a cluster of 2 splits the B tile in halves: "
-                               "block N "
-                            << p.blockN << " does not split into halves of "
-                            << (p.bMNMajor ? "whole 128-byte column chunks"
-                                           : "8-row swizzle atoms");
-  if (p.bMNMajor && p.blockN % bChunk != 0)
-    return op.emitOpError() << "block N must be a multiple of " << bChunk
-                            << " with 'b' in layout kn (one 128-byte swizzled "
-                               "row of N per load), got "
-                            << p.blockN;
-  // TMA needs 16-byte strides: rows of A and B (K elements) and, for the
-  // paired stores of the epilogue, an even N.
-  int64_t kBytes = p.k * byteWidth(p.aElem);
-  if (!ShapedType::isDynamic(p.k) && kBytes % 16 != 0)
-    return op.emitOpError() << "K = " << p.k << " gives rows of " << kBytes
-                            << " bytes; TMA needs a multiple of 16 (K a "
-                               "multiple of "
-                            << 16 / byteWidth(p.aElem) << ")";
-  if (p.n % 8 != 0)
-    return op.emitOpError() << "N = " << p.n
-                            << " must be a multiple of 8 for the kernel's "
-                               "vector stores and TMA strides";
+  if (failed(ggc::checkTmaAddressing(op, config)))
+    return failure();
+
+  // The decisions of gg-schedule-groups, gg-eliminate-padding and
+  // gg-plan-overfetch.
+  ScheduleAttr schedule = op.getScheduleAttr();
+  PaddingAttr padding = op.getPaddingAttr();
+  OverfetchAttr overfetch = op.getOverfetchAttr();
+  if (!schedule || !padding || !overfetch)
+    return op.emitOpError()
+           << "needs 'schedule', 'padding' and 'overfetch'; run "
+              "gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch "
+              "before gg-lower-to-nvvm";
+  if (OverfetchAttr planned = ggc::planOverfetch(op, config);
+      overfetch != planned)
+    return op.emitOpError() << "has 'overfetch' " << overfetch
+                            << ", but its layouts and config make the "
+                               "kernel's loads reach "
+                            << planned;
+  p.nFastest = schedule.getOrder() == TileOrder::n_fastest;
+  p.skipIdleWarpgroups = padding.getIdleWarpgroups() == IdleWarpgroups::skip;
+  if (p.skipIdleWarpgroups && ggc::transposesB(op))
+    return op.emitOpError() << "'padding' with idle_warpgroups = skip cannot "
+                               "lower tf32 with 'b' in layout kn: every "
+                               "consumer warpgroup takes part in transposing "
+                               "B's tile";
+  p.kAlignment = overfetch.getK() + 1;
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
@@ -667,11 +667,17 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
   Value rowStart;
   Value rows = groupRows(group, &rowStart);
   Value mUnits = b.ceilDivU(b.ceilDivU(rows, p.blockM), p.cluster);
-  // M blocks fastest: CTAs running at once share the same B columns in L2.
-  // In a cluster, the CTA of rank r takes M block 2u + r of unit u (past the
-  // group's end for an odd count: it then loads and stores nothing useful).
-  Value mUnit = b.remU(localTile, mUnits);
-  t.nBlock = b.divU(localTile, mUnits);
+  // In the order gg-schedule-groups chose. In a cluster, the CTA of rank r
+  // takes M block 2u + r of unit u (past the group's end for an odd count:
+  // it then loads and stores nothing useful).
+  Value mUnit;
+  if (p.nFastest) {
+    t.nBlock = b.remU(localTile, b.c32(p.nBlocks));
+    mUnit = b.divU(localTile, b.c32(p.nBlocks));
+  } else {
+    mUnit = b.remU(localTile, mUnits);
+    t.nBlock = b.divU(localTile, mUnits);
+  }
   t.mBlock = p.cluster == 1 ? mUnit
                             : b.add(b.mul(mUnit, b.c32(p.cluster)), clusterRank);
   Value tileRow = b.mul(t.mBlock, b.c32(p.blockM));
@@ -690,11 +696,9 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
     // dimension: with K-major operands, the blocks start at the aligned K
     // at or before the group's first, and the overfetched K entries of the
     // previous group are cleared like the tail.
-    t.kStart = t.kFirst;
-    if (!p.aMNMajor || !p.bMNMajor) {
-      int64_t align = 16 / byteWidth(p.aElem);
-      t.kStart = b.andI(t.kFirst, b.c32(~(align - 1)));
-    }
+    t.kStart = p.kAlignment == 1
+                   ? t.kFirst
+                   : b.andI(t.kFirst, b.c32(~(p.kAlignment - 1)));
     t.numKBlocks = b.ceilDivU(b.sub(t.kEnd, t.kStart), p.blockK);
     return t;
   }
@@ -723,8 +727,13 @@ void KernelGenerator::forEachTile(
         },
         [&](OpBuilder &, Location, ValueRange args) {
           Tile t;
-          t.mBlock = b.remU(args[0], mBlocks);
-          t.nBlock = b.divU(args[0], mBlocks);
+          if (p.nFastest) {
+            t.nBlock = b.remU(args[0], b.c32(p.nBlocks));
+            t.mBlock = b.divU(args[0], b.c32(p.nBlocks));
+          } else {
+            t.mBlock = b.remU(args[0], mBlocks);
+            t.nBlock = b.divU(args[0], mBlocks);
+          }
           t.rowStart = b.mul(t.mBlock, b.c32(p.blockM));
           t.groupStart = t.rowStart;
           t.rowsValid = b.minS(b.sub(b.toI32(dynamicSize), t.rowStart),
@@ -1089,139 +1098,186 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     Value zero = b.f32c(0.0);
     for (int64_t i = 0; i < p.blockN / 2; ++i)
       acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
-    // Block scales are loaded one K block ahead, so their latency hides
-    // behind a whole block of wgmma; they ride along as loop values.
-    SmallVector<Value> initial = {acc, counter};
-    if (p.prefetchScales())
-      llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
-    // MX: B's column words go through shared memory, one K block ahead:
-    // block k reads buffer k % 2 while block k + 1's words are loaded.
-    Value ownColumn = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-    if (p.mx)
-      publishMxColumnWord(loadMxColumnWord(t, b.c32(0), ownColumn),
-                          consumerIndex, b.c32(0));
-    auto kLoop = b.create<scf::ForOp>(
-        b.c32(0), t.numKBlocks, b.c32(1), initial,
-        [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
-          Value acc = iter[0], it = iter[1];
-          Value stage = b.remU(it, b.c32(p.stages));
-          Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
-          BlockScales scales, next;
-          Value nextColumnWord;
-          if (p.prefetchScales()) {
-            scales = BlockScales::from(iter.drop_front(2));
-            Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
-                                     b.sub(t.numKBlocks, b.c32(1)));
-            next = loadScalesOf(t, nextBlock, f);
-            if (p.mx)
-              nextColumnWord = loadMxColumnWord(t, nextBlock, ownColumn);
-          }
-          b.mbarrierWait(fullBarrier(stage), phase);
-          Value aTile = b.gep(stageA(stage), rowOffset);
-          Value bTile = stageB(stage);
-          if (p.layout == GroupLayout::k_grouped)
-            zeroRowsPastGroup(t, kBlock, stage);
-          if (p.smem.transposesB) {
-            transposeB(stage);
-            bTile = transposedB(stage);
-          }
-          b.create<NVVM::WgmmaFenceAlignedOp>();
-          if (p.mx) {
-            // MX: one promotion per scale block (32 or 128 K), each with
-            // its own UE8M0 factor per row of A and per column of B.
-            int64_t per = p.stepsPerPromotion();
-            int64_t promotions = p.kSteps() / per;
-            for (int64_t j = 0; j < promotions; ++j) {
-              Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
-                                          aTile, bTile, /*fresh=*/true,
-                                          j * per, per);
-              b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-              b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-              if (j + 1 == promotions)
-                releaseStage(stage);
-              // The block's four exponents share one word per row and per
-              // column (1x32), or each block takes a byte of its word (1x128).
-              Value byte = b.remU(
-                  b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
-              Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
-                                  decodeUE8M0(scales.a[1], byte)};
-              Value columnWords =
-                  mxColumnWords(consumerIndex, b.remU(kBlock, b.c32(2)));
-              for (int64_t c = 0; c < p.blockN / 8; ++c)
-                for (int jj = 0; jj < 2; ++jj) {
-                  Value column = b.add(f.col, b.c32(8 * c + jj));
-                  Value bWord = b.create<LLVM::LoadOp>(
-                      b.i32(),
-                      b.gep(columnWords, b.mul(b.toI64(column), b.c64(4))));
-                  Value bFactor = decodeUE8M0(bWord, byte);
-                  for (int half = 0; half < 2; ++half) {
-                    int64_t reg = 4 * c + 2 * half + jj;
-                    Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
-                    Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                    Value scale = b.create<arith::MulFOp>(aFactor[half], bFactor);
-                    acc = b.create<LLVM::InsertValueOp>(
-                        acc, b.create<math::FmaOp>(x, scale, y), reg);
-                  }
-                }
-            }
-            publishMxColumnWord(nextColumnWord, consumerIndex,
-                                b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
-          } else if (p.twoLevel()) {
-            // The block's product lands in a fresh accumulator, which is
-            // scaled and added to the main one in f32 once it is complete,
-            // so a long K never accumulates in the tensor core's f8 path.
+    if (!p.skipIdleWarpgroups) {
+      auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
+                                        rowOffset);
+      emitEpilogue(t, f, result);
+      return end;
+    }
+    // Rows [64 i, 64 i + 64) of the tile are consumer i's: when they are all
+    // past the group's end, it only passes the tile's buffers back.
+    Value active = b.lt(b.mul(consumerIndex, b.c32(64)), t.rowsValid);
+    auto work = b.create<scf::IfOp>(
+        active,
+        [&](OpBuilder &, Location) {
+          auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
+                                            rowOffset);
+          b.create<scf::YieldOp>(ValueRange{result, end});
+        },
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(ValueRange{acc, emitIdleLoop(t, counter)});
+        });
+    // The epilogue keeps every consumer at the staged store's barriers; an
+    // idle one's rows are never stored.
+    emitEpilogue(t, f, work.getResult(0));
+    return work.getResult(1);
+  });
+}
+
+/// Waits for each of the tile's K blocks and releases it unread: the
+/// consumer's rows of the tile are all padding.
+Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
+  auto loop = b.create<scf::ForOp>(
+      b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
+      [&](OpBuilder &, Location, Value, ValueRange iter) {
+        Value it = iter[0];
+        Value stage = b.remU(it, b.c32(p.stages));
+        Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+        b.mbarrierWait(fullBarrier(stage), phase);
+        releaseStage(stage);
+        b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
+      });
+  return loop.getResult(0);
+}
+
+/// The tile's K loop on this consumer's 64 rows: wgmma on each stage, block
+/// scales and two-level accumulation where the op needs them. Returns the
+/// accumulator and the stage counter after the tile.
+std::pair<Value, Value>
+KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
+                              Value consumerIndex, const Fragment &f,
+                              Value rowOffset) {
+  // Block scales are loaded one K block ahead, so their latency hides
+  // behind a whole block of wgmma; they ride along as loop values.
+  SmallVector<Value> initial = {acc, counter};
+  if (p.prefetchScales())
+    llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
+  // MX: B's column words go through shared memory, one K block ahead:
+  // block k reads buffer k % 2 while block k + 1's words are loaded.
+  Value ownColumn = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  if (p.mx)
+    publishMxColumnWord(loadMxColumnWord(t, b.c32(0), ownColumn),
+                        consumerIndex, b.c32(0));
+  auto kLoop = b.create<scf::ForOp>(
+      b.c32(0), t.numKBlocks, b.c32(1), initial,
+      [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
+        Value acc = iter[0], it = iter[1];
+        Value stage = b.remU(it, b.c32(p.stages));
+        Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+        BlockScales scales, next;
+        Value nextColumnWord;
+        if (p.prefetchScales()) {
+          scales = BlockScales::from(iter.drop_front(2));
+          Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
+                                   b.sub(t.numKBlocks, b.c32(1)));
+          next = loadScalesOf(t, nextBlock, f);
+          if (p.mx)
+            nextColumnWord = loadMxColumnWord(t, nextBlock, ownColumn);
+        }
+        b.mbarrierWait(fullBarrier(stage), phase);
+        Value aTile = b.gep(stageA(stage), rowOffset);
+        Value bTile = stageB(stage);
+        if (p.layout == GroupLayout::k_grouped)
+          zeroRowsPastGroup(t, kBlock, stage);
+        if (p.smem.transposesB) {
+          transposeB(stage);
+          bTile = transposedB(stage);
+        }
+        b.create<NVVM::WgmmaFenceAlignedOp>();
+        if (p.mx) {
+          // MX: one promotion per scale block (32 or 128 K), each with
+          // its own UE8M0 factor per row of A and per column of B.
+          int64_t per = p.stepsPerPromotion();
+          int64_t promotions = p.kSteps() / per;
+          for (int64_t j = 0; j < promotions; ++j) {
             Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
-                                        aTile, bTile, /*fresh=*/true);
+                                        aTile, bTile, /*fresh=*/true,
+                                        j * per, per);
             b.create<NVVM::WgmmaGroupSyncAlignedOp>();
             b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-            releaseStage(stage);
-            SmallVector<Value> factor;
-            for (int half = 0; half < 2; ++half)
-              for (Value bScale : scales.b)
-                factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
-            int64_t perScale = std::min<int64_t>(p.blockN, 128) / 8;
+            if (j + 1 == promotions)
+              releaseStage(stage);
+            // The block's four exponents share one word per row and per
+            // column (1x32), or each block takes a byte of its word (1x128).
+            Value byte = b.remU(
+                b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
+            Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
+                                decodeUE8M0(scales.a[1], byte)};
+            Value columnWords =
+                mxColumnWords(consumerIndex, b.remU(kBlock, b.c32(2)));
             for (int64_t c = 0; c < p.blockN / 8; ++c)
-              for (int half = 0; half < 2; ++half)
-                for (int j = 0; j < 2; ++j) {
-                  int64_t reg = 4 * c + 2 * half + j;
+              for (int jj = 0; jj < 2; ++jj) {
+                Value column = b.add(f.col, b.c32(8 * c + jj));
+                Value bWord = b.create<LLVM::LoadOp>(
+                    b.i32(),
+                    b.gep(columnWords, b.mul(b.toI64(column), b.c64(4))));
+                Value bFactor = decodeUE8M0(bWord, byte);
+                for (int half = 0; half < 2; ++half) {
+                  int64_t reg = 4 * c + 2 * half + jj;
                   Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
                   Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                  Value scale = factor[half * scales.b.size() + c / perScale];
-                  Value sum = b.create<math::FmaOp>(x, scale, y);
-                  acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
+                  Value scale = b.create<arith::MulFOp>(aFactor[half], bFactor);
+                  acc = b.create<LLVM::InsertValueOp>(
+                      acc, b.create<math::FmaOp>(x, scale, y), reg);
                 }
-          } else {
-            // One wgmma batch stays in flight while the next is issued:
-            // after committing block k, wait until only it is pending, so
-            // block k-1's buffer can go back to the producer.
-            acc = issueWgmmas(acc, aTile, bTile, /*fresh=*/false);
-            b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-            b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
-            b.create<scf::IfOp>(
-                b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
-                  Value previous =
-                      b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
-                  releaseStage(previous);
-                  b.create<scf::YieldOp>();
-                });
+              }
           }
-          SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
-          if (p.prefetchScales())
-            llvm::append_range(yielded, next.values());
-          b.create<scf::YieldOp>(yielded);
-        });
-    if (!p.twoLevel()) {
-      b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-      Value end = kLoop.getResult(1);
-      b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
-        Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
-        releaseStage(last);
-        b.create<scf::YieldOp>();
+          publishMxColumnWord(nextColumnWord, consumerIndex,
+                              b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
+        } else if (p.twoLevel()) {
+          // The block's product lands in a fresh accumulator, which is
+          // scaled and added to the main one in f32 once it is complete,
+          // so a long K never accumulates in the tensor core's f8 path.
+          Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
+                                      aTile, bTile, /*fresh=*/true);
+          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+          b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+          releaseStage(stage);
+          SmallVector<Value> factor;
+          for (int half = 0; half < 2; ++half)
+            for (Value bScale : scales.b)
+              factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
+          int64_t perScale = std::min<int64_t>(p.blockN, 128) / 8;
+          for (int64_t c = 0; c < p.blockN / 8; ++c)
+            for (int half = 0; half < 2; ++half)
+              for (int j = 0; j < 2; ++j) {
+                int64_t reg = 4 * c + 2 * half + j;
+                Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+                Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
+                Value scale = factor[half * scales.b.size() + c / perScale];
+                Value sum = b.create<math::FmaOp>(x, scale, y);
+                acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
+              }
+        } else {
+          // One wgmma batch stays in flight while the next is issued:
+          // after committing block k, wait until only it is pending, so
+          // block k-1's buffer can go back to the producer.
+          acc = issueWgmmas(acc, aTile, bTile, /*fresh=*/false);
+          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+          b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
+          b.create<scf::IfOp>(
+              b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
+                Value previous =
+                    b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
+                releaseStage(previous);
+                b.create<scf::YieldOp>();
+              });
+        }
+        SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
+        if (p.prefetchScales())
+          llvm::append_range(yielded, next.values());
+        b.create<scf::YieldOp>(yielded);
       });
-    }
-    emitEpilogue(t, f, kLoop.getResult(0));
-    return kLoop.getResult(1);
-  });
+  if (!p.twoLevel()) {
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+    Value end = kLoop.getResult(1);
+    b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
+      Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
+      releaseStage(last);
+      b.create<scf::YieldOp>();
+    });
+  }
+  return {kLoop.getResult(0), kLoop.getResult(1)};
 }
 
 /// tf32 with B given N-major: wgmma reads tf32 only K-major, so the

@@ -109,6 +109,9 @@ LogicalResult selectConfig(CompileState &state) {
     options.numSMs = state.options.numSMs;
     pm.addPass(createSelectConfig(options));
     pm.addPass(createTmaStorePool());
+    pm.addPass(createScheduleGroups());
+    pm.addPass(createEliminatePadding());
+    pm.addPass(createPlanOverfetch());
   });
 }
 
@@ -275,8 +278,9 @@ std::string printCubin(CompileState &state) { return state.cubin; }
 const Stage kStages[] = {
     {{"gg", "the input, parsed and verified"}, verifiedInput,
      printModule},
-    {{"gg-config", "tile configuration and store pool chosen "
-                   "(gg-select-config, gg-tma-store-pool)"},
+    {{"gg-config", "tile configuration and kernel plan chosen "
+                   "(gg-select-config, gg-tma-store-pool, gg-schedule-groups, "
+                   "gg-eliminate-padding, gg-plan-overfetch)"},
      selectConfig, printModule},
     {{"nvvm", "one Hopper kernel per function, in the LLVM/NVVM dialects "
               "(gg-lower-to-nvvm)"},

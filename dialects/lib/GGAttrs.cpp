@@ -129,3 +129,18 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "sms must be positive, got " << numSMs;
   return success();
 }
+
+LogicalResult
+OverfetchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t rows, int64_t k) {
+  if (rows < 0 || rows > 255)
+    return emitError() << "overfetch rows must be in [0, 255] (below block M), "
+                          "got "
+                       << rows;
+  // Group starts are rounded down to a multiple of k + 1 with a mask.
+  if (k < 0 || !llvm::isPowerOf2_64(uint64_t(k) + 1))
+    return emitError() << "overfetch k + 1 must be a power of two (the "
+                          "alignment of a group's first K block), got k = "
+                       << k;
+  return success();
+}

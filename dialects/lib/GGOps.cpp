@@ -467,6 +467,20 @@ LogicalResult GroupedMatmulOp::verify() {
              << ", but starts at " << (*pool)[0];
   }
 
+  // Skipping idle warpgroups relies on a tile's valid rows being a prefix
+  // counted from the group's start.
+  if (PaddingAttr padding = getPaddingAttr();
+      padding && padding.getIdleWarpgroups() == IdleWarpgroups::skip &&
+      layout != GroupLayout::contiguous && layout != GroupLayout::masked)
+    return emitOpError() << "'padding' with idle_warpgroups = skip needs a "
+                            "contiguous or masked layout, whose valid rows of "
+                            "a tile are a prefix; got "
+                         << stringifyGroupLayout(layout);
+  if (OverfetchAttr overfetch = getOverfetchAttr();
+      overfetch && overfetch.getK() != 0 && layout != GroupLayout::k_grouped)
+    return emitOpError() << "'overfetch' k must be 0 outside k_grouped, got "
+                         << overfetch.getK();
+
   // Epilogue vectors.
   auto isVectorType = [](Type t) { return isVectorElementType(t); };
   for (Value v : getRowVectors()) {

@@ -62,6 +62,8 @@ class FunctionSpec:
     expected_m: Optional[int] = None
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
+    tile_order: Optional[str] = None       # "m_fastest" / "n_fastest"
+    idle_warpgroups: Optional[str] = None  # "skip" / "compute"
     epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
     loc: Optional[Location] = None
 
@@ -108,6 +110,10 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"config = {spec.config}")
     if spec.direct_stores:
         attrs.append("store_pool = array<i64>")
+    if spec.tile_order is not None:
+        attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order}>")
+    if spec.idle_warpgroups is not None:
+        attrs.append(f"padding = #gg.padding<idle_warpgroups = {spec.idle_warpgroups}>")
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
@@ -150,6 +156,8 @@ def grouped_matmul(
     a_scale: Optional[str] = None,
     b_scale: Optional[str] = None,
     direct_stores: bool = False,
+    tile_order: Optional[str] = None,
+    idle_warpgroups: Optional[str] = None,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -161,7 +169,9 @@ def grouped_matmul(
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
     or "block_mn" (the M- or N-major form), or "mx32"/"mx128" (UE8M0 per row
     and K block, four per i32; both sides). `direct_stores` keeps per-thread
-    stores instead of the TMA store pool. `epilogue` is the body of the
+    stores instead of the TMA store pool. `tile_order` ("m_fastest",
+    "n_fastest") and `idle_warpgroups` ("skip", "compute") override the
+    choices of gg-schedule-groups and gg-eliminate-padding. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield.
 
@@ -196,7 +206,8 @@ def grouped_matmul(
                         a_layout="km" if layout == "k_grouped" and b_layout == "kn"
                         else "mk", tf32=tf32,
                         expected_m=expected_m, config=config,
-                        direct_stores=direct_stores)
+                        direct_stores=direct_stores, tile_order=tile_order,
+                        idle_warpgroups=idle_warpgroups)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

@@ -1079,3 +1079,35 @@ func.func @store_pool_padded(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>,
   gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<?xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64: 1>}
   return
 }
+
+// -----
+
+func.func @padding_skip_padded(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<?xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'padding' with idle_warpgroups = skip needs a contiguous or masked layout, whose valid rows of a tile are a prefix; got padded_contiguous}}
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<?xi32>) out(%o : memref<?x512xbf16>) {padding = #gg.padding<idle_warpgroups = skip>}
+  return
+}
+
+// -----
+
+func.func @overfetch_k_outside_k_grouped(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'overfetch' k must be 0 outside k_grouped, got 7}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {overfetch = #gg.overfetch<rows = 127, k = 7>}
+  return
+}
+
+// -----
+
+func.func @overfetch_k_not_alignment(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{overfetch k + 1 must be a power of two (the alignment of a group's first K block), got k = 6}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {overfetch = #gg.overfetch<rows = 127, k = 6>}
+  return
+}
+
+// -----
+
+func.func @overfetch_rows_range(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{overfetch rows must be in [0, 255] (below block M), got 300}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {overfetch = #gg.overfetch<rows = 300, k = 0>}
+  return
+}

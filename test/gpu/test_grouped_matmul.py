@@ -53,12 +53,13 @@ def weights(g, n, k, dtype, b_layout):
 
 
 def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
-                     direct_stores=False, config=None):
+                     direct_stores=False, config=None, **plan):
     g = len(sizes)
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
                          out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype,
-                         b_layout=b_layout, direct_stores=direct_stores, config=config)
+                         b_layout=b_layout, direct_stores=direct_stores, config=config,
+                         **plan)
     t = TORCH_TYPES[dtype]
     a = randn(m + 3, k, dtype=t)[:m]  # rows past M exist in memory, never read
     a = a.contiguous()
@@ -97,6 +98,20 @@ def test_contiguous_ragged_groups(dtype, b_layout):
 def test_contiguous_three_and_four_consumer_warpgroups(block_m, direct_stores):
     sizes = RAGGED + [191, 192, 193, 255, 256, 257, 383]
     check_contiguous(sizes, n=200, k=136, dtype="bf16", direct_stores=direct_stores,
+                     config=f"#gg.config<block = [{block_m}, 128, 64], stages = 0, "
+                            "cluster = [1, 1], sms = 132>")
+
+
+# The other choices of gg-schedule-groups (N blocks first) and
+# gg-eliminate-padding (idle warpgroups run their wgmma anyway) are as
+# exact as the defaults, at 2 and 4 consumer warpgroups.
+@pytest.mark.parametrize("tile_order, idle_warpgroups, block_m",
+                         [("n_fastest", None, 128), (None, "compute", 128),
+                          ("n_fastest", "compute", 256), ("n_fastest", "skip", 256)])
+def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, block_m):
+    sizes = RAGGED + [191, 193, 255, 257]
+    check_contiguous(sizes, n=200, k=136, dtype="bf16", tile_order=tile_order,
+                     idle_warpgroups=idle_warpgroups,
                      config=f"#gg.config<block = [{block_m}, 128, 64], stages = 0, "
                             "cluster = [1, 1], sms = 132>")
 

@@ -1,8 +1,8 @@
-// RUN: ggc-opt %s -split-input-file -gg-lower-to-nvvm -verify-diagnostics
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-lower-to-nvvm -verify-diagnostics
 
 func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                      %off: memref<5xi32>, %o: memref<?x128xbf16>) {
-  // expected-error @+1 {{has no #gg.config; run gg-select-config before gg-lower-to-nvvm}}
+  // expected-error @+1 {{has no #gg.config; run gg-select-config before gg-schedule-groups}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x128xbf16>)

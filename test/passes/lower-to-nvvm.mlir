@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-lower-to-nvvm | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-lower-to-nvvm | FileCheck %s
 
 // Before: a function holding one configured grouped matmul. After: the
 // function is gone and a kernel takes its place, with the tensor maps of A
@@ -219,5 +219,36 @@ func.func @four_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
       b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x128xbf16>)
       {config = #gg.config<block = [256, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// gg-eliminate-padding's `idle_warpgroups = skip`: a consumer warpgroup
+// whose 64 rows of the tile are past the group's end (64 * index >= valid
+// rows) only waits for each stage and releases it; the others run wgmma.
+// CHECK-LABEL: llvm.func @skip_idle_kernel
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: llvm.insertvalue %{{.*}}[63]
+// CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c64_i32{{.*}} : i32
+// CHECK-NEXT: %[[ACTIVE:.*]] = arith.cmpi slt, %[[FIRST]], %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[ACTIVE]] -> (!llvm.struct<{{.*}}>, i32) {
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: } else {
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: scf.for {{.*}} -> (i32)
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: scf.yield
+func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
+                     %m: memref<4xi32>, %o: memref<4x128x512xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x128x512xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
   return
 }

@@ -43,6 +43,17 @@ bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 /// transposed in shared memory.
 bool transposesB(mlir::gg::GroupedMatmulOp op);
 
+/// Checks the constraints that keep every TMA address of the kernel aligned
+/// (block K, block N, 16-byte global strides); emits an error naming the
+/// one broken. Run by gg-plan-overfetch and again by the lowering.
+mlir::LogicalResult checkTmaAddressing(mlir::gg::GroupedMatmulOp op,
+                                       mlir::gg::ConfigAttr config);
+
+/// How far the kernel's whole-tile loads reach past a group's own data, as
+/// the layouts and config dictate (see #gg.overfetch).
+mlir::gg::OverfetchAttr planOverfetch(mlir::gg::GroupedMatmulOp op,
+                                      mlir::gg::ConfigAttr config);
+
 } // namespace ggc
 
 #endif // GGC_PASSES_H

@@ -33,6 +33,73 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
   ];
 }
 
+def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
+  let summary = "choose the order of each grouped matmul's tiles in the persistent schedule";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
+    first).
+    Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest>` on every
+    op that has none. The kernel walks the tiles group by group, each CTA
+    taking every grid-th tile, with the group boundaries found on the device
+    from the offsets or counts (no host synchronisation; an empty group has
+    no tiles). Within a group, `order` says which block index moves first.
+
+    The heuristic (`chooseOrder` in ScheduleGroups.cpp): when a group's
+    M block count is only known at run time (contiguous layouts), or a
+    group's tiles fit in one wave, M blocks go first, so the CTAs running at
+    once read the same columns of the group's B. When both counts are known
+    (masked, k_grouped) and a group spans several waves, the order that
+    loads fewer bytes of A and B tiles per wave of `sms` tiles wins; ties go
+    to M first.
+  }];
+}
+
+def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
+  let summary = "skip tensor-core work on rows that belong to no group";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops.
+    Makes: `padding = #gg.padding<idle_warpgroups = compute | skip>` on
+    every op that has none.
+
+    Tiles of contiguous and masked ops start at their group's own first row
+    (no padded copy of A, no alignment asked of group sizes); only a group's
+    last tile runs past its end. `skip` makes each consumer warpgroup whose
+    64 rows of such a tile are all past the end wait for and release the
+    tile's buffers without running its wgmma. It is chosen for contiguous
+    and masked ops with more than one consumer warpgroup, except tf32 with B
+    given N-major, whose consumers transpose B's tile together.
+  }];
+  let options = [
+    Option<"skipIdleWarpgroups", "skip-idle-warpgroups", "bool",
+           /*default=*/"true",
+           "let warpgroups with only padding rows skip their wgmma">
+  ];
+}
+
+def PlanOverfetch : Pass<"gg-plan-overfetch", "::mlir::ModuleOp"> {
+  let summary = "check the kernel's TMA addressing and record how far loads reach past a group";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops.
+    Makes: `overfetch = #gg.overfetch<rows = R, k = K>` on every op, after
+    checking the constraints that keep every TMA address the kernel forms
+    aligned (`checkTmaAddressing`, also run by the lowering):
+    - block K spans exactly one 128-byte swizzled row of A (64 bf16/f16,
+      128 f8, 32 tf32), so each shared-memory tile is a whole number of
+      1024-byte swizzle atoms on a 1024-byte boundary;
+    - global row strides are multiples of 16 bytes: K for K-major A and B,
+      M for M-major A, N for the output (N a multiple of 8);
+    - block N is a multiple of 16 (wgmma), of one 128-byte row of B when B
+      is N-major, and splits into halves of whole swizzle atoms in a
+      cluster of 2.
+
+    Loads fetch whole tiles: a contiguous or masked tile's A load reads up
+    to `R = block M - 1` rows past its group's last row (computed, never
+    stored). A k_grouped operand given K-major starts each group's first K
+    block at the 16-byte-aligned K at or before the group's first
+    (`K = 16 / element bytes - 1`); the kernel clears those entries.
+  }];
+}
+
 def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
   let summary = "store each tile's valid rows with a pool of TMA store boxes";
   let description = [{
@@ -62,7 +129,9 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "generate one persistent, warp-specialised Hopper kernel per grouped matmul";
   let description = [{
     Takes: a module whose functions each hold one `gg.grouped_matmul` with a
-    `#gg.config` (run `gg-select-config` first) and take only memrefs.
+    `#gg.config`, a `#gg.schedule`, a `#gg.padding` and a `#gg.overfetch`
+    (run `gg-select-config`, `gg-schedule-groups`, `gg-eliminate-padding`
+    and `gg-plan-overfetch` first) and take only memrefs.
     Makes: for each such function `@f`, an `llvm.func @f_kernel` in the LLVM
     and NVVM dialects (with scf/arith control flow still to lower) carrying
     `nvvm.kernel` and the launch contract as JSON in `ggc.kernel_info`; the
@@ -72,9 +141,11 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     shared-memory buffers guarded by mbarriers; the other warpgroups run
     wgmma on them and store the valid rows of each tile. The tile schedule is
     computed on the device from the group offsets or counts (persistent grid,
-    no host synchronisation): tiles start at each group's own first row (no
-    padding of A), loads near a group's end fetch whole tiles across the
-    boundary (overfetch) and the extra rows are never stored.
+    no host synchronisation) in the op's `schedule` order; tiles start at
+    each group's own first row (no padding of A), warpgroups with only
+    padding rows skip their wgmma as `padding` says, and loads near a
+    group's end fetch whole tiles across the boundary as `overfetch` says,
+    the extra rows never stored.
 
     A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
     halves of each B tile to both.

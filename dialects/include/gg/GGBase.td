@@ -88,6 +88,28 @@ def GG_ScaleMajor : I32EnumAttr<"ScaleMajor",
   let genSpecializedAttr = 0;
 }
 
+def GG_TileOrder : I32EnumAttr<"TileOrder",
+    "which tile index of a group the persistent schedule advances first", [
+  // M blocks first: CTAs running at once share B's columns in L2.
+  I32EnumAttrCase<"m_fastest", 0>,
+  // N blocks first: CTAs running at once share A's rows in L2.
+  I32EnumAttrCase<"n_fastest", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
+def GG_IdleWarpgroups : I32EnumAttr<"IdleWarpgroups",
+    "what a consumer warpgroup does when all its rows of a tile are padding", [
+  // Run the wgmma anyway (rows past the group are computed, never stored).
+  I32EnumAttrCase<"compute", 0>,
+  // Only wait for and release the tile's buffers.
+  I32EnumAttrCase<"skip", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -152,6 +174,54 @@ def GG_ConfigAttr : GG_Attr<"Config", "config"> {
         `cluster` `=` `[` $clusterM `,` $clusterN `]` `,`
         `sms` `=` $numSMs `>`
   }];
+  let genVerifyDecl = 1;
+}
+
+def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
+  let summary = "the order of a grouped matmul's tiles in the persistent schedule";
+  let description = [{
+    Written by `gg-schedule-groups`. The kernel numbers the tiles group by
+    group (empty groups have none), and within a group by `order`; CTA `c`
+    of a grid of `g` takes tiles `c`, `c + g`, ... The tiles of a group are
+    counted on the device from its offsets or counts, so the host never
+    reads the group sizes.
+  }];
+  let parameters = (ins EnumParameter<GG_TileOrder>:$order);
+  let assemblyFormat = "`<` `order` `=` $order `>`";
+}
+
+def GG_PaddingAttr : GG_Attr<"Padding", "padding"> {
+  let summary = "how the kernel avoids work on rows that belong to no group";
+  let description = [{
+    Written by `gg-eliminate-padding`. Tiles of `contiguous` and `masked`
+    ops start at their group's first row, so A needs no padded copy; the
+    last tile of a group may still run past the group's end. With
+    `idle_warpgroups = skip`, a consumer warpgroup whose 64 rows of the tile
+    are all past the end only waits for and releases the tile's buffers,
+    instead of running its wgmma on rows that are never stored (decode
+    batches, with a few rows per group, halve their tensor-core work).
+  }];
+  let parameters = (ins EnumParameter<GG_IdleWarpgroups>:$idleWarpgroups);
+  let assemblyFormat = "`<` `idle_warpgroups` `=` $idleWarpgroups `>`";
+}
+
+def GG_OverfetchAttr : GG_Attr<"Overfetch", "overfetch"> {
+  let summary = "how far the kernel's loads may reach past a group's own data";
+  let description = [{
+    Written by `gg-plan-overfetch`, after it checks that every TMA address
+    the kernel forms is aligned. TMA loads whole tiles, so near a group's
+    boundary they fetch the neighbouring group's data; the kernel computes
+    with it and never stores it (rows) or clears it (K entries).
+
+    `rows`: how many rows past a group's last row a tile's A load may read
+    (block M - 1 for contiguous; 0 where every group is padded to whole
+    tiles or A is per group). `k`: for `k_grouped`, how many K entries
+    before a group's first its first K block may start at, so that a TMA box
+    starts 16-byte aligned along its contiguous dimension (`k + 1` is a
+    power of two: the alignment of each group's first K block); 0 otherwise.
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$k);
+  let assemblyFormat = "`<` `rows` `=` $rows `,` `k` `=` $k `>`";
   let genVerifyDecl = 1;
 }
 

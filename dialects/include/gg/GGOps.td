@@ -83,7 +83,10 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<I64Attr>:$expected_m,
     UnitAttr:$tf32,
     OptionalAttr<GG_ConfigAttr>:$config,
-    OptionalAttr<DenseI64ArrayAttr>:$store_pool
+    OptionalAttr<DenseI64ArrayAttr>:$store_pool,
+    OptionalAttr<GG_ScheduleAttr>:$schedule,
+    OptionalAttr<GG_PaddingAttr>:$padding,
+    OptionalAttr<GG_OverfetchAttr>:$overfetch
   );
   let regions = (region AnyRegion:$epilogue);
 

@@ -1,0 +1,50 @@
+//===- EliminatePadding.cpp - gg-eliminate-padding -------------------------===//
+//
+// Decides, per grouped matmul, whether consumer warpgroups whose rows of a
+// tile are all past the group's end skip their wgmma. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_ELIMINATEPADDING
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+struct EliminatePaddingPass
+    : public ggc::impl::EliminatePaddingBase<EliminatePaddingPass> {
+  using EliminatePaddingBase::EliminatePaddingBase;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      if (op.getPaddingAttr())
+        return WalkResult::advance(); // the user's choice
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                            "gg-eliminate-padding";
+        return WalkResult::interrupt();
+      }
+      // A tile's valid rows are a prefix only in these layouts; with one
+      // consumer warpgroup a scheduled tile always has valid rows; the tf32
+      // transpose of B is shared work of all consumers.
+      bool prefixRows = op.getLayout() == GroupLayout::contiguous ||
+                        op.getLayout() == GroupLayout::masked;
+      bool skip = skipIdleWarpgroups && prefixRows &&
+                  config.getBlockM() > 64 && !ggc::transposesB(op);
+      op.setPaddingAttr(PaddingAttr::get(
+          op.getContext(),
+          skip ? IdleWarpgroups::skip : IdleWarpgroups::compute));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,127 @@
+//===- PlanOverfetch.cpp - gg-plan-overfetch -------------------------------===//
+//
+// Checks that every TMA address the kernel will form is aligned, and records
+// how far its whole-tile loads reach past a group's own data. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_PLANOVERFETCH
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+constexpr int64_t kSwizzleBytes = 128; // one row of TMA's 128B swizzle
+
+int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+} // namespace
+
+LogicalResult ggc::checkTmaAddressing(GroupedMatmulOp op, ConfigAttr config) {
+  Type aElem = op.getAType().getElementType();
+  Type bElem = op.getBType().getElementType();
+  GroupedMatmulOp::Dims dims = op.getDims();
+  int64_t blockN = config.getBlockN(), blockK = config.getBlockK();
+  bool aMNMajor = op.getALayout() == OperandLayout::km;
+  bool bMNMajor = op.getBLayout() == OperandLayout::kn;
+  if (blockK * byteWidth(aElem) != kSwizzleBytes)
+    return op.emitOpError() << "block K of " << blockK << " gives "
+                            << blockK * byteWidth(aElem)
+                            << "-byte rows of A; the kernel needs exactly "
+                            << kSwizzleBytes << " (one 128B-swizzled row)";
+  if (blockN % 16 != 0)
+    return op.emitOpError() << "block N must be a multiple of 16 for wgmma, "
+                               "got "
+                            << blockN;
+  int64_t bChunk = kSwizzleBytes / byteWidth(bElem);
+  if (config.getClusterM() == 2 &&
+      (bMNMajor ? (blockN / bChunk) % 2 != 0 : (blockN / 2) % 8 != 0))
+    return op.emitOpError() << "a cluster of 2 splits the B tile in halves: "
+                               "block N "
+                            << blockN << " does not split into halves of "
+                            << (bMNMajor ? "whole 128-byte column chunks"
+                                         : "8-row swizzle atoms");
+  if (bMNMajor && blockN % bChunk != 0)
+    return op.emitOpError() << "block N must be a multiple of " << bChunk
+                            << " with 'b' in layout kn (one 128-byte swizzled "
+                               "row of N per load), got "
+                            << blockN;
+  // TMA needs 16-byte global strides: rows of A and B (K elements), rows of
+  // M-major A (M elements) and, for the paired stores of the epilogue, N.
+  if (aMNMajor && !ShapedType::isDynamic(dims.m) &&
+      dims.m * byteWidth(aElem) % 16 != 0)
+    return op.emitOpError() << "M = " << dims.m
+                            << " gives rows of 'a' (layout km) that are not a "
+                               "multiple of 16 bytes, as TMA needs";
+  int64_t kBytes = dims.k * byteWidth(aElem);
+  if (!ShapedType::isDynamic(dims.k) && kBytes % 16 != 0)
+    return op.emitOpError() << "K = " << dims.k << " gives rows of " << kBytes
+                            << " bytes; TMA needs a multiple of 16 (K a "
+                               "multiple of "
+                            << 16 / byteWidth(aElem) << ")";
+  if (dims.n % 8 != 0)
+    return op.emitOpError() << "N = " << dims.n
+                            << " must be a multiple of 8 for the kernel's "
+                               "vector stores and TMA strides";
+  return success();
+}
+
+OverfetchAttr ggc::planOverfetch(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t rows = 0, k = 0;
+  switch (op.getLayout()) {
+  case GroupLayout::contiguous:
+  case GroupLayout::masked:
+    // A group of one row still loads a whole tile.
+    rows = config.getBlockM() - 1;
+    break;
+  case GroupLayout::padded_contiguous: // groups padded to whole tiles
+    break;
+  case GroupLayout::k_grouped:
+    // A TMA box starts 16-byte aligned along its contiguous dimension, which
+    // is K for K-major operands.
+    if (op.getALayout() != OperandLayout::km ||
+        op.getBLayout() != OperandLayout::kn)
+      k = 16 / byteWidth(op.getAType().getElementType()) - 1;
+    break;
+  }
+  return OverfetchAttr::get(op.getContext(), rows, k);
+}
+
+namespace {
+
+struct PlanOverfetchPass
+    : public ggc::impl::PlanOverfetchBase<PlanOverfetchPass> {
+  using PlanOverfetchBase::PlanOverfetchBase;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                            "gg-plan-overfetch";
+        return WalkResult::interrupt();
+      }
+      if (failed(ggc::checkTmaAddressing(op, config)))
+        return WalkResult::interrupt();
+      OverfetchAttr planned = ggc::planOverfetch(op, config);
+      if (OverfetchAttr given = op.getOverfetchAttr(); given && given != planned) {
+        op.emitOpError() << "has 'overfetch' " << given
+                         << ", but its layouts and config make the kernel's "
+                            "loads reach "
+                         << planned;
+        return WalkResult::interrupt();
+      }
+      op.setOverfetchAttr(planned);
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,70 @@
+//===- ScheduleGroups.cpp - gg-schedule-groups -----------------------------===//
+//
+// Chooses, per grouped matmul, which block index of a group's tiles the
+// persistent schedule advances first. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_SCHEDULEGROUPS
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  // A contiguous group's row count arrives with the offsets at run time.
+  bool staticRows = op.getLayout() == GroupLayout::masked ||
+                    op.getLayout() == GroupLayout::k_grouped;
+  if (!staticRows || ShapedType::isDynamic(dims.m))
+    return TileOrder::m_fastest;
+  int64_t mBlocks = ceilDiv(dims.m, config.getBlockM() * config.getClusterM());
+  int64_t nBlocks = ceilDiv(dims.n, config.getBlockN());
+  int64_t wave = config.getNumSMs() / config.getClusterM();
+  // A group whose tiles all run at once loads the same tiles either way.
+  if (mBlocks * nBlocks <= wave)
+    return TileOrder::m_fastest;
+  // Bytes of A and B tiles (per K element) that one wave of tiles loads:
+  // the fast index takes min(count, wave) values, the slow one the rest.
+  int64_t aBytes = config.getBlockM() * config.getClusterM() *
+                   op.getAType().getElementTypeBitWidth() / 8;
+  int64_t bBytes =
+      config.getBlockN() * op.getBType().getElementTypeBitWidth() / 8;
+  int64_t mFirst = std::min(mBlocks, wave) * aBytes +
+                   std::min(nBlocks, ceilDiv(wave, mBlocks)) * bBytes;
+  int64_t nFirst = std::min(mBlocks, ceilDiv(wave, nBlocks)) * aBytes +
+                   std::min(nBlocks, wave) * bBytes;
+  return nFirst < mFirst ? TileOrder::n_fastest : TileOrder::m_fastest;
+}
+
+struct ScheduleGroupsPass
+    : public ggc::impl::ScheduleGroupsBase<ScheduleGroupsPass> {
+  using ScheduleGroupsBase::ScheduleGroupsBase;
+
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      if (op.getScheduleAttr())
+        return WalkResult::advance(); // the user's choice
+      ConfigAttr config = op.getConfigAttr();
+      if (!config) {
+        op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                            "gg-schedule-groups";
+        return WalkResult::interrupt();
+      }
+      op.setScheduleAttr(
+          ScheduleAttr::get(op.getContext(), chooseOrder(op, config)));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,60 @@
+// RUN: ggc-opt %s -split-input-file -gg-plan-overfetch | FileCheck %s
+
+// Before: a configured contiguous op. After: a tile's A load may read up to
+// 127 rows past its group's last row (a one-row group still loads a whole
+// 128-row tile); those rows are computed and never stored.
+// CHECK-LABEL: func.func @contiguous
+// CHECK: overfetch = #gg.overfetch<rows = 127, k = 0>
+func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// DeepGEMM's padded layout pads every group to whole tiles: no overfetch.
+// CHECK-LABEL: func.func @padded
+// CHECK: overfetch = #gg.overfetch<rows = 0, k = 0>
+func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                  %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// k_grouped with K-major bf16 operands: a TMA box starts 16-byte aligned
+// along K, so a group's first K block starts at the multiple of 8 at or
+// before its first K entry, reading up to 7 entries of the previous group
+// (the kernel clears them).
+// CHECK-LABEL: func.func @k_grouped_k_major
+// CHECK: overfetch = #gg.overfetch<rows = 0, k = 7>
+func.func @k_grouped_k_major(%a: memref<256x?xbf16>, %b: memref<512x?xbf16>,
+                             %off: memref<5xi32>, %o: memref<4x256x512xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>)
+      b(%b : memref<512x?xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<4x256x512xf32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// Token-major (M- and N-major) operands start at any K: no K overfetch.
+// CHECK-LABEL: func.func @k_grouped_token_major
+// CHECK: overfetch = #gg.overfetch<rows = 0, k = 0>
+func.func @k_grouped_token_major(%a: memref<?x256xbf16>, %b: memref<?x512xbf16>,
+                                 %off: memref<5xi32>, %o: memref<4x256x512xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<?x256xbf16>, km)
+      b(%b : memref<?x512xbf16>, kn) groups(%off : memref<5xi32>)
+      out(%o : memref<4x256x512xf32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

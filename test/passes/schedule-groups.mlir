@@ -1,0 +1,62 @@
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups | FileCheck %s
+
+// Before: a configured contiguous op. After: M blocks first, since a
+// group's row count only arrives with the offsets at run time; CTAs running
+// at once then read the same columns of the group's B.
+// CHECK-LABEL: func.func @contiguous
+// CHECK: schedule = #gg.schedule<order = m_fastest>
+func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A masked group of 128 M blocks and 16 N blocks spans several waves of
+// 132 tiles. M first: a wave loads 128 A tiles of 128 rows and 2 B tiles of
+// 256 columns (16896 rows' worth); N first: 9 A tiles and 16 B tiles (5248).
+// CHECK-LABEL: func.func @tall_masked_groups
+// CHECK: schedule = #gg.schedule<order = n_fastest>
+func.func @tall_masked_groups(%a: memref<2x16384x512xbf16>,
+                              %b: memref<2x4096x512xbf16>, %m: memref<2xi32>,
+                              %o: memref<2x16384x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<2x16384x512xbf16>)
+      b(%b : memref<2x4096x512xbf16>) groups(%m : memref<2xi32>)
+      out(%o : memref<2x16384x4096xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A decode batch: each group's 32 tiles run in one wave; M first.
+// CHECK-LABEL: func.func @decode
+// CHECK: schedule = #gg.schedule<order = m_fastest>
+func.func @decode(%a: memref<16x128x7168xf8E4M3FN>,
+                  %b: memref<16x4096x7168xf8E4M3FN>, %m: memref<16xi32>,
+                  %o: memref<16x128x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x4096xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 6, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A schedule the user wrote is kept.
+// CHECK-LABEL: func.func @user_order
+// CHECK: schedule = #gg.schedule<order = n_fastest>
+func.func @user_order(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = n_fastest>}
+  return
+}

@@ -249,6 +249,6 @@ func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
       b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>)
       out(%o : memref<4x128x512xbf16>)
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
-       store_pool = array<i64>}
+       store_pool = array<i64>, padding = #gg.padding<idle_warpgroups = skip>}
   return
 }

@@ -198,8 +198,8 @@ def GG_PaddingAttr : GG_Attr<"Padding", "padding"> {
     last tile of a group may still run past the group's end. With
     `idle_warpgroups = skip`, a consumer warpgroup whose 64 rows of the tile
     are all past the end only waits for and releases the tile's buffers,
-    instead of running its wgmma on rows that are never stored (decode
-    batches, with a few rows per group, halve their tensor-core work).
+    instead of running its wgmma on rows that are never stored; with
+    `compute` it runs them (the rows are dropped at the store).
   }];
   let parameters = (ins EnumParameter<GG_IdleWarpgroups>:$idleWarpgroups);
   let assemblyFormat = "`<` `idle_warpgroups` `=` $idleWarpgroups `>`";

@@ -102,6 +102,9 @@ struct KernelPlan {
   ScaleAttr aScale, bScale; // null when the operand has no scales
   bool f8 = false;
   bool mx = false; // UE8M0 scales per row of A and per column of B
+  /// B's scales change per column and per K block (MX words or 1x128 f32
+  /// blocks): staged per K block in shared memory (columnScales).
+  bool columnScales = false;
   /// wgmma K steps between promotions: one K block, or one MX scale block.
   int64_t stepsPerPromotion() const {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
@@ -109,7 +112,7 @@ struct KernelPlan {
   /// Whether the consumers load a K block's scales a block ahead and carry
   /// them in registers. For MX only A's words ride in registers: B's 32
   /// column words per thread spilled there (1484 against 728 us), so each
-  /// warpgroup stages them in shared memory instead (mxColumnWords).
+  /// warpgroup stages them in shared memory instead (columnScales).
   bool prefetchScales() const { return twoLevel(); }
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
@@ -247,16 +250,24 @@ private:
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
   /// A's UE8M0 words for the thread's two rows (B's come from
-  /// mxColumnWords).
+  /// columnScales).
   BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f);
-  /// B's UE8M0 word of K block `kBlock` for column `colInTile`.
-  Value loadMxColumnWord(const Tile &t, Value kBlock, Value colInTile);
+  /// B's scale of K block `kBlock` for column `colInTile`: its UE8M0 word
+  /// (MX) or its f32 1x128 block scale, as 4 bytes.
+  Value loadColumnScale(const Tile &t, Value kBlock, Value colInTile);
   /// This warpgroup's shared-memory buffer `buffer` (0 or 1) of B's
-  /// column words: one i32 per column of the tile.
-  Value mxColumnWords(Value consumerIndex, Value buffer);
-  /// Stores this thread's column word into `buffer` and waits until the
-  /// whole warpgroup has (one word per thread, column = thread).
-  void publishMxColumnWord(Value word, Value consumerIndex, Value buffer);
+  /// column scales: 4 bytes per column of the tile.
+  Value columnScales(Value consumerIndex, Value buffer);
+  /// Stores this thread's column scale into `buffer` and waits until the
+  /// whole warpgroup has (one per thread, column = thread).
+  void publishColumnScale(Value word, Value consumerIndex, Value buffer);
+  /// Index of K block `kBlock` of tile `t` among the scale blocks: the
+  /// tile's own for most layouts; k_grouped blocks start on a multiple of
+  /// 128 of the concatenated K (gg-plan-overfetch), whose blocks the
+  /// scales follow.
+  Value scaleBlock(const Tile &t, Value kBlock);
+  /// K blocks of 128 in the scales' K extent.
+  Value scaleBlockCount();
   /// What K block `kBlock` scales by: block scales, or MX exponent words.
   BlockScales loadScalesOf(const Tile &t, Value kBlock, const Fragment &f);
   Value decodeUE8M0(Value word, Value byteIndex);
@@ -325,11 +336,7 @@ LogicalResult KernelGenerator::plan() {
   p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
   bool f8 = p.f8;
   p.mx = ggc::usesMxScales(op);
-  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
-      p.bScale.getBlockMN() != 128)
-    return unsupported("1x128 block scales of 'b' (128x128 are lowered)");
-  if (p.layout == GroupLayout::k_grouped && (p.aScale || p.bScale))
-    return unsupported("scales with k_grouped");
+  p.columnScales = ggc::stagesColumnScales(op);
   // A wgmma's f32 accumulator fragment takes BN/2 registers per thread,
   // and ptxas needs about 26 more around it (measured: 154 for BN = 256).
   // It must fit the CTA's initial per-thread share: ptxas compiles every
@@ -342,9 +349,10 @@ LogicalResult KernelGenerator::plan() {
                        Twine(regs) + " registers per thread that a CTA of " +
                        Twine(p.threads()) +
                        " threads starts with; use a smaller block N or M");
-  // One thread of each consumer warpgroup stages one column's MX word.
-  if (p.mx && p.blockN > kWarpgroupThreads)
-    return unsupported("mx scales with block N over " +
+  // One thread of each consumer warpgroup stages one column's scale.
+  if (p.columnScales && p.blockN > kWarpgroupThreads)
+    return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
+                       " scales of 'b' with block N over " +
                        Twine(kWarpgroupThreads));
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
   p.aMNMajor = op.getALayout() == OperandLayout::km;
@@ -531,8 +539,10 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
   for (BlockArgument arg : func.getArguments()) {
     auto type = cast<MemRefType>(arg.getType());
     llvm::json::Array shape;
-    // Dynamic sizes are named by what they follow: the row count M, or the
-    // 4-aligned M of M-major block scales.
+    // Dynamic sizes are named by what they follow: the row count M (the
+    // concatenated K for k_grouped), the 4-aligned M of M-major block
+    // scales, or, for k_grouped, K's count of 128-wide scale blocks.
+    bool isScale = arg == op.getAScale() || arg == op.getBScale();
     bool alignedRows = arg == op.getAScale() && p.aScale &&
                        p.aScale.getKind() == ScaleKind::block &&
                        p.aScale.getMajor() == ScaleMajor::mn_major;
@@ -540,6 +550,8 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
                   p.layout == GroupLayout::contiguous;
     for (auto [i, d] : llvm::enumerate(type.getShape()))
       shape.push_back(!ShapedType::isDynamic(d) ? llvm::json::Value(d)
+                      : kGrouped && isScale ? llvm::json::Value("ceil(K/128)")
+                      : kGrouped            ? llvm::json::Value("K")
                       : alignedRows && i + 1 == type.getShape().size()
                           ? llvm::json::Value("align4(M)")
                       : mxRows ? llvm::json::Value("(M+3G)/4*4")
@@ -941,38 +953,54 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
 /// The block scales that K block `kBlock` of the tile needs, loaded before
 /// the block's wgmma so that their latency hides behind it: A's for the
 /// thread's two rows, B's for each 128-column block of the tile.
+Value KernelGenerator::scaleBlock(const Tile &t, Value kBlock) {
+  if (p.layout != GroupLayout::k_grouped)
+    return kBlock;
+  return b.add(b.divU(t.kStart, b.c32(128)), kBlock);
+}
+
+Value KernelGenerator::scaleBlockCount() {
+  if (p.layout != GroupLayout::k_grouped)
+    return b.c32((p.k + 127) / 128);
+  return b.ceilDivU(b.toI32(dynamicSize), 128);
+}
+
 KernelGenerator::BlockScales
 KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
                                  const Fragment &f) {
   BlockScales scales;
   Value one = b.f32c(1.0);
   scales.a[0] = scales.a[1] = one;
-  int64_t kBlocks = (p.k + 127) / 128;
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  Value kBlocks = b.toI64(scaleBlockCount());
+  Value block = b.toI64(scaleBlock(t, kBlock));
   if (p.aScale && p.aScale.getKind() == ScaleKind::block) {
     // M-major: [ceil(K/128), align4(M)]; K-major: [M, ceil(K/128)]; each
-    // with a leading G for masked (M = M_max).
-    Value rows = b.toI32(dynamicSize);
-    Value rowsPadded = b.andI(b.add(rows, b.c32(3)), b.c32(~3));
+    // with a leading G for masked (M = M_max). k_grouped: M is static and
+    // M-major rows are not padded.
+    Value rows = kGrouped ? b.c32(p.m) : b.toI32(dynamicSize);
     bool mMajor = p.aScale.getMajor() == ScaleMajor::mn_major;
+    Value rowStride =
+        kGrouped ? rows : b.andI(b.add(rows, b.c32(3)), b.c32(~3));
     Value groupBase = b.c64(0);
     if (p.layout == GroupLayout::masked)
       groupBase = b.mul(b.toI64(t.group),
-                        b.mul(b.c64(kBlocks),
-                              b.toI64(mMajor ? rowsPadded : rows)));
+                        b.mul(kBlocks, b.toI64(mMajor ? rowStride : rows)));
     for (int half = 0; half < 2; ++half) {
       Value row = b.toI64(
           b.minS(b.add(t.rowStart, b.add(f.row, b.c32(8 * half))),
                  b.sub(rows, b.c32(1))));
-      Value index =
-          mMajor ? b.add(b.mul(b.toI64(kBlock), b.toI64(rowsPadded)), row)
-                 : b.add(b.mul(row, b.c64(kBlocks)), b.toI64(kBlock));
+      Value index = mMajor ? b.add(b.mul(block, b.toI64(rowStride)), row)
+                           : b.add(b.mul(row, kBlocks), block);
       scales.a[half] =
           b.loadGlobal(b.f32(), aScalePtr, b.add(groupBase, index));
     }
   }
   int64_t nScaleBlocks = (p.n + 127) / 128;
   for (int64_t j = 0; j < std::max<int64_t>(1, p.blockN / 128); ++j) {
-    if (!p.bScale || p.bScale.getKind() != ScaleKind::block) {
+    // Per-column scales go through shared memory (columnScales).
+    if (!p.bScale || p.bScale.getKind() != ScaleKind::block ||
+        p.columnScales) {
       scales.b.push_back(one);
       continue;
     }
@@ -980,13 +1008,14 @@ KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
         b.minS(b.add(b.divU(b.mul(t.nBlock, b.c32(p.blockN)), b.c32(128)),
                      b.c32(j)),
                b.c32(nScaleBlocks - 1));
-    Value g = b.toI64(t.group), nb = b.toI64(nBlock128), kb = b.toI64(kBlock);
+    // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
+    Value g = kGrouped ? b.c64(0) : b.toI64(t.group);
+    Value nb = b.toI64(nBlock128);
     Value index =
         p.bScale.getMajor() == ScaleMajor::k_major
-            ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb),
-                          b.c64(kBlocks)),
-                    kb)
-            : b.add(b.mul(b.add(b.mul(g, b.c64(kBlocks)), kb),
+            ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb), kBlocks),
+                    block)
+            : b.add(b.mul(b.add(b.mul(g, kBlocks), block),
                           b.c64(nScaleBlocks)),
                     nb);
     scales.b.push_back(b.loadGlobal(b.f32(), bScalePtr, index));
@@ -1044,17 +1073,28 @@ KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
   return words;
 }
 
-Value KernelGenerator::loadMxColumnWord(const Tile &t, Value kBlock,
-                                        Value colInTile) {
+Value KernelGenerator::loadColumnScale(const Tile &t, Value kBlock,
+                                      Value colInTile) {
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  Value col = b.toI64(b.minS(b.add(colBase, colInTile), b.c32(p.n - 1)));
+  // k_grouped B has no group dimension.
+  Value g = p.layout == GroupLayout::k_grouped ? b.c64(0) : b.toI64(t.group);
+  if (!p.mx) {
+    // 1x128 f32 blocks: K-major [G, N, ceil(K/128)] or M-major
+    // [G, ceil(K/128), N].
+    Value kBlocks = b.toI64(scaleBlockCount());
+    Value block = b.toI64(scaleBlock(t, kBlock));
+    Value index =
+        p.bScale.getMajor() == ScaleMajor::k_major
+            ? b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), kBlocks), block)
+            : b.add(b.mul(b.add(b.mul(g, kBlocks), block), b.c64(p.n)), col);
+    return b.loadGlobal(b.i32(), bScalePtr, index); // the f32's bits
+  }
   int64_t perWord = 4 * p.bScale.getBlockK();
   int64_t rowWords = (p.k + perWord - 1) / perWord;
   Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
-  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
-  Value col = b.minS(b.add(colBase, colInTile), b.c32(p.n - 1));
-  Value index = b.add(
-      b.mul(b.add(b.mul(b.toI64(t.group), b.c64(p.n)), b.toI64(col)),
-            b.c64(rowWords)),
-      word);
+  Value index =
+      b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), b.c64(rowWords)), word);
   return b.loadGlobal(b.i32(), bScalePtr, index);
 }
 
@@ -1063,16 +1103,16 @@ KernelGenerator::loadScalesOf(const Tile &t, Value kBlock, const Fragment &f) {
   return p.mx ? loadMxWords(t, kBlock, f) : loadBlockScales(t, kBlock, f);
 }
 
-Value KernelGenerator::mxColumnWords(Value consumerIndex, Value buffer) {
+Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
   Value index = b.add(b.mul(consumerIndex, b.c32(2)), buffer);
-  return b.gep(smem, b.add(b.c64(p.smem.mxColumnWordsAt),
+  return b.gep(smem, b.add(b.c64(p.smem.columnScalesAt),
                            b.mul(b.toI64(index), b.c64(p.blockN * 4))));
 }
 
-void KernelGenerator::publishMxColumnWord(Value word, Value consumerIndex,
+void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
                                           Value buffer) {
   Value column = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-  Value words = mxColumnWords(consumerIndex, buffer);
+  Value words = columnScales(consumerIndex, buffer);
   b.create<scf::IfOp>(b.lt(column, b.c32(p.blockN)), [&](OpBuilder &,
                                                          Location) {
     b.create<LLVM::StoreOp>(word, b.gep(words, b.mul(b.toI64(column), b.c64(4))));
@@ -1152,11 +1192,11 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
   SmallVector<Value> initial = {acc, counter};
   if (p.prefetchScales())
     llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
-  // MX: B's column words go through shared memory, one K block ahead:
-  // block k reads buffer k % 2 while block k + 1's words are loaded.
+  // Per-column scales of B go through shared memory, one K block ahead:
+  // block k reads buffer k % 2 while block k + 1's are loaded.
   Value ownColumn = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-  if (p.mx)
-    publishMxColumnWord(loadMxColumnWord(t, b.c32(0), ownColumn),
+  if (p.columnScales)
+    publishColumnScale(loadColumnScale(t, b.c32(0), ownColumn),
                         consumerIndex, b.c32(0));
   auto kLoop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), initial,
@@ -1171,8 +1211,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
                                    b.sub(t.numKBlocks, b.c32(1)));
           next = loadScalesOf(t, nextBlock, f);
-          if (p.mx)
-            nextColumnWord = loadMxColumnWord(t, nextBlock, ownColumn);
+          if (p.columnScales)
+            nextColumnWord = loadColumnScale(t, nextBlock, ownColumn);
         }
         b.mbarrierWait(fullBarrier(stage), phase);
         Value aTile = b.gep(stageA(stage), rowOffset);
@@ -1204,7 +1244,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
                                 decodeUE8M0(scales.a[1], byte)};
             Value columnWords =
-                mxColumnWords(consumerIndex, b.remU(kBlock, b.c32(2)));
+                columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
             for (int64_t c = 0; c < p.blockN / 8; ++c)
               for (int jj = 0; jj < 2; ++jj) {
                 Value column = b.add(f.col, b.c32(8 * c + jj));
@@ -1222,7 +1262,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                 }
               }
           }
-          publishMxColumnWord(nextColumnWord, consumerIndex,
+          publishColumnScale(nextColumnWord, consumerIndex,
                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
@@ -1238,16 +1278,35 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             for (Value bScale : scales.b)
               factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
           int64_t perScale = std::min<int64_t>(p.blockN, 128) / 8;
+          // 1x128 scales of B: one f32 per column, from shared memory.
+          Value columnValues =
+              p.columnScales
+                  ? columnScales(consumerIndex, b.remU(kBlock, b.c32(2)))
+                  : Value();
           for (int64_t c = 0; c < p.blockN / 8; ++c)
-            for (int half = 0; half < 2; ++half)
-              for (int j = 0; j < 2; ++j) {
+            for (int j = 0; j < 2; ++j) {
+              Value bColumn;
+              if (p.columnScales) {
+                Value column = b.add(f.col, b.c32(8 * c + j));
+                bColumn = b.create<LLVM::LoadOp>(
+                    b.f32(),
+                    b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
+              }
+              for (int half = 0; half < 2; ++half) {
                 int64_t reg = 4 * c + 2 * half + j;
                 Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
                 Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                Value scale = factor[half * scales.b.size() + c / perScale];
+                Value scale =
+                    p.columnScales
+                        ? b.create<arith::MulFOp>(scales.a[half], bColumn)
+                        : factor[half * scales.b.size() + c / perScale];
                 Value sum = b.create<math::FmaOp>(x, scale, y);
                 acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
               }
+            }
+          if (p.columnScales)
+            publishColumnScale(nextColumnWord, consumerIndex,
+                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so
@@ -1559,10 +1618,12 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
     SmallVector<Value> colValues[2];
     Value colScale[2];
     for (int j = 0; j < 2; ++j) {
+      // Per-channel scales of B: [G, N]; k_grouped's B has no group
+      // dimension, so neither have its scales ([N]).
       if (isKind(p.bScale, ScaleKind::channel))
         colScale[j] = b.loadGlobal(
             b.f32(), bScalePtr,
-            b.add(b.mul(b.toI64(t.group), b.c64(p.n)),
+            b.add(kGrouped ? b.c64(0) : b.mul(b.toI64(t.group), b.c64(p.n)),
                   b.toI64(b.add(safeCol, b.c32(j)))));
       else if (isKind(p.bScale, ScaleKind::tensor))
         colScale[j] = b.loadGlobal(b.f32(), bScalePtr, t.group);

@@ -81,13 +81,19 @@ OverfetchAttr ggc::planOverfetch(GroupedMatmulOp op, ConfigAttr config) {
     break;
   case GroupLayout::padded_contiguous: // groups padded to whole tiles
     break;
-  case GroupLayout::k_grouped:
-    // A TMA box starts 16-byte aligned along its contiguous dimension, which
+  case GroupLayout::k_grouped: {
+    // Scales that change along K come in 128-wide blocks of the
+    // concatenated K, so each K block starts on one of them; otherwise a
+    // TMA box starts 16-byte aligned along its contiguous dimension, which
     // is K for K-major operands.
-    if (op.getALayout() != OperandLayout::km ||
-        op.getBLayout() != OperandLayout::kn)
+    ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+    if ((aScale && aScale.variesAlongK()) || (bScale && bScale.variesAlongK()))
+      k = 127;
+    else if (op.getALayout() != OperandLayout::km ||
+             op.getBLayout() != OperandLayout::kn)
       k = 16 / byteWidth(op.getAType().getElementType()) - 1;
     break;
+  }
   }
   return OverfetchAttr::get(op.getContext(), rows, k);
 }

@@ -30,6 +30,13 @@ bool ggc::usesMxScales(GroupedMatmulOp op) {
   return aScale && aScale.getKind() == ScaleKind::mx;
 }
 
+bool ggc::stagesColumnScales(GroupedMatmulOp op) {
+  ScaleAttr bScale = op.getBScaleKindAttr();
+  return usesMxScales(op) ||
+         (bScale && bScale.getKind() == ScaleKind::block &&
+          bScale.getBlockMN() == 1);
+}
+
 bool ggc::transposesB(GroupedMatmulOp op) {
   return op.getBType().getElementType().isF32() &&
          op.getBLayout() == OperandLayout::kn;
@@ -48,13 +55,13 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.transposedBAt = l.bStagesAt + l.stages * l.bTileBytes;
   l.barriersAt =
       l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
-  l.mxColumnWordsAt = l.barriersAt + l.stages * 16;
-  l.mxColumnWordsBytes = usesMxScales(op)
+  l.columnScalesAt = l.barriersAt + l.stages * 16;
+  l.columnScalesBytes = stagesColumnScales(op)
                              ? 2 * (config.getBlockM() / 64) *
                                    config.getBlockN() * 4
                              : 0;
   l.stagedOutputAt =
-      llvm::alignTo(l.mxColumnWordsAt + l.mxColumnWordsBytes, 1024);
+      llvm::alignTo(l.columnScalesAt + l.columnScalesBytes, 1024);
   int64_t staged =
       stagedOutput ? config.getBlockM() * config.getBlockN() *
                          byteWidth(op.getOutType().getElementType())
@@ -108,7 +115,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    unknown (prefill-sized). Three consumers get 160 registers each;
   //    ptxas spills 4 bytes of the block-scaled kernel there. MX keeps 128:
   //    at 192 its per-block promotions spill 136 bytes (measured 1316
-  //    against 930 us with 1x32 blocks, 460 against 448 with 1x128).
+  //    against 930 us with 1x32 blocks, 460 against 448 with 1x128); so do
+  //    1x128 scales of B, per column like MX's (12-16 bytes spilled at 192).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
   GroupLayout layout = op.getLayout();
@@ -120,7 +128,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   };
   if (groupRows && *groupRows <= 64 && !f8)
     blockM = 64;
-  else if (f8 && !ggc::usesMxScales(op) &&
+  else if (f8 && !ggc::stagesColumnScales(op) &&
            (layout == GroupLayout::contiguous || layout == GroupLayout::masked) &&
            (!groupRows ||
             padded(*groupRows, 192) * 100 <= padded(*groupRows, 128) * 115))

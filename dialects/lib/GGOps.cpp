@@ -358,10 +358,10 @@ LogicalResult GroupedMatmulOp::verify() {
         return emitOpError() << "'a_scale' block scales must be 1x128 (one "
                                 "per row per K block), but are "
                              << bmn << "x" << bk;
-      // For k_grouped the K blocks restart at every group, so their count
-      // depends on the run-time offsets.
+      // For k_grouped the blocks are those of the concatenated K, which is
+      // the run-time size.
       int64_t kb = kGrouped ? kDynamic : ceilDiv(k, bk);
-      std::string kbName = kGrouped ? "sum_g ceil(K_g/128)" : "ceil(K/128)";
+      std::string kbName = "ceil(K/128)";
       if (isA) {
         int64_t rows = m;
         if (kMajor) {

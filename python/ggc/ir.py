@@ -17,6 +17,7 @@ SCALE_ATTRS = {
     ("a", "block"): "<block 1x128>", ("a", "block_mn"): "<block 1x128, mn_major>",
     ("b", "tensor"): "<tensor>", ("b", "channel"): "<channel>",
     ("b", "block"): "<block 128x128>", ("b", "block_mn"): "<block 128x128, mn_major>",
+    ("b", "block1x128"): "<block 1x128>", ("b", "block1x128_mn"): "<block 1x128, mn_major>",
     ("a", "mx32"): "<mx 1x32>", ("a", "mx128"): "<mx 1x128>",
     ("b", "mx32"): "<mx 1x32>", ("b", "mx128"): "<mx 1x128>",
 }
@@ -167,8 +168,11 @@ def grouped_matmul(
     A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
     element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
-    or "block_mn" (the M- or N-major form), or "mx32"/"mx128" (UE8M0 per row
-    and K block, four per i32; both sides). `direct_stores` keeps per-thread
+    or "block_mn" (the M- or N-major form), "block1x128"/"block1x128_mn" (B
+    per column and 128-wide K block), or "mx32"/"mx128" (UE8M0 per row and K
+    block, four per i32; both sides). k_grouped scales have no group
+    dimension on B's side, and their K blocks are those of the concatenated
+    K. `direct_stores` keeps per-thread
     stores instead of the TMA store pool. `tile_order` ("m_fastest",
     "n_fastest") and `idle_warpgroups` ("skip", "compute") override the
     choices of gg-schedule-groups and gg-eliminate-padding. `epilogue` is the body of the
@@ -213,10 +217,12 @@ def grouped_matmul(
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K
         return None if k is None else -(-k // (4 * int(kind[2:])))
 
+    k_grouped = layout == "k_grouped"
     if a_scale:
         shapes = {"tensor": [g], "channel": [g, m] if masked else [m],
                   "block": [g, m, kb] if masked else [m, kb],
-                  "block_mn": [g, kb, align4] if masked else [kb, align4]}
+                  "block_mn": [g, kb, align4] if masked else
+                  [kb, m] if k_grouped else [kb, align4]}
         if a_scale.startswith("mx"):
             scale_rows = (None if m is None else (m + 3 * g) // 4 * 4) \
                 if layout == "contiguous" else m
@@ -226,8 +232,10 @@ def grouped_matmul(
         spec.a_scale = ("a_scale", a_scale)
     if b_scale:
         nb = -(-n // 128)
-        shapes = {"tensor": [g], "channel": [g, n], "block": [g, nb, kb],
-                  "block_mn": [g, kb, nb]}
+        per_group = [] if k_grouped else [g]
+        shapes = {"tensor": [g], "channel": per_group + [n],
+                  "block": per_group + [nb, kb], "block_mn": per_group + [kb, nb],
+                  "block1x128": per_group + [n, kb], "block1x128_mn": per_group + [kb, n]}
         if b_scale.startswith("mx"):
             shapes[b_scale] = [g, n, mx_words(b_scale)]
         args.append(Arg("b_scale", shapes[b_scale],

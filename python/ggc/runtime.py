@@ -179,8 +179,8 @@ class Kernel:
             for d, (have, want) in enumerate(zip(t.shape, spec["shape"])):
                 if isinstance(want, str):
                     symbolic.append((where, d, have, want))
-                    if want == "M" and "M" not in dynamic:
-                        dynamic["M"], dynamic["set by"] = have, where
+                    if want in _RUN_TIME_SIZES and "size" not in dynamic:
+                        dynamic.update(size=have, name=want, by=where)
                 elif have != want:
                     raise ValueError(f"{where} must have shape {_shape_text(spec['shape'])}, "
                                      f"got {list(t.shape)}")
@@ -191,13 +191,15 @@ class Kernel:
                 raise ValueError(f"{where} must be 16-byte aligned for TMA, but its "
                                  f"address ends in {t.address % 16:#x}")
             tensors.append(t)
-        # Every run-time size follows the row count M.
-        m = dynamic.get("M", 0)
+        # Every run-time size follows one: the row count M, or the
+        # concatenated K of k_grouped.
+        m = dynamic.get("size", 0)
         for where, d, have, want in symbolic:
             value = _SIZE_RULES[want](m, self.info["num_groups"])
             if have != value:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
-                                 f"(M = {m}, set by {dynamic['set by']}), got {have}")
+                                 f"({dynamic['name']} = {m}, set by {dynamic['by']}), "
+                                 f"got {have}")
         # TMA reads rows whose byte length is a multiple of 16.
         for p in self.info["params"]:
             if p["kind"] == "tensor_map" and len(tensors[p["arg"]].shape) > 1:
@@ -212,7 +214,7 @@ class Kernel:
         devices = {t.device for t in tensors}
         if len(devices) != 1:
             raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")
-        return tensors, dynamic.get("M", 0)
+        return tensors, dynamic.get("size", 0)
 
     def _grid(self, tensors: List[_Tensor]) -> int:
         """Persistent CTAs: one per SM at most, no more than the tiles
@@ -316,11 +318,17 @@ def _torch_stream_getter(args: Sequence[Any]):
     return lambda: torch.cuda.current_stream(device).cuda_stream
 
 
-# How each named run-time size follows the row count M.
+# The kernel's one run-time size: the row count M, or (k_grouped) the
+# concatenated K.
+_RUN_TIME_SIZES = ("M", "K")
+
+# How each named run-time size follows it.
 _SIZE_RULES = {
     "M": lambda m, g: m,
+    "K": lambda k, g: k,
     "align4(M)": lambda m, g: (m + 3) // 4 * 4,
     "(M+3G)/4*4": lambda m, g: (m + 3 * g) // 4 * 4,  # MX scale rows
+    "ceil(K/128)": lambda k, g: -(-k // 128),  # k_grouped block scales
 }
 
 

@@ -568,7 +568,7 @@ func.func @block_a_masked_mn_major(%a: memref<4x30x512xf8E4M3FN>, %b: memref<4x2
 // -----
 
 func.func @block_a_k_grouped_k_major(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>, %g: memref<5xi32>, %o: memref<4x256x128xbf16>, %as: memref<?x256xf32>) {
-  // expected-error @+1 {{'a_scale' must have shape [256, ?] (M x sum_g ceil(K_g/128), for block scales of A)}}
+  // expected-error @+1 {{'a_scale' must have shape [256, ?] (M x ceil(K/128), for block scales of A)}}
   gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<128x?xf8E4M3FN>) groups(%g : memref<5xi32>) a_scale(%as : memref<?x256xf32>, <block 1x128>) out(%o : memref<4x256x128xbf16>)
   return
 }
@@ -576,7 +576,7 @@ func.func @block_a_k_grouped_k_major(%a: memref<256x?xf8E4M3FN>, %b: memref<128x
 // -----
 
 func.func @block_a_k_grouped_mn_major(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>, %g: memref<5xi32>, %o: memref<4x256x128xbf16>, %as: memref<256x?xf32>) {
-  // expected-error @+1 {{'a_scale' must have shape [?, 256] (sum_g ceil(K_g/128) x M, for block scales of A)}}
+  // expected-error @+1 {{'a_scale' must have shape [?, 256] (ceil(K/128) x M, for block scales of A)}}
   gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<128x?xf8E4M3FN>) groups(%g : memref<5xi32>) a_scale(%as : memref<256x?xf32>, <block 1x128, mn_major>) out(%o : memref<4x256x128xbf16>)
   return
 }
@@ -608,7 +608,7 @@ func.func @block_b_1x128(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3
 // -----
 
 func.func @block_b_k_grouped(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>, %g: memref<5xi32>, %o: memref<4x256x128xbf16>, %bs: memref<4x1x?xf32>) {
-  // expected-error @+1 {{'b_scale' must have shape [1, ?] (ceil(N/128) x sum_g ceil(K_g/128), for block scales of B)}}
+  // expected-error @+1 {{'b_scale' must have shape [1, ?] (ceil(N/128) x ceil(K/128), for block scales of B)}}
   gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<128x?xf8E4M3FN>) groups(%g : memref<5xi32>) b_scale(%bs : memref<4x1x?xf32>, <block 128x128>) out(%o : memref<4x256x128xbf16>)
   return
 }

@@ -55,7 +55,6 @@ def scales_a(kind, layout, g, m, k):
 
 def scales_b(kind, g, n, k):
     """B's scale tensor as the kernel takes it, and as a [G, N, K] factor."""
-    kb, nb = -(-k // 128), -(-n // 128)
     if kind is None:
         return None, torch.ones(g, 1, 1, device="cuda")
     if kind == "tensor":
@@ -64,6 +63,12 @@ def scales_b(kind, g, n, k):
     if kind == "channel":
         s = positive(g, n)
         return s, s[:, :, None]
+    if kind == "block1x128":  # per column and K block
+        s = positive(g, n, kb)
+        return s, s.repeat_interleave(128, dim=2)[:, :, :k]
+    if kind == "block1x128_mn":
+        s = positive(g, kb, n)
+        return s, s.transpose(1, 2).repeat_interleave(128, dim=2)[:, :, :k]
     if kind == "block":
         s = positive(g, nb, kb)
         full = s
@@ -113,7 +118,7 @@ def run_contiguous(sizes, n, k, a_scale, b_scale, a_dtype="f8E4M3FN", b_dtype="f
 @pytest.mark.parametrize("a_scale, b_scale", [
     (None, None), ("tensor", "tensor"), ("channel", "channel"), ("block", "block"),
     ("block_mn", "block"), ("block_mn", "block_mn"), ("block", None), (None, "block"),
-    ("channel", "block"),
+    ("channel", "block"), ("block_mn", "block1x128"), ("block", "block1x128_mn"),
 ])
 def test_contiguous_scale_kinds(a_scale, b_scale):
     # K = 400 ends inside a 128-wide scale block; N = 2112 inside a 128-column one.
@@ -163,6 +168,80 @@ def test_masked_deepgemm_layout(a_scale, b_scale):
             err = rel_err(out[gi, :count], ref)
             assert err < TOLERANCE, f"group {gi}: rel err {err:.2e}"
         assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
+def k_grouped_scale(kind, x, g):
+    """A k_grouped operand's scale tensor (None without), the operand
+    dequantised in fp64 ([rows, K]), and its per-group factor ([G]). Blocks
+    are 1x128 ("block", "block1x128", "*_mn" for the transposed storage) or
+    128x128 ("block128x128", B's "block")."""
+    rows, k = x.shape
+    kb = -(-k // 128)
+    x_deq, group = x.double(), torch.ones(g, device="cuda", dtype=torch.float64)
+    per_k_block = lambda s: s.repeat_interleave(128, dim=1)[:, :k].double()  # noqa: E731
+    if kind is None:
+        return None, x_deq, group
+    if kind == "tensor":
+        s = positive(g)
+        return s, x_deq, group * s.double()
+    if kind == "channel":
+        s = positive(rows)
+        return s, x_deq * s.double()[:, None], group
+    shapes = {"block": (rows, kb), "block1x128": (rows, kb), "block_mn": (kb, rows),
+              "block1x128_mn": (kb, rows), "block128x128": (-(-rows // 128), kb)}
+    s = positive(*shapes[kind])
+    factor = s.T if kind.endswith("_mn") else s
+    if kind == "block128x128":
+        factor = factor.repeat_interleave(128, dim=0)[:rows]
+    return s, x_deq * per_k_block(factor), group
+
+
+# Tokens per group for the weight gradient: empty, tiny, across 128-token
+# scale blocks; 1440 in all, so K-major rows are whole 16-byte units.
+K_SIZES = [0, 1, 3, 4, 5, 127, 128, 129, 1043]
+
+
+@pytest.mark.parametrize("a_scale, b_scale", [
+    ("block", "block1x128"), ("block_mn", "block1x128_mn"), ("block", "block"),
+    ("tensor", "tensor"), ("channel", "channel"), (None, "block1x128"), ("block", None)])
+def test_k_grouped_scaled_weight_gradient(a_scale, b_scale):
+    """FP8 dW[g] = dY_g^T X_g over each group's tokens (K), with scales in
+    128-token blocks of the concatenated K (a group may start mid-block)."""
+    g, m, n = len(K_SIZES), 200, 136
+    k = sum(K_SIZES)
+    kern = kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
+                  dtype="f8E4M3FN", out_dtype="f32", a_scale=a_scale, b_scale=b_scale)
+    a = f8(m, k, dtype="f8E4M3FN")  # dY^T, K-major
+    b = f8(n, k, dtype="f8E4M3FN")  # X^T, K-major
+    sa, a_deq, a_group = k_grouped_scale(a_scale, a, g)
+    sb, b_deq, b_group = k_grouped_scale("block128x128" if b_scale == "block" else b_scale,
+                                         b, g)
+    group_factor = a_group * b_group
+    offsets = torch.tensor([0] + list(torch.tensor(K_SIZES).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((g, m, n), float("nan"), device="cuda")
+    kern(*([a, b, offsets] + [x for x in (sa, sb) if x is not None] + [out]))
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(K_SIZES):
+        if size == 0:
+            assert (out[gi] == 0).all(), f"group {gi} has no tokens: dW must be zero"
+        else:
+            ref = a_deq[:, start:start + size] @ b_deq[:, start:start + size].T
+            err = rel_err(out[gi], ref * group_factor[gi])
+            assert err < TOLERANCE, f"group {gi} ({size} tokens): rel err {err:.2e}"
+        start += size
+
+
+def test_k_grouped_scale_shape_names_k_blocks():
+    kern = kernel(layout="k_grouped", num_groups=2, n=136, k=None, m=200, b_layout="nk",
+                  dtype="f8E4M3FN", out_dtype="f32", a_scale="block", b_scale="block1x128")
+    k = 272
+    offsets = torch.tensor([0, 100, k], dtype=torch.int32, device="cuda")
+    with pytest.raises(ValueError, match=r"argument 4 \(b_scale\) dimension 1 must be "
+                                         r"ceil\(K/128\) = 3 \(K = 272"):
+        kern(f8(200, k, dtype="f8E4M3FN"), f8(136, k, dtype="f8E4M3FN"), offsets,
+             positive(200, 3), positive(136, 2), torch.empty(2, 200, 136, device="cuda"))
 
 
 def test_padded_contiguous_deepgemm_layout():

@@ -140,15 +140,17 @@ func.func @cluster_padded(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @k_grouped_scaled(%a: memref<128x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>,
-                            %off: memref<5xi32>, %sa: memref<4xf32>, %sb: memref<4xf32>,
-                            %o: memref<4x128x128xf32>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: scales with k_grouped}}
-  gg.grouped_matmul k_grouped a(%a : memref<128x?xf8E4M3FN>)
-      b(%b : memref<128x?xf8E4M3FN>) groups(%off : memref<5xi32>)
-      a_scale(%sa : memref<4xf32>, <tensor>) b_scale(%sb : memref<4xf32>, <tensor>)
-      out(%o : memref<4x128x128xf32>)
-      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+// One thread per column stages B's per-column scales, so a tile takes at
+// most 128 columns.
+func.func @column_scales_block_n_256(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>,
+                                     %off: memref<5xi32>, %sb: memref<4x256x4xf32>,
+                                     %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 1x128 block scales of 'b' with block N over 128}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
+      b(%b : memref<4x256x512xf8E4M3FN>) groups(%off : memref<5xi32>)
+      b_scale(%sb : memref<4x256x4xf32>, <block 1x128>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [128, 256, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 

@@ -26,9 +26,10 @@ namespace ggc {
 struct SharedMemoryLayout {
   int64_t aTileBytes, bTileBytes, stages;
   int64_t bStagesAt, transposedBAt, barriersAt, stagedOutputAt;
-  /// MX scales of B: each consumer warpgroup's two buffers of one UE8M0
-  /// word per column of the tile (the K block being scaled and the next).
-  int64_t mxColumnWordsAt, mxColumnWordsBytes;
+  /// Per-column scales of B (MX words, or 1x128 f32 blocks): each consumer
+  /// warpgroup's two buffers of one 4-byte value per column of the tile
+  /// (the K block being scaled and the next).
+  int64_t columnScalesAt, columnScalesBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB;
 };
@@ -38,6 +39,10 @@ SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
 
 /// MX (UE8M0) scales on A and B.
 bool usesMxScales(mlir::gg::GroupedMatmulOp op);
+
+/// B's scales change per column and per K block (MX, or 1x128 block
+/// scales): the consumers stage each K block's in shared memory.
+bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
 
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.

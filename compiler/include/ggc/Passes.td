@@ -102,7 +102,10 @@ def PlanOverfetch : Pass<"gg-plan-overfetch", "::mlir::ModuleOp"> {
     to `R = block M - 1` rows past its group's last row (computed, never
     stored). A k_grouped operand given K-major starts each group's first K
     block at the 16-byte-aligned K at or before the group's first
-    (`K = 16 / element bytes - 1`); the kernel clears those entries.
+    (`K = 16 / element bytes - 1`), and a k_grouped op with block scales
+    starts it on the 128-wide scale block of the concatenated K that holds
+    the group's first entry (`K = 127`), so each K block takes one scale
+    per row and column; the kernel clears those entries.
   }];
 }
 
@@ -156,8 +159,9 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
     halves of each B tile to both.
 
-    Not lowered yet (each is a clear error): scales with `k_grouped`, `out`
-    in `nm`, tf32 with `a` in `km`, clusters other than [1, 1] and [2, 1].
+    Not lowered yet (each is a clear error): `out` in `nm`, tf32 with `a`
+    in `km`, clusters other than [1, 1] and [2, 1], per-column scales of B
+    (MX or 1x128) with block N over 128.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -132,6 +132,12 @@ def GG_ScaleAttr : GG_Attr<"Scale", "scale"> {
     | block, k_major | `[M, ceil(K/bk)]` (`[G, M_max, ..]` masked) f32 | `[G, ceil(N/bn), ceil(K/bk)]` f32 |
     | block, mn_major | `[ceil(K/bk), align4(M)]` (`[G, .., align4(M_max)]` masked) f32 | `[G, ceil(K/bk), ceil(N/bn)]` f32 |
     | mx | `[(M + 3G)/4*4, ceil(K/(4 bk))]` i32 (`[G, M_max, ..]` masked) | `[G, N, ceil(K/(4 bk))]` i32 |
+
+    B's `block` scales are 128x128 (per 128 columns) or 1x128 (per column).
+    With `k_grouped` (K split into groups, M and N static) B's scales have
+    no `G`, M-major A block scales are not 4-aligned, and block scales
+    follow the 128-wide blocks of the concatenated K (`ceil(K/128)` of
+    them): a group may start or end inside one. mx is not accepted there.
   }];
   let parameters = (ins
     EnumParameter<GG_ScaleKind>:$kind,

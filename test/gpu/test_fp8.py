@@ -55,6 +55,7 @@ def scales_a(kind, layout, g, m, k):
 
 def scales_b(kind, g, n, k):
     """B's scale tensor as the kernel takes it, and as a [G, N, K] factor."""
+    kb, nb = -(-k // 128), -(-n // 128)
     if kind is None:
         return None, torch.ones(g, 1, 1, device="cuda")
     if kind == "tensor":

@@ -58,3 +58,23 @@ func.func @k_grouped_token_major(%a: memref<?x256xbf16>, %b: memref<?x512xbf16>,
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// k_grouped with block scales: the scales follow 128-wide blocks of the
+// concatenated K, so each group's first K block starts on the block that
+// holds its first entry (up to 127 entries early), and every K block of
+// the kernel takes one scale per row and column.
+// CHECK-LABEL: func.func @k_grouped_block_scales
+// CHECK: overfetch = #gg.overfetch<rows = 0, k = 127>
+func.func @k_grouped_block_scales(%a: memref<256x?xf8E4M3FN>, %b: memref<384x?xf8E4M3FN>,
+                                  %off: memref<5xi32>, %sa: memref<256x?xf32>,
+                                  %sb: memref<384x?xf32>, %o: memref<4x256x384xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>)
+      b(%b : memref<384x?xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<256x?xf32>, <block 1x128>)
+      b_scale(%sb : memref<384x?xf32>, <block 1x128>)
+      out(%o : memref<4x256x384xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

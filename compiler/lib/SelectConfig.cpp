@@ -146,6 +146,13 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // consumer warpgroups; keep 256 only where the tile is full height.
   if (blockN == 256 && blockM < 128)
     blockN = 128;
+  // Contiguous groups are ragged and their sizes unknown until run time:
+  // 128-wide tiles balance the persistent grid's waves better and leave
+  // room for a fourth stage (timed interleaved, bf16 K=7168: T=8192 G=8
+  // 826.8 against 869.4 us, T=4096 G=64 504.1 against 543.4 us; only
+  // T=2048 G=128, 16 rows a group, lost: 1827.2 against 1718.2 us).
+  if (blockN == 256 && layout == GroupLayout::contiguous)
+    blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
   // fragments fit the registers, two 64x256 do not.

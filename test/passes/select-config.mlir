@@ -1,12 +1,13 @@
 // RUN: ggc-opt %s -split-input-file -gg-select-config | FileCheck %s
 // RUN: ggc-opt %s -split-input-file -gg-select-config=num-sms=78 | FileCheck %s --check-prefix=SMS
 
-// Before: no config. After: 128-row tiles, block N 256 (divides 4096),
-// block K 64 (one 128-byte row of bf16), as many stages as fit in 227 KiB
-// (four 48 KiB stages), one CTA per SM.
+// Before: no config. After: 128-row tiles, block N 128 (256 divides 4096,
+// but ragged contiguous groups balance better over 128-wide tiles), block K
+// 64 (one 128-byte row of bf16), as many stages as fit in 227 KiB (seven
+// 32 KiB stages), one CTA per SM.
 // CHECK-LABEL: func.func @contiguous_bf16
 // CHECK: gg.grouped_matmul contiguous
-// CHECK-SAME: config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>
+// CHECK-SAME: config = #gg.config<block = [128, 128, 64], stages = 7, cluster = [1, 1], sms = 132>
 // SMS-LABEL: func.func @contiguous_bf16
 // SMS: sms = 78>
 func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>,

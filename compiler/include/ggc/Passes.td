@@ -19,7 +19,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches; 192
     for f8, not MX, where that pads a group by little; else 128); block N
-    is the widest of 256/128/64 that divides N without waste;
+    is the widest of 256/128/64 that divides N without waste (128 at most
+    for contiguous ops, whose ragged groups balance better over narrower
+    tiles, and for f8);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
   }];

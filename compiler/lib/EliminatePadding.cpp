@@ -36,7 +36,8 @@ struct EliminatePaddingPass
       bool prefixRows = op.getLayout() == GroupLayout::contiguous ||
                         op.getLayout() == GroupLayout::masked;
       bool skip = skipIdleWarpgroups && prefixRows &&
-                  config.getBlockM() > 64 && !ggc::transposesB(op);
+                  config.getBlockM() > 64 && !ggc::transposesB(op) &&
+                  !ggc::transposesA(op);
       op.setPaddingAttr(PaddingAttr::get(
           op.getContext(),
           skip ? IdleWarpgroups::skip : IdleWarpgroups::compute));

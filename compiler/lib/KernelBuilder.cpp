@@ -85,8 +85,8 @@ void KernelBuilder::mbarrierInit(Value bar, int64_t count) {
   create<NVVM::MBarrierInitOp>(bar, c32(count), Value());
 }
 
-void KernelBuilder::mbarrierArriveExpectTx(Value bar, int64_t bytes) {
-  create<NVVM::MBarrierArriveExpectTxOp>(Type(), bar, c32(bytes),
+void KernelBuilder::mbarrierArriveExpectTx(Value bar, Value bytes) {
+  create<NVVM::MBarrierArriveExpectTxOp>(Type(), bar, bytes,
                                          NVVM::MemScopeKind::CTA, false,
                                          Value());
 }

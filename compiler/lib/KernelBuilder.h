@@ -67,7 +67,8 @@ public:
 
   // mbarriers (in shared memory).
   void mbarrierInit(mlir::Value bar, int64_t count);
-  void mbarrierArriveExpectTx(mlir::Value bar, int64_t bytes);
+  void mbarrierArriveExpectTx(mlir::Value bar, mlir::Value bytes); // i32
+
   void mbarrierArrive(mlir::Value bar);
   void mbarrierWait(mlir::Value bar, mlir::Value parity);
 

@@ -97,8 +97,16 @@ struct KernelPlan {
   bool skipIdleWarpgroups = false;
   /// gg-plan-overfetch: k_grouped blocks start at a multiple of this K.
   int64_t kAlignment = 1;
+  /// gg-plan-overfetch: heights of the TMA boxes that load A: the whole
+  /// tile first, then, when a tile's valid rows are loaded in multiples of
+  /// a smaller granule, the powers of two from bit_floor(BM) down to it.
+  SmallVector<int64_t> aLoadBoxes;
+  /// Rows of A a partial tile loads are its valid rows rounded up to this.
+  int64_t aLoadGranule = 0;
   bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
+  /// The A tiles wgmma reads are M-major (tf32 reads a K-major copy).
+  bool aReadMNMajor() const { return aMNMajor && !smem.transposesA; }
   ScaleAttr aScale, bScale; // null when the operand has no scales
   bool f8 = false;
   bool mx = false; // UE8M0 scales per row of A and per column of B
@@ -210,7 +218,9 @@ private:
   Value stageA(Value stage);
   Value stageB(Value stage);
   Value transposedB(Value stage);
-  void transposeB(Value stage);
+  Value transposedA(Value stage);
+  /// Copies an MN-major f32 tile of `mnExtent` columns into a K-major one.
+  void transposeTile(Value src, Value dst, int64_t mnExtent);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
   /// The consumers are done reading `stage`: its producer (and, in a
@@ -291,7 +301,9 @@ private:
   KernelPlan p;
 
   // Kernel parameters.
-  Value tensorMapA, tensorMapB, outPtr, groupsPtr, dynamicSize;
+  Value tensorMapB, outPtr, groupsPtr, dynamicSize;
+  /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
+  SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales
   SmallVector<Value> poolMaps; // one store tensor map per pool height
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
@@ -359,9 +371,6 @@ LogicalResult KernelGenerator::plan() {
   if (op.getOutLayout() != OperandLayout::mn)
     return unsupported("'out' in layout nm");
 
-  if (p.aMNMajor && p.aElem.isF32())
-    return unsupported("'a' in layout km with tf32 (wgmma reads tf32 only "
-                       "along K)");
   // A padded_contiguous tile takes the group of its first row. DeepGEMM's
   // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
   // never straddles two groups; a taller one could.
@@ -390,12 +399,8 @@ LogicalResult KernelGenerator::plan() {
            << "needs 'schedule', 'padding' and 'overfetch'; run "
               "gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch "
               "before gg-lower-to-nvvm";
-  if (OverfetchAttr planned = ggc::planOverfetch(op, config);
-      overfetch != planned)
-    return op.emitOpError() << "has 'overfetch' " << overfetch
-                            << ", but its layouts and config make the "
-                               "kernel's loads reach "
-                            << planned;
+  if (failed(ggc::checkOverfetch(op, config, overfetch)))
+    return failure();
   p.nFastest = schedule.getOrder() == TileOrder::n_fastest;
   p.skipIdleWarpgroups = padding.getIdleWarpgroups() == IdleWarpgroups::skip;
   if (p.skipIdleWarpgroups && ggc::transposesB(op))
@@ -404,6 +409,15 @@ LogicalResult KernelGenerator::plan() {
                                "consumer warpgroup takes part in transposing "
                                "B's tile";
   p.kAlignment = overfetch.getK() + 1;
+  p.aLoadGranule = overfetch.getRows() + 1;
+  p.aLoadBoxes = {p.blockM};
+  bool prefixRows = p.layout == GroupLayout::contiguous ||
+                    p.layout == GroupLayout::masked;
+  if (prefixRows && p.aLoadGranule < p.blockM)
+    for (int64_t h = llvm::bit_floor(uint64_t(p.blockM)); h >= p.aLoadGranule;
+         h /= 2)
+      if (h != p.blockM)
+        p.aLoadBoxes.push_back(h);
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
@@ -432,8 +446,8 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   b.setInsertionPointToEnd(module.getBody());
   Type tensorMapPtr = b.ptr(ggc::kGeneric);
   Type globalPtr = b.ptr(ggc::kGlobal);
-  // A's and B's tensor maps, the store pool's, then the pointers.
-  int64_t tensorMaps = 2 + p.storePool.size();
+  // A's tensor maps, B's, the store pool's, then the pointers.
+  int64_t tensorMaps = p.aLoadBoxes.size() + 1 + p.storePool.size();
   SmallVector<Type> params(tensorMaps, tensorMapPtr);
   params.append({globalPtr, globalPtr, b.i64()});
   for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
@@ -495,12 +509,14 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
   // Boxes are innermost first and span the operand's full rank. MN-major
   // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
   int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-  if (p.aMNMajor)
-    tensorMap("a", op.getA(), {chunk, p.blockK});
-  else if (masked)
-    tensorMap("a", op.getA(), {p.blockK, p.blockM, 1});
-  else
-    tensorMap("a", op.getA(), {p.blockK, p.blockM});
+  for (int64_t h : p.aLoadBoxes) {
+    if (p.aMNMajor)
+      tensorMap("a", op.getA(), {chunk, p.blockK});
+    else if (masked)
+      tensorMap("a", op.getA(), {p.blockK, h, 1});
+    else
+      tensorMap("a", op.getA(), {p.blockK, h});
+  }
   if (p.bMNMajor && kGrouped)
     tensorMap("b", op.getB(), {chunk, p.blockK});
   else if (p.bMNMajor)
@@ -598,6 +614,10 @@ Value KernelGenerator::stageB(Value stage) {
 Value KernelGenerator::transposedB(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.transposedBAt),
                            b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+}
+Value KernelGenerator::transposedA(Value stage) {
+  return b.gep(smem, b.add(b.c64(p.smem.transposedAAt),
+                           b.mul(b.toI64(stage), b.c64(p.aTileBytes))));
 }
 Value KernelGenerator::fullBarrier(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.barriersAt),
@@ -835,20 +855,61 @@ void KernelGenerator::emitProducer() {
           // complete for a fresh barrier).
           b.mbarrierWait(emptyBarrier(stage), b.xorI(phase, b.c32(1)));
           Value full = fullBarrier(stage);
-          b.mbarrierArriveExpectTx(full, txBytes);
           Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
           int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-          if (p.aMNMajor) {
-            // M-major A: one [BK, 64] box per 64 rows of the tile.
-            for (int64_t j = 0; j < p.blockM / chunk; ++j)
-              b.tmaLoad(b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
-                        tensorMapA, {b.add(t.rowStart, b.c32(j * chunk)), k},
-                        full);
-          } else if (p.layout == GroupLayout::masked) {
-            b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart, t.group},
-                      full);
+          // K-major A at (row offset r in the tile, box i).
+          auto loadA = [&](Value r, int64_t box) {
+            Value dst = b.gep(stageA(stage),
+                              b.mul(b.toI64(r), b.c64(kSwizzleBytes)));
+            Value row = b.add(t.rowStart, r);
+            if (p.layout == GroupLayout::masked)
+              b.tmaLoad(dst, aMaps[box], {k, row, t.group}, full);
+            else
+              b.tmaLoad(dst, aMaps[box], {k, row}, full);
+          };
+          if (p.aLoadBoxes.size() == 1) {
+            b.mbarrierArriveExpectTx(full, b.c32(txBytes));
+            if (p.aMNMajor) {
+              // M-major A: one [BK, 64] box per 64 rows of the tile.
+              for (int64_t j = 0; j < p.blockM / chunk; ++j)
+                b.tmaLoad(
+                    b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
+                    aMaps[0], {b.add(t.rowStart, b.c32(j * chunk)), k}, full);
+            } else {
+              loadA(b.c32(0), 0);
+            }
           } else {
-            b.tmaLoad(stageA(stage), tensorMapA, {k, t.rowStart}, full);
+            // gg-plan-overfetch's granule: a partial tile loads its valid
+            // rows rounded up to it, as a sum of the pool's boxes (rows
+            // past them hold stale data, computed and never stored).
+            Value rows = b.minS(
+                b.andI(b.add(b.maxS(t.rowsValid, b.c32(0)),
+                             b.c32(p.aLoadGranule - 1)),
+                       b.c32(~(p.aLoadGranule - 1))),
+                b.c32(p.blockM));
+            int64_t rowBytes = p.blockK * byteWidth(p.aElem);
+            b.mbarrierArriveExpectTx(
+                full, b.add(b.mul(rows, b.c32(rowBytes)), b.c32(p.bTileBytes)));
+            Value whole = b.eq(rows, b.c32(p.blockM));
+            b.create<scf::IfOp>(
+                whole,
+                [&](OpBuilder &, Location) {
+                  loadA(b.c32(0), 0);
+                  b.create<scf::YieldOp>();
+                },
+                [&](OpBuilder &, Location) {
+                  Value offset = b.c32(0);
+                  for (size_t i = 1; i < p.aLoadBoxes.size(); ++i) {
+                    int64_t h = p.aLoadBoxes[i];
+                    Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
+                    b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
+                      loadA(offset, i);
+                      b.create<scf::YieldOp>();
+                    });
+                    offset = b.add(offset, b.andI(rows, b.c32(h)));
+                  }
+                  b.create<scf::YieldOp>();
+                });
           }
           Value n0 = b.mul(t.nBlock, b.c32(p.blockN));
           // In a cluster, each CTA loads its share of the B tile and
@@ -913,7 +974,7 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
     // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
     // chunks lie BK rows apart.
     Value descA =
-        p.aMNMajor
+        p.aReadMNMajor()
             ? b.wgmmaDescriptor(b.gep(aTile, b.c64(s * 16 * kSwizzleBytes)),
                                 p.blockK * kSwizzleBytes, 1024)
             : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
@@ -929,7 +990,7 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
         fresh && s == firstStep ? NVVM::WGMMAScaleOut::zero
                                 : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        p.aMNMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        p.aReadMNMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
         NVVM::MMAIntOverflowAttr());
   }
@@ -1129,8 +1190,8 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   // This warpgroup's 64 rows of the A tile: 64 swizzled rows when A is
   // K-major, one [BK, 64] chunk when it is M-major.
   Value rowOffset = b.mul(b.toI64(consumerIndex),
-                          b.c64(p.aMNMajor ? p.blockK * kSwizzleBytes
-                                           : 64 * kSwizzleBytes));
+                          b.c64(p.aReadMNMajor() ? p.blockK * kSwizzleBytes
+                                                 : 64 * kSwizzleBytes));
   Fragment f = fragment(consumerIndex);
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
@@ -1220,8 +1281,12 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         if (p.layout == GroupLayout::k_grouped)
           zeroRowsPastGroup(t, kBlock, stage);
         if (p.smem.transposesB) {
-          transposeB(stage);
+          transposeTile(stageB(stage), transposedB(stage), p.blockN);
           bTile = transposedB(stage);
+        }
+        if (p.smem.transposesA) {
+          transposeTile(stageA(stage), transposedA(stage), p.blockM);
+          aTile = b.gep(transposedA(stage), rowOffset);
         }
         b.create<NVVM::WgmmaFenceAlignedOp>();
         if (p.mx) {
@@ -1339,12 +1404,12 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
   return {kLoop.getResult(0), kLoop.getResult(1)};
 }
 
-/// tf32 with B given N-major: wgmma reads tf32 only K-major, so the
-/// consumers copy each B tile transposed into its own 128B-swizzled K-major
-/// buffer (16-byte loads along N, 4-byte stores along K), fence the copy for
-/// the async proxy and meet at a barrier before the wgmma reads it.
-void KernelGenerator::transposeB(Value stage) {
-  Value src = stageB(stage), dst = transposedB(stage);
+/// tf32 with B given N-major or A given M-major: wgmma reads tf32 only
+/// K-major, so the consumers copy each such tile transposed into its own
+/// 128B-swizzled K-major buffer (16-byte loads along N or M, 4-byte stores
+/// along K), fence the copy for the async proxy and meet at a barrier
+/// before the wgmma reads it.
+void KernelGenerator::transposeTile(Value src, Value dst, int64_t mnExtent) {
   int64_t consumerThreads = kWarpgroupThreads * p.numConsumers;
   int64_t perRow = kSwizzleBytes / 4; // f32 per 128-byte row
   Value thread = b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
@@ -1357,7 +1422,7 @@ void KernelGenerator::transposeB(Value stage) {
   };
   VectorType quad = VectorType::get({4}, b.f32());
   b.create<scf::ForOp>(
-      thread, b.c32(p.blockK * p.blockN / 4), b.c32(consumerThreads),
+      thread, b.c32(p.blockK * mnExtent / 4), b.c32(consumerThreads),
       ValueRange{}, [&](OpBuilder &, Location, Value i, ValueRange) {
         Value k = b.remU(i, b.c32(p.blockK));
         Value n0 = b.mul(b.divU(i, b.c32(p.blockK)), b.c32(4));
@@ -1418,8 +1483,9 @@ void KernelGenerator::zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor,
     return b.create<arith::OrIOp>(b.lt(k, lo), b.ge(k, hi));
   };
   if (mnMajor) {
-    // Each K row of each 64-column chunk: eight 16-byte stores when outside.
-    int64_t chunks = mnExtent / 64;
+    // Each K row of each 128-byte column chunk (64 bf16/f16, 32 f32
+    // columns): eight 16-byte stores when outside.
+    int64_t chunks = mnExtent * elemBytes / kSwizzleBytes;
     int64_t stores = p.blockK * chunks * 8;
     b.create<scf::ForOp>(
         thread, b.c32(stores), b.c32(consumerThreads), ValueRange{},
@@ -1831,7 +1897,8 @@ LogicalResult KernelGenerator::run() {
   Block *entry = fn.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
   unsigned next = 0;
-  tensorMapA = fn.getArgument(next++);
+  for (size_t i = 0; i < p.aLoadBoxes.size(); ++i)
+    aMaps.push_back(fn.getArgument(next++));
   tensorMapB = fn.getArgument(next++);
   for (size_t i = 0; i < p.storePool.size(); ++i)
     poolMaps.push_back(fn.getArgument(next++));

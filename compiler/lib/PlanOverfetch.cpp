@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Passes.h"
 
+#include "llvm/ADT/bit.h"
+
 namespace ggc {
 #define GEN_PASS_DEF_PLANOVERFETCH
 #include "ggc/Passes.h.inc"
@@ -71,13 +73,17 @@ LogicalResult ggc::checkTmaAddressing(GroupedMatmulOp op, ConfigAttr config) {
   return success();
 }
 
+/// The granule in which partial tiles load A's rows: one 8-row, 1024-byte
+/// swizzle atom, so every box lands on an atom boundary of the tile.
+static constexpr int64_t kRowGranule = 8;
+
 OverfetchAttr ggc::planOverfetch(GroupedMatmulOp op, ConfigAttr config) {
   int64_t rows = 0, k = 0;
   switch (op.getLayout()) {
   case GroupLayout::contiguous:
   case GroupLayout::masked:
-    // A group of one row still loads a whole tile.
-    rows = config.getBlockM() - 1;
+    // A group's last tile loads its valid rows rounded up to the granule.
+    rows = kRowGranule - 1;
     break;
   case GroupLayout::padded_contiguous: // groups padded to whole tiles
     break;
@@ -98,6 +104,36 @@ OverfetchAttr ggc::planOverfetch(GroupedMatmulOp op, ConfigAttr config) {
   return OverfetchAttr::get(op.getContext(), rows, k);
 }
 
+LogicalResult ggc::checkOverfetch(GroupedMatmulOp op, ConfigAttr config,
+                                  OverfetchAttr given) {
+  OverfetchAttr planned = planOverfetch(op, config);
+  int64_t blockM = config.getBlockM(), granule = given.getRows() + 1;
+  bool prefixRows = op.getLayout() == GroupLayout::contiguous ||
+                    op.getLayout() == GroupLayout::masked;
+  bool rowsOk = prefixRows ? granule == blockM ||
+                                 (llvm::isPowerOf2_64(granule) &&
+                                  granule >= kRowGranule &&
+                                  granule <= int64_t(llvm::bit_floor(
+                                                 uint64_t(blockM))))
+                           : given.getRows() == planned.getRows();
+  if (given.getK() == planned.getK() && rowsOk)
+    return success();
+  InFlightDiagnostic diag = op.emitOpError()
+                            << "has 'overfetch' " << given << ", but ";
+  if (given.getK() != planned.getK())
+    return diag << "its layouts and config make the kernel's K blocks start "
+                   "up to k = "
+                << planned.getK() << " entries early";
+  if (!prefixRows)
+    return diag << "its tiles load whole, reaching rows = "
+                << planned.getRows() << " past a group";
+  return diag << "rows must be block M - 1 = " << blockM - 1
+              << " (whole tiles) or one less than a power of two from "
+              << kRowGranule << " to "
+              << llvm::bit_floor(uint64_t(blockM))
+              << " (the granule of a partial tile's loads)";
+}
+
 namespace {
 
 struct PlanOverfetchPass
@@ -114,15 +150,13 @@ struct PlanOverfetchPass
       }
       if (failed(ggc::checkTmaAddressing(op, config)))
         return WalkResult::interrupt();
-      OverfetchAttr planned = ggc::planOverfetch(op, config);
-      if (OverfetchAttr given = op.getOverfetchAttr(); given && given != planned) {
-        op.emitOpError() << "has 'overfetch' " << given
-                         << ", but its layouts and config make the kernel's "
-                            "loads reach "
-                         << planned;
-        return WalkResult::interrupt();
+      if (OverfetchAttr given = op.getOverfetchAttr()) {
+        // The user's choice, where the kernel can keep to it.
+        if (failed(ggc::checkOverfetch(op, config, given)))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
       }
-      op.setOverfetchAttr(planned);
+      op.setOverfetchAttr(ggc::planOverfetch(op, config));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

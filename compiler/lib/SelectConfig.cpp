@@ -42,6 +42,11 @@ bool ggc::transposesB(GroupedMatmulOp op) {
          op.getBLayout() == OperandLayout::kn;
 }
 
+bool ggc::transposesA(GroupedMatmulOp op) {
+  return op.getAType().getElementType().isF32() &&
+         op.getALayout() == OperandLayout::km;
+}
+
 ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                                                 ConfigAttr config,
                                                 bool stagedOutput) {
@@ -51,10 +56,13 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.aTileBytes = config.getBlockM() * config.getBlockK() * byteWidth(a);
   l.bTileBytes = config.getBlockN() * config.getBlockK() * byteWidth(b);
   l.transposesB = transposesB(op);
+  l.transposesA = transposesA(op);
   l.bStagesAt = l.stages * l.aTileBytes;
   l.transposedBAt = l.bStagesAt + l.stages * l.bTileBytes;
-  l.barriersAt =
+  l.transposedAAt =
       l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
+  l.barriersAt =
+      l.transposedAAt + (l.transposesA ? l.stages * l.aTileBytes : 0);
   l.columnScalesAt = l.barriersAt + l.stages * 16;
   l.columnScalesBytes = stagesColumnScales(op)
                              ? 2 * (config.getBlockM() / 64) *

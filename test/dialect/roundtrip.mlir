@@ -548,8 +548,8 @@ func.func @f8_epilogue_k_grouped(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8
 
 // The plan of gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch.
 // CHECK-LABEL: func.func @planned(
-// CHECK: {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, overfetch = #gg.overfetch<rows = 127, k = 0>, padding = #gg.padding<idle_warpgroups = skip>, schedule = #gg.schedule<order = n_fastest>}{{$}}
+// CHECK: {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, overfetch = #gg.overfetch<rows = 7, k = 0>, padding = #gg.padding<idle_warpgroups = skip>, schedule = #gg.schedule<order = n_fastest>}{{$}}
 func.func @planned(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, schedule = #gg.schedule<order = n_fastest>, padding = #gg.padding<idle_warpgroups = skip>, overfetch = #gg.overfetch<rows = 127, k = 0>}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, schedule = #gg.schedule<order = n_fastest>, padding = #gg.padding<idle_warpgroups = skip>, overfetch = #gg.overfetch<rows = 7, k = 0>}
   return
 }

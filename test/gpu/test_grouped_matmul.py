@@ -105,13 +105,18 @@ def test_contiguous_three_and_four_consumer_warpgroups(block_m, direct_stores):
 # The other choices of gg-schedule-groups (N blocks first) and
 # gg-eliminate-padding (warpgroups with only padding rows skip their wgmma)
 # are as exact as the defaults, at 2, 3 and 4 consumer warpgroups.
-@pytest.mark.parametrize("tile_order, idle_warpgroups, block_m",
-                         [("n_fastest", None, 128), (None, "skip", 128),
-                          (None, "skip", 192), ("n_fastest", "skip", 256)])
-def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, block_m):
+# gg-plan-overfetch's whole-tile loads and coarser granules of partial
+# A loads, too.
+@pytest.mark.parametrize("tile_order, idle_warpgroups, block_m, overfetch_rows",
+                         [("n_fastest", None, 128, None), (None, "skip", 128, None),
+                          (None, "skip", 192, None), ("n_fastest", "skip", 256, None),
+                          (None, None, 128, 127), (None, None, 192, 191),
+                          (None, "skip", 256, 31)])
+def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, block_m,
+                                                 overfetch_rows):
     sizes = RAGGED + [191, 193, 255, 257]
     check_contiguous(sizes, n=200, k=136, dtype="bf16", tile_order=tile_order,
-                     idle_warpgroups=idle_warpgroups,
+                     idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
                      config=f"#gg.config<block = [{block_m}, 128, 64], stages = 0, "
                             "cluster = [1, 1], sms = 132>")
 
@@ -276,12 +281,13 @@ def test_bad_arguments_are_rejected_before_launch():
 @pytest.mark.parametrize("out_dtype, layout, dtype", [
     ("f32", "kn", "bf16"), ("bf16", "kn", "bf16"), ("f32", "nk", "bf16"),
     ("bf16", "nk", "f16"), ("f16", "kn", "f16"), ("f32", "nk", "f32"),
-    ("f32", "nk", "f8E4M3FN")])
+    ("f32", "kn", "f32"), ("f32", "nk", "f8E4M3FN")])
 def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
     """dW[g] = dY_g^T X_g with groups splitting the tokens (K); empty groups
     give zeros, and each group's last K block ends mid-tile. Token-major
     operands ("kn") lose whole rows past the group, K-major ones ("nk", the
-    only form f8 has) the swizzled chunks past it."""
+    only form f8 has) the swizzled chunks past it; tf32 token-major tiles
+    are transposed in shared memory for wgmma."""
     # 1696 tokens in all: K-major rows of K elements must be 16-byte
     # multiples for TMA (f8: K a multiple of 16).
     k_sizes = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1112]

@@ -23,18 +23,6 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
 
 // -----
 
-func.func @a_km_tf32(%a: memref<?x128xf32>, %b: memref<?x128xf32>,
-                    %off: memref<5xi32>, %o: memref<4x128x128xf32>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'a' in layout km with tf32}}
-  gg.grouped_matmul k_grouped a(%a : memref<?x128xf32>, km)
-      b(%b : memref<?x128xf32>, kn) groups(%off : memref<5xi32>)
-      out(%o : memref<4x128x128xf32>) {tf32,
-      config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
-  return
-}
-
-// -----
-
 func.func @f32_without_tf32(%a: memref<?x256xf32>, %b: memref<4x128x256xf32>,
                             %off: memref<5xi32>, %o: memref<?x128xf32>) {
   // expected-error @+1 {{f32 operands without 'tf32' (wgmma has no f32 math)}}

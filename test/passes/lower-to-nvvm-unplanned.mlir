@@ -14,10 +14,10 @@ func.func @unplanned(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
-// A hand-written overfetch is checked against what the loads do.
+// A hand-written overfetch is checked against what the loads can do.
 func.func @wrong_overfetch(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 0, k = 0>, but its layouts and config make the kernel's loads reach #gg.overfetch<rows = 127, k = 0>}}
+  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 0, k = 0>, but rows must be block M - 1 = 127 (whole tiles) or one less than a power of two from 8 to 128 (the granule of a partial tile's loads)}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

@@ -252,3 +252,48 @@ func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
        store_pool = array<i64>, padding = #gg.padding<idle_warpgroups = skip>}
   return
 }
+
+// -----
+
+// gg-plan-overfetch's 8-row granule: A has a tensor map per box height
+// (the whole 128-row tile, then 64 down to 8); a group's last tile arms its
+// full barrier with the bytes of its valid rows rounded up to 8 (plus B's
+// tile) and loads them as a sum of those boxes.
+// CHECK-LABEL: llvm.func @partial_a_loads_kernel
+// CHECK-SAME: \22box\22:[64,128]{{.*}}\22operand\22:\22a\22{{.*}}\22box\22:[64,64]{{.*}}\22operand\22:\22a\22{{.*}}\22box\22:[64,32]{{.*}}\22box\22:[64,16]{{.*}}\22box\22:[64,8]{{.*}}\22operand\22:\22a\22{{.*}}\22operand\22:\22b\22
+// CHECK: arith.andi %{{.*}}, %c-8_i32 : i32
+// CHECK-NEXT: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c128_i32{{.*}} : i32
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ROWS]], %c128_i32{{.*}} : i32
+// CHECK: %[[TX:.*]] = arith.addi %[[BYTES]], %c16384_i32{{.*}} : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[TX]]
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: } else {
+// CHECK-COUNT-4: nvvm.cp.async.bulk.tensor.shared.cluster.global
+func.func @partial_a_loads(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                           %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// tf32 with token-major A and B (k_grouped km/kn): wgmma reads tf32 only
+// K-major, so the consumers transpose each A and B tile into K-major copies
+// (4-byte stores) and meet at a barrier before the wgmma reads the copies
+// with K-major descriptors (A and B "row"/"col").
+// CHECK-LABEL: llvm.func @tf32_token_major_kernel
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-2: nvvm.barrier id = %{{.*}} number_of_threads
+// CHECK: nvvm.wgmma.mma_async {{.*}} A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+func.func @tf32_token_major(%a: memref<?x128xf32>, %b: memref<?x128xf32>,
+                            %off: memref<5xi32>, %o: memref<4x128x128xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<?x128xf32>, km)
+      b(%b : memref<?x128xf32>, kn) groups(%off : memref<5xi32>)
+      out(%o : memref<4x128x128xf32>) {tf32,
+      config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

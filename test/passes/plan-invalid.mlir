@@ -12,15 +12,29 @@ func.func @no_config(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
-// An overfetch the kernel's loads would not keep to.
+// An overfetch the kernel's loads would not keep to: rows in no granule.
 func.func @wrong_overfetch(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 63, k = 0>, but its layouts and config make the kernel's loads reach #gg.overfetch<rows = 127, k = 0>}}
+  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 20, k = 0>, but rows must be block M - 1 = 127 (whole tiles) or one less than a power of two from 8 to 128 (the granule of a partial tile's loads)}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
-       overfetch = #gg.overfetch<rows = 63, k = 0>}
+       overfetch = #gg.overfetch<rows = 20, k = 0>}
+  return
+}
+
+// -----
+
+// k_grouped K-major bf16 blocks start up to 7 entries early, not 15.
+func.func @wrong_k_reach(%a: memref<256x?xbf16>, %b: memref<512x?xbf16>,
+                         %off: memref<5xi32>, %o: memref<4x256x512xf32>) {
+  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 0, k = 15>, but its layouts and config make the kernel's K blocks start up to k = 7 entries early}}
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>)
+      b(%b : memref<512x?xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<4x256x512xf32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       overfetch = #gg.overfetch<rows = 0, k = 15>}
   return
 }
 

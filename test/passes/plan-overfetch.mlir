@@ -1,16 +1,32 @@
 // RUN: ggc-opt %s -split-input-file -gg-plan-overfetch | FileCheck %s
 
-// Before: a configured contiguous op. After: a tile's A load may read up to
-// 127 rows past its group's last row (a one-row group still loads a whole
-// 128-row tile); those rows are computed and never stored.
+// Before: a configured contiguous op. After: a group's last tile loads its
+// valid rows rounded up to 8 (one swizzle atom), so its A load reads at most
+// 7 rows past the group; rows past the load hold stale data, computed and
+// never stored.
 // CHECK-LABEL: func.func @contiguous
-// CHECK: overfetch = #gg.overfetch<rows = 127, k = 0>
+// CHECK: overfetch = #gg.overfetch<rows = 7, k = 0>
 func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A user's choice the kernel can keep is kept: whole-tile loads (127 rows).
+// CHECK-LABEL: func.func @whole_tiles
+// CHECK: overfetch = #gg.overfetch<rows = 127, k = 0>
+func.func @whole_tiles(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       overfetch = #gg.overfetch<rows = 127, k = 0>}
   return
 }
 

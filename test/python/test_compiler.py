@@ -60,11 +60,15 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     info = out.kernel_info[0]
     assert info["layout"] == "masked" and info["block"] == 384
     kinds = [p["kind"] for p in info["params"]]
-    # A, B, the store pool (128, 64, ..., 1 rows), out, groups, M.
-    assert kinds == ["tensor_map"] * 10 + ["pointer", "pointer", "size"]
-    pool = [p["box"][1] for p in info["params"][2:10]]
+    # A's loads (whole tile, then 64 down to 8 rows), B, the store pool
+    # (128, 64, ..., 1 rows), out, groups, M.
+    assert kinds == ["tensor_map"] * 14 + ["pointer", "pointer", "size"]
+    assert [(p["operand"], p["box"][1]) for p in info["params"][:5]] == \
+        [("a", 128), ("a", 64), ("a", 32), ("a", 16), ("a", 8)]
+    assert info["params"][5]["operand"] == "b"
+    pool = [p["box"][1] for p in info["params"][6:14]]
     assert pool == [128, 64, 32, 16, 8, 4, 2, 1]
-    assert {p["swizzle"] for p in info["params"][2:10]} == {"none"}
+    assert {p["swizzle"] for p in info["params"][6:14]} == {"none"}
     assert "Used" in out.diagnostics  # ptxas -v resource report
 
 

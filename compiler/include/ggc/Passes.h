@@ -18,20 +18,21 @@ namespace ggc {
 #include "ggc/Passes.h.inc"
 
 /// Where everything lives in the kernel's shared memory, in bytes from its
-/// 1024-aligned base: the ring of A tiles, the ring of B tiles, the ring of
-/// K-major copies of B (tf32 with B given N-major, which wgmma cannot read),
+/// 1024-aligned base: the ring of A tiles, the ring of B tiles, the rings of
+/// K-major copies of B and of A (tf32 given N- or M-major, which wgmma
+/// cannot read),
 /// a full and an empty mbarrier per stage, and the output tile staged for
 /// TMA stores. One function, so gg-select-config, gg-tma-store-pool and the
 /// lowering agree.
 struct SharedMemoryLayout {
   int64_t aTileBytes, bTileBytes, stages;
-  int64_t bStagesAt, transposedBAt, barriersAt, stagedOutputAt;
+  int64_t bStagesAt, transposedBAt, transposedAAt, barriersAt, stagedOutputAt;
   /// Per-column scales of B (MX words, or 1x128 f32 blocks): each consumer
   /// warpgroup's two buffers of one 4-byte value per column of the tile
   /// (the K block being scaled and the next).
   int64_t columnScalesAt, columnScalesBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
-  bool transposesB;
+  bool transposesB, transposesA;
 };
 SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,
@@ -48,16 +49,25 @@ bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
 /// transposed in shared memory.
 bool transposesB(mlir::gg::GroupedMatmulOp op);
 
+/// Likewise for A given as [K, M] (k_grouped, token-major).
+bool transposesA(mlir::gg::GroupedMatmulOp op);
+
 /// Checks the constraints that keep every TMA address of the kernel aligned
 /// (block K, block N, 16-byte global strides); emits an error naming the
 /// one broken. Run by gg-plan-overfetch and again by the lowering.
 mlir::LogicalResult checkTmaAddressing(mlir::gg::GroupedMatmulOp op,
                                        mlir::gg::ConfigAttr config);
 
-/// How far the kernel's whole-tile loads reach past a group's own data, as
-/// the layouts and config dictate (see #gg.overfetch).
+/// How far the kernel's loads reach past a group's own data by default
+/// (see #gg.overfetch): partial tiles load A's valid rows in 8-row units.
 mlir::gg::OverfetchAttr planOverfetch(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config);
+
+/// Whether the kernel can keep to `given`: the planned K reach, and rows
+/// that are whole tiles (block M - 1) or a power-of-two granule less one.
+mlir::LogicalResult checkOverfetch(mlir::gg::GroupedMatmulOp op,
+                                   mlir::gg::ConfigAttr config,
+                                   mlir::gg::OverfetchAttr given);
 
 } // namespace ggc
 

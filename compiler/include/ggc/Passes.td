@@ -100,9 +100,13 @@ def PlanOverfetch : Pass<"gg-plan-overfetch", "::mlir::ModuleOp"> {
       is N-major, and splits into halves of whole swizzle atoms in a
       cluster of 2.
 
-    Loads fetch whole tiles: a contiguous or masked tile's A load reads up
-    to `R = block M - 1` rows past its group's last row (computed, never
-    stored). A k_grouped operand given K-major starts each group's first K
+    A contiguous or masked group's last tile loads only its valid rows
+    rounded up to 8 (one 1024-byte swizzle atom: `R = 7`), as a sum of TMA
+    boxes of bit_floor(BM), ..., 8 rows, so no whole tile of the next group
+    (or, masked, of padding) crosses L2 for a few rows; the rows past the
+    load hold stale data, computed and never stored. `R = block M - 1`
+    (whole-tile loads) or any power of two from 8 up less one, written by
+    the user, is kept. A k_grouped operand given K-major starts each group's first K
     block at the 16-byte-aligned K at or before the group's first
     (`K = 16 / element bytes - 1`), and a k_grouped op with block scales
     starts it on the 128-wide scale block of the concatenated K that holds
@@ -161,9 +165,9 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
     halves of each B tile to both.
 
-    Not lowered yet (each is a clear error): `out` in `nm`, tf32 with `a`
-    in `km`, clusters other than [1, 1] and [2, 1], per-column scales of B
-    (MX or 1x128) with block N over 128.
+    Not lowered yet (each is a clear error): `out` in `nm`, clusters other
+    than [1, 1] and [2, 1], per-column scales of B (MX or 1x128) with block
+    N over 128.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

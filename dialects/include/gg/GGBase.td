@@ -219,9 +219,11 @@ def GG_OverfetchAttr : GG_Attr<"Overfetch", "overfetch"> {
     boundary they fetch the neighbouring group's data; the kernel computes
     with it and never stores it (rows) or clears it (K entries).
 
-    `rows`: how many rows past a group's last row a tile's A load may read
-    (block M - 1 for contiguous; 0 where every group is padded to whole
-    tiles or A is per group). `k`: for `k_grouped`, how many K entries
+    `rows`: how many rows past a group's last row a tile's A load may read:
+    block M - 1 when tiles load whole, `2^j - 1` when a group's last tile
+    loads its valid rows rounded up to `2^j` (contiguous and masked; a sum
+    of power-of-two TMA boxes), 0 where every group is padded to whole
+    tiles (padded_contiguous, k_grouped's M). `k`: for `k_grouped`, how many K entries
     before a group's first its first K block may start at, so that a TMA box
     starts 16-byte aligned along its contiguous dimension (`k + 1` is a
     power of two: the alignment of each group's first K block); 0 otherwise.

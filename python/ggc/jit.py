@@ -140,8 +140,16 @@ class JITFunction:
                         "mx128": {0}}
                 dynamic[dot["a_scale"].name] = dims.get(dot["a_scale_kind"], set())
         elif layout == "k_grouped":
-            dynamic[dot["a"].name] = {0}
-            dynamic[dot["b"].name] = {0}
+            # The concatenated K: outer for token-major operands, inner for
+            # K-major ones; block scales count its 128-wide blocks.
+            k_dim = 0 if dot["b_layout"] == "kn" else 1
+            dynamic[dot["a"].name] = {k_dim}
+            dynamic[dot["b"].name] = {k_dim}
+            block_dims = {"block": {1}, "block_mn": {0}, "block1x128": {1},
+                          "block1x128_mn": {0}}
+            for side in ("a_scale", "b_scale"):
+                if dot[side] is not None:
+                    dynamic[dot[side].name] = block_dims.get(dot[side + "_kind"], set())
         args = []
         for name in self.tensor_params:
             p = params[name]
@@ -162,7 +170,8 @@ class JITFunction:
         fn_spec = FunctionSpec(
             name=self.fn.__name__, layout=layout, args=args, a=dot["a"].name,
             b=dot["b"].name, groups=dot["groups"].name, out=out_param.name,
-            b_layout=dot["b_layout"], a_layout="km" if layout == "k_grouped" else "mk",
+            b_layout=dot["b_layout"],
+            a_layout="km" if layout == "k_grouped" and dot["b_layout"] == "kn" else "mk",
             tf32=dot["tf32"], expected_m=dot["expected_m"], loc=dot["loc"],
             rows=[p.name for k, p in trace.epilogue_args if k == "r"],
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],

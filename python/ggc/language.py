@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 __all__ = [
-    "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "Weights",
+    "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
     "ColVector", "GroupScalar", "Out", "grouped_dot", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
@@ -71,6 +71,15 @@ class TokenMajor(_Role):
     """[K, M] or [K, N] token-major activations of a weight gradient."""
     role = "token_major"
     layout = "k_grouped"
+    b_layout = "kn"
+
+
+class KMajor(_Role):
+    """[M, K] or [N, K] K-major (transposed) operands of a weight gradient:
+    the form f8 needs, since wgmma reads f8 only along K."""
+    role = "k_major"
+    layout = "k_grouped"
+    b_layout = "nk"
 
 
 class Weights(_Role):
@@ -293,7 +302,9 @@ def group_id() -> _Value:
 # The grouped matmul and the store
 # ---------------------------------------------------------------------------
 
-_SCALE_KINDS = ("tensor", "channel", "block", "block_mn", "mx32", "mx128")
+_SCALE_KINDS = ("tensor", "channel", "block", "block_mn", "block1x128", "block1x128_mn",
+                "mx32", "mx128")
+_B_ONLY_SCALE_KINDS = ("block1x128", "block1x128_mn")
 
 
 def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] = None,
@@ -304,11 +315,14 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
 
     The layout follows `a`'s annotation (Rows: contiguous with Offsets,
     MaskedRows with MaskedCounts, PaddedRows with RowGroups, TokenMajor with
-    Offsets over K for a weight gradient). Scale kinds: "tensor" ([G]),
-    "channel" (per row of A / per column of B), "block" (A 1x128 K-major,
-    B 128x128 K-major), "block_mn" (their M-/N-major forms), and "mx32" /
-    "mx128" (UE8M0 exponents per row and K block, four per int32, on both
-    sides: FlashInfer's MXFP8 layout).
+    Offsets over K for a weight gradient; KMajor for its transposed, K-major
+    form, which f8 needs). Scale kinds: "tensor" ([G]), "channel" (per row
+    of A / per column of B), "block" (A 1x128 K-major, B 128x128 K-major),
+    "block_mn" (their M-/N-major forms), "block1x128" / "block1x128_mn" (B
+    per column and 128-wide K block), and "mx32" / "mx128" (UE8M0 exponents
+    per row and K block, four per int32, on both sides: FlashInfer's MXFP8
+    layout). A weight gradient's block scales follow the 128-wide blocks of
+    the concatenated K, and B's have no group dimension.
     """
     t = _trace()
     if t.dot is not None:
@@ -319,8 +333,8 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
                          f"{type(p).__name__}")
     layout = getattr(a.annotation, "layout", None)
     if layout is None:
-        raise _error(f"gl.grouped_dot's 'a' must be annotated Rows, MaskedRows, PaddedRows "
-                     f"or TokenMajor; '{a.name}' is {a.annotation.__name__}")
+        raise _error(f"gl.grouped_dot's 'a' must be annotated Rows, MaskedRows, PaddedRows, "
+                     f"TokenMajor or KMajor; '{a.name}' is {a.annotation.__name__}")
     expected_groups = {"contiguous": Offsets, "masked": MaskedCounts,
                        "padded_contiguous": RowGroups, "k_grouped": Offsets}[layout]
     if groups.annotation is not expected_groups:
@@ -328,10 +342,10 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
                      f"{expected_groups.__name__}; '{groups.name}' is "
                      f"{groups.annotation.__name__}")
     if layout == "k_grouped":
-        if b.annotation is not TokenMajor:
-            raise _error(f"a weight gradient takes both operands TokenMajor; '{b.name}' "
-                         f"is {b.annotation.__name__}")
-        b_layout = "kn"
+        if b.annotation is not a.annotation:
+            raise _error(f"a weight gradient takes both operands {a.annotation.__name__}; "
+                         f"'{b.name}' is {b.annotation.__name__}")
+        b_layout = a.annotation.b_layout
     else:
         if b.annotation not in (Weights, WeightsKN):
             raise _error(f"gl.grouped_dot's 'b' must be annotated Weights or WeightsKN; "
@@ -345,6 +359,9 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
             raise _error(f"gl.grouped_dot's '{name}' must be a parameter annotated Scale")
         if kind not in _SCALE_KINDS:
             raise _error(f"{name}_kind must be one of {_SCALE_KINDS}, got {kind!r}")
+        if name == "a_scale" and kind in _B_ONLY_SCALE_KINDS:
+            raise _error(f"a_scale_kind {kind!r} is a per-column scale of B; A's 1x128 "
+                         f"blocks are 'block' or 'block_mn'")
     if expected_m is not None and layout != "masked":
         raise _error("expected_m is a hint for masked batches (MaskedRows) only")
     t.dot = dict(a=a, b=b, groups=groups, layout=layout, b_layout=b_layout,

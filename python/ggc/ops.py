@@ -35,8 +35,10 @@ def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
     """One DSL kernel per (layout, B layout, scaled): the annotations say
     what each argument is, the body is shared."""
     rows, groups = _LAYOUT_ANNOTATIONS[layout]
-    weights = (gl.TokenMajor if layout == "k_grouped" else
-               gl.Weights if b_layout == "nk" else gl.WeightsKN)
+    if layout == "k_grouped":  # both operands token-major, or both K-major
+        rows = weights = gl.TokenMajor if b_layout == "kn" else gl.KMajor
+    else:
+        weights = gl.Weights if b_layout == "nk" else gl.WeightsKN
     P = inspect.Parameter
     params = [P("a", P.POSITIONAL_OR_KEYWORD, annotation=rows),
               P("b", P.POSITIONAL_OR_KEYWORD, annotation=weights),
@@ -125,18 +127,52 @@ def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
     return scale.contiguous(), kind
 
 
+def _k_grouped_scale_kind(side: str, scale, rows: int, g: int, kind: Optional[str]):
+    """A weight gradient's scale as the kernel takes it, and its kind: 1-D
+    per tensor ([G]) or per channel ([rows]); 2-D blocks over the
+    concatenated K: 1x128 ([rows, ceil(K/128)], or its transposed view) or,
+    for B, 128x128 ([ceil(rows/128), ceil(K/128)])."""
+    if kind is None:
+        if scale.dim() == 1:
+            if rows == g and scale.shape[0] == g:
+                raise ValueError(f"{side}_scale of length G = {g} = its rows is ambiguous: "
+                                 f"pass {side}_scale_kind='tensor' or 'channel'")
+            kind = "tensor" if scale.shape[0] == g else "channel"
+        elif scale.dim() == 2:
+            # Row-major as it is, or a transposed view of [ceil(K/128), rows].
+            physical, storage = _physical_block_scale(scale)
+            if scale.shape[0] == rows:  # 1x128: per row of A / column of B
+                kind = storage if side == "a" else storage.replace("block", "block1x128")
+            elif side == "b" and scale.shape[0] == -(-rows // 128):  # 128x128
+                kind = storage
+            else:
+                raise ValueError(
+                    f"{side}_scale of shape {list(scale.shape)} matches no block scale of "
+                    f"{rows} rows: 1x128 blocks are [{rows}, ceil(K/128)]"
+                    + (f", 128x128 blocks [{-(-rows // 128)}, ceil(K/128)]"
+                       if side == "b" else ""))
+            return physical, kind
+        else:
+            raise ValueError(f"{side}_scale has rank {scale.dim()}; a weight gradient's "
+                             f"scales are 1-D (tensor, channel) or 2-D (blocks)")
+    return scale.contiguous(), kind
+
+
 def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets=None,
                  a_scale=None,
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
-                 b_scale_kind: Optional[str] = None):
+                 b_scale_kind: Optional[str] = None, k_major: bool = False):
     """out[g] = scale(a[g]) @ scale(b[g])^T for every group.
 
     Exactly one of `offsets` ([G+1], contiguous rows of a [M, K]),
     `masked_m` ([G], a is [G, M_max, K]), `m_indices` ([M] group per row,
     DeepGEMM's contiguous layout) or `k_offsets` ([G+1] over the tokens of
     a weight gradient: a is [K, M], b is [K, N], out[g] = a_g^T @ b_g is
-    [G, M, N], f32 by default) says how the work splits into groups. b is
+    [G, M, N], f32 by default; with `k_major=True`, a is [M, K] and b is
+    [N, K], the form f8 needs, and scales are per tensor, per channel or
+    1x128 blocks over the concatenated K, [M or N, ceil(K/128)]) says how
+    the work splits into groups. b is
     [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`). f8 inputs take
     scales: [G] per tensor, per row/column, or blockwise (A [M, K/128] or its
     M-major form, B [G, N/128, K/128] or its N-major form); the kind is read
@@ -154,15 +190,30 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
               "m_indices": "padded_contiguous", "k_offsets": "k_grouped"}[given[0]]
     groups = described[given[0]]
     if layout == "k_grouped":
-        if a.dim() != 2 or b.dim() != 2 or a.shape[0] != b.shape[0]:
-            raise ValueError(f"with k_offsets, a is [K, M] and b is [K, N] over the same "
-                             f"tokens; got a {list(a.shape)} and b {list(b.shape)}")
-        if a_scale is not None or b_scale is not None:
-            raise ValueError("scales are not supported with k_offsets yet")
+        k_dim = 1 if k_major else 0
+        if a.dim() != 2 or b.dim() != 2 or a.shape[k_dim] != b.shape[k_dim]:
+            want = "a [M, K] and b [N, K]" if k_major else "a [K, M] and b [K, N]"
+            raise ValueError(f"with k_offsets{', k_major=True' if k_major else ''}, {want} "
+                             f"span the same tokens; got a {list(a.shape)} and b "
+                             f"{list(b.shape)}")
+        if a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2) and not k_major:
+            raise ValueError("an f8 weight gradient needs K-major operands (wgmma reads f8 "
+                             "only along K): pass a [M, K] and b [N, K] with k_major=True")
+        m, n = a.shape[1 - k_dim], b.shape[1 - k_dim]
+        g = groups.shape[0] - 1
         if out is None:
-            out = torch.empty(groups.shape[0] - 1, a.shape[1], b.shape[1],
-                              dtype=out_dtype or torch.float32, device=a.device)
-        _kernel_for(layout, "kn", False)(a, b, groups, out)
+            out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
+        operands = "nk" if k_major else "kn"
+        if a_scale is None and b_scale is None:
+            _kernel_for(layout, operands, False)(a, b, groups, out)
+            return out
+        ones = _ones(g, a.device)
+        a_scale, a_kind = ((ones, "tensor") if a_scale is None else
+                           _k_grouped_scale_kind("a", a_scale, m, g, a_scale_kind))
+        b_scale, b_kind = ((ones, "tensor") if b_scale is None else
+                           _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
+        _kernel_for(layout, operands, True)(a, b, groups, a_scale, b_scale, out,
+                                            A_KIND=a_kind, B_KIND=b_kind)
         return out
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")

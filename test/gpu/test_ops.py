@@ -174,6 +174,35 @@ def test_grouped_gemm_k_offsets_weight_gradient():
     assert rel_err(dw[2], dy[70:].double().T @ x[70:].double()) < 1e-2
 
 
+@pytest.mark.parametrize("b_blocks", ["1x128", "128x128"])
+def test_grouped_gemm_fp8_weight_gradient_with_block_scales(b_blocks):
+    """K-major f8 operands with 1x128 scales over the concatenated tokens
+    (A's given as a transposed view of [ceil(K/128), M], as a quantiser
+    writing per-token-block scales M-major would); groups start mid-block."""
+    k_sizes = [0, 70, 129, 1]
+    g, m, n, k = len(k_sizes), 64, 136, 208  # K a multiple of 16 for TMA
+    dy_t = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    x_t = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    kb = -(-k // 128)
+    sa = torch.rand(kb, m, device="cuda") + 0.5  # stored M-major
+    sb = torch.rand(n if b_blocks == "1x128" else -(-n // 128), kb, device="cuda") + 0.5
+    dw = ops.grouped_gemm(dy_t, x_t, k_offsets=offsets_of(k_sizes), k_major=True,
+                          a_scale=sa.T, b_scale=sb)
+    torch.cuda.synchronize()
+    a_deq = dy_t.double() * sa.T.double().repeat_interleave(128, dim=1)[:, :k]
+    sb_rows = sb if b_blocks == "1x128" else sb.repeat_interleave(128, dim=0)[:n]
+    b_deq = x_t.double() * sb_rows.double().repeat_interleave(128, dim=1)[:, :k]
+    assert dw.shape == (g, m, n) and (dw[0] == 0).all()
+    start = 0
+    for gi, size in enumerate(k_sizes):
+        if size:
+            ref = a_deq[:, start:start + size] @ b_deq[:, start:start + size].T
+            assert rel_err(dw[gi], ref) < 2e-3, f"group {gi}"
+        start += size
+    with pytest.raises(ValueError, match="needs K-major operands"):
+        ops.grouped_gemm(dy_t.T, x_t.T, k_offsets=offsets_of(k_sizes))
+
+
 def test_dlpack_arguments_run():
     class Wrapped:  # an array type known only through DLPack
         def __init__(self, t):

@@ -56,6 +56,51 @@ def test_compile_without_a_gpu_gives_every_stage():
     assert "wgmma.mma_async" in moe_up.asm["ptx"]
 
 
+@ggc.jit
+def fp8_weight_gradient(dy_t: gl.KMajor, x_t: gl.KMajor, k_offsets: gl.Offsets,
+                        dy_scale: gl.Scale, x_scale: gl.Scale, dw: gl.Out):
+    gl.store(dw, gl.grouped_dot(dy_t, x_t, k_offsets, a_scale=dy_scale, b_scale=x_scale,
+                                a_scale_kind="block", b_scale_kind="block1x128"))
+
+
+def test_k_major_weight_gradient_takes_block_scales_over_the_concatenated_k():
+    args = (spec([256, None], "f8e4m3fn"), spec([384, None], "f8e4m3fn"), spec([5], "i32"),
+            spec([256, None], "f32"), spec([384, None], "f32"), spec([4, 256, 384], "f32"))
+    text = fp8_weight_gradient.trace(*args)
+    assert "gg.grouped_matmul k_grouped a(%dy_t : memref<256x?xf8E4M3FN>)" in text
+    assert "a_scale(%dy_scale : memref<256x?xf32>, <block 1x128>)" in text
+    assert "b_scale(%x_scale : memref<384x?xf32>, <block 1x128>)" in text
+    kernel = fp8_weight_gradient.compile(*args)
+    # K blocks start on the 128-wide scale blocks (gg-plan-overfetch).
+    assert "overfetch = #gg.overfetch<rows = 0, k = 127>" in fp8_weight_gradient.asm["gg-config"]
+    shapes = [a["shape"] for a in kernel.info["args"]]
+    assert shapes[:5] == [[256, "K"], [384, "K"], [5], [256, "ceil(K/128)"],
+                          [384, "ceil(K/128)"]]
+
+
+def test_weight_gradient_operands_and_scale_kinds_must_agree():
+    @ggc.jit
+    def mixed(dy: gl.TokenMajor, x_t: gl.KMajor, k_offsets: gl.Offsets, dw: gl.Out):
+        gl.store(dw, gl.grouped_dot(dy, x_t, k_offsets))
+
+    with pytest.raises(gl.CompileError, match="a weight gradient takes both operands "
+                                              "TokenMajor; 'x_t' is KMajor"):
+        mixed.trace(spec([None, 256], "bf16"), spec([384, None], "bf16"), spec([5], "i32"),
+                    spec([4, 256, 384], "f32"))
+
+    @ggc.jit
+    def per_column_a(dy_t: gl.KMajor, x_t: gl.KMajor, k_offsets: gl.Offsets,
+                     s: gl.Scale, dw: gl.Out):
+        gl.store(dw, gl.grouped_dot(dy_t, x_t, k_offsets, a_scale=s,
+                                    a_scale_kind="block1x128"))
+
+    with pytest.raises(gl.CompileError, match="a_scale_kind 'block1x128' is a per-column "
+                                              "scale of B"):
+        per_column_a.trace(spec([256, None], "f8e4m3fn"), spec([384, None], "f8e4m3fn"),
+                           spec([5], "i32"), spec([256, None], "f32"),
+                           spec([4, 256, 384], "f32"))
+
+
 def test_constexpr_knobs_override_the_config():
     moe_up.compile(*ARGS, BLOCK_N=64)
     assert "#gg.config<block = [128, 64, 64]" in moe_up.asm["gg-config"]

@@ -84,11 +84,13 @@ def ragged_groups(total, groups, seed):
 
 
 def config_text(config):
-    """BM,BN,BK,STAGES then options: 'c2' for clusters of 2 along M."""
+    """BM,BN,BK,STAGES then options: 'c2' for clusters of 2 along M, 's2'
+    for two consumer warpgroups per 64 rows (split_n = 2)."""
     bm, bn, bk, stages = config[:4]
     cluster = 2 if "c2" in config[4:] else 1
+    split = ", split_n = 2" if "s2" in config[4:] else ""
     return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
-            f"cluster = [{cluster}, 1], sms = 132>")
+            f"cluster = [{cluster}, 1], sms = 132{split}>")
 
 
 def extra(config):
@@ -316,7 +318,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,direct][,nf][,compute][,whole];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,compute][,whole];...'")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]

@@ -82,6 +82,9 @@ struct KernelPlan {
   int64_t numGroups, n, k; // k is dynamic for k_grouped
   int64_t m;               // rows of A (M_max for masked); may be dynamic
   int64_t blockM, blockN, blockK, stages, numConsumers, numSMs;
+  /// Consumer warpgroups per 64 rows (config split_n), each taking
+  /// `warpgroupN` of the tile's columns.
+  int64_t splitN = 1, warpgroupN = 0;
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
   /// of one N block, each loading half of the B tile and multicasting it to
   /// both, which halves the B traffic from L2.
@@ -234,6 +237,7 @@ private:
   struct Fragment {
     Value row; // i32: first of the thread's two rows (the other is +8)
     Value col; // i32: first column of the thread's pairs (+8c for pair c)
+    Value colBase; // i32: the warpgroup's first column in the tile
   };
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
@@ -270,7 +274,8 @@ private:
   Value columnScales(Value consumerIndex, Value buffer);
   /// Stores this thread's column scale into `buffer` and waits until the
   /// whole warpgroup has (one per thread, column = thread).
-  void publishColumnScale(Value word, Value consumerIndex, Value buffer);
+  void publishColumnScale(Value word, Value consumerIndex, Value buffer,
+                          const Fragment &f);
   /// Index of K block `kBlock` of tile `t` among the scale blocks: the
   /// tile's own for most layouts; k_grouped blocks start on a multiple of
   /// 128 of the concatenated K (gg-plan-overfetch), whose blocks the
@@ -332,7 +337,9 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "has stages = 0 in its #gg.config; run "
                                "gg-select-config to choose them";
   p.numSMs = config.getNumSMs();
-  p.numConsumers = p.blockM / 64;
+  p.splitN = config.getSplitN();
+  p.warpgroupN = p.blockN / p.splitN;
+  p.numConsumers = p.blockM / 64 * p.splitN;
   p.aElem = op.getAType().getElementType();
   p.bElem = op.getBType().getElementType();
   p.outElem = op.getOutType().getElementType();
@@ -354,15 +361,15 @@ LogicalResult KernelGenerator::plan() {
   // It must fit the CTA's initial per-thread share: ptxas compiles every
   // instruction within it, whatever setmaxnreg grants later.
   if (int64_t regs = initialRegisters(p.numConsumers);
-      p.blockN / 2 + 26 > regs)
+      p.warpgroupN / 2 + 26 > regs)
     return unsupported("block N " + Twine(p.blockN) + " with block M " +
-                       Twine(p.blockM) + ": its " + Twine(p.blockN / 2) +
+                       Twine(p.blockM) + ": its " + Twine(p.warpgroupN / 2) +
                        "-register accumulator does not fit the " +
                        Twine(regs) + " registers per thread that a CTA of " +
                        Twine(p.threads()) +
                        " threads starts with; use a smaller block N or M");
   // One thread of each consumer warpgroup stages one column's scale.
-  if (p.columnScales && p.blockN > kWarpgroupThreads)
+  if (p.columnScales && p.warpgroupN > kWarpgroupThreads)
     return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
                        " scales of 'b' with block N over " +
                        Twine(kWarpgroupThreads));
@@ -379,6 +386,8 @@ LogicalResult KernelGenerator::plan() {
                                "128-row group alignment (64 or 128), got "
                             << p.blockM;
   p.cluster = config.getClusterM();
+  if (p.splitN > 1 && p.cluster > 1)
+    return unsupported("split_n with clusters");
   if (config.getClusterN() != 1 || p.cluster > 2)
     return unsupported("clusters other than [1, 1] and [2, 1]");
   if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
@@ -437,7 +446,7 @@ LogicalResult KernelGenerator::plan() {
                                "128x128 scales of 'b', got "
                             << p.blockN;
   accType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(p.blockN / 2, b.f32()));
+      b.getContext(), SmallVector<Type>(p.warpgroupN / 2, b.f32()));
   return success();
 }
 
@@ -966,7 +975,7 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
                                    int64_t numSteps) {
   MLIRContext *ctx = b.getContext();
   NVVM::WGMMATypes typeA = wgmmaType(p.aElem), typeB = wgmmaType(p.bElem);
-  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.blockN, p.kPerStep());
+  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.warpgroupN, p.kPerStep());
   if (numSteps < 0)
     numSteps = p.kSteps();
   for (int64_t s = firstStep; s < firstStep + numSteps; ++s) {
@@ -1005,9 +1014,11 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   Value warp = b.divU(tid, b.c32(32));
   Value lane = b.remU(tid, b.c32(32));
   Fragment f;
-  f.row = b.add(b.mul(consumerIndex, b.c32(64)),
+  Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
+  f.colBase = b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
+  f.row = b.add(b.mul(rowBlock, b.c32(64)),
                 b.add(b.mul(warp, b.c32(16)), b.divU(lane, b.c32(4))));
-  f.col = b.mul(b.remU(lane, b.c32(4)), b.c32(2));
+  f.col = b.add(f.colBase, b.mul(b.remU(lane, b.c32(4)), b.c32(2)));
   return f;
 }
 
@@ -1058,7 +1069,7 @@ KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
     }
   }
   int64_t nScaleBlocks = (p.n + 127) / 128;
-  for (int64_t j = 0; j < std::max<int64_t>(1, p.blockN / 128); ++j) {
+  for (int64_t j = 0; j < std::max<int64_t>(1, p.warpgroupN / 128); ++j) {
     // Per-column scales go through shared memory (columnScales).
     if (!p.bScale || p.bScale.getKind() != ScaleKind::block ||
         p.columnScales) {
@@ -1066,7 +1077,8 @@ KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
       continue;
     }
     Value nBlock128 =
-        b.minS(b.add(b.divU(b.mul(t.nBlock, b.c32(p.blockN)), b.c32(128)),
+        b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase),
+                            b.c32(128)),
                      b.c32(j)),
                b.c32(nScaleBlocks - 1));
     // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
@@ -1171,11 +1183,13 @@ Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
 }
 
 void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
-                                          Value buffer) {
-  Value column = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+                                          Value buffer, const Fragment &f) {
+  // The thread's column of the warpgroup's share of the tile.
+  Value own = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value column = b.add(f.colBase, own);
   Value words = columnScales(consumerIndex, buffer);
-  b.create<scf::IfOp>(b.lt(column, b.c32(p.blockN)), [&](OpBuilder &,
-                                                         Location) {
+  b.create<scf::IfOp>(b.lt(own, b.c32(p.warpgroupN)), [&](OpBuilder &,
+                                                          Location) {
     b.create<LLVM::StoreOp>(word, b.gep(words, b.mul(b.toI64(column), b.c64(4))));
     b.create<scf::YieldOp>();
   });
@@ -1189,7 +1203,8 @@ void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
 void KernelGenerator::emitConsumer(Value consumerIndex) {
   // This warpgroup's 64 rows of the A tile: 64 swizzled rows when A is
   // K-major, one [BK, 64] chunk when it is M-major.
-  Value rowOffset = b.mul(b.toI64(consumerIndex),
+  Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
+  Value rowOffset = b.mul(b.toI64(rowBlock),
                           b.c64(p.aReadMNMajor() ? p.blockK * kSwizzleBytes
                                                  : 64 * kSwizzleBytes));
   Fragment f = fragment(consumerIndex);
@@ -1197,7 +1212,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = b.create<LLVM::UndefOp>(accType);
     Value zero = b.f32c(0.0);
-    for (int64_t i = 0; i < p.blockN / 2; ++i)
+    for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
       acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
     if (!p.skipIdleWarpgroups) {
       auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
@@ -1205,9 +1220,10 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
       emitEpilogue(t, f, result);
       return end;
     }
-    // Rows [64 i, 64 i + 64) of the tile are consumer i's: when they are all
-    // past the group's end, it only passes the tile's buffers back.
-    Value active = b.lt(b.mul(consumerIndex, b.c32(64)), t.rowsValid);
+    // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n: when
+    // they are all past the group's end, it only passes the buffers back.
+    Value active = b.lt(
+        b.mul(b.divU(consumerIndex, b.c32(p.splitN)), b.c32(64)), t.rowsValid);
     auto work = b.create<scf::IfOp>(
         active,
         [&](OpBuilder &, Location) {
@@ -1255,10 +1271,11 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
     llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
   // Per-column scales of B go through shared memory, one K block ahead:
   // block k reads buffer k % 2 while block k + 1's are loaded.
-  Value ownColumn = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value ownColumn =
+      b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   if (p.columnScales)
     publishColumnScale(loadColumnScale(t, b.c32(0), ownColumn),
-                        consumerIndex, b.c32(0));
+                       consumerIndex, b.c32(0), f);
   auto kLoop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), initial,
       [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
@@ -1288,6 +1305,16 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           transposeTile(stageA(stage), transposedA(stage), p.blockM);
           aTile = b.gep(transposedA(stage), rowOffset);
         }
+        if (p.splitN > 1) {
+          // The warpgroup's columns of B: rows of a K-major tile, 128-byte
+          // chunks (BK rows each) of an N-major one.
+          bool nMajor = p.bMNMajor && !p.smem.transposesB;
+          int64_t chunk = kSwizzleBytes / byteWidth(p.bElem);
+          bTile = b.gep(bTile, nMajor ? b.mul(b.toI64(b.divU(f.colBase, b.c32(chunk))),
+                                              b.c64(p.blockK * kSwizzleBytes))
+                                      : b.mul(b.toI64(f.colBase),
+                                              b.c64(kSwizzleBytes)));
+        }
         b.create<NVVM::WgmmaFenceAlignedOp>();
         if (p.mx) {
           // MX: one promotion per scale block (32 or 128 K), each with
@@ -1310,7 +1337,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                                 decodeUE8M0(scales.a[1], byte)};
             Value columnWords =
                 columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
-            for (int64_t c = 0; c < p.blockN / 8; ++c)
+            for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
               for (int jj = 0; jj < 2; ++jj) {
                 Value column = b.add(f.col, b.c32(8 * c + jj));
                 Value bWord = b.create<LLVM::LoadOp>(
@@ -1328,7 +1355,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
               }
           }
           publishColumnScale(nextColumnWord, consumerIndex,
-                              b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
+                             b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f);
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
           // scaled and added to the main one in f32 once it is complete,
@@ -1342,13 +1369,13 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           for (int half = 0; half < 2; ++half)
             for (Value bScale : scales.b)
               factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
-          int64_t perScale = std::min<int64_t>(p.blockN, 128) / 8;
+          int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
           // 1x128 scales of B: one f32 per column, from shared memory.
           Value columnValues =
               p.columnScales
                   ? columnScales(consumerIndex, b.remU(kBlock, b.c32(2)))
                   : Value();
-          for (int64_t c = 0; c < p.blockN / 8; ++c)
+          for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
             for (int j = 0; j < 2; ++j) {
               Value bColumn;
               if (p.columnScales) {
@@ -1371,7 +1398,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             }
           if (p.columnScales)
             publishColumnScale(nextColumnWord, consumerIndex,
-                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)));
+                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f);
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so
@@ -1676,7 +1703,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
   VectorType pairType = VectorType::get({2}, p.outElem);
-  for (int64_t c = 0; c < p.blockN / 8; ++c) {
+  for (int64_t c = 0; c < p.warpgroupN / 8; ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.n));
     Value safeCol = b.select(colValid, col, colBase);

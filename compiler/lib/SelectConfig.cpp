@@ -66,7 +66,7 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.columnScalesAt = l.barriersAt + l.stages * 16;
   l.columnScalesBytes = stagesColumnScales(op)
                              ? 2 * (config.getBlockM() / 64) *
-                                   config.getBlockN() * 4
+                                   config.getSplitN() * config.getBlockN() * 4
                              : 0;
   l.stagedOutputAt =
       llvm::alignTo(l.columnScalesAt + l.columnScalesBytes, 1024);
@@ -88,7 +88,7 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
     ConfigAttr trial = ConfigAttr::get(
         op.getContext(), config.getBlockM(), config.getBlockN(),
         config.getBlockK(), s, config.getClusterM(), config.getClusterN(),
-        config.getNumSMs());
+        config.getNumSMs(), config.getSplitN());
     if (ggc::sharedMemoryLayout(op, trial, /*stagedOutput=*/false).total <=
         smemBudget)
       return trial;
@@ -96,7 +96,7 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
   return ConfigAttr::get(op.getContext(), config.getBlockM(),
                          config.getBlockN(), config.getBlockK(), 1,
                          config.getClusterM(), config.getClusterN(),
-                         config.getNumSMs());
+                         config.getNumSMs(), config.getSplitN());
 }
 
 ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
@@ -109,10 +109,13 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    32 f32), the widest row TMA's 128B swizzle allows.
   int64_t blockK = 128 / byteWidth(aElem);
 
-  // 2. Block M: small masked batches (decode) waste less with 64-row tiles;
-  //    but f8 keeps 128 rows, because its two consumer warpgroups take turns
-  //    on the tensor cores while the other scales its K block's product
-  //    (measured: 159 us against 220 us for a decode batch of G=16, K=7168).
+  // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
+  //    f8 needs two consumer warpgroups, which take turns on the tensor
+  //    cores while the other scales its K block's product (one alone:
+  //    220 us against 159 us for 128-row tiles on a decode batch of G=16,
+  //    K=7168): it takes 64 rows by 256 columns with the two splitting the
+  //    columns (split_n = 2, where N allows 256; timed interleaved on that
+  //    batch: 147.6 against 173.9 us for 128x128 tiles).
   //    f8 (not MX) takes 192 rows, three consumer warpgroups, where that
   //    pads a group by little: each B tile then feeds 1.5x the rows, and L2
   //    traffic is what bounds 128x128 f8 tiles (measured on contiguous
@@ -134,9 +137,14 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   auto padded = [](int64_t rows, int64_t tile) {
     return (rows + tile - 1) / tile * tile;
   };
-  if (groupRows && *groupRows <= 64 && !f8)
+  int64_t splitN = 1;
+  bool decode = groupRows && *groupRows <= 64;
+  if (decode && !f8) {
     blockM = 64;
-  else if (f8 && !ggc::stagesColumnScales(op) &&
+  } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
+    blockM = 64;
+    splitN = 2;
+  } else if (f8 && !ggc::stagesColumnScales(op) &&
            (layout == GroupLayout::contiguous || layout == GroupLayout::masked) &&
            (!groupRows ||
             padded(*groupRows, 192) * 100 <= padded(*groupRows, 128) * 115))
@@ -151,8 +159,9 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
       break;
     }
   // A 128x256 f32 accumulator needs 256 registers per thread across two
-  // consumer warpgroups; keep 256 only where the tile is full height.
-  if (blockN == 256 && blockM < 128)
+  // consumer warpgroups; keep 256 only where the tile is full height or
+  // split between two warpgroups.
+  if (blockN == 256 && blockM < 128 && splitN == 1)
     blockN = 128;
   // Contiguous groups are ragged and their sizes unknown until run time:
   // 128-wide tiles balance the persistent grid's waves better and leave
@@ -165,7 +174,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // (two-level accumulation, for block scales and for precision): two 64x128
   // fragments fit the registers, two 64x256 do not.
   bool twoLevel = f8;
-  if (twoLevel && blockN > 128)
+  if (twoLevel && blockN / splitN > 128)
     blockN = 128;
   // 128x128 scales of B cover whole 128-column blocks of the tile.
   ScaleAttr bScale = op.getBScaleKindAttr();
@@ -178,7 +187,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    and 1.8x slower on decode (docs/performance.md).
   // 6. Grid: persistent, one CTA per SM.
   return deepestPipeline(
-      op, ConfigAttr::get(ctx, blockM, blockN, blockK, 1, 1, 1, numSMs),
+      op, ConfigAttr::get(ctx, blockM, blockN, blockK, 1, 1, 1, numSMs, splitN),
       smemBudget);
 }
 

@@ -46,7 +46,7 @@ struct TmaStorePoolPass
         ConfigAttr trial = ConfigAttr::get(
             op.getContext(), config.getBlockM(), config.getBlockN(),
             config.getBlockK(), stages, config.getClusterM(),
-            config.getClusterN(), config.getNumSMs());
+            config.getClusterN(), config.getNumSMs(), config.getSplitN());
         if (ggc::sharedMemoryLayout(op, trial, /*stagedOutput=*/true).total >
             smemBudget)
           continue;

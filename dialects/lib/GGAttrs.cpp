@@ -102,7 +102,8 @@ LogicalResult ScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t blockM, int64_t blockN, int64_t blockK,
                                  int64_t stages, int64_t clusterM,
-                                 int64_t clusterN, int64_t numSMs) {
+                                 int64_t clusterN, int64_t numSMs,
+                                 int64_t splitN) {
   // One wgmma covers 64 rows per warpgroup and 8..256 columns in steps of 8.
   if (blockM <= 0 || blockM % 64 != 0 || blockM > 256)
     return emitError() << "block M must be 64, 128, 192 or 256, got " << blockM;
@@ -127,6 +128,14 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << clusterM << ", " << clusterN << "]";
   if (numSMs < 1)
     return emitError() << "sms must be positive, got " << numSMs;
+  if (splitN != 1 && splitN != 2)
+    return emitError() << "split_n must be 1 or 2, got " << splitN;
+  if (splitN == 2 && blockN % 32 != 0)
+    return emitError() << "split_n = " << splitN
+                       << " needs block N a multiple of " << 16 * splitN
+                       << " (each warpgroup's wgmma takes a multiple of 16 "
+                          "columns), got "
+                       << blockN;
   return success();
 }
 

@@ -1111,3 +1111,19 @@ func.func @overfetch_rows_range(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf1
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {overfetch = #gg.overfetch<rows = 300, k = 0>}
   return
 }
+
+// -----
+
+func.func @split_n_three(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{split_n must be 1 or 2, got 3}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [64, 192, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 3>}
+  return
+}
+
+// -----
+
+func.func @split_n_narrow(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{split_n = 2 needs block N a multiple of 32 (each warpgroup's wgmma takes a multiple of 16 columns), got 48}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [64, 48, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
+  return
+}

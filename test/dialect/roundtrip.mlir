@@ -553,3 +553,11 @@ func.func @planned(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memre
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, schedule = #gg.schedule<order = n_fastest>, padding = #gg.padding<idle_warpgroups = skip>, overfetch = #gg.overfetch<rows = 7, k = 0>}
   return
 }
+
+// split_n = 2 prints only when not the default.
+// CHECK-LABEL: func.func @split_columns(
+// CHECK: {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}{{$}}
+func.func @split_columns(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
+  return
+}

@@ -87,7 +87,7 @@ def rel_err(out, ref):
 
 
 def run_contiguous(sizes, n, k, a_scale, b_scale, a_dtype="f8E4M3FN", b_dtype="f8E4M3FN",
-                   **plan):
+                   **plan):  # plan: config, idle_warpgroups, ...
     g, m = len(sizes), sum(sizes)
     kern = kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=b_dtype,
                   a_dtype=a_dtype, a_scale=a_scale, b_scale=b_scale, **plan)
@@ -131,6 +131,14 @@ def test_contiguous_long_k_keeps_precision():
     run_contiguous([300, 0, 777], n=256, k=7168, a_scale="block_mn", b_scale="block")
 
 
+def test_contiguous_split_n_column_scales():
+    # split_n = 2 with per-column 1x128 scales of B: each warpgroup stages
+    # its own half of the columns.
+    run_contiguous(RAGGED, n=2112, k=400, a_scale="block_mn", b_scale="block1x128",
+                   config="#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1], "
+                          "sms = 132, split_n = 2>")
+
+
 def test_contiguous_idle_warpgroups_skip():
     # gg-eliminate-padding's skip in the two-level f8 kernel (192-row tiles,
     # three consumers): warpgroups whose rows are all past the group's end
@@ -146,13 +154,21 @@ def test_contiguous_e5m2_and_mixed_pairs(a_dtype, b_dtype):
                    a_dtype=a_dtype, b_dtype=b_dtype)
 
 
-@pytest.mark.parametrize("a_scale, b_scale", [("block_mn", "block"), ("block", "block_mn"),
-                                              ("channel", "channel"), ("tensor", "tensor")])
-def test_masked_deepgemm_layout(a_scale, b_scale):
+SPLIT_DECODE = ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1], "
+                "sms = 132, split_n = 2>")
+
+
+@pytest.mark.parametrize("a_scale, b_scale, config", [
+    ("block_mn", "block", None), ("block", "block_mn", None), ("channel", "channel", None),
+    ("tensor", "tensor", None), ("block_mn", "block", SPLIT_DECODE),
+    ("channel", "channel", SPLIT_DECODE)])
+def test_masked_deepgemm_layout(a_scale, b_scale, config):
+    """Also with 64-row tiles and two consumer warpgroups splitting the
+    columns (split_n = 2), the decode configuration."""
     g, m_max, n, k = 4, 256, 2112, 640
     counts = [256, 0, 129, 3]
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                  expected_m=97, a_scale=a_scale, b_scale=b_scale)
+                  expected_m=97, a_scale=a_scale, b_scale=b_scale, config=config)
     a = f8(g, m_max, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")
     sa, fa = scales_a(a_scale, "masked", g, m_max, k)
@@ -334,11 +350,12 @@ def test_flashinfer_mxfp8_zero_padding(bk):
         start += size
 
 
-def test_mx_masked():
+@pytest.mark.parametrize("config", [None, SPLIT_DECODE])
+def test_mx_masked(config):
     g, m_max, n, k = 3, 64, 128, 256
     counts = [64, 5, 0]
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                  a_scale="mx32", b_scale="mx32", out_dtype="f32")
+                  a_scale="mx32", b_scale="mx32", out_dtype="f32", config=config)
     a, b = f8(g, m_max, k, dtype="f8E4M3FN"), f8(g, n, k, dtype="f8E4M3FN")
     ea, eb = ue8m0(g, m_max, k // 32), ue8m0(g, n, k // 32)
     out = torch.full((g, m_max, n), float("nan"), dtype=torch.float32, device="cuda")

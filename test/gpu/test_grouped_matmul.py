@@ -121,6 +121,18 @@ def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, bl
                             "cluster = [1, 1], sms = 132>")
 
 
+# split_n = 2: two consumer warpgroups per 64 rows, each on half of the
+# columns (64-row tiles keep two warpgroups on the tensor cores).
+@pytest.mark.parametrize("block, direct_stores, b_layout", [
+    ((64, 256, 64), False, "nk"), ((64, 256, 64), True, "kn"), ((128, 128, 64), False, "nk")])
+def test_contiguous_split_n(block, direct_stores, b_layout):
+    bm, bn, bk = block
+    check_contiguous(RAGGED + [191, 257], n=200 if bn == 128 else 512, k=136, dtype="bf16",
+                     direct_stores=direct_stores, b_layout=b_layout,
+                     config=f"#gg.config<block = [{bm}, {bn}, {bk}], stages = 0, "
+                            "cluster = [1, 1], sms = 132, split_n = 2>")
+
+
 def test_contiguous_per_thread_stores():
     # The store pool is the default; per-thread stores stay correct too.
     check_contiguous(RAGGED, n=200, k=136, dtype="bf16", direct_stores=True)

@@ -297,3 +297,20 @@ func.func @tf32_token_major(%a: memref<?x128xf32>, %b: memref<?x128xf32>,
       config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// split_n = 2: a 64x256 f8 tile goes to two consumer warpgroups (384
+// threads), each running m64n128 wgmmas on its half of B's columns.
+// CHECK-LABEL: llvm.func @split_columns_kernel
+// CHECK-SAME: nvvm.maxntid = array<i32: 384, 1, 1>
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>
+func.func @split_columns(%a: memref<16x128x7168xf8E4M3FN>,
+                         %b: memref<16x4096x7168xf8E4M3FN>, %m: memref<16xi32>,
+                         %o: memref<16x128x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x4096xbf16>)
+      {config = #gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
+  return
+}

@@ -20,9 +20,26 @@ func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>
 
 // -----
 
-// A small f8 decode batch keeps 128-row tiles (two consumer warpgroups take
-// turns scaling their K blocks); N = 2112 is divisible by 64 only; f8 rows
-// of 128 bytes are 128 elements.
+// Where N takes 256-wide tiles, an f8 decode batch gets 64-row tiles with
+// the two consumer warpgroups splitting the columns (split_n = 2): half the
+// tensor work per weight byte of 128-row tiles, both warpgroups busy.
+// CHECK-LABEL: func.func @masked_decode_fp8_split
+// CHECK: config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>
+func.func @masked_decode_fp8_split(%a: memref<16x128x7168xf8E4M3FN>,
+                                   %b: memref<16x4096x7168xf8E4M3FN>,
+                                   %m: memref<16xi32>, %o: memref<16x128x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x4096xbf16>) {expected_m = 58 : i64}
+  return
+}
+
+// -----
+
+// A small f8 decode batch whose N = 2112 does not take 256-wide tiles
+// keeps 128-row tiles (two consumer warpgroups take turns scaling their K
+// blocks); 2112 is divisible by 64 only; f8 rows of 128 bytes are 128
+// elements.
 // CHECK-LABEL: func.func @masked_decode_fp8
 // CHECK: config = #gg.config<block = [128, 64, 128], stages = 8, cluster = [1, 1], sms = 132>
 func.func @masked_decode_fp8(%a: memref<16x128x7168xf8E4M3FN>,

@@ -164,6 +164,11 @@ def GG_ConfigAttr : GG_Attr<"Config", "config"> {
     passes read the tile sizes, pipeline depth, cluster shape and persistent
     grid size from here and from nowhere else. A user's `stages = 0` asks
     gg-select-config for the deepest pipeline that fits the given tile.
+
+    Consumer warpgroups split the tile's rows, 64 each; with `split_n = 2`
+    each 64 rows go to two warpgroups, one per half of the columns, so a
+    64-row tile keeps two warpgroups on the tensor cores (decode batches,
+    whose groups have few rows).
   }];
   let parameters = (ins
     "int64_t":$blockM,
@@ -172,13 +177,22 @@ def GG_ConfigAttr : GG_Attr<"Config", "config"> {
     "int64_t":$stages,
     "int64_t":$clusterM,
     "int64_t":$clusterN,
-    "int64_t":$numSMs
+    "int64_t":$numSMs,
+    DefaultValuedParameter<"int64_t", "1">:$splitN
   );
+  let builders = [
+    AttrBuilder<(ins "int64_t":$blockM, "int64_t":$blockN, "int64_t":$blockK,
+                     "int64_t":$stages, "int64_t":$clusterM,
+                     "int64_t":$clusterN, "int64_t":$numSMs), [{
+      return $_get($_ctxt, blockM, blockN, blockK, stages, clusterM, clusterN,
+                   numSMs, 1);
+    }]>
+  ];
   let assemblyFormat = [{
     `<` `block` `=` `[` $blockM `,` $blockN `,` $blockK `]` `,`
         `stages` `=` $stages `,`
         `cluster` `=` `[` $clusterM `,` $clusterN `]` `,`
-        `sms` `=` $numSMs `>`
+        `sms` `=` $numSMs (`,` `split_n` `=` $splitN^)? `>`
   }];
   let genVerifyDecl = 1;
 }

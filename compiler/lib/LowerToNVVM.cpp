@@ -116,6 +116,9 @@ struct KernelPlan {
   /// B's scales change per column and per K block (MX words or 1x128 f32
   /// blocks): staged per K block in shared memory (columnScales).
   bool columnScales = false;
+  /// Factors per column and K block in those buffers (MX: one per scale
+  /// block; the staging thread decodes them once for the warpgroup).
+  int64_t columnEntries = 1;
   /// wgmma K steps between promotions: one K block, or one MX scale block.
   int64_t stepsPerPromotion() const {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
@@ -274,8 +277,9 @@ private:
   Value columnScales(Value consumerIndex, Value buffer);
   /// Stores this thread's column scale into `buffer` and waits until the
   /// whole warpgroup has (one per thread, column = thread).
+  /// `kBlock`: the K block the word belongs to (which bytes MX decodes).
   void publishColumnScale(Value word, Value consumerIndex, Value buffer,
-                          const Fragment &f);
+                          const Fragment &f, Value kBlock);
   /// Index of K block `kBlock` of tile `t` among the scale blocks: the
   /// tile's own for most layouts; k_grouped blocks start on a multiple of
   /// 128 of the concatenated K (gg-plan-overfetch), whose blocks the
@@ -356,6 +360,7 @@ LogicalResult KernelGenerator::plan() {
   bool f8 = p.f8;
   p.mx = ggc::usesMxScales(op);
   p.columnScales = ggc::stagesColumnScales(op);
+  p.columnEntries = ggc::columnScaleEntries(op, config);
   // A wgmma's f32 accumulator fragment takes BN/2 registers per thread,
   // and ptxas needs about 26 more around it (measured: 154 for BN = 256).
   // It must fit the CTA's initial per-thread share: ptxas compiles every
@@ -1179,18 +1184,33 @@ KernelGenerator::loadScalesOf(const Tile &t, Value kBlock, const Fragment &f) {
 Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
   Value index = b.add(b.mul(consumerIndex, b.c32(2)), buffer);
   return b.gep(smem, b.add(b.c64(p.smem.columnScalesAt),
-                           b.mul(b.toI64(index), b.c64(p.blockN * 4))));
+                           b.mul(b.toI64(index),
+                                 b.c64(p.blockN * 4 * p.columnEntries))));
 }
 
 void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
-                                          Value buffer, const Fragment &f) {
+                                          Value buffer, const Fragment &f,
+                                          Value kBlock) {
   // The thread's column of the warpgroup's share of the tile.
   Value own = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
   Value column = b.add(f.colBase, own);
-  Value words = columnScales(consumerIndex, buffer);
+  Value factors = columnScales(consumerIndex, buffer);
   b.create<scf::IfOp>(b.lt(own, b.c32(p.warpgroupN)), [&](OpBuilder &,
                                                           Location) {
-    b.create<LLVM::StoreOp>(word, b.gep(words, b.mul(b.toI64(column), b.c64(4))));
+    if (!p.mx) {
+      b.create<LLVM::StoreOp>(
+          word, b.gep(factors, b.mul(b.toI64(column), b.c64(4))));
+    } else {
+      // Decoded here once, not by each of the 32 threads reading the
+      // column: K block k's scale blocks take bytes (k * entries + j) % 4.
+      for (int64_t j = 0; j < p.columnEntries; ++j) {
+        Value byte = b.remU(
+            b.add(b.mul(kBlock, b.c32(p.columnEntries)), b.c32(j)), b.c32(4));
+        Value entry = b.add(b.mul(b.c32(j), b.c32(p.blockN)), column);
+        b.create<LLVM::StoreOp>(decodeUE8M0(word, byte),
+                                b.gep(factors, b.mul(b.toI64(entry), b.c64(4))));
+      }
+    }
     b.create<scf::YieldOp>();
   });
   // Named barrier 2 + i for consumer warpgroup i (1 is all consumers).
@@ -1275,7 +1295,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   if (p.columnScales)
     publishColumnScale(loadColumnScale(t, b.c32(0), ownColumn),
-                       consumerIndex, b.c32(0), f);
+                       consumerIndex, b.c32(0), f, b.c32(0));
   auto kLoop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), initial,
       [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
@@ -1335,15 +1355,15 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                 b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
             Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
                                 decodeUE8M0(scales.a[1], byte)};
-            Value columnWords =
+            Value columnFactors =
                 columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
             for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
               for (int jj = 0; jj < 2; ++jj) {
-                Value column = b.add(f.col, b.c32(8 * c + jj));
-                Value bWord = b.create<LLVM::LoadOp>(
-                    b.i32(),
-                    b.gep(columnWords, b.mul(b.toI64(column), b.c64(4))));
-                Value bFactor = decodeUE8M0(bWord, byte);
+                Value entry = b.add(b.c32(j * p.blockN),
+                                    b.add(f.col, b.c32(8 * c + jj)));
+                Value bFactor = b.create<LLVM::LoadOp>(
+                    b.f32(),
+                    b.gep(columnFactors, b.mul(b.toI64(entry), b.c64(4))));
                 for (int half = 0; half < 2; ++half) {
                   int64_t reg = 4 * c + 2 * half + jj;
                   Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
@@ -1355,7 +1375,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
               }
           }
           publishColumnScale(nextColumnWord, consumerIndex,
-                             b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f);
+                             b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f,
+                             b.add(kBlock, b.c32(1)));
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
           // scaled and added to the main one in f32 once it is complete,
@@ -1398,7 +1419,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             }
           if (p.columnScales)
             publishColumnScale(nextColumnWord, consumerIndex,
-                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f);
+                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f,
+                               b.add(kBlock, b.c32(1)));
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so

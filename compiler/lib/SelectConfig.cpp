@@ -37,6 +37,13 @@ bool ggc::stagesColumnScales(GroupedMatmulOp op) {
           bScale.getBlockMN() == 1);
 }
 
+int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
+  if (!usesMxScales(op))
+    return 1;
+  return std::max<int64_t>(
+      1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
+}
+
 bool ggc::transposesB(GroupedMatmulOp op) {
   return op.getBType().getElementType().isF32() &&
          op.getBLayout() == OperandLayout::kn;
@@ -66,7 +73,8 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.columnScalesAt = l.barriersAt + l.stages * 16;
   l.columnScalesBytes = stagesColumnScales(op)
                              ? 2 * (config.getBlockM() / 64) *
-                                   config.getSplitN() * config.getBlockN() * 4
+                                   config.getSplitN() * config.getBlockN() * 4 *
+                                   columnScaleEntries(op, config)
                              : 0;
   l.stagedOutputAt =
       llvm::alignTo(l.columnScalesAt + l.columnScalesBytes, 1024);

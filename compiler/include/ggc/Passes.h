@@ -27,9 +27,9 @@ namespace ggc {
 struct SharedMemoryLayout {
   int64_t aTileBytes, bTileBytes, stages;
   int64_t bStagesAt, transposedBAt, transposedAAt, barriersAt, stagedOutputAt;
-  /// Per-column scales of B (MX words, or 1x128 f32 blocks): each consumer
-  /// warpgroup's two buffers of one 4-byte value per column of the tile
-  /// (the K block being scaled and the next).
+  /// Per-column scales of B as f32 factors (MX exponents decoded, or 1x128
+  /// blocks): each consumer warpgroup's two buffers (the K block being
+  /// scaled and the next) of [entries][columns of the tile] factors.
   int64_t columnScalesAt, columnScalesBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB, transposesA;
@@ -44,6 +44,11 @@ bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 /// B's scales change per column and per K block (MX, or 1x128 block
 /// scales): the consumers stage each K block's in shared memory.
 bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
+
+/// f32 factors staged per column and K block: one per MX scale block in
+/// the K block (4 for 1x32, 1 for 1x128), else 1.
+int64_t columnScaleEntries(mlir::gg::GroupedMatmulOp op,
+                           mlir::gg::ConfigAttr config);
 
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.

@@ -391,8 +391,6 @@ LogicalResult KernelGenerator::plan() {
                                "128-row group alignment (64 or 128), got "
                             << p.blockM;
   p.cluster = config.getClusterM();
-  if (p.splitN > 1 && p.cluster > 1)
-    return unsupported("split_n with clusters");
   if (config.getClusterN() != 1 || p.cluster > 2)
     return unsupported("clusters other than [1, 1] and [2, 1]");
   if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)

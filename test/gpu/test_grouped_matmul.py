@@ -375,12 +375,16 @@ def test_cluster_pairs_share_b_by_multicast(b_layout):
         start += size
 
 
-def test_cluster_masked_fp8_block_scaled():
+@pytest.mark.parametrize("config", [
+    CLUSTER.format(bn=128, bk=128, stages=4),
+    # 64-row tiles split between two warpgroups, paired along M (decode).
+    "#gg.config<block = [64, 256, 128], stages = 0, cluster = [2, 1], sms = 132, "
+    "split_n = 2>"])
+def test_cluster_masked_fp8_block_scaled(config):
     g, m_max, n, k = 4, 256, 512, 512
     counts = [256, 129, 0, 3]
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                         a_scale="block_mn", b_scale="block",
-                         config=CLUSTER.format(bn=128, bk=128, stages=4))
+                         a_scale="block_mn", b_scale="block", config=config)
     a = (torch.randn(g, m_max, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     sa = torch.rand(g, k // 128, m_max, device="cuda") + 0.5

@@ -102,12 +102,12 @@ void KernelBuilder::mbarrierWait(Value bar, Value parity) {
 }
 
 void KernelBuilder::tmaLoad(Value dst, Value tensorMap, ArrayRef<Value> coords,
-                            Value bar) {
+                            Value bar, Value l2Hint) {
   SmallVector<Value> coords32;
   for (Value c : coords)
     coords32.push_back(toI32(c));
   create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
-      dst, tensorMap, coords32, bar, ValueRange{}, Value(), Value(),
+      dst, tensorMap, coords32, bar, ValueRange{}, Value(), l2Hint,
       NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(),
       Value());
 }

@@ -75,7 +75,8 @@ public:
   /// TMA tile load from `tensorMap` at `coords` (innermost first) into
   /// shared memory, completing on `bar`.
   void tmaLoad(mlir::Value dst, mlir::Value tensorMap,
-               llvm::ArrayRef<mlir::Value> coords, mlir::Value bar);
+               llvm::ArrayRef<mlir::Value> coords, mlir::Value bar,
+               mlir::Value l2Hint = {});
 
   /// A wgmma shared-memory matrix descriptor for a tile with 128-byte
   /// swizzle. K-major tiles: 8-row atoms of 1024 bytes apart (`strideBytes`

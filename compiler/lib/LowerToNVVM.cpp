@@ -95,6 +95,8 @@ struct KernelPlan {
   int64_t nBlocks;
   /// gg-schedule-groups: N blocks of a group before its M blocks.
   bool nFastest = false;
+  /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).
+  int64_t bCachePolicy = 0;
   /// gg-eliminate-padding: a consumer warpgroup whose rows of a tile are all
   /// past its group's end skips the tile's wgmma.
   bool skipIdleWarpgroups = false;
@@ -414,6 +416,18 @@ LogicalResult KernelGenerator::plan() {
   if (failed(ggc::checkOverfetch(op, config, overfetch)))
     return failure();
   p.nFastest = schedule.getOrder() == TileOrder::n_fastest;
+  // TMA's L2 cache-policy operands (CUTLASS's CacheHintSm90 values).
+  switch (schedule.getBCache()) {
+  case CachePolicy::normal:
+    p.bCachePolicy = 0;
+    break;
+  case CachePolicy::evict_first:
+    p.bCachePolicy = 0x12F0000000000000LL;
+    break;
+  case CachePolicy::evict_last:
+    p.bCachePolicy = 0x14F0000000000000LL;
+    break;
+  }
   p.skipIdleWarpgroups = padding.getIdleWarpgroups() == IdleWarpgroups::skip;
   if (p.skipIdleWarpgroups && ggc::transposesB(op))
     return op.emitOpError() << "'padding' with idle_warpgroups = skip cannot "
@@ -927,8 +941,10 @@ void KernelGenerator::emitProducer() {
           // In a cluster, each CTA loads its share of the B tile and
           // multicasts it to the same place in every CTA of the cluster.
           auto loadB = [&](Value dst, ArrayRef<Value> coords) {
+            // gg-schedule-groups' L2 policy for B.
+            Value bHint = p.bCachePolicy ? b.c64(p.bCachePolicy) : Value();
             if (p.cluster == 1) {
-              b.tmaLoad(dst, tensorMapB, coords, full);
+              b.tmaLoad(dst, tensorMapB, coords, full, bHint);
               return;
             }
             SmallVector<Value> coords32;
@@ -938,7 +954,7 @@ void KernelGenerator::emitProducer() {
                 clusterAddress(dst, clusterRank), tensorMapB, coords32, full,
                 ValueRange{}, b.create<arith::ConstantIntOp>(b.getI16Type(),
                                                              (1 << p.cluster) - 1),
-                Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                bHint, NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
                 NVVM::CTAGroupKindAttr(), Value());
           };
           if (p.bMNMajor) {

@@ -561,3 +561,11 @@ func.func @split_columns(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g:
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
   return
 }
+
+// b_cache prints only when not the default.
+// CHECK-LABEL: func.func @b_cache_policy(
+// CHECK: {schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>}{{$}}
+func.func @b_cache_policy(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>}
+  return
+}

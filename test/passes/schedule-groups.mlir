@@ -33,9 +33,11 @@ func.func @tall_masked_groups(%a: memref<2x16384x512xbf16>,
 
 // -----
 
-// A decode batch: each group's 32 tiles run in one wave; M first.
+// A decode batch: each group's 32 tiles run in one wave; M first. f8
+// weights load with L2's evict_first policy, so A's rows, which every N
+// block reads again, stay in L2 instead.
 // CHECK-LABEL: func.func @decode
-// CHECK: schedule = #gg.schedule<order = m_fastest>
+// CHECK: schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>
 func.func @decode(%a: memref<16x128x7168xf8E4M3FN>,
                   %b: memref<16x4096x7168xf8E4M3FN>, %m: memref<16xi32>,
                   %o: memref<16x128x4096xbf16>) {

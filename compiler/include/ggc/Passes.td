@@ -41,8 +41,8 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
   let description = [{
     Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
     first).
-    Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest>` on every
-    op that has none. The kernel walks the tiles group by group, each CTA
+    Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest[,
+    b_cache = evict_first]>` on every op that has none. The kernel walks the tiles group by group, each CTA
     taking every grid-th tile, with the group boundaries found on the device
     from the offsets or counts (no host synchronisation; an empty group has
     no tiles). Within a group, `order` says which block index moves first.
@@ -53,7 +53,10 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     once read the same columns of the group's B. When both counts are known
     (masked, k_grouped) and a group spans several waves, the order that
     loads fewer bytes of A and B tiles per wave of `sms` tiles wins; ties go
-    to M first.
+    to M first. f8 ops load B with L2's evict-first policy (`chooseBCache`),
+    so A's rows, which every N block reads again, stay in L2: measured
+    68.6 against 77.1 us on masked G=4 M=256 and 130.5 against 143.5 us on
+    the decode batch; bf16 measured no gain and keeps the default.
   }];
 }
 

@@ -99,6 +99,18 @@ def GG_TileOrder : I32EnumAttr<"TileOrder",
   let genSpecializedAttr = 0;
 }
 
+def GG_CachePolicy : I32EnumAttr<"CachePolicy",
+    "how the tiles a load brings into L2 are kept there", [
+  I32EnumAttrCase<"normal", 0>,
+  // Evicted before other lines: tiles read once (or by few CTAs at once).
+  I32EnumAttrCase<"evict_first", 1>,
+  // Kept over other lines: tiles many CTAs read at different times.
+  I32EnumAttrCase<"evict_last", 2>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_IdleWarpgroups : I32EnumAttr<"IdleWarpgroups",
     "what a consumer warpgroup does when all its rows of a tile are padding", [
   // Run the wgmma anyway (rows past the group are computed, never stored).
@@ -204,10 +216,22 @@ def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
     group (empty groups have none), and within a group by `order`; CTA `c`
     of a grid of `g` takes tiles `c`, `c + g`, ... The tiles of a group are
     counted on the device from its offsets or counts, so the host never
-    reads the group sizes.
+    reads the group sizes. `b_cache` is the L2 policy of B's tile loads
+    (TMA's cache hint): `evict_first` lets the weights, which the CTAs
+    running at once read together and then leave, give way in L2 to A's
+    rows, which every N block of the group reads again.
   }];
-  let parameters = (ins EnumParameter<GG_TileOrder>:$order);
-  let assemblyFormat = "`<` `order` `=` $order `>`";
+  let parameters = (ins
+    EnumParameter<GG_TileOrder>:$order,
+    DefaultValuedParameter<"::mlir::gg::CachePolicy",
+                           "::mlir::gg::CachePolicy::normal">:$bCache
+  );
+  let builders = [
+    AttrBuilder<(ins "::mlir::gg::TileOrder":$order), [{
+      return $_get($_ctxt, order, ::mlir::gg::CachePolicy::normal);
+    }]>
+  ];
+  let assemblyFormat = "`<` `order` `=` $order (`,` `b_cache` `=` $bCache^)? `>`";
 }
 
 def GG_PaddingAttr : GG_Attr<"Padding", "padding"> {

@@ -97,7 +97,8 @@ def extra(config):
     """Options after BM,BN,BK,STAGES: 'direct' keeps per-thread stores,
     'nf' walks a group's N blocks first (gg-schedule-groups), 'compute'
     keeps idle warpgroups computing and 'skip' lets them skip
-    (gg-eliminate-padding), 'whole' loads
+    (gg-eliminate-padding), 'normal'/'evict_first'/'evict_last' set B's L2
+    policy (gg-schedule-groups), 'whole' loads
     whole A tiles at group ends (gg-plan-overfetch)."""
     opts = {"direct_stores": "direct" in config[4:]}
     if "whole" in config[4:]:
@@ -108,6 +109,9 @@ def extra(config):
         opts["idle_warpgroups"] = "compute"
     if "skip" in config[4:]:
         opts["idle_warpgroups"] = "skip"
+    for policy in ("normal", "evict_first", "evict_last"):
+        if policy in config[4:]:
+            opts["b_cache"] = policy
     return opts
 
 
@@ -321,7 +325,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,compute][,skip][,whole];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,compute][,skip][,whole][,evict_first];...'")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]

@@ -64,6 +64,7 @@ class FunctionSpec:
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
     tile_order: Optional[str] = None       # "m_fastest" / "n_fastest"
+    b_cache: Optional[str] = None          # "normal" / "evict_first" / "evict_last"
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
     epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
@@ -112,8 +113,9 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"config = {spec.config}")
     if spec.direct_stores:
         attrs.append("store_pool = array<i64>")
-    if spec.tile_order is not None:
-        attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order}>")
+    if spec.tile_order is not None or spec.b_cache is not None:
+        attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order or 'm_fastest'}, "
+                     f"b_cache = {spec.b_cache or 'normal'}>")
     if spec.overfetch_rows is not None:
         attrs.append(f"overfetch = #gg.overfetch<rows = {spec.overfetch_rows}, k = 0>")
     if spec.idle_warpgroups is not None:
@@ -163,6 +165,7 @@ def grouped_matmul(
     tile_order: Optional[str] = None,
     idle_warpgroups: Optional[str] = None,
     overfetch_rows: Optional[int] = None,
+    b_cache: Optional[str] = None,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -180,7 +183,8 @@ def grouped_matmul(
     stores instead of the TMA store pool. `tile_order` ("m_fastest",
     "n_fastest"), `idle_warpgroups` ("skip", "compute") and
     `overfetch_rows` (block M - 1: whole-tile loads; 2^j - 1: a group's last
-    tile loads its rows in units of 2^j) override the choices of
+    tile loads its rows in units of 2^j) and `b_cache` (B's L2 policy:
+    "normal", "evict_first", "evict_last") override the choices of
     gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield.
@@ -217,7 +221,8 @@ def grouped_matmul(
                         else "mk", tf32=tf32,
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order,
-                        idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows)
+                        idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
+                        b_cache=b_cache)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

@@ -128,7 +128,8 @@ struct KernelPlan {
   /// Whether the consumers load a K block's scales a block ahead and carry
   /// them in registers. For MX only A's words ride in registers: B's 32
   /// column words per thread spilled there (1484 against 728 us), so each
-  /// warpgroup stages them in shared memory instead (columnScales).
+  /// warpgroup stages them, decoded, in shared memory instead
+  /// (columnScales).
   bool prefetchScales() const { return twoLevel(); }
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
@@ -363,8 +364,9 @@ LogicalResult KernelGenerator::plan() {
   p.mx = ggc::usesMxScales(op);
   p.columnScales = ggc::stagesColumnScales(op);
   p.columnEntries = ggc::columnScaleEntries(op, config);
-  // A wgmma's f32 accumulator fragment takes BN/2 registers per thread,
-  // and ptxas needs about 26 more around it (measured: 154 for BN = 256).
+  // A wgmma's f32 accumulator fragment takes N/2 registers per thread (N:
+  // the warpgroup's columns, BN / split_n), and ptxas needs about 26 more
+  // around it (measured: 154 for N = 256).
   // It must fit the CTA's initial per-thread share: ptxas compiles every
   // instruction within it, whatever setmaxnreg grants later.
   if (int64_t regs = initialRegisters(p.numConsumers);
@@ -1317,7 +1319,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         Value stage = b.remU(it, b.c32(p.stages));
         Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
         BlockScales scales, next;
-        Value nextColumnWord;
+        Value nextColumnWord; // B's per-column scale of the next K block
         if (p.prefetchScales()) {
           scales = BlockScales::from(iter.drop_front(2));
           Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),

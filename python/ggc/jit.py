@@ -22,7 +22,7 @@ from .runtime import Kernel, _TORCH_DTYPES
 
 _IR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "i32": "i32", "i64": "i64",
              "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2"}
-TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES")
+TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_N")
 
 
 class spec:  # noqa: N801 - a small value type, used like a tensor
@@ -216,8 +216,10 @@ class JITFunction:
         import re
         chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms).asm["gg-config"]
         m = re.search(r"#gg\.config<block = \[(\d+), (\d+), (\d+)\], stages = (\d+), "
-                      r"cluster = \[(\d+), (\d+)\], sms = (\d+)>", chosen)
-        bm, bn, bk, stages, cm, cn, sms = (int(x) for x in m.groups())
+                      r"cluster = \[(\d+), (\d+)\], sms = (\d+)(?:, split_n = (\d+))?>",
+                      chosen)
+        bm, bn, bk, stages, cm, cn, sms = (int(x) for x in m.groups()[:7])
+        split = int(m.group(8) or 1)
         for name, value in knobs.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
@@ -225,8 +227,14 @@ class JITFunction:
         # Stages the user leaves open are chosen again for the new tile
         # (stages = 0: gg-select-config picks the deepest pipeline that fits).
         bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", 0)
+        # The chosen split of the columns between warpgroups goes with the
+        # chosen tile; a new tile takes SPLIT_N, else none.
+        if "BLOCK_M" in knobs or "BLOCK_N" in knobs:
+            split = 1
+        split = knobs.get("SPLIT_N", split)
         return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
-                f"cluster = [{cm}, {cn}], sms = {sms}>")
+                f"cluster = [{cm}, {cn}], sms = {sms}"
+                + (f", split_n = {split}" if split != 1 else "") + ">")
 
     @property
     def asm(self) -> Dict[str, Any]:

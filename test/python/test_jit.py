@@ -101,6 +101,28 @@ def test_weight_gradient_operands_and_scale_kinds_must_agree():
                            spec([4, 256, 384], "f32"))
 
 
+@ggc.jit
+def fp8_decode(x: gl.MaskedRows, w: gl.Weights, masked_m: gl.MaskedCounts, sx: gl.Scale,
+               sw: gl.Scale, y: gl.Out, STAGES: gl.constexpr = None,
+               BLOCK_M: gl.constexpr = None, SPLIT_N: gl.constexpr = None):
+    gl.store(y, gl.grouped_dot(x, w, masked_m, a_scale=sx, b_scale=sw, expected_m=40))
+
+
+def test_knobs_keep_or_set_the_column_split():
+    args = (spec([8, 128, 512], "f8e4m3fn"), spec([8, 512, 512], "f8e4m3fn"), spec([8], "i32"),
+            spec([8, 4, 128], "f32"), spec([8, 4, 4], "f32"), spec([8, 128, 512], "bf16"))
+    fp8_decode.compile(*args)  # a decode batch: 64x256 tiles split in two
+    assert "block = [64, 256, 128]" in fp8_decode.asm["gg-config"]
+    assert "split_n = 2>" in fp8_decode.asm["gg-config"]
+    fp8_decode.compile(*args, STAGES=3)  # the split goes with the chosen tile
+    assert "stages = 3, cluster = [1, 1], sms = 132, split_n = 2>" in fp8_decode.asm["gg-config"]
+    fp8_decode.compile(*args, BLOCK_M=128)  # a new tile takes no split
+    assert "block = [128, 256, 128]" in fp8_decode.asm["gg-config"]
+    assert "split_n" not in fp8_decode.asm["gg-config"]
+    fp8_decode.compile(*args, BLOCK_M=128, SPLIT_N=2)
+    assert "split_n = 2>" in fp8_decode.asm["gg-config"]
+
+
 def test_constexpr_knobs_override_the_config():
     moe_up.compile(*ARGS, BLOCK_N=64)
     assert "#gg.config<block = [128, 64, 64]" in moe_up.asm["gg-config"]

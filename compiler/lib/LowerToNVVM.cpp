@@ -110,6 +110,7 @@ struct KernelPlan {
   int64_t aLoadGranule = 0;
   bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
   bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
+  bool outNM = false; // out given as [G, N, M] (k_grouped)
   /// The A tiles wgmma reads are M-major (tf32 reads a K-major copy).
   bool aReadMNMajor() const { return aMNMajor && !smem.transposesA; }
   ScaleAttr aScale, bScale; // null when the operand has no scales
@@ -384,8 +385,9 @@ LogicalResult KernelGenerator::plan() {
                        Twine(kWarpgroupThreads));
   p.bMNMajor = op.getBLayout() == OperandLayout::kn;
   p.aMNMajor = op.getALayout() == OperandLayout::km;
-  if (op.getOutLayout() != OperandLayout::mn)
-    return unsupported("'out' in layout nm");
+  // out in nm ([G, N, M], k_grouped): element (m, n) of group g is at
+  // (g N + n) M + m, written by per-thread stores.
+  p.outNM = op.getOutLayout() == OperandLayout::nm;
 
   // A padded_contiguous tile takes the group of its first row. DeepGEMM's
   // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
@@ -451,6 +453,10 @@ LogicalResult KernelGenerator::plan() {
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
   if (std::optional<ArrayRef<int64_t>> pool = op.getStorePool())
     p.storePool.assign(pool->begin(), pool->end());
+  if (p.outNM && !p.storePool.empty())
+    return op.emitOpError() << "'store_pool' stores rows of an mn output; "
+                               "'out' in layout nm takes per-thread stores "
+                               "(store_pool = array<i64>)";
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
   p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
   p.sharedBytes = p.smem.total;
@@ -1801,10 +1807,23 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       }
       Value valid = b.andI(rows[half].valid, colValid);
       b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
-        Value offset = b.mul(
-            b.add(b.mul(rows[half].index, b.c64(p.n)), b.toI64(col)),
-            b.c64(outBytes));
-        b.storeGlobal(pair, outPtr, offset);
+        if (p.outNM) {
+          // The pair's two columns are two rows of the transposed output.
+          Value row = b.sub(rows[half].index, b.mul(b.toI64(t.group), b.c64(p.m)));
+          for (int j = 0; j < 2; ++j) {
+            Value outCol = b.add(b.mul(b.toI64(t.group), b.c64(p.n)),
+                                 b.toI64(b.add(col, b.c32(j))));
+            Value offset = b.mul(b.add(b.mul(outCol, b.c64(p.m)), row),
+                                 b.c64(outBytes));
+            b.storeGlobal(b.create<LLVM::ExtractElementOp>(pair, b.c32(j)),
+                          outPtr, offset);
+          }
+        } else {
+          Value offset = b.mul(
+              b.add(b.mul(rows[half].index, b.c64(p.n)), b.toI64(col)),
+              b.c64(outBytes));
+          b.storeGlobal(pair, outPtr, offset);
+        }
         b.create<scf::YieldOp>();
       });
     }

@@ -36,7 +36,9 @@ struct TmaStorePoolPass
       Builder b(op.getContext());
       // Rows of a padded_contiguous tile are valid one by one (by their
       // group tag), not as a prefix: they keep per-thread stores.
-      if (op.getLayout() == GroupLayout::padded_contiguous) {
+      // A transposed (nm) output has no row-major tile to stage.
+      if (op.getLayout() == GroupLayout::padded_contiguous ||
+          op.getOutLayout() == OperandLayout::nm) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

@@ -54,6 +54,7 @@ class FunctionSpec:
     out: str
     b_layout: str = "nk"
     a_layout: str = "mk"
+    out_layout: str = "mn"
     a_scale: Optional[Tuple[str, str]] = None   # (argument, kind)
     b_scale: Optional[Tuple[str, str]] = None
     rows: List[str] = field(default_factory=list)
@@ -98,7 +99,8 @@ def emit(spec: FunctionSpec) -> str:
         if scale:
             name, kind = scale
             lines.append(f"      {side}_scale(%{name} : {t[name]}, {SCALE_ATTRS[side, kind]})")
-    lines.append(f"      out(%{spec.out} : {t[spec.out]})")
+    out_suffix = ", nm" if spec.out_layout == "nm" else ""
+    lines.append(f"      out(%{spec.out} : {t[spec.out]}{out_suffix})")
     for keyword, names in (("rows", spec.rows), ("cols", spec.cols),
                            ("group_scalars", spec.group_scalars)):
         if names:
@@ -166,12 +168,14 @@ def grouped_matmul(
     idle_warpgroups: Optional[str] = None,
     overfetch_rows: Optional[int] = None,
     b_cache: Optional[str] = None,
+    out_layout: str = "mn",
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
     B is [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`); `k_grouped`
     takes A as [K, M] and B as [K, N] (token-major, `"kn"`) or A as [M, K]
-    and B as [N, K] (K-major, `"nk"`). `m` is the row count of
+    and B as [N, K] (K-major, `"nk"`), and writes out as [G, M, N] or, with
+    `out_layout="nm"`, [G, N, M]. `m` is the row count of
     A (M_max for masked); None makes it dynamic. `a_dtype` overrides A's
     element type (mixed f8 pairs). `a_scale` and `b_scale` name a scale
     layout: "tensor", "channel", "block" (A 1x128 K-major, B 128x128 K-major)
@@ -202,7 +206,7 @@ def grouped_matmul(
         # and [N, K], b_layout="nk", as f8 needs).
         a = Arg("a", [k, m] if b_layout == "kn" else [m, k], a_type)
         b = Arg("b", [k, n] if b_layout == "kn" else [n, k], dtype)
-        out = Arg("out", [g, m, n], out_dtype)
+        out = Arg("out", [g, n, m] if out_layout == "nm" else [g, m, n], out_dtype)
         groups = Arg("groups", [g + 1], offsets_dtype)
         row_shape = [m]
     else:
@@ -222,7 +226,7 @@ def grouped_matmul(
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
-                        b_cache=b_cache)
+                        b_cache=b_cache, out_layout=out_layout)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

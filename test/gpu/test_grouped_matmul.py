@@ -290,11 +290,12 @@ def test_bad_arguments_are_rejected_before_launch():
         kern(a.cpu(), b, offsets, out)
 
 
-@pytest.mark.parametrize("out_dtype, layout, dtype", [
-    ("f32", "kn", "bf16"), ("bf16", "kn", "bf16"), ("f32", "nk", "bf16"),
-    ("bf16", "nk", "f16"), ("f16", "kn", "f16"), ("f32", "nk", "f32"),
-    ("f32", "kn", "f32"), ("f32", "nk", "f8E4M3FN")])
-def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
+@pytest.mark.parametrize("out_dtype, layout, dtype, out_layout", [
+    ("f32", "kn", "bf16", "mn"), ("bf16", "kn", "bf16", "mn"), ("f32", "nk", "bf16", "mn"),
+    ("bf16", "nk", "f16", "mn"), ("f16", "kn", "f16", "mn"), ("f32", "nk", "f32", "mn"),
+    ("f32", "kn", "f32", "mn"), ("f32", "nk", "f8E4M3FN", "mn"),
+    ("f32", "kn", "bf16", "nm"), ("bf16", "nk", "f16", "nm"), ("f32", "nk", "f8E4M3FN", "nm")])
+def test_k_grouped_weight_gradient(out_dtype, layout, dtype, out_layout):
     """dW[g] = dY_g^T X_g with groups splitting the tokens (K); empty groups
     give zeros, and each group's last K block ends mid-tile. Token-major
     operands ("kn") lose whole rows past the group, K-major ones ("nk", the
@@ -306,7 +307,7 @@ def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
     g, m, n = len(k_sizes), 200, 136
     kern = cached_kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m,
                          b_layout=layout, out_dtype=out_dtype, dtype=dtype,
-                         tf32=dtype == "f32")
+                         tf32=dtype == "f32", out_layout=out_layout)
     k_total = sum(k_sizes)
     if dtype == "f8E4M3FN":
         dy = (torch.randn(k_total, m, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -316,12 +317,15 @@ def test_k_grouped_weight_gradient(out_dtype, layout, dtype):
         x = randn(k_total, n, dtype=TORCH_TYPES[dtype])
     offsets = torch.tensor([0] + list(torch.tensor(k_sizes).cumsum(0)), dtype=torch.int32,
                            device="cuda")
-    out = torch.full((g, m, n), float("nan"), dtype=TORCH_TYPES[out_dtype], device="cuda")
+    shape = (g, m, n) if out_layout == "mn" else (g, n, m)
+    out = torch.full(shape, float("nan"), dtype=TORCH_TYPES[out_dtype], device="cuda")
     if layout == "kn":
         kern(dy, x, offsets, out)
     else:  # K-major: [M, K] and [N, K]
         kern(dy.T.contiguous(), x.T.contiguous(), offsets, out)
     torch.cuda.synchronize()
+    if out_layout == "nm":  # [G, N, M]: compare as [G, M, N]
+        out = out.transpose(1, 2)
     start = 0
     for gi, size in enumerate(k_sizes):
         if size == 0:

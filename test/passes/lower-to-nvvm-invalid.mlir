@@ -11,18 +11,6 @@ func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
-                  %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: 'out' in layout nm}}
-  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
-      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
-      out(%o : memref<2x64x64xf32>, nm)
-      {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
-  return
-}
-
-// -----
-
 func.func @f32_without_tf32(%a: memref<?x256xf32>, %b: memref<4x128x256xf32>,
                             %off: memref<5xi32>, %o: memref<?x128xf32>) {
   // expected-error @+1 {{f32 operands without 'tf32' (wgmma has no f32 math)}}

@@ -331,3 +331,23 @@ func.func @evict_first_b(%a: memref<4x128x256xf8E4M3FN>, %b: memref<4x256x256xf8
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// `out` in nm ([G, N, M], a transposed weight gradient): per-thread stores
+// (no store pool), the two columns of each pair as two scalars M apart.
+// CHECK-LABEL: llvm.func @out_nm_kernel
+// CHECK: nvvm.wgmma.mma_async
+// CHECK: llvm.extractelement %{{.*}}[%c0_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: llvm.extractelement %{{.*}}[%c1_i32{{.*}} : i32] : vector<2xf32>
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
+                  %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
+      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
+      out(%o : memref<2x64x64xf32>, nm)
+      {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}

@@ -91,3 +91,18 @@ func.func @user_choice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
        store_pool = array<i64>}
   return
 }
+
+// -----
+
+// A transposed (nm) output has no row-major tile to stage: per-thread
+// stores (an empty pool).
+// CHECK-LABEL: func.func @out_nm
+// CHECK: store_pool = array<i64>}
+func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
+                  %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
+      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
+      out(%o : memref<2x64x64xf32>, nm)
+      {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

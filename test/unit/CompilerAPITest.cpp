@@ -92,21 +92,22 @@ TEST(CompilerAPI, KernelInfoIsEmptyBeforeTheNVVMStage) {
 }
 
 TEST(CompilerAPI, WhatTheLoweringLacksIsAnErrorNotAKernel) {
-  // `out` in layout nm is verified but not lowered yet.
+  // Clusters along N are verified but not lowered yet.
   const char *source = R"mlir(
-func.func @w(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
-             %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
-  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
-      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
-      out(%o : memref<2x64x64xf32>, nm)
+func.func @w(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+             %off: memref<5xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 2], sms = 132>}
   return
 }
 )mlir";
   ResultPtr r = compile(source, "ptx");
   EXPECT_FALSE(ggc_result_ok(r.get()));
   EXPECT_NE(std::string(ggc_result_diagnostics(r.get()))
-                .find("is not supported by gg-lower-to-nvvm yet: 'out' in "
-                      "layout nm"),
+                .find("is not supported by gg-lower-to-nvvm yet: clusters "
+                      "other than [1, 1] and [2, 1]"),
             std::string::npos)
       << ggc_result_diagnostics(r.get());
   EXPECT_EQ(ggc_result_num_stages(r.get()), 2u); // gg and gg-config only

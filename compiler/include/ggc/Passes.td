@@ -126,7 +126,7 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     first).
     Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` (from 128 when BM is
     192) on ops whose layout keeps a tile's valid rows a prefix
-    (contiguous, masked, k_grouped). The
+    (contiguous, masked, k_grouped with `out` in mn). The
     lowering then stages the output tile in shared memory and stores the
     group's rows of it as a sum of those box heights (TMA-Adaptive FP8
     Grouped GEMM's descriptor pool): no row of a neighbouring group is
@@ -169,9 +169,9 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
     A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
     halves of each B tile to both.
 
-    Not lowered yet (each is a clear error): `out` in `nm`, clusters other
-    than [1, 1] and [2, 1], per-column scales of B (MX or 1x128) with block
-    N over 128.
+    `out` in `nm` ([G, N, M], k_grouped) takes per-thread stores. Not
+    lowered yet (each is a clear error): clusters other than [1, 1] and
+    [2, 1], per-column scales of B (MX or 1x128) with block N over 128.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

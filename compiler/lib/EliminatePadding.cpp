@@ -24,12 +24,9 @@ struct EliminatePaddingPass
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (op.getPaddingAttr())
         return WalkResult::advance(); // the user's choice
-      ConfigAttr config = op.getConfigAttr();
-      if (!config) {
-        op.emitOpError() << "has no #gg.config; run gg-select-config before "
-                            "gg-eliminate-padding";
+      ConfigAttr config = ggc::requireConfig(op, getArgument());
+      if (!config)
         return WalkResult::interrupt();
-      }
       // A tile's valid rows are a prefix only in these layouts; with one
       // consumer warpgroup a scheduled tile always has valid rows; the tf32
       // transpose of B is shared work of all consumers.

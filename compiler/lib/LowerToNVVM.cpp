@@ -41,7 +41,9 @@ namespace ggc {
 
 using namespace mlir;
 using namespace mlir::gg;
+using ggc::byteWidth;
 using ggc::KernelBuilder;
+using ggc::kSwizzleBytes;
 
 namespace {
 
@@ -72,10 +74,6 @@ int64_t consumerRegisters(int64_t numConsumers) {
       perThread * (1 + numConsumers) - producerRegisters(numConsumers);
   return std::min(kMaxConsumerRegisters, pool / numConsumers / 8 * 8);
 }
-constexpr int64_t kSwizzleBytes = 128;
-
-int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
-
 /// Everything the generator derives from the op before emitting code.
 struct KernelPlan {
   GroupLayout layout;
@@ -231,6 +229,9 @@ private:
   Value transposedA(Value stage);
   /// Copies an MN-major f32 tile of `mnExtent` columns into a K-major one.
   void transposeTile(Value src, Value dst, int64_t mnExtent);
+  /// The ring buffer the `it`-th K block uses, and the parity of its
+  /// barriers' current phase.
+  std::pair<Value, Value> ringSlot(Value it);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
   /// The consumers are done reading `stage`: its producer (and, in a
@@ -327,10 +328,9 @@ private:
 };
 
 LogicalResult KernelGenerator::plan() {
-  ConfigAttr config = op.getConfigAttr();
+  ConfigAttr config = ggc::requireConfig(op, "gg-lower-to-nvvm");
   if (!config)
-    return op.emitOpError() << "has no #gg.config; run gg-select-config "
-                               "before gg-lower-to-nvvm";
+    return failure();
   GroupedMatmulOp::Dims dims = op.getDims();
   p.layout = op.getLayout();
   p.numGroups = dims.numGroups;
@@ -653,6 +653,10 @@ Value KernelGenerator::transposedA(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.transposedAAt),
                            b.mul(b.toI64(stage), b.c64(p.aTileBytes))));
 }
+std::pair<Value, Value> KernelGenerator::ringSlot(Value it) {
+  return {b.remU(it, b.c32(p.stages)),
+          b.andI(b.divU(it, b.c32(p.stages)), b.c32(1))};
+}
 Value KernelGenerator::fullBarrier(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.barriersAt),
                            b.mul(b.toI64(stage), b.c64(8))));
@@ -882,8 +886,7 @@ void KernelGenerator::emitProducer() {
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
           Value it = iter[0];
-          Value stage = b.remU(it, b.c32(p.stages));
-          Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+          auto [stage, phase] = ringSlot(it);
           // Wait until the consumers have released this buffer (the first
           // pass through the ring waits on the "previous" phase, which is
           // complete for a fresh barrier).
@@ -1290,8 +1293,7 @@ Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
       b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
       [&](OpBuilder &, Location, Value, ValueRange iter) {
         Value it = iter[0];
-        Value stage = b.remU(it, b.c32(p.stages));
-        Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+        auto [stage, phase] = ringSlot(it);
         b.mbarrierWait(fullBarrier(stage), phase);
         releaseStage(stage);
         b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
@@ -1322,8 +1324,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
       b.c32(0), t.numKBlocks, b.c32(1), initial,
       [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
         Value acc = iter[0], it = iter[1];
-        Value stage = b.remU(it, b.c32(p.stages));
-        Value phase = b.andI(b.divU(it, b.c32(p.stages)), b.c32(1));
+        auto [stage, phase] = ringSlot(it);
         BlockScales scales, next;
         Value nextColumnWord; // B's per-column scale of the next K block
         if (p.prefetchScales()) {

@@ -16,13 +16,8 @@ namespace ggc {
 using namespace mlir;
 using namespace mlir::gg;
 
-namespace {
-
-constexpr int64_t kSwizzleBytes = 128; // one row of TMA's 128B swizzle
-
-int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
-
-} // namespace
+using ggc::byteWidth;
+using ggc::kSwizzleBytes;
 
 LogicalResult ggc::checkTmaAddressing(GroupedMatmulOp op, ConfigAttr config) {
   Type aElem = op.getAType().getElementType();
@@ -142,12 +137,9 @@ struct PlanOverfetchPass
 
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
-      ConfigAttr config = op.getConfigAttr();
-      if (!config) {
-        op.emitOpError() << "has no #gg.config; run gg-select-config before "
-                            "gg-plan-overfetch";
+      ConfigAttr config = ggc::requireConfig(op, getArgument());
+      if (!config)
         return WalkResult::interrupt();
-      }
       if (failed(ggc::checkTmaAddressing(op, config)))
         return WalkResult::interrupt();
       if (OverfetchAttr given = op.getOverfetchAttr()) {

@@ -61,12 +61,9 @@ struct ScheduleGroupsPass
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (op.getScheduleAttr())
         return WalkResult::advance(); // the user's choice
-      ConfigAttr config = op.getConfigAttr();
-      if (!config) {
-        op.emitOpError() << "has no #gg.config; run gg-select-config before "
-                            "gg-schedule-groups";
+      ConfigAttr config = ggc::requireConfig(op, getArgument());
+      if (!config)
         return WalkResult::interrupt();
-      }
       op.setScheduleAttr(ScheduleAttr::get(op.getContext(),
                                            chooseOrder(op, config),
                                            chooseBCache(op)));

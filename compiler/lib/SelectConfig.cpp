@@ -18,11 +18,17 @@ namespace ggc {
 using namespace mlir;
 using namespace mlir::gg;
 
-namespace {
+using ggc::byteWidth;
 
-int64_t byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+int64_t ggc::byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
-} // namespace
+ConfigAttr ggc::requireConfig(GroupedMatmulOp op, llvm::StringRef pass) {
+  ConfigAttr config = op.getConfigAttr();
+  if (!config)
+    op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                     << pass;
+  return config;
+}
 
 bool ggc::usesMxScales(GroupedMatmulOp op) {
   // The verifier requires MX on both operands or on neither.

@@ -27,12 +27,9 @@ struct TmaStorePoolPass
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (op.getStorePool())
         return WalkResult::advance(); // the user's choice
-      ConfigAttr config = op.getConfigAttr();
-      if (!config) {
-        op.emitOpError() << "has no #gg.config; run gg-select-config before "
-                            "gg-tma-store-pool";
+      ConfigAttr config = ggc::requireConfig(op, getArgument());
+      if (!config)
         return WalkResult::interrupt();
-      }
       Builder b(op.getContext());
       // Rows of a padded_contiguous tile are valid one by one (by their
       // group tag), not as a prefix: they keep per-thread stores.

@@ -38,6 +38,18 @@ SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,
                                       bool stagedOutput);
 
+/// Bytes of one row of TMA's 128B swizzle: every operand tile is loaded
+/// this many bytes along its contiguous dimension at a time.
+constexpr int64_t kSwizzleBytes = 128;
+
+/// Bytes of one element of `t`.
+int64_t byteWidth(mlir::Type t);
+
+/// The op's #gg.config; without one, an error telling the user to run
+/// gg-select-config before `pass`, and null.
+mlir::gg::ConfigAttr requireConfig(mlir::gg::GroupedMatmulOp op,
+                                   llvm::StringRef pass);
+
 /// MX (UE8M0) scales on A and B.
 bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 

@@ -453,10 +453,6 @@ LogicalResult KernelGenerator::plan() {
   p.bTileBytes = p.blockN * p.blockK * byteWidth(p.bElem);
   if (std::optional<ArrayRef<int64_t>> pool = op.getStorePool())
     p.storePool.assign(pool->begin(), pool->end());
-  if (p.outNM && !p.storePool.empty())
-    return op.emitOpError() << "'store_pool' stores rows of an mn output; "
-                               "'out' in layout nm takes per-thread stores "
-                               "(store_pool = array<i64>)";
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
   p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
   p.sharedBytes = p.smem.total;

@@ -449,6 +449,10 @@ LogicalResult GroupedMatmulOp::verify() {
       return emitOpError() << "'store_pool' needs the valid rows of a tile to "
                               "be a prefix, which padded_contiguous does not "
                               "promise";
+    if (getOutLayout() == OperandLayout::nm)
+      return emitOpError() << "'store_pool' stores rows of an 'out' in layout "
+                              "mn; 'out' in layout nm takes per-thread stores "
+                              "(an empty store_pool)";
     for (auto [i, h] : llvm::enumerate(*pool))
       if (h < 1 || !llvm::isPowerOf2_64(h) ||
           (i > 0 && h * 2 != (*pool)[i - 1]) ||

@@ -1127,3 +1127,11 @@ func.func @split_n_narrow(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [64, 48, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
   return
 }
+
+// -----
+
+func.func @store_pool_out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  // expected-error @+1 {{'store_pool' stores rows of an 'out' in layout mn; 'out' in layout nm takes per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km) b(%b : memref<?x64xbf16>, kn) groups(%g : memref<3xi32>) out(%o : memref<2x64x64xf32>, nm) {store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
+  return
+}

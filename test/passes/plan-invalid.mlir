@@ -40,6 +40,20 @@ func.func @wrong_k_reach(%a: memref<256x?xbf16>, %b: memref<512x?xbf16>,
 
 // -----
 
+// Tiles of groups padded to whole tiles load whole: no granule to choose.
+func.func @padded_granule(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                          %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{has 'overfetch' #gg.overfetch<rows = 7, k = 0>, but its tiles load whole, reaching rows = 0 past a group}}
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       overfetch = #gg.overfetch<rows = 7, k = 0>}
+  return
+}
+
+// -----
+
 // gg-plan-overfetch checks TMA's 16-byte global strides.
 func.func @unaligned_k(%a: memref<?x100xbf16>, %b: memref<8x1024x100xbf16>,
                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {

@@ -86,6 +86,36 @@ def test_scale_kinds_follow_rank_and_say_when_ambiguous():
     assert ops._scale_kind("a", torch.empty(4), a, b, "contiguous", "channel")[1] == "channel"
 
 
+def test_weight_gradient_scale_kinds_and_operand_checks():
+    # k_grouped: 1x128 blocks over the concatenated K ([rows, ceil(K/128)],
+    # or a transposed view of its M-major storage); B may take 128x128.
+    kind = ops._k_grouped_scale_kind
+    assert kind("a", torch.empty(200, 3), 200, 4, None)[1] == "block"
+    assert kind("a", torch.empty(3, 200).T, 200, 4, None)[1] == "block_mn"
+    assert kind("b", torch.empty(136, 3), 136, 4, None)[1] == "block1x128"
+    assert kind("b", torch.empty(3, 136).T, 136, 4, None)[1] == "block1x128_mn"
+    assert kind("b", torch.empty(2, 3), 136, 4, None)[1] == "block"
+    assert kind("a", torch.empty(4), 200, 4, None)[1] == "tensor"
+    assert kind("a", torch.empty(200), 200, 4, None)[1] == "channel"
+    with pytest.raises(ValueError, match=r"a_scale of length G = 4 = its rows is ambiguous"):
+        kind("a", torch.empty(4), 4, 4, None)
+    with pytest.raises(ValueError, match=r"b_scale of shape \[5, 3\] matches no block scale "
+                                         r"of 136 rows: 1x128 blocks are \[136, ceil\(K/128\)\], "
+                                         r"128x128 blocks \[2, ceil\(K/128\)\]"):
+        kind("b", torch.empty(5, 3), 136, 4, None)
+    with pytest.raises(ValueError, match="rank 3"):
+        kind("a", torch.empty(2, 2, 2), 200, 4, None)
+    f8 = torch.float8_e4m3fn
+    offsets = torch.tensor([0, 100, 256], dtype=torch.int32)
+    with pytest.raises(ValueError, match="an f8 weight gradient needs K-major operands"):
+        ops.grouped_gemm(torch.empty(256, 64, dtype=f8), torch.empty(256, 32, dtype=f8),
+                         k_offsets=offsets)
+    with pytest.raises(ValueError, match=r"with k_offsets, k_major=True, a \[M, K\] and "
+                                         r"b \[N, K\] span the same tokens"):
+        ops.grouped_gemm(torch.empty(64, 256, dtype=f8), torch.empty(32, 128, dtype=f8),
+                         k_offsets=offsets, k_major=True)
+
+
 def test_dlpack_capsules_are_read_for_shape_dtype_and_device():
     from ggc.runtime import _describe_dlpack
 

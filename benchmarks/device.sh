@@ -6,12 +6,16 @@
 # benchmarks. Logs go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/ggc-out}
-mkdir -p "$OUT" /tmp/ggc-prebuilt
-tar -xJf .device/ggc-compiler.tar.xz -C /tmp/ggc-prebuilt
+# GGC_BUNDLE picks another bundle (an A/B experiment); each gets its own
+# unpacked compiler and build folder.
+BUNDLE=${GGC_BUNDLE:-.device/ggc-compiler.tar.xz}
+TAG=$(basename "$BUNDLE" .tar.xz)
+mkdir -p "$OUT" "/tmp/ggc-prebuilt-$TAG"
+tar -xJf "$BUNDLE" -C "/tmp/ggc-prebuilt-$TAG"
 PY=${PYTHON:-python3}
-cmake -S . -B /tmp/ggc-build -DGGC_PREBUILT_COMPILER=/tmp/ggc-prebuilt \
+cmake -S . -B "/tmp/ggc-build-$TAG" -DGGC_PREBUILT_COMPILER="/tmp/ggc-prebuilt-$TAG" \
   -DPython3_EXECUTABLE="$(command -v $PY)" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
-  cmake --build /tmp/ggc-build -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  cmake --build "/tmp/ggc-build-$TAG" -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then

@@ -120,16 +120,15 @@ struct KernelPlan {
   /// Factors per column and K block in those buffers (MX: one per scale
   /// block; the staging thread decodes them once for the warpgroup).
   int64_t columnEntries = 1;
+  /// Scale words each consumer warp stages per K block.
+  ggc::ScaleSlots scaleSlots;
   /// wgmma K steps between promotions: one K block, or one MX scale block.
   int64_t stepsPerPromotion() const {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
   }
-  /// Whether the consumers load a K block's scales a block ahead and carry
-  /// them in registers. For MX only A's words ride in registers: B's 32
-  /// column words per thread spilled there (1484 against 728 us), so each
-  /// warpgroup stages them, decoded, in shared memory instead
-  /// (columnScales).
-  bool prefetchScales() const { return twoLevel(); }
+  // MX stages B's column words, decoded, in a shared buffer per warpgroup
+  // (columnScales): 32 column words per thread spilled from registers
+  // (1484 against 728 us).
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
@@ -246,6 +245,8 @@ private:
     Value row; // i32: first of the thread's two rows (the other is +8)
     Value col; // i32: first column of the thread's pairs (+8c for pair c)
     Value colBase; // i32: the warpgroup's first column in the tile
+    Value lane;    // i32: the thread's lane in its warp
+    Value warpRow; // i32: the first of the warp's 16 rows in the tile
   };
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
@@ -253,30 +254,41 @@ private:
   Value emitIdleLoop(const Tile &t, Value counter);
   Fragment fragment(Value consumerIndex);
   struct BlockScales {
-    Value a[2];             // per row of the thread
+    Value a[2];             // per row of the thread (f32, or MX words)
     SmallVector<Value> b;   // per 128-column block of the tile
-    SmallVector<Value> values() const {
-      SmallVector<Value> all = {a[0], a[1]};
-      llvm::append_range(all, b);
-      return all;
-    }
-    static BlockScales from(ValueRange all) {
-      BlockScales s;
-      s.a[0] = all[0];
-      s.a[1] = all[1];
-      s.b.assign(all.begin() + 2, all.end());
-      return s;
-    }
   };
-  BlockScales loadBlockScales(const Tile &t, Value kBlock, const Fragment &f);
+  /// A K block's scales reach the consumers through per-warp shared-memory
+  /// slots (ScaleSlots), filled by cp.async one K block ahead, so no load
+  /// waits in a register the loop carries: ptxas copied such a carried
+  /// register before the block's last wgmma and stalled there on the load
+  /// (a fifth of the masked f8 kernel's warp samples).
+  ///
+  /// cp.async of K block `kBlock`'s words into slot buffer kBlock % 2, when
+  /// the tile has that block, then a commit (an empty group past the
+  /// tile's end keeps the wait counts uniform).
+  void issueScaleCopies(const Tile &t, Value kBlock, const Fragment &f,
+                        Value ownColumn);
+  /// The thread's scales of K block `kBlock` from the slots, once their
+  /// copies have landed (all but the `pendingGroups` newest).
+  BlockScales readScales(Value kBlock, const Fragment &f,
+                         int64_t pendingGroups);
+  /// B's word for the thread's column in K block `kBlock` (per-column
+  /// scales), once every copy has landed.
+  Value readColumnWord(Value kBlock, const Fragment &f);
+  /// Slot `word` of this warp in slot buffer `buffer`.
+  Value scaleSlot(Value buffer, Value word);
+  /// Index in A's scales of row `rowInTile`'s word for K block `kBlock`:
+  /// an f32 1x128 block scale, or the MX word holding its exponents.
+  Value aScaleIndex(const Tile &t, Value kBlock, Value rowInTile);
+  /// Index of B's 128x128 block scale for the `j`th 128 of the warpgroup's
+  /// columns.
+  Value bBlockScaleIndex(const Tile &t, Value kBlock, const Fragment &f,
+                         int64_t j);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
-  /// A's UE8M0 words for the thread's two rows (B's come from
-  /// columnScales).
-  BlockScales loadMxWords(const Tile &t, Value kBlock, const Fragment &f);
-  /// B's scale of K block `kBlock` for column `colInTile`: its UE8M0 word
-  /// (MX) or its f32 1x128 block scale, as 4 bytes.
-  Value loadColumnScale(const Tile &t, Value kBlock, Value colInTile);
+  /// Index in B's scales of column `colInTile`'s word for K block `kBlock`:
+  /// its UE8M0 word (MX) or its f32 1x128 block scale.
+  Value columnScaleIndex(const Tile &t, Value kBlock, Value colInTile);
   /// This warpgroup's shared-memory buffer `buffer` (0 or 1) of B's
   /// column scales: 4 bytes per column of the tile.
   Value columnScales(Value consumerIndex, Value buffer);
@@ -292,8 +304,6 @@ private:
   Value scaleBlock(const Tile &t, Value kBlock);
   /// K blocks of 128 in the scales' K extent.
   Value scaleBlockCount();
-  /// What K block `kBlock` scales by: block scales, or MX exponent words.
-  BlockScales loadScalesOf(const Tile &t, Value kBlock, const Fragment &f);
   Value decodeUE8M0(Value word, Value byteIndex);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
@@ -365,6 +375,7 @@ LogicalResult KernelGenerator::plan() {
   p.mx = ggc::usesMxScales(op);
   p.columnScales = ggc::stagesColumnScales(op);
   p.columnEntries = ggc::columnScaleEntries(op, config);
+  p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
   // A wgmma's f32 accumulator fragment takes N/2 registers per thread (N:
   // the warpgroup's columns, BN / split_n), and ptxas needs about 26 more
   // around it (measured: 154 for N = 256).
@@ -1042,15 +1053,13 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   Fragment f;
   Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
   f.colBase = b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
-  f.row = b.add(b.mul(rowBlock, b.c32(64)),
-                b.add(b.mul(warp, b.c32(16)), b.divU(lane, b.c32(4))));
+  f.lane = lane;
+  f.warpRow = b.add(b.mul(rowBlock, b.c32(64)), b.mul(warp, b.c32(16)));
+  f.row = b.add(f.warpRow, b.divU(lane, b.c32(4)));
   f.col = b.add(f.colBase, b.mul(b.remU(lane, b.c32(4)), b.c32(2)));
   return f;
 }
 
-/// The block scales that K block `kBlock` of the tile needs, loaded before
-/// the block's wgmma so that their latency hides behind it: A's for the
-/// thread's two rows, B's for each 128-column block of the tile.
 Value KernelGenerator::scaleBlock(const Tile &t, Value kBlock) {
   if (p.layout != GroupLayout::k_grouped)
     return kBlock;
@@ -1063,89 +1072,19 @@ Value KernelGenerator::scaleBlockCount() {
   return b.ceilDivU(b.toI32(dynamicSize), 128);
 }
 
-KernelGenerator::BlockScales
-KernelGenerator::loadBlockScales(const Tile &t, Value kBlock,
-                                 const Fragment &f) {
-  BlockScales scales;
-  Value one = b.f32c(1.0);
-  scales.a[0] = scales.a[1] = one;
-  bool kGrouped = p.layout == GroupLayout::k_grouped;
-  Value kBlocks = b.toI64(scaleBlockCount());
-  Value block = b.toI64(scaleBlock(t, kBlock));
-  if (p.aScale && p.aScale.getKind() == ScaleKind::block) {
-    // M-major: [ceil(K/128), align4(M)]; K-major: [M, ceil(K/128)]; each
-    // with a leading G for masked (M = M_max). k_grouped: M is static and
-    // M-major rows are not padded.
-    Value rows = kGrouped ? b.c32(p.m) : b.toI32(dynamicSize);
-    bool mMajor = p.aScale.getMajor() == ScaleMajor::mn_major;
-    Value rowStride =
-        kGrouped ? rows : b.andI(b.add(rows, b.c32(3)), b.c32(~3));
-    Value groupBase = b.c64(0);
-    if (p.layout == GroupLayout::masked)
-      groupBase = b.mul(b.toI64(t.group),
-                        b.mul(kBlocks, b.toI64(mMajor ? rowStride : rows)));
-    for (int half = 0; half < 2; ++half) {
-      Value row = b.toI64(
-          b.minS(b.add(t.rowStart, b.add(f.row, b.c32(8 * half))),
-                 b.sub(rows, b.c32(1))));
-      Value index = mMajor ? b.add(b.mul(block, b.toI64(rowStride)), row)
-                           : b.add(b.mul(row, kBlocks), block);
-      scales.a[half] =
-          b.loadGlobal(b.f32(), aScalePtr, b.add(groupBase, index));
-    }
-  }
-  int64_t nScaleBlocks = (p.n + 127) / 128;
-  for (int64_t j = 0; j < std::max<int64_t>(1, p.warpgroupN / 128); ++j) {
-    // Per-column scales go through shared memory (columnScales).
-    if (!p.bScale || p.bScale.getKind() != ScaleKind::block ||
-        p.columnScales) {
-      scales.b.push_back(one);
-      continue;
-    }
-    Value nBlock128 =
-        b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase),
-                            b.c32(128)),
-                     b.c32(j)),
-               b.c32(nScaleBlocks - 1));
-    // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
-    Value g = kGrouped ? b.c64(0) : b.toI64(t.group);
-    Value nb = b.toI64(nBlock128);
-    Value index =
-        p.bScale.getMajor() == ScaleMajor::k_major
-            ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb), kBlocks),
-                    block)
-            : b.add(b.mul(b.add(b.mul(g, kBlocks), block),
-                          b.c64(nScaleBlocks)),
-                    nb);
-    scales.b.push_back(b.loadGlobal(b.f32(), bScalePtr, index));
-  }
-  return scales;
-}
-
-/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
-/// an f32 bit pattern; e = 0 is the subnormal 2^-127).
-Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
-  Value e = b.andI(b.create<arith::ShRUIOp>(word, b.mul(byteIndex, b.c32(8))),
-                   b.c32(0xFF));
-  Value bits = b.select(b.eq(e, b.c32(0)), b.c32(0x00400000),
-                        b.create<arith::ShLIOp>(e, b.c32(23)));
-  return b.create<arith::BitcastOp>(b.f32(), bits);
-}
-
-/// The UE8M0 words K block `kBlock` needs: one per row of the thread (A)
-/// and one per column of its fragment (B, pair c and column j at [2c + j]).
-/// Four exponents share a word, so a 128-wide K block reads one word per
-/// row and column whether the scale blocks are 32 (its four bytes) or 128
-/// (one byte of it) wide.
-KernelGenerator::BlockScales
-KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
-  BlockScales words;
-  int64_t perWord = 4 * p.aScale.getBlockK();
-  int64_t rowWords = (p.k + perWord - 1) / perWord;
-  Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
-  Value rows = b.toI32(dynamicSize);
-  for (int half = 0; half < 2; ++half) {
-    Value row = b.add(t.rowStart, b.add(f.row, b.c32(8 * half)));
+Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
+                                   Value rowInTile) {
+  Value rows = p.layout == GroupLayout::k_grouped ? b.c32(p.m)
+                                                  : b.toI32(dynamicSize);
+  Value row = b.add(t.rowStart, rowInTile);
+  if (p.mx) {
+    // Four exponents share a word, so a 128-wide K block reads one word
+    // per row whether the scale blocks are 32 (its four bytes) or 128 (one
+    // byte of it) wide.
+    int64_t perWord = 4 * p.aScale.getBlockK();
+    int64_t rowWords = (p.k + perWord - 1) / perWord;
+    Value word =
+        b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
     Value scaleRow;
     switch (p.layout) {
     case GroupLayout::contiguous: {
@@ -1166,14 +1105,61 @@ KernelGenerator::loadMxWords(const Tile &t, Value kBlock, const Fragment &f) {
       scaleRow = b.minS(row, b.sub(rows, b.c32(1)));
       break;
     }
-    words.a[half] = b.loadGlobal(
-        b.i32(), aScalePtr, b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word));
+    return b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word);
   }
-  return words;
+  // 1x128 blocks. M-major: [ceil(K/128), align4(M)]; K-major:
+  // [M, ceil(K/128)]; each with a leading G for masked (M = M_max).
+  // k_grouped: M is static and M-major rows are not padded.
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  Value kBlocks = b.toI64(scaleBlockCount());
+  Value block = b.toI64(scaleBlock(t, kBlock));
+  bool mMajor = p.aScale.getMajor() == ScaleMajor::mn_major;
+  Value rowStride = kGrouped ? rows : b.andI(b.add(rows, b.c32(3)), b.c32(~3));
+  Value groupBase = b.c64(0);
+  if (p.layout == GroupLayout::masked)
+    groupBase = b.mul(b.toI64(t.group),
+                      b.mul(kBlocks, b.toI64(mMajor ? rowStride : rows)));
+  Value clamped = b.toI64(b.minS(row, b.sub(rows, b.c32(1))));
+  Value index = mMajor ? b.add(b.mul(block, b.toI64(rowStride)), clamped)
+                       : b.add(b.mul(clamped, kBlocks), block);
+  return b.add(groupBase, index);
 }
 
-Value KernelGenerator::loadColumnScale(const Tile &t, Value kBlock,
-                                      Value colInTile) {
+Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
+                                        const Fragment &f, int64_t j) {
+  int64_t nScaleBlocks = (p.n + 127) / 128;
+  Value kBlocks = b.toI64(scaleBlockCount());
+  Value block = b.toI64(scaleBlock(t, kBlock));
+  Value nBlock128 =
+      b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase),
+                          b.c32(128)),
+                   b.c32(j)),
+             b.c32(nScaleBlocks - 1));
+  // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
+  Value g = p.layout == GroupLayout::k_grouped ? b.c64(0) : b.toI64(t.group);
+  Value nb = b.toI64(nBlock128);
+  return p.bScale.getMajor() == ScaleMajor::k_major
+             ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb), kBlocks),
+                     block)
+             : b.add(b.mul(b.add(b.mul(g, kBlocks), block),
+                           b.c64(nScaleBlocks)),
+                     nb);
+}
+
+/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
+/// an f32 bit pattern; e = 0 is the subnormal 2^-127).
+Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
+  Value e = b.andI(b.create<arith::ShRUIOp>(word, b.mul(byteIndex, b.c32(8))),
+                   b.c32(0xFF));
+  Value bits = b.select(b.eq(e, b.c32(0)), b.c32(0x00400000),
+                        b.create<arith::ShLIOp>(e, b.c32(23)));
+  return b.create<arith::BitcastOp>(b.f32(), bits);
+}
+
+/// The UE8M0 words K block `kBlock` needs: one per row of the thread (A)
+
+Value KernelGenerator::columnScaleIndex(const Tile &t, Value kBlock,
+                                       Value colInTile) {
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   Value col = b.toI64(b.minS(b.add(colBase, colInTile), b.c32(p.n - 1)));
   // k_grouped B has no group dimension.
@@ -1183,23 +1169,101 @@ Value KernelGenerator::loadColumnScale(const Tile &t, Value kBlock,
     // [G, ceil(K/128), N].
     Value kBlocks = b.toI64(scaleBlockCount());
     Value block = b.toI64(scaleBlock(t, kBlock));
-    Value index =
-        p.bScale.getMajor() == ScaleMajor::k_major
-            ? b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), kBlocks), block)
-            : b.add(b.mul(b.add(b.mul(g, kBlocks), block), b.c64(p.n)), col);
-    return b.loadGlobal(b.i32(), bScalePtr, index); // the f32's bits
+    return p.bScale.getMajor() == ScaleMajor::k_major
+               ? b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), kBlocks), block)
+               : b.add(b.mul(b.add(b.mul(g, kBlocks), block), b.c64(p.n)),
+                       col);
   }
   int64_t perWord = 4 * p.bScale.getBlockK();
   int64_t rowWords = (p.k + perWord - 1) / perWord;
   Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
-  Value index =
-      b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), b.c64(rowWords)), word);
-  return b.loadGlobal(b.i32(), bScalePtr, index);
+  return b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), b.c64(rowWords)), word);
+}
+
+Value KernelGenerator::scaleSlot(Value buffer, Value word) {
+  int64_t consumerWarps = p.numConsumers * 4;
+  Value warp = b.divU(b.sub(b.threadIdx(), b.c32(kWarpgroupThreads)),
+                      b.c32(32));
+  Value index = b.add(
+      b.mul(b.add(b.mul(buffer, b.c32(consumerWarps)), warp),
+            b.c32(p.scaleSlots.words())),
+      word);
+  return b.gep(smem, b.add(b.c64(p.smem.scaleSlotsAt),
+                           b.mul(b.toI64(index), b.c64(4))));
+}
+
+void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
+                                       const Fragment &f, Value ownColumn) {
+  const ggc::ScaleSlots &slots = p.scaleSlots;
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  // Lanes may still be reading this buffer's previous block.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.create<scf::IfOp>(b.lt(kBlock, t.numKBlocks), [&](OpBuilder &, Location) {
+    auto copy = [&](Value word, Value base, Value index) {
+      Value source = b.create<LLVM::GEPOp>(base.getType(), b.i32(), base,
+                                           ArrayRef<LLVM::GEPArg>{index});
+      b.create<NVVM::CpAsyncOp>(scaleSlot(buffer, word), source, 4,
+                                NVVM::LoadCacheModifierKind::CA, Value());
+    };
+    // Lane i < 16 copies the word of the warp's row i; the next lanes
+    // copy B's block scales.
+    if (slots.aRows)
+      b.create<scf::IfOp>(b.lt(f.lane, b.c32(slots.aRows)),
+                          [&](OpBuilder &, Location) {
+                            copy(f.lane, aScalePtr,
+                                 aScaleIndex(t, kBlock,
+                                             b.add(f.warpRow, f.lane)));
+                            b.create<scf::YieldOp>();
+                          });
+    for (int64_t j = 0; j < slots.bBlocks; ++j)
+      b.create<scf::IfOp>(b.eq(f.lane, b.c32(slots.aRows + j)),
+                          [&](OpBuilder &, Location) {
+                            copy(f.lane, bScalePtr,
+                                 bBlockScaleIndex(t, kBlock, f, j));
+                            b.create<scf::YieldOp>();
+                          });
+    if (slots.columns)
+      copy(b.add(b.c32(slots.aRows + slots.bBlocks), f.lane), bScalePtr,
+           columnScaleIndex(t, kBlock, ownColumn));
+    b.create<scf::YieldOp>();
+  });
+  b.create<NVVM::CpAsyncCommitGroupOp>();
 }
 
 KernelGenerator::BlockScales
-KernelGenerator::loadScalesOf(const Tile &t, Value kBlock, const Fragment &f) {
-  return p.mx ? loadMxWords(t, kBlock, f) : loadBlockScales(t, kBlock, f);
+KernelGenerator::readScales(Value kBlock, const Fragment &f,
+                            int64_t pendingGroups) {
+  const ggc::ScaleSlots &slots = p.scaleSlots;
+  BlockScales scales;
+  Value one = b.f32c(1.0);
+  scales.a[0] = scales.a[1] = one;
+  int64_t wgBlocks = std::max<int64_t>(1, p.warpgroupN / 128);
+  scales.b.assign(wgBlocks, one);
+  if (!slots.aRows && !slots.bBlocks)
+    return scales;
+  b.create<NVVM::CpAsyncWaitGroupOp>(pendingGroups);
+  // The warp's lanes copied each other's words.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  Type aType = p.mx ? b.i32() : b.f32();
+  Value rowInWarp = b.divU(f.lane, b.c32(4));
+  if (slots.aRows)
+    for (int half = 0; half < 2; ++half)
+      scales.a[half] = b.create<LLVM::LoadOp>(
+          aType, scaleSlot(buffer, b.add(rowInWarp, b.c32(8 * half))));
+  for (int64_t j = 0; j < slots.bBlocks; ++j)
+    scales.b[j] = b.create<LLVM::LoadOp>(
+        b.f32(), scaleSlot(buffer, b.c32(slots.aRows + j)));
+  return scales;
+}
+
+Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
+  b.create<NVVM::CpAsyncWaitGroupOp>(0);
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  return b.create<LLVM::LoadOp>(
+      b.i32(), scaleSlot(buffer, b.add(b.c32(p.scaleSlots.aRows +
+                                             p.scaleSlots.bBlocks),
+                                       f.lane)));
 }
 
 Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
@@ -1304,33 +1368,34 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
-  // Block scales are loaded one K block ahead, so their latency hides
-  // behind a whole block of wgmma; they ride along as loop values.
+  // Block scales are copied to this thread's slots one K block ahead
+  // (issueScaleCopies), so their latency hides behind a whole block of
+  // wgmma.
+  bool hasSlots = p.scaleSlots.words() > 0;
   SmallVector<Value> initial = {acc, counter};
-  if (p.prefetchScales())
-    llvm::append_range(initial, loadScalesOf(t, b.c32(0), f).values());
   // Per-column scales of B go through shared memory, one K block ahead:
-  // block k reads buffer k % 2 while block k + 1's are loaded.
+  // block k reads buffer k % 2 while block k + 1's are published.
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
-  if (p.columnScales)
-    publishColumnScale(loadColumnScale(t, b.c32(0), ownColumn),
-                       consumerIndex, b.c32(0), f, b.c32(0));
+  if (hasSlots) {
+    issueScaleCopies(t, b.c32(0), f, ownColumn);
+    if (p.columnScales)
+      publishColumnScale(readColumnWord(b.c32(0), f), consumerIndex, b.c32(0),
+                         f, b.c32(0));
+  }
   auto kLoop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), initial,
       [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
         Value acc = iter[0], it = iter[1];
         auto [stage, phase] = ringSlot(it);
-        BlockScales scales, next;
-        Value nextColumnWord; // B's per-column scale of the next K block
-        if (p.prefetchScales()) {
-          scales = BlockScales::from(iter.drop_front(2));
-          Value nextBlock = b.minS(b.add(kBlock, b.c32(1)),
-                                   b.sub(t.numKBlocks, b.c32(1)));
-          next = loadScalesOf(t, nextBlock, f);
-          if (p.columnScales)
-            nextColumnWord = loadColumnScale(t, nextBlock, ownColumn);
-        }
+        Value nextBlock = b.add(kBlock, b.c32(1));
+        if (hasSlots)
+          issueScaleCopies(t, nextBlock, f, ownColumn);
+        // K block kBlock's scales, once its copies (all groups but the one
+        // just committed) have landed; read while its wgmma runs.
+        auto blockScales = [&]() {
+          return readScales(kBlock, f, ggc::kScaleSlotBuffers - 1);
+        };
         b.mbarrierWait(fullBarrier(stage), phase);
         Value aTile = b.gep(stageA(stage), rowOffset);
         Value bTile = stageB(stage);
@@ -1360,11 +1425,14 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           // its own UE8M0 factor per row of A and per column of B.
           int64_t per = p.stepsPerPromotion();
           int64_t promotions = p.kSteps() / per;
+          BlockScales scales;
           for (int64_t j = 0; j < promotions; ++j) {
             Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
                                         aTile, bTile, /*fresh=*/true,
                                         j * per, per);
             b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+            if (j == 0)
+              scales = blockScales();
             b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
             if (j + 1 == promotions)
               releaseStage(stage);
@@ -1393,9 +1461,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                 }
               }
           }
-          publishColumnScale(nextColumnWord, consumerIndex,
-                             b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f,
-                             b.add(kBlock, b.c32(1)));
+          publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
+                             b.remU(nextBlock, b.c32(2)), f, nextBlock);
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
           // scaled and added to the main one in f32 once it is complete,
@@ -1403,6 +1470,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
                                       aTile, bTile, /*fresh=*/true);
           b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+          BlockScales scales = blockScales();
           b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
           releaseStage(stage);
           SmallVector<Value> factor;
@@ -1437,9 +1505,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
               }
             }
           if (p.columnScales)
-            publishColumnScale(nextColumnWord, consumerIndex,
-                               b.remU(b.add(kBlock, b.c32(1)), b.c32(2)), f,
-                               b.add(kBlock, b.c32(1)));
+            publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
+                               b.remU(nextBlock, b.c32(2)), f, nextBlock);
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so
@@ -1455,10 +1522,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                 b.create<scf::YieldOp>();
               });
         }
-        SmallVector<Value> yielded = {acc, b.add(it, b.c32(1))};
-        if (p.prefetchScales())
-          llvm::append_range(yielded, next.values());
-        b.create<scf::YieldOp>(yielded);
+        b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });
   if (!p.twoLevel()) {
     b.create<NVVM::WgmmaWaitGroupSyncOp>(0);

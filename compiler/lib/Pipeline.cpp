@@ -333,7 +333,10 @@ void registerDialects(DialectRegistry &registry) {
 void registerAllPasses() { registerGGCPasses(); }
 
 const char *versionString() {
-  return "ggc 0.1.0 (LLVM " LLVM_VERSION_STRING ")";
+  static const std::string version = std::string("ggc 0.1.0 (LLVM ") +
+                                     LLVM_VERSION_STRING + "; sources " +
+                                     sourceFingerprint() + ")";
+  return version.c_str();
 }
 
 CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,

@@ -50,6 +50,21 @@ int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
       1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
 }
 
+ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
+                                       ConfigAttr config) {
+  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+  ScaleSlots slots;
+  if (aScale && (aScale.getKind() == ScaleKind::block ||
+                 aScale.getKind() == ScaleKind::mx))
+    slots.aRows = 16;
+  if (stagesColumnScales(op))
+    slots.columns = 32;
+  else if (bScale && bScale.getKind() == ScaleKind::block)
+    slots.bBlocks = std::max<int64_t>(
+        1, config.getBlockN() / config.getSplitN() / 128);
+  return slots;
+}
+
 bool ggc::transposesB(GroupedMatmulOp op) {
   return op.getBType().getElementType().isF32() &&
          op.getBLayout() == OperandLayout::kn;
@@ -82,8 +97,12 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                                    config.getSplitN() * config.getBlockN() * 4 *
                                    columnScaleEntries(op, config)
                              : 0;
+  l.scaleSlotsAt = l.columnScalesAt + l.columnScalesBytes;
+  int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
+  l.scaleSlotsBytes = kScaleSlotBuffers * consumerWarps *
+                      scaleSlotsPerWarp(op, config).words() * 4;
   l.stagedOutputAt =
-      llvm::alignTo(l.columnScalesAt + l.columnScalesBytes, 1024);
+      llvm::alignTo(l.scaleSlotsAt + l.scaleSlotsBytes, 1024);
   int64_t staged =
       stagedOutput ? config.getBlockM() * config.getBlockN() *
                          byteWidth(op.getOutType().getElementType())

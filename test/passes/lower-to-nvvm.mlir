@@ -351,3 +351,36 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
        store_pool = array<i64>}
   return
 }
+
+// -----
+
+// DeepGEMM's block scales (1x128 on A, 128x128 on B) reach the consumers
+// through per-warp shared-memory slots: each K block's words are copied by
+// cp.async a block ahead (lanes 0-15: the warp's 16 rows of A; lane 16: B's
+// block), the block's own read after its wgmma is issued, once all but
+// the newest copy group have landed.
+// CHECK-LABEL: llvm.func @block_scaled_kernel
+// CHECK: nvvm.setmaxregister increase
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: math.fma
+func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>,
+                       %b: memref<4x256x256xf8E4M3FN>, %sb: memref<4x2x2xf32>,
+                       %m: memref<4xi32>, %o: memref<4x128x256xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x128x256xf8E4M3FN>)
+      b(%b : memref<4x256x256xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x2x128xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x2x2xf32>, <block 128x128>)
+      out(%o : memref<4x128x256xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

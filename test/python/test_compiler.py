@@ -1,6 +1,7 @@
 """The compiler library from Python: stages, outputs and errors."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -116,6 +117,8 @@ def test_driver_and_library_agree():
 
 def test_version_names_llvm():
     assert ggc.version().startswith("ggc ") and "LLVM 22" in ggc.version()
+    # The sources' hash keys the kernel cache (a rebuilt compiler recompiles).
+    assert re.search(r"; sources [0-9a-f]{16}\)$", ggc.version())
 
 
 @pytest.mark.parametrize("generated, checked_in", [

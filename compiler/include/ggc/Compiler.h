@@ -61,7 +61,10 @@ void registerDialects(mlir::DialectRegistry &registry);
 /// Registers every ggc pass (for ggc-opt and textual pipelines).
 void registerAllPasses();
 
-/// "ggc <version> (LLVM <version>)".
+/// A hash of the dialect's and the compiler's sources at build time.
+const char *sourceFingerprint();
+
+/// "ggc <version> (LLVM <version>; sources <sourceFingerprint()>)".
 const char *versionString();
 
 } // namespace ggc

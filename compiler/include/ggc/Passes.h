@@ -31,6 +31,10 @@ struct SharedMemoryLayout {
   /// blocks): each consumer warpgroup's two buffers (the K block being
   /// scaled and the next) of [entries][columns of the tile] factors.
   int64_t columnScalesAt, columnScalesBytes;
+  /// Each consumer warp's slots for the scale words of the K block being
+  /// promoted and of the next, filled by cp.async a block ahead:
+  /// kScaleSlotBuffers buffers of [consumer warps][ScaleSlots::words()].
+  int64_t scaleSlotsAt, scaleSlotsBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB, transposesA;
 };
@@ -61,6 +65,20 @@ bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
 /// the K block (4 for 1x32, 1 for 1x128), else 1.
 int64_t columnScaleEntries(mlir::gg::GroupedMatmulOp op,
                            mlir::gg::ConfigAttr config);
+
+/// The 4-byte scale words one consumer warp stages per K block, in this
+/// order: A's for the warp's 16 rows (1x128 f32 blocks or MX words), B's
+/// 128x128 block scale per 128 of the warpgroup's columns, and, where B's
+/// scales are per column (stagesColumnScales), each lane's column word.
+struct ScaleSlots {
+  int64_t aRows = 0, bBlocks = 0, columns = 0;
+  int64_t words() const { return aRows + bBlocks + columns; }
+};
+ScaleSlots scaleSlotsPerWarp(mlir::gg::GroupedMatmulOp op,
+                             mlir::gg::ConfigAttr config);
+
+/// Buffers of scale slots: the K block being promoted, and the next.
+constexpr int64_t kScaleSlotBuffers = 2;
 
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.

@@ -3,7 +3,8 @@
   ncu --clock-control none -k regex:_kernel python3 benchmarks/profile_kernel.py masked
 
 Cases: masked (bf16), masked-fp8, decode-fp8 (the benchmark's decode batch),
-and anything else for contiguous bf16. GGC_CONFIG overrides the config.
+and anything else for contiguous bf16. GGC_CONFIG overrides the config;
+masked-fp8 takes another shape as a second argument, G,M,N,K.
 """
 
 import os
@@ -21,6 +22,8 @@ def main():
     config = os.environ.get("GGC_CONFIG")  # e.g. a #gg.config<...> with cluster = [2, 1]
     if which in ("masked-fp8", "decode-fp8"):
         g, m, n, k = (4, 256, 4096, 7168) if which == "masked-fp8" else (16, 128, 4096, 7168)
+        if which == "masked-fp8" and len(sys.argv) > 2:
+            g, m, n, k = (int(v) for v in sys.argv[2].split(","))
         a = (torch.randn(g, m, k, device="cuda")).to(torch.float8_e4m3fn)
         b = (torch.randn(g, n, k, device="cuda")).to(torch.float8_e4m3fn)
         groups = torch.full((g,), m, dtype=torch.int32, device="cuda")

@@ -132,6 +132,19 @@ struct KernelPlan {
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
+  /// The staged tile is kept as column chunks of 128 bytes, [BN / chunk]
+  /// x [BM rows of 128 bytes], 128B-swizzled like the operand tiles, which
+  /// the pool's TMA boxes (one per chunk) read back unswizzled: each
+  /// warp's fragment stores then hit 32 distinct banks. Unswizzled rows of
+  /// 256 bytes put a warp's 8 rows on the same banks (8-way conflicts on
+  /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
+  /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
+  bool swizzledStaging() const {
+    return !storePool.empty() && blockN * byteWidth(outElem) % kSwizzleBytes == 0;
+  }
+  int64_t stagingChunkColumns() const {
+    return swizzledStaging() ? kSwizzleBytes / byteWidth(outElem) : blockN;
+  }
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,
   /// which change along K, and for every f8 kernel, whose tensor-core
@@ -472,9 +485,12 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "block scales are applied per 128-wide K "
                                "block, so block K must be 128, got "
                             << p.blockK;
+  // A warpgroup's columns cover whole 128-column scale blocks, or fewer
+  // than 128 columns, which touch at most two.
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
-      p.blockN % 128 != 0)
-    return op.emitOpError() << "block N must be a multiple of 128 with "
+      p.blockN % 128 != 0 && p.warpgroupN > 128)
+    return op.emitOpError() << "block N must be a multiple of 128, or its "
+                               "warpgroups' columns at most 128, with "
                                "128x128 scales of 'b', got "
                             << p.blockN;
   accType = LLVM::LLVMStructType::getLiteral(
@@ -566,12 +582,15 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
   else
     tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
-  // The store pool: row-major boxes of BN columns and h rows.
+  // The store pool: boxes of h rows and a column chunk of the staged tile
+  // (128 swizzled bytes, or all BN columns unswizzled).
+  StringRef poolSwizzle = p.swizzledStaging() ? "128B" : "none";
   for (int64_t h : p.storePool) {
     if (masked || kGrouped)
-      tensorMap("out", op.getOut(), {p.blockN, h, 1}, "none");
+      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h, 1},
+                poolSwizzle);
     else
-      tensorMap("out", op.getOut(), {p.blockN, h}, "none");
+      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h}, poolSwizzle);
   }
   pointer("out", op.getOut());
   pointer("groups", op.getGroups());
@@ -1015,22 +1034,24 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.warpgroupN, p.kPerStep());
   if (numSteps < 0)
     numSteps = p.kSteps();
+  // K-major tiles move 32 bytes along the swizzled 128-byte rows per K
+  // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
+  // chunks lie BK rows apart.
+  bool bNMajor = p.bMNMajor && !p.smem.transposesB;
+  int64_t aStepBytes = p.aReadMNMajor() ? 16 * kSwizzleBytes : 32;
+  int64_t bStepBytes = bNMajor ? 16 * kSwizzleBytes : 32;
+  Value tileDescA =
+      b.wgmmaDescriptor(aTile, p.aReadMNMajor() ? p.blockK * kSwizzleBytes : 16,
+                        1024);
+  Value tileDescB =
+      b.wgmmaDescriptor(bTile, bNMajor ? p.blockK * kSwizzleBytes : 16, 1024);
   for (int64_t s = firstStep; s < firstStep + numSteps; ++s) {
-    // K-major tiles move 32 bytes along the swizzled 128-byte rows per K
-    // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
-    // chunks lie BK rows apart.
-    Value descA =
-        p.aReadMNMajor()
-            ? b.wgmmaDescriptor(b.gep(aTile, b.c64(s * 16 * kSwizzleBytes)),
-                                p.blockK * kSwizzleBytes, 1024)
-            : b.wgmmaDescriptor(b.gep(aTile, b.c64(32 * s)),
-                                /*leadingBytes=*/16, 1024);
-    bool bNMajor = p.bMNMajor && !p.smem.transposesB;
-    Value descB =
-        bNMajor
-            ? b.wgmmaDescriptor(b.gep(bTile, b.c64(s * 16 * kSwizzleBytes)),
-                                p.blockK * kSwizzleBytes, 1024)
-            : b.wgmmaDescriptor(b.gep(bTile, b.c64(32 * s)), 16, 1024);
+    // A K step's descriptor is its tile's plus the step's offset in the
+    // start-address field (bytes / 16, bits 0-13), which no address in
+    // shared memory overflows: one descriptor computation per tile, not
+    // per step (they were a third of the K loop's instructions).
+    Value descA = b.add(tileDescA, b.c64(s * aStepBytes / 16));
+    Value descB = b.add(tileDescB, b.c64(s * bStepBytes / 16));
     acc = b.create<NVVM::WgmmaMmaAsyncOp>(
         accType, acc, descA, descB, shape, typeA, typeB, NVVM::WGMMATypes::f32,
         fresh && s == firstStep ? NVVM::WGMMAScaleOut::zero
@@ -1237,8 +1258,7 @@ KernelGenerator::readScales(Value kBlock, const Fragment &f,
   BlockScales scales;
   Value one = b.f32c(1.0);
   scales.a[0] = scales.a[1] = one;
-  int64_t wgBlocks = std::max<int64_t>(1, p.warpgroupN / 128);
-  scales.b.assign(wgBlocks, one);
+  scales.b.assign(std::max<int64_t>(1, slots.bBlocks), one);
   if (!slots.aRows && !slots.bBlocks)
     return scales;
   b.create<NVVM::CpAsyncWaitGroupOp>(pendingGroups);
@@ -1478,6 +1498,19 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             for (Value bScale : scales.b)
               factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
           int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
+          // Fewer than 128 columns may straddle two scale blocks: fragment
+          // columns 8c.. (boundaries fall on multiples of 8, as every
+          // column count does) before `boundary` take the first.
+          bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
+          Value boundary;
+          if (straddles) {
+            Value firstColumn =
+                b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
+            boundary = b.sub(
+                b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)),
+                      b.c32(128)),
+                firstColumn);
+          }
           // 1x128 scales of B: one f32 per column, from shared memory.
           Value columnValues =
               p.columnScales
@@ -1496,10 +1529,14 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                 int64_t reg = 4 * c + 2 * half + j;
                 Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
                 Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                Value scale =
-                    p.columnScales
-                        ? b.create<arith::MulFOp>(scales.a[half], bColumn)
-                        : factor[half * scales.b.size() + c / perScale];
+                Value scale;
+                if (p.columnScales)
+                  scale = b.create<arith::MulFOp>(scales.a[half], bColumn);
+                else if (straddles)
+                  scale = b.select(b.lt(b.c32(8 * c), boundary),
+                                   factor[half * 2], factor[half * 2 + 1]);
+                else
+                  scale = factor[half * scales.b.size() + c / perScale];
                 Value sum = b.create<math::FmaOp>(x, scale, y);
                 acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
               }
@@ -1860,9 +1897,23 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
         // Into the staged tile, at the element's place in the tile.
         Value rowInTile = b.add(f.row, b.c32(8 * half));
         Value colInTile = b.add(f.col, b.c32(8 * c));
-        Value offset = b.mul(b.toI64(b.add(b.mul(rowInTile, b.c32(p.blockN)),
-                                           colInTile)),
-                             b.c64(outBytes));
+        Value offset;
+        if (p.swizzledStaging()) {
+          // Chunk of 128 bytes, then its row; the 16-byte unit within the
+          // row is XORed with row % 8 (the pair never crosses a unit).
+          Value byteInRow = b.mul(colInTile, b.c32(outBytes));
+          Value chunk = b.divU(byteInRow, b.c32(kSwizzleBytes));
+          Value unit = b.divU(b.remU(byteInRow, b.c32(kSwizzleBytes)), b.c32(16));
+          Value swizzledUnit = b.xorI(unit, b.remU(rowInTile, b.c32(8)));
+          offset = b.toI64(b.add(
+              b.add(b.mul(chunk, b.c32(p.blockM * kSwizzleBytes)),
+                    b.mul(rowInTile, b.c32(kSwizzleBytes))),
+              b.add(b.mul(swizzledUnit, b.c32(16)), b.remU(byteInRow, b.c32(16)))));
+        } else {
+          offset = b.mul(b.toI64(b.add(b.mul(rowInTile, b.c32(p.blockN)),
+                                       colInTile)),
+                         b.c64(outBytes));
+        }
         b.create<LLVM::StoreOp>(pair, b.gep(staging, offset));
         continue;
       }
@@ -1913,15 +1964,26 @@ void KernelGenerator::storeStagedTile(const Tile &t, Value staging) {
       Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
       Value first = done;
       b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
-        Value src = b.gep(staging, b.mul(b.toI64(first),
-                                         b.c64(p.blockN * byteWidth(p.outElem))));
-        SmallVector<Value> coords = {col, b.add(t.rowStart, first)};
-        if (p.layout == GroupLayout::masked ||
-            p.layout == GroupLayout::k_grouped)
-          coords.push_back(t.group);
-        b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
-            poolMaps[i], src, coords, Value(), NVVM::TMAStoreMode::TILE,
-            Value());
+        int64_t chunkColumns = p.stagingChunkColumns();
+        int64_t rowBytes = chunkColumns * byteWidth(p.outElem);
+        for (int64_t chunk = 0; chunk < p.blockN / chunkColumns; ++chunk) {
+          Value chunkCol = b.add(col, b.c32(chunk * chunkColumns));
+          // A chunk wholly past N has nothing to store.
+          b.create<scf::IfOp>(b.lt(chunkCol, b.c32(p.n)), [&](OpBuilder &,
+                                                              Location) {
+            Value src = b.gep(
+                staging, b.add(b.c64(chunk * p.blockM * rowBytes),
+                               b.mul(b.toI64(first), b.c64(rowBytes))));
+            SmallVector<Value> coords = {chunkCol, b.add(t.rowStart, first)};
+            if (p.layout == GroupLayout::masked ||
+                p.layout == GroupLayout::k_grouped)
+              coords.push_back(t.group);
+            b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
+                poolMaps[i], src, coords, Value(), NVVM::TMAStoreMode::TILE,
+                Value());
+            b.create<scf::YieldOp>();
+          });
+        }
         b.create<scf::YieldOp>();
       });
       done = b.add(done, b.select(take, b.c32(h), b.c32(0)));

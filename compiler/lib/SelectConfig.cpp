@@ -50,6 +50,15 @@ int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
       1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
 }
 
+int64_t ggc::bBlockScalesPerWarpgroup(ConfigAttr config) {
+  int64_t columns = config.getBlockN() / config.getSplitN();
+  if (columns % 128 == 0)
+    return columns / 128;
+  // Fewer than 128 columns that need not start on a multiple of 128 (e.g.
+  // 112) may straddle two scale blocks.
+  return 128 % columns == 0 ? 1 : 2;
+}
+
 ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
                                        ConfigAttr config) {
   ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
@@ -60,8 +69,7 @@ ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
   if (stagesColumnScales(op))
     slots.columns = 32;
   else if (bScale && bScale.getKind() == ScaleKind::block)
-    slots.bBlocks = std::max<int64_t>(
-        1, config.getBlockN() / config.getSplitN() / 128);
+    slots.bBlocks = bBlockScalesPerWarpgroup(config);
   return slots;
 }
 
@@ -209,10 +217,15 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   bool twoLevel = f8;
   if (twoLevel && blockN / splitN > 128)
     blockN = 128;
-  // 128x128 scales of B cover whole 128-column blocks of the tile.
+  // 128x128 scales of B: whole 128-column blocks (narrower tiles are
+  // lowered, straddling two blocks, but measured slower).
   ScaleAttr bScale = op.getBScaleKindAttr();
   if (bScale && bScale.getKind() == ScaleKind::block && blockN % 128 != 0)
     blockN = 128;
+  // Narrower tiles that would fill the persistent grid's last wave (112
+  // columns for G=4 M=256 N=7168, 512 tiles in 4 full waves instead of 448
+  // in 3.4) measured slower: 47.7 against 43.8 us there, and 96 columns
+  // lost 40% everywhere (docs/performance.md). Block N stays 128.
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1]. Pairs sharing B by TMA multicast ([2, 1]) are

@@ -34,8 +34,13 @@ struct TmaStorePoolPass
       // Rows of a padded_contiguous tile are valid one by one (by their
       // group tag), not as a prefix: they keep per-thread stores.
       // A transposed (nm) output has no row-major tile to stage.
+      // A box of h rows starts at a multiple of 2h rows of the staged tile,
+      // which TMA reads from 128-byte-aligned addresses only: rows of 112
+      // bf16 (224 bytes) would put 1-row boxes off that alignment.
+      int64_t rowBytes = config.getBlockN() *
+                         ggc::byteWidth(op.getOutType().getElementType());
       if (op.getLayout() == GroupLayout::padded_contiguous ||
-          op.getOutLayout() == OperandLayout::nm) {
+          op.getOutLayout() == OperandLayout::nm || rowBytes * 2 % 128 != 0) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

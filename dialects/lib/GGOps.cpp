@@ -469,6 +469,19 @@ LogicalResult GroupedMatmulOp::verify() {
              << config.getBlockM() << "), which is "
              << llvm::bit_floor(uint64_t(config.getBlockM()))
              << ", but starts at " << (*pool)[0];
+    // A box of h rows starts at a multiple of 2h rows of the staged tile,
+    // and TMA reads shared memory from 128-byte-aligned addresses.
+    if (ConfigAttr config = getConfigAttr()) {
+      int64_t rowBytes = config.getBlockN() *
+                         ((getOutType().getElementTypeBitWidth() + 7) / 8);
+      if (rowBytes * 2 % 128 != 0)
+        return emitOpError()
+               << "'store_pool' needs the staged tile's rows of block N "
+                  "elements to be a multiple of 64 bytes (its boxes start "
+                  "128-byte aligned), but block N "
+               << config.getBlockN() << " makes them " << rowBytes
+               << "; use an empty store_pool (per-thread stores)";
+    }
   }
 
   // Skipping idle warpgroups relies on a tile's valid rows being a prefix

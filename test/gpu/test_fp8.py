@@ -139,6 +139,22 @@ def test_contiguous_split_n_column_scales():
                           "sms = 132, split_n = 2>")
 
 
+# Tiles narrower than 128 columns (gg-select-config's wave heuristic picks
+# 112 or 96): a tile's columns may straddle two 128x128 scale blocks of B.
+NARROW_112 = "#gg.config<block = [128, 112, 128], stages = 0, cluster = [1, 1], sms = 132>"
+NARROW_96 = "#gg.config<block = [128, 96, 128], stages = 0, cluster = [1, 1], sms = 132>"
+SPLIT_224 = ("#gg.config<block = [64, 224, 128], stages = 0, cluster = [1, 1], "
+             "sms = 132, split_n = 2>")
+
+
+@pytest.mark.parametrize("config", [NARROW_112, NARROW_96])
+def test_contiguous_narrow_tiles_straddle_b_blocks(config):
+    # N = 2112: 112-wide tiles start at 112 i, so most straddle a 128-column
+    # scale block of B; the last tile is 96 (or 0) columns.
+    run_contiguous(RAGGED, n=2112, k=400, a_scale="block_mn", b_scale="block",
+                   config=config)
+
+
 def test_contiguous_idle_warpgroups_skip():
     # gg-eliminate-padding's skip in the two-level f8 kernel (192-row tiles,
     # three consumers): warpgroups whose rows are all past the group's end
@@ -161,7 +177,8 @@ SPLIT_DECODE = ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1]
 @pytest.mark.parametrize("a_scale, b_scale, config", [
     ("block_mn", "block", None), ("block", "block_mn", None), ("channel", "channel", None),
     ("tensor", "tensor", None), ("block_mn", "block", SPLIT_DECODE),
-    ("channel", "channel", SPLIT_DECODE)])
+    ("channel", "channel", SPLIT_DECODE), ("block_mn", "block", NARROW_112),
+    ("block", "block_mn", NARROW_96), ("block_mn", "block", SPLIT_224)])
 def test_masked_deepgemm_layout(a_scale, b_scale, config):
     """Also with 64-row tiles and two consumer warpgroups splitting the
     columns (split_n = 2), the decode configuration."""

@@ -99,15 +99,18 @@ func.func @wgrad(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
 
 // -----
 
-// With a store pool: fragments go to the staged tile in shared memory, are
+// With a store pool: fragments go to the staged tile in shared memory, two
+// 128B-swizzled chunks of 64 columns (16-byte units XORed with row % 8), are
 // fenced for the async proxy, and one thread stores the group's rows as
-// boxes of 128, 64, ..., 1 rows (eight row-major tensor maps), then commits.
+// boxes of 128, 64, ..., 1 rows (eight 128B-swizzled tensor maps of 64
+// columns), one per chunk, then commits.
 // CHECK: llvm.func @pooled_kernel(%{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}
-// CHECK-SAME: \22box\22:[128,128],{{.*}}\22swizzle\22:\22none\22
+// CHECK-SAME: \22box\22:[64,128],{{.*}}\22swizzle\22:\22128B\22
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: arith.xori
 // CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-COUNT-8: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK-COUNT-16: nvvm.cp.async.bulk.tensor.global.shared.cta
 // CHECK: nvvm.cp.async.bulk.commit.group
 func.func @pooled(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                   %off: memref<5xi32>, %o: memref<?x128xbf16>) {

@@ -64,6 +64,32 @@ func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
 
 // -----
 
+// Rows of 112 bf16 (224 bytes): a 1-row box would start off TMA's 128-byte
+// alignment in the staged tile, so per-thread stores; 96 (192 bytes) puts
+// every box on it.
+// CHECK-LABEL: func.func @rows_of_224_bytes
+// CHECK: store_pool = array<i64>}
+// CHECK-LABEL: func.func @rows_of_192_bytes
+// CHECK: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+func.func @rows_of_224_bytes(%a: memref<?x256xbf16>, %b: memref<4x448x256xbf16>,
+                             %off: memref<5xi32>, %o: memref<?x448xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x448x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x448xbf16>)
+      {config = #gg.config<block = [128, 112, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+func.func @rows_of_192_bytes(%a: memref<?x256xbf16>, %b: memref<4x384x256xbf16>,
+                             %off: memref<5xi32>, %o: memref<?x384xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x384x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x384xbf16>)
+      {config = #gg.config<block = [128, 96, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // An f32 128x256 tile (128 KiB) would leave fewer than 3 stages: per-thread
 // stores, config unchanged.
 // CHECK-LABEL: func.func @no_room

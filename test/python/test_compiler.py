@@ -69,7 +69,8 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     assert info["params"][5]["operand"] == "b"
     pool = [p["box"][1] for p in info["params"][6:14]]
     assert pool == [128, 64, 32, 16, 8, 4, 2, 1]
-    assert {p["swizzle"] for p in info["params"][6:14]} == {"none"}
+    # Each box stores one 128B-swizzled chunk of 64 bf16 columns.
+    assert {(p["swizzle"], p["box"][0]) for p in info["params"][6:14]} == {("128B", 64)}
     assert "Used" in out.diagnostics  # ptxas -v resource report
 
 

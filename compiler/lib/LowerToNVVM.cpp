@@ -265,11 +265,16 @@ private:
                                        Value consumerIndex, const Fragment &f,
                                        Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);
+  std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
+                                     const Fragment &f, Value rowOffset);
   Fragment fragment(Value consumerIndex);
   struct BlockScales {
     Value a[2];             // per row of the thread (f32, or MX words)
     SmallVector<Value> b;   // per 128-column block of the tile
   };
+  Value promoteBlock(Value acc, Value partial, const BlockScales &scales,
+                     const Tile &t, const Fragment &f, Value consumerIndex,
+                     Value kBlock);
   /// A K block's scales reach the consumers through per-warp shared-memory
   /// slots (ScaleSlots), filled by cp.async one K block ahead, so no load
   /// waits in a register the loop carries: ptxas copied such a carried
@@ -1417,28 +1422,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           return readScales(kBlock, f, ggc::kScaleSlotBuffers - 1);
         };
         b.mbarrierWait(fullBarrier(stage), phase);
-        Value aTile = b.gep(stageA(stage), rowOffset);
-        Value bTile = stageB(stage);
-        if (p.layout == GroupLayout::k_grouped)
-          zeroRowsPastGroup(t, kBlock, stage);
-        if (p.smem.transposesB) {
-          transposeTile(stageB(stage), transposedB(stage), p.blockN);
-          bTile = transposedB(stage);
-        }
-        if (p.smem.transposesA) {
-          transposeTile(stageA(stage), transposedA(stage), p.blockM);
-          aTile = b.gep(transposedA(stage), rowOffset);
-        }
-        if (p.splitN > 1) {
-          // The warpgroup's columns of B: rows of a K-major tile, 128-byte
-          // chunks (BK rows each) of an N-major one.
-          bool nMajor = p.bMNMajor && !p.smem.transposesB;
-          int64_t chunk = kSwizzleBytes / byteWidth(p.bElem);
-          bTile = b.gep(bTile, nMajor ? b.mul(b.toI64(b.divU(f.colBase, b.c32(chunk))),
-                                              b.c64(p.blockK * kSwizzleBytes))
-                                      : b.mul(b.toI64(f.colBase),
-                                              b.c64(kSwizzleBytes)));
-        }
+        auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();
         if (p.mx) {
           // MX: one promotion per scale block (32 or 128 K), each with
@@ -1493,54 +1477,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           BlockScales scales = blockScales();
           b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
           releaseStage(stage);
-          SmallVector<Value> factor;
-          for (int half = 0; half < 2; ++half)
-            for (Value bScale : scales.b)
-              factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
-          int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
-          // Fewer than 128 columns may straddle two scale blocks: fragment
-          // columns 8c.. (boundaries fall on multiples of 8, as every
-          // column count does) before `boundary` take the first.
-          bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
-          Value boundary;
-          if (straddles) {
-            Value firstColumn =
-                b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
-            boundary = b.sub(
-                b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)),
-                      b.c32(128)),
-                firstColumn);
-          }
-          // 1x128 scales of B: one f32 per column, from shared memory.
-          Value columnValues =
-              p.columnScales
-                  ? columnScales(consumerIndex, b.remU(kBlock, b.c32(2)))
-                  : Value();
-          for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
-            for (int j = 0; j < 2; ++j) {
-              Value bColumn;
-              if (p.columnScales) {
-                Value column = b.add(f.col, b.c32(8 * c + j));
-                bColumn = b.create<LLVM::LoadOp>(
-                    b.f32(),
-                    b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
-              }
-              for (int half = 0; half < 2; ++half) {
-                int64_t reg = 4 * c + 2 * half + j;
-                Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
-                Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                Value scale;
-                if (p.columnScales)
-                  scale = b.create<arith::MulFOp>(scales.a[half], bColumn);
-                else if (straddles)
-                  scale = b.select(b.lt(b.c32(8 * c), boundary),
-                                   factor[half * 2], factor[half * 2 + 1]);
-                else
-                  scale = factor[half * scales.b.size() + c / perScale];
-                Value sum = b.create<math::FmaOp>(x, scale, y);
-                acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
-              }
-            }
+          acc = promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock);
           if (p.columnScales)
             publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
                                b.remU(nextBlock, b.c32(2)), f, nextBlock);
@@ -1571,6 +1508,95 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
     });
   }
   return {kLoop.getResult(0), kLoop.getResult(1)};
+}
+
+/// The A and B tiles wgmma reads from ring stage `stage`, once it is full:
+/// this warpgroup's rows of A and columns of B, after the consumers'
+/// in-place work on them (k_grouped's K tail cleared, tf32 transposes).
+std::pair<Value, Value> KernelGenerator::stageTiles(const Tile &t, Value kBlock,
+                                                    Value stage,
+                                                    const Fragment &f,
+                                                    Value rowOffset) {
+  Value aTile = b.gep(stageA(stage), rowOffset);
+  Value bTile = stageB(stage);
+  if (p.layout == GroupLayout::k_grouped)
+    zeroRowsPastGroup(t, kBlock, stage);
+  if (p.smem.transposesB) {
+    transposeTile(stageB(stage), transposedB(stage), p.blockN);
+    bTile = transposedB(stage);
+  }
+  if (p.smem.transposesA) {
+    transposeTile(stageA(stage), transposedA(stage), p.blockM);
+    aTile = b.gep(transposedA(stage), rowOffset);
+  }
+  if (p.splitN > 1) {
+    // The warpgroup's columns of B: rows of a K-major tile, 128-byte
+    // chunks (BK rows each) of an N-major one.
+    bool nMajor = p.bMNMajor && !p.smem.transposesB;
+    int64_t chunk = kSwizzleBytes / byteWidth(p.bElem);
+    bTile = b.gep(bTile, nMajor ? b.mul(b.toI64(b.divU(f.colBase, b.c32(chunk))),
+                                        b.c64(p.blockK * kSwizzleBytes))
+                                : b.mul(b.toI64(f.colBase),
+                                        b.c64(kSwizzleBytes)));
+  }
+  return {aTile, bTile};
+}
+
+/// Adds a K block's completed partial product to the f32 accumulator,
+/// scaled by the block's scales (two-level accumulation).
+Value KernelGenerator::promoteBlock(Value acc, Value partial,
+                                    const BlockScales &scales, const Tile &t,
+                                    const Fragment &f, Value consumerIndex,
+                                    Value kBlock) {
+  SmallVector<Value> factor;
+  for (int half = 0; half < 2; ++half)
+    for (Value bScale : scales.b)
+      factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
+  int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
+  // Fewer than 128 columns may straddle two scale blocks: fragment
+  // columns 8c.. (boundaries fall on multiples of 8, as every
+  // column count does) before `boundary` take the first.
+  bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
+  Value boundary;
+  if (straddles) {
+    Value firstColumn =
+        b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
+    boundary = b.sub(
+        b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)),
+              b.c32(128)),
+        firstColumn);
+  }
+  // 1x128 scales of B: one f32 per column, from shared memory.
+  Value columnValues =
+      p.columnScales
+          ? columnScales(consumerIndex, b.remU(kBlock, b.c32(2)))
+          : Value();
+  for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
+    for (int j = 0; j < 2; ++j) {
+      Value bColumn;
+      if (p.columnScales) {
+        Value column = b.add(f.col, b.c32(8 * c + j));
+        bColumn = b.create<LLVM::LoadOp>(
+            b.f32(),
+            b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
+      }
+      for (int half = 0; half < 2; ++half) {
+        int64_t reg = 4 * c + 2 * half + j;
+        Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+        Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
+        Value scale;
+        if (p.columnScales)
+          scale = b.create<arith::MulFOp>(scales.a[half], bColumn);
+        else if (straddles)
+          scale = b.select(b.lt(b.c32(8 * c), boundary),
+                           factor[half * 2], factor[half * 2 + 1]);
+        else
+          scale = factor[half * scales.b.size() + c / perScale];
+        Value sum = b.create<math::FmaOp>(x, scale, y);
+        acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
+      }
+    }
+  return acc;
 }
 
 /// tf32 with B given N-major or A given M-major: wgmma reads tf32 only

@@ -272,9 +272,11 @@ private:
     Value a[2];             // per row of the thread (f32, or MX words)
     SmallVector<Value> b;   // per 128-column block of the tile
   };
+  /// Per-column scales come from `columnFactors`, or else from the
+  /// warpgroup's buffer for kBlock.
   Value promoteBlock(Value acc, Value partial, const BlockScales &scales,
                      const Tile &t, const Fragment &f, Value consumerIndex,
-                     Value kBlock);
+                     Value kBlock, Value columnFactors = Value());
   /// A K block's scales reach the consumers through per-warp shared-memory
   /// slots (ScaleSlots), filled by cp.async one K block ahead, so no load
   /// waits in a register the loop carries: ptxas copied such a carried
@@ -1444,26 +1446,15 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             // column (1x32), or each block takes a byte of its word (1x128).
             Value byte = b.remU(
                 b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
-            Value aFactor[2] = {decodeUE8M0(scales.a[0], byte),
-                                decodeUE8M0(scales.a[1], byte)};
-            Value columnFactors =
-                columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
-            for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
-              for (int jj = 0; jj < 2; ++jj) {
-                Value entry = b.add(b.c32(j * p.blockN),
-                                    b.add(f.col, b.c32(8 * c + jj)));
-                Value bFactor = b.create<LLVM::LoadOp>(
-                    b.f32(),
-                    b.gep(columnFactors, b.mul(b.toI64(entry), b.c64(4))));
-                for (int half = 0; half < 2; ++half) {
-                  int64_t reg = 4 * c + 2 * half + jj;
-                  Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
-                  Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-                  Value scale = b.create<arith::MulFOp>(aFactor[half], bFactor);
-                  acc = b.create<LLVM::InsertValueOp>(
-                      acc, b.create<math::FmaOp>(x, scale, y), reg);
-                }
-              }
+            BlockScales factors;
+            factors.a[0] = decodeUE8M0(scales.a[0], byte);
+            factors.a[1] = decodeUE8M0(scales.a[1], byte);
+            // Scale block j's factors follow the first j's in the buffer.
+            Value columnFactors = b.gep(
+                columnScales(consumerIndex, b.remU(kBlock, b.c32(2))),
+                b.c64(j * p.blockN * 4));
+            acc = promoteBlock(acc, partial, factors, t, f, consumerIndex,
+                               kBlock, columnFactors);
           }
           publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
                              b.remU(nextBlock, b.c32(2)), f, nextBlock);
@@ -1547,7 +1538,7 @@ std::pair<Value, Value> KernelGenerator::stageTiles(const Tile &t, Value kBlock,
 Value KernelGenerator::promoteBlock(Value acc, Value partial,
                                     const BlockScales &scales, const Tile &t,
                                     const Fragment &f, Value consumerIndex,
-                                    Value kBlock) {
+                                    Value kBlock, Value columnFactors) {
   SmallVector<Value> factor;
   for (int half = 0; half < 2; ++half)
     for (Value bScale : scales.b)
@@ -1566,11 +1557,11 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
               b.c32(128)),
         firstColumn);
   }
-  // 1x128 scales of B: one f32 per column, from shared memory.
-  Value columnValues =
-      p.columnScales
-          ? columnScales(consumerIndex, b.remU(kBlock, b.c32(2)))
-          : Value();
+  // Per-column scales of B (1x128 blocks, MX factors): one f32 per column,
+  // from shared memory.
+  Value columnValues = columnFactors;
+  if (p.columnScales && !columnValues)
+    columnValues = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
   for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
     for (int j = 0; j < 2; ++j) {
       Value bColumn;

@@ -314,9 +314,10 @@ private:
   Value columnScales(Value consumerIndex, Value buffer);
   /// Stores this thread's column scale into `buffer` and waits until the
   /// whole warpgroup has (one per thread, column = thread).
-  /// `kBlock`: the K block the word belongs to (which bytes MX decodes).
+  /// `scaleBlock`: the word's 128-wide block of the scales' K (which bytes
+  /// MX decodes; for k_grouped, of the concatenated K).
   void publishColumnScale(Value word, Value consumerIndex, Value buffer,
-                          const Fragment &f, Value kBlock);
+                          const Fragment &f, Value scaleBlock);
   /// Index of K block `kBlock` of tile `t` among the scale blocks: the
   /// tile's own for most layouts; k_grouped blocks start on a multiple of
   /// 128 of the concatenated K (gg-plan-overfetch), whose blocks the
@@ -324,6 +325,8 @@ private:
   Value scaleBlock(const Tile &t, Value kBlock);
   /// K blocks of 128 in the scales' K extent.
   Value scaleBlockCount();
+  /// MX words (four exponents each, `perWord` K apiece) per row of scales.
+  Value mxWordsPerRow(int64_t perWord);
   Value decodeUE8M0(Value word, Value byteIndex);
   void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
   void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
@@ -624,16 +627,19 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     llvm::json::Array shape;
     // Dynamic sizes are named by what they follow: the row count M (the
     // concatenated K for k_grouped), the 4-aligned M of M-major block
-    // scales, or, for k_grouped, K's count of 128-wide scale blocks.
+    // scales, or, for k_grouped, K's count of 128-wide scale blocks (MX:
+    // of 4 x 32 or 4 x 128 K, a word's four exponents).
     bool isScale = arg == op.getAScale() || arg == op.getBScale();
     bool alignedRows = arg == op.getAScale() && p.aScale &&
                        p.aScale.getKind() == ScaleKind::block &&
                        p.aScale.getMajor() == ScaleMajor::mn_major;
     bool mxRows = arg == op.getAScale() && p.mx &&
                   p.layout == GroupLayout::contiguous;
+    StringRef kScaleBlocks =
+        p.mx && p.aScale.getBlockK() == 128 ? "ceil(K/512)" : "ceil(K/128)";
     for (auto [i, d] : llvm::enumerate(type.getShape()))
       shape.push_back(!ShapedType::isDynamic(d) ? llvm::json::Value(d)
-                      : kGrouped && isScale ? llvm::json::Value("ceil(K/128)")
+                      : kGrouped && isScale ? llvm::json::Value(kScaleBlocks)
                       : kGrouped            ? llvm::json::Value("K")
                       : alignedRows && i + 1 == type.getShape().size()
                           ? llvm::json::Value("align4(M)")
@@ -1110,9 +1116,9 @@ Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
     // per row whether the scale blocks are 32 (its four bytes) or 128 (one
     // byte of it) wide.
     int64_t perWord = 4 * p.aScale.getBlockK();
-    int64_t rowWords = (p.k + perWord - 1) / perWord;
-    Value word =
-        b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
+    Value rowWords = mxWordsPerRow(perWord);
+    Value word = b.toI64(
+        b.divU(b.mul(scaleBlock(t, kBlock), b.c32(128)), b.c32(perWord)));
     Value scaleRow;
     switch (p.layout) {
     case GroupLayout::contiguous: {
@@ -1133,7 +1139,7 @@ Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
       scaleRow = b.minS(row, b.sub(rows, b.c32(1)));
       break;
     }
-    return b.add(b.mul(b.toI64(scaleRow), b.c64(rowWords)), word);
+    return b.add(b.mul(b.toI64(scaleRow), rowWords), word);
   }
   // 1x128 blocks. M-major: [ceil(K/128), align4(M)]; K-major:
   // [M, ceil(K/128)]; each with a leading G for masked (M = M_max).
@@ -1203,9 +1209,17 @@ Value KernelGenerator::columnScaleIndex(const Tile &t, Value kBlock,
                        col);
   }
   int64_t perWord = 4 * p.bScale.getBlockK();
-  int64_t rowWords = (p.k + perWord - 1) / perWord;
-  Value word = b.toI64(b.divU(b.mul(kBlock, b.c32(p.blockK)), b.c32(perWord)));
-  return b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), b.c64(rowWords)), word);
+  Value word = b.toI64(
+      b.divU(b.mul(scaleBlock(t, kBlock), b.c32(128)), b.c32(perWord)));
+  return b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), mxWordsPerRow(perWord)),
+               word);
+}
+
+Value KernelGenerator::mxWordsPerRow(int64_t perWord) {
+  // k_grouped: over the concatenated K, the run-time size.
+  if (p.layout == GroupLayout::k_grouped)
+    return b.toI64(b.ceilDivU(b.toI32(dynamicSize), perWord));
+  return b.c64((p.k + perWord - 1) / perWord);
 }
 
 Value KernelGenerator::scaleSlot(Value buffer, Value word) {
@@ -1302,7 +1316,7 @@ Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
 
 void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
                                           Value buffer, const Fragment &f,
-                                          Value kBlock) {
+                                          Value scaleBlock) {
   // The thread's column of the warpgroup's share of the tile.
   Value own = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
   Value column = b.add(f.colBase, own);
@@ -1314,10 +1328,11 @@ void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
           word, b.gep(factors, b.mul(b.toI64(column), b.c64(4))));
     } else {
       // Decoded here once, not by each of the 32 threads reading the
-      // column: K block k's scale blocks take bytes (k * entries + j) % 4.
+      // column: block k's scale blocks take bytes (k * entries + j) % 4.
       for (int64_t j = 0; j < p.columnEntries; ++j) {
         Value byte = b.remU(
-            b.add(b.mul(kBlock, b.c32(p.columnEntries)), b.c32(j)), b.c32(4));
+            b.add(b.mul(scaleBlock, b.c32(p.columnEntries)), b.c32(j)),
+            b.c32(4));
         Value entry = b.add(b.mul(b.c32(j), b.c32(p.blockN)), column);
         b.create<LLVM::StoreOp>(decodeUE8M0(word, byte),
                                 b.gep(factors, b.mul(b.toI64(entry), b.c64(4))));
@@ -1408,7 +1423,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
     issueScaleCopies(t, b.c32(0), f, ownColumn);
     if (p.columnScales)
       publishColumnScale(readColumnWord(b.c32(0), f), consumerIndex, b.c32(0),
-                         f, b.c32(0));
+                         f, scaleBlock(t, b.c32(0)));
   }
   auto kLoop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), initial,
@@ -1445,7 +1460,9 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
             // The block's four exponents share one word per row and per
             // column (1x32), or each block takes a byte of its word (1x128).
             Value byte = b.remU(
-                b.add(b.mul(kBlock, b.c32(promotions)), b.c32(j)), b.c32(4));
+                b.add(b.mul(scaleBlock(t, kBlock), b.c32(promotions)),
+                      b.c32(j)),
+                b.c32(4));
             BlockScales factors;
             factors.a[0] = decodeUE8M0(scales.a[0], byte);
             factors.a[1] = decodeUE8M0(scales.a[1], byte);
@@ -1457,7 +1474,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                                kBlock, columnFactors);
           }
           publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
-                             b.remU(nextBlock, b.c32(2)), f, nextBlock);
+                             b.remU(nextBlock, b.c32(2)), f,
+                             scaleBlock(t, nextBlock));
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
           // scaled and added to the main one in f32 once it is complete,
@@ -1471,7 +1489,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           acc = promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock);
           if (p.columnScales)
             publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
-                               b.remU(nextBlock, b.c32(2)), f, nextBlock);
+                               b.remU(nextBlock, b.c32(2)), f,
+                               scaleBlock(t, nextBlock));
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so

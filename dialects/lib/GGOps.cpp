@@ -389,9 +389,9 @@ LogicalResult GroupedMatmulOp::verify() {
       break;
     }
     case ScaleKind::mx: {
-      if (kGrouped)
-        return emitOpError() << "mx scales are not supported with k_grouped";
-      int64_t kAlign = ceilDiv(k, 4 * bk);
+      // k_grouped: words over the concatenated K (the run-time size); B
+      // has no group dimension.
+      int64_t kAlign = kGrouped ? kDynamic : ceilDiv(k, 4 * bk);
       std::string kaName =
           llvm::formatv("ceil(K/{0}), four exponents per i32", 4 * bk).str();
       if (isA) {
@@ -412,6 +412,9 @@ LogicalResult GroupedMatmulOp::verify() {
           meaning = "M x " + kaName;
           break;
         }
+      } else if (kGrouped) {
+        expected = {n, kAlign};
+        meaning = "N x " + kaName;
       } else {
         expected = {g, n, kAlign};
         meaning = "G x N x " + kaName;

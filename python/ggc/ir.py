@@ -252,7 +252,7 @@ def grouped_matmul(
                   "block": per_group + [nb, kb], "block_mn": per_group + [kb, nb],
                   "block1x128": per_group + [n, kb], "block1x128_mn": per_group + [kb, n]}
         if b_scale.startswith("mx"):
-            shapes[b_scale] = [g, n, mx_words(b_scale)]
+            shapes[b_scale] = per_group + [n, mx_words(b_scale)]
         args.append(Arg("b_scale", shapes[b_scale],
                         "i32" if b_scale.startswith("mx") else "f32"))
         spec.b_scale = ("b_scale", b_scale)

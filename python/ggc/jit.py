@@ -146,7 +146,7 @@ class JITFunction:
             dynamic[dot["a"].name] = {k_dim}
             dynamic[dot["b"].name] = {k_dim}
             block_dims = {"block": {1}, "block_mn": {0}, "block1x128": {1},
-                          "block1x128_mn": {0}}
+                          "block1x128_mn": {0}, "mx32": {1}, "mx128": {1}}
             for side in ("a_scale", "b_scale"):
                 if dot[side] is not None:
                     dynamic[dot[side].name] = block_dims.get(dot[side + "_kind"], set())

@@ -97,12 +97,9 @@ def _physical_block_scale(scale):
 def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
     """The scale tensor as the kernel takes it, and its kind: `kind` when
     given, else read off the rank (and, for A's 1-D scales, the length)."""
-    import torch
     g = b.shape[0]
     rank = scale.dim()
-    if kind is None and scale.dtype == torch.int32:
-        raise ValueError(f"{side}_scale holds packed UE8M0 exponents (int32): pass "
-                         f"{side}_scale_kind='mx32' or 'mx128' for its K block")
+    _require_mx_kind(side, scale, kind)
     if kind is None:
         if side == "b":
             kind = {1: "tensor", 2: "channel", 3: "block"}.get(rank)
@@ -127,11 +124,21 @@ def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
     return scale.contiguous(), kind
 
 
+def _require_mx_kind(side: str, scale, kind: Optional[str]):
+    """Packed UE8M0 words carry no K block in their shape: the kind must say it."""
+    import torch
+    if kind is None and scale.dtype == torch.int32:
+        raise ValueError(f"{side}_scale holds packed UE8M0 exponents (int32): pass "
+                         f"{side}_scale_kind='mx32' or 'mx128' for its K block")
+
+
 def _k_grouped_scale_kind(side: str, scale, rows: int, g: int, kind: Optional[str]):
     """A weight gradient's scale as the kernel takes it, and its kind: 1-D
     per tensor ([G]) or per channel ([rows]); 2-D blocks over the
     concatenated K: 1x128 ([rows, ceil(K/128)], or its transposed view) or,
-    for B, 128x128 ([ceil(rows/128), ceil(K/128)])."""
+    for B, 128x128 ([ceil(rows/128), ceil(K/128)]); or MX words ([rows,
+    ceil(K/(4 x 32 or 4 x 128))], int32), whose kind must be given."""
+    _require_mx_kind(side, scale, kind)
     if kind is None:
         if scale.dim() == 1:
             if rows == g and scale.shape[0] == g:
@@ -170,8 +177,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     DeepGEMM's contiguous layout) or `k_offsets` ([G+1] over the tokens of
     a weight gradient: a is [K, M], b is [K, N], out[g] = a_g^T @ b_g is
     [G, M, N], f32 by default; with `k_major=True`, a is [M, K] and b is
-    [N, K], the form f8 needs, and scales are per tensor, per channel or
-    1x128 blocks over the concatenated K, [M or N, ceil(K/128)]) says how
+    [N, K], the form f8 needs, and scales are per tensor, per channel,
+    1x128 blocks over the concatenated K, [M or N, ceil(K/128)], or MX
+    words over it with `*_scale_kind="mx32"/"mx128"`) says how
     the work splits into groups. b is
     [G, N, K] (`b_layout="nk"`) or [G, K, N] (`"kn"`). f8 inputs take
     scales: [G] per tensor, per row/column, or blockwise (A [M, K/128] or its

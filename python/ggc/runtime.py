@@ -328,7 +328,8 @@ _SIZE_RULES = {
     "K": lambda k, g: k,
     "align4(M)": lambda m, g: (m + 3) // 4 * 4,
     "(M+3G)/4*4": lambda m, g: (m + 3 * g) // 4 * 4,  # MX scale rows
-    "ceil(K/128)": lambda k, g: -(-k // 128),  # k_grouped block scales
+    "ceil(K/128)": lambda k, g: -(-k // 128),  # k_grouped block scales, MX 1x32 words
+    "ceil(K/512)": lambda k, g: -(-k // 512),  # k_grouped MX 1x128 words
 }
 
 

@@ -665,7 +665,7 @@ func.func @mx_b(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: 
 // -----
 
 func.func @mx_k_grouped(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>, %g: memref<5xi32>, %o: memref<4x256x128xbf16>, %as: memref<256x?xi32>, %bs: memref<4x128x?xi32>) {
-  // expected-error @+1 {{mx scales are not supported with k_grouped}}
+  // expected-error @+1 {{'b_scale' must have shape [128, ?] (N x ceil(K/128), four exponents per i32, for mx scales of B)}}
   gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<128x?xf8E4M3FN>) groups(%g : memref<5xi32>) a_scale(%as : memref<256x?xi32>, <mx 1x32>) b_scale(%bs : memref<4x128x?xi32>, <mx 1x32>) out(%o : memref<4x256x128xbf16>)
   return
 }

@@ -387,3 +387,23 @@ func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// MX scales on a weight gradient (k_grouped): words over the concatenated
+// K, named for the runtime as ceil(K/512) (four 128-token exponents each).
+// CHECK-LABEL: llvm.func @mx_wgrad_kernel
+// CHECK-SAME: \22i32\22,\22shape\22:[256,\22ceil(K/512)\22]
+// CHECK-SAME: \22i32\22,\22shape\22:[128,\22ceil(K/512)\22]
+// CHECK: nvvm.wgmma.mma_async
+func.func @mx_wgrad(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>,
+                    %off: memref<5xi32>, %sa: memref<256x?xi32>, %sb: memref<128x?xi32>,
+                    %o: memref<4x256x128xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>)
+      b(%b : memref<128x?xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<256x?xi32>, <mx 1x128>)
+      b_scale(%sb : memref<128x?xi32>, <mx 1x128>)
+      out(%o : memref<4x256x128xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

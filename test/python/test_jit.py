@@ -78,6 +78,26 @@ def test_k_major_weight_gradient_takes_block_scales_over_the_concatenated_k():
                           [384, "ceil(K/128)"]]
 
 
+@ggc.jit
+def mx_weight_gradient(dy_t: gl.KMajor, x_t: gl.KMajor, k_offsets: gl.Offsets,
+                       dy_scale: gl.Scale, x_scale: gl.Scale, dw: gl.Out):
+    gl.store(dw, gl.grouped_dot(dy_t, x_t, k_offsets, a_scale=dy_scale, b_scale=x_scale,
+                                a_scale_kind="mx128", b_scale_kind="mx128"))
+
+
+def test_k_major_weight_gradient_takes_mx_words_over_the_concatenated_k():
+    args = (spec([256, None], "f8e4m3fn"), spec([384, None], "f8e4m3fn"), spec([5], "i32"),
+            spec([256, None], "i32"), spec([384, None], "i32"), spec([4, 256, 384], "f32"))
+    text = mx_weight_gradient.trace(*args)
+    assert "a_scale(%dy_scale : memref<256x?xi32>, <mx 1x128>)" in text
+    assert "b_scale(%x_scale : memref<384x?xi32>, <mx 1x128>)" in text
+    kernel = mx_weight_gradient.compile(*args)
+    # Each i32 holds four 128-token exponents: the runtime checks the words
+    # against ceil(K/512).
+    shapes = [a["shape"] for a in kernel.info["args"]]
+    assert shapes[3:5] == [[256, "ceil(K/512)"], [384, "ceil(K/512)"]]
+
+
 def test_weight_gradient_operands_and_scale_kinds_must_agree():
     @ggc.jit
     def mixed(dy: gl.TokenMajor, x_t: gl.KMajor, k_offsets: gl.Offsets, dw: gl.Out):

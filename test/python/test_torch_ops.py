@@ -105,6 +105,9 @@ def test_weight_gradient_scale_kinds_and_operand_checks():
         kind("b", torch.empty(5, 3), 136, 4, None)
     with pytest.raises(ValueError, match="rank 3"):
         kind("a", torch.empty(2, 2, 2), 200, 4, None)
+    with pytest.raises(ValueError, match=r"b_scale holds packed UE8M0 exponents \(int32\): "
+                                         r"pass b_scale_kind='mx32' or 'mx128'"):
+        kind("b", torch.empty(136, 3, dtype=torch.int32), 136, 4, None)
     f8 = torch.float8_e4m3fn
     offsets = torch.tensor([0, 100, 256], dtype=torch.int32)
     with pytest.raises(ValueError, match="an f8 weight gradient needs K-major operands"):

@@ -149,7 +149,9 @@ def GG_ScaleAttr : GG_Attr<"Scale", "scale"> {
     With `k_grouped` (K split into groups, M and N static) B's scales have
     no `G`, M-major A block scales are not 4-aligned, and block scales
     follow the 128-wide blocks of the concatenated K (`ceil(K/128)` of
-    them): a group may start or end inside one. mx is not accepted there.
+    them): a group may start or end inside one. mx words likewise follow
+    the concatenated K (`[M or N, ceil(K/(4 bk))]`), and a 32- or 128-wide
+    scale block may span two groups.
   }];
   let parameters = (ins
     EnumParameter<GG_ScaleKind>:$kind,

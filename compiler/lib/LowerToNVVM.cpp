@@ -289,9 +289,8 @@ private:
   void issueScaleCopies(const Tile &t, Value kBlock, const Fragment &f,
                         Value ownColumn);
   /// The thread's scales of K block `kBlock` from the slots, once their
-  /// copies have landed (all but the `pendingGroups` newest).
-  BlockScales readScales(Value kBlock, const Fragment &f,
-                         int64_t pendingGroups);
+  /// copies have landed: every group but the newest (block kBlock + 1's).
+  BlockScales readScales(Value kBlock, const Fragment &f);
   /// B's word for the thread's column in K block `kBlock` (per-column
   /// scales), once every copy has landed.
   Value readColumnWord(Value kBlock, const Fragment &f);
@@ -1273,8 +1272,7 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
 }
 
 KernelGenerator::BlockScales
-KernelGenerator::readScales(Value kBlock, const Fragment &f,
-                            int64_t pendingGroups) {
+KernelGenerator::readScales(Value kBlock, const Fragment &f) {
   const ggc::ScaleSlots &slots = p.scaleSlots;
   BlockScales scales;
   Value one = b.f32c(1.0);
@@ -1282,7 +1280,7 @@ KernelGenerator::readScales(Value kBlock, const Fragment &f,
   scales.b.assign(std::max<int64_t>(1, slots.bBlocks), one);
   if (!slots.aRows && !slots.bBlocks)
     return scales;
-  b.create<NVVM::CpAsyncWaitGroupOp>(pendingGroups);
+  b.create<NVVM::CpAsyncWaitGroupOp>(ggc::kScaleSlotBuffers - 1);
   // The warp's lanes copied each other's words.
   b.create<NVVM::SyncWarpOp>(b.c32(-1));
   Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
@@ -1433,11 +1431,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         Value nextBlock = b.add(kBlock, b.c32(1));
         if (hasSlots)
           issueScaleCopies(t, nextBlock, f, ownColumn);
-        // K block kBlock's scales, once its copies (all groups but the one
-        // just committed) have landed; read while its wgmma runs.
-        auto blockScales = [&]() {
-          return readScales(kBlock, f, ggc::kScaleSlotBuffers - 1);
-        };
+        // K block kBlock's scales, read while its wgmma runs.
+        auto blockScales = [&]() { return readScales(kBlock, f); };
         b.mbarrierWait(fullBarrier(stage), phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();

@@ -50,7 +50,10 @@ int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
       1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
 }
 
-int64_t ggc::bBlockScalesPerWarpgroup(ConfigAttr config) {
+/// 128x128 block scales of B a consumer warpgroup's columns touch per K
+/// block: one per 128 of them, or two where fewer than 128 may straddle a
+/// block boundary.
+static int64_t bBlockScalesPerWarpgroup(ConfigAttr config) {
   int64_t columns = config.getBlockN() / config.getSplitN();
   if (columns % 128 == 0)
     return columns / 128;

@@ -31,16 +31,10 @@ struct TmaStorePoolPass
       if (!config)
         return WalkResult::interrupt();
       Builder b(op.getContext());
-      // Rows of a padded_contiguous tile are valid one by one (by their
-      // group tag), not as a prefix: they keep per-thread stores.
-      // A transposed (nm) output has no row-major tile to stage.
-      // A box of h rows starts at a multiple of 2h rows of the staged tile,
-      // which TMA reads from 128-byte-aligned addresses only: rows of 112
-      // bf16 (224 bytes) would put 1-row boxes off that alignment.
-      int64_t rowBytes = config.getBlockN() *
-                         ggc::byteWidth(op.getOutType().getElementType());
-      if (op.getLayout() == GroupLayout::padded_contiguous ||
-          op.getOutLayout() == OperandLayout::nm || rowBytes * 2 % 128 != 0) {
+      // padded_contiguous rows (valid one by one), an nm output (no
+      // row-major tile) and rows like 112 bf16 (224 bytes, putting 1-row
+      // boxes off TMA's alignment) keep per-thread stores.
+      if (op.storePoolObstacle(config)) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

@@ -131,6 +131,31 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
   llvm_unreachable("unknown group layout");
 }
 
+std::optional<std::string>
+GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
+  if (getLayout() == GroupLayout::padded_contiguous)
+    return std::string("needs the valid rows of a tile to be a prefix, which "
+                       "padded_contiguous does not promise");
+  if (getOutLayout() == OperandLayout::nm)
+    return std::string("stores rows of an 'out' in layout mn; 'out' in layout "
+                       "nm takes per-thread stores (an empty store_pool)");
+  // A box of h rows starts at a multiple of 2h rows of the staged tile, and
+  // TMA reads shared memory from 128-byte-aligned addresses.
+  if (config) {
+    int64_t rowBytes = config.getBlockN() *
+                       ((getOutType().getElementTypeBitWidth() + 7) / 8);
+    if (rowBytes * 2 % 128 != 0)
+      return (llvm::Twine("needs the staged tile's rows of block N elements "
+                          "to be a multiple of 64 bytes (its boxes start "
+                          "128-byte aligned), but block N ") +
+              llvm::Twine(config.getBlockN()) + " makes them " +
+              llvm::Twine(rowBytes) +
+              "; use an empty store_pool (per-thread stores)")
+          .str();
+  }
+  return std::nullopt;
+}
+
 LogicalResult GroupedMatmulOp::verify() {
   ShapeChecker check(*this);
   GroupLayout layout = getLayout();
@@ -448,14 +473,9 @@ LogicalResult GroupedMatmulOp::verify() {
   // to 1, so that any count of rows below BLOCK_M is a sum of distinct boxes.
   if (std::optional<ArrayRef<int64_t>> pool = getStorePool();
       pool && !pool->empty()) {
-    if (layout == GroupLayout::padded_contiguous)
-      return emitOpError() << "'store_pool' needs the valid rows of a tile to "
-                              "be a prefix, which padded_contiguous does not "
-                              "promise";
-    if (getOutLayout() == OperandLayout::nm)
-      return emitOpError() << "'store_pool' stores rows of an 'out' in layout "
-                              "mn; 'out' in layout nm takes per-thread stores "
-                              "(an empty store_pool)";
+    if (std::optional<std::string> obstacle =
+            storePoolObstacle(getConfigAttr()))
+      return emitOpError() << "'store_pool' " << *obstacle;
     for (auto [i, h] : llvm::enumerate(*pool))
       if (h < 1 || !llvm::isPowerOf2_64(h) ||
           (i > 0 && h * 2 != (*pool)[i - 1]) ||
@@ -472,19 +492,6 @@ LogicalResult GroupedMatmulOp::verify() {
              << config.getBlockM() << "), which is "
              << llvm::bit_floor(uint64_t(config.getBlockM()))
              << ", but starts at " << (*pool)[0];
-    // A box of h rows starts at a multiple of 2h rows of the staged tile,
-    // and TMA reads shared memory from 128-byte-aligned addresses.
-    if (ConfigAttr config = getConfigAttr()) {
-      int64_t rowBytes = config.getBlockN() *
-                         ((getOutType().getElementTypeBitWidth() + 7) / 8);
-      if (rowBytes * 2 % 128 != 0)
-        return emitOpError()
-               << "'store_pool' needs the staged tile's rows of block N "
-                  "elements to be a multiple of 64 bytes (its boxes start "
-                  "128-byte aligned), but block N "
-               << config.getBlockN() << " makes them " << rowBytes
-               << "; use an empty store_pool (per-thread stores)";
-    }
   }
 
   // Skipping idle warpgroups relies on a tile's valid rows being a prefix

@@ -77,11 +77,6 @@ struct ScaleSlots {
 ScaleSlots scaleSlotsPerWarp(mlir::gg::GroupedMatmulOp op,
                              mlir::gg::ConfigAttr config);
 
-/// 128x128 block scales of B a consumer warpgroup's columns touch per K
-/// block: one per 128 of them, or two where fewer than 128 may straddle a
-/// block boundary.
-int64_t bBlockScalesPerWarpgroup(mlir::gg::ConfigAttr config);
-
 /// Buffers of scale slots: the K block being promoted, and the next.
 constexpr int64_t kScaleSlotBuffers = 2;
 

@@ -118,6 +118,12 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     MemRefType getAType() { return ::llvm::cast<MemRefType>(getA().getType()); }
     MemRefType getBType() { return ::llvm::cast<MemRefType>(getB().getType()); }
     MemRefType getOutType() { return ::llvm::cast<MemRefType>(getOut().getType()); }
+    /// Why the op's output cannot go out through a TMA store pool (its
+    /// valid rows are not a prefix, `out` is not row-major, or, with a
+    /// `config`, the staged tile's rows would start some boxes off TMA's
+    /// 128-byte alignment), or nullopt when it can. The verifier rejects a
+    /// pool for these reasons and gg-tma-store-pool keeps per-thread stores.
+    std::optional<std::string> storePoolObstacle(ConfigAttr config);
     /// The block of the epilogue, or null when the op has none.
     Block *getEpilogueBlock() {
       return getEpilogue().empty() ? nullptr : &getEpilogue().front();

@@ -125,4 +125,24 @@ Value KernelBuilder::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
   return create<arith::OrIOp>(start, c64(static_cast<int64_t>(fixed)));
 }
 
+Value KernelBuilder::pinRegisters(Value values) {
+  auto type = cast<LLVM::LLVMStructType>(values.getType());
+  int64_t n = type.getBody().size();
+  SmallVector<Value> operands;
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i) {
+    operands.push_back(create<LLVM::ExtractValueOp>(values, i));
+    constraints += "=f,";
+  }
+  // Each output tied to its input: the values stay in their registers.
+  for (int64_t i = 0; i < n; ++i)
+    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
+  auto pin = create<LLVM::InlineAsmOp>(
+      type, operands, /*asm_string=*/"", constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+      /*operand_attrs=*/ArrayAttr());
+  return pin.getResult(0);
+}
+
 } // namespace ggc

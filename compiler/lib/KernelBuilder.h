@@ -84,6 +84,14 @@ public:
   /// (`strideBytes`), 64-element MN chunks `leadingBytes` apart.
   mlir::Value wgmmaDescriptor(mlir::Value smemAddress, int64_t leadingBytes,
                               int64_t strideBytes);
+
+  /// `values` (an LLVM struct of f32, such as a wgmma accumulator), passed
+  /// through an empty side-effecting inline asm: every instruction that
+  /// computes them stays before this point, and no side-effecting one
+  /// (wgmma, barrier waits) moves above it. Without it LLVM sinks pure
+  /// arithmetic past a wgmma issue, keeping registers live that the
+  /// schedule meant to free.
+  mlir::Value pinRegisters(mlir::Value values);
 };
 
 } // namespace ggc

@@ -48,30 +48,33 @@ using ggc::kSwizzleBytes;
 namespace {
 
 constexpr int64_t kWarpgroupThreads = 128;
-constexpr int64_t kMaxConsumerRegisters = 232;
+constexpr int64_t kMaxConsumerRegisters = 240;
 constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
 
-/// Registers the producer warpgroup keeps: 40, as DeepGEMM; 24 (the least
-/// setmaxnreg allows) with three or more consumer warpgroups, where the
-/// consumers need every register (a 192-row f8 tile spills 36 bytes at 152
-/// registers per consumer, 4 at 160).
-int64_t producerRegisters(int64_t numConsumers) {
-  return numConsumers >= 3 ? 24 : 40;
+/// Registers the producer warpgroup keeps: 40, as DeepGEMM, unless the
+/// consumers need every register: 24 (the least setmaxnreg allows) with
+/// three or more consumer warpgroups (a 192-row f8 tile spills 36 bytes at
+/// 152 registers per consumer, 4 at 160), and with pipelined promotion
+/// (three 64-register accumulators: 4 bytes spilled at 232, none at 240).
+int64_t producerRegisters(int64_t numConsumers, bool pipelinedPromotion) {
+  return numConsumers >= 3 || pipelinedPromotion ? 24 : 40;
 }
 
 /// Registers per consumer thread after setmaxnreg moves the producer's
 /// spare ones over. The CTA starts with the register file split evenly
 /// (a multiple of 8 per thread); setmaxnreg only redistributes that, and a
 /// request the pool cannot meet waits forever, so it must fit: 232 with 2
-/// consumer warpgroups, 160 with 3, 112 with 4.
+/// consumer warpgroups (240 with a 24-register producer), 160 with 3, 112
+/// with 4. ptxas allocates the code that setmaxnreg.inc dominates within
+/// the new count.
 int64_t initialRegisters(int64_t numConsumers) {
   int64_t threads = kWarpgroupThreads * (1 + numConsumers);
   return kRegisterFile / threads / 8 * 8;
 }
-int64_t consumerRegisters(int64_t numConsumers) {
+int64_t consumerRegisters(int64_t numConsumers, bool pipelinedPromotion) {
   int64_t perThread = initialRegisters(numConsumers);
-  int64_t pool =
-      perThread * (1 + numConsumers) - producerRegisters(numConsumers);
+  int64_t pool = perThread * (1 + numConsumers) -
+                 producerRegisters(numConsumers, pipelinedPromotion);
   return std::min(kMaxConsumerRegisters, pool / numConsumers / 8 * 8);
 }
 /// Everything the generator derives from the op before emitting code.
@@ -153,6 +156,10 @@ struct KernelPlan {
     return f8 || (aScale && aScale.variesAlongK()) ||
            (bScale && bScale.variesAlongK());
   }
+  /// Two-level accumulation with block k's promotion overlapping block
+  /// k + 1's wgmma (emitPipelinedMainLoop): two partial accumulators live
+  /// beside the main one.
+  bool pipelinedPromotion = false;
 
   int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
@@ -264,6 +271,10 @@ private:
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
                                        Value rowOffset);
+  std::pair<Value, Value> emitPipelinedMainLoop(const Tile &t, Value counter,
+                                                Value acc, Value consumerIndex,
+                                                const Fragment &f,
+                                                Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
                                      const Fragment &f, Value rowOffset);
@@ -295,7 +306,7 @@ private:
   /// scales), once every copy has landed.
   Value readColumnWord(Value kBlock, const Fragment &f);
   /// Slot `word` of this warp in slot buffer `buffer`.
-  Value scaleSlot(Value buffer, Value word);
+  Value scaleSlot(Value buffer, Value word, int64_t wordOffset = 0);
   /// Index in A's scales of row `rowInTile`'s word for K block `kBlock`:
   /// an f32 1x128 block scale, or the MX word holding its exponents.
   Value aScaleIndex(const Tile &t, Value kBlock, Value rowInTile);
@@ -400,17 +411,27 @@ LogicalResult KernelGenerator::plan() {
   p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
   // A wgmma's f32 accumulator fragment takes N/2 registers per thread (N:
   // the warpgroup's columns, BN / split_n), and ptxas needs about 26 more
-  // around it (measured: 154 for N = 256).
-  // It must fit the CTA's initial per-thread share: ptxas compiles every
-  // instruction within it, whatever setmaxnreg grants later.
-  if (int64_t regs = initialRegisters(p.numConsumers);
+  // around it (measured: 154 for N = 256). It must fit what setmaxnreg
+  // grants each consumer thread (ptxas allocates the code setmaxnreg.inc
+  // dominates within that count). Two-level accumulation's partial
+  // accumulator may spill past it: slower, still correct.
+  if (int64_t regs = consumerRegisters(p.numConsumers, false);
       p.warpgroupN / 2 + 26 > regs)
     return unsupported("block N " + Twine(p.blockN) + " with block M " +
                        Twine(p.blockM) + ": its " + Twine(p.warpgroupN / 2) +
                        "-register accumulator does not fit the " +
-                       Twine(regs) + " registers per thread that a CTA of " +
-                       Twine(p.threads()) +
-                       " threads starts with; use a smaller block N or M");
+                       Twine(regs) + " registers per consumer thread of a " +
+                       "CTA of " + Twine(p.threads()) +
+                       " threads; use a smaller block N or M");
+  // Two partial accumulators and the main one, plus about 40 registers
+  // of addresses, scales and counters, within what setmaxnreg grants the
+  // consumers (ptxas allocates the code it dominates within that grant).
+  // Per-column and MX scales keep the serial loop: their shared-memory
+  // staging waits on every outstanding scale copy.
+  p.pipelinedPromotion =
+      p.twoLevel() && !p.mx && !p.columnScales &&
+      3 * (p.warpgroupN / 2) + 40 <=
+          consumerRegisters(p.numConsumers, /*pipelinedPromotion=*/true);
   // One thread of each consumer warpgroup stages one column's scale.
   if (p.columnScales && p.warpgroupN > kWarpgroupThreads)
     return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
@@ -1221,16 +1242,20 @@ Value KernelGenerator::mxWordsPerRow(int64_t perWord) {
   return b.c64((p.k + perWord - 1) / perWord);
 }
 
-Value KernelGenerator::scaleSlot(Value buffer, Value word) {
+Value KernelGenerator::scaleSlot(Value buffer, Value word,
+                                 int64_t wordOffset) {
+  // In 64 bits from the start, so that LLVM folds the constant parts into
+  // the address's immediate offset instead of keeping one register per
+  // slot address alive across the K loop.
   int64_t consumerWarps = p.numConsumers * 4;
-  Value warp = b.divU(b.sub(b.threadIdx(), b.c32(kWarpgroupThreads)),
-                      b.c32(32));
-  Value index = b.add(
-      b.mul(b.add(b.mul(buffer, b.c32(consumerWarps)), warp),
-            b.c32(p.scaleSlots.words())),
-      word);
-  return b.gep(smem, b.add(b.c64(p.smem.scaleSlotsAt),
-                           b.mul(b.toI64(index), b.c64(4))));
+  int64_t words = p.scaleSlots.words();
+  Value warp = b.toI64(b.divU(b.sub(b.threadIdx(), b.c32(kWarpgroupThreads)),
+                              b.c32(32)));
+  Value index = b.add(b.add(b.mul(b.toI64(buffer), b.c64(consumerWarps * words)),
+                            b.mul(warp, b.c64(words))),
+                      b.toI64(word));
+  return b.gep(smem, b.add(b.c64(p.smem.scaleSlotsAt + 4 * wordOffset),
+                           b.mul(index, b.c64(4))));
 }
 
 void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
@@ -1240,10 +1265,11 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
   // Lanes may still be reading this buffer's previous block.
   b.create<NVVM::SyncWarpOp>(b.c32(-1));
   b.create<scf::IfOp>(b.lt(kBlock, t.numKBlocks), [&](OpBuilder &, Location) {
-    auto copy = [&](Value word, Value base, Value index) {
+    // Each lane copies into its own word of the slots, past `skip` words.
+    auto copy = [&](int64_t skip, Value base, Value index) {
       Value source = b.create<LLVM::GEPOp>(base.getType(), b.i32(), base,
                                            ArrayRef<LLVM::GEPArg>{index});
-      b.create<NVVM::CpAsyncOp>(scaleSlot(buffer, word), source, 4,
+      b.create<NVVM::CpAsyncOp>(scaleSlot(buffer, f.lane, skip), source, 4,
                                 NVVM::LoadCacheModifierKind::CA, Value());
     };
     // Lane i < 16 copies the word of the warp's row i; the next lanes
@@ -1251,7 +1277,7 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
     if (slots.aRows)
       b.create<scf::IfOp>(b.lt(f.lane, b.c32(slots.aRows)),
                           [&](OpBuilder &, Location) {
-                            copy(f.lane, aScalePtr,
+                            copy(0, aScalePtr,
                                  aScaleIndex(t, kBlock,
                                              b.add(f.warpRow, f.lane)));
                             b.create<scf::YieldOp>();
@@ -1259,12 +1285,12 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
     for (int64_t j = 0; j < slots.bBlocks; ++j)
       b.create<scf::IfOp>(b.eq(f.lane, b.c32(slots.aRows + j)),
                           [&](OpBuilder &, Location) {
-                            copy(f.lane, bScalePtr,
+                            copy(0, bScalePtr,
                                  bBlockScaleIndex(t, kBlock, f, j));
                             b.create<scf::YieldOp>();
                           });
     if (slots.columns)
-      copy(b.add(b.c32(slots.aRows + slots.bBlocks), f.lane), bScalePtr,
+      copy(slots.aRows + slots.bBlocks, bScalePtr,
            columnScaleIndex(t, kBlock, ownColumn));
     b.create<scf::YieldOp>();
   });
@@ -1289,10 +1315,10 @@ KernelGenerator::readScales(Value kBlock, const Fragment &f) {
   if (slots.aRows)
     for (int half = 0; half < 2; ++half)
       scales.a[half] = b.create<LLVM::LoadOp>(
-          aType, scaleSlot(buffer, b.add(rowInWarp, b.c32(8 * half))));
+          aType, scaleSlot(buffer, rowInWarp, 8 * half));
   for (int64_t j = 0; j < slots.bBlocks; ++j)
     scales.b[j] = b.create<LLVM::LoadOp>(
-        b.f32(), scaleSlot(buffer, b.c32(slots.aRows + j)));
+        b.f32(), scaleSlot(buffer, b.c32(0), slots.aRows + j));
   return scales;
 }
 
@@ -1300,9 +1326,8 @@ Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
   b.create<NVVM::CpAsyncWaitGroupOp>(0);
   Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
   return b.create<LLVM::LoadOp>(
-      b.i32(), scaleSlot(buffer, b.add(b.c32(p.scaleSlots.aRows +
-                                             p.scaleSlots.bBlocks),
-                                       f.lane)));
+      b.i32(), scaleSlot(buffer, f.lane,
+                         p.scaleSlots.aRows + p.scaleSlots.bBlocks));
 }
 
 Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
@@ -1408,6 +1433,8 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
+  if (p.pipelinedPromotion)
+    return emitPipelinedMainLoop(t, counter, acc, consumerIndex, f, rowOffset);
   // Block scales are copied to this thread's slots one K block ahead
   // (issueScaleCopies), so their latency hides behind a whole block of
   // wgmma.
@@ -1513,6 +1540,97 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
     });
   }
   return {kLoop.getResult(0), kLoop.getResult(1)};
+}
+
+/// Two-level accumulation in which each K block's promotion runs while the
+/// next block's wgmma does: the serial loop leaves the tensor core idle
+/// from a block's completion until the next block is issued (scales read,
+/// 64 FMAs), so one warpgroup alone never keeps it busy.
+///
+/// Blocks go in pairs, each pair in a fresh partial accumulator of its own
+/// (X, then Y): issue X(k); promote Y(k-1); issue Y(k+1); wait for X;
+/// promote X(k); wait for Y. The loop ends each pair with no wgmma in
+/// flight: a wgmma pending across the loop's back edge makes ptxas
+/// serialise every wgmma (C7514), it cannot tell which accumulator is
+/// still being written. Block 0 goes before the loop, a last odd block
+/// after it.
+///
+/// Scale slots (issueScaleCopies) run two blocks ahead here: block k's
+/// slots are refilled with block k + 2's words once they are read, since
+/// block k + 1's are in use by then.
+std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
+    const Tile &t, Value counter, Value acc, Value consumerIndex,
+    const Fragment &f, Value rowOffset) {
+  Value ownColumn =
+      b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
+  Value undef = b.create<LLVM::UndefOp>(accType);
+  auto issueBlock = [&](Value kBlock, Value it) {
+    auto [stage, phase] = ringSlot(it);
+    b.mbarrierWait(fullBarrier(stage), phase);
+    auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
+    b.create<NVVM::WgmmaFenceAlignedOp>();
+    Value partial = issueWgmmas(undef, aTile, bTile, /*fresh=*/true);
+    b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+    return partial;
+  };
+  auto awaitBlocks = [&](int64_t pending, Value it) {
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(pending);
+    releaseStage(ringSlot(it).first);
+  };
+  auto promote = [&](Value acc, Value partial, Value kBlock) {
+    BlockScales scales = readScales(kBlock, f);
+    issueScaleCopies(t, b.add(kBlock, b.c32(2)), f, ownColumn);
+    return b.pinRegisters(
+        promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock));
+  };
+  Value one = b.c32(1), two = b.c32(2);
+  issueScaleCopies(t, b.c32(0), f, ownColumn);
+  issueScaleCopies(t, one, f, ownColumn);
+  Value n = t.numKBlocks;
+  auto anyBlock = b.create<scf::IfOp>(
+      b.lt(b.c32(0), n),
+      [&](OpBuilder &, Location) {
+        Value first = issueBlock(b.c32(0), counter);
+        awaitBlocks(0, counter);
+        Value pairs = b.divU(b.sub(n, one), two);
+        auto pairLoop = b.create<scf::ForOp>(
+            b.c32(0), pairs, one,
+            ValueRange{acc, first, b.add(counter, one)},
+            [&](OpBuilder &, Location, Value pair, ValueRange iter) {
+              Value acc = iter[0], y = iter[1], it = iter[2];
+              Value kx = b.add(b.mul(pair, two), one);
+              Value ky = b.add(kx, one);
+              Value x = issueBlock(kx, it);
+              acc = promote(acc, y, b.sub(kx, one));
+              Value nextY = issueBlock(ky, b.add(it, one));
+              awaitBlocks(1, it);
+              acc = promote(acc, x, kx);
+              awaitBlocks(0, b.add(it, one));
+              b.create<scf::YieldOp>(
+                  ValueRange{acc, nextY, b.add(it, two)});
+            });
+        Value acc = pairLoop.getResult(0), y = pairLoop.getResult(1),
+              it = pairLoop.getResult(2);
+        Value ky = b.mul(pairs, two); // Y's block
+        auto tail = b.create<scf::IfOp>(
+            b.lt(b.add(ky, one), n),
+            [&](OpBuilder &, Location) {
+              Value kx = b.add(ky, one);
+              Value x = issueBlock(kx, it);
+              Value sum = promote(acc, y, ky);
+              awaitBlocks(0, it);
+              sum = promote(sum, x, kx);
+              b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
+            },
+            [&](OpBuilder &, Location) {
+              b.create<scf::YieldOp>(ValueRange{promote(acc, y, ky), it});
+            });
+        b.create<scf::YieldOp>(tail.getResults());
+      },
+      [&](OpBuilder &, Location) {
+        b.create<scf::YieldOp>(ValueRange{acc, counter});
+      });
+  return {anyBlock.getResult(0), anyBlock.getResult(1)};
 }
 
 /// The A and B tiles wgmma reads from ring stage `stage`, once it is full:
@@ -2096,7 +2214,8 @@ void KernelGenerator::emitBody() {
   b.create<scf::IfOp>(
       b.eq(warpgroup, b.c32(0)),
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(producerRegisters(p.numConsumers),
+        b.create<NVVM::SetMaxRegisterOp>(producerRegisters(p.numConsumers,
+                                                           p.pipelinedPromotion),
                                          NVVM::SetMaxRegisterAction::decrease);
         b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
           emitProducer();
@@ -2105,7 +2224,8 @@ void KernelGenerator::emitBody() {
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(consumerRegisters(p.numConsumers),
+        b.create<NVVM::SetMaxRegisterOp>(consumerRegisters(p.numConsumers,
+                                                           p.pipelinedPromotion),
                                          NVVM::SetMaxRegisterAction::increase);
         emitConsumer(b.sub(warpgroup, b.c32(1)));
         if (!p.storePool.empty()) {

@@ -126,7 +126,7 @@ func.func @column_scales_block_n_256(%a: memref<?x512xf8E4M3FN>, %b: memref<4x25
       b(%b : memref<4x256x512xf8E4M3FN>) groups(%off : memref<5xi32>)
       b_scale(%sb : memref<4x256x4xf32>, <block 1x128>)
       out(%o : memref<?x256xbf16>)
-      {config = #gg.config<block = [128, 256, 128], stages = 2, cluster = [1, 1], sms = 132>}
+      {config = #gg.config<block = [128, 192, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 
@@ -171,15 +171,15 @@ func.func @padded_tall_tiles(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-// Three consumer warpgroups and a producer share the register file: a CTA
-// of 512 threads starts with 128 registers each, too few for a 64x256 f32
+// Four consumer warpgroups and a producer share the register file: each
+// consumer thread gets at most 112 registers, too few for a 64x256 f32
 // accumulator's wgmma.
 func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
                                %off: memref<5xi32>, %o: memref<?x256xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: block N 256 with block M 192: its 128-register accumulator does not fit the 128 registers per thread that a CTA of 512 threads starts with; use a smaller block N or M}}
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: block N 256 with block M 256: its 128-register accumulator does not fit the 112 registers per consumer thread of a CTA of 640 threads; use a smaller block N or M}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x256xbf16>)
-      {config = #gg.config<block = [192, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
+      {config = #gg.config<block = [256, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }

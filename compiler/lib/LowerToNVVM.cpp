@@ -237,6 +237,14 @@ private:
   /// Walks the persistent tile schedule, calling `body` for each tile this
   /// CTA owns with the pipeline counter; `body` returns the new counter.
   void forEachTile(function_ref<Value(const Tile &, Value counter)> body);
+  /// The same walk carrying `initial` from tile to tile (the counter
+  /// first): `body` returns the new state; the result is the last one.
+  SmallVector<Value>
+  forEachTile(ValueRange initial,
+              function_ref<SmallVector<Value>(const Tile &, ValueRange)> body);
+  /// A tile's fields as values a loop can carry, and back.
+  SmallVector<Value> tileValues(const Tile &t);
+  Tile tileFromValues(ValueRange values);
   Value groupRows(Value group, Value *rowStart);
   Value tilesInGroup(Value group);
   Tile tileAt(Value group, Value localTile);
@@ -271,10 +279,12 @@ private:
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
                                        Value rowOffset);
-  std::pair<Value, Value> emitPipelinedMainLoop(const Tile &t, Value counter,
-                                                Value acc, Value consumerIndex,
-                                                const Fragment &f,
-                                                Value rowOffset);
+  std::pair<Value, Value>
+  emitPipelinedMainLoop(const Tile &t, Value counter, Value consumerIndex,
+                        const Fragment &f, Value rowOffset,
+                        function_ref<void()> whileFirstBlockRuns);
+  void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
+                             Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
                                      const Fragment &f, Value rowOffset);
@@ -839,7 +849,37 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
 
 void KernelGenerator::forEachTile(
     function_ref<Value(const Tile &, Value counter)> body) {
+  forEachTile(ValueRange{b.c32(0)},
+              [&](const Tile &t, ValueRange state) -> SmallVector<Value> {
+                return {body(t, state[0])};
+              });
+}
+
+SmallVector<Value> KernelGenerator::tileValues(const Tile &t) {
+  return {t.group,   t.mBlock, t.nBlock, t.rowStart, t.groupStart,
+          t.rowsValid, t.kStart, t.kFirst, t.kEnd,     t.numKBlocks};
+}
+
+KernelGenerator::Tile KernelGenerator::tileFromValues(ValueRange v) {
+  Tile t;
+  t.group = v[0];
+  t.mBlock = v[1];
+  t.nBlock = v[2];
+  t.rowStart = v[3];
+  t.groupStart = v[4];
+  t.rowsValid = v[5];
+  t.kStart = v[6];
+  t.kFirst = v[7];
+  t.kEnd = v[8];
+  t.numKBlocks = v[9];
+  return t;
+}
+
+SmallVector<Value> KernelGenerator::forEachTile(
+    ValueRange initial,
+    function_ref<SmallVector<Value>(const Tile &, ValueRange)> body) {
   Type i32 = b.i32();
+  SmallVector<Type> stateTypes(initial.getTypes());
   // Clusters walk the schedule together, one unit (a pair of M blocks) each.
   Value gridSize = b.divU(b.gridDim(), b.c32(p.cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(p.cluster));
@@ -849,8 +889,12 @@ void KernelGenerator::forEachTile(
     // row, and tiles that start on a padding row (-1) are skipped.
     Value mBlocks = b.ceilDivU(b.toI32(dynamicSize), p.blockM);
     Value total = b.mul(mBlocks, b.c32(p.nBlocks));
+    SmallVector<Type> types = {i32};
+    types.append(stateTypes);
+    SmallVector<Value> start = {firstTile};
+    start.append(initial.begin(), initial.end());
     auto loop = b.create<scf::WhileOp>(
-        TypeRange{i32, i32}, ValueRange{firstTile, b.c32(0)},
+        types, start,
         [&](OpBuilder &, Location, ValueRange args) {
           b.create<scf::ConditionOp>(b.lt(args[0], total), args);
         },
@@ -873,27 +917,31 @@ void KernelGenerator::forEachTile(
           t.numKBlocks = b.c32((p.k + p.blockK - 1) / p.blockK);
           Value owned = b.andI(b.ge(t.group, b.c32(0)),
                                b.lt(t.group, b.c32(p.numGroups)));
+          ValueRange state = args.drop_front();
           auto ifOp = b.create<scf::IfOp>(
               owned,
               [&](OpBuilder &, Location) {
-                b.create<scf::YieldOp>(body(t, args[1]));
+                b.create<scf::YieldOp>(body(t, state));
               },
               [&](OpBuilder &, Location) {
-                b.create<scf::YieldOp>(args[1]);
+                b.create<scf::YieldOp>(state);
               });
-          b.create<scf::YieldOp>(
-              ValueRange{b.add(args[0], gridSize), ifOp.getResult(0)});
+          SmallVector<Value> next = {b.add(args[0], gridSize)};
+          next.append(ifOp.getResults().begin(), ifOp.getResults().end());
+          b.create<scf::YieldOp>(next);
         });
-    (void)loop;
-    return;
+    return SmallVector<Value>(loop.getResults().drop_front());
   }
 
   // Grouped layouts: carry a cursor (group, first tile of the group) that
   // only moves forward, since each CTA's tile ids increase.
   Value numGroups = b.c32(p.numGroups);
-  b.create<scf::WhileOp>(
-      TypeRange{i32, i32, i32, i32},
-      ValueRange{firstTile, b.c32(0), b.c32(0), b.c32(0)},
+  SmallVector<Type> types = {i32, i32, i32};
+  types.append(stateTypes);
+  SmallVector<Value> start = {firstTile, b.c32(0), b.c32(0)};
+  start.append(initial.begin(), initial.end());
+  auto loop = b.create<scf::WhileOp>(
+      types, start,
       [&](OpBuilder &, Location, ValueRange args) {
         Value tile = args[0];
         // Advance the cursor past groups that end at or before `tile`. The
@@ -923,15 +971,18 @@ void KernelGenerator::forEachTile(
         Value group = advance.getResult(0);
         Value start = advance.getResult(1);
         Value more = b.lt(group, numGroups);
-        b.create<scf::ConditionOp>(
-            more, ValueRange{tile, group, start, args[3]});
+        SmallVector<Value> forwarded = {tile, group, start};
+        forwarded.append(args.begin() + 3, args.end());
+        b.create<scf::ConditionOp>(more, forwarded);
       },
       [&](OpBuilder &, Location, ValueRange args) {
         Tile t = tileAt(args[1], b.sub(args[0], args[2]));
-        Value counter = body(t, args[3]);
-        b.create<scf::YieldOp>(
-            ValueRange{b.add(args[0], gridSize), args[1], args[2], counter});
+        SmallVector<Value> state = body(t, args.drop_front(3));
+        SmallVector<Value> next = {b.add(args[0], gridSize), args[1], args[2]};
+        llvm::append_range(next, state);
+        b.create<scf::YieldOp>(next);
       });
+  return SmallVector<Value>(loop.getResults().drop_front(3));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1378,6 +1429,8 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                           b.c64(p.aReadMNMajor() ? p.blockK * kSwizzleBytes
                                                  : 64 * kSwizzleBytes));
   Fragment f = fragment(consumerIndex);
+  if (p.pipelinedPromotion)
+    return emitPipelinedConsumer(consumerIndex, f, rowOffset);
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = b.create<LLVM::UndefOp>(accType);
@@ -1411,6 +1464,73 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   });
 }
 
+/// The consumer of a pipelined-promotion kernel: each tile's epilogue is
+/// deferred into the next tile, where it runs while that tile's first K
+/// block computes; the tensor core would otherwise idle through every
+/// epilogue (two consumer warpgroups finish a tile together). The loop
+/// over tiles carries the finished tile (its fields and accumulator), never
+/// a wgmma in flight.
+void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
+                                            const Fragment &f,
+                                            Value rowOffset) {
+  Value zeroAcc = b.create<LLVM::UndefOp>(accType);
+  Value zero = b.f32c(0.0);
+  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
+    zeroAcc = b.create<LLVM::InsertValueOp>(zeroAcc, zero, i);
+  // State: counter, whether a tile is pending, its fields, its accumulator.
+  Tile none;
+  none.group = none.mBlock = none.nBlock = none.rowStart = none.groupStart =
+      none.rowsValid = none.kStart = none.kFirst = none.kEnd =
+          none.numKBlocks = b.c32(0);
+  SmallVector<Value> initial = {b.c32(0), b.create<arith::ConstantIntOp>(
+                                              b.getI1Type(), 0)};
+  llvm::append_range(initial, tileValues(none));
+  initial.push_back(zeroAcc);
+  auto pendingTile = [&](ValueRange state) {
+    return tileFromValues(state.slice(2, 10));
+  };
+  auto finishPending = [&](ValueRange state) {
+    b.create<scf::IfOp>(state[1], [&](OpBuilder &, Location) {
+      emitEpilogue(pendingTile(state), f, state[12]);
+      b.create<scf::YieldOp>();
+    });
+  };
+  SmallVector<Value> last = forEachTile(
+      initial, [&](const Tile &t, ValueRange state) -> SmallVector<Value> {
+        Value counter = state[0];
+        Value works = b.lt(b.c32(0), t.numKBlocks);
+        // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n:
+        // when they are all past the group's end, it only passes the
+        // buffers back (and still meets the others at the epilogue's
+        // barriers; its rows are never stored).
+        if (p.skipIdleWarpgroups)
+          works = b.andI(works, b.lt(b.mul(b.divU(consumerIndex,
+                                                  b.c32(p.splitN)),
+                                           b.c32(64)),
+                                     t.rowsValid));
+        auto tile = b.create<scf::IfOp>(
+            works,
+            [&](OpBuilder &, Location) {
+              auto [acc, end] = emitPipelinedMainLoop(
+                  t, counter, consumerIndex, f, rowOffset,
+                  [&] { finishPending(state); });
+              b.create<scf::YieldOp>(ValueRange{acc, end});
+            },
+            [&](OpBuilder &, Location) {
+              finishPending(state);
+              b.create<scf::YieldOp>(
+                  ValueRange{zeroAcc, emitIdleLoop(t, counter)});
+            });
+        SmallVector<Value> next = {tile.getResult(1),
+                                   b.create<arith::ConstantIntOp>(
+                                       b.getI1Type(), 1)};
+        llvm::append_range(next, tileValues(t));
+        next.push_back(tile.getResult(0));
+        return next;
+      });
+  finishPending(last);
+}
+
 /// Waits for each of the tile's K blocks and releases it unread: the
 /// consumer's rows of the tile are all padding.
 Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
@@ -1433,8 +1553,6 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
-  if (p.pipelinedPromotion)
-    return emitPipelinedMainLoop(t, counter, acc, consumerIndex, f, rowOffset);
   // Block scales are copied to this thread's slots one K block ahead
   // (issueScaleCopies), so their latency hides behind a whole block of
   // wgmma.
@@ -1553,14 +1671,16 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
 /// flight: a wgmma pending across the loop's back edge makes ptxas
 /// serialise every wgmma (C7514), it cannot tell which accumulator is
 /// still being written. Block 0 goes before the loop, a last odd block
-/// after it.
+/// after it. The tile has at least one K block; `whileFirstBlockRuns`
+/// emits work that overlaps block 0's wgmma (the previous tile's
+/// epilogue).
 ///
 /// Scale slots (issueScaleCopies) run two blocks ahead here: block k's
 /// slots are refilled with block k + 2's words once they are read, since
 /// block k + 1's are in use by then.
 std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
-    const Tile &t, Value counter, Value acc, Value consumerIndex,
-    const Fragment &f, Value rowOffset) {
+    const Tile &t, Value counter, Value consumerIndex, const Fragment &f,
+    Value rowOffset, function_ref<void()> whileFirstBlockRuns) {
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   Value undef = b.create<LLVM::UndefOp>(accType);
@@ -1584,53 +1704,50 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
         promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock));
   };
   Value one = b.c32(1), two = b.c32(2);
+  Value n = t.numKBlocks;
   issueScaleCopies(t, b.c32(0), f, ownColumn);
   issueScaleCopies(t, one, f, ownColumn);
-  Value n = t.numKBlocks;
-  auto anyBlock = b.create<scf::IfOp>(
-      b.lt(b.c32(0), n),
+  Value first = issueBlock(b.c32(0), counter);
+  whileFirstBlockRuns();
+  awaitBlocks(0, counter);
+  // Block 0's promotion into a zero accumulator is a product: the main
+  // accumulator starts there.
+  Value acc = b.create<LLVM::UndefOp>(accType);
+  Value zero = b.f32c(0.0);
+  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
+    acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+  Value pairs = b.divU(b.sub(n, one), two);
+  auto pairLoop = b.create<scf::ForOp>(
+      b.c32(0), pairs, one, ValueRange{acc, first, b.add(counter, one)},
+      [&](OpBuilder &, Location, Value pair, ValueRange iter) {
+        Value acc = iter[0], y = iter[1], it = iter[2];
+        Value kx = b.add(b.mul(pair, two), one);
+        Value ky = b.add(kx, one);
+        Value x = issueBlock(kx, it);
+        acc = promote(acc, y, b.sub(kx, one));
+        Value nextY = issueBlock(ky, b.add(it, one));
+        awaitBlocks(1, it);
+        acc = promote(acc, x, kx);
+        awaitBlocks(0, b.add(it, one));
+        b.create<scf::YieldOp>(ValueRange{acc, nextY, b.add(it, two)});
+      });
+  acc = pairLoop.getResult(0);
+  Value y = pairLoop.getResult(1), it = pairLoop.getResult(2);
+  Value ky = b.mul(pairs, two); // Y's block
+  auto tail = b.create<scf::IfOp>(
+      b.lt(b.add(ky, one), n),
       [&](OpBuilder &, Location) {
-        Value first = issueBlock(b.c32(0), counter);
-        awaitBlocks(0, counter);
-        Value pairs = b.divU(b.sub(n, one), two);
-        auto pairLoop = b.create<scf::ForOp>(
-            b.c32(0), pairs, one,
-            ValueRange{acc, first, b.add(counter, one)},
-            [&](OpBuilder &, Location, Value pair, ValueRange iter) {
-              Value acc = iter[0], y = iter[1], it = iter[2];
-              Value kx = b.add(b.mul(pair, two), one);
-              Value ky = b.add(kx, one);
-              Value x = issueBlock(kx, it);
-              acc = promote(acc, y, b.sub(kx, one));
-              Value nextY = issueBlock(ky, b.add(it, one));
-              awaitBlocks(1, it);
-              acc = promote(acc, x, kx);
-              awaitBlocks(0, b.add(it, one));
-              b.create<scf::YieldOp>(
-                  ValueRange{acc, nextY, b.add(it, two)});
-            });
-        Value acc = pairLoop.getResult(0), y = pairLoop.getResult(1),
-              it = pairLoop.getResult(2);
-        Value ky = b.mul(pairs, two); // Y's block
-        auto tail = b.create<scf::IfOp>(
-            b.lt(b.add(ky, one), n),
-            [&](OpBuilder &, Location) {
-              Value kx = b.add(ky, one);
-              Value x = issueBlock(kx, it);
-              Value sum = promote(acc, y, ky);
-              awaitBlocks(0, it);
-              sum = promote(sum, x, kx);
-              b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
-            },
-            [&](OpBuilder &, Location) {
-              b.create<scf::YieldOp>(ValueRange{promote(acc, y, ky), it});
-            });
-        b.create<scf::YieldOp>(tail.getResults());
+        Value kx = b.add(ky, one);
+        Value x = issueBlock(kx, it);
+        Value sum = promote(acc, y, ky);
+        awaitBlocks(0, it);
+        sum = promote(sum, x, kx);
+        b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
       },
       [&](OpBuilder &, Location) {
-        b.create<scf::YieldOp>(ValueRange{acc, counter});
+        b.create<scf::YieldOp>(ValueRange{promote(acc, y, ky), it});
       });
-  return {anyBlock.getResult(0), anyBlock.getResult(1)};
+  return {tail.getResult(0), tail.getResult(1)};
 }
 
 /// The A and B tiles wgmma reads from ring stage `stage`, once it is full:

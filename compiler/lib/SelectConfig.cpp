@@ -160,27 +160,18 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    K=7168): it takes 64 rows by 256 columns with the two splitting the
   //    columns (split_n = 2, where N allows 256; timed interleaved on that
   //    batch: 147.6 against 173.9 us for 128x128 tiles).
-  //    f8 (not MX) takes 192 rows, three consumer warpgroups, where that
-  //    pads a group by little: each B tile then feeds 1.5x the rows, and L2
-  //    traffic is what bounds 128x128 f8 tiles (measured on contiguous
-  //    T=8192 G=8 and T=16384 G=32: 580 against 627 us, 1014 against
-  //    1132 us at sustained clocks; but 105 against 81 us on masked
-  //    M_max=256, where the second 192-row tile is two-thirds padding).
-  //    A group's rows are its expected_m, else a masked op's M_max, else
-  //    unknown (prefill-sized). Three consumers get 160 registers each;
-  //    ptxas spills 4 bytes of the block-scaled kernel there. MX keeps 128:
-  //    at 192 its per-block promotions spill 136 bytes (measured 1316
-  //    against 930 us with 1x32 blocks, 460 against 448 with 1x128); so do
-  //    1x128 scales of B, per column like MX's (12-16 bytes spilled at 192).
+  //    Other f8 takes 128 rows: its promotions pipeline there (two
+  //    partial accumulators per consumer, gg-lower-to-nvvm), which three
+  //    consumer warpgroups of 192-row tiles have no registers for. Timed
+  //    in one run on the H200 (contiguous T=8192 G=8 and T=16384 G=32):
+  //    532.7 against 605.1 us, 966.9 against 1160.1 us. (192 rows had won
+  //    before promotions were pipelined: 580 against 627 us.)
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
   GroupLayout layout = op.getLayout();
   std::optional<int64_t> groupRows = op.getExpectedM();
   if (!groupRows && layout == GroupLayout::masked && !ShapedType::isDynamic(dims.m))
     groupRows = dims.m;
-  auto padded = [](int64_t rows, int64_t tile) {
-    return (rows + tile - 1) / tile * tile;
-  };
   int64_t splitN = 1;
   bool decode = groupRows && *groupRows <= 64;
   if (decode && !f8) {
@@ -188,11 +179,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
     blockM = 64;
     splitN = 2;
-  } else if (f8 && !ggc::stagesColumnScales(op) &&
-           (layout == GroupLayout::contiguous || layout == GroupLayout::masked) &&
-           (!groupRows ||
-            padded(*groupRows, 192) * 100 <= padded(*groupRows, 128) * 115))
-    blockM = 192;
+  }
 
   // 3. Block N: the widest tile that divides N, so no column tile is ragged;
   //    otherwise 128 with a ragged last tile.

@@ -83,10 +83,9 @@ func.func @user_config_kept(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
 
 // f8 keeps a second accumulator per K block (two-level accumulation), so
 // block N stays at 128; 128x128 scales of B need whole 128-column blocks,
-// even where N = 2112 is divisible by 64 only. Contiguous groups of unknown
-// size take 192-row tiles (three consumer warpgroups).
+// even where N = 2112 is divisible by 64 only.
 // CHECK-LABEL: func.func @fp8_block_scaled
-// CHECK: config = #gg.config<block = [192, 128, 128], stages = 5, cluster = [1, 1], sms = 132>
+// CHECK: config = #gg.config<block = [128, 128, 128], stages = 7, cluster = [1, 1], sms = 132>
 func.func @fp8_block_scaled(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
                             %b: memref<8x2112x512xf8E4M3FN>, %sb: memref<8x17x4xf32>,
                             %off: memref<9xi32>, %o: memref<?x2112xbf16>) {
@@ -128,9 +127,9 @@ func.func @stages_chosen_for_user_tile(%a: memref<?x256xbf16>, %b: memref<2x256x
 
 // -----
 
-// f8 groups of 256 rows: two 192-row tiles would be a third padding, so
-// the tiles stay 128 rows; groups of 1024 rows pad by under 15% and take
-// 192.
+// f8 takes 128-row tiles whatever its groups' size: its promotions
+// pipeline on two consumer warpgroups, which 192-row tiles' three have no
+// registers for.
 // CHECK-LABEL: func.func @fp8_masked_256_rows
 // CHECK: config = #gg.config<block = [128, 128, 128], stages = 7
 func.func @fp8_masked_256_rows(%a: memref<4x256x512xf8E4M3FN>,
@@ -142,23 +141,12 @@ func.func @fp8_masked_256_rows(%a: memref<4x256x512xf8E4M3FN>,
   return
 }
 // CHECK-LABEL: func.func @fp8_masked_1024_rows
-// CHECK: config = #gg.config<block = [192, 128, 128]
+// CHECK: config = #gg.config<block = [128, 128, 128], stages = 7
 func.func @fp8_masked_1024_rows(%a: memref<4x1024x512xf8E4M3FN>,
                                 %b: memref<4x512x512xf8E4M3FN>,
                                 %m: memref<4xi32>, %o: memref<4x1024x512xbf16>) {
   gg.grouped_matmul masked a(%a : memref<4x1024x512xf8E4M3FN>)
       b(%b : memref<4x512x512xf8E4M3FN>) groups(%m : memref<4xi32>)
       out(%o : memref<4x1024x512xbf16>)
-  return
-}
-// But where the expected rows are few, the tiles stay 128 rows.
-// CHECK-LABEL: func.func @fp8_masked_expecting_100_rows
-// CHECK: config = #gg.config<block = [128, 128, 128]
-func.func @fp8_masked_expecting_100_rows(%a: memref<4x1024x512xf8E4M3FN>,
-                                         %b: memref<4x512x512xf8E4M3FN>,
-                                         %m: memref<4xi32>, %o: memref<4x1024x512xbf16>) {
-  gg.grouped_matmul masked a(%a : memref<4x1024x512xf8E4M3FN>)
-      b(%b : memref<4x512x512xf8E4M3FN>) groups(%m : memref<4xi32>)
-      out(%o : memref<4x1024x512xbf16>) {expected_m = 100 : i64}
   return
 }

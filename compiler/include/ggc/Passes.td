@@ -18,8 +18,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches, f8
-    ones on 64x256 tiles split between two consumer warpgroups; 192 for f8,
-    not MX, where that pads a group by little; else 128); block N
+    ones on 64x256 tiles split between two consumer warpgroups; else 128,
+    where f8's promotions pipeline); block N
     is the widest of 256/128/64 that divides N without waste (128 at most
     for contiguous ops, whose ragged groups balance better over narrower
     tiles, and for f8);

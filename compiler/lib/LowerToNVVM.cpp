@@ -1665,9 +1665,9 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
 /// from a block's completion until the next block is issued (scales read,
 /// 64 FMAs), so one warpgroup alone never keeps it busy.
 ///
-/// Blocks go in pairs, each pair in a fresh partial accumulator of its own
-/// (X, then Y): issue X(k); promote Y(k-1); issue Y(k+1); wait for X;
-/// promote X(k); wait for Y. The loop ends each pair with no wgmma in
+/// Blocks go in pairs, each block of a pair into a fresh partial
+/// accumulator of its own (X, then Y): issue X(k); promote Y(k-1); issue
+/// Y(k+1); wait for X; promote X(k); wait for Y. The loop ends each pair with no wgmma in
 /// flight: a wgmma pending across the loop's back edge makes ptxas
 /// serialise every wgmma (C7514), it cannot tell which accumulator is
 /// still being written. Block 0 goes before the loop, a last odd block
@@ -1710,8 +1710,8 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
   Value first = issueBlock(b.c32(0), counter);
   whileFirstBlockRuns();
   awaitBlocks(0, counter);
-  // Block 0's promotion into a zero accumulator is a product: the main
-  // accumulator starts there.
+  // The main accumulator starts at zero; block 0's product is promoted
+  // into it in the first pair (or after the loop when it is the only one).
   Value acc = b.create<LLVM::UndefOp>(accType);
   Value zero = b.f32c(0.0);
   for (int64_t i = 0; i < p.warpgroupN / 2; ++i)

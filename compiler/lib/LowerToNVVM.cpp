@@ -289,6 +289,8 @@ private:
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
                                      const Fragment &f, Value rowOffset);
   Fragment fragment(Value consumerIndex);
+  /// A wgmma accumulator fragment of zeros (accType).
+  Value zeroAccumulator();
   struct BlockScales {
     Value a[2];             // per row of the thread (f32, or MX words)
     SmallVector<Value> b;   // per 128-column block of the tile
@@ -1148,6 +1150,14 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
   return acc;
 }
 
+Value KernelGenerator::zeroAccumulator() {
+  Value acc = b.create<LLVM::UndefOp>(accType);
+  Value zero = b.f32c(0.0);
+  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
+    acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+  return acc;
+}
+
 KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
   // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
@@ -1433,10 +1443,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
     return emitPipelinedConsumer(consumerIndex, f, rowOffset);
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
-    Value acc = b.create<LLVM::UndefOp>(accType);
-    Value zero = b.f32c(0.0);
-    for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
-      acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+    Value acc = zeroAccumulator();
     if (!p.skipIdleWarpgroups) {
       auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
                                         rowOffset);
@@ -1473,10 +1480,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
 void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
                                             const Fragment &f,
                                             Value rowOffset) {
-  Value zeroAcc = b.create<LLVM::UndefOp>(accType);
-  Value zero = b.f32c(0.0);
-  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
-    zeroAcc = b.create<LLVM::InsertValueOp>(zeroAcc, zero, i);
+  Value zeroAcc = zeroAccumulator();
   // State: counter, whether a tile is pending, its fields, its accumulator.
   Tile none;
   none.group = none.mBlock = none.nBlock = none.rowStart = none.groupStart =
@@ -1484,14 +1488,15 @@ void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
           none.numKBlocks = b.c32(0);
   SmallVector<Value> initial = {b.c32(0), b.create<arith::ConstantIntOp>(
                                               b.getI1Type(), 0)};
-  llvm::append_range(initial, tileValues(none));
+  SmallVector<Value> noFields = tileValues(none);
+  llvm::append_range(initial, noFields);
   initial.push_back(zeroAcc);
-  auto pendingTile = [&](ValueRange state) {
-    return tileFromValues(state.slice(2, 10));
+  auto pendingTile = [&, fields = noFields.size()](ValueRange state) {
+    return tileFromValues(state.slice(2, fields));
   };
   auto finishPending = [&](ValueRange state) {
     b.create<scf::IfOp>(state[1], [&](OpBuilder &, Location) {
-      emitEpilogue(pendingTile(state), f, state[12]);
+      emitEpilogue(pendingTile(state), f, state.back());
       b.create<scf::YieldOp>();
     });
   };
@@ -1712,10 +1717,7 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
   awaitBlocks(0, counter);
   // The main accumulator starts at zero; block 0's product is promoted
   // into it in the first pair (or after the loop when it is the only one).
-  Value acc = b.create<LLVM::UndefOp>(accType);
-  Value zero = b.f32c(0.0);
-  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
-    acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
+  Value acc = zeroAccumulator();
   Value pairs = b.divU(b.sub(n, one), two);
   auto pairLoop = b.create<scf::ForOp>(
       b.c32(0), pairs, one, ValueRange{acc, first, b.add(counter, one)},

@@ -166,6 +166,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    in one run on the H200 (contiguous T=8192 G=8 and T=16384 G=32):
   //    532.7 against 605.1 us, 966.9 against 1160.1 us. (192 rows had won
   //    before promotions were pipelined: 580 against 627 us.)
+  //    A group's rows are its expected_m, else a masked op's M_max, else
+  //    unknown (prefill-sized).
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
   GroupLayout layout = op.getLayout();

@@ -294,7 +294,8 @@ def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0, configs=()):
             *fp8_contiguous_work(t, g, n, k))
 
 
-def run_fp8(rows, configs=()):
+def run_fp8(rows, configs=(), only=None):
+    """The FP8 cases; `only` (a list of indices into them) picks some."""
     gen = torch.Generator().manual_seed(3)
     decode_counts = torch.randint(1, 129, (16,), generator=gen).tolist()
     cases = [
@@ -307,6 +308,8 @@ def run_fp8(rows, configs=()):
         lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=32, configs=configs),
         lambda: bench_mxfp8_contiguous(4096, 8, 4096, 7168, block=128, configs=configs),
     ]
+    if only is not None:
+        cases = [cases[i] for i in only]
     for case in cases:
         name, results, flops, bytes_moved = case()
         floor_mem = bytes_moved / HBM_BYTES_PER_S * 1e6
@@ -326,6 +329,9 @@ def main():
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
                         help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,compute][,skip][,whole][,evict_first];...'")
+    parser.add_argument("--fp8-cases", default="",
+                        help="comma-separated indices of the FP8 cases to run (default: all), "
+                             "e.g. 1 for masked N=7168 K=2048")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]
@@ -339,7 +345,8 @@ def main():
     rows = []
     if args.suite in ("all", "fp8"):
         print(f"{'shape':44} {'impl':26} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
-        run_fp8(rows, [c for c in configs if c[2] == 128])
+        only = [int(i) for i in args.fp8_cases.split(",")] if args.fp8_cases else None
+        run_fp8(rows, [c for c in configs if c[2] == 128], only)
     if args.suite == "fp8":
         cases = []
     print(f"{'shape':44} {'impl':18} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")

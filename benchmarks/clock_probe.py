@@ -3,6 +3,9 @@ nvidia-smi samples the SM clock and the board power, to see whether a
 shape runs power-limited (clocks below the maximum under load).
 
   python3 benchmarks/clock_probe.py 4,256,7168,2048 [seconds]
+
+GGC_CONFIG overrides the tile config (a #gg.config<...>), as in
+profile_kernel.py.
 """
 
 import os
@@ -28,7 +31,8 @@ def main():
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="masked", num_groups=g, n=n, k=k, m=m,
                                         expected_m=m, dtype="f8E4M3FN", a_scale="block_mn",
-                                        b_scale="block"))
+                                        b_scale="block",
+                                        config=os.environ.get("GGC_CONFIG")))
     kern(a, b, groups, sa, sb, out)
     torch.cuda.synchronize()
     smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu",

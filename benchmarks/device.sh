@@ -6,6 +6,8 @@
 # benchmarks. Logs go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/ggc-out}
+# GGC_BENCH_SUITE, GGC_BENCH_CONFIGS and GGC_BENCH_FP8_CASES narrow the
+# benchmark (see bench_grouped_gemm.py --help).
 # GGC_BUNDLE picks another bundle (an A/B experiment); each gets its own
 # unpacked compiler and build folder.
 BUNDLE=${GGC_BUNDLE:-.device/ggc-compiler.tar.xz}
@@ -24,5 +26,5 @@ if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" --suite "${GGC_BENCH_SUITE:-all}" \
-    --configs "${GGC_BENCH_CONFIGS:-}" 2>&1 | tee "$OUT/bench.log"
+    --configs "${GGC_BENCH_CONFIGS:-}" --fp8-cases "${GGC_BENCH_FP8_CASES:-}" 2>&1 | tee "$OUT/bench.log"
 fi

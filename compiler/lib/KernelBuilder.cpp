@@ -125,6 +125,11 @@ Value KernelBuilder::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
   return create<arith::OrIOp>(start, c64(static_cast<int64_t>(fixed)));
 }
 
+Value KernelBuilder::warpUniform(Value v) {
+  return create<NVVM::ShflOp>(i32(), c32(-1), v, c32(0), c32(0x1f),
+                              NVVM::ShflKind::idx, UnitAttr());
+}
+
 Value KernelBuilder::pinRegisters(Value values) {
   auto type = cast<LLVM::LLVMStructType>(values.getType());
   int64_t n = type.getBody().size();

@@ -55,6 +55,11 @@ public:
   mlir::Value toI64(mlir::Value v); // sign-extends i32, keeps i64
   mlir::Value toI32(mlir::Value v); // truncates i64, keeps i32
 
+  /// `v` as lane 0 holds it: for a value every lane of the warp already
+  /// agrees on (e.g. threadIdx / 32), so that ptxas keeps it, and what is
+  /// computed from it, in uniform registers.
+  mlir::Value warpUniform(mlir::Value v);
+
   // Special registers.
   mlir::Value threadIdx();
   mlir::Value blockIdx();

@@ -34,6 +34,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/JSON.h"
 
+#include <numeric>
+
 namespace ggc {
 #define GEN_PASS_DEF_LOWERTONVVM
 #include "ggc/Passes.h.inc"
@@ -50,6 +52,10 @@ namespace {
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kMaxConsumerRegisters = 240;
 constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
+/// Most places a B scale block boundary may take inside a warpgroup's
+/// columns for which the promotion gets one copy of its FMAs per place
+/// (promoteBlock); beyond, a select per element.
+constexpr int64_t kMaxStraddleVariants = 7;
 
 /// Registers the producer warpgroup keeps: 40, as DeepGEMM, unless the
 /// consumers need every register: 24 (the least setmaxnreg allows) with
@@ -1163,7 +1169,7 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
   // 4*c + 2*half + j.
   Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-  Value warp = b.divU(tid, b.c32(32));
+  Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
   Value lane = b.remU(tid, b.c32(32));
   Fragment f;
   Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
@@ -1795,50 +1801,83 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
     for (Value bScale : scales.b)
       factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
   int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
-  // Fewer than 128 columns may straddle two scale blocks: fragment
-  // columns 8c.. (boundaries fall on multiples of 8, as every
-  // column count does) before `boundary` take the first.
-  bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
-  Value boundary;
-  if (straddles) {
-    Value firstColumn =
-        b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
-    boundary = b.sub(
-        b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)),
-              b.c32(128)),
-        firstColumn);
-  }
   // Per-column scales of B (1x128 blocks, MX factors): one f32 per column,
   // from shared memory.
   Value columnValues = columnFactors;
   if (p.columnScales && !columnValues)
     columnValues = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
-  for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
-    for (int j = 0; j < 2; ++j) {
-      Value bColumn;
-      if (p.columnScales) {
-        Value column = b.add(f.col, b.c32(8 * c + j));
-        bColumn = b.create<LLVM::LoadOp>(
-            b.f32(),
-            b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
+  // The FMAs of the whole fragment, each element's scale given by
+  // `scaleOf(chunk, half)` or, for per-column scales, by its column.
+  auto accumulate = [&](Value into,
+                        llvm::function_ref<Value(int64_t, int)> scaleOf) {
+    for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
+      for (int j = 0; j < 2; ++j) {
+        Value bColumn;
+        if (p.columnScales) {
+          Value column = b.add(f.col, b.c32(8 * c + j));
+          bColumn = b.create<LLVM::LoadOp>(
+              b.f32(),
+              b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
+        }
+        for (int half = 0; half < 2; ++half) {
+          int64_t reg = 4 * c + 2 * half + j;
+          Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+          Value y = b.create<LLVM::ExtractValueOp>(into, reg);
+          Value scale = p.columnScales
+                            ? b.create<arith::MulFOp>(scales.a[half], bColumn)
+                            : scaleOf(c, half);
+          Value sum = b.create<math::FmaOp>(x, scale, y);
+          into = b.create<LLVM::InsertValueOp>(into, sum, reg);
+        }
       }
-      for (int half = 0; half < 2; ++half) {
-        int64_t reg = 4 * c + 2 * half + j;
-        Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
-        Value y = b.create<LLVM::ExtractValueOp>(acc, reg);
-        Value scale;
-        if (p.columnScales)
-          scale = b.create<arith::MulFOp>(scales.a[half], bColumn);
-        else if (straddles)
-          scale = b.select(b.lt(b.c32(8 * c), boundary),
-                           factor[half * 2], factor[half * 2 + 1]);
-        else
-          scale = factor[half * scales.b.size() + c / perScale];
-        Value sum = b.create<math::FmaOp>(x, scale, y);
-        acc = b.create<LLVM::InsertValueOp>(acc, sum, reg);
-      }
-    }
-  return acc;
+    return into;
+  };
+  // Fewer than 128 columns may straddle two scale blocks: fragment columns
+  // before `boundary` take the first block's scale, the rest the second's.
+  bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
+  if (!straddles)
+    return accumulate(acc, [&](int64_t c, int half) {
+      return factor[half * scales.b.size() + c / perScale];
+    });
+  Value firstColumn = b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
+  Value boundary = b.sub(
+      b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)), b.c32(128)),
+      firstColumn);
+  auto scaleBefore = [&](Value columns) {
+    return [&, columns](int64_t c, int half) {
+      return b.select(b.lt(b.c32(8 * c), columns), factor[half * 2],
+                      factor[half * 2 + 1]);
+    };
+  };
+  // A warpgroup's first column is a multiple of gcd(its columns, 128), and
+  // so is the boundary. Where that leaves few places for it, each gets its
+  // own copy of the FMAs with the scales fixed, chosen once per K block by
+  // a switch: a select per element (and the predicates for them) measured
+  // 289 instructions per K block and warp against 177 unsplit (112
+  // columns, ncu).
+  int64_t step = std::gcd(p.warpgroupN, int64_t(128));
+  int64_t places = p.warpgroupN / step - 1; // boundaries inside the fragment
+  if (places > kMaxStraddleVariants)
+    return accumulate(acc, scaleBefore(boundary));
+  SmallVector<int64_t> cases;
+  for (int64_t i = 1; i <= places; ++i)
+    cases.push_back(i);
+  Value place = b.create<arith::IndexCastOp>(b.getIndexType(),
+                                             b.divU(boundary, b.c32(step)));
+  auto sw = b.create<scf::IndexSwitchOp>(TypeRange{acc.getType()}, place,
+                                         cases, cases.size());
+  auto fill = [&](Region &region, int64_t columnsBefore) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    b.create<scf::YieldOp>(accumulate(acc, [&](int64_t c, int half) {
+      return factor[half * 2 + (8 * c < columnsBefore ? 0 : 1)];
+    }));
+  };
+  for (auto [i, region] : llvm::enumerate(sw.getCaseRegions()))
+    fill(region, cases[i] * step);
+  // No boundary inside the fragment: every column in the first block.
+  fill(sw.getDefaultRegion(), p.warpgroupN);
+  return sw.getResult(0);
 }
 
 /// tf32 with B given N-major or A given M-major: wgmma reads tf32 only
@@ -2346,7 +2385,10 @@ void KernelGenerator::emitBody() {
         b.create<NVVM::SetMaxRegisterOp>(consumerRegisters(p.numConsumers,
                                                            p.pipelinedPromotion),
                                          NVVM::SetMaxRegisterAction::increase);
-        emitConsumer(b.sub(warpgroup, b.c32(1)));
+        // Uniform: the consumer's tile addresses and wgmma descriptors then
+        // stay in uniform registers, off the vector register file that the
+        // promotion's FMAs and the in-flight wgmma compete for.
+        emitConsumer(b.warpUniform(b.sub(warpgroup, b.c32(1))));
         if (!p.storePool.empty()) {
           // The CTA must not end while its last TMA stores are in flight.
           Value issuer = b.eq(tid, b.c32(kWarpgroupThreads));

@@ -407,3 +407,35 @@ func.func @mx_wgrad(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>,
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// 112-wide f8 tiles with 128x128 scale blocks of B: a tile's columns may
+// straddle two blocks, at one of six places (multiples of 16). The
+// promotion switches once per K block between six copies of its FMAs with
+// the scales fixed, and a default copy (no boundary inside the tile),
+// instead of selecting a scale per element. The consumer warpgroup index
+// is made warp-uniform (a shuffle from lane 0), so the tile addresses and
+// wgmma descriptors derived from it live in uniform registers.
+// CHECK-LABEL: llvm.func @straddling_kernel
+// CHECK: nvvm.shfl.sync idx
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 112, k = 32>
+// CHECK: scf.index_switch
+// CHECK-NEXT: case 1 {
+// CHECK-COUNT-56: math.fma
+// CHECK: case 6 {
+// CHECK: default {
+// CHECK-NOT: arith.select
+// CHECK-COUNT-56: math.fma
+// CHECK: scf.yield
+func.func @straddling(%a: memref<4x256x512xf8E4M3FN>, %sa: memref<4x4x256xf32>,
+                      %b: memref<4x448x512xf8E4M3FN>, %sb: memref<4x4x4xf32>,
+                      %m: memref<4xi32>, %o: memref<4x256x448xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x512xf8E4M3FN>)
+      b(%b : memref<4x448x512xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x4x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x4x4xf32>, <block 128x128>)
+      out(%o : memref<4x256x448xbf16>)
+      {config = #gg.config<block = [128, 112, 128], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}

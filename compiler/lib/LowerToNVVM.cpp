@@ -131,6 +131,10 @@ struct KernelPlan {
   int64_t columnEntries = 1;
   /// Scale words each consumer warp stages per K block.
   ggc::ScaleSlots scaleSlots;
+  /// The stages carry the block scales (ggc::stagesBlockScales).
+  bool stageScales = false;
+  /// 128x128 block scales of B per K block of a warpgroup's columns.
+  int64_t bBlocks = 0;
   /// wgmma K steps between promotions: one K block, or one MX scale block.
   int64_t stepsPerPromotion() const {
     return mx ? aScale.getBlockK() / kPerStep() : kSteps();
@@ -320,6 +324,18 @@ private:
   /// The thread's scales of K block `kBlock` from the slots, once their
   /// copies have landed: every group but the newest (block kBlock + 1's).
   BlockScales readScales(Value kBlock, const Fragment &f);
+  /// Where stage `stage` keeps A's scales for the tile's rows, and B's.
+  Value stageScalesA(Value stage);
+  Value stageScalesB(Value stage);
+  /// The producer's loads of K block `kBlock`'s block scales into `stage`
+  /// (stageScales), completing on its full barrier `full`: B's by cp.async,
+  /// issued before the barrier's expect_tx (they count as an arrival, not
+  /// as bytes), and A's by TMA, after it.
+  void copyStageBScales(const Tile &t, Value kBlock, Value stage, Value full);
+  void loadStageAScales(const Tile &t, Value kBlock, Value stage, Value full);
+  /// The thread's scales of the K block in `stage` (stageScales), read
+  /// once the stage is full and before it is released.
+  BlockScales readStageScales(const Tile &t, Value stage, const Fragment &f);
   /// B's word for the thread's column in K block `kBlock` (per-column
   /// scales), once every copy has landed.
   Value readColumnWord(Value kBlock, const Fragment &f);
@@ -330,7 +346,7 @@ private:
   Value aScaleIndex(const Tile &t, Value kBlock, Value rowInTile);
   /// Index of B's 128x128 block scale for the `j`th 128 of the warpgroup's
   /// columns.
-  Value bBlockScaleIndex(const Tile &t, Value kBlock, const Fragment &f,
+  Value bBlockScaleIndex(const Tile &t, Value kBlock, Value colBase,
                          int64_t j);
   Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
                     int64_t firstStep = 0, int64_t numSteps = -1);
@@ -380,6 +396,7 @@ private:
   /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
   SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales
+  Value tensorMapAScale;       // A's block scales by TMA (stageScales)
   SmallVector<Value> poolMaps; // one store tensor map per pool height
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
@@ -427,6 +444,10 @@ LogicalResult KernelGenerator::plan() {
   p.columnScales = ggc::stagesColumnScales(op);
   p.columnEntries = ggc::columnScaleEntries(op, config);
   p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
+  p.stageScales = ggc::stagesBlockScales(op, config);
+  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
+      p.bScale.getBlockMN() == 128)
+    p.bBlocks = ggc::bBlockScalesPerWarpgroup(config);
   // A wgmma's f32 accumulator fragment takes N/2 registers per thread (N:
   // the warpgroup's columns, BN / split_n), and ptxas needs about 26 more
   // around it (measured: 154 for N = 256). It must fit what setmaxnreg
@@ -551,8 +572,10 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   b.setInsertionPointToEnd(module.getBody());
   Type tensorMapPtr = b.ptr(ggc::kGeneric);
   Type globalPtr = b.ptr(ggc::kGlobal);
-  // A's tensor maps, B's, the store pool's, then the pointers.
-  int64_t tensorMaps = p.aLoadBoxes.size() + 1 + p.storePool.size();
+  // A's tensor maps, B's, A's scales' (stageScales), the store pool's, then
+  // the pointers.
+  int64_t tensorMaps =
+      p.aLoadBoxes.size() + 1 + (p.stageScales ? 1 : 0) + p.storePool.size();
   SmallVector<Type> params(tensorMaps, tensorMapPtr);
   params.append({globalPtr, globalPtr, b.i64()});
   for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
@@ -630,6 +653,17 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
     tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
   else
     tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+  // A's 1x128 block scales for a tile's rows and one K block (stageScales):
+  // a window of BM + 4 consecutive f32 of the M-major scale tensor,
+  // unswizzled.
+  if (p.stageScales) {
+    if (masked)
+      tensorMap("a_scale", op.getAScale(),
+                {p.blockM + ggc::kAScaleWindowPad, 1, 1}, "none");
+    else
+      tensorMap("a_scale", op.getAScale(),
+                {p.blockM + ggc::kAScaleWindowPad, 1}, "none");
+  }
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 swizzled bytes, or all BN columns unswizzled).
   StringRef poolSwizzle = p.swizzledStaging() ? "128B" : "none";
@@ -721,6 +755,15 @@ Value KernelGenerator::stageA(Value stage) {
 Value KernelGenerator::stageB(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.bStagesAt),
                            b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+}
+Value KernelGenerator::stageScalesA(Value stage) {
+  return b.gep(smem, b.add(b.c64(p.smem.stageScalesAt),
+                           b.mul(b.toI64(stage), b.c64(p.smem.stageAScaleBytes))));
+}
+Value KernelGenerator::stageScalesB(Value stage) {
+  return b.gep(smem, b.add(b.c64(p.smem.stageScalesAt +
+                                 p.stages * p.smem.stageAScaleBytes),
+                           b.mul(b.toI64(stage), b.c64(16))));
 }
 Value KernelGenerator::transposedB(Value stage) {
   return b.gep(smem, b.add(b.c64(p.smem.transposedBAt),
@@ -998,7 +1041,10 @@ SmallVector<Value> KernelGenerator::forEachTile(
 //===----------------------------------------------------------------------===//
 
 void KernelGenerator::emitProducer() {
-  int64_t txBytes = p.aTileBytes + p.bTileBytes;
+  // A's block scales come with the tiles when the stages carry them.
+  int64_t aScaleBytes =
+      p.stageScales ? (p.blockM + ggc::kAScaleWindowPad) * 4 : 0;
+  int64_t txBytes = p.aTileBytes + p.bTileBytes + aScaleBytes;
   forEachTile([&](const Tile &t, Value counter) -> Value {
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
@@ -1022,6 +1068,8 @@ void KernelGenerator::emitProducer() {
             else
               b.tmaLoad(dst, aMaps[box], {k, row}, full);
           };
+          if (p.stageScales)
+            copyStageBScales(t, kBlock, stage, full);
           if (p.aLoadBoxes.size() == 1) {
             b.mbarrierArriveExpectTx(full, b.c32(txBytes));
             if (p.aMNMajor) {
@@ -1044,7 +1092,8 @@ void KernelGenerator::emitProducer() {
                 b.c32(p.blockM));
             int64_t rowBytes = p.blockK * byteWidth(p.aElem);
             b.mbarrierArriveExpectTx(
-                full, b.add(b.mul(rows, b.c32(rowBytes)), b.c32(p.bTileBytes)));
+                full, b.add(b.mul(rows, b.c32(rowBytes)),
+                            b.c32(p.bTileBytes + aScaleBytes)));
             Value whole = b.eq(rows, b.c32(p.blockM));
             b.create<scf::IfOp>(
                 whole,
@@ -1066,6 +1115,8 @@ void KernelGenerator::emitProducer() {
                   b.create<scf::YieldOp>();
                 });
           }
+          if (p.stageScales)
+            loadStageAScales(t, kBlock, stage, full);
           Value n0 = b.mul(t.nBlock, b.c32(p.blockN));
           // In a cluster, each CTA loads its share of the B tile and
           // multicasts it to the same place in every CTA of the cluster.
@@ -1247,12 +1298,12 @@ Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
 }
 
 Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
-                                        const Fragment &f, int64_t j) {
+                                        Value colBase, int64_t j) {
   int64_t nScaleBlocks = (p.n + 127) / 128;
   Value kBlocks = b.toI64(scaleBlockCount());
   Value block = b.toI64(scaleBlock(t, kBlock));
   Value nBlock128 =
-      b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase),
+      b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), colBase),
                           b.c32(128)),
                    b.c32(j)),
              b.c32(nScaleBlocks - 1));
@@ -1353,7 +1404,7 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
       b.create<scf::IfOp>(b.eq(f.lane, b.c32(slots.aRows + j)),
                           [&](OpBuilder &, Location) {
                             copy(0, bScalePtr,
-                                 bBlockScaleIndex(t, kBlock, f, j));
+                                 bBlockScaleIndex(t, kBlock, f.colBase, j));
                             b.create<scf::YieldOp>();
                           });
     if (slots.columns)
@@ -1387,6 +1438,54 @@ KernelGenerator::readScales(Value kBlock, const Fragment &f) {
     scales.b[j] = b.create<LLVM::LoadOp>(
         b.f32(), scaleSlot(buffer, b.c32(0), slots.aRows + j));
   return scales;
+}
+
+KernelGenerator::BlockScales
+KernelGenerator::readStageScales(const Tile &t, Value stage,
+                                 const Fragment &f) {
+  BlockScales scales;
+  // The window starts at the tile's first row rounded down to 4.
+  Value first = b.add(b.andI(t.rowStart, b.c32(3)), f.row);
+  Value aScales = stageScalesA(stage);
+  for (int half = 0; half < 2; ++half)
+    scales.a[half] = b.create<LLVM::LoadOp>(
+        b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
+                                              b.c32(4)))));
+  Value bScales = stageScalesB(stage);
+  for (int64_t j = 0; j < p.bBlocks; ++j)
+    scales.b.push_back(
+        b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));
+  return scales;
+}
+
+void KernelGenerator::copyStageBScales(const Tile &t, Value kBlock,
+                                       Value stage, Value full) {
+  // B's block scales, 4 bytes each: cp.async, which the full barrier
+  // tracks from here on (cp.async.mbarrier.arrive adds a pending arrival
+  // before the producer's expect_tx arrival, so the phase cannot complete
+  // without them).
+  Value bScales = stageScalesB(stage);
+  for (int64_t j = 0; j < p.bBlocks; ++j) {
+    Value source = b.create<LLVM::GEPOp>(
+        bScalePtr.getType(), b.f32(), bScalePtr,
+        ArrayRef<LLVM::GEPArg>{bBlockScaleIndex(t, kBlock, b.c32(0), j)});
+    b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
+                              NVVM::LoadCacheModifierKind::CA, Value());
+  }
+  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/false);
+}
+
+void KernelGenerator::loadStageAScales(const Tile &t, Value kBlock,
+                                       Value stage, Value full) {
+  // A's for the tile's rows: one box of BM + 4 f32 at (row rounded down
+  // to 4, K block[, group]), as TMA's innermost coordinate must be 16-byte
+  // aligned; rows past the tensor (a group's tail) read as zeros and are
+  // never stored.
+  SmallVector<Value> coords = {b.andI(t.rowStart, b.c32(~3)),
+                               scaleBlock(t, kBlock)};
+  if (p.layout == GroupLayout::masked)
+    coords.push_back(t.group);
+  b.tmaLoad(stageScalesA(stage), tensorMapAScale, coords, full);
 }
 
 Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
@@ -1587,8 +1686,12 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         Value nextBlock = b.add(kBlock, b.c32(1));
         if (hasSlots)
           issueScaleCopies(t, nextBlock, f, ownColumn);
-        // K block kBlock's scales, read while its wgmma runs.
-        auto blockScales = [&]() { return readScales(kBlock, f); };
+        // K block kBlock's scales, read while its wgmma runs (and, from
+        // the stage, before it is released).
+        auto blockScales = [&]() {
+          return p.stageScales ? readStageScales(t, stage, f)
+                               : readScales(kBlock, f);
+        };
         b.mbarrierWait(fullBarrier(stage), phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();
@@ -1695,58 +1798,82 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   Value undef = b.create<LLVM::UndefOp>(accType);
+  // A K block in flight: its partial accumulator and, when the stages carry
+  // them, its scales (read before the stage goes back to the producer), as
+  // one list of values the pair loop can carry.
   auto issueBlock = [&](Value kBlock, Value it) {
     auto [stage, phase] = ringSlot(it);
     b.mbarrierWait(fullBarrier(stage), phase);
+    SmallVector<Value> block;
     auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
     b.create<NVVM::WgmmaFenceAlignedOp>();
-    Value partial = issueWgmmas(undef, aTile, bTile, /*fresh=*/true);
+    block.push_back(issueWgmmas(undef, aTile, bTile, /*fresh=*/true));
     b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-    return partial;
+    if (p.stageScales) {
+      BlockScales scales = readStageScales(t, stage, f);
+      block.append({scales.a[0], scales.a[1]});
+      block.append(scales.b.begin(), scales.b.end());
+    }
+    return block;
   };
   auto awaitBlocks = [&](int64_t pending, Value it) {
     b.create<NVVM::WgmmaWaitGroupSyncOp>(pending);
     releaseStage(ringSlot(it).first);
   };
-  auto promote = [&](Value acc, Value partial, Value kBlock) {
-    BlockScales scales = readScales(kBlock, f);
-    issueScaleCopies(t, b.add(kBlock, b.c32(2)), f, ownColumn);
+  auto promote = [&](Value acc, ValueRange block, Value kBlock) {
+    BlockScales scales;
+    if (p.stageScales) {
+      scales.a[0] = block[1];
+      scales.a[1] = block[2];
+      scales.b.assign(block.begin() + 3, block.end());
+    } else {
+      scales = readScales(kBlock, f);
+      issueScaleCopies(t, b.add(kBlock, b.c32(2)), f, ownColumn);
+    }
     return b.pinRegisters(
-        promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock));
+        promoteBlock(acc, block[0], scales, t, f, consumerIndex, kBlock));
   };
   Value one = b.c32(1), two = b.c32(2);
   Value n = t.numKBlocks;
-  issueScaleCopies(t, b.c32(0), f, ownColumn);
-  issueScaleCopies(t, one, f, ownColumn);
-  Value first = issueBlock(b.c32(0), counter);
+  if (!p.stageScales) {
+    issueScaleCopies(t, b.c32(0), f, ownColumn);
+    issueScaleCopies(t, one, f, ownColumn);
+  }
+  SmallVector<Value> first = issueBlock(b.c32(0), counter);
   whileFirstBlockRuns();
   awaitBlocks(0, counter);
   // The main accumulator starts at zero; block 0's product is promoted
   // into it in the first pair (or after the loop when it is the only one).
   Value acc = zeroAccumulator();
   Value pairs = b.divU(b.sub(n, one), two);
+  SmallVector<Value> initial = {acc, b.add(counter, one)};
+  initial.append(first);
   auto pairLoop = b.create<scf::ForOp>(
-      b.c32(0), pairs, one, ValueRange{acc, first, b.add(counter, one)},
+      b.c32(0), pairs, one, initial,
       [&](OpBuilder &, Location, Value pair, ValueRange iter) {
-        Value acc = iter[0], y = iter[1], it = iter[2];
+        Value acc = iter[0], it = iter[1];
+        ValueRange y = iter.drop_front(2);
         Value kx = b.add(b.mul(pair, two), one);
         Value ky = b.add(kx, one);
-        Value x = issueBlock(kx, it);
+        SmallVector<Value> x = issueBlock(kx, it);
         acc = promote(acc, y, b.sub(kx, one));
-        Value nextY = issueBlock(ky, b.add(it, one));
+        SmallVector<Value> nextY = issueBlock(ky, b.add(it, one));
         awaitBlocks(1, it);
         acc = promote(acc, x, kx);
         awaitBlocks(0, b.add(it, one));
-        b.create<scf::YieldOp>(ValueRange{acc, nextY, b.add(it, two)});
+        SmallVector<Value> next = {acc, b.add(it, two)};
+        next.append(nextY);
+        b.create<scf::YieldOp>(next);
       });
   acc = pairLoop.getResult(0);
-  Value y = pairLoop.getResult(1), it = pairLoop.getResult(2);
+  Value it = pairLoop.getResult(1);
+  SmallVector<Value> y(pairLoop.getResults().drop_front(2));
   Value ky = b.mul(pairs, two); // Y's block
   auto tail = b.create<scf::IfOp>(
       b.lt(b.add(ky, one), n),
       [&](OpBuilder &, Location) {
         Value kx = b.add(ky, one);
-        Value x = issueBlock(kx, it);
+        SmallVector<Value> x = issueBlock(kx, it);
         Value sum = promote(acc, y, ky);
         awaitBlocks(0, it);
         sum = promote(sum, x, kx);
@@ -1834,7 +1961,7 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
   };
   // Fewer than 128 columns may straddle two scale blocks: fragment columns
   // before `boundary` take the first block's scale, the rest the second's.
-  bool straddles = p.scaleSlots.bBlocks == 2 && p.warpgroupN < 128;
+  bool straddles = p.bBlocks == 2 && p.warpgroupN < 128;
   if (!straddles)
     return accumulate(acc, [&](int64_t c, int half) {
       return factor[half * scales.b.size() + c / perScale];
@@ -2419,6 +2546,8 @@ LogicalResult KernelGenerator::run() {
   for (size_t i = 0; i < p.aLoadBoxes.size(); ++i)
     aMaps.push_back(fn.getArgument(next++));
   tensorMapB = fn.getArgument(next++);
+  if (p.stageScales)
+    tensorMapAScale = fn.getArgument(next++);
   for (size_t i = 0; i < p.storePool.size(); ++i)
     poolMaps.push_back(fn.getArgument(next++));
   outPtr = fn.getArgument(next++);

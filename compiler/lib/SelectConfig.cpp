@@ -43,6 +43,17 @@ bool ggc::stagesColumnScales(GroupedMatmulOp op) {
           bScale.getBlockMN() == 1);
 }
 
+bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
+  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+  // A's scales are one TMA box per stage: BM consecutive f32 of an
+  // M-major [.., ceil(K/128), align4(M)] tensor. B's are whole 128x128
+  // blocks shared by every consumer of the tile (no split columns).
+  return aScale && aScale.getKind() == ScaleKind::block &&
+         aScale.getMajor() == ScaleMajor::mn_major && bScale &&
+         bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
+         op.getLayout() != GroupLayout::k_grouped && config.getSplitN() == 1;
+}
+
 int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
   if (!usesMxScales(op))
     return 1;
@@ -50,10 +61,7 @@ int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
       1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
 }
 
-/// 128x128 block scales of B a consumer warpgroup's columns touch per K
-/// block: one per 128 of them, or two where fewer than 128 may straddle a
-/// block boundary.
-static int64_t bBlockScalesPerWarpgroup(ConfigAttr config) {
+int64_t ggc::bBlockScalesPerWarpgroup(ConfigAttr config) {
   int64_t columns = config.getBlockN() / config.getSplitN();
   if (columns % 128 == 0)
     return columns / 128;
@@ -66,6 +74,8 @@ ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
                                        ConfigAttr config) {
   ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
   ScaleSlots slots;
+  if (stagesBlockScales(op, config))
+    return slots; // the stages carry them
   if (aScale && (aScale.getKind() == ScaleKind::block ||
                  aScale.getKind() == ScaleKind::mx))
     slots.aRows = 16;
@@ -102,7 +112,16 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
       l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
   l.barriersAt =
       l.transposedAAt + (l.transposesA ? l.stages * l.aTileBytes : 0);
-  l.columnScalesAt = l.barriersAt + l.stages * 16;
+  l.stageScalesAt = l.barriersAt + l.stages * 16;
+  l.stageScalesBytes = l.stageAScaleBytes = 0;
+  if (stagesBlockScales(op, config)) {
+    // TMA writes shared memory at 128-byte-aligned addresses.
+    l.stageScalesAt = llvm::alignTo(l.stageScalesAt, 128);
+    l.stageAScaleBytes =
+        llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128);
+    l.stageScalesBytes = l.stages * (l.stageAScaleBytes + 16);
+  }
+  l.columnScalesAt = l.stageScalesAt + l.stageScalesBytes;
   l.columnScalesBytes = stagesColumnScales(op)
                              ? 2 * (config.getBlockM() / 64) *
                                    config.getSplitN() * config.getBlockN() * 4 *

@@ -357,24 +357,31 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
 
 // -----
 
-// DeepGEMM's block scales (1x128 on A, 128x128 on B) reach the consumers
-// through per-warp shared-memory slots: each K block's words are copied by
-// cp.async a block ahead (lanes 0-15: the warp's 16 rows of A; lane 16: B's
-// block), the block's own read after its wgmma is issued, once all but
-// the newest copy group have landed.
+// DeepGEMM's block scales, A's M-major (1x128, [G, ceil(K/128), align4(M)])
+// and B's 128x128, travel with the stages: the producer copies B's block
+// scale by cp.async, makes the full barrier track that copy, announces the
+// tiles' bytes and A's scales (A's valid rows of 128 bytes, then B's 16384
+// + 132 * 4), and loads a window of A's scales with one TMA box of 132 f32
+// at (first row rounded down to 4, K block, group): TMA's innermost
+// coordinate must be 16-byte aligned. Each consumer reads its rows' scales
+// (past the window's rounding) and B's from the stage after issuing the
+// block's wgmma, before releasing it; it copies none.
 // CHECK-LABEL: llvm.func @block_scaled_kernel
+// CHECK-SAME: \22box\22:[132,1,1],\22dtype\22:\22float32\22,\22kind\22:\22tensor_map\22,\22operand\22:\22a_scale\22,\22swizzle\22:\22none\22
+// CHECK: nvvm.setmaxregister decrease
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: arith.constant 16912 : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}]
 // CHECK: nvvm.setmaxregister increase
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK: nvvm.cp.async.commit.group
-// CHECK: scf.for
-// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-COUNT-4: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: nvvm.cp.async.wait.group 1
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-3: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.wgmma.wait.group.sync.aligned
 // CHECK: math.fma
 func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>,
                        %b: memref<4x256x256xf8E4M3FN>, %sb: memref<4x2x2xf32>,
@@ -382,6 +389,36 @@ func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>
   gg.grouped_matmul masked a(%a : memref<4x128x256xf8E4M3FN>)
       b(%b : memref<4x256x256xf8E4M3FN>) groups(%m : memref<4xi32>)
       a_scale(%sa : memref<4x2x128xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x2x2xf32>, <block 128x128>)
+      out(%o : memref<4x128x256xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// K-major 1x128 scales of A ([G, M, ceil(K/128)]: a row's scales are not
+// one TMA box) reach the consumers through per-warp shared-memory slots:
+// each K block's words are copied by cp.async ahead of their use (lanes
+// 0-15: the warp's 16 rows of A; lane 16: B's block), read once all but
+// the newest copy group have landed.
+// CHECK-LABEL: llvm.func @block_scaled_k_major_kernel
+// CHECK: nvvm.setmaxregister increase
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: math.fma
+func.func @block_scaled_k_major(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x128x2xf32>,
+                                %b: memref<4x256x256xf8E4M3FN>, %sb: memref<4x2x2xf32>,
+                                %m: memref<4xi32>, %o: memref<4x128x256xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x128x256xf8E4M3FN>)
+      b(%b : memref<4x256x256xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x128x2xf32>, <block 1x128>)
       b_scale(%sb : memref<4x2x2xf32>, <block 128x128>)
       out(%o : memref<4x128x256xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}

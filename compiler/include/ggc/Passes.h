@@ -35,6 +35,11 @@ struct SharedMemoryLayout {
   /// promoted and of the next, filled by cp.async a block ahead:
   /// kScaleSlotBuffers buffers of [consumer warps][ScaleSlots::words()].
   int64_t scaleSlotsAt, scaleSlotsBytes;
+  /// Block scales carried by the stages (stagesBlockScales): per stage, a
+  /// window of A's for the tile's rows (TMA; stageAScaleBytes apart), then
+  /// after all of those each stage's 16 bytes of B's block scales
+  /// (cp.async).
+  int64_t stageScalesAt, stageScalesBytes, stageAScaleBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB, transposesA;
 };
@@ -60,6 +65,23 @@ bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 /// B's scales change per column and per K block (MX, or 1x128 block
 /// scales): the consumers stage each K block's in shared memory.
 bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
+
+/// 128x128 block scales of B a consumer warpgroup's columns touch per K
+/// block: one per 128 of them, or two where fewer than 128 may straddle a
+/// block boundary.
+int64_t bBlockScalesPerWarpgroup(mlir::gg::ConfigAttr config);
+
+/// 1x128 block scales of A (M-major) and 128x128 of B ride with each
+/// stage of the A and B tiles: the producer loads A's for the tile's rows by
+/// TMA and B's by cp.async, both completing on the stage's full barrier, so
+/// the consumers read them from shared memory instead of fetching them
+/// themselves (scale slots). TMA's innermost coordinate must be 16-byte
+/// aligned, so A's window starts at the tile's first row rounded down to a
+/// multiple of 4 and spans kAScaleWindowPad more rows (the overfetch of
+/// TMA-Adaptive FP8 Grouped GEMM). Not for k_grouped, split columns or MX.
+bool stagesBlockScales(mlir::gg::GroupedMatmulOp op,
+                       mlir::gg::ConfigAttr config);
+constexpr int64_t kAScaleWindowPad = 4;
 
 /// f32 factors staged per column and K block: one per MX scale block in
 /// the K block (4 for 1x32, 1 for 1x128), else 1.

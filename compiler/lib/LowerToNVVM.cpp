@@ -304,6 +304,20 @@ private:
   struct BlockScales {
     Value a[2];             // per row of the thread (f32, or MX words)
     SmallVector<Value> b;   // per 128-column block of the tile
+    /// The scales as one list (a[0], a[1], then b), for loop-carried
+    /// values, and back.
+    SmallVector<Value> values() const {
+      SmallVector<Value> v = {a[0], a[1]};
+      v.append(b.begin(), b.end());
+      return v;
+    }
+    static BlockScales fromValues(ValueRange v) {
+      BlockScales s;
+      s.a[0] = v[0];
+      s.a[1] = v[1];
+      s.b.assign(v.begin() + 2, v.end());
+      return s;
+    }
   };
   /// Per-column scales come from `columnFactors`, or else from the
   /// warpgroup's buffer for kBlock.
@@ -1809,11 +1823,8 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
     b.create<NVVM::WgmmaFenceAlignedOp>();
     block.push_back(issueWgmmas(undef, aTile, bTile, /*fresh=*/true));
     b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-    if (p.stageScales) {
-      BlockScales scales = readStageScales(t, stage, f);
-      block.append({scales.a[0], scales.a[1]});
-      block.append(scales.b.begin(), scales.b.end());
-    }
+    if (p.stageScales)
+      block.append(readStageScales(t, stage, f).values());
     return block;
   };
   auto awaitBlocks = [&](int64_t pending, Value it) {
@@ -1823,9 +1834,7 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
   auto promote = [&](Value acc, ValueRange block, Value kBlock) {
     BlockScales scales;
     if (p.stageScales) {
-      scales.a[0] = block[1];
-      scales.a[1] = block[2];
-      scales.b.assign(block.begin() + 3, block.end());
+      scales = BlockScales::fromValues(block.drop_front());
     } else {
       scales = readScales(kBlock, f);
       issueScaleCopies(t, b.add(kBlock, b.c32(2)), f, ownColumn);

@@ -397,6 +397,32 @@ func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>
 
 // -----
 
+// Contiguous groups start on any row, and TMA's innermost coordinate must
+// be 16-byte aligned: A's scale window (a 2-D box of 132 f32 over
+// [ceil(K/128), align4(M)]) starts at the tile's first row rounded down to
+// 4, and the consumers skip the first row % 4 entries of it.
+// CHECK-LABEL: llvm.func @contiguous_block_scaled_kernel
+// CHECK-SAME: \22box\22:[132,1],\22dtype\22:\22float32\22,\22kind\22:\22tensor_map\22,\22operand\22:\22a_scale\22
+// CHECK: %[[DOWN:.*]] = arith.constant -4 : i32
+// CHECK-NEXT: %[[FIRST:.*]] = arith.andi %{{.*}}, %[[DOWN]] : i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%[[FIRST]], %{{.*}}] {isCTAOnly = true}
+// CHECK: nvvm.setmaxregister increase
+// CHECK: %[[THREE:.*]] = arith.constant 3 : i32
+// CHECK-NEXT: arith.andi %{{.*}}, %[[THREE]] : i32
+func.func @contiguous_block_scaled(%a: memref<?x256xf8E4M3FN>, %sa: memref<2x?xf32>,
+                                   %b: memref<4x256x256xf8E4M3FN>, %sb: memref<4x2x2xf32>,
+                                   %off: memref<5xi32>, %o: memref<?x256xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
+      b(%b : memref<4x256x256xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<2x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x2x2xf32>, <block 128x128>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // K-major 1x128 scales of A ([G, M, ceil(K/128)]: a row's scales are not
 // one TMA box) reach the consumers through per-warp shared-memory slots:
 // each K block's words are copied by cp.async ahead of their use (lanes

@@ -74,6 +74,31 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     assert "Used" in out.diagnostics  # ptxas -v resource report
 
 
+@pytest.mark.parametrize("layout, a_scale, box", [
+    ("masked", "block_mn", [132, 1, 1]),     # [G, ceil(K/128), align4(M)]
+    ("contiguous", "block_mn", [132, 1]),    # [ceil(K/128), align4(M)]
+    ("masked", "block", None),               # K-major: per-warp slots
+])
+def test_block_scales_of_a_reach_the_kernel_by_tma_only_when_m_major(layout, a_scale, box):
+    # M-major 1x128 scales ride with the stages: one TMA box of 128 + 4 rows
+    # per K block (the window starts at the tile's first row rounded down to
+    # 4). K-major ones keep only their pointer.
+    from ggc import ir
+    src = ir.grouped_matmul("k", layout=layout, num_groups=4, n=256, k=512,
+                            m=256 if layout == "masked" else None, dtype="f8E4M3FN",
+                            a_scale=a_scale, b_scale="block")
+    info = ggc.compile_ir(src, emit="nvvm").kernel_info[0]
+    maps = [p for p in info["params"]
+            if p["kind"] == "tensor_map" and p["operand"] == "a_scale"]
+    assert [(p["box"], p["dtype"], p["swizzle"]) for p in maps] == \
+        ([] if box is None else [(box, "float32", "none")])
+    # The map comes right after B's, before the store pool's.
+    kinds = [(p["kind"], p["operand"]) for p in info["params"]]
+    if box is not None:
+        assert kinds.index(("tensor_map", "a_scale")) == kinds.index(("tensor_map", "b")) + 1
+    assert ("pointer", "a_scale") in kinds
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -45,9 +45,9 @@ bool ggc::stagesColumnScales(GroupedMatmulOp op) {
 
 bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
-  // A's scales are one TMA box per stage: BM consecutive f32 of an
-  // M-major [.., ceil(K/128), align4(M)] tensor. B's are whole 128x128
-  // blocks shared by every consumer of the tile (no split columns).
+  // A's scales are one TMA box per stage: a window of BM + 4 consecutive
+  // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
+  // 128x128 blocks shared by every consumer of the tile (no split columns).
   return aScale && aScale.getKind() == ScaleKind::block &&
          aScale.getMajor() == ScaleMajor::mn_major && bScale &&
          bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
@@ -235,8 +235,9 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
     blockN = 128;
   // Narrower tiles that would fill the persistent grid's last wave (112
   // columns for G=4 M=256 N=7168, 512 tiles in 4 full waves instead of 448
-  // in 3.4) measured slower: 47.7 against 43.8 us there, and 96 columns
-  // lost 40% everywhere (docs/performance.md). Block N stays 128.
+  // in 3.4) measured slower: 48.7 against 36.5 us there (their 224-byte
+  // rows get no TMA store pool), and 96 columns lost 40% everywhere
+  // (docs/performance.md). Block N stays 128.
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1]. Pairs sharing B by TMA multicast ([2, 1]) are

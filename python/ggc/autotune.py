@@ -21,9 +21,10 @@ import inspect
 import json
 import os
 import statistics
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .cache import cache_dir
+from .cache import cache_dir, write_file_durably
 from .jit import JITFunction
 
 
@@ -88,21 +89,32 @@ class Autotuner:
         return os.path.join(folder, "autotune", f"{self.fn.fn.__name__}-{h.hexdigest()[:16]}.json")
 
     def _load(self) -> None:
-        if self._path and os.path.exists(self._path):
-            try:
-                with open(self._path) as f:
-                    saved = json.load(f)
-                self.best = {k: Config(**v) for k, v in saved.items()}
-            except (OSError, ValueError):
-                self.best = {}
+        """The winners saved by earlier processes. A file that is not what
+        _save writes (cut, edited, of another shape, or naming a config
+        not in this tuner's list) is ignored, and rewritten after the next
+        search."""
+        self.best = {}
+        if not self._path:
+            return
+        try:
+            with open(self._path, "rb") as f:
+                saved = json.loads(f.read().decode("utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(saved, dict):
+            return
+        known = [c.knobs for c in self.configs]
+        for key, knobs in saved.items():
+            if isinstance(key, str) and isinstance(knobs, dict) and knobs in known:
+                self.best[key] = self.configs[known.index(knobs)]
 
     def _save(self) -> None:
         if not self._path:
             return
         os.makedirs(os.path.dirname(self._path), exist_ok=True)
-        tmp = self._path + f".{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump({k: c.knobs for k, c in self.best.items()}, f)
+        tmp = f"{self._path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        data = json.dumps({k: c.knobs for k, c in self.best.items()}).encode()
+        write_file_durably(tmp, data)
         os.replace(tmp, self._path)
 
     def _key_of(self, bound) -> str:

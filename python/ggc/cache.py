@@ -4,6 +4,9 @@ The key is the SHA-256 of the IR text, the compiler version, the target
 arch, the SM count and the last stage: a second process with the same
 kernel loads it from disk instead of compiling. The disk cache lives in
 $GGC_CACHE_DIR (default ~/.cache/ggc); set GGC_CACHE_DIR=off to disable it.
+Each entry records the size and SHA-256 of its files and a checksum of its
+launch data; an entry that does not match (truncated, edited, malformed) is
+a miss: the kernel is compiled again and the entry replaced.
 $GGC_DUMP_DIR, when set, receives every stage of every kernel as files that
 `ggc` can re-run (`<name>-<key>.gg.mlir` is the input).
 """
@@ -13,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .compiler import CompiledIR, compile_ir, version
 
@@ -38,19 +42,92 @@ def key_of(ir: str, *, emit: str, arch: str, num_sms: int) -> str:
     return h.hexdigest()
 
 
+# Every entry's meta.json names this format; an entry of another format
+# is a miss (and is replaced).
+_FORMAT = 2
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _meta_checksum(meta: dict) -> str:
+    """The checksum of everything meta.json says but the checksum itself:
+    launch data edited by hand (e.g. shared memory bytes) is a miss."""
+    body = {k: v for k, v in meta.items() if k != "checksum"}
+    return _digest(json.dumps(body, sort_keys=True).encode())
+
+
+def _file_name(stage: str) -> str:
+    return stage + _EXTENSIONS.get(stage, ".mlir")
+
+
+def _valid_meta(meta: Any) -> bool:
+    """meta.json of the right shape, whose checksum matches."""
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        return False
+    stages, files = meta.get("stages"), meta.get("files")
+    if not (isinstance(stages, list) and stages and isinstance(files, dict)
+            and isinstance(meta.get("diagnostics"), str)
+            and isinstance(meta.get("kernel_info"), list)
+            and all(isinstance(i, dict) for i in meta["kernel_info"])):
+        return False
+    for stage in stages:
+        record = files.get(stage) if isinstance(stage, str) else None
+        if not (isinstance(record, dict) and isinstance(record.get("bytes"), int)
+                and isinstance(record.get("sha256"), str)):
+            return False
+    return meta.get("checksum") == _meta_checksum(meta)
+
+
 def _load(path: str) -> Optional[CompiledIR]:
+    """The entry at `path` if every file is whole and unchanged since it was
+    written; None (a miss, compiled again and repaired) otherwise."""
     try:
-        with open(os.path.join(path, "meta.json")) as f:
-            meta = json.load(f)
+        with open(os.path.join(path, "meta.json"), "rb") as f:
+            meta = json.loads(f.read().decode("utf-8"))
+        if not _valid_meta(meta):
+            return None
         asm = {}
         for stage in meta["stages"]:
-            mode = "rb" if stage == "cubin" else "r"
-            with open(os.path.join(path, stage + _EXTENSIONS.get(stage, ".mlir")), mode) as f:
-                asm[stage] = f.read()
+            with open(os.path.join(path, _file_name(stage)), "rb") as f:
+                data = f.read()
+            record = meta["files"][stage]
+            if len(data) != record["bytes"] or _digest(data) != record["sha256"]:
+                return None
+            asm[stage] = data if stage == "cubin" else data.decode("utf-8")
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
                           kernel_info=meta["kernel_info"])
-    except (OSError, ValueError, KeyError):
-        return None  # missing or partly written: compile again
+    except (OSError, ValueError):  # missing, unreadable, not JSON, not UTF-8
+        return None
+
+
+def write_file_durably(path: str, data: bytes) -> None:
+    """Writes `data` to `path` and flushes it to the disk, so that a crash
+    after a rename never leaves a named but empty or partial file."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_folder(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the files are synced
+    finally:
+        os.close(fd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _store(path: str, compiled: CompiledIR) -> None:
@@ -59,18 +136,45 @@ def _store(path: str, compiled: CompiledIR) -> None:
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(dir=parent, prefix=".tmp-")
-    for stage, text in compiled.asm.items():
-        mode = "wb" if stage == "cubin" else "w"
-        with open(os.path.join(staging, stage + _EXTENSIONS.get(stage, ".mlir")), mode) as f:
-            f.write(text)
-    with open(os.path.join(staging, "meta.json"), "w") as f:
-        json.dump({"stages": list(compiled.asm), "diagnostics": compiled.diagnostics,
-                   "kernel_info": compiled.kernel_info}, f)
+    try:
+        # mkdtemp makes the folder 0700; entries follow the umask like the
+        # cache folder itself, so a shared cache stays readable.
+        os.chmod(staging, 0o777 & ~_umask())
+        files = {}
+        for stage, text in compiled.asm.items():
+            data = text if isinstance(text, bytes) else text.encode("utf-8")
+            write_file_durably(os.path.join(staging, _file_name(stage)), data)
+            files[stage] = {"bytes": len(data), "sha256": _digest(data)}
+        meta = {"format": _FORMAT, "stages": list(compiled.asm), "files": files,
+                "diagnostics": compiled.diagnostics, "kernel_info": compiled.kernel_info}
+        meta["checksum"] = _meta_checksum(meta)
+        write_file_durably(os.path.join(staging, "meta.json"), json.dumps(meta).encode())
+        _fsync_folder(staging)
+        _replace_folder(staging, path)
+        _fsync_folder(parent)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _replace_folder(staging: str, path: str) -> None:
+    """Renames `staging` to `path`. An entry already there was found broken
+    (a good one is a hit and is never stored again): it is moved aside
+    first, atomically, so readers see the old entry or the new one."""
     try:
         os.rename(staging, path)
-    except OSError:  # another process stored it first
-        import shutil
-        shutil.rmtree(staging, ignore_errors=True)
+        return
+    except OSError:
+        pass
+    trash = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".old-")
+    try:
+        os.rename(path, os.path.join(trash, "entry"))
+    except OSError:
+        pass  # another process moved it already
+    try:
+        os.rename(staging, path)
+    except OSError:
+        pass  # another process stored a fresh entry first: keep theirs
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def _dump(name: str, key: str, compiled: CompiledIR) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import language as gl
@@ -80,6 +81,9 @@ class JITFunction:
                     f"ggc.language (Rows, Weights, Offsets, RowVector, Out, ..., or "
                     f"constexpr); got {ann!r}")
         self._specialisations: Dict[Any, Kernel] = {}
+        # Held while a specialisation is traced and compiled: two threads'
+        # first calls with the same arguments compile it once.
+        self._specialise_lock = threading.Lock()
         self.last: Optional[Kernel] = None
         functools.update_wrapper(self, fn)
 
@@ -106,14 +110,10 @@ class JITFunction:
             shape, dtype = _describe(name, tensors[name])
             ann = self.signature.parameters[name].annotation
             params[name] = gl.Param(name, i, ann, shape, dtype)
-        trace = gl._Trace()
-        previous, gl._Trace.current = gl._Trace.current, trace
-        try:
-            call_args = dict(params)
-            call_args.update(consts)
+        call_args = dict(params)
+        call_args.update(consts)
+        with gl._tracing(gl._Trace()) as trace:
             self.fn(**call_args)
-        finally:
-            gl._Trace.current = previous
         if trace.dot is None:
             raise gl.CompileError(f"{self.fn.__name__}: the kernel never calls gl.grouped_dot")
         if trace.stored is None:
@@ -199,16 +199,21 @@ class JITFunction:
         key = self._key(tensors, consts)
         kernel = self._specialisations.get(key)
         if kernel is None:
-            text, fn_spec = self._trace(tensors, consts)
-            knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
-            if knobs:
-                fn_spec.config = self._config_with(text, knobs)
-                text = emit(fn_spec)
-            kernel = Kernel(text, num_sms=self.num_sms,
-                            source_name=f"{self.fn.__name__} (traced)")
-            self._specialisations[key] = kernel
+            with self._specialise_lock:
+                kernel = self._specialisations.get(key)
+                if kernel is None:
+                    kernel = self._specialise(tensors, consts)
+                    self._specialisations[key] = kernel
         self.last = kernel
         return kernel
+
+    def _specialise(self, tensors, consts) -> Kernel:
+        text, fn_spec = self._trace(tensors, consts)
+        knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
+        if knobs:
+            fn_spec.config = self._config_with(text, knobs)
+            text = emit(fn_spec)
+        return Kernel(text, num_sms=self.num_sms, source_name=f"{self.fn.__name__} (traced)")
 
     def _config_with(self, text: str, knobs: Dict[str, Any]) -> str:
         """The config gg-select-config picks, with the knobs overriding it."""

@@ -22,7 +22,9 @@ STAGES override the tile configuration.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
@@ -177,7 +179,9 @@ class Param:
 
 
 class _Trace:
-    current: Optional["_Trace"] = None
+    """What one kernel body has done so far. The trace being built is
+    per thread (`_current`): two threads tracing different kernels at
+    once must not record into each other's trace."""
 
     def __init__(self):
         self.ops: List[_Op] = []
@@ -200,10 +204,25 @@ class _Trace:
         return _Value(f"%{kind}{index}", _elem(param.dtype))
 
 
+_current = threading.local()
+
+
 def _trace() -> _Trace:
-    if _Trace.current is None:
+    trace = getattr(_current, "trace", None)
+    if trace is None:
         raise _error("ggc.language functions work only inside a @ggc.jit kernel")
-    return _Trace.current
+    return trace
+
+
+@contextlib.contextmanager
+def _tracing(trace: _Trace):
+    """Makes `trace` the calling thread's trace for the body's duration."""
+    previous = getattr(_current, "trace", None)
+    _current.trace = trace
+    try:
+        yield trace
+    finally:
+        _current.trace = previous
 
 
 def _elem(dtype: str) -> str:

@@ -67,16 +67,18 @@ def _ones(count: int, device):
     """Unit scales, made once per size and device (no allocation per call)."""
     import torch
     key = (count, str(device))
-    if key not in _ONES:
-        _ONES[key] = torch.ones(count, device=device)
-    return _ONES[key]
+    ones = _ONES.get(key)
+    if ones is None:
+        ones = _ONES.setdefault(key, torch.ones(count, device=device))
+    return ones
 
 
 def _kernel_for(layout: str, b_layout: str, scaled: bool) -> JITFunction:
     key = (layout, b_layout, scaled)
-    if key not in _KERNELS:
-        _KERNELS[key] = _make_kernel(*key)
-    return _KERNELS[key]
+    kernel = _KERNELS.get(key)
+    if kernel is None:  # setdefault: threads racing here share one kernel
+        kernel = _KERNELS.setdefault(key, _make_kernel(*key))
+    return kernel
 
 
 def _physical_block_scale(scale):

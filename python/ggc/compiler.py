@@ -10,6 +10,9 @@ from . import _ggc
 
 DEFAULT_ARCH = "sm_90a"
 DEFAULT_NUM_SMS = 132
+# Far above any GPU's SM count (the H200 has 132), far below what the
+# grid's 32-bit size could hold.
+MAX_NUM_SMS = 4096
 
 
 class CompilationError(RuntimeError):
@@ -40,6 +43,13 @@ class CompiledIR:
     @property
     def last_stage(self) -> str:
         return list(self.asm)[-1]
+
+
+def check_num_sms(num_sms) -> None:
+    """num_sms sizes the persistent grid: one CTA per SM."""
+    if (not isinstance(num_sms, int) or isinstance(num_sms, bool)
+            or not 1 <= num_sms <= MAX_NUM_SMS):
+        raise ValueError(f"num_sms must be an int in [1, {MAX_NUM_SMS}], got {num_sms!r}")
 
 
 def stages() -> List[Stage]:
@@ -73,8 +83,13 @@ def compile_ir(
     if not isinstance(emit, str) or emit not in {s.name for s in known}:
         raise ValueError(
             f"emit must be one of {[s.name for s in known]}, got {emit!r}")
-    if not isinstance(num_sms, int) or isinstance(num_sms, bool) or num_sms < 1:
-        raise ValueError(f"num_sms must be a positive int, got {num_sms!r}")
+    check_num_sms(num_sms)
+    for name, value in (("arch", arch), ("source_name", source_name)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not isinstance(print_ir_after_all, bool):
+        raise TypeError(f"print_ir_after_all must be a bool, got "
+                        f"{type(print_ir_after_all).__name__}")
     out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all)
     if not out.ok:
         raise CompilationError(out.diagnostics)

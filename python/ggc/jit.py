@@ -17,7 +17,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import language as gl
-from .compiler import DEFAULT_NUM_SMS
+from .compiler import DEFAULT_NUM_SMS, check_num_sms
 from .ir import Arg, EpilogueOp, FunctionSpec, emit
 from .runtime import Kernel, _TORCH_DTYPES
 
@@ -62,6 +62,7 @@ class JITFunction:
     """A `@ggc.jit` kernel; call it with its arguments to run it."""
 
     def __init__(self, fn: Callable, num_sms: int = DEFAULT_NUM_SMS):
+        check_num_sms(num_sms)
         self.fn = fn
         self.num_sms = num_sms
         # eval_str: kernels written under `from __future__ import annotations`
@@ -250,10 +251,24 @@ class JITFunction:
         return self.last.asm
 
     # -- running ------------------------------------------------------------
-    def __call__(self, *args, stream: Optional[int] = None, **kwargs) -> None:
+    def __call__(self, *args, stream: Optional[int] = None, validate=None,
+                 **kwargs) -> None:
+        """Runs the kernel on `stream` (default: the tensors' current
+        stream); `validate` checks the group metadata first (Kernel)."""
         tensors, consts = self._bind(args, kwargs)
+        _require_gpu_tensors(tensors)
         kernel = self._kernel(tensors, consts)
-        kernel(*(tensors[n] for n in self.tensor_params), stream=stream)
+        kernel(*(tensors[n] for n in self.tensor_params), stream=stream, validate=validate)
+
+
+def _require_gpu_tensors(tensors: Dict[str, Any]) -> None:
+    """torch tensors off the GPU are an error before anything is compiled."""
+    for name, value in tensors.items():
+        device = getattr(value, "device", None)
+        if type(value).__module__.startswith("torch") and getattr(device, "type",
+                                                                   "cuda") != "cuda":
+            raise ValueError(f"argument '{name}' must be on a CUDA device, but is on "
+                             f"{device.type}")
 
 
 def jit(fn: Optional[Callable] = None, *, num_sms: int = DEFAULT_NUM_SMS):

@@ -207,6 +207,14 @@ class _Trace:
 _current = threading.local()
 
 
+def expected_m_problem(expected_m) -> Optional[str]:
+    """What is wrong with an expected_m hint, or None when it is fine."""
+    if expected_m is None or (isinstance(expected_m, int) and not isinstance(expected_m, bool)
+                              and 1 <= expected_m <= 2**31 - 1):
+        return None
+    return f"expected_m must be an int in [1, 2^31 - 1], got {expected_m!r}"
+
+
 def _trace() -> _Trace:
     trace = getattr(_current, "trace", None)
     if trace is None:
@@ -383,6 +391,8 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
                          f"blocks are 'block' or 'block_mn'")
     if expected_m is not None and layout != "masked":
         raise _error("expected_m is a hint for masked batches (MaskedRows) only")
+    if expected_m_problem(expected_m):
+        raise _error(expected_m_problem(expected_m))
     t.dot = dict(a=a, b=b, groups=groups, layout=layout, b_layout=b_layout,
                  a_scale=a_scale, b_scale=b_scale, a_scale_kind=a_scale_kind,
                  b_scale_kind=b_scale_kind, expected_m=expected_m, tf32=tf32,

@@ -14,6 +14,7 @@ import inspect
 from typing import Optional, Tuple
 
 from . import language as gl
+from .groups import VALIDATE_BY_DEFAULT
 from .jit import JITFunction
 
 _LAYOUT_ANNOTATIONS = {
@@ -171,7 +172,8 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
                  a_scale=None,
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
-                 b_scale_kind: Optional[str] = None, k_major: bool = False):
+                 b_scale_kind: Optional[str] = None, k_major: bool = False,
+                 validate: Optional[bool] = None):
     """out[g] = scale(a[g]) @ scale(b[g])^T for every group.
 
     Exactly one of `offsets` ([G+1], contiguous rows of a [M, K]),
@@ -187,9 +189,20 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     scales: [G] per tensor, per row/column, or blockwise (A [M, K/128] or its
     M-major form, B [G, N/128, K/128] or its N-major form); the kind is read
     off the rank unless `a_scale_kind`/`b_scale_kind` say it. Returns `out`
-    (allocated as out_dtype, default bf16, when not given).
+    (allocated as out_dtype, default bf16, when not given; its rows outside
+    every group are then uninitialised). `validate` (default:
+    $GGC_VALIDATE) checks the group metadata on the device first, and that
+    the groups cover every row of an `out` allocated here (ggc.groups).
     """
     import torch
+    _require_tensors(a=a, b=b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
+                     k_offsets=k_offsets, a_scale=a_scale, b_scale=b_scale, out=out)
+    if gl.expected_m_problem(expected_m):
+        raise ValueError(gl.expected_m_problem(expected_m))
+    if validate is None:
+        validate = VALIDATE_BY_DEFAULT
+    if validate and out is None and offsets is not None:
+        validate = "all_rows"
     described = {"offsets": offsets, "masked_m": masked_m, "m_indices": m_indices,
                  "k_offsets": k_offsets}
     given = [n for n, v in described.items() if v is not None]
@@ -215,7 +228,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
         if a_scale is None and b_scale is None:
-            _kernel_for(layout, operands, False)(a, b, groups, out)
+            _kernel_for(layout, operands, False)(a, b, groups, out, validate=validate)
             return out
         ones = _ones(g, a.device)
         a_scale, a_kind = ((ones, "tensor") if a_scale is None else
@@ -223,7 +236,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
         b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                            _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
         _kernel_for(layout, operands, True)(a, b, groups, a_scale, b_scale, out,
-                                            A_KIND=a_kind, B_KIND=b_kind)
+                                            A_KIND=a_kind, B_KIND=b_kind, validate=validate)
         return out
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
@@ -237,7 +250,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     scaled = a_scale is not None or b_scale is not None
     kernel = _kernel_for(layout, b_layout, scaled)
     if not scaled:
-        kernel(a, b, groups, out)
+        kernel(a, b, groups, out, validate=validate)
         return out
     # A missing side scales by ones, per group.
     ones = _ones(b.shape[0], a.device)
@@ -248,8 +261,19 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     if layout != "masked":
         expected_m = None
     kernel(a, b, groups, a_scale, b_scale, out, A_KIND=a_kind, B_KIND=b_kind,
-           EXPECTED_M=expected_m)
+           EXPECTED_M=expected_m, validate=validate)
     return out
+
+
+def _require_tensors(**named) -> None:
+    """Arguments given as something other than a tensor (None included, for
+    the required ones) are an error that names them."""
+    import torch
+    for name, value in named.items():
+        if name in ("a", "b") or value is not None:
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"{name} must be a torch.Tensor, got "
+                                f"{type(value).__name__}")
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs, rhs, out, m_indices):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from . import _ggc
+from . import _ggc, groups
 from .cache import compile_cached
 from .compiler import DEFAULT_ARCH, DEFAULT_NUM_SMS
 
@@ -39,40 +39,73 @@ class _Tensor:
     shape: Tuple[int, ...]
     strides: Tuple[int, ...]  # in elements
     dtype: str
-    device: Optional[int]     # CUDA device index; None when not on a GPU
-    stream: Optional[int]     # the current torch stream, for torch tensors
+    device: Optional[int]     # CUDA device index; None when not on a GPU, -1
+                              # for an empty array whose device is unknown
+    stream: Optional[int]     # the stream to launch on, when the object says
+    location: str = "cuda"    # where it is, for errors ("cpu", "meta", ...)
+    readonly: bool = False
+
+
+# The kernels index rows, columns and tiles with 32-bit integers.
+MAX_SIZE = 2**31 - 1
 
 
 def _describe(position: int, role: str, obj: Any) -> _Tensor:
     where = f"argument {position} ({role})"
+    if obj is None:
+        raise TypeError(f"{where} must be a CUDA tensor, got None")
     if type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
-        dtype = _TORCH_DTYPES.get(str(obj.dtype))
-        if dtype is None:
-            raise TypeError(f"{where} has dtype {obj.dtype}, which ggc does not take")
-        device = obj.device.index if obj.is_cuda else None
-        stream = None
-        if obj.is_cuda:
-            import torch
-            stream = torch.cuda.current_stream(obj.device).cuda_stream
-        return _Tensor(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), dtype,
-                       device, stream)
+        return _describe_torch(where, obj)
     if hasattr(obj, "__dlpack__") and not hasattr(obj, "__cuda_array_interface__"):
         return _describe_dlpack(where, obj)
     interface = getattr(obj, "__cuda_array_interface__", None)
     if interface is not None:
-        dtype = _TYPESTRS.get(interface["typestr"])
-        if dtype is None:
-            raise TypeError(f"{where} has typestr {interface['typestr']!r}, which ggc "
-                            f"does not take")
-        shape = tuple(interface["shape"])
-        strides = interface.get("strides")
-        if strides is None:
-            strides = _row_major(shape)
-        else:
-            strides = tuple(s // _ELEMENT_BYTES[dtype] for s in strides)
-        return _Tensor(interface["data"][0], shape, strides, dtype, 0, None)
+        return _describe_array_interface(where, interface)
     raise TypeError(f"{where} must be a CUDA tensor (torch.Tensor, or an object with "
                     f"__dlpack__ or __cuda_array_interface__), got {type(obj).__name__}")
+
+
+def _describe_torch(where: str, obj: Any) -> _Tensor:
+    dtype = _TORCH_DTYPES.get(str(obj.dtype))
+    if dtype is None:
+        raise TypeError(f"{where} has dtype {obj.dtype}, which ggc does not take")
+    if obj.device.type != "cuda":
+        return _Tensor(0, tuple(obj.shape), tuple(obj.stride()), dtype, None, None,
+                       location=obj.device.type)
+    import torch
+    stream = torch.cuda.current_stream(obj.device).cuda_stream
+    return _Tensor(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), dtype,
+                   obj.device.index, stream)
+
+
+def _describe_array_interface(where: str, interface: dict) -> _Tensor:
+    """An object with __cuda_array_interface__ (version 2 or 3): its device
+    is the one its pointer belongs to, and a `stream` it names is the one
+    to launch on."""
+    dtype = _TYPESTRS.get(interface.get("typestr"))
+    if dtype is None:
+        raise TypeError(f"{where} has typestr {interface.get('typestr')!r}, which ggc "
+                        f"does not take")
+    shape = tuple(int(d) for d in interface["shape"])
+    strides = interface.get("strides")
+    if strides is None:
+        strides = _row_major(shape)
+    else:
+        size = _ELEMENT_BYTES[dtype]
+        if any(s % size for s in strides):
+            raise ValueError(f"{where} has strides {list(strides)} bytes, not whole "
+                             f"elements of {size} bytes")
+        strides = tuple(s // size for s in strides)
+    address, readonly = interface["data"]
+    empty = any(d == 0 for d in shape)
+    if address == 0 and not empty:
+        raise ValueError(f"{where} has a null data pointer but shape {list(shape)}")
+    device = -1 if address == 0 else _ggc.pointer_device(address)
+    stream = interface.get("stream")
+    if stream == 0:
+        raise ValueError(f"{where} names stream 0, which __cuda_array_interface__ "
+                         f"forbids (1: the legacy default stream, 2: per-thread)")
+    return _Tensor(address, shape, strides, dtype, device, stream, readonly=bool(readonly))
 
 
 # DLPack (dlpack.h): the structs a "dltensor" capsule points to.
@@ -169,7 +202,9 @@ class Kernel:
             where = f"argument {i} ({self._roles[i]})"
             t = _describe(i, self._roles[i], arg)
             if t.device is None:
-                raise ValueError(f"{where} must be on a CUDA device, but is on the CPU")
+                raise ValueError(f"{where} must be on a CUDA device, but is on {t.location}")
+            if t.readonly and spec.get("written"):
+                raise ValueError(f"{where} is written by the kernel but is read-only")
             if t.dtype != spec["dtype"]:
                 raise TypeError(f"{where} must have dtype {spec['dtype']}, got {t.dtype}")
             if len(t.shape) != len(spec["shape"]):
@@ -194,6 +229,9 @@ class Kernel:
         # Every run-time size follows one: the row count M, or the
         # concatenated K of k_grouped.
         m = dynamic.get("size", 0)
+        if m > MAX_SIZE:
+            raise ValueError(f"{dynamic['by']} has {dynamic['name']} = {m}; the kernel's "
+                             f"32-bit indices hold at most {MAX_SIZE}")
         for where, d, have, want in symbolic:
             value = _SIZE_RULES[want](m, self.info["num_groups"])
             if have != value:
@@ -211,16 +249,16 @@ class Kernel:
                         f"{row_bytes} bytes; TMA needs a multiple of 16 (its last "
                         f"dimension, {t.shape[-1]}, a multiple of "
                         f"{16 // _ELEMENT_BYTES[t.dtype]})")
-        devices = {t.device for t in tensors}
-        if len(devices) != 1:
-            raise ValueError(f"all arguments must be on one CUDA device, got {sorted(devices)}")
-        return tensors, dynamic.get("size", 0)
+        devices = {t.device for t in tensors if t.device != -1}
+        if len(devices) > 1:
+            raise ValueError(f"all arguments must be on one CUDA device, got "
+                             f"{['cuda:%d' % d for d in sorted(devices)]}")
+        return tensors, m
 
-    def _grid(self, tensors: List[_Tensor]) -> int:
+    def _grid(self, tiles: int) -> int:
         """Persistent CTAs: one per SM at most, no more than the tiles
         (each cluster takes a unit of `cluster` M blocks), in whole clusters."""
         cluster = self.info.get("cluster", 1)
-        tiles = self._tiles(tensors)
         if tiles == 0:
             return 0
         units = _ceil_div(tiles, cluster) * cluster
@@ -264,21 +302,35 @@ class Kernel:
         except AttributeError:
             return None
 
-    def __call__(self, *args: Any, stream: Optional[int] = None) -> None:
+    def __call__(self, *args: Any, stream: Optional[int] = None,
+                 validate: Union[None, bool, str] = None) -> None:
+        """Launches on `stream` (default: the tensors' current stream).
+        `validate` (default: $GGC_VALIDATE) checks the group metadata on
+        the device first (see ggc.groups); "all_rows" also asks that the
+        groups cover every row of the output."""
+        if validate is None:
+            validate = groups.VALIDATE_BY_DEFAULT
         # Serving and training loops call with the same tensors over and
         # over: reuse the checked launch arguments for an identical call.
-        key = self._fast_key(args) if self._launcher is not None else None
+        key = (self._fast_key(args) if self._launcher is not None and not validate
+               else None)
         cached = self._calls.get(key) if key is not None else None
         if cached is not None:
             prepared, torch_stream = cached
             if prepared is not None:
                 prepared.launch(torch_stream() if stream is None else stream)
             return
-        self._launch_checked(args, key, stream)
+        self._launch_checked(args, key, stream, validate)
 
-    def _launch_checked(self, args: Sequence[Any], key, stream: Optional[int]) -> None:
-        tensors, _ = self._check(args)
-        grid = self._grid(tensors)
+    def _launch_checked(self, args: Sequence[Any], key, stream: Optional[int],
+                        validate: Optional[str] = None) -> None:
+        tensors, size = self._check(args)
+        tiles = self._tiles(tensors)
+        if tiles > MAX_SIZE:
+            raise ValueError(f"{self.name} would have {tiles} tiles at {size} rows; the "
+                             f"kernel's 32-bit tile indices hold at most {MAX_SIZE}")
+        grid = self._grid(tiles)
+        device = next((t.device for t in tensors if t.device != -1), 0)
         launch_args = []
         for p in self.info["params"]:
             t = tensors[p["arg"]]
@@ -294,6 +346,9 @@ class Kernel:
                 launch_args.append(("i64", t.shape[p["dim"]]))
         if stream is None:
             stream = next((t.stream for t in tensors if t.stream is not None), 0)
+        if validate:
+            groups.check(self.info, self._roles, tensors, size, device, stream,
+                         all_rows=validate == "all_rows")
         if self._launcher is None:
             ok, why = _ggc.driver_available()
             if not ok:
@@ -302,8 +357,8 @@ class Kernel:
                                          self.info["shared_bytes"], self.info["block"],
                                          self.info.get("cluster", 1))
         # No rows: nothing to compute, nothing to write.
-        prepared = self._launcher.prepare(grid, launch_args) if grid else None
-        if key is not None:
+        prepared = self._launcher.prepare(grid, launch_args, device) if grid else None
+        if key is not None and not validate:
             if len(self._calls) >= 64:
                 self._calls.clear()
             self._calls[key] = (prepared, _torch_stream_getter(args))

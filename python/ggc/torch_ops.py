@@ -28,6 +28,21 @@ def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
     if x.dtype != w.dtype or x.dtype not in (torch.bfloat16, torch.float16):
         raise TypeError(f"grouped_mm takes bf16 or f16 x and w of one dtype; got "
                         f"{x.dtype} and {w.dtype}")
+    if offsets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"offsets must be int32 or int64, got {offsets.dtype}")
+    # The kernel's rules, checked here too so that the fake implementation
+    # rejects what the real op would (the compiler's verifier says the same).
+    for name, size in (("K", x.shape[1]), ("N", w.shape[1])):
+        if size % 8:
+            raise ValueError(f"grouped_mm needs {name} a multiple of 8 (rows of a multiple "
+                             f"of 16 bytes for TMA), got {name} = {size}")
+    if x.shape[0] > 2**31 - 1:
+        raise ValueError(f"x has {x.shape[0]} rows; the kernel's 32-bit indices hold at "
+                         f"most {2**31 - 1}")
+    devices = {x.device, w.device, offsets.device}
+    if len(devices) != 1:
+        raise ValueError(f"x, w and offsets must be on one device, got "
+                         f"{sorted(map(str, devices))}")
 
 
 @torch.library.custom_op("ggc::grouped_mm", mutates_args=())

@@ -103,6 +103,19 @@ PYBIND11_MODULE(_ggc, m) {
     bool ok = rt::driverAvailable(&why);
     return py::make_tuple(ok, why);
   });
+  m.def("pointer_device", &rt::pointerDevice, py::arg("address"));
+  m.def(
+      "copy_to_host",
+      [](int device, uint64_t address, size_t bytes, uint64_t stream) {
+        std::string data(bytes, '\0');
+        {
+          py::gil_scoped_release release;
+          rt::copyToHost(device, address, data.data(), bytes, stream);
+        }
+        return py::bytes(data);
+      },
+      py::arg("device"), py::arg("address"), py::arg("bytes"),
+      py::arg("stream"));
   py::class_<rt::Kernel>(m, "Kernel")
       .def(py::init([](py::bytes image, std::string name, int sharedBytes,
                        int block, int cluster) {
@@ -112,17 +125,20 @@ PYBIND11_MODULE(_ggc, m) {
            py::arg("image"), py::arg("name"), py::arg("shared_bytes"),
            py::arg("block"), py::arg("cluster") = 1)
       .def("launch",
-           [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream) {
+           [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream,
+              int device) {
              std::vector<rt::KernelArg> converted = convertArgs(args);
              py::gil_scoped_release release;
-             k.launch(grid, converted, stream);
+             k.launch(grid, converted, stream, device);
            },
-           py::arg("grid"), py::arg("args"), py::arg("stream"))
+           py::arg("grid"), py::arg("args"), py::arg("stream"),
+           py::arg("device") = -1)
       .def("prepare",
-           [](rt::Kernel &k, int grid, const py::list &args) {
-             return k.prepare(grid, convertArgs(args));
+           [](rt::Kernel &k, int grid, const py::list &args, int device) {
+             return k.prepare(grid, convertArgs(args), device);
            },
-           py::arg("grid"), py::arg("args"), py::keep_alive<0, 1>());
+           py::arg("grid"), py::arg("args"), py::arg("device") = -1,
+           py::keep_alive<0, 1>());
   py::class_<rt::PreparedLaunch>(m, "PreparedLaunch")
       .def("launch",
            [](const rt::PreparedLaunch &p, uint64_t stream) {

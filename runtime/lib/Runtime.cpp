@@ -27,6 +27,10 @@ struct Driver {
   CUresult (*ctxGetDevice)(CUdevice *);
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleUnload)(CUmodule);
+  CUresult (*pointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*streamSynchronize)(CUstream);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*funcSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*launchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
@@ -63,6 +67,11 @@ const Driver &driver() {
               bind(lib, "cuCtxGetDevice", d.ctxGetDevice) &&
               bind(lib, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain) &&
               bind(lib, "cuModuleLoadData", d.moduleLoadData) &&
+              bind(lib, "cuModuleUnload", d.moduleUnload) &&
+              bind(lib, "cuPointerGetAttribute", d.pointerGetAttribute) &&
+              // The unversioned symbol is the old 32-bit-size ABI.
+              bind(lib, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync) &&
+              bind(lib, "cuStreamSynchronize", d.streamSynchronize) &&
               bind(lib, "cuModuleGetFunction", d.moduleGetFunction) &&
               bind(lib, "cuFuncSetAttribute", d.funcSetAttribute) &&
               bind(lib, "cuLaunchKernelEx", d.launchKernelEx) &&
@@ -103,22 +112,63 @@ void check(CUresult rc, const char *what) {
               std::to_string(static_cast<int>(rc)) + ")");
 }
 
-/// The device of the calling thread's context, making the primary context
-/// of device 0 current when there is none (as the CUDA runtime would).
-CUdevice currentDevice() {
+/// The primary context of `device`, retained once and kept for the
+/// process, as the CUDA runtime does.
+CUcontext primaryContext(int device) {
+  static std::mutex mutex;
+  static std::map<int, CUcontext> contexts;
   const Driver &d = usableDriver();
-  CUcontext ctx = nullptr;
-  check(d.ctxGetCurrent(&ctx), "cuCtxGetCurrent");
-  if (!ctx) {
-    CUdevice dev;
-    check(d.deviceGet(&dev, 0), "cuDeviceGet");
-    check(d.primaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-    check(d.ctxSetCurrent(ctx), "cuCtxSetCurrent");
-  }
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = contexts.find(device);
+  if (it != contexts.end())
+    return it->second;
+  int count = 0;
+  check(d.deviceGetCount(&count), "cuDeviceGetCount");
+  if (device < 0 || device >= count)
+    throw Error("ggc runtime: device " + std::to_string(device) +
+                " does not exist (this machine has " + std::to_string(count) +
+                ")");
   CUdevice dev;
-  check(d.ctxGetDevice(&dev), "cuCtxGetDevice");
-  return dev;
+  check(d.deviceGet(&dev, device), "cuDeviceGet");
+  CUcontext ctx = nullptr;
+  check(d.primaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+  return contexts.emplace(device, ctx).first->second;
 }
+
+/// The context a launch on `device` runs in: that device's primary
+/// context, or for -1 the calling thread's current one (device 0's primary
+/// context when none is current).
+CUcontext launchContext(int device) {
+  if (device >= 0)
+    return primaryContext(device);
+  CUcontext ctx = nullptr;
+  check(usableDriver().ctxGetCurrent(&ctx), "cuCtxGetCurrent");
+  return ctx ? ctx : primaryContext(0);
+}
+
+/// Makes `context` current for a scope and restores the caller's after:
+/// a launch on the tensors' device leaves the thread's device as it was.
+class ScopedContext {
+public:
+  explicit ScopedContext(CUcontext context) {
+    const Driver &d = usableDriver();
+    check(d.ctxGetCurrent(&previous_), "cuCtxGetCurrent");
+    if (previous_ != context)
+      check(d.ctxSetCurrent(context), "cuCtxSetCurrent");
+    else
+      previous_ = kUnchanged;
+  }
+  ~ScopedContext() {
+    if (previous_ != kUnchanged)
+      usableDriver().ctxSetCurrent(previous_);
+  }
+  ScopedContext(const ScopedContext &) = delete;
+  ScopedContext &operator=(const ScopedContext &) = delete;
+
+private:
+  static inline const CUcontext kUnchanged = reinterpret_cast<CUcontext>(-1);
+  CUcontext previous_ = nullptr;
+};
 
 CUtensorMapDataType cudaType(ElementType t) {
   switch (t) {
@@ -320,6 +370,31 @@ bool driverAvailable(std::string *whyNot) {
   return d.error.empty();
 }
 
+int pointerDevice(uint64_t address) {
+  if (address == 0)
+    throw Error("ggc runtime: a null pointer is not device memory");
+  int ordinal = -1;
+  CUresult rc = usableDriver().pointerGetAttribute(
+      &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+      static_cast<CUdeviceptr>(address));
+  if (rc != CUDA_SUCCESS || ordinal < 0)
+    throw Error("ggc runtime: address " + std::to_string(address) +
+                " is not CUDA device memory (cuPointerGetAttribute returned " +
+                std::to_string(static_cast<int>(rc)) + ")");
+  return ordinal;
+}
+
+void copyToHost(int device, uint64_t address, void *destination, size_t bytes,
+                uint64_t stream) {
+  const Driver &d = usableDriver();
+  ScopedContext scope(launchContext(device));
+  CUstream s = reinterpret_cast<CUstream>(stream);
+  check(d.memcpyDtoHAsync(destination, static_cast<CUdeviceptr>(address),
+                          bytes, s),
+        "cuMemcpyDtoHAsync");
+  check(d.streamSynchronize(s), "cuStreamSynchronize");
+}
+
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
@@ -329,10 +404,11 @@ struct Kernel::Loaded {
   CUfunction function = nullptr;
 };
 
-/// Modules per device: a kernel object may be launched on several GPUs.
+/// Modules per context: a kernel object may be launched on several GPUs
+/// (and in contexts other than the primary ones).
 struct KernelCache {
   std::mutex mutex;
-  std::map<int, Kernel::Loaded> byDevice;
+  std::map<void *, Kernel::Loaded> byContext;
 };
 
 Kernel::Kernel(std::string image, std::string name, int sharedBytes,
@@ -352,17 +428,31 @@ Kernel::Kernel(std::string image, std::string name, int sharedBytes,
     throw Error("ggc runtime: shared memory size must not be negative");
 }
 
-// Modules stay loaded until the process ends: unloading from a destructor
-// that may run after the driver shut down is worse than the small leak.
-Kernel::~Kernel() = default;
+// Unloading needs the module's context current. Errors are ignored: at
+// process exit the driver may already be shut down, and a destructor must
+// not throw; the driver then frees the modules itself.
+Kernel::~Kernel() {
+  if (!driverAvailable())
+    return;
+  const Driver &d = driver();
+  for (auto &[context, loaded] : cache_->byContext) {
+    CUcontext previous = nullptr;
+    if (d.ctxGetCurrent(&previous) != CUDA_SUCCESS)
+      return;
+    if (d.ctxSetCurrent(static_cast<CUcontext>(context)) != CUDA_SUCCESS)
+      continue;
+    d.moduleUnload(loaded.module);
+    d.ctxSetCurrent(previous);
+  }
+}
 
-Kernel::Loaded &Kernel::loadedForCurrentDevice() {
+Kernel::Loaded &Kernel::loadedIn(void *context) {
   const Driver &d = usableDriver();
-  int device = static_cast<int>(currentDevice());
   std::lock_guard<std::mutex> lock(cache_->mutex);
-  auto it = cache_->byDevice.find(device);
-  if (it != cache_->byDevice.end())
+  auto it = cache_->byContext.find(context);
+  if (it != cache_->byContext.end())
     return it->second;
+  ScopedContext scope(static_cast<CUcontext>(context));
   Loaded loaded;
   check(d.moduleLoadData(&loaded.module, image_.data()),
         ("loading the module of kernel '" + name_ + "'").c_str());
@@ -374,21 +464,26 @@ Kernel::Loaded &Kernel::loadedForCurrentDevice() {
         ("allowing kernel '" + name_ + "' " + std::to_string(sharedBytes_) +
          " bytes of shared memory")
             .c_str());
-  return cache_->byDevice.emplace(device, loaded).first->second;
+  return cache_->byContext.emplace(context, loaded).first->second;
 }
 
-PreparedLaunch Kernel::prepare(int grid, const std::vector<KernelArg> &args) {
+PreparedLaunch Kernel::prepare(int grid, const std::vector<KernelArg> &args,
+                               int device) {
   if (grid < 1 || grid % clusterSize_ != 0)
     throw Error("ggc runtime: grid must be a positive multiple of the cluster "
                 "size " +
                 std::to_string(clusterSize_) + ", got " + std::to_string(grid));
-  Loaded &loaded = loadedForCurrentDevice();
+  CUcontext context = launchContext(device);
+  Loaded &loaded = loadedIn(context);
+  // Tensor maps are encoded by the driver of the tensors' context.
+  ScopedContext scope(context);
   size_t total = 0;
   std::vector<size_t> offsets = parameterOffsets(args, &total);
   PreparedLaunch prepared;
   if (total > sizeof(PreparedLaunch::ParameterBlock::bytes))
     throw Error("ggc runtime: kernel parameters exceed 4 KiB");
   prepared.kernel_ = this;
+  prepared.context_ = context;
   prepared.function_ = loaded.function;
   prepared.grid_ = grid;
   prepared.parameters_ = std::make_shared<PreparedLaunch::ParameterBlock>();
@@ -430,6 +525,7 @@ void PreparedLaunch::launch(uint64_t stream) const {
   }
   // The driver copies the parameters at launch.
   std::vector<void *> pointers = pointers_;
+  ScopedContext scope(static_cast<CUcontext>(context_));
   check(usableDriver().launchKernelEx(&config,
                                       static_cast<CUfunction>(function_),
                                       pointers.data(), nullptr),
@@ -437,8 +533,8 @@ void PreparedLaunch::launch(uint64_t stream) const {
 }
 
 void Kernel::launch(int grid, const std::vector<KernelArg> &args,
-                    uint64_t stream) {
-  prepare(grid, args).launch(stream);
+                    uint64_t stream, int device) {
+  prepare(grid, args, device).launch(stream);
 }
 
 } // namespace ggc::runtime

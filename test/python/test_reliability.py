@@ -172,3 +172,142 @@ def test_autotune_winners_survive_a_new_process(tmp_path):
 def autotuned(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out,
               BLOCK_N: gl.constexpr = None):
     gl.store(y, gl.grouped_dot(x, w, offs))
+
+
+# -- arguments the kernels' integers cannot hold, and other bad arguments -----
+
+from ggc import groups, runtime  # noqa: E402
+
+
+class ArrayInterface:
+    """A stand-in for a CUDA array (CuPy, Numba) at a made-up address."""
+
+    def __init__(self, shape, typestr="<f2", address=1 << 20, strides=None,
+                 readonly=False, stream=None):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (address, readonly),
+            "strides": strides, "version": 3, "stream": stream}
+
+
+@pytest.fixture
+def fake_devices(monkeypatch):
+    """Pointers at or above 1 << 40 are on device 1, the others on device 0."""
+    monkeypatch.setattr(runtime._ggc, "pointer_device", lambda a: int(a >= 1 << 40))
+
+
+def f16_kernel(n=128):
+    return ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=n, k=128,
+                                        dtype="f16", out_dtype="f16"))
+
+
+def f16_args(m, n=128, **out):
+    return [ArrayInterface([m, 128]), ArrayInterface([2, n, 128]),
+            ArrayInterface([3], "<i4"), ArrayInterface([m, n], **out)]
+
+
+def test_row_counts_past_32_bits_are_an_error(fake_devices):
+    with pytest.raises(ValueError, match=r"M = 2147483648; the kernel's 32-bit indices"):
+        f16_kernel()._check(f16_args(2**31))
+
+
+def test_tile_counts_past_32_bits_are_an_error(fake_devices):
+    kernel = f16_kernel(n=1 << 20)
+    with pytest.raises(ValueError, match=r"tiles at 2147483647 rows; the kernel's 32-bit"):
+        kernel(*f16_args(2**31 - 1, n=1 << 20))
+
+
+def test_array_interface_arguments_name_what_is_wrong(fake_devices):
+    kernel = f16_kernel()
+    cases = [
+        (dict(readonly=True), r"argument 3 \(out\) is written by the kernel but is read-only"),
+        (dict(address=0), r"argument 3 \(out\) has a null data pointer but shape \[64, 128\]"),
+        (dict(strides=(257, 2)), r"argument 3 \(out\) has strides \[257, 2\] bytes, not whole"),
+        (dict(address=1 << 40), r"one CUDA device, got \['cuda:0', 'cuda:1'\]"),
+        (dict(stream=0), r"names stream 0, which __cuda_array_interface__ forbids"),
+    ]
+    for out, message in cases:
+        with pytest.raises(ValueError, match=message):
+            kernel._check(f16_args(64, **out))
+
+
+def test_array_interface_arguments_carry_their_device_and_stream(fake_devices):
+    t = runtime._describe(0, "a", ArrayInterface([4, 8], address=1 << 41, stream=1234))
+    assert (t.device, t.stream) == (1, 1234)
+    empty = runtime._describe(0, "a", ArrayInterface([0, 8], address=0))
+    assert empty.device == -1  # no memory: it does not decide the device
+
+
+def test_bad_arguments_of_the_ops_name_themselves():
+    import torch
+    from ggc import ops
+    b = torch.zeros(2, 128, 128, dtype=torch.bfloat16)
+    offsets = torch.zeros(3, dtype=torch.int32)
+    with pytest.raises(TypeError, match="b must be a torch.Tensor, got NoneType"):
+        ops.grouped_gemm(torch.zeros(4, 128, dtype=torch.bfloat16), None, offsets=offsets)
+    with pytest.raises(TypeError, match="a_scale must be a torch.Tensor, got list"):
+        ops.grouped_gemm(b[0], b, offsets=offsets, a_scale=[1.0])
+    meta = [t.to("meta") for t in (b[0], b, offsets)]
+    with pytest.raises(ValueError, match="argument 'a' must be on a CUDA device, but is on meta"):
+        ops.grouped_gemm(meta[0], meta[1], offsets=meta[2])
+    with pytest.raises(ValueError, match=r"expected_m must be an int in \[1, 2\^31 - 1\]"):
+        ops.grouped_gemm(b, b, masked_m=offsets[:2], a_scale=torch.ones(2),
+                         expected_m=2**63)
+
+
+def test_compile_options_of_the_wrong_kind_are_named():
+    with pytest.raises(ValueError, match=r"num_sms must be an int in \[1, 4096\], got 1099"):
+        ggc.compile_ir(IR, num_sms=2**40)
+    with pytest.raises(ValueError, match="num_sms must be an int"):
+        ggc.jit(num_sms=0)(silu_rows.fn)
+    with pytest.raises(TypeError, match="arch must be a str, got int"):
+        ggc.compile_ir(IR, arch=90)
+    with pytest.raises(TypeError, match="print_ir_after_all must be a bool, got str"):
+        ggc.compile_ir(IR, print_ir_after_all="yes")
+
+
+def test_the_fake_implementation_rejects_what_the_op_rejects():
+    import torch
+    from ggc import torch_ops  # noqa: F401
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x = torch.empty(100, 512, dtype=torch.bfloat16)
+        w = torch.empty(8, 256, 512, dtype=torch.bfloat16)
+        with pytest.raises(TypeError, match="offsets must be int32 or int64, got torch.float32"):
+            torch.ops.ggc.grouped_mm(x, w, torch.empty(9))
+        with pytest.raises(ValueError, match="N a multiple of 8 .* got N = 252"):
+            torch.ops.ggc.grouped_mm(x, torch.empty(8, 252, 512, dtype=torch.bfloat16),
+                                     torch.empty(9, dtype=torch.int32))
+
+
+# -- group metadata checks (the host half of validate=True) -------------------
+
+def _np(values):
+    import numpy as np
+    return np.array(values, dtype=np.int64)
+
+
+@pytest.mark.parametrize("offsets, all_rows, message", [
+    ([0, 5, 3, 9], False, r"offsets\[2\] = 3 < offsets\[1\] = 5 \(groups would overlap\)"),
+    ([-1, 5, 9], False, r"offsets\[0\] = -1 is negative"),
+    ([0, 5, 11], False, r"offsets\[-1\] = 11 is past M = 9"),
+    ([0, 5, 2**32 + 5], False, r"offsets\[-1\] = 4294967301 is past M = 9"),
+    ([0, 5, 8], True, r"the groups cover rows \[0, 8\) of 9"),
+])
+def test_bad_offsets_are_named(offsets, all_rows, message):
+    with pytest.raises(groups.GroupMetadataError, match=r"argument 2 \(groups\): .*" + message):
+        groups._check_offsets("argument 2 (groups)", _np(offsets), 9, "M", all_rows)
+
+
+def test_good_offsets_pass():
+    groups._check_offsets("x", _np([0, 0, 4, 4, 9]), 9, "M", True)
+    groups._check_offsets("x", _np([0, 3]), 9, "M", False)  # tail rows left as they are
+
+
+def test_bad_counts_and_row_groups_are_named():
+    with pytest.raises(groups.GroupMetadataError, match=r"masked_m\[1\] = 300 is outside"):
+        groups._check_counts("x", _np([3, 300]), 256)
+    with pytest.raises(groups.GroupMetadataError, match=r"m_indices\[2\] = 4 is not a group"):
+        groups._check_row_groups("x", _np([0, 0, 4]), 4, 2)
+    with pytest.raises(groups.GroupMetadataError, match=r"m_indices\[3\] = 1 shares a 4-row"):
+        groups._check_row_groups("x", _np([0, 0, -1, 1, 1, 1]), 2, 4)
+    groups._check_row_groups("x", _np([0, 0, -1, -1, 1, 1, 1, -1, 1]), 2, 4)

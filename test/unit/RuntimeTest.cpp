@@ -121,4 +121,24 @@ TEST(Runtime, WithoutADriverLaunchingSaysWhy) {
   }
 }
 
+TEST(Runtime, ANullPointerIsNotDeviceMemory) {
+  try {
+    pointerDevice(0);
+    FAIL() << "a null pointer must be rejected";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("a null pointer is not device memory"),
+              std::string::npos);
+  }
+}
+
+TEST(Runtime, WithoutADriverCopiesAndDeviceQueriesSayWhy) {
+  if (driverAvailable())
+    GTEST_SKIP() << "a CUDA driver is present";
+  char byte = 0;
+  EXPECT_THROW(copyToHost(0, 4096, &byte, 1, 0), Error);
+  EXPECT_THROW(pointerDevice(4096), Error);
+  Kernel kernel("not a cubin", "k", 0, 128);
+  EXPECT_THROW(kernel.prepare(1, {}, 1), Error);
+}
+
 } // namespace

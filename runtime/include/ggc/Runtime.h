@@ -70,6 +70,16 @@ std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
 /// True when a CUDA driver with at least one device can be loaded.
 bool driverAvailable(std::string *whyNot = nullptr);
 
+/// The ordinal of the device whose memory holds `address`; throws Error
+/// for a null pointer or one that is not device memory.
+int pointerDevice(uint64_t address);
+
+/// Copies `bytes` from device memory at `address` to `destination` in
+/// stream order on `device`'s primary context, and waits for the copy: a
+/// host synchronisation, for the opt-in checks of group metadata.
+void copyToHost(int device, uint64_t address, void *destination, size_t bytes,
+                uint64_t stream);
+
 class Kernel;
 
 /// A launch with its parameters packed and its tensor maps encoded: a
@@ -86,7 +96,8 @@ private:
     unsigned char bytes[4096];
   };
   const Kernel *kernel_ = nullptr;
-  void *function_ = nullptr; // CUfunction of the device it was prepared on
+  void *context_ = nullptr;  // CUcontext it was prepared in, made current to launch
+  void *function_ = nullptr; // CUfunction loaded in that context
   int grid_ = 0;
   std::shared_ptr<ParameterBlock> parameters_;
   std::vector<void *> pointers_;
@@ -102,23 +113,26 @@ public:
   Kernel(const Kernel &) = delete;
   Kernel &operator=(const Kernel &) = delete;
 
-  /// Launches `grid` CTAs on `stream` (0: the legacy default stream) in the
-  /// calling thread's current context (the device's primary context when
-  /// none is current).
-  void launch(int grid, const std::vector<KernelArg> &args, uint64_t stream);
+  /// Launches `grid` CTAs on `stream` (0: the legacy default stream) on
+  /// `device` (its primary context), or, for device -1, in the calling
+  /// thread's current context (device 0's primary context when none is
+  /// current). The calling thread's current context is left as it was.
+  void launch(int grid, const std::vector<KernelArg> &args, uint64_t stream,
+              int device = -1);
 
-  /// Checks and packs a launch (encoding its tensor maps) for repeated use
-  /// on the calling thread's current device.
-  PreparedLaunch prepare(int grid, const std::vector<KernelArg> &args);
+  /// Checks and packs a launch (encoding its tensor maps) for repeated use,
+  /// on `device` as for launch().
+  PreparedLaunch prepare(int grid, const std::vector<KernelArg> &args,
+                         int device = -1);
 
   const std::string &name() const { return name_; }
 
-  /// The module and function loaded on one device.
+  /// The module and function loaded in one context.
   struct Loaded;
 
 private:
   friend class PreparedLaunch;
-  Loaded &loadedForCurrentDevice();
+  Loaded &loadedIn(void *context);
   std::string image_, name_;
   int sharedBytes_, blockThreads_, clusterSize_;
   std::unique_ptr<struct KernelCache> cache_;

@@ -302,3 +302,44 @@ def test_autotune_rejects_unknown_knobs_and_keys():
         ggc.autotune(configs=[ggc.Config(WARPS=4)], key=["x"])(moe_up)
     with pytest.raises(ValueError, match="not parameters of moe_up"):
         ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["tokens"])(moe_up)
+
+
+def _rows_args(m, dtype="bf16"):
+    return (spec([m, 512], dtype), spec([8, 256, 512], dtype), spec([9], "i32"),
+            spec([m], "bf16"), spec([8, 256], "f32"), spec([8], "f32"),
+            spec([m, 256], "bf16"))
+
+
+def test_autotune_buckets_the_token_count_and_keys_dtypes(capsys):
+    searches = []
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
+                         key=["x", "w"], timer=lambda fn: searches.append(1) or 1.0,
+                         verbose=True)(moe_up)
+    for m in (100, 101, 102, 128):
+        tuned.choose(*_rows_args(m))
+    assert len(searches) == 2, "M = 100..128 share one power-of-two bucket"
+    tuned.choose(*_rows_args(129))
+    assert len(searches) == 4
+    (first, second) = tuned.best
+    assert "x=[128, 512]" in first and "x=[256, 512]" in second
+    assert "dtypes=bf16,bf16,i32" in first
+    err = capsys.readouterr().err
+    assert "moe_up [" in err and "2/2 Config(BLOCK_N=128): 1.0 us" in err
+    assert "chose Config(BLOCK_N=64)" in err
+
+
+def test_autotune_keys_on_the_dtypes_of_every_argument():
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["w"],
+                         timer=lambda fn: 1.0)(moe_up)
+    tuned.choose(*_rows_args(64))
+    tuned.choose(*_rows_args(64, dtype="f16"))
+    assert len(tuned.best) == 2
+
+
+def test_autotune_takes_a_key_function():
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], timer=lambda fn: 1.0,
+                         key_fn=lambda x, *rest, **kw: x.shape[0] // 1000)(moe_up)
+    tuned.choose(*_rows_args(100))
+    tuned.choose(*_rows_args(900))
+    tuned.choose(*_rows_args(1900))
+    assert sorted(k.split("user=")[1] for k in tuned.best) == ["0", "1"]

@@ -7,6 +7,10 @@ $GGC_CACHE_DIR (default ~/.cache/ggc); set GGC_CACHE_DIR=off to disable it.
 Each entry records the size and SHA-256 of its files and a checksum of its
 launch data; an entry that does not match (truncated, edited, malformed) is
 a miss: the kernel is compiled again and the entry replaced.
+The disk cache holds at most $GGC_CACHE_MAX_MB megabytes (default 1024):
+storing an entry past that evicts the least recently used ones (a hit
+marks its entry used). `python -m ggc cache --info` / `--clear` shows or
+empties it.
 $GGC_DUMP_DIR, when set, receives every stage of every kernel as files that
 `ggc` can re-run (`<name>-<key>.gg.mlir` is the input).
 """
@@ -19,7 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .compiler import CompiledIR, compile_ir, version
 
@@ -32,6 +36,79 @@ def cache_dir() -> Optional[str]:
     path = os.environ.get("GGC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache",
                                                          "ggc"))
     return None if path in ("", "off", "0") else path
+
+
+DEFAULT_MAX_MB = 1024
+
+
+def max_bytes() -> int:
+    value = os.environ.get("GGC_CACHE_MAX_MB", str(DEFAULT_MAX_MB))
+    try:
+        megabytes = float(value)
+    except ValueError:
+        raise ValueError(f"GGC_CACHE_MAX_MB must be a number of megabytes, got {value!r}")
+    return int(megabytes * (1 << 20))
+
+
+def entries(folder: str) -> List[Tuple[str, int, float]]:
+    """(path, bytes, last use) of each finished entry of a cache folder."""
+    found = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return found
+    for name in names:
+        path = os.path.join(folder, name)
+        if name.startswith(".") or name == "autotune" or not os.path.isdir(path):
+            continue
+        try:
+            size = sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+            used = os.path.getmtime(os.path.join(path, "meta.json"))
+        except OSError:
+            continue  # being replaced or removed by another process
+        found.append((path, size, used))
+    return found
+
+
+def evict(folder: str, limit: int) -> int:
+    """Removes least recently used entries until the folder holds at most
+    `limit` bytes; returns how many were removed."""
+    found = sorted(entries(folder), key=lambda e: e[2])
+    total = sum(size for _, size, _ in found)
+    removed = 0
+    for path, size, _ in found:
+        if total <= limit:
+            break
+        _remove_entry(path)
+        total -= size
+        removed += 1
+    return removed
+
+
+def clear(folder: str) -> int:
+    """Removes every entry (and the autotune winners); returns how many."""
+    found = entries(folder)
+    for path, _, _ in found:
+        _remove_entry(path)
+    shutil.rmtree(os.path.join(folder, "autotune"), ignore_errors=True)
+    return len(found)
+
+
+def _remove_entry(path: str) -> None:
+    # Renamed away first: a reader sees the whole entry or none.
+    trash = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".old-")
+    try:
+        os.rename(path, os.path.join(trash, "entry"))
+    except OSError:
+        pass
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def _mark_used(path: str) -> None:
+    try:
+        os.utime(os.path.join(path, "meta.json"))
+    except OSError:
+        pass  # a read-only cache still serves hits
 
 
 def key_of(ir: str, *, emit: str, arch: str, num_sms: int) -> str:
@@ -96,6 +173,7 @@ def _load(path: str) -> Optional[CompiledIR]:
             if len(data) != record["bytes"] or _digest(data) != record["sha256"]:
                 return None
             asm[stage] = data if stage == "cubin" else data.decode("utf-8")
+        _mark_used(path)
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
                           kernel_info=meta["kernel_info"])
     except (OSError, ValueError):  # missing, unreadable, not JSON, not UTF-8
@@ -208,6 +286,7 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
         if path:
             try:
                 _store(path, compiled)
+                evict(folder, max_bytes())
             except OSError:
                 pass  # a read-only cache folder must not stop the compile
     name = compiled.kernel_info[0]["name"] if compiled.kernel_info else "kernel"

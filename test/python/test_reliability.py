@@ -311,3 +311,34 @@ def test_bad_counts_and_row_groups_are_named():
     with pytest.raises(groups.GroupMetadataError, match=r"m_indices\[3\] = 1 shares a 4-row"):
         groups._check_row_groups("x", _np([0, 0, -1, 1, 1, 1]), 2, 4)
     groups._check_row_groups("x", _np([0, 0, -1, -1, 1, 1, 1, -1, 1]), 2, 4)
+
+
+def test_the_disk_cache_evicts_the_least_recently_used_past_its_bound(tmp_path,
+                                                                      monkeypatch):
+    import os
+    texts = [ir.grouped_matmul(f"k{i}", layout="contiguous", num_groups=2, n=128, k=128)
+             for i in range(3)]
+
+    def compile_(text):
+        cache._memory.clear()
+        return cache.compile_cached(text, emit="cubin", arch="sm_90a", num_sms=132)[1]
+
+    compile_(texts[0])
+    (entry,) = cache.entries(str(tmp_path / "cache"))
+    monkeypatch.setenv("GGC_CACHE_MAX_MB", str(2.5 * entry[1] / (1 << 20)))
+    compile_(texts[1])
+    for path, _, _ in cache.entries(str(tmp_path / "cache")):
+        os.utime(os.path.join(path, "meta.json"), (1, 1))  # both long unused
+    assert compile_(texts[0]) == "disk"  # ... but now text 0 is used again
+    compile_(texts[2])  # a third entry passes the bound: text 1 goes
+    assert len(cache.entries(str(tmp_path / "cache"))) == 2
+    assert compile_(texts[0]) == "disk" and compile_(texts[1]) is None
+
+
+def test_python_m_ggc_cache_shows_and_clears(tmp_path, capsys):
+    from ggc.__main__ import main
+    _compile()
+    assert main(["cache"]) == 0 and "1 kernels" in capsys.readouterr().out
+    assert main(["cache", "--clear"]) == 0
+    assert "removed 1 kernels" in capsys.readouterr().out
+    assert cache.entries(str(tmp_path / "cache")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import json
+import re
 from typing import Dict, List, Union
 
 from . import _ggc
@@ -43,6 +44,35 @@ class CompiledIR:
     @property
     def last_stage(self) -> str:
         return list(self.asm)[-1]
+
+    @property
+    def resources(self) -> Dict[str, Dict[str, int]]:
+        """Per kernel, what ptxas allocated (from its -v report, so only
+        when the cubin stage ran): registers per thread, spill store and
+        load bytes, stack frame bytes; and the dynamic shared memory the
+        launch asks for."""
+        found: Dict[str, Dict[str, int]] = {}
+        current = None
+        for line in self.diagnostics.splitlines():
+            entry = re.search(r"Function properties for (\S+)", line)
+            if entry:
+                current = found.setdefault(entry.group(1), {})
+                continue
+            if current is None:
+                continue
+            for pattern, field in _PTXAS_FIELDS:
+                m = re.search(pattern, line)
+                if m:
+                    current[field] = int(m.group(1))
+        for info in self.kernel_info:
+            found.setdefault(info["name"], {})["shared_bytes"] = info["shared_bytes"]
+        return found
+
+
+_PTXAS_FIELDS = ((r"(\d+) bytes stack frame", "stack_bytes"),
+                 (r"(\d+) bytes spill stores", "spill_store_bytes"),
+                 (r"(\d+) bytes spill loads", "spill_load_bytes"),
+                 (r"Used (\d+) registers", "registers"))
 
 
 def check_num_sms(num_sms) -> None:

@@ -182,6 +182,8 @@ class Kernel:
                              f"has {len(compiled.kernel_info)}")
         self.asm = compiled.asm
         self.info = compiled.kernel_info[0]
+        # registers, spill bytes, stack and shared memory bytes (ptxas -v)
+        self.resources = compiled.resources.get(self.info["name"], {})
         self.diagnostics = compiled.diagnostics
         self._launcher = None
         self._calls = {}

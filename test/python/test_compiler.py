@@ -158,3 +158,18 @@ def test_generated_docs_are_current(generated, checked_in):
         fresh = f.read()
     with open(os.path.join(ROOT, checked_in)) as f:
         assert f.read() == fresh, f"{checked_in} is stale: run `make docs`"
+
+
+def test_compiled_kernels_report_registers_spills_and_shared_memory(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
+    text = ggc.ir.grouped_matmul("res", layout="contiguous", num_groups=2, n=128, k=128)
+    kernel = ggc.Kernel(text)
+    r = kernel.resources
+    assert 24 <= r["registers"] <= 255
+    assert r["spill_store_bytes"] == 0 and r["spill_load_bytes"] == 0
+    assert r["shared_bytes"] == kernel.info["shared_bytes"] > 0
+    # A kernel loaded from the disk cache reports the same.
+    from ggc import cache
+    cache._memory.clear()
+    again = ggc.Kernel(text)
+    assert again.cache_hit == "disk" and again.resources == r

@@ -5,7 +5,26 @@ compile through the pipeline to a cubin and run through the runtime;
 `ggc.compile_ir` compiles gg IR text directly, `ggc.Kernel` runs it.
 """
 
-from .compiler import (
+import logging as _logging
+import os as _os
+
+
+def _log_to_stderr_if_asked() -> None:
+    """GGC_LOG=info (compiles, cache events) or debug (also cache hits)
+    prints the "ggc" logger to stderr; otherwise it stays silent unless the
+    application configures logging itself."""
+    level = _os.environ.get("GGC_LOG", "").upper()
+    if level in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        handler = _logging.StreamHandler()
+        handler.setFormatter(_logging.Formatter("ggc %(levelname)s: %(message)s"))
+        logger = _logging.getLogger("ggc")
+        logger.addHandler(handler)
+        logger.setLevel(level)
+
+
+_log_to_stderr_if_asked()
+
+from .compiler import (  # noqa: E402
     CompilationError,
     CompiledIR,
     Stage,
@@ -13,7 +32,7 @@ from .compiler import (
     stages,
     version,
 )
-from .runtime import Kernel
+from .runtime import Kernel  # noqa: E402
 from .jit import JITFunction, jit, spec
 from .autotune import Config, autotune
 from . import language

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from .compiler import CompiledIR, compile_ir, version
 
+log = logging.getLogger("ggc")
 _memory: Dict[str, CompiledIR] = {}
 _lock = threading.Lock()
 _EXTENSIONS = {"llvm": ".ll", "ptx": ".ptx", "cubin": ".cubin"}
@@ -278,17 +281,30 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
         return hit, "memory"
     folder = cache_dir()
     path = os.path.join(folder, key) if folder else None
-    compiled = _load(path) if path and os.path.isdir(path) else None
+    exists = bool(path) and os.path.isdir(path)
+    compiled = _load(path) if exists else None
     source = "disk" if compiled is not None else None
     if compiled is None:
+        if exists:
+            log.warning("cache entry %s is broken (cut, edited or malformed): compiling "
+                        "it again", path)
+        started = time.perf_counter()
         compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
                               source_name=source_name)
+        log.info("compiled %s to %s in %.2f s", source_name, emit,
+                 time.perf_counter() - started)
         if path:
             try:
                 _store(path, compiled)
-                evict(folder, max_bytes())
-            except OSError:
-                pass  # a read-only cache folder must not stop the compile
+                evicted = evict(folder, max_bytes())
+                if evicted:
+                    log.info("evicted %d least recently used kernels from %s", evicted,
+                             folder)
+            except OSError as e:
+                # A read-only cache folder must not stop the compile.
+                log.warning("cannot store %s in the disk cache: %s", source_name, e)
+    else:
+        log.debug("loaded %s from %s", source_name, path)
     name = compiled.kernel_info[0]["name"] if compiled.kernel_info else "kernel"
     _dump(name, key, compiled)
     with _lock:

@@ -3,6 +3,7 @@
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -173,3 +174,18 @@ def test_compiled_kernels_report_registers_spills_and_shared_memory(tmp_path, mo
     cache._memory.clear()
     again = ggc.Kernel(text)
     assert again.cache_hit == "disk" and again.resources == r
+
+
+def test_ggc_log_prints_compiles_and_cache_events(tmp_path):
+    script = ("import ggc\nfrom ggc import ir\n"
+              "ggc.Kernel(ir.grouped_matmul('logged', layout='contiguous', num_groups=2, "
+              "n=128, k=128))\n")
+    env = dict(os.environ, GGC_LOG="debug", GGC_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.join(ROOT, "python"))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]
+    assert re.search(r"ggc INFO: compiled .* to cubin in [0-9.]+ s", runs[0].stderr)
+    assert "ggc DEBUG: loaded" in runs[1].stderr and "compiled" not in runs[1].stderr
+    quiet = subprocess.run([sys.executable, "-c", script],
+                           env={**env, "GGC_LOG": ""}, capture_output=True, text=True)
+    assert quiet.stderr == ""

@@ -7,7 +7,18 @@ import json
 import re
 from typing import Dict, List, Union
 
-from . import _ggc
+try:
+    from . import _ggc
+except ImportError as _missing:  # say what to do, not "circular import"
+    import glob as _glob
+    import os as _os
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    _built = _glob.glob(_os.path.join(_here, "_ggc*.so"))
+    raise ImportError(
+        (f"ggc's compiled extension {_built[0]} does not load ({_missing})" if _built else
+         f"ggc's compiled extension (_ggc*.so) is not in {_here}") +
+        ": build it with `make build` in a source checkout, or install ggc with "
+        "`pip install .`") from _missing
 
 DEFAULT_ARCH = "sm_90a"
 DEFAULT_NUM_SMS = 132

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
-from .cache import compile_cached
-from .compiler import DEFAULT_ARCH, DEFAULT_NUM_SMS
+from .cache import compile_cached, log
+from .compiler import DEFAULT_ARCH, DEFAULT_NUM_SMS, CompilationError
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -175,8 +175,7 @@ class Kernel:
 
     def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
                  source_name: str = "<ggc>"):
-        compiled, self.cache_hit = compile_cached(ir, emit="cubin", arch=DEFAULT_ARCH,
-                                                  num_sms=num_sms, source_name=source_name)
+        compiled, self.cache_hit = _compile_for_launch(ir, num_sms, source_name)
         if len(compiled.kernel_info) != 1:
             raise ValueError(f"a Kernel holds exactly one gg function; the module "
                              f"has {len(compiled.kernel_info)}")
@@ -355,7 +354,8 @@ class Kernel:
             ok, why = _ggc.driver_available()
             if not ok:
                 raise RuntimeError(f"cannot launch {self.name}: {why}")
-            self._launcher = _ggc.Kernel(self.asm["cubin"], self.name,
+            image = self.asm.get("cubin") or self.asm["ptx"].encode()
+            self._launcher = _ggc.Kernel(image, self.name,
                                          self.info["shared_bytes"], self.info["block"],
                                          self.info.get("cluster", 1))
         # No rows: nothing to compute, nothing to write.
@@ -366,6 +366,21 @@ class Kernel:
             self._calls[key] = (prepared, _torch_stream_getter(args))
         if prepared is not None:
             prepared.launch(stream)
+
+
+def _compile_for_launch(ir: str, num_sms: int, source_name: str):
+    """To a cubin; without ptxas, to PTX, which the driver compiles when it
+    loads the module (a slower first launch, and no register report)."""
+    try:
+        return compile_cached(ir, emit="cubin", arch=DEFAULT_ARCH, num_sms=num_sms,
+                              source_name=source_name)
+    except CompilationError as e:
+        if "needs ptxas" not in e.diagnostics:
+            raise
+    log.warning("ptxas not found (set GGC_PTXAS, or install the CUDA toolkit): %s goes "
+                "to the driver as PTX, compiled when it loads", source_name)
+    return compile_cached(ir, emit="ptx", arch=DEFAULT_ARCH, num_sms=num_sms,
+                          source_name=source_name)
 
 
 def _torch_stream_getter(args: Sequence[Any]):

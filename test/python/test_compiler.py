@@ -189,3 +189,20 @@ def test_ggc_log_prints_compiles_and_cache_events(tmp_path):
     quiet = subprocess.run([sys.executable, "-c", script],
                            env={**env, "GGC_LOG": ""}, capture_output=True, text=True)
     assert quiet.stderr == ""
+
+
+def test_without_ptxas_a_kernel_is_kept_as_ptx_for_the_driver(tmp_path, monkeypatch):
+    from ggc import runtime
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
+    real = runtime.compile_cached
+
+    def no_ptxas(ir, *, emit, **kwargs):  # as on a machine without the toolkit
+        if emit == "cubin":
+            raise ggc.CompilationError("error: stage 'cubin' needs ptxas (CUDA toolkit)")
+        return real(ir, emit=emit, **kwargs)
+
+    monkeypatch.setattr(runtime, "compile_cached", no_ptxas)
+    text = ggc.ir.grouped_matmul("noptxas", layout="contiguous", num_groups=2, n=128, k=128)
+    kernel = ggc.Kernel(text)
+    assert "cubin" not in kernel.asm and ".entry noptxas_kernel" in kernel.asm["ptx"]
+    assert kernel.resources == {"shared_bytes": kernel.info["shared_bytes"]}

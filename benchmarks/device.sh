@@ -10,6 +10,9 @@ OUT=${OUT:-/tmp/ggc-out}
 # benchmark (see bench_grouped_gemm.py --help).
 # GGC_BUNDLE picks another bundle (an A/B experiment); each gets its own
 # unpacked compiler and build folder.
+# GGC_STRESS=1 adds the full random-stress run (benchmarks/stress.py, $OUT/stress.log);
+# GGC_SANITIZE=1 adds compute-sanitizer's memcheck, racecheck and synccheck
+# (benchmarks/sanitize.sh, $OUT/sanitize-*.log). Both are off by default.
 BUNDLE=${GGC_BUNDLE:-.device/ggc-compiler.tar.xz}
 TAG=$(basename "$BUNDLE" .tar.xz)
 mkdir -p "$OUT" "/tmp/ggc-prebuilt-$TAG"
@@ -27,6 +30,12 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$O
 if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/run_examples.py 2>&1 | tee "$OUT/examples.log"
   timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
+fi
+if [ "${GGC_STRESS:-0}" = 1 ]; then
+  timeout 330 $PY benchmarks/stress.py 2>&1 | tee "$OUT/stress.log" | tail -25
+fi
+if [ "${GGC_SANITIZE:-0}" = 1 ]; then
+  OUT="$OUT" PYTHON="$PY" bash benchmarks/sanitize.sh 2>&1 | tail -40
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" --suite "${GGC_BENCH_SUITE:-all}" \

@@ -3,6 +3,8 @@
 `@ggc.jit` kernels written with `ggc.language` (as `gl`) trace to gg IR,
 compile through the pipeline to a cubin and run through the runtime;
 `ggc.compile_ir` compiles gg IR text directly, `ggc.Kernel` runs it.
+With torch installed, `import ggc` registers the torch.ops.ggc.* custom ops
+(ggc.torch_ops).
 """
 
 import logging as _logging
@@ -24,6 +26,8 @@ def _log_to_stderr_if_asked() -> None:
 
 _log_to_stderr_if_asked()
 
+from importlib.util import find_spec as _find_spec  # noqa: E402
+
 from .compiler import (  # noqa: E402
     CompilationError,
     CompiledIR,
@@ -36,6 +40,12 @@ from .runtime import Kernel  # noqa: E402
 from .jit import JITFunction, jit, spec
 from .autotune import Config, autotune
 from . import language
+
+# With torch installed, its custom ops (torch.ops.ggc.*) are registered now,
+# so torch.compile finds them (importing torch takes about a second; ggc
+# without torch imports none of it).
+if _find_spec("torch") is not None:
+    from . import torch_ops  # noqa: F401
 
 __all__ = [
     "CompilationError",

@@ -6,20 +6,29 @@ compiles the specialisation once (memory and disk cache, keyed by the IR's
 content hash, the compiler version, the options and the GPU arch), checks
 the arguments and launches. `fn.asm[stage]` shows every stage of the last
 specialisation; `fn.compile(...)` compiles without launching, and works on
-machines without a GPU.
+machines without a GPU. Under torch.compile a call becomes the kernel's
+own torch custom op (ggc.torch_ops), so fullgraph=True holds.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import threading
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import language as gl
 from .compiler import DEFAULT_NUM_SMS, check_num_sms
 from .ir import Arg, EpilogueOp, FunctionSpec, emit
 from .runtime import Kernel, _TORCH_DTYPES
+
+# ggc.torch_ops once torch is there (it sets this on import; None without
+# torch, where no torch tensor can reach a kernel).
+_torch_ops = None
+_KEYS = itertools.count()
+_BY_KEY: "weakref.WeakValueDictionary[int, JITFunction]" = weakref.WeakValueDictionary()
 
 _IR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "i32": "i32", "i64": "i64",
              "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2"}
@@ -87,6 +96,12 @@ class JITFunction:
         self._specialise_lock = threading.Lock()
         self.last: Optional[Kernel] = None
         functools.update_wrapper(self, fn)
+        # Name of this kernel's torch custom op, once registered (ggc.torch_ops),
+        # which finds the kernel by its key: a number is what torch.compile
+        # can hand over while tracing.
+        self._torch_op: Optional[str] = None
+        self._op_key = next(_KEYS)
+        _BY_KEY[self._op_key] = self
 
     # -- tracing ------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -254,9 +269,26 @@ class JITFunction:
     def __call__(self, *args, stream: Optional[int] = None, validate=None,
                  **kwargs) -> None:
         """Runs the kernel on `stream` (default: the tensors' current
-        stream); `validate` checks the group metadata first (Kernel)."""
+        stream); `validate` checks the group metadata first (Kernel).
+        While torch.compile traces, under make_fx or on fake tensors, the
+        call goes through the kernel's custom op instead."""
         tensors, consts = self._bind(args, kwargs)
+        bridge = _torch_ops
+        if bridge is not None and bridge.wants_op(tensors.values()):
+            # torch.compile, make_fx, fake tensors: the call becomes this
+            # kernel's custom op, whose body comes back to _run.
+            bridge.call_jit(self, tensors, consts, stream, validate)
+            return
+        self._run(tensors, consts, stream, validate)
+
+    def _run(self, tensors: Dict[str, Any], consts: Dict[str, Any], stream, validate) -> None:
         _require_gpu_tensors(tensors)
+        bridge = _torch_ops
+        if bridge is not None and bridge.without_data(tensors.values()):
+            # Fake tensors (a custom op's fake implementation): every check
+            # of a launch that needs no data, and no launch.
+            bridge.check_without_data(self, tensors, consts)
+            return
         kernel = self._kernel(tensors, consts)
         kernel(*(tensors[n] for n in self.tensor_params), stream=stream, validate=validate)
 

@@ -1,9 +1,10 @@
 """Ready-made grouped GEMM ops, written with the DSL itself.
 
 - `grouped_gemm(a, b, ...)`: every layout and scale kind the lowering has.
-- Drop-in replacements for DeepGEMM's
-  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`, and
-  FlashInfer's `moe_gemm_mxfp8_nt_groupwise`.
+- Drop-in replacements for DeepGEMM v1's
+  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`; FlashInfer's
+  `moe_gemm_mxfp8_nt_groupwise` and `SegmentGEMMWrapper` (in ggc.flashinfer,
+  found here too). DeepGEMM 2.x's API is ggc.deepgemm.
 
 All take torch tensors on one CUDA device and launch on the current stream.
 """
@@ -67,10 +68,16 @@ _ONES = {}
 def _ones(count: int, device):
     """Unit scales, made once per size and device (no allocation per call)."""
     import torch
+    if not isinstance(count, int):  # a symbolic size: torch.compile is tracing
+        return torch.ones(count, device=device)
     key = (count, str(device))
     ones = _ONES.get(key)
     if ones is None:
-        ones = _ONES.setdefault(key, torch.ones(count, device=device))
+        ones = torch.ones(count, device=device)
+        # A fake tensor (torch.compile's tracing) is never kept: a real call
+        # would find it here.
+        if not torch._subclasses.fake_tensor.is_fake(ones):
+            ones = _ONES.setdefault(key, ones)
     return ones
 
 
@@ -169,7 +176,7 @@ def _k_grouped_scale_kind(side: str, scale, rows: int, g: int, kind: Optional[st
 
 
 def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets=None,
-                 a_scale=None,
+                 offs=None, a_scale=None,
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
                  b_scale_kind: Optional[str] = None, k_major: bool = False,
@@ -193,10 +200,27 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     every group are then uninitialised). `validate` (default:
     $GGC_VALIDATE) checks the group metadata on the device first, and that
     the groups cover every row of an `out` allocated here (ggc.groups).
+    `offs` takes torch._grouped_mm's convention instead: G cumulative ends
+    ([G]), for a's rows (b 3-D) or, b 2-D, the tokens of a weight gradient.
+
+    Under torch.compile, make_fx or fake tensors, and for inputs that need a
+    gradient, the call goes through torch.ops.ggc.grouped_gemm[_out]
+    (ggc.torch_ops), whose body comes back here.
     """
     import torch
+    from . import torch_ops
+    if torch_ops.wants_op((a, b), grad=out is None):
+        return torch_ops.call_grouped_gemm(
+            a, b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
+            k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale, out=out,
+            out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
+            a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
+            validate=validate)
     _require_tensors(a=a, b=b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
-                     k_offsets=k_offsets, a_scale=a_scale, b_scale=b_scale, out=out)
+                     k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale,
+                     out=out)
+    if offs is not None:
+        offsets, k_offsets = _from_torch_offsets(offs, b, offsets, k_offsets)
     if gl.expected_m_problem(expected_m):
         raise ValueError(gl.expected_m_problem(expected_m))
     if validate is None:
@@ -265,6 +289,21 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     return out
 
 
+def _from_torch_offsets(offs, b, offsets, k_offsets):
+    """torch._grouped_mm's `offs` (G cumulative ends) as ggc's G+1 CSR
+    offsets: the leading zero is prepended on the device, with no host sync.
+    They split a's rows, or (b 2-D) the tokens of a weight gradient."""
+    import torch
+    if offsets is not None or k_offsets is not None:
+        raise ValueError("offs (torch's G group ends) says what offsets / k_offsets (ggc's "
+                         "G+1 offsets) say: pass one of them")
+    if offs.dim() != 1:
+        raise ValueError(f"offs must be [G], the cumulative end of each group, got shape "
+                         f"{list(offs.shape)}")
+    csr = torch.cat([offs.new_zeros(1), offs])
+    return (None, csr) if b.dim() == 2 else (csr, None)
+
+
 def _require_tensors(**named) -> None:
     """Arguments given as something other than a tensor (None included, for
     the required ones) are an error that names them."""
@@ -295,28 +334,10 @@ def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs, rhs, out, masked_m, expected_m):
                  expected_m=int(expected_m))
 
 
-def moe_gemm_mxfp8_nt_groupwise(a, b, a_scale, b_scale, m_indptr,
-                                scale_granularity_mnk=(1, 1, 128), scale_major_mode="MN",
-                                backend="cute", out=None, out_dtype=None):
-    """FlashInfer's signature: MXFP8 zero-padding grouped GEMM. a [cum_m, K]
-    e4m3 token-packed, b [G, N, K] e4m3, a_scale int32
-    [(cum_m + 3G)/4*4, ceil(K/(4 k_gran))] (each group's rows start on a
-    multiple of 4), b_scale int32 [G, N, ceil(K/(4 k_gran))], m_indptr [G+1]
-    int32. Returns out [cum_m, N] (bf16)."""
-    import torch
-    granularity = tuple(scale_granularity_mnk)
-    if granularity not in ((1, 1, 32), (1, 1, 128)):
-        raise ValueError(f"scale_granularity_mnk must be (1, 1, 32) or (1, 1, 128), got "
-                         f"{granularity}")
-    if scale_major_mode != "MN":
-        raise ValueError(f"scale_major_mode must be 'MN' (per-token scales), got "
-                         f"{scale_major_mode!r}")
-    if backend != "cute":
-        raise ValueError(f"backend must be 'cute', got {backend!r}")
-    if a_scale.dtype != torch.int32 or b_scale.dtype != torch.int32:
-        raise TypeError(f"a_scale and b_scale must be int32 (four UE8M0 exponents each), "
-                        f"got {a_scale.dtype} and {b_scale.dtype}")
-    kind = f"mx{granularity[2]}"
-    return grouped_gemm(a, b, offsets=m_indptr, a_scale=a_scale, b_scale=b_scale,
-                        out=out, out_dtype=out_dtype or torch.bfloat16,
-                        a_scale_kind=kind, b_scale_kind=kind)
+def __getattr__(name: str):
+    """FlashInfer's drop-ins live in ggc.flashinfer; `ops.<name>` still finds
+    them (imported on first use: ggc.flashinfer imports this module)."""
+    if name in ("moe_gemm_mxfp8_nt_groupwise", "SegmentGEMMWrapper"):
+        from . import flashinfer
+        return getattr(flashinfer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

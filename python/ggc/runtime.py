@@ -78,6 +78,19 @@ def _describe_torch(where: str, obj: Any) -> _Tensor:
                    obj.device.index, stream)
 
 
+def describe_fake(position: int, role: str, t: Any) -> _Tensor:
+    """A fake (or meta) torch tensor as a launch would see it, for the
+    checks of a traced call: its storage offset stands in for the address
+    (real allocations are 16-byte aligned)."""
+    where = f"argument {position} ({role})"
+    dtype = _TORCH_DTYPES.get(str(t.dtype))
+    if dtype is None:
+        raise TypeError(f"{where} has dtype {t.dtype}, which ggc does not take")
+    device = (t.device.index or 0) if t.device.type == "cuda" else -1
+    return _Tensor(t.storage_offset() * t.element_size(), tuple(t.shape), tuple(t.stride()),
+                   dtype, device, None)
+
+
 def _describe_array_interface(where: str, interface: dict) -> _Tensor:
     """An object with __cuda_array_interface__ (version 2 or 3): its device
     is the one its pointer belongs to, and a `stream` it names is the one
@@ -198,10 +211,16 @@ class Kernel:
         if len(args) != len(expected):
             raise TypeError(f"{self.name} takes {len(expected)} arguments "
                             f"({', '.join(self._roles)}), got {len(args)}")
-        tensors, dynamic, symbolic = [], {}, []
-        for i, (arg, spec) in enumerate(zip(args, expected)):
+        return self.check_described(
+            [_describe(i, self._roles[i], arg) for i, arg in enumerate(args)])
+
+    def check_described(self, tensors: List[_Tensor]) -> Tuple[List[_Tensor], int]:
+        """Every check of a launch on described arguments (no pointer is
+        read but the address's alignment: fake tensors pass their storage
+        offset). Returns them and the run-time size."""
+        dynamic, symbolic = {}, []
+        for i, (t, spec) in enumerate(zip(tensors, self.info["args"])):
             where = f"argument {i} ({self._roles[i]})"
-            t = _describe(i, self._roles[i], arg)
             if t.device is None:
                 raise ValueError(f"{where} must be on a CUDA device, but is on {t.location}")
             if t.readonly and spec.get("written"):
@@ -226,7 +245,6 @@ class Kernel:
             if t.address % 16 != 0:
                 raise ValueError(f"{where} must be 16-byte aligned for TMA, but its "
                                  f"address ends in {t.address % 16:#x}")
-            tensors.append(t)
         # Every run-time size follows one: the row count M, or the
         # concatenated K of k_grouped.
         m = dynamic.get("size", 0)
@@ -254,6 +272,10 @@ class Kernel:
         if len(devices) > 1:
             raise ValueError(f"all arguments must be on one CUDA device, got "
                              f"{['cuda:%d' % d for d in sorted(devices)]}")
+        tiles = self._tiles(tensors)
+        if tiles > MAX_SIZE:
+            raise ValueError(f"{self.name} would have {tiles} tiles at {m} rows; the "
+                             f"kernel's 32-bit tile indices hold at most {MAX_SIZE}")
         return tensors, m
 
     def _grid(self, tiles: int) -> int:
@@ -326,11 +348,7 @@ class Kernel:
     def _launch_checked(self, args: Sequence[Any], key, stream: Optional[int],
                         validate: Optional[str] = None) -> None:
         tensors, size = self._check(args)
-        tiles = self._tiles(tensors)
-        if tiles > MAX_SIZE:
-            raise ValueError(f"{self.name} would have {tiles} tiles at {size} rows; the "
-                             f"kernel's 32-bit tile indices hold at most {MAX_SIZE}")
-        grid = self._grid(tiles)
+        grid = self._grid(self._tiles(tensors))
         device = next((t.device for t in tensors if t.device != -1), 0)
         launch_args = []
         for p in self.info["params"]:

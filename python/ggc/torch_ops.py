@@ -1,19 +1,315 @@
-"""PyTorch integration: `torch.ops.ggc.*` custom ops with fake (meta)
-implementations, so `torch.compile` traces them, and autograd for training.
+"""PyTorch integration: ggc's entry points as `torch.ops.ggc.*` custom ops,
+so that torch.compile(fullgraph=True), make_fx and torch.export trace them,
+with autograd where a backward exists. Imported by `import ggc` when torch
+is installed.
 
-    y = ggc.torch_ops.grouped_mm(x, w, offsets)   # x [M, K], w [G, N, K]
+- `torch.ops.ggc.grouped_gemm` (returns the output) and
+  `torch.ops.ggc.grouped_gemm_out` (writes `out`): everything
+  `ggc.ops.grouped_gemm` takes, which itself calls them while compiling.
+- One op per `@ggc.jit` kernel, registered on its first traced call
+  (`jit_<name>_<hash>`): its Out parameters are mutated, it returns nothing.
+- `torch.ops.ggc.grouped_mm(x, w, offsets)`: bf16/f16 contiguous groups.
 
-The backward is two more grouped GEMMs (seed 003's training path):
-grad_x[g] = grad_y[g] @ w[g] (w read as [G, N, K] = the "kn" form, no
-copy) and grad_w[g] = grad_y[g]^T @ x[g] (k_grouped: groups split the
-tokens, which are the reduction there).
+The fake implementations are the real bodies: given fake tensors, a jit
+kernel traces and compiles its specialisation as a call would, and holds
+the arguments to the compiled kernel's contract instead of launching
+(`check_without_data`), so a fake rejects what the real op rejects, save
+what needs data (group metadata, pointers).
+
+Backward (grouped_mm, and grouped_gemm's bf16/f16 contiguous layout): two
+more grouped GEMMs, grad_a[g] = grad_out[g] @ b[g] (b read in the other
+layout, no copy) and grad_b[g] = grad_out[g]^T @ a[g] (k_grouped: the
+groups split the tokens, which are the reduction there).
 """
 
 from __future__ import annotations
 
-import torch
+import ast
+import contextlib
+import hashlib
+import re
+import sys
+import threading
+from typing import Optional
 
-from .ops import grouped_gemm
+import torch
+from torch import Tensor
+from torch._subclasses.fake_tensor import is_fake
+
+from . import language as gl
+from . import runtime as _rt
+from .jit import _BY_KEY as _jit_functions, spec
+from .ops import _from_torch_offsets, grouped_gemm
+
+# Inductor keeps the strides a custom op is given (ggc reads DeepGEMM's
+# M-major scale views through their storage, and checks contiguity).
+_TAGS = tuple(getattr(torch.Tag, t) for t in ("needs_exact_strides",) if hasattr(torch.Tag, t))
+
+# ---------------------------------------------------------------------------
+# When a call becomes a custom op
+# ---------------------------------------------------------------------------
+
+_state = threading.local()
+
+
+@contextlib.contextmanager
+def _op_body():
+    """Inside an op's body (real or fake) calls run directly: going through
+    the op again would recurse (torch >= 2.12 says is_compiling() while
+    running fake implementations)."""
+    previous = getattr(_state, "inside", False)
+    _state.inside = True
+    try:
+        yield
+    finally:
+        _state.inside = previous
+
+
+def without_data(tensors) -> bool:
+    """Fake or meta tensors: shapes, strides and dtypes, nothing to launch on."""
+    for t in tensors:
+        if type(t) is Tensor:  # the eager case, kept cheap: no subclass is fake
+            if t.is_meta:
+                return True
+        elif isinstance(t, Tensor) and (is_fake(t) or t.is_meta):
+            return True
+    return False
+
+
+def wants_op(tensors, grad: bool = False) -> bool:
+    """Whether a call must go through its custom op: while torch.compile
+    traces it, under a dispatch mode (make_fx, FakeTensorMode, ...), on
+    tensors without data, or (`grad`) for inputs that need a gradient."""
+    if getattr(_state, "inside", False):
+        return False
+    if torch.compiler.is_compiling():
+        return True
+    if torch._C._len_torch_dispatch_stack() > 0 or without_data(tensors):
+        return True
+    return grad and torch.is_grad_enabled() and any(
+        isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+
+# ---------------------------------------------------------------------------
+# grouped_gemm and grouped_gemm_out
+# ---------------------------------------------------------------------------
+
+def _grouped_gemm(a: Tensor, b: Tensor, offsets: Optional[Tensor] = None,
+                  masked_m: Optional[Tensor] = None, m_indices: Optional[Tensor] = None,
+                  k_offsets: Optional[Tensor] = None, offs: Optional[Tensor] = None,
+                  a_scale: Optional[Tensor] = None, b_scale: Optional[Tensor] = None,
+                  out_dtype: Optional[torch.dtype] = None, b_layout: str = "nk",
+                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
+                  b_scale_kind: Optional[str] = None, k_major: bool = False,
+                  validate: Optional[bool] = None) -> Tensor:
+    with _op_body():
+        return grouped_gemm(a, b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
+                            k_offsets=k_offsets, offs=offs, a_scale=a_scale,
+                            b_scale=b_scale, out_dtype=out_dtype, b_layout=b_layout,
+                            expected_m=expected_m, a_scale_kind=a_scale_kind,
+                            b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+
+
+def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tensor] = None,
+                      masked_m: Optional[Tensor] = None, m_indices: Optional[Tensor] = None,
+                      k_offsets: Optional[Tensor] = None, offs: Optional[Tensor] = None,
+                      a_scale: Optional[Tensor] = None, b_scale: Optional[Tensor] = None,
+                      b_layout: str = "nk", expected_m: Optional[int] = None,
+                      a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
+                      k_major: bool = False, validate: Optional[bool] = None) -> None:
+    with _op_body():
+        grouped_gemm(a, b, out=out, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
+                     k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale,
+                     b_layout=b_layout, expected_m=expected_m, a_scale_kind=a_scale_kind,
+                     b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+
+
+grouped_gemm_op = torch.library.custom_op("ggc::grouped_gemm", _grouped_gemm,
+                                          mutates_args=(), tags=_TAGS)
+grouped_gemm_op.register_fake(_grouped_gemm)
+grouped_gemm_out_op = torch.library.custom_op("ggc::grouped_gemm_out", _grouped_gemm_out,
+                                              mutates_args=("out",), tags=_TAGS)
+grouped_gemm_out_op.register_fake(_grouped_gemm_out)
+
+
+def call_grouped_gemm(a, b, *, out=None, out_dtype=None, **kwargs):
+    """ggc.ops.grouped_gemm through its custom op (the functional one when
+    it allocates the output)."""
+    if out is None:
+        return torch.ops.ggc.grouped_gemm(a, b, out_dtype=out_dtype, **kwargs)
+    torch.ops.ggc.grouped_gemm_out(a, b, out, **kwargs)
+    return out
+
+
+def _no_backward(inputs) -> Optional[str]:
+    """Why grouped_gemm has no backward for these arguments, or None."""
+    a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale = inputs[:9]
+    if offsets is None and (offs is None or b.dim() != 3):
+        return "this layout (only contiguous groups: offsets, or offs with b [G, N, K])"
+    if a_scale is not None or b_scale is not None:
+        return "scaled (f8) inputs"
+    if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
+        return f"a {a.dtype} and b {b.dtype} (only bf16 or f16, both alike)"
+    return None
+
+
+def _setup_context(ctx, inputs, output):
+    ctx.no_backward = _no_backward(inputs)
+    a, b, offsets, offs, b_layout = inputs[0], inputs[1], inputs[2], inputs[6], inputs[10]
+    ctx.b_layout = b_layout
+    if ctx.no_backward is None:
+        if offsets is None:  # torch's convention, as the forward read it
+            offsets = _from_torch_offsets(offs, b, None, None)[0]
+        ctx.save_for_backward(a, b, offsets)
+
+
+def _backward(ctx, grad):
+    if ctx.no_backward is not None:
+        raise RuntimeError(f"ggc.grouped_gemm: no backward for {ctx.no_backward}")
+    a, b, offsets = ctx.saved_tensors
+    grad = grad.to(a.dtype).contiguous()
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        # Rows outside every group get zeros, not what the memory held.
+        grad_a = torch.zeros_like(a, memory_format=torch.contiguous_format)
+        flipped = "kn" if ctx.b_layout == "nk" else "nk"
+        torch.ops.ggc.grouped_gemm_out(grad, b.contiguous(), grad_a, offsets=offsets,
+                                       b_layout=flipped)
+    if ctx.needs_input_grad[1]:
+        rows, cols = (grad, a.contiguous()) if ctx.b_layout == "nk" else (a.contiguous(), grad)
+        grad_b = torch.ops.ggc.grouped_gemm(rows, cols, k_offsets=offsets,
+                                            out_dtype=torch.float32).to(b.dtype)
+    return (grad_a, grad_b) + (None,) * 14
+
+
+grouped_gemm_op.register_autograd(_backward, setup_context=_setup_context)
+
+# ---------------------------------------------------------------------------
+# @ggc.jit kernels
+# ---------------------------------------------------------------------------
+
+_jit_ops = {}  # op name -> its JITFunction
+_jit_lock = threading.Lock()
+
+
+def _encode(value) -> str:
+    # Constexprs (int, float, bool, str or None) travel as their repr, one
+    # schema for every value a parameter takes.
+    return repr(value)
+
+
+def _decode(text: str):
+    try:
+        return ast.literal_eval(text)
+    except ValueError:  # nan, inf
+        return float(text)
+
+
+def jit_op(fn):
+    """The custom op of the @ggc.jit kernel `fn` (torch.ops.ggc.jit_...),
+    registered on first use."""
+    return getattr(torch.ops.ggc, _jit_op_name(fn._op_key))
+
+
+@torch._dynamo.assume_constant_result
+def _jit_op_name(key: int) -> str:
+    # torch.compile runs this while tracing and keeps the name; it takes the
+    # kernel's key, a constant, since torch 2.11 takes no other object here.
+    fn = _jit_functions[key]
+    return fn._torch_op or _register_jit_op(fn)
+
+
+def _register_jit_op(fn) -> str:
+    qualified = f"{fn.fn.__module__}.{fn.fn.__qualname__}"
+    base = (f"jit_{re.sub(r'[^0-9A-Za-z_]', '_', fn.__name__)}_"
+            f"{hashlib.sha1(qualified.encode()).hexdigest()[:8]}")
+    with _jit_lock:
+        if fn._torch_op is not None:
+            return fn._torch_op
+        name, n = base, 1
+        while name in _jit_ops:  # two kernels of one qualified name
+            n += 1
+            name = f"{base}_{n}"
+        mutated = [p for p in fn.tensor_params
+                   if fn.signature.parameters[p].annotation is gl.Out]
+        params = [f"Tensor({chr(97 + mutated.index(p))}!) {p}" if p in mutated
+                  else f"Tensor {p}" for p in fn.tensor_params]
+        params += [f"str {c}" for c in fn.constexprs] + ["str? ggc_validate"]
+        body = _jit_body(fn)
+        op = torch.library.custom_op(f"ggc::{name}", body, mutates_args=tuple(mutated),
+                                     schema=f"({', '.join(params)}) -> ()", tags=_TAGS)
+        op.register_fake(body)
+        _jit_ops[name] = fn
+        fn._torch_op = name
+    return name
+
+
+def _jit_body(fn):
+    tensor_count = len(fn.tensor_params)
+
+    def body(*args) -> None:
+        """Runs the kernel; with fake tensors, checks it instead."""
+        tensors = dict(zip(fn.tensor_params, args[:tensor_count]))
+        consts = {c: _decode(v) for c, v in zip(fn.constexprs, args[tensor_count:-1])}
+        validate = args[-1] if args[-1] in (None, "all_rows") else args[-1] == "True"
+        with _op_body():
+            fn._run(tensors, consts, None, validate)
+    return body
+
+
+def call_jit(fn, tensors, consts, stream, validate) -> None:
+    """A @ggc.jit call through its custom op."""
+    if stream is not None:
+        raise ValueError(f"{fn.__name__}: stream= is not traced by torch.compile; run it "
+                         f"under torch.cuda.stream(...) instead")
+    jit_op(fn)(*[tensors[p] for p in fn.tensor_params],
+               *[_encode(consts[c]) for c in fn.constexprs],
+               None if validate is None else str(validate))
+
+
+# ---------------------------------------------------------------------------
+# Fake tensors: a launch's checks that need no data
+# ---------------------------------------------------------------------------
+
+def _hint(size) -> int:
+    """A size's value as traced; a symbolic one is not guarded on (the
+    kernel leaves the token count dynamic; data-dependent sizes read 1)."""
+    if isinstance(size, int):
+        return size
+    hint = getattr(size.node, "hint", None)
+    return hint if isinstance(hint, int) else 1
+
+
+def check_without_data(fn, tensors, consts) -> None:
+    """Traces and compiles `fn`'s specialisation as a call would (the same
+    IR: sizes that follow the token count stay dynamic, so the real call
+    finds it cached), then holds the tensors to the kernel's contract."""
+    hinted = {}
+    for name, t in tensors.items():
+        dtype = _rt._TORCH_DTYPES.get(str(t.dtype))
+        if dtype is None:
+            raise TypeError(f"argument '{name}' has dtype {t.dtype}, which ggc does not take")
+        hinted[name] = spec([_hint(d) for d in t.shape], dtype)
+    _, fn_spec = fn._trace(hinted, consts)
+    shapes = {arg.name: arg.shape for arg in fn_spec.args}
+    placeholders = {n: spec(shapes[n], hinted[n].dtype) for n in tensors}
+    kernel = fn._kernel(placeholders, consts)
+    _check_contract(kernel, [tensors[n] for n in fn.tensor_params])
+
+
+def _check_contract(kernel, tensors) -> None:
+    """runtime.Kernel's checks of a launch, on fake tensors."""
+    kernel.check_described([_rt.describe_fake(i, kernel._roles[i], t)
+                            for i, t in enumerate(tensors)])
+
+
+# How @ggc.jit calls reach the code above (jit.py imports no torch; the
+# package's `jit` is the decorator, hence sys.modules).
+sys.modules[f"{__package__}.jit"]._torch_ops = sys.modules[__name__]
+
+# ---------------------------------------------------------------------------
+# grouped_mm(x, w, offsets): bf16/f16 contiguous groups, with autograd
+# ---------------------------------------------------------------------------
 
 
 def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
@@ -49,8 +345,9 @@ def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
 def grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     """y[rows of g] = x[rows of g] @ w[g]^T for contiguous groups."""
     _check(x, w, offsets)
-    return grouped_gemm(x.contiguous(), w.contiguous(), offsets=offsets.contiguous(),
-                        out_dtype=x.dtype)
+    with _op_body():
+        return grouped_gemm(x.contiguous(), w.contiguous(), offsets=offsets.contiguous(),
+                            out_dtype=x.dtype)
 
 
 @grouped_mm.register_fake
@@ -63,8 +360,9 @@ def _(x, w, offsets):
 def grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                       offsets: torch.Tensor) -> torch.Tensor:
     # w [G, N, K] read as the "kn" form of a product over N.
-    return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
-                        b_layout="kn", out_dtype=grad_y.dtype)
+    with _op_body():
+        return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
+                            b_layout="kn", out_dtype=grad_y.dtype)
 
 
 @grouped_mm_grad_x.register_fake
@@ -76,8 +374,9 @@ def _(grad_y, w, offsets):
 def grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
                       offsets: torch.Tensor) -> torch.Tensor:
     # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
-    return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
-                        out_dtype=torch.float32)
+    with _op_body():
+        return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
+                            out_dtype=torch.float32)
 
 
 @grouped_mm_grad_w.register_fake
@@ -86,12 +385,12 @@ def _(grad_y, x, offsets):
                        dtype=torch.float32)
 
 
-def _setup_context(ctx, inputs, output):
+def _mm_setup_context(ctx, inputs, output):
     x, w, offsets = inputs
     ctx.save_for_backward(x, w, offsets)
 
 
-def _backward(ctx, grad_y):
+def _mm_backward(ctx, grad_y):
     x, w, offsets = ctx.saved_tensors
     grad_x = grad_w = None
     if ctx.needs_input_grad[0]:
@@ -101,4 +400,4 @@ def _backward(ctx, grad_y):
     return grad_x, grad_w, None
 
 
-grouped_mm.register_autograd(_backward, setup_context=_setup_context)
+grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)

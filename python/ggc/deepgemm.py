@@ -1,0 +1,546 @@
+"""DeepGEMM 2.x's grouped GEMM API on ggc's kernels (a drop-in for `deep_gemm`).
+
+Same names, argument order, defaults, layouts and semantics as DeepGEMM
+2.6.1 on sm90 (Hopper), each a thin translation into one
+`ggc.ops.grouped_gemm` call:
+
+    import ggc.deepgemm as deep_gemm
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, m_indices)
+
+What DeepGEMM accepts and ggc cannot serve raises ValueError or
+NotImplementedError naming the argument, before anything is launched.
+Shared rules:
+
+- FP8 operands are e4m3, K-major; scales are f32 as on sm90: A's per token
+  and 128-wide K block (`[.., M, ceil(K/128)]`, K-major or DeepGEMM's MN-major
+  TMA-aligned form, any other layout is copied into the latter, as DeepGEMM
+  does), B's in 128x128 blocks (`[G, ceil(N/128), ceil(K/128)]`, contiguous or
+  transposed). Float scales are used as given: DeepGEMM on sm90 does the
+  same, whatever `disable_ue8m0_cast` says (only sm100 rounds them to UE8M0).
+- Also served, beyond sm90: sm100's packed UE8M0 scales (int32, four
+  exponents per word, recipe `(1, 1, 32)` or `(1, 1, 128)` on both sides),
+  as ggc's MX scales; ggc reads their words K-major (an MN-major tensor is
+  copied, a small copy).
+- `compiled_dims` and `expected_m_for_psum_layout` are performance hints of
+  DeepGEMM's JIT; ggc's kernels take M at run time, so they are accepted and
+  unused. `ensure_zero_padding` is sm100-only in DeepGEMM (ignored on sm90,
+  and here).
+- Rows of `d` outside every group (m_indices == -1, psum gaps, rows past
+  masked_m) are never written. DeepGEMM leaves them unspecified: its sm90
+  kernels store whole blocks of rows (zeros where a 64-row half starts
+  outside the group, else the padding rows' `a @ w[g]`).
+- Not provided: the `nn`/`tn` m-grouped forms, FP4, dense GEMMs, einsum,
+  attention, Mega MoE; `use_psum_layout` on k-grouped calls (sm100-only in
+  DeepGEMM).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from . import ops
+
+_ALIGNMENT = 128  # rows per group start; ggc's padded layout and DeepGEMM's sm90 block M
+
+
+# ---------------------------------------------------------------------------
+# Layout helpers
+# ---------------------------------------------------------------------------
+
+def get_mk_alignment_for_contiguous_layout() -> int:
+    """DeepGEMM's `get_mk_alignment_for_contiguous_layout()`: each group of
+    the contiguous (m_indices, psum) layouts starts on a multiple of this
+    many rows, and each k-grouped group holds a multiple of it in K: 128,
+    as DeepGEMM on sm90."""
+    return _ALIGNMENT
+
+
+def get_theoretical_mk_alignment_for_contiguous_layout(expected_m: Optional[int] = None) -> int:
+    """DeepGEMM's namesake: 128 on sm90 (the hint matters only on sm100)."""
+    return _ALIGNMENT
+
+
+def set_mk_alignment_for_contiguous_layout(new_value: int) -> None:
+    """DeepGEMM's setter. ggc's padded layout tiles assume 128-row groups, so
+    only 128 is accepted (what DeepGEMM's sm90 kernels use)."""
+    if new_value != _ALIGNMENT:
+        raise ValueError(f"set_mk_alignment_for_contiguous_layout: ggc supports only "
+                         f"{_ALIGNMENT} (DeepGEMM's sm90 value), got {new_value}")
+
+
+get_m_alignment_for_contiguous_layout = get_mk_alignment_for_contiguous_layout
+get_k_alignment_for_contiguous_layout = get_mk_alignment_for_contiguous_layout
+
+
+def get_tma_aligned_size(x: int, element_size: int) -> int:
+    """DeepGEMM's `get_tma_aligned_size`: x rounded up to 16 bytes of elements."""
+    per = 16 // element_size
+    return -(-x // per) * per
+
+
+def _is_mn_major_tma_aligned(sf) -> bool:
+    mn, kb = sf.shape[-2:]
+    aligned = get_tma_aligned_size(mn, sf.element_size())
+    return (sf.stride(-2) == 1 and sf.stride(-1) == aligned
+            and (sf.dim() == 2 or sf.stride(-3) == aligned * kb))
+
+
+def get_mn_major_tma_aligned_tensor(sf):
+    """DeepGEMM's `get_mn_major_tma_aligned_tensor`: f32 scales `[.., MN, SF_K]`
+    as a view of `[.., SF_K, align4(MN)]` storage (strides `(1, align4(MN))`),
+    the MN-major layout ggc's "block_mn" kind reads. Returned as is when
+    already in it, else copied."""
+    import torch
+    if sf.dtype != torch.float32 or sf.dim() not in (2, 3):
+        raise ValueError(f"sf must be a 2-D or 3-D float32 tensor, got {sf.dim()}-D "
+                         f"{sf.dtype}")
+    if _is_mn_major_tma_aligned(sf):
+        return sf
+    mn, kb = sf.shape[-2:]
+    storage = torch.zeros(*sf.shape[:-2], kb, get_tma_aligned_size(mn, 4),
+                          dtype=sf.dtype, device=sf.device)
+    storage[..., :mn].copy_(sf.transpose(-1, -2))
+    return storage.transpose(-1, -2)[..., :mn, :]
+
+
+def _check_sf(name: str, sf, groups: Optional[int], mn: int, k: int, gran_mn: int,
+              gran_k: int) -> None:
+    """DeepGEMM's shape rule for a scale tensor: `[G?, ceil(MN/gran_mn),
+    ceil(K/gran_k)]`, or ceil(K/(4 gran_k)) int32 words of packed UE8M0."""
+    import torch
+    if sf.dtype not in (torch.float32, torch.int32):
+        raise ValueError(f"{name} must be float32 (or int32 packed UE8M0), got {sf.dtype}")
+    words = 4 if sf.dtype == torch.int32 else 1
+    want = ([] if groups is None else [groups]) + [-(-mn // gran_mn), -(-k // (gran_k * words))]
+    if list(sf.shape) != want:
+        raise ValueError(f"{name} must be {want} for MN = {mn}, K = {k} and granularity "
+                         f"({gran_mn}, {gran_k}){' in int32 words' if words == 4 else ''}, "
+                         f"got {list(sf.shape)}")
+
+
+def transform_sf_into_required_layout(sf, mn: int, k: int, recipe, num_groups=None,
+                                      is_sfa=None, disable_ue8m0_cast: bool = False,
+                                      psum_layout=None):
+    """DeepGEMM's `transform_sf_into_required_layout`, for the layouts ggc's
+    kernels take. `recipe` is `(gran_m, gran_n, gran_k)` with `is_sfa`
+    picking the side, or `(gran_mn, gran_k)` without it. f32 `(1, 128)` ->
+    MN-major TMA-aligned (as DeepGEMM on sm90); f32 `(128, 128)` -> checked
+    and returned as is; int32 packed UE8M0 `(1, 32 or 128)` -> K-major words
+    (ggc's MX layout; DeepGEMM's sm100 keeps them MN-major). `psum_layout`
+    and `disable_ue8m0_cast` change nothing for these (sm90 casts nothing)."""
+    import torch
+    recipe = tuple(recipe)
+    if len(recipe) == 3:
+        if is_sfa is None:
+            raise ValueError("a 3-element recipe needs is_sfa (which side's granularity)")
+        gran_mn, gran_k = (recipe[0] if is_sfa else recipe[1]), recipe[2]
+    elif len(recipe) == 2:
+        if is_sfa is not None:
+            raise ValueError("is_sfa goes with a 3-element recipe only")
+        gran_mn, gran_k = recipe
+    else:
+        raise ValueError(f"recipe must have 2 or 3 elements, got {recipe}")
+    _check_sf("sf", sf, num_groups, mn, k, gran_mn, gran_k)
+    if sf.dtype == torch.float32 and (gran_mn, gran_k) == (1, 128):
+        return get_mn_major_tma_aligned_tensor(sf)
+    if sf.dtype == torch.float32 and (gran_mn, gran_k) == (128, 128):
+        if not (sf.is_contiguous() or sf.transpose(-1, -2).is_contiguous()):
+            raise ValueError("128x128 scales must be contiguous, or contiguous after "
+                             "transposing the last two dimensions")
+        return sf
+    if sf.dtype == torch.int32 and gran_mn == 1 and gran_k in (32, 128):
+        return sf.contiguous()
+    raise NotImplementedError(
+        f"no ggc scale layout for {sf.dtype} scales with granularity ({gran_mn}, {gran_k}): "
+        f"ggc takes float32 (1, 128) and (128, 128), int32 UE8M0 (1, 32) and (1, 128)")
+
+
+# ---------------------------------------------------------------------------
+# Argument translation
+# ---------------------------------------------------------------------------
+
+def _recipes(sfb, recipe, recipe_a, recipe_b) -> Tuple[tuple, tuple]:
+    """(gran_m, gran_k) of A and (gran_n, gran_k) of B, with DeepGEMM's
+    default: (1, 128, 128) for f32 scales, (1, 1, 128) for packed UE8M0."""
+    import torch
+    if (recipe_a is None) != (recipe_b is None):
+        raise ValueError("recipe_a and recipe_b are given together or not at all")
+    if recipe is None and recipe_a is None:
+        recipe = (1, 128, 128) if sfb.dtype == torch.float32 else (1, 1, 128)
+    if (recipe is None) == (recipe_a is None):
+        raise ValueError("pass either recipe or recipe_a + recipe_b, not both")
+    if recipe is not None:
+        gm, gn, gk = tuple(recipe)
+        return (gm, gk), (gn, gk)
+    return tuple(recipe_a), tuple(recipe_b)
+
+
+def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b):
+    """DeepGEMM's scale pair as ggc.ops.grouped_gemm takes it: (a_scale,
+    a_kind, b_scale, b_kind)."""
+    import torch
+    ra, rb = _recipes(sfb, recipe, recipe_a, recipe_b)
+    if sfa.dtype != sfb.dtype:
+        raise ValueError(f"a's and b's scales must both be float32 or both int32 (packed UE8M0), "
+                         f"got {sfa.dtype} and {sfb.dtype}")
+    if sfa.dtype == torch.float32:
+        if ra != (1, 128) or rb != (128, 128):
+            raise NotImplementedError(
+                f"recipe: ggc takes float32 scales as (1, 128) per token for A and (128, "
+                f"128) blocks for B (DeepGEMM's sm90 recipe (1, 128, 128)); got A {ra}, B {rb}")
+        _check_sf("a's scales", sfa, groups_a, m, k, *ra)
+        _check_sf("b's scales", sfb, num_groups, n, k, *rb)
+        if not (sfa.stride(-1) == 1 or _is_mn_major_tma_aligned(sfa)):
+            sfa = get_mn_major_tma_aligned_tensor(sfa)  # DeepGEMM copies too
+        if not (sfb.is_contiguous() or sfb.transpose(-1, -2).is_contiguous()):
+            raise ValueError("b's scales must be contiguous, or contiguous after "
+                             "transposing the last two dimensions")
+        return sfa, "block", sfb, "block"
+    if ra[0] != 1 or rb[0] != 1 or ra[1] != rb[1] or ra[1] not in (32, 128):
+        raise NotImplementedError(
+            f"recipe: ggc takes packed UE8M0 scales per row of A and column of B with one "
+            f"K block of 32 or 128 on both sides (ggc's MX scales); got A {ra}, B {rb}")
+    _check_sf("a's scales", sfa, groups_a, m, k, *ra)
+    _check_sf("b's scales", sfb, num_groups, n, k, *rb)
+    kind = f"mx{ra[1]}"
+    return sfa.contiguous(), kind, sfb.contiguous(), kind
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise ValueError(message)
+
+
+def _check_operands(a, b, d, masked: bool, fp8: bool) -> Tuple[int, int, int, int]:
+    """DeepGEMM's shape/dtype rules for `[.., M, K] @ [G, N, K].mT -> d`;
+    returns (G, M, N, K)."""
+    import torch
+    want = torch.float8_e4m3fn if fp8 else torch.bfloat16
+    for name, t in (("a", a), ("b", b)):
+        _require(t.dtype == want, f"{name} must be {want}, got {t.dtype}"
+                 + (" (ggc has no FP4 operands)" if t.dtype == torch.int8 else ""))
+    _require(a.dim() == (3 if masked else 2), f"a must be {'[G, M, K]' if masked else '[M, K]'}"
+             f", got shape {list(a.shape)}")
+    _require(b.dim() == 3, f"b must be [G, N, K], got shape {list(b.shape)}")
+    _require(a.stride(-1) == 1, "a must be K-major (stride 1 along K)")
+    # ggc's f8 wgmma reads B only along K; bf16 B may also be MN-major.
+    _require(b.stride(-1) == 1 or (not fp8 and b.stride(-2) == 1),
+             "b must be K-major (stride 1 along K)" + ("" if fp8 else " or MN-major"))
+    g, n, k = b.shape
+    m = a.shape[-2]
+    _require(a.shape[-1] == k, f"a has K = {a.shape[-1]} but b has K = {k}")
+    if masked:
+        _require(a.shape[0] == g, f"a has {a.shape[0]} groups but b has {g}")
+    want_d = [g, m, n] if masked else [m, n]
+    _require(list(d.shape) == want_d, f"d must be {want_d}, got {list(d.shape)}")
+    _require(d.dtype == torch.bfloat16, f"d must be bfloat16, got {d.dtype}")
+    _require(d.is_contiguous(), "d must be contiguous (ggc stores whole rows of N)")
+    _require(n > 0 and k > 0 and g > 0, f"N, K and G must be positive, got {n}, {k}, {g}")
+    return g, m, n, k
+
+
+def _positive_hint(expected_m, m: int) -> int:
+    """DeepGEMM's masked calls: expected_m (a host int) and M_max are positive."""
+    import operator
+    try:
+        expected_m = operator.index(expected_m)
+    except TypeError:
+        raise TypeError(f"expected_m must be an int, got {type(expected_m).__name__}") from None
+    _require(expected_m > 0 and m > 0, f"expected_m and M must be positive, got "
+             f"{expected_m} and {m}")
+    return expected_m
+
+
+def _group_tensor(name: str, t, numel: int) -> None:
+    import torch
+    _require(t.dtype == torch.int32, f"{name} must be int32, got {t.dtype}")
+    _require(t.is_contiguous() and t.dim() == 1 and t.numel() == numel,
+             f"{name} must be a contiguous [{numel}] tensor, got shape {list(t.shape)}")
+
+
+def _psum_to_m_indices(psum, m: int):
+    """DeepGEMM's psum layout (`psum[g]`: the end of group g; group g starts at
+    `align(psum[g-1], 128)`) as ggc's padded layout: each row's group, -1 in
+    the gaps and past the end. A few small device kernels and an [M] int32
+    tensor; no host synchronisation (so CUDA-graph capturable)."""
+    import torch
+    ends = psum.long()
+    starts = torch.cat([ends.new_zeros(1), (ends[:-1] + _ALIGNMENT - 1) // _ALIGNMENT * _ALIGNMENT])
+    rows = torch.arange(m, device=psum.device)
+    group = torch.searchsorted(ends, rows, right=True)  # first group ending past the row
+    inside = (group < ends.numel()) & (rows >= starts[group.clamp(max=ends.numel() - 1)])
+    return torch.where(inside, group, -1).to(torch.int32)
+
+
+def _m_indices(grouped_layout, m: int, g: int, use_psum_layout: bool, expected_m) -> object:
+    if use_psum_layout:
+        _group_tensor("grouped_layout (psum layout)", grouped_layout, g)
+        return _psum_to_m_indices(grouped_layout, m)
+    _require(expected_m is None, "expected_m_for_psum_layout goes with use_psum_layout=True")
+    _group_tensor("grouped_layout (m_indices)", grouped_layout, m)
+    return grouped_layout
+
+
+# ---------------------------------------------------------------------------
+# M-grouped GEMMs
+# ---------------------------------------------------------------------------
+
+def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None,
+                                     recipe_b=None, compiled_dims: str = "nk",
+                                     disable_ue8m0_cast: bool = False,
+                                     use_psum_layout: bool = False,
+                                     ensure_zero_padding: bool = True,
+                                     expected_m_for_psum_layout: Optional[int] = None) -> None:
+    """DeepGEMM's `m_grouped_fp8_gemm_nt_contiguous` (alias of
+    `m_grouped_fp8_fp4_gemm_nt_contiguous`): `d[r] = a[r] @ b[g].T` for each
+    row r of group g, with a = (x [M, K] e4m3, sx), b = (w [G, N, K] e4m3,
+    sw), d [M, N] bf16. `grouped_layout` is m_indices [M] int32 (row's group,
+    -1 for padding; each group starts on a multiple of 128 rows) or, with
+    `use_psum_layout`, [G] int32 ends (group g: rows `align(psum[g-1], 128)
+    .. psum[g]`), which ggc turns into m_indices on the device first.
+    -> `ggc.ops.grouped_gemm(x, w, m_indices=..., a_scale, b_scale, out=d)`."""
+    (x, sx), (w, sw) = a, b
+    g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
+    m_indices = _m_indices(grouped_layout, m, g, use_psum_layout, expected_m_for_psum_layout)
+    scales = _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b)
+    if m == 0:  # DeepGEMM does nothing either
+        return
+    ops.grouped_gemm(x.contiguous(), w.contiguous(), m_indices=m_indices, a_scale=scales[0],
+                     a_scale_kind=scales[1], b_scale=scales[2], b_scale_kind=scales[3], out=d)
+
+
+def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None,
+                                 recipe_a=None, recipe_b=None, compiled_dims: str = "nk",
+                                 disable_ue8m0_cast: bool = False) -> None:
+    """DeepGEMM's `m_grouped_fp8_gemm_nt_masked`: `d[g, :masked_m[g]] =
+    a[g, :masked_m[g]] @ b[g].T`, with a = (x [G, M_max, K] e4m3, sx
+    [G, M_max, ceil(K/128)]), b = (w [G, N, K] e4m3, sw), d [G, M_max, N]
+    bf16, masked_m [G] int32 on the device, expected_m a host hint (> 0).
+    -> `ggc.ops.grouped_gemm(x, w, masked_m=..., expected_m=..., out=d)`."""
+    (x, sx), (w, sw) = a, b
+    g, m, n, k = _check_operands(x, w, d, masked=True, fp8=True)
+    _group_tensor("masked_m", masked_m, g)
+    expected_m = _positive_hint(expected_m, m)
+    scales = _scales(sx, sw, g, m, n, k, g, recipe, recipe_a, recipe_b)
+    ops.grouped_gemm(x.contiguous(), w.contiguous(), masked_m=masked_m,
+                     expected_m=expected_m, a_scale=scales[0], a_scale_kind=scales[1],
+                     b_scale=scales[2], b_scale_kind=scales[3], out=d)
+
+
+def _bf16_weights(b) -> Tuple[object, str]:
+    """B as ggc takes it: [G, N, K] K-major ("nk"), or an MN-major view of one
+    (DeepGEMM's sm90 bf16 kernels take both) as its [G, K, N] storage ("kn")."""
+    if b.stride(-1) != 1:
+        return b.transpose(1, 2).contiguous(), "kn"  # a view of contiguous storage: no copy
+    return b.contiguous(), "nk"
+
+
+def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims: str = "nk",
+                                      use_psum_layout: bool = False,
+                                      ensure_zero_padding: bool = True,
+                                      expected_m_for_psum_layout: Optional[int] = None) -> None:
+    """DeepGEMM's `m_grouped_bf16_gemm_nt_contiguous`: as the FP8 call, with
+    a [M, K], b [G, N, K] (K-major, or MN-major) and d [M, N] all bf16, no
+    scales. -> `ggc.ops.grouped_gemm(a, b, m_indices=..., b_layout=..., out=d)`."""
+    g, m, n, k = _check_operands(a, b, d, masked=False, fp8=False)
+    m_indices = _m_indices(grouped_layout, m, g, use_psum_layout, expected_m_for_psum_layout)
+    if m == 0:
+        return
+    w, b_layout = _bf16_weights(b)
+    ops.grouped_gemm(a.contiguous(), w, m_indices=m_indices, b_layout=b_layout, out=d)
+
+
+def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
+                                  compiled_dims: str = "nk") -> None:
+    """DeepGEMM's `m_grouped_bf16_gemm_nt_masked`: as the FP8 call, with
+    a [G, M_max, K], b [G, N, K] and d [G, M_max, N] all bf16, no scales.
+    -> `ggc.ops.grouped_gemm(a, b, masked_m=..., expected_m=..., out=d)`."""
+    g, m, n, k = _check_operands(a, b, d, masked=True, fp8=False)
+    _group_tensor("masked_m", masked_m, g)
+    expected_m = _positive_hint(expected_m, m)
+    w, b_layout = _bf16_weights(b)
+    ops.grouped_gemm(a.contiguous(), w, masked_m=masked_m, expected_m=expected_m,
+                     b_layout=b_layout, out=d)
+
+
+# ---------------------------------------------------------------------------
+# K-grouped GEMMs (MoE weight gradients)
+# ---------------------------------------------------------------------------
+
+def _k_groups(ks_cpu, grouped_layout, d, use_psum_layout: bool) -> List[int]:
+    """DeepGEMM's k-grouped metadata: ks_cpu (host) and grouped_layout [G]
+    int32 (device), both each group's K, a multiple of 128."""
+    import torch
+    if use_psum_layout:
+        raise NotImplementedError("use_psum_layout: ggc's k-grouped calls take K-grouped "
+                                  "tokens without gaps (DeepGEMM's psum form is sm100-only)")
+    _require(d.dim() == 3 and d.dtype == torch.float32 and d.is_contiguous(),
+             f"d must be a contiguous float32 [G, M, N], got {d.dtype} {list(d.shape)}")
+    g = d.shape[0]
+    _require(ks_cpu is not None and len(ks_cpu) == g,
+             f"ks_cpu must list the K of each of the {g} groups")
+    bad = [kg for kg in ks_cpu if kg < 0 or kg % _ALIGNMENT]
+    _require(not bad, f"each ks_cpu entry must be a multiple of {_ALIGNMENT} (its scale "
+             f"blocks are then those of the concatenated K), got {bad[:4]}")
+    _group_tensor("grouped_layout", grouped_layout, g)
+    return [int(kg) for kg in ks_cpu]
+
+
+def _k_offsets(grouped_layout):
+    """[G+1] token offsets from the per-group K on the device (what DeepGEMM's
+    kernel reads), so no host copy is needed."""
+    import torch
+    return torch.cat([grouped_layout.new_zeros(1), grouped_layout.cumsum(0, dtype=torch.int32)])
+
+
+def _k_scale(name: str, sf, rows: int, kb: int, blocks_first: bool):
+    """A k-grouped f32 scale as ggc takes it, `[rows, sum_k/128]`: row-major,
+    or the transposed view of `[sum_k/128, rows]` storage (no copy), else
+    copied. DeepGEMM's tn form passes `[sum_k/128, rows]` (`blocks_first`)."""
+    import torch
+    _require(sf.dtype == torch.float32, f"{name} must be float32 (ggc takes no packed "
+             f"UE8M0 k-grouped scales in DeepGEMM's layout), got {sf.dtype}")
+    want = [kb, rows] if blocks_first else [rows, kb]
+    _require(list(sf.shape) == want, f"{name} must be {want} (sum(ks)/128 blocks by "
+             f"{rows} rows), got {list(sf.shape)}")
+    sf = sf.T if blocks_first else sf
+    if sf.is_contiguous() or sf.T.is_contiguous():
+        return sf
+    return sf.contiguous()
+
+
+def _accumulate(d, c, run) -> None:
+    """d = c + run(out) (DeepGEMM's `D = C + A @ B`; ggc writes every group's
+    [M, N], zeros for an empty one). An aliased c needs a temporary."""
+    if c is None:
+        run(d)
+    elif c.data_ptr() == d.data_ptr():
+        _require(c.shape == d.shape and c.stride() == d.stride(),
+                 "c sharing d's storage must have d's shape and strides")
+        d.add_(run(None))
+    else:
+        _require(c.shape == d.shape, f"c must be {list(d.shape)}, got {list(c.shape)}")
+        run(d)
+        d.add_(c)
+
+
+def _check_k_grouped_fp8(x, y, recipe) -> None:
+    import torch
+    if tuple(recipe) != (1, 1, 128):
+        raise NotImplementedError(f"recipe: ggc's k-grouped FP8 takes float32 (1, 1, 128) "
+                                  f"scales, got {tuple(recipe)}")
+    for name, t in (("a", x), ("b", y)):
+        _require(t.dtype == torch.float8_e4m3fn, f"{name} must be float8_e4m3fn, got {t.dtype}")
+
+
+def _trivial(d, c, m: int, n: int, sum_k: int) -> bool:
+    """DeepGEMM's early return: nothing to do for an empty d; d = c (or
+    zeros) when no group has tokens."""
+    if m == 0 or n == 0:
+        return True
+    if sum_k == 0:
+        d.copy_(c) if c is not None else d.zero_()
+        return True
+    return False
+
+
+def _k_grouped_fp8(a_km, sfa, b_km, sfb, d, c, grouped_layout) -> None:
+    offsets = _k_offsets(grouped_layout)
+    _accumulate(d, c, lambda out: ops.grouped_gemm(
+        a_km, b_km, k_offsets=offsets, k_major=True, a_scale=sfa, b_scale=sfb, out=out))
+
+
+def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
+                                     recipe=(1, 1, 128), compiled_dims: str = "mn",
+                                     use_psum_layout: bool = False) -> None:
+    """DeepGEMM's `k_grouped_fp8_gemm_tn_contiguous` (sm100-only there):
+    `d[g] = c[g] + a_g.T @ b_g` over group g's tokens, with a = (x [sum_k, M]
+    e4m3, sx [sum_k/128, M] f32), b = (y [sum_k, N] e4m3, sy [sum_k/128, N]),
+    d and c [G, M, N] f32 (c may be d; DeepGEMM requires c, ggc also takes
+    None), ks_cpu the host list and grouped_layout [G] int32 of each group's
+    K (multiples of 128). Cost: ggc's f8 wgmma reads only along K, so both
+    operands are transposed to K-major first (one read and write of each);
+    `ggc.ops.grouped_gemm(k_offsets=..., k_major=True)` on K-major operands
+    avoids it. -> that call."""
+    (x, sx), (y, sy) = a, b
+    ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
+    g, m, n = d.shape
+    sum_k = sum(ks)
+    _require(list(x.shape) == [sum_k, m] and list(y.shape) == [sum_k, n],
+             f"a must be [sum(ks) = {sum_k}, M = {m}] and b [{sum_k}, N = {n}], got "
+             f"{list(x.shape)} and {list(y.shape)}")
+    _check_k_grouped_fp8(x, y, recipe)
+    kb = sum_k // _ALIGNMENT
+    sfa = _k_scale("a's scales", sx, m, kb, blocks_first=True)
+    sfb = _k_scale("b's scales", sy, n, kb, blocks_first=True)
+    if not _trivial(d, c, m, n, sum_k):
+        _k_grouped_fp8(x.T.contiguous(), sfa, y.T.contiguous(), sfb, d, c, grouped_layout)
+
+
+def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
+                                     recipe=(1, 1, 128), compiled_dims: str = "mn",
+                                     use_psum_layout: bool = False) -> None:
+    """DeepGEMM's `k_grouped_fp8_gemm_nt_contiguous` (its sm90 weight
+    gradient): as the tn call, but each group's operands are K-major blocks
+    laid one after another: a = (x, sx) with x holding `[M, k_g]` row-major
+    per group (sum(ks) x M elements) and sx `[M, sum_k/128]`; b likewise with
+    N. Cost: the blocks are gathered into one K-major `[M, sum_k]` (and
+    `[N, sum_k]`) first, one read and write of each operand."""
+    (x, sx), (y, sy) = a, b
+    ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
+    g, m, n = d.shape
+    sum_k = sum(ks)
+    _require(x.numel() == sum_k * m and y.numel() == sum_k * n and x.is_contiguous()
+             and y.is_contiguous(), f"a and b must be contiguous with sum(ks) x M = "
+             f"{sum_k * m} and sum(ks) x N = {sum_k * n} elements, got {x.numel()} and "
+             f"{y.numel()}")
+    _check_k_grouped_fp8(x, y, recipe)
+    kb = sum_k // _ALIGNMENT
+    sfa = _k_scale("a's scales", sx, m, kb, blocks_first=False)
+    sfb = _k_scale("b's scales", sy, n, kb, blocks_first=False)
+    if not _trivial(d, c, m, n, sum_k):
+        _k_grouped_fp8(_gather_k_major(x, ks, m), sfa, _gather_k_major(y, ks, n), sfb, d, c,
+                       grouped_layout)
+
+
+def _gather_k_major(flat, ks: Sequence[int], rows: int):
+    """Per-group `[rows, k_g]` blocks, one after another, as one K-major
+    `[rows, sum(ks)]` (one copy)."""
+    import torch
+    flat = flat.reshape(-1)
+    out = torch.empty(rows, sum(ks), dtype=flat.dtype, device=flat.device)
+    start = col = 0
+    for kg in ks:  # copy_, not cat: plain copies take every f8 dtype
+        out[:, col:col + kg].copy_(flat[start:start + rows * kg].view(rows, kg))
+        start, col = start + rows * kg, col + kg
+    return out
+
+
+def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
+                                      compiled_dims: str = "mn",
+                                      use_psum_layout: bool = False) -> None:
+    """DeepGEMM's `k_grouped_bf16_gemm_tn_contiguous`: `d[g] = c[g] + a_g.T @
+    b_g`, a [sum_k, M] and b [sum_k, N] bf16 token-major, d and c [G, M, N]
+    f32, ks multiples of 128. ggc reads this layout as it is (no copy).
+    -> `ggc.ops.grouped_gemm(a, b, k_offsets=...)`."""
+    import torch
+    ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
+    g, m, n = d.shape
+    sum_k = sum(ks)
+    _require(a.dtype == torch.bfloat16 and b.dtype == torch.bfloat16,
+             f"a and b must be bfloat16, got {a.dtype} and {b.dtype}")
+    _require(list(a.shape) == [sum_k, m] and list(b.shape) == [sum_k, n],
+             f"a must be [sum(ks) = {sum_k}, M = {m}] and b [{sum_k}, N = {n}], got "
+             f"{list(a.shape)} and {list(b.shape)}")
+    if _trivial(d, c, m, n, sum_k):
+        return
+    offsets = _k_offsets(grouped_layout)
+    _accumulate(d, c, lambda out: ops.grouped_gemm(a.contiguous(), b.contiguous(),
+                                                   k_offsets=offsets, out=out))
+
+
+# DeepGEMM's other names for the same calls.
+m_grouped_fp8_fp4_gemm_nt_contiguous = m_grouped_fp8_gemm_nt_contiguous
+m_grouped_fp8_fp4_gemm_nt_masked = m_grouped_fp8_gemm_nt_masked
+fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_gemm_nt_masked
+bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked

@@ -1,0 +1,166 @@
+"""The custom ops' real paths on the CPU, each launch replaced by a torch
+reference of the kernel: full torch.library.opcheck (real runs against the
+fakes, eager against compiled, gradients), grouped_gemm's backward against
+fp64, and compiled results against eager ones.
+
+Everything up to the launch is ggc's own: the ops' bodies, ggc.ops' host
+path, the jit kernels' tracing and compiling, the autograd formulas. Only
+the kernel's arithmetic (unscaled, one reference per layout) is torch's; the
+GPU suite (test/gpu/test_torch_compile_gpu.py) runs the real kernels.
+"""
+
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+import ggc.language as gl  # noqa: E402
+from ggc import ops, torch_ops  # noqa: E402
+
+BF16, I32 = torch.bfloat16, torch.int32
+SIZES = [33, 0, 200, 1, 130]
+JIT = sys.modules["ggc.jit"]
+
+
+@pytest.fixture(autouse=True)
+def reference_kernels(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(JIT, "_require_gpu_tensors", lambda tensors: None)
+    run = JIT.JITFunction._run
+
+    def reference(fn, tensors, consts, stream, validate):
+        if torch_ops.without_data(tensors.values()):
+            return run(fn, tensors, consts, stream, validate)  # the fakes, as they are
+        args = [tensors[n] for n in fn.tensor_params]
+        if fn.__name__ == "routed":
+            x, w, offsets, route, y = args
+            for g, rows in enumerate(groups_of(offsets)):
+                y[rows] = (mm(x[rows], w[g].T) * route[rows, None]).to(y.dtype)
+        else:
+            grouped_gemm_reference(fn.__name__, *args)
+
+    monkeypatch.setattr(JIT.JITFunction, "_run", reference)
+    torch._dynamo.reset()
+
+
+def mm(x, w):
+    return x.float() @ w.float()
+
+
+def groups_of(offsets):
+    bounds = offsets.tolist()
+    return [slice(bounds[g], bounds[g + 1]) for g in range(len(bounds) - 1)]
+
+
+def grouped_gemm_reference(name, a, b, groups, out):
+    """What ggc.ops' unscaled kernels compute (grouped_gemm_<layout>_<b>)."""
+    layout, b_layout = name[len("grouped_gemm_"):].rsplit("_", 1)
+    weight = (lambda g: b[g].T) if b_layout == "nk" else (lambda g: b[g])
+    if layout == "contiguous":
+        for g, rows in enumerate(groups_of(groups)):
+            out[rows] = mm(a[rows], weight(g)).to(out.dtype)
+    elif layout == "masked":
+        for g, count in enumerate(groups.tolist()):
+            out[g, :count] = mm(a[g, :count], weight(g)).to(out.dtype)
+    elif layout == "k_grouped":  # token-major ("kn") or K-major ("nk") operands
+        for g, tokens in enumerate(groups_of(groups)):
+            product = (mm(a[tokens].T, b[tokens]) if b_layout == "kn"
+                       else mm(a[:, tokens], b[:, tokens].T))
+            out[g] = product.to(out.dtype)
+    else:
+        raise NotImplementedError(name)
+
+
+@ggc.jit
+def routed(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, route: gl.RowVector, y: gl.Out):
+    gl.store(y, gl.grouped_dot(x, w, offs) * route)
+
+
+def offsets_of(sizes):
+    return torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=I32)
+
+
+def randn(*shape, dtype=BF16, scale=1.0):
+    return (torch.randn(*shape) * scale).to(dtype)
+
+
+OPCHECKS = {  # op, args, kwargs; groups cover every row, so whole outputs compare
+    "contiguous_grad": ("grouped_gemm", lambda: (
+        (randn(364, 256).requires_grad_(), randn(5, 192, 256, scale=0.1).requires_grad_()),
+        dict(offsets=offsets_of(SIZES)))),
+    "offs_kn_grad": ("grouped_gemm", lambda: (
+        (randn(364, 256).requires_grad_(), randn(5, 256, 192, scale=0.1).requires_grad_()),
+        dict(offs=offsets_of(SIZES)[1:], b_layout="kn"))),
+    "masked": ("grouped_gemm", lambda: (
+        (randn(4, 64, 256), randn(4, 192, 256)), dict(masked_m=torch.full((4,), 64, dtype=I32)))),
+    "k_grouped": ("grouped_gemm", lambda: (
+        (randn(364, 64), randn(364, 96)), dict(k_offsets=offsets_of(SIZES)))),
+    "out": ("grouped_gemm_out", lambda: (
+        (randn(364, 256), randn(5, 192, 256), torch.zeros(364, 192, dtype=BF16)),
+        dict(offsets=offsets_of(SIZES)))),
+    "grouped_mm": ("grouped_mm", lambda: (
+        (randn(364, 256).requires_grad_(), randn(5, 192, 256).requires_grad_(),
+         offsets_of(SIZES)), {})),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPCHECKS))
+def test_full_opcheck(case):
+    name, make = OPCHECKS[case]
+    args, kwargs = make()
+    result = torch.library.opcheck(getattr(torch.ops.ggc, name).default, args, kwargs)
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_full_opcheck_of_a_jit_kernel():
+    op = torch_ops.jit_op(routed)
+    args = (randn(364, 256), randn(5, 192, 256), offsets_of(SIZES), torch.rand(364),
+            torch.zeros(364, 192, dtype=BF16), None)
+    result = torch.library.opcheck(op.default, args)
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("convention", ["offsets", "offs"])
+def test_backward_against_fp64(b_layout, convention):
+    """With torch's offs the last rows belong to no group: zero gradient."""
+    tail = 7 if convention == "offs" else 0
+    m, g, n, k = sum(SIZES) + tail, len(SIZES), 192, 256
+    a = randn(m, k).requires_grad_()
+    b = randn(g, *((n, k) if b_layout == "nk" else (k, n)), scale=0.1).requires_grad_()
+    offsets = offsets_of(SIZES)
+    groups = dict(offsets=offsets) if convention == "offsets" else dict(offs=offsets[1:])
+    grad = randn(m, n)
+
+    def forward(a, b):
+        return ops.grouped_gemm(a, b, b_layout=b_layout, **groups)
+
+    grad_a, grad_b = torch.autograd.grad(forward(a, b), (a, b), grad)
+    ad, bd, gd = a.detach().double(), b.detach().double(), grad.double()
+    for gi, rows in enumerate(groups_of(offsets)):
+        weight = bd[gi] if b_layout == "nk" else bd[gi].T  # [N, K]
+        want_b = gd[rows].T @ ad[rows]
+        torch.testing.assert_close(grad_a[rows].double(), gd[rows] @ weight, rtol=2e-2,
+                                   atol=2e-2)
+        torch.testing.assert_close(grad_b[gi].double(),
+                                   want_b if b_layout == "nk" else want_b.T,
+                                   rtol=2e-2, atol=5e-2)
+    assert (grad_a[sum(SIZES):] == 0).all()
+    out = torch.compile(forward, backend="aot_eager", fullgraph=True)(a, b)
+    compiled = torch.autograd.grad(out, (a, b), grad)
+    assert torch.equal(compiled[0], grad_a) and torch.equal(compiled[1], grad_b)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compiled_equals_eager(backend):
+    def step(x, w, offsets, route):
+        y = torch.zeros(x.shape[0], w.shape[1], dtype=BF16)
+        routed(x, w, offsets, route, y)
+        return ops.grouped_gemm(y, w.transpose(1, 2).contiguous(), offsets=offsets)
+
+    inputs = (randn(364, 256), randn(5, 192, 256, scale=0.1), offsets_of(SIZES),
+              torch.rand(364))
+    compiled = torch.compile(step, backend=backend, fullgraph=True)(*inputs)
+    assert torch.equal(compiled, step(*inputs))

@@ -259,6 +259,7 @@ private:
   SmallVector<Value> tileValues(const Tile &t);
   Tile tileFromValues(ValueRange values);
   Value groupRows(Value group, Value *rowStart);
+  std::pair<Value, Value> groupOffsets(Value group);
   Value tilesInGroup(Value group);
   Tile tileAt(Value group, Value localTile);
 
@@ -514,7 +515,8 @@ LogicalResult KernelGenerator::plan() {
                        "a pair may belong to different groups)");
   if (p.aElem.isF32() && !op.getTf32())
     return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
-  if (failed(ggc::checkTmaAddressing(op, config)))
+  if (failed(ggc::checkTmaAddressing(op, config)) ||
+      failed(ggc::checkTileIndices(op, config)))
     return failure();
 
   // The decisions of gg-schedule-groups, gg-eliminate-padding and
@@ -833,18 +835,14 @@ Value KernelGenerator::emptyBarrier(Value stage) {
 /// Rows of A that belong to `group`, clamped so that a malformed offsets or
 /// count array can never make the kernel write outside `out`.
 Value KernelGenerator::groupRows(Value group, Value *rowStart) {
-  Value m = b.toI32(dynamicSize);
   switch (p.layout) {
   case GroupLayout::contiguous: {
-    Value begin = b.toI32(b.loadGlobal(p.groupsElem, groupsPtr, group));
-    Value end = b.toI32(
-        b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1))));
-    begin = b.clampS(begin, b.c32(0), m);
-    end = b.clampS(end, begin, m);
+    auto [begin, end] = groupOffsets(group);
     *rowStart = begin;
     return b.sub(end, begin);
   }
   case GroupLayout::masked: {
+    Value m = b.toI32(dynamicSize);
     Value count = b.loadGlobal(b.i32(), groupsPtr, group);
     *rowStart = b.c32(0);
     return b.clampS(count, b.c32(0), m);
@@ -856,6 +854,20 @@ Value KernelGenerator::groupRows(Value group, Value *rowStart) {
     break;
   }
   llvm_unreachable("padded_contiguous has no per-group row count");
+}
+
+/// `group`'s [begin, end) from the offsets array (rows of A, or K for
+/// k_grouped), clamped to [0, run-time size] as i32. i64 offsets are
+/// clamped before they are narrowed: narrowing first would wrap 2^32 + 5 to
+/// 5, a range inside the data that is not the caller's.
+std::pair<Value, Value> KernelGenerator::groupOffsets(Value group) {
+  bool wide = p.groupsElem.isInteger(64);
+  Value size = wide ? dynamicSize : b.toI32(dynamicSize);
+  Value begin = b.loadGlobal(p.groupsElem, groupsPtr, group);
+  Value end = b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1)));
+  begin = b.clampS(begin, wide ? b.c64(0) : b.c32(0), size);
+  end = b.clampS(end, begin, size);
+  return {b.toI32(begin), b.toI32(end)};
 }
 
 Value KernelGenerator::tilesInGroup(Value group) {
@@ -891,12 +903,7 @@ KernelGenerator::Tile KernelGenerator::tileAt(Value group, Value localTile) {
   t.rowsValid = b.minS(b.sub(rows, tileRow), b.c32(p.blockM));
   if (p.layout == GroupLayout::k_grouped) {
     // The group's K range, clamped to K like the rows of other layouts.
-    Value kTotal = b.toI32(dynamicSize);
-    Value begin = b.toI32(b.loadGlobal(p.groupsElem, groupsPtr, group));
-    Value end = b.toI32(
-        b.loadGlobal(p.groupsElem, groupsPtr, b.add(group, b.c32(1))));
-    t.kFirst = b.clampS(begin, b.c32(0), kTotal);
-    t.kEnd = b.clampS(end, t.kFirst, kTotal);
+    std::tie(t.kFirst, t.kEnd) = groupOffsets(group);
     // A TMA box must start on a 16-byte boundary of its contiguous
     // dimension: with K-major operands, the blocks start at the aligned K
     // at or before the group's first, and the overfetched K entries of the
@@ -1971,9 +1978,13 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
   // Fewer than 128 columns may straddle two scale blocks: fragment columns
   // before `boundary` take the first block's scale, the rest the second's.
   bool straddles = p.bBlocks == 2 && p.warpgroupN < 128;
+  // B has one scale per 128 columns (128x128 blocks), or one for all of
+  // them (none, or per-tensor or per-channel scales, applied elsewhere),
+  // which a warpgroup of 256 columns must not index past.
+  int64_t bScales = scales.b.size();
   if (!straddles)
     return accumulate(acc, [&](int64_t c, int half) {
-      return factor[half * scales.b.size() + c / perScale];
+      return factor[half * bScales + std::min(c / perScale, bScales - 1)];
     });
   Value firstColumn = b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
   Value boundary = b.sub(

@@ -381,6 +381,18 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   state.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!state.module)
     return result;
+  // An empty module would "compile" to a PTX with no kernel in it, which a
+  // host finds out only when it looks the kernel up.
+  bool hasKernel = state.module
+                       ->walk([](gg::GroupedMatmulOp) {
+                         return WalkResult::interrupt();
+                       })
+                       .wasInterrupted();
+  if (!hasKernel) {
+    diag << "error: '" << sourceName
+         << "' holds no gg.grouped_matmul function: no kernel to compile\n";
+    return result;
+  }
 
   for (const Stage &s : kStages) {
     LogicalResult stepped = s.step(state);

@@ -6,7 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Passes.h"
 
+#include "gg/CheckedMath.h"
 #include "llvm/ADT/bit.h"
+
+#include <limits>
 
 namespace ggc {
 #define GEN_PASS_DEF_PLANOVERFETCH
@@ -50,14 +53,17 @@ LogicalResult ggc::checkTmaAddressing(GroupedMatmulOp op, ConfigAttr config) {
                             << blockN;
   // TMA needs 16-byte global strides: rows of A and B (K elements), rows of
   // M-major A (M elements) and, for the paired stores of the epilogue, N.
-  if (aMNMajor && !ShapedType::isDynamic(dims.m) &&
-      dims.m * byteWidth(aElem) % 16 != 0)
+  std::optional<int64_t> mBytes =
+      checkedMul(staticSize(dims.m), byteWidth(aElem));
+  if (aMNMajor && mBytes && *mBytes % 16 != 0)
     return op.emitOpError() << "M = " << dims.m
                             << " gives rows of 'a' (layout km) that are not a "
                                "multiple of 16 bytes, as TMA needs";
-  int64_t kBytes = dims.k * byteWidth(aElem);
-  if (!ShapedType::isDynamic(dims.k) && kBytes % 16 != 0)
-    return op.emitOpError() << "K = " << dims.k << " gives rows of " << kBytes
+  // K is dynamic (kDynamic = INT64_MIN) for k_grouped: no bytes to check.
+  std::optional<int64_t> kBytes =
+      checkedMul(staticSize(dims.k), byteWidth(aElem));
+  if (kBytes && *kBytes % 16 != 0)
+    return op.emitOpError() << "K = " << dims.k << " gives rows of " << *kBytes
                             << " bytes; TMA needs a multiple of 16 (K a "
                                "multiple of "
                             << 16 / byteWidth(aElem) << ")";
@@ -66,6 +72,45 @@ LogicalResult ggc::checkTmaAddressing(GroupedMatmulOp op, ConfigAttr config) {
                             << " must be a multiple of 8 for the kernel's "
                                "vector stores and TMA strides";
   return success();
+}
+
+LogicalResult ggc::checkTileIndices(GroupedMatmulOp op, ConfigAttr config) {
+  // The persistent schedule numbers the tiles of all groups (a pair of M
+  // blocks for a cluster of 2) in i32, and a CTA's index runs up to one
+  // wave past the last. A contiguous group's rows arrive at run time; each
+  // of its G groups may start a partial unit, which is what can be checked
+  // here.
+  GroupedMatmulOp::Dims dims = op.getDims();
+  int64_t unitRows = config.getBlockM() * config.getClusterM();
+  std::optional<int64_t> mUnits = checkedCeilDiv(staticSize(dims.m), unitRows);
+  std::optional<int64_t> units;
+  switch (op.getLayout()) {
+  case GroupLayout::masked:
+  case GroupLayout::k_grouped:
+    units = checkedMul(mUnits.value_or(0), dims.numGroups);
+    break;
+  case GroupLayout::contiguous:
+    units = checkedAdd(mUnits.value_or(0), dims.numGroups);
+    break;
+  case GroupLayout::padded_contiguous:
+    units = mUnits.value_or(0);
+    break;
+  }
+  std::optional<int64_t> tiles =
+      checkedMul(units, checkedCeilDiv(dims.n, config.getBlockN()));
+  std::optional<int64_t> last = checkedAdd(tiles, config.getNumSMs());
+  if (last && *last <= std::numeric_limits<int32_t>::max())
+    return success();
+  InFlightDiagnostic diag = op.emitOpError() << "has ";
+  if (tiles)
+    diag << *tiles;
+  else
+    diag << "more than 2^63";
+  return diag << " tiles of " << unitRows << "x" << config.getBlockN()
+              << " to schedule on " << config.getNumSMs()
+              << " CTAs, more than the kernel's 32-bit tile indices hold "
+                 "(tiles + CTAs must be at most 2^31 - 1 = 2147483647); use "
+                 "larger tiles, fewer groups or fewer CTAs";
 }
 
 /// The granule in which partial tiles load A's rows: one 8-row, 1024-byte
@@ -140,7 +185,8 @@ struct PlanOverfetchPass
       ConfigAttr config = ggc::requireConfig(op, getArgument());
       if (!config)
         return WalkResult::interrupt();
-      if (failed(ggc::checkTmaAddressing(op, config)))
+      if (failed(ggc::checkTmaAddressing(op, config)) ||
+          failed(ggc::checkTileIndices(op, config)))
         return WalkResult::interrupt();
       if (OverfetchAttr given = op.getOverfetchAttr()) {
         // The user's choice, where the kernel can keep to it.

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Passes.h"
 
+#include "gg/CheckedMath.h"
+
 namespace ggc {
 #define GEN_PASS_DEF_SCHEDULEGROUPS
 #include "ggc/Passes.h.inc"
@@ -16,7 +18,11 @@ using namespace mlir::gg;
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// (a + b - 1) / b overflows for a wave near INT64_MAX (sms is any positive
+// int64_t); counts of blocks and SMs are never negative.
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return checkedCeilDiv(a, b).value_or(0);
+}
 
 TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
   GroupedMatmulOp::Dims dims = op.getDims();

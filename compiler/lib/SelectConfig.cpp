@@ -254,6 +254,13 @@ struct SelectConfigPass
   using SelectConfigBase::SelectConfigBase;
 
   void runOnOperation() override {
+    // The option reaches #gg.config unverified (ConfigAttr::get).
+    if (numSMs < 1) {
+      getOperation()->emitError() << "gg-select-config: num-sms must be "
+                                     "positive, got "
+                                  << numSMs.getValue();
+      return signalPassFailure();
+    }
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       ConfigAttr config = op.getConfigAttr();
       if (!config) {

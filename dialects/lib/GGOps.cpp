@@ -6,6 +6,7 @@
 // was expected.
 //
 //===----------------------------------------------------------------------===//
+#include "gg/CheckedMath.h"
 #include "gg/GGDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -24,11 +25,17 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
+// Expected sizes derived from G, M, N and K. verify() bounds every static
+// size by kMaxStaticSize before it derives any, so these cannot overflow;
+// a dynamic size stays dynamic.
 int64_t ceilDiv(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) ? kDynamic : (a + b - 1) / b;
+  return orDynamic(checkedCeilDiv(staticSize(a), b));
 }
 int64_t alignTo4(int64_t a) {
-  return ShapedType::isDynamic(a) ? kDynamic : (a + 3) / 4 * 4;
+  return orDynamic(checkedAlignTo(staticSize(a), 4));
+}
+int64_t plus(int64_t a, int64_t b) {
+  return orDynamic(checkedAdd(staticSize(a), b));
 }
 
 std::string shapeString(ArrayRef<int64_t> shape) {
@@ -88,6 +95,20 @@ public:
       return success();
     return op.emitOpError() << "'" << name << "' must be rank " << want << " ("
                             << form << "), but has " << type;
+  }
+
+  /// The kernel is specialised for static sizes and computes on them in
+  /// 32-bit integers (see kMaxStaticSize); a larger one would be truncated.
+  LogicalResult sizeRange(StringRef name, Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    for (auto [dim, size] : llvm::enumerate(type.getShape()))
+      if (!ShapedType::isDynamic(size) && size > kMaxStaticSize)
+        return op.emitOpError()
+               << "'" << name << "' dimension " << dim
+               << " must be at most 2^30 = " << kMaxStaticSize
+               << " (the kernel indexes it with 32-bit integers), but has "
+               << type;
+    return success();
   }
 
   /// G, N and K (and M for k_grouped) are compile-time constants.
@@ -182,6 +203,8 @@ LogicalResult GroupedMatmulOp::verify() {
                            << "' must have an identity (contiguous row-major) "
                               "layout, but has "
                            << type;
+    if (failed(check.sizeRange(o.name, o.value)))
+      return failure();
   }
 
   // Element types.
@@ -259,7 +282,7 @@ LogicalResult GroupedMatmulOp::verify() {
         failed(check.shape("out", getOut(), {m, n}, "M x N")))
       return failure();
     if (layout == GroupLayout::contiguous) {
-      if (failed(check.shape("groups", getGroups(), {g + 1},
+      if (failed(check.shape("groups", getGroups(), {plus(g, 1)},
                              "G+1 group offsets, CSR m_indptr")) ||
           failed(check.elementType(
               "groups", getGroups(),
@@ -315,7 +338,7 @@ LogicalResult GroupedMatmulOp::verify() {
                            "K of 'b' must equal K of 'a'")) ||
         failed(check.shape("out", getOut(), outExpected,
                            "one output matrix per group")) ||
-        failed(check.shape("groups", getGroups(), {g + 1},
+        failed(check.shape("groups", getGroups(), {plus(g, 1)},
                            "G+1 offsets into K")) ||
         failed(check.elementType(
             "groups", getGroups(),
@@ -421,13 +444,23 @@ LogicalResult GroupedMatmulOp::verify() {
           llvm::formatv("ceil(K/{0}), four exponents per i32", 4 * bk).str();
       if (isA) {
         switch (layout) {
-        case GroupLayout::contiguous:
+        case GroupLayout::contiguous: {
           // FlashInfer's zero-padding layout: every group's scale rows start
           // on a multiple of 4, so each group may need up to 3 padding rows.
-          expected = {ShapedType::isDynamic(m) ? kDynamic : (m + 3 * g) / 4 * 4,
-                      kAlign};
+          // The kernel adds those 3G rows to M in 32-bit integers.
+          std::optional<int64_t> padRows = checkedMul(g, 3);
+          if (!padRows || *padRows > kMaxStaticSize)
+            return emitOpError()
+                   << "'a_scale' mx scales pad each of the G groups by up to "
+                      "3 rows: 3G must be at most 2^30 = "
+                   << kMaxStaticSize << ", but G is " << g;
+          if (std::optional<int64_t> rows = checkedAdd(staticSize(m), padRows))
+            expected = {*rows / 4 * 4, kAlign};
+          else
+            expected = {kDynamic, kAlign};
           meaning = "(M + 3G)/4*4 x " + kaName;
           break;
+        }
         case GroupLayout::masked:
           expected = {g, m, kAlign};
           meaning = "G x M_max x " + kaName;
@@ -478,7 +511,7 @@ LogicalResult GroupedMatmulOp::verify() {
       return emitOpError() << "'store_pool' " << *obstacle;
     for (auto [i, h] : llvm::enumerate(*pool))
       if (h < 1 || !llvm::isPowerOf2_64(h) ||
-          (i > 0 && h * 2 != (*pool)[i - 1]) ||
+          (i > 0 && checkedMul(h, 2) != (*pool)[i - 1]) ||
           (i + 1 == pool->size() && h != 1))
         return emitOpError() << "'store_pool' must halve from a power of two "
                                 "down to 1 (e.g. [128, 64, ..., 1]), but is "

@@ -46,8 +46,12 @@ class _Tensor:
     readonly: bool = False
 
 
-# The kernels index rows, columns and tiles with 32-bit integers.
-MAX_SIZE = 2**31 - 1
+# The kernels index rows, columns and K with 32-bit signed integers and run
+# them up to a size rounded up to whole tiles: sizes stay at or below 2^30
+# (the verifier's bound on static sizes, gg::kMaxStaticSize), tile indices
+# plus the grid below 2^31.
+MAX_SIZE = 2**30
+MAX_TILES = 2**31 - 1
 
 
 def _describe(position: int, role: str, obj: Any) -> _Tensor:
@@ -250,7 +254,7 @@ class Kernel:
         m = dynamic.get("size", 0)
         if m > MAX_SIZE:
             raise ValueError(f"{dynamic['by']} has {dynamic['name']} = {m}; the kernel's "
-                             f"32-bit indices hold at most {MAX_SIZE}")
+                             f"32-bit indices take sizes up to {MAX_SIZE}")
         for where, d, have, want in symbolic:
             value = _SIZE_RULES[want](m, self.info["num_groups"])
             if have != value:
@@ -273,9 +277,10 @@ class Kernel:
             raise ValueError(f"all arguments must be on one CUDA device, got "
                              f"{['cuda:%d' % d for d in sorted(devices)]}")
         tiles = self._tiles(tensors)
-        if tiles > MAX_SIZE:
+        if tiles + self.info["max_grid"] > MAX_TILES:
             raise ValueError(f"{self.name} would have {tiles} tiles at {m} rows; the "
-                             f"kernel's 32-bit tile indices hold at most {MAX_SIZE}")
+                             f"kernel's 32-bit tile indices hold at most "
+                             f"{MAX_TILES - self.info['max_grid']}")
         return tensors, m
 
     def _grid(self, tiles: int) -> int:

@@ -332,9 +332,9 @@ def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
         if size % 8:
             raise ValueError(f"grouped_mm needs {name} a multiple of 8 (rows of a multiple "
                              f"of 16 bytes for TMA), got {name} = {size}")
-    if x.shape[0] > 2**31 - 1:
+    if x.shape[0] > _rt.MAX_SIZE:
         raise ValueError(f"x has {x.shape[0]} rows; the kernel's 32-bit indices hold at "
-                         f"most {2**31 - 1}")
+                         f"most {_rt.MAX_SIZE}")
     devices = {x.device, w.device, offsets.device}
     if len(devices) != 1:
         raise ValueError(f"x, w and offsets must be on one device, got "

@@ -286,7 +286,7 @@ def test_bad_arguments_are_rejected_before_launch():
         kern(a, b[:, :32], offsets, out)
     with pytest.raises(ValueError, match="must be contiguous"):
         kern(a, b.transpose(1, 2), offsets, out)
-    with pytest.raises(ValueError, match="on the CPU"):
+    with pytest.raises(ValueError, match="must be on a CUDA device, but is on cpu"):
         kern(a.cpu(), b, offsets, out)
 
 

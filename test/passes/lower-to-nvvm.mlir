@@ -84,6 +84,16 @@ func.func @weights_kn(%a: memref<?x512xbf16>, %b: memref<8x512x1024xbf16>,
 // the last K block of a group has its rows past the group zeroed, fenced
 // against the tensor cores' reads, before the wgmma (A and B both MN-major).
 // CHECK: llvm.func @wgrad_kernel
+// A group's K range from i64 offsets is clamped to [0, K] in i64 and only
+// then narrowed to i32, so an offset of 2^32 + 5 clamps to K, not to 5.
+// CHECK: %[[KBEGIN:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[KEND:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[KLO:.*]] = arith.maxsi %[[KBEGIN]], %{{.*}} : i64
+// CHECK: %[[KFIRST:.*]] = arith.minsi %[[KLO]], %[[K:.*]] : i64
+// CHECK: %[[KHI:.*]] = arith.maxsi %[[KEND]], %[[KFIRST]] : i64
+// CHECK: %[[KLAST:.*]] = arith.minsi %[[KHI]], %[[K]] : i64
+// CHECK: arith.trunci %[[KFIRST]] : i64 to i32
+// CHECK: arith.trunci %[[KLAST]] : i64 to i32
 // CHECK: llvm.store %{{.*}} : vector<4xi32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
@@ -94,6 +104,29 @@ func.func @wgrad(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
       b(%x : memref<?x256xbf16>, kn) groups(%off : memref<9xi64>)
       out(%dw : memref<8x128x256xf32>)
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// Contiguous rows from i64 offsets: clamped to [0, M] (the kernel's i64
+// argument) before they are narrowed to the kernel's i32 row indices.
+// CHECK-LABEL: llvm.func @offsets_i64_kernel
+// CHECK-SAME: %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i64)
+// CHECK: %[[BEGIN:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[END:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[LO:.*]] = arith.maxsi %[[BEGIN]], %{{.*}} : i64
+// CHECK: %[[FIRST:.*]] = arith.minsi %[[LO]], %[[M]] : i64
+// CHECK: %[[HI:.*]] = arith.maxsi %[[END]], %[[FIRST]] : i64
+// CHECK: %[[LAST:.*]] = arith.minsi %[[HI]], %[[M]] : i64
+// CHECK: arith.trunci %[[FIRST]] : i64 to i32
+// CHECK: arith.trunci %[[LAST]] : i64 to i32
+func.func @offsets_i64(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                       %off: memref<5xi64>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi64>)
+      out(%o : memref<?x128xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 
@@ -500,5 +533,23 @@ func.func @straddling(%a: memref<4x256x512xf8E4M3FN>, %sa: memref<4x4x256xf32>,
       b_scale(%sb : memref<4x4x4xf32>, <block 128x128>)
       out(%o : memref<4x256x448xbf16>)
       {config = #gg.config<block = [128, 112, 128], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}
+
+// -----
+
+// f8 with 256-column warpgroups and one scale of B for all columns (none
+// here): every FMA of the promotion takes that one factor. (Indexing a
+// factor per 128 columns read past the factors and crashed; found by
+// ggc-fuzz.)
+// CHECK-LABEL: llvm.func @f8_wide_kernel
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 32>
+// CHECK-COUNT-128: math.fma
+func.func @f8_wide(%a: memref<4x256x512xf8E4M3FN>, %b: memref<4x512x512xf8E4M3FN>,
+                   %m: memref<4xi32>, %o: memref<4x256x512xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x512xf8E4M3FN>)
+      b(%b : memref<4x512x512xf8E4M3FN>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x512xbf16>)
+      {config = #gg.config<block = [128, 256, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }

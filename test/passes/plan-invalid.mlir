@@ -64,3 +64,31 @@ func.func @unaligned_k(%a: memref<?x100xbf16>, %b: memref<8x1024x100xbf16>,
       {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// The kernel numbers tiles in i32: G x ceil(M_max/BM) x ceil(N/BN) = 1024 x
+// 8192 x 8192 tiles of 128x128 do not fit, though each size does.
+func.func @too_many_tiles(%a: memref<1024x1048576x64xbf16>, %b: memref<1024x1048576x64xbf16>,
+                          %m: memref<1024xi32>, %o: memref<1024x1048576x1048576xbf16>) {
+  // expected-error @+1 {{has 68719476736 tiles of 128x128 to schedule on 132 CTAs, more than the kernel's 32-bit tile indices hold (tiles + CTAs must be at most 2^31 - 1 = 2147483647); use larger tiles, fewer groups or fewer CTAs}}
+  gg.grouped_matmul masked a(%a : memref<1024x1048576x64xbf16>)
+      b(%b : memref<1024x1048576x64xbf16>) groups(%m : memref<1024xi32>)
+      out(%o : memref<1024x1048576x1048576xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// A wave of INT64_MAX CTAs: gg-schedule-groups weighs it without overflow,
+// and the tile indices cannot hold it.
+func.func @sms_int64_max(%a: memref<4x256x64xbf16>, %b: memref<4x4096x64xbf16>,
+                         %m: memref<4xi32>, %o: memref<4x256x4096xbf16>) {
+  // expected-error @+1 {{has 256 tiles of 128x128 to schedule on 9223372036854775807 CTAs, more than the kernel's 32-bit tile indices hold}}
+  gg.grouped_matmul masked a(%a : memref<4x256x64xbf16>)
+      b(%b : memref<4x4096x64xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x4096xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 9223372036854775807>}
+  return
+}

@@ -1,4 +1,7 @@
 // RUN: ggc-opt %s -gg-select-config -verify-diagnostics
+// The num-sms option goes into #gg.config unverified: checked first.
+// RUN: not ggc-opt %s -gg-select-config=num-sms=-1 2>&1 | FileCheck %s --check-prefix=SMS
+// SMS: error: gg-select-config: num-sms must be positive, got -1
 
 // A user config is checked against the shared-memory budget of one CTA.
 func.func @too_deep(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,

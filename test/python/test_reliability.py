@@ -206,14 +206,15 @@ def f16_args(m, n=128, **out):
 
 
 def test_row_counts_past_32_bits_are_an_error(fake_devices):
-    with pytest.raises(ValueError, match=r"M = 2147483648; the kernel's 32-bit indices"):
-        f16_kernel()._check(f16_args(2**31))
+    with pytest.raises(ValueError, match=r"M = 1073741825; the kernel's 32-bit indices"):
+        f16_kernel()._check(f16_args(2**30 + 1))
+    f16_kernel()._check(f16_args(2**30))
 
 
 def test_tile_counts_past_32_bits_are_an_error(fake_devices):
     kernel = f16_kernel(n=1 << 20)
-    with pytest.raises(ValueError, match=r"tiles at 2147483647 rows; the kernel's 32-bit"):
-        kernel(*f16_args(2**31 - 1, n=1 << 20))
+    with pytest.raises(ValueError, match=r"tiles at 1073741824 rows; the kernel's 32-bit"):
+        kernel(*f16_args(2**30, n=1 << 20))
 
 
 def test_array_interface_arguments_name_what_is_wrong(fake_devices):

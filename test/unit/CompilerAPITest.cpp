@@ -127,6 +127,18 @@ TEST(CompilerAPI, RejectsOtherArchitecturesAndNullSource) {
             std::string::npos);
 }
 
+TEST(CompilerAPI, InputWithoutKernelIsAnError) {
+  for (const char *source : {"", "func.func @f() { return }"}) {
+    ResultPtr r = compile(source, "ptx");
+    EXPECT_FALSE(ggc_result_ok(r.get())) << "source: '" << source << "'";
+    EXPECT_EQ(ggc_result_num_stages(r.get()), 0u);
+    EXPECT_NE(std::string(ggc_result_diagnostics(r.get()))
+                  .find("'test.mlir' holds no gg.grouped_matmul function"),
+              std::string::npos)
+        << ggc_result_diagnostics(r.get());
+  }
+}
+
 TEST(CompilerAPI, PrintIRAfterAllRecordsEachPass) {
   ggc_options options = {"gg-config", nullptr, 0, 1};
   std::string src = kMaskedBf16;

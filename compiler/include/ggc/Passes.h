@@ -115,6 +115,12 @@ bool transposesA(mlir::gg::GroupedMatmulOp op);
 mlir::LogicalResult checkTmaAddressing(mlir::gg::GroupedMatmulOp op,
                                        mlir::gg::ConfigAttr config);
 
+/// Checks that the kernel's 32-bit tile indices can number every tile the
+/// sizes known at compile time imply, plus one wave of CTAs. Run by
+/// gg-plan-overfetch and again by the lowering.
+mlir::LogicalResult checkTileIndices(mlir::gg::GroupedMatmulOp op,
+                                     mlir::gg::ConfigAttr config);
+
 /// How far the kernel's loads reach past a group's own data by default
 /// (see #gg.overfetch): partial tiles load A's valid rows in 8-row units.
 mlir::gg::OverfetchAttr planOverfetch(mlir::gg::GroupedMatmulOp op,

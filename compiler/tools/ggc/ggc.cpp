@@ -55,6 +55,26 @@ bool startsWith(const std::string &s, const char *prefix) {
   return s.rfind(prefix, 0) == 0;
 }
 
+/// Reads `path` into `text`, or says why not. A directory opens as an
+/// ifstream and only fails (throwing std::ios_failure) when read.
+bool readFile(const std::string &path, std::string &text) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    std::cerr << "ggc: error: input '" << path
+              << "' is a directory, not a file of gg IR\n";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "ggc: error: cannot read input file '" << path << "'\n";
+    return false;
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  text = contents.str();
+  return true;
+}
+
 bool writeFile(const std::string &path, const char *data, size_t length) {
   std::ofstream out(path, std::ios::binary);
   out.write(data, static_cast<std::streamsize>(length));
@@ -113,13 +133,8 @@ int main(int argc, char **argv) {
   std::string source;
   if (input == "-") {
     source.assign(std::istreambuf_iterator<char>(std::cin), {});
-  } else {
-    std::ifstream in(input, std::ios::binary);
-    if (!in) {
-      std::cerr << "ggc: error: cannot read input file '" << input << "'\n";
-      return 1;
-    }
-    source.assign(std::istreambuf_iterator<char>(in), {});
+  } else if (!readFile(input, source)) {
+    return 1;
   }
 
   ggc_options options = {emit.c_str(), arch.c_str(), numSMs,

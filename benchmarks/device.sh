@@ -11,7 +11,7 @@ OUT=${OUT:-/tmp/ggc-out}
 # GGC_BUNDLE picks another bundle (an A/B experiment); each gets its own
 # unpacked compiler and build folder.
 # GGC_STRESS=1 adds the full random-stress run (benchmarks/stress.py, $OUT/stress.log);
-# GGC_SANITIZE=1 adds compute-sanitizer's memcheck, racecheck and synccheck
+# GGC_COMPUTE_SANITIZER=1 adds compute-sanitizer's memcheck, racecheck and synccheck
 # (benchmarks/sanitize.sh, $OUT/sanitize-*.log). Both are off by default.
 BUNDLE=${GGC_BUNDLE:-.device/ggc-compiler.tar.xz}
 TAG=$(basename "$BUNDLE" .tar.xz)
@@ -34,7 +34,7 @@ fi
 if [ "${GGC_STRESS:-0}" = 1 ]; then
   timeout 330 $PY benchmarks/stress.py 2>&1 | tee "$OUT/stress.log" | tail -25
 fi
-if [ "${GGC_SANITIZE:-0}" = 1 ]; then
+if [ "${GGC_COMPUTE_SANITIZER:-0}" = 1 ]; then
   OUT="$OUT" PYTHON="$PY" bash benchmarks/sanitize.sh 2>&1 | tail -40
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then

@@ -3,7 +3,7 @@
 # subset of test/gpu (each layout, bf16/tf32/fp8, block and MX scales,
 # split_n, clusters) and a short stress run. Run on the GPU machine from
 # the repository root with ggc built (device.sh does this with
-# GGC_SANITIZE=1). Each tool's output goes to $OUT/sanitize-<tool>.log; the
+# GGC_COMPUTE_SANITIZER=1). Each tool's output goes to $OUT/sanitize-<tool>.log; the
 # last line sums each tool's "ERROR SUMMARY" counts.
 #
 #   GGC_SANITIZE_TOOLS     tools to run (default "memcheck racecheck synccheck")

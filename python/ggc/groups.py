@@ -34,7 +34,7 @@ class GroupMetadataError(ValueError):
 def check(info: dict, roles: Sequence[str], tensors: List[Any], size: int, device: int,
           stream: int, all_rows: bool = False) -> None:
     """Raises GroupMetadataError naming the argument and the first bad
-    entry. `size` is the run-time size (M, M_max, or k_grouped's K);
+    entry. `size` is the run-time size (M, or k_grouped's K);
     `all_rows` asks that contiguous groups cover all M rows (for an
     output the caller never initialised)."""
     arg = next(p["arg"] for p in info["params"] if p["operand"] == "groups")
@@ -45,8 +45,9 @@ def check(info: dict, roles: Sequence[str], tensors: List[Any], size: int, devic
         _check_offsets(where, values, size, "M", all_rows)
     elif layout == "k_grouped":
         _check_offsets(where, values, size, "K", False)
-    elif layout == "masked":
-        _check_counts(where, values, size)
+    elif layout == "masked":  # M_max is static: A is [G, M_max, K]
+        a = next(p["arg"] for p in info["params"] if p["operand"] == "a")
+        _check_counts(where, values, tensors[a].shape[1])
     else:
         _check_row_groups(where, values, info["num_groups"], info["block_m"])
 

@@ -15,7 +15,7 @@ import inspect
 from typing import Optional, Tuple
 
 from . import language as gl
-from .groups import VALIDATE_BY_DEFAULT
+from . import groups as _groups
 from .jit import JITFunction
 
 _LAYOUT_ANNOTATIONS = {
@@ -224,7 +224,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     if gl.expected_m_problem(expected_m):
         raise ValueError(gl.expected_m_problem(expected_m))
     if validate is None:
-        validate = VALIDATE_BY_DEFAULT
+        validate = _groups.VALIDATE_BY_DEFAULT
     if validate and out is None and offsets is not None:
         validate = "all_rows"
     described = {"offsets": offsets, "masked_m": masked_m, "m_indices": m_indices,

@@ -343,3 +343,29 @@ def test_python_m_ggc_cache_shows_and_clears(tmp_path, capsys):
     assert main(["cache", "--clear"]) == 0
     assert "removed 1 kernels" in capsys.readouterr().out
     assert cache.entries(str(tmp_path / "cache")) == []
+
+
+def test_masked_counts_are_checked_against_the_static_m_max(monkeypatch, fake_devices):
+    kernel = ggc.Kernel(ir.grouped_matmul("masked", layout="masked", num_groups=2, n=128,
+                                          k=128, m=64, dtype="f16", out_dtype="f16"))
+    args = [ArrayInterface([2, 64, 128]), ArrayInterface([2, 128, 128]),
+            ArrayInterface([2], "<i4"), ArrayInterface([2, 64, 128])]
+    tensors, size = kernel._check(args)
+    monkeypatch.setattr(groups, "_read", lambda t, device, stream: _np([3, 65]))
+    with pytest.raises(groups.GroupMetadataError, match=r"masked_m\[1\] = 65 is outside "
+                                                        r"\[0, M_max = 64\]"):
+        groups.check(kernel.info, kernel._roles, tensors, size, 0, 0)
+    monkeypatch.setattr(groups, "_read", lambda t, device, stream: _np([3, 64]))
+    groups.check(kernel.info, kernel._roles, tensors, size, 0, 0)
+
+
+def test_ggc_validate_is_read_when_ops_are_called(monkeypatch):
+    import torch
+    from ggc import ops
+    seen = {}
+    monkeypatch.setattr(groups, "VALIDATE_BY_DEFAULT", True)
+    monkeypatch.setattr(ops, "_kernel_for", lambda *key: lambda *a, **kw: seen.update(kw))
+    a = torch.zeros(4, 128, dtype=torch.bfloat16)
+    ops.grouped_gemm(a, torch.zeros(2, 128, 128, dtype=torch.bfloat16),
+                     offsets=torch.zeros(3, dtype=torch.int32), out=torch.empty(4, 128))
+    assert seen["validate"] is True

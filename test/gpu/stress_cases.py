@@ -29,6 +29,11 @@ TORCH_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float
 # norm): a rigorous bound for that part, not a statistical one.
 ARITH_TOL = {"bf16": 1e-3, "f16": 1e-3, "f32": 2e-3, "f8": 2e-3}
 ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}
+# ... which holds for normal numbers: in the subnormal range rounding moves
+# an element by up to half the subnormal step instead (f16's step is 6e-8:
+# a row of products near 1e-5, e.g. a one-token k_grouped group, is off by
+# 2.6e-3 relative while exactly rounded), allowed as an absolute term.
+SUBNORMAL_STEP = {"bf16": 2.0 ** -133, "f16": 2.0 ** -24, "f32": 2.0 ** -149}
 # NaNs with a payload no arithmetic produces (quiet NaNs from math are
 # canonical), so "still poison" is a bit-exact test: (int view, pattern).
 POISON = {"bf16": (torch.int16, 0xFFA5 - 0x10000), "f16": (torch.int16, 0xFDA5 - 0x10000),

@@ -19,8 +19,8 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 
-from stress_cases import (EPILOGUES, GUARD_ROWS, POISON, SPECS, TORCH_DTYPES, CasePlan, Spec,
-                          build, plan_case)
+from stress_cases import (EPILOGUES, GUARD_ROWS, POISON, SPECS, SUBNORMAL_STEP, TORCH_DTYPES,
+                          CasePlan, Spec, build, plan_case)
 
 
 def upload(host: Dict[str, torch.Tensor], device) -> Dict[str, torch.Tensor]:
@@ -299,10 +299,12 @@ def check(spec: Spec, buf: torch.Tensor, ref: torch.Tensor, gid_buf: torch.Tenso
     rows = ref.shape[0]
     out = buf[GUARD_ROWS:GUARD_ROWS + rows].double()
     gid = gid_buf[GUARD_ROWS:GUARD_ROWS + rows]
-    diff = (out - ref).square().sum(1)
-    norm = ref.square().sum(1)
+    # Less the subnormal rounding allowance (SUBNORMAL_STEP), then relative.
+    subnormal = math.sqrt(ref.shape[1]) * SUBNORMAL_STEP[spec.out_dtype] / 2
+    diff = ((out - ref).square().sum(1).sqrt() - subnormal).clamp_min(0)
+    norm = ref.square().sum(1).sqrt()
     inf = torch.tensor(math.inf, dtype=torch.float64, device=ref.device)
-    err = torch.where(norm > 0, (diff / norm.clamp_min(1e-300)).sqrt(),
+    err = torch.where(norm > 0, diff / norm.clamp_min(1e-300),
                       torch.where(diff == 0, torch.zeros_like(diff), inf))
     err = torch.where(torch.isnan(err), inf, err)
     err = torch.where(gid >= 0, err, torch.zeros_like(err))

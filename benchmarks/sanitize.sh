@@ -78,10 +78,13 @@ for tool in $TOOLS; do
     *) echo "sanitize: unknown tool $tool"; continue ;;
   esac
   log="$OUT/sanitize-$tool.log"
-  runs=$(grep -c "ERROR SUMMARY" "$log")
-  errors=$(grep -o "ERROR SUMMARY: [0-9]*" "$log" | awk '{s += $3} END {print s + 0}')
-  # A run cut short by the timeout prints no ERROR SUMMARY: say so.
+  # One summary line per finished run ("N errors were not printed" lines
+  # repeat the word, not the count): racecheck says RACECHECK SUMMARY and
+  # counts hazards; a run cut short by the timeout prints none.
+  lines=$(grep -E "(ERROR|RACECHECK) SUMMARY: [0-9]+ (errors|hazards)" "$log" | grep -v "not printed")
+  runs=$(grep -c . <<<"$lines")
+  errors=$(grep -oE "SUMMARY: [0-9]+" <<<"$lines" | awk '{s += $2} END {print s + 0}')
   summary+=" $tool $errors errors ($runs/2 runs finished);"
-  grep -E "ERROR SUMMARY|exit [0-9]+$" "$log" | sed "s/^/  $tool: /"
+  grep -E "SUMMARY|exit [0-9]+$" "$log" | sed "s/^/  $tool: /"
 done
 echo "$summary" | tee "$OUT/sanitize-summary.txt"

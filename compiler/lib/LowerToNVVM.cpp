@@ -1482,9 +1482,10 @@ KernelGenerator::readStageScales(const Tile &t, Value stage,
 void KernelGenerator::copyStageBScales(const Tile &t, Value kBlock,
                                        Value stage, Value full) {
   // B's block scales, 4 bytes each: cp.async, which the full barrier
-  // tracks from here on (cp.async.mbarrier.arrive adds a pending arrival
-  // before the producer's expect_tx arrival, so the phase cannot complete
-  // without them).
+  // tracks from here on (cp.async.mbarrier.arrive.noinc is one of the two
+  // arrivals the barrier expects, so the phase cannot complete without
+  // them; the counting variant, which raises the pending count, is
+  // reported by compute-sanitizer synccheck as a missing wait).
   Value bScales = stageScalesB(stage);
   for (int64_t j = 0; j < p.bBlocks; ++j) {
     Value source = b.create<LLVM::GEPOp>(
@@ -1493,7 +1494,7 @@ void KernelGenerator::copyStageBScales(const Tile &t, Value kBlock,
     b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
                               NVVM::LoadCacheModifierKind::CA, Value());
   }
-  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/false);
+  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/true);
 }
 
 void KernelGenerator::loadStageAScales(const Tile &t, Value kBlock,
@@ -2496,7 +2497,9 @@ void KernelGenerator::emitBody() {
                                : Value(b.create<NVVM::ClusterId>(b.i32()));
   b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
     for (int64_t s = 0; s < p.stages; ++s) {
-      b.mbarrierInit(fullBarrier(b.c32(s)), 1);
+      // The producer's expect_tx arrival, and with block scales in the
+      // stages the arrival of its cp.async of B's scales (.noinc).
+      b.mbarrierInit(fullBarrier(b.c32(s)), p.stageScales ? 2 : 1);
       // Thread arrivals; in a cluster, one per consumer warp of each CTA.
       b.mbarrierInit(emptyBarrier(b.c32(s)),
                      p.cluster == 1 ? kWarpgroupThreads * p.numConsumers

@@ -398,12 +398,15 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
 // at (first row rounded down to 4, K block, group): TMA's innermost
 // coordinate must be 16-byte aligned. Each consumer reads its rows' scales
 // (past the window's rounding) and B's from the stage after issuing the
-// block's wgmma, before releasing it; it copies none.
+// block's wgmma, before releasing it; it copies none. The copy's arrival
+// is one of the two the full barrier is initialised with (.noinc).
 // CHECK-LABEL: llvm.func @block_scaled_kernel
 // CHECK-SAME: \22box\22:[132,1,1],\22dtype\22:\22float32\22,\22kind\22:\22tensor_map\22,\22operand\22:\22a_scale\22,\22swizzle\22:\22none\22
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: nvvm.mbarrier.init %{{.*}}, %[[TWO]]
 // CHECK: nvvm.setmaxregister decrease
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache = ca : !llvm.ptr<3>, !llvm.ptr<1>
-// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
 // CHECK: arith.constant 16912 : i32
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global

@@ -9,7 +9,6 @@ current stream, with no host synchronisation and no allocation.
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -125,50 +124,21 @@ def _describe_array_interface(where: str, interface: dict) -> _Tensor:
     return _Tensor(address, shape, strides, dtype, device, stream, readonly=bool(readonly))
 
 
-# DLPack (dlpack.h): the structs a "dltensor" capsule points to.
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
-
-
-_DL_CUDA = 2
-# (type code, bits) -> element type: int 0, uint 1, float 2, bfloat 4,
-# float8 e4m3fn 10 and e5m2 12 (DLPack 1.1 codes).
-_DL_TYPES = {(0, 32): "i32", (0, 64): "i64", (2, 16): "f16", (2, 32): "f32",
-             (4, 16): "bf16", (10, 8): "f8e4m3fn", (12, 8): "f8e5m2"}
-
-
 def _describe_dlpack(where: str, obj: Any) -> _Tensor:
-    """A tensor from its DLPack capsule (read, not consumed: the producer
-    keeps ownership, as with __cuda_array_interface__)."""
-    capsule = obj.__dlpack__()
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    # DLManagedTensor begins with its DLTensor.
-    tensor = _DLTensor.from_address(get_pointer(capsule, b"dltensor"))
-    if tensor.device.device_type != _DL_CUDA:
-        raise ValueError(f"{where} must be on a CUDA device (DLPack device type "
-                         f"{tensor.device.device_type})")
-    dtype = _DL_TYPES.get((tensor.dtype.code, tensor.dtype.bits))
-    if dtype is None or tensor.dtype.lanes != 1:
-        raise TypeError(f"{where} has DLPack type (code {tensor.dtype.code}, "
-                        f"{tensor.dtype.bits} bits), which ggc does not take")
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    strides = (tuple(tensor.strides[i] for i in range(tensor.ndim)) if tensor.strides
-               else _row_major(shape))
-    return _Tensor(tensor.data + tensor.byte_offset, shape, strides, dtype,
-                   tensor.device.device_id, None)
+    """A DLPack producer (versioned capsules too), through torch.from_dlpack,
+    which asks the producer for its data on the current stream of the data's
+    device; the producer keeps ownership of the memory."""
+    try:
+        import torch
+    except ImportError:
+        raise TypeError(f"{where} is a DLPack array; ggc reads those through torch "
+                        f"(pip install torch), or pass an object with "
+                        f"__cuda_array_interface__") from None
+    try:
+        tensor = torch.from_dlpack(obj)
+    except (RuntimeError, TypeError, BufferError) as e:
+        raise TypeError(f"{where}: its DLPack export failed: {e}") from e
+    return _describe_torch(where, tensor)
 
 
 def _row_major(shape: Sequence[int]) -> Tuple[int, ...]:

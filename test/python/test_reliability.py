@@ -369,3 +369,23 @@ def test_ggc_validate_is_read_when_ops_are_called(monkeypatch):
     ops.grouped_gemm(a, torch.zeros(2, 128, 128, dtype=torch.bfloat16),
                      offsets=torch.zeros(3, dtype=torch.int32), out=torch.empty(4, 128))
     assert seen["validate"] is True
+
+
+def test_dlpack_arrays_are_read_through_torch_with_their_device():
+    import torch
+
+    class Producer:  # a DLPack producer that is not a torch tensor
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, **kwargs):
+            return self.t.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
+
+    t = runtime._describe(0, "a", Producer(torch.arange(12, dtype=torch.int32).view(3, 4)))
+    assert (t.shape, t.strides, t.dtype, t.device, t.location) == ((3, 4), (4, 1), "i32",
+                                                                   None, "cpu")
+    with pytest.raises(TypeError, match="argument 0 \\(a\\) has dtype torch.float64"):
+        runtime._describe(0, "a", Producer(torch.zeros(2, dtype=torch.float64)))

@@ -5,7 +5,7 @@ LLVM_BIN = /usr/lib/llvm-22/bin
 GGC      = $(BUILD)/bin/ggc
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all deps configure build run test test-lit test-unit test-python test-asan docs clean device-bundle
+.PHONY: all deps configure build run test test-lit test-unit test-python test-asan docs clean device-bundle wheel
 
 all: build
 
@@ -31,6 +31,8 @@ run: build
 	  $(GGC) $$example --emit=ptx --dump-dir=$(BUILD)/run || \
 	    echo "   (stopped there: see the error above)"; \
 	done
+	@echo "== what each example compiled to"
+	@PYTHONPATH=python $(PYTHON) -m ggc info docs/examples/*.mlir
 	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
 	  $(PYTHON) benchmarks/run_examples.py && PYTHONPATH=python $(PYTHON) -m pytest -q test/gpu; \
 	else \
@@ -69,6 +71,11 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j2
 	$(SANITIZER_ENV) $(LLVM_BIN)/lit -sv $(ASAN_BUILD)/test
 	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure
+
+# A wheel of the package (compiler, runtime, extension and the ggc / ggc-opt
+# commands) in dist/, built by scikit-build-core in build/<wheel tag>.
+wheel: deps
+	$(PYTHON) -m pip wheel . --no-deps --no-build-isolation -w dist
 
 docs: build
 	cmake --build $(BUILD) --target ggc-docs

@@ -2,6 +2,7 @@
 that verifies what it loads, sizes the kernel's integers can hold, group
 metadata checks, and clear errors for bad arguments."""
 
+import re
 import sys
 import threading
 
@@ -389,3 +390,15 @@ def test_dlpack_arrays_are_read_through_torch_with_their_device():
                                                                    None, "cpu")
     with pytest.raises(TypeError, match="argument 0 \\(a\\) has dtype torch.float64"):
         runtime._describe(0, "a", Producer(torch.zeros(2, dtype=torch.float64)))
+
+
+def test_python_m_ggc_info_prints_config_shared_memory_registers(capsys):
+    import glob
+    import os
+    from ggc.__main__ import main
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    example = sorted(glob.glob(os.path.join(root, "docs", "examples", "masked_fp8*.mlir")))
+    assert main(["info", *example]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"masked_fp8_kernel: #gg.config<block = \[\d+, \d+, \d+\].*>, \d+ bytes "
+                     r"of shared memory, \d+ registers, 0 \+ 0 bytes spilled", out), out

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -83,6 +84,13 @@ bool writeFile(const std::string &path, const char *data, size_t length) {
 
 } // namespace
 
+bool isStage(const std::string &name) {
+  for (size_t i = 0; i < ggc_num_stages(); ++i)
+    if (name == ggc_stage_name(i))
+      return true;
+  return false;
+}
+
 int main(int argc, char **argv) {
   std::string input, output = "-", emit = "ptx", arch = "sm_90a",
                      dumpDir;
@@ -102,6 +110,12 @@ int main(int argc, char **argv) {
       return 0;
     } else if (startsWith(arg, "--emit=")) {
       emit = arg.substr(7);
+      if (!isStage(emit)) {
+        std::ostringstream known;
+        listStages(known);
+        return usageError("--emit expects a stage, got '" + emit +
+                          "'; the stages:\n" + known.str());
+      }
     } else if (startsWith(arg, "--arch=")) {
       arch = arg.substr(7);
     } else if (startsWith(arg, "--dump-dir=")) {
@@ -146,7 +160,14 @@ int main(int argc, char **argv) {
 
   int status = 0;
   if (!dumpDir.empty()) {
-    mkdir(dumpDir.c_str(), 0755);
+    std::error_code made;
+    std::filesystem::create_directories(dumpDir, made);
+    if (made) {
+      std::cerr << "ggc: error: cannot create --dump-dir '" << dumpDir
+                << "': " << made.message() << "\n";
+      ggc_result_destroy(result);
+      return 1;
+    }
     std::string base = input == "-" ? "stdin" : input;
     base = base.substr(base.find_last_of('/') + 1);
     base = base.substr(0, base.rfind(".mlir"));

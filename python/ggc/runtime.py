@@ -134,6 +134,9 @@ def _describe_dlpack(where: str, obj: Any) -> _Tensor:
         raise TypeError(f"{where} is a DLPack array; ggc reads those through torch "
                         f"(pip install torch), or pass an object with "
                         f"__cuda_array_interface__") from None
+    if not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"{where} has __dlpack__ but no __dlpack_device__; the DLPack "
+                        f"protocol asks for both")
     try:
         tensor = torch.from_dlpack(obj)
     except (RuntimeError, TypeError, BufferError) as e:

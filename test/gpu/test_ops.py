@@ -208,8 +208,11 @@ def test_dlpack_arguments_run():
         def __init__(self, t):
             self.t = t
 
-        def __dlpack__(self, stream=None):
-            return self.t.__dlpack__()
+        def __dlpack__(self, **kwargs):
+            return self.t.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.t.__dlpack_device__()
 
     sizes = [3, 61]
     a = torch.randn(64, 128, device="cuda").bfloat16()

@@ -391,6 +391,13 @@ def test_dlpack_arrays_are_read_through_torch_with_their_device():
     with pytest.raises(TypeError, match="argument 0 \\(a\\) has dtype torch.float64"):
         runtime._describe(0, "a", Producer(torch.zeros(2, dtype=torch.float64)))
 
+    class Half:  # not the whole protocol
+        def __dlpack__(self, **kwargs):
+            return torch.zeros(2).__dlpack__(**kwargs)
+
+    with pytest.raises(TypeError, match="has __dlpack__ but no __dlpack_device__"):
+        runtime._describe(0, "a", Half())
+
 
 def test_python_m_ggc_info_prints_config_shared_memory_registers(capsys):
     import glob

@@ -48,7 +48,9 @@ def test_jit_kernel_with_routing_epilogue():
         start += size
 
 
-def test_autotune_on_the_gpu_picks_and_runs_a_config():
+def test_autotune_on_the_gpu_picks_and_runs_a_config(tmp_path, monkeypatch):
+    # A private cache: a winner saved by an earlier run would skip the search.
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
     tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
                          key=["x"])(swiglu_routed)
     sizes = [100, 28]

@@ -117,28 +117,3 @@ def test_weight_gradient_scale_kinds_and_operand_checks():
                                          r"b \[N, K\] span the same tokens"):
         ops.grouped_gemm(torch.empty(64, 256, dtype=f8), torch.empty(32, 128, dtype=f8),
                          k_offsets=offsets, k_major=True)
-
-
-def test_dlpack_capsules_are_read_for_shape_dtype_and_device():
-    from ggc.runtime import _describe_dlpack
-
-    class Wrapped:  # an array type known only through DLPack
-        def __init__(self, t):
-            self.t = t
-
-        def __dlpack__(self, stream=None):
-            return self.t.__dlpack__()
-
-    t = torch.arange(12, dtype=torch.bfloat16).reshape(3, 4)
-    with pytest.raises(ValueError, match="must be on a CUDA device"):
-        _describe_dlpack("argument 0 (a)", Wrapped(t))
-    # The struct reading itself, checked on a CPU tensor's capsule:
-    from ggc import runtime
-    capsule = t.__dlpack__()
-    get = __import__("ctypes").pythonapi.PyCapsule_GetPointer
-    get.restype = __import__("ctypes").c_void_p
-    get.argtypes = [__import__("ctypes").py_object, __import__("ctypes").c_char_p]
-    dl = runtime._DLTensor.from_address(get(capsule, b"dltensor"))
-    assert dl.ndim == 2 and (dl.shape[0], dl.shape[1]) == (3, 4)
-    assert runtime._DL_TYPES[(dl.dtype.code, dl.dtype.bits)] == "bf16"
-    assert dl.data == t.data_ptr()

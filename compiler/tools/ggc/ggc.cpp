@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "ggc-c/Compiler.h"
 
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,10 +55,6 @@ const char *extensionFor(const std::string &stage) {
   return ".mlir";
 }
 
-bool startsWith(const std::string &s, const char *prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
-
 /// Reads `path` into `text`, or says why not. A directory opens as an
 /// ifstream and only fails (throwing std::ios_failure) when read.
 bool readFile(const std::string &path, std::string &text) {
@@ -91,56 +90,94 @@ bool isStage(const std::string &name) {
   return false;
 }
 
-int main(int argc, char **argv) {
-  std::string input, output = "-", emit = "ptx", arch = "sm_90a",
-                     dumpDir;
+/// The command line, read by llvm::cl (the LLVM copy linked into this
+/// tool; libggc.so keeps its own hidden).
+struct Options {
+  std::string input, output, emit, arch, dumpDir;
   int64_t numSMs = 132;
   bool printAfterAll = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage << "\nstages:\n";
-      listStages(std::cout);
-      return 0;
-    } else if (arg == "--version") {
-      std::cout << ggc_version() << "\n";
-      return 0;
-    } else if (arg == "--list-stages") {
-      listStages(std::cout);
-      return 0;
-    } else if (startsWith(arg, "--emit=")) {
-      emit = arg.substr(7);
-      if (!isStage(emit)) {
-        std::ostringstream known;
-        listStages(known);
-        return usageError("--emit expects a stage, got '" + emit +
-                          "'; the stages:\n" + known.str());
-      }
-    } else if (startsWith(arg, "--arch=")) {
-      arch = arg.substr(7);
-    } else if (startsWith(arg, "--dump-dir=")) {
-      dumpDir = arg.substr(11);
-    } else if (startsWith(arg, "--num-sms=")) {
-      char *end = nullptr;
-      numSMs = std::strtoll(arg.c_str() + 10, &end, 10);
-      if (*end != '\0' || numSMs < 1)
-        return usageError("--num-sms expects a positive integer, got '" +
-                          arg.substr(10) + "'");
-    } else if (arg == "--mlir-print-ir-after-all") {
-      printAfterAll = true;
-    } else if (arg == "-o") {
-      if (++i == argc)
-        return usageError("-o expects a file name");
-      output = argv[i];
-    } else if (arg != "-" && startsWith(arg, "-")) {
-      return usageError("unknown option '" + arg + "'");
-    } else if (!input.empty()) {
-      return usageError("more than one input file ('" + input + "' and '" +
-                        arg + "')");
-    } else {
-      input = arg;
-    }
+};
+
+/// Parses argv into `options`; returns -1 to go on, or the exit status
+/// (0 after --help/--version/--list-stages, 2 for a usage error).
+int parseArguments(int argc, char **argv, Options &options) {
+  namespace cl = llvm::cl;
+  static cl::OptionCategory category("ggc options");
+  static cl::list<std::string> inputs(cl::Positional, cl::desc("INPUT.mlir"),
+                                      cl::cat(category));
+  static cl::opt<std::string> output("o", cl::desc("output file"),
+                                     cl::value_desc("OUTPUT"), cl::init("-"),
+                                     cl::cat(category));
+  static cl::opt<std::string> emit("emit", cl::desc("the last stage to run"),
+                                   cl::init("ptx"), cl::cat(category));
+  static cl::opt<std::string> arch("arch", cl::desc("target architecture"),
+                                   cl::init("sm_90a"), cl::cat(category));
+  static cl::opt<std::string> numSMs("num-sms", cl::desc("SMs of the GPU"),
+                                     cl::init("132"), cl::cat(category));
+  static cl::opt<std::string> dumpDir(
+      "dump-dir", cl::desc("write every stage that ran into DIR"),
+      cl::value_desc("DIR"), cl::cat(category));
+  static cl::opt<bool> printAfterAll("mlir-print-ir-after-all",
+                                     cl::desc("print the IR after each pass"),
+                                     cl::cat(category));
+  static cl::opt<bool> listOnly("list-stages", cl::desc("list the stages"),
+                                cl::cat(category));
+  // --help and --version are llvm::cl's own (they print and exit 0).
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << ggc_version() << "\n"; });
+  cl::HideUnrelatedOptions(category);
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  std::ostringstream overview;
+  overview << kUsage << "\nstages:\n";
+  listStages(overview);
+  if (!cl::ParseCommandLineOptions(argc, argv, overview.str(), &errorStream)) {
+    // llvm::cl writes some errors to its stream and others straight to
+    // stderr: keep the first line it gave us, if any.
+    std::istringstream lines(errorStream.str());
+    std::string message;
+    while (message.empty() && std::getline(lines, message))
+      if (message.rfind("ggc: ", 0) == 0)
+        message = message.substr(5);
+    return usageError(message.empty() ? "bad command line (see above)"
+                                      : message);
   }
+  if (listOnly) {
+    listStages(std::cout);
+    return 0;
+  }
+  if (!isStage(emit)) {
+    std::ostringstream known;
+    listStages(known);
+    return usageError("--emit expects a stage, got '" + emit +
+                      "'; the stages:\n" + known.str());
+  }
+  char *end = nullptr;
+  options.numSMs = std::strtoll(numSMs.c_str(), &end, 10);
+  if (numSMs.empty() || *end != '\0' || options.numSMs < 1)
+    return usageError("--num-sms expects a positive integer, got '" + numSMs +
+                      "'");
+  if (inputs.size() > 1)
+    return usageError("more than one input file ('" + inputs[0] + "' and '" +
+                      inputs[1] + "')");
+  options.input = inputs.empty() ? "" : inputs[0];
+  options.output = output;
+  options.emit = emit;
+  options.arch = arch;
+  options.dumpDir = dumpDir;
+  options.printAfterAll = printAfterAll;
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  Options parsed;
+  if (int status = parseArguments(argc, argv, parsed); status >= 0)
+    return status;
+  const std::string &input = parsed.input, &output = parsed.output,
+                    &emit = parsed.emit, &arch = parsed.arch,
+                    &dumpDir = parsed.dumpDir;
+  int64_t numSMs = parsed.numSMs;
+  bool printAfterAll = parsed.printAfterAll;
   if (input.empty())
     return usageError("no input file");
 

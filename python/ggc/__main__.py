@@ -46,18 +46,14 @@ def cache_command(clear: bool) -> int:
 def info(files) -> int:
     """One line per kernel; the cubin stage when ptxas is there (registers
     and spills come from it), else PTX."""
-    from .compiler import CompilationError, compile_ir
+    from .compiler import CompilationError
+    from .runtime import compile_for_launch
     status = 0
     for path in files:
         with open(path) as f:
             text = f.read()
         try:
-            try:
-                compiled = compile_ir(text, emit="cubin", source_name=path)
-            except CompilationError as e:
-                if "needs ptxas" not in e.diagnostics:
-                    raise
-                compiled = compile_ir(text, emit="ptx", source_name=path)
+            compiled, _ = compile_for_launch(text, source_name=path)
         except CompilationError as e:
             print(f"{path}: {str(e).splitlines()[0]}")
             status = 1

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -143,21 +144,10 @@ def _file_name(stage: str) -> str:
 
 
 def _valid_meta(meta: Any) -> bool:
-    """meta.json of the right shape, whose checksum matches."""
-    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-        return False
-    stages, files = meta.get("stages"), meta.get("files")
-    if not (isinstance(stages, list) and stages and isinstance(files, dict)
-            and isinstance(meta.get("diagnostics"), str)
-            and isinstance(meta.get("kernel_info"), list)
-            and all(isinstance(i, dict) for i in meta["kernel_info"])):
-        return False
-    for stage in stages:
-        record = files.get(stage) if isinstance(stage, str) else None
-        if not (isinstance(record, dict) and isinstance(record.get("bytes"), int)
-                and isinstance(record.get("sha256"), str)):
-            return False
-    return meta.get("checksum") == _meta_checksum(meta)
+    """meta.json in this format whose checksum matches: then _store wrote
+    it, and its shape is the one _store gives it."""
+    return (isinstance(meta, dict) and meta.get("format") == _FORMAT
+            and meta.get("checksum") == _meta_checksum(meta))
 
 
 def _load(path: str) -> Optional[CompiledIR]:
@@ -179,7 +169,7 @@ def _load(path: str) -> Optional[CompiledIR]:
         _mark_used(path)
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
                           kernel_info=meta["kernel_info"])
-    except (OSError, ValueError):  # missing, unreadable, not JSON, not UTF-8
+    except (OSError, ValueError, KeyError, TypeError):  # missing, unreadable, cut
         return None
 
 
@@ -205,12 +195,6 @@ def _fsync_folder(path: str) -> None:
         os.close(fd)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _store(path: str, compiled: CompiledIR) -> None:
     # Write into a fresh folder and rename it into place, so that a reader
     # in another process never sees half an entry.
@@ -218,9 +202,10 @@ def _store(path: str, compiled: CompiledIR) -> None:
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(dir=parent, prefix=".tmp-")
     try:
-        # mkdtemp makes the folder 0700; entries follow the umask like the
-        # cache folder itself, so a shared cache stays readable.
-        os.chmod(staging, 0o777 & ~_umask())
+        # mkdtemp makes the folder 0700; entries take the cache folder's
+        # mode (made under the umask), so a shared cache stays readable.
+        # (Reading the umask means setting it: not from a library thread.)
+        os.chmod(staging, stat.S_IMODE(os.stat(parent).st_mode))
         files = {}
         for stage, text in compiled.asm.items():
             data = text if isinstance(text, bytes) else text.encode("utf-8")
@@ -239,23 +224,17 @@ def _store(path: str, compiled: CompiledIR) -> None:
 
 def _replace_folder(staging: str, path: str) -> None:
     """Renames `staging` to `path`. An entry already there was found broken
-    (a good one is a hit and is never stored again): it is moved aside
-    first, atomically, so readers see the old entry or the new one."""
+    (a good one is a hit and is never stored again): it is removed first,
+    atomically, so readers see the old entry or the new one."""
     try:
         os.rename(staging, path)
         return
     except OSError:
-        pass
-    trash = tempfile.mkdtemp(dir=os.path.dirname(path), prefix=".old-")
-    try:
-        os.rename(path, os.path.join(trash, "entry"))
-    except OSError:
-        pass  # another process moved it already
+        _remove_entry(path)
     try:
         os.rename(staging, path)
     except OSError:
         pass  # another process stored a fresh entry first: keep theirs
-    shutil.rmtree(trash, ignore_errors=True)
 
 
 def _dump(name: str, key: str, compiled: CompiledIR) -> None:

@@ -391,8 +391,9 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
                          f"blocks are 'block' or 'block_mn'")
     if expected_m is not None and layout != "masked":
         raise _error("expected_m is a hint for masked batches (MaskedRows) only")
-    if expected_m_problem(expected_m):
-        raise _error(expected_m_problem(expected_m))
+    problem = expected_m_problem(expected_m)
+    if problem:
+        raise _error(problem)
     t.dot = dict(a=a, b=b, groups=groups, layout=layout, b_layout=b_layout,
                  a_scale=a_scale, b_scale=b_scale, a_scale_kind=a_scale_kind,
                  b_scale_kind=b_scale_kind, expected_m=expected_m, tf32=tf32,

@@ -221,8 +221,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
                      out=out)
     if offs is not None:
         offsets, k_offsets = _from_torch_offsets(offs, b, offsets, k_offsets)
-    if gl.expected_m_problem(expected_m):
-        raise ValueError(gl.expected_m_problem(expected_m))
+    problem = gl.expected_m_problem(expected_m)
+    if problem:
+        raise ValueError(problem)
     if validate is None:
         validate = _groups.VALIDATE_BY_DEFAULT
     if validate and out is None and offsets is not None:

@@ -165,7 +165,7 @@ class Kernel:
 
     def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
                  source_name: str = "<ggc>"):
-        compiled, self.cache_hit = _compile_for_launch(ir, num_sms, source_name)
+        compiled, self.cache_hit = compile_for_launch(ir, num_sms, source_name)
         if len(compiled.kernel_info) != 1:
             raise ValueError(f"a Kernel holds exactly one gg function; the module "
                              f"has {len(compiled.kernel_info)}")
@@ -183,7 +183,7 @@ class Kernel:
     def name(self) -> str:
         return self.info["name"]
 
-    def _check(self, args: Sequence[Any]) -> Tuple[List[_Tensor], int]:
+    def _check(self, args: Sequence[Any]) -> Tuple[List[_Tensor], int, int]:
         expected = self.info["args"]
         if len(args) != len(expected):
             raise TypeError(f"{self.name} takes {len(expected)} arguments "
@@ -191,10 +191,10 @@ class Kernel:
         return self.check_described(
             [_describe(i, self._roles[i], arg) for i, arg in enumerate(args)])
 
-    def check_described(self, tensors: List[_Tensor]) -> Tuple[List[_Tensor], int]:
+    def check_described(self, tensors: List[_Tensor]) -> Tuple[List[_Tensor], int, int]:
         """Every check of a launch on described arguments (no pointer is
         read but the address's alignment: fake tensors pass their storage
-        offset). Returns them and the run-time size."""
+        offset). Returns them, the run-time size and the tile count."""
         dynamic, symbolic = {}, []
         for i, (t, spec) in enumerate(zip(tensors, self.info["args"])):
             where = f"argument {i} ({self._roles[i]})"
@@ -254,7 +254,7 @@ class Kernel:
             raise ValueError(f"{self.name} would have {tiles} tiles at {m} rows; the "
                              f"kernel's 32-bit tile indices hold at most "
                              f"{MAX_TILES - self.info['max_grid']}")
-        return tensors, m
+        return tensors, m, tiles
 
     def _grid(self, tiles: int) -> int:
         """Persistent CTAs: one per SM at most, no more than the tiles
@@ -325,8 +325,8 @@ class Kernel:
 
     def _launch_checked(self, args: Sequence[Any], key, stream: Optional[int],
                         validate: Optional[str] = None) -> None:
-        tensors, size = self._check(args)
-        grid = self._grid(self._tiles(tensors))
+        tensors, size, tiles = self._check(args)
+        grid = self._grid(tiles)
         device = next((t.device for t in tensors if t.device != -1), 0)
         launch_args = []
         for p in self.info["params"]:
@@ -364,7 +364,7 @@ class Kernel:
             prepared.launch(stream)
 
 
-def _compile_for_launch(ir: str, num_sms: int, source_name: str):
+def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str = "<ggc>"):
     """To a cubin; without ptxas, to PTX, which the driver compiles when it
     loads the module (a slower first launch, and no register report)."""
     try:

@@ -351,7 +351,7 @@ def test_masked_counts_are_checked_against_the_static_m_max(monkeypatch, fake_de
                                           k=128, m=64, dtype="f16", out_dtype="f16"))
     args = [ArrayInterface([2, 64, 128]), ArrayInterface([2, 128, 128]),
             ArrayInterface([2], "<i4"), ArrayInterface([2, 64, 128])]
-    tensors, size = kernel._check(args)
+    tensors, size, _ = kernel._check(args)
     monkeypatch.setattr(groups, "_read", lambda t, device, stream: _np([3, 65]))
     with pytest.raises(groups.GroupMetadataError, match=r"masked_m\[1\] = 65 is outside "
                                                         r"\[0, M_max = 64\]"):

@@ -222,10 +222,12 @@ def _check_operands(a, b, d, masked: bool, fp8: bool) -> Tuple[int, int, int, in
     _require(a.dim() == (3 if masked else 2), f"a must be {'[G, M, K]' if masked else '[M, K]'}"
              f", got shape {list(a.shape)}")
     _require(b.dim() == 3, f"b must be [G, N, K], got shape {list(b.shape)}")
-    _require(a.stride(-1) == 1, "a must be K-major (stride 1 along K)")
+    _require(a.stride(-1) == 1,
+             f"a must be K-major (stride 1 along K), got strides {list(a.stride())}")
     # ggc's f8 wgmma reads B only along K; bf16 B may also be MN-major.
     _require(b.stride(-1) == 1 or (not fp8 and b.stride(-2) == 1),
-             "b must be K-major (stride 1 along K)" + ("" if fp8 else " or MN-major"))
+             "b must be K-major (stride 1 along K)" + ("" if fp8 else " or MN-major")
+             + f", got strides {list(b.stride())}")
     g, n, k = b.shape
     m = a.shape[-2]
     _require(a.shape[-1] == k, f"a has K = {a.shape[-1]} but b has K = {k}")

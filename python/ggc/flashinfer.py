@@ -129,7 +129,8 @@ def _segment_weights(weights, batch_size: int, weight_indices):
         if bool((index == torch.arange(batch_size)).all()) and weights.shape[0] >= batch_size:
             return weights[:batch_size].contiguous()
         if index.numel() and (int(index.min()) < 0 or int(index.max()) >= weights.shape[0]):
-            raise ValueError(f"weight_indices must be in [0, {weights.shape[0]})")
+            raise ValueError(f"weight_indices must be in [0, {weights.shape[0]}), got values "
+                             f"from {int(index.min())} to {int(index.max())}")
     return weights.index_select(0, index.to(weights.device)).contiguous()
 
 

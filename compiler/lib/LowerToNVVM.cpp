@@ -46,43 +46,15 @@ using namespace mlir::gg;
 using ggc::byteWidth;
 using ggc::KernelBuilder;
 using ggc::kSwizzleBytes;
+using ggc::kWarpgroupThreads;
 
 namespace {
 
-constexpr int64_t kWarpgroupThreads = 128;
-constexpr int64_t kMaxConsumerRegisters = 240;
-constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
 /// Most places a B scale block boundary may take inside a warpgroup's
 /// columns for which the promotion gets one copy of its FMAs per place
 /// (promoteBlock); beyond, a select per element.
 constexpr int64_t kMaxStraddleVariants = 7;
 
-/// Registers the producer warpgroup keeps: 40, as DeepGEMM, unless the
-/// consumers need every register: 24 (the least setmaxnreg allows) with
-/// three or more consumer warpgroups (a 192-row f8 tile spills 36 bytes at
-/// 152 registers per consumer, 4 at 160), and with pipelined promotion
-/// (three 64-register accumulators: 4 bytes spilled at 232, none at 240).
-int64_t producerRegisters(int64_t numConsumers, bool pipelinedPromotion) {
-  return numConsumers >= 3 || pipelinedPromotion ? 24 : 40;
-}
-
-/// Registers per consumer thread after setmaxnreg moves the producer's
-/// spare ones over. The CTA starts with the register file split evenly
-/// (a multiple of 8 per thread); setmaxnreg only redistributes that, and a
-/// request the pool cannot meet waits forever, so it must fit: 232 with 2
-/// consumer warpgroups (240 with a 24-register producer), 160 with 3, 112
-/// with 4. ptxas allocates the code that setmaxnreg.inc dominates within
-/// the new count.
-int64_t initialRegisters(int64_t numConsumers) {
-  int64_t threads = kWarpgroupThreads * (1 + numConsumers);
-  return kRegisterFile / threads / 8 * 8;
-}
-int64_t consumerRegisters(int64_t numConsumers, bool pipelinedPromotion) {
-  int64_t perThread = initialRegisters(numConsumers);
-  int64_t pool = perThread * (1 + numConsumers) -
-                 producerRegisters(numConsumers, pipelinedPromotion);
-  return std::min(kMaxConsumerRegisters, pool / numConsumers / 8 * 8);
-}
 /// Everything the generator derives from the op before emitting code.
 struct KernelPlan {
   GroupLayout layout;
@@ -155,11 +127,9 @@ struct KernelPlan {
   /// 256 bytes put a warp's 8 rows on the same banks (8-way conflicts on
   /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
   /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
-  bool swizzledStaging() const {
-    return !storePool.empty() && blockN * byteWidth(outElem) % kSwizzleBytes == 0;
-  }
+  bool swizzledStaging = false;
   int64_t stagingChunkColumns() const {
-    return swizzledStaging() ? kSwizzleBytes / byteWidth(outElem) : blockN;
+    return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : blockN;
   }
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,
@@ -173,6 +143,8 @@ struct KernelPlan {
   /// k + 1's wgmma (emitPipelinedMainLoop): two partial accumulators live
   /// beside the main one.
   bool pipelinedPromotion = false;
+  /// setmaxnreg's counts for the producer's and each consumer's threads.
+  int64_t producerRegisters = 0, consumerRegisters = 0;
 
   int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
@@ -457,38 +429,13 @@ LogicalResult KernelGenerator::plan() {
   p.aScale = op.getAScaleKindAttr();
   p.bScale = op.getBScaleKindAttr();
   p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
-  bool f8 = p.f8;
   p.mx = ggc::usesMxScales(op);
   p.columnScales = ggc::stagesColumnScales(op);
   p.columnEntries = ggc::columnScaleEntries(op, config);
   p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
-  p.stageScales = ggc::stagesBlockScales(op, config);
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() == 128)
     p.bBlocks = ggc::bBlockScalesPerWarpgroup(config);
-  // A wgmma's f32 accumulator fragment takes N/2 registers per thread (N:
-  // the warpgroup's columns, BN / split_n), and ptxas needs about 26 more
-  // around it (measured: 154 for N = 256). It must fit what setmaxnreg
-  // grants each consumer thread (ptxas allocates the code setmaxnreg.inc
-  // dominates within that count). Two-level accumulation's partial
-  // accumulator may spill past it: slower, still correct.
-  if (int64_t regs = consumerRegisters(p.numConsumers, false);
-      p.warpgroupN / 2 + 26 > regs)
-    return unsupported("block N " + Twine(p.blockN) + " with block M " +
-                       Twine(p.blockM) + ": its " + Twine(p.warpgroupN / 2) +
-                       "-register accumulator does not fit the " +
-                       Twine(regs) + " registers per consumer thread of a " +
-                       "CTA of " + Twine(p.threads()) +
-                       " threads; use a smaller block N or M");
-  // Two partial accumulators and the main one, plus about 40 registers
-  // of addresses, scales and counters, within what setmaxnreg grants the
-  // consumers (ptxas allocates the code it dominates within that grant).
-  // Per-column and MX scales keep the serial loop: their shared-memory
-  // staging waits on every outstanding scale copy.
-  p.pipelinedPromotion =
-      p.twoLevel() && !p.mx && !p.columnScales &&
-      3 * (p.warpgroupN / 2) + 40 <=
-          consumerRegisters(p.numConsumers, /*pipelinedPromotion=*/true);
   // One thread of each consumer warpgroup stages one column's scale.
   if (p.columnScales && p.warpgroupN > kWarpgroupThreads)
     return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
@@ -550,6 +497,17 @@ LogicalResult KernelGenerator::plan() {
                                "lower tf32 with 'b' in layout kn: every "
                                "consumer warpgroup takes part in transposing "
                                "B's tile";
+  KernelPlanAttr kernelPlan = op.getKernelPlanAttr();
+  if (!kernelPlan)
+    return op.emitOpError() << "needs 'kernel_plan'; run gg-plan-kernel "
+                               "before gg-lower-to-nvvm";
+  if (failed(ggc::checkKernelPlan(op, config, kernelPlan)))
+    return failure();
+  p.pipelinedPromotion = kernelPlan.getPromotion() == Promotion::pipelined;
+  p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
+  p.producerRegisters = kernelPlan.getProducerRegisters();
+  p.consumerRegisters = kernelPlan.getConsumerRegisters();
+  p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};
@@ -683,7 +641,7 @@ std::string KernelGenerator::kernelInfo(StringRef name) {
   }
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 swizzled bytes, or all BN columns unswizzled).
-  StringRef poolSwizzle = p.swizzledStaging() ? "128B" : "none";
+  StringRef poolSwizzle = p.swizzledStaging ? "128B" : "none";
   for (int64_t h : p.storePool) {
     if (masked || kGrouped)
       tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h, 1},
@@ -2355,7 +2313,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
         Value rowInTile = b.add(f.row, b.c32(8 * half));
         Value colInTile = b.add(f.col, b.c32(8 * c));
         Value offset;
-        if (p.swizzledStaging()) {
+        if (p.swizzledStaging) {
           // Chunk of 128 bytes, then its row; the 16-byte unit within the
           // row is XORed with row % 8 (the pair never crosses a unit).
           Value byteInRow = b.mul(colInTile, b.c32(outBytes));
@@ -2524,8 +2482,7 @@ void KernelGenerator::emitBody() {
   b.create<scf::IfOp>(
       b.eq(warpgroup, b.c32(0)),
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(producerRegisters(p.numConsumers,
-                                                           p.pipelinedPromotion),
+        b.create<NVVM::SetMaxRegisterOp>(p.producerRegisters,
                                          NVVM::SetMaxRegisterAction::decrease);
         b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
           emitProducer();
@@ -2534,8 +2491,7 @@ void KernelGenerator::emitBody() {
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(consumerRegisters(p.numConsumers,
-                                                           p.pipelinedPromotion),
+        b.create<NVVM::SetMaxRegisterOp>(p.consumerRegisters,
                                          NVVM::SetMaxRegisterAction::increase);
         // Uniform: the consumer's tile addresses and wgmma descriptors then
         // stay in uniform registers, off the vector register file that the

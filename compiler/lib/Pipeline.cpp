@@ -112,6 +112,7 @@ LogicalResult selectConfig(CompileState &state) {
     pm.addPass(createScheduleGroups());
     pm.addPass(createEliminatePadding());
     pm.addPass(createPlanOverfetch());
+    pm.addPass(createPlanKernel());
   });
 }
 

@@ -43,17 +43,6 @@ bool ggc::stagesColumnScales(GroupedMatmulOp op) {
           bScale.getBlockMN() == 1);
 }
 
-bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
-  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
-  // A's scales are one TMA box per stage: a window of BM + 4 consecutive
-  // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
-  // 128x128 blocks shared by every consumer of the tile (no split columns).
-  return aScale && aScale.getKind() == ScaleKind::block &&
-         aScale.getMajor() == ScaleMajor::mn_major && bScale &&
-         bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
-         op.getLayout() != GroupLayout::k_grouped && config.getSplitN() == 1;
-}
-
 int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
   if (!usesMxScales(op))
     return 1;
@@ -282,6 +271,8 @@ struct SelectConfigPass
                          << " one CTA may use; lower the stages or the tile";
         return WalkResult::interrupt();
       }
+      if (failed(ggc::checkRegisterFit(op, config)))
+        return WalkResult::interrupt();
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

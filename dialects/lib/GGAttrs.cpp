@@ -153,3 +153,24 @@ OverfetchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << k;
   return success();
 }
+
+LogicalResult
+KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       Promotion promotion, ScalePlacement scales,
+                       int64_t producerRegisters, int64_t consumerRegisters,
+                       Staging staging) {
+  // setmaxnreg takes a multiple of 8 in [24, 256].
+  for (auto [who, regs] : {std::pair{"producer", producerRegisters},
+                           std::pair{"consumer", consumerRegisters}})
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      return emitError() << "kernel_plan " << who
+                         << " registers must be a multiple of 8 in [24, 256] "
+                            "(setmaxnreg), got "
+                         << regs;
+  if (producerRegisters > consumerRegisters)
+    return emitError() << "kernel_plan gives the producer more registers ("
+                       << producerRegisters << ") than each consumer ("
+                       << consumerRegisters
+                       << "); the producer only issues loads";
+  return success();
+}

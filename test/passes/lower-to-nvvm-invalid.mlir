@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-lower-to-nvvm -verify-diagnostics
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -verify-diagnostics
 
 func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                      %off: memref<5xi32>, %o: memref<?x128xbf16>) {
@@ -176,7 +176,7 @@ func.func @padded_tall_tiles(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 // accumulator's wgmma.
 func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
                                %off: memref<5xi32>, %o: memref<?x256xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: block N 256 with block M 256: its 128-register accumulator does not fit the 112 registers per consumer thread of a CTA of 640 threads; use a smaller block N or M}}
+  // expected-error @+1 {{the 128-register accumulator of a warpgroup's 256 columns does not fit the 112 registers per consumer thread of a CTA of 640 threads; use a smaller block N or M}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x256xbf16>)

@@ -24,7 +24,8 @@ func.func @wrong_overfetch(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
       {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
        schedule = #gg.schedule<order = m_fastest>,
        padding = #gg.padding<idle_warpgroups = compute>,
-       overfetch = #gg.overfetch<rows = 0, k = 0>}
+       overfetch = #gg.overfetch<rows = 0, k = 0>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
   return
 }
 
@@ -42,5 +43,21 @@ func.func @skip_with_transpose(%a: memref<?x256xf32>, %b: memref<4x256x512xf32>,
        schedule = #gg.schedule<order = m_fastest>,
        padding = #gg.padding<idle_warpgroups = skip>,
        overfetch = #gg.overfetch<rows = 127, k = 0>}
+  return
+}
+
+// -----
+
+// How the warpgroups share the work is gg-plan-kernel's to decide.
+func.func @no_kernel_plan(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{needs 'kernel_plan'; run gg-plan-kernel before gg-lower-to-nvvm}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = m_fastest>,
+       padding = #gg.padding<idle_warpgroups = compute>,
+       overfetch = #gg.overfetch<rows = 7, k = 0>}
   return
 }

@@ -79,8 +79,8 @@ int64_t bBlockScalesPerWarpgroup(mlir::gg::ConfigAttr config);
 /// aligned, so A's window starts at the tile's first row rounded down to a
 /// multiple of 4 and spans kAScaleWindowPad more rows (the overfetch of
 /// TMA-Adaptive FP8 Grouped GEMM). Not for k_grouped, split columns or MX.
-bool stagesBlockScales(mlir::gg::GroupedMatmulOp op,
-                       mlir::gg::ConfigAttr config);
+bool canStageBlockScales(mlir::gg::GroupedMatmulOp op,
+                         mlir::gg::ConfigAttr config);
 constexpr int64_t kAScaleWindowPad = 4;
 
 /// f32 factors staged per column and K block: one per MX scale block in
@@ -101,6 +101,31 @@ ScaleSlots scaleSlotsPerWarp(mlir::gg::GroupedMatmulOp op,
 
 /// Buffers of scale slots: the K block being promoted, and the next.
 constexpr int64_t kScaleSlotBuffers = 2;
+
+/// Whether the block scales ride with the stages: as the op's kernel_plan
+/// says, or, before gg-plan-kernel has written one, where they can.
+bool stagesBlockScales(mlir::gg::GroupedMatmulOp op,
+                       mlir::gg::ConfigAttr config);
+
+/// Threads of a warpgroup: the producer is one, each consumer another.
+constexpr int64_t kWarpgroupThreads = 128;
+
+/// Checks that a warpgroup's wgmma accumulator fits the registers
+/// setmaxnreg can give each consumer thread of `config`'s CTA; emits an
+/// error naming the tile otherwise. Run by gg-select-config and
+/// gg-plan-kernel.
+mlir::LogicalResult checkRegisterFit(mlir::gg::GroupedMatmulOp op,
+                                     mlir::gg::ConfigAttr config);
+
+/// gg-plan-kernel's choice for `op` under `config` (see #gg.kernel_plan).
+mlir::gg::KernelPlanAttr chooseKernelPlan(mlir::gg::GroupedMatmulOp op,
+                                          mlir::gg::ConfigAttr config);
+
+/// Whether the kernel can follow `plan`; emits an error naming the part of
+/// it that cannot be followed. Run by gg-plan-kernel and by the lowering.
+mlir::LogicalResult checkKernelPlan(mlir::gg::GroupedMatmulOp op,
+                                    mlir::gg::ConfigAttr config,
+                                    mlir::gg::KernelPlanAttr plan);
 
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.

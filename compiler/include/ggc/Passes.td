@@ -144,13 +144,40 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
   ];
 }
 
+def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
+  let summary = "decide how the kernel's warpgroups share each grouped matmul";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops, after `gg-tma-store-pool`
+    (the staging follows the store pool).
+    Makes: `kernel_plan = #gg.kernel_plan<promotion = serial | pipelined,
+    scales = none | slots | stages, registers = [P, C], staging = none |
+    dense | swizzled>` on every op that has none; a plan the user wrote is
+    checked (`checkKernelPlan`, also run by the lowering) and kept.
+
+    The choices (`chooseKernelPlan` in PlanKernel.cpp), in order:
+    1. promotion: two-level kernels (f8, scales that change along K)
+       pipeline each K block's promotion with the next block's wgmma
+       wherever three accumulators fit the consumers' registers and B's
+       scales are not per column (MX, 1x128);
+    2. scales: 1x128 M-major scales of A and 128x128 of B ride with the
+       stages (TMA box and cp.async per stage) unless split_n or k_grouped;
+       other scales that change along K go through each warp's slots;
+    3. registers: the producer keeps 40 (24 with three or more consumer
+       warpgroups or pipelined promotion), the consumers share the rest;
+    4. staging: the store pool's tile is 128B-swizzled when its rows are
+       whole 128-byte rows, else dense.
+  }];
+  let dependentDialects = ["::mlir::gg::GGDialect"];
+}
+
 def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
   let summary = "generate one persistent, warp-specialised Hopper kernel per grouped matmul";
   let description = [{
     Takes: a module whose functions each hold one `gg.grouped_matmul` with a
-    `#gg.config`, a `#gg.schedule`, a `#gg.padding` and a `#gg.overfetch`
-    (run `gg-select-config`, `gg-schedule-groups`, `gg-eliminate-padding`
-    and `gg-plan-overfetch` first) and take only memrefs.
+    `#gg.config`, a `#gg.schedule`, a `#gg.padding`, a `#gg.overfetch` and
+    a `#gg.kernel_plan` (run `gg-select-config`, `gg-schedule-groups`,
+    `gg-eliminate-padding`, `gg-plan-overfetch` and `gg-plan-kernel` first)
+    and take only memrefs.
     Makes: for each such function `@f`, an `llvm.func @f_kernel` in the LLVM
     and NVVM dialects (with scf/arith control flow still to lower) carrying
     `nvvm.kernel` and the launch contract as JSON in `ggc.kernel_info`; the

@@ -122,6 +122,46 @@ def GG_IdleWarpgroups : I32EnumAttr<"IdleWarpgroups",
   let genSpecializedAttr = 0;
 }
 
+def GG_Promotion : I32EnumAttr<"Promotion",
+    "how a two-level kernel adds each K block's product to its accumulator", [
+  // Wait for block k's wgmma, then scale and add it, then issue block k + 1.
+  I32EnumAttrCase<"serial", 0>,
+  // Block k's promotion runs while block k + 1's wgmma does (two partial
+  // accumulators beside the main one).
+  I32EnumAttrCase<"pipelined", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
+def GG_ScalePlacement : I32EnumAttr<"ScalePlacement",
+    "where the consumers find the scales that change along K", [
+  // The op has no such scales (none, or per-tensor / per-channel ones,
+  // applied once in the epilogue).
+  I32EnumAttrCase<"none", 0>,
+  // Each consumer warp copies its K block's scale words into its own
+  // shared-memory slots, one K block ahead (cp.async).
+  I32EnumAttrCase<"slots", 1>,
+  // The producer loads them with each stage's tiles.
+  I32EnumAttrCase<"stages", 2>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
+def GG_Staging : I32EnumAttr<"Staging",
+    "how the output tile is laid out in shared memory for the store pool", [
+  // No staged tile: per-thread stores from registers.
+  I32EnumAttrCase<"none", 0>,
+  // Dense rows of BN elements.
+  I32EnumAttrCase<"dense", 1>,
+  // Column chunks of 128 bytes, 128B-swizzled like the operand tiles.
+  I32EnumAttrCase<"swizzled", 2>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
@@ -270,6 +310,39 @@ def GG_OverfetchAttr : GG_Attr<"Overfetch", "overfetch"> {
   }];
   let parameters = (ins "int64_t":$rows, "int64_t":$k);
   let assemblyFormat = "`<` `rows` `=` $rows `,` `k` `=` $k `>`";
+  let genVerifyDecl = 1;
+}
+
+def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
+  let summary = "how the kernel's warpgroups share the work of one grouped matmul";
+  let description = [{
+    Written by `gg-plan-kernel` (or by the user, to override it), read by
+    the lowering and nowhere decided again:
+
+    - `promotion`: two-level kernels (f8, scales that change along K) add
+      each K block's product to the f32 accumulator either `serial`ly or
+      `pipelined` with the next block's wgmma (three accumulators per
+      consumer thread).
+    - `scales`: where the consumers read the scales that change along K:
+      `slots` (each warp copies its own, a K block ahead), `stages` (the
+      producer loads them with the tiles) or `none` (the op has none).
+    - `registers = [producer, consumer]`: what `setmaxnreg` gives each
+      thread of the producer warpgroup and of each consumer warpgroup.
+    - `staging`: the layout of the output tile the store pool stores from
+      (`none` without a store pool).
+  }];
+  let parameters = (ins
+    EnumParameter<GG_Promotion>:$promotion,
+    EnumParameter<GG_ScalePlacement>:$scales,
+    "int64_t":$producerRegisters,
+    "int64_t":$consumerRegisters,
+    EnumParameter<GG_Staging>:$staging
+  );
+  let assemblyFormat = [{
+    `<` `promotion` `=` $promotion `,` `scales` `=` $scales `,`
+        `registers` `=` `[` $producerRegisters `,` $consumerRegisters `]` `,`
+        `staging` `=` $staging `>`
+  }];
   let genVerifyDecl = 1;
 }
 

@@ -49,6 +49,9 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     that belong to its group are stored as a sum of such boxes, so no row of
     a neighbouring group is written; an empty list asks for per-thread
     stores instead.
+    `kernel_plan` (written by `gg-plan-kernel`) records how the kernel's
+    warpgroups share the work: promotion, scale placement, register split,
+    staging of the output tile (see `#gg.kernel_plan`).
 
     Example:
     ```mlir
@@ -86,7 +89,8 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
     OptionalAttr<GG_ScheduleAttr>:$schedule,
     OptionalAttr<GG_PaddingAttr>:$padding,
-    OptionalAttr<GG_OverfetchAttr>:$overfetch
+    OptionalAttr<GG_OverfetchAttr>:$overfetch,
+    OptionalAttr<GG_KernelPlanAttr>:$kernel_plan
   );
   let regions = (region AnyRegion:$epilogue);
 

@@ -1,0 +1,239 @@
+//===- PlanKernel.cpp - gg-plan-kernel -------------------------------------===//
+//
+// Decides how the kernel's warpgroups share the work of each
+// gg.grouped_matmul and records it as #gg.kernel_plan: how each K block's
+// product is promoted, where the scales that change along K are read from,
+// how setmaxnreg splits the register file, and how the store pool's output
+// tile is laid out. The lowering reads these and decides none of them
+// again; a plan written by the user is checked and kept.
+//
+//===----------------------------------------------------------------------===//
+#include "ggc/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_PLANKERNEL
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
+constexpr int64_t kMaxConsumerRegisters = 240;
+/// Registers ptxas needs around a wgmma accumulator fragment (measured: 154
+/// for a 256-column warpgroup's 128) and, with pipelined promotion, around
+/// its three (addresses, scales, counters).
+constexpr int64_t kAccumulatorOverhead = 26;
+constexpr int64_t kPipelinedOverhead = 40;
+
+int64_t numConsumers(ConfigAttr config) {
+  return config.getBlockM() / 64 * config.getSplitN();
+}
+int64_t accumulatorRegisters(ConfigAttr config) {
+  return config.getBlockN() / config.getSplitN() / 2;
+}
+
+/// Registers per thread when the CTA starts: the register file split evenly
+/// over its threads, a multiple of 8. setmaxnreg only redistributes these.
+int64_t initialRegisters(int64_t consumers) {
+  return kRegisterFile / (ggc::kWarpgroupThreads * (1 + consumers)) / 8 * 8;
+}
+
+/// The producer keeps 40 registers, as DeepGEMM, unless the consumers need
+/// every register: 24 (the least setmaxnreg allows) with three or more
+/// consumer warpgroups (a 192-row f8 tile spills 36 bytes at 152 registers
+/// per consumer, 4 at 160), and with pipelined promotion (three 64-register
+/// accumulators: 4 bytes spilled at 232, none at 240).
+int64_t producerRegisters(int64_t consumers, bool pipelined) {
+  return consumers >= 3 || pipelined ? 24 : 40;
+}
+
+/// What the producer's spare registers give each consumer thread: 232 with
+/// 2 consumer warpgroups (240 with a 24-register producer), 160 with 3,
+/// 112 with 4. ptxas allocates the code setmaxnreg.inc dominates within
+/// that count.
+int64_t consumerRegisters(int64_t consumers, int64_t producer) {
+  int64_t pool = initialRegisters(consumers) * (1 + consumers) - producer;
+  return std::min(kMaxConsumerRegisters, pool / consumers / 8 * 8);
+}
+
+/// Two-level accumulation: each K block's product goes into a fresh partial
+/// accumulator that is scaled and added in f32 (DeepGEMM's), for scales that
+/// change along K and for every f8 kernel, whose tensor-core accumulation
+/// loses precision over a long K.
+bool twoLevel(GroupedMatmulOp op) {
+  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
+  Type a = op.getAType().getElementType();
+  return isa<Float8E4M3FNType, Float8E5M2Type>(a) ||
+         variesAlongK(op.getAScaleKindAttr()) ||
+         variesAlongK(op.getBScaleKindAttr());
+}
+
+/// Pipelined promotion keeps two partial accumulators beside the main one:
+/// it needs a two-level kernel whose scales are not staged per column (MX
+/// and per-column scales wait on every outstanding copy each block).
+bool canPipelinePromotion(GroupedMatmulOp op) {
+  return twoLevel(op) && !ggc::stagesColumnScales(op);
+}
+bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
+  return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
+}
+
+bool hasScalesAlongK(GroupedMatmulOp op) {
+  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
+  return variesAlongK(op.getAScaleKindAttr()) ||
+         variesAlongK(op.getBScaleKindAttr());
+}
+
+/// A staged output tile of whole 128-byte rows is kept as 128B-swizzled
+/// column chunks, which spread a warp's fragment stores over all 32 banks
+/// (dense 256-byte rows put a warp's 8 rows on the same banks).
+bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config) {
+  Type out = op.getOutType().getElementType();
+  return config.getBlockN() * ggc::byteWidth(out) % ggc::kSwizzleBytes == 0;
+}
+
+bool hasStorePool(GroupedMatmulOp op) {
+  std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
+  return pool && !pool->empty();
+}
+} // namespace
+
+bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
+  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+  // A's scales are one TMA box per stage: a window of BM + 4 consecutive
+  // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
+  // 128x128 blocks shared by every consumer of the tile (no split columns).
+  return aScale && aScale.getKind() == ScaleKind::block &&
+         aScale.getMajor() == ScaleMajor::mn_major && bScale &&
+         bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
+         op.getLayout() != GroupLayout::k_grouped && config.getSplitN() == 1;
+}
+
+bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
+  if (KernelPlanAttr plan = op.getKernelPlanAttr())
+    return plan.getScales() == ScalePlacement::stages;
+  return canStageBlockScales(op, config);
+}
+
+LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t consumers = numConsumers(config);
+  int64_t regs = consumerRegisters(consumers, producerRegisters(consumers, false));
+  if (accumulatorRegisters(config) + kAccumulatorOverhead <= regs)
+    return success();
+  return op.emitOpError()
+         << "config " << config << ": the " << accumulatorRegisters(config)
+         << "-register accumulator of a warpgroup's " << config.getBlockN() /
+                                                             config.getSplitN()
+         << " columns does not fit the " << regs
+         << " registers per consumer thread of a CTA of "
+         << kWarpgroupThreads * (1 + consumers)
+         << " threads; use a smaller block N or M";
+}
+
+KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t consumers = numConsumers(config);
+  // 1. Promotion: pipelined wherever the three accumulators fit the
+  //    registers a 24-register producer leaves the consumers.
+  bool pipelined =
+      canPipelinePromotion(op) &&
+      pipelinedPromotionFits(config,
+                             consumerRegisters(consumers,
+                                               producerRegisters(consumers, true)));
+  // 2. Scales: with the stages where they can ride there (one TMA box and a
+  //    cp.async per stage), else each warp's own slots.
+  ScalePlacement scales = !hasScalesAlongK(op) ? ScalePlacement::none
+                          : canStageBlockScales(op, config)
+                              ? ScalePlacement::stages
+                              : ScalePlacement::slots;
+  // 3. Registers: what the producer keeps, the rest to the consumers.
+  int64_t producer = producerRegisters(consumers, pipelined);
+  // 4. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
+  Staging staging = !hasStorePool(op)                  ? Staging::none
+                    : canSwizzleStaging(op, config) ? Staging::swizzled
+                                                    : Staging::dense;
+  return KernelPlanAttr::get(op.getContext(),
+                             pipelined ? Promotion::pipelined
+                                       : Promotion::serial,
+                             scales, producer,
+                             consumerRegisters(consumers, producer), staging);
+}
+
+LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
+                                   KernelPlanAttr plan) {
+  auto error = [&]() { return op.emitOpError() << "kernel_plan " << plan; };
+  if (plan.getPromotion() == Promotion::pipelined) {
+    if (!canPipelinePromotion(op))
+      return error() << " cannot pipeline the promotion: only two-level "
+                        "kernels (f8, scales that change along K) promote, "
+                        "and MX or per-column scales of B promote serially";
+    if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
+      return error() << " gives each consumer " << plan.getConsumerRegisters()
+                     << " registers, fewer than the "
+                     << 3 * accumulatorRegisters(config) + kPipelinedOverhead
+                     << " pipelined promotion needs; use promotion = serial";
+  }
+  if ((plan.getScales() == ScalePlacement::none) == hasScalesAlongK(op))
+    return error() << " must place scales "
+                   << (hasScalesAlongK(op) ? "in 'slots' or 'stages': the op "
+                                             "has scales that change along K"
+                                           : "'none': the op has no scales "
+                                             "that change along K");
+  if (plan.getScales() == ScalePlacement::stages &&
+      !canStageBlockScales(op, config))
+    return error() << " cannot carry scales in the stages: that takes "
+                      "1x128 M-major block scales of 'a', 128x128 of 'b', "
+                      "no split_n and a layout other than k_grouped";
+  if ((plan.getStaging() == Staging::none) == hasStorePool(op))
+    return error() << " must have staging "
+                   << (hasStorePool(op) ? "'dense' or 'swizzled' with a "
+                                          "store_pool"
+                                        : "'none' without a store_pool");
+  if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
+    return error() << " cannot swizzle the staged tile: its rows of "
+                   << config.getBlockN() << " outputs are not whole 128-byte "
+                                            "rows; use staging = dense";
+  int64_t consumers = numConsumers(config);
+  int64_t pool = initialRegisters(consumers) * (1 + consumers);
+  if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >
+          pool ||
+      plan.getProducerRegisters() > initialRegisters(consumers))
+    return error() << " does not split the register file: a CTA of "
+                   << kWarpgroupThreads * (1 + consumers)
+                   << " threads starts with " << initialRegisters(consumers)
+                   << " per thread; setmaxnreg may lower the producer's and "
+                      "move the rest to the consumers, never more than the total";
+  if (accumulatorRegisters(config) + kAccumulatorOverhead >
+      plan.getConsumerRegisters())
+    return error() << " gives each consumer " << plan.getConsumerRegisters()
+                   << " registers, too few for its "
+                   << accumulatorRegisters(config) << "-register accumulator";
+  return success();
+}
+
+namespace {
+struct PlanKernelPass : public ggc::impl::PlanKernelBase<PlanKernelPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      ConfigAttr config = ggc::requireConfig(op, "gg-plan-kernel");
+      if (!config)
+        return WalkResult::interrupt();
+      KernelPlanAttr plan = op.getKernelPlanAttr();
+      if (!plan) {
+        if (failed(ggc::checkRegisterFit(op, config)))
+          return WalkResult::interrupt();
+        op.setKernelPlanAttr(ggc::chooseKernelPlan(op, config));
+        return WalkResult::advance();
+      }
+      return failed(ggc::checkKernelPlan(op, config, plan))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

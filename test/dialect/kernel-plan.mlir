@@ -1,0 +1,48 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// #gg.kernel_plan prints as it parses.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>
+func.func @roundtrip(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                     %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>}
+  return
+}
+
+// -----
+
+func.func @odd_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                         %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan consumer registers must be a multiple of 8 in [24, 256] (setmaxnreg), got 230}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 230], staging = none>}
+  return
+}
+
+// -----
+
+func.func @producer_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan producer registers must be a multiple of 8 in [24, 256] (setmaxnreg), got 16}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [16, 232], staging = none>}
+  return
+}
+
+// -----
+
+func.func @producer_over_consumer(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan gives the producer more registers (232) than each consumer (40); the producer only issues loads}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [232, 40], staging = none>}
+  return
+}

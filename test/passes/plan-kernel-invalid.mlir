@@ -1,0 +1,121 @@
+// RUN: ggc-opt %s -split-input-file -gg-plan-kernel -verify-diagnostics
+
+// Only two-level kernels promote.
+func.func @pipelined_bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot pipeline the promotion: only two-level kernels (f8, scales that change along K) promote}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
+  return
+}
+
+// -----
+
+// Scales that change along K must be placed somewhere.
+func.func @unplaced_scales(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
+                           %m: memref<4xi32>, %sa: memref<4x16x256xf32>,
+                           %sb: memref<4x56x16xf32>, %o: memref<4x256x7168xbf16>) {
+  // expected-error @+1 {{must place scales in 'slots' or 'stages': the op has scales that change along K}}
+  gg.grouped_matmul masked a(%a : memref<4x256x2048xf8E4M3FN>)
+      b(%b : memref<4x7168x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x56x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [24, 240], staging = none>}
+  return
+}
+
+// -----
+
+// K-major scales of A cannot ride with the stages (one TMA box per stage
+// needs the tile's rows contiguous).
+func.func @stages_k_major(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
+                          %off: memref<5xi32>, %sa: memref<?x16xf32>,
+                          %sb: memref<4x8x16xf32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 M-major block scales of 'a', 128x128 of 'b', no split_n and a layout other than k_grouped}}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<4x1024x2048xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<?x16xf32>, <block 1x128, k_major>)
+      b_scale(%sb : memref<4x8x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = none>}
+  return
+}
+
+// -----
+
+// A staged tile needs a store pool, and the pool a staged tile.
+func.func @staging_without_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{must have staging 'none' without a store_pool}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense>}
+  return
+}
+
+// -----
+
+// 96 bf16 outputs are 192 bytes: not whole 128-byte rows to swizzle.
+func.func @swizzle_narrow(%a: memref<?x512xbf16>, %b: memref<8x960x512xbf16>,
+                          %off: memref<9xi32>, %o: memref<?x960xbf16>) {
+  // expected-error @+1 {{cannot swizzle the staged tile: its rows of 96 outputs are not whole 128-byte rows; use staging = dense}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x960x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x960xbf16>)
+      {config = #gg.config<block = [128, 96, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled>}
+  return
+}
+
+// -----
+
+// Two consumer warpgroups and a producer start with 168 registers a thread
+// (65536 over 384 threads): 40 + 2 x 240 is more than they hold.
+func.func @too_many_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{does not split the register file: a CTA of 384 threads starts with 168 per thread}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 240], staging = none>}
+  return
+}
+
+// -----
+
+// A 64x256 accumulator takes 128 registers a thread, plus what ptxas
+// needs around it.
+func.func @too_few_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                             %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{gives each consumer 136 registers, too few for its 128-register accumulator}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 136], staging = none>}
+  return
+}
+
+// -----
+
+// Four consumer warpgroups (256-row tiles) leave 112 registers a consumer
+// thread, too few for a 64x256 accumulator.
+func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
+                               %off: memref<5xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{the 128-register accumulator of a warpgroup's 256 columns does not fit the 112 registers per consumer thread of a CTA of 640 threads}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [256, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

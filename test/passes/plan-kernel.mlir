@@ -1,0 +1,94 @@
+// RUN: ggc-opt %s -split-input-file -gg-plan-kernel | FileCheck %s
+
+// Before: a configured bf16 op, no scales, no store pool. After: one-level
+// accumulation (promotion is moot: serial), no scales to place, 40
+// registers for the producer and 232 for each of the two consumers (a CTA
+// of 384 threads starts with 168 each), no staged tile.
+// CHECK-LABEL: func.func @bf16
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>
+func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// f8 with 1x128 M-major scales of A and 128x128 of B on 128x128 tiles: the
+// promotion pipelines (three 64-register accumulators fit the 240 a
+// 24-register producer leaves), the scales ride with the stages, and the
+// store pool's 256-byte rows are staged swizzled.
+// CHECK-LABEL: func.func @fp8_blocks
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>
+func.func @fp8_blocks(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
+                      %m: memref<4xi32>, %sa: memref<4x16x256xf32>,
+                      %sb: memref<4x56x16xf32>, %o: memref<4x256x7168xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x2048xf8E4M3FN>)
+      b(%b : memref<4x7168x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x56x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// A 64x256 tile split between two warpgroups (split_n = 2): the scales go
+// through each warp's slots (B's block is not shared by the whole tile);
+// each warpgroup's 128 columns keep three 64-register accumulators, which
+// fit: pipelined promotion.
+// CHECK-LABEL: func.func @fp8_split
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = swizzled>
+func.func @fp8_split(%a: memref<4x64x2048xf8E4M3FN>, %b: memref<4x4096x2048xf8E4M3FN>,
+                     %m: memref<4xi32>, %sa: memref<4x16x64xf32>,
+                     %sb: memref<4x32x16xf32>, %o: memref<4x64x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x64x2048xf8E4M3FN>)
+      b(%b : memref<4x4096x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x64xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x32x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x64x4096xbf16>)
+      {config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>,
+       store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// A plan the user wrote is kept: serial promotion where pipelined would fit.
+// CHECK-LABEL: func.func @user_plan
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [24, 240], staging = none>
+func.func @user_plan(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
+                     %m: memref<4xi32>, %sa: memref<4x16x256xf32>,
+                     %sb: memref<4x56x16xf32>, %o: memref<4x256x7168xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x2048xf8E4M3FN>)
+      b(%b : memref<4x7168x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x56x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [24, 240], staging = none>}
+  return
+}
+
+// -----
+
+// Per-column (1x128) scales of B are staged per K block by each warpgroup:
+// their promotion stays serial.
+// CHECK-LABEL: func.func @fp8_column_scales
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>
+func.func @fp8_column_scales(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
+                             %off: memref<5xi32>, %sa: memref<?x16xf32>,
+                             %sb: memref<4x1024x16xf32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<4x1024x2048xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<?x16xf32>, <block 1x128, k_major>)
+      b_scale(%sb : memref<4x1024x16xf32>, <block 1x128, k_major>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -97,6 +97,17 @@ public:
                             << form << "), but has " << type;
   }
 
+  /// Shape first, then element type: when both are wrong, the shape error
+  /// is the one reported (and the one the tests expect).
+  LogicalResult shapeAndType(StringRef name, Value v,
+                             ArrayRef<int64_t> expected, StringRef meaning,
+                             function_ref<bool(Type)> accept,
+                             StringRef types) {
+    if (failed(shape(name, v, expected, meaning)))
+      return failure();
+    return elementType(name, v, accept, types);
+  }
+
   /// The kernel is specialised for static sizes and computes on them in
   /// 32-bit integers (see kMaxStaticSize); a larger one would be truncated.
   LogicalResult sizeRange(StringRef name, Value v) {
@@ -129,6 +140,19 @@ struct NamedOperand {
   StringRef name;
   Value value;
 };
+
+/// The shape an operand must have, and how an error names it.
+struct ExpectedShape {
+  SmallVector<int64_t> shape;
+  std::string meaning;
+};
+
+/// One value per row of A: per-channel scales of A and `rows` vectors.
+ExpectedShape perRowShape(GroupLayout layout, const GroupedMatmulOp::Dims &d) {
+  if (layout == GroupLayout::masked)
+    return {{d.numGroups, d.m}, "G x M_max, one per row"};
+  return {{d.m}, "M, one per row"};
+}
 
 } // namespace
 
@@ -177,395 +201,465 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
   return std::nullopt;
 }
 
-LogicalResult GroupedMatmulOp::verify() {
-  ShapeChecker check(*this);
-  GroupLayout layout = getLayout();
-  bool kGrouped = layout == GroupLayout::k_grouped;
-  bool masked = layout == GroupLayout::masked;
+//===----------------------------------------------------------------------===//
+// GroupedMatmulOp::verify: the checks in the order they run. The first error
+// is the one reported, so the order is part of the contract the tests pin
+// down; a later check may rely on what an earlier one established (sizes
+// are read by rank only once the ranks hold).
+//===----------------------------------------------------------------------===//
 
-  // Every operand is read or written with TMA or plain row-major indexing.
-  SmallVector<NamedOperand> all = {
-      {"a", getA()}, {"b", getB()}, {"groups", getGroups()}, {"out", getOut()}};
-  if (getAScale())
-    all.push_back({"a_scale", getAScale()});
-  if (getBScale())
-    all.push_back({"b_scale", getBScale()});
-  for (Value v : getRowVectors())
+/// Every operand is read or written with TMA or plain row-major indexing.
+static LogicalResult verifyOperandMemRefs(GroupedMatmulOp op) {
+  SmallVector<NamedOperand> all = {{"a", op.getA()},
+                                   {"b", op.getB()},
+                                   {"groups", op.getGroups()},
+                                   {"out", op.getOut()}};
+  if (op.getAScale())
+    all.push_back({"a_scale", op.getAScale()});
+  if (op.getBScale())
+    all.push_back({"b_scale", op.getBScale()});
+  for (Value v : op.getRowVectors())
     all.push_back({"rows", v});
-  for (Value v : getColVectors())
+  for (Value v : op.getColVectors())
     all.push_back({"cols", v});
-  for (Value v : getGroupScalars())
+  for (Value v : op.getGroupScalars())
     all.push_back({"group_scalars", v});
+  ShapeChecker check(op);
   for (const NamedOperand &o : all) {
     auto type = cast<MemRefType>(o.value.getType());
     if (!type.getLayout().isIdentity())
-      return emitOpError() << "'" << o.name
-                           << "' must have an identity (contiguous row-major) "
-                              "layout, but has "
-                           << type;
+      return op.emitOpError()
+             << "'" << o.name
+             << "' must have an identity (contiguous row-major) layout, but "
+                "has "
+             << type;
     if (failed(check.sizeRange(o.name, o.value)))
       return failure();
   }
+  return success();
+}
 
-  // Element types.
-  Type aElem = getAType().getElementType();
-  Type bElem = getBType().getElementType();
-  Type outElem = getOutType().getElementType();
+static LogicalResult verifyElementTypes(GroupedMatmulOp op) {
+  ShapeChecker check(op);
   const char *matrixTypes = "bf16, f16, f32, f8E4M3FN or f8E5M2";
-  if (failed(check.elementType("a", getA(), isMatrixElementType, matrixTypes)) ||
-      failed(check.elementType("b", getB(), isMatrixElementType, matrixTypes)) ||
-      failed(check.elementType("out", getOut(), isOutputElementType,
+  if (failed(check.elementType("a", op.getA(), isMatrixElementType,
+                               matrixTypes)) ||
+      failed(check.elementType("b", op.getB(), isMatrixElementType,
+                               matrixTypes)) ||
+      failed(check.elementType("out", op.getOut(), isOutputElementType,
                                "bf16, f16 or f32")))
     return failure();
+  Type aElem = op.getAType().getElementType();
+  Type bElem = op.getBType().getElementType();
   if (aElem != bElem && !(isF8(aElem) && isF8(bElem)))
-    return emitOpError() << "'a' and 'b' must have the same element type "
-                            "(or both be f8), but have "
-                         << aElem << " and " << bElem;
-  if (getTf32() && !aElem.isF32())
-    return emitOpError() << "'tf32' math applies to f32 operands only, but 'a' "
-                            "has element type "
-                         << aElem;
+    return op.emitOpError() << "'a' and 'b' must have the same element type "
+                               "(or both be f8), but have "
+                            << aElem << " and " << bElem;
+  if (op.getTf32() && !aElem.isF32())
+    return op.emitOpError()
+           << "'tf32' math applies to f32 operands only, but 'a' has element "
+              "type "
+           << aElem;
+  return success();
+}
 
-  // Operand layouts.
-  OperandLayout aLayout = getALayout(), bLayout = getBLayout(),
-                outLayout = getOutLayout();
+static LogicalResult verifyOperandLayouts(GroupedMatmulOp op) {
+  bool kGrouped = op.getLayout() == GroupLayout::k_grouped;
+  OperandLayout aLayout = op.getALayout(), bLayout = op.getBLayout(),
+                outLayout = op.getOutLayout();
   if (aLayout != OperandLayout::mk && aLayout != OperandLayout::km)
-    return emitOpError() << "layout of 'a' must be mk or km, but is "
-                         << stringifyOperandLayout(aLayout);
+    return op.emitOpError() << "layout of 'a' must be mk or km, but is "
+                            << stringifyOperandLayout(aLayout);
   if (aLayout == OperandLayout::km && !kGrouped)
-    return emitOpError() << "layout km of 'a' (tokens along the columns) is "
-                            "only supported with k_grouped";
+    return op.emitOpError() << "layout km of 'a' (tokens along the columns) "
+                               "is only supported with k_grouped";
   if (bLayout != OperandLayout::nk && bLayout != OperandLayout::kn)
-    return emitOpError() << "layout of 'b' must be nk or kn, but is "
-                         << stringifyOperandLayout(bLayout);
+    return op.emitOpError() << "layout of 'b' must be nk or kn, but is "
+                            << stringifyOperandLayout(bLayout);
   if (outLayout != OperandLayout::mn && outLayout != OperandLayout::nm)
-    return emitOpError() << "layout of 'out' must be mn or nm, but is "
-                         << stringifyOperandLayout(outLayout);
+    return op.emitOpError() << "layout of 'out' must be mn or nm, but is "
+                            << stringifyOperandLayout(outLayout);
   if (outLayout == OperandLayout::nm && !kGrouped)
-    return emitOpError() << "layout nm of 'out' is only supported with "
-                            "k_grouped (a transposed per-group output)";
-  if (isF8(aElem) &&
+    return op.emitOpError() << "layout nm of 'out' is only supported with "
+                               "k_grouped (a transposed per-group output)";
+  if (isF8(op.getAType().getElementType()) &&
       (aLayout != OperandLayout::mk || bLayout != OperandLayout::nk))
-    return emitOpError() << "f8 operands must be K-major (wgmma reads f8 "
-                            "only along K): 'a' must be mk and 'b' nk";
+    return op.emitOpError() << "f8 operands must be K-major (wgmma reads f8 "
+                               "only along K): 'a' must be mk and 'b' nk";
+  return success();
+}
 
-  // Ranks, static sizes, and the sizes every layout shares.
-  bool bIsNK = bLayout == OperandLayout::nk;
-  int64_t bRank = kGrouped ? 2 : 3;
-  if (failed(check.rank("b", getB(), bRank,
-                        kGrouped ? (bIsNK ? "[N, K]" : "[K, N]")
-                                 : (bIsNK ? "[G, N, K]" : "[G, K, N]"))))
-    return failure();
-  if (!kGrouped) {
-    if (failed(check.staticDim("b", getB(), 0, "G")) ||
-        failed(check.staticDim("b", getB(), 1, bIsNK ? "N" : "K")) ||
-        failed(check.staticDim("b", getB(), 2, bIsNK ? "K" : "N")))
+/// The ranks getDims() reads G, M, N and K by, and which of those sizes
+/// must be static: all but M, and M too with k_grouped.
+static LogicalResult verifyRanksAndStaticSizes(GroupedMatmulOp op) {
+  ShapeChecker check(op);
+  Value a = op.getA(), b = op.getB(), out = op.getOut();
+  bool bIsNK = op.getBLayout() == OperandLayout::nk;
+  if (op.getLayout() != GroupLayout::k_grouped) {
+    if (failed(check.rank("b", b, 3, bIsNK ? "[G, N, K]" : "[G, K, N]")) ||
+        failed(check.staticDim("b", b, 0, "G")) ||
+        failed(check.staticDim("b", b, 1, bIsNK ? "N" : "K")) ||
+        failed(check.staticDim("b", b, 2, bIsNK ? "K" : "N")))
       return failure();
-  } else if (failed(check.staticDim("b", getB(), bIsNK ? 0 : 1, "N"))) {
-    return failure();
+    if (op.getLayout() == GroupLayout::masked)
+      return check.rank("a", a, 3, "[G, M_max, K]");
+    return check.rank("a", a, 2, "[M, K] token-packed rows");
   }
+  bool aIsMK = op.getALayout() == OperandLayout::mk;
+  bool outIsMN = op.getOutLayout() == OperandLayout::mn;
+  return success(
+      succeeded(check.rank("b", b, 2, bIsNK ? "[N, K]" : "[K, N]")) &&
+      succeeded(check.staticDim("b", b, bIsNK ? 0 : 1, "N")) &&
+      succeeded(check.rank("a", a, 2, aIsMK ? "[M, K]" : "[K, M]")) &&
+      succeeded(check.staticDim("a", a, aIsMK ? 0 : 1, "M")) &&
+      succeeded(
+          check.rank("out", out, 3, outIsMN ? "[G, M, N]" : "[G, N, M]")) &&
+      succeeded(check.staticDim("out", out, 0, "G")));
+}
 
-  ArrayRef<int64_t> aShape = getAType().getShape();
-  ArrayRef<int64_t> bShape = getBType().getShape();
-  ArrayRef<int64_t> outShape = getOutType().getShape();
-  int64_t g = 0, m = 0, n = 0, k = 0;
-  switch (layout) {
+/// A, B and out agree on the G, M, N and K that getDims() read off them.
+static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
+                                        const GroupedMatmulOp::Dims &d) {
+  ShapeChecker check(op);
+  auto [g, m, n, k] = d;
+  switch (op.getLayout()) {
   case GroupLayout::contiguous:
-  case GroupLayout::padded_contiguous: {
-    g = bShape[0];
-    n = bIsNK ? bShape[1] : bShape[2];
-    k = bIsNK ? bShape[2] : bShape[1];
-    if (failed(check.rank("a", getA(), 2, "[M, K] token-packed rows")))
-      return failure();
-    m = aShape[0];
-    if (failed(check.shape("a", getA(), {kDynamic, k}, "M x K")) ||
-        failed(check.shape("out", getOut(), {m, n}, "M x N")))
-      return failure();
-    if (layout == GroupLayout::contiguous) {
-      if (failed(check.shape("groups", getGroups(), {plus(g, 1)},
-                             "G+1 group offsets, CSR m_indptr")) ||
-          failed(check.elementType(
-              "groups", getGroups(),
-              [](Type t) { return t.isInteger(32) || t.isInteger(64); },
-              "i32 or i64 (offsets)")))
-        return failure();
-    } else {
-      if (failed(check.shape("groups", getGroups(), {m},
-                             "one group index per row of A")) ||
-          failed(check.elementType(
-              "groups", getGroups(), [](Type t) { return t.isInteger(32); },
-              "i32 (group index per row, -1 = skip)")))
-        return failure();
-    }
-    break;
-  }
-  case GroupLayout::masked: {
-    g = bShape[0];
-    n = bIsNK ? bShape[1] : bShape[2];
-    k = bIsNK ? bShape[2] : bShape[1];
-    if (failed(check.rank("a", getA(), 3, "[G, M_max, K]")))
-      return failure();
-    m = aShape[1];
-    if (failed(check.shape("a", getA(), {g, kDynamic, k}, "G x M_max x K")) ||
-        failed(check.shape("out", getOut(), {g, m, n}, "G x M_max x N")) ||
-        failed(check.shape("groups", getGroups(), {g},
-                           "valid rows per group, masked_m")) ||
-        failed(check.elementType(
-            "groups", getGroups(), [](Type t) { return t.isInteger(32); },
-            "i32 (valid rows per group)")))
-      return failure();
-    break;
-  }
+  case GroupLayout::padded_contiguous:
+    return success(
+        succeeded(check.shape("a", op.getA(), {kDynamic, k}, "M x K")) &&
+        succeeded(check.shape("out", op.getOut(), {m, n}, "M x N")));
+  case GroupLayout::masked:
+    return success(succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
+                                         "G x M_max x K")) &&
+                   succeeded(check.shape("out", op.getOut(), {g, m, n},
+                                         "G x M_max x N")));
   case GroupLayout::k_grouped: {
-    bool aIsMK = aLayout == OperandLayout::mk;
-    bool outIsMN = outLayout == OperandLayout::mn;
-    if (failed(check.rank("a", getA(), 2, aIsMK ? "[M, K]" : "[K, M]")) ||
-        failed(check.staticDim("a", getA(), aIsMK ? 0 : 1, "M")) ||
-        failed(check.rank("out", getOut(), 3,
-                          outIsMN ? "[G, M, N]" : "[G, N, M]")) ||
-        failed(check.staticDim("out", getOut(), 0, "G")))
-      return failure();
-    g = outShape[0];
-    m = aIsMK ? aShape[0] : aShape[1];
-    k = aIsMK ? aShape[1] : aShape[0];
-    n = bIsNK ? bShape[0] : bShape[1];
-    SmallVector<int64_t> bExpected =
-        bIsNK ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n};
-    SmallVector<int64_t> outExpected = outIsMN
-                                           ? SmallVector<int64_t>{g, m, n}
-                                           : SmallVector<int64_t>{g, n, m};
-    if (failed(check.shape("b", getB(), bExpected,
-                           "K of 'b' must equal K of 'a'")) ||
-        failed(check.shape("out", getOut(), outExpected,
-                           "one output matrix per group")) ||
-        failed(check.shape("groups", getGroups(), {plus(g, 1)},
-                           "G+1 offsets into K")) ||
-        failed(check.elementType(
-            "groups", getGroups(),
-            [](Type t) { return t.isInteger(32) || t.isInteger(64); },
-            "i32 or i64 (offsets)")))
-      return failure();
-    break;
+    bool bIsNK = op.getBLayout() == OperandLayout::nk;
+    bool outIsMN = op.getOutLayout() == OperandLayout::mn;
+    return success(
+        succeeded(check.shape("b", op.getB(),
+                              bIsNK ? SmallVector<int64_t>{n, k}
+                                    : SmallVector<int64_t>{k, n},
+                              "K of 'b' must equal K of 'a'")) &&
+        succeeded(check.shape("out", op.getOut(),
+                              outIsMN ? SmallVector<int64_t>{g, m, n}
+                                      : SmallVector<int64_t>{g, n, m},
+                              "one output matrix per group")));
   }
   }
-  if (g < 1)
-    return emitOpError() << "the number of groups G must be at least 1, but "
-                            "is "
-                         << g;
+  llvm_unreachable("unknown group layout");
+}
 
-  if (std::optional<int64_t> expectedM = getExpectedM()) {
-    if (!masked)
-      return emitOpError() << "'expected_m' is a hint for the masked layout "
-                              "only";
-    if (*expectedM < 1 || (!ShapedType::isDynamic(m) && *expectedM > m))
-      return emitOpError() << "'expected_m' must be in [1, M_max = "
-                           << (ShapedType::isDynamic(m) ? std::string("?")
-                                                        : std::to_string(m))
-                           << "], but is " << *expectedM;
+/// What `groups` holds depends on the layout: offsets into M or K, a group
+/// per row of A, or the valid rows of each group.
+static LogicalResult verifyGroupsOperand(GroupedMatmulOp op,
+                                         const GroupedMatmulOp::Dims &d) {
+  ShapeChecker check(op);
+  Value groups = op.getGroups();
+  auto isI32 = [](Type t) { return t.isInteger(32); };
+  auto isOffset = [](Type t) { return t.isInteger(32) || t.isInteger(64); };
+  int64_t offsets = plus(d.numGroups, 1);
+  switch (op.getLayout()) {
+  case GroupLayout::contiguous:
+    return check.shapeAndType("groups", groups, {offsets},
+                              "G+1 group offsets, CSR m_indptr", isOffset,
+                              "i32 or i64 (offsets)");
+  case GroupLayout::padded_contiguous:
+    return check.shapeAndType("groups", groups, {d.m},
+                              "one group index per row of A", isI32,
+                              "i32 (group index per row, -1 = skip)");
+  case GroupLayout::masked:
+    return check.shapeAndType("groups", groups, {d.numGroups},
+                              "valid rows per group, masked_m", isI32,
+                              "i32 (valid rows per group)");
+  case GroupLayout::k_grouped:
+    return check.shapeAndType("groups", groups, {offsets},
+                              "G+1 offsets into K", isOffset,
+                              "i32 or i64 (offsets)");
   }
+  llvm_unreachable("unknown group layout");
+}
 
-  // Scales.
-  auto verifyScale = [&](StringRef name, Value scale,
-                         std::optional<ScaleAttr> kindAttr, bool isA,
-                         Type elem) -> LogicalResult {
-    if (!scale && !kindAttr)
-      return success();
-    if (!scale || !kindAttr)
-      return emitOpError() << "'" << name
-                           << "' and its #gg.scale kind must be given together";
-    if (!isF8(elem))
-      return emitOpError() << "'" << name
-                           << "' is only allowed with f8E4M3FN or f8E5M2 "
-                              "operands, but '"
-                           << (isA ? "a" : "b") << "' has element type "
-                           << elem;
-    ScaleAttr s = *kindAttr;
-    int64_t bk = s.getBlockK(), bmn = s.getBlockMN();
-    bool kMajor = s.getMajor() == ScaleMajor::k_major;
-    std::string what = (llvm::Twine(stringifyScaleKind(s.getKind())) + " " +
-                        (isA ? "scales of A" : "scales of B"))
-                           .str();
-    SmallVector<int64_t> expected;
-    std::string meaning;
-    switch (s.getKind()) {
-    case ScaleKind::tensor:
-      expected = {g};
-      meaning = "one per group";
-      break;
-    case ScaleKind::channel:
-      if (isA) {
-        expected = masked ? SmallVector<int64_t>{g, m} : SmallVector<int64_t>{m};
-        meaning = masked ? "G x M_max, one per row" : "M, one per row";
-      } else {
-        expected = kGrouped ? SmallVector<int64_t>{n} : SmallVector<int64_t>{g, n};
-        meaning = kGrouped ? "N, one per column" : "G x N, one per column";
-      }
-      break;
-    case ScaleKind::block: {
-      if (isA && bmn != 1)
-        return emitOpError() << "'a_scale' block scales must be 1x128 (one "
-                                "per row per K block), but are "
-                             << bmn << "x" << bk;
-      // For k_grouped the blocks are those of the concatenated K, which is
-      // the run-time size.
-      int64_t kb = kGrouped ? kDynamic : ceilDiv(k, bk);
-      std::string kbName = "ceil(K/128)";
-      if (isA) {
-        int64_t rows = m;
-        if (kMajor) {
-          expected = {rows, kb};
-          meaning = "M x " + kbName;
-        } else {
-          expected = {kb, kGrouped ? rows : alignTo4(rows)};
-          meaning = kbName + (kGrouped ? " x M" : " x align4(M)");
-        }
-        if (masked) {
-          expected.insert(expected.begin(), g);
-          meaning = "G x " + meaning + ", M = M_max";
-        }
-      } else {
-        int64_t nb = ceilDiv(n, bmn);
-        std::string nbName = bmn == 1 ? "N" : "ceil(N/128)";
-        expected = kMajor ? SmallVector<int64_t>{nb, kb}
-                          : SmallVector<int64_t>{kb, nb};
-        meaning = kMajor ? nbName + " x " + kbName : kbName + " x " + nbName;
-        if (!kGrouped) {
-          expected.insert(expected.begin(), g);
-          meaning = "G x " + meaning;
-        }
-      }
-      break;
+static LogicalResult verifyGroupCount(GroupedMatmulOp op,
+                                      const GroupedMatmulOp::Dims &d) {
+  if (d.numGroups < 1)
+    return op.emitOpError()
+           << "the number of groups G must be at least 1, but is "
+           << d.numGroups;
+  return success();
+}
+
+static LogicalResult verifyExpectedM(GroupedMatmulOp op,
+                                     const GroupedMatmulOp::Dims &d) {
+  std::optional<int64_t> expectedM = op.getExpectedM();
+  if (!expectedM)
+    return success();
+  if (op.getLayout() != GroupLayout::masked)
+    return op.emitOpError() << "'expected_m' is a hint for the masked layout "
+                               "only";
+  bool mIsDynamic = ShapedType::isDynamic(d.m);
+  if (*expectedM < 1 || (!mIsDynamic && *expectedM > d.m))
+    return op.emitOpError()
+           << "'expected_m' must be in [1, M_max = "
+           << (mIsDynamic ? std::string("?") : std::to_string(d.m))
+           << "], but is " << *expectedM;
+  return success();
+}
+
+/// Scale operands: the shape comes from the layout, the matrix sizes and the
+/// #gg.scale (see ScaleAttr's description for the table).
+static ExpectedShape channelScaleShape(GroupedMatmulOp op, bool isA,
+                                       const GroupedMatmulOp::Dims &d) {
+  if (isA)
+    return perRowShape(op.getLayout(), d);
+  if (op.getLayout() == GroupLayout::k_grouped)
+    return {{d.n}, "N, one per column"};
+  return {{d.numGroups, d.n}, "G x N, one per column"};
+}
+
+static FailureOr<ExpectedShape>
+blockScaleShape(GroupedMatmulOp op, ScaleAttr s, bool isA,
+                const GroupedMatmulOp::Dims &d) {
+  if (isA && s.getBlockMN() != 1)
+    return op.emitOpError() << "'a_scale' block scales must be 1x128 (one "
+                               "per row per K block), but are "
+                            << s.getBlockMN() << "x" << s.getBlockK();
+  bool kGrouped = op.getLayout() == GroupLayout::k_grouped;
+  bool kMajor = s.getMajor() == ScaleMajor::k_major;
+  // For k_grouped the blocks are those of the concatenated K, which is the
+  // run-time size.
+  int64_t kb = kGrouped ? kDynamic : ceilDiv(d.k, s.getBlockK());
+  std::string kbName = "ceil(K/128)";
+  ExpectedShape e;
+  if (isA) {
+    if (kMajor)
+      e = {{d.m, kb}, "M x " + kbName};
+    else
+      e = {{kb, kGrouped ? d.m : alignTo4(d.m)},
+           kbName + (kGrouped ? " x M" : " x align4(M)")};
+    if (op.getLayout() == GroupLayout::masked) {
+      e.shape.insert(e.shape.begin(), d.numGroups);
+      e.meaning = "G x " + e.meaning + ", M = M_max";
     }
-    case ScaleKind::mx: {
-      // k_grouped: words over the concatenated K (the run-time size); B
-      // has no group dimension.
-      int64_t kAlign = kGrouped ? kDynamic : ceilDiv(k, 4 * bk);
-      std::string kaName =
-          llvm::formatv("ceil(K/{0}), four exponents per i32", 4 * bk).str();
-      if (isA) {
-        switch (layout) {
-        case GroupLayout::contiguous: {
-          // FlashInfer's zero-padding layout: every group's scale rows start
-          // on a multiple of 4, so each group may need up to 3 padding rows.
-          // The kernel adds those 3G rows to M in 32-bit integers.
-          std::optional<int64_t> padRows = checkedMul(g, 3);
-          if (!padRows || *padRows > kMaxStaticSize)
-            return emitOpError()
-                   << "'a_scale' mx scales pad each of the G groups by up to "
-                      "3 rows: 3G must be at most 2^30 = "
-                   << kMaxStaticSize << ", but G is " << g;
-          if (std::optional<int64_t> rows = checkedAdd(staticSize(m), padRows))
-            expected = {*rows / 4 * 4, kAlign};
-          else
-            expected = {kDynamic, kAlign};
-          meaning = "(M + 3G)/4*4 x " + kaName;
-          break;
-        }
-        case GroupLayout::masked:
-          expected = {g, m, kAlign};
-          meaning = "G x M_max x " + kaName;
-          break;
-        default:
-          expected = {m, kAlign};
-          meaning = "M x " + kaName;
-          break;
-        }
-      } else if (kGrouped) {
-        expected = {n, kAlign};
-        meaning = "N x " + kaName;
-      } else {
-        expected = {g, n, kAlign};
-        meaning = "G x N x " + kaName;
-      }
-      break;
-    }
-    }
-    bool wantI32 = s.getKind() == ScaleKind::mx;
-    if (failed(check.elementType(
-            name, scale,
-            [&](Type t) { return wantI32 ? t.isInteger(32) : t.isF32(); },
-            wantI32 ? "i32 (packed UE8M0)" : "f32")))
-      return failure();
-    return check.shape(name, scale, expected, meaning + ", for " + what);
-  };
-  if (failed(verifyScale("a_scale", getAScale(), getAScaleKind(), true, aElem)) ||
-      failed(verifyScale("b_scale", getBScale(), getBScaleKind(), false, bElem)))
+    return e;
+  }
+  int64_t nb = ceilDiv(d.n, s.getBlockMN());
+  std::string nbName = s.getBlockMN() == 1 ? "N" : "ceil(N/128)";
+  if (kMajor)
+    e = {{nb, kb}, nbName + " x " + kbName};
+  else
+    e = {{kb, nb}, kbName + " x " + nbName};
+  if (!kGrouped) {
+    e.shape.insert(e.shape.begin(), d.numGroups);
+    e.meaning = "G x " + e.meaning;
+  }
+  return e;
+}
+
+static FailureOr<ExpectedShape> mxScaleShape(GroupedMatmulOp op, ScaleAttr s,
+                                             bool isA,
+                                             const GroupedMatmulOp::Dims &d) {
+  auto [g, m, n, k] = d;
+  // k_grouped: words over the concatenated K (the run-time size); B has no
+  // group dimension.
+  bool kGrouped = op.getLayout() == GroupLayout::k_grouped;
+  int64_t kAlign = kGrouped ? kDynamic : ceilDiv(k, 4 * s.getBlockK());
+  std::string kaName =
+      llvm::formatv("ceil(K/{0}), four exponents per i32", 4 * s.getBlockK())
+          .str();
+  if (!isA)
+    return kGrouped ? ExpectedShape{{n, kAlign}, "N x " + kaName}
+                    : ExpectedShape{{g, n, kAlign}, "G x N x " + kaName};
+  switch (op.getLayout()) {
+  case GroupLayout::contiguous: {
+    // FlashInfer's zero-padding layout: every group's scale rows start on a
+    // multiple of 4, so each group may need up to 3 padding rows. The
+    // kernel adds those 3G rows to M in 32-bit integers.
+    std::optional<int64_t> padRows = checkedMul(g, 3);
+    if (!padRows || *padRows > kMaxStaticSize)
+      return op.emitOpError()
+             << "'a_scale' mx scales pad each of the G groups by up to 3 "
+                "rows: 3G must be at most 2^30 = "
+             << kMaxStaticSize << ", but G is " << g;
+    std::optional<int64_t> rows = checkedAdd(staticSize(m), padRows);
+    return ExpectedShape{{rows ? *rows / 4 * 4 : kDynamic, kAlign},
+                         "(M + 3G)/4*4 x " + kaName};
+  }
+  case GroupLayout::masked:
+    return ExpectedShape{{g, m, kAlign}, "G x M_max x " + kaName};
+  default:
+    return ExpectedShape{{m, kAlign}, "M x " + kaName};
+  }
+}
+
+static FailureOr<ExpectedShape>
+expectedScaleShape(GroupedMatmulOp op, ScaleAttr s, bool isA,
+                   const GroupedMatmulOp::Dims &d) {
+  switch (s.getKind()) {
+  case ScaleKind::tensor:
+    return ExpectedShape{{d.numGroups}, "one per group"};
+  case ScaleKind::channel:
+    return channelScaleShape(op, isA, d);
+  case ScaleKind::block:
+    return blockScaleShape(op, s, isA, d);
+  case ScaleKind::mx:
+    return mxScaleShape(op, s, isA, d);
+  }
+  llvm_unreachable("unknown scale kind");
+}
+
+/// `a_scale` (isA) or `b_scale`: given with its #gg.scale, on f8 operands
+/// only, f32 (i32 for mx) in the shape expectedScaleShape derives.
+static LogicalResult verifyScaleOperand(GroupedMatmulOp op, bool isA,
+                                        const GroupedMatmulOp::Dims &d) {
+  StringRef name = isA ? "a_scale" : "b_scale";
+  Value scale = isA ? op.getAScale() : op.getBScale();
+  ScaleAttr s = isA ? op.getAScaleKindAttr() : op.getBScaleKindAttr();
+  Type elem = (isA ? op.getAType() : op.getBType()).getElementType();
+  if (!scale && !s)
+    return success();
+  if (!scale || !s)
+    return op.emitOpError()
+           << "'" << name << "' and its #gg.scale kind must be given together";
+  if (!isF8(elem))
+    return op.emitOpError() << "'" << name
+                            << "' is only allowed with f8E4M3FN or f8E5M2 "
+                               "operands, but '"
+                            << (isA ? "a" : "b") << "' has element type "
+                            << elem;
+  FailureOr<ExpectedShape> expected = expectedScaleShape(op, s, isA, d);
+  if (failed(expected))
     return failure();
-  bool aMx = getAScaleKind() && getAScaleKind()->getKind() == ScaleKind::mx;
-  bool bMx = getBScaleKind() && getBScaleKind()->getKind() == ScaleKind::mx;
+  ShapeChecker check(op);
+  bool wantI32 = s.getKind() == ScaleKind::mx;
+  if (failed(check.elementType(
+          name, scale,
+          [&](Type t) { return wantI32 ? t.isInteger(32) : t.isF32(); },
+          wantI32 ? "i32 (packed UE8M0)" : "f32")))
+    return failure();
+  std::string what = (llvm::Twine(stringifyScaleKind(s.getKind())) + " " +
+                      (isA ? "scales of A" : "scales of B"))
+                         .str();
+  return check.shape(name, scale, expected->shape,
+                     expected->meaning + ", for " + what);
+}
+
+/// mx exponents are applied to A's and B's K blocks together, so they come
+/// in pairs over the same K block.
+static LogicalResult verifyMxScalePair(GroupedMatmulOp op) {
+  ScaleAttr a = op.getAScaleKindAttr(), b = op.getBScaleKindAttr();
+  bool aMx = a && a.getKind() == ScaleKind::mx;
+  bool bMx = b && b.getKind() == ScaleKind::mx;
   if (aMx != bMx)
-    return emitOpError() << "mx scales must be given for both 'a_scale' and "
-                            "'b_scale'";
-  if (aMx && getAScaleKind()->getBlockK() != getBScaleKind()->getBlockK())
-    return emitOpError() << "mx scales of 'a' and 'b' must use the same K "
-                            "block, but use "
-                         << getAScaleKind()->getBlockK() << " and "
-                         << getBScaleKind()->getBlockK();
+    return op.emitOpError() << "mx scales must be given for both 'a_scale' "
+                               "and 'b_scale'";
+  if (aMx && a.getBlockK() != b.getBlockK())
+    return op.emitOpError() << "mx scales of 'a' and 'b' must use the same K "
+                               "block, but use "
+                            << a.getBlockK() << " and " << b.getBlockK();
+  return success();
+}
 
-  // The TMA store pool: powers of two from BLOCK_M (or, for 192, 128) down
-  // to 1, so that any count of rows below BLOCK_M is a sum of distinct boxes.
-  if (std::optional<ArrayRef<int64_t>> pool = getStorePool();
-      pool && !pool->empty()) {
-    if (std::optional<std::string> obstacle =
-            storePoolObstacle(getConfigAttr()))
-      return emitOpError() << "'store_pool' " << *obstacle;
-    for (auto [i, h] : llvm::enumerate(*pool))
-      if (h < 1 || !llvm::isPowerOf2_64(h) ||
-          (i > 0 && checkedMul(h, 2) != (*pool)[i - 1]) ||
-          (i + 1 == pool->size() && h != 1))
-        return emitOpError() << "'store_pool' must halve from a power of two "
-                                "down to 1 (e.g. [128, 64, ..., 1]), but is "
-                             << shapeString(*pool);
-    if (ConfigAttr config = getConfigAttr();
-        config && (*pool)[0] != int64_t(llvm::bit_floor(
-                                    uint64_t(config.getBlockM()))))
-      return emitOpError()
-             << "'store_pool' must start at the largest power of two not above "
-                "the block M of the config ("
-             << config.getBlockM() << "), which is "
-             << llvm::bit_floor(uint64_t(config.getBlockM()))
-             << ", but starts at " << (*pool)[0];
-  }
+/// The TMA store pool: powers of two from BLOCK_M (or, for 192, 128) down to
+/// 1, so that any count of rows below BLOCK_M is a sum of distinct boxes.
+static LogicalResult verifyStorePool(GroupedMatmulOp op) {
+  std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
+  if (!pool || pool->empty())
+    return success();
+  ConfigAttr config = op.getConfigAttr();
+  if (std::optional<std::string> obstacle = op.storePoolObstacle(config))
+    return op.emitOpError() << "'store_pool' " << *obstacle;
+  for (auto [i, h] : llvm::enumerate(*pool))
+    if (h < 1 || !llvm::isPowerOf2_64(h) ||
+        (i > 0 && checkedMul(h, 2) != (*pool)[i - 1]) ||
+        (i + 1 == pool->size() && h != 1))
+      return op.emitOpError() << "'store_pool' must halve from a power of two "
+                                 "down to 1 (e.g. [128, 64, ..., 1]), but is "
+                              << shapeString(*pool);
+  if (!config)
+    return success();
+  uint64_t largest = llvm::bit_floor(uint64_t(config.getBlockM()));
+  if ((*pool)[0] != int64_t(largest))
+    return op.emitOpError() << "'store_pool' must start at the largest power "
+                               "of two not above the block M of the config ("
+                            << config.getBlockM() << "), which is " << largest
+                            << ", but starts at " << (*pool)[0];
+  return success();
+}
 
-  // Skipping idle warpgroups relies on a tile's valid rows being a prefix
-  // counted from the group's start.
-  if (PaddingAttr padding = getPaddingAttr();
-      padding && padding.getIdleWarpgroups() == IdleWarpgroups::skip &&
+/// Skipping idle warpgroups relies on a tile's valid rows being a prefix
+/// counted from the group's start.
+static LogicalResult verifyPaddingLayout(GroupedMatmulOp op) {
+  PaddingAttr padding = op.getPaddingAttr();
+  GroupLayout layout = op.getLayout();
+  if (padding && padding.getIdleWarpgroups() == IdleWarpgroups::skip &&
       layout != GroupLayout::contiguous && layout != GroupLayout::masked)
-    return emitOpError() << "'padding' with idle_warpgroups = skip needs a "
-                            "contiguous or masked layout, whose valid rows of "
-                            "a tile are a prefix; got "
-                         << stringifyGroupLayout(layout);
-  if (OverfetchAttr overfetch = getOverfetchAttr();
-      overfetch && overfetch.getK() != 0 && layout != GroupLayout::k_grouped)
-    return emitOpError() << "'overfetch' k must be 0 outside k_grouped, got "
-                         << overfetch.getK();
+    return op.emitOpError() << "'padding' with idle_warpgroups = skip needs a "
+                               "contiguous or masked layout, whose valid rows "
+                               "of a tile are a prefix; got "
+                            << stringifyGroupLayout(layout);
+  return success();
+}
 
-  // Epilogue vectors.
-  auto isVectorType = [](Type t) { return isVectorElementType(t); };
-  for (Value v : getRowVectors()) {
+/// Only k_grouped ops have groups starting inside a K block.
+static LogicalResult verifyOverfetchLayout(GroupedMatmulOp op) {
+  OverfetchAttr overfetch = op.getOverfetchAttr();
+  if (overfetch && overfetch.getK() != 0 &&
+      op.getLayout() != GroupLayout::k_grouped)
+    return op.emitOpError() << "'overfetch' k must be 0 outside k_grouped, got "
+                            << overfetch.getK();
+  return success();
+}
+
+/// The vectors and scalars the epilogue reads per row, column and group.
+static LogicalResult verifyEpilogueOperands(GroupedMatmulOp op,
+                                            const GroupedMatmulOp::Dims &d) {
+  ShapeChecker check(op);
+  const char *vectorTypes = "f32, bf16 or f16";
+  ExpectedShape perRow = perRowShape(op.getLayout(), d);
+  for (Value v : op.getRowVectors())
+    if (failed(check.shapeAndType("rows", v, perRow.shape, perRow.meaning,
+                                  isVectorElementType, vectorTypes)))
+      return failure();
+  for (Value v : op.getColVectors()) {
     SmallVector<int64_t> expected =
-        masked ? SmallVector<int64_t>{g, m} : SmallVector<int64_t>{m};
-    if (failed(check.shape("rows", v, expected,
-                           masked ? "G x M_max, one per row" : "M, one per row")) ||
-        failed(check.elementType("rows", v, isVectorType, "f32, bf16 or f16")))
+        cast<MemRefType>(v.getType()).getRank() == 2
+            ? SmallVector<int64_t>{d.numGroups, d.n}
+            : SmallVector<int64_t>{d.n};
+    if (failed(check.shapeAndType("cols", v, expected,
+                                  "N, or G x N for one vector per group",
+                                  isVectorElementType, vectorTypes)))
       return failure();
   }
-  for (Value v : getColVectors()) {
-    auto type = cast<MemRefType>(v.getType());
-    SmallVector<int64_t> expected =
-        type.getRank() == 2 ? SmallVector<int64_t>{g, n} : SmallVector<int64_t>{n};
-    if (failed(check.shape("cols", v, expected,
-                           "N, or G x N for one vector per group")) ||
-        failed(check.elementType("cols", v, isVectorType, "f32, bf16 or f16")))
+  for (Value v : op.getGroupScalars())
+    if (failed(check.shapeAndType("group_scalars", v, {d.numGroups},
+                                  "one per group", isVectorElementType,
+                                  vectorTypes)))
       return failure();
-  }
-  for (Value v : getGroupScalars()) {
-    if (failed(check.shape("group_scalars", v, {g}, "one per group")) ||
-        failed(check.elementType("group_scalars", v, isVectorType,
-                                 "f32, bf16 or f16")))
-      return failure();
-  }
+  return success();
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  if (failed(verifyOperandMemRefs(*this)) ||
+      failed(verifyElementTypes(*this)) ||
+      failed(verifyOperandLayouts(*this)) ||
+      failed(verifyRanksAndStaticSizes(*this)))
+    return failure();
+  // With the ranks checked, G, M, N and K can be read off the types; the
+  // size checks above bound them, so what is derived from them cannot
+  // overflow.
+  Dims dims = getDims();
+  if (failed(verifyMatrixShapes(*this, dims)) ||
+      failed(verifyGroupsOperand(*this, dims)) ||
+      failed(verifyGroupCount(*this, dims)) ||
+      failed(verifyExpectedM(*this, dims)) ||
+      failed(verifyScaleOperand(*this, /*isA=*/true, dims)) ||
+      failed(verifyScaleOperand(*this, /*isA=*/false, dims)) ||
+      failed(verifyMxScalePair(*this)) || failed(verifyStorePool(*this)) ||
+      failed(verifyPaddingLayout(*this)) ||
+      failed(verifyOverfetchLayout(*this)) ||
+      failed(verifyEpilogueOperands(*this, dims)))
+    return failure();
   return success();
 }
 

@@ -44,6 +44,10 @@ const char *ggc_result_kernel_info(const ggc_result *r) {
   return r ? r->result.kernelInfo.c_str() : "";
 }
 
+const char *ggc_result_kernel_plans(const ggc_result *r) {
+  return r ? r->result.kernelPlans.c_str() : "";
+}
+
 size_t ggc_result_num_stages(const ggc_result *r) {
   return r ? r->result.stageOutputs.size() : 0;
 }

@@ -9,6 +9,7 @@
 #include "ggc/Passes.h"
 
 #include "gg/GGDialect.h"
+#include "ggk/GGKDialect.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -116,9 +117,15 @@ LogicalResult selectConfig(CompileState &state) {
   });
 }
 
-LogicalResult lowerToNVVM(CompileState &state) {
+LogicalResult lowerToKernel(CompileState &state) {
   return runPasses(state,
                    [](OpPassManager &pm) { pm.addPass(createLowerToNVVM()); });
+}
+
+LogicalResult lowerKernelOps(CompileState &state) {
+  return runPasses(state, [](OpPassManager &pm) {
+    pm.addPass(createLowerTileSchedule());
+  });
 }
 
 llvm::TargetMachine *nvptxTargetMachine(CompileState &state) {
@@ -281,11 +288,15 @@ const Stage kStages[] = {
      printModule},
     {{"gg-config", "tile configuration and kernel plan chosen "
                    "(gg-select-config, gg-tma-store-pool, gg-schedule-groups, "
-                   "gg-eliminate-padding, gg-plan-overfetch)"},
+                   "gg-eliminate-padding, gg-plan-overfetch, gg-plan-kernel)"},
      selectConfig, printModule},
-    {{"nvvm", "one Hopper kernel per function, in the LLVM/NVVM dialects "
-              "(gg-lower-to-nvvm)"},
-     lowerToNVVM, printModule},
+    {{"ggk", "one Hopper kernel per function, its tile schedule still a "
+             "ggk.foreach_tile, launch contract in #ggk.launch "
+             "(gg-lower-to-nvvm)"},
+     lowerToKernel, printModule},
+    {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
+              "flow (ggk-lower-tile-schedule)"},
+     lowerKernelOps, printModule},
     {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},
     {{"ptx", "PTX for the target architecture (NVPTX backend)"}, emitPTX,
@@ -301,17 +312,80 @@ std::vector<StageInfo> stageInfos() {
   return infos;
 }
 
-/// The `ggc.kernel_info` of every kernel, as one JSON array.
+/// The launch contract (`ggk.launch`) of every kernel, as one JSON array.
 std::string collectKernelInfo(ModuleOp module) {
   std::string text = "[";
   bool first = true;
   module.walk([&](LLVM::LLVMFuncOp fn) {
-    if (auto info = fn->getAttrOfType<StringAttr>("ggc.kernel_info")) {
-      text += (first ? "" : ",") + info.getValue().str();
+    if (auto launch = fn->getAttrOfType<ggk::LaunchAttr>("ggk.launch")) {
+      text += (first ? "" : ",") + launch.toJson();
       first = false;
     }
   });
   return text + "]";
+}
+
+/// What the gg-config stage chose for every gg.grouped_matmul, as one JSON
+/// array (ggc_result_kernel_plans): the typed config, schedule, padding,
+/// overfetch and store pool, and every plan attribute as the IR prints it.
+std::string collectKernelPlans(ModuleOp module) {
+  llvm::json::Array plans;
+  module.walk([&](gg::GroupedMatmulOp op) {
+    auto fn = op->getParentOfType<func::FuncOp>();
+    llvm::json::Object plan{
+        {"function", fn ? llvm::json::Value(fn.getSymName()) : nullptr}};
+    llvm::json::Value config = nullptr;
+    if (gg::ConfigAttr c = op.getConfigAttr())
+      config = llvm::json::Object{
+          {"block", {c.getBlockM(), c.getBlockN(), c.getBlockK()}},
+          {"stages", c.getStages()},
+          {"cluster", {c.getClusterM(), c.getClusterN()}},
+          {"sms", c.getNumSMs()},
+          {"split_n", c.getSplitN()}};
+    plan["config"] = std::move(config);
+    llvm::json::Value schedule = nullptr;
+    if (gg::ScheduleAttr s = op.getScheduleAttr())
+      schedule = llvm::json::Object{
+          {"order", gg::stringifyTileOrder(s.getOrder())},
+          {"b_cache", gg::stringifyCachePolicy(s.getBCache())}};
+    plan["schedule"] = std::move(schedule);
+    llvm::json::Value padding = nullptr;
+    if (gg::PaddingAttr p = op.getPaddingAttr())
+      padding = llvm::json::Object{
+          {"idle_warpgroups",
+           gg::stringifyIdleWarpgroups(p.getIdleWarpgroups())}};
+    plan["padding"] = std::move(padding);
+    llvm::json::Value overfetch = nullptr;
+    if (gg::OverfetchAttr o = op.getOverfetchAttr())
+      overfetch = llvm::json::Object{{"rows", o.getRows()}, {"k", o.getK()}};
+    plan["overfetch"] = std::move(overfetch);
+    llvm::json::Value storePool = nullptr;
+    if (DenseI64ArrayAttr pool = op.getStorePoolAttr())
+      storePool = llvm::json::Array(pool.asArrayRef());
+    plan["store_pool"] = std::move(storePool);
+    // Every plan attribute, also those added after this code: the gg
+    // attributes but the scale kinds (which describe operands), and the
+    // store pool (a builtin array).
+    llvm::json::Object attributes;
+    for (NamedAttribute attr : op->getAttrs()) {
+      Attribute value = attr.getValue();
+      bool isPlan = isa<gg::GGDialect>(value.getDialect())
+                        ? !isa<gg::ScaleAttr>(value)
+                        : attr.getName() == op.getStorePoolAttrName();
+      if (!isPlan)
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      value.print(os);
+      attributes[attr.getName().getValue()] = std::move(text);
+    }
+    plan["attributes"] = std::move(attributes);
+    plans.push_back(std::move(plan));
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(plans));
+  return text;
 }
 
 } // namespace
@@ -322,7 +396,7 @@ llvm::ArrayRef<StageInfo> stages() {
 }
 
 void registerDialects(DialectRegistry &registry) {
-  registry.insert<gg::GGDialect, arith::ArithDialect, math::MathDialect,
+  registry.insert<gg::GGDialect, ggk::GGKDialect, arith::ArithDialect, math::MathDialect,
                   func::FuncDialect, memref::MemRefDialect, scf::SCFDialect,
                   cf::ControlFlowDialect, LLVM::LLVMDialect,
                   NVVM::NVVMDialect>();
@@ -331,7 +405,12 @@ void registerDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void registerAllPasses() { registerGGCPasses(); }
+void registerAllPasses() {
+  registerGGCPasses();
+  // For lit tests that tidy a pass's output before checking it.
+  registerCanonicalizerPass();
+  registerCSEPass();
+}
 
 const char *versionString() {
   static const std::string version = std::string("ggc 0.1.0 (LLVM ") +
@@ -400,7 +479,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     result.irAfterAll = state.irAfterAll;
     if (failed(stepped))
       return result;
-    if (s.step == lowerToNVVM)
+    if (s.step == selectConfig)
+      result.kernelPlans = collectKernelPlans(*state.module);
+    if (s.step == lowerToKernel)
       result.kernelInfo = collectKernelInfo(*state.module);
     result.stageOutputs.push_back({s.info.name, s.print(state)});
     if (&s == last)

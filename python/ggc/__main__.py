@@ -5,7 +5,6 @@ compiles to: its tile configuration, shared memory, registers and spills."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from . import cache
@@ -58,7 +57,7 @@ def info(files) -> int:
             print(f"{path}: {str(e).splitlines()[0]}")
             status = 1
             continue
-        configs = re.findall(r"#gg\.config<[^>]*>", compiled.asm["gg-config"])
+        configs = [plan["attributes"].get("config", "?") for plan in compiled.plans]
         for i, kernel in enumerate(compiled.kernel_info):
             r = compiled.resources.get(kernel["name"], {})
             regs = (f"{r['registers']} registers, {r['spill_store_bytes']} + "

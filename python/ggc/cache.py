@@ -168,7 +168,7 @@ def _load(path: str) -> Optional[CompiledIR]:
             asm[stage] = data if stage == "cubin" else data.decode("utf-8")
         _mark_used(path)
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
-                          kernel_info=meta["kernel_info"])
+                          kernel_info=meta["kernel_info"], plans=meta["plans"])
     except (OSError, ValueError, KeyError, TypeError):  # missing, unreadable, cut
         return None
 
@@ -212,7 +212,8 @@ def _store(path: str, compiled: CompiledIR) -> None:
             write_file_durably(os.path.join(staging, _file_name(stage)), data)
             files[stage] = {"bytes": len(data), "sha256": _digest(data)}
         meta = {"format": _FORMAT, "stages": list(compiled.asm), "files": files,
-                "diagnostics": compiled.diagnostics, "kernel_info": compiled.kernel_info}
+                "diagnostics": compiled.diagnostics, "kernel_info": compiled.kernel_info,
+                "plans": compiled.plans}
         meta["checksum"] = _meta_checksum(meta)
         write_file_durably(os.path.join(staging, "meta.json"), json.dumps(meta).encode())
         _fsync_folder(staging)

@@ -45,12 +45,19 @@ class Stage:
 
 @dataclass(frozen=True)
 class CompiledIR:
-    """Every stage's output, in pipeline order; `asm[stage]` is its text."""
+    """Every stage's output, in pipeline order; `asm[stage]` is its text.
+    `kernel_info`: each kernel's launch contract (once stage nvvm ran).
+    `plans`: what stage gg-config chose for each gg.grouped_matmul, in
+    module order (ggc_result_kernel_plans): "function", "config" ({"block":
+    [bm, bn, bk], "stages", "cluster": [cm, cn], "sms", "split_n"}),
+    "schedule", "padding", "overfetch", "store_pool", and "attributes" (every
+    plan attribute as the IR prints it); empty before stage gg-config."""
 
     asm: Dict[str, Union[str, bytes]]
     diagnostics: str
     ir_after_all: str
     kernel_info: list
+    plans: list
 
     @property
     def last_stage(self) -> str:
@@ -138,5 +145,6 @@ def compile_ir(
     asm = {name: (text if name == "cubin" else text.decode("utf-8"))
            for name, text in out.stages}
     info = json.loads(out.kernel_info) if out.kernel_info else []
+    plans = json.loads(out.kernel_plans) if out.kernel_plans else []
     return CompiledIR(asm=asm, diagnostics=out.diagnostics,
-                      ir_after_all=out.ir_after_all, kernel_info=info)
+                      ir_after_all=out.ir_after_all, kernel_info=info, plans=plans)

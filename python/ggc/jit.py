@@ -234,13 +234,9 @@ class JITFunction:
     def _config_with(self, text: str, knobs: Dict[str, Any]) -> str:
         """The config gg-select-config picks, with the knobs overriding it."""
         from .compiler import compile_ir
-        import re
-        chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms).asm["gg-config"]
-        m = re.search(r"#gg\.config<block = \[(\d+), (\d+), (\d+)\], stages = (\d+), "
-                      r"cluster = \[(\d+), (\d+)\], sms = (\d+)(?:, split_n = (\d+))?>",
-                      chosen)
-        bm, bn, bk, stages, cm, cn, sms = (int(x) for x in m.groups()[:7])
-        split = int(m.group(8) or 1)
+        chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms).plans[0]["config"]
+        (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
+        sms, split = chosen["sms"], chosen["split_n"]
         for name, value in knobs.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")

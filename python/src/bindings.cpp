@@ -20,6 +20,7 @@ struct CompileOutput {
   std::string diagnostics;
   std::string irAfterAll;
   std::string kernelInfo;
+  std::string kernelPlans;
 };
 
 CompileOutput compile(const std::string &source, const std::string &sourceName,
@@ -38,7 +39,8 @@ CompileOutput compile(const std::string &source, const std::string &sourceName,
   CompileOutput out{ggc_result_ok(result.get()) != 0, {},
                     ggc_result_diagnostics(result.get()),
                     ggc_result_ir_after_all(result.get()),
-                    ggc_result_kernel_info(result.get())};
+                    ggc_result_kernel_info(result.get()),
+                    ggc_result_kernel_plans(result.get())};
   for (size_t i = 0; i < ggc_result_num_stages(result.get()); ++i) {
     size_t length = 0;
     const char *text = ggc_result_stage_text(result.get(), i, &length);
@@ -85,7 +87,8 @@ PYBIND11_MODULE(_ggc, m) {
       .def_readonly("stages", &CompileOutput::stages)
       .def_readonly("diagnostics", &CompileOutput::diagnostics)
       .def_readonly("ir_after_all", &CompileOutput::irAfterAll)
-      .def_readonly("kernel_info", &CompileOutput::kernelInfo);
+      .def_readonly("kernel_info", &CompileOutput::kernelInfo)
+      .def_readonly("kernel_plans", &CompileOutput::kernelPlans);
   m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
         py::arg("print_ir_after_all"));

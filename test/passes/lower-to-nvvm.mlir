@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-lower-tile-schedule | FileCheck %s
 
 // Before: a function holding one configured grouped matmul. After: the
 // function is gone and a kernel takes its place, with the tensor maps of A
@@ -7,7 +7,7 @@
 // CHECK: llvm.mlir.global external @ggc_smem() {addr_space = 3 : i32, alignment = 1024 : i64}
 // CHECK-NOT: func.func
 // CHECK: llvm.func @routed_kernel(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>)
-// CHECK-SAME: ggc.kernel_info = "{{.*}}\22block\22:384{{.*}}\22layout\22:\22contiguous\22
+// CHECK-SAME: ggk.launch = #ggk.launch<name = "routed_kernel", layout = "contiguous", block = 384,
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32
 // Leader thread initialises the full/empty barrier pairs of both stages.
 // CHECK-COUNT-4: nvvm.mbarrier.init
@@ -138,7 +138,7 @@ func.func @offsets_i64(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 // boxes of 128, 64, ..., 1 rows (eight 128B-swizzled tensor maps of 64
 // columns), one per chunk, then commits.
 // CHECK: llvm.func @pooled_kernel(%{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}, %{{.*}}: !llvm.ptr {{{.*}}nvvm.grid_constant}
-// CHECK-SAME: \22box\22:[64,128],{{.*}}\22swizzle\22:\22128B\22
+// CHECK-SAME: #ggk.param<tensor_map, operand = "out", arg = 3, dtype = "bfloat16", box = [64, 128], swizzle = "128B">
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: arith.xori
 // CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<3>
@@ -203,8 +203,8 @@ func.func @tf32_kn(%a: memref<?x256xf32>, %b: memref<4x256x128xf32>,
 // empty barriers through mapa; the cluster meets after barrier init and
 // before leaving.
 // CHECK: llvm.func @paired_kernel
-// CHECK-SAME: \22cluster\22:2
-// CHECK-SAME: \22box\22:[64,64,1]
+// CHECK-SAME: cluster = 2,
+// CHECK-SAME: operand = "b", {{.*}} box = [64, 64, 1]
 // CHECK: nvvm.read.ptx.sreg.cluster.ctarank
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.cluster.arrive
@@ -296,7 +296,7 @@ func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
 // full barrier with the bytes of its valid rows rounded up to 8 (plus B's
 // tile) and loads them as a sum of those boxes.
 // CHECK-LABEL: llvm.func @partial_a_loads_kernel
-// CHECK-SAME: \22box\22:[64,128]{{.*}}\22operand\22:\22a\22{{.*}}\22box\22:[64,64]{{.*}}\22operand\22:\22a\22{{.*}}\22box\22:[64,32]{{.*}}\22box\22:[64,16]{{.*}}\22box\22:[64,8]{{.*}}\22operand\22:\22a\22{{.*}}\22operand\22:\22b\22
+// CHECK-SAME: operand = "a", {{.*}} box = [64, 128]{{.*}}operand = "a", {{.*}} box = [64, 64]{{.*}}operand = "a", {{.*}} box = [64, 32]{{.*}}box = [64, 16]{{.*}}operand = "a", {{.*}} box = [64, 8]{{.*}}operand = "b"
 // CHECK: arith.andi %{{.*}}, %c-8_i32 : i32
 // CHECK-NEXT: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c128_i32{{.*}} : i32
 // CHECK: %[[BYTES:.*]] = arith.muli %[[ROWS]], %c128_i32{{.*}} : i32
@@ -401,7 +401,7 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
 // block's wgmma, before releasing it; it copies none. The copy's arrival
 // is one of the two the full barrier is initialised with (.noinc).
 // CHECK-LABEL: llvm.func @block_scaled_kernel
-// CHECK-SAME: \22box\22:[132,1,1],\22dtype\22:\22float32\22,\22kind\22:\22tensor_map\22,\22operand\22:\22a_scale\22,\22swizzle\22:\22none\22
+// CHECK-SAME: #ggk.param<tensor_map, operand = "a_scale", arg = {{[0-9]+}}, dtype = "float32", box = [132, 1, 1], swizzle = "none">
 // CHECK: %[[TWO:.*]] = arith.constant 2 : i32
 // CHECK-NEXT: nvvm.mbarrier.init %{{.*}}, %[[TWO]]
 // CHECK: nvvm.setmaxregister decrease
@@ -438,7 +438,7 @@ func.func @block_scaled(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x2x128xf32>
 // [ceil(K/128), align4(M)]) starts at the tile's first row rounded down to
 // 4, and the consumers skip the first row % 4 entries of it.
 // CHECK-LABEL: llvm.func @contiguous_block_scaled_kernel
-// CHECK-SAME: \22box\22:[132,1],\22dtype\22:\22float32\22,\22kind\22:\22tensor_map\22,\22operand\22:\22a_scale\22
+// CHECK-SAME: #ggk.param<tensor_map, operand = "a_scale", arg = {{[0-9]+}}, dtype = "float32", box = [132, 1], swizzle = "none">
 // CHECK: %[[DOWN:.*]] = arith.constant -4 : i32
 // CHECK-NEXT: %[[FIRST:.*]] = arith.andi %{{.*}}, %[[DOWN]] : i32
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%[[FIRST]], %{{.*}}] {isCTAOnly = true}
@@ -492,8 +492,8 @@ func.func @block_scaled_k_major(%a: memref<4x128x256xf8E4M3FN>, %sa: memref<4x12
 // MX scales on a weight gradient (k_grouped): words over the concatenated
 // K, named for the runtime as ceil(K/512) (four 128-token exponents each).
 // CHECK-LABEL: llvm.func @mx_wgrad_kernel
-// CHECK-SAME: \22i32\22,\22shape\22:[256,\22ceil(K/512)\22]
-// CHECK-SAME: \22i32\22,\22shape\22:[128,\22ceil(K/512)\22]
+// CHECK-SAME: #ggk.arg<dtype = "i32", shape = [256, "ceil(K/512)"], written = false>
+// CHECK-SAME: #ggk.arg<dtype = "i32", shape = [128, "ceil(K/512)"], written = false>
 // CHECK: nvvm.wgmma.mma_async
 func.func @mx_wgrad(%a: memref<256x?xf8E4M3FN>, %b: memref<128x?xf8E4M3FN>,
                     %off: memref<5xi32>, %sa: memref<256x?xi32>, %sb: memref<128x?xi32>,

@@ -24,7 +24,7 @@ func.func @k(%a: memref<4x{m}x512xbf16>, %b: memref<4x1024x512xbf16>,
 
 
 def test_stages_are_listed_in_pipeline_order():
-    assert [s.name for s in ggc.stages()] == ["gg", "gg-config", "nvvm", "llvm", "ptx",
+    assert [s.name for s in ggc.stages()] == ["gg", "gg-config", "ggk", "nvvm", "llvm", "ptx",
                                               "cubin"]
 
 
@@ -150,6 +150,7 @@ def test_version_names_llvm():
 
 @pytest.mark.parametrize("generated, checked_in", [
     ("dialects/GGDialect.md", "docs/dialect.md"),
+    ("dialects/GGKDialect.md", "docs/kernel-dialect.md"),
     ("compiler/GGCPasses.md", "docs/passes.md"),
 ])
 def test_generated_docs_are_current(generated, checked_in):

@@ -91,6 +91,31 @@ TEST(CompilerAPI, KernelInfoIsEmptyBeforeTheNVVMStage) {
   EXPECT_STREQ(ggc_result_kernel_info(r.get()), "");
 }
 
+TEST(CompilerAPI, KernelPlansHoldTheConfigTheIRPrints) {
+  ResultPtr r = compile(kMaskedBf16, "gg-config");
+  ASSERT_TRUE(ggc_result_ok(r.get())) << ggc_result_diagnostics(r.get());
+  std::string plans = ggc_result_kernel_plans(r.get());
+  std::string ir = ggc_result_stage_text(r.get(), 1, nullptr);
+  size_t begin = ir.find("#gg.config<");
+  ASSERT_NE(begin, std::string::npos) << ir;
+  std::string printed = ir.substr(begin, ir.find('>', begin) + 1 - begin);
+  EXPECT_EQ(plans.front(), '[') << plans;
+  EXPECT_NE(plans.find("\"function\":\"k\""), std::string::npos) << plans;
+  EXPECT_NE(plans.find("\"config\":\"" + printed + "\""), std::string::npos)
+      << plans;
+  // expected_m = 48: 64-row tiles, as printed.
+  EXPECT_NE(plans.find("\"block\":[64,"), std::string::npos) << plans;
+  EXPECT_NE(plans.find("\"store_pool\":[64,32,16,8,4,2,1]"), std::string::npos)
+      << plans;
+}
+
+TEST(CompilerAPI, KernelPlansAreEmptyBeforeTheConfigStage) {
+  ResultPtr r = compile(kMaskedBf16, "gg");
+  ASSERT_TRUE(ggc_result_ok(r.get()));
+  EXPECT_STREQ(ggc_result_kernel_plans(r.get()), "");
+  EXPECT_STREQ(ggc_result_kernel_plans(nullptr), "");
+}
+
 TEST(CompilerAPI, WhatTheLoweringLacksIsAnErrorNotAKernel) {
   // Clusters along N are verified but not lowered yet.
   const char *source = R"mlir(

@@ -40,6 +40,21 @@ GGC_API const char *ggc_result_ir_after_all(const ggc_result *result);
 /* The launch contract of every kernel as a JSON array, once stage "nvvm"
  * has run ("" before). */
 GGC_API const char *ggc_result_kernel_info(const ggc_result *result);
+/* The plan chosen for every gg.grouped_matmul, in module order, as a JSON
+ * array, once stage "gg-config" has run ("" before). One object per op:
+ *   {"function": "<enclosing func>",
+ *    "config": {"block": [bm, bn, bk], "stages": s, "cluster": [cm, cn],
+ *               "sms": n, "split_n": k},
+ *    "schedule": {"order": "m_fastest", "b_cache": "normal"},
+ *    "padding": {"idle_warpgroups": "skip"},
+ *    "overfetch": {"rows": r, "k": k},
+ *    "store_pool": [128, 64, ...],
+ *    "attributes": {"<name>": "<printed attribute>", ...}}
+ * "schedule", "padding", "overfetch" and "store_pool" are null where the op
+ * has none. "attributes" holds every plan attribute of the op (each gg
+ * attribute but the scale kinds, which describe operands, and store_pool)
+ * as the IR prints it, e.g. "config": "#gg.config<block = [128, ...]>". */
+GGC_API const char *ggc_result_kernel_plans(const ggc_result *result);
 /* Stages that ran, in order; index in [0, ggc_result_num_stages). */
 GGC_API size_t ggc_result_num_stages(const ggc_result *result);
 GGC_API const char *ggc_result_stage_name(const ggc_result *result, size_t i);

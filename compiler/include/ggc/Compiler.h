@@ -50,6 +50,10 @@ struct CompileResult {
   /// The launch contract of every kernel, as a JSON array, once the
   /// `nvvm` stage has run ("" before).
   std::string kernelInfo;
+  /// The plan of every gg.grouped_matmul (config, schedule, ... and every
+  /// plan attribute as printed), as a JSON array, once the `gg-config` stage
+  /// has run ("" before).
+  std::string kernelPlans;
 };
 
 CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,

@@ -3,6 +3,7 @@
 #define GGC_PASSES_H
 
 #include "gg/GGDialect.h"
+#include "ggk/GGKDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

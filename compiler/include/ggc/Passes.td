@@ -204,7 +204,28 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
+def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.foreach_tile to the persistent loop over the group offsets";
+  let description = [{
+    Takes: `ggk.foreach_tile` ops (made by `gg-lower-to-nvvm`).
+    Makes: for each, an `scf.while` that walks the tiles CTA `c` of a grid
+    of `g` owns (`c`, `c + g`, ...; a cluster walks them together, one M
+    block per CTA). Grouped layouts carry a cursor (group, its first tile)
+    that only moves forward, counting each group's tiles on the device from
+    its offsets or count, clamped to the run-time size so that malformed
+    metadata never reaches outside the tensors; `padded_contiguous` numbers
+    tiles over A's rows and skips those whose first row is padding (group
+    -1). The tile's fields replace the body's arguments: for k_grouped its
+    K range starts at the group's first K rounded down to `k_alignment`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // GGC_PASSES_TD

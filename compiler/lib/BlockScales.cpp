@@ -1,0 +1,429 @@
+//===- BlockScales.cpp - scales that change along K -----------------------===//
+//
+// Where a K block's scales live (1x128 and 128x128 blocks, MX words),
+// how they reach the consumers (scale slots, the stages, per-column
+// buffers), and the promotion that applies them to a K block's product.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelGenerator.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+/// Most places a B scale block boundary may take inside a warpgroup's
+/// columns for which the promotion gets one copy of its FMAs per place
+/// (promoteBlock); beyond, a select per element.
+constexpr int64_t kMaxStraddleVariants = 7;
+
+} // namespace
+
+namespace ggc {
+
+Value KernelGenerator::scaleBlock(const Tile &t, Value kBlock) {
+  if (p.layout != GroupLayout::k_grouped)
+    return kBlock;
+  return b.add(b.divU(t.kStart, b.c32(128)), kBlock);
+}
+
+Value KernelGenerator::scaleBlockCount() {
+  if (p.layout != GroupLayout::k_grouped)
+    return b.c32((p.k + 127) / 128);
+  return b.ceilDivU(b.toI32(dynamicSize), 128);
+}
+
+Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
+                                   Value rowInTile) {
+  Value rows = p.layout == GroupLayout::k_grouped ? b.c32(p.m)
+                                                  : b.toI32(dynamicSize);
+  Value row = b.add(t.rowStart, rowInTile);
+  if (p.mx) {
+    // Four exponents share a word, so a 128-wide K block reads one word
+    // per row whether the scale blocks are 32 (its four bytes) or 128 (one
+    // byte of it) wide.
+    int64_t perWord = 4 * p.aScale.getBlockK();
+    Value rowWords = mxWordsPerRow(perWord);
+    Value word = b.toI64(
+        b.divU(b.mul(scaleBlock(t, kBlock), b.c32(128)), b.c32(perWord)));
+    Value scaleRow;
+    switch (p.layout) {
+    case GroupLayout::contiguous: {
+      // FlashInfer's layout: each group's scale rows start on a multiple of
+      // 4, at (first row + 3g) / 4 * 4; (M + 3G) / 4 * 4 rows in all.
+      Value base = b.andI(b.add(t.groupStart, b.mul(t.group, b.c32(3))),
+                          b.c32(~3));
+      Value total = b.andI(b.add(rows, b.c32(3 * p.numGroups)), b.c32(~3));
+      scaleRow = b.minS(b.add(base, b.sub(row, t.groupStart)),
+                        b.sub(total, b.c32(1)));
+      break;
+    }
+    case GroupLayout::masked:
+      scaleRow = b.add(b.mul(t.group, rows),
+                       b.minS(row, b.sub(rows, b.c32(1))));
+      break;
+    default:
+      scaleRow = b.minS(row, b.sub(rows, b.c32(1)));
+      break;
+    }
+    return b.add(b.mul(b.toI64(scaleRow), rowWords), word);
+  }
+  // 1x128 blocks. M-major: [ceil(K/128), align4(M)]; K-major:
+  // [M, ceil(K/128)]; each with a leading G for masked (M = M_max).
+  // k_grouped: M is static and M-major rows are not padded.
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  Value kBlocks = b.toI64(scaleBlockCount());
+  Value block = b.toI64(scaleBlock(t, kBlock));
+  bool mMajor = p.aScale.getMajor() == ScaleMajor::mn_major;
+  Value rowStride = kGrouped ? rows : b.andI(b.add(rows, b.c32(3)), b.c32(~3));
+  Value groupBase = b.c64(0);
+  if (p.layout == GroupLayout::masked)
+    groupBase = b.mul(b.toI64(t.group),
+                      b.mul(kBlocks, b.toI64(mMajor ? rowStride : rows)));
+  Value clamped = b.toI64(b.minS(row, b.sub(rows, b.c32(1))));
+  Value index = mMajor ? b.add(b.mul(block, b.toI64(rowStride)), clamped)
+                       : b.add(b.mul(clamped, kBlocks), block);
+  return b.add(groupBase, index);
+}
+
+Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
+                                        Value colBase, int64_t j) {
+  int64_t nScaleBlocks = (p.n + 127) / 128;
+  Value kBlocks = b.toI64(scaleBlockCount());
+  Value block = b.toI64(scaleBlock(t, kBlock));
+  Value nBlock128 =
+      b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), colBase),
+                          b.c32(128)),
+                   b.c32(j)),
+             b.c32(nScaleBlocks - 1));
+  // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
+  Value g = p.layout == GroupLayout::k_grouped ? b.c64(0) : b.toI64(t.group);
+  Value nb = b.toI64(nBlock128);
+  return p.bScale.getMajor() == ScaleMajor::k_major
+             ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb), kBlocks),
+                     block)
+             : b.add(b.mul(b.add(b.mul(g, kBlocks), block),
+                           b.c64(nScaleBlocks)),
+                     nb);
+}
+
+/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
+/// an f32 bit pattern; e = 0 is the subnormal 2^-127).
+Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
+  Value e = b.andI(b.create<arith::ShRUIOp>(word, b.mul(byteIndex, b.c32(8))),
+                   b.c32(0xFF));
+  Value bits = b.select(b.eq(e, b.c32(0)), b.c32(0x00400000),
+                        b.create<arith::ShLIOp>(e, b.c32(23)));
+  return b.create<arith::BitcastOp>(b.f32(), bits);
+}
+
+/// The UE8M0 words K block `kBlock` needs: one per row of the thread (A)
+
+Value KernelGenerator::columnScaleIndex(const Tile &t, Value kBlock,
+                                       Value colInTile) {
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  Value col = b.toI64(b.minS(b.add(colBase, colInTile), b.c32(p.n - 1)));
+  // k_grouped B has no group dimension.
+  Value g = p.layout == GroupLayout::k_grouped ? b.c64(0) : b.toI64(t.group);
+  if (!p.mx) {
+    // 1x128 f32 blocks: K-major [G, N, ceil(K/128)] or M-major
+    // [G, ceil(K/128), N].
+    Value kBlocks = b.toI64(scaleBlockCount());
+    Value block = b.toI64(scaleBlock(t, kBlock));
+    return p.bScale.getMajor() == ScaleMajor::k_major
+               ? b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), kBlocks), block)
+               : b.add(b.mul(b.add(b.mul(g, kBlocks), block), b.c64(p.n)),
+                       col);
+  }
+  int64_t perWord = 4 * p.bScale.getBlockK();
+  Value word = b.toI64(
+      b.divU(b.mul(scaleBlock(t, kBlock), b.c32(128)), b.c32(perWord)));
+  return b.add(b.mul(b.add(b.mul(g, b.c64(p.n)), col), mxWordsPerRow(perWord)),
+               word);
+}
+
+Value KernelGenerator::mxWordsPerRow(int64_t perWord) {
+  // k_grouped: over the concatenated K, the run-time size.
+  if (p.layout == GroupLayout::k_grouped)
+    return b.toI64(b.ceilDivU(b.toI32(dynamicSize), perWord));
+  return b.c64((p.k + perWord - 1) / perWord);
+}
+
+Value KernelGenerator::scaleSlot(Value buffer, Value word,
+                                 int64_t wordOffset) {
+  // In 64 bits from the start, so that LLVM folds the constant parts into
+  // the address's immediate offset instead of keeping one register per
+  // slot address alive across the K loop.
+  int64_t consumerWarps = p.numConsumers * 4;
+  int64_t words = p.scaleSlots.words();
+  Value warp = b.toI64(b.divU(b.sub(b.threadIdx(), b.c32(kWarpgroupThreads)),
+                              b.c32(32)));
+  Value index = b.add(b.add(b.mul(b.toI64(buffer), b.c64(consumerWarps * words)),
+                            b.mul(warp, b.c64(words))),
+                      b.toI64(word));
+  return b.gep(smem, b.add(b.c64(p.smem.scaleSlotsAt + 4 * wordOffset),
+                           b.mul(index, b.c64(4))));
+}
+
+void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
+                                       const Fragment &f, Value ownColumn) {
+  const ggc::ScaleSlots &slots = p.scaleSlots;
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  // Lanes may still be reading this buffer's previous block.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.create<scf::IfOp>(b.lt(kBlock, t.numKBlocks), [&](OpBuilder &, Location) {
+    // Each lane copies into its own word of the slots, past `skip` words.
+    auto copy = [&](int64_t skip, Value base, Value index) {
+      Value source = b.create<LLVM::GEPOp>(base.getType(), b.i32(), base,
+                                           ArrayRef<LLVM::GEPArg>{index});
+      b.create<NVVM::CpAsyncOp>(scaleSlot(buffer, f.lane, skip), source, 4,
+                                NVVM::LoadCacheModifierKind::CA, Value());
+    };
+    // Lane i < 16 copies the word of the warp's row i; the next lanes
+    // copy B's block scales.
+    if (slots.aRows)
+      b.create<scf::IfOp>(b.lt(f.lane, b.c32(slots.aRows)),
+                          [&](OpBuilder &, Location) {
+                            copy(0, aScalePtr,
+                                 aScaleIndex(t, kBlock,
+                                             b.add(f.warpRow, f.lane)));
+                            b.create<scf::YieldOp>();
+                          });
+    for (int64_t j = 0; j < slots.bBlocks; ++j)
+      b.create<scf::IfOp>(b.eq(f.lane, b.c32(slots.aRows + j)),
+                          [&](OpBuilder &, Location) {
+                            copy(0, bScalePtr,
+                                 bBlockScaleIndex(t, kBlock, f.colBase, j));
+                            b.create<scf::YieldOp>();
+                          });
+    if (slots.columns)
+      copy(slots.aRows + slots.bBlocks, bScalePtr,
+           columnScaleIndex(t, kBlock, ownColumn));
+    b.create<scf::YieldOp>();
+  });
+  b.create<NVVM::CpAsyncCommitGroupOp>();
+}
+
+KernelGenerator::BlockScales
+KernelGenerator::readScales(Value kBlock, const Fragment &f) {
+  const ggc::ScaleSlots &slots = p.scaleSlots;
+  BlockScales scales;
+  Value one = b.f32c(1.0);
+  scales.a[0] = scales.a[1] = one;
+  scales.b.assign(std::max<int64_t>(1, slots.bBlocks), one);
+  if (!slots.aRows && !slots.bBlocks)
+    return scales;
+  b.create<NVVM::CpAsyncWaitGroupOp>(ggc::kScaleSlotBuffers - 1);
+  // The warp's lanes copied each other's words.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  Type aType = p.mx ? b.i32() : b.f32();
+  Value rowInWarp = b.divU(f.lane, b.c32(4));
+  if (slots.aRows)
+    for (int half = 0; half < 2; ++half)
+      scales.a[half] = b.create<LLVM::LoadOp>(
+          aType, scaleSlot(buffer, rowInWarp, 8 * half));
+  for (int64_t j = 0; j < slots.bBlocks; ++j)
+    scales.b[j] = b.create<LLVM::LoadOp>(
+        b.f32(), scaleSlot(buffer, b.c32(0), slots.aRows + j));
+  return scales;
+}
+
+KernelGenerator::BlockScales
+KernelGenerator::readStageScales(const Tile &t, Value stage,
+                                 const Fragment &f) {
+  BlockScales scales;
+  // The window starts at the tile's first row rounded down to 4.
+  Value first = b.add(b.andI(t.rowStart, b.c32(3)), f.row);
+  Value aScales = stageScalesA(stage);
+  for (int half = 0; half < 2; ++half)
+    scales.a[half] = b.create<LLVM::LoadOp>(
+        b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
+                                              b.c32(4)))));
+  Value bScales = stageScalesB(stage);
+  for (int64_t j = 0; j < p.bBlocks; ++j)
+    scales.b.push_back(
+        b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));
+  return scales;
+}
+
+void KernelGenerator::copyStageBScales(const Tile &t, Value kBlock,
+                                       Value stage, Value full) {
+  // B's block scales, 4 bytes each: cp.async, which the full barrier
+  // tracks from here on (cp.async.mbarrier.arrive.noinc is one of the two
+  // arrivals the barrier expects, so the phase cannot complete without
+  // them; the counting variant, which raises the pending count, is
+  // reported by compute-sanitizer synccheck as a missing wait).
+  Value bScales = stageScalesB(stage);
+  for (int64_t j = 0; j < p.bBlocks; ++j) {
+    Value source = b.create<LLVM::GEPOp>(
+        bScalePtr.getType(), b.f32(), bScalePtr,
+        ArrayRef<LLVM::GEPArg>{bBlockScaleIndex(t, kBlock, b.c32(0), j)});
+    b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
+                              NVVM::LoadCacheModifierKind::CA, Value());
+  }
+  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/true);
+}
+
+void KernelGenerator::loadStageAScales(const Tile &t, Value kBlock,
+                                       Value stage, Value full) {
+  // A's for the tile's rows: one box of BM + 4 f32 at (row rounded down
+  // to 4, K block[, group]), as TMA's innermost coordinate must be 16-byte
+  // aligned; rows past the tensor (a group's tail) read as zeros and are
+  // never stored.
+  SmallVector<Value> coords = {b.andI(t.rowStart, b.c32(~3)),
+                               scaleBlock(t, kBlock)};
+  if (p.layout == GroupLayout::masked)
+    coords.push_back(t.group);
+  b.tmaLoad(stageScalesA(stage), tensorMapAScale, coords, full);
+}
+
+Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
+  b.create<NVVM::CpAsyncWaitGroupOp>(0);
+  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
+  return b.create<LLVM::LoadOp>(
+      b.i32(), scaleSlot(buffer, f.lane,
+                         p.scaleSlots.aRows + p.scaleSlots.bBlocks));
+}
+
+Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
+  Value index = b.add(b.mul(consumerIndex, b.c32(2)), buffer);
+  return b.gep(smem, b.add(b.c64(p.smem.columnScalesAt),
+                           b.mul(b.toI64(index),
+                                 b.c64(p.blockN * 4 * p.columnEntries))));
+}
+
+void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
+                                          Value buffer, const Fragment &f,
+                                          Value scaleBlock) {
+  // The thread's column of the warpgroup's share of the tile.
+  Value own = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
+  Value column = b.add(f.colBase, own);
+  Value factors = columnScales(consumerIndex, buffer);
+  b.create<scf::IfOp>(b.lt(own, b.c32(p.warpgroupN)), [&](OpBuilder &,
+                                                          Location) {
+    if (!p.mx) {
+      b.create<LLVM::StoreOp>(
+          word, b.gep(factors, b.mul(b.toI64(column), b.c64(4))));
+    } else {
+      // Decoded here once, not by each of the 32 threads reading the
+      // column: block k's scale blocks take bytes (k * entries + j) % 4.
+      for (int64_t j = 0; j < p.columnEntries; ++j) {
+        Value byte = b.remU(
+            b.add(b.mul(scaleBlock, b.c32(p.columnEntries)), b.c32(j)),
+            b.c32(4));
+        Value entry = b.add(b.mul(b.c32(j), b.c32(p.blockN)), column);
+        b.create<LLVM::StoreOp>(decodeUE8M0(word, byte),
+                                b.gep(factors, b.mul(b.toI64(entry), b.c64(4))));
+      }
+    }
+    b.create<scf::YieldOp>();
+  });
+  // Named barrier 2 + i for consumer warpgroup i (1 is all consumers).
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.create<NVVM::BarrierOp>(Type(), b.add(consumerIndex, b.c32(2)),
+                            b.c32(kWarpgroupThreads),
+                            NVVM::BarrierReductionAttr(), Value());
+}
+
+/// Adds a K block's completed partial product to the f32 accumulator,
+/// scaled by the block's scales (two-level accumulation).
+Value KernelGenerator::promoteBlock(Value acc, Value partial,
+                                    const BlockScales &scales, const Tile &t,
+                                    const Fragment &f, Value consumerIndex,
+                                    Value kBlock, Value columnFactors) {
+  SmallVector<Value> factor;
+  for (int half = 0; half < 2; ++half)
+    for (Value bScale : scales.b)
+      factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
+  int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
+  // Per-column scales of B (1x128 blocks, MX factors): one f32 per column,
+  // from shared memory.
+  Value columnValues = columnFactors;
+  if (p.columnScales && !columnValues)
+    columnValues = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
+  // The FMAs of the whole fragment, each element's scale given by
+  // `scaleOf(chunk, half)` or, for per-column scales, by its column.
+  auto accumulate = [&](Value into,
+                        llvm::function_ref<Value(int64_t, int)> scaleOf) {
+    for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
+      for (int j = 0; j < 2; ++j) {
+        Value bColumn;
+        if (p.columnScales) {
+          Value column = b.add(f.col, b.c32(8 * c + j));
+          bColumn = b.create<LLVM::LoadOp>(
+              b.f32(),
+              b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
+        }
+        for (int half = 0; half < 2; ++half) {
+          int64_t reg = 4 * c + 2 * half + j;
+          Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
+          Value y = b.create<LLVM::ExtractValueOp>(into, reg);
+          Value scale = p.columnScales
+                            ? b.create<arith::MulFOp>(scales.a[half], bColumn)
+                            : scaleOf(c, half);
+          Value sum = b.create<math::FmaOp>(x, scale, y);
+          into = b.create<LLVM::InsertValueOp>(into, sum, reg);
+        }
+      }
+    return into;
+  };
+  // Fewer than 128 columns may straddle two scale blocks: fragment columns
+  // before `boundary` take the first block's scale, the rest the second's.
+  bool straddles = p.bBlocks == 2 && p.warpgroupN < 128;
+  // B has one scale per 128 columns (128x128 blocks), or one for all of
+  // them (none, or per-tensor or per-channel scales, applied elsewhere),
+  // which a warpgroup of 256 columns must not index past.
+  int64_t bScales = scales.b.size();
+  if (!straddles)
+    return accumulate(acc, [&](int64_t c, int half) {
+      return factor[half * bScales + std::min(c / perScale, bScales - 1)];
+    });
+  Value firstColumn = b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
+  Value boundary = b.sub(
+      b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)), b.c32(128)),
+      firstColumn);
+  auto scaleBefore = [&](Value columns) {
+    return [&, columns](int64_t c, int half) {
+      return b.select(b.lt(b.c32(8 * c), columns), factor[half * 2],
+                      factor[half * 2 + 1]);
+    };
+  };
+  // A warpgroup's first column is a multiple of gcd(its columns, 128), and
+  // so is the boundary. Where that leaves few places for it, each gets its
+  // own copy of the FMAs with the scales fixed, chosen once per K block by
+  // a switch. (LLVM merges the copies back into one run of FMAs and lets
+  // the switch pick each column group's scale register, a move apiece.) A
+  // select per element, with the predicates for them, measured 289
+  // instructions per K block and warp against 177 unsplit (112 columns,
+  // ncu); the switch, 15.2M against 19.0M instructions in all.
+  int64_t step = std::gcd(p.warpgroupN, int64_t(128));
+  int64_t places = p.warpgroupN / step - 1; // boundaries inside the fragment
+  if (places > kMaxStraddleVariants)
+    return accumulate(acc, scaleBefore(boundary));
+  SmallVector<int64_t> cases;
+  for (int64_t i = 1; i <= places; ++i)
+    cases.push_back(i);
+  Value place = b.create<arith::IndexCastOp>(b.getIndexType(),
+                                             b.divU(boundary, b.c32(step)));
+  auto sw = b.create<scf::IndexSwitchOp>(TypeRange{acc.getType()}, place,
+                                         cases, cases.size());
+  auto fill = [&](Region &region, int64_t columnsBefore) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    b.create<scf::YieldOp>(accumulate(acc, [&](int64_t c, int half) {
+      return factor[half * 2 + (8 * c < columnsBefore ? 0 : 1)];
+    }));
+  };
+  for (auto [i, region] : llvm::enumerate(sw.getCaseRegions()))
+    fill(region, cases[i] * step);
+  // No boundary inside the fragment: every column in the first block.
+  fill(sw.getDefaultRegion(), p.warpgroupN);
+  return sw.getResult(0);
+}
+
+} // namespace ggc

@@ -1,0 +1,322 @@
+//===- Epilogue.cpp - the consumers' epilogue -----------------------------===//
+//
+// A tile's end: the scales that do not change along K, the user's
+// epilogue per element, and the stores of the valid rows, per thread or
+// through the staged tile and the TMA store pool.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelGenerator.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::gg;
+
+namespace {
+
+bool isKind(ScaleAttr s, ScaleKind kind) {
+  return s && s.getKind() == kind;
+}
+
+} // namespace
+
+namespace ggc {
+
+/// Clones the user's epilogue for one accumulator element, expanding the gg
+/// math ops into what NVPTX can lower.
+FailureOr<Value> KernelGenerator::emitEpilogueRegion(
+    Value acc, ArrayRef<Value> rowValues, ArrayRef<Value> colValues,
+    ArrayRef<Value> scalarValues, Value group) {
+  Block *block = op.getEpilogueBlock();
+  if (!block)
+    return acc;
+  IRMapping map;
+  unsigned arg = 0;
+  map.map(block->getArgument(arg++), acc);
+  for (Value v : rowValues)
+    map.map(block->getArgument(arg++), v);
+  for (Value v : colValues)
+    map.map(block->getArgument(arg++), v);
+  for (Value v : scalarValues)
+    map.map(block->getArgument(arg++), v);
+  map.map(block->getArgument(arg++),
+          b.create<arith::IndexCastOp>(b.getIndexType(), group));
+  auto exp = [&](Value x) -> Value {
+    // exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
+    Value scaled = b.create<arith::MulFOp>(
+        x, b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.4426950408889634)));
+    return b.create<math::Exp2Op>(scaled);
+  };
+  auto sigmoid = [&](Value x) -> Value {
+    Value one = b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
+    Value e = exp(b.create<arith::NegFOp>(x));
+    return b.create<arith::DivFOp>(one, b.create<arith::AddFOp>(one, e));
+  };
+  for (Operation &inner : block->without_terminator()) {
+    Value result;
+    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
+    if (isa<SigmoidOp>(inner))
+      result = sigmoid(operand(0));
+    else if (isa<SiluOp>(inner))
+      result = b.create<arith::MulFOp>(operand(0), sigmoid(operand(0)));
+    else if (isa<math::ExpOp>(inner))
+      result = exp(operand(0));
+    else if (isa<arith::ArithDialect>(inner.getDialect()) ||
+             isa<math::Exp2Op, math::AbsFOp, math::SqrtOp, math::RsqrtOp,
+                 math::FmaOp, math::CopySignOp>(inner)) {
+      b.clone(inner, map);
+      continue;
+    } else {
+      inner.emitOpError() << "is not supported in epilogues by the NVPTX "
+                             "lowering (arith ops, math.exp, math.exp2, "
+                             "math.absf, math.sqrt, math.rsqrt, math.fma, "
+                             "math.copysign, gg.sigmoid and gg.silu are)";
+      return failure();
+    }
+    map.map(inner.getResult(0), result);
+  }
+  return map.lookup(cast<YieldOp>(block->getTerminator()).getValue());
+}
+
+void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
+                                   Value acc) {
+  Value rowInTile = f.row, colInBlock = f.col;
+  Value staging;
+  if (!p.storePool.empty()) {
+    staging = b.gep(smem, b.c64(p.smem.stagedOutputAt));
+    awaitStagedTileFree();
+  }
+  Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  Row rows[2];
+  for (int half = 0; half < 2; ++half)
+    rows[half] = epilogueRow(t, rowInTile, half);
+  SmallVector<Value> scalarValues;
+  for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
+    scalarValues.push_back(b.loadGlobal(
+        cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
+
+  VectorType pairType = VectorType::get({2}, p.outElem);
+  for (int64_t c = 0; c < p.warpgroupN / 8; ++c) {
+    Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
+    Value colValid = b.lt(col, b.c32(p.n));
+    Value safeCol = b.select(colValid, col, colBase);
+    // Column-vector values and scales of B for the two columns of the pair.
+    SmallVector<Value> colValues[2];
+    Value colScale[2];
+    for (int j = 0; j < 2; ++j) {
+      // Per-channel scales of B: [G, N]; k_grouped's B has no group
+      // dimension, so neither have its scales ([N]).
+      if (isKind(p.bScale, ScaleKind::channel))
+        colScale[j] = b.loadGlobal(
+            b.f32(), bScalePtr,
+            b.add(kGrouped ? b.c64(0) : b.mul(b.toI64(t.group), b.c64(p.n)),
+                  b.toI64(b.add(safeCol, b.c32(j)))));
+      else if (isKind(p.bScale, ScaleKind::tensor))
+        colScale[j] = b.loadGlobal(b.f32(), bScalePtr, t.group);
+    }
+    for (int j = 0; j < 2; ++j)
+      for (auto [i, v] : llvm::enumerate(op.getColVectors())) {
+        auto type = cast<MemRefType>(v.getType());
+        Value index = b.toI64(b.add(safeCol, b.c32(j)));
+        if (type.getRank() == 2)
+          index = b.add(b.mul(b.toI64(t.group), b.c64(p.n)), index);
+        colValues[j].push_back(
+            b.loadGlobal(type.getElementType(), colPtrs[i], index));
+      }
+    for (int half = 0; half < 2; ++half) {
+      Value pair = b.create<LLVM::UndefOp>(pairType);
+      for (int j = 0; j < 2; ++j) {
+        Value v = b.create<LLVM::ExtractValueOp>(acc, 4 * c + 2 * half + j);
+        // Scales that do not change along K apply once, to the sum.
+        if (rows[half].scale)
+          v = b.create<arith::MulFOp>(v, rows[half].scale);
+        if (colScale[j])
+          v = b.create<arith::MulFOp>(v, colScale[j]);
+        FailureOr<Value> result =
+            emitEpilogueRegion(v, rows[half].vectorValues, colValues[j],
+                               scalarValues, t.group);
+        if (failed(result)) {
+          failedEpilogue = true;
+          return;
+        }
+        Value out = *result;
+        if (out.getType() != p.outElem)
+          out = b.create<arith::TruncFOp>(p.outElem, out);
+        pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
+      }
+      if (!p.storePool.empty()) {
+        stagePair(staging, pair, f, c, half);
+        continue;
+      }
+      Value valid = b.andI(rows[half].valid, colValid);
+      storePair(t, pair, valid, rows[half].index, col);
+    }
+  }
+  if (!p.storePool.empty())
+    storeStagedTile(t, staging);
+}
+
+KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
+                                                 Value rowInTile, int half) {
+  bool masked = p.layout == GroupLayout::masked;
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  Value r = b.add(rowInTile, b.c32(8 * half));
+  Row row;
+  row.valid = b.lt(r, t.rowsValid);
+  Value rowInA = b.add(t.rowStart, r); // row of A's row space
+  if (p.layout == GroupLayout::padded_contiguous) {
+    // Only rows tagged with this tile's group are stored.
+    Value safeRow = b.select(row.valid, rowInA, t.rowStart);
+    Value tag = b.loadGlobal(b.i32(), groupsPtr, safeRow);
+    row.valid = b.andI(row.valid, b.eq(tag, t.group));
+  }
+  // Output row index in the flattened [rows, N] view of `out`.
+  Value outRow = b.toI64(rowInA);
+  if (masked)
+    outRow = b.add(b.mul(b.toI64(t.group), b.toI64(dynamicSize)), outRow);
+  if (kGrouped)
+    outRow = b.add(b.mul(b.toI64(t.group), b.c64(p.m)), outRow);
+  row.index = outRow;
+  // A row that is not valid reads the tile's first row instead, which is
+  // always in bounds.
+  Value firstRow = b.toI64(t.rowStart);
+  if (masked)
+    firstRow = b.add(b.mul(b.toI64(t.group), b.toI64(dynamicSize)), firstRow);
+  Value vectorRow = kGrouped ? b.toI64(b.select(row.valid, rowInA, t.rowStart))
+                             : b.select(row.valid, outRow, firstRow);
+  for (Value v : op.getRowVectors()) {
+    Type elem = cast<MemRefType>(v.getType()).getElementType();
+    row.vectorValues.push_back(
+        b.loadGlobal(elem, rowPtrs[row.vectorValues.size()], vectorRow));
+  }
+  // Per-row (per-token) scales follow the rows, like row vectors.
+  if (isKind(p.aScale, ScaleKind::channel))
+    row.scale = b.loadGlobal(b.f32(), aScalePtr, vectorRow);
+  else if (isKind(p.aScale, ScaleKind::tensor))
+    row.scale = b.loadGlobal(b.f32(), aScalePtr, t.group);
+  return row;
+}
+
+void KernelGenerator::stagePair(Value staging, Value pair, const Fragment &f,
+                                int64_t c, int half) {
+  int64_t outBytes = byteWidth(p.outElem);
+  // Into the staged tile, at the element's place in the tile.
+  Value rowInTile = b.add(f.row, b.c32(8 * half));
+  Value colInTile = b.add(f.col, b.c32(8 * c));
+  Value offset;
+  if (p.swizzledStaging) {
+    // Chunk of 128 bytes, then its row; the 16-byte unit within the
+    // row is XORed with row % 8 (the pair never crosses a unit).
+    Value byteInRow = b.mul(colInTile, b.c32(outBytes));
+    Value chunk = b.divU(byteInRow, b.c32(kSwizzleBytes));
+    Value unit = b.divU(b.remU(byteInRow, b.c32(kSwizzleBytes)), b.c32(16));
+    Value swizzledUnit = b.xorI(unit, b.remU(rowInTile, b.c32(8)));
+    offset = b.toI64(b.add(
+        b.add(b.mul(chunk, b.c32(p.blockM * kSwizzleBytes)),
+              b.mul(rowInTile, b.c32(kSwizzleBytes))),
+        b.add(b.mul(swizzledUnit, b.c32(16)), b.remU(byteInRow, b.c32(16)))));
+  } else {
+    offset = b.mul(b.toI64(b.add(b.mul(rowInTile, b.c32(p.blockN)),
+                                 colInTile)),
+                   b.c64(outBytes));
+  }
+  b.create<LLVM::StoreOp>(pair, b.gep(staging, offset));
+}
+
+void KernelGenerator::storePair(const Tile &t, Value pair, Value valid,
+                                Value rowIndex, Value col) {
+  int64_t outBytes = byteWidth(p.outElem);
+  b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
+    if (p.outNM) {
+      // The pair's two columns are two rows of the transposed output.
+      Value row = b.sub(rowIndex, b.mul(b.toI64(t.group), b.c64(p.m)));
+      for (int j = 0; j < 2; ++j) {
+        Value outCol = b.add(b.mul(b.toI64(t.group), b.c64(p.n)),
+                             b.toI64(b.add(col, b.c32(j))));
+        Value offset = b.mul(b.add(b.mul(outCol, b.c64(p.m)), row),
+                             b.c64(outBytes));
+        b.storeGlobal(b.create<LLVM::ExtractElementOp>(pair, b.c32(j)),
+                      outPtr, offset);
+      }
+    } else {
+      Value offset = b.mul(
+          b.add(b.mul(rowIndex, b.c64(p.n)), b.toI64(col)),
+          b.c64(outBytes));
+      b.storeGlobal(pair, outPtr, offset);
+    }
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the tile's rows that
+/// belong to its group, a prefix of `rowsValid` rows, go out as a sum of
+/// boxes of BM, BM/2, ..., 1 rows (the binary digits of `rowsValid`), so
+/// no row of the next group is ever written; columns past N are clipped by
+/// TMA. One consumer thread issues the stores once every consumer has
+/// written its fragment and fenced it for the async proxy.
+void KernelGenerator::storeStagedTile(const Tile &t, Value staging) {
+  b.create<NVVM::FenceProxyOp>(
+      NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  consumerBarrier();
+  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
+  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
+    Value rows = b.maxS(t.rowsValid, b.c32(0));
+    Value done = b.c32(0);
+    Value col = b.mul(t.nBlock, b.c32(p.blockN));
+    for (auto [i, h] : llvm::enumerate(p.storePool)) {
+      Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
+      Value first = done;
+      b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
+        int64_t chunkColumns = p.stagingChunkColumns();
+        int64_t rowBytes = chunkColumns * byteWidth(p.outElem);
+        for (int64_t chunk = 0; chunk < p.blockN / chunkColumns; ++chunk) {
+          Value chunkCol = b.add(col, b.c32(chunk * chunkColumns));
+          // A chunk wholly past N has nothing to store.
+          b.create<scf::IfOp>(b.lt(chunkCol, b.c32(p.n)), [&](OpBuilder &,
+                                                              Location) {
+            Value src = b.gep(
+                staging, b.add(b.c64(chunk * p.blockM * rowBytes),
+                               b.mul(b.toI64(first), b.c64(rowBytes))));
+            SmallVector<Value> coords = {chunkCol, b.add(t.rowStart, first)};
+            if (p.layout == GroupLayout::masked ||
+                p.layout == GroupLayout::k_grouped)
+              coords.push_back(t.group);
+            b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
+                poolMaps[i], src, coords, Value(), NVVM::TMAStoreMode::TILE,
+                Value());
+            b.create<scf::YieldOp>();
+          });
+        }
+        b.create<scf::YieldOp>();
+      });
+      done = b.add(done, b.select(take, b.c32(h), b.c32(0)));
+    }
+    b.create<NVVM::CpAsyncBulkCommitGroupOp>();
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// Waits, before a tile's fragments overwrite the staged tile, until the
+/// previous tile's TMA stores have read it.
+void KernelGenerator::awaitStagedTileFree() {
+  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
+  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
+    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr::get(b.getContext()));
+    b.create<scf::YieldOp>();
+  });
+  consumerBarrier();
+}
+
+void KernelGenerator::consumerBarrier() {
+  // bar.sync is warp-aligned: reconverge each warp first, since the code
+  // before it (clearing a K tail, issuing TMA stores) branches per thread.
+  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.create<NVVM::BarrierOp>(Type(), b.c32(1),
+                            b.c32(kWarpgroupThreads * p.numConsumers),
+                            NVVM::BarrierReductionAttr(), Value());
+}
+
+} // namespace ggc

@@ -1,0 +1,369 @@
+//===- KernelGenerator.h - the kernel generator -----------------*- C++ -*-===//
+//
+// The plan gg-lower-to-nvvm derives from a gg.grouped_matmul, and the
+// generator that writes its kernel, whose members are defined by concern in
+// LowerToNVVM.cpp, KernelInfo.cpp, SharedMemory.cpp, TileSchedule.cpp,
+// Producer.cpp, Consumer.cpp, BlockScales.cpp, OperandPreparation.cpp and
+// Epilogue.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_KERNELGENERATOR_H
+#define GGC_KERNELGENERATOR_H
+
+#include "KernelBuilder.h"
+#include "ggk/GGKDialect.h"
+#include "ggc/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace ggc {
+
+// The generator names MLIR's types and the gg dialect's unqualified.
+using mlir::ArrayRef;
+using mlir::FailureOr;
+using mlir::function_ref;
+using mlir::LogicalResult;
+using mlir::ModuleOp;
+using mlir::SmallVector;
+using mlir::StringRef;
+using mlir::Type;
+using mlir::Value;
+using mlir::ValueRange;
+using mlir::gg::ConfigAttr;
+using mlir::gg::GroupedMatmulOp;
+using mlir::gg::GroupLayout;
+using mlir::gg::ScaleAttr;
+namespace func = mlir::func;
+namespace LLVM = mlir::LLVM;
+
+/// Everything the generator derives from the op before emitting code.
+struct KernelPlan {
+  GroupLayout layout;
+  int64_t numGroups, n, k; // k is dynamic for k_grouped
+  int64_t m;               // rows of A (M_max for masked); may be dynamic
+  int64_t blockM, blockN, blockK, stages, numConsumers, numSMs;
+  /// Consumer warpgroups per 64 rows (config split_n), each taking
+  /// `warpgroupN` of the tile's columns.
+  int64_t splitN = 1, warpgroupN = 0;
+  /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
+  /// of one N block, each loading half of the B tile and multicasting it to
+  /// both, which halves the B traffic from L2.
+  int64_t cluster = 1;
+  Type aElem, bElem, outElem, groupsElem;
+  int64_t aTileBytes, bTileBytes, sharedBytes;
+  ggc::SharedMemoryLayout smem; // offsets of every buffer
+  int64_t nBlocks;
+  /// gg-schedule-groups: N blocks of a group before its M blocks.
+  bool nFastest = false;
+  /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).
+  int64_t bCachePolicy = 0;
+  /// gg-eliminate-padding: a consumer warpgroup whose rows of a tile are all
+  /// past its group's end skips the tile's wgmma.
+  bool skipIdleWarpgroups = false;
+  /// gg-plan-overfetch: k_grouped blocks start at a multiple of this K.
+  int64_t kAlignment = 1;
+  /// gg-plan-overfetch: heights of the TMA boxes that load A: the whole
+  /// tile first, then, when a tile's valid rows are loaded in multiples of
+  /// a smaller granule, the powers of two from bit_floor(BM) down to it.
+  SmallVector<int64_t> aLoadBoxes;
+  /// Rows of A a partial tile loads are its valid rows rounded up to this.
+  int64_t aLoadGranule = 0;
+  bool bMNMajor; // B given as [G, K, N]: tiles are N-major for wgmma
+  bool aMNMajor; // A given as [K, M] (k_grouped): tiles are M-major
+  bool outNM = false; // out given as [G, N, M] (k_grouped)
+  /// The A tiles wgmma reads are M-major (tf32 reads a K-major copy).
+  bool aReadMNMajor() const { return aMNMajor && !smem.transposesA; }
+  ScaleAttr aScale, bScale; // null when the operand has no scales
+  bool f8 = false;
+  bool mx = false; // UE8M0 scales per row of A and per column of B
+  /// B's scales change per column and per K block (MX words or 1x128 f32
+  /// blocks): staged per K block in shared memory (columnScales).
+  bool columnScales = false;
+  /// Factors per column and K block in those buffers (MX: one per scale
+  /// block; the staging thread decodes them once for the warpgroup).
+  int64_t columnEntries = 1;
+  /// Scale words each consumer warp stages per K block.
+  ggc::ScaleSlots scaleSlots;
+  /// The stages carry the block scales (ggc::stagesBlockScales).
+  bool stageScales = false;
+  /// Rows of A's scale window per stage (stageScales): the tile's, from
+  /// its first row rounded down to 4.
+  int64_t aScaleWindowRows() const { return blockM + ggc::kAScaleWindowPad; }
+  /// 128x128 block scales of B per K block of a warpgroup's columns.
+  int64_t bBlocks = 0;
+  /// wgmma K steps between promotions: one K block, or one MX scale block.
+  int64_t stepsPerPromotion() const {
+    return mx ? aScale.getBlockK() / kPerStep() : kSteps();
+  }
+  // MX stages B's column words, decoded, in a shared buffer per warpgroup
+  // (columnScales): 32 column words per thread spilled from registers
+  // (1484 against 728 us).
+  /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
+  /// stores from registers.
+  SmallVector<int64_t> storePool;
+  /// The staged tile is kept as column chunks of 128 bytes, [BN / chunk]
+  /// x [BM rows of 128 bytes], 128B-swizzled like the operand tiles, which
+  /// the pool's TMA boxes (one per chunk) read back unswizzled: each
+  /// warp's fragment stores then hit 32 distinct banks. Unswizzled rows of
+  /// 256 bytes put a warp's 8 rows on the same banks (8-way conflicts on
+  /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
+  /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
+  bool swizzledStaging = false;
+  int64_t stagingChunkColumns() const {
+    return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : blockN;
+  }
+  /// Each K block's wgmma result is scaled and added to the main f32
+  /// accumulator (DeepGEMM's two-level accumulation): for block scales,
+  /// which change along K, and for every f8 kernel, whose tensor-core
+  /// accumulation would otherwise lose precision over a long K.
+  bool twoLevel() const {
+    return f8 || (aScale && aScale.variesAlongK()) ||
+           (bScale && bScale.variesAlongK());
+  }
+  /// Two-level accumulation with block k's promotion overlapping block
+  /// k + 1's wgmma (emitPipelinedMainLoop): two partial accumulators live
+  /// beside the main one.
+  bool pipelinedPromotion = false;
+  /// setmaxnreg's counts for the producer's and each consumer's threads.
+  int64_t producerRegisters = 0, consumerRegisters = 0;
+
+  int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
+  int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
+  int64_t kPerStep() const { return 32 / byteWidth(aElem); }
+};
+
+class KernelGenerator {
+public:
+  KernelGenerator(GroupedMatmulOp op, func::FuncOp func, ModuleOp module)
+      : op(op), func(func), module(module),
+        b(op.getLoc(), module.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult plan();
+  /// The plan's part that earlier passes decided and recorded on the op
+  /// (gg-schedule-groups, gg-eliminate-padding, gg-plan-overfetch and
+  /// gg-plan-kernel), checked.
+  LogicalResult readDecisions(ConfigAttr config);
+  LLVM::LLVMFuncOp createFunction();
+  void emitBody();
+  void emitProducer();
+  void emitConsumer(Value consumerIndex);
+
+  /// The per-tile facts both roles need.
+  struct Tile {
+    Value group;      // i32
+    Value mBlock;     // i32
+    Value nBlock;     // i32
+    Value rowStart;   // i32: first row of the tile in A's row space
+    Value groupStart; // i32: first row of the group in A's row space
+    Value rowsValid;  // i32: rows of the tile that belong to the group
+    Value kStart;     // i32: K where the tile's K blocks start, else 0
+    Value kFirst;     // i32: the group's first K (k_grouped; <= 16 bytes
+                      // after kStart, which is aligned for TMA)
+    Value kEnd;       // i32: end of the group's K range (k_grouped)
+    Value numKBlocks; // i32
+  };
+  /// The persistent tile schedule (one ggk.foreach_tile), calling `body`
+  /// for each tile this CTA owns with the pipeline counter; `body` returns
+  /// the new counter.
+  void forEachTile(function_ref<Value(const Tile &, Value counter)> body);
+  /// The same walk carrying `initial` from tile to tile (the counter
+  /// first): `body` returns the new state; the result is the last one.
+  SmallVector<Value>
+  forEachTile(ValueRange initial,
+              function_ref<SmallVector<Value>(const Tile &, ValueRange)> body);
+  /// A tile's fields as values a loop can carry, and back.
+  SmallVector<Value> tileValues(const Tile &t);
+  Tile tileFromValues(ValueRange values);
+  /// The producer's TMA loads of K `k` of tile `t` into ring stage `stage`,
+  /// completing on its full barrier `full`. A's first arm the barrier for
+  /// all of the stage's bytes (B's, and A's scales' `aScaleBytes`): a
+  /// partial tile may load fewer of A's rows (gg-plan-overfetch's granule).
+  void loadATile(const Tile &t, Value stage, Value full, Value k,
+                 int64_t aScaleBytes);
+  /// B's, multicast to the cluster's CTAs when there is a cluster.
+  void loadBTile(const Tile &t, Value stage, Value full, Value k);
+
+  // Shared memory.
+  Value stageA(Value stage);
+  Value stageB(Value stage);
+  Value transposedB(Value stage);
+  Value transposedA(Value stage);
+  /// Copies an MN-major f32 tile of `mnExtent` columns into a K-major one.
+  void transposeTile(Value src, Value dst, int64_t mnExtent);
+  /// The ring buffer the `it`-th K block uses, and the parity of its
+  /// barriers' current phase.
+  std::pair<Value, Value> ringSlot(Value it);
+  Value fullBarrier(Value stage);
+  Value emptyBarrier(Value stage);
+  /// The consumers are done reading `stage`: its producer (and, in a
+  /// cluster, the peer's, which multicasts into it) may refill it.
+  void releaseStage(Value stage);
+  /// `localAddress` in this CTA's shared memory, as an address in the
+  /// shared memory of cluster CTA `rank`.
+  Value clusterAddress(Value localAddress, Value rank);
+
+  /// Where a consumer thread's accumulator fragment lies in the tile.
+  struct Fragment {
+    Value row; // i32: first of the thread's two rows (the other is +8)
+    Value col; // i32: first column of the thread's pairs (+8c for pair c)
+    Value colBase; // i32: the warpgroup's first column in the tile
+    Value lane;    // i32: the thread's lane in its warp
+    Value warpRow; // i32: the first of the warp's 16 rows in the tile
+  };
+  std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
+                                       Value consumerIndex, const Fragment &f,
+                                       Value rowOffset);
+  std::pair<Value, Value>
+  emitPipelinedMainLoop(const Tile &t, Value counter, Value consumerIndex,
+                        const Fragment &f, Value rowOffset,
+                        function_ref<void()> whileFirstBlockRuns);
+  void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
+                             Value rowOffset);
+  Value emitIdleLoop(const Tile &t, Value counter);
+  std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
+                                     const Fragment &f, Value rowOffset);
+  Fragment fragment(Value consumerIndex);
+  /// A wgmma accumulator fragment of zeros (accType).
+  Value zeroAccumulator();
+  struct BlockScales {
+    Value a[2];             // per row of the thread (f32, or MX words)
+    SmallVector<Value> b;   // per 128-column block of the tile
+    /// The scales as one list (a[0], a[1], then b), for loop-carried
+    /// values, and back.
+    SmallVector<Value> values() const {
+      SmallVector<Value> v = {a[0], a[1]};
+      v.append(b.begin(), b.end());
+      return v;
+    }
+    static BlockScales fromValues(ValueRange v) {
+      BlockScales s;
+      s.a[0] = v[0];
+      s.a[1] = v[1];
+      s.b.assign(v.begin() + 2, v.end());
+      return s;
+    }
+  };
+  /// Per-column scales come from `columnFactors`, or else from the
+  /// warpgroup's buffer for kBlock.
+  Value promoteBlock(Value acc, Value partial, const BlockScales &scales,
+                     const Tile &t, const Fragment &f, Value consumerIndex,
+                     Value kBlock, Value columnFactors = Value());
+  /// A K block's scales reach the consumers through per-warp shared-memory
+  /// slots (ScaleSlots), filled by cp.async one K block ahead, so no load
+  /// waits in a register the loop carries: ptxas copied such a carried
+  /// register before the block's last wgmma and stalled there on the load
+  /// (a fifth of the masked f8 kernel's warp samples).
+  ///
+  /// cp.async of K block `kBlock`'s words into slot buffer kBlock % 2, when
+  /// the tile has that block, then a commit (an empty group past the
+  /// tile's end keeps the wait counts uniform).
+  void issueScaleCopies(const Tile &t, Value kBlock, const Fragment &f,
+                        Value ownColumn);
+  /// The thread's scales of K block `kBlock` from the slots, once their
+  /// copies have landed: every group but the newest (block kBlock + 1's).
+  BlockScales readScales(Value kBlock, const Fragment &f);
+  /// Where stage `stage` keeps A's scales for the tile's rows, and B's.
+  Value stageScalesA(Value stage);
+  Value stageScalesB(Value stage);
+  /// The producer's loads of K block `kBlock`'s block scales into `stage`
+  /// (stageScales), completing on its full barrier `full`: B's by cp.async,
+  /// issued before the barrier's expect_tx (they count as an arrival, not
+  /// as bytes), and A's by TMA, after it.
+  void copyStageBScales(const Tile &t, Value kBlock, Value stage, Value full);
+  void loadStageAScales(const Tile &t, Value kBlock, Value stage, Value full);
+  /// The thread's scales of the K block in `stage` (stageScales), read
+  /// once the stage is full and before it is released.
+  BlockScales readStageScales(const Tile &t, Value stage, const Fragment &f);
+  /// B's word for the thread's column in K block `kBlock` (per-column
+  /// scales), once every copy has landed.
+  Value readColumnWord(Value kBlock, const Fragment &f);
+  /// Slot `word` of this warp in slot buffer `buffer`.
+  Value scaleSlot(Value buffer, Value word, int64_t wordOffset = 0);
+  /// Index in A's scales of row `rowInTile`'s word for K block `kBlock`:
+  /// an f32 1x128 block scale, or the MX word holding its exponents.
+  Value aScaleIndex(const Tile &t, Value kBlock, Value rowInTile);
+  /// Index of B's 128x128 block scale for the `j`th 128 of the warpgroup's
+  /// columns.
+  Value bBlockScaleIndex(const Tile &t, Value kBlock, Value colBase,
+                         int64_t j);
+  Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
+                    int64_t firstStep = 0, int64_t numSteps = -1);
+  /// Index in B's scales of column `colInTile`'s word for K block `kBlock`:
+  /// its UE8M0 word (MX) or its f32 1x128 block scale.
+  Value columnScaleIndex(const Tile &t, Value kBlock, Value colInTile);
+  /// This warpgroup's shared-memory buffer `buffer` (0 or 1) of B's
+  /// column scales: 4 bytes per column of the tile.
+  Value columnScales(Value consumerIndex, Value buffer);
+  /// Stores this thread's column scale into `buffer` and waits until the
+  /// whole warpgroup has (one per thread, column = thread).
+  /// `scaleBlock`: the word's 128-wide block of the scales' K (which bytes
+  /// MX decodes; for k_grouped, of the concatenated K).
+  void publishColumnScale(Value word, Value consumerIndex, Value buffer,
+                          const Fragment &f, Value scaleBlock);
+  /// Index of K block `kBlock` of tile `t` among the scale blocks: the
+  /// tile's own for most layouts; k_grouped blocks start on a multiple of
+  /// 128 of the concatenated K (gg-plan-overfetch), whose blocks the
+  /// scales follow.
+  Value scaleBlock(const Tile &t, Value kBlock);
+  /// K blocks of 128 in the scales' K extent.
+  Value scaleBlockCount();
+  /// MX words (four exponents each, `perWord` K apiece) per row of scales.
+  Value mxWordsPerRow(int64_t perWord);
+  Value decodeUE8M0(Value word, Value byteIndex);
+  void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
+  void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
+                    Value hi);
+  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
+  // Per row (two per thread): validity, output row index, row-vector values
+  // and the scale of A that does not change along K.
+  struct Row {
+    Value valid, index;
+    SmallVector<Value> vectorValues;
+    Value scale;
+  };
+  /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`.
+  Row epilogueRow(const Tile &t, Value rowInTile, int half);
+  /// Writes the thread's output pair for column pair `c` of row `half` into
+  /// the staged tile (the store pool's).
+  void stagePair(Value staging, Value pair, const Fragment &f, int64_t c,
+                 int half);
+  /// Stores an output pair at row `rowIndex` of `out` and columns `col`,
+  /// `col` + 1, when `valid`.
+  void storePair(const Tile &t, Value pair, Value valid, Value rowIndex,
+                 Value col);
+  void storeStagedTile(const Tile &t, Value staging);
+  void awaitStagedTileFree();
+  void consumerBarrier();
+  FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
+                                      ArrayRef<Value> colValues,
+                                      ArrayRef<Value> scalarValues,
+                                      Value group);
+  /// The kernel's launch contract (KernelInfo.cpp).
+  mlir::ggk::LaunchAttr launchContract(StringRef name);
+
+  GroupedMatmulOp op;
+  func::FuncOp func;
+  ModuleOp module;
+  KernelBuilder b;
+  KernelPlan p;
+
+  // Kernel parameters.
+  Value tensorMapB, outPtr, groupsPtr, dynamicSize;
+  /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
+  SmallVector<Value> aMaps;
+  Value aScalePtr, bScalePtr; // null without scales
+  Value tensorMapAScale;       // A's block scales by TMA (stageScales)
+  SmallVector<Value> poolMaps; // one store tensor map per pool height
+  SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
+  Value smem; // 1024-byte aligned base of dynamic shared memory
+  Value clusterRank; // this CTA's rank in its cluster (i32)
+  LLVM::LLVMStructType accType;
+  bool failedEpilogue = false;
+};
+
+} // namespace ggc
+
+#endif // GGC_KERNELGENERATOR_H

@@ -1,0 +1,174 @@
+//===- KernelInfo.cpp - the kernel's launch contract -----------------------===//
+//
+// #ggk.launch: the parameters the kernel takes, in order, and the tensors of
+// the source function that feed them, so that the runtime can encode the
+// tensor maps and launch the kernel without knowing how it was made.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelGenerator.h"
+#include "ggk/GGKDialect.h"
+
+using namespace mlir;
+using namespace mlir::gg;
+using ggc::byteWidth;
+using ggc::kSwizzleBytes;
+
+namespace ggc {
+
+namespace {
+
+/// CUtensorMapDataType names, as the runtime expects them.
+const char *tensorMapType(Type t) {
+  if (t.isBF16())
+    return "bfloat16";
+  if (t.isF16())
+    return "float16";
+  if (t.isF32())
+    return "float32";
+  return "uint8"; // f8 is moved as bytes
+}
+
+const char *elementName(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isF32())
+    return "f32";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(64))
+    return "i64";
+  if (isa<Float8E4M3FNType>(t))
+    return "f8e4m3fn";
+  return "f8e5m2";
+}
+
+/// How a tensor's dimension the compiler does not know is named in the
+/// contract: by the run-time size it follows.
+Attribute dynamicDimName(Builder &b, const KernelPlan &p, GroupedMatmulOp op,
+                         Value arg, size_t dim, size_t rank) {
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  bool isScale = arg == op.getAScale() || arg == op.getBScale();
+  // The row count M (the concatenated K for k_grouped), the 4-aligned M of
+  // M-major block scales, or, for k_grouped, K's count of 128-wide scale
+  // blocks (MX: of 4 x 32 or 4 x 128 K, a word's four exponents).
+  bool alignedRows = arg == op.getAScale() && p.aScale &&
+                     p.aScale.getKind() == ScaleKind::block &&
+                     p.aScale.getMajor() == ScaleMajor::mn_major;
+  bool mxRows =
+      arg == op.getAScale() && p.mx && p.layout == GroupLayout::contiguous;
+  StringRef kScaleBlocks =
+      p.mx && p.aScale.getBlockK() == 128 ? "ceil(K/512)" : "ceil(K/128)";
+  if (kGrouped)
+    return b.getStringAttr(isScale ? kScaleBlocks : "K");
+  if (alignedRows && dim + 1 == rank)
+    return b.getStringAttr("align4(M)");
+  return b.getStringAttr(mxRows ? "(M+3G)/4*4" : "M");
+}
+} // namespace
+
+ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
+  MLIRContext *ctx = b.getContext();
+  // Positions refer to the arguments of the source func.func, so a caller can
+  // match the kernel's parameters to the tensors it passes.
+  auto argIndex = [&](Value v) -> int64_t {
+    for (BlockArgument arg : func.getArguments())
+      if (arg == v)
+        return arg.getArgNumber();
+    return -1;
+  };
+  SmallVector<Attribute> params;
+  auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box,
+                       StringRef swizzle = "128B") {
+    params.push_back(ggk::ParamAttr::get(
+        ctx, ggk::ParamKind::tensor_map, operand, argIndex(v),
+        b.getStringAttr(
+            tensorMapType(cast<MemRefType>(v.getType()).getElementType())),
+        box, b.getStringAttr(swizzle), std::nullopt));
+  };
+  auto pointer = [&](StringRef operand, Value v) {
+    params.push_back(ggk::ParamAttr::get(ctx, ggk::ParamKind::pointer,
+                                         operand, argIndex(v), StringAttr(),
+                                         {}, StringAttr(), std::nullopt));
+  };
+  bool masked = p.layout == GroupLayout::masked;
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
+  // Boxes are innermost first and span the operand's full rank. MN-major
+  // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
+  int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
+  for (int64_t h : p.aLoadBoxes) {
+    if (p.aMNMajor)
+      tensorMap("a", op.getA(), {chunk, p.blockK});
+    else if (masked)
+      tensorMap("a", op.getA(), {p.blockK, h, 1});
+    else
+      tensorMap("a", op.getA(), {p.blockK, h});
+  }
+  if (p.bMNMajor && kGrouped)
+    tensorMap("b", op.getB(), {chunk, p.blockK});
+  else if (p.bMNMajor)
+    tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+  else if (kGrouped)
+    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
+  else
+    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+  // A's 1x128 block scales for a tile's rows and one K block (stageScales):
+  // a window of BM + 4 consecutive f32 of the M-major scale tensor,
+  // unswizzled.
+  if (p.stageScales) {
+    if (masked)
+      tensorMap("a_scale", op.getAScale(), {p.aScaleWindowRows(), 1, 1}, "none");
+    else
+      tensorMap("a_scale", op.getAScale(), {p.aScaleWindowRows(), 1}, "none");
+  }
+  // The store pool: boxes of h rows and a column chunk of the staged tile
+  // (128 swizzled bytes, or all BN columns unswizzled).
+  StringRef poolSwizzle = p.swizzledStaging ? "128B" : "none";
+  for (int64_t h : p.storePool) {
+    if (masked || kGrouped)
+      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h, 1},
+                poolSwizzle);
+    else
+      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h}, poolSwizzle);
+  }
+  pointer("out", op.getOut());
+  pointer("groups", op.getGroups());
+  // The one run-time size: rows of A (M_max for masked, K for k_grouped).
+  int64_t sizeDim = masked ? 1 : (kGrouped && !p.aMNMajor) ? 1 : 0;
+  params.push_back(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, "a",
+                                       argIndex(op.getA()), StringAttr(), {},
+                                       StringAttr(), sizeDim));
+  if (op.getAScale())
+    pointer("a_scale", op.getAScale());
+  if (op.getBScale())
+    pointer("b_scale", op.getBScale());
+  for (Value v : op.getRowVectors())
+    pointer("rows", v);
+  for (Value v : op.getColVectors())
+    pointer("cols", v);
+  for (Value v : op.getGroupScalars())
+    pointer("group_scalars", v);
+
+  SmallVector<Attribute> args;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = cast<MemRefType>(arg.getType());
+    SmallVector<Attribute> shape;
+    for (auto [i, d] : llvm::enumerate(type.getShape()))
+      shape.push_back(!ShapedType::isDynamic(d)
+                          ? Attribute(b.getI64IntegerAttr(d))
+                          : dynamicDimName(b, p, op, arg, i, type.getRank()));
+    args.push_back(ggk::ArgAttr::get(ctx, elementName(type.getElementType()),
+                                     b.getArrayAttr(shape),
+                                     arg == op.getOut()));
+  }
+  std::optional<int64_t> k;
+  if (!ShapedType::isDynamic(p.k))
+    k = p.k;
+  return ggk::LaunchAttr::get(
+      ctx, name, stringifyGroupLayout(p.layout), p.threads(), p.sharedBytes,
+      p.cluster, p.numSMs, {p.blockM, p.blockN, p.blockK}, p.numGroups, p.n, k,
+      b.getArrayAttr(params), b.getArrayAttr(args));
+}
+
+} // namespace ggc

@@ -1,0 +1,301 @@
+//===- LowerTileSchedule.cpp - ggk-lower-tile-schedule ---------------------===//
+//
+// Turns each ggk.foreach_tile into the persistent loop that walks it: CTA c
+// of a grid of g takes tiles c, c + g, ..., numbered group by group, with
+// the group boundaries read on the device from the offsets or counts (no
+// host synchronisation; an empty group has no tiles). The tile's fields
+// (group, blocks, first row, valid rows, K range) are computed here and
+// replace the body's arguments.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERTILESCHEDULE
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using namespace mlir::gg;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// The tile's fields, in the order of the body's arguments.
+struct Tile {
+  Value group, mBlock, nBlock, rowStart, groupStart, rowsValid, kStart, kFirst,
+      kEnd, numKBlocks;
+  SmallVector<Value> values() const {
+    return {group, mBlock,  nBlock, rowStart, groupStart,
+            rowsValid, kStart, kFirst, kEnd,   numKBlocks};
+  }
+};
+
+class ScheduleLowering {
+public:
+  explicit ScheduleLowering(ggk::ForeachTileOp op)
+      : op(op), b(op.getLoc(), op), layout(op.getLayout()),
+        blockM(op.getTile()[0]), blockN(op.getTile()[1]),
+        blockK(op.getTile()[2]), cluster(int64_t(op.getCluster())),
+        nBlocks((int64_t(op.getN()) + blockN - 1) / blockN) {}
+
+  void run();
+
+private:
+  Value groupRows(Value group, Value *rowStart);
+  std::pair<Value, Value> groupOffsets(Value group);
+  Value tilesInGroup(Value group);
+  Tile tileAt(Value group, Value localTile);
+  Tile paddedTile(Value tile, Value mBlocks);
+  /// Moves the body into the current block with its arguments replaced by
+  /// `tile` and `state`; returns what it yields.
+  SmallVector<Value> inlineBody(const Tile &tile, ValueRange state);
+  void lowerPadded();
+  void lowerGrouped();
+
+  ggk::ForeachTileOp op;
+  KernelBuilder b;
+  GroupLayout layout;
+  int64_t blockM, blockN, blockK, cluster, nBlocks;
+};
+
+/// Rows of A that belong to `group`, clamped so that a malformed offsets or
+/// count array can never make the kernel write outside `out`.
+Value ScheduleLowering::groupRows(Value group, Value *rowStart) {
+  switch (layout) {
+  case GroupLayout::contiguous: {
+    auto [begin, end] = groupOffsets(group);
+    *rowStart = begin;
+    return b.sub(end, begin);
+  }
+  case GroupLayout::masked: {
+    Value m = b.toI32(op.getSize());
+    Value count = b.loadGlobal(b.i32(), op.getGroups(), group);
+    *rowStart = b.c32(0);
+    return b.clampS(count, b.c32(0), m);
+  }
+  case GroupLayout::k_grouped:
+    *rowStart = b.c32(0);
+    return b.c32(int64_t(op.getM()));
+  case GroupLayout::padded_contiguous:
+    break;
+  }
+  llvm_unreachable("padded_contiguous has no per-group row count");
+}
+
+/// `group`'s [begin, end) from the offsets array (rows of A, or K for
+/// k_grouped), clamped to [0, run-time size] as i32. i64 offsets are
+/// clamped before they are narrowed: narrowing first would wrap 2^32 + 5 to
+/// 5, a range inside the data that is not the caller's.
+std::pair<Value, Value> ScheduleLowering::groupOffsets(Value group) {
+  Type groupsType = op.getGroupsType();
+  bool wide = groupsType.isInteger(64);
+  Value size = wide ? op.getSize() : b.toI32(op.getSize());
+  Value begin = b.loadGlobal(groupsType, op.getGroups(), group);
+  Value end =
+      b.loadGlobal(groupsType, op.getGroups(), b.add(group, b.c32(1)));
+  begin = b.clampS(begin, wide ? b.c64(0) : b.c32(0), size);
+  end = b.clampS(end, begin, size);
+  return {b.toI32(begin), b.toI32(end)};
+}
+
+Value ScheduleLowering::tilesInGroup(Value group) {
+  Value rowStart;
+  Value rows = groupRows(group, &rowStart);
+  // A cluster works on a pair of M blocks at a time.
+  Value mUnits = b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
+  return b.mul(mUnits, b.c32(nBlocks));
+}
+
+Tile ScheduleLowering::tileAt(Value group, Value localTile) {
+  Tile t;
+  t.group = group;
+  Value rowStart;
+  Value rows = groupRows(group, &rowStart);
+  Value mUnits = b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
+  // In the order gg-schedule-groups chose. In a cluster, the CTA of rank r
+  // takes M block 2u + r of unit u (past the group's end for an odd count:
+  // it then loads and stores nothing useful).
+  Value mUnit;
+  if (op.getNFastest()) {
+    t.nBlock = b.remU(localTile, b.c32(nBlocks));
+    mUnit = b.divU(localTile, b.c32(nBlocks));
+  } else {
+    mUnit = b.remU(localTile, mUnits);
+    t.nBlock = b.divU(localTile, mUnits);
+  }
+  t.mBlock = cluster == 1 ? mUnit
+                          : b.add(b.mul(mUnit, b.c32(cluster)),
+                                  op.getClusterRank());
+  Value tileRow = b.mul(t.mBlock, b.c32(blockM));
+  t.rowStart = b.add(rowStart, tileRow);
+  t.groupStart = rowStart;
+  t.rowsValid = b.minS(b.sub(rows, tileRow), b.c32(blockM));
+  if (layout == GroupLayout::k_grouped) {
+    // The group's K range, clamped to K like the rows of other layouts.
+    std::tie(t.kFirst, t.kEnd) = groupOffsets(group);
+    // A TMA box must start on a 16-byte boundary of its contiguous
+    // dimension: with K-major operands, the blocks start at the aligned K
+    // at or before the group's first, and the overfetched K entries of the
+    // previous group are cleared like the tail.
+    int64_t alignment = int64_t(op.getKAlignment());
+    t.kStart = alignment == 1 ? t.kFirst
+                              : b.andI(t.kFirst, b.c32(~(alignment - 1)));
+    t.numKBlocks = b.ceilDivU(b.sub(t.kEnd, t.kStart), blockK);
+    return t;
+  }
+  t.kStart = t.kFirst = b.c32(0);
+  t.kEnd = b.c32(int64_t(op.getK()));
+  t.numKBlocks = b.c32((int64_t(op.getK()) + blockK - 1) / blockK);
+  return t;
+}
+
+SmallVector<Value> ScheduleLowering::inlineBody(const Tile &tile,
+                                                ValueRange state) {
+  Block *body = op.getBodyBlock();
+  SmallVector<Value> arguments = tile.values();
+  llvm::append_range(arguments, state);
+  auto yield = cast<ggk::YieldOp>(body->getTerminator());
+  for (auto [argument, value] : llvm::zip(body->getArguments(), arguments))
+    argument.replaceAllUsesWith(value);
+  // After the replacement: the body may yield its arguments themselves.
+  SmallVector<Value> yielded(yield.getValues());
+  yield.erase();
+  b.getInsertionBlock()->getOperations().splice(
+      b.getInsertionPoint(), body->getOperations());
+  return yielded;
+}
+
+/// padded_contiguous: tiles cover A's rows directly; a tile belongs to the
+/// group of its first row, and tiles that start on a padding row (-1) are
+/// skipped.
+Tile ScheduleLowering::paddedTile(Value tile, Value mBlocks) {
+  Tile t;
+  if (op.getNFastest()) {
+    t.nBlock = b.remU(tile, b.c32(nBlocks));
+    t.mBlock = b.divU(tile, b.c32(nBlocks));
+  } else {
+    t.mBlock = b.remU(tile, mBlocks);
+    t.nBlock = b.divU(tile, mBlocks);
+  }
+  t.rowStart = b.mul(t.mBlock, b.c32(blockM));
+  t.groupStart = t.rowStart;
+  t.rowsValid =
+      b.minS(b.sub(b.toI32(op.getSize()), t.rowStart), b.c32(blockM));
+  t.group = b.loadGlobal(b.i32(), op.getGroups(), t.rowStart);
+  t.kStart = t.kFirst = b.c32(0);
+  t.kEnd = b.c32(int64_t(op.getK()));
+  t.numKBlocks = b.c32((int64_t(op.getK()) + blockK - 1) / blockK);
+  return t;
+}
+
+void ScheduleLowering::lowerPadded() {
+  // Clusters walk the schedule together, one unit (a pair of M blocks) each.
+  Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
+  Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
+  Value mBlocks = b.ceilDivU(b.toI32(op.getSize()), blockM);
+  Value total = b.mul(mBlocks, b.c32(nBlocks));
+  SmallVector<Type> types = {b.i32()};
+  llvm::append_range(types, op.getInits().getTypes());
+  SmallVector<Value> start = {firstTile};
+  llvm::append_range(start, op.getInits());
+  auto loop = b.create<scf::WhileOp>(
+      types, start,
+      [&](OpBuilder &, Location, ValueRange args) {
+        b.create<scf::ConditionOp>(b.lt(args[0], total), args);
+      },
+      [&](OpBuilder &, Location, ValueRange args) {
+        Tile t = paddedTile(args[0], mBlocks);
+        Value owned = b.andI(b.ge(t.group, b.c32(0)),
+                             b.lt(t.group, b.c32(int64_t(op.getNumGroups()))));
+        ValueRange state = args.drop_front();
+        auto ifOp = b.create<scf::IfOp>(
+            owned,
+            [&](OpBuilder &, Location) {
+              b.create<scf::YieldOp>(inlineBody(t, state));
+            },
+            [&](OpBuilder &, Location) { b.create<scf::YieldOp>(state); });
+        SmallVector<Value> next = {b.add(args[0], gridSize)};
+        llvm::append_range(next, ifOp.getResults());
+        b.create<scf::YieldOp>(next);
+      });
+  op.replaceAllUsesWith(loop.getResults().drop_front());
+}
+
+/// Grouped layouts: the loop carries a cursor (group, first tile of the
+/// group) that only moves forward, since each CTA's tile ids increase.
+void ScheduleLowering::lowerGrouped() {
+  Type i32 = b.i32();
+  Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
+  Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
+  Value numGroups = b.c32(int64_t(op.getNumGroups()));
+  SmallVector<Type> types = {i32, i32, i32};
+  llvm::append_range(types, op.getInits().getTypes());
+  SmallVector<Value> start = {firstTile, b.c32(0), b.c32(0)};
+  llvm::append_range(start, op.getInits());
+  auto loop = b.create<scf::WhileOp>(
+      types, start,
+      [&](OpBuilder &, Location, ValueRange args) {
+        Value tile = args[0];
+        // Advance the cursor past groups that end at or before `tile`. The
+        // condition forwards (group, its first tile, the next group's first
+        // tile); when it stops, the first two are the tile's group.
+        auto advance = b.create<scf::WhileOp>(
+            TypeRange{i32, i32, i32}, ValueRange{args[1], args[2]},
+            [&](OpBuilder &, Location, ValueRange cursor) {
+              Value inRange = b.lt(cursor[0], numGroups);
+              auto tiles = b.create<scf::IfOp>(
+                  inRange,
+                  [&](OpBuilder &, Location) {
+                    b.create<scf::YieldOp>(tilesInGroup(cursor[0]));
+                  },
+                  [&](OpBuilder &, Location) {
+                    b.create<scf::YieldOp>(b.c32(0));
+                  });
+              Value nextStart = b.add(cursor[1], tiles.getResult(0));
+              b.create<scf::ConditionOp>(
+                  b.andI(inRange, b.ge(tile, nextStart)),
+                  ValueRange{cursor[0], cursor[1], nextStart});
+            },
+            [&](OpBuilder &, Location, ValueRange cursor) {
+              b.create<scf::YieldOp>(
+                  ValueRange{b.add(cursor[0], b.c32(1)), cursor[2]});
+            });
+        Value group = advance.getResult(0);
+        Value groupStart = advance.getResult(1);
+        Value more = b.lt(group, numGroups);
+        SmallVector<Value> forwarded = {tile, group, groupStart};
+        forwarded.append(args.begin() + 3, args.end());
+        b.create<scf::ConditionOp>(more, forwarded);
+      },
+      [&](OpBuilder &, Location, ValueRange args) {
+        Tile t = tileAt(args[1], b.sub(args[0], args[2]));
+        SmallVector<Value> state = inlineBody(t, args.drop_front(3));
+        SmallVector<Value> next = {b.add(args[0], gridSize), args[1], args[2]};
+        llvm::append_range(next, state);
+        b.create<scf::YieldOp>(next);
+      });
+  op.replaceAllUsesWith(loop.getResults().drop_front(3));
+}
+
+void ScheduleLowering::run() {
+  if (layout == GroupLayout::padded_contiguous)
+    lowerPadded();
+  else
+    lowerGrouped();
+  op.erase();
+}
+
+struct LowerTileSchedulePass
+    : public ggc::impl::LowerTileScheduleBase<LowerTileSchedulePass> {
+  void runOnOperation() override {
+    SmallVector<ggk::ForeachTileOp> loops;
+    getOperation().walk([&](ggk::ForeachTileOp op) { loops.push_back(op); });
+    for (ggk::ForeachTileOp op : loops)
+      ScheduleLowering(op).run();
+  }
+};
+
+} // namespace

@@ -1,0 +1,28 @@
+//===- GGKDialect.h - the ggk dialect ---------------------------*- C++ -*-===//
+#ifndef GGK_GGKDIALECT_H
+#define GGK_GGKDIALECT_H
+
+#include "gg/GGDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "ggk/GGKEnums.h.inc"
+
+namespace mlir::ggk {
+/// `[a, b, ...]`: the sizes of a #ggk.launch tile or a #ggk.param box.
+FailureOr<SmallVector<int64_t>> parseSizes(AsmParser &parser);
+} // namespace mlir::ggk
+
+#define GET_ATTRDEF_CLASSES
+#include "ggk/GGKAttrs.h.inc"
+
+#include "ggk/GGKDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "ggk/GGKOps.h.inc"
+
+#endif // GGK_GGKDIALECT_H

@@ -1,0 +1,104 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// ggk.foreach_tile and #ggk.launch print as they parse.
+// CHECK-LABEL: llvm.func @walk
+// CHECK-SAME: ggk.launch = #ggk.launch<name = "walk", layout = "masked", block = 256, sharedBytes = 1024, cluster = 1, maxGrid = 132, tile = [64, 128, 64], numGroups = 4, n = 1024, k = 512, params = [#ggk.param<tensor_map, operand = "a", arg = 0, dtype = "bfloat16", box = [64, 64, 1], swizzle = "128B">, #ggk.param<pointer, operand = "groups", arg = 2>, #ggk.param<size, operand = "a", arg = 0, dim = 1>], args = [#ggk.arg<dtype = "bf16", shape = [4, 256, 512], written = false>, #ggk.arg<dtype = "f32", shape = ["K", 7], written = true>]>
+// CHECK: ggk.foreach_tile masked groups(%{{.*}} : !llvm.ptr<1>, i32) size(%{{.*}}) iter_args(%{{.*}} : i32) attributes {cluster = 1 : i64
+// CHECK: ggk.yield %{{.*}} : i32
+llvm.func @walk(%groups: !llvm.ptr<1>, %m: i64) -> i32 attributes {ggk.launch = #ggk.launch<name = "walk", layout = "masked", block = 256, sharedBytes = 1024, cluster = 1, maxGrid = 132, tile = [64, 128, 64], numGroups = 4, n = 1024, k = 512, params = [#ggk.param<tensor_map, operand = "a", arg = 0, dtype = "bfloat16", box = [64, 64, 1], swizzle = "128B">, #ggk.param<pointer, operand = "groups", arg = 2>, #ggk.param<size, operand = "a", arg = 0, dim = 1>], args = [#ggk.arg<dtype = "bf16", shape = [4, 256, 512], written = false>, #ggk.arg<dtype = "f32", shape = ["K", 7], written = true>]>} {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 64, 128, 64>,
+      num_groups = 4, m = 256, n = 1024, k = 512, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %count: i32):
+    %next = arith.addi %count, %nk : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+llvm.func @missing_fields(%groups: !llvm.ptr<1>, %m: i64) {
+  // expected-error @+1 {{body must take the 10 tile fields and the 0 carried values, 10 arguments, got 2}}
+  ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
+      n = 1024, k = 512, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @cluster_without_rank(%groups: !llvm.ptr<1>, %m: i64) {
+  // expected-error @+1 {{takes a cluster_rank exactly when its cluster (2) has more than one CTA}}
+  ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
+      n = 1024, k = 512, cluster = 2, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @groups_type(%groups: !llvm.ptr<1>, %m: i64) {
+  // expected-error @+1 {{groups_type must be i32 or i64, got 'f32'}}
+  ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, f32) size(%m)
+      attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
+      n = 1024, k = 512, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @carried_types(%groups: !llvm.ptr<1>, %m: i64) {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{carried value #0 has type 'i32', which the body argument and the result must have too}}
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 4, m = 0, n = 1024, k = 512, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %count: i64):
+    %c = arith.constant 0 : i32
+    ggk.yield %c : i32
+  } -> i32
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{param of 'out': dtype, box and swizzle are given exactly for tensor maps}}
+llvm.func @pointer_with_box() attributes {p = #ggk.param<pointer, operand = "out", arg = 3, box = [64, 1]>} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{param of 'a': dim is given exactly for sizes}}
+llvm.func @size_without_dim() attributes {p = #ggk.param<size, operand = "a", arg = 0>} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{arg shape entries must be sizes or names of run-time sizes, got 1.000000e+00 : f32}}
+llvm.func @float_size() attributes {p = #ggk.arg<dtype = "bf16", shape = [1.0 : f32], written = false>} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{launch of 'k': params must all be #ggk.param}}
+llvm.func @launch_params() attributes {l = #ggk.launch<name = "k", layout = "contiguous", block = 384, sharedBytes = 0, cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 1, n = 128, params = [1 : i64], args = []>} {
+  llvm.return
+}

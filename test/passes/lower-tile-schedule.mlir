@@ -1,0 +1,90 @@
+// RUN: ggc-opt %s -split-input-file -ggk-lower-tile-schedule -canonicalize | FileCheck %s
+
+// Before: the body counts the K blocks of every tile the CTA owns. After:
+// the persistent loop, CTA c taking tiles c, c + grid, ...; a cursor
+// (group, its first tile) advances past groups that end at or before the
+// tile, each group's tiles counted from its offsets clamped to [0, M]
+// (ceil(rows / 128) M blocks x 32 N blocks); the tile's fields replace the
+// body's arguments (7168 / 64 = 112 K blocks).
+// CHECK-LABEL: llvm.func @contiguous
+// CHECK: %[[GRID:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// CHECK: %[[FIRST:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: scf.while (%[[TILE:.*]] = %[[FIRST]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}) : (i32, i32, i32, i32)
+// CHECK: scf.while
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: arith.muli %{{.*}}, %c32_i32
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: arith.addi %{{.*}}, %c112_i32
+// CHECK: arith.addi %{{.*}}, %[[GRID]]
+// CHECK-NOT: ggk.foreach_tile
+llvm.func @contiguous(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %next = arith.addi %count, %num_k_blocks : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// padded_contiguous: tiles cover A's rows; a tile whose first row is tagged
+// -1 (padding) or with a group past G is skipped, its state passed on.
+// CHECK-LABEL: llvm.func @padded
+// CHECK: scf.while
+// CHECK: %[[TAG:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK-DAG: %[[NOT_NEG:.*]] = arith.cmpi sge, %[[TAG]], %c0_i32
+// CHECK-DAG: %[[BELOW_G:.*]] = arith.cmpi slt, %[[TAG]], %c8_i32
+// CHECK: %[[OWNED:.*]] = arith.andi %[[NOT_NEG]], %[[BELOW_G]]
+// CHECK: scf.if %[[OWNED]]
+// CHECK: arith.addi %{{.*}}, %[[TAG]]
+llvm.func @padded(%tags: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile padded_contiguous groups(%tags : !llvm.ptr<1>, i32)
+      size(%m) iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+    %next = arith.addi %sum, %group : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// k_grouped: every group has all M rows (4096 / 128 x 7168 / 128 = 1792
+// tiles); its K range comes from the offsets (i64 here, clamped to [0, K]
+// before narrowing), its first K block starting at the group's first K
+// rounded down to k_alignment (8). (The body reads only k_start, so the
+// group's end is folded away.)
+// CHECK-LABEL: llvm.func @k_grouped
+// CHECK: arith.select %{{.*}}, %c1792_i32, %c0_i32
+// CHECK: } do {
+// CHECK: %[[BEGIN:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[LO:.*]] = arith.maxsi %[[BEGIN]], %c0_i64
+// CHECK: %[[FIRST:.*]] = arith.minsi %[[LO]], %{{.*}} : i64
+// CHECK: %[[FIRST32:.*]] = arith.trunci %[[FIRST]] : i64 to i32
+// CHECK: arith.andi %[[FIRST32]], %c-8_i32
+llvm.func @k_grouped(%offsets: !llvm.ptr<1>, %k: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile k_grouped groups(%offsets : !llvm.ptr<1>, i64)
+      size(%k) iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 4096, n = 7168, k = 0, cluster = 1, k_alignment = 8} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+    %next = arith.addi %sum, %k_start : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}

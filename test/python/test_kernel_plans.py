@@ -1,0 +1,111 @@
+"""What stage gg-config chose, as data: CompiledIR.plans (the C API's
+ggc_result_kernel_plans) agrees with the printed IR."""
+
+import os
+import re
+
+import pytest
+
+import ggc
+from ggc import cache
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "docs", "examples", "masked_bf16_decode.mlir")
+
+PRINTED_CONFIG = re.compile(r"#gg\.config<block = \[(\d+), (\d+), (\d+)\], stages = (\d+), "
+                            r"cluster = \[(\d+), (\d+)\], sms = (\d+)(?:, split_n = (\d+))?>")
+
+USER_CONFIG = "#gg.config<block = [128, 64, 64], stages = 3, cluster = [1, 1], sms = 100>"
+
+TWO_FUNCTIONS = """
+func.func @first(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                 %off: memref<5xi32>, %o: memref<?x512xbf16>) {{
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x512xbf16>) {{config = {config}}}
+  return
+}}
+func.func @second(%a: memref<4x256x512xbf16>, %b: memref<4x1024x512xbf16>,
+                  %m: memref<4xi32>, %o: memref<4x256x1024xbf16>) {{
+  gg.grouped_matmul masked a(%a : memref<4x256x512xbf16>)
+      b(%b : memref<4x1024x512xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x1024xbf16>) {{expected_m = 40 : i64}}
+  return
+}}
+"""
+
+
+def _example():
+    with open(EXAMPLE) as f:
+        return f.read()
+
+
+def _as_plan_config(printed):
+    bm, bn, bk, stages, cm, cn, sms, split = PRINTED_CONFIG.fullmatch(printed).groups()
+    return {"block": [int(bm), int(bn), int(bk)], "stages": int(stages),
+            "cluster": [int(cm), int(cn)], "sms": int(sms), "split_n": int(split or 1)}
+
+
+def test_the_plan_holds_the_config_the_ir_prints():
+    out = ggc.compile_ir(_example(), emit="gg-config")
+    (plan,) = out.plans
+    (printed,) = PRINTED_CONFIG.finditer(out.asm["gg-config"])
+    assert plan["function"] == "masked_decode"
+    assert plan["config"] == _as_plan_config(printed.group(0))
+    assert plan["attributes"]["config"] == printed.group(0)
+    # Every plan attribute the IR prints is there, as printed; the
+    # operands' own attributes (expected_m) are not.
+    for name, text in plan["attributes"].items():
+        assert f"{name} = {text}" in out.asm["gg-config"]
+    assert {"config", "store_pool", "schedule", "padding",
+            "overfetch"} <= set(plan["attributes"])
+    assert "expected_m" not in plan["attributes"]
+    assert plan["store_pool"] == [int(x) for x in re.search(
+        r"store_pool = array<i64: ([\d, ]+)>", out.asm["gg-config"]).group(1).split(", ")]
+    assert plan["schedule"]["order"] in ("m_fastest", "n_fastest")
+    assert plan["padding"]["idle_warpgroups"] in ("compute", "skip")
+    assert set(plan["overfetch"]) == {"rows", "k"}
+
+
+def test_a_users_config_is_reported_as_written_and_plans_follow_module_order():
+    out = ggc.compile_ir(TWO_FUNCTIONS.format(config=USER_CONFIG), emit="gg-config")
+    assert [p["function"] for p in out.plans] == ["first", "second"]
+    assert out.plans[0]["attributes"]["config"] == USER_CONFIG
+    assert out.plans[0]["config"] == {"block": [128, 64, 64], "stages": 3,
+                                      "cluster": [1, 1], "sms": 100, "split_n": 1}
+    # The second is chosen: a decode batch takes 64-row tiles.
+    assert out.plans[1]["config"]["block"][0] == 64
+
+
+def test_scale_kinds_describe_operands_not_the_plan():
+    with open(os.path.join(ROOT, "docs", "examples", "contiguous_mxfp8.mlir")) as f:
+        out = ggc.compile_ir(f.read(), emit="gg-config")
+    assert "<mx 1x32>" in out.asm["gg-config"]  # the scale kinds, #gg.scale
+    assert not {"a_scale_kind", "b_scale_kind"} & set(out.plans[0]["attributes"])
+
+
+def test_there_is_no_plan_before_stage_gg_config():
+    assert ggc.compile_ir(_example(), emit="gg").plans == []
+
+
+def test_later_stages_keep_the_plans():
+    config = ggc.compile_ir(_example(), emit="gg-config").plans
+    assert ggc.compile_ir(_example(), emit="nvvm").plans == config
+
+
+def test_the_disk_cache_keeps_the_plans(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
+    cache._memory.clear()
+    compiled, source = cache.compile_cached(_example(), emit="gg-config", arch="sm_90a",
+                                            num_sms=132)
+    assert source is None and compiled.plans
+    cache._memory.clear()  # a fresh process: only the disk cache remains
+    again, source = cache.compile_cached(_example(), emit="gg-config", arch="sm_90a",
+                                         num_sms=132)
+    assert source == "disk" and again.plans == compiled.plans
+
+
+@pytest.mark.parametrize("num_sms", [100, 132])
+def test_the_chosen_grid_follows_num_sms(num_sms):
+    out = ggc.compile_ir(_example(), emit="gg-config", num_sms=num_sms)
+    assert out.plans[0]["config"]["sms"] == num_sms

@@ -47,8 +47,8 @@ struct CompileResult {
   std::string diagnostics;
   /// IR after each pass, when printIRAfterAll was set.
   std::string irAfterAll;
-  /// The launch contract of every kernel, as a JSON array, once the
-  /// `nvvm` stage has run ("" before).
+  /// The launch contract of every kernel (its #ggk.launch), as a JSON
+  /// array, once the `ggk` stage has run ("" before).
   std::string kernelInfo;
   /// The plan of every gg.grouped_matmul (config, schedule, ... and every
   /// plan attribute as printed), as a JSON array, once the `gg-config` stage

@@ -26,7 +26,7 @@ namespace {
 
 const char *kUsage =
     "usage: ggc INPUT.mlir [--emit=STAGE] [-o OUTPUT] [--arch=sm_90a]\n"
-    "           [--num-sms=N] [--dump-dir=DIR] [--mlir-print-ir-after-all]\n"
+    "           [--num-sms=N] [--dump-dir=DIR] [--print-ir-after-all]\n"
     "       ggc --list-stages | --version | --help\n"
     "\n"
     "Compiles gg IR through the ggc pipeline up to STAGE (default: ptx) and\n"
@@ -120,6 +120,10 @@ int parseArguments(int argc, char **argv, Options &options) {
   static cl::opt<bool> printAfterAll("mlir-print-ir-after-all",
                                      cl::desc("print the IR after each pass"),
                                      cl::cat(category));
+  static cl::alias printAfterAllShort("print-ir-after-all",
+                                      cl::desc("same as --mlir-print-ir-after-all"),
+                                      cl::aliasopt(printAfterAll),
+                                      cl::cat(category));
   static cl::opt<bool> listOnly("list-stages", cl::desc("list the stages"),
                                 cl::cat(category));
   // --help and --version are llvm::cl's own (they print and exit 0).

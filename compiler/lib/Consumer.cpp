@@ -254,40 +254,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();
         if (p.mx) {
-          // MX: one promotion per scale block (32 or 128 K), each with
-          // its own UE8M0 factor per row of A and per column of B.
-          int64_t per = p.stepsPerPromotion();
-          int64_t promotions = p.kSteps() / per;
-          BlockScales scales;
-          for (int64_t j = 0; j < promotions; ++j) {
-            Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
-                                        aTile, bTile, /*fresh=*/true,
-                                        j * per, per);
-            b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-            if (j == 0)
-              scales = blockScales();
-            b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-            if (j + 1 == promotions)
-              releaseStage(stage);
-            // The block's four exponents share one word per row and per
-            // column (1x32), or each block takes a byte of its word (1x128).
-            Value byte = b.remU(
-                b.add(b.mul(scaleBlock(t, kBlock), b.c32(promotions)),
-                      b.c32(j)),
-                b.c32(4));
-            BlockScales factors;
-            factors.a[0] = decodeUE8M0(scales.a[0], byte);
-            factors.a[1] = decodeUE8M0(scales.a[1], byte);
-            // Scale block j's factors follow the first j's in the buffer.
-            Value columnFactors = b.gep(
-                columnScales(consumerIndex, b.remU(kBlock, b.c32(2))),
-                b.c64(j * p.blockN * 4));
-            acc = promoteBlock(acc, partial, factors, t, f, consumerIndex,
-                               kBlock, columnFactors);
-          }
-          publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
-                             b.remU(nextBlock, b.c32(2)), f,
-                             scaleBlock(t, nextBlock));
+          acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
+                            consumerIndex, blockScales);
         } else if (p.twoLevel()) {
           // The block's product lands in a fresh accumulator, which is
           // scaled and added to the main one in f32 once it is complete,
@@ -330,6 +298,49 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
     });
   }
   return {kLoop.getResult(0), kLoop.getResult(1)};
+}
+
+/// MX: one promotion per scale block (32 or 128 K) of K block `kBlock`,
+/// each with its own UE8M0 factor per row of A and per column of B; then
+/// the next block's column factors are published.
+Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
+                                   Value aTile, Value bTile, Value acc,
+                                   const Fragment &f, Value consumerIndex,
+                                   function_ref<BlockScales()> blockScales) {
+  Value nextBlock = b.add(kBlock, b.c32(1));
+  int64_t per = p.stepsPerPromotion();
+  int64_t promotions = p.kSteps() / per;
+  BlockScales scales;
+  for (int64_t j = 0; j < promotions; ++j) {
+    Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
+                                aTile, bTile, /*fresh=*/true,
+                                j * per, per);
+    b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+    if (j == 0)
+      scales = blockScales();
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+    if (j + 1 == promotions)
+      releaseStage(stage);
+    // The block's four exponents share one word per row and per
+    // column (1x32), or each block takes a byte of its word (1x128).
+    Value byte = b.remU(
+        b.add(b.mul(scaleBlock(t, kBlock), b.c32(promotions)),
+              b.c32(j)),
+        b.c32(4));
+    BlockScales factors;
+    factors.a[0] = decodeUE8M0(scales.a[0], byte);
+    factors.a[1] = decodeUE8M0(scales.a[1], byte);
+    // Scale block j's factors follow the first j's in the buffer.
+    Value columnFactors = b.gep(
+        columnScales(consumerIndex, b.remU(kBlock, b.c32(2))),
+        b.c64(j * p.blockN * 4));
+    acc = promoteBlock(acc, partial, factors, t, f, consumerIndex,
+                       kBlock, columnFactors);
+  }
+  publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
+                     b.remU(nextBlock, b.c32(2)), f,
+                     scaleBlock(t, nextBlock));
+  return acc;
 }
 
 /// Two-level accumulation in which each K block's promotion runs while the

@@ -223,6 +223,12 @@ private:
   void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
                              Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);
+  struct BlockScales;
+  /// One K block of an MX kernel's main loop: a promotion per scale block.
+  Value emitMxBlock(const Tile &t, Value kBlock, Value stage, Value aTile,
+                    Value bTile, Value acc, const Fragment &f,
+                    Value consumerIndex,
+                    function_ref<BlockScales()> blockScales);
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
                                      const Fragment &f, Value rowOffset);
   Fragment fragment(Value consumerIndex);
@@ -343,6 +349,10 @@ private:
                                       Value group);
   /// The kernel's launch contract (KernelInfo.cpp).
   mlir::ggk::LaunchAttr launchContract(StringRef name);
+  /// Its parameters in order (#ggk.param), and the source function's
+  /// tensors as the kernel expects them (#ggk.arg).
+  SmallVector<mlir::Attribute> launchParams();
+  SmallVector<mlir::Attribute> launchArgs();
 
   GroupedMatmulOp op;
   func::FuncOp func;

@@ -69,6 +69,17 @@ Attribute dynamicDimName(Builder &b, const KernelPlan &p, GroupedMatmulOp op,
 } // namespace
 
 ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
+  std::optional<int64_t> k;
+  if (!ShapedType::isDynamic(p.k))
+    k = p.k;
+  return ggk::LaunchAttr::get(
+      b.getContext(), name, stringifyGroupLayout(p.layout), p.threads(),
+      p.sharedBytes, p.cluster, p.numSMs, {p.blockM, p.blockN, p.blockK},
+      p.numGroups, p.n, k, b.getArrayAttr(launchParams()),
+      b.getArrayAttr(launchArgs()));
+}
+
+SmallVector<Attribute> KernelGenerator::launchParams() {
   MLIRContext *ctx = b.getContext();
   // Positions refer to the arguments of the source func.func, so a caller can
   // match the kernel's parameters to the tensors it passes.
@@ -149,7 +160,10 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
     pointer("cols", v);
   for (Value v : op.getGroupScalars())
     pointer("group_scalars", v);
+  return params;
+}
 
+SmallVector<Attribute> KernelGenerator::launchArgs() {
   SmallVector<Attribute> args;
   for (BlockArgument arg : func.getArguments()) {
     auto type = cast<MemRefType>(arg.getType());
@@ -158,17 +172,11 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
       shape.push_back(!ShapedType::isDynamic(d)
                           ? Attribute(b.getI64IntegerAttr(d))
                           : dynamicDimName(b, p, op, arg, i, type.getRank()));
-    args.push_back(ggk::ArgAttr::get(ctx, elementName(type.getElementType()),
+    args.push_back(ggk::ArgAttr::get(b.getContext(), elementName(type.getElementType()),
                                      b.getArrayAttr(shape),
                                      arg == op.getOut()));
   }
-  std::optional<int64_t> k;
-  if (!ShapedType::isDynamic(p.k))
-    k = p.k;
-  return ggk::LaunchAttr::get(
-      ctx, name, stringifyGroupLayout(p.layout), p.threads(), p.sharedBytes,
-      p.cluster, p.numSMs, {p.blockM, p.blockN, p.blockK}, p.numGroups, p.n, k,
-      b.getArrayAttr(params), b.getArrayAttr(args));
+  return args;
 }
 
 } // namespace ggc

@@ -19,9 +19,15 @@ from ggc.flashinfer import SegmentGEMMWrapper  # noqa: E402
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 F8 = torch.float8_e4m3fn
-TOL_F8 = 2e-3    # f8 products, bf16 out: the kernel's error, not the inputs'
+# f8 products with bf16 out, against fp64 of the dequantised inputs: the
+# kernel's arithmetic (two-level f32 accumulation, under 1e-4) plus the
+# output's rounding, which moves y by at most u = 2^-8 of |y| elementwise
+# (so of ||y|| in norm). A 1-row group's 320 outputs measured 2.03e-3 once
+# with its rounding alone: 2e-3 was a statistical bound, this is a rigorous
+# one (as test_stress.py's).
+TOL_F8 = 1e-4 + 2.0 ** -8
 TOL_BF16 = 1e-2  # bf16 out rounding (2^-9 per element) on short groups
-TOL_PEER = 3e-3  # ggc against deep_gemm: both within TOL_F8 of fp64
+TOL_PEER = 3e-3  # ggc against deep_gemm: two bf16 roundings of nearly equal f32 sums
 
 
 def _import_deep_gemm():

@@ -1,0 +1,26 @@
+"""ggc.moe: a Mixture-of-Experts layer on ggc's grouped GEMMs.
+
+- `route(router_logits, top_k, ...)`: top-k routing (softmax before or
+  after top-k, sigmoid, renormalisation, DeepSeek-V3's grouped top-k with
+  its correction bias).
+- `permute(topk_ids, num_experts)`: the routes sorted by expert on the
+  device (offsets, counts, row indices), with no host synchronisation.
+- `fused_moe(x, w13, w2, topk_weights, topk_ids, activation="swiglu", ...)`:
+  the experts, BF16 or FP8 (1x128 activation, 128x128 weight block scales),
+  the routing weight applied in the down projection's epilogue, combined in
+  a fixed order.
+- `MoE`: the whole layer as an nn.Module.
+- `quantize_weights`, `quantize_rows`: FP8 block quantisation.
+
+Needs torch. docs/moe.md has the details.
+"""
+
+from .layer import activate, fused_moe, routing_weights
+from .module import MoE
+from .permute import Permutation, combine_rows, gather_rows, permute
+from .quant import dequantize_weights, quantize_rows, quantize_weights
+from .routing import route
+
+__all__ = ["MoE", "Permutation", "activate", "combine_rows", "dequantize_weights",
+           "fused_moe", "gather_rows", "permute", "quantize_rows", "quantize_weights",
+           "route", "routing_weights"]

@@ -1,0 +1,166 @@
+"""fused_moe's argument checks: every bad argument is an error that names
+it and says what was expected, before anything is launched."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import torch
+
+from .quant import BLOCK, FP8
+
+GATED = ("swiglu", "geglu")
+ACTIVATIONS = GATED + ("silu", "gelu", "relu")
+
+
+class Problem(NamedTuple):
+    """The sizes of one fused_moe call."""
+    tokens: int
+    hidden: int
+    intermediate: int
+    experts: int
+    top_k: int
+    fp8: bool
+
+
+def _tensor(name: str, value, rank: int, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor {what}, got {type(value).__name__}")
+    if value.dim() != rank:
+        raise ValueError(f"{name} must be {what}, got shape {list(value.shape)}")
+    return value
+
+
+def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
+                    w2_scale) -> Problem:
+    """The call's sizes, or the first problem with its arguments."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    _tensor("x", x, 2, "[T, H]")
+    _tensor("w13", w13, 3, "[E, 2I, H] (gate rows, then up rows)" if activation in GATED
+            else "[E, I, H]")
+    _tensor("w2", w2, 3, "[E, H, I]")
+    _tensor("topk_ids", topk_ids, 2, "[T, top_k]")
+    _tensor("topk_weights", topk_weights, 2, "[T, top_k]")
+    tokens, hidden = x.shape
+    experts, up_rows, _ = w13.shape
+    intermediate = _check_weight_shapes(x, w13, w2, activation)
+    top_k = topk_ids.shape[1]
+    if tuple(topk_ids.shape) != (tokens, top_k) or top_k < 1:
+        raise ValueError(f"topk_ids must be [T, top_k] with T = {tokens} (x's rows) and "
+                         f"top_k >= 1, got shape {list(topk_ids.shape)}")
+    if tuple(topk_weights.shape) != tuple(topk_ids.shape):
+        raise ValueError(f"topk_weights must have topk_ids' shape {list(topk_ids.shape)}, "
+                         f"got {list(topk_weights.shape)}")
+    _check_dtypes(x, w13, w2, topk_weights, topk_ids)
+    fp8 = w13.dtype == FP8
+    _check_scales(fp8, w13, w2, w13_scale, w2_scale)
+    _check_devices(x=x, w13=w13, w2=w2, topk_weights=topk_weights, topk_ids=topk_ids,
+                   w13_scale=w13_scale, w2_scale=w2_scale)
+    for name, t in (("w13", w13), ("w2", w2)):
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (a copy per call would cost a pass "
+                             f"over every expert's weights); call .contiguous() once")
+    multiple = BLOCK if fp8 else 8
+    for label, size in (("H (x.shape[1])", hidden), ("I (w2.shape[2])", intermediate)):
+        if size % multiple:
+            raise ValueError(f"{label} = {size} must be a multiple of {multiple} "
+                             + ("(FP8 1x128 and 128x128 block scales)" if fp8 else
+                                "(bf16 rows of a multiple of 16 bytes, for TMA)"))
+    return Problem(tokens, hidden, intermediate, experts, top_k, fp8)
+
+
+def _check_weight_shapes(x, w13, w2, activation) -> int:
+    """The intermediate size I."""
+    hidden = x.shape[1]
+    experts, up_rows, w13_hidden = w13.shape
+    if w13_hidden != hidden:
+        raise ValueError(f"w13 must be [E, N, H] with H = {hidden} (x.shape[1]), got shape "
+                         f"{list(w13.shape)}")
+    if activation in GATED:
+        if up_rows % 2:
+            raise ValueError(f"activation {activation!r} is gated: w13 must be [E, 2I, H] "
+                             f"(gate rows, then up rows), got an odd N = {up_rows}")
+        intermediate = up_rows // 2
+    else:
+        intermediate = up_rows
+    if tuple(w2.shape) != (experts, hidden, intermediate):
+        raise ValueError(f"w2 must be [E, H, I] = [{experts}, {hidden}, {intermediate}] "
+                         f"(E and I from w13 {list(w13.shape)}, H from x), got "
+                         f"{list(w2.shape)}")
+    return intermediate
+
+
+def _check_dtypes(x, w13, w2, topk_weights, topk_ids) -> None:
+    if x.dtype != torch.bfloat16:
+        raise TypeError(f"x must be bfloat16 (FP8 layers quantise it themselves), got "
+                        f"{x.dtype}")
+    if w13.dtype not in (torch.bfloat16, FP8):
+        raise TypeError(f"w13 must be bfloat16 or float8_e4m3fn, got {w13.dtype}")
+    if w2.dtype != w13.dtype:
+        raise TypeError(f"w2 must have w13's dtype {w13.dtype}, got {w2.dtype}")
+    if topk_ids.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"topk_ids must be int32 or int64, got {topk_ids.dtype}")
+    if not topk_weights.is_floating_point():
+        raise TypeError(f"topk_weights must be floating point, got {topk_weights.dtype}")
+
+
+def _check_scales(fp8, w13, w2, w13_scale, w2_scale) -> None:
+    if not fp8:
+        for name, scale in (("w13_scale", w13_scale), ("w2_scale", w2_scale)):
+            if scale is not None:
+                raise ValueError(f"{name} is given but the weights are {w13.dtype}: scales "
+                                 f"go with float8_e4m3fn weights")
+        return
+    for name, weight, scale in (("w13_scale", w13, w13_scale), ("w2_scale", w2, w2_scale)):
+        e, n, k = weight.shape
+        want = (e, -(-n // BLOCK), -(-k // BLOCK))
+        if not isinstance(scale, torch.Tensor):
+            raise TypeError(f"{name} must be the f32 128x128 block scales {list(want)} of "
+                            f"the FP8 weights, got {type(scale).__name__}")
+        if tuple(scale.shape) != want:
+            raise ValueError(f"{name} must be [E, ceil(N/128), ceil(K/128)] = {list(want)}, "
+                             f"got {list(scale.shape)}")
+        if scale.dtype != torch.float32:
+            raise TypeError(f"{name} must be float32, got {scale.dtype}")
+
+
+def _check_devices(**named) -> None:
+    device = named["x"].device
+    require_cuda(device)
+    for name, t in named.items():
+        if t is not None and t.device != device:
+            raise ValueError(f"{name} is on {t.device} but x on {device}: every tensor "
+                             f"of the layer must be on one device")
+
+
+def require_cuda(device: torch.device) -> None:
+    """The kernels run on CUDA devices only (the CPU tests replace this
+    check, with the launches, to run the host path on CPU tensors)."""
+    if device.type != "cuda":
+        raise ValueError(f"x must be on a CUDA device, but is on {device}")
+
+
+def check_ids(topk_ids: torch.Tensor, experts: int) -> None:
+    """Reads topk_ids back (a host sync) and names the first id outside
+    [0, E)."""
+    bad = (topk_ids < 0) | (topk_ids >= experts)
+    if bool(bad.any()):
+        t, j = bad.nonzero()[0].tolist()
+        raise ValueError(f"topk_ids[{t}, {j}] = {int(topk_ids[t, j])} is not an expert: "
+                         f"ids must be in [0, E = {experts}) (E = w13.shape[0])")
+
+
+def validating(validate: Optional[bool], x: torch.Tensor) -> bool:
+    """Whether to check topk_ids on the host: `validate`, else $GGC_VALIDATE,
+    never while torch.compile traces or a CUDA graph captures (both forbid
+    the sync; an explicit validate=True there is an error)."""
+    from ..groups import VALIDATE_BY_DEFAULT
+    busy = torch.compiler.is_compiling() or (
+        x.is_cuda and torch.cuda.is_current_stream_capturing())
+    if validate is None:
+        return VALIDATE_BY_DEFAULT and not busy
+    if validate and busy:
+        raise ValueError("validate=True reads topk_ids back to the host, which torch.compile "
+                         "and CUDA-graph capture forbid: pass validate=False there")
+    return bool(validate)

@@ -1,0 +1,94 @@
+"""The down projection with the routing weight in ggc's epilogue, as a
+torch custom op (`torch.ops.ggc.moe_down`) with a BF16 backward.
+
+y[p] = route[p] * (a[p] @ w[g]^T) for the sorted rows p of expert g: the
+weight multiplies the f32 accumulator before the bf16 store, so the
+weighted rows never take an extra pass through memory.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from .. import language as gl
+from .. import torch_ops
+from ..jit import jit
+
+
+@jit
+def moe_down_routed(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, route: gl.RowVector,
+                    y: gl.Out):
+    gl.store(y, gl.grouped_dot(a, w, offsets) * route)
+
+
+@jit
+def moe_down_routed_fp8(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, a_scale: gl.Scale,
+                        w_scale: gl.Scale, route: gl.RowVector, y: gl.Out):
+    acc = gl.grouped_dot(a, w, offsets, a_scale=a_scale, b_scale=w_scale,
+                         a_scale_kind="block_mn", b_scale_kind="block")
+    gl.store(y, acc * route)
+
+
+def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
+          a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None) -> Tensor:
+    """The op's body, real and fake: a fake call traces and checks the
+    kernel as a launch would (ggc.torch_ops), a real one launches it."""
+    y = a.new_empty(a.shape[0], w.shape[1], dtype=torch.bfloat16)
+    # The offsets come from searchsorted over every route, so they always
+    # cover the M rows in order: checking them would only add a host sync.
+    with torch_ops._op_body():
+        if a_scale is None:
+            moe_down_routed(a, w, offsets, route, y, validate=False)
+        else:
+            moe_down_routed_fp8(a, w, offsets, a_scale, w_scale, route, y, validate=False)
+    return y
+
+
+moe_down_op = torch.library.custom_op("ggc::moe_down", _down, mutates_args=(),
+                                      tags=torch_ops._TAGS)
+moe_down_op.register_fake(_down)
+
+
+def _setup_context(ctx, inputs, output):
+    a, w, offsets, route, a_scale, _ = inputs
+    ctx.fp8 = a_scale is not None
+    ctx.save_for_backward(a, w, offsets, route)
+
+
+def _backward(ctx, grad):
+    if ctx.fp8:
+        raise RuntimeError("ggc.moe: the FP8 down projection has no backward (train in "
+                           "BF16)")
+    a, w, offsets, route = ctx.saved_tensors
+    grad = grad.contiguous()
+    # d/d(product) of y = route * product, for the input and weight gradients.
+    weighted = (grad.float() * route.unsqueeze(1)).to(a.dtype)
+    grad_a = grad_w = grad_route = None
+    if ctx.needs_input_grad[0]:
+        grad_a = torch.zeros_like(a)
+        torch.ops.ggc.grouped_gemm_out(weighted, w.contiguous(), grad_a, offsets=offsets,
+                                       b_layout="kn")
+    if ctx.needs_input_grad[1]:
+        grad_w = torch.ops.ggc.grouped_gemm(weighted, a.contiguous(), k_offsets=offsets,
+                                            out_dtype=torch.float32).to(w.dtype)
+    if ctx.needs_input_grad[3]:
+        # The unweighted product again (the forward kept only the weighted one).
+        product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets)
+        grad_route = (grad.float() * product.float()).sum(dim=-1)
+    return grad_a, grad_w, None, grad_route, None, None
+
+
+moe_down_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def routed_down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
+                a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None) -> Tensor:
+    """moe_down, launched directly in eager inference (no custom-op
+    dispatch on the host path), through the op when compiling, tracing or
+    differentiating."""
+    if torch_ops.wants_op((a, w, route), grad=True):
+        return torch.ops.ggc.moe_down(a, w, offsets, route, a_scale, w_scale)
+    return _down(a, w, offsets, route, a_scale, w_scale)

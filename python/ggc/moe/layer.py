@@ -1,0 +1,101 @@
+"""fused_moe: a whole MoE layer's experts on ggc's grouped GEMMs.
+
+    sorted rows   xs = x[source]                      (permute: by expert)
+    up            h  = xs @ w13[g]^T                  (ggc.ops.grouped_gemm)
+    activation    a  = silu(h_gate) * h_up            (torch)
+    down          y  = route * (a @ w2[g]^T)          (ggc epilogue: ggc::moe_down)
+    combine       out[t] = sum_j y[position[t, j]]    (fixed-order f32 sum)
+
+No step synchronises with the host and every buffer has T * top_k rows,
+so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from .. import ops
+from . import checks
+from .kernels import routed_down
+from .permute import Permutation, combine_rows, gather_rows, permute
+from .quant import as_row_view, mn_major, quantize_rows
+
+
+def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
+              topk_weights: torch.Tensor, topk_ids: torch.Tensor,
+              activation: str = "swiglu", *, w13_scale: Optional[torch.Tensor] = None,
+              w2_scale: Optional[torch.Tensor] = None,
+              validate: Optional[bool] = None) -> torch.Tensor:
+    """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]).
+
+    x [T, H] bf16; w13 [E, 2I, H] (gate rows then up rows; [E, I, H] for a
+    plain activation) and w2 [E, H, I], bf16, or float8_e4m3fn with f32
+    128x128 block scales w13_scale [E, 2I/128, H/128] and w2_scale
+    [E, H/128, I/128] (x and the activation are then quantised per 1x128
+    block); topk_weights and topk_ids [T, top_k]. `activation`: "swiglu"
+    (silu(gate) * up), "geglu" (tanh-approximated gelu(gate) * up), "silu",
+    "gelu", "relu". Returns [T, H] bf16.
+
+    An id outside [0, E) makes its token's output NaN (never a plausible
+    wrong result). `validate` (default $GGC_VALIDATE) reads topk_ids back
+    and raises ValueError naming the bad entry instead: a host sync, so not
+    under torch.compile or a CUDA-graph capture. BF16 is differentiable in
+    x, w13, w2 and topk_weights; FP8 is inference only."""
+    problem = checks.check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
+                                     w13_scale, w2_scale)
+    if problem.fp8 and torch.is_grad_enabled() and any(
+            t.requires_grad for t in (x, topk_weights)):
+        raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
+                         "require grad (run it under torch.no_grad(), or use bf16 weights)")
+    if checks.validating(validate, x):
+        checks.check_ids(topk_ids, problem.experts)
+    perm = permute(topk_ids, problem.experts)
+    route = routing_weights(topk_weights, perm)
+    x = x.contiguous()
+    if problem.fp8:
+        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, perm, route, activation)
+    else:
+        rows = gather_rows(x, perm, problem.top_k)
+        h = ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
+        y = routed_down(activate(h, activation), w2, perm.offsets, route)
+    return combine_rows(y, perm, problem.top_k)
+
+
+def routing_weights(topk_weights: torch.Tensor, perm: Permutation) -> torch.Tensor:
+    """Each sorted row's routing weight (f32 [M]); NaN for a route whose
+    expert id was out of range, so its token's output shows it."""
+    flat = topk_weights.reshape(-1).float()
+    flat = torch.where(perm.valid, flat, torch.full_like(flat, float("nan")))
+    return flat.index_select(0, perm.order)
+
+
+def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
+    """The activation of the up projection's rows; gated ones halve the
+    columns (gate first, up second)."""
+    if activation in checks.GATED:
+        gate, up = h.chunk(2, dim=-1)
+        if activation == "swiglu":
+            return F.silu(gate) * up
+        return F.gelu(gate, approximate="tanh") * up
+    if activation == "silu":
+        return F.silu(h)
+    if activation == "gelu":
+        return F.gelu(h, approximate="tanh")
+    return F.relu(h)
+
+
+def _experts_fp8(x, w13, w2, w13_scale, w2_scale, perm, route, activation):
+    """The sorted rows' expert outputs in FP8: x is quantised once per token
+    (not per route) and its rows and scales gathered; the activation is
+    quantised again before the down projection."""
+    m = perm.order.shape[0]
+    q, scale = quantize_rows(x, "x")
+    rows = q.index_select(0, perm.source)
+    rows_scale = mn_major(scale, perm.source)
+    h = ops.grouped_gemm(rows, w13, offsets=perm.offsets, a_scale=as_row_view(rows_scale, m),
+                         b_scale=w13_scale, validate=False)
+    act, act_scale = quantize_rows(activate(h, activation), "activation")
+    return routed_down(act, w2, perm.offsets, route, mn_major(act_scale), w2_scale)

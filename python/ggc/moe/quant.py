@@ -1,0 +1,76 @@
+"""FP8 (e4m3) block quantisation in the layouts ggc's kernels read:
+activations per row and 128-wide K block (1x128), weights per 128x128
+block, scales f32 (DeepGEMM's sm90 recipe)."""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+import torch
+
+FP8 = torch.float8_e4m3fn
+FP8_MAX = 448.0
+BLOCK = 128
+# An all-zero block gets this amax instead of 0, so that its scale divides
+# into zeros rather than NaN.
+_AMAX_FLOOR = 1e-12
+
+
+def _require_blocks(name: str, sizes, what: str) -> None:
+    for label, size in sizes:
+        if size % BLOCK:
+            raise ValueError(f"{name}: FP8 with {what} block scales needs {label} a multiple "
+                             f"of {BLOCK}, got {label} = {size}")
+
+
+def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch.Tensor]:
+    """x [R, K] -> (e4m3 [R, K], f32 scales [R, K/128]), x ~ q * scale per
+    row and 128-wide block of K."""
+    if x.dim() != 2:
+        raise ValueError(f"{name} must be [rows, K] to quantise, got shape {list(x.shape)}")
+    rows, k = x.shape
+    _require_blocks(name, [("K", k)], "1x128")
+    blocks = x.float().view(rows, k // BLOCK, BLOCK)
+    scale = blocks.abs().amax(dim=-1).clamp_min(_AMAX_FLOOR) / FP8_MAX
+    q = (blocks / scale.unsqueeze(-1)).to(FP8).view(rows, k)
+    return q, scale
+
+
+def quantize_weights(w: torch.Tensor, name: str = "w") -> Tuple[torch.Tensor, torch.Tensor]:
+    """Expert weights [E, N, K] -> (e4m3 [E, N, K], f32 scales
+    [E, N/128, K/128]), one scale per 128x128 block."""
+    if not isinstance(w, torch.Tensor) or w.dim() != 3:
+        raise ValueError(f"{name} must be a [E, N, K] tensor to quantise, got "
+                         f"{getattr(w, 'shape', type(w).__name__)}")
+    if not w.is_floating_point() or w.dtype == FP8:
+        raise TypeError(f"{name} must be a float tensor to quantise, got {w.dtype}")
+    e, n, k = w.shape
+    _require_blocks(name, [("N", n), ("K", k)], "128x128")
+    blocks = w.float().view(e, n // BLOCK, BLOCK, k // BLOCK, BLOCK)
+    scale = blocks.abs().amax(dim=(2, 4)).clamp_min(_AMAX_FLOOR) / FP8_MAX
+    q = (blocks / scale[:, :, None, :, None]).to(FP8).view(e, n, k)
+    return q, scale
+
+
+def dequantize_weights(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """The f32 weights [E, N, K] that (q, 128x128 scales) stand for."""
+    full = scale.repeat_interleave(BLOCK, dim=1).repeat_interleave(BLOCK, dim=2)
+    return q.float() * full
+
+
+def mn_major(scale: torch.Tensor, rows: torch.Tensor = None) -> torch.Tensor:
+    """1x128 scales [R, K/128] (or their rows `rows`, gathered) in the M-major
+    form the kernels read as "block_mn": [K/128, align4(M)], M = the rows
+    taken (DeepGEMM's TMA-aligned layout; the padding columns are never
+    read)."""
+    picked = scale if rows is None else scale.index_select(0, rows)
+    m, kb = picked.shape
+    out = picked.new_empty(kb, (m + 3) // 4 * 4)
+    out[:, :m] = picked.t()
+    return out
+
+
+def as_row_view(mn: torch.Tensor, m: int) -> torch.Tensor:
+    """The [M, K/128] view of an M-major scale buffer (strides (1, align4(M))),
+    as ggc.ops.grouped_gemm takes A's M-major block scales."""
+    return mn[:, :m].t()

@@ -1,0 +1,180 @@
+//===- Gemm.cpp - the three GEMM algorithms of the executor ----------------===//
+//
+// Row-major out[M, N] = rows[M, K] W[N, K]^T is, column-major, out'[N, M] =
+// T(W'[K, N]) rows'[K, M]: cuBLAS gets transa = T on W (ld K), transb = N on
+// the rows (ld K) and C = out (ld N), with no copy or transpose.
+//
+//===----------------------------------------------------------------------===//
+#include "State.h"
+#include "GgcKernels.h"
+#include "Kernels.h"
+
+namespace ggc::executor {
+
+namespace {
+
+using State = GroupedGemmExecutor::State;
+
+/// A cuBLAS slot held for one call (see Executor.cpp's locking note).
+class Lease {
+public:
+  Lease(State &state, uint64_t stream) : state_(state), stream_(stream) {
+    std::unique_lock<std::mutex> lock(state.mutex);
+    state.freed.wait(lock, [&] {
+      for (State::Slot &s : state.slots)
+        if (!s.busy)
+          return true;
+      return false;
+    });
+    for (State::Slot &s : state.slots)
+      if (!s.busy) {
+        slot_ = &s;
+        break;
+      }
+    slot_->busy = true;
+    lock.unlock();
+    auto cs = reinterpret_cast<CUstream>(stream);
+    try {
+      cuda::check(cuda::api().streamWaitEvent(cs, slot_->lastUse, 0),
+                  "cuStreamWaitEvent");
+      const cublas::Library &lib = *state.cublas;
+      cublas::check(lib.setStream(slot_->handle, reinterpret_cast<cublas::Stream>(stream)),
+                    "cublasSetStream");
+      cublas::check(lib.setWorkspace(slot_->handle,
+                                     reinterpret_cast<void *>(slot_->workspace),
+                                     slot_->workspaceBytes),
+                    "cublasSetWorkspace");
+    } catch (...) {
+      giveBack();
+      throw;
+    }
+  }
+  ~Lease() {
+    cuda::api().eventRecord(slot_->lastUse, reinterpret_cast<CUstream>(stream_));
+    giveBack();
+  }
+  State::Slot &slot() { return *slot_; }
+
+private:
+  void giveBack() {
+    std::lock_guard<std::mutex> lock(state_.mutex);
+    slot_->busy = false;
+    state_.freed.notify_one();
+  }
+  State &state_;
+  State::Slot *slot_ = nullptr;
+  uint64_t stream_;
+};
+
+cublas::DataType cublasType(DType t) {
+  switch (t) {
+  case DType::F32: return cublas::R32F;
+  case DType::F16: return cublas::R16F;
+  case DType::BF16: return cublas::R16BF;
+  case DType::F8E4M3: return cublas::R8F_E4M3;
+  }
+  return cublas::R32F;
+}
+
+cublas::ComputeType computeType(const ExecutorConfig &config) {
+  if (config.precision == Precision::TF32)
+    return cublas::Compute32FFastTF32;
+  if (config.precision != Precision::FP32 && !config.useTensorCores)
+    return cublas::Compute32FPedantic;
+  return cublas::Compute32F;
+}
+
+struct Problem {
+  int m; // rows of the expert
+  uint64_t w, rows, out;
+};
+
+std::vector<Problem> problems(const GroupedInput &in, const GroupedExpertWeights &w,
+                              uint64_t out) {
+  int64_t inBytes = dtypeBytes(w.dtype), outBytes = dtypeBytes(outputType(in.precision));
+  std::vector<Problem> list;
+  for (int64_t e = 0; e < w.numExperts; ++e) {
+    int count = in.mapping.tokensPerExpert[e];
+    if (count == 0)
+      continue;
+    int64_t first = in.mapping.expertOffsets[e];
+    list.push_back({count, w.weights.address() + e * w.expertDim * w.hiddenDim * inBytes,
+                    in.rows.address() + first * in.hidden * inBytes,
+                    out + first * w.expertDim * outBytes});
+  }
+  return list;
+}
+
+void runCublas(State &state, const ExecutorConfig &config, bool grouped,
+               const GroupedInput &in, const GroupedExpertWeights &w, uint64_t out) {
+  std::vector<Problem> list = problems(in, w, out);
+  const cublas::Library &lib = *state.cublas;
+  cublas::DataType ab = cublasType(w.dtype), c = cublasType(outputType(in.precision));
+  cublas::ComputeType compute = computeType(config);
+  int n = static_cast<int>(w.expertDim), k = static_cast<int>(w.hiddenDim);
+  float one = 1.0f, zero = 0.0f;
+  Lease lease(state, in.stream);
+  cublas::Handle h = lease.slot().handle;
+  if (!grouped) {
+    for (const Problem &p : list)
+      cublas::check(lib.gemmEx(h, cublas::OpT, cublas::OpN, n, p.m, k, &one,
+                               reinterpret_cast<const void *>(p.w), ab, k,
+                               reinterpret_cast<const void *>(p.rows), ab, k, &zero,
+                               reinterpret_cast<void *>(p.out), c, n, compute,
+                               cublas::GemmDefault),
+                    "cublasGemmEx");
+    return;
+  }
+  size_t count = list.size();
+  std::vector<uint64_t> pointers(3 * count);
+  std::vector<int> ms(count), ns(count, n), ks(count, k), sizes(count, 1);
+  for (size_t i = 0; i < count; ++i) {
+    pointers[i] = list[i].w;
+    pointers[count + i] = list[i].rows;
+    pointers[2 * count + i] = list[i].out;
+    ms[i] = list[i].m;
+  }
+  std::vector<cublas::Operation> ta(count, cublas::OpT), tb(count, cublas::OpN);
+  std::vector<float> alpha(count, 1.0f), beta(count, 0.0f);
+  uint64_t device = lease.slot().pointers;
+  cuda::check(cuda::api().memcpyHtoDAsync(device, pointers.data(), pointers.size() * 8,
+                                          reinterpret_cast<CUstream>(in.stream)),
+              "copying cuBLAS's pointer arrays to the device");
+  auto array = [&](size_t i) { return reinterpret_cast<void *const *>(device + i * count * 8); };
+  cublas::check(lib.gemmGroupedBatchedEx(
+                    h, ta.data(), tb.data(), ns.data(), ms.data(), ks.data(),
+                    alpha.data(), array(0), ab, ks.data(), array(1), ab, ks.data(),
+                    beta.data(), array(2), c, ns.data(), static_cast<int>(count),
+                    sizes.data(), compute),
+                "cublasGemmGroupedBatchedEx");
+}
+
+} // namespace
+
+void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
+                              const GroupedExpertWeights &w, uint64_t out) const {
+  if (in.numRows() == 0)
+    return; // no rows: nothing to compute, nothing to write
+  cuda::DeviceScope scope(config_.device);
+  if (algorithm == Algorithm::Ggc) {
+    bool fp8 = config_.precision == Precision::FP8;
+    ggckernels::Operands o;
+    o.rows = fp8 ? in.rowsFp8.address() : in.rows.address();
+    o.rowScales = in.rowScales.address();
+    o.weights = fp8 ? w.fp8Weights.address() : w.weights.address();
+    o.weightScales = w.fp8Scales.address();
+    o.offsets = in.offsetsAddress();
+    o.out = out;
+    o.numRows = in.numRows();
+    ggckernels::launch(config_.precision, w.numExperts, w.expertDim, w.hiddenDim,
+                       caps_.multiprocessors, config_.device, o, in.stream);
+  } else {
+    runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);
+  }
+  if (w.hasBiases())
+    kernels::addBias(config_.device, in.stream, out, w.biases.address(),
+                     in.indices.address() + 2 * sizeof(int32_t) * in.numRows(),
+                     in.numRows(), w.expertDim, outputType(config_.precision));
+}
+
+} // namespace ggc::executor

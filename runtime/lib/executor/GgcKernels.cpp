@@ -1,0 +1,199 @@
+//===- GgcKernels.cpp - ggc's grouped kernels, compiled in-process ---------===//
+//
+// The same launch contract python/ggc/runtime.py follows: compile the gg
+// function through the compiler's C API (to a cubin, or to PTX without
+// ptxas), read the kernel's parameters from its JSON launch contract, build
+// the tensor maps and launch persistent CTAs through the runtime.
+//
+//===----------------------------------------------------------------------===//
+#include "GgcKernels.h"
+
+#include "Json.h"
+
+#include "ggc-c/Compiler.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace ggc::executor::ggckernels {
+
+namespace {
+
+const char *irType(DType t) {
+  switch (t) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::F8E4M3: return "f8E4M3FN";
+  }
+  return "?";
+}
+
+struct Compiled {
+  std::unique_ptr<runtime::Kernel> kernel;
+  json::Value info;
+  std::string error; // a failed compilation, rethrown to every caller
+};
+
+struct Entry {
+  std::once_flag once;
+  Compiled compiled;
+};
+
+/// One compile through the C API; `ok` false leaves the diagnostics.
+bool compileTo(const std::string &ir, const char *emit, int numSMs,
+               std::string &image, std::string &info, std::string &diagnostics) {
+  ggc_options options{};
+  options.emit = emit;
+  options.num_sms = numSMs;
+  ggc_result *result = ggc_compile(ir.data(), ir.size(), "<ggc executor>", &options);
+  bool ok = ggc_result_ok(result);
+  diagnostics = ggc_result_diagnostics(result);
+  if (ok) {
+    size_t last = ggc_result_num_stages(result) - 1, length = 0;
+    const char *text = ggc_result_stage_text(result, last, &length);
+    image.assign(text, length);
+    info = ggc_result_kernel_info(result);
+  }
+  ggc_result_destroy(result);
+  return ok;
+}
+
+// Without ptxas the kernel goes to the driver as PTX, as the Python layer
+// does (runtime.compile_for_launch).
+Compiled compile(const std::string &ir, int numSMs) {
+  std::string image, info, diagnostics;
+  if (!compileTo(ir, "cubin", numSMs, image, info, diagnostics) &&
+      (diagnostics.find("needs ptxas") == std::string::npos ||
+       !compileTo(ir, "ptx", numSMs, image, info, diagnostics)))
+    throw Error("ggc executor: compiling the grouped kernel failed:\n" +
+                diagnostics + "\nfor:\n" + ir);
+  Compiled c;
+  json::Value all = json::parse(info);
+  if (all.kind != json::Value::Kind::Array || all.array.size() != 1)
+    throw Error("ggc executor: the compiled module should hold one kernel");
+  c.info = all.array[0];
+  int cluster = c.info.has("cluster") ? static_cast<int>(c.info.at("cluster").integer()) : 1;
+  c.kernel = std::make_unique<runtime::Kernel>(
+      image, c.info.at("name").text(),
+      static_cast<int>(c.info.at("shared_bytes").integer()),
+      static_cast<int>(c.info.at("block").integer()), cluster);
+  return c;
+}
+
+const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
+                         int numSMs) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<Entry>> entries;
+  std::string ir = source(precision, g, n, k);
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &slot = entries[std::to_string(numSMs) + "\n" + ir];
+    if (!slot)
+      slot = std::make_shared<Entry>();
+    entry = slot;
+  }
+  // Compiling takes about a second; other kernels' callers do not wait.
+  std::call_once(entry->once, [&] {
+    try {
+      entry->compiled = compile(ir, numSMs);
+    } catch (const std::exception &e) {
+      entry->compiled.error = e.what();
+    }
+  });
+  if (!entry->compiled.error.empty())
+    throw Error(entry->compiled.error);
+  return entry->compiled;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Persistent CTAs, as runtime.py's Kernel._grid for the contiguous layout:
+/// each group adds at most one partial M tile (per cluster).
+int grid(const json::Value &info, int64_t rows) {
+  int64_t cluster = info.has("cluster") ? info.at("cluster").integer() : 1;
+  int64_t tiles = (ceilDiv(rows, info.at("block_m").integer()) +
+                   info.at("num_groups").integer() * cluster) *
+                  ceilDiv(info.at("n").integer(), info.at("block_n").integer());
+  int64_t units = ceilDiv(tiles, cluster) * cluster;
+  return static_cast<int>(std::min(info.at("max_grid").integer() / cluster * cluster, units));
+}
+
+} // namespace
+
+std::string source(Precision precision, int64_t g, int64_t n, int64_t k) {
+  bool fp8 = precision == Precision::FP8;
+  std::string a = fp8 ? "f8E4M3FN" : irType(inputType(precision));
+  std::string out = irType(outputType(precision));
+  std::string G = std::to_string(g), N = std::to_string(n), K = std::to_string(k);
+  std::string aType = "memref<?x" + K + "x" + a + ">";
+  std::string bType = "memref<" + G + "x" + N + "x" + K + "x" + a + ">";
+  std::string oType = "memref<" + std::to_string(g + 1) + "xi32>";
+  std::string yType = "memref<?x" + N + "x" + out + ">";
+  std::string asType = "memref<?x" + std::to_string(ceilDiv(k, 128)) + "xf32>";
+  std::string bsType = "memref<" + G + "x" + std::to_string(ceilDiv(n, 128)) + "x" +
+                       std::to_string(ceilDiv(k, 128)) + "xf32>";
+  std::string ir = "func.func @ggc_executor(%a: " + aType;
+  if (fp8)
+    ir += ", %as: " + asType;
+  ir += ", %b: " + bType;
+  if (fp8)
+    ir += ", %bs: " + bsType;
+  ir += ", %offs: " + oType + ", %y: " + yType + ") {\n";
+  ir += "  gg.grouped_matmul contiguous a(%a : " + aType + ") b(%b : " + bType +
+        ")\n      groups(%offs : " + oType + ")";
+  if (fp8)
+    ir += "\n      a_scale(%as : " + asType + ", <block 1x128>) b_scale(%bs : " +
+          bsType + ", <block 128x128>)";
+  ir += " out(%y : " + yType + ")";
+  if (precision == Precision::TF32)
+    ir += " {tf32}";
+  return ir + "\n  return\n}\n";
+}
+
+void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
+            int device, const Operands &o, uint64_t stream) {
+  const Compiled &c = compiled(precision, g, n, k, numSMs);
+  if (o.numRows == 0)
+    return; // no rows: nothing to compute, nothing to write
+  int64_t m = o.numRows;
+  struct Tensor {
+    uint64_t address;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Tensor> args;
+  args.push_back({o.rows, {m, k}});
+  if (precision == Precision::FP8)
+    args.push_back({o.rowScales, {m, ceilDiv(k, 128)}});
+  args.push_back({o.weights, {g, n, k}});
+  if (precision == Precision::FP8)
+    args.push_back({o.weightScales, {g, ceilDiv(n, 128), ceilDiv(k, 128)}});
+  args.push_back({o.offsets, {g + 1}});
+  args.push_back({o.out, {m, n}});
+  std::vector<runtime::KernelArg> launchArgs;
+  for (const json::Value &p : c.info.at("params").array) {
+    const Tensor &t = args.at(static_cast<size_t>(p.at("arg").integer()));
+    runtime::KernelArg arg;
+    const std::string &kind = p.at("kind").text();
+    if (kind == "tensor_map") {
+      std::vector<uint32_t> box;
+      for (const json::Value &b : p.at("box").array)
+        box.push_back(static_cast<uint32_t>(b.integer()));
+      arg.kind = runtime::KernelArg::Kind::TensorMap;
+      arg.tensorMap = runtime::rowMajorTensorMap(
+          runtime::parseElementType(p.at("dtype").text()), t.shape, box,
+          t.address, runtime::parseSwizzle(p.at("swizzle").text()));
+    } else if (kind == "pointer") {
+      arg.value = t.address;
+    } else {
+      arg.kind = runtime::KernelArg::Kind::Int64;
+      arg.value = static_cast<uint64_t>(t.shape.at(p.at("dim").integer()));
+    }
+    launchArgs.push_back(arg);
+  }
+  c.kernel->launch(grid(c.info, m), launchArgs, stream, device);
+}
+
+} // namespace ggc::executor::ggckernels

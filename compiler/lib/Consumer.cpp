@@ -451,7 +451,8 @@ std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
 
 /// The A and B tiles wgmma reads from ring stage `stage`, once it is full:
 /// this warpgroup's rows of A and columns of B, after the consumers'
-/// in-place work on them (k_grouped's K tail cleared, tf32 transposes).
+/// in-place work on them (k_grouped's K entries of other groups cleared,
+/// tf32 transposes), which ggk ops state and ggk-prepare-operands lowers.
 std::pair<Value, Value> KernelGenerator::stageTiles(const Tile &t, Value kBlock,
                                                     Value stage,
                                                     const Fragment &f,
@@ -459,7 +460,7 @@ std::pair<Value, Value> KernelGenerator::stageTiles(const Tile &t, Value kBlock,
   Value aTile = b.gep(stageA(stage), rowOffset);
   Value bTile = stageB(stage);
   if (p.layout == GroupLayout::k_grouped)
-    zeroRowsPastGroup(t, kBlock, stage);
+    clearKOutsideGroup(t, kBlock, stage);
   if (p.smem.transposesB) {
     transposeTile(stageB(stage), transposedB(stage), p.blockN);
     bTile = transposedB(stage);

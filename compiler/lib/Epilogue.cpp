@@ -2,7 +2,8 @@
 //
 // A tile's end: the scales that do not change along K, the user's
 // epilogue per element, and the stores of the valid rows, per thread or
-// through the staged tile and the TMA store pool.
+// through the staged tile and the TMA store pool (ggk ops that
+// ggk-lower-store-pool lowers).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -85,7 +86,10 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   Value staging;
   if (!p.storePool.empty()) {
     staging = b.gep(smem, b.c64(p.smem.stagedOutputAt));
-    awaitStagedTileFree();
+    // Before this tile's outputs overwrite it, the previous tile's stores
+    // must have read it.
+    b.create<ggk::AwaitStagedTileOp>(staging, kWarpgroupThreads,
+                                     kWarpgroupThreads * p.numConsumers);
   }
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
@@ -147,7 +151,11 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
         pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
       }
       if (!p.storePool.empty()) {
-        stagePair(staging, pair, f, c, half);
+        Value stagedRow = b.add(f.row, b.c32(8 * half));
+        Value stagedCol = b.add(f.col, b.c32(8 * c));
+        b.create<ggk::StageOutputOp>(
+            pair, staging, stagedRow, stagedCol, p.swizzledStaging,
+            ArrayRef<int64_t>{p.blockM, p.blockN});
         continue;
       }
       Value valid = b.andI(rows[half].valid, colValid);
@@ -199,32 +207,6 @@ KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
   return row;
 }
 
-void KernelGenerator::stagePair(Value staging, Value pair, const Fragment &f,
-                                int64_t c, int half) {
-  int64_t outBytes = byteWidth(p.outElem);
-  // Into the staged tile, at the element's place in the tile.
-  Value rowInTile = b.add(f.row, b.c32(8 * half));
-  Value colInTile = b.add(f.col, b.c32(8 * c));
-  Value offset;
-  if (p.swizzledStaging) {
-    // Chunk of 128 bytes, then its row; the 16-byte unit within the
-    // row is XORed with row % 8 (the pair never crosses a unit).
-    Value byteInRow = b.mul(colInTile, b.c32(outBytes));
-    Value chunk = b.divU(byteInRow, b.c32(kSwizzleBytes));
-    Value unit = b.divU(b.remU(byteInRow, b.c32(kSwizzleBytes)), b.c32(16));
-    Value swizzledUnit = b.xorI(unit, b.remU(rowInTile, b.c32(8)));
-    offset = b.toI64(b.add(
-        b.add(b.mul(chunk, b.c32(p.blockM * kSwizzleBytes)),
-              b.mul(rowInTile, b.c32(kSwizzleBytes))),
-        b.add(b.mul(swizzledUnit, b.c32(16)), b.remU(byteInRow, b.c32(16)))));
-  } else {
-    offset = b.mul(b.toI64(b.add(b.mul(rowInTile, b.c32(p.blockN)),
-                                 colInTile)),
-                   b.c64(outBytes));
-  }
-  b.create<LLVM::StoreOp>(pair, b.gep(staging, offset));
-}
-
 void KernelGenerator::storePair(const Tile &t, Value pair, Value valid,
                                 Value rowIndex, Value col) {
   int64_t outBytes = byteWidth(p.outElem);
@@ -251,72 +233,22 @@ void KernelGenerator::storePair(const Tile &t, Value pair, Value valid,
 }
 
 /// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the tile's rows that
-/// belong to its group, a prefix of `rowsValid` rows, go out as a sum of
-/// boxes of BM, BM/2, ..., 1 rows (the binary digits of `rowsValid`), so
-/// no row of the next group is ever written; columns past N are clipped by
-/// TMA. One consumer thread issues the stores once every consumer has
-/// written its fragment and fenced it for the async proxy.
+/// belong to its group go out as a sum of TMA boxes of the pool's heights,
+/// issued by the first consumer thread once every consumer has staged its
+/// outputs (ggk-lower-store-pool).
 void KernelGenerator::storeStagedTile(const Tile &t, Value staging) {
-  b.create<NVVM::FenceProxyOp>(
-      NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  consumerBarrier();
-  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
-  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
-    Value rows = b.maxS(t.rowsValid, b.c32(0));
-    Value done = b.c32(0);
-    Value col = b.mul(t.nBlock, b.c32(p.blockN));
-    for (auto [i, h] : llvm::enumerate(p.storePool)) {
-      Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
-      Value first = done;
-      b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
-        int64_t chunkColumns = p.stagingChunkColumns();
-        int64_t rowBytes = chunkColumns * byteWidth(p.outElem);
-        for (int64_t chunk = 0; chunk < p.blockN / chunkColumns; ++chunk) {
-          Value chunkCol = b.add(col, b.c32(chunk * chunkColumns));
-          // A chunk wholly past N has nothing to store.
-          b.create<scf::IfOp>(b.lt(chunkCol, b.c32(p.n)), [&](OpBuilder &,
-                                                              Location) {
-            Value src = b.gep(
-                staging, b.add(b.c64(chunk * p.blockM * rowBytes),
-                               b.mul(b.toI64(first), b.c64(rowBytes))));
-            SmallVector<Value> coords = {chunkCol, b.add(t.rowStart, first)};
-            if (p.layout == GroupLayout::masked ||
-                p.layout == GroupLayout::k_grouped)
-              coords.push_back(t.group);
-            b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
-                poolMaps[i], src, coords, Value(), NVVM::TMAStoreMode::TILE,
-                Value());
-            b.create<scf::YieldOp>();
-          });
-        }
-        b.create<scf::YieldOp>();
-      });
-      done = b.add(done, b.select(take, b.c32(h), b.c32(0)));
-    }
-    b.create<NVVM::CpAsyncBulkCommitGroupOp>();
-    b.create<scf::YieldOp>();
-  });
-}
-
-/// Waits, before a tile's fragments overwrite the staged tile, until the
-/// previous tile's TMA stores have read it.
-void KernelGenerator::awaitStagedTileFree() {
-  Value issuer = b.eq(b.threadIdx(), b.c32(kWarpgroupThreads));
-  b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
-    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr::get(b.getContext()));
-    b.create<scf::YieldOp>();
-  });
-  consumerBarrier();
+  // 3-D maps: the group is the outermost coordinate.
+  bool perGroupMaps = p.layout == GroupLayout::masked ||
+                      p.layout == GroupLayout::k_grouped;
+  b.create<ggk::StoreStagedTileOp>(
+      staging, t.rowsValid, t.rowStart, t.nBlock,
+      perGroupMaps ? t.group : Value(), poolMaps, p.storePool,
+      ArrayRef<int64_t>{p.blockM, p.blockN}, p.stagingChunkColumns(), p.n,
+      p.outElem, kWarpgroupThreads, kWarpgroupThreads * p.numConsumers);
 }
 
 void KernelGenerator::consumerBarrier() {
-  // bar.sync is warp-aligned: reconverge each warp first, since the code
-  // before it (clearing a K tail, issuing TMA stores) branches per thread.
-  b.create<NVVM::SyncWarpOp>(b.c32(-1));
-  b.create<NVVM::BarrierOp>(Type(), b.c32(1),
-                            b.c32(kWarpgroupThreads * p.numConsumers),
-                            NVVM::BarrierReductionAttr(), Value());
+  b.consumerBarrier(kWarpgroupThreads * p.numConsumers);
 }
 
 } // namespace ggc

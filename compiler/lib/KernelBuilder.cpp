@@ -130,6 +130,14 @@ Value KernelBuilder::warpUniform(Value v) {
                               NVVM::ShflKind::idx, UnitAttr());
 }
 
+void KernelBuilder::consumerBarrier(int64_t threads) {
+  // bar.sync is warp-aligned: reconverge each warp first, since the code
+  // before it (clearing a K tail, issuing TMA stores) branches per thread.
+  create<NVVM::SyncWarpOp>(c32(-1));
+  create<NVVM::BarrierOp>(Type(), c32(1), c32(threads),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 Value KernelBuilder::pinRegisters(Value values) {
   auto type = cast<LLVM::LLVMStructType>(values.getType());
   int64_t n = type.getBody().size();

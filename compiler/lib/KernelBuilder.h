@@ -77,6 +77,10 @@ public:
   void mbarrierArrive(mlir::Value bar);
   void mbarrierWait(mlir::Value bar, mlir::Value parity);
 
+  /// The consumer warpgroups' named barrier (id 1) for `threads` threads,
+  /// each warp reconverged first.
+  void consumerBarrier(int64_t threads);
+
   /// TMA tile load from `tensorMap` at `coords` (innermost first) into
   /// shared memory, completing on `bar`.
   void tmaLoad(mlir::Value dst, mlir::Value tensorMap,

@@ -191,7 +191,8 @@ private:
   Value stageB(Value stage);
   Value transposedB(Value stage);
   Value transposedA(Value stage);
-  /// Copies an MN-major f32 tile of `mnExtent` columns into a K-major one.
+  /// Copies an MN-major f32 tile of `mnExtent` columns into a K-major one
+  /// (ggk.transpose_to_k_major).
   void transposeTile(Value src, Value dst, int64_t mnExtent);
   /// The ring buffer the `it`-th K block uses, and the parity of its
   /// barriers' current phase.
@@ -319,9 +320,9 @@ private:
   /// MX words (four exponents each, `perWord` K apiece) per row of scales.
   Value mxWordsPerRow(int64_t perWord);
   Value decodeUE8M0(Value word, Value byteIndex);
-  void zeroRowsPastGroup(const Tile &t, Value kBlock, Value stage);
-  void zeroKOutside(Value tile, int64_t mnExtent, bool mnMajor, Value lo,
-                    Value hi);
+  /// k_grouped: zeroes the K entries of other groups in `stage`'s tiles
+  /// (ggk.clear_k_outside).
+  void clearKOutsideGroup(const Tile &t, Value kBlock, Value stage);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
   // Per row (two per thread): validity, output row index, row-vector values
   // and the scale of A that does not change along K.
@@ -332,16 +333,13 @@ private:
   };
   /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`.
   Row epilogueRow(const Tile &t, Value rowInTile, int half);
-  /// Writes the thread's output pair for column pair `c` of row `half` into
-  /// the staged tile (the store pool's).
-  void stagePair(Value staging, Value pair, const Fragment &f, int64_t c,
-                 int half);
   /// Stores an output pair at row `rowIndex` of `out` and columns `col`,
   /// `col` + 1, when `valid`.
   void storePair(const Tile &t, Value pair, Value valid, Value rowIndex,
                  Value col);
+  /// Stores the staged tile's valid rows through the store pool
+  /// (ggk.store_staged_tile).
   void storeStagedTile(const Tile &t, Value staging);
-  void awaitStagedTileFree();
   void consumerBarrier();
   FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,

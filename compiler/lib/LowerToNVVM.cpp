@@ -302,14 +302,9 @@ void KernelGenerator::emitBody() {
         // stay in uniform registers, off the vector register file that the
         // promotion's FMAs and the in-flight wgmma compete for.
         emitConsumer(b.warpUniform(b.sub(warpgroup, b.c32(1))));
-        if (!p.storePool.empty()) {
-          // The CTA must not end while its last TMA stores are in flight.
-          Value issuer = b.eq(tid, b.c32(kWarpgroupThreads));
-          b.create<scf::IfOp>(issuer, [&](OpBuilder &, Location) {
-            b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr());
-            b.create<scf::YieldOp>();
-          });
-        }
+        // The CTA must not end while its last TMA stores are in flight.
+        if (!p.storePool.empty())
+          b.create<ggk::DrainTileStoresOp>(kWarpgroupThreads);
         b.create<scf::YieldOp>();
       });
   if (p.cluster > 1) {

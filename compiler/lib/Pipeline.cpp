@@ -124,6 +124,9 @@ LogicalResult lowerToKernel(CompileState &state) {
 
 LogicalResult lowerKernelOps(CompileState &state) {
   return runPasses(state, [](OpPassManager &pm) {
+    pm.addPass(createSplitPartialLoads());
+    pm.addPass(createPrepareOperands());
+    pm.addPass(createLowerStorePool());
     pm.addPass(createLowerTileSchedule());
   });
 }
@@ -295,7 +298,8 @@ const Stage kStages[] = {
              "(gg-lower-to-nvvm)"},
      lowerToKernel, printModule},
     {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
-              "flow (ggk-lower-tile-schedule)"},
+              "flow (ggk-split-partial-loads, ggk-prepare-operands, "
+              "ggk-lower-store-pool, ggk-lower-tile-schedule)"},
      lowerKernelOps, printModule},
     {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},

@@ -41,63 +41,25 @@ void KernelGenerator::emitProducer() {
 
 void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
                                 Value k, int64_t aScaleBytes) {
-  int64_t txBytes = p.aTileBytes + p.bTileBytes + aScaleBytes;
-  int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-  // K-major A at (row offset r in the tile, box i).
-  auto loadA = [&](Value r, int64_t box) {
-    Value dst = b.gep(stageA(stage),
-                      b.mul(b.toI64(r), b.c64(kSwizzleBytes)));
-    Value row = b.add(t.rowStart, r);
-    if (p.layout == GroupLayout::masked)
-      b.tmaLoad(dst, aMaps[box], {k, row, t.group}, full);
-    else
-      b.tmaLoad(dst, aMaps[box], {k, row}, full);
-  };
-  if (p.aLoadBoxes.size() == 1) {
-    b.mbarrierArriveExpectTx(full, b.c32(txBytes));
-    if (p.aMNMajor) {
-      // M-major A: one [BK, 64] box per 64 rows of the tile.
-      for (int64_t j = 0; j < p.blockM / chunk; ++j)
-        b.tmaLoad(
-            b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
-            aMaps[0], {b.add(t.rowStart, b.c32(j * chunk)), k}, full);
-    } else {
-      loadA(b.c32(0), 0);
-    }
-  } else {
-    // gg-plan-overfetch's granule: a partial tile loads its valid
-    // rows rounded up to it, as a sum of the pool's boxes (rows
-    // past them hold stale data, computed and never stored).
-    Value rows = b.minS(
-        b.andI(b.add(b.maxS(t.rowsValid, b.c32(0)),
-                     b.c32(p.aLoadGranule - 1)),
-               b.c32(~(p.aLoadGranule - 1))),
-        b.c32(p.blockM));
-    int64_t rowBytes = p.blockK * byteWidth(p.aElem);
+  if (p.aMNMajor) {
+    // M-major A: one [BK, 64] box per 64 rows of the tile, always whole
+    // (gg-plan-overfetch gives k_grouped no row granule).
     b.mbarrierArriveExpectTx(
-        full, b.add(b.mul(rows, b.c32(rowBytes)),
-                    b.c32(p.bTileBytes + aScaleBytes)));
-    Value whole = b.eq(rows, b.c32(p.blockM));
-    b.create<scf::IfOp>(
-        whole,
-        [&](OpBuilder &, Location) {
-          loadA(b.c32(0), 0);
-          b.create<scf::YieldOp>();
-        },
-        [&](OpBuilder &, Location) {
-          Value offset = b.c32(0);
-          for (size_t i = 1; i < p.aLoadBoxes.size(); ++i) {
-            int64_t h = p.aLoadBoxes[i];
-            Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
-            b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
-              loadA(offset, i);
-              b.create<scf::YieldOp>();
-            });
-            offset = b.add(offset, b.andI(rows, b.c32(h)));
-          }
-          b.create<scf::YieldOp>();
-        });
+        full, b.c32(p.aTileBytes + p.bTileBytes + aScaleBytes));
+    int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
+    for (int64_t j = 0; j < p.blockM / chunk; ++j)
+      b.tmaLoad(b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
+                aMaps[0], {b.add(t.rowStart, b.c32(j * chunk)), k}, full);
+    return;
   }
+  // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's
+  // granule, its valid rows rounded up to it (ggk-split-partial-loads).
+  bool partial = p.aLoadBoxes.size() > 1;
+  b.create<mlir::ggk::LoadTileRowsOp>(
+      full, stageA(stage), aMaps, k, t.rowStart,
+      p.layout == GroupLayout::masked ? t.group : Value(), t.rowsValid,
+      p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes + aScaleBytes,
+      partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes);
 }
 
 void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,

@@ -64,3 +64,107 @@ LogicalResult ForeachTileOp::verify() {
            << "must yield the carried values' types " << getInits().getTypes();
   return success();
 }
+
+/// The boxes that load a partial tile: the powers of two from the largest
+/// below `tileRows` down to `granule`, so that every multiple of the
+/// granule below the tile is the sum of the boxes its bits select.
+static SmallVector<int64_t> partialBoxes(int64_t tileRows, int64_t granule) {
+  SmallVector<int64_t> boxes = {tileRows};
+  for (int64_t h = int64_t(llvm::bit_floor(uint64_t(tileRows - 1)));
+       h >= granule; h /= 2)
+    boxes.push_back(h);
+  return boxes;
+}
+
+LogicalResult LoadTileRowsOp::verify() {
+  int64_t tileRows = getTileRows(), granule = getGranule();
+  ArrayRef<int64_t> boxes = getBoxRows();
+  if (tileRows <= 0 || getRowBytes() <= 0 || getOtherBytes() < 0)
+    return emitOpError() << "needs positive tile_rows and row_bytes and a "
+                            "non-negative other_bytes";
+  // The barrier's transaction count is a 20-bit signed quantity (each
+  // factor is bounded first, so the product cannot overflow).
+  int64_t limit = int64_t(1) << 20;
+  if (tileRows >= limit || getRowBytes() >= limit ||
+      getOtherBytes() >= limit ||
+      tileRows * getRowBytes() + getOtherBytes() >= limit)
+    return emitOpError() << "arms its barrier with tile_rows * row_bytes + "
+                            "other_bytes bytes, which must be below 2^20 "
+                            "(an mbarrier's transaction count)";
+  if (boxes.empty() || boxes.front() != tileRows)
+    return emitOpError() << "box_rows must start with the whole tile's "
+                         << tileRows << " rows";
+  if (getMaps().size() != boxes.size())
+    return emitOpError() << "takes one tensor map per box height, "
+                         << boxes.size() << ", got " << getMaps().size();
+  if (boxes.size() == 1) {
+    if (granule != tileRows)
+      return emitOpError() << "loads whole tiles with one box: granule must "
+                              "be tile_rows = "
+                           << tileRows << ", got " << granule;
+    return success();
+  }
+  if (!llvm::isPowerOf2_64(granule) || granule >= tileRows)
+    return emitOpError() << "granule must be a power of two below tile_rows "
+                            "= "
+                         << tileRows << ", got " << granule;
+  SmallVector<int64_t> expected = partialBoxes(tileRows, granule);
+  if (boxes != ArrayRef<int64_t>(expected)) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "box_rows must be the whole tile, then the "
+                                 "powers of two from the largest below it "
+                                 "down to the granule: [";
+    llvm::interleaveComma(expected, diag);
+    return diag << "]";
+  }
+  return success();
+}
+
+/// Shared by the operand-preparation ops: their loops stride by the
+/// consumer threads, whole warpgroups that meet at one named barrier.
+static LogicalResult verifyConsumerThreads(Operation *op, int64_t threads) {
+  if (threads <= 0 || threads % 128 != 0)
+    return op->emitOpError() << "consumer_threads must be a positive multiple "
+                                "of 128 (whole warpgroups), got "
+                             << threads;
+  return success();
+}
+
+LogicalResult ClearKOutsideOp::verify() {
+  int64_t bytes = getElementBytes(), blockK = getBlockK();
+  if (bytes != 1 && bytes != 2 && bytes != 4)
+    return emitOpError() << "element_bytes must be 1, 2 or 4, got " << bytes;
+  // The K-major clears walk eight 16-byte chunks per swizzled row.
+  if (blockK * bytes != 128)
+    return emitOpError() << "block_k must fill one 128-byte swizzled row ("
+                         << 128 / bytes << " elements of " << bytes
+                         << " bytes), got " << blockK;
+  auto checkExtent = [&](StringRef name, int64_t extent,
+                         bool mnMajor) -> LogicalResult {
+    if (extent <= 0)
+      return emitOpError() << name << " must be positive, got " << extent;
+    // An MN-major tile is whole 128-byte column chunks.
+    if (mnMajor && extent * bytes % 128 != 0)
+      return emitOpError() << name << " of an MN-major tile must be a "
+                           << "multiple of " << 128 / bytes << ", got "
+                           << extent;
+    return success();
+  };
+  if (failed(checkExtent("a_rows", getARows(), getAMnMajor())) ||
+      failed(checkExtent("b_columns", getBColumns(), getBMnMajor())))
+    return failure();
+  return verifyConsumerThreads(*this, getConsumerThreads());
+}
+
+LogicalResult TransposeToKMajorOp::verify() {
+  // One 128-byte row of f32 per column of the K-major copy.
+  if (getBlockK() != 32)
+    return emitOpError() << "block_k must be 32 (one 128-byte row of f32), "
+                            "got "
+                         << getBlockK();
+  if (getMnExtent() <= 0 || getMnExtent() % 32 != 0)
+    return emitOpError() << "mn_extent must be a positive multiple of 32 "
+                            "(128-byte column chunks of f32), got "
+                         << getMnExtent();
+  return verifyConsumerThreads(*this, getConsumerThreads());
+}

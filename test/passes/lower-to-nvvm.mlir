@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-lower-tile-schedule | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-prepare-operands -ggk-lower-store-pool -ggk-split-partial-loads -ggk-lower-tile-schedule | FileCheck %s
 
 // Before: a function holding one configured grouped matmul. After: the
 // function is gone and a kernel takes its place, with the tensor maps of A
@@ -297,8 +297,8 @@ func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
 // tile) and loads them as a sum of those boxes.
 // CHECK-LABEL: llvm.func @partial_a_loads_kernel
 // CHECK-SAME: operand = "a", {{.*}} box = [64, 128]{{.*}}operand = "a", {{.*}} box = [64, 64]{{.*}}operand = "a", {{.*}} box = [64, 32]{{.*}}box = [64, 16]{{.*}}operand = "a", {{.*}} box = [64, 8]{{.*}}operand = "b"
-// CHECK: arith.andi %{{.*}}, %c-8_i32 : i32
-// CHECK-NEXT: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c128_i32{{.*}} : i32
+// CHECK: %[[ROUNDED:.*]] = arith.andi %{{.*}}, %c-8_i32 : i32
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[ROUNDED]], %c128_i32{{.*}} : i32
 // CHECK: %[[BYTES:.*]] = arith.muli %[[ROWS]], %c128_i32{{.*}} : i32
 // CHECK: %[[TX:.*]] = arith.addi %[[BYTES]], %c16384_i32{{.*}} : i32
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %[[TX]]

@@ -208,6 +208,52 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def SplitPartialLoads : Pass<"ggk-split-partial-loads", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.load_tile_rows to the expect_tx and the TMA loads of the rows its tile needs";
+  let description = [{
+    Takes: `ggk.load_tile_rows` ops (made by `gg-lower-to-nvvm` for K-major
+    A; they sit in a `ggk.foreach_tile`, which this pass leaves alone).
+    Makes: for each, an `nvvm.mbarrier.arrive.expect_tx` on the stage's
+    full barrier and the TMA loads (`nvvm.cp.async.bulk.tensor`) that it
+    counts. With one box: the whole tile's bytes and one load. With
+    gg-plan-overfetch's granule (TMA-Adaptive FP8 Grouped GEMM's
+    partial-tile loads): `rows = min(roundup(max(rows_valid, 0), granule),
+    tile_rows)`, armed as `rows * row_bytes + other_bytes`; an `scf.if`
+    loads a whole tile with its one box, and otherwise each smaller box
+    whose height is a bit of `rows` (`arith.andi`, `scf.if`) at the row
+    after the boxes before it.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
+  let summary = "lower the consumers' in-place work on a stage's tiles before wgmma reads them";
+  let description = [{
+    Takes: `ggk.clear_k_outside` and `ggk.transpose_to_k_major` ops (made
+    by `gg-lower-to-nvvm` in the consumers' K loop; they sit in a
+    `ggk.foreach_tile`, which this pass leaves alone).
+    Makes: for each, an `scf.for` over shared memory that the consumer
+    threads share (thread `t` from the producer's warpgroup on takes stores
+    `t`, `t + consumer_threads`, ...), then `nvvm.fence.proxy` (async
+    shared) and the consumers' named barrier (`nvvm.barrier id = 1`), so
+    the wgmma reads the finished tiles.
+    `ggk.clear_k_outside` is guarded by an `scf.if` on `lo > 0 || hi <
+    block_k`; it stores 16 zero bytes per K row of an MN-major tile's
+    column chunk outside `[lo, hi)`, and for a K-major tile walks each
+    row's eight 16-byte chunks through the 128B swizzle (physical = logical
+    ^ row % 8), zeroing a chunk wholly outside at once and one a boundary
+    cuts byte by byte. `ggk.transpose_to_k_major` loads four f32 along MN
+    (`vector<4xf32>`) and stores each to its swizzled place along K.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.foreach_tile to the persistent loop over the group offsets";
   let description = [{
@@ -221,6 +267,30 @@ def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
     tiles over A's rows and skips those whose first row is padding (group
     -1). The tile's fields replace the body's arguments: for k_grouped its
     K range starts at the group's first K rounded down to `k_alignment`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
+def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
+  let summary = "lower the TMA store pool's staged-tile ops to shared stores and TMA stores";
+  let description = [{
+    Takes: `ggk.await_staged_tile`, `ggk.stage_output`,
+    `ggk.store_staged_tile` and `ggk.drain_tile_stores` (made by
+    `gg-lower-to-nvvm` for ops with a `store_pool`), before
+    `ggk-lower-tile-schedule` (they sit in the tile loop's body).
+    Makes: the await as the issuer's `cp.async.bulk.wait_group.read 0` and
+    the consumers' named barrier; each staged pair as a store into shared
+    memory at its place in the tile (swizzled: 128-byte column chunks, the
+    16-byte unit XORed with `row % 8`; dense: rows of the tile); the tile's
+    store as `fence.proxy.async.shared::cta`, the barrier, and, on the
+    issuer, for each pool height `h`, `if (max(rows_valid, 0) & h)` the TMA
+    stores (`cp.async.bulk.tensor` shared to global) of an `h`-row box per
+    column chunk that starts before N, the boxes stacked from the tile's
+    first row, then `cp.async.bulk.commit_group`; the drain as the issuer's
+    `cp.async.bulk.wait_group 0`.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -3,6 +3,7 @@
 #define GGK_GGKDIALECT_H
 
 #include "gg/GGDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpImplementation.h"

@@ -7,6 +7,8 @@ include "gg/GGBase.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
+// LLVM pointer type constraints (the loads' barriers, tiles and tensor maps).
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
 
 class GGK_Op<string mnemonic, list<Trait> traits = []>
     : Op<GGK_Dialect, mnemonic, traits>;
@@ -86,6 +88,291 @@ def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
+  let summary = "arm a stage's full barrier and TMA-load the rows of a K-major operand tile that its group needs";
+  let description = [{
+    The producer's load of one K block of a K-major operand tile (A's)
+    into a stage of the shared-memory ring, with the arming of the stage's
+    full mbarrier `barrier` that the loads complete on.
+
+    `tile_rows` is the tile's height and `rows_valid` how many of its rows
+    belong to the group; `row_bytes` the bytes of one row (a 128-byte
+    swizzled row of K). The op loads the tile's first `rows` rows into
+    `dst`, rows `row`, `row + 1`, ... of the operand at K `k` (and at
+    `group`, for a 3-D operand such as masked A), and arms `barrier` with
+    `rows * row_bytes + other_bytes` (`other_bytes`: what else completes on
+    the barrier, B's tile and the stage's scales):
+    - one box (`box_rows = [tile_rows]`, `granule = tile_rows`): the whole
+      tile, `rows = tile_rows`;
+    - else (gg-plan-overfetch's granule, after TMA-Adaptive FP8 Grouped
+      GEMM's partial-tile loads): `rows = min(roundup(max(rows_valid, 0),
+      granule), tile_rows)`, loaded with `maps[0]` when it is the whole
+      tile and otherwise as a sum of the smaller boxes, `box_rows[i]` rows
+      high through `maps[i]`: the powers of two from the largest below
+      `tile_rows` down to `granule`. Rows of `dst` past `rows` keep what
+      the stage held: computed on and never stored.
+
+    `maps` are the operand's tensor maps, one per height of `box_rows`
+    (the first the whole-tile box). `ggk-split-partial-loads` lowers the
+    op to the expect_tx and the TMA loads.
+
+    Example (a masked tile of 128 rows in 8-row granules):
+    ```mlir
+    ggk.load_tile_rows %dst, %full from(%a128, %a64, %a32, %a16, %a8)
+        at[%k, %row_start, %group] valid(%rows_valid)
+        attributes {tile_rows = 128, row_bytes = 128, other_bytes = 16384,
+                    granule = 8, box_rows = array<i64: 128, 64, 32, 16, 8>}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$barrier,
+    LLVM_PointerInAddressSpace<3>:$dst,
+    Variadic<LLVM_PointerInAddressSpace<0>>:$maps,
+    I32:$k,
+    I32:$row,
+    Optional<I32>:$group,
+    I32:$rows_valid,
+    I64Attr:$tile_rows,
+    I64Attr:$row_bytes,
+    I64Attr:$other_bytes,
+    I64Attr:$granule,
+    DenseI64ArrayAttr:$box_rows
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $dst `,` $barrier `from` `(` $maps `)` `at` `[` $k `,` $row
+    (`,` $group^)? `]` `valid` `(` $rows_valid `)` attr-dict-with-keyword
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Operand preparation: the consumers' in-place work on a full stage before
+// wgmma reads it (lowered by ggk-prepare-operands).
+//===----------------------------------------------------------------------===//
+
+// (Guarded: a second include of it is harmless.)
+include "mlir/Dialect/LLVMIR/LLVMOpBase.td"
+
+def GGK_ClearKOutsideOp : GGK_Op<"clear_k_outside"> {
+  let summary = "zero the K entries of a stage's A and B tiles outside the K range to keep";
+  let description = [{
+    k_grouped: a K block of a group may hold K entries of the neighbouring
+    groups, past the group's end in its last block and, for K-major
+    operands whose TMA boxes start on an aligned K, before its first in its
+    first block. The op zeroes every K entry of the block outside
+    `[lo, hi)` (relative to the block's first K) in the stage's A tile `a`
+    and B tile `b`, in shared memory, so that the wgmma adds nothing of
+    another group; then fences the zeros for the async proxy and meets the
+    other consumer threads at their named barrier. When `[lo, hi)` covers
+    the block, nothing is cleared and no barrier is met: `lo` and `hi` must
+    be the same for every consumer thread.
+
+    The tiles are 128B-swizzled with `block_k` K entries of
+    `element_bytes` bytes per 128-byte row; `a_rows` and `b_columns` are
+    their M and N extents. An operand marked MN-major (`a_mn_major`,
+    `b_mn_major`) is stored as column chunks of 128 bytes, each `block_k`
+    rows of K, and loses whole rows; a K-major one (MN rows of 128 bytes)
+    loses 16-byte chunks of every row, found through the swizzle, and single
+    bytes where a boundary cuts a chunk. The work is spread over the
+    `consumer_threads` threads that follow the producer's warpgroup.
+
+    Example (bf16, A and B token-major):
+    ```mlir
+    ggk.clear_k_outside %a, %b keep [%lo, %hi) attributes {a_mn_major,
+        b_mn_major, block_k = 64, a_rows = 128, b_columns = 128,
+        element_bytes = 2, consumer_threads = 256}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$a,
+    LLVM_PointerInAddressSpace<3>:$b,
+    I32:$lo,
+    I32:$hi,
+    I64Attr:$block_k,
+    I64Attr:$a_rows,
+    I64Attr:$b_columns,
+    UnitAttr:$a_mn_major,
+    UnitAttr:$b_mn_major,
+    I64Attr:$element_bytes,
+    I64Attr:$consumer_threads
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $a `,` $b `keep` ` ` `[` $lo `,` $hi `)` attr-dict-with-keyword
+  }];
+}
+
+def GGK_TransposeToKMajorOp : GGK_Op<"transpose_to_k_major"> {
+  let summary = "copy an MN-major tf32 tile into a K-major one for wgmma";
+  let description = [{
+    wgmma reads tf32 operands only K-major. The consumer threads copy the
+    MN-major f32 tile `src` (column chunks of 32 f32, each `block_k` rows
+    of K, 128B-swizzled) of `mn_extent` columns into `dst`, K-major (one
+    128B-swizzled row of `block_k` = 32 f32 per column); then they fence the
+    copy for the async proxy and meet at their named barrier, so that the
+    wgmma reads it whole. The work is spread over the `consumer_threads`
+    threads that follow the producer's warpgroup.
+
+    Example (B's 128 columns):
+    ```mlir
+    ggk.transpose_to_k_major %b to %b_k_major attributes {block_k = 32,
+        mn_extent = 128, consumer_threads = 256}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$src,
+    LLVM_PointerInAddressSpace<3>:$dst,
+    I64Attr:$block_k,
+    I64Attr:$mn_extent,
+    I64Attr:$consumer_threads
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = "$src `to` $dst attr-dict-with-keyword";
+}
+
+//===----------------------------------------------------------------------===//
+// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the consumers stage a
+// tile's output in shared memory and one thread stores its valid rows with
+// TMA boxes of the pool's heights (lowered by ggk-lower-store-pool).
+//===----------------------------------------------------------------------===//
+
+def GGK_AwaitStagedTileOp : GGK_Op<"await_staged_tile"> {
+  let summary = "wait until the previous tile's TMA stores have read the staged tile";
+  let description = [{
+    Before a tile's outputs overwrite the staged tile `tile`, the thread
+    `issuer`, which issued the previous tile's TMA stores from it, waits
+    until those stores have read shared memory (their writes to global
+    memory may still be in flight); then the `consumer_threads` consumer
+    threads meet at their named barrier, so that none writes earlier. A
+    bulk-async group belongs to the thread that committed it, so `issuer`
+    must be the `issuer` of the `ggk.store_staged_tile` that reads `tile`.
+
+    A step of its own rather than part of the other ops: it comes once
+    per tile, before the first `ggk.stage_output`, and as late as that, so
+    that the previous tile's stores overlap this tile's main loop (waiting
+    right after `ggk.store_staged_tile` would serialise them with it).
+
+    Example:
+    ```mlir
+    ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$tile,
+    I64Attr:$issuer,
+    I64Attr:$consumer_threads
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = "$tile attr-dict-with-keyword";
+}
+
+def GGK_StageOutputOp : GGK_Op<"stage_output"> {
+  let summary = "write a pair of output elements into the staged tile";
+  let description = [{
+    Writes `pair`, the outputs of columns `column` and `column + 1` of row
+    `row` of the tile (both counted within the tile; `column` even), into
+    the staged tile `tile` of `tile_shape = [rows, columns]` elements of the
+    pair's element type, laid out as `ggk.store_staged_tile`'s boxes read
+    it back:
+    - `swizzled`: as column chunks of 128 bytes, each `rows` rows of 128
+      bytes, 128B-swizzled like the operand tiles (the 16-byte unit of a
+      row is XORed with `row % 8`), so that a warp's fragment stores hit 32
+      distinct banks; a row of the tile must be whole chunks;
+    - otherwise dense: `rows` rows of `columns` elements.
+
+    Example:
+    ```mlir
+    ggk.stage_output %pair, %tile[%row, %column] attributes {swizzled,
+        tile_shape = array<i64: 128, 128>} : vector<2xbf16>
+    ```
+  }];
+  let arguments = (ins
+    FixedVectorOfLengthAndType<[2], [AnyFloat]>:$pair,
+    LLVM_PointerInAddressSpace<3>:$tile,
+    I32:$row,
+    I32:$column,
+    UnitAttr:$swizzled,
+    DenseI64ArrayAttr:$tile_shape
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $pair `,` $tile `[` $row `,` $column `]` attr-dict-with-keyword `:`
+    type($pair)
+  }];
+}
+
+def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegments]> {
+  let summary = "store the staged tile's valid rows with the TMA store pool's boxes";
+  let description = [{
+    Once every consumer thread has staged its outputs (`ggk.stage_output`),
+    the threads fence them for the async proxy and meet at their named
+    barrier (`consumer_threads` threads); then the thread `issuer` stores
+    the tile's first `rows_valid` rows (a prefix: the rows of its group;
+    none when not positive) to rows `row_start`, ... and columns
+    `n_block * tile_shape[1]`, ... of the output (the tile's N block
+    `n_block`), through the pool's tensor maps `maps`, one per
+    height of `heights` (`tile_shape[0]`, or the largest power of two below
+    it, halving down to 1): a box of `heights[i]` rows for each binary digit
+    of `rows_valid`, so that no row of the next group is ever written, and
+    full tiles take one box per chunk. `element_type` is the output's.
+
+    The staged tile is read per column chunk of `chunk_columns` columns
+    (the whole tile's `tile_shape[1]` when dense, 128 bytes when
+    swizzled), each `tile_shape[0]` rows; a chunk that starts at or past
+    `n` is skipped, and TMA clips a chunk that crosses it. With a `group`,
+    the maps are 3-D (masked, k_grouped) and the group is the outermost
+    coordinate. The stores are committed as one bulk-async group of the
+    issuer's, which `ggk.await_staged_tile` and `ggk.drain_tile_stores`
+    wait for.
+
+    Example (a swizzled 128 x 128 bf16 tile, masked):
+    ```mlir
+    ggk.store_staged_tile %tile rows(%rows_valid) at(%row_start)
+        n_block(%n_block) group(%group) maps(%m128, %m64, %m32, %m16, %m8, %m4, %m2, %m1)
+        attributes {heights = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
+        tile_shape = array<i64: 128, 128>, chunk_columns = 64, n = 7168,
+        element_type = bf16, issuer = 128, consumer_threads = 256}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$tile,
+    I32:$rows_valid,
+    I32:$row_start,
+    I32:$n_block,
+    Optional<I32>:$group,
+    Variadic<LLVM_PointerInAddressSpace<0>>:$maps,
+    DenseI64ArrayAttr:$heights,
+    DenseI64ArrayAttr:$tile_shape,
+    I64Attr:$chunk_columns,
+    I64Attr:$n,
+    TypeAttr:$element_type,
+    I64Attr:$issuer,
+    I64Attr:$consumer_threads
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $tile `rows` `(` $rows_valid `)` `at` `(` $row_start `)` `n_block` `(`
+    $n_block `)` (`group` `(` $group^ `)`)? `maps` `(` $maps `)`
+    attr-dict-with-keyword
+  }];
+}
+
+def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
+  let summary = "wait until the thread's TMA stores of staged tiles have completed";
+  let description = [{
+    At the kernel's end, the thread `issuer` of `ggk.store_staged_tile`
+    waits until all its committed TMA stores have completed, so that the
+    CTA, and its shared memory, does not go away while they still read it.
+
+    Example:
+    ```mlir
+    ggk.drain_tile_stores attributes {issuer = 128}
+    ```
+  }];
+  let arguments = (ins I64Attr:$issuer);
+  let assemblyFormat = "attr-dict-with-keyword";
 }
 
 #endif // GGK_OPS_TD

@@ -1,0 +1,159 @@
+//===- LowerStorePool.cpp - ggk-lower-store-pool ---------------------------===//
+//
+// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the consumers stage a
+// tile's outputs in shared memory, and one thread stores the rows of the
+// tile that belong to its group, a prefix of `rows_valid` rows, as a sum of
+// boxes of BM, BM/2, ..., 1 rows (the binary digits of `rows_valid`), so no
+// row of the next group is ever written; columns past N are clipped by TMA.
+// This pass turns the pool's ggk ops into the NVVM ops that do it.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERSTOREPOOL
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// Runs `body` on the thread `issuer` only.
+void onIssuer(KernelBuilder &b, int64_t issuer, function_ref<void()> body) {
+  Value isIssuer = b.eq(b.threadIdx(), b.c32(issuer));
+  b.create<scf::IfOp>(isIssuer, [&](OpBuilder &, Location) {
+    body();
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// The issuer waits until the previous tile's stores have read the staged
+/// tile (.read: their global writes may still be in flight), then the
+/// consumers meet so that none overwrites it earlier.
+void lowerAwait(ggk::AwaitStagedTileOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  onIssuer(b, op.getIssuer(), [&] {
+    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr::get(b.getContext()));
+  });
+  b.consumerBarrier(op.getConsumerThreads());
+  op.erase();
+}
+
+/// The pair's byte offset in the staged tile.
+Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op) {
+  int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
+  int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
+  Value row = op.getRow(), column = op.getColumn();
+  if (!op.getSwizzled())
+    return b.mul(b.toI64(b.add(b.mul(row, b.c32(columns)), column)),
+                 b.c64(outBytes));
+  // Chunk of 128 bytes, then its row; the 16-byte unit within the row is
+  // XORed with row % 8 (the pair never crosses a unit).
+  int64_t chunkBytes = ggc::kSwizzleBytes;
+  Value byteInRow = b.mul(column, b.c32(outBytes));
+  Value chunk = b.divU(byteInRow, b.c32(chunkBytes));
+  Value unit = b.divU(b.remU(byteInRow, b.c32(chunkBytes)), b.c32(16));
+  Value swizzledUnit = b.xorI(unit, b.remU(row, b.c32(8)));
+  return b.toI64(b.add(
+      b.add(b.mul(chunk, b.c32(rows * chunkBytes)),
+            b.mul(row, b.c32(chunkBytes))),
+      b.add(b.mul(swizzledUnit, b.c32(16)), b.remU(byteInRow, b.c32(16)))));
+}
+
+void lowerStage(ggk::StageOutputOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  Value offset = stagedOffset(b, op);
+  b.create<LLVM::StoreOp>(op.getPair(), b.gep(op.getTile(), offset));
+  op.erase();
+}
+
+/// The stores of one box height, `first` rows into the tile and at column
+/// `col` of the output: one per column chunk that starts before N.
+void storeBoxes(KernelBuilder &b, ggk::StoreStagedTileOp op, Value map,
+                Value first, Value col) {
+  int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
+  int64_t chunkColumns = op.getChunkColumns();
+  int64_t rowBytes = chunkColumns * ggc::byteWidth(op.getElementType());
+  for (int64_t chunk = 0; chunk < columns / chunkColumns; ++chunk) {
+    Value chunkCol = b.add(col, b.c32(chunk * chunkColumns));
+    // A chunk wholly past N has nothing to store.
+    b.create<scf::IfOp>(
+        b.lt(chunkCol, b.c32(int64_t(op.getN()))), [&](OpBuilder &, Location) {
+          Value src = b.gep(op.getTile(),
+                            b.add(b.c64(chunk * rows * rowBytes),
+                                  b.mul(b.toI64(first), b.c64(rowBytes))));
+          SmallVector<Value> coords = {chunkCol,
+                                       b.add(op.getRowStart(), first)};
+          if (op.getGroup())
+            coords.push_back(op.getGroup());
+          b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
+              map, src, coords, Value(), NVVM::TMAStoreMode::TILE, Value());
+          b.create<scf::YieldOp>();
+        });
+  }
+}
+
+/// Once every consumer has written its outputs and fenced them for the
+/// async proxy, the issuer stores a box of each height whose bit is set in
+/// the valid rows, the boxes stacked from the tile's first row, and
+/// commits them as one group.
+void lowerStore(ggk::StoreStagedTileOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  b.create<NVVM::FenceProxyOp>(
+      NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  b.consumerBarrier(op.getConsumerThreads());
+  onIssuer(b, op.getIssuer(), [&] {
+    Value rows = b.maxS(op.getRowsValid(), b.c32(0));
+    Value done = b.c32(0);
+    Value col = b.mul(op.getNBlock(), b.c32(op.getTileShape()[1]));
+    for (auto [h, map] : llvm::zip(op.getHeights(), op.getMaps())) {
+      Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
+      Value first = done;
+      b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
+        storeBoxes(b, op, map, first, col);
+        b.create<scf::YieldOp>();
+      });
+      done = b.add(done, b.select(take, b.c32(h), b.c32(0)));
+    }
+    b.create<NVVM::CpAsyncBulkCommitGroupOp>();
+  });
+  op.erase();
+}
+
+/// The CTA must not end while its last TMA stores are in flight.
+void lowerDrain(ggk::DrainTileStoresOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  onIssuer(b, op.getIssuer(), [&] {
+    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr());
+  });
+  op.erase();
+}
+
+struct LowerStorePoolPass
+    : public ggc::impl::LowerStorePoolBase<LowerStorePoolPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ggk::AwaitStagedTileOp, ggk::StageOutputOp,
+              ggk::StoreStagedTileOp, ggk::DrainTileStoresOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto await = dyn_cast<ggk::AwaitStagedTileOp>(op))
+        lowerAwait(await);
+      else if (auto stage = dyn_cast<ggk::StageOutputOp>(op))
+        lowerStage(stage);
+      else if (auto store = dyn_cast<ggk::StoreStagedTileOp>(op))
+        lowerStore(store);
+      else
+        lowerDrain(cast<ggk::DrainTileStoresOp>(op));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,168 @@
+//===- SplitPartialLoads.cpp - ggk-split-partial-loads --------------------===//
+//
+// Turns each ggk.load_tile_rows into the expect_tx that arms the stage's
+// full barrier and the TMA loads of the rows the tile needs. A group's last
+// tile of A is mostly rows of the next group (or past the tensor); loading
+// only its valid rows, rounded up to gg-plan-overfetch's granule, saves
+// their bytes of L2 and TMA traffic (TMA-Adaptive FP8 Grouped GEMM). A TMA
+// box has a fixed height, so the rounded count is loaded as a sum of
+// power-of-two boxes, one tensor map each, picked by the count's bits.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_SPLITPARTIALLOADS
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+class RowLoads {
+public:
+  explicit RowLoads(ggk::LoadTileRowsOp op)
+      : op(op), b(op.getLoc(), op), tileRows(int64_t(op.getTileRows())),
+        rowBytes(int64_t(op.getRowBytes())),
+        otherBytes(int64_t(op.getOtherBytes())),
+        granule(int64_t(op.getGranule())), boxes(op.getBoxRows()) {
+    collectDestination(op.getDst());
+    llvm::sort(destinationOps, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+  }
+
+  void run();
+
+private:
+  /// The pure ops before the op that compute its destination and nothing
+  /// else (the stage's address), in program order. Each load recomputes
+  /// them next to itself, where the generator used to: computed once
+  /// before the expect_tx, LLVM keeps the address math there and the PTX's
+  /// instruction order changes.
+  void collectDestination(Value v);
+  Value destination();
+  /// Box `box` (box_rows[box] rows) at row `offset` of the tile.
+  void loadBox(Value offset, size_t box);
+  /// The rows a partial tile loads: its valid rows (none when negative, as
+  /// for a cluster's CTA past its group's end) rounded up to the granule,
+  /// at most the whole tile.
+  Value roundedRows();
+  /// Each smaller box whose height is a bit of `rows`, stacked from row 0.
+  void loadPartial(Value rows);
+  /// The op and its destination's ops, which the loads have replaced.
+  void erase();
+
+  ggk::LoadTileRowsOp op;
+  KernelBuilder b;
+  int64_t tileRows, rowBytes, otherBytes, granule;
+  ArrayRef<int64_t> boxes;
+  SmallVector<Operation *> destinationOps;
+};
+
+void RowLoads::collectDestination(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isPure(def) || def->getBlock() != op->getBlock() ||
+      llvm::is_contained(destinationOps, def))
+    return;
+  // Only ops whose every use is the op or an op already collected: a value
+  // others use too (the stage index) stays where it is.
+  for (Operation *user : def->getUsers())
+    if (user != op && !llvm::is_contained(destinationOps, user))
+      return;
+  destinationOps.push_back(def);
+  for (Value operand : def->getOperands())
+    collectDestination(operand);
+}
+
+Value RowLoads::destination() {
+  IRMapping clones;
+  for (Operation *def : destinationOps)
+    b.clone(*def, clones);
+  return clones.lookupOrDefault(op.getDst());
+}
+
+void RowLoads::loadBox(Value offset, size_t box) {
+  // The row offset's bytes, then the stage's address: the order the
+  // generator's one expression made them in (GCC evaluates arguments right
+  // to left), which the PTX keeps.
+  Value bytes = b.mul(b.toI64(offset), b.c64(rowBytes));
+  Value dst = b.gep(destination(), bytes);
+  Value row = b.add(op.getRow(), offset);
+  SmallVector<Value> coords = {op.getK(), row};
+  if (op.getGroup())
+    coords.push_back(op.getGroup());
+  b.tmaLoad(dst, op.getMaps()[box], coords, op.getBarrier());
+}
+
+Value RowLoads::roundedRows() {
+  Value valid = b.maxS(op.getRowsValid(), b.c32(0));
+  Value rounded =
+      b.andI(b.add(valid, b.c32(granule - 1)), b.c32(~(granule - 1)));
+  return b.minS(rounded, b.c32(tileRows));
+}
+
+void RowLoads::loadPartial(Value rows) {
+  Value offset = b.c32(0);
+  for (size_t i = 1; i < boxes.size(); ++i) {
+    int64_t h = boxes[i];
+    Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
+    b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
+      loadBox(offset, i);
+      b.create<scf::YieldOp>();
+    });
+    offset = b.add(offset, b.andI(rows, b.c32(h)));
+  }
+}
+
+void RowLoads::run() {
+  if (boxes.size() == 1) {
+    b.mbarrierArriveExpectTx(op.getBarrier(),
+                             b.c32(tileRows * rowBytes + otherBytes));
+    loadBox(b.c32(0), 0);
+    erase();
+    return;
+  }
+  Value rows = roundedRows();
+  b.mbarrierArriveExpectTx(
+      op.getBarrier(),
+      b.add(b.mul(rows, b.c32(rowBytes)), b.c32(otherBytes)));
+  // A whole tile takes one box rather than the sum of all of them.
+  Value whole = b.eq(rows, b.c32(tileRows));
+  b.create<scf::IfOp>(
+      whole,
+      [&](OpBuilder &, Location) {
+        loadBox(b.c32(0), 0);
+        b.create<scf::YieldOp>();
+      },
+      [&](OpBuilder &, Location) {
+        loadPartial(rows);
+        b.create<scf::YieldOp>();
+      });
+  erase();
+}
+
+void RowLoads::erase() {
+  op.erase();
+  for (Operation *def : llvm::reverse(destinationOps))
+    def->erase();
+}
+
+struct SplitPartialLoadsPass
+    : public ggc::impl::SplitPartialLoadsBase<SplitPartialLoadsPass> {
+  void runOnOperation() override {
+    SmallVector<ggk::LoadTileRowsOp> loads;
+    getOperation().walk([&](ggk::LoadTileRowsOp op) { loads.push_back(op); });
+    for (ggk::LoadTileRowsOp op : loads)
+      RowLoads(op).run();
+  }
+};
+
+} // namespace

@@ -1,0 +1,93 @@
+//===- GGKStorePool.cpp - verifiers of the TMA store pool's ops ------------===//
+//
+// ggk.await_staged_tile, ggk.stage_output and ggk.store_staged_tile: the
+// staged tile's shape and layout, and the pool of box heights that stores
+// any prefix of its rows.
+//
+//===----------------------------------------------------------------------===//
+#include "ggk/GGKDialect.h"
+
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using namespace mlir::ggk;
+
+namespace {
+
+constexpr int64_t kChunkBytes = 128; // a 128B-swizzled row
+
+/// `tile_shape` is [rows, columns], both positive.
+LogicalResult verifyTileShape(Operation *op, ArrayRef<int64_t> shape) {
+  if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
+    return op->emitOpError() << "tile_shape must be [rows, columns], both "
+                                "positive, got "
+                             << shape.size() << " sizes";
+  return success();
+}
+
+/// bar.sync counts whole warps; the issuer's wait and the barrier after it
+/// assume the threads it names.
+LogicalResult verifyThreads(Operation *op, int64_t issuer, int64_t threads) {
+  if (issuer < 0)
+    return op->emitOpError() << "issuer must be a thread index, got "
+                             << issuer;
+  if (threads <= 0 || threads % 32 != 0)
+    return op->emitOpError() << "consumer_threads must be a positive "
+                                "multiple of 32 (whole warps), got "
+                             << threads;
+  return success();
+}
+
+int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
+
+} // namespace
+
+LogicalResult AwaitStagedTileOp::verify() {
+  return verifyThreads(*this, getIssuer(), getConsumerThreads());
+}
+
+LogicalResult StageOutputOp::verify() {
+  ArrayRef<int64_t> shape = getTileShape();
+  if (failed(verifyTileShape(*this, shape)))
+    return failure();
+  int64_t rowBytes = shape[1] * byteWidth(getPair().getType().getElementType());
+  if (getSwizzled() && rowBytes % kChunkBytes != 0)
+    return emitOpError() << "a swizzled tile's rows must be whole 128-byte "
+                            "chunks, got "
+                         << rowBytes << " bytes";
+  return success();
+}
+
+LogicalResult StoreStagedTileOp::verify() {
+  ArrayRef<int64_t> shape = getTileShape();
+  if (failed(verifyTileShape(*this, shape)) ||
+      failed(verifyThreads(*this, getIssuer(), getConsumerThreads())))
+    return failure();
+  // Any count of rows below the tile's is a sum of distinct heights.
+  ArrayRef<int64_t> heights = getHeights();
+  int64_t largest = int64_t(llvm::bit_floor(uint64_t(shape[0])));
+  bool halving = !heights.empty() && heights.front() == largest &&
+                 heights.back() == 1;
+  for (size_t i = 1; halving && i < heights.size(); ++i)
+    halving = heights[i] * 2 == heights[i - 1];
+  if (!halving)
+    return emitOpError() << "heights must halve from " << largest
+                         << " (the largest power of two not above the "
+                            "tile's rows) down to 1";
+  if (getMaps().size() != heights.size())
+    return emitOpError() << "takes one tensor map per height, "
+                         << heights.size() << ", got " << getMaps().size();
+  Type element = getElementType();
+  if (!isa<FloatType>(element))
+    return emitOpError() << "element_type must be a float type, got "
+                         << element;
+  int64_t chunk = getChunkColumns(), columns = shape[1];
+  if (chunk <= 0 || columns % chunk != 0 ||
+      (chunk != columns && chunk * byteWidth(element) != kChunkBytes))
+    return emitOpError() << "chunk_columns must be the tile's columns ("
+                         << columns << ", dense) or 128 bytes of them "
+                         << "(swizzled), got " << chunk;
+  if (getN() <= 0)
+    return emitOpError() << "n must be positive, got " << getN();
+  return success();
+}

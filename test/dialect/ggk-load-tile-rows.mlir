@@ -1,0 +1,121 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// ggk.load_tile_rows prints as it parses, with or without a group.
+// CHECK-LABEL: llvm.func @rows
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}, %{{.*}}, %{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] valid(%{{.*}}) attributes {box_rows = array<i64: 64, 32, 16>, granule = 16 : i64, other_bytes = 16384 : i64, row_bytes = 128 : i64, tile_rows = 64 : i64}
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] valid(%{{.*}}) attributes {box_rows = array<i64: 192>, granule = 192 : i64
+llvm.func @rows(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a64: !llvm.ptr,
+    %a32: !llvm.ptr, %a16: !llvm.ptr, %k: i32, %row: i32, %group: i32,
+    %valid: i32) {
+  ggk.load_tile_rows %dst, %full from(%a64, %a32, %a16)
+      at[%k, %row, %group] valid(%valid) attributes {tile_rows = 64,
+      row_bytes = 128, other_bytes = 16384, granule = 16,
+      box_rows = array<i64: 64, 32, 16>}
+  ggk.load_tile_rows %dst, %full from(%a64) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 192, row_bytes = 128, other_bytes = 0,
+      granule = 192, box_rows = array<i64: 192>}
+  llvm.return
+}
+
+// -----
+
+// A tile that is no power of two: its partial boxes start at the largest
+// power of two below it.
+// CHECK-LABEL: llvm.func @odd_tile
+llvm.func @odd_tile(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a192: !llvm.ptr,
+    %a128: !llvm.ptr, %a64: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  ggk.load_tile_rows %dst, %full from(%a192, %a128, %a64) at[%k, %row]
+      valid(%valid) attributes {tile_rows = 192, row_bytes = 128,
+      other_bytes = 0, granule = 64, box_rows = array<i64: 192, 128, 64>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @maps_count(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{takes one tensor map per box height, 3, got 1}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 64, row_bytes = 128, other_bytes = 0,
+      granule = 16, box_rows = array<i64: 64, 32, 16>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @first_box(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %b: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{box_rows must start with the whole tile's 128 rows}}
+  ggk.load_tile_rows %dst, %full from(%a, %b) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 32, box_rows = array<i64: 64, 32>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @one_box_granule(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{loads whole tiles with one box: granule must be tile_rows = 128, got 8}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 8, box_rows = array<i64: 128>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @granule_not_power_of_two(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %a: !llvm.ptr, %b: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{granule must be a power of two below tile_rows = 128, got 48}}
+  ggk.load_tile_rows %dst, %full from(%a, %b) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 48, box_rows = array<i64: 128, 64>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @missing_box(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %b: !llvm.ptr, %c: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{box_rows must be the whole tile, then the powers of two from the largest below it down to the granule: [128, 64, 32, 16]}}
+  ggk.load_tile_rows %dst, %full from(%a, %b, %c) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 16, box_rows = array<i64: 128, 64, 16>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @row_bytes(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{needs positive tile_rows and row_bytes and a non-negative other_bytes}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 0, other_bytes = 0,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}
+
+// -----
+
+llvm.func @too_many_bytes(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{arms its barrier with tile_rows * row_bytes + other_bytes bytes, which must be below 2^20 (an mbarrier's transaction count)}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 1032192,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}
+
+// -----
+
+// The tile lies in shared memory (address space 3).
+// expected-note @+1 {{prior use here}}
+llvm.func @global_destination(%full: !llvm.ptr<3>, %dst: !llvm.ptr<1>,
+    %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{use of value '%dst' expects different type than prior uses: '!llvm.ptr<3>' vs '!llvm.ptr<1>'}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}

@@ -1,0 +1,108 @@
+// RUN: ggc-opt %s -split-input-file -ggk-lower-store-pool -canonicalize | FileCheck %s
+
+// Before: a masked kernel's staged tile of 4 x 128 bf16, 128B-swizzled (two
+// column chunks of 64), stored through a pool of boxes of 4, 2 and 1 rows.
+// After: the issuer (thread 128) waits until the previous tile's stores
+// have read the tile and the 256 consumer threads meet; the pair goes to
+// chunk (column * 2) / 128, row, 16-byte unit (column * 2) % 128 / 16 XOR
+// row % 8; then a fence for the async proxy, the barrier, and on the issuer,
+// for each height h with a bit in max(rows, 0), a TMA store per chunk that
+// starts before N (the second chunk 4 rows x 128 bytes on), the boxes
+// stacked from the tile's first row; a commit; at the end, the drain.
+// CHECK-LABEL: llvm.func @swizzled
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xbf16>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[G:arg7]]: i32, %[[M4:arg8]]: !llvm.ptr, %[[M2:arg9]]: !llvm.ptr, %[[M1:arg10]]: !llvm.ptr)
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[ISSUER:.*]] = arith.cmpi eq, %[[TID]], %c128_i32
+// CHECK: scf.if %[[ISSUER]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: %[[BYTE:.*]] = arith.muli %[[COL]], %c2_i32
+// CHECK: %[[CHUNK:.*]] = arith.divui %[[BYTE]], %c128_i32
+// CHECK: %[[IN_CHUNK:.*]] = arith.remui %[[BYTE]], %c128_i32
+// CHECK: %[[UNIT:.*]] = arith.divui %[[IN_CHUNK]], %c16_i32
+// CHECK: %[[ROW8:.*]] = arith.remui %[[ROW]], %c8_i32
+// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[UNIT]], %[[ROW8]]
+// CHECK: arith.muli %[[SWIZZLED]], %c16_i32
+// CHECK: arith.muli %[[ROW]], %c128_i32
+// CHECK: arith.muli %[[CHUNK]], %c512_i32
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: scf.if
+// CHECK: %[[ROWS:.*]] = arith.maxsi %[[VALID]], %c0_i32
+// CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK: %[[BIT4:.*]] = arith.andi %[[ROWS]], %c4_i32
+// CHECK: %[[TAKE4:.*]] = arith.cmpi ne, %[[BIT4]], %c0_i32
+// CHECK: scf.if %[[TAKE4]] {
+// CHECK: arith.cmpi slt, %[[COL0]], %c4096_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M4]], %[[TILE]], box[%[[COL0]], %[[START]], %[[G]]]
+// CHECK: %[[COL1:.*]] = arith.addi %[[COL0]], %c64_i32
+// CHECK: arith.cmpi slt, %[[COL1]], %c4096_i32
+// CHECK: %[[CHUNK1:.*]] = llvm.getelementptr %[[TILE]][512]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M4]], %[[CHUNK1]], box[%[[COL1]], %[[START]], %[[G]]]
+// CHECK: %[[DONE4:.*]] = arith.select %[[TAKE4]], %c4_i32, %c0_i32
+// CHECK: %[[BIT2:.*]] = arith.andi %[[ROWS]], %c2_i32
+// CHECK: %[[TAKE2:.*]] = arith.cmpi ne, %[[BIT2]], %c0_i32
+// CHECK: scf.if %[[TAKE2]] {
+// CHECK: %[[FIRST2:.*]] = arith.addi %[[START]], %[[DONE4]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %{{.*}}, box[%[[COL0]], %[[FIRST2]], %[[G]]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %{{.*}}, box[%[[COL1]], %{{.*}}, %[[G]]]
+// CHECK: arith.andi %[[ROWS]], %c1_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: %[[TID_END:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[ISSUER_END:.*]] = arith.cmpi eq, %[[TID_END]], %c128_i32
+// CHECK: scf.if %[[ISSUER_END]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK-NOT: ggk.
+llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
+                    %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                    %group: i32, %m4: !llvm.ptr, %m2: !llvm.ptr,
+                    %m1: !llvm.ptr) {
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzled,
+      tile_shape = array<i64: 4, 128>} : vector<2xbf16>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      group(%group) maps(%m4, %m2, %m1) attributes {
+      heights = array<i64: 4, 2, 1>, tile_shape = array<i64: 4, 128>,
+      chunk_columns = 64, n = 4096, element_type = bf16, issuer = 128,
+      consumer_threads = 256}
+  ggk.drain_tile_stores attributes {issuer = 128}
+  llvm.return
+}
+
+// -----
+
+// Dense staging (f32 rows of 24 columns, 96 bytes: no whole 128-byte
+// chunks): the pair goes to (row * 24 + column) * 4, and the tile is one
+// chunk; a contiguous kernel's maps are 2-D (no group).
+// CHECK-LABEL: llvm.func @dense
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xf32>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[M2:arg7]]: !llvm.ptr, %[[M1:arg8]]: !llvm.ptr)
+// CHECK: %[[BASE:.*]] = arith.muli %[[ROW]], %c24_i32
+// CHECK: %[[ELEMENT:.*]] = arith.addi %[[BASE]], %[[COL]]
+// CHECK: %[[WIDE:.*]] = arith.extsi %[[ELEMENT]] : i32 to i64
+// CHECK: %[[BYTES:.*]] = arith.muli %[[WIDE]], %c4_i64
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%[[BYTES]]]
+// CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xf32>, !llvm.ptr<3>
+// CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c24_i32
+// CHECK: arith.andi %{{.*}}, %c2_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %[[TILE]], box[%[[COL0]], %[[START]]] :
+// CHECK: arith.andi %{{.*}}, %c1_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]], %{{.*}}, box[%[[COL0]], %{{.*}}] :
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.cp.async.bulk.commit.group
+llvm.func @dense(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
+                 %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                 %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.stage_output %pair, %tile[%row, %col] attributes {
+      tile_shape = array<i64: 2, 24>} : vector<2xf32>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      maps(%m2, %m1) attributes {heights = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 24>, chunk_columns = 24, n = 4096,
+      element_type = f32, issuer = 128, consumer_threads = 128}
+  llvm.return
+}

@@ -1,0 +1,242 @@
+"""The whole MoE layer forward, side by side in one run: the per-expert
+loop, a torch._grouped_mm pipeline, vLLM's Triton fused MoE, ggc.moe (BF16,
+and FP8 with --fp8) and, with --algorithms, the executor's algorithms; each
+eager and replayed from a CUDA graph, on Mixtral-, DeepSeek-V3- and
+Qwen3-30B-A3B-like shapes.
+
+GPU time: the median over --rounds rounds, each timing one call of every
+layer in turn (interleaved, so clock drift reaches all alike) between CUDA
+events, with the L2 cache flushed before each call. Host time: the median
+wall time of one eager call issued on an idle GPU (what the host spends
+launching it). Prints a markdown table; --json writes every number.
+
+    python benchmarks/bench_moe.py --tokens 1,128,4096 --shapes qwen3 --json out.json
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_grouped_gemm import BF16_FLOPS, HBM_BYTES_PER_S  # noqa: E402 (puts python/ on the path)
+import moe_layers  # noqa: E402
+from ggc import moe  # noqa: E402
+from ggc.autotune import _l2_flush_buffer  # noqa: E402
+
+SHAPES = {  # name: (experts, top_k, hidden, intermediate)
+    "mixtral": (8, 2, 4096, 14336),
+    "deepseek": (256, 8, 7168, 2048),
+    "qwen3": (128, 8, 2048, 768),
+}
+TOKENS = [1, 4, 16, 64, 256, 1024, 4096, 16384]
+# Where the peer lies: copied into the checkout (.peers/, as
+# ../shared/peers/setup-on-device.sh suggests), shared/ in the checkout (the
+# device machine), or beside it (this workplace).
+VLLM_PLACES = [os.path.join(HERE, "..", *parts, "vllm_fused_moe.py") for parts in
+               ((".peers",), ("shared", "peers"), ("..", "shared", "peers"))]
+DEFAULT_VLLM = next((p for p in VLLM_PLACES if os.path.exists(p)), VLLM_PLACES[-1])
+
+
+def time_interleaved_flushed(fns, rounds):
+    """Median microseconds of one call of each of `fns`, L2 flushed first."""
+    flush = _l2_flush_buffer()
+    for fn in fns.values():  # warm: compiled, loaded, clocks up
+        for _ in range(3):
+            fn()
+    torch.cuda.synchronize()
+    times = {label: [] for label in fns}
+    for _ in range(rounds):
+        for label, fn in fns.items():
+            flush.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times[label].append(start.elapsed_time(end) * 1e3)
+    return {label: statistics.median(t) for label, t in times.items()}
+
+
+def host_time_us(fn, reps=20):
+    """Median wall time of one call issued on an idle GPU (its launches
+    queue without waiting, so this is the host's share)."""
+    samples = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        begin = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - begin) * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(samples)
+
+
+def captured(fn):
+    """fn captured in a CUDA graph (after an eager warm-up call); returns
+    the replay and the graph's output."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+    return graph.replay, out, graph
+
+
+def inputs(experts, top_k, hidden, inter, tokens, seed):
+    """Activations, weights, and routing from ggc.moe.route over router
+    logits with a per-expert skew (real routers are not uniform)."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(tokens, hidden, device="cuda", generator=gen).to(torch.bfloat16)
+    skew = torch.randn(experts, device="cuda", generator=gen)
+    logits = torch.randn(tokens, experts, device="cuda", generator=gen) + skew
+    weights, ids = moe.route(logits, top_k)
+    return x, weights, ids
+
+
+def weights_for(experts, hidden, inter, seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    w13 = (torch.randn(experts, 2 * inter, hidden, device="cuda", generator=gen)
+           / hidden ** 0.5).to(torch.bfloat16)
+    w2 = (torch.randn(experts, hidden, inter, device="cuda", generator=gen)
+          / inter ** 0.5).to(torch.bfloat16)
+    return w13, w2
+
+
+def layers(args, w13, w2, tokens, top_k, notes):
+    """{label: fn(x, weights, ids)} for this shape; what is left out goes to notes."""
+    fns = {"per-expert loop": moe_layers.per_expert_loop(w13, w2),
+           "torch._grouped_mm": moe_layers.torch_grouped_mm_pipeline(w13, w2)}
+    vllm, why = moe_layers.load_vllm(args.vllm)
+    if vllm is None:
+        notes.append(f"vLLM Triton fused MoE left out: {why}")
+    else:
+        fns["vLLM triton"], source = moe_layers.vllm_fused(vllm, w13, w2, tokens, top_k)
+        notes.append(f"vLLM config: {source}")
+    fns["ggc"] = moe_layers.ggc_bf16(w13, w2)
+    if args.fp8:
+        fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
+    for algorithm in filter(None, args.algorithms.split(",")):
+        try:
+            fns[f"executor {algorithm}"] = moe_layers.executor_layer(algorithm, w13, w2)
+        except Exception as e:  # noqa: BLE001 - e.g. no ggc.executor yet: a note, not fatal
+            notes.append(f"executor {algorithm} left out: {type(e).__name__}: {e}")
+    return fns
+
+
+def work(experts, top_k, hidden, inter, tokens, ids):
+    """FLOPs, and bytes: the touched experts' weights once, x and out."""
+    active = int(torch.unique(ids).numel())
+    flops = 6.0 * tokens * top_k * hidden * inter
+    bytes_moved = 2.0 * (active * 3 * hidden * inter + 2 * tokens * hidden)
+    return flops, bytes_moved, active
+
+
+def bench_case(args, name, shape, tokens, w13, w2):
+    experts, top_k, hidden, inter = shape
+    x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
+    notes = []
+    fns = layers(args, w13, w2, tokens, top_k, notes)
+    calls, outputs, graphs = {}, {}, []
+    for label, layer in fns.items():
+        call = (lambda layer=layer: layer(x, weights, ids))
+        try:
+            outputs[label] = call()
+        except Exception as e:  # noqa: BLE001 - one peer failing must not end the run
+            notes.append(f"{label} failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            continue
+        calls[label] = call
+        if label == "per-expert loop" or label.startswith("executor"):
+            continue  # sizes read on the host: a graph would replay stale ones
+        try:
+            replay, _, graph = captured(call)
+            graphs.append(graph)
+            calls[label + " (graph)"] = replay
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"{label}: no CUDA graph: {type(e).__name__}: {str(e)[:200]}")
+    times = time_interleaved_flushed(calls, args.rounds)
+    reference = outputs["per-expert loop"].double()
+    flops, bytes_moved, active = work(experts, top_k, hidden, inter, tokens, ids)
+    rows = []
+    for label in outputs:
+        if label not in calls:
+            continue
+        err = ((outputs[label].double() - reference).norm() / reference.norm()).item()
+        rows.append({"shape": name, "tokens": tokens, "impl": label,
+                     "eager_us": times[label], "graph_us": times.get(label + " (graph)"),
+                     "host_us": host_time_us(calls[label]), "rel_err_vs_loop": err,
+                     "active_experts": active, "floor_mem_us": bytes_moved / HBM_BYTES_PER_S * 1e6,
+                     "floor_math_us": flops / BF16_FLOPS * 1e6})
+    del graphs
+    return rows, notes
+
+
+def best(row):
+    return min(t for t in (row["eager_us"], row["graph_us"]) if t is not None)
+
+
+def print_table(rows):
+    print("| shape | T | impl | eager us | graph us | host us/call | vs torch pipeline "
+          "(best) | floor us (mem/math) | rel err vs loop |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        peer = next(r for r in rows if r["shape"] == row["shape"]
+                    and r["tokens"] == row["tokens"] and r["impl"] == "torch._grouped_mm")
+        graph = "n/a" if row["graph_us"] is None else f"{row['graph_us']:.1f}"
+        print(f"| {row['shape']} | {row['tokens']} | {row['impl']} | {row['eager_us']:.1f} | "
+              f"{graph} | {row['host_us']:.1f} | {best(peer) / best(row):.2f}x | "
+              f"{row['floor_mem_us']:.1f}/{row['floor_math_us']:.1f} | "
+              f"{row['rel_err_vs_loop']:.1e} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default=os.environ.get("GGC_BENCH_SHAPES",
+                                                           ",".join(SHAPES)),
+                        help=f"comma-separated, of {sorted(SHAPES)}")
+    parser.add_argument("--tokens", default=os.environ.get("GGC_BENCH_TOKENS",
+                                                           ",".join(map(str, TOKENS))),
+                        help="comma-separated token counts (env GGC_BENCH_TOKENS)")
+    parser.add_argument("--vllm", default=os.environ.get("GGC_VLLM_PEER", DEFAULT_VLLM),
+                        help="path of vllm_fused_moe.py (env GGC_VLLM_PEER)")
+    parser.add_argument("--algorithms", default="",
+                        help="executor algorithms to add, e.g. cublas_grouped,cublas_sequential"
+                             " (left out with a note when ggc.executor cannot run them)")
+    parser.add_argument("--fp8", action="store_true", help="also time ggc.moe in FP8")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    shapes = [s for s in args.shapes.split(",") if s]
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown:
+        parser.error(f"--shapes: unknown {unknown}; choose from {sorted(SHAPES)}")
+    token_counts = [int(t) for t in args.tokens.split(",") if t]
+    all_rows, all_notes = [], {}
+    for name in shapes:
+        experts, top_k, hidden, inter = SHAPES[name]
+        w13, w2 = weights_for(experts, hidden, inter, seed=0)
+        for tokens in token_counts:
+            print(f"# {name} E={experts} top-{top_k} H={hidden} I={inter} T={tokens}",
+                  file=sys.stderr, flush=True)
+            rows, notes = bench_case(args, name, SHAPES[name], tokens, w13, w2)
+            all_rows += rows
+            all_notes[f"{name} T={tokens}"] = notes
+            torch.cuda.empty_cache()
+        del w13, w2
+        torch.cuda.empty_cache()
+    print_table(all_rows)
+    for case, notes in all_notes.items():
+        for note in notes:
+            print(f"- {case}: {note}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "shapes": SHAPES,
+                       "rows": all_rows, "notes": all_notes}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import groups as _groups
 from . import language as gl
 from .compiler import DEFAULT_NUM_SMS, check_num_sms
 from .ir import Arg, EpilogueOp, FunctionSpec, emit
@@ -77,6 +78,7 @@ class JITFunction:
         # eval_str: kernels written under `from __future__ import annotations`
         # carry their annotations as strings.
         self.signature = inspect.signature(fn, eval_str=True)
+        self._positions = {p: i for i, p in enumerate(self.signature.parameters)}
         self.tensor_params: List[str] = []
         self.constexprs: List[str] = []
         for p in self.signature.parameters.values():
@@ -94,6 +96,9 @@ class JITFunction:
         # Held while a specialisation is traced and compiled: two threads'
         # first calls with the same arguments compile it once.
         self._specialise_lock = threading.Lock()
+        # Launches by call signature (_call_key), made after a checked call
+        # with real tensors; dict operations only, safe across threads.
+        self._plans: Dict[Any, Any] = {}
         self.last: Optional[Kernel] = None
         functools.update_wrapper(self, fn)
         # Name of this kernel's torch custom op, once registered (ggc.torch_ops),
@@ -268,6 +273,14 @@ class JITFunction:
         stream); `validate` checks the group metadata first (Kernel).
         While torch.compile traces, under make_fx or on fake tensors, the
         call goes through the kernel's custom op instead."""
+        key = _call_key(args, kwargs, validate)
+        if key is not None:
+            try:
+                plan = self._plans.get(key)
+            except TypeError:  # an unhashable value: no plan for it
+                plan = key = None
+            if plan is not None and plan.run(args + tuple(kwargs.values()), stream):
+                return
         tensors, consts = self._bind(args, kwargs)
         bridge = _torch_ops
         if bridge is not None and bridge.wants_op(tensors.values()):
@@ -276,6 +289,28 @@ class JITFunction:
             bridge.call_jit(self, tensors, consts, stream, validate)
             return
         self._run(tensors, consts, stream, validate)
+        if key is not None:
+            self._remember(key, args, kwargs, tensors, consts)
+
+    def _remember(self, key, args, kwargs, tensors, consts) -> None:
+        """Keeps the checked launch of a call that just ran, for the next
+        call of its signature."""
+        launch = self.launch_for(tensors, consts)
+        if launch is None:
+            return
+        at = {name: i for i, name in enumerate(list(self.signature.parameters)[:len(args)])}
+        at.update((name, len(args) + i) for i, name in enumerate(kwargs))
+        if len(self._plans) >= _MAX_PLANS:
+            self._plans.clear()
+        self._plans[key] = _Plan(launch, [at[n] for n in self.tensor_params])
+
+    def launch_for(self, tensors: Dict[str, Any], consts: Dict[str, Any]):
+        """The checked launch (runtime.Launch) of these arguments'
+        signature, once a call with them has launched; else None."""
+        kernel = self._specialisations.get(self._key(tensors, consts))
+        if kernel is None:
+            return None
+        return kernel.launch_for([tensors[n] for n in self.tensor_params])
 
     def _run(self, tensors: Dict[str, Any], consts: Dict[str, Any], stream, validate) -> None:
         _require_gpu_tensors(tensors)
@@ -287,6 +322,43 @@ class JITFunction:
             return
         kernel = self._kernel(tensors, consts)
         kernel(*(tensors[n] for n in self.tensor_params), stream=stream, validate=validate)
+
+
+_MAX_PLANS = 512
+_CONSTANTS = (int, float, bool, str, type(None))
+
+
+class _Plan:
+    """A call signature's launch, and where each kernel argument sits
+    among the call's arguments (positional, then keyword)."""
+
+    __slots__ = ("launch", "positions")
+
+    def __init__(self, launch, positions: List[int]):
+        self.launch, self.positions = launch, positions
+
+    def run(self, values: Tuple[Any, ...], stream: Optional[int]) -> bool:
+        return self.launch.run([values[i].data_ptr() for i in self.positions], stream)
+
+
+def _call_key(args: Tuple[Any, ...], kwargs: Dict[str, Any], validate):
+    """What decides a call's checks, binding and kernel: for tensors their
+    signature (runtime.signature), for anything else its type and value
+    (unhashable: no plan); None when the call must take the full path (validation, torch.compile
+    tracing or a dispatch mode, anything else)."""
+    bridge = _torch_ops
+    if (validate if validate is not None else _groups.VALIDATE_BY_DEFAULT) or (
+            bridge is None or bridge.tracing()):
+        return None
+    try:
+        key = (tuple([(type(v), v) if type(v) in _CONSTANTS else
+                      (type(v), v.dtype, v.shape, v.stride(), v.device) for v in args]),
+               tuple([(k, (type(v), v) if type(v) in _CONSTANTS else
+                       (type(v), v.dtype, v.shape, v.stride(), v.device))
+                      for k, v in kwargs.items()]))
+    except AttributeError:
+        return None
+    return key
 
 
 def _require_gpu_tensors(tensors: Dict[str, Any]) -> None:

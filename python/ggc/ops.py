@@ -207,7 +207,18 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     gradient, the call goes through torch.ops.ggc.grouped_gemm[_out]
     (ggc.torch_ops), whose body comes back here.
     """
-    import torch
+    tensors = (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out)
+    key = _plan_key(tensors, (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
+                              k_major), validate)
+    if key is not None:
+        try:
+            plan = _PLANS.get(key)
+        except TypeError:  # an unhashable option: no plan for it
+            plan = key = None
+        if plan is not None:
+            result = plan.run(tensors)
+            if result is not None:
+                return result
     from . import torch_ops
     if torch_ops.wants_op((a, b), grad=out is None):
         return torch_ops.call_grouped_gemm(
@@ -216,10 +227,115 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
             a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
             validate=validate)
+    call = _checked_call(tensors, out_dtype=out_dtype, b_layout=b_layout,
+                         expected_m=expected_m, a_scale_kind=a_scale_kind,
+                         b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+    fn, args, consts, _, out, validate = call
+    fn(*args, validate=validate, **consts)
+    if key is not None and isinstance(fn, JITFunction) and not _wants_grad(tensors):
+        _remember(key, call, tensors)
+    return out
+
+
+# Slots of grouped_gemm's tensors in a plan's list of them: its arguments
+# in order, then the G+1 offsets made from `offs`, then unit scales.
+_A, _B, _A_SCALE, _B_SCALE, _OUT, _CSR, _CONSTANTS = 0, 1, 7, 8, 9, 10, 11
+_GROUP_SLOTS = {"offsets": 2, "masked_m": 3, "m_indices": 4, "k_offsets": 5}
+_PLANS = {}
+_MAX_PLANS = 512
+# ggc.torch_ops, which sets this when imported (it imports this module).
+_torch_ops = None
+
+
+def _plan_key(tensors, options, validate):
+    """What decides every check, the kernel and its launch of a call: the
+    tensors' type, dtype, shape, strides, device and requires_grad, the
+    options, and grad mode; None for a call that takes the full path every
+    time (validation, torch.compile tracing or a dispatch mode, arguments
+    that are not tensors)."""
+    bridge = _torch_ops
+    if bridge is None:  # set when ggc.torch_ops is imported (by `import ggc`)
+        from . import torch_ops as bridge
+    if (validate if validate is not None else _groups.VALIDATE_BY_DEFAULT) or (
+            bridge.tracing()):
+        return None
+    try:
+        return (tuple([None if t is None else
+                       (type(t), t.dtype, t.shape, t.stride(), t.device, t.requires_grad)
+                       for t in tensors]), options, bridge.torch.is_grad_enabled())
+    except AttributeError:
+        return None
+
+
+def _wants_grad(tensors) -> bool:
+    """Whether the custom op (its autograd) would take a call of these
+    tensors in another context (outside an op's body): never cached."""
+    import torch
+    a, b, out = tensors[_A], tensors[_B], tensors[_OUT]
+    return out is None and torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
+
+
+class _Plan:
+    """A call signature's launch: where each kernel argument comes from
+    (a slot of the call's tensors), the unit scales it uses, and the output
+    it allocates (when the call gives none)."""
+
+    __slots__ = ("launch", "sources", "constants", "out_shape", "out_dtype", "device",
+                 "csr")
+
+    def run(self, tensors):
+        """Launches; returns the output, or None when an address is not
+        16-byte aligned (the full path then says which)."""
+        torch = _torch_ops.torch
+        out = tensors[_OUT]
+        if out is None:
+            out = torch.empty(self.out_shape, dtype=self.out_dtype, device=self.device)
+        full = [*tensors[:_OUT], out, None, *self.constants]
+        if self.csr:
+            offs = tensors[6]
+            full[_CSR] = torch.cat([offs.new_zeros(1), offs])
+        if not self.launch.run([full[i].data_ptr() for i in self.sources], None):
+            return None
+        return out
+
+
+def _remember(key, call, tensors) -> None:
+    """Keeps the plan of a call that just launched, when every kernel
+    argument is one of the call's tensors (no copy was made) or a unit scale."""
+    fn, args, consts, slots, out, _ = call
+    launch = fn.launch_for(dict(zip(fn.tensor_params, args)), fn._bind(args, consts)[1])
+    if launch is None:
+        return
+    plan = _Plan()
+    plan.constants = [arg for arg, slot in zip(args, slots) if slot is None]
+    plan.sources, constants = [], iter(range(_CONSTANTS, _CONSTANTS + len(plan.constants)))
+    full = [*tensors[:_OUT], out]
+    for arg, slot in zip(args, slots):
+        if slot is None:
+            plan.sources.append(next(constants))
+            continue
+        if slot != _CSR and arg.data_ptr() != full[slot].data_ptr():
+            return  # a copy of the argument (.contiguous()) is made per call
+        plan.sources.append(slot)
+    plan.launch, plan.csr = launch, _CSR in slots
+    plan.out_shape, plan.out_dtype, plan.device = tuple(out.shape), out.dtype, out.device
+    if len(_PLANS) >= _MAX_PLANS:
+        _PLANS.clear()
+    _PLANS[key] = plan
+
+
+def _checked_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
+                  k_major, validate):
+    """Every check of a direct call, and what it launches: (kernel,
+    arguments, constexprs, each argument's slot (None: a unit scale), out,
+    validate); kernel None when nothing launches."""
+    import torch
+    a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out = tensors
     _require_tensors(a=a, b=b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
                      k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale,
                      out=out)
-    if offs is not None:
+    from_offs = offs is not None
+    if from_offs:
         offsets, k_offsets = _from_torch_offsets(offs, b, offsets, k_offsets)
     problem = gl.expected_m_problem(expected_m)
     if problem:
@@ -237,6 +353,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     layout = {"offsets": "contiguous", "masked_m": "masked",
               "m_indices": "padded_contiguous", "k_offsets": "k_grouped"}[given[0]]
     groups = described[given[0]]
+    group_slot = _CSR if from_offs else _GROUP_SLOTS[given[0]]
+    a_slot = _A_SCALE if a_scale is not None else None
+    b_slot = _B_SCALE if b_scale is not None else None
     if layout == "k_grouped":
         k_dim = 1 if k_major else 0
         if a.dim() != 2 or b.dim() != 2 or a.shape[k_dim] != b.shape[k_dim]:
@@ -253,16 +372,16 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
         if a_scale is None and b_scale is None:
-            _kernel_for(layout, operands, False)(a, b, groups, out, validate=validate)
-            return out
+            return (_kernel_for(layout, operands, False), (a, b, groups, out), {},
+                    (_A, _B, group_slot, _OUT), out, validate)
         ones = _ones(g, a.device)
         a_scale, a_kind = ((ones, "tensor") if a_scale is None else
                            _k_grouped_scale_kind("a", a_scale, m, g, a_scale_kind))
         b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                            _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
-        _kernel_for(layout, operands, True)(a, b, groups, a_scale, b_scale, out,
-                                            A_KIND=a_kind, B_KIND=b_kind, validate=validate)
-        return out
+        return (_kernel_for(layout, operands, True), (a, b, groups, a_scale, b_scale, out),
+                {"A_KIND": a_kind, "B_KIND": b_kind},
+                (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")
     if b.dim() != 3:
@@ -275,8 +394,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     scaled = a_scale is not None or b_scale is not None
     kernel = _kernel_for(layout, b_layout, scaled)
     if not scaled:
-        kernel(a, b, groups, out, validate=validate)
-        return out
+        return kernel, (a, b, groups, out), {}, (_A, _B, group_slot, _OUT), out, validate
     # A missing side scales by ones, per group.
     ones = _ones(b.shape[0], a.device)
     a_scale, a_kind = ((ones, "tensor") if a_scale is None else
@@ -285,9 +403,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
                        _scale_kind("b", b_scale, a, b, layout, b_scale_kind))
     if layout != "masked":
         expected_m = None
-    kernel(a, b, groups, a_scale, b_scale, out, A_KIND=a_kind, B_KIND=b_kind,
-           EXPECTED_M=expected_m, validate=validate)
-    return out
+    return (kernel, (a, b, groups, a_scale, b_scale, out),
+            {"A_KIND": a_kind, "B_KIND": b_kind, "EXPECTED_M": expected_m},
+            (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
 
 
 def _from_torch_offsets(offs, b, offsets, k_offsets):

@@ -175,7 +175,11 @@ class Kernel:
         self.resources = compiled.resources.get(self.info["name"], {})
         self.diagnostics = compiled.diagnostics
         self._launcher = None
-        self._calls = {}
+        # Checked launches by argument signature (signature()): what a check
+        # decides depends on the dtypes, shapes, strides and device alone, so
+        # a call with new tensors of a known signature skips it, and reads
+        # only their addresses. Plain dict operations: safe across threads.
+        self._launches = {}
         roles = {p["arg"]: p["operand"] for p in self.info["params"] if "arg" in p}
         self._roles = [roles.get(i, "unused") for i in range(len(self.info["args"]))]
 
@@ -294,15 +298,6 @@ class Kernel:
         out = next(p for p in self.info["params"] if p["operand"] == "out")
         return tensors[out["arg"]].shape[1]
 
-    def _fast_key(self, args: Sequence[Any]):
-        """What identifies a call's launch arguments, for torch tensors; None
-        for anything else (which takes the full path)."""
-        try:
-            return tuple((a.data_ptr(), a.shape, a.stride(), a.dtype, a.device)
-                         for a in args)
-        except AttributeError:
-            return None
-
     def __call__(self, *args: Any, stream: Optional[int] = None,
                  validate: Union[None, bool, str] = None) -> None:
         """Launches on `stream` (default: the tensors' current stream).
@@ -311,16 +306,12 @@ class Kernel:
         groups cover every row of the output."""
         if validate is None:
             validate = groups.VALIDATE_BY_DEFAULT
-        # Serving and training loops call with the same tensors over and
-        # over: reuse the checked launch arguments for an identical call.
-        key = (self._fast_key(args) if self._launcher is not None and not validate
-               else None)
-        cached = self._calls.get(key) if key is not None else None
-        if cached is not None:
-            prepared, torch_stream = cached
-            if prepared is not None:
-                prepared.launch(torch_stream() if stream is None else stream)
-            return
+        key = None
+        if not validate:
+            key = signature(args)
+            launch = self._launches.get(key) if key is not None else None
+            if launch is not None and launch.run([a.data_ptr() for a in args], stream):
+                return
         self._launch_checked(args, key, stream, validate)
 
     def _launch_checked(self, args: Sequence[Any], key, stream: Optional[int],
@@ -328,9 +319,26 @@ class Kernel:
         tensors, size, tiles = self._check(args)
         grid = self._grid(tiles)
         device = next((t.device for t in tensors if t.device != -1), 0)
-        launch_args = []
+        if stream is None:
+            stream = next((t.stream for t in tensors if t.stream is not None), 0)
+        if validate:
+            groups.check(self.info, self._roles, tensors, size, device, stream,
+                         all_rows=validate == "all_rows")
+        # No rows: nothing to compute, nothing to write.
+        launch = Launch(self._record(tensors, grid, device) if grid else None, device)
+        if key is not None and not validate and _cacheable(args):
+            if len(self._launches) >= _MAX_SIGNATURES:
+                self._launches.clear()
+            self._launches[key] = launch
+        launch.run([t.address for t in tensors], stream)
+
+    def _record(self, tensors: List[_Tensor], grid: int, device: int):
+        """The launch record of checked arguments: everything but their
+        addresses (a tensor map is encoded again when its address changes)."""
+        launch_args, sources = [], []
         for p in self.info["params"]:
             t = tensors[p["arg"]]
+            sources.append(p["arg"])
             if p["kind"] == "tensor_map":
                 # An empty K range (k_grouped) still needs a valid map; the
                 # kernel never loads from it.
@@ -341,11 +349,6 @@ class Kernel:
                 launch_args.append(("pointer", t.address))
             else:
                 launch_args.append(("i64", t.shape[p["dim"]]))
-        if stream is None:
-            stream = next((t.stream for t in tensors if t.stream is not None), 0)
-        if validate:
-            groups.check(self.info, self._roles, tensors, size, device, stream,
-                         all_rows=validate == "all_rows")
         if self._launcher is None:
             ok, why = _ggc.driver_available()
             if not ok:
@@ -354,14 +357,71 @@ class Kernel:
             self._launcher = _ggc.Kernel(image, self.name,
                                          self.info["shared_bytes"], self.info["block"],
                                          self.info.get("cluster", 1))
-        # No rows: nothing to compute, nothing to write.
-        prepared = self._launcher.prepare(grid, launch_args, device) if grid else None
-        if key is not None and not validate:
-            if len(self._calls) >= 64:
-                self._calls.clear()
-            self._calls[key] = (prepared, _torch_stream_getter(args))
-        if prepared is not None:
-            prepared.launch(stream)
+        return self._launcher.record(grid, launch_args, sources, device)
+
+    def launch_for(self, args: Sequence[Any]) -> Optional["Launch"]:
+        """The checked launch of torch tensors of these arguments'
+        signature, once a call with them has launched; else None."""
+        key = signature(args)
+        return None if key is None else self._launches.get(key)
+
+
+# Signatures a kernel keeps launches for: one per token count in use.
+_MAX_SIGNATURES = 512
+
+
+def signature(args: Sequence[Any]):
+    """What decides every check of a launch of torch tensors but their
+    addresses' alignment: type, dtype, shape, strides and device; None for
+    other arguments (they take the checked path every time)."""
+    try:
+        return tuple([(type(a), a.dtype, a.shape, a.stride(), a.device) for a in args])
+    except (AttributeError, TypeError):
+        return None
+
+
+def _cacheable(args: Sequence[Any]) -> bool:
+    """Real torch tensors (Parameters too), whose signature says it all."""
+    import torch
+    from torch._subclasses.fake_tensor import is_fake
+    return all(isinstance(a, torch.Tensor) and not is_fake(a) and not a.is_meta
+               for a in args)
+
+
+class Launch:
+    """A checked launch of one argument signature: the launch record (None
+    when there is nothing to launch) and the device it runs on."""
+
+    __slots__ = ("record", "device")
+
+    def __init__(self, record, device: int):
+        self.record, self.device = record, device
+
+    def run(self, addresses: List[int], stream: Optional[int]) -> bool:
+        """Launches at these addresses on `stream` (default: the device's
+        current torch stream); False, launching nothing, when one is not
+        16-byte aligned (the checked path then says which)."""
+        for address in addresses:
+            if address & 15:
+                return False
+        if self.record is not None:
+            self.record.launch(addresses, current_stream(self.device) if stream is None
+                               else stream)
+        return True
+
+
+_raw_stream = None
+
+
+def current_stream(device: int) -> int:
+    """The raw handle of CUDA device `device`'s current torch stream."""
+    global _raw_stream
+    if _raw_stream is None:
+        import torch
+        # What Triton and Inductor read: no torch.cuda.Stream object made.
+        _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _raw_stream(device)
 
 
 def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str = "<ggc>"):
@@ -377,13 +437,6 @@ def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str
                 "to the driver as PTX, compiled when it loads", source_name)
     return compile_cached(ir, emit="ptx", arch=DEFAULT_ARCH, num_sms=num_sms,
                           source_name=source_name)
-
-
-def _torch_stream_getter(args: Sequence[Any]):
-    """A function returning the current stream of the arguments' device."""
-    import torch
-    device = args[0].device
-    return lambda: torch.cuda.current_stream(device).cuda_stream
 
 
 # The kernel's one run-time size: the row count M, or (k_grouped) the

@@ -76,6 +76,12 @@ def without_data(tensors) -> bool:
     return False
 
 
+def tracing() -> bool:
+    """torch.compile tracing, or a dispatch mode (make_fx, FakeTensorMode,
+    ...) active: no call may take a cached launch."""
+    return torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
+
+
 def wants_op(tensors, grad: bool = False) -> bool:
     """Whether a call must go through its custom op: while torch.compile
     traces it, under a dispatch mode (make_fx, FakeTensorMode, ...), on
@@ -306,6 +312,7 @@ def _check_contract(kernel, tensors) -> None:
 # How @ggc.jit calls reach the code above (jit.py imports no torch; the
 # package's `jit` is the decorator, hence sys.modules).
 sys.modules[f"{__package__}.jit"]._torch_ops = sys.modules[__name__]
+sys.modules[f"{__package__}.ops"]._torch_ops = sys.modules[__name__]
 
 # ---------------------------------------------------------------------------
 # grouped_mm(x, w, offsets): bf16/f16 contiguous groups, with autograd

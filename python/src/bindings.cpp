@@ -78,6 +78,30 @@ std::vector<rt::KernelArg> convertArgs(const py::list &args) {
   return out;
 }
 
+/// The per-call path of a cached launch: the addresses straight from a
+/// tuple or list of ints, no conversion to a std::vector.
+void launchRecord(const rt::LaunchRecord &record, py::handle addresses,
+                  uint64_t stream) {
+  PyObject *seq = addresses.ptr();
+  if (!PyTuple_Check(seq) && !PyList_Check(seq))
+    throw py::type_error("addresses must be a tuple or list of ints");
+  constexpr Py_ssize_t kMax = 64;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+  if (count > kMax)
+    throw rt::Error("ggc runtime: a launch takes at most 64 addresses, got " +
+                    std::to_string(count));
+  uint64_t values[kMax];
+  PyObject **items = PySequence_Fast_ITEMS(seq);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    values[i] = PyLong_AsUnsignedLongLong(items[i]);
+    if (values[i] == static_cast<uint64_t>(-1) && PyErr_Occurred())
+      throw py::error_already_set();
+  }
+  // cuLaunchKernelEx blocks while the launch queue is full.
+  py::gil_scoped_release release;
+  record.launch(values, static_cast<size_t>(count), stream);
+}
+
 } // namespace
 
 PYBIND11_MODULE(_ggc, m) {
@@ -141,7 +165,17 @@ PYBIND11_MODULE(_ggc, m) {
              return k.prepare(grid, convertArgs(args), device);
            },
            py::arg("grid"), py::arg("args"), py::arg("device") = -1,
-           py::keep_alive<0, 1>());
+           py::keep_alive<0, 1>())
+      .def("record",
+           [](rt::Kernel &k, int grid, const py::list &args,
+              const std::vector<int> &sources, int device) {
+             return k.record(grid, convertArgs(args), sources, device);
+           },
+           py::arg("grid"), py::arg("args"), py::arg("sources"),
+           py::arg("device") = -1, py::keep_alive<0, 1>());
+  py::class_<rt::LaunchRecord>(m, "LaunchRecord")
+      .def("launch", &launchRecord, py::arg("addresses"), py::arg("stream"))
+      .def_property_readonly("address_count", &rt::LaunchRecord::addressCount);
   py::class_<rt::PreparedLaunch>(m, "PreparedLaunch")
       .def("launch",
            [](const rt::PreparedLaunch &p, uint64_t stream) {

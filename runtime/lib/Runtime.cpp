@@ -4,6 +4,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -505,31 +506,146 @@ PreparedLaunch Kernel::prepare(int grid, const std::vector<KernelArg> &args,
   return prepared;
 }
 
-void PreparedLaunch::launch(uint64_t stream) const {
-  if (!kernel_)
-    throw Error("ggc runtime: launch of an empty PreparedLaunch");
+void Kernel::launchLoaded(void *context, void *function, int grid,
+                          void **parameters, uint64_t stream) const {
   CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(grid_);
+  config.gridDimX = static_cast<unsigned>(grid);
   config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(kernel_->blockThreads_);
+  config.blockDimX = static_cast<unsigned>(blockThreads_);
   config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(kernel_->sharedBytes_);
+  config.sharedMemBytes = static_cast<unsigned>(sharedBytes_);
   config.hStream = reinterpret_cast<CUstream>(stream);
   CUlaunchAttribute cluster{};
-  if (kernel_->clusterSize_ > 1) {
+  if (clusterSize_ > 1) {
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = static_cast<unsigned>(kernel_->clusterSize_);
+    cluster.value.clusterDim.x = static_cast<unsigned>(clusterSize_);
     cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
     config.attrs = &cluster;
     config.numAttrs = 1;
   }
+  ScopedContext scope(static_cast<CUcontext>(context));
+  CUresult rc = usableDriver().launchKernelEx(
+      &config, static_cast<CUfunction>(function), parameters, nullptr);
+  if (rc != CUDA_SUCCESS) // the message is built only on failure
+    check(rc, ("launching kernel '" + name_ + "'").c_str());
+}
+
+void PreparedLaunch::launch(uint64_t stream) const {
+  if (!kernel_)
+    throw Error("ggc runtime: launch of an empty PreparedLaunch");
   // The driver copies the parameters at launch.
   std::vector<void *> pointers = pointers_;
-  ScopedContext scope(static_cast<CUcontext>(context_));
-  check(usableDriver().launchKernelEx(&config,
-                                      static_cast<CUfunction>(function_),
-                                      pointers.data(), nullptr),
-        ("launching kernel '" + kernel_->name_ + "'").c_str());
+  kernel_->launchLoaded(context_, function_, grid_, pointers.data(), stream);
+}
+
+//===----------------------------------------------------------------------===//
+// Launch records
+//===----------------------------------------------------------------------===//
+
+// CUDA's limit on a kernel's parameters, as PreparedLaunch's block.
+constexpr size_t kMaxParameterBytes = 4096;
+
+struct LaunchRecord::EncodedMaps {
+  std::mutex mutex;
+  std::vector<uint64_t> addresses; // per slot; the map below was encoded at it
+  std::vector<CUtensorMap> maps;
+  std::vector<bool> valid;
+};
+
+LaunchRecord Kernel::record(int grid, const std::vector<KernelArg> &args,
+                            const std::vector<int> &sources, int device) {
+  if (sources.size() != args.size())
+    throw Error("ggc runtime: a launch record needs one source per argument; "
+                "got " + std::to_string(args.size()) + " arguments and " +
+                std::to_string(sources.size()) + " sources");
+  // prepare() checks the grid, loads the module and checks the layout.
+  PreparedLaunch prepared = prepare(grid, args, device);
+  size_t total = 0;
+  std::vector<size_t> offsets = parameterOffsets(args, &total);
+  LaunchRecord record;
+  record.kernel_ = this;
+  record.context_ = prepared.context_;
+  record.function_ = prepared.function_;
+  record.grid_ = grid;
+  record.bytes_ = total;
+  record.parameters_.assign(prepared.parameters_->bytes,
+                            prepared.parameters_->bytes + total);
+  record.maps_ = std::make_shared<LaunchRecord::EncodedMaps>();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelArg &arg = args[i];
+    int source = arg.kind == KernelArg::Kind::Int64 ? -1 : sources[i];
+    if (arg.kind != KernelArg::Kind::Int64 && source < 0)
+      throw Error("ggc runtime: argument " + std::to_string(i) +
+                  " of a launch record needs a source address");
+    record.addressCount_ =
+        std::max(record.addressCount_, static_cast<size_t>(source + 1));
+    record.slots_.push_back({arg.kind, offsets[i], source, arg.tensorMap});
+    if (arg.kind == KernelArg::Kind::TensorMap) {
+      // The map prepare() encoded, at the address `args` gave.
+      CUtensorMap map;
+      std::memcpy(&map, prepared.parameters_->bytes + offsets[i], sizeof(map));
+      record.maps_->addresses.push_back(arg.tensorMap.address);
+      record.maps_->maps.push_back(map);
+      record.maps_->valid.push_back(true);
+    } else {
+      record.maps_->addresses.push_back(0);
+      record.maps_->maps.push_back(CUtensorMap{});
+      record.maps_->valid.push_back(false);
+    }
+  }
+  return record;
+}
+
+void LaunchRecord::launch(const uint64_t *addresses, size_t count,
+                          uint64_t stream) const {
+  if (!kernel_)
+    throw Error("ggc runtime: launch of an empty LaunchRecord");
+  if (count != addressCount_)
+    throw Error("ggc runtime: kernel '" + kernel_->name_ + "' takes " +
+                std::to_string(addressCount_) + " addresses, got " +
+                std::to_string(count));
+  alignas(64) unsigned char block[kMaxParameterBytes];
+  void *pointers[sizeof(block) / sizeof(uint64_t)];
+  std::memcpy(block, parameters_.data(), bytes_);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot &slot = slots_[i];
+    void *at = block + slot.offset;
+    pointers[i] = at;
+    if (slot.source < 0)
+      continue; // an integer, already in the block
+    uint64_t address = addresses[slot.source];
+    if (address % 16 != 0)
+      throw Error("ggc runtime: address " + std::to_string(address) +
+                  " of kernel '" + kernel_->name_ + "' argument " +
+                  std::to_string(i) + " is not 16-byte aligned");
+    if (slot.kind != KernelArg::Kind::TensorMap) {
+      std::memcpy(at, &address, sizeof(address));
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(maps_->mutex);
+      if (maps_->valid[i] && maps_->addresses[i] == address) {
+        std::memcpy(at, &maps_->maps[i], sizeof(CUtensorMap));
+        continue;
+      }
+    }
+    // Encoded in the record's context, as prepare() did; alternating
+    // buffers find their maps in the shared cache.
+    TensorMapSpec spec = slot.spec;
+    spec.address = address;
+    CUtensorMap map;
+    {
+      ScopedContext scope(static_cast<CUcontext>(context_));
+      map = tensorMaps().get(spec);
+    }
+    std::memcpy(at, &map, sizeof(map));
+    std::lock_guard<std::mutex> lock(maps_->mutex);
+    maps_->addresses[i] = address;
+    maps_->maps[i] = map;
+    maps_->valid[i] = true;
+  }
+  // The driver copies the parameters at launch.
+  kernel_->launchLoaded(context_, function_, grid_, pointers, stream);
 }
 
 void Kernel::launch(int grid, const std::vector<KernelArg> &args,

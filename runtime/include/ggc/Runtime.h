@@ -103,6 +103,42 @@ private:
   std::vector<void *> pointers_;
 };
 
+/// A launch fixed but for its tensors' addresses, which come with each
+/// call: the function in its context, the grid and the packed parameter
+/// block (integers written, each tensor map's shape and box) are made once
+/// per argument signature (dtypes, shapes, device). A tensor map is encoded
+/// again only when its tensor's address changes, so a loop that allocates
+/// fresh outputs or activations launches without re-deriving anything.
+/// Thread-safe: the memo of encoded maps is behind a mutex.
+class LaunchRecord {
+public:
+  /// Launches with `addresses[s]` for every argument whose source is `s`,
+  /// on `stream` (0: the legacy default stream). Throws Error for a wrong
+  /// address count or an address that is not 16-byte aligned.
+  void launch(const uint64_t *addresses, size_t count, uint64_t stream) const;
+  /// How many addresses launch() takes.
+  size_t addressCount() const { return addressCount_; }
+
+private:
+  friend class Kernel;
+  struct Slot {
+    KernelArg::Kind kind;
+    size_t offset; // in the parameter block
+    int source;    // index into launch()'s addresses; -1 for integers
+    TensorMapSpec spec;
+  };
+  struct EncodedMaps; // per slot: the last address and its encoded map
+  const Kernel *kernel_ = nullptr;
+  void *context_ = nullptr;
+  void *function_ = nullptr;
+  int grid_ = 0;
+  size_t addressCount_ = 0;
+  size_t bytes_ = 0;
+  std::vector<unsigned char> parameters_; // integers written, the rest zero
+  std::vector<Slot> slots_;
+  std::shared_ptr<EncodedMaps> maps_;
+};
+
 class Kernel {
 public:
   /// `image` is a cubin (or PTX, NUL-free text) holding `name`.
@@ -125,6 +161,12 @@ public:
   PreparedLaunch prepare(int grid, const std::vector<KernelArg> &args,
                          int device = -1);
 
+  /// A LaunchRecord of `args` on `device` (as for launch()): argument i
+  /// takes its address from launch()'s addresses[sources[i]] (tensor maps
+  /// and pointers; ignored for integers), the address in `args` unused.
+  LaunchRecord record(int grid, const std::vector<KernelArg> &args,
+                      const std::vector<int> &sources, int device = -1);
+
   const std::string &name() const { return name_; }
 
   /// The module and function loaded in one context.
@@ -132,7 +174,10 @@ public:
 
 private:
   friend class PreparedLaunch;
+  friend class LaunchRecord;
   Loaded &loadedIn(void *context);
+  void launchLoaded(void *context, void *function, int grid, void **parameters,
+                    uint64_t stream) const;
   std::string image_, name_;
   int sharedBytes_, blockThreads_, clusterSize_;
   std::unique_ptr<struct KernelCache> cache_;

@@ -1,0 +1,191 @@
+"""Host time of one grouped GEMM call: N back-to-back calls of tiny shapes,
+wall time per call (time.perf_counter), the GPU kept from being the
+bottleneck (tiny kernels; the GPU time of the same loop is printed next to
+it, and a row whose host time is not above its GPU time says so).
+
+    python benchmarks/host_time.py [--calls 10000] [--json $OUT/host_time.json]
+
+Cases: ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
+masked with block scales, DeepGEMM's drop-in), torch.ops.ggc.grouped_gemm,
+torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, and the
+peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
+
+`--stub` runs on a machine without a GPU: CPU tensors stand in for CUDA
+ones and the driver's launch is a no-op, so the numbers are ggc's host path
+without cuLaunchKernelEx (and without a CUDA allocator). `--profile` adds a
+cProfile of each ggc case.
+"""
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import torch  # noqa: E402
+
+G, M, N, K = 8, 256, 256, 256  # tiny: a few us of GPU time a call
+
+
+def install_stub(patch=setattr, launches=None):
+    """CPU tensors look like CUDA tensors on device 0, stream 0, and every
+    launch (prepared, or a launch record) does nothing but append its
+    addresses to `launches` when given. `patch(obj, name, value)` sets
+    each stub (a test passes monkeypatch.setattr)."""
+    import ggc
+    from ggc import runtime
+    jit = sys.modules["ggc.jit"]
+    real_describe = runtime._describe_torch
+
+    def describe(where, obj):
+        dtype = runtime._TORCH_DTYPES.get(str(obj.dtype))
+        if obj.device.type != "cpu" or dtype is None:
+            return real_describe(where, obj)
+        return runtime._Tensor(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), dtype,
+                               0, 0)
+
+    class Launch:
+        def launch(self, addresses=(), stream=0):
+            if launches is not None:
+                launches.append(list(addresses))
+
+    class StubKernel:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def prepare(self, *args, **kwargs):
+            return Launch()
+
+        def record(self, *args, **kwargs):
+            return Launch()
+
+    class StubModule:
+        Kernel = StubKernel
+
+        def driver_available(self):
+            return True, ""
+
+        def __getattr__(self, name):
+            return getattr(ggc._ggc, name)
+
+    patch(runtime, "_describe_torch", describe)
+    patch(runtime, "_ggc", StubModule())
+    patch(jit, "_require_gpu_tensors", lambda tensors: None)
+    if hasattr(runtime, "_torch_stream_getter"):  # before the launch records
+        patch(runtime, "_torch_stream_getter", lambda args: (lambda: 0))
+    if hasattr(runtime, "current_stream"):
+        patch(runtime, "current_stream", lambda device: 0)
+
+
+def cases(device):
+    import ggc
+    import ggc.language as gl
+    from ggc import deepgemm
+    bf16, f8 = torch.bfloat16, torch.float8_e4m3fn
+    a = torch.randn(M, K, device=device).to(bf16)
+    b = torch.randn(G, N, K, device=device).to(bf16)
+    offsets = torch.arange(0, M + 1, M // G, device=device, dtype=torch.int32)
+    out = torch.empty(M, N, device=device, dtype=bf16)
+    route = torch.rand(M, device=device)
+
+    @ggc.jit
+    def routed(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, r: gl.RowVector, y: gl.Out):
+        gl.store(y, gl.grouped_dot(x, w, offs) * r)
+
+    m_max = 128
+    x8 = torch.randn(G, m_max, K, device=device).to(f8)
+    sx = torch.rand(G, m_max, K // 128, device=device) + 0.5
+    w8 = torch.randn(G, N, K, device=device).to(f8)
+    sw = torch.rand(G, N // 128, K // 128, device=device) + 0.5
+    counts = torch.full((G,), m_max, dtype=torch.int32, device=device)
+    out8 = torch.empty(G, m_max, N, device=device, dtype=bf16)
+    ggc_cases = {
+        "ggc.ops.grouped_gemm bf16 (allocates out)":
+            lambda: ggc.ops.grouped_gemm(a, b, offsets=offsets),
+        "ggc.ops.grouped_gemm bf16 out=":
+            lambda: ggc.ops.grouped_gemm(a, b, offsets=offsets, out=out),
+        "ggc.deepgemm fp8 masked (drop-in)":
+            lambda: deepgemm.m_grouped_fp8_gemm_nt_masked((x8, sx), (w8, sw), out8, counts,
+                                                          m_max),
+        "torch.ops.ggc.grouped_gemm bf16":
+            lambda: torch.ops.ggc.grouped_gemm(a, b, offsets=offsets),
+        "torch.ops.ggc.grouped_mm bf16":
+            lambda: torch.ops.ggc.grouped_mm(a, b, offsets),
+        "@ggc.jit kernel with an epilogue":
+            lambda: routed(a, b, offsets, route, out),
+    }
+    peers = {}
+    if device == "cuda":
+        ends = offsets[1:].contiguous()
+        peers["torch._grouped_mm bf16"] = lambda: torch._grouped_mm(a, b.transpose(1, 2),
+                                                                    offs=ends)
+        try:
+            import deep_gemm
+            peers["deep_gemm fp8 masked"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(
+                (x8, sx), (w8, sw), out8, counts, m_max)
+            tags = torch.arange(G, device=device, dtype=torch.int32).repeat_interleave(M // G)
+            peers["deep_gemm bf16 contiguous"] = (
+                lambda: deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, out, tags))
+        except Exception as e:  # noqa: BLE001 - a missing or broken peer is reported
+            print(f"deep_gemm not measured: {e}", file=sys.stderr)
+    return ggc_cases, peers
+
+
+def per_call_us(fn, calls, device):
+    for _ in range(20):  # compile, load, fill the caches
+        fn()
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    sync()
+    if device == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+    begin = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - begin) / calls * 1e6
+    gpu = None
+    if device == "cuda":
+        end.record()
+        end.synchronize()
+        gpu = start.elapsed_time(end) * 1e3 / calls
+    return host, gpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=10000)
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many loops")
+    parser.add_argument("--stub", action="store_true", help="no GPU: CPU tensors, no-op launch")
+    parser.add_argument("--profile", action="store_true", help="cProfile each ggc case")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    device = "cpu" if args.stub else "cuda"
+    if args.stub:
+        install_stub()
+    ggc_cases, peers = cases(device)
+    results = {}
+    print(f"{'case':44} {'host us/call':>12} {'GPU us/call':>12}")
+    for label, fn in {**ggc_cases, **peers}.items():
+        runs = [per_call_us(fn, args.calls, device) for _ in range(args.repeats)]
+        host, gpu = min(runs, key=lambda r: r[0])
+        results[label] = {"host_us": host, "gpu_us": gpu}
+        note = "" if gpu is None or host > gpu else "  (GPU-bound: host time is a bound)"
+        print(f"{label:44} {host:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}{note}",
+              flush=True)
+        if args.profile and label in ggc_cases:
+            profile = cProfile.Profile()
+            profile.runcall(lambda: [fn() for _ in range(args.calls)])
+            pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+    if args.json:
+        meta = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu (stub)",
+                "torch": torch.__version__, "calls": args.calls, "shape": [G, M, N, K]}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -107,31 +107,37 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
 
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = zeroAccumulator();
-    if (!p.skipIdleWarpgroups) {
-      auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
-                                        rowOffset);
-      emitEpilogue(t, f, result);
-      return end;
-    }
-    // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n: when
-    // they are all past the group's end, it only passes the buffers back.
-    Value active = b.lt(
-        b.mul(b.divU(consumerIndex, b.c32(p.splitN)), b.c32(64)), t.rowsValid);
-    auto work = b.create<scf::IfOp>(
-        active,
-        [&](OpBuilder &, Location) {
+    SmallVector<Value> done = warpgroupTile(
+        t, consumerIndex, /*works=*/Value(),
+        [&] {
           auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
                                             rowOffset);
-          b.create<scf::YieldOp>(ValueRange{result, end});
+          return SmallVector<Value>{result, end};
         },
-        [&](OpBuilder &, Location) {
-          b.create<scf::YieldOp>(ValueRange{acc, emitIdleLoop(t, counter)});
-        });
+        [&] { return SmallVector<Value>{acc, emitIdleLoop(t, counter)}; });
     // The epilogue keeps every consumer at the staged store's barriers; an
     // idle one's rows are never stored.
-    emitEpilogue(t, f, work.getResult(0));
-    return work.getResult(1);
+    emitEpilogue(t, f, done[0]);
+    return done[1];
   });
+}
+
+SmallVector<Value> KernelGenerator::warpgroupTile(
+    const Tile &t, Value consumerIndex, Value works,
+    function_ref<SmallVector<Value>()> work,
+    function_ref<SmallVector<Value>()> idle) {
+  // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n.
+  Value firstRow =
+      b.mul(b.divU(consumerIndex, b.c32(p.splitN)), b.c32(64));
+  auto op = b.create<ggk::WarpgroupTileOp>(
+      TypeRange{accType, b.i32()}, firstRow, t.rowsValid, works, p.padding);
+  for (auto [region, body] : {std::pair{&op.getWork(), work},
+                              std::pair{&op.getIdle(), idle}}) {
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(region);
+    b.create<ggk::YieldOp>(body());
+  }
+  return SmallVector<Value>(op.getResults());
 }
 
 /// The consumer of a pipelined-promotion kernel: each tile's epilogue is
@@ -166,34 +172,27 @@ void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
   SmallVector<Value> last = forEachTile(
       initial, [&](const Tile &t, ValueRange state) -> SmallVector<Value> {
         Value counter = state[0];
+        // The pipelined main loop needs a K block: a tile with none (an
+        // empty k_grouped group) takes the idle path, and its deferred
+        // epilogue stores the zero accumulator.
         Value works = b.lt(b.c32(0), t.numKBlocks);
-        // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n:
-        // when they are all past the group's end, it only passes the
-        // buffers back (and still meets the others at the epilogue's
-        // barriers; its rows are never stored).
-        if (p.skipIdleWarpgroups)
-          works = b.andI(works, b.lt(b.mul(b.divU(consumerIndex,
-                                                  b.c32(p.splitN)),
-                                           b.c32(64)),
-                                     t.rowsValid));
-        auto tile = b.create<scf::IfOp>(
-            works,
-            [&](OpBuilder &, Location) {
+        SmallVector<Value> tile = warpgroupTile(
+            t, consumerIndex, works,
+            [&] {
               auto [acc, end] = emitPipelinedMainLoop(
                   t, counter, consumerIndex, f, rowOffset,
                   [&] { finishPending(state); });
-              b.create<scf::YieldOp>(ValueRange{acc, end});
+              return SmallVector<Value>{acc, end};
             },
-            [&](OpBuilder &, Location) {
+            [&] {
               finishPending(state);
-              b.create<scf::YieldOp>(
-                  ValueRange{zeroAcc, emitIdleLoop(t, counter)});
+              return SmallVector<Value>{zeroAcc, emitIdleLoop(t, counter)};
             });
-        SmallVector<Value> next = {tile.getResult(1),
+        SmallVector<Value> next = {tile[1],
                                    b.create<arith::ConstantIntOp>(
                                        b.getI1Type(), 1)};
         llvm::append_range(next, tileValues(t));
-        next.push_back(tile.getResult(0));
+        next.push_back(tile[0]);
         return next;
       });
   finishPending(last);

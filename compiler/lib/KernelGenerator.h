@@ -57,9 +57,10 @@ struct KernelPlan {
   bool nFastest = false;
   /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).
   int64_t bCachePolicy = 0;
-  /// gg-eliminate-padding: a consumer warpgroup whose rows of a tile are all
-  /// past its group's end skips the tile's wgmma.
-  bool skipIdleWarpgroups = false;
+  /// gg-eliminate-padding: whether a consumer warpgroup whose rows of a
+  /// tile are all past its group's end skips the tile's wgmma
+  /// (ggk.warpgroup_tile, lowered by ggk-skip-idle-warpgroups).
+  mlir::gg::PaddingAttr padding;
   /// gg-plan-overfetch: k_grouped blocks start at a multiple of this K.
   int64_t kAlignment = 1;
   /// gg-plan-overfetch: heights of the TMA boxes that load A: the whole
@@ -224,6 +225,14 @@ private:
   void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
                              Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);
+  /// A consumer warpgroup's work on tile `t` (a ggk.warpgroup_tile): the
+  /// values `work` yields, or, when gg-eliminate-padding skips the
+  /// warpgroup's rows or `works` (null: always) is false, `idle`'s. Both
+  /// yield the accumulator and the pipeline counter.
+  SmallVector<Value> warpgroupTile(const Tile &t, Value consumerIndex,
+                                   Value works,
+                                   function_ref<SmallVector<Value>()> work,
+                                   function_ref<SmallVector<Value>()> idle);
   struct BlockScales;
   /// One K block of an MX kernel's main loop: a promotion per scale block.
   Value emitMxBlock(const Tile &t, Value kBlock, Value stage, Value aTile,

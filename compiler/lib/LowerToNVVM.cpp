@@ -166,8 +166,9 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
     p.bCachePolicy = 0x14F0000000000000LL;
     break;
   }
-  p.skipIdleWarpgroups = padding.getIdleWarpgroups() == IdleWarpgroups::skip;
-  if (p.skipIdleWarpgroups && ggc::transposesB(op))
+  p.padding = padding;
+  if (padding.getIdleWarpgroups() == IdleWarpgroups::skip &&
+      ggc::transposesB(op))
     return op.emitOpError() << "'padding' with idle_warpgroups = skip cannot "
                                "lower tf32 with 'b' in layout kn: every "
                                "consumer warpgroup takes part in transposing "

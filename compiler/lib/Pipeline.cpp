@@ -127,6 +127,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createSplitPartialLoads());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
+    pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
   });
 }
@@ -299,7 +300,8 @@ const Stage kStages[] = {
      lowerToKernel, printModule},
     {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
               "flow (ggk-split-partial-loads, ggk-prepare-operands, "
-              "ggk-lower-store-pool, ggk-lower-tile-schedule)"},
+              "ggk-lower-store-pool, ggk-skip-idle-warpgroups, "
+              "ggk-lower-tile-schedule)"},
      lowerKernelOps, printModule},
     {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},

@@ -65,6 +65,27 @@ LogicalResult ForeachTileOp::verify() {
   return success();
 }
 
+LogicalResult WarpgroupTileOp::verify() {
+  for (auto [name, region] :
+       {std::pair<StringRef, Region *>{"work", &getWork()},
+        std::pair<StringRef, Region *>{"idle", &getIdle()}}) {
+    Block &block = region->front();
+    if (block.getNumArguments() != 0)
+      return emitOpError() << "region '" << name
+                           << "' must take no arguments, got "
+                           << block.getNumArguments();
+    auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+    if (!yield)
+      return emitOpError() << "region '" << name
+                           << "' must end with ggk.yield";
+    if (yield.getValues().getTypes() != getResultTypes())
+      return yield.emitOpError()
+             << "must yield the warpgroup tile's result types "
+             << getResultTypes() << " in region '" << name << "'";
+  }
+  return success();
+}
+
 /// The boxes that load a partial tile: the powers of two from the largest
 /// below `tileRows` down to `granule`, so that every multiple of the
 /// granule below the tile is the sum of the boxes its bits select.

@@ -260,17 +260,18 @@ func.func @four_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-// gg-eliminate-padding's `idle_warpgroups = skip`: a consumer warpgroup
-// whose 64 rows of the tile are past the group's end (64 * index >= valid
-// rows) only waits for each stage and releases it; the others run wgmma.
+// gg-eliminate-padding's `idle_warpgroups = skip`: each consumer's tile is
+// a ggk.warpgroup_tile carrying the padding decision, from the warpgroup's
+// first row (64 * index); its work region runs wgmma, its idle region only
+// waits for each stage and releases it (ggk-skip-idle-warpgroups makes the
+// guard: test/passes/skip-idle-warpgroups.mlir).
 // CHECK-LABEL: llvm.func @skip_idle_kernel
 // CHECK: nvvm.setmaxregister increase 232
 // CHECK: llvm.insertvalue %{{.*}}[63]
 // CHECK: %[[FIRST:.*]] = arith.muli %{{.*}}, %c64_i32{{.*}} : i32
-// CHECK-NEXT: %[[ACTIVE:.*]] = arith.cmpi slt, %[[FIRST]], %{{.*}} : i32
-// CHECK-NEXT: scf.if %[[ACTIVE]] -> (!llvm.struct<{{.*}}>, i32) {
+// CHECK-NEXT: ggk.warpgroup_tile first_row(%[[FIRST]]) rows(%{{.*}}) attributes {padding = #gg.padding<idle_warpgroups = skip>} -> !llvm.struct<{{.*}}>, i32 {
 // CHECK: nvvm.wgmma.mma_async
-// CHECK: } else {
+// CHECK: } idle {
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: scf.for {{.*}} -> (i32)
 // CHECK-NOT: nvvm.wgmma.mma_async
@@ -278,7 +279,7 @@ func.func @four_consumers(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 // CHECK-NOT: nvvm.wgmma.mma_async
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.wgmma.mma_async
-// CHECK: scf.yield
+// CHECK: ggk.yield
 func.func @skip_idle(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
                      %m: memref<4xi32>, %o: memref<4x128x512xbf16>) {
   gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)

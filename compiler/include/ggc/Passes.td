@@ -254,6 +254,23 @@ def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def SkipIdleWarpgroups : Pass<"ggk-skip-idle-warpgroups", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.warpgroup_tile: padding elimination inside a tile, as a guarded region";
+  let description = [{
+    Takes: `ggk.warpgroup_tile` ops (made by `gg-lower-to-nvvm` in the
+    consumers' tile loop; they sit in a `ggk.foreach_tile`, which this
+    pass leaves alone).
+    Makes: with `idle_warpgroups = skip` (gg-eliminate-padding's choice),
+    an `scf.if` on `first_row < rows_valid` (and-ed with `works` when
+    given) whose then-branch is the `work` region and else-branch the
+    `idle` one, so a warpgroup whose rows are all padding only passes the
+    ring's buffers back; with `compute`, the same `scf.if` on `works` when
+    given, else the `work` region inline and `idle` dropped.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.foreach_tile to the persistent loop over the group offsets";
   let description = [{

@@ -83,8 +83,8 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
 }
 
 def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["ForeachTileOp"]>]> {
-  let summary = "the values a ggk region carries to the next tile";
+    ParentOneOf<["ForeachTileOp", "WarpgroupTileOp"]>]> {
+  let summary = "the values a ggk region carries on (to the next tile, or out of a warpgroup's tile)";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
@@ -373,6 +373,51 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
   }];
   let arguments = (ins I64Attr:$issuer);
   let assemblyFormat = "attr-dict-with-keyword";
+}
+
+def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
+  let summary = "a consumer warpgroup's work on one tile, or its idle pass when its rows are padding";
+  let description = [{
+    The work one consumer warpgroup does on a tile: its `work` region
+    (wgmma over the tile's K blocks), or else its `idle` region, which only
+    passes the ring's buffers back to the producer. Both yield the same
+    values (the accumulator and the pipeline counter), which are the op's
+    results.
+
+    `idle` runs instead of `work` when `padding` (the op's `#gg.padding`,
+    chosen by `gg-eliminate-padding`) says `idle_warpgroups = skip` and the warpgroup's rows, which start at row
+    `first_row` of the tile, are all past the group's end
+    (`first_row >= rows_valid`): they would be computed and never stored;
+    and when `works` (optional, i1) is false. With `compute` and no `works`,
+    `work` always runs and `idle` is dropped. `ggk-skip-idle-warpgroups`
+    lowers it to an `scf.if`, or to `work` inline.
+
+    Example:
+    ```mlir
+    %acc, %end = ggk.warpgroup_tile first_row(%row) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = skip>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      ...
+      ggk.yield %sum, %next : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      ...
+      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+    }
+    ```
+  }];
+  let arguments = (ins
+    I32:$first_row,
+    I32:$rows_valid,
+    Optional<I1>:$works,
+    GG_PaddingAttr:$padding
+  );
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$work, SizedRegion<1>:$idle);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    `first_row` `(` $first_row `)` `rows` `(` $rows_valid `)`
+    (`when` `(` $works^ `)`)? attr-dict-with-keyword (`->` type($results)^)? $work `idle` $idle
+  }];
 }
 
 #endif // GGK_OPS_TD

@@ -7,8 +7,9 @@ it, and a row whose host time is not above its GPU time says so).
 
 Cases: ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
 masked with block scales, DeepGEMM's drop-in), torch.ops.ggc.grouped_gemm,
-torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, and the
-peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
+torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, one whole
+ggc.moe.fused_moe layer call (bf16, T=4 tokens, E=8, top-2, H=I=256), and
+the peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
 
 `--stub` runs on a machine without a GPU: CPU tensors stand in for CUDA
 ones and the driver's launch is a no-op, so the numbers are ggc's host path
@@ -29,6 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 
 G, M, N, K = 8, 256, 256, 256  # tiny: a few us of GPU time a call
+MOE_T, MOE_E, MOE_K, MOE_H, MOE_I = 4, 8, 2, 256, 256  # one decode step's layer
 
 
 def install_stub(patch=setattr, launches=None):
@@ -72,6 +74,8 @@ def install_stub(patch=setattr, launches=None):
         def __getattr__(self, name):
             return getattr(ggc._ggc, name)
 
+    from ggc.moe import checks
+    patch(checks, "require_cuda", lambda device: None)  # fused_moe's one device rule
     patch(runtime, "_describe_torch", describe)
     patch(runtime, "_ggc", StubModule())
     patch(jit, "_require_gpu_tensors", lambda tensors: None)
@@ -81,9 +85,23 @@ def install_stub(patch=setattr, launches=None):
         patch(runtime, "current_stream", lambda device: 0)
 
 
+def stub_for_test(monkeypatch, cache_dir):
+    """install_stub for a test: its own disk cache, ggc.ops' kernels and
+    plans of this test only (the recorder must not outlive it); returns
+    the list every launch's addresses go to."""
+    from ggc import ops
+    monkeypatch.setenv("GGC_CACHE_DIR", str(cache_dir))
+    seen = []
+    install_stub(monkeypatch.setattr, seen)
+    monkeypatch.setattr(ops, "_PLANS", {})
+    monkeypatch.setattr(ops, "_KERNELS", {})
+    return seen
+
+
 def cases(device):
     import ggc
     import ggc.language as gl
+    import ggc.moe  # noqa: F401 - ggc.moe.fused_moe below
     from ggc import deepgemm
     bf16, f8 = torch.bfloat16, torch.float8_e4m3fn
     a = torch.randn(M, K, device=device).to(bf16)
@@ -117,7 +135,10 @@ def cases(device):
             lambda: torch.ops.ggc.grouped_mm(a, b, offsets),
         "@ggc.jit kernel with an epilogue":
             lambda: routed(a, b, offsets, route, out),
+        f"ggc.moe.fused_moe bf16 (T={MOE_T}, E={MOE_E}, top-{MOE_K})":
+            lambda: ggc.moe.fused_moe(*layer),
     }
+    layer = moe_layer(device)
     peers = {}
     if device == "cuda":
         ends = offsets[1:].contiguous()
@@ -133,6 +154,17 @@ def cases(device):
         except Exception as e:  # noqa: BLE001 - a missing or broken peer is reported
             print(f"deep_gemm not measured: {e}", file=sys.stderr)
     return ggc_cases, peers
+
+
+def moe_layer(device):
+    """A decode-sized layer call's inputs: routing weights and ids as a
+    router gives them (distinct experts per token)."""
+    x = torch.randn(MOE_T, MOE_H, device=device).to(torch.bfloat16)
+    w13 = (torch.randn(MOE_E, 2 * MOE_I, MOE_H, device=device) / MOE_H ** 0.5).to(torch.bfloat16)
+    w2 = (torch.randn(MOE_E, MOE_H, MOE_I, device=device) / MOE_I ** 0.5).to(torch.bfloat16)
+    weights = torch.rand(MOE_T, MOE_K, device=device).softmax(-1)
+    ids = torch.stack([torch.randperm(MOE_E)[:MOE_K] for _ in range(MOE_T)]).to(device)
+    return x, w13, w2, weights, ids.to(torch.int32)
 
 
 def per_call_us(fn, calls, device):
@@ -168,13 +200,13 @@ def main():
         install_stub()
     ggc_cases, peers = cases(device)
     results = {}
-    print(f"{'case':44} {'host us/call':>12} {'GPU us/call':>12}")
+    print(f"{'case':48} {'host us/call':>12} {'GPU us/call':>12}")
     for label, fn in {**ggc_cases, **peers}.items():
         runs = [per_call_us(fn, args.calls, device) for _ in range(args.repeats)]
         host, gpu = min(runs, key=lambda r: r[0])
         results[label] = {"host_us": host, "gpu_us": gpu}
         note = "" if gpu is None or host > gpu else "  (GPU-bound: host time is a bound)"
-        print(f"{label:44} {host:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}{note}",
+        print(f"{label:48} {host:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}{note}",
               flush=True)
         if args.profile and label in ggc_cases:
             profile = cProfile.Profile()

@@ -260,6 +260,46 @@ def _group_tensor(name: str, t, numel: int) -> None:
              f"{name} must be a contiguous [{numel}] tensor, got shape {list(t.shape)}")
 
 
+_CHECKED = {}  # a call's signature -> what its checks found (_checked)
+_MAX_CHECKED = 512
+
+
+def _checked(what: str, tensors, options, check):
+    """check() (the argument checks and translation of one call), once per
+    signature: the tensors' type, dtype, shape, strides and device (all the
+    checks read) and the options (recipes, flags). check returns (what the
+    call needs, whether that holds for every call of the signature: not
+    when it holds a copy made for this call). Nothing is kept while
+    torch.compile traces or a dispatch mode runs (symbolic sizes)."""
+    bridge = ops._torch_ops
+    key = None
+    if bridge is not None and not bridge.tracing():
+        try:
+            key = (what, tuple([(type(t), t.dtype, t.shape, t.stride(), t.device)
+                                for t in tensors]), options)
+            found = _CHECKED.get(key)
+        except (AttributeError, TypeError):  # not tensors, or an unhashable recipe
+            key = found = None
+        if found is not None:
+            return found
+    found, keep = check()
+    if key is not None and keep:
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return found
+
+
+def _kept_scales(m: int, scales, sx, sw, x, w):
+    """An FP8 call's translation as _checked keeps it: (M, a's scale, its
+    kind, b's scale, its kind, whether x and w are contiguous), a scale
+    None where it is the call's own tensor; kept when neither was copied."""
+    a_scale, a_kind, b_scale, b_kind = scales
+    found = (m, None if a_scale is sx else a_scale, a_kind, None if b_scale is sw else b_scale,
+             b_kind, x.is_contiguous() and w.is_contiguous())
+    return found, found[1] is None and found[3] is None
+
+
 def _psum_to_m_indices(psum, m: int):
     """DeepGEMM's psum layout (`psum[g]`: the end of group g; group g starts at
     `align(psum[g-1], 128)`) as ggc's padded layout: each row's group, -1 in
@@ -274,13 +314,13 @@ def _psum_to_m_indices(psum, m: int):
     return torch.where(inside, group, -1).to(torch.int32)
 
 
-def _m_indices(grouped_layout, m: int, g: int, use_psum_layout: bool, expected_m) -> object:
+def _check_grouped_layout(grouped_layout, m: int, g: int, use_psum_layout: bool,
+                          expected_m) -> None:
     if use_psum_layout:
         _group_tensor("grouped_layout (psum layout)", grouped_layout, g)
-        return _psum_to_m_indices(grouped_layout, m)
+        return
     _require(expected_m is None, "expected_m_for_psum_layout goes with use_psum_layout=True")
     _group_tensor("grouped_layout (m_indices)", grouped_layout, m)
-    return grouped_layout
 
 
 # ---------------------------------------------------------------------------
@@ -302,13 +342,25 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     .. psum[g]`), which ggc turns into m_indices on the device first.
     -> `ggc.ops.grouped_gemm(x, w, m_indices=..., a_scale, b_scale, out=d)`."""
     (x, sx), (w, sw) = a, b
-    g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
-    m_indices = _m_indices(grouped_layout, m, g, use_psum_layout, expected_m_for_psum_layout)
-    scales = _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b)
+
+    def check():
+        g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
+        _check_grouped_layout(grouped_layout, m, g, use_psum_layout,
+                              expected_m_for_psum_layout)
+        return _kept_scales(m, _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b),
+                            sx, sw, x, w)
+
+    m, a_scale, a_kind, b_scale, b_kind, as_given = _checked(
+        "fp8 contiguous", (x, sx, w, sw, d, grouped_layout),
+        (recipe, recipe_a, recipe_b, use_psum_layout, expected_m_for_psum_layout), check)
     if m == 0:  # DeepGEMM does nothing either
         return
-    ops.grouped_gemm(x.contiguous(), w.contiguous(), m_indices=m_indices, a_scale=scales[0],
-                     a_scale_kind=scales[1], b_scale=scales[2], b_scale_kind=scales[3], out=d)
+    m_indices = _psum_to_m_indices(grouped_layout, m) if use_psum_layout else grouped_layout
+    if not as_given:
+        x, w = x.contiguous(), w.contiguous()
+    ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=sx if a_scale is None else a_scale,
+                     a_scale_kind=a_kind, b_scale=sw if b_scale is None else b_scale,
+                     b_scale_kind=b_kind, out=d)
 
 
 def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None,
@@ -320,13 +372,22 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     bf16, masked_m [G] int32 on the device, expected_m a host hint (> 0).
     -> `ggc.ops.grouped_gemm(x, w, masked_m=..., expected_m=..., out=d)`."""
     (x, sx), (w, sw) = a, b
-    g, m, n, k = _check_operands(x, w, d, masked=True, fp8=True)
-    _group_tensor("masked_m", masked_m, g)
-    expected_m = _positive_hint(expected_m, m)
-    scales = _scales(sx, sw, g, m, n, k, g, recipe, recipe_a, recipe_b)
-    ops.grouped_gemm(x.contiguous(), w.contiguous(), masked_m=masked_m,
-                     expected_m=expected_m, a_scale=scales[0], a_scale_kind=scales[1],
-                     b_scale=scales[2], b_scale_kind=scales[3], out=d)
+
+    def check():
+        g, m, n, k = _check_operands(x, w, d, masked=True, fp8=True)
+        _group_tensor("masked_m", masked_m, g)
+        _positive_hint(expected_m, m)
+        return _kept_scales(m, _scales(sx, sw, g, m, n, k, g, recipe, recipe_a, recipe_b),
+                            sx, sw, x, w)
+
+    m, a_scale, a_kind, b_scale, b_kind, as_given = _checked(
+        "fp8 masked", (x, sx, w, sw, d, masked_m), (recipe, recipe_a, recipe_b), check)
+    expected_m = _positive_hint(expected_m, m)  # a value: checked on every call
+    if not as_given:
+        x, w = x.contiguous(), w.contiguous()
+    ops.grouped_gemm(x, w, masked_m=masked_m, expected_m=expected_m,
+                     a_scale=sx if a_scale is None else a_scale, a_scale_kind=a_kind,
+                     b_scale=sw if b_scale is None else b_scale, b_scale_kind=b_kind, out=d)
 
 
 def _bf16_weights(b) -> Tuple[object, str]:
@@ -344,10 +405,17 @@ def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims: st
     """DeepGEMM's `m_grouped_bf16_gemm_nt_contiguous`: as the FP8 call, with
     a [M, K], b [G, N, K] (K-major, or MN-major) and d [M, N] all bf16, no
     scales. -> `ggc.ops.grouped_gemm(a, b, m_indices=..., b_layout=..., out=d)`."""
-    g, m, n, k = _check_operands(a, b, d, masked=False, fp8=False)
-    m_indices = _m_indices(grouped_layout, m, g, use_psum_layout, expected_m_for_psum_layout)
+    def check():
+        g, m, n, k = _check_operands(a, b, d, masked=False, fp8=False)
+        _check_grouped_layout(grouped_layout, m, g, use_psum_layout,
+                              expected_m_for_psum_layout)
+        return m, True
+
+    m = _checked("bf16 contiguous", (a, b, d, grouped_layout),
+                 (use_psum_layout, expected_m_for_psum_layout), check)
     if m == 0:
         return
+    m_indices = _psum_to_m_indices(grouped_layout, m) if use_psum_layout else grouped_layout
     w, b_layout = _bf16_weights(b)
     ops.grouped_gemm(a.contiguous(), w, m_indices=m_indices, b_layout=b_layout, out=d)
 
@@ -357,9 +425,13 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
     """DeepGEMM's `m_grouped_bf16_gemm_nt_masked`: as the FP8 call, with
     a [G, M_max, K], b [G, N, K] and d [G, M_max, N] all bf16, no scales.
     -> `ggc.ops.grouped_gemm(a, b, masked_m=..., expected_m=..., out=d)`."""
-    g, m, n, k = _check_operands(a, b, d, masked=True, fp8=False)
-    _group_tensor("masked_m", masked_m, g)
-    expected_m = _positive_hint(expected_m, m)
+    def check():
+        g, m, n, k = _check_operands(a, b, d, masked=True, fp8=False)
+        _group_tensor("masked_m", masked_m, g)
+        return m, True
+
+    expected_m = _positive_hint(expected_m, _checked("bf16 masked", (a, b, d, masked_m), (),
+                                                     check))
     w, b_layout = _bf16_weights(b)
     ops.grouped_gemm(a.contiguous(), w, masked_m=masked_m, expected_m=expected_m,
                      b_layout=b_layout, out=d)

@@ -25,7 +25,6 @@ groups split the tokens, which are the reduction there).
 from __future__ import annotations
 
 import ast
-import contextlib
 import hashlib
 import re
 import sys
@@ -52,17 +51,20 @@ _TAGS = tuple(getattr(torch.Tag, t) for t in ("needs_exact_strides",) if hasattr
 _state = threading.local()
 
 
-@contextlib.contextmanager
-def _op_body():
+class _op_body:  # noqa: N801 - used as `with _op_body():`, as the function it was
     """Inside an op's body (real or fake) calls run directly: going through
     the op again would recurse (torch >= 2.12 says is_compiling() while
-    running fake implementations)."""
-    previous = getattr(_state, "inside", False)
-    _state.inside = True
-    try:
-        yield
-    finally:
-        _state.inside = previous
+    running fake implementations). A class, not a contextlib generator:
+    it is entered on every eager op call, and costs a third as much."""
+
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = getattr(_state, "inside", False)
+        _state.inside = True
+
+    def __exit__(self, *exc):
+        _state.inside = self.previous
 
 
 def without_data(tensors) -> bool:
@@ -94,6 +96,56 @@ def wants_op(tensors, grad: bool = False) -> bool:
         return True
     return grad and torch.is_grad_enabled() and any(
         isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+
+# ---------------------------------------------------------------------------
+# The eager path of every op: plain kernels, no custom_op wrappers
+# ---------------------------------------------------------------------------
+
+# torch.library.custom_op's eager call is a Python autograd kernel that
+# redispatches to a Python backend wrapper (torch._disable_dynamo, an
+# aliasing check), 6-10 us per call before the body runs. Each op below
+# keeps its custom_op (schema, fake, autograd formula, what torch.compile
+# and opcheck know), and gets plain kernels on the CPU and CUDA keys plus a
+# kernel on AutogradCPU/AutogradCUDA (which win over custom_op's Autograd
+# and CompositeExplicitAutograd registrations for these devices) that runs
+# the body directly when nothing else is to be done: no input needs a
+# gradient, and below autograd there is nothing but the backend
+# (ADInplaceOrView's only work here, the version bump of mutated
+# arguments, is done in its place). Anything else (a gradient, a dispatch
+# mode or tensor subclass: the Python key, functionalization, neg/conj
+# views) takes custom_op's own autograd kernel, as before.
+_LIBS = []
+_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+_DIRECT = frozenset(
+    (torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, backend)) | extra).raw_repr()
+    for backend in ("CPU", "CUDA")
+    for extra in (torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView),
+                  torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)))
+
+
+def lean_eager(op, body, mutated=()) -> None:
+    """Registers `body` (the custom_op `op`'s eager implementation) as
+    described above; `mutated`: positions of the arguments it writes."""
+    from torch._library.autograd import make_autograd_impl
+    full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
+    any_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
+    bump = torch._C._increment_version
+
+    def autograd(keyset, *args, **kwargs):
+        if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT and not (
+                grad_enabled() and any_grad(*args, **kwargs)):
+            if mutated:
+                bump([args[i] for i in mutated])
+            return body(*args, **kwargs)
+        return full(keyset, *args, **kwargs)
+
+    lib = torch.library.Library(op._namespace, "FRAGMENT")
+    for key in ("CPU", "CUDA"):
+        lib.impl(op._name, body, key)
+    for key in ("AutogradCPU", "AutogradCUDA"):
+        lib.impl(op._name, autograd, key, with_keyset=True)
+    _LIBS.append(lib)  # a Library's registrations last as long as it does
 
 
 # ---------------------------------------------------------------------------
@@ -136,6 +188,8 @@ grouped_gemm_op.register_fake(_grouped_gemm)
 grouped_gemm_out_op = torch.library.custom_op("ggc::grouped_gemm_out", _grouped_gemm_out,
                                               mutates_args=("out",), tags=_TAGS)
 grouped_gemm_out_op.register_fake(_grouped_gemm_out)
+lean_eager(grouped_gemm_op, _grouped_gemm)
+lean_eager(grouped_gemm_out_op, _grouped_gemm_out, mutated=(2,))
 
 
 def call_grouped_gemm(a, b, *, out=None, out_dtype=None, **kwargs):
@@ -245,6 +299,7 @@ def _register_jit_op(fn) -> str:
         op = torch.library.custom_op(f"ggc::{name}", body, mutates_args=tuple(mutated),
                                      schema=f"({', '.join(params)}) -> ()", tags=_TAGS)
         op.register_fake(body)
+        lean_eager(op, body, mutated=[fn.tensor_params.index(p) for p in mutated])
         _jit_ops[name] = fn
         fn._torch_op = name
     return name
@@ -348,13 +403,38 @@ def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
                          f"{sorted(map(str, devices))}")
 
 
-@torch.library.custom_op("ggc::grouped_mm", mutates_args=())
-def grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+_MM_CHECKED = {}  # signatures of (x, w, offsets) that passed _check -> all contiguous
+
+
+def _mm_checked(x: Tensor, w: Tensor, offsets: Tensor) -> bool:
+    """_check, once per signature (type, dtype, shape, strides, device of
+    each: all it reads); whether all three are contiguous."""
+    try:
+        key = tuple([(type(t), t.dtype, t.shape, t.stride(), t.device)
+                     for t in (x, w, offsets)])
+        contiguous = _MM_CHECKED.get(key)
+    except (AttributeError, TypeError):  # not tensors, or symbolic sizes
+        key = contiguous = None
+    if contiguous is None:
+        _check(x, w, offsets)
+        contiguous = x.is_contiguous() and w.is_contiguous() and offsets.is_contiguous()
+        if key is not None:
+            if len(_MM_CHECKED) >= 512:
+                _MM_CHECKED.clear()
+            _MM_CHECKED[key] = contiguous
+    return contiguous
+
+
+def _grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     """y[rows of g] = x[rows of g] @ w[g]^T for contiguous groups."""
-    _check(x, w, offsets)
+    if not _mm_checked(x, w, offsets):
+        x, w, offsets = x.contiguous(), w.contiguous(), offsets.contiguous()
     with _op_body():
-        return grouped_gemm(x.contiguous(), w.contiguous(), offsets=offsets.contiguous(),
-                            out_dtype=x.dtype)
+        return grouped_gemm(x, w, offsets=offsets, out_dtype=x.dtype)
+
+
+grouped_mm = torch.library.custom_op("ggc::grouped_mm", _grouped_mm, mutates_args=())
+lean_eager(grouped_mm, _grouped_mm)
 
 
 @grouped_mm.register_fake
@@ -363,13 +443,17 @@ def _(x, w, offsets):
     return x.new_empty(x.shape[0], w.shape[1])
 
 
-@torch.library.custom_op("ggc::grouped_mm_grad_x", mutates_args=())
-def grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
-                      offsets: torch.Tensor) -> torch.Tensor:
+def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
+                       offsets: torch.Tensor) -> torch.Tensor:
     # w [G, N, K] read as the "kn" form of a product over N.
     with _op_body():
         return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
                             b_layout="kn", out_dtype=grad_y.dtype)
+
+
+grouped_mm_grad_x = torch.library.custom_op("ggc::grouped_mm_grad_x", _grouped_mm_grad_x,
+                                            mutates_args=())
+lean_eager(grouped_mm_grad_x, _grouped_mm_grad_x)
 
 
 @grouped_mm_grad_x.register_fake
@@ -377,13 +461,17 @@ def _(grad_y, w, offsets):
     return grad_y.new_empty(grad_y.shape[0], w.shape[2])
 
 
-@torch.library.custom_op("ggc::grouped_mm_grad_w", mutates_args=())
-def grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
-                      offsets: torch.Tensor) -> torch.Tensor:
+def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
+                       offsets: torch.Tensor) -> torch.Tensor:
     # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
     with _op_body():
         return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
                             out_dtype=torch.float32)
+
+
+grouped_mm_grad_w = torch.library.custom_op("ggc::grouped_mm_grad_w", _grouped_mm_grad_w,
+                                            mutates_args=())
+lean_eager(grouped_mm_grad_w, _grouped_mm_grad_w)
 
 
 @grouped_mm_grad_w.register_fake

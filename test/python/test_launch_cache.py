@@ -29,12 +29,7 @@ G, M, N, K = 2, 64, 128, 128
 @pytest.fixture
 def launches(tmp_path, monkeypatch):
     """Every launch's addresses, in order."""
-    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
-    seen = []
-    host_time.install_stub(monkeypatch.setattr, seen)
-    # Kernels and plans of this test only (the recorder must not outlive it).
-    monkeypatch.setattr(ops, "_PLANS", {})
-    monkeypatch.setattr(ops, "_KERNELS", {})
+    seen = host_time.stub_for_test(monkeypatch, tmp_path / "cache")
     monkeypatch.setattr(routed, "_specialisations", {})
     monkeypatch.setattr(routed, "_plans", {})
     return seen

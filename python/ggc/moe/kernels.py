@@ -50,6 +50,7 @@ def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
 moe_down_op = torch.library.custom_op("ggc::moe_down", _down, mutates_args=(),
                                       tags=torch_ops._TAGS)
 moe_down_op.register_fake(_down)
+torch_ops.lean_eager(moe_down_op, _down)
 
 
 def _setup_context(ctx, inputs, output):

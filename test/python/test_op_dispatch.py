@@ -1,0 +1,203 @@
+"""The eager path of ggc's torch ops (torch_ops.lean_eager) and the
+per-signature checks of grouped_mm and the DeepGEMM drop-ins change no
+behaviour: a plain eager call runs the op's body directly, and everything
+else (inputs that need a gradient, dispatch modes, fake tensors, tensors
+whose dispatch keys ask for more than the backend) still takes the custom
+op's own path; a call unlike a checked one gets its error.
+
+CPU tensors stand in for CUDA ones and launches are recorded, as in
+benchmarks/host_time.py --stub."""
+
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import host_time  # noqa: E402
+
+import ggc  # noqa: E402
+import ggc.moe  # noqa: E402,F401
+from ggc import deepgemm as dg, ops, torch_ops  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+BF16, I32 = torch.bfloat16, torch.int32
+G, M, N, K = 2, 64, 128, 128
+OPS = ("grouped_gemm", "grouped_gemm_out", "grouped_mm", "grouped_mm_grad_x",
+       "grouped_mm_grad_w", "moe_down")
+
+
+@pytest.fixture
+def launches(tmp_path, monkeypatch):
+    seen = host_time.stub_for_test(monkeypatch, tmp_path / "cache")
+    monkeypatch.setattr(torch_ops, "_MM_CHECKED", {})
+    torch._dynamo.reset()
+    return seen
+
+
+def operands(**changes):
+    t = dict(a=torch.randn(M, K).to(BF16), b=torch.randn(G, N, K).to(BF16),
+             offsets=torch.tensor([0, 30, M], dtype=I32))
+    t.update(changes)
+    return t
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_every_op_has_its_eager_kernels_and_keeps_the_custom_op_ones(name):
+    qualified = f"ggc::{name}"
+    for key in ("CPU", "CUDA", "AutogradCPU", "AutogradCUDA", "Meta", "Autograd",
+                "CompositeExplicitAutograd"):
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key), key
+
+
+def test_a_plain_call_runs_the_body_directly(launches):
+    t = operands()
+    y = torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"])
+    assert y.shape == (M, N) and y.dtype == BF16 and y.grad_fn is None
+    assert launches[-1][:3] == [t[n].data_ptr() for n in ("a", "b", "offsets")]
+    assert launches[-1][3] == y.data_ptr()
+    y = torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+    assert launches[-1][3] == y.data_ptr() and len(launches) == 2
+
+
+def test_inputs_that_need_a_gradient_go_through_autograd(launches):
+    t = operands(a=torch.randn(M, K).to(BF16).requires_grad_())
+    for call in (lambda: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"]),
+                 lambda: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])):
+        y = call()
+        assert y.requires_grad and "GeneratedBackwardFor_ggc" in type(y.grad_fn).__name__
+        grad_a, = torch.autograd.grad(y.float().sum(), t["a"])
+        assert grad_a.shape == t["a"].shape
+        with torch.no_grad():
+            assert call().grad_fn is None
+
+
+def test_moe_down_needs_a_gradient_for_its_autograd(launches):
+    a, w = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
+    offsets, route = torch.tensor([0, 30, M], dtype=I32), torch.rand(M, requires_grad=True)
+    y = torch.ops.ggc.moe_down(a, w, offsets, route, None, None)
+    assert "GeneratedBackwardFor_ggc_moe_down" in type(y.grad_fn).__name__
+    assert torch.ops.ggc.moe_down(a, w, offsets, route.detach(), None, None).grad_fn is None
+
+
+def test_a_mutating_op_bumps_the_version_of_what_it_writes(launches):
+    t = operands()
+    out = torch.empty(M, N, dtype=BF16)
+    before = out._version
+    torch.ops.ggc.grouped_gemm_out(t["a"], t["b"], out, offsets=t["offsets"])
+    assert out._version > before and launches[-1][3] == out.data_ptr()
+    # So autograd still sees a tensor it saved being overwritten.
+    x = torch.randn(M, N, requires_grad=True)
+    saved = out.clone()
+    y = (x * saved).sum()
+    torch.ops.ggc.grouped_gemm_out(t["a"], t["b"], saved, offsets=t["offsets"])
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_dispatch_modes_and_fakes_still_see_the_op(launches):
+    t = operands()
+    graph = make_fx(lambda a, b, o: torch.ops.ggc.grouped_gemm(a, b, offsets=o))(
+        t["a"], t["b"], t["offsets"])
+    targets = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
+    assert targets == ["ggc.grouped_gemm.default"]
+    calls = len(launches)
+    with FakeTensorMode():
+        y = torch.ops.ggc.grouped_mm(torch.empty(M, K, dtype=BF16),
+                                     torch.empty(G, N, K, dtype=BF16),
+                                     torch.empty(G + 1, dtype=I32))
+    assert torch_ops.without_data([y]) and len(launches) == calls
+
+
+def test_a_negative_view_is_materialised_before_the_body(launches):
+    """Keys below autograd other than the backend's (here Negative) take
+    the dispatcher's path, which hands the body a plain copy."""
+    t = operands()
+    neg = torch._neg_view(t["a"])
+    torch.ops.ggc.grouped_gemm(neg, t["b"], offsets=t["offsets"])
+    assert launches[-1][0] != t["a"].data_ptr()
+
+
+def test_fullgraph_compile_and_opcheck_still_hold(launches):
+    def step(a, b, offsets):
+        return torch.ops.ggc.grouped_mm(a, b, offsets)
+
+    t = operands()
+    y = torch.compile(step, backend="aot_eager", fullgraph=True)(t["a"], t["b"], t["offsets"])
+    assert y.shape == (M, N)
+    result = torch.library.opcheck(torch.ops.ggc.grouped_mm.default,
+                                   (t["a"], t["b"], t["offsets"]),
+                                   test_utils=("test_schema", "test_autograd_registration",
+                                               "test_faketensor"))
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def test_grouped_mm_checks_a_new_signature_after_a_cached_one(launches):
+    t = operands()
+    torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+    torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+    assert len(torch_ops._MM_CHECKED) == 1
+    with pytest.raises(TypeError, match="offsets must be int32 or int64"):
+        torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"].float())
+    with pytest.raises(ValueError, match=r"offsets must be \[G\+1\] = \[3\]"):
+        torch.ops.ggc.grouped_mm(t["a"], t["b"], torch.tensor([0, M], dtype=I32))
+    # A transposed copy of b: the kernel gets contiguous storage, every call.
+    b_t = t["b"].transpose(1, 2).contiguous().transpose(1, 2)
+    for _ in range(2):
+        torch.ops.ggc.grouped_mm(t["a"], b_t, t["offsets"])
+        assert launches[-1][1] != b_t.data_ptr()
+
+
+class Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, a, b, **kwargs):
+        self.calls.append((a, b, kwargs))
+        return kwargs.get("out")
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    recorder = Recorder()
+    monkeypatch.setattr(ops, "grouped_gemm", recorder)
+    monkeypatch.setattr(dg, "_CHECKED", {})
+    return recorder
+
+
+def fp8_masked(m=128, k=256, n=256, g=2):
+    f8 = torch.float8_e4m3fn
+    x, sx = torch.randn(g, m, k).to(f8), torch.rand(g, m, k // 128)
+    w, sw = torch.randn(g, n, k).to(f8), torch.rand(g, n // 128, k // 128)
+    return (x, sx), (w, sw), torch.empty(g, m, n, dtype=BF16), torch.full((g,), m, dtype=I32)
+
+
+def test_deepgemm_cached_calls_pass_the_new_tensors(recorded):
+    first, second = fp8_masked(), fp8_masked()
+    dg.m_grouped_fp8_gemm_nt_masked(*first, 64)
+    dg.m_grouped_fp8_gemm_nt_masked(*second, 32)
+    assert len(dg._CHECKED) == 1
+    (x, sx), (w, sw), d, masked_m = second
+    a, b, kw = recorded.calls[-1]
+    assert a is x and b is w and kw["a_scale"] is sx and kw["b_scale"] is sw
+    assert kw["out"] is d and kw["masked_m"] is masked_m and kw["expected_m"] == 32
+    with pytest.raises(ValueError, match="expected_m and M must be positive"):
+        dg.m_grouped_fp8_gemm_nt_masked(*second, 0)  # a value: checked every call
+    with pytest.raises(ValueError, match="masked_m must be int32"):
+        dg.m_grouped_fp8_gemm_nt_masked(*second[:3], second[3].long(), 64)
+    assert len(recorded.calls) == 2
+
+
+def test_deepgemm_copied_scales_are_copied_on_every_call(recorded):
+    """A's scales in a layout the kernel cannot read are copied (as
+    DeepGEMM does): a copy belongs to its call, never to the signature."""
+    (x, _), (w, sw), d, masked_m = fp8_masked(m=126)
+    sx = torch.rand(2, 2, 126).transpose(1, 2)  # MN-major, rows not 4-aligned
+    for _ in range(2):
+        dg.m_grouped_fp8_gemm_nt_masked((x, sx), (w, sw), d, masked_m, 64)
+    first, second = (kw["a_scale"] for _, _, kw in recorded.calls)
+    assert first is not sx and second is not sx and first is not second
+    assert torch.equal(second, sx) and not dg._CHECKED

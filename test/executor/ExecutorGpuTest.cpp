@@ -49,6 +49,20 @@ std::vector<float> random(size_t count, float scale, unsigned seed) {
   return v;
 }
 
+/// Scales the 128-column blocks of a [rows, cols] matrix, and its blocks of
+/// `rowsPerBlock` rows, by 1 to 2 in a pattern that differs between
+/// neighbours in both dimensions and between experts. FP8's block scales
+/// then differ: with one scale everywhere (sin data has amax ~1 in every
+/// block), a scale read from the wrong block or transposed would pass.
+std::vector<float> blockVaried(std::vector<float> v, int64_t cols, int64_t rowsPerBlock) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t rowBlock = static_cast<int64_t>(i) / cols / rowsPerBlock;
+    int64_t colBlock = static_cast<int64_t>(i) % cols / 128;
+    v[i] *= 1.0f + 0.25f * static_cast<float>((rowBlock * 3 + colBlock) % 5);
+  }
+  return v;
+}
+
 RoutingDecision ragged(const Problem &p) {
   RoutingDecision r;
   r.numTokens = p.tokens;
@@ -109,8 +123,9 @@ protected:
   /// Runs `algorithm` and checks every row against fp64; returns the output.
   std::vector<float> check(const Problem &p, Algorithm algorithm, double inputEps) {
     DType in = inputType(p.precision), outType = outputType(p.precision);
-    std::vector<float> x = rounded(random(p.tokens * p.k, 1.0f, 1), in);
-    std::vector<float> w = rounded(random(p.experts * p.n * p.k, 1.0f / 16, 2), in);
+    std::vector<float> x = rounded(blockVaried(random(p.tokens * p.k, 1.0f, 1), p.k, 1), in);
+    std::vector<float> w =
+        rounded(blockVaried(random(p.experts * p.n * p.k, 1.0f / 16, 2), p.k, 128), in);
     std::vector<float> b = rounded(random(p.experts * p.n, 0.5f, 3), in);
     std::vector<uint8_t> wBytes = encode(w, in), bBytes = encode(b, in), xBytes = encode(x, in);
     std::vector<const void *> experts, biases;

@@ -257,16 +257,39 @@ TEST(Json, ReadsTheLaunchContract) {
 }
 
 TEST(GgcKernels, EveryPrecisionsSourceCompilesToPtx) {
-  for (Precision p : {Precision::BF16, Precision::FP16, Precision::TF32, Precision::FP8}) {
-    std::string ir = ggckernels::source(p, 4, 384, 256);
-    ggc_options options{};
-    options.emit = "ggk";
-    ggc_result *r = ggc_compile(ir.data(), ir.size(), "test", &options);
-    EXPECT_TRUE(ggc_result_ok(r)) << name(p) << ":\n" << ggc_result_diagnostics(r) << ir;
-    json::Value info = json::parse(ggc_result_kernel_info(r));
-    EXPECT_EQ(info.array.at(0).at("num_groups").integer(), 4);
-    ggc_result_destroy(r);
-  }
+  for (Precision p : {Precision::BF16, Precision::FP16, Precision::TF32, Precision::FP8})
+    for (bool biases : {false, true}) {
+      std::string ir = ggckernels::source(p, 4, 384, 256, biases);
+      ggc_options options{};
+      options.emit = "ggk";
+      ggc_result *r = ggc_compile(ir.data(), ir.size(), "test", &options);
+      EXPECT_TRUE(ggc_result_ok(r)) << name(p) << ":\n" << ggc_result_diagnostics(r) << ir;
+      json::Value info = json::parse(ggc_result_kernel_info(r));
+      EXPECT_EQ(info.array.at(0).at("num_groups").integer(), 4);
+      ggc_result_destroy(r);
+    }
+}
+
+// The bias must reach the f32 accumulator (one rounding of acc + bias), as a
+// [G, N] column vector of the weights' type that the kernel is given.
+TEST(GgcKernels, BiasesJoinTheAccumulatorBeforeRounding) {
+  std::string ir = ggckernels::source(Precision::FP8, 4, 384, 256, true);
+  EXPECT_NE(ir.find("cols(%bias : memref<4x384xbf16>)"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("arith.addf %acc, %bias32 : f32"), std::string::npos) << ir;
+  std::string tf32 = ggckernels::source(Precision::TF32, 4, 384, 256, true);
+  EXPECT_NE(tf32.find("arith.addf %acc, %bias_n : f32"), std::string::npos) << tf32;
+  ggc_options options{};
+  options.emit = "ptx";
+  ggc_result *r = ggc_compile(ir.data(), ir.size(), "test", &options);
+  ASSERT_TRUE(ggc_result_ok(r)) << ggc_result_diagnostics(r);
+  json::Value info = json::parse(ggc_result_kernel_info(r));
+  int pointers = 0;
+  for (const json::Value &p : info.array.at(0).at("params").array)
+    pointers += p.at("kind").text() == "pointer" && p.at("arg").integer() == 4;
+  EXPECT_EQ(pointers, 1) << "the bias (argument 4) is not a kernel parameter";
+  ggc_result_destroy(r);
+  EXPECT_EQ(ggckernels::source(Precision::BF16, 4, 384, 256, false).find("cols("),
+            std::string::npos);
 }
 
 // The PTX of the small kernels, through ptxas when the toolkit is here.

@@ -28,16 +28,28 @@ def ragged_ids(tokens=T):
     return ids
 
 
+def block_scales(amax):
+    """amax / 448 rounded once to f32, as the executor computes it (div.rn on
+    the GPU, float division on the host), and 1 for an all-zero block. Not
+    `amax / 448` on f32 CUDA tensors: torch multiplies by the f32 reciprocal
+    of a Python scalar there, one ulp off in about half the blocks, and
+    bf16 data divided by such a scale lands on e4m3 rounding ties often
+    enough to flip dozens of codes (errors of 4x the bound). In f64 the
+    result rounds to the correctly rounded f32 quotient for every f32 amax:
+    the bits of amax / 7 repeat every 3 places, never near an f32 tie."""
+    scale = (amax.double() / 448).float()
+    scale[scale == 0] = 1
+    return scale
+
+
 def fp8_dequantised(x, w):
     """What the FP8 kernels read: 1x128 token blocks, 128x128 weight blocks."""
     f8 = torch.float8_e4m3fn
-    xb = x.double().view(x.shape[0], -1, 128)
-    xs = (xb.abs().amax(-1, keepdim=True) / 448).float()
-    xs[xs == 0] = 1
-    xq = ((xb.float() / xs).to(f8).float() * xs).view_as(x)
+    xb = x.float().view(x.shape[0], -1, 128)
+    xs = block_scales(xb.abs().amax(-1, keepdim=True))
+    xq = ((xb / xs).to(f8).float() * xs).view_as(x)
     wb = w.float().view(E, N // 128, 128, K // 128, 128)
-    ws = wb.abs().amax(dim=(2, 4), keepdim=True) / 448
-    ws[ws == 0] = 1
+    ws = block_scales(wb.abs().amax(dim=(2, 4), keepdim=True))
     wq = ((wb / ws).to(f8).float() * ws).view_as(w)
     return xq, wq
 

@@ -4,6 +4,11 @@
 // T(W'[K, N]) rows'[K, M]: cuBLAS gets transa = T on W (ld K), transb = N on
 // the rows (ld K) and C = out (ld N), with no copy or transpose.
 //
+// Biases join the sum before its one rounding to the output type: ggc's
+// kernel adds them to the f32 accumulator in its epilogue, and cuBLAS gets
+// C preloaded with each row's bias and beta = 1 (it computes alpha AB + beta
+// C in f32; the bias is exact in C, as it has the output's type).
+//
 //===----------------------------------------------------------------------===//
 #include "State.h"
 #include "GgcKernels.h"
@@ -105,6 +110,27 @@ std::vector<Problem> problems(const GroupedInput &in, const GroupedExpertWeights
   return list;
 }
 
+/// The device copy of expertOfRow, written by prepareInput after tokenOfRow
+/// and assignmentOfRow.
+uint64_t expertOfRowAddress(const GroupedInput &in) {
+  return in.indices.address() + 2 * sizeof(int32_t) * in.numRows();
+}
+
+/// out[r, :] = bias[expert of r, :], for cuBLAS to accumulate onto (beta 1).
+/// Returns beta.
+float preloadBiases(int device, const GroupedInput &in, const GroupedExpertWeights &w,
+                    uint64_t out) {
+  if (!w.hasBiases())
+    return 0.0f;
+  if (w.dtype != outputType(in.precision))
+    throw Error(std::string("ggc executor: cuBLAS adds biases of the output type "
+                            "only, but they are ") + name(w.dtype) + " and the output " +
+                name(outputType(in.precision)));
+  kernels::copyRows(device, in.stream, out, w.biases.address(), 0, expertOfRowAddress(in),
+                    in.numRows(), w.expertDim * dtypeBytes(w.dtype));
+  return 1.0f;
+}
+
 void runCublas(State &state, const ExecutorConfig &config, bool grouped,
                const GroupedInput &in, const GroupedExpertWeights &w, uint64_t out) {
   std::vector<Problem> list = problems(in, w, out);
@@ -112,14 +138,14 @@ void runCublas(State &state, const ExecutorConfig &config, bool grouped,
   cublas::DataType ab = cublasType(w.dtype), c = cublasType(outputType(in.precision));
   cublas::ComputeType compute = computeType(config);
   int n = static_cast<int>(w.expertDim), k = static_cast<int>(w.hiddenDim);
-  float one = 1.0f, zero = 0.0f;
+  float one = 1.0f, beta = preloadBiases(config.device, in, w, out);
   Lease lease(state, in.stream);
   cublas::Handle h = lease.slot().handle;
   if (!grouped) {
     for (const Problem &p : list)
       cublas::check(lib.gemmEx(h, cublas::OpT, cublas::OpN, n, p.m, k, &one,
                                reinterpret_cast<const void *>(p.w), ab, k,
-                               reinterpret_cast<const void *>(p.rows), ab, k, &zero,
+                               reinterpret_cast<const void *>(p.rows), ab, k, &beta,
                                reinterpret_cast<void *>(p.out), c, n, compute,
                                cublas::GemmDefault),
                     "cublasGemmEx");
@@ -135,7 +161,7 @@ void runCublas(State &state, const ExecutorConfig &config, bool grouped,
     ms[i] = list[i].m;
   }
   std::vector<cublas::Operation> ta(count, cublas::OpT), tb(count, cublas::OpN);
-  std::vector<float> alpha(count, 1.0f), beta(count, 0.0f);
+  std::vector<float> alphas(count, 1.0f), betas(count, beta);
   uint64_t device = lease.slot().pointers;
   cuda::check(cuda::api().memcpyHtoDAsync(device, pointers.data(), pointers.size() * 8,
                                           reinterpret_cast<CUstream>(in.stream)),
@@ -143,8 +169,8 @@ void runCublas(State &state, const ExecutorConfig &config, bool grouped,
   auto array = [&](size_t i) { return reinterpret_cast<void *const *>(device + i * count * 8); };
   cublas::check(lib.gemmGroupedBatchedEx(
                     h, ta.data(), tb.data(), ns.data(), ms.data(), ks.data(),
-                    alpha.data(), array(0), ab, ks.data(), array(1), ab, ks.data(),
-                    beta.data(), array(2), c, ns.data(), static_cast<int>(count),
+                    alphas.data(), array(0), ab, ks.data(), array(1), ab, ks.data(),
+                    betas.data(), array(2), c, ns.data(), static_cast<int>(count),
                     sizes.data(), compute),
                 "cublasGemmGroupedBatchedEx");
 }
@@ -164,6 +190,7 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
     o.weights = fp8 ? w.fp8Weights.address() : w.weights.address();
     o.weightScales = w.fp8Scales.address();
     o.offsets = in.offsetsAddress();
+    o.biases = w.biases.address();
     o.out = out;
     o.numRows = in.numRows();
     ggckernels::launch(config_.precision, w.numExperts, w.expertDim, w.hiddenDim,
@@ -171,10 +198,6 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
   } else {
     runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);
   }
-  if (w.hasBiases())
-    kernels::addBias(config_.device, in.stream, out, w.biases.address(),
-                     in.indices.address() + 2 * sizeof(int32_t) * in.numRows(),
-                     in.numRows(), w.expertDim, outputType(config_.precision));
 }
 
 } // namespace ggc::executor

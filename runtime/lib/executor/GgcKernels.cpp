@@ -83,10 +83,10 @@ Compiled compile(const std::string &ir, int numSMs) {
 }
 
 const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
-                         int numSMs) {
+                         bool biases, int numSMs) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Entry>> entries;
-  std::string ir = source(precision, g, n, k);
+  std::string ir = source(precision, g, n, k, biases);
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -121,9 +121,25 @@ int grid(const json::Value &info, int64_t rows) {
   return static_cast<int>(std::min(info.at("max_grid").integer() / cluster * cluster, units));
 }
 
+/// The epilogue that adds expert g's bias to the f32 accumulator, so that
+/// the sum is rounded to the output type once (adding it to the rounded
+/// output would round twice, and lose the cancelled bits of acc + bias).
+std::string biasEpilogue(const std::string &biasType) {
+  std::string text = "epilogue {\n  ^bb0(%acc: f32, %bias_n: " + biasType +
+                     ", %g: index):\n";
+  std::string bias = "%bias_n";
+  if (biasType != "f32") {
+    text += "    %bias32 = arith.extf %bias_n : " + biasType + " to f32\n";
+    bias = "%bias32";
+  }
+  return text + "    %sum = arith.addf %acc, " + bias +
+         " : f32\n    gg.yield %sum : f32\n  }";
+}
+
 } // namespace
 
-std::string source(Precision precision, int64_t g, int64_t n, int64_t k) {
+std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
+                   bool biases) {
   bool fp8 = precision == Precision::FP8;
   std::string a = fp8 ? "f8E4M3FN" : irType(inputType(precision));
   std::string out = irType(outputType(precision));
@@ -135,27 +151,38 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k) {
   std::string asType = "memref<?x" + std::to_string(ceilDiv(k, 128)) + "xf32>";
   std::string bsType = "memref<" + G + "x" + std::to_string(ceilDiv(n, 128)) + "x" +
                        std::to_string(ceilDiv(k, 128)) + "xf32>";
+  // The biases come in the weights' type (bf16 for FP8's bf16 weights).
+  std::string biasType = irType(inputType(precision));
+  std::string cType = "memref<" + G + "x" + N + "x" + biasType + ">";
   std::string ir = "func.func @ggc_executor(%a: " + aType;
   if (fp8)
     ir += ", %as: " + asType;
   ir += ", %b: " + bType;
   if (fp8)
     ir += ", %bs: " + bsType;
-  ir += ", %offs: " + oType + ", %y: " + yType + ") {\n";
+  ir += ", %offs: " + oType;
+  if (biases)
+    ir += ", %bias: " + cType;
+  ir += ", %y: " + yType + ") {\n";
   ir += "  gg.grouped_matmul contiguous a(%a : " + aType + ") b(%b : " + bType +
         ")\n      groups(%offs : " + oType + ")";
   if (fp8)
     ir += "\n      a_scale(%as : " + asType + ", <block 1x128>) b_scale(%bs : " +
           bsType + ", <block 128x128>)";
   ir += " out(%y : " + yType + ")";
+  if (biases)
+    ir += " cols(%bias : " + cType + ")";
   if (precision == Precision::TF32)
     ir += " {tf32}";
+  if (biases)
+    ir += " " + biasEpilogue(biasType);
   return ir + "\n  return\n}\n";
 }
 
 void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
             int device, const Operands &o, uint64_t stream) {
-  const Compiled &c = compiled(precision, g, n, k, numSMs);
+  bool biases = o.biases != 0;
+  const Compiled &c = compiled(precision, g, n, k, biases, numSMs);
   if (o.numRows == 0)
     return; // no rows: nothing to compute, nothing to write
   int64_t m = o.numRows;
@@ -171,6 +198,8 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
   if (precision == Precision::FP8)
     args.push_back({o.weightScales, {g, ceilDiv(n, 128), ceilDiv(k, 128)}});
   args.push_back({o.offsets, {g + 1}});
+  if (biases)
+    args.push_back({o.biases, {g, n}});
   args.push_back({o.out, {m, n}});
   std::vector<runtime::KernelArg> launchArgs;
   for (const json::Value &p : c.info.at("params").array) {

@@ -10,18 +10,21 @@ namespace ggc::executor::ggckernels {
 
 /// The gg function the executor compiles for `precision` with G experts of
 /// [N, K] weights: a contiguous grouped matmul over CSR offsets, FP8 with
-/// 1x128 scales on the tokens and 128x128 on the weights.
-std::string source(Precision precision, int64_t g, int64_t n, int64_t k);
+/// 1x128 scales on the tokens and 128x128 on the weights; with `biases`, a
+/// [G, N] bias of the weights' type added to the f32 accumulator.
+std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
+                   bool biases);
 
 /// The device addresses of one launch, in the gg function's argument order.
 struct Operands {
   uint64_t rows = 0, rowScales = 0, weights = 0, weightScales = 0, offsets = 0,
-           out = 0;
+           biases = 0 /* none */, out = 0;
   int64_t numRows = 0;
 };
 
-/// Compiles on first use (once per precision and shape, shared by threads;
-/// a failure is kept and rethrown) and launches on `stream`.
+/// Compiles on first use (once per precision, shape and with or without
+/// biases, shared by threads; a failure is kept and rethrown) and launches
+/// on `stream`.
 void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
             int device, const Operands &operands, uint64_t stream);
 

@@ -68,71 +68,11 @@ DONE:
 }
 )";
 
-const char *kBiasTemplate = R"(
-.visible .entry ggc_add_bias_TYPE(.param .u64 out, .param .u64 bias,
-    .param .u64 expert_of_row, .param .u64 cols)
-{
-  .reg .pred %p<2>;
-  .reg .b16 %h<4>;
-  .reg .b32 %r<8>;
-  .reg .f32 %f<4>;
-  .reg .b64 %rd<16>;
-  ld.param.u64 %rd1, [out];
-  ld.param.u64 %rd2, [bias];
-  ld.param.u64 %rd3, [expert_of_row];
-  ld.param.u64 %rd4, [cols];
-  mov.u32 %r1, %ctaid.x;
-  mad.wide.u32 %rd5, %r1, 4, %rd3;
-  ld.global.s32 %r2, [%rd5];
-  cvt.s64.s32 %rd6, %r2;
-  cvt.u64.u32 %rd7, %r1;
-  mul.lo.u64 %rd7, %rd7, %rd4;
-  mad.lo.u64 %rd7, %rd7, SIZE, %rd1;
-  mul.lo.u64 %rd8, %rd6, %rd4;
-  mad.lo.u64 %rd8, %rd8, SIZE, %rd2;
-  mov.u32 %r3, %tid.x;
-  cvt.u64.u32 %rd9, %r3;
-LOOP:
-  setp.ge.u64 %p1, %rd9, %rd4;
-  @%p1 bra DONE;
-  mad.lo.u64 %rd10, %rd9, SIZE, %rd7;
-  mad.lo.u64 %rd11, %rd9, SIZE, %rd8;
-  ADD
-  add.u64 %rd9, %rd9, THREADS;
-  bra LOOP;
-DONE:
-  ret;
-}
-)";
-
 const char *kHeader = ".version 8.0\n.target TARGET\n.address_size 64\n";
 
 std::string copyEntry(int unit, const std::string &move) {
   std::string text = replaceAll(kCopyTemplate, "UNIT", std::to_string(unit));
   return replaceAll(text, "MOVE", move);
-}
-
-// bf16 <-> f32 by shifts: cvt.f32.bf16 needs sm_90, and the cuBLAS
-// algorithms also run on Ampere.
-std::string biasEntry(const std::string &type, int size) {
-  std::string add;
-  if (type == "f32")
-    add = "ld.global.f32 %f1, [%rd10];\n  ld.global.f32 %f2, [%rd11];\n"
-          "  add.f32 %f3, %f1, %f2;\n  st.global.f32 [%rd10], %f3;";
-  else if (type == "f16")
-    add = "ld.global.b16 %h1, [%rd10];\n  ld.global.b16 %h2, [%rd11];\n"
-          "  cvt.f32.f16 %f1, %h1;\n  cvt.f32.f16 %f2, %h2;\n"
-          "  add.f32 %f3, %f1, %f2;\n  cvt.rn.f16.f32 %h3, %f3;\n"
-          "  st.global.b16 [%rd10], %h3;";
-  else
-    add = "ld.global.b16 %h1, [%rd10];\n  ld.global.b16 %h2, [%rd11];\n"
-          "  cvt.u32.u16 %r4, %h1;\n  shl.b32 %r4, %r4, 16;\n  mov.b32 %f1, %r4;\n"
-          "  cvt.u32.u16 %r5, %h2;\n  shl.b32 %r5, %r5, 16;\n  mov.b32 %f2, %r5;\n"
-          "  add.f32 %f3, %f1, %f2;\n  cvt.rn.bf16.f32 %h3, %f3;\n"
-          "  st.global.b16 [%rd10], %h3;";
-  std::string text = replaceAll(kBiasTemplate, "TYPE", type);
-  text = replaceAll(text, "SIZE", std::to_string(size));
-  return replaceAll(text, "ADD", add);
 }
 
 // One warp per (row, 128-column block); a lane holds 4 columns. The scale
@@ -249,7 +189,6 @@ const std::string &copyModule() {
     t += copyEntry(4, "ld.global.u32 %r4, [%rd13];\n  st.global.u32 [%rd14], %r4;");
     t += copyEntry(16, "ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd13];\n"
                        "  st.global.v4.u32 [%rd14], {%r4, %r5, %r6, %r7};");
-    t += biasEntry("f32", 4) + biasEntry("f16", 2) + biasEntry("bf16", 2);
     return withThreads(t);
   }();
   return text;
@@ -276,19 +215,6 @@ void copyRows(int device, uint64_t stream, uint64_t dst, uint64_t src,
       .launch(static_cast<int>(rows),
               {word(dst), word(src), word(dstIndex), word(srcIndex),
                word(static_cast<uint64_t>(rowBytes / unit))},
-              stream, device);
-}
-
-void addBias(int device, uint64_t stream, uint64_t out, uint64_t bias,
-             uint64_t expertOfRow, int64_t rows, int64_t cols, DType dtype) {
-  if (rows == 0)
-    return;
-  if (dtype == DType::F8E4M3)
-    throw Error("ggc executor: biases are added to f32, f16 or bf16 outputs only");
-  kernel(copyModule(), std::string("ggc_add_bias_") + name(dtype), kThreads)
-      .launch(static_cast<int>(rows),
-              {word(out), word(bias), word(expertOfRow),
-               word(static_cast<uint64_t>(cols))},
               stream, device);
 }
 

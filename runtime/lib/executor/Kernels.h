@@ -1,8 +1,9 @@
 //===- Kernels.h - the executor's small kernels (PTX) -----------*- C++ -*-===//
 //
-// Gathering rows, scattering them back, adding biases and quantising
-// activations to FP8 are memory-bound loops; they are written as PTX text
-// here and JIT-compiled by the driver, so the build needs no CUDA compiler.
+// Gathering rows, scattering them back (and broadcasting biases for cuBLAS)
+// and quantising activations to FP8 are memory-bound loops; they are
+// written as PTX text here and JIT-compiled by the driver, so the build
+// needs no CUDA compiler.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_EXECUTOR_KERNELS_H
@@ -15,7 +16,7 @@
 namespace ggc::executor::kernels {
 
 /// The PTX modules, for launching and for checking with ptxas.
-const std::string &copyModule();  ///< ggc_copy_rows_{1,2,4,16}, ggc_add_bias_{f32,f16,bf16}
+const std::string &copyModule();  ///< ggc_copy_rows_{1,2,4,16}
 const std::string &fp8Module();   ///< ggc_quantize_rows_1x128 (sm_90)
 
 /// dst[dstIndex ? dstIndex[r] : r] = src[srcIndex ? srcIndex[r] : r] for r
@@ -23,9 +24,6 @@ const std::string &fp8Module();   ///< ggc_quantize_rows_1x128 (sm_90)
 void copyRows(int device, uint64_t stream, uint64_t dst, uint64_t src,
               uint64_t dstIndex, uint64_t srcIndex, int64_t rows,
               int64_t rowBytes);
-/// out[r, :] += bias[expertOfRow[r], :] in `dtype` (FP32 arithmetic).
-void addBias(int device, uint64_t stream, uint64_t out, uint64_t bias,
-             uint64_t expertOfRow, int64_t rows, int64_t cols, DType dtype);
 /// bf16 rows [rows, k] (k % 128 == 0) to e4m3 with one f32 scale per row
 /// and 128 columns (amax / 448): fp8 [rows, k], scales [rows, k / 128].
 void quantizeRows(int device, uint64_t stream, uint64_t fp8, uint64_t scales,

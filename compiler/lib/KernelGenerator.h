@@ -184,7 +184,8 @@ private:
   /// partial tile may load fewer of A's rows (gg-plan-overfetch's granule).
   void loadATile(const Tile &t, Value stage, Value full, Value k,
                  int64_t aScaleBytes);
-  /// B's, multicast to the cluster's CTAs when there is a cluster.
+  /// B's, multicast to the cluster's CTAs when there is a cluster
+  /// (ggk.load_b_tile).
   void loadBTile(const Tile &t, Value stage, Value full, Value k);
 
   // Shared memory.
@@ -201,11 +202,9 @@ private:
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
   /// The consumers are done reading `stage`: its producer (and, in a
-  /// cluster, the peer's, which multicasts into it) may refill it.
+  /// cluster, the peer's, which multicasts into it) may refill it
+  /// (ggk.release_stage).
   void releaseStage(Value stage);
-  /// `localAddress` in this CTA's shared memory, as an address in the
-  /// shared memory of cluster CTA `rank`.
-  Value clusterAddress(Value localAddress, Value rank);
 
   /// Where a consumer thread's accumulator fragment lies in the tile.
   struct Fragment {

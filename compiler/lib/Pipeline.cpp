@@ -125,6 +125,7 @@ LogicalResult lowerToKernel(CompileState &state) {
 LogicalResult lowerKernelOps(CompileState &state) {
   return runPasses(state, [](OpPassManager &pm) {
     pm.addPass(createSplitPartialLoads());
+    pm.addPass(createMulticast());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
     pm.addPass(createSkipIdleWarpgroups());
@@ -299,7 +300,8 @@ const Stage kStages[] = {
              "(gg-lower-to-nvvm)"},
      lowerToKernel, printModule},
     {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
-              "flow (ggk-split-partial-loads, ggk-prepare-operands, "
+              "flow (ggk-split-partial-loads, ggk-multicast, "
+              "ggk-prepare-operands, "
               "ggk-lower-store-pool, ggk-skip-idle-warpgroups, "
               "ggk-lower-tile-schedule)"},
      lowerKernelOps, printModule},

@@ -64,51 +64,14 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
 
 void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
                                 Value k) {
-  int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-  Value n0 = b.mul(t.nBlock, b.c32(p.blockN));
-  // In a cluster, each CTA loads its share of the B tile and
-  // multicasts it to the same place in every CTA of the cluster.
-  auto loadB = [&](Value dst, ArrayRef<Value> coords) {
-    // gg-schedule-groups' L2 policy for B.
-    Value bHint = p.bCachePolicy ? b.c64(p.bCachePolicy) : Value();
-    if (p.cluster == 1) {
-      b.tmaLoad(dst, tensorMapB, coords, full, bHint);
-      return;
-    }
-    SmallVector<Value> coords32;
-    for (Value c : coords)
-      coords32.push_back(b.toI32(c));
-    b.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
-        clusterAddress(dst, clusterRank), tensorMapB, coords32, full,
-        ValueRange{}, b.create<arith::ConstantIntOp>(b.getI16Type(),
-                                                     (1 << p.cluster) - 1),
-        bHint, NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-        NVVM::CTAGroupKindAttr(), Value());
-  };
-  if (p.bMNMajor) {
-    // N-major B: one [BK, 64] box per 64 columns, each its own
-    // 128B-swizzled block of BK rows; a cluster CTA loads its half.
-    int64_t chunks = p.blockN / chunk / p.cluster;
-    for (int64_t jj = 0; jj < chunks; ++jj) {
-      Value j = b.add(b.mul(clusterRank, b.c32(chunks)), b.c32(jj));
-      Value n = b.add(n0, b.mul(j, b.c32(chunk)));
-      Value dst = b.gep(stageB(stage),
-                        b.mul(b.toI64(j), b.c64(p.blockK * kSwizzleBytes)));
-      if (p.layout == GroupLayout::k_grouped)
-        loadB(dst, {n, k});
-      else
-        loadB(dst, {n, k, t.group});
-    }
-  } else {
-    // K-major B: rows of N; a cluster CTA loads its half of them.
-    Value half = b.mul(clusterRank, b.c32(p.blockN / p.cluster));
-    Value dst = b.gep(stageB(stage),
-                      b.mul(b.toI64(half), b.c64(kSwizzleBytes)));
-    if (p.layout == GroupLayout::k_grouped)
-      loadB(dst, {k, b.add(n0, half)});
-    else
-      loadB(dst, {k, b.add(n0, half), t.group});
-  }
+  // In a cluster, each CTA loads its share and multicasts it
+  // (ggk-multicast).
+  b.create<mlir::ggk::LoadBTileOp>(
+      full, stageB(stage), tensorMapB, k, t.nBlock,
+      p.layout == GroupLayout::k_grouped ? Value() : t.group,
+      p.cluster == 1 ? Value() : clusterRank, p.blockN, p.blockK,
+      kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
+      p.bCachePolicy);
 }
 
 } // namespace ggc

@@ -2,8 +2,7 @@
 //
 // Addresses in the kernel's shared memory (the ring's A and B tiles, the
 // scales the stages carry, the transposed copies, the full and empty
-// mbarriers), the ring slot of a K block, and a stage's release, across
-// the cluster when there is one.
+// mbarriers), the ring slot of a K block, and a stage's release.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -46,28 +45,8 @@ Value KernelGenerator::fullBarrier(Value stage) {
                            b.mul(b.toI64(stage), b.c64(8))));
 }
 void KernelGenerator::releaseStage(Value stage) {
-  if (p.cluster == 1) {
-    b.mbarrierArrive(emptyBarrier(stage));
-    return;
-  }
-  // One arrival per warp, on this CTA's barrier and on the peer's. CTA
-  // scope is enough (the warp's reads of the stage are done) and avoids the
-  // cluster-wide fence a .release.cluster arrive implies (measured with ncu:
-  // MEMBAR stalls doubled the kernel's time).
-  Value lane = b.remU(b.threadIdx(), b.c32(32));
-  b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
-    Value bar = emptyBarrier(stage);
-    for (int64_t r = 0; r < p.cluster; ++r)
-      b.create<NVVM::MBarrierArriveOp>(Type(), clusterAddress(bar, b.c32(r)),
-                                       Value(), NVVM::MemScopeKind::CTA,
-                                       false);
-    b.create<scf::YieldOp>();
-  });
-}
-
-Value KernelGenerator::clusterAddress(Value localAddress, Value rank) {
-  return b.create<NVVM::MapaOp>(LLVM::LLVMPointerType::get(b.getContext(), 7),
-                                localAddress, rank);
+  // In a cluster, on every CTA's barrier (ggk-multicast).
+  b.create<mlir::ggk::ReleaseStageOp>(emptyBarrier(stage), p.cluster);
 }
 
 Value KernelGenerator::emptyBarrier(Value stage) {

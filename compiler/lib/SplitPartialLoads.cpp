@@ -10,11 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "Rematerialize.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_SPLITPARTIALLOADS
@@ -32,23 +31,12 @@ public:
       : op(op), b(op.getLoc(), op), tileRows(int64_t(op.getTileRows())),
         rowBytes(int64_t(op.getRowBytes())),
         otherBytes(int64_t(op.getOtherBytes())),
-        granule(int64_t(op.getGranule())), boxes(op.getBoxRows()) {
-    collectDestination(op.getDst());
-    llvm::sort(destinationOps, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
-  }
+        granule(int64_t(op.getGranule())), boxes(op.getBoxRows()),
+        destination(op.getDst(), op) {}
 
   void run();
 
 private:
-  /// The pure ops before the op that compute its destination and nothing
-  /// else (the stage's address), in program order. Each load recomputes
-  /// them next to itself, where the generator used to: computed once
-  /// before the expect_tx, LLVM keeps the address math there and the PTX's
-  /// instruction order changes.
-  void collectDestination(Value v);
-  Value destination();
   /// Box `box` (box_rows[box] rows) at row `offset` of the tile.
   void loadBox(Value offset, size_t box);
   /// The rows a partial tile loads: its valid rows (none when negative, as
@@ -64,37 +52,16 @@ private:
   KernelBuilder b;
   int64_t tileRows, rowBytes, otherBytes, granule;
   ArrayRef<int64_t> boxes;
-  SmallVector<Operation *> destinationOps;
+  /// The stage's address, computed where each load needs it.
+  ggc::Rematerialized destination;
 };
-
-void RowLoads::collectDestination(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def || !isPure(def) || def->getBlock() != op->getBlock() ||
-      llvm::is_contained(destinationOps, def))
-    return;
-  // Only ops whose every use is the op or an op already collected: a value
-  // others use too (the stage index) stays where it is.
-  for (Operation *user : def->getUsers())
-    if (user != op && !llvm::is_contained(destinationOps, user))
-      return;
-  destinationOps.push_back(def);
-  for (Value operand : def->getOperands())
-    collectDestination(operand);
-}
-
-Value RowLoads::destination() {
-  IRMapping clones;
-  for (Operation *def : destinationOps)
-    b.clone(*def, clones);
-  return clones.lookupOrDefault(op.getDst());
-}
 
 void RowLoads::loadBox(Value offset, size_t box) {
   // The row offset's bytes, then the stage's address: the order the
   // generator's one expression made them in (GCC evaluates arguments right
   // to left), which the PTX keeps.
   Value bytes = b.mul(b.toI64(offset), b.c64(rowBytes));
-  Value dst = b.gep(destination(), bytes);
+  Value dst = b.gep(destination.at(b), bytes);
   Value row = b.add(op.getRow(), offset);
   SmallVector<Value> coords = {op.getK(), row};
   if (op.getGroup())
@@ -151,8 +118,7 @@ void RowLoads::run() {
 
 void RowLoads::erase() {
   op.erase();
-  for (Operation *def : llvm::reverse(destinationOps))
-    def->erase();
+  destination.eraseOriginals();
 }
 
 struct SplitPartialLoadsPass

@@ -86,6 +86,37 @@ LogicalResult WarpgroupTileOp::verify() {
   return success();
 }
 
+LogicalResult LoadBTileOp::verify() {
+  int64_t cluster = getCluster(), blockN = getBlockN();
+  if (cluster < 1)
+    return emitOpError() << "cluster must be at least 1, got " << cluster;
+  if ((cluster > 1) != bool(getClusterRank()))
+    return emitOpError() << "takes a cluster_rank exactly when its cluster ("
+                         << cluster << ") has more than one CTA";
+  if (blockN <= 0 || getBlockK() <= 0 || getChunkColumns() <= 0)
+    return emitOpError() << "block_n, block_k and chunk_columns must be "
+                            "positive";
+  // Each CTA of the cluster loads an equal share: rows of N, or whole
+  // column chunks.
+  if (getNMajor() && blockN % getChunkColumns() != 0)
+    return emitOpError() << "block_n " << blockN
+                         << " is not a whole number of column chunks of "
+                         << getChunkColumns();
+  int64_t shares = getNMajor() ? blockN / getChunkColumns() : blockN;
+  if (shares % cluster != 0)
+    return emitOpError() << "cannot split its " << shares
+                         << (getNMajor() ? " column chunks" : " rows of N")
+                         << " among the " << cluster
+                         << " CTAs of its cluster";
+  return success();
+}
+
+LogicalResult ReleaseStageOp::verify() {
+  if (getCluster() < 1)
+    return emitOpError() << "cluster must be at least 1, got " << getCluster();
+  return success();
+}
+
 /// The boxes that load a partial tile: the powers of two from the largest
 /// below `tileRows` down to `granule`, so that every multiple of the
 /// granule below the tile is the sum of the boxes its bits select.

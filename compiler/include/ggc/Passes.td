@@ -229,6 +229,27 @@ def SplitPartialLoads : Pass<"ggk-split-partial-loads", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def Multicast : Pass<"ggk-multicast", "::mlir::ModuleOp"> {
+  let summary = "lower B's tile loads and the stages' releases, multicast across the cluster when there is one";
+  let description = [{
+    Takes: `ggk.load_b_tile` (the producer's load of a stage's B tile) and
+    `ggk.release_stage` (a consumer's release of a stage), made by
+    `gg-lower-to-nvvm`; they sit in a `ggk.foreach_tile`, which this pass
+    leaves alone.
+    Makes, alone (`cluster = 1`): one TMA load per box of the tile
+    (`nvvm.cp.async.bulk.tensor.shared.cluster.global`, with B's L2 cache
+    hint) and each consumer thread's `nvvm.mbarrier.arrive`. In a cluster
+    of c CTAs: CTA `rank` loads the rank-th 1/c of the tile (rows of N, or
+    column chunks when B is N-major) with the multicast mask of all c CTAs
+    into the same place of each CTA's stage (`nvvm.mapa`); the release is
+    one arrival per warp on every CTA's empty barrier, at CTA scope.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
   let summary = "lower the consumers' in-place work on a stage's tiles before wgmma reads them";
   let description = [{

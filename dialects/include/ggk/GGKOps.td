@@ -420,4 +420,75 @@ def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
   }];
 }
 
+def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
+  let summary = "TMA-load one K block of a stage's B tile; in a cluster, each CTA its share, multicast to all";
+  let description = [{
+    The producer's load of B's tile for K `k` and N block `n_block` (and
+    group `group`, for a 3-D B) into `dst`, completing on the stage's full
+    barrier `barrier` (armed elsewhere, with the bytes of the whole tile).
+    The tile is `block_k` x `block_n`: K-major (rows of N, 128 bytes of K
+    each, one box) or, with `n_major`, columns of `chunk_columns` (one
+    128-byte swizzled [block_k, chunk_columns] box each).
+
+    With `cluster` = c > 1 (gg's config, cluster along M), the c CTAs of a
+    cluster compute c M blocks of the same N block: CTA `cluster_rank`
+    loads the rank-th 1/c of the tile (of its rows of N, or of its column
+    chunks) and multicasts it to the same place in every CTA's `dst`,
+    completing on each CTA's `barrier`, which cuts B's traffic from L2 by
+    c. `cache_policy` is gg-schedule-groups' L2 policy for B (0: none).
+    `ggk-multicast` lowers it to the TMA loads.
+
+    Example (a cluster of two, K-major B of 128 rows):
+    ```mlir
+    ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group]
+        rank(%rank) attributes {block_n = 128, block_k = 64,
+                                chunk_columns = 64, cluster = 2,
+                                cache_policy = 0}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$barrier,
+    LLVM_PointerInAddressSpace<3>:$dst,
+    LLVM_PointerInAddressSpace<0>:$map,
+    I32:$k,
+    I32:$n_block,
+    Optional<I32>:$group,
+    Optional<I32>:$cluster_rank,
+    I64Attr:$block_n,
+    I64Attr:$block_k,
+    I64Attr:$chunk_columns,
+    UnitAttr:$n_major,
+    I64Attr:$cluster,
+    I64Attr:$cache_policy
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $n_block
+    (`,` $group^)? `]` (`rank` `(` $cluster_rank^ `)`)? attr-dict-with-keyword
+  }];
+}
+
+def GGK_ReleaseStageOp : GGK_Op<"release_stage"> {
+  let summary = "the consumers are done reading a stage: arrive on its empty barrier, in every CTA of the cluster";
+  let description = [{
+    A consumer thread's release of a ring stage whose tiles it has read,
+    so that the producer may refill it. Alone (`cluster` = 1), every
+    consumer thread arrives on `barrier` (initialised to the consumer
+    threads' count). In a cluster, the peer CTAs multicast into this
+    CTA's stage too, so each of them must also learn it is free: one
+    thread per warp arrives on `barrier` at the same offset in every
+    CTA of the cluster (initialised to cluster x consumer warps).
+    `ggk-multicast` lowers it to the arrivals.
+
+    Example:
+    ```mlir
+    ggk.release_stage %empty attributes {cluster = 2}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
+                       I64Attr:$cluster);
+  let hasVerifier = 1;
+  let assemblyFormat = "$barrier attr-dict-with-keyword";
+}
+
 #endif // GGK_OPS_TD

@@ -1,0 +1,149 @@
+//===- Multicast.cpp - ggk-multicast ---------------------------------------===//
+//
+// Cluster multicast of B: the CTAs of a cluster compute M blocks of the
+// same N block, so they need the same B tile. Each loads its share and the
+// TMA unit writes it into every CTA's stage, completing on every CTA's
+// full barrier; B's traffic from L2 falls by the cluster's size. Since a
+// peer writes into this CTA's stages, a stage is free only when the
+// consumers of every CTA are done with it: the release arrives on each
+// CTA's empty barrier. Alone (cluster 1) both are plain.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "Rematerialize.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_MULTICAST
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+using ggc::kSwizzleBytes;
+
+namespace {
+
+/// `local` in this CTA's shared memory, as an address in the shared memory
+/// of cluster CTA `rank`.
+Value clusterAddress(KernelBuilder &b, Value local, Value rank) {
+  return b.create<NVVM::MapaOp>(LLVM::LLVMPointerType::get(b.getContext(), 7),
+                                local, rank);
+}
+
+class BLoads {
+public:
+  explicit BLoads(ggk::LoadBTileOp op)
+      : op(op), b(op.getLoc(), op), cluster(int64_t(op.getCluster())),
+        destination(op.getDst(), op) {}
+
+  void run();
+
+private:
+  /// One box of B at `coords` into `dst`: this CTA's own, or multicast to
+  /// the cluster's.
+  void load(Value dst, ArrayRef<Value> coords);
+  /// `coords` with the group appended, for a 3-D B.
+  SmallVector<Value> withGroup(SmallVector<Value> coords) {
+    if (op.getGroup())
+      coords.push_back(op.getGroup());
+    return coords;
+  }
+
+  ggk::LoadBTileOp op;
+  KernelBuilder b;
+  int64_t cluster;
+  /// The stage's B tile, computed where each box needs it.
+  ggc::Rematerialized destination;
+};
+
+void BLoads::load(Value dst, ArrayRef<Value> coords) {
+  Value hint = op.getCachePolicy() ? b.c64(int64_t(op.getCachePolicy()))
+                                   : Value();
+  if (cluster == 1) {
+    b.tmaLoad(dst, op.getMap(), coords, op.getBarrier(), hint);
+    return;
+  }
+  // The upstream nvgpu.tma.async.load takes a multicast mask but no L2
+  // cache hint, which B's loads carry: NVVM's op takes both.
+  SmallVector<Value> coords32;
+  for (Value c : coords)
+    coords32.push_back(b.toI32(c));
+  b.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
+      clusterAddress(b, dst, op.getClusterRank()), op.getMap(), coords32,
+      op.getBarrier(), ValueRange{},
+      b.create<arith::ConstantIntOp>(b.getI16Type(), (1 << cluster) - 1), hint,
+      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(),
+      Value());
+}
+
+void BLoads::run() {
+  int64_t blockN = op.getBlockN(), chunk = op.getChunkColumns();
+  Value k = op.getK();
+  Value n0 = b.mul(op.getNBlock(), b.c32(blockN));
+  Value rank = cluster == 1 ? b.c32(0) : op.getClusterRank();
+  if (op.getNMajor()) {
+    // One [BK, chunk] box per column chunk, each its own 128B-swizzled
+    // block of BK rows; a cluster CTA loads its share of the chunks.
+    int64_t chunks = blockN / chunk / cluster;
+    for (int64_t jj = 0; jj < chunks; ++jj) {
+      Value j = b.add(b.mul(rank, b.c32(chunks)), b.c32(jj));
+      Value n = b.add(n0, b.mul(j, b.c32(chunk)));
+      Value dst = b.gep(destination.at(b),
+                        b.mul(b.toI64(j), b.c64(op.getBlockK() * kSwizzleBytes)));
+      load(dst, withGroup({n, k}));
+    }
+  } else {
+    // Rows of N, 128 bytes of K each; a cluster CTA loads its share.
+    Value share = b.mul(rank, b.c32(blockN / cluster));
+    Value dst = b.gep(destination.at(b),
+                      b.mul(b.toI64(share), b.c64(kSwizzleBytes)));
+    load(dst, withGroup({k, b.add(n0, share)}));
+  }
+  op.erase();
+  destination.eraseOriginals();
+}
+
+void lowerRelease(ggk::ReleaseStageOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  int64_t cluster = op.getCluster();
+  ggc::Rematerialized barrier(op.getBarrier(), op);
+  if (cluster == 1) {
+    b.mbarrierArrive(barrier.at(b));
+  } else {
+    // One arrival per warp, on every CTA's barrier. CTA scope is enough
+    // (the warp's reads of the stage are done) and avoids the cluster-wide
+    // fence a .release.cluster arrive implies (docs/performance.md, b621fa6).
+    Value lane = b.remU(b.threadIdx(), b.c32(32));
+    b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
+      Value bar = barrier.at(b);
+      for (int64_t r = 0; r < cluster; ++r)
+        b.create<NVVM::MBarrierArriveOp>(Type(),
+                                         clusterAddress(b, bar, b.c32(r)),
+                                         Value(), NVVM::MemScopeKind::CTA,
+                                         false);
+      b.create<scf::YieldOp>();
+    });
+  }
+  op.erase();
+  barrier.eraseOriginals();
+}
+
+struct MulticastPass : public ggc::impl::MulticastBase<MulticastPass> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ggk::LoadBTileOp, ggk::ReleaseStageOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto load = dyn_cast<ggk::LoadBTileOp>(op))
+        BLoads(load).run();
+      else
+        lowerRelease(cast<ggk::ReleaseStageOp>(op));
+    }
+  }
+};
+
+} // namespace

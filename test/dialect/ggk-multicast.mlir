@@ -1,0 +1,93 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// ggk.load_b_tile and ggk.release_stage print as they parse.
+// CHECK-LABEL: llvm.func @round_trip
+// CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] rank(%{{.*}}) attributes {block_k = 64 : i64, block_n = 128 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 2 : i64}
+// CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] attributes {block_k = 64 : i64, block_n = 256 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 1 : i64, n_major}
+// CHECK: ggk.release_stage %{{.*}} attributes {cluster = 2 : i64}
+llvm.func @round_trip(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                      %k: i32, %n: i32, %g: i32, %rank: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n, %g] rank(%rank)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {n_major, block_n = 256, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  ggk.release_stage %full attributes {cluster = 2}
+  llvm.return
+}
+
+// -----
+
+llvm.func @cluster_without_rank(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                                %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{takes a cluster_rank exactly when its cluster (2) has more than one CTA}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @rank_alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                      %map: !llvm.ptr, %k: i32, %n: i32, %rank: i32) {
+  // expected-error @+1 {{takes a cluster_rank exactly when its cluster (1) has more than one CTA}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n] rank(%rank)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @uneven_chunks(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                         %map: !llvm.ptr, %k: i32, %n: i32, %rank: i32) {
+  // Three 64-column chunks cannot be shared by two CTAs.
+  // expected-error @+1 {{cannot split its 3 column chunks among the 2 CTAs of its cluster}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n] rank(%rank)
+      attributes {n_major, block_n = 192, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @partial_chunk(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                         %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{block_n 96 is not a whole number of column chunks of 64}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {n_major, block_n = 96, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @zero_block(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                      %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{block_n, block_k and chunk_columns must be positive}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 0, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @no_cluster(%empty: !llvm.ptr<3>) {
+  // expected-error @+1 {{cluster must be at least 1, got 0}}
+  ggk.release_stage %empty attributes {cluster = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @load_no_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                           %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{cluster must be at least 1, got 0}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 0, cache_policy = 0}
+  llvm.return
+}

@@ -1,0 +1,90 @@
+// RUN: ggc-opt %s -split-input-file -ggk-multicast -canonicalize | FileCheck %s
+
+// Before: B's tile alone (cluster 1), K-major, with gg-schedule-groups' L2
+// policy. After: one TMA box of the whole tile at (k, n_block * 128,
+// group), with the cache hint, into this CTA's stage.
+// CHECK-LABEL: llvm.func @alone
+// CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32)
+// CHECK: %[[HINT:.*]] = arith.constant 1364604206261551104 : i64
+// CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL]], box[%[[K]], %[[N0]], %[[G]]] l2_cache_hint = %[[HINT]] {isCTAOnly = true}
+// CHECK-NOT: nvvm.mapa
+// CHECK-NOT: ggk.
+llvm.func @alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                 %k: i32, %n_block: i32, %group: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 1364604206261551104}
+  llvm.return
+}
+
+// -----
+
+// Before: a cluster of two, K-major B of 128 rows of N. After: CTA `rank`
+// loads rows [64 rank, 64 rank + 64) of the tile (128 bytes each) and
+// multicasts them (mask 0b11) to the same place in both CTAs (nvvm.mapa).
+// CHECK-LABEL: llvm.func @pair
+// CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32, %[[RANK:.*]]: i32)
+// CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK-NEXT: %[[SHARE:.*]] = arith.muli %[[RANK]], %c64_i32
+// CHECK-NEXT: %[[SHARE64:.*]] = arith.extsi %[[SHARE]]
+// CHECK-NEXT: %[[BYTES:.*]] = arith.muli %[[SHARE64]], %c128_i64
+// CHECK-NEXT: %[[AT:.*]] = llvm.getelementptr %[[DST]][%[[BYTES]]]
+// CHECK-NEXT: %[[N:.*]] = arith.addi %[[N0]], %[[SHARE]]
+// CHECK-NEXT: %[[PEER:.*]] = nvvm.mapa %[[AT]], %[[RANK]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[PEER]], %[[MAP]], %[[FULL]], box[%[[K]], %[[N]], %[[G]]] multicast_mask = %c3_i16
+llvm.func @pair(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                %k: i32, %n_block: i32, %group: i32, %rank: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group] rank(%rank)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+// Before: a cluster of two, N-major B (k_grouped: no group) of four
+// 64-column chunks. After: CTA `rank` loads chunks 2 rank and 2 rank + 1,
+// each a [64, 64] box at column n_block * 256 + 64 j, into chunk j's 8 KiB
+// of the stage, multicast to both CTAs.
+// CHECK-LABEL: llvm.func @pair_n_major
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+llvm.func @pair_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                        %k: i32, %n_block: i32, %rank: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block] rank(%rank)
+      attributes {n_major, block_n = 256, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+// Before: a stage's release alone. After: each consumer thread arrives.
+// CHECK-LABEL: llvm.func @release_alone
+// CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>)
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3> -> i64
+// CHECK-NEXT: llvm.return
+llvm.func @release_alone(%empty: !llvm.ptr<3>) {
+  ggk.release_stage %empty attributes {cluster = 1}
+  llvm.return
+}
+
+// -----
+
+// Before: a stage's release in a cluster of two. After: lane 0 of each
+// warp arrives on the barrier in both CTAs' shared memory.
+// CHECK-LABEL: llvm.func @release_pair
+// CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>)
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: %[[CTA0:.*]] = nvvm.mapa %[[EMPTY]], %c0_i32
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[CTA0]] : !llvm.ptr<7>
+// CHECK-NEXT: %[[CTA1:.*]] = nvvm.mapa %[[EMPTY]], %c1_i32
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[CTA1]] : !llvm.ptr<7>
+// CHECK-NEXT: }
+llvm.func @release_pair(%empty: !llvm.ptr<3>) {
+  ggk.release_stage %empty attributes {cluster = 2}
+  llvm.return
+}

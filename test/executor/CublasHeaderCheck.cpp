@@ -27,6 +27,8 @@ static_assert(same(CUBLAS_COMPUTE_32F, cb::Compute32F) &&
               same(CUBLAS_COMPUTE_32F_PEDANTIC, cb::Compute32FPedantic) &&
               same(CUBLAS_COMPUTE_32F_FAST_TF32, cb::Compute32FFastTF32));
 static_assert(same(CUBLAS_GEMM_DEFAULT, cb::GemmDefault));
+static_assert(same(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
+                   cb::MathDisallowReducedPrecisionReduction));
 // statusName() names these two.
 static_assert(same(CUBLAS_STATUS_NOT_SUPPORTED, 15) && same(CUBLAS_STATUS_INVALID_VALUE, 7));
 static_assert(sizeof(cublasOperation_t) == sizeof(cb::Operation) &&
@@ -46,6 +48,7 @@ template <> struct Real<const cb::Operation *> { using type = const cublasOperat
 template <> struct Real<cb::DataType> { using type = cudaDataType_t; };
 template <> struct Real<cb::ComputeType> { using type = cublasComputeType_t; };
 template <> struct Real<cb::GemmAlgo> { using type = cublasGemmAlgo_t; };
+template <> struct Real<cb::Math> { using type = cublasMath_t; };
 template <typename R, typename... A> struct Real<R (*)(A...)> {
   static_assert(std::is_same_v<R, cb::Status>, "entry points return cublasStatus_t");
   using type = cublasStatus_t (*)(typename Real<A>::type...);
@@ -63,5 +66,6 @@ static_assert(declared<cb::DestroyFn>(&cublasDestroy_v2));
 static_assert(declared<cb::SetStreamFn>(&cublasSetStream_v2));
 static_assert(declared<cb::SetWorkspaceFn>(&cublasSetWorkspace_v2));
 static_assert(declared<cb::GetVersionFn>(&cublasGetVersion_v2));
+static_assert(declared<cb::SetMathModeFn>(&cublasSetMathMode));
 static_assert(declared<cb::GemmExFn>(&cublasGemmEx));
 static_assert(declared<cb::GemmGroupedBatchedExFn>(&cublasGemmGroupedBatchedEx));

@@ -24,6 +24,7 @@ bool bindAll(void *lib, Library &l) {
             bind(lib, "cublasSetStream_v2", l.setStream) &&
             bind(lib, "cublasSetWorkspace_v2", l.setWorkspace) &&
             bind(lib, "cublasGetVersion_v2", l.getVersion) &&
+            bind(lib, "cublasSetMathMode", l.setMathMode) &&
             bind(lib, "cublasGemmEx", l.gemmEx);
   bind(lib, "cublasGemmGroupedBatchedEx", l.gemmGroupedBatchedEx);
   return ok;

@@ -25,6 +25,9 @@ enum ComputeType : int {                    // cublasComputeType_t
   Compute32F = 68, Compute32FPedantic = 69, Compute32FFastTF32 = 77
 };
 enum GemmAlgo : int { GemmDefault = -1 };   // cublasGemmAlgo_t
+enum Math : int {                           // cublasMath_t
+  MathDisallowReducedPrecisionReduction = 16
+};
 constexpr Status kSuccess = 0;
 
 using CreateFn = Status (*)(Handle *);
@@ -32,6 +35,7 @@ using DestroyFn = Status (*)(Handle);
 using SetStreamFn = Status (*)(Handle, Stream);
 using SetWorkspaceFn = Status (*)(Handle, void *, size_t);
 using GetVersionFn = Status (*)(Handle, int *);
+using SetMathModeFn = Status (*)(Handle, Math);
 using GemmExFn = Status (*)(Handle, Operation, Operation, int, int, int,
                             const void *, const void *, DataType, int,
                             const void *, DataType, int, const void *, void *,
@@ -48,6 +52,7 @@ struct Library {
   SetStreamFn setStream = nullptr;
   SetWorkspaceFn setWorkspace = nullptr;
   GetVersionFn getVersion = nullptr;
+  SetMathModeFn setMathMode = nullptr;
   GemmExFn gemmEx = nullptr;
   /// Null for a cuBLAS older than 12.5, which has no grouped GEMM.
   GemmGroupedBatchedExFn gemmGroupedBatchedEx = nullptr;

@@ -54,6 +54,12 @@ GroupedGemmExecutor::GroupedGemmExecutor(const ExecutorConfig &config)
     slot.workspace = slot.pointers + pointerBytes;
     slot.workspaceBytes = share - pointerBytes;
     cublas::check(lib.create(&slot.handle), "cublasCreate");
+    // 16-bit outputs must be rounded once, from the f32 sum: without this
+    // flag cuBLAS may split K and reduce the partial sums in the output
+    // type (seen on the H200 for a one-row expert with a bias in C).
+    cublas::check(lib.setMathMode(slot.handle,
+                                  cublas::MathDisallowReducedPrecisionReduction),
+                  "cublasSetMathMode");
     cuda::check(cuda::api().eventCreate(&slot.lastUse, CU_EVENT_DISABLE_TIMING),
                 "cuEventCreate");
     state_->slots.push_back(slot);

@@ -1,7 +1,9 @@
-"""Host time of one grouped GEMM call: N back-to-back calls of tiny shapes,
-wall time per call (time.perf_counter), the GPU kept from being the
-bottleneck (tiny kernels; the GPU time of the same loop is printed next to
-it, and a row whose host time is not above its GPU time says so).
+"""Host time of one call: what the host spends per call when it never
+waits for the GPU. On a GPU, `host us/call` times 32 calls queued behind a
+long sleep kernel (the GPU is busy, so every launch returns at once);
+`loop us/call` and `GPU us/call` are the wall and GPU time per call of N
+calls back to back, the throughput a loop sees (bound by the slower of the
+two). With --stub (no GPU), launches are no-ops and the loop is the host.
 
     python benchmarks/host_time.py [--calls 10000] [--json $OUT/host_time.json]
 
@@ -167,24 +169,52 @@ def moe_layer(device):
     return x, w13, w2, weights, ids.to(torch.int32)
 
 
-def per_call_us(fn, calls, device):
+# Calls queued behind one sleep kernel: few enough that their launches fit
+# in the launch queue (a MoE layer makes about 20), so none waits for room.
+QUEUED_CALLS = 32
+# About 0.3 s of the H200's SM clock: longer than QUEUED_CALLS of any case.
+SLEEP_CYCLES = 600_000_000
+
+
+def warm(fn, device):
     for _ in range(20):  # compile, load, fill the caches
         fn()
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    sync()
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def queued_host_us(fn):
+    """Host time per call with the GPU held busy by a sleep kernel, so that
+    no call waits for the GPU: the host's own cost. None when the sleep
+    ended before the calls did (the figure would include waiting)."""
+    torch.cuda._sleep(SLEEP_CYCLES)
+    sleeping = torch.cuda.Event()
+    sleeping.record()
+    begin = time.perf_counter()
+    for _ in range(QUEUED_CALLS):
+        fn()
+    host = (time.perf_counter() - begin) / QUEUED_CALLS * 1e6
+    still_queued = not sleeping.query()
+    torch.cuda.synchronize()
+    return host if still_queued else None
+
+
+def back_to_back_us(fn, calls, device):
+    """Wall and GPU time per call of `calls` back to back: the throughput a
+    loop sees, bound by the host or by the GPU, whichever is slower."""
     if device == "cuda":
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
     begin = time.perf_counter()
     for _ in range(calls):
         fn()
-    host = (time.perf_counter() - begin) / calls * 1e6
+    wall = (time.perf_counter() - begin) / calls * 1e6
     gpu = None
     if device == "cuda":
         end.record()
         end.synchronize()
         gpu = start.elapsed_time(end) * 1e3 / calls
-    return host, gpu
+    return wall, gpu
 
 
 def main():
@@ -200,13 +230,19 @@ def main():
         install_stub()
     ggc_cases, peers = cases(device)
     results = {}
-    print(f"{'case':48} {'host us/call':>12} {'GPU us/call':>12}")
+    print(f"{'case':48} {'host us/call':>12} {'loop us/call':>12} {'GPU us/call':>12}")
     for label, fn in {**ggc_cases, **peers}.items():
-        runs = [per_call_us(fn, args.calls, device) for _ in range(args.repeats)]
-        host, gpu = min(runs, key=lambda r: r[0])
-        results[label] = {"host_us": host, "gpu_us": gpu}
-        note = "" if gpu is None or host > gpu else "  (GPU-bound: host time is a bound)"
-        print(f"{label:48} {host:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}{note}",
+        warm(fn, device)
+        loops = [back_to_back_us(fn, args.calls, device) for _ in range(args.repeats)]
+        wall, gpu = min(loops, key=lambda r: r[0])
+        if device == "cuda":
+            queued = [h for h in (queued_host_us(fn) for _ in range(args.repeats)) if h]
+            host = min(queued) if queued else None
+        else:  # the stub's launches cost nothing: the loop is the host's time
+            host = wall
+        results[label] = {"host_us": host, "loop_us": wall, "gpu_us": gpu}
+        shown = "n/a (sleep too short)" if host is None else f"{host:12.2f}"
+        print(f"{label:48} {shown:>12} {wall:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}",
               flush=True)
         if args.profile and label in ggc_cases:
             profile = cProfile.Profile()

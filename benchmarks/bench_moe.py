@@ -6,9 +6,11 @@ Qwen3-30B-A3B-like shapes.
 
 GPU time: the median over --rounds rounds, each timing one call of every
 layer in turn (interleaved, so clock drift reaches all alike) between CUDA
-events, with the L2 cache flushed before each call. Host time: the median
-wall time of one eager call issued on an idle GPU (what the host spends
-launching it). Prints a markdown table; --json writes every number.
+events, with the L2 cache flushed before each call. Host time: the host's
+own time per eager call, calls queued behind a long sleep kernel so that
+none waits for the GPU (host_time.py's method; n/a where a call
+synchronises or fills the launch queue). Prints a markdown table; --json
+writes every number.
 
     python benchmarks/bench_moe.py --tokens 1,128,4096 --shapes qwen3 --json out.json
 """
@@ -63,17 +65,31 @@ def time_interleaved_flushed(fns, rounds):
     return {label: statistics.median(t) for label, t in times.items()}
 
 
-def host_time_us(fn, reps=20):
-    """Median wall time of one call issued on an idle GPU (its launches
-    queue without waiting, so this is the host's share)."""
-    samples = []
+def host_time_us(fn, calls=8, reps=3):
+    """The host's own time per eager call: `calls` calls queued behind a
+    long sleep kernel (host_time.py's method), so that none waits for the
+    GPU; the best of `reps`. None when the sleep ended first (a call that
+    synchronises, or one whose launches filled the queue): a figure that
+    would include waiting is not shown."""
+    from host_time import SLEEP_CYCLES
+    best = None
     for _ in range(reps):
         torch.cuda.synchronize()
+        torch.cuda._sleep(SLEEP_CYCLES)
+        sleeping = torch.cuda.Event()
+        sleeping.record()
         begin = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - begin) * 1e6)
+        for _ in range(calls):
+            fn()
+        host = (time.perf_counter() - begin) / calls * 1e6
+        if not sleeping.query():
+            best = host if best is None else min(best, host)
     torch.cuda.synchronize()
-    return statistics.median(samples)
+    return best
+
+
+def host_cell(host_us):
+    return "n/a" if host_us is None else f"{host_us:.1f}"
 
 
 def captured(fn):
@@ -188,7 +204,7 @@ def print_table(rows):
                     and r["tokens"] == row["tokens"] and r["impl"] == "torch._grouped_mm")
         graph = "n/a" if row["graph_us"] is None else f"{row['graph_us']:.1f}"
         print(f"| {row['shape']} | {row['tokens']} | {row['impl']} | {row['eager_us']:.1f} | "
-              f"{graph} | {row['host_us']:.1f} | {best(peer) / best(row):.2f}x | "
+              f"{graph} | {host_cell(row['host_us'])} | {best(peer) / best(row):.2f}x | "
               f"{row['floor_mem_us']:.1f}/{row['floor_math_us']:.1f} | "
               f"{row['rel_err_vs_loop']:.1e} |")
 

@@ -70,6 +70,45 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
     return Problem(tokens, hidden, intermediate, experts, top_k, fp8)
 
 
+_CHECKED = {}
+_MAX_CHECKED = 256
+
+
+def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
+                         w2_scale) -> Problem:
+    """check_fused_moe, run once per call signature (each tensor's type,
+    dtype, shape, strides and device, and the activation): every check but
+    the device rule reads those alone, so a signature that passed once
+    passes again. The device rule runs every call (CPU tests replace it).
+    While torch.compile traces, every check runs (a cache is not traced)."""
+    if torch.compiler.is_compiling():
+        return check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
+                               w2_scale)
+    try:
+        key = (activation, _signature(x), _signature(w13), _signature(w2),
+               _signature(topk_weights), _signature(topk_ids), _signature(w13_scale),
+               _signature(w2_scale))
+        problem = _CHECKED.get(key)
+    except (AttributeError, TypeError):  # not a tensor, an unhashable activation
+        key = problem = None
+    if problem is None:
+        problem = check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
+                                  w13_scale, w2_scale)
+        if key is not None:
+            if len(_CHECKED) >= _MAX_CHECKED:
+                _CHECKED.clear()
+            _CHECKED[key] = problem
+        return problem
+    require_cuda(x.device)
+    return problem
+
+
+def _signature(t):
+    if t is None:
+        return None
+    return (type(t), t.dtype, t.shape, t.stride(), t.device)
+
+
 def _check_weight_shapes(x, w13, w2, activation) -> int:
     """The intermediate size I."""
     hidden = x.shape[1]
@@ -155,11 +194,13 @@ def validating(validate: Optional[bool], x: torch.Tensor) -> bool:
     """Whether to check topk_ids on the host: `validate`, else $GGC_VALIDATE,
     never while torch.compile traces or a CUDA graph captures (both forbid
     the sync; an explicit validate=True there is an error)."""
-    from ..groups import VALIDATE_BY_DEFAULT
+    from .. import groups
+    if validate is False:  # whatever the context: no capture or tracing query
+        return False
     busy = torch.compiler.is_compiling() or (
         x.is_cuda and torch.cuda.is_current_stream_capturing())
     if validate is None:
-        return VALIDATE_BY_DEFAULT and not busy
+        return groups.VALIDATE_BY_DEFAULT and not busy
     if validate and busy:
         raise ValueError("validate=True reads topk_ids back to the host, which torch.compile "
                          "and CUDA-graph capture forbid: pass validate=False there")

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from .. import ops
 from . import checks
 from .kernels import routed_down
-from .permute import Permutation, combine_rows, gather_rows, permute
+from .permute import Permutation, _CombineRows, _GatherRows, _sum_routes, sort_routes
 from .quant import as_row_view, mn_major, quantize_rows
 
 
@@ -44,32 +44,48 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     and raises ValueError naming the bad entry instead: a host sync, so not
     under torch.compile or a CUDA-graph capture. BF16 is differentiable in
     x, w13, w2 and topk_weights; FP8 is inference only."""
-    problem = checks.check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
-                                     w13_scale, w2_scale)
-    if problem.fp8 and torch.is_grad_enabled() and any(
-            t.requires_grad for t in (x, topk_weights)):
+    problem = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation,
+                                          w13_scale, w2_scale)
+    grad = torch.is_grad_enabled() and (x.requires_grad or topk_weights.requires_grad
+                                        or w13.requires_grad or w2.requires_grad)
+    if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
         raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
                          "require grad (run it under torch.no_grad(), or use bf16 weights)")
     if checks.validating(validate, x):
         checks.check_ids(topk_ids, problem.experts)
-    perm = permute(topk_ids, problem.experts)
-    route = routing_weights(topk_weights, perm)
+    top_k = problem.top_k
+    offsets, order, source, position, valid = sort_routes(topk_ids, problem.experts)
+    route = _poisoned(topk_weights, valid).index_select(0, order)
     x = x.contiguous()
     if problem.fp8:
-        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, perm, route, activation)
+        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation)
+    elif grad:
+        rows = _GatherRows.apply(x, source, position, top_k)
+        h = ops.grouped_gemm(rows, w13, offsets=offsets, validate=False)
+        y = routed_down(activate(h, activation), w2, offsets, route)
     else:
-        rows = gather_rows(x, perm, problem.top_k)
-        h = ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
-        y = routed_down(activate(h, activation), w2, perm.offsets, route)
-    return combine_rows(y, perm, problem.top_k)
+        # Nothing to differentiate: the autograd.Functions' forwards
+        # without their wrappers (the same values, a few us less a call).
+        h = ops.grouped_gemm(x.index_select(0, source), w13, offsets=offsets,
+                             validate=False)
+        y = routed_down(activate(h, activation), w2, offsets, route)
+    if grad:
+        return _CombineRows.apply(y, source, position, top_k)
+    return _sum_routes(y, position, top_k)
 
 
 def routing_weights(topk_weights: torch.Tensor, perm: Permutation) -> torch.Tensor:
     """Each sorted row's routing weight (f32 [M]); NaN for a route whose
     expert id was out of range, so its token's output shows it."""
-    flat = topk_weights.reshape(-1).float()
-    flat = torch.where(perm.valid, flat, torch.full_like(flat, float("nan")))
-    return flat.index_select(0, perm.order)
+    return _poisoned(topk_weights, perm.valid).index_select(0, perm.order)
+
+
+def _poisoned(topk_weights: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """The routes' weights as f32 [M], NaN where the expert id is invalid."""
+    flat = topk_weights.reshape(-1)
+    if flat.dtype != torch.float32:
+        flat = flat.float()
+    return torch.where(valid, flat, float("nan"))
 
 
 def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
@@ -87,15 +103,15 @@ def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
     return F.relu(h)
 
 
-def _experts_fp8(x, w13, w2, w13_scale, w2_scale, perm, route, activation):
+def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation):
     """The sorted rows' expert outputs in FP8: x is quantised once per token
     (not per route) and its rows and scales gathered; the activation is
     quantised again before the down projection."""
-    m = perm.order.shape[0]
+    m = source.shape[0]
     q, scale = quantize_rows(x, "x")
-    rows = q.index_select(0, perm.source)
-    rows_scale = mn_major(scale, perm.source)
-    h = ops.grouped_gemm(rows, w13, offsets=perm.offsets, a_scale=as_row_view(rows_scale, m),
+    rows = q.index_select(0, source)
+    rows_scale = mn_major(scale, source)
+    h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
                          b_scale=w13_scale, validate=False)
     act, act_scale = quantize_rows(activate(h, activation), "activation")
-    return routed_down(act, w2, perm.offsets, route, mn_major(act_scale), w2_scale)
+    return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale)

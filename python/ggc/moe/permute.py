@@ -43,18 +43,60 @@ def permute(topk_ids: torch.Tensor, num_experts: int) -> Permutation:
     is counted on expert 0 and marked invalid (`valid`), so a caller can
     poison its result instead of dropping it without a word (fused_moe
     gives it a NaN weight)."""
+    offsets, order, source, position, valid = sort_routes(topk_ids, num_experts)
+    counts = offsets[1:] - offsets[:-1]
+    if source is order:  # top_k = 1: the caller of permute gets tensors of its own
+        source = order.clone()
+    return Permutation(offsets, counts, order, source, position, valid)
+
+
+def sort_routes(topk_ids: torch.Tensor, num_experts: int):
+    """permute's (offsets, order, source, position, valid), without the
+    counts, in as few torch calls as the values allow (each eager call
+    costs the host several microseconds on a GPU); with top_k = 1 `source`
+    is `order` itself."""
     flat = topk_ids.reshape(-1)
     m = flat.shape[0]
-    valid = (flat >= 0) & (flat < num_experts)
-    experts = torch.where(valid, flat, torch.zeros_like(flat))
+    # clamp then compare: the validity mask in two calls instead of three.
+    valid = flat.clamp(0, num_experts - 1) == flat
+    experts = torch.where(valid, flat, 0)
     sorted_experts, order = torch.sort(experts, stable=True)
-    bounds = torch.arange(num_experts + 1, device=flat.device, dtype=sorted_experts.dtype)
+    bounds = constant_arange(num_experts + 1, sorted_experts.dtype, flat.device)
     offsets = torch.searchsorted(sorted_experts, bounds, out_int32=True)
-    counts = offsets[1:] - offsets[:-1]
-    rows = torch.arange(m, device=flat.device, dtype=order.dtype)
+    rows = constant_arange(m, order.dtype, flat.device)
     position = torch.empty_like(order).scatter_(0, order, rows)
-    source = torch.div(order, topk_ids.shape[1], rounding_mode="floor")
-    return Permutation(offsets, counts, order, source, position, valid)
+    top_k = topk_ids.shape[1]
+    source = order if top_k == 1 else torch.div(order, top_k, rounding_mode="floor")
+    return offsets, order, source, position, valid
+
+
+_ARANGES = {}
+_MAX_ARANGES = 256
+
+
+def constant_arange(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """arange(n), made once per (n, dtype, device) in eager mode and never
+    written: the same values as a fresh one, without the call. Made fresh
+    where a cached one would be wrong: while torch.compile traces (the
+    graph must make it), a dispatch mode runs (fake tensors), and during
+    a CUDA-graph capture (its kernel would not run until the graph is
+    replayed)."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0 or (
+            device.type == "cuda" and torch.cuda.is_current_stream_capturing()):
+        return torch.arange(n, device=device, dtype=dtype)
+    key = (n, dtype, device)
+    cached = _ARANGES.get(key)
+    if cached is None:
+        # Outside inference mode, so that autograd may use it later; the
+        # stream synchronised once so that every stream may read it.
+        with torch.inference_mode(False):
+            cached = torch.arange(n, device=device, dtype=dtype)
+        if device.type == "cuda":
+            torch.cuda.current_stream(device).synchronize()
+        if len(_ARANGES) >= _MAX_ARANGES:
+            _ARANGES.clear()
+        _ARANGES[key] = cached
+    return cached
 
 
 class _GatherRows(torch.autograd.Function):
@@ -95,7 +137,10 @@ def _sum_routes(rows, position, top_k):
     picked = rows.index_select(0, position)
     # The token count stated, not -1: with no tokens -1 would be ambiguous.
     by_token = picked.view(position.shape[0] // top_k, top_k, rows.shape[-1])
-    return by_token.sum(dim=1, dtype=torch.float32).to(rows.dtype)
+    # A 16-bit sum accumulates in f32 and rounds once (torch's reduced-
+    # precision reductions), the same bits as an f32 sum cast after it,
+    # one kernel fewer.
+    return by_token.sum(dim=1)
 
 
 def gather_rows(x: torch.Tensor, perm: Permutation, top_k: int) -> torch.Tensor:

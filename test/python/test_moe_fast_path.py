@@ -1,0 +1,161 @@
+"""fused_moe's lean eager path against the plain one: checks once per
+signature, no autograd.Function wrappers without gradients, fewer torch
+calls in the permutation, quantisation and combine, cached aranges. Each
+shortcut must give the same bits, the same errors and the same gradients
+as the path it replaces (the torch code that path ran is restated here)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402,F401
+from ggc import moe  # noqa: E402
+from ggc.moe import checks, quant  # noqa: E402
+from moe_reference import ragged_ids, use_reference_kernels  # noqa: E402
+from test_moe import BF16, E, H, T, layer, leaves  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def reference_kernels(tmp_path, monkeypatch):
+    use_reference_kernels(monkeypatch, tmp_path / "cache")
+
+
+def plain_permute(topk_ids, num_experts):
+    """The permutation as it was computed before the lean path."""
+    flat = topk_ids.reshape(-1)
+    m = flat.shape[0]
+    valid = (flat >= 0) & (flat < num_experts)
+    experts = torch.where(valid, flat, torch.zeros_like(flat))
+    sorted_experts, order = torch.sort(experts, stable=True)
+    bounds = torch.arange(num_experts + 1, dtype=sorted_experts.dtype)
+    offsets = torch.searchsorted(sorted_experts, bounds, out_int32=True)
+    position = torch.empty_like(order).scatter_(0, order, torch.arange(m))
+    source = torch.div(order, topk_ids.shape[1], rounding_mode="floor")
+    return offsets, offsets[1:] - offsets[:-1], order, source, position, valid
+
+
+def plain_layer(x, w13, w2, weights, ids):
+    """The BF16 layer through the autograd.Functions and the f32 combine."""
+    flat = plain_permute(ids, w13.shape[0])
+    perm = moe.Permutation(*flat)
+    route = torch.where(perm.valid, weights.reshape(-1).float(),
+                        torch.full_like(weights.reshape(-1).float(), float("nan")))
+    route = route.index_select(0, perm.order)
+    rows = moe.gather_rows(x, perm, ids.shape[1])
+    h = ggc.ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
+    y = torch.ops.ggc.moe_down(moe.activate(h, "swiglu"), w2, perm.offsets, route, None, None)
+    picked = y.index_select(0, perm.position).view(ids.shape[0], ids.shape[1], -1)
+    return picked.sum(dim=1, dtype=torch.float32).to(BF16)
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 5])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_permute_matches_the_plain_permutation(top_k, dtype):
+    gen = torch.Generator().manual_seed(top_k)
+    ids = ragged_ids(40, top_k, 8, gen, empty=(3,), single=(6,)).to(dtype)
+    ids[5, 0], ids[7, top_k - 1] = 8, -3  # invalid: counted on expert 0
+    got, want = moe.permute(ids, 8), plain_permute(ids, 8)
+    for name, g, w in zip(moe.Permutation._fields, got, want):
+        assert g.dtype == w.dtype and torch.equal(g, w), name
+    assert got.source is not got.order  # a caller may write to either
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3, E])
+def test_fast_path_equals_the_plain_layer_bit_for_bit(top_k):
+    x, w13, w2, weights, ids = layer(top_k=top_k, seed=top_k, empty=(), single=())
+    want = plain_layer(x, w13, w2, weights, ids)
+    with torch.no_grad():
+        assert torch.equal(moe.fused_moe(x, w13, w2, weights, ids), want)
+        assert torch.equal(moe.fused_moe(x, w13, w2, weights, ids), want)  # cached
+    # With gradients the layer takes the autograd.Functions: the same bits.
+    assert torch.equal(moe.fused_moe(*leaves(x), w13, w2, weights, ids), want)
+
+
+def test_gradients_after_a_cached_no_grad_call():
+    x, w13, w2, weights, ids = layer(seed=6)
+    with torch.inference_mode():  # the cached aranges are made here
+        moe.fused_moe(x, w13, w2, weights, ids)
+    with torch.no_grad():
+        moe.fused_moe(x, w13, w2, weights, ids)
+    grad = torch.randn(T, H).to(BF16)
+    ours, plain = leaves(x, w13, w2, weights), leaves(x, w13, w2, weights)
+    got = torch.autograd.grad(moe.fused_moe(*ours, ids), ours, grad)
+    want = torch.autograd.grad(plain_layer(*plain, ids), plain, grad)
+    for name, g, w in zip(("x", "w13", "w2", "topk_weights"), got, want):
+        assert torch.equal(g, w), name
+
+
+def test_fp8_still_refuses_gradients_after_a_cached_call():
+    x, w13, w2, weights, ids = layer(seed=7)
+    q13, s13 = moe.quantize_weights(w13)
+    q2, s2 = moe.quantize_weights(w2)
+    moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13, w2_scale=s2)
+    with pytest.raises(ValueError, match="FP8 fused_moe is inference only"):
+        moe.fused_moe(x, q13, q2, weights.requires_grad_(), ids, w13_scale=s13,
+                      w2_scale=s2)
+
+
+def test_errors_after_a_cached_call_of_another_signature():
+    x, w13, w2, weights, ids = layer(seed=8)
+    moe.fused_moe(x, w13, w2, weights, ids)
+    with pytest.raises(TypeError, match="x must be bfloat16"):
+        moe.fused_moe(x.float(), w13, w2, weights, ids)
+    with pytest.raises(ValueError, match="topk_weights must have topk_ids' shape"):
+        moe.fused_moe(x, w13, w2, weights[:, :1], ids)
+    with pytest.raises(ValueError, match="w13 must be contiguous"):
+        moe.fused_moe(x, w13.transpose(1, 2).contiguous().transpose(1, 2), w2, weights, ids)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        moe.fused_moe(x, w13, w2, weights, ids, "tanh")
+    with pytest.raises(TypeError, match="topk_ids must be a torch.Tensor"):
+        moe.fused_moe(x, w13, w2, weights, ids.tolist())
+    moe.fused_moe(x, w13, w2, weights, ids)  # the cached signature still passes
+
+
+def test_the_device_rule_runs_on_every_call(monkeypatch):
+    x, w13, w2, weights, ids = layer(seed=9)
+    moe.fused_moe(x, w13, w2, weights, ids)  # cached, with the CPU rule replaced
+
+    def cuda_only(device):
+        raise ValueError(f"x must be on a CUDA device, but is on {device}")
+    monkeypatch.setattr(checks, "require_cuda", cuda_only)
+    with pytest.raises(ValueError, match="must be on a CUDA device"):
+        moe.fused_moe(x, w13, w2, weights, ids)
+
+
+def plain_quantize_rows(x):
+    rows, k = x.shape
+    blocks = x.float().view(rows, k // 128, 128)
+    scale = blocks.abs().amax(dim=-1).clamp_min(1e-12) / 448.0
+    return (blocks / scale.unsqueeze(-1)).to(quant.FP8).view(rows, k), scale
+
+
+def test_quantize_rows_matches_the_plain_formula():
+    x = (torch.randn(9, 384) * torch.rand(9, 1) * 100).to(BF16)
+    x[2] = 0  # all-zero blocks: the floor, not NaN
+    x[4, 130] = float("nan")
+    x[5, 7] = float("inf")
+    q, scale = quant.quantize_rows(x)
+    want_q, want_scale = plain_quantize_rows(x)
+    assert torch.equal(scale.isnan(), want_scale.isnan())
+    assert torch.equal(scale.nan_to_num(), want_scale.nan_to_num())
+    assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+
+
+@pytest.mark.parametrize("m", [8, 9, 10, 11])
+@pytest.mark.parametrize("gathered", [False, True])
+def test_mn_major_matches_the_plain_layout(m, gathered):
+    scale = torch.rand(12, 3)
+    rows = torch.randint(0, 12, (m,)) if gathered else None
+    picked = scale[:m] if rows is None else scale.index_select(0, rows)
+    got = quant.mn_major(scale[:m] if rows is None else scale, rows)
+    assert got.shape == (3, (m + 3) // 4 * 4) and got.stride() == (got.shape[1], 1)
+    assert torch.equal(got[:, :m], picked.t())
+
+
+def test_constant_aranges_are_never_written():
+    x, w13, w2, weights, ids = layer(seed=10)
+    with torch.no_grad():
+        first = moe.fused_moe(x, w13, w2, weights, ids)
+        for tensor in moe.permute.__globals__["_ARANGES"].values():
+            assert torch.equal(tensor, torch.arange(tensor.shape[0], dtype=tensor.dtype))
+        assert torch.equal(moe.fused_moe(x, w13, w2, weights, ids), first)

@@ -54,7 +54,7 @@ def fp8_dequantised(x, w):
     return xq, wq
 
 
-def run(precision, algorithm, biases=False, tokens=T):
+def run(precision, algorithm, biases=False, tokens=T, with_bias=False):
     torch.manual_seed(0)
     dtype = DTYPE[precision]
     x = torch.randn(tokens, K, device="cuda").to(dtype)
@@ -76,6 +76,8 @@ def run(precision, algorithm, biases=False, tokens=T):
     terms = xr.double()[rows_token].unsqueeze(1) * wr.double()[rows_expert]
     ref = terms.sum(-1) + (b.cuda().double()[rows_expert] if biases else 0)
     magnitude = terms.abs().sum(-1)
+    if with_bias:  # each row's bias, as the reference added it
+        return ex, inp, y, ref, magnitude, b.cuda().double()[rows_expert]
     return ex, inp, y, ref, magnitude
 
 
@@ -102,8 +104,14 @@ def test_fp32_grouped_within_1e4_of_sequential():
 @pytest.mark.parametrize("algorithm", ALGORITHMS["bf16"])
 def test_biases_and_one_token(algorithm):
     for tokens in (67, 1):
-        _, _, y, ref, magnitude = run("bf16", algorithm, biases=True, tokens=tokens)
-        assert ((y.double() - ref).abs() <= 2**-8 * ref.abs() + 1e-5 * magnitude + 1e-6).all()
+        _, _, y, ref, magnitude, bias = run("bf16", algorithm, biases=True, tokens=tokens,
+                                            with_bias=True)
+        bound = 2**-8 * ref.abs() + 1e-5 * magnitude + 1e-6
+        if algorithm == "cublas_sequential":
+            # cuBLAS rounds a small expert's product before adding the bias
+            # in C (docs/executor.md): a second rounding, of the product.
+            bound = bound + 2**-8 * (ref - bias).abs()
+        assert ((y.double() - ref).abs() <= bound).all()
 
 
 def test_scatter_restores_token_order():

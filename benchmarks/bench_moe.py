@@ -66,26 +66,11 @@ def time_interleaved_flushed(fns, rounds):
 
 
 def host_time_us(fn, calls=8, reps=3):
-    """The host's own time per eager call: `calls` calls queued behind a
-    long sleep kernel (host_time.py's method), so that none waits for the
-    GPU; the best of `reps`. None when the sleep ended first (a call that
-    synchronises, or one whose launches filled the queue): a figure that
-    would include waiting is not shown."""
-    from host_time import SLEEP_CYCLES
-    best = None
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SLEEP_CYCLES)
-        sleeping = torch.cuda.Event()
-        sleeping.record()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        host = (time.perf_counter() - begin) / calls * 1e6
-        if not sleeping.query():
-            best = host if best is None else min(best, host)
-    torch.cuda.synchronize()
-    return best
+    """The host's own time per eager call (host_time.py's queued method),
+    the best of `reps`; None when every try waited for the GPU."""
+    from host_time import queued_host_us
+    runs = [h for h in (queued_host_us(fn, calls) for _ in range(reps)) if h is not None]
+    return min(runs) if runs else None
 
 
 def host_cell(host_us):

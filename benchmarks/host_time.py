@@ -183,17 +183,19 @@ def warm(fn, device):
         torch.cuda.synchronize()
 
 
-def queued_host_us(fn):
+def queued_host_us(fn, calls=QUEUED_CALLS):
     """Host time per call with the GPU held busy by a sleep kernel, so that
     no call waits for the GPU: the host's own cost. None when the sleep
-    ended before the calls did (the figure would include waiting)."""
+    ended before the calls did (a call that synchronises, or launches that
+    filled the queue: the figure would include waiting)."""
+    torch.cuda.synchronize()
     torch.cuda._sleep(SLEEP_CYCLES)
     sleeping = torch.cuda.Event()
     sleeping.record()
     begin = time.perf_counter()
-    for _ in range(QUEUED_CALLS):
+    for _ in range(calls):
         fn()
-    host = (time.perf_counter() - begin) / QUEUED_CALLS * 1e6
+    host = (time.perf_counter() - begin) / calls * 1e6
     still_queued = not sleeping.query()
     torch.cuda.synchronize()
     return host if still_queued else None

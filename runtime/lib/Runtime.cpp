@@ -1,8 +1,9 @@
 //===- Runtime.cpp - ggc runtime on the CUDA Driver API --------------------===//
 #include "ggc/Runtime.h"
 
+#include "Driver.h"
+
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstring>
@@ -14,127 +15,15 @@
 namespace ggc::runtime {
 
 //===----------------------------------------------------------------------===//
-// The driver, loaded at run time
+// The driver (Driver.h)
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-struct Driver {
-  CUresult (*init)(unsigned);
-  CUresult (*deviceGetCount)(int *);
-  CUresult (*deviceGet)(CUdevice *, int);
-  CUresult (*ctxGetCurrent)(CUcontext *);
-  CUresult (*ctxSetCurrent)(CUcontext);
-  CUresult (*ctxGetDevice)(CUdevice *);
-  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*moduleLoadData)(CUmodule *, const void *);
-  CUresult (*moduleUnload)(CUmodule);
-  CUresult (*pointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
-  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
-  CUresult (*streamSynchronize)(CUstream);
-  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*funcSetAttribute)(CUfunction, CUfunction_attribute, int);
-  CUresult (*launchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
-                             void **);
-  CUresult (*tensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType,
-                                   cuuint32_t, void *, const cuuint64_t *,
-                                   const cuuint64_t *, const cuuint32_t *,
-                                   const cuuint32_t *, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                   CUtensorMapFloatOOBfill);
-  CUresult (*getErrorString)(CUresult, const char **);
-  std::string error; // why the driver is unusable; "" when it is usable
-};
-
-template <typename Fn> bool bind(void *lib, const char *name, Fn &fn) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
-const Driver &driver() {
-  static const Driver d = [] {
-    Driver d{};
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      d.error = "the CUDA driver (libcuda.so.1) is not installed: " +
-                std::string(dlerror());
-      return d;
-    }
-    bool ok = bind(lib, "cuInit", d.init) &&
-              bind(lib, "cuDeviceGetCount", d.deviceGetCount) &&
-              bind(lib, "cuDeviceGet", d.deviceGet) &&
-              bind(lib, "cuCtxGetCurrent", d.ctxGetCurrent) &&
-              bind(lib, "cuCtxSetCurrent", d.ctxSetCurrent) &&
-              bind(lib, "cuCtxGetDevice", d.ctxGetDevice) &&
-              bind(lib, "cuDevicePrimaryCtxRetain", d.primaryCtxRetain) &&
-              bind(lib, "cuModuleLoadData", d.moduleLoadData) &&
-              bind(lib, "cuModuleUnload", d.moduleUnload) &&
-              bind(lib, "cuPointerGetAttribute", d.pointerGetAttribute) &&
-              // The unversioned symbol is the old 32-bit-size ABI.
-              bind(lib, "cuMemcpyDtoHAsync_v2", d.memcpyDtoHAsync) &&
-              bind(lib, "cuStreamSynchronize", d.streamSynchronize) &&
-              bind(lib, "cuModuleGetFunction", d.moduleGetFunction) &&
-              bind(lib, "cuFuncSetAttribute", d.funcSetAttribute) &&
-              bind(lib, "cuLaunchKernelEx", d.launchKernelEx) &&
-              bind(lib, "cuTensorMapEncodeTiled", d.tensorMapEncodeTiled) &&
-              bind(lib, "cuGetErrorString", d.getErrorString);
-    if (!ok) {
-      d.error = "the CUDA driver is too old: it lacks cuLaunchKernelEx or "
-                "cuTensorMapEncodeTiled (CUDA 12 or newer is needed)";
-      return d;
-    }
-    CUresult rc = d.init(0);
-    int count = 0;
-    if (rc == CUDA_SUCCESS)
-      rc = d.deviceGetCount(&count);
-    if (rc != CUDA_SUCCESS || count == 0)
-      d.error = "no CUDA device is available (cuInit/cuDeviceGetCount "
-                "returned " +
-                std::to_string(static_cast<int>(rc)) + ")";
-    return d;
-  }();
-  return d;
-}
-
-const Driver &usableDriver() {
-  const Driver &d = driver();
-  if (!d.error.empty())
-    throw Error("ggc runtime: " + d.error);
-  return d;
-}
-
-void check(CUresult rc, const char *what) {
-  if (rc == CUDA_SUCCESS)
-    return;
-  const char *message = nullptr;
-  usableDriver().getErrorString(rc, &message);
-  throw Error(std::string("ggc runtime: ") + what + " failed: " +
-              (message ? message : "unknown error") + " (CUresult " +
-              std::to_string(static_cast<int>(rc)) + ")");
-}
-
-/// The primary context of `device`, retained once and kept for the
-/// process, as the CUDA runtime does.
-CUcontext primaryContext(int device) {
-  static std::mutex mutex;
-  static std::map<int, CUcontext> contexts;
-  const Driver &d = usableDriver();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = contexts.find(device);
-  if (it != contexts.end())
-    return it->second;
-  int count = 0;
-  check(d.deviceGetCount(&count), "cuDeviceGetCount");
-  if (device < 0 || device >= count)
-    throw Error("ggc runtime: device " + std::to_string(device) +
-                " does not exist (this machine has " + std::to_string(count) +
-                ")");
-  CUdevice dev;
-  check(d.deviceGet(&dev, device), "cuDeviceGet");
-  CUcontext ctx = nullptr;
-  check(d.primaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
-  return contexts.emplace(device, ctx).first->second;
-}
+using driver::check;
+using driver::Driver;
+using driver::primaryContext;
+using driver::ScopedContext;
 
 /// The context a launch on `device` runs in: that device's primary
 /// context, or for -1 the calling thread's current one (device 0's primary
@@ -143,33 +32,9 @@ CUcontext launchContext(int device) {
   if (device >= 0)
     return primaryContext(device);
   CUcontext ctx = nullptr;
-  check(usableDriver().ctxGetCurrent(&ctx), "cuCtxGetCurrent");
+  check(driver::usable().ctxGetCurrent(&ctx), "cuCtxGetCurrent");
   return ctx ? ctx : primaryContext(0);
 }
-
-/// Makes `context` current for a scope and restores the caller's after:
-/// a launch on the tensors' device leaves the thread's device as it was.
-class ScopedContext {
-public:
-  explicit ScopedContext(CUcontext context) {
-    const Driver &d = usableDriver();
-    check(d.ctxGetCurrent(&previous_), "cuCtxGetCurrent");
-    if (previous_ != context)
-      check(d.ctxSetCurrent(context), "cuCtxSetCurrent");
-    else
-      previous_ = kUnchanged;
-  }
-  ~ScopedContext() {
-    if (previous_ != kUnchanged)
-      usableDriver().ctxSetCurrent(previous_);
-  }
-  ScopedContext(const ScopedContext &) = delete;
-  ScopedContext &operator=(const ScopedContext &) = delete;
-
-private:
-  static inline const CUcontext kUnchanged = reinterpret_cast<CUcontext>(-1);
-  CUcontext previous_ = nullptr;
-};
 
 CUtensorMapDataType cudaType(ElementType t) {
   switch (t) {
@@ -208,7 +73,7 @@ public:
       if (i > 0)
         strides[i - 1] = spec.strideBytes[i];
     }
-    check(usableDriver().tensorMapEncodeTiled(
+    check(driver::usable().tensorMapEncodeTiled(
               &map, cudaType(spec.type), spec.rank,
               reinterpret_cast<void *>(spec.address), dims, strides, box,
               elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -365,7 +230,7 @@ std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
 }
 
 bool driverAvailable(std::string *whyNot) {
-  const Driver &d = driver();
+  const Driver &d = driver::loaded();
   if (whyNot)
     *whyNot = d.error;
   return d.error.empty();
@@ -375,7 +240,7 @@ int pointerDevice(uint64_t address) {
   if (address == 0)
     throw Error("ggc runtime: a null pointer is not device memory");
   int ordinal = -1;
-  CUresult rc = usableDriver().pointerGetAttribute(
+  CUresult rc = driver::usable().pointerGetAttribute(
       &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
       static_cast<CUdeviceptr>(address));
   if (rc != CUDA_SUCCESS || ordinal < 0)
@@ -387,7 +252,7 @@ int pointerDevice(uint64_t address) {
 
 void copyToHost(int device, uint64_t address, void *destination, size_t bytes,
                 uint64_t stream) {
-  const Driver &d = usableDriver();
+  const Driver &d = driver::usable();
   ScopedContext scope(launchContext(device));
   CUstream s = reinterpret_cast<CUstream>(stream);
   check(d.memcpyDtoHAsync(destination, static_cast<CUdeviceptr>(address),
@@ -435,7 +300,7 @@ Kernel::Kernel(std::string image, std::string name, int sharedBytes,
 Kernel::~Kernel() {
   if (!driverAvailable())
     return;
-  const Driver &d = driver();
+  const Driver &d = driver::loaded();
   for (auto &[context, loaded] : cache_->byContext) {
     CUcontext previous = nullptr;
     if (d.ctxGetCurrent(&previous) != CUDA_SUCCESS)
@@ -448,7 +313,7 @@ Kernel::~Kernel() {
 }
 
 Kernel::Loaded &Kernel::loadedIn(void *context) {
-  const Driver &d = usableDriver();
+  const Driver &d = driver::usable();
   std::lock_guard<std::mutex> lock(cache_->mutex);
   auto it = cache_->byContext.find(context);
   if (it != cache_->byContext.end())
@@ -524,7 +389,7 @@ void Kernel::launchLoaded(void *context, void *function, int grid,
     config.numAttrs = 1;
   }
   ScopedContext scope(static_cast<CUcontext>(context));
-  CUresult rc = usableDriver().launchKernelEx(
+  CUresult rc = driver::usable().launchKernelEx(
       &config, static_cast<CUfunction>(function), parameters, nullptr);
   if (rc != CUDA_SUCCESS) // the message is built only on failure
     check(rc, ("launching kernel '" + name_ + "'").c_str());

@@ -16,7 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import ggc  # noqa: E402,F401
 from ggc import moe  # noqa: E402
 from moe_reference import (  # noqa: E402
-    dequantized_weights, ragged_ids, reference_moe, rel_err, use_reference_kernels)
+    dequantized_weights, layer_inputs, reference_moe, rel_err,
+    use_reference_kernels)
 
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
@@ -33,16 +34,10 @@ SHAPES = [(300, 1024, 512, 8, 2), (257, 512, 256, 32, 8), (1, 512, 256, 16, 4),
 
 
 def layer(tokens, hidden, inter, experts, top_k, seed, gated=True):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(tokens, hidden, generator=gen).to(BF16)
-    w13 = (torch.randn(experts, inter * (2 if gated else 1), hidden, generator=gen)
-           / hidden ** 0.5).to(BF16)
-    w2 = (torch.randn(experts, hidden, inter, generator=gen) / inter ** 0.5).to(BF16)
-    weights = torch.rand(tokens, top_k, generator=gen) + 0.1
     empty = (0, experts - 1) if experts > top_k + 2 else ()
     single = (1,) if experts > top_k + 3 and tokens > 1 else ()
-    ids = ragged_ids(tokens, top_k, experts, gen, empty=empty, single=single)
-    return [t.cuda() for t in (x, w13, w2, weights, ids)]
+    inputs = layer_inputs(tokens, hidden, inter, experts, top_k, seed, gated, empty, single)
+    return [t.cuda() for t in inputs]
 
 
 def fp8_weights(w13, w2):

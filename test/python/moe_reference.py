@@ -119,3 +119,17 @@ def ragged_ids(tokens, top_k, experts, gen, empty=(), single=()):
     for i, e in enumerate(single):  # one route each, on distinct tokens
         ids[i, 0] = e
     return ids.to(torch.int32)
+
+
+def layer_inputs(tokens, hidden, inter, experts, top_k, seed, gated=True, empty=(), single=()):
+    """x, w13, w2, topk_weights, topk_ids of one layer call (on the CPU)
+    whose routing leaves `empty` experts with no token and `single` ones
+    with one."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(tokens, hidden, generator=gen).to(torch.bfloat16)
+    w13 = (torch.randn(experts, inter * (2 if gated else 1), hidden, generator=gen)
+           / hidden ** 0.5).to(torch.bfloat16)
+    w2 = (torch.randn(experts, hidden, inter, generator=gen) / inter ** 0.5).to(torch.bfloat16)
+    weights = torch.rand(tokens, top_k, generator=gen) + 0.1
+    ids = ragged_ids(tokens, top_k, experts, gen, empty=empty, single=single)
+    return x, w13, w2, weights, ids

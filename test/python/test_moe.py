@@ -11,7 +11,8 @@ torch = pytest.importorskip("torch")
 import ggc  # noqa: E402,F401
 from ggc import moe  # noqa: E402
 from moe_reference import (  # noqa: E402
-    dequantized_weights, ragged_ids, reference_moe, rel_err, use_reference_kernels)
+    dequantized_weights, layer_inputs, ragged_ids, reference_moe, rel_err,
+    use_reference_kernels)
 
 BF16 = torch.bfloat16
 T, H, I, E, K = 37, 256, 128, 6, 2
@@ -24,16 +25,7 @@ def reference_kernels(tmp_path, monkeypatch):
 
 def layer(tokens=T, hidden=H, inter=I, experts=E, top_k=K, gated=True, seed=0,
           empty=(0,), single=(1,)):
-    """Inputs of one layer call whose routing leaves `empty` experts with no
-    token and `single` ones with one."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(tokens, hidden, generator=gen).to(BF16)
-    w13 = (torch.randn(experts, inter * (2 if gated else 1), hidden, generator=gen)
-           / hidden ** 0.5).to(BF16)
-    w2 = (torch.randn(experts, hidden, inter, generator=gen) / inter ** 0.5).to(BF16)
-    weights = torch.rand(tokens, top_k, generator=gen) + 0.1
-    ids = ragged_ids(tokens, top_k, experts, gen, empty=empty, single=single)
-    return x, w13, w2, weights, ids
+    return layer_inputs(tokens, hidden, inter, experts, top_k, seed, gated, empty, single)
 
 
 def as64(*tensors):

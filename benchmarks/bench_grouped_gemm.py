@@ -95,7 +95,8 @@ def config_text(config):
 
 def extra(config):
     """Options after BM,BN,BK,STAGES: 'direct' keeps per-thread stores,
-    'nf' walks a group's N blocks first (gg-schedule-groups), 'compute'
+    'nf' walks a group's N blocks first and 'bandS' its M blocks in bands
+    of S (0: none) (gg-schedule-groups), 'compute'
     keeps idle warpgroups computing and 'skip' lets them skip
     (gg-eliminate-padding), 'normal'/'evict_first'/'evict_last' set B's L2
     policy (gg-schedule-groups), 'whole' loads
@@ -105,6 +106,9 @@ def extra(config):
         opts["overfetch_rows"] = config[0] - 1
     if "nf" in config[4:]:
         opts["tile_order"] = "n_fastest"
+    for option in config[4:]:
+        if isinstance(option, str) and option.startswith("band"):
+            opts["m_band"] = int(option[4:])
     if "compute" in config[4:]:
         opts["idle_warpgroups"] = "compute"
     if "skip" in config[4:]:
@@ -328,10 +332,14 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,compute][,skip][,whole][,evict_first];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first];...'")
     parser.add_argument("--fp8-cases", default="",
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")
+    parser.add_argument("--contiguous", default="",
+                        help="bf16 contiguous shapes 'T,G,N,K;...' to time instead of the "
+                             "bf16 suite, e.g. 32768,8,4096,14336 (Mixtral's down projection "
+                             "at 4,096 rows a group)")
     args = parser.parse_args()
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]
@@ -347,6 +355,10 @@ def main():
         print(f"{'shape':44} {'impl':26} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
         only = [int(i) for i in args.fp8_cases.split(",")] if args.fp8_cases else None
         run_fp8(rows, [c for c in configs if c[2] == 128], only)
+    if args.contiguous:
+        shapes = [tuple(int(x) for x in c.split(",")) for c in args.contiguous.split(";") if c]
+        cases = [lambda shape=shape: bench_contiguous(*shape, configs=configs)
+                 for shape in shapes]
     if args.suite == "fp8":
         cases = []
     print(f"{'shape':44} {'impl':18} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")

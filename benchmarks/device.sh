@@ -6,8 +6,8 @@
 # benchmarks. Logs go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/ggc-out}
-# GGC_BENCH_SUITE, GGC_BENCH_CONFIGS and GGC_BENCH_FP8_CASES narrow the
-# benchmark (see bench_grouped_gemm.py --help).
+# GGC_BENCH_SUITE, GGC_BENCH_CONFIGS, GGC_BENCH_FP8_CASES and
+# GGC_BENCH_CONTIGUOUS narrow the benchmark (see bench_grouped_gemm.py --help).
 # GGC_BUNDLE picks another bundle (an A/B experiment); each gets its own
 # unpacked compiler and build folder.
 # GGC_STRESS=1 adds the full random-stress run (benchmarks/stress.py, $OUT/stress.log);
@@ -39,5 +39,6 @@ if [ "${GGC_COMPUTE_SANITIZER:-0}" = 1 ]; then
 fi
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 400 $PY benchmarks/bench_grouped_gemm.py --json "$OUT/bench.json" --suite "${GGC_BENCH_SUITE:-all}" \
-    --configs "${GGC_BENCH_CONFIGS:-}" --fp8-cases "${GGC_BENCH_FP8_CASES:-}" 2>&1 | tee "$OUT/bench.log"
+    --configs "${GGC_BENCH_CONFIGS:-}" --fp8-cases "${GGC_BENCH_FP8_CASES:-}" \
+    --contiguous "${GGC_BENCH_CONTIGUOUS:-}" 2>&1 | tee "$OUT/bench.log"
 fi

@@ -3,7 +3,8 @@
 // Turns each ggk.foreach_tile into the persistent loop that walks it: CTA c
 // of a grid of g takes tiles c, c + g, ..., numbered group by group, with
 // the group boundaries read on the device from the offsets or counts (no
-// host synchronisation; an empty group has no tiles). The tile's fields
+// host synchronisation; an empty group has no tiles), M blocks in bands
+// when the op has an m_band (gg-schedule-groups). The tile's fields
 // (group, blocks, first row, valid rows, K range) are computed here and
 // replace the body's arguments.
 //
@@ -47,6 +48,9 @@ private:
   Value groupRows(Value group, Value *rowStart);
   std::pair<Value, Value> groupOffsets(Value group);
   Value tilesInGroup(Value group);
+  /// The M unit and N block of a group's `localTile`-th tile when M blocks
+  /// go first, in bands of m_band units.
+  std::pair<Value, Value> mFastest(Value localTile, Value mUnits);
   Tile tileAt(Value group, Value localTile);
   Tile paddedTile(Value tile, Value mBlocks);
   /// Moves the body into the current block with its arguments replaced by
@@ -109,6 +113,23 @@ Value ScheduleLowering::tilesInGroup(Value group) {
   return b.mul(mUnits, b.c32(nBlocks));
 }
 
+std::pair<Value, Value> ScheduleLowering::mFastest(Value localTile,
+                                                   Value mUnits) {
+  int64_t band = int64_t(op.getMBand());
+  if (band == 0)
+    return {b.remU(localTile, mUnits), b.divU(localTile, mUnits)};
+  // A band never counts more units than the group has, so its tile count
+  // stays within the group's (which fits i32); a group of at most m_band
+  // units is one band, walked as without bands.
+  Value fullBand = b.minS(mUnits, b.c32(band));
+  Value bandTiles = b.mul(fullBand, b.c32(nBlocks));
+  Value bandIndex = b.divU(localTile, bandTiles);
+  Value firstUnit = b.mul(bandIndex, fullBand);
+  Value height = b.minS(fullBand, b.sub(mUnits, firstUnit));
+  Value inBand = b.sub(localTile, b.mul(bandIndex, bandTiles));
+  return {b.add(firstUnit, b.remU(inBand, height)), b.divU(inBand, height)};
+}
+
 Tile ScheduleLowering::tileAt(Value group, Value localTile) {
   Tile t;
   t.group = group;
@@ -123,8 +144,7 @@ Tile ScheduleLowering::tileAt(Value group, Value localTile) {
     t.nBlock = b.remU(localTile, b.c32(nBlocks));
     mUnit = b.divU(localTile, b.c32(nBlocks));
   } else {
-    mUnit = b.remU(localTile, mUnits);
-    t.nBlock = b.divU(localTile, mUnits);
+    std::tie(mUnit, t.nBlock) = mFastest(localTile, mUnits);
   }
   t.mBlock = cluster == 1 ? mUnit
                           : b.add(b.mul(mUnit, b.c32(cluster)),
@@ -177,8 +197,7 @@ Tile ScheduleLowering::paddedTile(Value tile, Value mBlocks) {
     t.nBlock = b.remU(tile, b.c32(nBlocks));
     t.mBlock = b.divU(tile, b.c32(nBlocks));
   } else {
-    t.mBlock = b.remU(tile, mBlocks);
-    t.nBlock = b.divU(tile, mBlocks);
+    std::tie(t.mBlock, t.nBlock) = mFastest(tile, mBlocks);
   }
   t.rowStart = b.mul(t.mBlock, b.c32(blockM));
   t.groupStart = t.rowStart;

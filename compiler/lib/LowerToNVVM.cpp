@@ -154,6 +154,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   if (failed(ggc::checkOverfetch(op, config, overfetch)))
     return failure();
   p.nFastest = schedule.getOrder() == TileOrder::n_fastest;
+  p.mBand = schedule.getMBand();
   // TMA's L2 cache-policy operands (CUTLASS's CacheHintSm90 values).
   switch (schedule.getBCache()) {
   case CachePolicy::normal:

@@ -355,6 +355,7 @@ std::string collectKernelPlans(ModuleOp module) {
     if (gg::ScheduleAttr s = op.getScheduleAttr())
       schedule = llvm::json::Object{
           {"order", gg::stringifyTileOrder(s.getOrder())},
+          {"m_band", s.getMBand()},
           {"b_cache", gg::stringifyCachePolicy(s.getBCache())}};
     plan["schedule"] = std::move(schedule);
     llvm::json::Value padding = nullptr;

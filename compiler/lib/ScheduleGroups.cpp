@@ -50,6 +50,33 @@ TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
   return nFirst < mFirst ? TileOrder::n_fastest : TileOrder::m_fastest;
 }
 
+/// Groups whose rows arrive at run time (contiguous layouts) may be tall:
+/// walked M first whole, the CTAs running at once would cover all of a
+/// tall group's M blocks by a few N blocks, so each K slice of B they load
+/// is shared by many of them but each of A's by few. A band of M blocks
+/// whose wave loads the fewest bytes of A and B tiles per K element (the
+/// model of chooseOrder) shares both: 12 for 128x128 bf16 tiles on 132
+/// SMs, against 32 by 4 for a group of 4,096 rows. Groups no taller than
+/// the band walk as before. Static row counts keep chooseOrder's choice.
+int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
+  bool staticRows = op.getLayout() == GroupLayout::masked ||
+                    op.getLayout() == GroupLayout::k_grouped;
+  if (order != TileOrder::m_fastest ||
+      (staticRows && !ShapedType::isDynamic(op.getDims().m)))
+    return 0;
+  int64_t wave = config.getNumSMs() / config.getClusterM();
+  int64_t aBytes = config.getBlockM() * config.getClusterM() *
+                   op.getAType().getElementTypeBitWidth() / 8;
+  int64_t bBytes =
+      config.getBlockN() * op.getBType().getElementTypeBitWidth() / 8;
+  int64_t best = 1;
+  for (int64_t band = 1; band <= std::min(wave, kMaxMBand); ++band)
+    if (band * aBytes + ceilDiv(wave, band) * bBytes <=
+        best * aBytes + ceilDiv(wave, best) * bBytes)
+      best = band;
+  return best;
+}
+
 /// f8 B tiles evict first (timed interleaved on the H200, fp8 K=7168:
 /// masked G=4 M=256 68.6 against 77.1 us, the decode batch 130.5 against
 /// 143.5 us, contiguous T=8192 G=8 549.9 against 554.7 us); bf16 measured
@@ -70,8 +97,9 @@ struct ScheduleGroupsPass
       ConfigAttr config = ggc::requireConfig(op, getArgument());
       if (!config)
         return WalkResult::interrupt();
-      op.setScheduleAttr(ScheduleAttr::get(op.getContext(),
-                                           chooseOrder(op, config),
+      TileOrder order = chooseOrder(op, config);
+      op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order,
+                                           chooseMBand(op, config, order),
                                            chooseBCache(op)));
       return WalkResult::advance();
     });

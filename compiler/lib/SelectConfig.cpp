@@ -132,6 +132,11 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
 
 namespace {
 
+/// The rows a contiguous group is expected to hold (its op's expected_m)
+/// from which 128x256 tiles are chosen (measured at 1,024 to 4,096 rows a
+/// group: docs/performance.md).
+constexpr int64_t kTallGroupRows = 1024;
+
 /// `config` with as many stages as fit in shared memory, capped at 8 where
 /// deeper pipelines stop paying (DeepGEMM uses up to 8); at least 1.
 ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
@@ -175,7 +180,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    532.7 against 605.1 us, 966.9 against 1160.1 us. (192 rows had won
   //    before promotions were pipelined: 580 against 627 us.)
   //    A group's rows are its expected_m, else a masked op's M_max, else
-  //    unknown (prefill-sized).
+  //    unknown (prefill-sized). Only masked batches were timed with
+  //    64-row tiles, so only they take them.
   int64_t blockM = 128;
   bool f8 = byteWidth(aElem) == 1;
   GroupLayout layout = op.getLayout();
@@ -183,7 +189,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   if (!groupRows && layout == GroupLayout::masked && !ShapedType::isDynamic(dims.m))
     groupRows = dims.m;
   int64_t splitN = 1;
-  bool decode = groupRows && *groupRows <= 64;
+  bool decode =
+      layout == GroupLayout::masked && groupRows && *groupRows <= 64;
   if (decode && !f8) {
     blockM = 64;
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
@@ -205,11 +212,16 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   if (blockN == 256 && blockM < 128 && splitN == 1)
     blockN = 128;
   // Contiguous groups are ragged and their sizes unknown until run time:
-  // 128-wide tiles balance the persistent grid's waves better and leave
-  // room for a fourth stage (timed interleaved, bf16 K=7168: T=8192 G=8
-  // 826.8 against 869.4 us, T=4096 G=64 504.1 against 543.4 us; only
-  // T=2048 G=128, 16 rows a group, lost: 1827.2 against 1718.2 us).
-  if (blockN == 256 && layout == GroupLayout::contiguous)
+  // 128-wide tiles balance the persistent grid's waves better where groups
+  // are small (timed interleaved on an H100, bf16 K=7168: T=4096 G=64 657
+  // against 690 us, T=2048 G=128 2346 against 2373). Groups expected to
+  // hold kTallGroupRows rows or more keep 256: there 128x128 tiles were
+  // 10-40% slower on Mixtral's GEMMs (1,024 rows a group: 3604 against
+  // 2965 us up, 1730 against 1577 down; 4,096: 15968 against 11502 and
+  // 9055 against 5285), their A and B tiles each read by too few CTAs;
+  // only T=8192 G=8 K=7168 lost, by 2% (833 against 814 us).
+  bool tallGroups = groupRows && *groupRows >= kTallGroupRows;
+  if (blockN == 256 && layout == GroupLayout::contiguous && !tallGroups)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128

@@ -1,5 +1,6 @@
 //===- GGAttrs.cpp - #gg.scale and #gg.config ------------------------------===//
 #include "gg/GGDialect.h"
+#include "gg/CheckedMath.h"
 
 #include "mlir/IR/DialectImplementation.h"
 
@@ -136,6 +137,77 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " (each warpgroup's wgmma takes a multiple of 16 "
                           "columns), got "
                        << blockN;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleAttr: `<order = O[, m_band = S][, b_cache = P]>`
+//===----------------------------------------------------------------------===//
+
+/// Parses `keyword` `=` and an enum case that `symbolize` knows.
+template <typename Enum>
+static FailureOr<Enum>
+parseEnumEntry(AsmParser &parser, StringRef expected,
+               std::optional<Enum> (*symbolize)(StringRef)) {
+  StringRef name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseEqual() || parser.parseKeyword(&name))
+    return failure();
+  if (std::optional<Enum> value = symbolize(name))
+    return *value;
+  return parser.emitError(loc, "expected ") << expected << ", got '" << name
+                                            << "'";
+}
+
+Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess() || parser.parseKeyword("order"))
+    return {};
+  FailureOr<TileOrder> order = parseEnumEntry<TileOrder>(
+      parser, "m_fastest or n_fastest", symbolizeTileOrder);
+  if (failed(order))
+    return {};
+  int64_t mBand = 0;
+  CachePolicy bCache = CachePolicy::normal;
+  while (succeeded(parser.parseOptionalComma())) {
+    if (succeeded(parser.parseOptionalKeyword("m_band"))) {
+      if (parser.parseEqual() || parser.parseInteger(mBand))
+        return {};
+      continue;
+    }
+    if (parser.parseKeyword("b_cache", " or 'm_band'"))
+      return {};
+    FailureOr<CachePolicy> policy = parseEnumEntry<CachePolicy>(
+        parser, "normal, evict_first or evict_last", symbolizeCachePolicy);
+    if (failed(policy))
+      return {};
+    bCache = *policy;
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ScheduleAttr>(parser.getContext(), *order, mBand,
+                                         bCache);
+}
+
+void ScheduleAttr::print(AsmPrinter &printer) const {
+  printer << "<order = " << stringifyTileOrder(getOrder());
+  if (getMBand() != 0)
+    printer << ", m_band = " << getMBand();
+  if (getBCache() != CachePolicy::normal)
+    printer << ", b_cache = " << stringifyCachePolicy(getBCache());
+  printer << ">";
+}
+
+LogicalResult
+ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     TileOrder order, int64_t mBand, CachePolicy) {
+  // The kernel counts a band's tiles in i32: m_band * N blocks.
+  if (mBand < 0 || mBand > kMaxMBand)
+    return emitError() << "schedule m_band must be in [0, " << kMaxMBand
+                       << "] (0: one band per group), got " << mBand;
+  if (mBand > 0 && order != TileOrder::m_fastest)
+    return emitError() << "schedule m_band bands a group's M blocks and "
+                          "needs order = m_fastest, got order = "
+                       << stringifyTileOrder(order);
   return success();
 }
 

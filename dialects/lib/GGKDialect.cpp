@@ -1,5 +1,6 @@
 //===- GGKDialect.cpp - the ggk dialect: registration and verifiers --------===//
 #include "ggk/GGKDialect.h"
+#include "gg/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -37,6 +38,13 @@ LogicalResult ForeachTileOp::verify() {
   if (getCluster() < 1 || (getCluster() > 1) != bool(getClusterRank()))
     return emitOpError() << "takes a cluster_rank exactly when its cluster ("
                          << getCluster() << ") has more than one CTA";
+  if (getMBand() < 0 || getMBand() > gg::kMaxMBand ||
+      (getMBand() > 0 && getNFastest()))
+    return emitOpError() << "m_band must be in [0, " << gg::kMaxMBand
+                         << "] and bands M blocks, which n_fastest does not "
+                            "walk first; got m_band = "
+                         << getMBand()
+                         << (getNFastest() ? " with n_fastest" : "");
   if (!getGroupsType().isInteger(32) && !getGroupsType().isInteger(64))
     return emitOpError() << "groups_type must be i32 or i64, got "
                          << getGroupsType();

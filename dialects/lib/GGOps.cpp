@@ -260,13 +260,16 @@ static LogicalResult verifyExpectedM(GroupedMatmulOp op,
   std::optional<int64_t> expectedM = op.getExpectedM();
   if (!expectedM)
     return success();
-  if (op.getLayout() != GroupLayout::masked)
-    return op.emitOpError() << "'expected_m' is a hint for the masked layout "
-                               "only";
+  // A hint of the rows a group holds: k_grouped's groups split K instead.
+  if (op.getLayout() == GroupLayout::k_grouped)
+    return op.emitOpError() << "'expected_m' is a hint of the rows per group "
+                               "and needs a layout that groups rows (masked, "
+                               "contiguous, padded_contiguous), not k_grouped";
   bool mIsDynamic = ShapedType::isDynamic(d.m);
+  StringRef bound = op.getLayout() == GroupLayout::masked ? "M_max" : "M";
   if (*expectedM < 1 || (!mIsDynamic && *expectedM > d.m))
     return op.emitOpError()
-           << "'expected_m' must be in [1, M_max = "
+           << "'expected_m' must be in [1, " << bound << " = "
            << (mIsDynamic ? std::string("?") : std::to_string(d.m))
            << "], but is " << *expectedM;
   return success();

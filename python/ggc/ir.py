@@ -65,6 +65,7 @@ class FunctionSpec:
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
     tile_order: Optional[str] = None       # "m_fastest" / "n_fastest"
+    m_band: Optional[int] = None           # M blocks per band (m_fastest; 0: none)
     b_cache: Optional[str] = None          # "normal" / "evict_first" / "evict_last"
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
@@ -115,9 +116,9 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"config = {spec.config}")
     if spec.direct_stores:
         attrs.append("store_pool = array<i64>")
-    if spec.tile_order is not None or spec.b_cache is not None:
+    if spec.tile_order is not None or spec.b_cache is not None or spec.m_band is not None:
         attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order or 'm_fastest'}, "
-                     f"b_cache = {spec.b_cache or 'normal'}>")
+                     f"m_band = {spec.m_band or 0}, b_cache = {spec.b_cache or 'normal'}>")
     if spec.overfetch_rows is not None:
         attrs.append(f"overfetch = #gg.overfetch<rows = {spec.overfetch_rows}, k = 0>")
     if spec.idle_warpgroups is not None:
@@ -165,6 +166,7 @@ def grouped_matmul(
     b_scale: Optional[str] = None,
     direct_stores: bool = False,
     tile_order: Optional[str] = None,
+    m_band: Optional[int] = None,
     idle_warpgroups: Optional[str] = None,
     overfetch_rows: Optional[int] = None,
     b_cache: Optional[str] = None,
@@ -185,7 +187,7 @@ def grouped_matmul(
     dimension on B's side, and their K blocks are those of the concatenated
     K. `direct_stores` keeps per-thread
     stores instead of the TMA store pool. `tile_order` ("m_fastest",
-    "n_fastest"), `idle_warpgroups` ("skip", "compute") and
+    "n_fastest"), `m_band` (M blocks per band with m_fastest; 0: none), `idle_warpgroups` ("skip", "compute") and
     `overfetch_rows` (block M - 1: whole-tile loads; 2^j - 1: a group's last
     tile loads its rows in units of 2^j) and `b_cache` (B's L2 policy:
     "normal", "evict_first", "evict_last") override the choices of
@@ -224,7 +226,7 @@ def grouped_matmul(
                         a_layout="km" if layout == "k_grouped" and b_layout == "kn"
                         else "mk", tf32=tf32,
                         expected_m=expected_m, config=config,
-                        direct_stores=direct_stores, tile_order=tile_order,
+                        direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
                         b_cache=b_cache, out_layout=out_layout)
     kb = None if k is None else -(-k // 128)

@@ -389,8 +389,9 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
         if name == "a_scale" and kind in _B_ONLY_SCALE_KINDS:
             raise _error(f"a_scale_kind {kind!r} is a per-column scale of B; A's 1x128 "
                          f"blocks are 'block' or 'block_mn'")
-    if expected_m is not None and layout != "masked":
-        raise _error("expected_m is a hint for masked batches (MaskedRows) only")
+    if expected_m is not None and layout == "k_grouped":
+        raise _error("expected_m is a hint of the rows per group: it goes with row groups "
+                     "(MaskedRows, Rows, PaddedRows), not with a weight gradient's K groups")
     problem = expected_m_problem(expected_m)
     if problem:
         raise _error(problem)

@@ -357,6 +357,9 @@ def _checked_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_s
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
     if layout == "k_grouped":
+        if expected_m is not None:
+            raise ValueError("expected_m is a hint of the rows per group; with k_offsets "
+                             "the groups split K (a weight gradient), so it has none")
         k_dim = 1 if k_major else 0
         if a.dim() != 2 or b.dim() != 2 or a.shape[k_dim] != b.shape[k_dim]:
             want = "a [M, K] and b [N, K]" if k_major else "a [K, M] and b [K, N]"
@@ -393,18 +396,17 @@ def _checked_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_s
         out = torch.empty(*rows_shape, n, dtype=dtype, device=a.device)
     scaled = a_scale is not None or b_scale is not None
     kernel = _kernel_for(layout, b_layout, scaled)
+    hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if not scaled:
-        return kernel, (a, b, groups, out), {}, (_A, _B, group_slot, _OUT), out, validate
+        return kernel, (a, b, groups, out), hint, (_A, _B, group_slot, _OUT), out, validate
     # A missing side scales by ones, per group.
     ones = _ones(b.shape[0], a.device)
     a_scale, a_kind = ((ones, "tensor") if a_scale is None else
                        _scale_kind("a", a_scale, a, b, layout, a_scale_kind))
     b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                        _scale_kind("b", b_scale, a, b, layout, b_scale_kind))
-    if layout != "masked":
-        expected_m = None
     return (kernel, (a, b, groups, a_scale, b_scale, out),
-            {"A_KIND": a_kind, "B_KIND": b_kind, "EXPECTED_M": expected_m},
+            {"A_KIND": a_kind, "B_KIND": b_kind, **hint},
             (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
 
 

@@ -47,6 +47,20 @@ llvm.func @cluster_without_rank(%groups: !llvm.ptr<1>, %m: i64) {
 
 // -----
 
+llvm.func @band_with_n_fastest(%groups: !llvm.ptr<1>, %m: i64) {
+  // expected-error @+1 {{m_band must be in [0, 1024] and bands M blocks, which n_fastest does not walk first; got m_band = 4 with n_fastest}}
+  ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
+      n = 1024, k = 512, cluster = 1, k_alignment = 1, n_fastest, m_band = 4} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 llvm.func @groups_type(%groups: !llvm.ptr<1>, %m: i64) {
   // expected-error @+1 {{groups_type must be i32 or i64, got 'f32'}}
   ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, f32) size(%m)

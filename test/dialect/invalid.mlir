@@ -407,9 +407,17 @@ func.func @zero_groups(%a: memref<?x256xbf16>, %b: memref<0x512x256xbf16>, %g: m
 // expected_m
 //===----------------------------------------------------------------------===//
 
-func.func @expected_m_contiguous(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{'expected_m' is a hint for the masked layout only}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {expected_m = 64 : i64}
+func.func @expected_m_k_grouped(%a: memref<256x?xbf16>, %b: memref<128x?xbf16>, %g: memref<5xi32>, %o: memref<4x256x128xf32>) {
+  // expected-error @+1 {{'expected_m' is a hint of the rows per group and needs a layout that groups rows (masked, contiguous, padded_contiguous), not k_grouped}}
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>) b(%b : memref<128x?xbf16>) groups(%g : memref<5xi32>) out(%o : memref<4x256x128xf32>) {expected_m = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @expected_m_above_rows(%a: memref<1000x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<1000x512xbf16>) {
+  // expected-error @+1 {{'expected_m' must be in [1, M = 1000], but is 4096}}
+  gg.grouped_matmul contiguous a(%a : memref<1000x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<1000x512xbf16>) {expected_m = 4096 : i64}
   return
 }
 
@@ -1101,6 +1109,38 @@ func.func @overfetch_k_outside_k_grouped(%a: memref<?x256xbf16>, %b: memref<8x51
 func.func @overfetch_k_not_alignment(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
   // expected-error @+1 {{overfetch k + 1 must be a power of two (the alignment of a group's first K block), got k = 6}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {overfetch = #gg.overfetch<rows = 127, k = 6>}
+  return
+}
+
+// -----
+
+func.func @schedule_band_range(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{schedule m_band must be in [0, 1024] (0: one band per group), got -1}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, m_band = -1>}
+  return
+}
+
+// -----
+
+func.func @schedule_unknown_entry(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{expected 'b_cache' or 'm_band'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, band = 3>}
+  return
+}
+
+// -----
+
+func.func @schedule_unknown_policy(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{expected normal, evict_first or evict_last, got 'evict_never'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, b_cache = evict_never>}
+  return
+}
+
+// -----
+
+func.func @schedule_band_order(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{schedule m_band bands a group's M blocks and needs order = m_fastest, got order = n_fastest}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = n_fastest, m_band = 4>}
   return
 }
 

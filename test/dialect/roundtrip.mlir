@@ -562,6 +562,21 @@ func.func @split_columns(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g:
   return
 }
 
+// m_band prints only when not 0, before b_cache; either may be written
+// alone.
+// CHECK-LABEL: func.func @m_band(
+// CHECK: {schedule = #gg.schedule<order = m_fastest, m_band = 12, b_cache = evict_first>}{{$}}
+// CHECK-LABEL: func.func @m_band_alone(
+// CHECK: {schedule = #gg.schedule<order = m_fastest, m_band = 3>}{{$}}
+func.func @m_band(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, b_cache = evict_first, m_band = 12>}
+  return
+}
+func.func @m_band_alone(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, m_band = 3, b_cache = normal>}
+  return
+}
+
 // b_cache prints only when not the default.
 // CHECK-LABEL: func.func @b_cache_policy(
 // CHECK: {schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>}{{$}}

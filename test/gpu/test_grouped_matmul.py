@@ -121,6 +121,27 @@ def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, bl
                             "cluster = [1, 1], sms = 132>")
 
 
+# gg-schedule-groups' M bands: a group taller than the band is walked band
+# by band, the last band shorter when the band does not divide the group's
+# M blocks; clusters of two band units of two M blocks. A tile skipped
+# leaves NaN rows; every tile must be computed.
+@pytest.mark.parametrize("m_band, cluster", [(1, 1), (2, 1), (3, 1), (5, 1), (12, 1),
+                                             (3, 2), (1, 2)])
+def test_contiguous_m_bands(m_band, cluster):
+    sizes = RAGGED + [2000, 1537, 640, 1]
+    check_contiguous(sizes, n=520, k=136, dtype="bf16", m_band=m_band,
+                     config="#gg.config<block = [128, 128, 64], stages = 0, "
+                            f"cluster = [{cluster}, 1], sms = 132>")
+
+
+# expected_m of 1,024 rows or more: gg-select-config keeps 128x256 tiles
+# for contiguous groups, walked in bands of 19 M blocks; tall and ragged
+# groups, empty and 1-row ones among them.
+def test_contiguous_tall_group_hint():
+    check_contiguous([0, 1, 2047, 2049, 4500, 130, 7, 0], n=512, k=136, dtype="bf16",
+                     expected_m=2048)
+
+
 # split_n = 2: two consumer warpgroups per 64 rows, each on half of the
 # columns (64-row tiles keep two warpgroups on the tensor cores).
 @pytest.mark.parametrize("block, direct_stores, b_layout", [
@@ -212,16 +233,25 @@ def test_masked_counts_beyond_m_max_are_clamped():
 
 @pytest.mark.parametrize("dtype, b_layout", LAYOUT_CASES)
 def test_padded_contiguous_skips_padding_rows(dtype, b_layout):
-    g, n, k, align = 4, 200, 136 if dtype != "f32" else 132, 128
-    sizes = [3, 0, 200, 128]
-    rows, tags = 0, []
+    check_padded_contiguous([3, 0, 200, 128], dtype, b_layout)
+
+
+# M bands over A's whole row space (padded_contiguous has no per-group
+# walk): 15 M blocks in bands of 4, the last one of 3.
+def test_padded_contiguous_m_bands():
+    check_padded_contiguous([3, 0, 200, 128, 1300], "bf16", "nk", m_band=4)
+
+
+def check_padded_contiguous(sizes, dtype, b_layout, **plan):
+    g, n, k, align = len(sizes), 200, 136 if dtype != "f32" else 132, 128
+    tags = []
     for gi, size in enumerate(sizes):
         padded = -(-size // align) * align
         tags += [gi] * size + [-1] * (padded - size)
     m = len(tags)
     kern = cached_kernel(layout="padded_contiguous", num_groups=g, n=n, k=k,
                          b_layout=b_layout, dtype=dtype, out_dtype=dtype,
-                         tf32=dtype == "f32")
+                         tf32=dtype == "f32", **plan)
     t = TORCH_TYPES[dtype]
     a = randn(m, k, dtype=t)
     b_arg, b = weights(g, n, k, t, b_layout)

@@ -88,3 +88,40 @@ llvm.func @k_grouped(%offsets: !llvm.ptr<1>, %k: i64) -> i32 {
   } -> i32
   llvm.return %n : i32
 }
+
+// -----
+
+// m_band = 12: a group's M blocks are walked in bands of 12 (fewer when
+// the group has fewer, or for its last band): tile i of the group lies in
+// band i / (band x 32 N blocks), and within it M blocks go first.
+// CHECK-LABEL: llvm.func @banded
+// CHECK: } do {
+// CHECK: } do {
+// CHECK: %[[LOCAL:.*]] = arith.subi
+// CHECK: %[[UNITS:.*]] = arith.divui %{{.*}}, %c128_i32
+// CHECK: %[[BAND:.*]] = arith.minsi %[[UNITS]], %c12_i32
+// CHECK: %[[BAND_TILES:.*]] = arith.muli %[[BAND]], %c32_i32
+// CHECK: %[[INDEX:.*]] = arith.divui %[[LOCAL]], %[[BAND_TILES]]
+// CHECK: %[[FIRST:.*]] = arith.muli %[[INDEX]], %[[BAND]]
+// CHECK: %[[LEFT:.*]] = arith.subi %[[UNITS]], %[[FIRST]]
+// CHECK: %[[HEIGHT:.*]] = arith.minsi %[[BAND]], %[[LEFT]]
+// CHECK: %[[SKIPPED:.*]] = arith.muli %[[INDEX]], %[[BAND_TILES]]
+// CHECK: %[[IN_BAND:.*]] = arith.subi %[[LOCAL]], %[[SKIPPED]]
+// CHECK: %[[M_OFF:.*]] = arith.remui %[[IN_BAND]], %[[HEIGHT]]
+// CHECK: %[[M_BLOCK:.*]] = arith.addi %[[FIRST]], %[[M_OFF]]
+// CHECK: %[[N_BLOCK:.*]] = arith.divui %[[IN_BAND]], %[[HEIGHT]]
+// CHECK: arith.addi %[[M_BLOCK]], %[[N_BLOCK]]
+llvm.func @banded(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>, m_band = 12,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+    %mn = arith.addi %m_block, %n_block : i32
+    %next = arith.addi %sum, %mn : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}

@@ -2,9 +2,12 @@
 
 // Before: a configured contiguous op. After: M blocks first, since a
 // group's row count only arrives with the offsets at run time; CTAs running
-// at once then read the same columns of the group's B.
+// at once then read the same columns of the group's B. A tall group's M
+// blocks go in bands of 19: a wave of 132 tiles of 128x256 loads 19 A
+// tiles and 7 B tiles (4,224 rows' worth per K element), the fewest (15
+// by 9 ties; the tallest band of a tie wins).
 // CHECK-LABEL: func.func @contiguous
-// CHECK: schedule = #gg.schedule<order = m_fastest>
+// CHECK: schedule = #gg.schedule<order = m_fastest, m_band = 19>
 func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
@@ -60,5 +63,31 @@ func.func @user_order(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
       out(%o : memref<?x1024xbf16>)
       {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
        schedule = #gg.schedule<order = n_fastest>}
+  return
+}
+
+// -----
+
+// Square 128x128 tiles: bands of 12 (12 A and 11 B tiles a wave). Clusters
+// of two walk units of two M blocks: bands of 6 units (66 units a wave:
+// 6 A units of 256 rows and 11 B tiles).
+// CHECK-LABEL: func.func @square_tiles
+// CHECK: schedule = #gg.schedule<order = m_fastest, m_band = 12>
+// CHECK-LABEL: func.func @clusters
+// CHECK: schedule = #gg.schedule<order = m_fastest, m_band = 6>
+func.func @square_tiles(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+func.func @clusters(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [2, 1], sms = 132>}
   return
 }

@@ -220,12 +220,25 @@ BASIC = (spec([None, 64], "bf16"), spec([2, 64, 64], "bf16"), spec([3], "i32"),
      "the kernel never calls gl.store"),
     ("gl.store(x, gl.grouped_dot(x, w, offs))",
      "user_kernel.py:3: gl.store writes to a parameter annotated Out"),
-    ("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=8))",
-     "user_kernel.py:3: expected_m is a hint for masked batches"),
+    ("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=0))",
+     "user_kernel.py:3: expected_m must be an int in .1, 2.31 - 1., got 0"),
 ])
 def test_tracing_errors_point_at_the_users_line(body, message):
     with pytest.raises(gl.CompileError, match=message.replace("(", r"\(").replace(")", r"\)")):
         kernel_source(body).trace(*BASIC)
+
+
+def test_expected_m_hints_row_groups_not_k_groups():
+    # Contiguous rows take the hint into the op, where config selection reads it.
+    hinted = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=4096))")
+    assert "expected_m = 4096 : i64" in hinted.trace(*BASIC)
+    weight_grad = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=64))",
+                                "x: gl.TokenMajor, w: gl.TokenMajor, offs: gl.Offsets, "
+                                "y: gl.Out")
+    with pytest.raises(gl.CompileError, match="user_kernel.py:3: expected_m is a hint of the "
+                                              "rows per group"):
+        weight_grad.trace(spec([64, None], "bf16"), spec([64, None], "bf16"), spec([3], "i32"),
+                          spec([2, 64, 64], "f32"))
 
 
 def test_groups_must_match_the_layout():

@@ -73,8 +73,23 @@ def test_a_users_config_is_reported_as_written_and_plans_follow_module_order():
     assert out.plans[0]["attributes"]["config"] == USER_CONFIG
     assert out.plans[0]["config"] == {"block": [128, 64, 64], "stages": 3,
                                       "cluster": [1, 1], "sms": 100, "split_n": 1}
+    # The contiguous op's tall groups walk in M bands; the masked op's
+    # static groups do not.
+    assert out.plans[0]["schedule"]["m_band"] > 0
+    assert out.plans[1]["schedule"]["m_band"] == 0
     # The second is chosen: a decode batch takes 64-row tiles.
     assert out.plans[1]["config"]["block"][0] == 64
+
+
+@pytest.mark.parametrize("expected_m, block, band", [(None, [128, 128, 64], 12),
+                                                      (1023, [128, 128, 64], 12),
+                                                      (4096, [128, 256, 64], 19)])
+def test_a_contiguous_groups_rows_hint_chooses_the_tile(expected_m, block, band):
+    from ggc import ir
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=4096,
+                                           k=7168, expected_m=expected_m), emit="gg-config")
+    assert out.plans[0]["config"]["block"] == block
+    assert out.plans[0]["schedule"]["m_band"] == band
 
 
 def test_scale_kinds_describe_operands_not_the_plan():

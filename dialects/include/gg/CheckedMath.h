@@ -26,6 +26,11 @@ namespace mlir::gg {
 /// The number of tiles is bounded per config (ggc::checkTileIndices).
 inline constexpr int64_t kMaxStaticSize = int64_t(1) << 30;
 
+/// The tallest band of M blocks a schedule may walk (#gg.schedule m_band):
+/// a band taller than the CTAs that run at once walks like one band per
+/// group, which m_band = 0 says.
+inline constexpr int64_t kMaxMBand = 1024;
+
 /// Sizes as std::optional: nullopt for a dynamic size.
 inline std::optional<int64_t> staticSize(int64_t size) {
   if (ShapedType::isDynamic(size))

@@ -262,18 +262,28 @@ def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
     (TMA's cache hint): `evict_first` lets the weights, which the CTAs
     running at once read together and then leave, give way in L2 to A's
     rows, which every N block of the group reads again.
+
+    `m_band` (with `order = m_fastest`; 0, the default, is one band per
+    group) walks a group's M blocks in bands of that many: every N block
+    of a band before the next band, M blocks first within it. The CTAs
+    running at once then cover a band of A's rows by a band of B's columns
+    instead of all of a large group's rows by a few columns, so each K
+    slice they load is shared by more of them in L2.
   }];
   let parameters = (ins
     EnumParameter<GG_TileOrder>:$order,
+    DefaultValuedParameter<"int64_t", "0">:$mBand,
     DefaultValuedParameter<"::mlir::gg::CachePolicy",
                            "::mlir::gg::CachePolicy::normal">:$bCache
   );
   let builders = [
     AttrBuilder<(ins "::mlir::gg::TileOrder":$order), [{
-      return $_get($_ctxt, order, ::mlir::gg::CachePolicy::normal);
+      return $_get($_ctxt, order, 0, ::mlir::gg::CachePolicy::normal);
     }]>
   ];
-  let assemblyFormat = "`<` `order` `=` $order (`,` `b_cache` `=` $bCache^)? `>`";
+  // `<order = O[, m_band = S][, b_cache = P]>`, defaults elided.
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 def GG_PaddingAttr : GG_Attr<"Padding", "padding"> {

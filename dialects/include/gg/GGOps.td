@@ -42,8 +42,8 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     `gg.yield` of an f32 or of the output element type; only side-effect-free
     scalar operations (arith, math, gg.sigmoid, gg.silu) may appear in it.
 
-    `expected_m` (masked only) is the host's hint of the typical valid row
-    count, used to choose tiles. `config` records the tile configuration once
+    `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
+    of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once
     chosen. `store_pool` (written by `gg-tma-store-pool`) lists the heights
     of the TMA store boxes, `BLOCK_M` halving down to 1: the rows of a tile
     that belong to its group are stored as a sum of such boxes, so no row of

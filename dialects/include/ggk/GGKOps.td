@@ -26,7 +26,8 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     run-time size `size`, so nothing about the routing reaches the host.
 
     `layout` says how groups are stated (gg's group layouts); `n_fastest`
-    that N blocks move first within a group (else M blocks); `tile` the block sizes
+    that N blocks move first within a group (else M blocks, walked in bands
+    of `m_band` M blocks when it is positive: gg's #gg.schedule); `tile` the block sizes
     [BM, BN, BK]; `m`, `n`, `k` the static sizes (k_grouped's `k` and
     other layouts' `m` may be dynamic); `cluster` the CTAs that walk the
     schedule together, one M block each (`cluster_rank` then gives this
@@ -53,6 +54,7 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
   let arguments = (ins
     GG_GroupLayout:$layout,
     UnitAttr:$n_fastest,
+    DefaultValuedAttr<I64Attr, "0">:$m_band,
     DenseI64ArrayAttr:$tile,
     I64Attr:$num_groups,
     I64Attr:$m,

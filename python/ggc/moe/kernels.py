@@ -20,20 +20,22 @@ from ..jit import jit
 
 @jit
 def moe_down_routed(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, route: gl.RowVector,
-                    y: gl.Out):
-    gl.store(y, gl.grouped_dot(a, w, offsets) * route)
+                    y: gl.Out, EXPECTED_M: gl.constexpr = None):
+    gl.store(y, gl.grouped_dot(a, w, offsets, expected_m=EXPECTED_M) * route)
 
 
 @jit
 def moe_down_routed_fp8(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, a_scale: gl.Scale,
-                        w_scale: gl.Scale, route: gl.RowVector, y: gl.Out):
+                        w_scale: gl.Scale, route: gl.RowVector, y: gl.Out,
+                        EXPECTED_M: gl.constexpr = None):
     acc = gl.grouped_dot(a, w, offsets, a_scale=a_scale, b_scale=w_scale,
-                         a_scale_kind="block_mn", b_scale_kind="block")
+                         a_scale_kind="block_mn", b_scale_kind="block", expected_m=EXPECTED_M)
     gl.store(y, acc * route)
 
 
 def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
-          a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None) -> Tensor:
+          a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None,
+          expected_m: Optional[int] = None) -> Tensor:
     """The op's body, real and fake: a fake call traces and checks the
     kernel as a launch would (ggc.torch_ops), a real one launches it."""
     y = a.new_empty(a.shape[0], w.shape[1], dtype=torch.bfloat16)
@@ -41,9 +43,10 @@ def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
     # cover the M rows in order: checking them would only add a host sync.
     with torch_ops._op_body():
         if a_scale is None:
-            moe_down_routed(a, w, offsets, route, y, validate=False)
+            moe_down_routed(a, w, offsets, route, y, EXPECTED_M=expected_m, validate=False)
         else:
-            moe_down_routed_fp8(a, w, offsets, a_scale, w_scale, route, y, validate=False)
+            moe_down_routed_fp8(a, w, offsets, a_scale, w_scale, route, y,
+                                EXPECTED_M=expected_m, validate=False)
     return y
 
 
@@ -54,7 +57,7 @@ torch_ops.lean_eager(moe_down_op, _down)
 
 
 def _setup_context(ctx, inputs, output):
-    a, w, offsets, route, a_scale, _ = inputs
+    a, w, offsets, route, a_scale, _, _ = inputs
     ctx.fp8 = a_scale is not None
     ctx.save_for_backward(a, w, offsets, route)
 
@@ -79,17 +82,19 @@ def _backward(ctx, grad):
         # The unweighted product again (the forward kept only the weighted one).
         product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets)
         grad_route = (grad.float() * product.float()).sum(dim=-1)
-    return grad_a, grad_w, None, grad_route, None, None
+    return grad_a, grad_w, None, grad_route, None, None, None
 
 
 moe_down_op.register_autograd(_backward, setup_context=_setup_context)
 
 
 def routed_down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
-                a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None) -> Tensor:
+                a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None,
+                expected_m: Optional[int] = None) -> Tensor:
     """moe_down, launched directly in eager inference (no custom-op
     dispatch on the host path), through the op when compiling, tracing or
-    differentiating."""
+    differentiating. `expected_m`: the rows an expert typically gets (the
+    tile choice's hint)."""
     if torch_ops.wants_op((a, w, route), grad=True):
-        return torch.ops.ggc.moe_down(a, w, offsets, route, a_scale, w_scale)
-    return _down(a, w, offsets, route, a_scale, w_scale)
+        return torch.ops.ggc.moe_down(a, w, offsets, route, a_scale, w_scale, expected_m)
+    return _down(a, w, offsets, route, a_scale, w_scale, expected_m)

@@ -57,21 +57,35 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     offsets, order, source, position, valid = sort_routes(topk_ids, problem.experts)
     route = _poisoned(topk_weights, valid).index_select(0, order)
     x = x.contiguous()
+    hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
-        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation)
+        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
+                         hint)
     elif grad:
         rows = _GatherRows.apply(x, source, position, top_k)
-        h = ops.grouped_gemm(rows, w13, offsets=offsets, validate=False)
-        y = routed_down(activate(h, activation), w2, offsets, route)
+        h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
+        y = routed_down(activate(h, activation), w2, offsets, route, expected_m=hint)
     else:
         # Nothing to differentiate: the autograd.Functions' forwards
         # without their wrappers (the same values, a few us less a call).
         h = ops.grouped_gemm(x.index_select(0, source), w13, offsets=offsets,
-                             validate=False)
-        y = routed_down(activate(h, activation), w2, offsets, route)
+                             expected_m=hint, validate=False)
+        y = routed_down(activate(h, activation), w2, offsets, route, expected_m=hint)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     return _sum_routes(y, position, top_k)
+
+
+def expected_rows(routes, experts: int) -> Optional[int]:
+    """The rows an expert gets when routing is even (T * top_k / E), as the
+    grouped GEMMs' `expected_m` hint: rounded down to a power of two and
+    capped at 4,096, so that the hints of every batch size compile at most
+    13 kernels per GEMM (each distinct hint is a kernel of its own). None
+    (no hint) where the row count is symbolic (torch.compile's dynamic
+    shapes), which a hint would specialise."""
+    if not isinstance(routes, int):
+        return None
+    return 1 << min(12, max(1, routes // experts).bit_length() - 1)
 
 
 def routing_weights(topk_weights: torch.Tensor, perm: Permutation) -> torch.Tensor:
@@ -103,7 +117,8 @@ def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
     return F.relu(h)
 
 
-def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation):
+def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
+                 hint):
     """The sorted rows' expert outputs in FP8: x is quantised once per token
     (not per route) and its rows and scales gathered; the activation is
     quantised again before the down projection."""
@@ -112,6 +127,6 @@ def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activa
     rows = q.index_select(0, source)
     rows_scale = mn_major(scale, source)
     h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
-                         b_scale=w13_scale, validate=False)
+                         b_scale=w13_scale, expected_m=hint, validate=False)
     act, act_scale = quantize_rows(activate(h, activation), "activation")
-    return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale)
+    return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint)

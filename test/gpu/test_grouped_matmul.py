@@ -142,6 +142,13 @@ def test_contiguous_tall_group_hint():
                      expected_m=2048)
 
 
+# expected_m of at most 64 rows (a MoE decode step): 64x64 tiles over
+# groups of a few rows, some empty, some past the hint.
+def test_contiguous_decode_hint():
+    check_contiguous([0, 1, 3, 0, 64, 65, 2, 0, 130], n=576, k=136, dtype="bf16",
+                     expected_m=4)
+
+
 # split_n = 2: two consumer warpgroups per 64 rows, each on half of the
 # columns (64-row tiles keep two warpgroups on the tensor cores).
 @pytest.mark.parametrize("block, direct_stores, b_layout", [

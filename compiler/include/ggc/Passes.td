@@ -18,8 +18,10 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches, f8
-    ones on 64x256 tiles split between two consumer warpgroups; else 128,
-    where f8's promotions pipeline); block N
+    ones on 64x256 tiles split between two consumer warpgroups; 64x64
+    tiles for contiguous groups expected to hold at most 64 rows, a MoE
+    decode step bound by reading weights; else 128, where f8's promotions
+    pipeline); block N
     is the widest of 256/128/64 that divides N without waste (128 at most
     for f8, and for contiguous ops, whose ragged groups balance better over
     narrower tiles, unless their `expected_m` says a group holds 1,024 rows

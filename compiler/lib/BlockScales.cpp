@@ -165,8 +165,7 @@ Value KernelGenerator::scaleSlot(Value buffer, Value word,
   Value index = b.add(b.add(b.mul(b.toI64(buffer), b.c64(consumerWarps * words)),
                             b.mul(warp, b.c64(words))),
                       b.toI64(word));
-  return b.gep(smem, b.add(b.c64(p.smem.scaleSlotsAt + 4 * wordOffset),
-                           b.mul(index, b.c64(4))));
+  return sharedAddress(kScaleSlots, index, 4, 4 * wordOffset);
 }
 
 void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
@@ -292,9 +291,7 @@ Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
 
 Value KernelGenerator::columnScales(Value consumerIndex, Value buffer) {
   Value index = b.add(b.mul(consumerIndex, b.c32(2)), buffer);
-  return b.gep(smem, b.add(b.c64(p.smem.columnScalesAt),
-                           b.mul(b.toI64(index),
-                                 b.c64(p.blockN * 4 * p.columnEntries))));
+  return sharedAddress(kColumnScales, index, p.blockN * 4 * p.columnEntries);
 }
 
 void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,

@@ -85,7 +85,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   Value rowInTile = f.row, colInBlock = f.col;
   Value staging;
   if (!p.storePool.empty()) {
-    staging = b.gep(smem, b.c64(p.smem.stagedOutputAt));
+    staging = sharedAddress(kStagedOutput, Value(), 0);
     // Before this tile's outputs overwrite it, the previous tile's stores
     // must have read it.
     b.create<ggk::AwaitStagedTileOp>(staging, kWarpgroupThreads,

@@ -190,7 +190,13 @@ private:
   /// (ggk.load_b_tile).
   void loadBTile(const Tile &t, Value stage, Value full, Value k);
 
-  // Shared memory.
+  // Shared memory: the buffers the kernel declares (ggk.shared_buffer, in
+  // p.smem.buffers' order) and addresses into them (ggk.shared_address,
+  // placed by ggk-allocate-shared-memory).
+  void declareSharedBuffers();
+  /// `offset + index * stride` bytes into buffer `id` (no index: `offset`).
+  Value sharedAddress(SharedBufferId id, Value index, int64_t stride,
+                      int64_t offset = 0);
   Value stageA(Value stage);
   Value stageB(Value stage);
   Value transposedB(Value stage);

@@ -255,6 +255,7 @@ void KernelGenerator::emitBody() {
   Value rawInt = b.create<LLVM::PtrToIntOp>(b.i64(), raw);
   Value aligned = b.andI(b.add(rawInt, b.c64(1023)), b.c64(~int64_t(1023)));
   smem = b.gep(raw, b.sub(aligned, rawInt));
+  declareSharedBuffers();
 
   Value tid = b.threadIdx();
   Value isLeader = b.eq(tid, b.c32(0));

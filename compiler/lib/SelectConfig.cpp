@@ -95,38 +95,58 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.bTileBytes = config.getBlockN() * config.getBlockK() * byteWidth(b);
   l.transposesB = transposesB(op);
   l.transposesA = transposesA(op);
-  l.bStagesAt = l.stages * l.aTileBytes;
-  l.transposedBAt = l.bStagesAt + l.stages * l.bTileBytes;
-  l.transposedAAt =
-      l.transposedBAt + (l.transposesB ? l.stages * l.bTileBytes : 0);
-  l.barriersAt =
-      l.transposedAAt + (l.transposesA ? l.stages * l.aTileBytes : 0);
-  l.stageScalesAt = l.barriersAt + l.stages * 16;
-  l.stageScalesBytes = l.stageAScaleBytes = 0;
-  if (stagesBlockScales(op, config)) {
-    // TMA writes shared memory at 128-byte-aligned addresses.
-    l.stageScalesAt = llvm::alignTo(l.stageScalesAt, 128);
-    l.stageAScaleBytes =
-        llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128);
-    l.stageScalesBytes = l.stages * (l.stageAScaleBytes + 16);
-  }
-  l.columnScalesAt = l.stageScalesAt + l.stageScalesBytes;
-  l.columnScalesBytes = stagesColumnScales(op)
-                             ? 2 * (config.getBlockM() / 64) *
-                                   config.getSplitN() * config.getBlockN() * 4 *
-                                   columnScaleEntries(op, config)
-                             : 0;
-  l.scaleSlotsAt = l.columnScalesAt + l.columnScalesBytes;
+  bool stageScales = stagesBlockScales(op, config);
+  l.stageAScaleBytes =
+      stageScales
+          ? llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128)
+          : 0;
   int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
-  l.scaleSlotsBytes = kScaleSlotBuffers * consumerWarps *
-                      scaleSlotsPerWarp(op, config).words() * 4;
-  l.stagedOutputAt =
-      llvm::alignTo(l.scaleSlotsAt + l.scaleSlotsBytes, 1024);
-  int64_t staged =
+  int64_t s = l.stages;
+  l.buffers.resize(kNumSharedBuffers);
+  l.buffers[kATiles] = {"a_tiles", s * l.aTileBytes, 1};
+  l.buffers[kBTiles] = {"b_tiles", s * l.bTileBytes, 1};
+  l.buffers[kTransposedB] = {"transposed_b",
+                             l.transposesB ? s * l.bTileBytes : 0, 1};
+  l.buffers[kTransposedA] = {"transposed_a",
+                             l.transposesA ? s * l.aTileBytes : 0, 1};
+  l.buffers[kFullBarriers] = {"full_barriers", s * 8, 1};
+  l.buffers[kEmptyBarriers] = {"empty_barriers", s * 8, 1};
+  // TMA writes shared memory at 128-byte-aligned addresses.
+  l.buffers[kStageAScales] = {"stage_a_scales", s * l.stageAScaleBytes,
+                              stageScales ? 128 : 1};
+  l.buffers[kStageBScales] = {"stage_b_scales", stageScales ? s * 16 : 0, 1};
+  l.buffers[kColumnScales] = {
+      "column_scales",
+      stagesColumnScales(op) ? 2 * (config.getBlockM() / 64) *
+                                   config.getSplitN() * config.getBlockN() *
+                                   4 * columnScaleEntries(op, config)
+                             : 0,
+      1};
+  l.buffers[kScaleSlots] = {"scale_slots",
+                            kScaleSlotBuffers * consumerWarps *
+                                scaleSlotsPerWarp(op, config).words() * 4,
+                            1};
+  // The staged output tile is read by 128B-swizzled TMA stores.
+  l.buffers[kStagedOutput] = {
+      "staged_output",
       stagedOutput ? config.getBlockM() * config.getBlockN() *
                          byteWidth(op.getOutType().getElementType())
-                   : 0;
-  l.total = l.stagedOutputAt + staged + 1024;
+                   : 0,
+      1024};
+  SmallVector<int64_t> at = allocateSharedMemory(l.buffers);
+  l.bStagesAt = at[kBTiles];
+  l.transposedBAt = at[kTransposedB];
+  l.transposedAAt = at[kTransposedA];
+  l.barriersAt = at[kFullBarriers];
+  l.stageScalesAt = at[kStageAScales];
+  l.stageScalesBytes = l.buffers[kStageAScales].bytes +
+                       l.buffers[kStageBScales].bytes;
+  l.columnScalesAt = at[kColumnScales];
+  l.columnScalesBytes = l.buffers[kColumnScales].bytes;
+  l.scaleSlotsAt = at[kScaleSlots];
+  l.scaleSlotsBytes = l.buffers[kScaleSlots].bytes;
+  l.stagedOutputAt = at[kStagedOutput];
+  l.total = at.back();
   return l;
 }
 

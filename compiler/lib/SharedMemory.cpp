@@ -1,8 +1,10 @@
 //===- SharedMemory.cpp - the kernel's shared-memory ring -----------------===//
 //
-// Addresses in the kernel's shared memory (the ring's A and B tiles, the
-// scales the stages carry, the transposed copies, the full and empty
-// mbarriers), the ring slot of a K block, and a stage's release.
+// The kernel's shared-memory buffers and addresses in them (the ring's A
+// and B tiles, the scales the stages carry, the transposed copies, the
+// full and empty mbarriers), stated as ggk ops that
+// ggk-allocate-shared-memory places; the ring slot of a K block, and a
+// stage's release.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -12,37 +14,41 @@ using namespace mlir::gg;
 
 namespace ggc {
 
+void KernelGenerator::declareSharedBuffers() {
+  for (const SharedBuffer &buffer : p.smem.buffers)
+    b.create<mlir::ggk::SharedBufferOp>(buffer.name, buffer.bytes,
+                                        buffer.align);
+}
+Value KernelGenerator::sharedAddress(SharedBufferId id, Value index,
+                                     int64_t stride, int64_t offset) {
+  return b.create<mlir::ggk::SharedAddressOp>(
+      b.ptr(kShared), smem, p.smem.buffers[id].name, index, stride, offset);
+}
+
 Value KernelGenerator::stageA(Value stage) {
-  return b.gep(smem, b.mul(b.toI64(stage), b.c64(p.aTileBytes)));
+  return sharedAddress(kATiles, stage, p.aTileBytes);
 }
 Value KernelGenerator::stageB(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.bStagesAt),
-                           b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+  return sharedAddress(kBTiles, stage, p.bTileBytes);
 }
 Value KernelGenerator::stageScalesA(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.stageScalesAt),
-                           b.mul(b.toI64(stage), b.c64(p.smem.stageAScaleBytes))));
+  return sharedAddress(kStageAScales, stage, p.smem.stageAScaleBytes);
 }
 Value KernelGenerator::stageScalesB(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.stageScalesAt +
-                                 p.stages * p.smem.stageAScaleBytes),
-                           b.mul(b.toI64(stage), b.c64(16))));
+  return sharedAddress(kStageBScales, stage, 16);
 }
 Value KernelGenerator::transposedB(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.transposedBAt),
-                           b.mul(b.toI64(stage), b.c64(p.bTileBytes))));
+  return sharedAddress(kTransposedB, stage, p.bTileBytes);
 }
 Value KernelGenerator::transposedA(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.transposedAAt),
-                           b.mul(b.toI64(stage), b.c64(p.aTileBytes))));
+  return sharedAddress(kTransposedA, stage, p.aTileBytes);
 }
 std::pair<Value, Value> KernelGenerator::ringSlot(Value it) {
   return {b.remU(it, b.c32(p.stages)),
           b.andI(b.divU(it, b.c32(p.stages)), b.c32(1))};
 }
 Value KernelGenerator::fullBarrier(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.barriersAt),
-                           b.mul(b.toI64(stage), b.c64(8))));
+  return sharedAddress(kFullBarriers, stage, 8);
 }
 void KernelGenerator::releaseStage(Value stage) {
   // In a cluster, on every CTA's barrier (ggk-multicast).
@@ -50,8 +56,7 @@ void KernelGenerator::releaseStage(Value stage) {
 }
 
 Value KernelGenerator::emptyBarrier(Value stage) {
-  return b.gep(smem, b.add(b.c64(p.smem.barriersAt + p.stages * 8),
-                           b.mul(b.toI64(stage), b.c64(8))));
+  return sharedAddress(kEmptyBarriers, stage, 8);
 }
 
 } // namespace ggc

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::ggk;
@@ -227,4 +228,27 @@ LogicalResult TransposeToKMajorOp::verify() {
                             "(128-byte column chunks of f32), got "
                          << getMnExtent();
   return verifyConsumerThreads(*this, getConsumerThreads());
+}
+
+LogicalResult SharedBufferOp::verify() {
+  // I64Attr getters return uint64_t: compare as written.
+  int64_t bytes = getBytesAttr().getInt(), align = getAlignAttr().getInt();
+  if (getName().empty())
+    return emitOpError() << "needs a name";
+  if (bytes < 0)
+    return emitOpError() << "bytes must be at least 0, got " << bytes;
+  if (align < 1 || !llvm::isPowerOf2_64(align))
+    return emitOpError() << "align must be a power of two, got " << align;
+  return success();
+}
+
+LogicalResult SharedAddressOp::verify() {
+  int64_t stride = getStrideAttr().getInt(), offset = getOffsetAttr().getInt();
+  if (stride < 0 || offset < 0)
+    return emitOpError() << "stride and offset must be at least 0, got "
+                         << stride << " and " << offset;
+  if (!getIndex() && stride != 0)
+    return emitOpError() << "has a stride (" << stride
+                         << ") but no index to multiply";
+  return success();
 }

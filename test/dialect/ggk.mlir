@@ -116,3 +116,27 @@ llvm.func @float_size() attributes {p = #ggk.arg<dtype = "bf16", shape = [1.0 : 
 llvm.func @launch_params() attributes {l = #ggk.launch<name = "k", layout = "contiguous", block = 384, sharedBytes = 0, cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 1, n = 128, params = [1 : i64], args = []>} {
   llvm.return
 }
+
+// -----
+
+llvm.func @buffer_align(%smem: !llvm.ptr<3>) {
+  // expected-error @+1 {{align must be a power of two, got 3}}
+  ggk.shared_buffer "a_tiles" attributes {bytes = 100, align = 3}
+  llvm.return
+}
+
+// -----
+
+llvm.func @buffer_bytes(%smem: !llvm.ptr<3>) {
+  // expected-error @+1 {{bytes must be at least 0, got -1}}
+  ggk.shared_buffer "a_tiles" attributes {bytes = -1, align = 1}
+  llvm.return
+}
+
+// -----
+
+llvm.func @address_stride_without_index(%smem: !llvm.ptr<3>) -> !llvm.ptr<3> {
+  // expected-error @+1 {{has a stride (8) but no index to multiply}}
+  %p = ggk.shared_address %smem "a_tiles" attributes {stride = 8, offset = 0}
+  llvm.return %p : !llvm.ptr<3>
+}

@@ -18,6 +18,41 @@ namespace ggc {
 #define GEN_PASS_REGISTRATION
 #include "ggc/Passes.h.inc"
 
+/// One buffer of a kernel's shared memory, as `ggk.shared_buffer` declares
+/// it: `bytes` in all, starting at a multiple of `align`.
+struct SharedBuffer {
+  llvm::StringRef name;
+  int64_t bytes, align;
+};
+
+/// The kernel's buffers, in the order they are laid out.
+enum SharedBufferId {
+  kATiles,
+  kBTiles,
+  kTransposedB,
+  kTransposedA,
+  kFullBarriers,
+  kEmptyBarriers,
+  kStageAScales,
+  kStageBScales,
+  kColumnScales,
+  kScaleSlots,
+  kStagedOutput,
+  kNumSharedBuffers
+};
+
+/// Bytes a kernel asks for beyond its buffers: the dynamic shared memory's
+/// base is aligned to 1024 (the 128B swizzle's atom) by hand.
+constexpr int64_t kSharedBaseSlack = 1024;
+
+/// Places `buffers` one after another, each at the next multiple of its
+/// alignment (an empty one too: its alignment still moves the next);
+/// returns each one's offset from the aligned base and, last, the bytes
+/// the kernel asks for. The one allocator: gg-select-config's footprint
+/// query (through sharedMemoryLayout) and ggk-allocate-shared-memory.
+llvm::SmallVector<int64_t> allocateSharedMemory(
+    llvm::ArrayRef<SharedBuffer> buffers);
+
 /// Where everything lives in the kernel's shared memory, in bytes from its
 /// 1024-aligned base: the ring of A tiles, the ring of B tiles, the rings of
 /// K-major copies of B and of A (tf32 given N- or M-major, which wgmma
@@ -43,6 +78,9 @@ struct SharedMemoryLayout {
   int64_t stageScalesAt, stageScalesBytes, stageAScaleBytes;
   int64_t total; // bytes to ask for, with 1024 to align the base
   bool transposesB, transposesA;
+  /// Every buffer in layout order (indexed by SharedBufferId), as the
+  /// kernel declares them.
+  llvm::SmallVector<SharedBuffer, kNumSharedBuffers> buffers;
 };
 SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,

@@ -347,4 +347,24 @@ def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def AllocateSharedMemory : Pass<"ggk-allocate-shared-memory", "::mlir::ModuleOp"> {
+  let summary = "place the kernel's shared-memory buffers and lower the addresses into them";
+  let description = [{
+    Takes: kernels that declare their shared memory as `ggk.shared_buffer`
+    ops (name, bytes, alignment, in layout order: made by
+    `gg-lower-to-nvvm`) and address it with `ggk.shared_address` (a buffer,
+    an optional index times a stride, a byte offset).
+    Makes: each buffer placed at the next multiple of its alignment after
+    the one before, by `ggc::allocateSharedMemory`, the same function that
+    gives `gg-select-config` and `gg-tma-store-pool` a config's footprint,
+    so the kernel's launch asks for exactly what it lays out (checked: a
+    launch whose `shared` bytes differ is an error); each address as
+    `base + offset + index * stride` bytes, built where it stands; the
+    declarations erased. An address into an undeclared buffer, or past a
+    buffer's end, is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // GGC_PASSES_TD

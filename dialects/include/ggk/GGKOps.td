@@ -493,4 +493,64 @@ def GGK_ReleaseStageOp : GGK_Op<"release_stage"> {
   let assemblyFormat = "$barrier attr-dict-with-keyword";
 }
 
+def GGK_SharedBufferOp : GGK_Op<"shared_buffer"> {
+  let summary = "declare one buffer of the kernel's dynamic shared memory";
+  let description = [{
+    One buffer of the kernel's shared memory: `bytes` in all (every stage's
+    copy, where it has one per stage), starting at a multiple of `align`
+    bytes. The kernel declares each of its buffers once, at its entry, in
+    the order they are laid out; `ggk-allocate-shared-memory` places them
+    one after the other (`ggc::allocateSharedMemory`, the function that
+    also answers gg-select-config's footprint query), replaces each
+    `ggk.shared_address` with the address it names and erases the
+    declarations. A buffer the kernel does not use is declared with 0
+    bytes, since its alignment still moves the ones after it.
+
+    Example (six stages of 128x64 bf16 A tiles):
+    ```mlir
+    ggk.shared_buffer "a_tiles" attributes {bytes = 98304, align = 1}
+    ```
+  }];
+  let arguments = (ins
+    StrAttr:$name,
+    I64Attr:$bytes,
+    I64Attr:$align
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = "$name attr-dict-with-keyword";
+}
+
+def GGK_SharedAddressOp : GGK_Op<"shared_address"> {
+  let summary = "an address inside a declared shared-memory buffer";
+  let description = [{
+    The address `offset + index * stride` bytes into buffer `buffer` (a
+    `ggk.shared_buffer` of the same function), in the shared memory at
+    `base` (the kernel's dynamic shared memory, aligned to 1024 bytes).
+    `index` (i32, sign-extended, or i64) picks a stage's copy, a barrier,
+    a slot; without it the address is `offset` bytes in.
+    `ggk-allocate-shared-memory` lowers it to the byte arithmetic on
+    `base`, where it stands (no side effects are declared, so nothing
+    moves or merges the addresses before: LLVM keeps an address computed
+    where it is used, and the PTX is the one of addresses made by hand).
+
+    Example (stage %s's full barrier):
+    ```mlir
+    %full = ggk.shared_address %smem "full_barriers" [%s : i32]
+        attributes {stride = 8, offset = 0}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$base,
+    StrAttr:$buffer,
+    Optional<AnyTypeOf<[I32, I64]>>:$index,
+    I64Attr:$stride,
+    I64Attr:$offset
+  );
+  let results = (outs LLVM_PointerInAddressSpace<3>:$address);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $base $buffer (`[` $index^ `:` type($index) `]`)? attr-dict-with-keyword
+  }];
+}
+
 #endif // GGK_OPS_TD

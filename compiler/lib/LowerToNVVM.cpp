@@ -266,25 +266,14 @@ void KernelGenerator::emitBody() {
       // The producer's expect_tx arrival, and with block scales in the
       // stages the arrival of its cp.async of B's scales (.noinc).
       b.mbarrierInit(fullBarrier(b.c32(s)), p.stageScales ? 2 : 1);
-      // Thread arrivals; in a cluster, one per consumer warp of each CTA.
-      b.mbarrierInit(emptyBarrier(b.c32(s)),
-                     p.cluster == 1 ? kWarpgroupThreads * p.numConsumers
-                                    : p.cluster * p.numConsumers * 4);
+      // The releases' arrivals, which depend on the cluster
+      // (ggk-multicast).
+      b.create<ggk::InitEmptyBarrierOp>(emptyBarrier(b.c32(s)),
+                                        p.numConsumers * 4, p.cluster);
     }
     b.create<scf::YieldOp>();
   });
-  if (p.cluster == 1) {
-    b.create<NVVM::Barrier0Op>();
-  } else {
-    // The peer's barriers must be initialised before anything multicasts
-    // into this CTA or arrives on its barriers.
-    b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
-      b.create<NVVM::FenceMbarrierInitOp>();
-      b.create<scf::YieldOp>();
-    });
-    b.create<NVVM::ClusterArriveOp>(UnitAttr());
-    b.create<NVVM::ClusterWaitOp>(UnitAttr());
-  }
+  b.create<ggk::PublishBarrierInitOp>(isLeader, p.cluster);
 
   Value warpgroup = b.divU(tid, b.c32(kWarpgroupThreads));
   b.create<scf::IfOp>(
@@ -310,12 +299,7 @@ void KernelGenerator::emitBody() {
           b.create<ggk::DrainTileStoresOp>(kWarpgroupThreads);
         b.create<scf::YieldOp>();
       });
-  if (p.cluster > 1) {
-    // No CTA may leave while its peer can still multicast into it or arrive
-    // on its barriers.
-    b.create<NVVM::ClusterArriveOp>(UnitAttr());
-    b.create<NVVM::ClusterWaitOp>(UnitAttr());
-  }
+  b.create<ggk::LeaveClusterOp>(p.cluster);
   b.create<LLVM::ReturnOp>(ValueRange{});
   (void)ctx;
 }

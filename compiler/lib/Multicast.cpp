@@ -6,7 +6,9 @@
 // full barrier; B's traffic from L2 falls by the cluster's size. Since a
 // peer writes into this CTA's stages, a stage is free only when the
 // consumers of every CTA are done with it: the release arrives on each
-// CTA's empty barrier. Alone (cluster 1) both are plain.
+// CTA's empty barrier, whose count (ggk.init_empty_barrier) says so, and
+// the CTAs meet after initialising their barriers and before leaving.
+// Alone (cluster 1) all of it is plain.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -130,18 +132,62 @@ void lowerRelease(ggk::ReleaseStageOp op) {
   barrier.eraseOriginals();
 }
 
+/// The count of the releases above: every consumer thread, or one per
+/// consumer warp of each CTA of the cluster.
+void lowerInitEmpty(ggk::InitEmptyBarrierOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  int64_t cluster = op.getCluster(), warps = op.getConsumerWarps();
+  b.mbarrierInit(op.getBarrier(), cluster == 1 ? warps * 32 : cluster * warps);
+  op.erase();
+}
+
+/// Alone, the CTA meets; in a cluster, the leader's inits are fenced for
+/// the cluster and its CTAs meet, before any multicast or remote arrival.
+void lowerPublish(ggk::PublishBarrierInitOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  if (op.getCluster() == 1) {
+    b.create<NVVM::Barrier0Op>();
+  } else {
+    b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
+      b.create<NVVM::FenceMbarrierInitOp>();
+      b.create<scf::YieldOp>();
+    });
+    b.create<NVVM::ClusterArriveOp>(UnitAttr());
+    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+  }
+  op.erase();
+}
+
+/// No CTA leaves while a peer can still multicast into it or arrive on its
+/// barriers.
+void lowerLeave(ggk::LeaveClusterOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  if (op.getCluster() > 1) {
+    b.create<NVVM::ClusterArriveOp>(UnitAttr());
+    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+  }
+  op.erase();
+}
+
 struct MulticastPass : public ggc::impl::MulticastBase<MulticastPass> {
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<ggk::LoadBTileOp, ggk::ReleaseStageOp>(op))
+      if (isa<ggk::LoadBTileOp, ggk::ReleaseStageOp, ggk::InitEmptyBarrierOp,
+              ggk::PublishBarrierInitOp, ggk::LeaveClusterOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
       if (auto load = dyn_cast<ggk::LoadBTileOp>(op))
         BLoads(load).run();
+      else if (auto release = dyn_cast<ggk::ReleaseStageOp>(op))
+        lowerRelease(release);
+      else if (auto init = dyn_cast<ggk::InitEmptyBarrierOp>(op))
+        lowerInitEmpty(init);
+      else if (auto publish = dyn_cast<ggk::PublishBarrierInitOp>(op))
+        lowerPublish(publish);
       else
-        lowerRelease(cast<ggk::ReleaseStageOp>(op));
+        lowerLeave(cast<ggk::LeaveClusterOp>(op));
     }
   }
 };

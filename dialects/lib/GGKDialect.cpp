@@ -252,3 +252,25 @@ LogicalResult SharedAddressOp::verify() {
                          << ") but no index to multiply";
   return success();
 }
+
+/// A cluster of CTAs along M, as gg's config allows (1 or 2).
+static LogicalResult verifyCluster(Operation *op, int64_t cluster) {
+  if (cluster < 1)
+    return op->emitOpError() << "cluster must be at least 1, got " << cluster;
+  return success();
+}
+
+LogicalResult InitEmptyBarrierOp::verify() {
+  if (int64_t(getConsumerWarps()) < 1)
+    return emitOpError() << "consumer_warps must be at least 1, got "
+                         << int64_t(getConsumerWarps());
+  return verifyCluster(*this, int64_t(getCluster()));
+}
+
+LogicalResult PublishBarrierInitOp::verify() {
+  return verifyCluster(*this, int64_t(getCluster()));
+}
+
+LogicalResult LeaveClusterOp::verify() {
+  return verifyCluster(*this, int64_t(getCluster()));
+}

@@ -140,3 +140,27 @@ llvm.func @address_stride_without_index(%smem: !llvm.ptr<3>) -> !llvm.ptr<3> {
   %p = ggk.shared_address %smem "a_tiles" attributes {stride = 8, offset = 0}
   llvm.return %p : !llvm.ptr<3>
 }
+
+// -----
+
+llvm.func @empty_barrier_warps(%empty: !llvm.ptr<3>) {
+  // expected-error @+1 {{consumer_warps must be at least 1, got 0}}
+  ggk.init_empty_barrier %empty attributes {consumer_warps = 0, cluster = 1}
+  llvm.return
+}
+
+// -----
+
+llvm.func @publish_cluster(%leader: i1) {
+  // expected-error @+1 {{cluster must be at least 1, got 0}}
+  ggk.publish_barrier_init %leader attributes {cluster = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @leave_cluster() {
+  // expected-error @+1 {{cluster must be at least 1, got -2}}
+  ggk.leave_cluster attributes {cluster = -2}
+  llvm.return
+}

@@ -88,3 +88,45 @@ llvm.func @release_pair(%empty: !llvm.ptr<3>) {
   ggk.release_stage %empty attributes {cluster = 2}
   llvm.return
 }
+
+// -----
+
+// Before: the kernel frame's cluster steps, alone. After: the empty barrier
+// counts every consumer thread (8 warps: 256), the CTA meets after the
+// inits, and nothing is left before returning.
+// CHECK-LABEL: llvm.func @frame_alone
+// CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>, %[[LEADER:.*]]: i1)
+// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 256 : i32
+// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY]], %[[COUNT]]
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.return
+llvm.func @frame_alone(%empty: !llvm.ptr<3>, %leader: i1) {
+  ggk.init_empty_barrier %empty attributes {consumer_warps = 8, cluster = 1}
+  ggk.publish_barrier_init %leader attributes {cluster = 1}
+  ggk.leave_cluster attributes {cluster = 1}
+  llvm.return
+}
+
+// -----
+
+// In a cluster of two: one arrival per warp of each CTA (2 x 8), the
+// leader's inits fenced for the cluster, and the CTAs meet after them and
+// before returning.
+// CHECK-LABEL: llvm.func @frame_pair
+// CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>, %[[LEADER:.*]]: i1)
+// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 16 : i32
+// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY]], %[[COUNT]]
+// CHECK-NEXT: scf.if %[[LEADER]] {
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: llvm.return
+llvm.func @frame_pair(%empty: !llvm.ptr<3>, %leader: i1) {
+  ggk.init_empty_barrier %empty attributes {consumer_warps = 8, cluster = 2}
+  ggk.publish_barrier_init %leader attributes {cluster = 2}
+  ggk.leave_cluster attributes {cluster = 2}
+  llvm.return
+}

@@ -241,19 +241,26 @@ def SplitPartialLoads : Pass<"ggk-split-partial-loads", "::mlir::ModuleOp"> {
 }
 
 def Multicast : Pass<"ggk-multicast", "::mlir::ModuleOp"> {
-  let summary = "lower B's tile loads and the stages' releases, multicast across the cluster when there is one";
+  let summary = "lower B's tile loads, the stages' releases and the cluster's frame, multicast across the cluster when there is one";
   let description = [{
-    Takes: `ggk.load_b_tile` (the producer's load of a stage's B tile) and
-    `ggk.release_stage` (a consumer's release of a stage), made by
-    `gg-lower-to-nvvm`; they sit in a `ggk.foreach_tile`, which this pass
-    leaves alone.
+    Takes: `ggk.load_b_tile` (the producer's load of a stage's B tile),
+    `ggk.release_stage` (a consumer's release of a stage) and the kernel
+    frame's cluster steps, `ggk.init_empty_barrier` (a stage's empty
+    barrier's count), `ggk.publish_barrier_init` and `ggk.leave_cluster`,
+    made by `gg-lower-to-nvvm`; the loads and releases sit in a
+    `ggk.foreach_tile`, which this pass leaves alone.
     Makes, alone (`cluster = 1`): one TMA load per box of the tile
     (`nvvm.cp.async.bulk.tensor.shared.cluster.global`, with B's L2 cache
-    hint) and each consumer thread's `nvvm.mbarrier.arrive`. In a cluster
+    hint), each consumer thread's `nvvm.mbarrier.arrive` on an empty
+    barrier counting every consumer thread, `bar.sync 0` after the
+    barriers' initialisation and nothing before returning. In a cluster
     of c CTAs: CTA `rank` loads the rank-th 1/c of the tile (rows of N, or
     column chunks when B is N-major) with the multicast mask of all c CTAs
     into the same place of each CTA's stage (`nvvm.mapa`); the release is
-    one arrival per warp on every CTA's empty barrier, at CTA scope.
+    one arrival per warp on every CTA's empty barrier, at CTA scope, which
+    counts c x the consumer warps; the leader's barrier inits are fenced
+    for the cluster (`fence.mbarrier_init`) and the CTAs meet
+    (`barrier.cluster`) after them and again before returning.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -493,6 +493,67 @@ def GGK_ReleaseStageOp : GGK_Op<"release_stage"> {
   let assemblyFormat = "$barrier attr-dict-with-keyword";
 }
 
+def GGK_InitEmptyBarrierOp : GGK_Op<"init_empty_barrier"> {
+  let summary = "initialise a stage's empty barrier for the releases that will arrive on it";
+  let description = [{
+    The count of a ring stage's empty barrier at `barrier`: the arrivals
+    `ggk.release_stage` makes once every consumer is done with the stage.
+    Alone (`cluster` = 1) every consumer thread arrives: 32 x
+    `consumer_warps`. In a cluster, one thread per consumer warp of each
+    CTA arrives on every CTA's barrier: `cluster` x `consumer_warps`.
+    `ggk-multicast` lowers it, beside the releases whose count it is.
+
+    Example:
+    ```mlir
+    ggk.init_empty_barrier %empty attributes {consumer_warps = 8, cluster = 2}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
+                       I64Attr:$consumer_warps,
+                       I64Attr:$cluster);
+  let hasVerifier = 1;
+  let assemblyFormat = "$barrier attr-dict-with-keyword";
+}
+
+def GGK_PublishBarrierInitOp : GGK_Op<"publish_barrier_init"> {
+  let summary = "make the ring's initialised barriers visible before anyone uses them";
+  let description = [{
+    Once the thread where `leader` holds has initialised the ring's
+    barriers, no thread may use them earlier. Alone (`cluster` = 1) the
+    CTA's threads meet (`bar.sync 0`). In a cluster, the peers multicast
+    into this CTA's stages and arrive on its barriers, so the leader makes
+    its inits visible to the cluster (`fence.mbarrier_init`) and the
+    cluster's CTAs meet (`barrier.cluster` arrive and wait).
+    `ggk-multicast` lowers it.
+
+    Example:
+    ```mlir
+    ggk.publish_barrier_init %is_leader attributes {cluster = 2}
+    ```
+  }];
+  let arguments = (ins I1:$leader, I64Attr:$cluster);
+  let hasVerifier = 1;
+  let assemblyFormat = "$leader attr-dict-with-keyword";
+}
+
+def GGK_LeaveClusterOp : GGK_Op<"leave_cluster"> {
+  let summary = "before the kernel returns, wait for the cluster's other CTAs";
+  let description = [{
+    In a cluster (`cluster` > 1) no CTA may leave while a peer can still
+    multicast into its shared memory or arrive on its barriers: the
+    cluster's CTAs meet (`barrier.cluster` arrive and wait) before
+    returning. Alone it is nothing. `ggk-multicast` lowers it.
+
+    Example:
+    ```mlir
+    ggk.leave_cluster attributes {cluster = 2}
+    ```
+  }];
+  let arguments = (ins I64Attr:$cluster);
+  let hasVerifier = 1;
+  let assemblyFormat = "attr-dict-with-keyword";
+}
+
 def GGK_SharedBufferOp : GGK_Op<"shared_buffer"> {
   let summary = "declare one buffer of the kernel's dynamic shared memory";
   let description = [{

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -54,7 +55,10 @@ CUtensorMapDataType cudaType(ElementType t) {
 /// (the common case in a training or serving loop) skip the encoding.
 class TensorMapCache {
 public:
-  CUtensorMap get(const TensorMapSpec &spec) {
+  /// The map of `spec`, encoded on a miss (in context `encodeIn` when
+  /// given: switching contexts costs driver calls, so only an encoding
+  /// pays for it).
+  CUtensorMap get(const TensorMapSpec &spec, CUcontext encodeIn = nullptr) {
     std::string key = spec.key();
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -63,6 +67,9 @@ public:
         return it->second;
     }
     spec.validate();
+    std::optional<driver::ScopedContext> scope;
+    if (encodeIn)
+      scope.emplace(encodeIn);
     CUtensorMap map;
     cuuint64_t dims[5], strides[5];
     cuuint32_t box[5], elementStrides[5];
@@ -410,11 +417,33 @@ void PreparedLaunch::launch(uint64_t stream) const {
 // CUDA's limit on a kernel's parameters, as PreparedLaunch's block.
 constexpr size_t kMaxParameterBytes = 4096;
 
+/// Per slot, the maps of the last kMapsPerSlot addresses it saw: a loop
+/// whose outputs come from the caching allocator alternates between a few
+/// buffers, and each finds its maps here without a context switch or the
+/// shared cache's string key.
 struct LaunchRecord::EncodedMaps {
+  static constexpr size_t kMapsPerSlot = 4;
+  struct Entry {
+    uint64_t address = 0;
+    bool valid = false;
+    CUtensorMap map{};
+  };
+  struct SlotMaps {
+    Entry entries[kMapsPerSlot];
+    size_t next = 0; // the entry a new address replaces
+    const CUtensorMap *find(uint64_t address) const {
+      for (const Entry &e : entries)
+        if (e.valid && e.address == address)
+          return &e.map;
+      return nullptr;
+    }
+    void add(uint64_t address, const CUtensorMap &map) {
+      entries[next] = {address, true, map};
+      next = (next + 1) % kMapsPerSlot;
+    }
+  };
   std::mutex mutex;
-  std::vector<uint64_t> addresses; // per slot; the map below was encoded at it
-  std::vector<CUtensorMap> maps;
-  std::vector<bool> valid;
+  std::vector<SlotMaps> slots;
 };
 
 LaunchRecord Kernel::record(int grid, const std::vector<KernelArg> &args,
@@ -449,13 +478,10 @@ LaunchRecord Kernel::record(int grid, const std::vector<KernelArg> &args,
       // The map prepare() encoded, at the address `args` gave.
       CUtensorMap map;
       std::memcpy(&map, prepared.parameters_->bytes + offsets[i], sizeof(map));
-      record.maps_->addresses.push_back(arg.tensorMap.address);
-      record.maps_->maps.push_back(map);
-      record.maps_->valid.push_back(true);
+      record.maps_->slots.emplace_back();
+      record.maps_->slots.back().add(arg.tensorMap.address, map);
     } else {
-      record.maps_->addresses.push_back(0);
-      record.maps_->maps.push_back(CUtensorMap{});
-      record.maps_->valid.push_back(false);
+      record.maps_->slots.emplace_back();
     }
   }
   return record;
@@ -489,25 +515,20 @@ void LaunchRecord::launch(const uint64_t *addresses, size_t count,
     }
     {
       std::lock_guard<std::mutex> lock(maps_->mutex);
-      if (maps_->valid[i] && maps_->addresses[i] == address) {
-        std::memcpy(at, &maps_->maps[i], sizeof(CUtensorMap));
+      if (const CUtensorMap *known = maps_->slots[i].find(address)) {
+        std::memcpy(at, known, sizeof(CUtensorMap));
         continue;
       }
     }
-    // Encoded in the record's context, as prepare() did; alternating
-    // buffers find their maps in the shared cache.
+    // From the shared cache, or encoded in the record's context, as
+    // prepare() did.
     TensorMapSpec spec = slot.spec;
     spec.address = address;
-    CUtensorMap map;
-    {
-      ScopedContext scope(static_cast<CUcontext>(context_));
-      map = tensorMaps().get(spec);
-    }
+    CUtensorMap map =
+        tensorMaps().get(spec, static_cast<CUcontext>(context_));
     std::memcpy(at, &map, sizeof(map));
     std::lock_guard<std::mutex> lock(maps_->mutex);
-    maps_->addresses[i] = address;
-    maps_->maps[i] = map;
-    maps_->valid[i] = true;
+    maps_->slots[i].add(address, map);
   }
   // The driver copies the parameters at launch.
   kernel_->launchLoaded(context_, function_, grid_, pointers, stream);

@@ -91,6 +91,35 @@ def test_grouped_gemm_contiguous_and_masked(b_layout):
     assert rel_err(masked[1, :1], am[1, :1].double() @ b[1].double().T) < 1e-2
 
 
+def test_cached_launches_write_each_new_output():
+    # A cached launch keeps each tensor-map slot's last few addresses (the
+    # store pool's maps follow the output): rotating through more outputs
+    # than it keeps, then back, each call writes its own output, whole, and
+    # no other one.
+    sizes = [5, 0, 130, 64]
+    g, n, k = len(sizes), 256, 128
+    a = torch.randn(sum(sizes), k, device="cuda").to(torch.bfloat16)
+    b = (torch.randn(g, n, k, device="cuda") / 8).to(torch.bfloat16)
+    offsets = offsets_of(sizes)
+    refs, start = [], 0
+    for gi, size in enumerate(sizes):
+        refs.append(a[start:start + size].double() @ b[gi].double().T)
+        start += size
+    outs = [torch.full((sum(sizes), n), float("nan"), device="cuda",
+                       dtype=torch.bfloat16) for _ in range(6)]
+    for i in [0, 1, 0, 1, 2, 3, 4, 5, 0, 5, 1]:
+        for out in outs:
+            out.fill_(float("nan"))
+        ops.grouped_gemm(a, b, offsets=offsets, out=outs[i])
+        torch.cuda.synchronize()
+        start = 0
+        for gi, size in enumerate(sizes):
+            if size:
+                assert rel_err(outs[i][start:start + size], refs[gi]) < 1e-2
+            start += size
+        assert all(torch.isnan(out.float()).all() for j, out in enumerate(outs) if j != i)
+
+
 def deepgemm_inputs(g, m, n, k, masked):
     """FP8 inputs as DeepGEMM's tests build them: per-token 1x128 scales of A
     in the M-major TMA-aligned view, 128x128 scales of B."""

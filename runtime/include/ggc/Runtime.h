@@ -127,7 +127,7 @@ private:
     int source;    // index into launch()'s addresses; -1 for integers
     TensorMapSpec spec;
   };
-  struct EncodedMaps; // per slot: the last address and its encoded map
+  struct EncodedMaps; // per slot: its last few addresses' encoded maps
   const Kernel *kernel_ = nullptr;
   void *context_ = nullptr;
   void *function_ = nullptr;

@@ -133,20 +133,7 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};
-  SmallVector<int64_t> at = allocateSharedMemory(l.buffers);
-  l.bStagesAt = at[kBTiles];
-  l.transposedBAt = at[kTransposedB];
-  l.transposedAAt = at[kTransposedA];
-  l.barriersAt = at[kFullBarriers];
-  l.stageScalesAt = at[kStageAScales];
-  l.stageScalesBytes = l.buffers[kStageAScales].bytes +
-                       l.buffers[kStageBScales].bytes;
-  l.columnScalesAt = at[kColumnScales];
-  l.columnScalesBytes = l.buffers[kColumnScales].bytes;
-  l.scaleSlotsAt = at[kScaleSlots];
-  l.scaleSlotsBytes = l.buffers[kScaleSlots].bytes;
-  l.stagedOutputAt = at[kStagedOutput];
-  l.total = at.back();
+  l.total = allocateSharedMemory(l.buffers).back();
   return l;
 }
 

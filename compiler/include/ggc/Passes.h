@@ -53,34 +53,26 @@ constexpr int64_t kSharedBaseSlack = 1024;
 llvm::SmallVector<int64_t> allocateSharedMemory(
     llvm::ArrayRef<SharedBuffer> buffers);
 
-/// Where everything lives in the kernel's shared memory, in bytes from its
-/// 1024-aligned base: the ring of A tiles, the ring of B tiles, the rings of
-/// K-major copies of B and of A (tf32 given N- or M-major, which wgmma
-/// cannot read),
-/// a full and an empty mbarrier per stage, and the output tile staged for
-/// TMA stores. One function, so gg-select-config, gg-tma-store-pool and the
-/// lowering agree.
+/// What the kernel keeps in shared memory, as buffers in layout order
+/// (SharedBufferId): the ring of A tiles, the ring of B tiles, the rings
+/// of K-major copies of B and of A (tf32 given N- or M-major, which wgmma
+/// cannot read), a full and an empty mbarrier per stage, the block scales
+/// the stages carry (stagesBlockScales: per stage a window of A's for the
+/// tile's rows, TMA, stageAScaleBytes apart; then each stage's 16 bytes of
+/// B's, cp.async), per-column scales of B as f32 factors (each consumer
+/// warpgroup's two buffers of [entries][columns of the tile]), each
+/// consumer warp's scale slots (kScaleSlotBuffers buffers of [consumer
+/// warps][ScaleSlots::words()], filled by cp.async a block ahead), and the
+/// output tile staged for TMA stores. Placed by allocateSharedMemory; one
+/// function, so gg-select-config, gg-tma-store-pool and the lowering
+/// agree.
 struct SharedMemoryLayout {
-  int64_t aTileBytes, bTileBytes, stages;
-  int64_t bStagesAt, transposedBAt, transposedAAt, barriersAt, stagedOutputAt;
-  /// Per-column scales of B as f32 factors (MX exponents decoded, or 1x128
-  /// blocks): each consumer warpgroup's two buffers (the K block being
-  /// scaled and the next) of [entries][columns of the tile] factors.
-  int64_t columnScalesAt, columnScalesBytes;
-  /// Each consumer warp's slots for the scale words of the K block being
-  /// promoted and of the next, filled by cp.async a block ahead:
-  /// kScaleSlotBuffers buffers of [consumer warps][ScaleSlots::words()].
-  int64_t scaleSlotsAt, scaleSlotsBytes;
-  /// Block scales carried by the stages (stagesBlockScales): per stage, a
-  /// window of A's for the tile's rows (TMA; stageAScaleBytes apart), then
-  /// after all of those each stage's 16 bytes of B's block scales
-  /// (cp.async).
-  int64_t stageScalesAt, stageScalesBytes, stageAScaleBytes;
-  int64_t total; // bytes to ask for, with 1024 to align the base
+  int64_t aTileBytes, bTileBytes, stages, stageAScaleBytes;
   bool transposesB, transposesA;
   /// Every buffer in layout order (indexed by SharedBufferId), as the
-  /// kernel declares them.
+  /// kernel declares them (ggk.shared_buffer).
   llvm::SmallVector<SharedBuffer, kNumSharedBuffers> buffers;
+  int64_t total; // bytes to ask for, with 1024 to align the base
 };
 SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,

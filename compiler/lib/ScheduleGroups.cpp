@@ -24,29 +24,43 @@ int64_t ceilDiv(int64_t a, int64_t b) {
   return checkedCeilDiv(a, b).value_or(0);
 }
 
+/// Whether every group's row count is known at compile time (masked,
+/// k_grouped); a contiguous group's arrives with the offsets at run time.
+bool staticRows(GroupedMatmulOp op) {
+  return (op.getLayout() == GroupLayout::masked ||
+          op.getLayout() == GroupLayout::k_grouped) &&
+         !ShapedType::isDynamic(op.getDims().m);
+}
+
+/// The tiles one wave of CTAs computes at once, and the bytes (per K
+/// element) of one M unit's A tile and of one B tile it loads.
+struct Wave {
+  int64_t tiles, aBytes, bBytes;
+  explicit Wave(GroupedMatmulOp op, ConfigAttr config)
+      : tiles(config.getNumSMs() / config.getClusterM()),
+        aBytes(config.getBlockM() * config.getClusterM() *
+               op.getAType().getElementTypeBitWidth() / 8),
+        bBytes(config.getBlockN() * op.getBType().getElementTypeBitWidth() /
+               8) {}
+  /// Bytes a wave loads covering `m` M units by `n` B tiles.
+  int64_t bytes(int64_t m, int64_t n) const { return m * aBytes + n * bBytes; }
+};
+
 TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
-  GroupedMatmulOp::Dims dims = op.getDims();
-  // A contiguous group's row count arrives with the offsets at run time.
-  bool staticRows = op.getLayout() == GroupLayout::masked ||
-                    op.getLayout() == GroupLayout::k_grouped;
-  if (!staticRows || ShapedType::isDynamic(dims.m))
+  if (!staticRows(op))
     return TileOrder::m_fastest;
+  GroupedMatmulOp::Dims dims = op.getDims();
   int64_t mBlocks = ceilDiv(dims.m, config.getBlockM() * config.getClusterM());
   int64_t nBlocks = ceilDiv(dims.n, config.getBlockN());
-  int64_t wave = config.getNumSMs() / config.getClusterM();
+  Wave wave(op, config);
   // A group whose tiles all run at once loads the same tiles either way.
-  if (mBlocks * nBlocks <= wave)
+  if (mBlocks * nBlocks <= wave.tiles)
     return TileOrder::m_fastest;
-  // Bytes of A and B tiles (per K element) that one wave of tiles loads:
-  // the fast index takes min(count, wave) values, the slow one the rest.
-  int64_t aBytes = config.getBlockM() * config.getClusterM() *
-                   op.getAType().getElementTypeBitWidth() / 8;
-  int64_t bBytes =
-      config.getBlockN() * op.getBType().getElementTypeBitWidth() / 8;
-  int64_t mFirst = std::min(mBlocks, wave) * aBytes +
-                   std::min(nBlocks, ceilDiv(wave, mBlocks)) * bBytes;
-  int64_t nFirst = std::min(mBlocks, ceilDiv(wave, nBlocks)) * aBytes +
-                   std::min(nBlocks, wave) * bBytes;
+  // The fast index takes min(count, wave) values, the slow one the rest.
+  int64_t mFirst = wave.bytes(std::min(mBlocks, wave.tiles),
+                              std::min(nBlocks, ceilDiv(wave.tiles, mBlocks)));
+  int64_t nFirst = wave.bytes(std::min(mBlocks, ceilDiv(wave.tiles, nBlocks)),
+                              std::min(nBlocks, wave.tiles));
   return nFirst < mFirst ? TileOrder::n_fastest : TileOrder::m_fastest;
 }
 
@@ -59,20 +73,13 @@ TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
 /// SMs, against 32 by 4 for a group of 4,096 rows. Groups no taller than
 /// the band walk as before. Static row counts keep chooseOrder's choice.
 int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
-  bool staticRows = op.getLayout() == GroupLayout::masked ||
-                    op.getLayout() == GroupLayout::k_grouped;
-  if (order != TileOrder::m_fastest ||
-      (staticRows && !ShapedType::isDynamic(op.getDims().m)))
+  if (order != TileOrder::m_fastest || staticRows(op))
     return 0;
-  int64_t wave = config.getNumSMs() / config.getClusterM();
-  int64_t aBytes = config.getBlockM() * config.getClusterM() *
-                   op.getAType().getElementTypeBitWidth() / 8;
-  int64_t bBytes =
-      config.getBlockN() * op.getBType().getElementTypeBitWidth() / 8;
+  Wave wave(op, config);
   int64_t best = 1;
-  for (int64_t band = 1; band <= std::min(wave, kMaxMBand); ++band)
-    if (band * aBytes + ceilDiv(wave, band) * bBytes <=
-        best * aBytes + ceilDiv(wave, best) * bBytes)
+  for (int64_t band = 1; band <= std::min(wave.tiles, kMaxMBand); ++band)
+    if (wave.bytes(band, ceilDiv(wave.tiles, band)) <=
+        wave.bytes(best, ceilDiv(wave.tiles, best)))
       best = band;
   return best;
 }

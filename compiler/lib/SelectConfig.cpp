@@ -207,9 +207,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // of B need whole 128-column blocks, so f8 keeps its tiles.
   bool contiguousDecode = layout == GroupLayout::contiguous && groupRows &&
                           *groupRows <= 64 && !f8 && dims.n % 64 == 0;
-  if (contiguousDecode) {
-    blockM = 64;
-  } else if (decode && !f8) {
+  if (contiguousDecode || (decode && !f8)) {
     blockM = 64;
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
     blockM = 64;

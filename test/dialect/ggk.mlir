@@ -164,3 +164,19 @@ llvm.func @leave_cluster() {
   ggk.leave_cluster attributes {cluster = -2}
   llvm.return
 }
+
+// -----
+
+llvm.func @buffer_name(%smem: !llvm.ptr<3>) {
+  // expected-error @+1 {{needs a name}}
+  ggk.shared_buffer "" attributes {bytes = 100, align = 1}
+  llvm.return
+}
+
+// -----
+
+llvm.func @address_negative_offset(%smem: !llvm.ptr<3>, %s: i32) -> !llvm.ptr<3> {
+  // expected-error @+1 {{stride and offset must be at least 0, got 8 and -4}}
+  %p = ggk.shared_address %smem "a_tiles"[%s : i32] attributes {stride = 8, offset = -4}
+  llvm.return %p : !llvm.ptr<3>
+}

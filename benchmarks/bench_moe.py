@@ -119,6 +119,8 @@ def layers(args, w13, w2, tokens, top_k, notes):
         fns["vLLM triton"], source = moe_layers.vllm_fused(vllm, w13, w2, tokens, top_k)
         notes.append(f"vLLM config: {source}")
     fns["ggc"] = moe_layers.ggc_bf16(w13, w2)
+    if tokens <= moe.graphs.max_tokens():  # the default above replays a graph
+        fns["ggc graph=False"] = moe_layers.ggc_bf16(w13, w2, graph=False)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):

@@ -10,7 +10,8 @@ two). With --stub (no GPU), launches are no-ops and the loop is the host.
 Cases: ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
 masked with block scales, DeepGEMM's drop-in), torch.ops.ggc.grouped_gemm,
 torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, one whole
-ggc.moe.fused_moe layer call (bf16, T=4 tokens, E=8, top-2, H=I=256), and
+ggc.moe.fused_moe layer call (bf16, T=4 tokens, E=8, top-2, H=I=256; replayed
+from its cached CUDA graph, the default at that size, and eagerly), and
 the peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
 
 `--stub` runs on a machine without a GPU: CPU tensors stand in for CUDA
@@ -137,8 +138,10 @@ def cases(device):
             lambda: torch.ops.ggc.grouped_mm(a, b, offsets),
         "@ggc.jit kernel with an epilogue":
             lambda: routed(a, b, offsets, route, out),
-        f"ggc.moe.fused_moe bf16 (T={MOE_T}, E={MOE_E}, top-{MOE_K})":
+        f"ggc.moe.fused_moe bf16 (T={MOE_T}, E={MOE_E}, top-{MOE_K}), graph replay":
             lambda: ggc.moe.fused_moe(*layer),
+        f"ggc.moe.fused_moe bf16 (T={MOE_T}, E={MOE_E}, top-{MOE_K}), graph=False":
+            lambda: ggc.moe.fused_moe(*layer, graph=False),
     }
     layer = moe_layer(device)
     peers = {}

@@ -92,8 +92,10 @@ def vllm_fused(module, w13, w2, tokens, top_k):
     return run, source
 
 
-def ggc_bf16(w13, w2):
-    return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids)
+def ggc_bf16(w13, w2, graph=None):
+    """fused_moe as users call it (graph=None: decode sizes replay from its
+    cached CUDA graph), or with `graph` forced."""
+    return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids, graph=graph)
 
 
 def ggc_fp8(w13, w2):

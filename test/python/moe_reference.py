@@ -96,6 +96,9 @@ def use_reference_kernels(monkeypatch, cache_dir):
     from ggc.moe import checks
     jit = sys.modules["ggc.jit"]
     monkeypatch.setenv("GGC_CACHE_DIR", str(cache_dir))
+    # A graph would capture the reference kernels, and later calls of the
+    # same signature would replay them.
+    monkeypatch.setenv("GGC_MOE_GRAPH_TOKENS", "0")
     monkeypatch.setattr(jit, "_require_gpu_tensors", lambda tensors: None)
     monkeypatch.setattr(checks, "require_cuda", lambda device: None)
     run = jit.JITFunction._run

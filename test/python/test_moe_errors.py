@@ -76,6 +76,7 @@ CASES = {
                    r"I \(w2.shape\[2\]\) = 64 must be a multiple of 128"),
     "fp8_grad": (changed(True, x=lambda c: c["x"].requires_grad_()),
                  "FP8 fused_moe is inference only"),
+    "graph": (changed(graph="yes"), "graph must be None, True or False, got 'yes'"),
 }
 
 
@@ -136,3 +137,24 @@ def test_module_input_and_quantisation_errors():
     with pytest.raises(ValueError, match="w13: FP8 with 128x128 block scales needs N a "
                                          "multiple of 128, got N = 192"):
         layer.quantize_fp8()
+
+
+def test_graph_token_limit_from_the_environment(monkeypatch):
+    from ggc.moe import graphs
+    monkeypatch.setenv("GGC_MOE_GRAPH_TOKENS", "lots")
+    with pytest.raises(ValueError, match="GGC_MOE_GRAPH_TOKENS must be an int"):
+        graphs.max_tokens()
+    monkeypatch.setenv("GGC_MOE_GRAPH_TOKENS", "-5")
+    assert graphs.max_tokens() == 0
+    monkeypatch.delenv("GGC_MOE_GRAPH_TOKENS")
+    assert graphs.max_tokens() == graphs.DEFAULT_MAX_TOKENS
+
+
+def test_no_graph_off_the_gpu():
+    """On CPU tensors (the reference kernels here) the call runs eagerly,
+    whatever `graph` says: nothing is cached."""
+    from ggc.moe import graphs
+    graphs.clear()
+    for _ in range(3):
+        moe.fused_moe(**args(), graph=True)
+    assert graphs.cached() == 0

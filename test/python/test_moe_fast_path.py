@@ -159,3 +159,19 @@ def test_constant_aranges_are_never_written():
         for tensor in moe.permute.__globals__["_ARANGES"].values():
             assert torch.equal(tensor, torch.arange(tensor.shape[0], dtype=tensor.dtype))
         assert torch.equal(moe.fused_moe(x, w13, w2, weights, ids), first)
+
+
+def test_constant_aranges_are_kept_once_cached(monkeypatch):
+    """A cached arange is never dropped (a CUDA graph may read it); past
+    the cap, new sizes come fresh and uncached."""
+    import sys
+    permute_module = sys.modules["ggc.moe.permute"]  # ggc.moe.permute is the function
+    monkeypatch.setattr(permute_module, "_ARANGES", {})
+    monkeypatch.setattr(permute_module, "_MAX_ARANGES", 3)
+    kept = [permute_module.constant_arange(n, torch.int64, torch.device("cpu"))
+            for n in (1, 2, 3)]
+    fresh = permute_module.constant_arange(4, torch.int64, torch.device("cpu"))
+    assert torch.equal(fresh, torch.arange(4))
+    assert permute_module.constant_arange(4, torch.int64, torch.device("cpu")) is not fresh
+    for n, tensor in zip((1, 2, 3), kept):
+        assert permute_module.constant_arange(n, torch.int64, torch.device("cpu")) is tensor

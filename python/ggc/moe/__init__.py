@@ -10,17 +10,19 @@
   the routing weight applied in the down projection's epilogue, combined in
   a fixed order.
 - `MoE`: the whole layer as an nn.Module.
+- `graphs`: decode-sized eager calls replayed from cached CUDA graphs.
 - `quantize_weights`, `quantize_rows`: FP8 block quantisation.
 
 Needs torch. docs/moe.md has the details.
 """
 
+from . import graphs
 from .layer import activate, fused_moe, routing_weights
 from .module import MoE
 from .permute import Permutation, combine_rows, gather_rows, permute
 from .quant import dequantize_weights, quantize_rows, quantize_weights
 from .routing import route
 
-__all__ = ["MoE", "Permutation", "activate", "combine_rows", "dequantize_weights",
+__all__ = ["MoE", "graphs", "Permutation", "activate", "combine_rows", "dequantize_weights",
            "fused_moe", "gather_rows", "permute", "quantize_rows", "quantize_weights",
            "route", "routing_weights"]

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import ops
-from . import checks
+from . import checks, graphs
 from .kernels import routed_down
 from .permute import Permutation, _CombineRows, _GatherRows, _sum_routes, sort_routes
 from .quant import as_row_view, mn_major, quantize_rows
@@ -28,7 +28,7 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
               topk_weights: torch.Tensor, topk_ids: torch.Tensor,
               activation: str = "swiglu", *, w13_scale: Optional[torch.Tensor] = None,
               w2_scale: Optional[torch.Tensor] = None,
-              validate: Optional[bool] = None) -> torch.Tensor:
+              validate: Optional[bool] = None, graph: Optional[bool] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]).
 
     x [T, H] bf16; w13 [E, 2I, H] (gate rows then up rows; [E, I, H] for a
@@ -43,7 +43,14 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     wrong result). `validate` (default $GGC_VALIDATE) reads topk_ids back
     and raises ValueError naming the bad entry instead: a host sync, so not
     under torch.compile or a CUDA-graph capture. BF16 is differentiable in
-    x, w13, w2 and topk_weights; FP8 is inference only."""
+    x, w13, w2 and topk_weights; FP8 is inference only.
+
+    `graph`: an eager call with nothing to differentiate replays the layer
+    from a CUDA graph cached per signature and weights (captured on the
+    signature's second call; ggc.moe.graphs): None (default) for at most
+    $GGC_MOE_GRAPH_TOKENS (64) tokens, where the host path outlasts the
+    kernels, True at any size, False never. The same kernels, the same
+    bits."""
     problem = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation,
                                           w13_scale, w2_scale)
     grad = torch.is_grad_enabled() and (x.requires_grad or topk_weights.requires_grad
@@ -51,8 +58,30 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
         raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
                          "require grad (run it under torch.no_grad(), or use bf16 weights)")
-    if checks.validating(validate, x):
+    validating = checks.validating(validate, x)
+    if validating:
         checks.check_ids(topk_ids, problem.experts)
+    if graphs.wanted(graph, problem.tokens, x, grad, validating):
+        key = (activation, problem, _signature(x), _signature(topk_weights),
+               _signature(topk_ids), *map(_address, (w13, w2, w13_scale, w2_scale)))
+        return graphs.replay(key, (x, topk_weights, topk_ids),
+                             lambda *inputs: _experts(problem, grad, *inputs, w13, w2,
+                                                      activation, w13_scale, w2_scale))
+    return _experts(problem, grad, x, topk_weights, topk_ids, w13, w2, activation,
+                    w13_scale, w2_scale)
+
+
+def _signature(t: torch.Tensor) -> tuple:
+    return (t.dtype, tuple(t.shape), t.stride(), t.device)
+
+
+def _address(t: Optional[torch.Tensor]):
+    return None if t is None else (t.data_ptr(), *_signature(t))
+
+
+def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13, w2,
+             activation, w13_scale, w2_scale) -> torch.Tensor:
+    """fused_moe's work once its arguments are checked."""
     top_k = problem.top_k
     offsets, order, source, position, valid = sort_routes(topk_ids, problem.experts)
     route = _poisoned(topk_weights, valid).index_select(0, order)
@@ -74,7 +103,6 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     return _sum_routes(y, position, top_k)
-
 
 def expected_rows(routes, experts: int) -> Optional[int]:
     """The rows an expert gets when routing is even (T * top_k / E), as the

@@ -71,7 +71,9 @@ def sort_routes(topk_ids: torch.Tensor, num_experts: int):
 
 
 _ARANGES = {}
-_MAX_ARANGES = 256
+# Entries are never dropped (a CUDA graph may read one: it holds no
+# reference); past this many sizes, new ones are made fresh each call.
+_MAX_ARANGES = 64
 
 
 def constant_arange(n: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
@@ -79,23 +81,25 @@ def constant_arange(n: int, dtype: torch.dtype, device: torch.device) -> torch.T
     written: the same values as a fresh one, without the call. Made fresh
     where a cached one would be wrong: while torch.compile traces (the
     graph must make it), a dispatch mode runs (fake tensors), and during
-    a CUDA-graph capture (its kernel would not run until the graph is
-    replayed)."""
-    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0 or (
-            device.type == "cuda" and torch.cuda.is_current_stream_capturing()):
+    a CUDA-graph capture where none is cached yet (its kernel would not
+    run until the graph is replayed; one made before the capture is read
+    by every replay, and never dropped)."""
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
         return torch.arange(n, device=device, dtype=dtype)
     key = (n, dtype, device)
     cached = _ARANGES.get(key)
-    if cached is None:
-        # Outside inference mode, so that autograd may use it later; the
-        # stream synchronised once so that every stream may read it.
-        with torch.inference_mode(False):
-            cached = torch.arange(n, device=device, dtype=dtype)
-        if device.type == "cuda":
-            torch.cuda.current_stream(device).synchronize()
-        if len(_ARANGES) >= _MAX_ARANGES:
-            _ARANGES.clear()
-        _ARANGES[key] = cached
+    if cached is not None:
+        return cached
+    if (device.type == "cuda" and torch.cuda.is_current_stream_capturing()) or (
+            len(_ARANGES) >= _MAX_ARANGES):
+        return torch.arange(n, device=device, dtype=dtype)
+    # Outside inference mode, so that autograd may use it later; the
+    # stream synchronised once so that every stream may read it.
+    with torch.inference_mode(False):
+        cached = torch.arange(n, device=device, dtype=dtype)
+    if device.type == "cuda":
+        torch.cuda.current_stream(device).synchronize()
+    _ARANGES[key] = cached
     return cached
 
 

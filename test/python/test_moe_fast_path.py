@@ -25,7 +25,7 @@ def plain_permute(topk_ids, num_experts):
     flat = topk_ids.reshape(-1)
     m = flat.shape[0]
     valid = (flat >= 0) & (flat < num_experts)
-    experts = torch.where(valid, flat, torch.zeros_like(flat))
+    experts = flat.clamp(0, num_experts - 1)  # an invalid id on its nearest expert
     sorted_experts, order = torch.sort(experts, stable=True)
     bounds = torch.arange(num_experts + 1, dtype=sorted_experts.dtype)
     offsets = torch.searchsorted(sorted_experts, bounds, out_int32=True)
@@ -53,7 +53,7 @@ def plain_layer(x, w13, w2, weights, ids):
 def test_permute_matches_the_plain_permutation(top_k, dtype):
     gen = torch.Generator().manual_seed(top_k)
     ids = ragged_ids(40, top_k, 8, gen, empty=(3,), single=(6,)).to(dtype)
-    ids[5, 0], ids[7, top_k - 1] = 8, -3  # invalid: counted on expert 0
+    ids[5, 0], ids[7, top_k - 1] = 8, -3  # invalid: counted on experts 7 and 0
     got, want = moe.permute(ids, 8), plain_permute(ids, 8)
     for name, g, w in zip(moe.Permutation._fields, got, want):
         assert g.dtype == w.dtype and torch.equal(g, w), name

@@ -3,7 +3,7 @@ it and says what was expected, before anything is launched."""
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 
@@ -75,15 +75,16 @@ _MAX_CHECKED = 256
 
 
 def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                         w2_scale) -> Problem:
+                         w2_scale) -> Tuple[Problem, Optional[tuple]]:
     """check_fused_moe, run once per call signature (each tensor's type,
     dtype, shape, strides and device, and the activation): every check but
     the device rule reads those alone, so a signature that passed once
     passes again. The device rule runs every call (CPU tests replace it).
-    While torch.compile traces, every check runs (a cache is not traced)."""
+    While torch.compile traces, every check runs (a cache is not traced).
+    Returns the sizes and the signature (None while tracing)."""
     if torch.compiler.is_compiling():
         return check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                               w2_scale)
+                               w2_scale), None
     try:
         key = (activation, _signature(x), _signature(w13), _signature(w2),
                _signature(topk_weights), _signature(topk_ids), _signature(w13_scale),
@@ -98,9 +99,9 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
             if len(_CHECKED) >= _MAX_CHECKED:
                 _CHECKED.clear()
             _CHECKED[key] = problem
-        return problem
+        return problem, key
     require_cuda(x.device)
-    return problem
+    return problem, key
 
 
 def _signature(t):

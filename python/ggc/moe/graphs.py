@@ -15,9 +15,9 @@ they lay when it was captured: new weights at the same address and shape
 are read as an eager call would read them).
 
 Calls may come from several host threads and streams: an entry's lock
-orders the host steps, and each call's stream waits (on the device, no
-host sync) for the previous call's copy of the static output before it
-overwrites the static inputs.
+orders the host steps, and a call on another stream than the last one
+makes its stream wait (on the device, no host sync) for the work queued
+on the last one before it overwrites the static inputs.
 """
 
 from __future__ import annotations
@@ -68,15 +68,15 @@ def wanted(graph: Optional[bool], tokens: int, x: torch.Tensor, grad: bool,
 
 
 class _Entry:
-    """One captured layer: its static inputs and output, and the event
-    after the last call's read of the output."""
+    """One captured layer: its static inputs and output, and the stream
+    of the last call that used them."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.graph: Optional[torch.cuda.CUDAGraph] = None
         self.inputs: Sequence[torch.Tensor] = ()
         self.out: Optional[torch.Tensor] = None
-        self.done: Optional[torch.cuda.Event] = None
+        self.stream: Optional[torch.cuda.Stream] = None  # of the last call
         self.failed = False  # the capture raised: this signature stays eager
 
 
@@ -105,13 +105,14 @@ def replay(key: tuple, inputs: Sequence[torch.Tensor],
         if entry.graph is None and not _capture(entry, inputs, forward):
             return forward(*inputs)
         stream = torch.cuda.current_stream(inputs[0].device)
-        stream.wait_event(entry.done)
-        for static, value in zip(entry.inputs, inputs):
-            static.copy_(value)
+        if stream != entry.stream:
+            # The last call's stream may still be reading the static
+            # buffers: this stream waits for its work queued so far.
+            stream.wait_stream(entry.stream)
+            entry.stream = stream
+        torch._foreach_copy_(entry.inputs, list(inputs))
         entry.graph.replay()
-        out = entry.out.clone()
-        entry.done.record(stream)
-        return out
+        return entry.out.clone()
 
 
 def _capture(entry: _Entry, inputs, forward) -> bool:
@@ -133,8 +134,7 @@ def _capture(entry: _Entry, inputs, forward) -> bool:
                       f"this signature runs eagerly from now on", RuntimeWarning)
         return False
     entry.inputs, entry.out, entry.graph = static, out, graph
-    entry.done = torch.cuda.Event()
-    entry.done.record(torch.cuda.current_stream(inputs[0].device))
+    entry.stream = torch.cuda.current_stream(inputs[0].device)
     return True
 
 

@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import ops
-from . import checks, graphs
+from . import checks, graphs, routes
 from .kernels import routed_down
 from .permute import Permutation, _CombineRows, _GatherRows, _sum_routes, sort_routes
 from .quant import as_row_view, mn_major, quantize_rows
@@ -51,8 +51,8 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     $GGC_MOE_GRAPH_TOKENS (64) tokens, where the host path outlasts the
     kernels, True at any size, False never. The same kernels, the same
     bits."""
-    problem = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation,
-                                          w13_scale, w2_scale)
+    problem, signature = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids,
+                                                     activation, w13_scale, w2_scale)
     grad = torch.is_grad_enabled() and (x.requires_grad or topk_weights.requires_grad
                                         or w13.requires_grad or w2.requires_grad)
     if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
@@ -61,9 +61,11 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     validating = checks.validating(validate, x)
     if validating:
         checks.check_ids(topk_ids, problem.experts)
-    if graphs.wanted(graph, problem.tokens, x, grad, validating):
-        key = (activation, problem, _signature(x), _signature(topk_weights),
-               _signature(topk_ids), *map(_address, (w13, w2, w13_scale, w2_scale)))
+    if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
+        # The graph reads the weights where they lie now.
+        key = (signature, w13.data_ptr(), w2.data_ptr(),
+               None if w13_scale is None else w13_scale.data_ptr(),
+               None if w2_scale is None else w2_scale.data_ptr())
         return graphs.replay(key, (x, topk_weights, topk_ids),
                              lambda *inputs: _experts(problem, grad, *inputs, w13, w2,
                                                       activation, w13_scale, w2_scale))
@@ -71,20 +73,18 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
                     w13_scale, w2_scale)
 
 
-def _signature(t: torch.Tensor) -> tuple:
-    return (t.dtype, tuple(t.shape), t.stride(), t.device)
-
-
-def _address(t: Optional[torch.Tensor]):
-    return None if t is None else (t.data_ptr(), *_signature(t))
-
-
 def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13, w2,
              activation, w13_scale, w2_scale) -> torch.Tensor:
     """fused_moe's work once its arguments are checked."""
     top_k = problem.top_k
-    offsets, order, source, position, valid = sort_routes(topk_ids, problem.experts)
-    route = _poisoned(topk_weights, valid).index_select(0, order)
+    sorted_routes = None
+    if not grad and routes.usable(topk_ids, problem.experts):
+        sorted_routes = routes.sort_routes(topk_ids, topk_weights, problem.experts)
+    if sorted_routes is None:
+        offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
+        route = _poisoned(topk_weights, invalid).index_select(0, order)
+    else:  # one kernel, the same values
+        offsets, order, source, position, route = sorted_routes
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
@@ -119,15 +119,17 @@ def expected_rows(routes, experts: int) -> Optional[int]:
 def routing_weights(topk_weights: torch.Tensor, perm: Permutation) -> torch.Tensor:
     """Each sorted row's routing weight (f32 [M]); NaN for a route whose
     expert id was out of range, so its token's output shows it."""
-    return _poisoned(topk_weights, perm.valid).index_select(0, perm.order)
+    return _poisoned(topk_weights, ~perm.valid).index_select(0, perm.order)
 
 
-def _poisoned(topk_weights: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """The routes' weights as f32 [M], NaN where the expert id is invalid."""
+def _poisoned(topk_weights: torch.Tensor, invalid: torch.Tensor) -> torch.Tensor:
+    """The routes' weights as f32 [M], NaN where the expert id is invalid
+    (masked_fill: one kernel, where a scalar torch.where fills a tensor
+    first)."""
     flat = topk_weights.reshape(-1)
     if flat.dtype != torch.float32:
         flat = flat.float()
-    return torch.where(valid, flat, float("nan"))
+    return flat.masked_fill(invalid, float("nan"))
 
 
 def activate(h: torch.Tensor, activation: str) -> torch.Tensor:

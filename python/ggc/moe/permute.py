@@ -40,26 +40,26 @@ def permute(topk_ids: torch.Tensor, num_experts: int) -> Permutation:
     """Sorts the routes of `topk_ids` [T, top_k] by expert.
 
     An id outside [0, num_experts) cannot be a group of its own: its route
-    is counted on expert 0 and marked invalid (`valid`), so a caller can
-    poison its result instead of dropping it without a word (fused_moe
-    gives it a NaN weight)."""
-    offsets, order, source, position, valid = sort_routes(topk_ids, num_experts)
+    is counted on the nearest expert (the id clamped into [0, E)) and
+    marked invalid (`valid`), so a caller can poison its result instead of
+    dropping it without a word (fused_moe gives it a NaN weight)."""
+    offsets, order, source, position, invalid = sort_routes(topk_ids, num_experts)
     counts = offsets[1:] - offsets[:-1]
     if source is order:  # top_k = 1: the caller of permute gets tensors of its own
         source = order.clone()
-    return Permutation(offsets, counts, order, source, position, valid)
+    return Permutation(offsets, counts, order, source, position, ~invalid)
 
 
 def sort_routes(topk_ids: torch.Tensor, num_experts: int):
-    """permute's (offsets, order, source, position, valid), without the
-    counts, in as few torch calls as the values allow (each eager call
-    costs the host several microseconds on a GPU); with top_k = 1 `source`
-    is `order` itself."""
+    """permute's (offsets, order, source, position), without the counts,
+    and `invalid` (not `valid`: the poison needs no negation), in as few
+    torch calls and kernels as the values allow (each costs several
+    microseconds, of host time eagerly and of GPU time in a graph at
+    decode sizes); with top_k = 1 `source` is `order` itself."""
     flat = topk_ids.reshape(-1)
     m = flat.shape[0]
-    # clamp then compare: the validity mask in two calls instead of three.
-    valid = flat.clamp(0, num_experts - 1) == flat
-    experts = torch.where(valid, flat, 0)
+    experts = flat.clamp(0, num_experts - 1)
+    invalid = experts != flat
     sorted_experts, order = torch.sort(experts, stable=True)
     bounds = constant_arange(num_experts + 1, sorted_experts.dtype, flat.device)
     offsets = torch.searchsorted(sorted_experts, bounds, out_int32=True)
@@ -67,7 +67,7 @@ def sort_routes(topk_ids: torch.Tensor, num_experts: int):
     position = torch.empty_like(order).scatter_(0, order, rows)
     top_k = topk_ids.shape[1]
     source = order if top_k == 1 else torch.div(order, top_k, rounding_mode="floor")
-    return offsets, order, source, position, valid
+    return offsets, order, source, position, invalid
 
 
 _ARANGES = {}

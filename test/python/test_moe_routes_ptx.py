@@ -1,0 +1,31 @@
+"""The permutation kernel's PTX (ggc.moe.routes) assembles for sm_90a
+with ptxas, without spills: what this machine can check of it without a
+GPU (test/gpu/test_moe_routes.py runs it)."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+pytest.importorskip("torch")
+
+from ggc.moe import routes  # noqa: E402
+
+
+def ptxas():
+    found = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    return found if os.path.exists(found) else None
+
+
+@pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
+def test_the_kernel_assembles_without_spills(tmp_path):
+    source = tmp_path / "routes.ptx"
+    source.write_text(routes.PTX)
+    done = subprocess.run([ptxas(), "-arch=sm_90a", "-O3", "-v", str(source), "-o",
+                           str(tmp_path / "routes.cubin")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Compiling entry function 'ggc_moe_routes'" in done.stderr
+    assert "0 bytes spill stores" in done.stderr
+    # The shared table holds MAX_ROUTES entries.
+    assert f"{4 * routes.MAX_ROUTES} bytes smem" in done.stderr

@@ -121,13 +121,15 @@ def test_compiled_fullgraph():
     x, w13, w2, weights, ids = layer(*SHAPES[0], seed=9)
     step = lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids)  # noqa: E731
     eager = step(x, weights, ids)
+    ref = reference_moe(*as64(x, w13, w2, weights), ids)
     aot = torch.compile(step, backend="aot_eager", fullgraph=True)(x, weights, ids)
-    assert torch.equal(aot, eager)
     torch._dynamo.reset()
     inductor = torch.compile(step, fullgraph=True)(x, weights, ids)
-    # Inductor fuses the activation (one rounding fewer): close, not equal.
-    ref = reference_moe(*as64(x, w13, w2, weights), ids)
-    assert rel_err(inductor, ref) < 1e-2 and rel_err(inductor, eager.double()) < 1e-2
+    # Traced, the permutation, SwiGLU and combine are torch ops (eagerly
+    # ggc's kernels, whose SwiGLU rounds once, as inductor's fused one does):
+    # close, not equal.
+    for compiled in (aot, inductor):
+        assert rel_err(compiled, ref) < 1e-2 and rel_err(compiled, eager.double()) < 1e-2
 
 
 def leaves(*tensors):

@@ -2,9 +2,14 @@
 
     sorted rows   xs = x[source]                      (permute: by expert)
     up            h  = xs @ w13[g]^T                  (ggc.ops.grouped_gemm)
-    activation    a  = silu(h_gate) * h_up            (torch)
+    activation    a  = silu(h_gate) * h_up            (ggc_moe_swiglu, or torch)
     down          y  = route * (a @ w2[g]^T)          (ggc epilogue: ggc::moe_down)
-    combine       out[t] = sum_j y[position[t, j]]    (fixed-order f32 sum)
+    combine       out[t] = sum_j y[position[t, j]]    (ggc_moe_combine, or torch:
+                                                       a fixed-order f32 sum)
+
+Without gradients, on CUDA and outside torch.compile, the permutation
+(ggc.moe.routes, up to 1,024 routes), SwiGLU and the combine
+(ggc.moe.elementwise) are ggc's own PTX kernels; elsewhere torch ops.
 
 No step synchronises with the host and every buffer has T * top_k rows,
 so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
@@ -18,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import ops
-from . import checks, graphs, routes
+from . import checks, elementwise, graphs, routes
 from .kernels import routed_down
 from .permute import Permutation, _CombineRows, _GatherRows, _sum_routes, sort_routes
 from .quant import as_row_view, mn_major, quantize_rows
@@ -89,7 +94,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13
     hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
         y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
-                         hint)
+                         hint, fused=not grad)
     elif grad:
         rows = _GatherRows.apply(x, source, position, top_k)
         h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
@@ -99,10 +104,12 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13
         # without their wrappers (the same values, a few us less a call).
         h = ops.grouped_gemm(x.index_select(0, source), w13, offsets=offsets,
                              expected_m=hint, validate=False)
-        y = routed_down(activate(h, activation), w2, offsets, route, expected_m=hint)
+        y = routed_down(_activated(h, activation, fused=True), w2, offsets, route,
+                        expected_m=hint)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
-    return _sum_routes(y, position, top_k)
+    combined = elementwise.combine(y, position, top_k)
+    return _sum_routes(y, position, top_k) if combined is None else combined
 
 def expected_rows(routes, experts: int) -> Optional[int]:
     """The rows an expert gets when routing is even (T * top_k / E), as the
@@ -147,8 +154,18 @@ def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
     return F.relu(h)
 
 
+def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
+    """activate(h, activation), by ggc's SwiGLU kernel where `fused` (no
+    gradient) and the kernel take it (ggc.moe.elementwise)."""
+    if fused and activation == "swiglu":
+        a = elementwise.swiglu(h)
+        if a is not None:
+            return a
+    return activate(h, activation)
+
+
 def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
-                 hint):
+                 hint, fused):
     """The sorted rows' expert outputs in FP8: x is quantised once per token
     (not per route) and its rows and scales gathered; the activation is
     quantised again before the down projection."""
@@ -158,5 +175,5 @@ def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activa
     rows_scale = mn_major(scale, source)
     h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
                          b_scale=w13_scale, expected_m=hint, validate=False)
-    act, act_scale = quantize_rows(activate(h, activation), "activation")
+    act, act_scale = quantize_rows(_activated(h, activation, fused), "activation")
     return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint)

@@ -13,15 +13,16 @@ for the group offsets. O(routes^2) comparisons, broadcast from shared
 memory: fine at a few hundred routes, which is where it is used.
 
 The kernel is PTX text (JIT-compiled by the driver, as the executor's
-small kernels are), launched through ggc's runtime.
+small kernels are), launched through ggc's runtime (ggc.moe.ptx).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Optional, Tuple
 
 import torch
+
+from . import ptx
 
 MAX_ROUTES = 1024  # the shared-memory table's size
 _THREADS = 128
@@ -184,11 +185,6 @@ DONE:
 }
 """
 
-_LOCK = threading.Lock()
-_KERNEL = None
-_RECORDS = {}
-_MAX_RECORDS = 256
-
 
 def usable(topk_ids: torch.Tensor, experts: int) -> bool:
     """Whether the kernel may serve this call: at most MAX_ROUTES routes of
@@ -210,7 +206,7 @@ def sort_routes(topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int
     weights = topk_weights.reshape(-1)
     if weights.dtype != torch.float32:
         weights = weights.float()
-    if ids.data_ptr() % 16 or weights.data_ptr() % 16:
+    if not ptx.aligned(ids, weights):
         return None
     m, device = ids.shape[0], ids.device
     offsets = torch.empty(experts + 1, dtype=torch.int32, device=device)
@@ -219,29 +215,10 @@ def sort_routes(topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int
     rows = torch.empty(3, m + m % 2, dtype=torch.int64, device=device)
     order, source, position = rows[:, :m]
     route = torch.empty(m, dtype=torch.float32, device=device)
-    record = _record(device, m, experts, topk_ids.shape[1], ids.dtype == torch.int64)
-    stream = torch.cuda.current_stream(device).cuda_stream
-    record.launch((ids.data_ptr(), weights.data_ptr(), offsets.data_ptr(), order.data_ptr(),
-                   source.data_ptr(), position.data_ptr(), route.data_ptr()), stream)
+    top_k = topk_ids.shape[1]
+    ptx.launch("ggc_moe_routes", PTX, _THREADS, max(1, -(-m // _THREADS)),
+               [("pointer", 0), ("i64", int(ids.dtype == torch.int64)), ("pointer", 1),
+                ("i64", m), ("i64", experts), ("i64", top_k)]
+               + [("pointer", i) for i in range(2, 7)],
+               (ids, weights, offsets, order, source, position, route), device)
     return offsets, order, source, position, route
-
-
-def _record(device: torch.device, m: int, experts: int, top_k: int, ids_i64: bool):
-    key = (device, m, experts, top_k, ids_i64)
-    record = _RECORDS.get(key)
-    if record is not None:
-        return record
-    global _KERNEL
-    from .._ggc import Kernel  # the extension: only where a launch happens
-    with _LOCK:
-        if _KERNEL is None:
-            _KERNEL = Kernel(PTX.encode(), "ggc_moe_routes", 0, _THREADS)
-        grid = max(1, -(-m // _THREADS))
-        args = [("pointer", 0), ("i64", int(ids_i64)), ("pointer", 0), ("i64", m),
-                ("i64", experts), ("i64", top_k)] + [("pointer", 0)] * 5
-        sources = [0, -1, 1, -1, -1, -1, 2, 3, 4, 5, 6]
-        record = _KERNEL.record(grid, args, sources, device.index)
-        if len(_RECORDS) >= _MAX_RECORDS:
-            _RECORDS.clear()
-        _RECORDS[key] = record
-    return record

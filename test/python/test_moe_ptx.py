@@ -1,6 +1,6 @@
-"""The permutation kernel's PTX (ggc.moe.routes) assembles for sm_90a
+"""The PTX of ggc.moe's kernels (routes, elementwise) assembles for sm_90a
 with ptxas, without spills: what this machine can check of it without a
-GPU (test/gpu/test_moe_routes.py runs it)."""
+GPU (test/gpu/test_moe_routes.py and test_moe_elementwise.py run them)."""
 
 import os
 import shutil
@@ -29,3 +29,15 @@ def test_the_kernel_assembles_without_spills(tmp_path):
     assert "0 bytes spill stores" in done.stderr
     # The shared table holds MAX_ROUTES entries.
     assert f"{4 * routes.MAX_ROUTES} bytes smem" in done.stderr
+
+
+@pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
+@pytest.mark.parametrize("name", ["SWIGLU_PTX", "COMBINE_PTX"])
+def test_the_elementwise_kernels_assemble_without_spills(tmp_path, name):
+    from ggc.moe import elementwise
+    source = tmp_path / "kernel.ptx"
+    source.write_text(getattr(elementwise, name))
+    done = subprocess.run([ptxas(), "-arch=sm_90a", "-O3", "-v", str(source), "-o",
+                           str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "0 bytes spill stores" in done.stderr

@@ -1,0 +1,51 @@
+"""Launching ggc.moe's small PTX kernels (the permutation, SwiGLU, the
+combine) through ggc's runtime: each kernel is loaded once, and each
+launch shape (grid and integer arguments) becomes one launch record, so a
+call costs the record's cuLaunchKernelEx and the addresses' conversion."""
+
+from __future__ import annotations
+
+import threading
+from typing import Dict, Sequence, Tuple
+
+import torch
+
+_LOCK = threading.Lock()
+_KERNELS: Dict[str, object] = {}
+_RECORDS: Dict[tuple, object] = {}
+_MAX_RECORDS = 1024
+
+
+def launch(name: str, ptx: str, threads: int, grid: int, params: Sequence[Tuple[str, int]],
+           tensors: Sequence[torch.Tensor], device: torch.device) -> None:
+    """Launches `name` (in `ptx`, `threads` per CTA) on `grid` CTAs on the
+    current stream of `device`. `params` are the kernel's parameters in
+    order: ("pointer", i) takes tensors[i]'s address, ("i64", value) an
+    integer. Every tensor must start 16-byte aligned (the runtime's rule)."""
+    key = (name, device, grid, tuple(params))
+    record = _RECORDS.get(key)
+    if record is None:
+        record = _record(key, ptx, threads)
+    stream = torch.cuda.current_stream(device).cuda_stream
+    record.launch(tuple(t.data_ptr() for t in tensors), stream)
+
+
+def aligned(*tensors: torch.Tensor) -> bool:
+    return all(t.data_ptr() % 16 == 0 for t in tensors)
+
+
+def _record(key, ptx, threads):
+    name, device, grid, params = key
+    from .._ggc import Kernel  # the extension: only where a launch happens
+    with _LOCK:
+        kernel = _KERNELS.get(name)
+        if kernel is None:
+            kernel = _KERNELS[name] = Kernel(ptx.encode(), name, 0, threads)
+        args = [("pointer", 0) if kind == "pointer" else ("i64", value)
+                for kind, value in params]
+        sources = [value if kind == "pointer" else -1 for kind, value in params]
+        record = kernel.record(grid, args, sources, device.index)
+        if len(_RECORDS) >= _MAX_RECORDS:
+            _RECORDS.clear()
+        _RECORDS[key] = record
+    return record

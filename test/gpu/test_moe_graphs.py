@@ -157,3 +157,42 @@ def test_no_host_synchronisation_once_captured():
         moe.fused_moe(x, w13, w2, weights, ids)
     finally:
         torch.cuda.set_sync_debug_mode("default")
+
+
+def test_more_layers_than_graphs_kept(monkeypatch):
+    """Three layers called in turn with two graphs kept: each drop waits
+    for the GPU through an event, results stay right; with room for three,
+    all three are captured."""
+    shape = SHAPES[0]
+    layers = [inputs(shape, seed=30 + i)[1:3] for i in range(3)]
+    x, _, _, weights, ids = inputs(shape, seed=33)
+    want = [moe.fused_moe(x, w13, w2, weights, ids, graph=False) for w13, w2 in layers]
+    for limit, captured in (("2", 0), ("3", 3)):
+        graphs.clear()
+        monkeypatch.setenv("GGC_MOE_GRAPHS", limit)
+        for _ in range(3):
+            for (w13, w2), expected in zip(layers, want):
+                assert torch.equal(moe.fused_moe(x, w13, w2, weights, ids), expected)
+        assert graphs.cached() == captured
+
+
+def test_a_failed_capture_leaves_the_signature_eager():
+    """A forward that cannot be captured: a warning, the right result, the
+    caller's stream current again, and no retry."""
+    calls = []
+
+    def forward(t):
+        calls.append(torch.cuda.is_current_stream_capturing())
+        if calls[-1]:
+            raise RuntimeError("not capturable")
+        return t * 2
+
+    t = torch.randn(8, device="cuda")
+    stream = torch.cuda.current_stream()
+    assert torch.equal(graphs.replay(("failing",), (t,), forward), t * 2)
+    with pytest.warns(RuntimeWarning, match="not capturable"):
+        assert torch.equal(graphs.replay(("failing",), (t,), forward), t * 2)
+    assert torch.cuda.current_stream() == stream
+    assert torch.equal(graphs.replay(("failing",), (t,), forward), t * 2)
+    assert calls == [False, True, False, False]
+    assert graphs.cached() == 0

@@ -60,3 +60,19 @@ def test_declines_over_the_table_and_off_alignment():
     big = torch.zeros(20, dtype=torch.int32, device="cuda")
     unaligned = big[1:9].view(4, 2)  # 4 bytes past a 16-byte boundary
     assert routes.sort_routes(unaligned, torch.rand(4, 2, device="cuda"), 8) is None
+
+
+def test_strided_and_expanded_inputs():
+    """Views the kernel cannot read as packed arrays are copied first: the
+    same results as the torch path."""
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    full = torch.randint(0, 16, (40, 4), device="cuda", generator=gen, dtype=torch.int32)
+    weights = torch.rand(40, 4, device="cuda", generator=gen)
+    cases = [(full[:, ::2], weights[:, ::2]), (full[:, :1], weights[:, 1:2]),
+             (full[:1, :2].expand(40, 2), weights[:1, :2].expand(40, 2)),
+             (full.t()[:2].t(), weights.t()[:2].t())]
+    for ids, w in cases:
+        got = routes.sort_routes(ids, w, 16)
+        want = torch_path(ids, w, 16)
+        for name, g, x in zip(("offsets", "order", "source", "position", "route"), got, want):
+            assert torch.equal(g, x), (name, ids.stride())

@@ -80,13 +80,14 @@ def _swiglu_ptx() -> str:
         body.append(_unpack(f"%g{i}", "%f0", "%f1").rstrip("\n"))
         body.append(_unpack(f"%u{i}", "%f2", "%f3").rstrip("\n"))
         for gate, up, res in (("%f0", "%f2", "%f4"), ("%f1", "%f3", "%f5")):
-            # silu(g) * u = g * u / (1 + 2^(-g log2 e))
+            # silu(g) * u = (g * sigmoid(g)) * u, sigmoid(g) = 1 / (1 + 2^(-g log2 e)):
+            # g * sigmoid(g) first, so a huge g * u never meets a zero sigmoid.
             body += [f"  mul.f32 %f6, {gate}, 0fBFB8AA3B;",
                      "  ex2.approx.ftz.f32 %f6, %f6;",
                      "  add.f32 %f6, %f6, 0f3F800000;",
                      "  rcp.approx.ftz.f32 %f6, %f6;",
-                     f"  mul.f32 %f7, {gate}, {up};",
-                     f"  mul.f32 {res}, %f7, %f6;"]
+                     f"  mul.f32 %f7, {gate}, %f6;",
+                     f"  mul.f32 {res}, %f7, {up};"]
         body.append(f"  cvt.rn.bf16x2.f32 %o{i}, %f5, %f4;")
     body += ["  mul.lo.u64 %rd16, %rd10, %rd4;",
              "  add.u64 %rd16, %rd16, %rd11;",

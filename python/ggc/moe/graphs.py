@@ -22,11 +22,12 @@ on the last one before it overwrites the static inputs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Callable, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -34,20 +35,30 @@ import torch
 # ($GGC_MOE_GRAPH_TOKENS; 0 turns graphs off): beyond it the kernels run
 # longer than the eager host path and the launches overlap them anyway.
 DEFAULT_MAX_TOKENS = 64
-# Graphs kept per process (least recently used dropped first): each holds
-# its own memory pool for the layer's intermediates.
-MAX_GRAPHS = 16
+# Graphs kept per process by default ($GGC_MOE_GRAPHS), least recently used
+# dropped first. Each has its own memory pool for the layer's intermediates
+# (a few MB at decode sizes). A model calls each layer with its own weights,
+# so it wants layers x batch sizes; with fewer, a round-robin over its
+# layers drops every graph before its second call, and the calls stay eager.
+DEFAULT_MAX_GRAPHS = 64
 
 
-def max_tokens() -> int:
-    value = os.environ.get("GGC_MOE_GRAPH_TOKENS")
+def _env_int(name: str, default: int, what: str) -> int:
+    value = os.environ.get(name)
     if value is None:
-        return DEFAULT_MAX_TOKENS
+        return default
     try:
         return max(0, int(value))
     except ValueError:
-        raise ValueError(f"GGC_MOE_GRAPH_TOKENS must be an int (tokens; 0 turns graphs "
-                         f"off), got {value!r}") from None
+        raise ValueError(f"{name} must be an int ({what}), got {value!r}") from None
+
+
+def max_tokens() -> int:
+    return _env_int("GGC_MOE_GRAPH_TOKENS", DEFAULT_MAX_TOKENS, "tokens; 0 turns graphs off")
+
+
+def max_graphs() -> int:
+    return _env_int("GGC_MOE_GRAPHS", DEFAULT_MAX_GRAPHS, "graphs kept")
 
 
 def wanted(graph: Optional[bool], tokens: int, x: torch.Tensor, grad: bool,
@@ -82,6 +93,13 @@ class _Entry:
 
 _ENTRIES: "OrderedDict[tuple, _Entry]" = OrderedDict()
 _ENTRIES_LOCK = threading.Lock()
+# Dropped entries whose last replay may still run: (event after it, entry),
+# kept until the event has passed, so that no memory of theirs is reused
+# while a stream still reads it.
+_RETIRING: List[Tuple[torch.cuda.Event, _Entry]] = []
+# One capture at a time in the process (CUDA's capture of one thread must
+# not see another's work, and torch's default capture stream is shared).
+_CAPTURE_LOCK = threading.Lock()
 
 
 def replay(key: tuple, inputs: Sequence[torch.Tensor],
@@ -91,57 +109,90 @@ def replay(key: tuple, inputs: Sequence[torch.Tensor],
     inputs' values that forward reads."""
     with _ENTRIES_LOCK:
         entry = _ENTRIES.get(key)
-        if entry is None:
+        first = entry is None
+        if first:
             _ENTRIES[key] = _Entry()
-            if len(_ENTRIES) > MAX_GRAPHS:
-                _ENTRIES.popitem(last=False)
-            first = True
+            while len(_ENTRIES) > max_graphs():
+                _retire(_ENTRIES.popitem(last=False)[1])
         else:
             _ENTRIES.move_to_end(key)
-            first = False
+        while _RETIRING and _RETIRING[0][0].query():
+            _RETIRING.pop(0)
     if first or entry.failed:
         return forward(*inputs)
+    device = inputs[0].device
     with entry.lock:
-        if entry.graph is None and not _capture(entry, inputs, forward):
+        if entry.failed or (entry.graph is None and not _capture(entry, inputs, forward)):
             return forward(*inputs)
-        stream = torch.cuda.current_stream(inputs[0].device)
-        if stream != entry.stream:
-            # The last call's stream may still be reading the static
-            # buffers: this stream waits for its work queued so far.
-            stream.wait_stream(entry.stream)
-            entry.stream = stream
-        torch._foreach_copy_(entry.inputs, list(inputs))
-        entry.graph.replay()
-        return entry.out.clone()
+        with _on_device(device):
+            stream = torch.cuda.current_stream(device)
+            if stream != entry.stream:
+                # The last call's stream may still be reading the static
+                # buffers: this stream waits for its work queued so far,
+                # and the allocator learns that it uses them.
+                stream.wait_stream(entry.stream)
+                for t in (*entry.inputs, entry.out):
+                    t.record_stream(stream)
+                entry.stream = stream
+            torch._foreach_copy_(entry.inputs, list(inputs))
+            entry.graph.replay()
+            return entry.out.clone()
+
+
+def _on_device(device: torch.device):
+    """The device's context where it is not the current one (graph replays
+    and captures use the current device's streams)."""
+    if torch.cuda.current_device() == device.index:
+        return contextlib.nullcontext()
+    return torch.cuda.device(device)
+
+
+def _retire(entry: _Entry) -> None:
+    if entry.stream is not None:
+        event = torch.cuda.Event()
+        event.record(entry.stream)
+        _RETIRING.append((event, entry))
 
 
 def _capture(entry: _Entry, inputs, forward) -> bool:
-    """Captures forward on static inputs; False (with a warning, and the
-    signature left eager) where the capture fails."""
-    # Static buffers outside inference mode, so that a later call made
-    # outside it may still copy into them.
-    with torch.inference_mode(False), torch.no_grad():
-        static = [torch.empty_like(t) for t in inputs]
-    graph = torch.cuda.CUDAGraph()
-    try:
-        # thread_local: another host thread's CUDA calls meanwhile are not
-        # this capture's business.
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            out = forward(*static)
-    except Exception as error:  # noqa: BLE001 - reported, then eager
-        entry.failed = True
-        warnings.warn(f"ggc.moe: capturing the layer in a CUDA graph failed ({error}); "
-                      f"this signature runs eagerly from now on", RuntimeWarning)
-        return False
-    entry.inputs, entry.out, entry.graph = static, out, graph
-    entry.stream = torch.cuda.current_stream(inputs[0].device)
-    return True
+    """Captures forward on static inputs, on a stream of the inputs' device;
+    False (with a warning, and the signature left eager) where the capture
+    fails."""
+    device = inputs[0].device
+    with _CAPTURE_LOCK, _on_device(device):
+        caller = torch.cuda.current_stream(device)
+        # Static buffers outside inference mode, so that a later call made
+        # outside it may still copy into them.
+        with torch.inference_mode(False), torch.no_grad():
+            static = [torch.empty_like(t) for t in inputs]
+        graph = torch.cuda.CUDAGraph()
+        capture_stream = torch.cuda.Stream(device)
+        capture_stream.wait_stream(caller)
+        try:
+            # thread_local: another host thread's CUDA calls meanwhile are
+            # not this capture's business.
+            with torch.cuda.graph(graph, stream=capture_stream,
+                                  capture_error_mode="thread_local"):
+                out = forward(*static)
+        except Exception as error:  # noqa: BLE001 - reported, then eager
+            torch.cuda.set_stream(caller)  # a failed capture may leave its stream current
+            entry.failed = True
+            warnings.warn(f"ggc.moe: capturing the layer in a CUDA graph failed ({error}); "
+                          f"this signature runs eagerly from now on", RuntimeWarning)
+            return False
+        entry.inputs, entry.out, entry.graph = static, out, graph
+        entry.stream = caller
+        return True
 
 
 def clear() -> None:
-    """Drops every cached graph (their memory goes back to torch's pool)."""
+    """Drops every cached graph; their memory goes back to torch's pool
+    once the GPU has finished their last replays (this waits for it)."""
     with _ENTRIES_LOCK:
+        if (_ENTRIES or _RETIRING) and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
         _ENTRIES.clear()
+        _RETIRING.clear()
 
 
 def cached() -> int:

@@ -25,7 +25,7 @@ import torch
 from . import ptx
 
 MAX_ROUTES = 1024  # the shared-memory table's size
-_THREADS = 128
+_THREADS = 128  # at most the PTX's .maxntid
 
 PTX = r"""
 .version 8.0
@@ -73,6 +73,7 @@ PTX = r"""
   mov.u32 %r4, %ctaid.x;
   mov.u32 %r5, %nctaid.x;
   mov.u32 %r6, experts_of;
+  mov.u32 %r24, %ntid.x;
   add.s64 %rd12, %rd5, -1;          // the last expert
 
   // Every CTA loads every route's clamped id.
@@ -101,13 +102,13 @@ CLAMP:
   shl.b32 %r11, %r7, 2;
   add.u32 %r11, %r6, %r11;
   st.shared.u32 [%r11], %r9;
-  add.u32 %r7, %r7, 128;
+  add.u32 %r7, %r7, %r24;
   bra LOAD;
 LOADED:
   bar.sync 0;
 
   // This thread's route r and its rank.
-  mad.lo.u32 %r12, %r4, 128, %r3;
+  mad.lo.u32 %r12, %r4, %r24, %r3;
   setp.ge.u32 %p1, %r12, %r1;
   @%p1 bra OFFSETS;
   shl.b32 %r13, %r12, 2;
@@ -155,8 +156,8 @@ RANKED:
 
 OFFSETS:
   // offsets[e] for e in [0, E], strided over every thread of the grid.
-  mad.lo.u32 %r21, %r4, 128, %r3;
-  shl.b32 %r22, %r5, 7;
+  mad.lo.u32 %r21, %r4, %r24, %r3;
+  mul.lo.u32 %r22, %r5, %r24;
 E_LOOP:
   setp.gt.u32 %p1, %r21, %r2;
   @%p1 bra DONE;
@@ -202,8 +203,9 @@ def sort_routes(topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int
     them (permute.sort_routes, then the weights poisoned and gathered), or
     None where the kernel cannot take the call (an input not 16-byte
     aligned)."""
-    ids = topk_ids.reshape(-1)
-    weights = topk_weights.reshape(-1)
+    # The kernel reads both as packed arrays: a strided view becomes a copy.
+    ids = topk_ids.reshape(-1).contiguous()
+    weights = topk_weights.reshape(-1).contiguous()
     if weights.dtype != torch.float32:
         weights = weights.float()
     if not ptx.aligned(ids, weights):

@@ -179,8 +179,8 @@ void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
         SmallVector<Value> tile = warpgroupTile(
             t, consumerIndex, works,
             [&] {
-              auto [acc, end] = emitPipelinedMainLoop(
-                  t, counter, consumerIndex, f, rowOffset,
+              auto [acc, end] = emitPromotionLoop(
+                  t, counter, zeroAccumulator(), consumerIndex, f, rowOffset,
                   [&] { finishPending(state); });
               return SmallVector<Value>{acc, end};
             },
@@ -220,6 +220,9 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
+  if (p.twoLevel() && !p.mx)
+    return emitPromotionLoop(t, counter, acc, consumerIndex, f, rowOffset,
+                             /*overlap=*/nullptr);
   // Block scales are copied to this thread's slots one K block ahead
   // (issueScaleCopies), so their latency hides behind a whole block of
   // wgmma.
@@ -255,21 +258,6 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         if (p.mx) {
           acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
                             consumerIndex, blockScales);
-        } else if (p.twoLevel()) {
-          // The block's product lands in a fresh accumulator, which is
-          // scaled and added to the main one in f32 once it is complete,
-          // so a long K never accumulates in the tensor core's f8 path.
-          Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
-                                      aTile, bTile, /*fresh=*/true);
-          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-          BlockScales scales = blockScales();
-          b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
-          releaseStage(stage);
-          acc = promoteBlock(acc, partial, scales, t, f, consumerIndex, kBlock);
-          if (p.columnScales)
-            publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
-                               b.remU(nextBlock, b.c32(2)), f,
-                               scaleBlock(t, nextBlock));
         } else {
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so
@@ -342,110 +330,83 @@ Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
   return acc;
 }
 
-/// Two-level accumulation in which each K block's promotion runs while the
-/// next block's wgmma does: the serial loop leaves the tensor core idle
-/// from a block's completion until the next block is issued (scales read,
-/// 64 FMAs), so one warpgroup alone never keeps it busy.
-///
-/// Blocks go in pairs, each block of a pair into a fresh partial
-/// accumulator of its own (X, then Y): issue X(k); promote Y(k-1); issue
-/// Y(k+1); wait for X; promote X(k); wait for Y. The loop ends each pair with no wgmma in
-/// flight: a wgmma pending across the loop's back edge makes ptxas
-/// serialise every wgmma (C7514), it cannot tell which accumulator is
-/// still being written. Block 0 goes before the loop, a last odd block
-/// after it. The tile has at least one K block; `whileFirstBlockRuns`
-/// emits work that overlaps block 0's wgmma (the previous tile's
-/// epilogue).
-///
-/// Scale slots (issueScaleCopies) run two blocks ahead here: block k's
-/// slots are refilled with block k + 2's words once they are read, since
-/// block k + 1's are in use by then.
-std::pair<Value, Value> KernelGenerator::emitPipelinedMainLoop(
-    const Tile &t, Value counter, Value consumerIndex, const Fragment &f,
-    Value rowOffset, function_ref<void()> whileFirstBlockRuns) {
+/// The tile's K loop of two-level accumulation (not MX) as one
+/// ggk.promotion_loop: what one K block's steps are, as regions;
+/// ggk-pipeline-promotion orders them as the kernel plan's `promotion`
+/// says (serial, or block k's promotion beside block k + 1's wgmma).
+/// `overlap` (may be null) emits work to run while the first block's wgmma
+/// does (the previous tile's epilogue, pipelined). Returns the accumulator
+/// and the stage counter after the tile.
+std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
+    const Tile &t, Value counter, Value acc, Value consumerIndex,
+    const Fragment &f, Value rowOffset, function_ref<void()> overlap) {
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
-  Value undef = b.create<LLVM::UndefOp>(accType);
-  // A K block in flight: its partial accumulator and, when the stages carry
-  // them, its scales (read before the stage goes back to the producer), as
-  // one list of values the pair loop can carry.
-  auto issueBlock = [&](Value kBlock, Value it) {
-    auto [stage, phase] = ringSlot(it);
-    b.mbarrierWait(fullBarrier(stage), phase);
-    SmallVector<Value> block;
-    auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
+  auto loop = b.create<ggk::PromotionLoopOp>(
+      acc.getType(), b.i32(), t.numKBlocks, counter, acc,
+      b.getI64IntegerAttr(p.stages), op.getKernelPlanAttr());
+  Type i32 = b.i32();
+  auto step = [&](Region &region, ArrayRef<Type> arguments,
+                  function_ref<SmallVector<Value>(ValueRange)> body) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *block = b.createBlock(
+        &region, {}, arguments,
+        SmallVector<Location>(arguments.size(), b.getUnknownLoc()));
+    b.create<ggk::YieldOp>(body(block->getArguments()));
+  };
+  step(loop.getPrefetch(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
+    if (!p.stageScales)
+      issueScaleCopies(t, k[0], f, ownColumn);
+    return {};
+  });
+  // B's per-column scales are published one K block ahead: block k reads
+  // buffer k % 2 while block k + 1's are written.
+  auto publishColumns = [&](Value k) {
+    if (p.columnScales)
+      publishColumnScale(readColumnWord(k, f), consumerIndex,
+                         b.remU(k, b.c32(2)), f, scaleBlock(t, k));
+  };
+  step(loop.getStart(), {}, [&](ValueRange) -> SmallVector<Value> {
+    publishColumns(b.c32(0));
+    return {};
+  });
+  step(loop.getIssue(), {i32, i32, i32},
+       [&](ValueRange a) -> SmallVector<Value> {
+    Value stage = a[1];
+    b.mbarrierWait(fullBarrier(stage), a[2]);
+    auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
     b.create<NVVM::WgmmaFenceAlignedOp>();
-    block.push_back(issueWgmmas(undef, aTile, bTile, /*fresh=*/true));
+    Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType), aTile,
+                                bTile, /*fresh=*/true);
     b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-    if (p.stageScales)
-      block.append(readStageScales(t, stage, f).values());
-    return block;
-  };
-  auto awaitBlocks = [&](int64_t pending, Value it) {
-    b.create<NVVM::WgmmaWaitGroupSyncOp>(pending);
-    releaseStage(ringSlot(it).first);
-  };
-  auto promote = [&](Value acc, ValueRange block, Value kBlock) {
-    BlockScales scales;
-    if (p.stageScales) {
-      scales = BlockScales::fromValues(block.drop_front());
-    } else {
-      scales = readScales(kBlock, f);
-      issueScaleCopies(t, b.add(kBlock, b.c32(2)), f, ownColumn);
-    }
-    return b.pinRegisters(
-        promoteBlock(acc, block[0], scales, t, f, consumerIndex, kBlock));
-  };
-  Value one = b.c32(1), two = b.c32(2);
-  Value n = t.numKBlocks;
-  if (!p.stageScales) {
-    issueScaleCopies(t, b.c32(0), f, ownColumn);
-    issueScaleCopies(t, one, f, ownColumn);
-  }
-  SmallVector<Value> first = issueBlock(b.c32(0), counter);
-  whileFirstBlockRuns();
-  awaitBlocks(0, counter);
-  // The main accumulator starts at zero; block 0's product is promoted
-  // into it in the first pair (or after the loop when it is the only one).
-  Value acc = zeroAccumulator();
-  Value pairs = b.divU(b.sub(n, one), two);
-  SmallVector<Value> initial = {acc, b.add(counter, one)};
-  initial.append(first);
-  auto pairLoop = b.create<scf::ForOp>(
-      b.c32(0), pairs, one, initial,
-      [&](OpBuilder &, Location, Value pair, ValueRange iter) {
-        Value acc = iter[0], it = iter[1];
-        ValueRange y = iter.drop_front(2);
-        Value kx = b.add(b.mul(pair, two), one);
-        Value ky = b.add(kx, one);
-        SmallVector<Value> x = issueBlock(kx, it);
-        acc = promote(acc, y, b.sub(kx, one));
-        SmallVector<Value> nextY = issueBlock(ky, b.add(it, one));
-        awaitBlocks(1, it);
-        acc = promote(acc, x, kx);
-        awaitBlocks(0, b.add(it, one));
-        SmallVector<Value> next = {acc, b.add(it, two)};
-        next.append(nextY);
-        b.create<scf::YieldOp>(next);
-      });
-  acc = pairLoop.getResult(0);
-  Value it = pairLoop.getResult(1);
-  SmallVector<Value> y(pairLoop.getResults().drop_front(2));
-  Value ky = b.mul(pairs, two); // Y's block
-  auto tail = b.create<scf::IfOp>(
-      b.lt(b.add(ky, one), n),
-      [&](OpBuilder &, Location) {
-        Value kx = b.add(ky, one);
-        SmallVector<Value> x = issueBlock(kx, it);
-        Value sum = promote(acc, y, ky);
-        awaitBlocks(0, it);
-        sum = promote(sum, x, kx);
-        b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
-      },
-      [&](OpBuilder &, Location) {
-        b.create<scf::YieldOp>(ValueRange{promote(acc, y, ky), it});
-      });
-  return {tail.getResult(0), tail.getResult(1)};
+    return {partial};
+  });
+  step(loop.getReadScales(), {i32, i32},
+       [&](ValueRange a) -> SmallVector<Value> {
+         return (p.stageScales ? readStageScales(t, a[1], f)
+                               : readScales(a[0], f))
+             .values();
+       });
+  SmallVector<Type> promoteArguments = {accType, accType, i32};
+  llvm::append_range(promoteArguments,
+                     loop.getReadScales().front().getTerminator()->getOperandTypes());
+  step(loop.getPromote(), promoteArguments,
+       [&](ValueRange a) -> SmallVector<Value> {
+         Value sum = promoteBlock(a[0], a[1], BlockScales::fromValues(a.drop_front(3)),
+                                  t, f, consumerIndex, a[2]);
+         publishColumns(b.add(a[2], b.c32(1)));
+         return {sum};
+       });
+  step(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
+    releaseStage(stage[0]);
+    return {};
+  });
+  step(loop.getOverlap(), {}, [&](ValueRange) -> SmallVector<Value> {
+    if (overlap)
+      overlap();
+    return {};
+  });
+  return {loop.getResult(), loop.getEnd()};
 }
 
 /// The A and B tiles wgmma reads from ring stage `stage`, once it is full:

@@ -225,10 +225,10 @@ private:
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
                                        Value rowOffset);
-  std::pair<Value, Value>
-  emitPipelinedMainLoop(const Tile &t, Value counter, Value consumerIndex,
-                        const Fragment &f, Value rowOffset,
-                        function_ref<void()> whileFirstBlockRuns);
+  std::pair<Value, Value> emitPromotionLoop(const Tile &t, Value counter,
+                                            Value acc, Value consumerIndex,
+                                            const Fragment &f, Value rowOffset,
+                                            function_ref<void()> overlap);
   void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
                              Value rowOffset);
   Value emitIdleLoop(const Tile &t, Value counter);

@@ -129,6 +129,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createMulticast());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
+    pm.addPass(createPipelinePromotion());
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
   });

@@ -95,6 +95,65 @@ LogicalResult WarpgroupTileOp::verify() {
   return success();
 }
 
+namespace {
+/// Checks that `region`'s block takes `arguments` and ends in a ggk.yield
+/// of `yields`; `op` names the region in the error.
+LogicalResult verifyStepRegion(Operation *op, StringRef name, Region &region,
+                               TypeRange arguments, TypeRange yields) {
+  Block &block = region.front();
+  if (block.getArgumentTypes() != arguments)
+    return op->emitOpError() << "region '" << name << "' must take "
+                             << arguments.size() << " arguments of types "
+                             << arguments << ", got " << block.getArgumentTypes();
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return op->emitOpError() << "region '" << name << "' must end with ggk.yield";
+  if (yield.getValues().getTypes() != yields)
+    return yield.emitOpError() << "must yield " << yields << " in region '"
+                               << name << "', got "
+                               << yield.getValues().getTypes();
+  return success();
+}
+} // namespace
+
+LogicalResult PromotionLoopOp::verify() {
+  Builder b(getContext());
+  Type i32 = b.getI32Type(), acc = getAcc().getType();
+  Block &readScales = getReadScales().front();
+  auto scalesYield =
+      readScales.empty() ? YieldOp() : dyn_cast<YieldOp>(readScales.back());
+  if (!scalesYield)
+    return emitOpError() << "region 'read_scales' must end with ggk.yield";
+  auto scales = scalesYield.getValues().getTypes();
+  SmallVector<Type> promoteArgs = {acc, acc, i32};
+  promoteArgs.append(scales.begin(), scales.end());
+  struct Step {
+    StringRef name;
+    Region &region;
+    SmallVector<Type> arguments, yields;
+  };
+  Step steps[] = {{"prefetch", getPrefetch(), {i32}, {}},
+                  {"start", getStart(), {}, {}},
+                  {"issue", getIssue(), {i32, i32, i32}, {acc}},
+                  {"read_scales", getReadScales(), {i32, i32},
+                   SmallVector<Type>(scales.begin(), scales.end())},
+                  {"promote", getPromote(), promoteArgs, {acc}},
+                  {"release", getRelease(), {i32}, {}},
+                  {"overlap", getOverlap(), {}, {}}};
+  for (Step &step : steps)
+    if (failed(verifyStepRegion(*this, step.name, step.region, step.arguments,
+                                step.yields)))
+      return failure();
+  if (getStages() < 1)
+    return emitOpError() << "stages must be at least 1, got " << getStages();
+  if (getPlan().getPromotion() == gg::Promotion::serial &&
+      !getOverlap().front().without_terminator().empty())
+    return emitOpError() << "region 'overlap' must be empty with serial "
+                            "promotion: no wgmma runs while the first block's "
+                            "does";
+  return success();
+}
+
 LogicalResult LoadBTileOp::verify() {
   int64_t cluster = getCluster(), blockN = getBlockN();
   if (cluster < 1)

@@ -293,6 +293,33 @@ def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.promotion_loop: two-level accumulation, serial or pipelined";
+  let description = [{
+    Takes: `ggk.promotion_loop` ops (made by `gg-lower-to-nvvm` for the
+    consumers' K loop of two-level kernels without MX scales), each with
+    its `#gg.kernel_plan`.
+    Makes, for `promotion = serial`, an `scf.for` over the K blocks: prefetch
+    block k + 1's scales, issue block k, read its scales, wait for its
+    wgmma (`wgmma.wait_group 0`), release its stage, promote it. For
+    `promotion = pipelined`, DeepGEMM-style overlap in pairs, each block in
+    a fresh partial accumulator: block 0 before the loop (with the
+    `overlap` region while its wgmma runs), then per pair issue X(k);
+    promote Y(k-1); issue Y(k+1); wait for X (`wgmma.wait_group 1`); promote
+    X(k); wait for Y, so no wgmma is in flight across the loop's back edge
+    (one pending there makes ptxas serialise every wgmma: C7514); an odd
+    last block after the loop. Slot scales run two blocks ahead there, and
+    each promotion's result is pinned (an empty inline asm tying it) so
+    LLVM cannot sink it below the next wgmma issue. Scales that travel with
+    the stages are read right after each block's issue, before its stage
+    is released, and carried to its promotion.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def SkipIdleWarpgroups : Pass<"ggk-skip-idle-warpgroups", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warpgroup_tile: padding elimination inside a tile, as a guarded region";
   let description = [{

@@ -85,8 +85,8 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
 }
 
 def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["ForeachTileOp", "WarpgroupTileOp"]>]> {
-  let summary = "the values a ggk region carries on (to the next tile, or out of a warpgroup's tile)";
+    ParentOneOf<["ForeachTileOp", "WarpgroupTileOp", "PromotionLoopOp"]>]> {
+  let summary = "the values a ggk region carries on (to the next tile, out of a warpgroup's tile, or out of a step of a promotion loop)";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
@@ -419,6 +419,77 @@ def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
   let assemblyFormat = [{
     `first_row` `(` $first_row `)` `rows` `(` $rows_valid `)`
     (`when` `(` $works^ `)`)? attr-dict-with-keyword (`->` type($results)^)? $work `idle` $idle
+  }];
+}
+
+def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
+    [RecursiveMemoryEffects, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a consumer's K loop of two-level accumulation: each K block's wgmma product scaled and added to the f32 accumulator";
+  let description = [{
+    One consumer warpgroup's K blocks `0 .. num_k_blocks` of a tile, each
+    block's wgmma product landing in a fresh partial accumulator that is
+    then scaled by the block's scales and added to `acc` (DeepGEMM's
+    two-level accumulation), starting at ring counter `counter` of a ring
+    of `stages` buffers (counter `it` uses stage `it % stages`, whose
+    barriers are in phase `(it / stages) % 2`). The results are the
+    accumulator and the counter after the tile.
+
+    The regions say what one step does; `plan` (the op's
+    `#gg.kernel_plan`, from `gg-plan-kernel`) says how the steps are
+    ordered, which `ggk-pipeline-promotion` decides:
+    - `prefetch(%k)`: start copying K block `%k`'s scales into the
+      warp's slots (`scales = slots`; the copy of a block past the tile's
+      end is empty);
+    - `start`: once, after the first prefetch (per-column scales' first
+      publication);
+    - `issue(%k, %stage, %phase)`: wait for ring stage `%stage` to fill
+      (phase `%phase`), issue block `%k`'s wgmma into a fresh accumulator
+      and commit it; yields the partial;
+    - `read_scales(%k, %stage)`: the block's scales (from the stage, or
+      from the slots once their copy has landed);
+    - `promote(%acc, %partial, %k, %scales...)`: yields `%acc` plus the
+      scaled partial;
+    - `release(%stage)`: give the stage back to the producer;
+    - `overlap`: work to run while the first block's wgmma does (the
+      previous tile's epilogue, with pipelined promotion).
+
+    With `promotion = serial` each block is issued, waited for, released
+    and promoted in turn. With `promotion = pipelined` block k's promotion
+    runs while block k + 1's wgmma does (two partial accumulators live).
+
+    Example:
+    ```mlir
+    %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)
+        attributes {stages = 4 : i64,
+                    plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                                           registers = [24, 240], staging = swizzled>}
+      prefetch { ^bb0(%k: i32): ggk.yield }
+      start { ggk.yield }
+      issue { ^bb0(%k: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !llvm.struct<(f32, f32)> }
+      read_scales { ^bb0(%k: i32, %stage: i32): ... ggk.yield %sa0, %sa1, %sb : f32, f32, f32 }
+      promote { ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32,
+                     %sa0: f32, %sa1: f32, %sb: f32): ... ggk.yield %sum : !llvm.struct<(f32, f32)> }
+      release { ^bb0(%stage: i32): ... ggk.yield }
+      overlap { ggk.yield }
+    ```
+  }];
+  let arguments = (ins
+    I32:$num_k_blocks,
+    I32:$counter,
+    AnyType:$acc,
+    I64Attr:$stages,
+    GG_KernelPlanAttr:$plan
+  );
+  let results = (outs AnyType:$result, I32:$end);
+  let regions = (region SizedRegion<1>:$prefetch, SizedRegion<1>:$start,
+                        SizedRegion<1>:$issue, SizedRegion<1>:$read_scales,
+                        SizedRegion<1>:$promote, SizedRegion<1>:$release,
+                        SizedRegion<1>:$overlap);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
+    `prefetch` $prefetch `start` $start `issue` $issue `read_scales` $read_scales
+    `promote` $promote `release` $release `overlap` $overlap
   }];
 }
 

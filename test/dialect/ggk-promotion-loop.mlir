@@ -1,0 +1,155 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// ggk.promotion_loop prints as it parses.
+// CHECK-LABEL: llvm.func @round_trip
+// CHECK: ggk.promotion_loop %{{.*}} from %{{.*}} acc(%{{.*}} : f32) attributes {plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>, stages = 3 : i64}
+// CHECK: prefetch {
+// CHECK: } start {
+// CHECK: } issue {
+// CHECK: } read_scales {
+// CHECK: } promote {
+// CHECK: } release {
+// CHECK: } overlap {
+llvm.func @round_trip(%n: i32, %c: i32, %z: f32, %one: f32) {
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+llvm.func @issue_takes_one_argument(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{region 'issue' must take 3 arguments of types 'i32', 'i32', 'i32', got 'i32'}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+llvm.func @issue_yields_another_type(%n: i32, %c: i32, %z: f32, %one: f32) {
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      // expected-error @+1 {{must yield 'f32' in region 'issue', got 'i32'}}
+      ggk.yield %k : i32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+llvm.func @promote_misses_the_scales(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{region 'promote' must take 4 arguments of types 'f32', 'f32', 'i32', 'f32', got 'f32', 'f32', 'i32'}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+llvm.func @side()
+llvm.func @serial_overlap(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{region 'overlap' must be empty with serial promotion}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      llvm.call @side() : () -> ()
+      ggk.yield
+    }
+  llvm.return
+}

@@ -88,6 +88,7 @@ class _Entry:
         self.inputs: Sequence[torch.Tensor] = ()
         self.out: Optional[torch.Tensor] = None
         self.stream: Optional[torch.cuda.Stream] = None  # of the last call
+        self.stream_key: Optional[tuple] = None  # its _cuda_getCurrentStream()
         self.failed = False  # the capture raised: this signature stays eager
 
 
@@ -120,29 +121,37 @@ def replay(key: tuple, inputs: Sequence[torch.Tensor],
             _RETIRING.pop(0)
     if first or entry.failed:
         return forward(*inputs)
-    device = inputs[0].device
     with entry.lock:
         if entry.failed or (entry.graph is None and not _capture(entry, inputs, forward)):
             return forward(*inputs)
-        with _on_device(device):
-            stream = torch.cuda.current_stream(device)
-            if stream != entry.stream:
-                # The last call's stream may still be reading the static
-                # buffers: this stream waits for its work queued so far,
-                # and the allocator learns that it uses them.
-                stream.wait_stream(entry.stream)
-                for t in (*entry.inputs, entry.out):
-                    t.record_stream(stream)
-                entry.stream = stream
-            torch._foreach_copy_(entry.inputs, list(inputs))
-            entry.graph.replay()
-            return entry.out.clone()
+        device = inputs[0].device
+        if device.index == torch._C._cuda_getDevice():
+            return _replay(entry, inputs, device)
+        with torch.cuda.device(device):  # replays use the current device's streams
+            return _replay(entry, inputs, device)
+
+
+def _replay(entry: _Entry, inputs, device: torch.device) -> torch.Tensor:
+    # The stream's (id, device, type), without making a Stream object.
+    current = torch._C._cuda_getCurrentStream(device.index)
+    if current != entry.stream_key:
+        # The last call's stream may still be reading the static buffers:
+        # this stream waits for its work queued so far, and the allocator
+        # learns that it uses them.
+        stream = torch.cuda.current_stream(device)
+        stream.wait_stream(entry.stream)
+        for t in (*entry.inputs, entry.out):
+            t.record_stream(stream)
+        entry.stream, entry.stream_key = stream, current
+    torch._foreach_copy_(entry.inputs, list(inputs))
+    entry.graph.replay()
+    return entry.out.clone()
 
 
 def _on_device(device: torch.device):
     """The device's context where it is not the current one (graph replays
     and captures use the current device's streams)."""
-    if torch.cuda.current_device() == device.index:
+    if torch._C._cuda_getDevice() == device.index:
         return contextlib.nullcontext()
     return torch.cuda.device(device)
 
@@ -182,6 +191,7 @@ def _capture(entry: _Entry, inputs, forward) -> bool:
             return False
         entry.inputs, entry.out, entry.graph = static, out, graph
         entry.stream = caller
+        entry.stream_key = torch._C._cuda_getCurrentStream(device.index)
         return True
 
 

@@ -2,6 +2,7 @@
 #include "ggk/GGKDialect.h"
 #include "gg/CheckedMath.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -146,6 +147,12 @@ LogicalResult PromotionLoopOp::verify() {
       return failure();
   if (getStages() < 1)
     return emitOpError() << "stages must be at least 1, got " << getStages();
+  if (getPlan().getPromotion() == gg::Promotion::pipelined &&
+      !isa<LLVM::LLVMStructType>(acc))
+    return emitOpError() << "pipelined promotion pins each promotion's "
+                            "result element by element: the accumulator "
+                            "must be an !llvm.struct, got "
+                         << acc;
   if (getPlan().getPromotion() == gg::Promotion::serial &&
       !getOverlap().front().without_terminator().empty())
     return emitOpError() << "region 'overlap' must be empty with serial "

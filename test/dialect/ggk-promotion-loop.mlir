@@ -153,3 +153,63 @@ llvm.func @serial_overlap(%n: i32, %c: i32, %z: f32, %one: f32) {
     }
   llvm.return
 }
+
+// -----
+
+llvm.func @no_stages(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{stages must be at least 1, got 0}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 0 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+
+// -----
+
+llvm.func @pipelined_scalar(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{the accumulator must be an !llvm.struct, got 'f32'}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %s: f32):
+      ggk.yield %a : f32
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+

@@ -362,12 +362,12 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   // B's per-column scales are published one K block ahead: block k reads
   // buffer k % 2 while block k + 1's are written.
   auto publishColumns = [&](Value k) {
-    if (p.columnScales)
-      publishColumnScale(readColumnWord(k, f), consumerIndex,
-                         b.remU(k, b.c32(2)), f, scaleBlock(t, k));
+    publishColumnScale(readColumnWord(k, f), consumerIndex,
+                       b.remU(k, b.c32(2)), f, scaleBlock(t, k));
   };
   step(loop.getStart(), {}, [&](ValueRange) -> SmallVector<Value> {
-    publishColumns(b.c32(0));
+    if (p.columnScales)
+      publishColumns(b.c32(0));
     return {};
   });
   step(loop.getIssue(), {i32, i32, i32},
@@ -394,7 +394,8 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
        [&](ValueRange a) -> SmallVector<Value> {
          Value sum = promoteBlock(a[0], a[1], BlockScales::fromValues(a.drop_front(3)),
                                   t, f, consumerIndex, a[2]);
-         publishColumns(b.add(a[2], b.c32(1)));
+         if (p.columnScales)
+           publishColumns(b.add(a[2], b.c32(1)));
          return {sum};
        });
   step(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {

@@ -147,12 +147,19 @@ LogicalResult PromotionLoopOp::verify() {
       return failure();
   if (getStages() < 1)
     return emitOpError() << "stages must be at least 1, got " << getStages();
-  if (getPlan().getPromotion() == gg::Promotion::pipelined &&
-      !isa<LLVM::LLVMStructType>(acc))
-    return emitOpError() << "pipelined promotion pins each promotion's "
-                            "result element by element: the accumulator "
-                            "must be an !llvm.struct, got "
-                         << acc;
+  if (getPlan().getPromotion() == gg::Promotion::pipelined) {
+    auto fields = dyn_cast<LLVM::LLVMStructType>(acc);
+    if (!fields || !llvm::all_of(fields.getBody(),
+                                 [](Type t) { return t.isF32(); }))
+      return emitOpError() << "pipelined promotion pins each promotion's "
+                              "result in f32 registers: the accumulator "
+                              "must be an !llvm.struct of f32, got "
+                           << acc;
+    if (!getStart().front().without_terminator().empty())
+      return emitOpError() << "region 'start' must be empty with pipelined "
+                              "promotion: it publishes per-column scales, "
+                              "which only the serial schedule reads";
+  }
   if (getPlan().getPromotion() == gg::Promotion::serial &&
       !getOverlap().front().without_terminator().empty())
     return emitOpError() << "region 'overlap' must be empty with serial "

@@ -65,27 +65,34 @@ llvm.func @serial(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) 
 // Before: pipelined promotion with the scales in the stages. After: block
 // 0 issued and its scales read, the overlap region while its wgmma runs,
 // then pairs: issue X, promote Y (pinned), issue the next Y, wait until one
-// group is pending, release X's stage... and an odd last block in an scf.if.
-// CHECK-LABEL: llvm.func @pipelined
+// group is pending, release X's stage, promote X, wait for none, release
+// Y's stage; an odd last block in an scf.if. No slot prefetches.
+// CHECK-LABEL: llvm.func @pipelined_stages
+// CHECK-SAME: (%{{.*}}: i32, %[[COUNTER:.*]]: i32,
 // CHECK-NOT: llvm.call @prefetch
-// CHECK: llvm.call @start()
-// CHECK: %[[P0:.*]] = llvm.call @issue(%c0_i32{{.*}}, %[[STAGE0:.*]], %{{.*}})
+// CHECK: %[[STAGE0:.*]] = arith.remui %[[COUNTER]], %c4_i32
+// CHECK: %[[P0:.*]] = llvm.call @issue(%c0_i32{{.*}}, %[[STAGE0]], %{{.*}})
 // CHECK-NEXT: %[[S0:.*]] = llvm.call @read_scales(%c0_i32{{.*}}, %[[STAGE0]])
 // CHECK-NEXT: llvm.call @overlap()
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: llvm.call @release
+// CHECK: %[[REL0:.*]] = arith.remui %[[COUNTER]], %c4_i32
+// CHECK: llvm.call @release(%[[REL0]])
 // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %{{.*}}, %[[YP:.*]] = %[[P0]], %[[YS:.*]] = %[[S0]])
-// CHECK: %[[XP:.*]] = llvm.call @issue(%[[KX:.*]], %[[XSTAGE:.*]], %{{.*}})
+// CHECK: %[[XSTAGE:.*]] = arith.remui %[[IT]]
+// CHECK: %[[XP:.*]] = llvm.call @issue(%[[KX:.*]], %[[XSTAGE]], %{{.*}})
 // CHECK-NEXT: %[[XS:.*]] = llvm.call @read_scales(%[[KX]], %[[XSTAGE]])
+// CHECK-NOT: llvm.call @prefetch
 // CHECK: %[[Y:.*]] = llvm.call @promote(%[[ACC]], %[[YP]], %{{.*}}, %[[YS]])
 // CHECK: llvm.inline_asm
 // CHECK: llvm.call @issue
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK: llvm.call @release
+// CHECK: %[[RELX:.*]] = arith.remui %[[IT]], %c4_i32
+// CHECK: llvm.call @release(%[[RELX]])
 // CHECK: llvm.call @promote({{.*}}, %[[XP]], %[[KX]], %[[XS]])
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: scf.yield
 // CHECK: scf.if
+// CHECK-NOT: llvm.call @prefetch
 // CHECK-NOT: ggk.
 llvm.func @prefetch(i32)
 llvm.func @start()
@@ -94,7 +101,7 @@ llvm.func @read_scales(i32, i32) -> f32
 llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32, f32) -> !llvm.struct<(f32, f32)>
 llvm.func @release(i32)
 llvm.func @overlap()
-llvm.func @pipelined(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) -> i32 {
+llvm.func @pipelined_stages(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) -> i32 {
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>}
     prefetch {
@@ -102,7 +109,6 @@ llvm.func @pipelined(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)
       llvm.call @prefetch(%k) : (i32) -> ()
       ggk.yield
     } start {
-      llvm.call @start() : () -> ()
       ggk.yield
     } issue {
     ^bb0(%k: i32, %stage: i32, %phase: i32):
@@ -126,3 +132,63 @@ llvm.func @pipelined(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)
     }
   llvm.return %end : i32
 }
+
+
+// -----
+
+// Before: pipelined promotion with the scales in the warps' slots. After:
+// blocks 0 and 1 prefetched up front; each promotion reads its block's
+// scales from the slots, then refills them with block k + 2's.
+// CHECK-LABEL: llvm.func @pipelined_slots
+// CHECK: llvm.call @prefetch(%c0_i32
+// CHECK: llvm.call @prefetch(%c1_i32
+// CHECK: llvm.call @issue(%c0_i32
+// CHECK-NOT: llvm.call @read_scales
+// CHECK: llvm.call @overlap()
+// CHECK: scf.for
+// CHECK: llvm.call @issue(%[[KX:.*]], %{{.*}}, %{{.*}})
+// CHECK: %[[KY:.*]] = arith.subi %[[KX]], %c1_i32
+// CHECK: %[[YS:.*]] = llvm.call @read_scales(%[[KY]], %{{.*}})
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[KY]], %c2_i32
+// CHECK-NEXT: llvm.call @prefetch(%[[AHEAD]])
+// CHECK-NEXT: llvm.call @promote(%{{.*}}, %{{.*}}, %[[KY]], %[[YS]])
+// CHECK-NOT: ggk.
+llvm.func @prefetch(i32)
+llvm.func @start()
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @read_scales(i32, i32) -> f32
+llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32, f32) -> !llvm.struct<(f32, f32)>
+llvm.func @release(i32)
+llvm.func @overlap()
+llvm.func @pipelined_slots(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = swizzled>}
+    prefetch {
+    ^bb0(%k: i32):
+      llvm.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32):
+      %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+      ggk.yield %p : !llvm.struct<(f32, f32)>
+    } read_scales {
+    ^bb0(%k: i32, %stage: i32):
+      %s = llvm.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32, %s: f32):
+      %sum = llvm.call @promote(%a, %p, %k, %s) : (!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32, f32) -> !llvm.struct<(f32, f32)>
+      ggk.yield %sum : !llvm.struct<(f32, f32)>
+    } release {
+    ^bb0(%stage: i32):
+      llvm.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      llvm.call @overlap() : () -> ()
+      ggk.yield
+    }
+  llvm.return %end : i32
+}
+

@@ -457,6 +457,21 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     and promoted in turn. With `promotion = pipelined` block k's promotion
     runs while block k + 1's wgmma does (two partial accumulators live).
 
+    Rules the pass relies on: `issue` commits exactly one wgmma group and
+    no other region commits any (the schedule's `wgmma.wait_group 1` and
+    `0` count them); slot scales use two buffers (`kScaleSlotBuffers`), so
+    the serial schedule prefetches one block ahead and the pipelined one
+    two; the serial schedule prefetches only with `scales = slots`, the
+    pipelined one whenever the scales are not in the stages (with `none`
+    an empty copy group, which keeps the slots' wait counts uniform); with
+    the scales in the stages `read_scales` runs right after each `issue`,
+    else at the block's promotion. Pipelined promotion needs an
+    `!llvm.struct` of f32 accumulator (each promotion is pinned field by
+    field), an empty `start` (only serial kernels have per-column scales)
+    and at least one K block (the caller guards it: the consumer's
+    `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
+    promotion needs an empty `overlap`.
+
     Example:
     ```mlir
     %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)

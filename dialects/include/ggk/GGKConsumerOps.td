@@ -1,0 +1,139 @@
+//===- GGKConsumerOps.td - the consumer warpgroups' ggk ops -*- tablegen -*-===//
+//
+// The ops that state a consumer warpgroup's work on a tile: whether it
+// works or idles (ggk.warpgroup_tile, lowered by ggk-skip-idle-warpgroups)
+// and its K loop of two-level accumulation (ggk.promotion_loop, lowered by
+// ggk-pipeline-promotion). Included by GGKOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
+  let summary = "a consumer warpgroup's work on one tile, or its idle pass when its rows are padding";
+  let description = [{
+    The work one consumer warpgroup does on a tile: its `work` region
+    (wgmma over the tile's K blocks), or else its `idle` region, which only
+    passes the ring's buffers back to the producer. Both yield the same
+    values (the accumulator and the pipeline counter), which are the op's
+    results.
+
+    `idle` runs instead of `work` when `padding` (the op's `#gg.padding`,
+    chosen by `gg-eliminate-padding`) says `idle_warpgroups = skip` and the warpgroup's rows, which start at row
+    `first_row` of the tile, are all past the group's end
+    (`first_row >= rows_valid`): they would be computed and never stored;
+    and when `works` (optional, i1) is false. With `compute` and no `works`,
+    `work` always runs and `idle` is dropped. `ggk-skip-idle-warpgroups`
+    lowers it to an `scf.if`, or to `work` inline.
+
+    Example:
+    ```mlir
+    %acc, %end = ggk.warpgroup_tile first_row(%row) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = skip>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      ...
+      ggk.yield %sum, %next : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      ...
+      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+    }
+    ```
+  }];
+  let arguments = (ins
+    I32:$first_row,
+    I32:$rows_valid,
+    Optional<I1>:$works,
+    GG_PaddingAttr:$padding
+  );
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$work, SizedRegion<1>:$idle);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    `first_row` `(` $first_row `)` `rows` `(` $rows_valid `)`
+    (`when` `(` $works^ `)`)? attr-dict-with-keyword (`->` type($results)^)? $work `idle` $idle
+  }];
+}
+
+def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
+    [RecursiveMemoryEffects, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a consumer's K loop of two-level accumulation: each K block's wgmma product scaled and added to the f32 accumulator";
+  let description = [{
+    One consumer warpgroup's K blocks `0 .. num_k_blocks` of a tile, each
+    block's wgmma product landing in a fresh partial accumulator that is
+    then scaled by the block's scales and added to `acc` (DeepGEMM's
+    two-level accumulation), starting at ring counter `counter` of a ring
+    of `stages` buffers (counter `it` uses stage `it % stages`, whose
+    barriers are in phase `(it / stages) % 2`). The results are the
+    accumulator and the counter after the tile.
+
+    The regions say what one step does; `plan` (the op's
+    `#gg.kernel_plan`, from `gg-plan-kernel`) says how the steps are
+    ordered, which `ggk-pipeline-promotion` decides:
+    - `prefetch(%k)`: start copying K block `%k`'s scales into the
+      warp's slots (`scales = slots`; the copy of a block past the tile's
+      end is empty);
+    - `start`: once, after the first prefetch (per-column scales' first
+      publication);
+    - `issue(%k, %stage, %phase)`: wait for ring stage `%stage` to fill
+      (phase `%phase`), issue block `%k`'s wgmma into a fresh accumulator
+      and commit it; yields the partial;
+    - `read_scales(%k, %stage)`: the block's scales (from the stage, or
+      from the slots once their copy has landed);
+    - `promote(%acc, %partial, %k, %scales...)`: yields `%acc` plus the
+      scaled partial;
+    - `release(%stage)`: give the stage back to the producer;
+    - `overlap`: work to run while the first block's wgmma does (the
+      previous tile's epilogue, with pipelined promotion).
+
+    With `promotion = serial` each block is issued, waited for, released
+    and promoted in turn. With `promotion = pipelined` block k's promotion
+    runs while block k + 1's wgmma does (two partial accumulators live).
+
+    Rules the pass relies on: `issue` commits exactly one wgmma group and
+    no other region commits any (the schedule's `wgmma.wait_group 1` and
+    `0` count them); slot scales use two buffers (`kScaleSlotBuffers`), so
+    the serial schedule prefetches one block ahead and the pipelined one
+    two; the serial schedule prefetches only with `scales = slots`, the
+    pipelined one whenever the scales are not in the stages (with `none`
+    an empty copy group, which keeps the slots' wait counts uniform); with
+    the scales in the stages `read_scales` runs right after each `issue`,
+    else at the block's promotion. Pipelined promotion needs an
+    `!llvm.struct` of f32 accumulator (each promotion is pinned field by
+    field), an empty `start` (only serial kernels have per-column scales)
+    and at least one K block (the caller guards it: the consumer's
+    `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
+    promotion needs an empty `overlap`.
+
+    Example:
+    ```mlir
+    %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)
+        attributes {stages = 4 : i64,
+                    plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                                           registers = [24, 240], staging = swizzled>}
+      prefetch { ^bb0(%k: i32): ggk.yield }
+      start { ggk.yield }
+      issue { ^bb0(%k: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !llvm.struct<(f32, f32)> }
+      read_scales { ^bb0(%k: i32, %stage: i32): ... ggk.yield %sa0, %sa1, %sb : f32, f32, f32 }
+      promote { ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32,
+                     %sa0: f32, %sa1: f32, %sb: f32): ... ggk.yield %sum : !llvm.struct<(f32, f32)> }
+      release { ^bb0(%stage: i32): ... ggk.yield }
+      overlap { ggk.yield }
+    ```
+  }];
+  let arguments = (ins
+    I32:$num_k_blocks,
+    I32:$counter,
+    AnyType:$acc,
+    I64Attr:$stages,
+    GG_KernelPlanAttr:$plan
+  );
+  let results = (outs AnyType:$result, I32:$end);
+  let regions = (region SizedRegion<1>:$prefetch, SizedRegion<1>:$start,
+                        SizedRegion<1>:$issue, SizedRegion<1>:$read_scales,
+                        SizedRegion<1>:$promote, SizedRegion<1>:$release,
+                        SizedRegion<1>:$overlap);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
+    `prefetch` $prefetch `start` $start `issue` $issue `read_scales` $read_scales
+    `promote` $promote `release` $release `overlap` $overlap
+  }];
+}

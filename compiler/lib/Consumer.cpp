@@ -246,12 +246,9 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         Value nextBlock = b.add(kBlock, b.c32(1));
         if (hasSlots)
           issueScaleCopies(t, nextBlock, f, ownColumn);
-        // K block kBlock's scales, read while its wgmma runs (and, from
-        // the stage, before it is released).
-        auto blockScales = [&]() {
-          return p.stageScales ? readStageScales(t, stage, f)
-                               : readScales(kBlock, f);
-        };
+        // MX's scales, from the slots while the block's wgmma runs (MX
+        // scales never travel with the stages).
+        auto blockScales = [&]() { return readScales(kBlock, f); };
         b.mbarrierWait(fullBarrier(stage), phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();

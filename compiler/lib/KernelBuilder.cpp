@@ -158,4 +158,8 @@ Value KernelBuilder::pinRegisters(Value values) {
   return pin.getResult(0);
 }
 
+std::pair<Value, Value> KernelBuilder::ringSlot(Value it, int64_t stages) {
+  return {remU(it, c32(stages)), andI(divU(it, c32(stages)), c32(1))};
+}
+
 } // namespace ggc

@@ -101,6 +101,10 @@ public:
   /// arithmetic past a wgmma issue, keeping registers live that the
   /// schedule meant to free.
   mlir::Value pinRegisters(mlir::Value values);
+
+  /// The buffer of a ring of `stages` that the `it`-th use takes, and the
+  /// parity of its barriers' phase then: it % stages, (it / stages) % 2.
+  std::pair<mlir::Value, mlir::Value> ringSlot(mlir::Value it, int64_t stages);
 };
 
 } // namespace ggc

@@ -51,10 +51,8 @@ public:
   void pipelined();
 
 private:
-  /// The ring buffer counter `it` uses, and its barriers' phase.
   std::pair<Value, Value> ringSlot(Value it) {
-    Value stages = b.c32(op.getStages());
-    return {b.remU(it, stages), b.andI(b.divU(it, stages), b.c32(1))};
+    return b.ringSlot(it, op.getStages());
   }
   void prefetch(Value k) { emitStep(op.getPrefetch(), {k}, b); }
   Value issue(Value k, Value stage, Value phase) {

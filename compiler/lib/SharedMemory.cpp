@@ -44,8 +44,7 @@ Value KernelGenerator::transposedA(Value stage) {
   return sharedAddress(kTransposedA, stage, p.aTileBytes);
 }
 std::pair<Value, Value> KernelGenerator::ringSlot(Value it) {
-  return {b.remU(it, b.c32(p.stages)),
-          b.andI(b.divU(it, b.c32(p.stages)), b.c32(1))};
+  return b.ringSlot(it, p.stages);
 }
 Value KernelGenerator::fullBarrier(Value stage) {
   return sharedAddress(kFullBarriers, stage, 8);

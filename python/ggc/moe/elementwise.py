@@ -20,6 +20,7 @@ from typing import Optional
 
 import torch
 
+from ..torch_ops import tracing
 from . import ptx
 
 _THREADS = 256
@@ -170,8 +171,7 @@ def usable(*tensors: torch.Tensor) -> bool:
     """Whether the kernels may take these tensors: on CUDA, in eager mode
     or a CUDA-graph capture (torch.compile and dispatch modes trace the
     torch ops instead), bf16 rows of a multiple of 8, 16-byte aligned."""
-    return (all(t.is_cuda for t in tensors) and not torch.compiler.is_compiling()
-            and torch._C._len_torch_dispatch_stack() == 0 and ptx.aligned(*tensors))
+    return all(t.is_cuda for t in tensors) and not tracing() and ptx.aligned(*tensors)
 
 
 def _grid(vectors: int) -> int:

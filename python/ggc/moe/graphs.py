@@ -1,6 +1,6 @@
 """Decode-sized eager layer calls replayed from cached CUDA graphs.
 
-An eager fused_moe call is about 16 torch calls and 2 ggc launches; at
+An eager fused_moe call is a few torch calls and 5 ggc launches; at
 decode sizes their host time (5-10 us each) is longer than the kernels
 they launch. After the second eager call with one signature, the layer is
 captured once and every later call replays it: three copies into the
@@ -30,6 +30,8 @@ from collections import OrderedDict
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
+
+from ..torch_ops import tracing
 
 # A layer of at most this many tokens replays from a graph by default
 # ($GGC_MOE_GRAPH_TOKENS; 0 turns graphs off): beyond it the kernels run
@@ -73,9 +75,7 @@ def wanted(graph: Optional[bool], tokens: int, x: torch.Tensor, grad: bool,
         return False
     if graph is None and tokens > max_tokens():
         return False
-    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
-        return False
-    return not torch.cuda.is_current_stream_capturing()
+    return not tracing() and not torch.cuda.is_current_stream_capturing()
 
 
 class _Entry:
@@ -125,9 +125,7 @@ def replay(key: tuple, inputs: Sequence[torch.Tensor],
         if entry.failed or (entry.graph is None and not _capture(entry, inputs, forward)):
             return forward(*inputs)
         device = inputs[0].device
-        if device.index == torch._C._cuda_getDevice():
-            return _replay(entry, inputs, device)
-        with torch.cuda.device(device):  # replays use the current device's streams
+        with _on_device(device):
             return _replay(entry, inputs, device)
 
 

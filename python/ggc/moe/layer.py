@@ -111,6 +111,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13
     combined = elementwise.combine(y, position, top_k)
     return _sum_routes(y, position, top_k) if combined is None else combined
 
+
 def expected_rows(routes, experts: int) -> Optional[int]:
     """The rows an expert gets when routing is even (T * top_k / E), as the
     grouped GEMMs' `expected_m` hint: rounded down to a power of two and

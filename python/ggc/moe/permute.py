@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import torch
 
+from ..torch_ops import tracing
+
 
 class Permutation(NamedTuple):
     """Routes sorted by expert. M = T * top_k rows; row p of the sorted
@@ -84,7 +86,7 @@ def constant_arange(n: int, dtype: torch.dtype, device: torch.device) -> torch.T
     a CUDA-graph capture where none is cached yet (its kernel would not
     run until the graph is replayed; one made before the capture is read
     by every replay, and never dropped)."""
-    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0:
+    if tracing():
         return torch.arange(n, device=device, dtype=dtype)
     key = (n, dtype, device)
     cached = _ARANGES.get(key)

@@ -10,6 +10,8 @@ from typing import Dict, Sequence, Tuple
 
 import torch
 
+from ..runtime import current_stream
+
 _LOCK = threading.Lock()
 _KERNELS: Dict[str, object] = {}
 _RECORDS: Dict[tuple, object] = {}
@@ -26,8 +28,7 @@ def launch(name: str, ptx: str, threads: int, grid: int, params: Sequence[Tuple[
     record = _RECORDS.get(key)
     if record is None:
         record = _record(key, ptx, threads)
-    stream = torch.cuda.current_stream(device).cuda_stream
-    record.launch(tuple(t.data_ptr() for t in tensors), stream)
+    record.launch(tuple(t.data_ptr() for t in tensors), current_stream(device.index))
 
 
 def aligned(*tensors: torch.Tensor) -> bool:

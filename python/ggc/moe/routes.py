@@ -22,6 +22,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from ..torch_ops import tracing
 from . import ptx
 
 MAX_ROUTES = 1024  # the shared-memory table's size
@@ -192,9 +193,7 @@ def usable(topk_ids: torch.Tensor, experts: int) -> bool:
     CUDA tensors, in eager mode or a CUDA-graph capture (torch.compile and
     dispatch modes trace the torch path instead)."""
     return (topk_ids.is_cuda and topk_ids.numel() <= MAX_ROUTES and experts >= 1
-            and topk_ids.dtype in (torch.int32, torch.int64)
-            and not torch.compiler.is_compiling()
-            and torch._C._len_torch_dispatch_stack() == 0)
+            and topk_ids.dtype in (torch.int32, torch.int64) and not tracing())
 
 
 def sort_routes(topk_ids: torch.Tensor, topk_weights: torch.Tensor, experts: int

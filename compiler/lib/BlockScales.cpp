@@ -92,23 +92,13 @@ Value KernelGenerator::aScaleIndex(const Tile &t, Value kBlock,
 
 Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
                                         Value colBase, int64_t j) {
-  int64_t nScaleBlocks = (p.n + 127) / 128;
   Value kBlocks = b.toI64(scaleBlockCount());
   Value block = b.toI64(scaleBlock(t, kBlock));
-  Value nBlock128 =
-      b.minS(b.add(b.divU(b.add(b.mul(t.nBlock, b.c32(p.blockN)), colBase),
-                          b.c32(128)),
-                   b.c32(j)),
-             b.c32(nScaleBlocks - 1));
   // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
-  Value g = p.layout == GroupLayout::k_grouped ? b.c64(0) : b.toI64(t.group);
-  Value nb = b.toI64(nBlock128);
-  return p.bScale.getMajor() == ScaleMajor::k_major
-             ? b.add(b.mul(b.add(b.mul(g, b.c64(nScaleBlocks)), nb), kBlocks),
-                     block)
-             : b.add(b.mul(b.add(b.mul(g, kBlocks), block),
-                           b.c64(nScaleBlocks)),
-                     nb);
+  return ggc::bBlockScaleIndex(
+      b, {p.n, p.blockN, p.bScale.getMajor() == ScaleMajor::k_major}, kBlocks,
+      block, p.layout == GroupLayout::k_grouped ? Value() : t.group, t.nBlock,
+      colBase, j);
 }
 
 /// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
@@ -153,19 +143,14 @@ Value KernelGenerator::mxWordsPerRow(int64_t perWord) {
   return b.c64((p.k + perWord - 1) / perWord);
 }
 
+SlotShape KernelGenerator::slotShape() const {
+  return {p.scaleSlots.aRows, p.scaleSlots.bBlocks, p.scaleSlots.words(),
+          p.numConsumers * 4};
+}
+
 Value KernelGenerator::scaleSlot(Value buffer, Value word,
                                  int64_t wordOffset) {
-  // In 64 bits from the start, so that LLVM folds the constant parts into
-  // the address's immediate offset instead of keeping one register per
-  // slot address alive across the K loop.
-  int64_t consumerWarps = p.numConsumers * 4;
-  int64_t words = p.scaleSlots.words();
-  Value warp = b.toI64(b.divU(b.sub(b.threadIdx(), b.c32(kWarpgroupThreads)),
-                              b.c32(32)));
-  Value index = b.add(b.add(b.mul(b.toI64(buffer), b.c64(consumerWarps * words)),
-                            b.mul(warp, b.c64(words))),
-                      b.toI64(word));
-  return sharedAddress(kScaleSlots, index, 4, 4 * wordOffset);
+  return scaleSlotAddress(b, smem, slotShape(), buffer, word, wordOffset);
 }
 
 void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
@@ -209,76 +194,19 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
 
 KernelGenerator::BlockScales
 KernelGenerator::readScales(Value kBlock, const Fragment &f) {
-  const ggc::ScaleSlots &slots = p.scaleSlots;
-  BlockScales scales;
-  Value one = b.f32c(1.0);
-  scales.a[0] = scales.a[1] = one;
-  scales.b.assign(std::max<int64_t>(1, slots.bBlocks), one);
-  if (!slots.aRows && !slots.bBlocks)
-    return scales;
-  b.create<NVVM::CpAsyncWaitGroupOp>(ggc::kScaleSlotBuffers - 1);
-  // The warp's lanes copied each other's words.
-  b.create<NVVM::SyncWarpOp>(b.c32(-1));
-  Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
-  Type aType = p.mx ? b.i32() : b.f32();
-  Value rowInWarp = b.divU(f.lane, b.c32(4));
-  if (slots.aRows)
-    for (int half = 0; half < 2; ++half)
-      scales.a[half] = b.create<LLVM::LoadOp>(
-          aType, scaleSlot(buffer, rowInWarp, 8 * half));
-  for (int64_t j = 0; j < slots.bBlocks; ++j)
-    scales.b[j] = b.create<LLVM::LoadOp>(
-        b.f32(), scaleSlot(buffer, b.c32(0), slots.aRows + j));
-  return scales;
+  return BlockScales::fromValues(readSlotScales(
+      b, smem, slotShape(), kBlock, f.lane, p.mx ? b.i32() : b.f32()));
 }
 
 KernelGenerator::BlockScales
-KernelGenerator::readStageScales(const Tile &t, Value stage,
+KernelGenerator::readBlockScales(const Tile &t, Value kBlock, Value stage,
                                  const Fragment &f) {
-  BlockScales scales;
-  // The window starts at the tile's first row rounded down to 4.
-  Value first = b.add(b.andI(t.rowStart, b.c32(3)), f.row);
-  Value aScales = stageScalesA(stage);
-  for (int half = 0; half < 2; ++half)
-    scales.a[half] = b.create<LLVM::LoadOp>(
-        b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
-                                              b.c32(4)))));
-  Value bScales = stageScalesB(stage);
-  for (int64_t j = 0; j < p.bBlocks; ++j)
-    scales.b.push_back(
-        b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));
-  return scales;
-}
-
-void KernelGenerator::copyStageBScales(const Tile &t, Value kBlock,
-                                       Value stage, Value full) {
-  // B's block scales, 4 bytes each: cp.async, which the full barrier
-  // tracks from here on (cp.async.mbarrier.arrive.noinc is one of the two
-  // arrivals the barrier expects, so the phase cannot complete without
-  // them; the counting variant, which raises the pending count, is
-  // reported by compute-sanitizer synccheck as a missing wait).
-  Value bScales = stageScalesB(stage);
-  for (int64_t j = 0; j < p.bBlocks; ++j) {
-    Value source = b.create<LLVM::GEPOp>(
-        bScalePtr.getType(), b.f32(), bScalePtr,
-        ArrayRef<LLVM::GEPArg>{bBlockScaleIndex(t, kBlock, b.c32(0), j)});
-    b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
-                              NVVM::LoadCacheModifierKind::CA, Value());
-  }
-  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/true);
-}
-
-void KernelGenerator::loadStageAScales(const Tile &t, Value kBlock,
-                                       Value stage, Value full) {
-  // A's for the tile's rows: one box of BM + 4 f32 at (row rounded down
-  // to 4, K block[, group]), as TMA's innermost coordinate must be 16-byte
-  // aligned; rows past the tensor (a group's tail) read as zeros and are
-  // never stored.
-  SmallVector<Value> coords = {b.andI(t.rowStart, b.c32(~3)),
-                               scaleBlock(t, kBlock)};
-  if (p.layout == GroupLayout::masked)
-    coords.push_back(t.group);
-  b.tmaLoad(stageScalesA(stage), tensorMapAScale, coords, full);
+  int64_t results = 2 + std::max<int64_t>(1, p.bBlocks);
+  auto read = b.create<mlir::ggk::ReadBlockScalesOp>(
+      SmallVector<Type>(results, b.f32()), smem, kBlock, stage, t.rowStart,
+      f.row, f.lane, op.getKernelPlanAttr(), p.bBlocks, p.scaleSlots.aRows,
+      p.scaleSlots.words(), p.numConsumers * 4, p.smem.stageAScaleBytes);
+  return BlockScales::fromValues(read.getResults());
 }
 
 Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {

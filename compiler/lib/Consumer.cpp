@@ -351,9 +351,10 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
         SmallVector<Location>(arguments.size(), b.getUnknownLoc()));
     b.create<ggk::YieldOp>(body(block->getArguments()));
   };
+  // The slots' copies of block k; ggk-pipeline-promotion issues them where
+  // the plan puts the scales in the slots.
   step(loop.getPrefetch(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
-    if (!p.stageScales)
-      issueScaleCopies(t, k[0], f, ownColumn);
+    issueScaleCopies(t, k[0], f, ownColumn);
     return {};
   });
   // B's per-column scales are published one K block ahead: block k reads
@@ -380,9 +381,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   });
   step(loop.getReadScales(), {i32, i32},
        [&](ValueRange a) -> SmallVector<Value> {
-         return (p.stageScales ? readStageScales(t, a[1], f)
-                               : readScales(a[0], f))
-             .values();
+         return readBlockScales(t, a[0], a[1], f).values();
        });
   SmallVector<Type> promoteArguments = {accType, accType, i32};
   llvm::append_range(promoteArguments,

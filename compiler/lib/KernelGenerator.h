@@ -11,6 +11,7 @@
 #define GGC_KERNELGENERATOR_H
 
 #include "KernelBuilder.h"
+#include "ScaleAccess.h"
 #include "ggk/GGKDialect.h"
 #include "ggc/Passes.h"
 
@@ -87,8 +88,14 @@ struct KernelPlan {
   int64_t columnEntries = 1;
   /// Scale words each consumer warp stages per K block.
   ggc::ScaleSlots scaleSlots;
-  /// The stages carry the block scales (ggc::stagesBlockScales).
+  /// The stages carry the block scales (the kernel plan's `scales`): the
+  /// kernel takes A's scales' tensor map, and its full barriers count the
+  /// arrival of B's cp.async. The rest is ggk-place-scales'.
   bool stageScales = false;
+  /// The op's block scales can ride the stages (ggc::canStageBlockScales):
+  /// the producer states them (ggk.stage_block_scales) for the plan to
+  /// decide.
+  bool scalesCanRideStages = false;
   /// Rows of A's scale window per stage (stageScales): the tile's, from
   /// its first row rounded down to 4.
   int64_t aScaleWindowRows() const { return blockM + ggc::kAScaleWindowPad; }
@@ -182,10 +189,13 @@ private:
   Tile tileFromValues(ValueRange values);
   /// The producer's TMA loads of K `k` of tile `t` into ring stage `stage`,
   /// completing on its full barrier `full`. A's first arm the barrier for
-  /// all of the stage's bytes (B's, and A's scales' `aScaleBytes`): a
-  /// partial tile may load fewer of A's rows (gg-plan-overfetch's granule).
-  void loadATile(const Tile &t, Value stage, Value full, Value k,
-                 int64_t aScaleBytes);
+  /// all of the stage's bytes (B's; ggk-place-scales adds those of A's
+  /// scales where the stage carries them): a partial tile may load fewer
+  /// of A's rows (gg-plan-overfetch's granule).
+  void loadATile(const Tile &t, Value stage, Value full, Value k);
+  /// K block `kBlock`'s block scales, as the stage could carry them
+  /// (ggk.stage_block_scales; whether it does is the plan's `scales`).
+  void stageBlockScales(const Tile &t, Value kBlock, Value stage, Value full);
   /// B's, multicast to the cluster's CTAs when there is a cluster
   /// (ggk.load_b_tile).
   void loadBTile(const Tile &t, Value stage, Value full, Value k);
@@ -288,18 +298,12 @@ private:
   /// The thread's scales of K block `kBlock` from the slots, once their
   /// copies have landed: every group but the newest (block kBlock + 1's).
   BlockScales readScales(Value kBlock, const Fragment &f);
-  /// Where stage `stage` keeps A's scales for the tile's rows, and B's.
-  Value stageScalesA(Value stage);
-  Value stageScalesB(Value stage);
-  /// The producer's loads of K block `kBlock`'s block scales into `stage`
-  /// (stageScales), completing on its full barrier `full`: B's by cp.async,
-  /// issued before the barrier's expect_tx (they count as an arrival, not
-  /// as bytes), and A's by TMA, after it.
-  void copyStageBScales(const Tile &t, Value kBlock, Value stage, Value full);
-  void loadStageAScales(const Tile &t, Value kBlock, Value stage, Value full);
-  /// The thread's scales of the K block in `stage` (stageScales), read
-  /// once the stage is full and before it is released.
-  BlockScales readStageScales(const Tile &t, Value stage, const Fragment &f);
+  /// The thread's f32 scales of K block `kBlock`, whose tiles are in ring
+  /// stage `stage`, from where the plan puts them (ggk.read_block_scales).
+  BlockScales readBlockScales(const Tile &t, Value kBlock, Value stage,
+                              const Fragment &f);
+  /// The shape of this kernel's scale slots.
+  SlotShape slotShape() const;
   /// B's word for the thread's column in K block `kBlock` (per-column
   /// scales), once every copy has landed.
   Value readColumnWord(Value kBlock, const Fragment &f);

@@ -182,6 +182,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
     return failure();
   p.pipelinedPromotion = kernelPlan.getPromotion() == Promotion::pipelined;
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
+  p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.producerRegisters = kernelPlan.getProducerRegisters();
   p.consumerRegisters = kernelPlan.getConsumerRegisters();
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;

@@ -124,6 +124,7 @@ LogicalResult lowerToKernel(CompileState &state) {
 
 LogicalResult lowerKernelOps(CompileState &state) {
   return runPasses(state, [](OpPassManager &pm) {
+    pm.addPass(createPlaceScales());
     pm.addPass(createAllocateSharedMemory());
     pm.addPass(createSplitPartialLoads());
     pm.addPass(createMulticast());

@@ -2,7 +2,8 @@
 //
 // The producer's one thread: for each K block of each tile, waits for a
 // free stage of the ring and issues the TMA loads of A's and B's tiles
-// (multicast in a cluster) and of the scales the stages carry.
+// (multicast in a cluster), and states the K block's block scales where
+// they could go with the stage (ggk.stage_block_scales).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -13,8 +14,6 @@ using namespace mlir::gg;
 namespace ggc {
 
 void KernelGenerator::emitProducer() {
-  // A's block scales come with the tiles when the stages carry them.
-  int64_t aScaleBytes = p.stageScales ? p.aScaleWindowRows() * 4 : 0;
   forEachTile([&](const Tile &t, Value counter) -> Value {
     auto kLoop = b.create<scf::ForOp>(
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
@@ -27,11 +26,9 @@ void KernelGenerator::emitProducer() {
           b.mbarrierWait(emptyBarrier(stage), b.xorI(phase, b.c32(1)));
           Value full = fullBarrier(stage);
           Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
-          if (p.stageScales)
-            copyStageBScales(t, kBlock, stage, full);
-          loadATile(t, stage, full, k, aScaleBytes);
-          if (p.stageScales)
-            loadStageAScales(t, kBlock, stage, full);
+          if (p.scalesCanRideStages)
+            stageBlockScales(t, kBlock, stage, full);
+          loadATile(t, stage, full, k);
           loadBTile(t, stage, full, k);
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
@@ -39,13 +36,24 @@ void KernelGenerator::emitProducer() {
   });
 }
 
+void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
+                                       Value stage, Value full) {
+  // Whether they do is the plan's `scales` (ggk-place-scales).
+  b.create<mlir::ggk::StageBlockScalesOp>(
+      smem, full, stage, scaleBlock(t, kBlock), t.rowStart, t.nBlock, t.group,
+      bScalePtr, tensorMapAScale, op.getKernelPlanAttr(), p.bBlocks,
+      p.blockN, p.n, p.k, p.bScale.getMajor() == ScaleMajor::k_major,
+      p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
+      p.smem.stageAScaleBytes);
+}
+
 void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
-                                Value k, int64_t aScaleBytes) {
+                                Value k) {
   if (p.aMNMajor) {
     // M-major A: one [BK, 64] box per 64 rows of the tile, always whole
     // (gg-plan-overfetch gives k_grouped no row granule).
     b.mbarrierArriveExpectTx(
-        full, b.c32(p.aTileBytes + p.bTileBytes + aScaleBytes));
+        full, b.c32(p.aTileBytes + p.bTileBytes));
     int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
     for (int64_t j = 0; j < p.blockM / chunk; ++j)
       b.tmaLoad(b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
@@ -58,7 +66,7 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
   b.create<mlir::ggk::LoadTileRowsOp>(
       full, stageA(stage), aMaps, k, t.rowStart,
       p.layout == GroupLayout::masked ? t.group : Value(), t.rowsValid,
-      p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes + aScaleBytes,
+      p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes,
       partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes);
 }
 

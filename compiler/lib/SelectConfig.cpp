@@ -85,6 +85,14 @@ bool ggc::transposesA(GroupedMatmulOp op) {
          op.getALayout() == OperandLayout::km;
 }
 
+llvm::StringRef ggc::sharedBufferName(SharedBufferId id) {
+  static const char *const names[kNumSharedBuffers] = {
+      "a_tiles",        "b_tiles",        "transposed_b",  "transposed_a",
+      "full_barriers",  "empty_barriers", "stage_a_scales", "stage_b_scales",
+      "column_scales",  "scale_slots",    "staged_output"};
+  return names[id];
+}
+
 ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                                                 ConfigAttr config,
                                                 bool stagedOutput) {
@@ -103,32 +111,32 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
   int64_t s = l.stages;
   l.buffers.resize(kNumSharedBuffers);
-  l.buffers[kATiles] = {"a_tiles", s * l.aTileBytes, 1};
-  l.buffers[kBTiles] = {"b_tiles", s * l.bTileBytes, 1};
-  l.buffers[kTransposedB] = {"transposed_b",
+  l.buffers[kATiles] = {sharedBufferName(kATiles), s * l.aTileBytes, 1};
+  l.buffers[kBTiles] = {sharedBufferName(kBTiles), s * l.bTileBytes, 1};
+  l.buffers[kTransposedB] = {sharedBufferName(kTransposedB),
                              l.transposesB ? s * l.bTileBytes : 0, 1};
-  l.buffers[kTransposedA] = {"transposed_a",
+  l.buffers[kTransposedA] = {sharedBufferName(kTransposedA),
                              l.transposesA ? s * l.aTileBytes : 0, 1};
-  l.buffers[kFullBarriers] = {"full_barriers", s * 8, 1};
-  l.buffers[kEmptyBarriers] = {"empty_barriers", s * 8, 1};
+  l.buffers[kFullBarriers] = {sharedBufferName(kFullBarriers), s * 8, 1};
+  l.buffers[kEmptyBarriers] = {sharedBufferName(kEmptyBarriers), s * 8, 1};
   // TMA writes shared memory at 128-byte-aligned addresses.
-  l.buffers[kStageAScales] = {"stage_a_scales", s * l.stageAScaleBytes,
+  l.buffers[kStageAScales] = {sharedBufferName(kStageAScales), s * l.stageAScaleBytes,
                               stageScales ? 128 : 1};
-  l.buffers[kStageBScales] = {"stage_b_scales", stageScales ? s * 16 : 0, 1};
+  l.buffers[kStageBScales] = {sharedBufferName(kStageBScales), stageScales ? s * 16 : 0, 1};
   l.buffers[kColumnScales] = {
-      "column_scales",
+      sharedBufferName(kColumnScales),
       stagesColumnScales(op) ? 2 * (config.getBlockM() / 64) *
                                    config.getSplitN() * config.getBlockN() *
                                    4 * columnScaleEntries(op, config)
                              : 0,
       1};
-  l.buffers[kScaleSlots] = {"scale_slots",
+  l.buffers[kScaleSlots] = {sharedBufferName(kScaleSlots),
                             kScaleSlotBuffers * consumerWarps *
                                 scaleSlotsPerWarp(op, config).words() * 4,
                             1};
   // The staged output tile is read by 128B-swizzled TMA stores.
   l.buffers[kStagedOutput] = {
-      "staged_output",
+      sharedBufferName(kStagedOutput),
       stagedOutput ? config.getBlockM() * config.getBlockN() *
                          byteWidth(op.getOutType().getElementType())
                    : 0,

@@ -1,10 +1,9 @@
 //===- SharedMemory.cpp - the kernel's shared-memory ring -----------------===//
 //
 // The kernel's shared-memory buffers and addresses in them (the ring's A
-// and B tiles, the scales the stages carry, the transposed copies, the
-// full and empty mbarriers), stated as ggk ops that
-// ggk-allocate-shared-memory places; the ring slot of a K block, and a
-// stage's release.
+// and B tiles, the transposed copies, the full and empty mbarriers),
+// stated as ggk ops that ggk-allocate-shared-memory places; the ring slot
+// of a K block, and a stage's release.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -30,12 +29,6 @@ Value KernelGenerator::stageA(Value stage) {
 }
 Value KernelGenerator::stageB(Value stage) {
   return sharedAddress(kBTiles, stage, p.bTileBytes);
-}
-Value KernelGenerator::stageScalesA(Value stage) {
-  return sharedAddress(kStageAScales, stage, p.smem.stageAScaleBytes);
-}
-Value KernelGenerator::stageScalesB(Value stage) {
-  return sharedAddress(kStageBScales, stage, 16);
 }
 Value KernelGenerator::transposedB(Value stage) {
   return sharedAddress(kTransposedB, stage, p.bTileBytes);

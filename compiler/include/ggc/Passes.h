@@ -41,6 +41,10 @@ enum SharedBufferId {
   kNumSharedBuffers
 };
 
+/// The name `ggk.shared_buffer` declares buffer `id` by, which
+/// `ggk.shared_address` ops refer to.
+llvm::StringRef sharedBufferName(SharedBufferId id);
+
 /// Bytes a kernel asks for beyond its buffers: the dynamic shared memory's
 /// base is aligned to 1024 (the 128B swizzle's atom) by hand.
 constexpr int64_t kSharedBaseSlack = 1024;

@@ -219,6 +219,33 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def PlaceScales : Pass<"ggk-place-scales", "::mlir::ModuleOp"> {
+  let summary = "put each K block's block scales where the kernel plan says: with the stages, in each warp's scale slots, or nowhere";
+  let description = [{
+    Takes: `ggk.stage_block_scales` (the producer's, per K block, where
+    the scales could ride the stages) and `ggk.read_block_scales` (a
+    consumer thread's, per K block), each with the op's `#gg.kernel_plan`
+    (gg-plan-kernel's `scales`, which a user may override).
+    Makes, as `scales` says:
+    - `stages`: the producer's cp.async of B's block scales into the
+      stage's `stage_b_scales` and their `cp.async.mbarrier.arrive.noinc`
+      on its full barrier, then, after the `ggk.load_tile_rows` arming that
+      barrier (whose `other_bytes` grow by the window's bytes), the TMA
+      load of A's window of scales into `stage_a_scales`; the consumers'
+      loads from the stage;
+    - `slots`: no producer work; the consumers' `cp.async.wait_group 1`,
+      `bar.warp.sync` and loads from their warp's `scale_slots` (which the
+      generator's copies fill a block ahead);
+    - `none`: the scales are the constant 1.0.
+    Runs before `ggk-allocate-shared-memory` (it makes `ggk.shared_address`
+    ops) and `ggk-split-partial-loads` (it finds the stage's
+    `ggk.load_tile_rows`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def SplitPartialLoads : Pass<"ggk-split-partial-loads", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.load_tile_rows to the expect_tx and the TMA loads of the rows its tile needs";
   let description = [{

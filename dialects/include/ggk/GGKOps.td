@@ -378,6 +378,7 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
 }
 
 include "ggk/GGKConsumerOps.td"
+include "ggk/GGKScaleOps.td"
 
 def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   let summary = "TMA-load one K block of a stage's B tile; in a cluster, each CTA its share, multicast to all";

@@ -1,0 +1,155 @@
+//===- PlaceScales.cpp - ggk-place-scales ---------------------------------===//
+//
+// Puts each K block's block scales where the kernel plan's `scales` says.
+// With `stages` the producer sends them with the ring's stage (DeepGEMM's
+// placement): B's few block scales by cp.async, counted as an arrival on
+// the stage's full barrier, and A's for the tile's rows as one TMA box,
+// counted in its bytes; the consumers read them from the stage. With
+// `slots` each consumer warp copies its own rows' scales a block ahead
+// into its scale slots and reads them there. With `none` they are 1.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ScaleAccess.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_PLACESCALES
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// The kernel's shared-memory buffer `id` at stage `stage`, `stride` bytes
+/// a stage.
+Value stageBuffer(KernelBuilder &b, Value smem, ggc::SharedBufferId id,
+                  Value stage, int64_t stride) {
+  return b.create<ggk::SharedAddressOp>(b.ptr(ggc::kShared), smem,
+                                        ggc::sharedBufferName(id), stage,
+                                        stride, 0);
+}
+
+/// The `ggk.load_tile_rows` after `op` in its block that arms `op`'s
+/// barrier: the stage's one expect_tx, which A's window is counted in.
+ggk::LoadTileRowsOp armingLoad(ggk::StageBlockScalesOp op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (auto load = dyn_cast<ggk::LoadTileRowsOp>(next))
+      if (load.getBarrier() == op.getBarrier())
+        return load;
+  return {};
+}
+
+LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
+  if (op.getPlan().getScales() != gg::ScalePlacement::stages) {
+    op.erase();
+    return success();
+  }
+  ggk::LoadTileRowsOp arm = armingLoad(op);
+  if (!arm)
+    return op.emitOpError()
+           << "has no ggk.load_tile_rows after it in its block arming the "
+              "same barrier: A's scale window is counted in that expect_tx";
+  KernelBuilder b(op.getLoc(), op);
+  Value smem = op.getSmem(), stage = op.getStage(), full = op.getBarrier();
+  // B's, 4 bytes each, by cp.async, which the full barrier tracks from here
+  // on (cp.async.mbarrier.arrive.noinc is one of the two arrivals the
+  // barrier expects, so the phase cannot complete without them; the
+  // counting variant, which raises the pending count, is reported by
+  // compute-sanitizer synccheck as a missing wait).
+  Value bScales =
+      stageBuffer(b, smem, ggc::kStageBScales, stage, /*stride=*/16);
+  ggc::BBlockScaleShape shape = {int64_t(op.getN()), int64_t(op.getBlockN()),
+                                 op.getBKMajor()};
+  Value bSource = op.getBScales();
+  for (int64_t j = 0; j < int64_t(op.getBBlocks()); ++j) {
+    Value kBlocks = b.toI64(b.c32((int64_t(op.getK()) + 127) / 128));
+    Value block = b.toI64(op.getScaleBlock());
+    Value index = ggc::bBlockScaleIndex(b, shape, kBlocks, block, op.getGroup(),
+                                        op.getNBlock(), b.c32(0), j);
+    Value source = b.create<LLVM::GEPOp>(bSource.getType(), b.f32(), bSource,
+                                         ArrayRef<LLVM::GEPArg>{index});
+    b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
+                              NVVM::LoadCacheModifierKind::CA, Value());
+  }
+  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/true);
+  // A's for the tile's rows: one box at (row rounded down to 4, block[,
+  // group]); rows past the tensor (a group's tail) read as zeros and are
+  // never stored. Loaded once the stage is armed for its bytes.
+  arm.setOtherBytesAttr(b.getI64IntegerAttr(int64_t(arm.getOtherBytes()) +
+                                            int64_t(op.getWindowBytes())));
+  b.setInsertionPointAfter(arm);
+  SmallVector<Value> coords = {b.andI(op.getRowStart(), b.c32(~3)),
+                               op.getScaleBlock()};
+  if (op.getAGroup())
+    coords.push_back(op.getGroup());
+  b.tmaLoad(stageBuffer(b, smem, ggc::kStageAScales, stage,
+                        int64_t(op.getWindowStride())),
+            op.getAMap(), coords, full);
+  op.erase();
+  return success();
+}
+
+SmallVector<Value> readStageScales(KernelBuilder &b,
+                                   ggk::ReadBlockScalesOp op) {
+  Value smem = op.getSmem(), stage = op.getStage();
+  SmallVector<Value> scales;
+  // The window starts at the tile's first row rounded down to 4.
+  Value first = b.add(b.andI(op.getRowStart(), b.c32(3)), op.getRow());
+  Value aScales = stageBuffer(b, smem, ggc::kStageAScales, stage,
+                              int64_t(op.getWindowStride()));
+  for (int half = 0; half < 2; ++half)
+    scales.push_back(b.create<LLVM::LoadOp>(
+        b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
+                                              b.c32(4))))));
+  Value bScales = stageBuffer(b, smem, ggc::kStageBScales, stage, 16);
+  for (int64_t j = 0; j < int64_t(op.getBBlocks()); ++j)
+    scales.push_back(
+        b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));
+  return scales;
+}
+
+void lowerReadScales(ggk::ReadBlockScalesOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  SmallVector<Value> scales;
+  switch (op.getPlan().getScales()) {
+  case gg::ScalePlacement::none:
+    scales.assign(op.getNumResults(), b.f32c(1.0));
+    break;
+  case gg::ScalePlacement::stages:
+    scales = readStageScales(b, op);
+    break;
+  case gg::ScalePlacement::slots:
+    scales = ggc::readSlotScales(
+        b, op.getSmem(),
+        {int64_t(op.getARows()), int64_t(op.getBBlocks()),
+         int64_t(op.getSlotWords()), int64_t(op.getSlotWarps())},
+        op.getBlock(), op.getLane(), b.f32());
+    break;
+  }
+  op.replaceAllUsesWith(scales);
+  op.erase();
+}
+
+struct PlaceScalesPass : public ggc::impl::PlaceScalesBase<PlaceScalesPass> {
+  void runOnOperation() override {
+    SmallVector<ggk::StageBlockScalesOp> stageOps;
+    SmallVector<ggk::ReadBlockScalesOp> readOps;
+    getOperation().walk([&](Operation *op) {
+      if (auto stage = dyn_cast<ggk::StageBlockScalesOp>(op))
+        stageOps.push_back(stage);
+      else if (auto read = dyn_cast<ggk::ReadBlockScalesOp>(op))
+        readOps.push_back(read);
+    });
+    for (ggk::StageBlockScalesOp op : stageOps)
+      if (failed(lowerStageScales(op)))
+        return signalPassFailure();
+    for (ggk::ReadBlockScalesOp op : readOps)
+      lowerReadScales(op);
+  }
+};
+
+} // namespace

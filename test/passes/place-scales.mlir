@@ -1,0 +1,123 @@
+// RUN: ggc-opt %s -split-input-file -ggk-place-scales -canonicalize | FileCheck %s
+
+// Before: a masked f8 kernel's producer states K block %k's block scales
+// (1x128 of A, M-major; 128x128 of B, K-major) beside the stage's A tile,
+// and a consumer reads them; the plan puts them in the stages. After: B's
+// one block scale of N block %n (index (g * 32 + n) * 56 + k over
+// [G, 32, 56]) goes into the stage by cp.async, whose arrival the full
+// barrier counts (.noinc); the A tile's expect_tx grows by the window's
+// 528 bytes (16384 + 528), and after it one TMA box of A's scales loads
+// at (row & ~3, k, g). The consumer reads its rows (row % 4 + its row,
+// and 8 below) from the window and B's from the stage.
+// CHECK-LABEL: llvm.func @stages
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[S:[^:]*]]: i32, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %[[N:[^:]*]]: i32, %[[G:[^:]*]]: i32, %[[B:[^:]*]]: !llvm.ptr<1>, %[[AMAP:[^:]*]]: !llvm.ptr
+// CHECK: %[[BSTAGE:.*]] = ggk.shared_address %[[SMEM]] "stage_b_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 16 : i64}
+// CHECK: %[[NB:.*]] = arith.minsi %{{.*}}, %c31_i32
+// CHECK: %[[G64:.*]] = arith.extsi %[[G]]
+// CHECK: %[[NB64:.*]] = arith.extsi %[[NB]]
+// CHECK: %[[GN:.*]] = arith.muli %[[G64]], %c32_i64
+// CHECK: %[[ROWOF:.*]] = arith.addi %[[GN]], %[[NB64]]
+// CHECK: %[[BASE:.*]] = arith.muli %[[ROWOF]], %c56_i64
+// CHECK: %[[INDEX:.*]] = arith.addi %[[BASE]], %{{.*}}
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[B]][%[[INDEX]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK: nvvm.cp.async.shared.global %[[BSTAGE]], %[[SRC]], 4, cache = ca
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %[[FULL]] {noinc = true}
+// CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 16912 : i64
+// CHECK-NEXT: %[[FIRST:.*]] = arith.andi %[[ROW]], %c-4_i32
+// CHECK-NEXT: %[[WINDOW:.*]] = ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 640 : i64}
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[WINDOW]], %[[AMAP]], %[[FULL]], box[%[[FIRST]], %[[K]], %[[G]]]
+// CHECK: arith.andi %[[ROW]], %c3_i32
+// CHECK: ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32]
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: ggk.shared_address %[[SMEM]] "stage_b_scales"[%[[S]] : i32]
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: ggk.stage_block_scales
+// CHECK-NOT: ggk.read_block_scales
+llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32,
+    %lane: i32, %thread_row: i32) -> f32 {
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%amap) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 1, block_n = 128, n = 4096, k = 7168, b_k_major, a_group,
+      window_bytes = 528, window_stride = 640}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row, %g] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 16384,
+      granule = 128, box_rows = array<i64: 128>}
+  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
+      rows(%row, %thread_row) lane(%lane) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 1, a_rows = 0, slot_words = 0, slot_warps = 8,
+      window_stride = 640} : f32, f32, f32
+  %ab = arith.mulf %a0, %a1 : f32
+  %f = arith.mulf %ab, %b0 : f32
+  llvm.return %f : f32
+}
+
+// -----
+
+// Before: the same statement, but the plan puts the scales in the slots
+// (as for K-major scales of A, whose rows are no TMA box). After: the
+// producer does nothing (the A tile's bytes stay 16384); the consumer waits
+// for all but its newest copy group, meets its warp, and reads its rows
+// (lane / 4, + 8) and B's word (after the 16 of A) from slot buffer k % 2
+// of its warp (17 words a warp, 8 warps).
+// CHECK-LABEL: llvm.func @slots
+// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK: ggk.load_tile_rows {{.*}} other_bytes = 16384 : i64
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: %[[BUFFER:.*]] = arith.remui %{{.*}}, %c2_i32
+// CHECK: arith.muli %{{.*}}, %c136_i64
+// CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 0 : i64, stride = 4 : i64}
+// CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 32 : i64, stride = 4 : i64}
+// CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 64 : i64, stride = 4 : i64}
+// CHECK-NOT: ggk.stage_block_scales
+llvm.func @slots(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32,
+    %lane: i32, %thread_row: i32) -> f32 {
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = slots,
+                             registers = [40, 232], staging = swizzled>,
+      b_blocks = 1, block_n = 128, n = 4096, k = 7168, b_k_major, a_group,
+      window_bytes = 528, window_stride = 0}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row, %g] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 16384,
+      granule = 128, box_rows = array<i64: 128>}
+  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
+      rows(%row, %thread_row) lane(%lane) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = slots,
+                             registers = [40, 232], staging = swizzled>,
+      b_blocks = 1, a_rows = 16, slot_words = 17, slot_warps = 8,
+      window_stride = 0} : f32, f32, f32
+  %ab = arith.mulf %a0, %a1 : f32
+  %f = arith.mulf %ab, %b0 : f32
+  llvm.return %f : f32
+}
+
+// -----
+
+// Before: a consumer's read where the op's scales do not change along K
+// (an f8 kernel with per-tensor scales: two-level accumulation, no block
+// scales). After: every scale is 1.0, and the product folds away.
+// CHECK-LABEL: llvm.func @none
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: llvm.return %[[ONE]] : f32
+llvm.func @none(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
+    %lane: i32) -> f32 {
+  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
+      rows(%row, %row) lane(%lane) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = none,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 0, a_rows = 0, slot_words = 0, slot_warps = 8,
+      window_stride = 0} : f32, f32, f32
+  %ab = arith.mulf %a0, %a1 : f32
+  %f = arith.mulf %ab, %b0 : f32
+  llvm.return %f : f32
+}

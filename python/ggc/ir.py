@@ -69,6 +69,7 @@ class FunctionSpec:
     b_cache: Optional[str] = None          # "normal" / "evict_first" / "evict_last"
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
+    kernel_plan: Optional[str] = None      # a #gg.kernel_plan<...> attribute
     epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
     loc: Optional[Location] = None
 
@@ -123,6 +124,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"overfetch = #gg.overfetch<rows = {spec.overfetch_rows}, k = 0>")
     if spec.idle_warpgroups is not None:
         attrs.append(f"padding = #gg.padding<idle_warpgroups = {spec.idle_warpgroups}>")
+    if spec.kernel_plan is not None:
+        attrs.append(f"kernel_plan = {spec.kernel_plan}")
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
@@ -171,6 +174,7 @@ def grouped_matmul(
     overfetch_rows: Optional[int] = None,
     b_cache: Optional[str] = None,
     out_layout: str = "mn",
+    kernel_plan: Optional[str] = None,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -191,7 +195,9 @@ def grouped_matmul(
     `overfetch_rows` (block M - 1: whole-tile loads; 2^j - 1: a group's last
     tile loads its rows in units of 2^j) and `b_cache` (B's L2 policy:
     "normal", "evict_first", "evict_last") override the choices of
-    gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch. `epilogue` is the body of the
+    gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch; `kernel_plan` (a whole
+    `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
+    which checks it. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield.
 
@@ -228,7 +234,7 @@ def grouped_matmul(
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
-                        b_cache=b_cache, out_layout=out_layout)
+                        b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

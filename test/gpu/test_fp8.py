@@ -182,10 +182,30 @@ SPLIT_DECODE = ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1]
 def test_masked_deepgemm_layout(a_scale, b_scale, config):
     """Also with 64-row tiles and two consumer warpgroups splitting the
     columns (split_n = 2), the decode configuration."""
+    run_masked(a_scale, b_scale, config=config)
+
+
+@pytest.mark.parametrize("layout", ["masked", "contiguous"])
+@pytest.mark.parametrize("promotion, scales, registers", [
+    ("serial", "stages", "[40, 232]"), ("serial", "slots", "[40, 232]"),
+    ("pipelined", "stages", "[24, 240]"), ("pipelined", "slots", "[24, 240]")])
+def test_scale_placement_follows_the_plan(layout, promotion, scales, registers):
+    """DeepGEMM's scales in the stages or in each warp's slots, with either
+    promotion schedule (ggk-place-scales, ggk-pipeline-promotion)."""
+    plan = (f"#gg.kernel_plan<promotion = {promotion}, scales = {scales}, "
+            f"registers = {registers}, staging = swizzled>")
+    if layout == "masked":
+        run_masked("block_mn", "block", kernel_plan=plan)
+    else:
+        run_contiguous(RAGGED, n=2112, k=400, a_scale="block_mn", b_scale="block",
+                       kernel_plan=plan)
+
+
+def run_masked(a_scale, b_scale, **plan):  # plan: config, kernel_plan, ...
     g, m_max, n, k = 4, 256, 2112, 640
     counts = [256, 0, 129, 3]
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                  expected_m=97, a_scale=a_scale, b_scale=b_scale, config=config)
+                  expected_m=97, a_scale=a_scale, b_scale=b_scale, **plan)
     a = f8(g, m_max, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")
     sa, fa = scales_a(a_scale, "masked", g, m_max, k)

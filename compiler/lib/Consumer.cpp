@@ -69,13 +69,7 @@ Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
   return acc;
 }
 
-Value KernelGenerator::zeroAccumulator() {
-  Value acc = b.create<LLVM::UndefOp>(accType);
-  Value zero = b.f32c(0.0);
-  for (int64_t i = 0; i < p.warpgroupN / 2; ++i)
-    acc = b.create<LLVM::InsertValueOp>(acc, zero, i);
-  return acc;
-}
+Value KernelGenerator::zeroAccumulator() { return b.zeroStruct(accType); }
 
 KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
@@ -102,9 +96,6 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                           b.c64(p.aReadMNMajor() ? p.blockK * kSwizzleBytes
                                                  : 64 * kSwizzleBytes));
   Fragment f = fragment(consumerIndex);
-  if (p.pipelinedPromotion)
-    return emitPipelinedConsumer(consumerIndex, f, rowOffset);
-
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = zeroAccumulator();
     SmallVector<Value> done = warpgroupTile(
@@ -117,9 +108,26 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
         [&] { return SmallVector<Value>{acc, emitIdleLoop(t, counter)}; });
     // The epilogue keeps every consumer at the staged store's barriers; an
     // idle one's rows are never stored.
-    emitEpilogue(t, f, done[0]);
+    tileEpilogue(t, f, done[0]);
     return done[1];
   });
+}
+
+void KernelGenerator::tileEpilogue(const Tile &t, const Fragment &f,
+                                   Value acc) {
+  SmallVector<Value> fields = tileValues(t);
+  auto end = b.create<ggk::TileEpilogueOp>(fields, acc);
+  SmallVector<Type> types(fields.size(), b.i32());
+  types.push_back(acc.getType());
+  OpBuilder::InsertionGuard guard(b);
+  Block *body =
+      b.createBlock(&end.getBody(), {}, types,
+                    SmallVector<Location>(types.size(), b.getUnknownLoc()));
+  // Only through the block's arguments: ggk-defer-epilogue may run it on
+  // the values another tile carries.
+  emitEpilogue(tileFromValues(body->getArguments().drop_back()), f,
+               body->getArguments().back());
+  b.create<ggk::YieldOp>(ValueRange{});
 }
 
 SmallVector<Value> KernelGenerator::warpgroupTile(
@@ -138,64 +146,6 @@ SmallVector<Value> KernelGenerator::warpgroupTile(
     b.create<ggk::YieldOp>(body());
   }
   return SmallVector<Value>(op.getResults());
-}
-
-/// The consumer of a pipelined-promotion kernel: each tile's epilogue is
-/// deferred into the next tile, where it runs while that tile's first K
-/// block computes; the tensor core would otherwise idle through every
-/// epilogue (two consumer warpgroups finish a tile together). The loop
-/// over tiles carries the finished tile (its fields and accumulator), never
-/// a wgmma in flight.
-void KernelGenerator::emitPipelinedConsumer(Value consumerIndex,
-                                            const Fragment &f,
-                                            Value rowOffset) {
-  Value zeroAcc = zeroAccumulator();
-  // State: counter, whether a tile is pending, its fields, its accumulator.
-  Tile none;
-  none.group = none.mBlock = none.nBlock = none.rowStart = none.groupStart =
-      none.rowsValid = none.kStart = none.kFirst = none.kEnd =
-          none.numKBlocks = b.c32(0);
-  SmallVector<Value> initial = {b.c32(0), b.create<arith::ConstantIntOp>(
-                                              b.getI1Type(), 0)};
-  SmallVector<Value> noFields = tileValues(none);
-  llvm::append_range(initial, noFields);
-  initial.push_back(zeroAcc);
-  auto pendingTile = [&, fields = noFields.size()](ValueRange state) {
-    return tileFromValues(state.slice(2, fields));
-  };
-  auto finishPending = [&](ValueRange state) {
-    b.create<scf::IfOp>(state[1], [&](OpBuilder &, Location) {
-      emitEpilogue(pendingTile(state), f, state.back());
-      b.create<scf::YieldOp>();
-    });
-  };
-  SmallVector<Value> last = forEachTile(
-      initial, [&](const Tile &t, ValueRange state) -> SmallVector<Value> {
-        Value counter = state[0];
-        // The pipelined main loop needs a K block: a tile with none (an
-        // empty k_grouped group) takes the idle path, and its deferred
-        // epilogue stores the zero accumulator.
-        Value works = b.lt(b.c32(0), t.numKBlocks);
-        SmallVector<Value> tile = warpgroupTile(
-            t, consumerIndex, works,
-            [&] {
-              auto [acc, end] = emitPromotionLoop(
-                  t, counter, zeroAccumulator(), consumerIndex, f, rowOffset,
-                  [&] { finishPending(state); });
-              return SmallVector<Value>{acc, end};
-            },
-            [&] {
-              finishPending(state);
-              return SmallVector<Value>{zeroAcc, emitIdleLoop(t, counter)};
-            });
-        SmallVector<Value> next = {tile[1],
-                                   b.create<arith::ConstantIntOp>(
-                                       b.getI1Type(), 1)};
-        llvm::append_range(next, tileValues(t));
-        next.push_back(tile[0]);
-        return next;
-      });
-  finishPending(last);
 }
 
 /// Waits for each of the tile's K blocks and releases it unread: the
@@ -221,8 +171,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
   if (p.twoLevel() && !p.mx)
-    return emitPromotionLoop(t, counter, acc, consumerIndex, f, rowOffset,
-                             /*overlap=*/nullptr);
+    return emitPromotionLoop(t, counter, acc, consumerIndex, f, rowOffset);
   // Block scales are copied to this thread's slots one K block ahead
   // (issueScaleCopies), so their latency hides behind a whole block of
   // wgmma.
@@ -330,13 +279,13 @@ Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
 /// The tile's K loop of two-level accumulation (not MX) as one
 /// ggk.promotion_loop: what one K block's steps are, as regions;
 /// ggk-pipeline-promotion orders them as the kernel plan's `promotion`
-/// says (serial, or block k's promotion beside block k + 1's wgmma).
-/// `overlap` (may be null) emits work to run while the first block's wgmma
-/// does (the previous tile's epilogue, pipelined). Returns the accumulator
-/// and the stage counter after the tile.
+/// says (serial, or block k's promotion beside block k + 1's wgmma). Its
+/// `overlap` step is left empty: ggk-defer-epilogue puts the previous
+/// tile's epilogue there. Returns the accumulator and the stage counter
+/// after the tile.
 std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     const Tile &t, Value counter, Value acc, Value consumerIndex,
-    const Fragment &f, Value rowOffset, function_ref<void()> overlap) {
+    const Fragment &f, Value rowOffset) {
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   auto loop = b.create<ggk::PromotionLoopOp>(
@@ -398,9 +347,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     releaseStage(stage[0]);
     return {};
   });
-  step(loop.getOverlap(), {}, [&](ValueRange) -> SmallVector<Value> {
-    if (overlap)
-      overlap();
+  step(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
     return {};
   });
   return {loop.getResult(), loop.getEnd()};

@@ -162,4 +162,12 @@ std::pair<Value, Value> KernelBuilder::ringSlot(Value it, int64_t stages) {
   return {remU(it, c32(stages)), andI(divU(it, c32(stages)), c32(1))};
 }
 
+Value KernelBuilder::zeroStruct(LLVM::LLVMStructType type) {
+  Value zeros = create<LLVM::UndefOp>(type);
+  Value zero = f32c(0.0);
+  for (size_t i = 0; i < type.getBody().size(); ++i)
+    zeros = create<LLVM::InsertValueOp>(zeros, zero, i);
+  return zeros;
+}
+
 } // namespace ggc

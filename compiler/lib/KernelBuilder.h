@@ -102,6 +102,9 @@ public:
   /// schedule meant to free.
   mlir::Value pinRegisters(mlir::Value values);
 
+  /// A struct of f32 fields (a wgmma accumulator) holding zeros.
+  mlir::Value zeroStruct(mlir::LLVM::LLVMStructType type);
+
   /// The buffer of a ring of `stages` that the `it`-th use takes, and the
   /// parity of its barriers' phase then: it % stages, (it / stages) % 2.
   std::pair<mlir::Value, mlir::Value> ringSlot(mlir::Value it, int64_t stages);

@@ -130,10 +130,6 @@ struct KernelPlan {
     return f8 || (aScale && aScale.variesAlongK()) ||
            (bScale && bScale.variesAlongK());
   }
-  /// Two-level accumulation with block k's promotion overlapping block
-  /// k + 1's wgmma (emitPipelinedMainLoop): two partial accumulators live
-  /// beside the main one.
-  bool pipelinedPromotion = false;
   /// setmaxnreg's counts for the producer's and each consumer's threads.
   int64_t producerRegisters = 0, consumerRegisters = 0;
 
@@ -237,10 +233,10 @@ private:
                                        Value rowOffset);
   std::pair<Value, Value> emitPromotionLoop(const Tile &t, Value counter,
                                             Value acc, Value consumerIndex,
-                                            const Fragment &f, Value rowOffset,
-                                            function_ref<void()> overlap);
-  void emitPipelinedConsumer(Value consumerIndex, const Fragment &f,
-                             Value rowOffset);
+                                            const Fragment &f, Value rowOffset);
+  /// The consumer's end of tile `t` with accumulator `acc`
+  /// (ggk.tile_epilogue, placed by ggk-defer-epilogue).
+  void tileEpilogue(const Tile &t, const Fragment &f, Value acc);
   Value emitIdleLoop(const Tile &t, Value counter);
   /// A consumer warpgroup's work on tile `t` (a ggk.warpgroup_tile): the
   /// values `work` yields, or, when gg-eliminate-padding skips the

@@ -180,7 +180,6 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
                                "before gg-lower-to-nvvm";
   if (failed(ggc::checkKernelPlan(op, config, kernelPlan)))
     return failure();
-  p.pipelinedPromotion = kernelPlan.getPromotion() == Promotion::pipelined;
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.producerRegisters = kernelPlan.getProducerRegisters();

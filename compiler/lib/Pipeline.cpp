@@ -130,6 +130,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createMulticast());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
+    pm.addPass(createDeferEpilogue());
     pm.addPass(createPipelinePromotion());
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());

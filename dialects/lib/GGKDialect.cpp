@@ -109,10 +109,15 @@ LogicalResult verifyStepRegion(Operation *op, StringRef name, Region &region,
   auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return op->emitOpError() << "region '" << name << "' must end with ggk.yield";
-  if (yield.getValues().getTypes() != yields)
-    return yield.emitOpError() << "must yield " << yields << " in region '"
-                               << name << "', got "
-                               << yield.getValues().getTypes();
+  if (yield.getValues().getTypes() != yields) {
+    InFlightDiagnostic error = yield.emitOpError() << "must yield ";
+    if (yields.empty())
+      error << "no values";
+    else
+      error << yields;
+    return error << " in region '" << name << "', got "
+                 << yield.getValues().getTypes();
+  }
   return success();
 }
 } // namespace
@@ -166,6 +171,15 @@ LogicalResult PromotionLoopOp::verify() {
                             "promotion: no wgmma runs while the first block's "
                             "does";
   return success();
+}
+
+LogicalResult TileEpilogueOp::verify() {
+  if (getFields().size() != ForeachTileOp::kTileFields)
+    return emitOpError() << "takes the tile's " << ForeachTileOp::kTileFields
+                         << " fields, got " << getFields().size();
+  SmallVector<Type> arguments(getFields().getTypes());
+  arguments.push_back(getAcc().getType());
+  return verifyStepRegion(*this, "body", getBody(), arguments, {});
 }
 
 LogicalResult LoadBTileOp::verify() {

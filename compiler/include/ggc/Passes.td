@@ -320,6 +320,29 @@ def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def DeferEpilogue : Pass<"ggk-defer-epilogue", "::mlir::ModuleOp"> {
+  let summary = "run each tile's epilogue where it stands, or, beside a pipelined promotion loop, in the next tile while its first K block computes";
+  let description = [{
+    Takes: `ggk.tile_epilogue` ops (a consumer's end of a tile, made by
+    `gg-lower-to-nvvm`), each in a `ggk.foreach_tile`'s body.
+    Makes, where the tile's K loop is a `ggk.promotion_loop` with
+    `promotion = pipelined` (in the work region of the body's
+    `ggk.warpgroup_tile`): the loop over tiles carries the finished tile
+    (whether one is pending, its ten fields, its accumulator; first
+    nothing, zeros); the next tile runs the pending epilogue in the
+    promotion loop's `overlap` (while its first wgmma runs) or at the start
+    of its idle path, which a tile without K blocks now takes (the
+    pipelined loop needs one); the last tile's epilogue runs after the
+    loop. Otherwise: the epilogue's body in place. The epilogue's body may
+    read its tile only through its block arguments (an error otherwise).
+    Runs before `ggk-pipeline-promotion` (it fills the promotion loop's
+    `overlap`) and `ggk-skip-idle-warpgroups`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.promotion_loop: two-level accumulation, serial or pipelined";
   let description = [{

@@ -2,8 +2,9 @@
 //
 // The ops that state a consumer warpgroup's work on a tile: whether it
 // works or idles (ggk.warpgroup_tile, lowered by ggk-skip-idle-warpgroups)
-// and its K loop of two-level accumulation (ggk.promotion_loop, lowered by
-// ggk-pipeline-promotion). Included by GGKOps.td.
+// its K loop of two-level accumulation (ggk.promotion_loop, lowered by
+// ggk-pipeline-promotion) and its end of the tile (ggk.tile_epilogue,
+// placed by ggk-defer-epilogue). Included by GGKOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,5 +136,35 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
     `prefetch` $prefetch `start` $start `issue` $issue `read_scales` $read_scales
     `promote` $promote `release` $release `overlap` $overlap
+  }];
+}
+
+def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
+  let summary = "a consumer's end of one tile: the epilogue and the stores, on the tile's fields and its finished accumulator";
+  let description = [{
+    What a consumer warpgroup does with a tile once its K loop is done:
+    the body (the user's epilogue and the stores of the tile's valid rows)
+    run on `fields` (the tile's ten fields, as `ggk.foreach_tile` gives
+    them) and `acc` (its finished accumulator), which are the body's block
+    arguments. The body reads the tile only through them, so
+    `ggk-defer-epilogue` may run it later, for another tile's values: with
+    a pipelined promotion loop in the same tile it is run in the next
+    tile's `overlap` (beside that tile's first wgmma), in its idle path,
+    or after the last tile; otherwise where it stands.
+
+    Example:
+    ```mlir
+    ggk.tile_epilogue(%group, %m_block, ..., %num_k_blocks) acc(%acc : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, ..., %n: i32, %a: !llvm.struct<(f32, f32)>):
+      ...
+      ggk.yield
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<I32>:$fields, AnyType:$acc);
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    `(` $fields `)` `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword $body
   }];
 }

@@ -1,0 +1,166 @@
+//===- DeferEpilogue.cpp - ggk-defer-epilogue -----------------------------===//
+//
+// Where a consumer's end of a tile (ggk.tile_epilogue) runs. With a
+// pipelined promotion loop, two consumer warpgroups finish a tile together
+// and the tensor core would idle through their epilogues: each tile's
+// epilogue is deferred into the next tile, where it runs while that tile's
+// first K block computes (the promotion loop's `overlap` step). The loop
+// over tiles then carries the finished tile (its fields and accumulator;
+// never a wgmma in flight) and the last one is stored after the loop.
+// Otherwise the epilogue runs where it stands.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_DEFEREPILOGUE
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// A copy of `end`'s body at `b`'s insertion point, on `fields` and `acc`.
+void emitEpilogue(ggk::TileEpilogueOp end, ValueRange fields, Value acc,
+                  OpBuilder &b) {
+  Block &body = end.getBody().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments().drop_back(), fields);
+  mapping.map(body.getArguments().back(), acc);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+}
+
+/// The epilogue of the tile a loop carries, when `pending` holds.
+void finishPending(ggk::TileEpilogueOp end, Value pending, ValueRange fields,
+                   Value acc, KernelBuilder &b) {
+  b.create<scf::IfOp>(pending, [&](OpBuilder &, Location) {
+    emitEpilogue(end, fields, acc, b);
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// The tile's pipelined promotion loop, if it has one.
+ggk::PromotionLoopOp pipelinedLoop(ggk::ForeachTileOp tiles) {
+  ggk::PromotionLoopOp found;
+  tiles.getBody().walk([&](ggk::PromotionLoopOp loop) {
+    if (loop.getPlan().getPromotion() == gg::Promotion::pipelined)
+      found = loop;
+  });
+  return found;
+}
+
+/// The body reads the tile only through its arguments: a value it takes
+/// from above is defined outside the loop over tiles.
+LogicalResult checkSelfContained(ggk::TileEpilogueOp end,
+                                 ggk::ForeachTileOp tiles) {
+  WalkResult walk = end.getBody().walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!end.getBody().isAncestor(v.getParentRegion()) &&
+          tiles.getBody().isAncestor(v.getParentRegion()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return end.emitOpError() << "reads a value of its tile's body other than "
+                                "its operands; the deferred epilogue would "
+                                "read the next tile's";
+  return success();
+}
+
+/// Runs each tile's epilogue in the next tile, as the header says.
+LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
+                    ggk::PromotionLoopOp loop) {
+  if (failed(checkSelfContained(end, tiles)))
+    return failure();
+  auto work = loop->getParentOfType<ggk::WarpgroupTileOp>();
+  if (!work || work->getParentOp() != tiles.getOperation())
+    return loop.emitOpError() << "must sit in the work region of a "
+                                 "ggk.warpgroup_tile of its tile's body to "
+                                 "take the previous tile's epilogue";
+  KernelBuilder b(tiles.getLoc(), tiles);
+  // Nothing pending before the first tile.
+  auto accType = cast<LLVM::LLVMStructType>(end.getAcc().getType());
+  Value zeros = b.zeroStruct(accType);
+  SmallVector<Value> inits(tiles.getInits());
+  size_t carried = inits.size();
+  inits.push_back(b.create<arith::ConstantIntOp>(b.getI1Type(), 0));
+  inits.append(ggk::ForeachTileOp::kTileFields, b.c32(0));
+  inits.push_back(zeros);
+  auto next = b.create<ggk::ForeachTileOp>(
+      ValueRange(inits).getTypes(), tiles.getLayout(), tiles.getNFastest(),
+      tiles.getMBand(), tiles.getTile(), tiles.getNumGroups(), tiles.getM(),
+      tiles.getN(), tiles.getK(), tiles.getCluster(), tiles.getKAlignment(),
+      tiles.getGroupsType(), tiles.getGroups(), tiles.getSize(),
+      tiles.getClusterRank(), inits);
+  next.getBody().takeBody(tiles.getBody());
+  Block *body = next.getBodyBlock();
+  for (Value v : ValueRange(inits).drop_front(carried))
+    body->addArgument(v.getType(), tiles.getLoc());
+  ValueRange state = body->getArguments().drop_front(
+      ggk::ForeachTileOp::kTileFields + carried);
+  Value pending = state[0], pendingAcc = state.back();
+  ValueRange pendingFields = state.slice(1, ggk::ForeachTileOp::kTileFields);
+  // The pipelined K loop needs a K block: a tile with none (an empty
+  // k_grouped group) takes the idle path, which also finishes the pending
+  // epilogue, and its zero accumulator is stored in turn.
+  b.setInsertionPointToStart(body);
+  Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kTileFields - 1);
+  Value works = b.lt(b.c32(0), numKBlocks);
+  if (work.getWorks())
+    works = b.create<arith::AndIOp>(works, work.getWorks());
+  work.getWorksMutable().assign(works);
+  b.setInsertionPoint(loop.getOverlap().front().getTerminator());
+  finishPending(end, pending, pendingFields, pendingAcc, b);
+  b.setInsertionPointToStart(&work.getIdle().front());
+  finishPending(end, pending, pendingFields, pendingAcc, b);
+  // This tile's end is the next one's pending epilogue.
+  auto yield = cast<ggk::YieldOp>(body->getTerminator());
+  b.setInsertionPoint(yield);
+  SmallVector<Value> carry(yield.getValues());
+  carry.push_back(b.create<arith::ConstantIntOp>(b.getI1Type(), 1));
+  llvm::append_range(carry, end.getFields());
+  carry.push_back(end.getAcc());
+  yield.getValuesMutable().assign(carry);
+  b.setInsertionPointAfter(next);
+  ValueRange last = next.getResults().drop_front(carried);
+  finishPending(end, last[0], last.slice(1, ggk::ForeachTileOp::kTileFields),
+                last.back(), b);
+  end.erase();
+  tiles.replaceAllUsesWith(next.getResults().take_front(carried));
+  tiles.erase();
+  return success();
+}
+
+struct DeferEpiloguePass
+    : public ggc::impl::DeferEpilogueBase<DeferEpiloguePass> {
+  void runOnOperation() override {
+    SmallVector<ggk::TileEpilogueOp> ends;
+    getOperation().walk([&](ggk::TileEpilogueOp end) { ends.push_back(end); });
+    for (ggk::TileEpilogueOp end : ends) {
+      auto tiles = dyn_cast<ggk::ForeachTileOp>(end->getParentOp());
+      if (!tiles) {
+        end.emitOpError() << "must stand in a ggk.foreach_tile's body: it "
+                             "ends one of its tiles";
+        return signalPassFailure();
+      }
+      if (ggk::PromotionLoopOp loop = pipelinedLoop(tiles)) {
+        if (failed(defer(tiles, end, loop)))
+          return signalPassFailure();
+        continue;
+      }
+      OpBuilder b(end);
+      emitEpilogue(end, end.getFields(), end.getAcc(), b);
+      end.erase();
+    }
+  }
+};
+
+} // namespace

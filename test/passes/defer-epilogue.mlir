@@ -1,0 +1,161 @@
+// RUN: ggc-opt %s -split-input-file -ggk-defer-epilogue -canonicalize | FileCheck %s
+
+// Before: a consumer's loop over tiles whose K loop is a pipelined
+// promotion loop; each tile ends in its epilogue (here a call storing the
+// tile's M and N block and accumulator). After: the loop carries the
+// finished tile (pending flag, ten fields, accumulator; first false, zeros
+// and a zero accumulator); the next tile stores it in the promotion loop's
+// `overlap` (beside its first wgmma) or, on the idle path, first thing; a
+// tile without K blocks takes the idle path (`when`); the last tile is
+// stored after the loop.
+// CHECK-LABEL: llvm.func @pipelined
+// CHECK: %[[ZERO0:.*]] = llvm.mlir.undef : !llvm.struct<(f32, f32)>
+// CHECK: %[[ZERO1:.*]] = llvm.insertvalue %{{.*}}, %[[ZERO0]][0]
+// CHECK: %[[ZEROS:.*]] = llvm.insertvalue %{{.*}}, %[[ZERO1]][1]
+// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %[[ZEROS]] : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !llvm.struct<(f32, f32)>)
+// CHECK: ^bb0(%[[G:[^:]*]]: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[NK:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !llvm.struct<(f32, f32)>):
+// CHECK: %[[WORKS:.*]] = arith.cmpi sgt, %[[NK]], %c0_i32
+// CHECK: %[[DONE:.*]]:2 = ggk.warpgroup_tile {{.*}} when(%[[WORKS]])
+// CHECK: overlap {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK: } idle {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK-NEXT: }
+// CHECK-NEXT: llvm.call @idle
+// CHECK: ggk.yield %[[DONE]]#1, %true, %[[G]], %[[MB]], %[[NB]], {{.*}}, %[[NK]], %[[DONE]]#0 :
+// CHECK: scf.if %[[R]]#1 {
+// CHECK-NEXT: llvm.call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK: llvm.return %[[R]]#0
+// CHECK-NOT: ggk.tile_epilogue
+llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
+llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @idle(i32, i32) -> i32
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32):
+          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %p : !llvm.struct<(f32, f32)>
+        } read_scales {
+        ^bb0(%k: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
+          %sum = llvm.call @promote(%a, %p, %k) : (!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %sum : !llvm.struct<(f32, f32)>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+      llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// Before: the same tile with a serial promotion loop. After: the epilogue
+// where it stood, on the tile's own values; nothing carried.
+// CHECK-LABEL: llvm.func @serial
+// CHECK: %[[R:.*]] = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32 : i32)
+// CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32,
+// CHECK: %[[DONE:.*]]:2 = ggk.warpgroup_tile first_row(%{{[^)]*}}) rows(%{{[^)]*}}) attributes
+// CHECK: overlap {
+// CHECK-NEXT: ggk.yield
+// CHECK: llvm.call @store(%[[MB]], %[[NB]], %[[DONE]]#0)
+// CHECK-NEXT: ggk.yield %[[DONE]]#1 : i32
+// CHECK-NOT: ggk.tile_epilogue
+llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
+llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @idle(i32, i32) -> i32
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [24, 240], staging = none>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32):
+          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %p : !llvm.struct<(f32, f32)>
+        } read_scales {
+        ^bb0(%k: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
+          %sum = llvm.call @promote(%a, %p, %k) : (!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %sum : !llvm.struct<(f32, f32)>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+      llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  llvm.return %n : i32
+}

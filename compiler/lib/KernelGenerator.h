@@ -130,8 +130,6 @@ struct KernelPlan {
     return f8 || (aScale && aScale.variesAlongK()) ||
            (bScale && bScale.variesAlongK());
   }
-  /// setmaxnreg's counts for the producer's and each consumer's threads.
-  int64_t producerRegisters = 0, consumerRegisters = 0;
 
   int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }

@@ -182,8 +182,6 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
     return failure();
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
-  p.producerRegisters = kernelPlan.getProducerRegisters();
-  p.consumerRegisters = kernelPlan.getConsumerRegisters();
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
@@ -275,30 +273,22 @@ void KernelGenerator::emitBody() {
   });
   b.create<ggk::PublishBarrierInitOp>(isLeader, p.cluster);
 
-  Value warpgroup = b.divU(tid, b.c32(kWarpgroupThreads));
-  b.create<scf::IfOp>(
-      b.eq(warpgroup, b.c32(0)),
-      [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(p.producerRegisters,
-                                         NVVM::SetMaxRegisterAction::decrease);
-        b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
-          emitProducer();
-          b.create<scf::YieldOp>();
-        });
-        b.create<scf::YieldOp>();
-      },
-      [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(p.consumerRegisters,
-                                         NVVM::SetMaxRegisterAction::increase);
-        // Uniform: the consumer's tile addresses and wgmma descriptors then
-        // stay in uniform registers, off the vector register file that the
-        // promotion's FMAs and the in-flight wgmma compete for.
-        emitConsumer(b.warpUniform(b.sub(warpgroup, b.c32(1))));
-        // The CTA must not end while its last TMA stores are in flight.
-        if (!p.storePool.empty())
-          b.create<ggk::DrainTileStoresOp>(kWarpgroupThreads);
-        b.create<scf::YieldOp>();
-      });
+  // The roles and their registers (ggk-warp-specialize).
+  auto roles = b.create<ggk::WarpSpecializeOp>(tid, isLeader,
+                                               op.getKernelPlanAttr());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&roles.getProducer());
+    emitProducer();
+    b.create<ggk::YieldOp>(ValueRange{});
+    Block *consumers = b.createBlock(&roles.getConsumers(), {}, {b.i32()},
+                                     {b.getUnknownLoc()});
+    emitConsumer(consumers->getArgument(0));
+    // The CTA must not end while its last TMA stores are in flight.
+    if (!p.storePool.empty())
+      b.create<ggk::DrainTileStoresOp>(kWarpgroupThreads);
+    b.create<ggk::YieldOp>(ValueRange{});
+  }
   b.create<ggk::LeaveClusterOp>(p.cluster);
   b.create<LLVM::ReturnOp>(ValueRange{});
   (void)ctx;

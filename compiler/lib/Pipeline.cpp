@@ -134,6 +134,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createPipelinePromotion());
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
+    pm.addPass(createWarpSpecialize());
   });
 }
 

@@ -182,6 +182,13 @@ LogicalResult TileEpilogueOp::verify() {
   return verifyStepRegion(*this, "body", getBody(), arguments, {});
 }
 
+LogicalResult WarpSpecializeOp::verify() {
+  if (failed(verifyStepRegion(*this, "producer", getProducer(), {}, {})))
+    return failure();
+  Type i32 = IntegerType::get(getContext(), 32);
+  return verifyStepRegion(*this, "consumers", getConsumers(), {i32}, {});
+}
+
 LogicalResult LoadBTileOp::verify() {
   int64_t cluster = getCluster(), blockN = getBlockN();
   if (cluster < 1)

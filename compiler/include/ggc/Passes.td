@@ -451,4 +451,23 @@ def AllocateSharedMemory : Pass<"ggk-allocate-shared-memory", "::mlir::ModuleOp"
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.warp_specialize to the warp roles: setmaxnreg and the producer's and consumers' branches";
+  let description = [{
+    Takes: `ggk.warp_specialize` (the kernel's roles, made by
+    `gg-lower-to-nvvm`: the producer's region, the consumers' region with
+    the consumer's index as argument, and the op's `#gg.kernel_plan`).
+    Makes: the warpgroup index (`thread / 128`) and an `scf.if` on it: for
+    warpgroup 0, `nvvm.setmaxregister decrease` to the plan's producer
+    registers and, in the leader thread (`scf.if`), the producer's ops; for
+    the others, `nvvm.setmaxregister increase` to its consumer registers,
+    the consumer's index (warpgroup - 1) broadcast from lane 0
+    (`nvvm.shfl.sync idx`, so it is warp-uniform), and the consumers' ops
+    on it.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // GGC_PASSES_TD

@@ -1,0 +1,76 @@
+//===- WarpSpecialize.cpp - ggk-warp-specialize ---------------------------===//
+//
+// The kernel's warp roles: warpgroup 0's one thread issues the loads, the
+// other warpgroups compute. The producer needs few registers and the
+// consumers' accumulators many, so each role moves its threads' register
+// count with setmaxnreg (the plan's `registers`) before it starts.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_WARPSPECIALIZE
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// Moves the ops of `region`'s block, but its terminator, to `b`'s
+/// insertion point, its arguments replaced by `args`.
+void inlineRegion(Region &region, ValueRange args, KernelBuilder &b) {
+  Block &block = region.front();
+  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
+    arg.replaceAllUsesWith(value);
+  Block *into = b.getInsertionBlock();
+  into->getOperations().splice(b.getInsertionPoint(), block.getOperations(),
+                               block.begin(), std::prev(block.end()));
+}
+
+void lower(ggk::WarpSpecializeOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  gg::KernelPlanAttr plan = op.getPlan();
+  Value warpgroup = b.divU(op.getThread(), b.c32(ggc::kWarpgroupThreads));
+  b.create<scf::IfOp>(
+      b.eq(warpgroup, b.c32(0)),
+      [&](OpBuilder &, Location) {
+        b.create<NVVM::SetMaxRegisterOp>(plan.getProducerRegisters(),
+                                         NVVM::SetMaxRegisterAction::decrease);
+        b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
+          auto yield = b.create<scf::YieldOp>();
+          b.setInsertionPoint(yield);
+          inlineRegion(op.getProducer(), {}, b);
+        });
+        b.create<scf::YieldOp>();
+      },
+      [&](OpBuilder &, Location) {
+        b.create<NVVM::SetMaxRegisterOp>(plan.getConsumerRegisters(),
+                                         NVVM::SetMaxRegisterAction::increase);
+        // Uniform: the consumer's tile addresses and wgmma descriptors then
+        // stay in uniform registers, off the vector register file that the
+        // promotion's FMAs and the in-flight wgmma compete for.
+        Value consumer = b.warpUniform(b.sub(warpgroup, b.c32(1)));
+        auto yield = b.create<scf::YieldOp>();
+        b.setInsertionPoint(yield);
+        inlineRegion(op.getConsumers(), {consumer}, b);
+      });
+  op.erase();
+}
+
+struct WarpSpecializePass
+    : public ggc::impl::WarpSpecializeBase<WarpSpecializePass> {
+  void runOnOperation() override {
+    SmallVector<ggk::WarpSpecializeOp> ops;
+    getOperation().walk([&](ggk::WarpSpecializeOp op) { ops.push_back(op); });
+    for (ggk::WarpSpecializeOp op : ops)
+      lower(op);
+  }
+};
+
+} // namespace

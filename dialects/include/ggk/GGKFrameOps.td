@@ -1,0 +1,47 @@
+//===- GGKFrameOps.td - the kernel's frame ------------------*- tablegen -*-===//
+//
+// The ops of a kernel's frame around its work: the warp roles and the
+// register split between them (ggk.warp_specialize, lowered by
+// ggk-warp-specialize). Included by GGKOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def GGK_WarpSpecializeOp : GGK_Op<"warp_specialize", [RecursiveMemoryEffects]> {
+  let summary = "the kernel's warp roles: one producer thread in warpgroup 0, the consumer warpgroups after it, and the registers each role keeps";
+  let description = [{
+    Splits the CTA's threads into roles by warpgroup (128 threads, by
+    `thread`, the thread index): warpgroup 0 gives registers back
+    (`setmaxnreg.dec` to `plan`'s producer registers) and, in the thread
+    where `leader` holds, runs `producer` (the TMA loads); every other
+    warpgroup takes registers (`setmaxnreg.inc` to the consumer registers)
+    and runs `consumers` with its index among the consumers (warpgroup
+    - 1), made warp-uniform (`shfl.sync` from lane 0) so that ptxas keeps
+    what is computed from it in uniform registers. `plan` is the op's
+    `#gg.kernel_plan`, whose `registers` gg-plan-kernel chose (and a user
+    may override): `setmaxnreg.inc` waits until the registers are free, so
+    the split must fit the CTA's share of the register file, which
+    gg-plan-kernel checks. `ggk-warp-specialize` lowers it.
+
+    Example:
+    ```mlir
+    ggk.warp_specialize %tid, %is_leader attributes {
+        plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                               registers = [24, 240], staging = swizzled>}
+    producer {
+      ...
+      ggk.yield
+    } consumers {
+    ^bb0(%consumer: i32):
+      ...
+      ggk.yield
+    }
+    ```
+  }];
+  let arguments = (ins I32:$thread, I1:$leader, GG_KernelPlanAttr:$plan);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $thread `,` $leader attr-dict-with-keyword `producer` $producer
+    `consumers` $consumers
+  }];
+}

@@ -100,7 +100,10 @@ def extra(config):
     keeps idle warpgroups computing and 'skip' lets them skip
     (gg-eliminate-padding), 'normal'/'evict_first'/'evict_last' set B's L2
     policy (gg-schedule-groups), 'whole' loads
-    whole A tiles at group ends (gg-plan-overfetch)."""
+    whole A tiles at group ends (gg-plan-overfetch), 'stages'/'slots' put
+    the block scales in the ring's stages or each warp's slots and
+    'serial'/'pipelined' order the promotion (a #gg.kernel_plan for
+    128-row tiles: two consumer warpgroups)."""
     opts = {"direct_stores": "direct" in config[4:]}
     if "whole" in config[4:]:
         opts["overfetch_rows"] = config[0] - 1
@@ -116,6 +119,15 @@ def extra(config):
     for policy in ("normal", "evict_first", "evict_last"):
         if policy in config[4:]:
             opts["b_cache"] = policy
+    scales = next((s for s in ("stages", "slots") if s in config[4:]), None)
+    promotion = next((p for p in ("serial", "pipelined") if p in config[4:]), None)
+    if scales or promotion:
+        promotion = promotion or "pipelined"
+        registers = "[24, 240]" if promotion == "pipelined" else "[40, 232]"
+        staging = "none" if opts["direct_stores"] else "swizzled"
+        opts["kernel_plan"] = (f"#gg.kernel_plan<promotion = {promotion}, scales = "
+                               f"{scales or 'stages'}, registers = {registers}, "
+                               f"staging = {staging}>")
     return opts
 
 
@@ -332,7 +344,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first][,stages|slots][,serial|pipelined];...'")
     parser.add_argument("--fp8-cases", default="",
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")

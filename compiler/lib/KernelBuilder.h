@@ -4,6 +4,23 @@
 // kernel is made of (mbarriers, TMA loads, wgmma), so that the kernel
 // generator reads as the algorithm and not as op plumbing.
 //
+// Why NVVM ops and not MLIR 22's nvgpu ones, which lower to the same:
+// - nvgpu.mbarrier.* work on an !nvgpu.mbarrier.group that
+//   nvgpu.mbarrier.create places as a static shared global of its own; the
+//   kernel's barriers are buffers of its one dynamic shared-memory layout
+//   (ggk-allocate-shared-memory, whose footprint gg-select-config counts),
+//   and nvgpu has no cp.async.mbarrier.arrive.noinc (the stages' scales).
+// - nvgpu.tma.async.load takes no L2 cache hint (B's evict_first,
+//   gg-schedule-groups) and a memref destination; a stage is a byte offset
+//   into the dynamic buffer.
+// - nvgpu.warpgroup.mma issues a whole shape between its own fence, commit
+//   and wait: no wgmma group kept in flight across K blocks (a stage is
+//   released a block later), no partial K range (MX's promotion per scale
+//   block) and no fresh partial accumulator without zeroing it first
+//   (scale-d = 0 on the first step, two-level accumulation).
+// - nvgpu.device_async_copy copies between memrefs; the scale slots'
+//   copies are per-lane addresses into the dynamic buffer.
+//
 //===----------------------------------------------------------------------===//
 #ifndef GGC_KERNELBUILDER_H
 #define GGC_KERNELBUILDER_H

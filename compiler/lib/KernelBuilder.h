@@ -16,8 +16,9 @@
 // - nvgpu.warpgroup.mma issues a whole shape between its own fence, commit
 //   and wait: no wgmma group kept in flight across K blocks (a stage is
 //   released a block later), no partial K range (MX's promotion per scale
-//   block) and no fresh partial accumulator without zeroing it first
-//   (scale-d = 0 on the first step, two-level accumulation).
+//   block), and its steps always add to the accumulator, which
+//   nvgpu.warpgroup.mma.init.accumulator zeroes first; two-level
+//   accumulation starts each block's partial with scale-d = 0 instead.
 // - nvgpu.device_async_copy copies between memrefs; the scale slots'
 //   copies are per-lane addresses into the dynamic buffer.
 //

@@ -1,9 +1,9 @@
 //===- Epilogue.cpp - the consumers' epilogue -----------------------------===//
 //
 // A tile's end: the scales that do not change along K, the user's
-// epilogue per element, and the stores of the valid rows, per thread or
-// through the staged tile and the TMA store pool (ggk ops that
-// ggk-lower-store-pool lowers).
+// epilogue per element, and the store of each pair of outputs
+// (ggk.store_tile and ggk.store_pair, which ggk-stage-tile-stores makes
+// per-thread stores or the TMA store pool's staged tile).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -82,15 +82,27 @@ FailureOr<Value> KernelGenerator::emitEpilogueRegion(
 
 void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
                                    Value acc) {
+  // Whether the outputs go through the TMA store pool (gg-tma-store-pool's
+  // `store_pool`) is ggk-stage-tile-stores'; the maps are 3-D where the
+  // group is the outermost coordinate.
+  bool groupMaps = p.layout == GroupLayout::masked ||
+                   p.layout == GroupLayout::k_grouped;
+  auto stores = b.create<ggk::StoreTileOp>(
+      smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
+      p.storePool, ArrayRef<int64_t>{p.blockM, p.blockN},
+      p.stagingChunkColumns(), p.swizzledStaging, p.n, p.m, p.outElem,
+      p.outNM, groupMaps, kWarpgroupThreads,
+      kWarpgroupThreads * p.numConsumers);
+  OpBuilder::InsertionGuard guard(b);
+  b.createBlock(&stores.getBody());
+  emitTileOutputs(t, f, acc);
+  if (!failedEpilogue)
+    b.create<ggk::YieldOp>(ValueRange{});
+}
+
+void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
+                                      Value acc) {
   Value rowInTile = f.row, colInBlock = f.col;
-  Value staging;
-  if (!p.storePool.empty()) {
-    staging = sharedAddress(kStagedOutput, Value(), 0);
-    // Before this tile's outputs overwrite it, the previous tile's stores
-    // must have read it.
-    b.create<ggk::AwaitStagedTileOp>(staging, kWarpgroupThreads,
-                                     kWarpgroupThreads * p.numConsumers);
-  }
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   Row rows[2];
@@ -150,20 +162,13 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
           out = b.create<arith::TruncFOp>(p.outElem, out);
         pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
       }
-      if (!p.storePool.empty()) {
-        Value stagedRow = b.add(f.row, b.c32(8 * half));
-        Value stagedCol = b.add(f.col, b.c32(8 * c));
-        b.create<ggk::StageOutputOp>(
-            pair, staging, stagedRow, stagedCol, p.swizzledStaging,
-            ArrayRef<int64_t>{p.blockM, p.blockN});
-        continue;
-      }
-      Value valid = b.andI(rows[half].valid, colValid);
-      storePair(t, pair, valid, rows[half].index, col);
+      Value rowInStaged = b.add(f.row, b.c32(8 * half));
+      Value colInStaged = b.add(f.col, b.c32(8 * c));
+      b.create<ggk::StorePairOp>(pair, rowInStaged, colInStaged,
+                                 rows[half].index, col, rows[half].valid,
+                                 colValid);
     }
   }
-  if (!p.storePool.empty())
-    storeStagedTile(t, staging);
 }
 
 KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
@@ -205,46 +210,6 @@ KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
   else if (isKind(p.aScale, ScaleKind::tensor))
     row.scale = b.loadGlobal(b.f32(), aScalePtr, t.group);
   return row;
-}
-
-void KernelGenerator::storePair(const Tile &t, Value pair, Value valid,
-                                Value rowIndex, Value col) {
-  int64_t outBytes = byteWidth(p.outElem);
-  b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
-    if (p.outNM) {
-      // The pair's two columns are two rows of the transposed output.
-      Value row = b.sub(rowIndex, b.mul(b.toI64(t.group), b.c64(p.m)));
-      for (int j = 0; j < 2; ++j) {
-        Value outCol = b.add(b.mul(b.toI64(t.group), b.c64(p.n)),
-                             b.toI64(b.add(col, b.c32(j))));
-        Value offset = b.mul(b.add(b.mul(outCol, b.c64(p.m)), row),
-                             b.c64(outBytes));
-        b.storeGlobal(b.create<LLVM::ExtractElementOp>(pair, b.c32(j)),
-                      outPtr, offset);
-      }
-    } else {
-      Value offset = b.mul(
-          b.add(b.mul(rowIndex, b.c64(p.n)), b.toI64(col)),
-          b.c64(outBytes));
-      b.storeGlobal(pair, outPtr, offset);
-    }
-    b.create<scf::YieldOp>();
-  });
-}
-
-/// The TMA store pool (TMA-Adaptive FP8 Grouped GEMM): the tile's rows that
-/// belong to its group go out as a sum of TMA boxes of the pool's heights,
-/// issued by the first consumer thread once every consumer has staged its
-/// outputs (ggk-lower-store-pool).
-void KernelGenerator::storeStagedTile(const Tile &t, Value staging) {
-  // 3-D maps: the group is the outermost coordinate.
-  bool perGroupMaps = p.layout == GroupLayout::masked ||
-                      p.layout == GroupLayout::k_grouped;
-  b.create<ggk::StoreStagedTileOp>(
-      staging, t.rowsValid, t.rowStart, t.nBlock,
-      perGroupMaps ? t.group : Value(), poolMaps, p.storePool,
-      ArrayRef<int64_t>{p.blockM, p.blockN}, p.stagingChunkColumns(), p.n,
-      p.outElem, kWarpgroupThreads, kWarpgroupThreads * p.numConsumers);
 }
 
 void KernelGenerator::consumerBarrier() {

@@ -338,6 +338,9 @@ private:
   /// (ggk.clear_k_outside).
   void clearKOutsideGroup(const Tile &t, Value kBlock, Value stage);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
+  /// The epilogue's outputs of the tile, each pair stated as a
+  /// ggk.store_pair.
+  void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc);
   // Per row (two per thread): validity, output row index, row-vector values
   // and the scale of A that does not change along K.
   struct Row {
@@ -347,13 +350,6 @@ private:
   };
   /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`.
   Row epilogueRow(const Tile &t, Value rowInTile, int half);
-  /// Stores an output pair at row `rowIndex` of `out` and columns `col`,
-  /// `col` + 1, when `valid`.
-  void storePair(const Tile &t, Value pair, Value valid, Value rowIndex,
-                 Value col);
-  /// Stores the staged tile's valid rows through the store pool
-  /// (ggk.store_staged_tile).
-  void storeStagedTile(const Tile &t, Value staging);
   void consumerBarrier();
   FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,

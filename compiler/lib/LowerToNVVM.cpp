@@ -283,10 +283,9 @@ void KernelGenerator::emitBody() {
     b.create<ggk::YieldOp>(ValueRange{});
     Block *consumers = b.createBlock(&roles.getConsumers(), {}, {b.i32()},
                                      {b.getUnknownLoc()});
+    // With the TMA store pool, ggk-stage-tile-stores ends it with a drain
+    // of the stores in flight.
     emitConsumer(consumers->getArgument(0));
-    // The CTA must not end while its last TMA stores are in flight.
-    if (!p.storePool.empty())
-      b.create<ggk::DrainTileStoresOp>(kWarpgroupThreads);
     b.create<ggk::YieldOp>(ValueRange{});
   }
   b.create<ggk::LeaveClusterOp>(p.cluster);

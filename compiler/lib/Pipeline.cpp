@@ -125,6 +125,7 @@ LogicalResult lowerToKernel(CompileState &state) {
 LogicalResult lowerKernelOps(CompileState &state) {
   return runPasses(state, [](OpPassManager &pm) {
     pm.addPass(createPlaceScales());
+    pm.addPass(createStageTileStores());
     pm.addPass(createAllocateSharedMemory());
     pm.addPass(createSplitPartialLoads());
     pm.addPass(createMulticast());

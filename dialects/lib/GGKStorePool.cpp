@@ -91,3 +91,42 @@ LogicalResult StoreStagedTileOp::verify() {
     return emitOpError() << "n must be positive, got " << getN();
   return success();
 }
+
+LogicalResult StoreTileOp::verify() {
+  if (failed(verifyTileShape(*this, getTileShape())) ||
+      failed(verifyThreads(*this, getIssuer(), getThreads())))
+    return failure();
+  if (getPoolMaps().size() != getPool().size())
+    return emitOpError() << "takes one tensor map per pool height, "
+                         << getPool().size() << ", got "
+                         << getPoolMaps().size();
+  if (!isa<FloatType>(getOutType()))
+    return emitOpError() << "out_type must be a float type, got "
+                         << getOutType();
+  if (getN() <= 0)
+    return emitOpError() << "n must be positive, got " << getN();
+  if (getOutNm() && (getM() <= 0 || !getPool().empty()))
+    return emitOpError() << "stores the transposed [G, N, M] output per "
+                            "thread: it needs a positive m and no pool";
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 0)
+    return emitOpError() << "region must take no arguments, got "
+                         << body.getNumArguments();
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield || !yield.getValues().empty())
+    return emitOpError() << "region must end with a ggk.yield of no values";
+  return success();
+}
+
+LogicalResult StorePairOp::verify() {
+  auto tile = (*this)->getParentOfType<StoreTileOp>();
+  if (!tile)
+    return emitOpError() << "must be inside a ggk.store_tile, which says "
+                            "where its tile's outputs go";
+  Type element = getPair().getType().getElementType();
+  if (element != tile.getOutType())
+    return emitOpError() << "stores " << element << " outputs, but its "
+                         << "ggk.store_tile's out_type is "
+                         << tile.getOutType();
+  return success();
+}

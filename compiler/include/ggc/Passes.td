@@ -407,6 +407,27 @@ def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def StageTileStores : Pass<"ggk-stage-tile-stores", "::mlir::ModuleOp"> {
+  let summary = "make each tile's output stores the TMA store pool's staged tile, or per-thread stores, as its store_pool says";
+  let description = [{
+    Takes: `ggk.store_tile` (a consumer's outputs of one tile, made by
+    `gg-lower-to-nvvm`; its `pool` is gg-tma-store-pool's `store_pool`)
+    and the `ggk.store_pair` ops in it.
+    Makes, with a pool: `ggk.await_staged_tile` on the `staged_output`
+    buffer where the tile starts, a `ggk.stage_output` per pair, a
+    `ggk.store_staged_tile` of the group's rows with the pool's maps where
+    it ends (all lowered by `ggk-lower-store-pool`), and a
+    `ggk.drain_tile_stores` at the end of the enclosing
+    `ggk.warp_specialize`'s consumers. Without: each pair valid in its row
+    and columns stored by its thread to `out` (`llvm.store` in an
+    `scf.if`; two scalars of the transposed output with `out_nm`). Runs
+    before `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
   let summary = "lower the TMA store pool's staged-tile ops to shared stores and TMA stores";
   let description = [{

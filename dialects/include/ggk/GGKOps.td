@@ -86,7 +86,7 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
 
 def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
     ParentOneOf<["ForeachTileOp", "WarpgroupTileOp", "PromotionLoopOp",
-                 "TileEpilogueOp", "WarpSpecializeOp"]>]> {
+                 "TileEpilogueOp", "WarpSpecializeOp", "StoreTileOp"]>]> {
   let summary = "the values a ggk region carries on (to the next tile, out of a warpgroup's tile, or out of a step of a promotion loop)";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
@@ -381,6 +381,7 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
 include "ggk/GGKConsumerOps.td"
 include "ggk/GGKScaleOps.td"
 include "ggk/GGKFrameOps.td"
+include "ggk/GGKStoreOps.td"
 
 def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   let summary = "TMA-load one K block of a stage's B tile; in a cluster, each CTA its share, multicast to all";

@@ -1,0 +1,106 @@
+//===- GGKStoreOps.td - a tile's output stores ------------*- tablegen -*-===//
+//
+// The stores of a consumer's outputs, stated the same way whatever
+// gg-tma-store-pool decided (ggk.store_tile and its ggk.store_pair ops);
+// ggk-stage-tile-stores makes them the TMA store pool's staged tile or
+// per-thread stores. Included by GGKOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
+  let summary = "a consumer's outputs of one tile: its region computes them and states each pair's store";
+  let description = [{
+    The region computes a consumer thread's outputs of one tile and states
+    each pair's store with `ggk.store_pair`. `pool` is gg-tma-store-pool's
+    `store_pool` (the box heights; empty: none) and `ggk-stage-tile-stores`
+    lowers it by it:
+    - with a pool: the tile is staged in shared memory (`staged_output` in
+      the kernel's `smem`, `swizzled` 128-byte column chunks of
+      `chunk_columns` or dense rows of `tile_shape` [BM, BN]): the op becomes
+      a `ggk.await_staged_tile` at the region's start, a
+      `ggk.stage_output` per pair and a `ggk.store_staged_tile` of the
+      `rows_valid` rows from `row_start` and N block `n_block` (`group` is
+      the maps' outermost coordinate with `group_maps`) through `pool_maps`
+      at its end, `issuer` the thread that issues the TMA stores and
+      `threads` the consumers' count; the enclosing
+      `ggk.warp_specialize`'s consumers end with `ggk.drain_tile_stores`;
+    - without: each pair valid in its row and column goes to `out`
+      (`n` columns of `out_type`, or with `out_nm` the transposed
+      `[G, N, m]` output of group `group`) by the thread.
+
+    Example:
+    ```mlir
+    ggk.store_tile %smem, %out rows(%rows_valid, %row_start) block(%n_block)
+        group(%group) maps(%m128, %m64) attributes {pool = array<i64: 128, 64>,
+        tile_shape = array<i64: 128, 128>, chunk_columns = 64, swizzled,
+        n = 4096, m = 0, out_type = bf16, group_maps, issuer = 128,
+        threads = 256} {
+      ...
+      ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+          valid(%row_ok, %col_ok) : vector<2xbf16>
+      ggk.yield
+    }
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$smem,
+    LLVM_PointerInAddressSpace<1>:$out,
+    I32:$rows_valid,
+    I32:$row_start,
+    I32:$n_block,
+    I32:$group,
+    Variadic<LLVM_PointerInAddressSpace<0>>:$pool_maps,
+    DenseI64ArrayAttr:$pool,
+    DenseI64ArrayAttr:$tile_shape,
+    I64Attr:$chunk_columns,
+    UnitAttr:$swizzled,
+    I64Attr:$n,
+    I64Attr:$m,
+    TypeAttr:$out_type,
+    UnitAttr:$out_nm,
+    UnitAttr:$group_maps,
+    I64Attr:$issuer,
+    I64Attr:$threads
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $smem `,` $out `rows` `(` $rows_valid `,` $row_start `)` `block` `(`
+    $n_block `)` `group` `(` $group `)` (`maps` `(` $pool_maps^ `)`)?
+    attr-dict-with-keyword $body
+  }];
+}
+
+def GGK_StorePairOp : GGK_Op<"store_pair"> {
+  let summary = "a thread's store of two adjacent outputs of its tile";
+  let description = [{
+    Inside a `ggk.store_tile`: the pair `pair` of the tile's row `row` and
+    columns `col`, `col` + 1 (in the tile), which is row `out_row` of the
+    output (in its flattened [rows, N] view) and columns `out_col`,
+    `out_col` + 1; it is stored where `row_valid` and `col_valid` hold
+    (the row belongs to the group, the columns are below N). Staged, every
+    pair is written (the pool's boxes store only valid rows, and TMA clips
+    columns past N).
+
+    Example:
+    ```mlir
+    ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) : vector<2xbf16>
+    ```
+  }];
+  let arguments = (ins
+    VectorOfLengthAndType<[2], [AnyFloat]>:$pair,
+    I32:$row,
+    I32:$col,
+    I64:$out_row,
+    I32:$out_col,
+    I1:$row_valid,
+    I1:$col_valid
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $pair `at` `(` $row `,` $col `)` `to` `(` $out_row `,` $out_col `)`
+    `valid` `(` $row_valid `,` $col_valid `)` attr-dict-with-keyword `:`
+    type($pair)
+  }];
+}

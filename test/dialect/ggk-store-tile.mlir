@@ -1,0 +1,127 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// ggk.store_tile and ggk.store_pair print as they parse, with or without
+// a pool.
+// CHECK-LABEL: llvm.func @roundtrip
+// CHECK: ggk.store_tile %{{.*}}, %{{.*}} rows(%{{.*}}, %{{.*}}) block(%{{.*}}) group(%{{.*}}) maps(%{{.*}}, %{{.*}}) attributes {chunk_columns = 64 : i64
+// CHECK: ggk.store_pair %{{.*}} at(%{{.*}}, %{{.*}}) to(%{{.*}}, %{{.*}}) valid(%{{.*}}, %{{.*}}) : vector<2xbf16>
+// CHECK: ggk.store_tile %{{.*}}, %{{.*}} rows(%{{.*}}, %{{.*}}) block(%{{.*}}) group(%{{.*}}) attributes {chunk_columns = 128 : i64
+llvm.func @roundtrip(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                     %m2: !llvm.ptr, %m1: !llvm.ptr, %pair: vector<2xbf16>,
+                     %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
+      attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
+      chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+      group_maps, issuer = 128, threads = 128} {
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @maps(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %m2: !llvm.ptr) {
+  // expected-error @+1 {{takes one tensor map per pool height, 2, got 1}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2)
+      attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
+      chunk_columns = 64, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 128} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @out_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{out_type must be a float type, got 'i32'}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = i32, issuer = 128,
+      threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @no_n(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{n must be positive, got 0}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 0, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @transposed_without_m(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{stores the transposed [G, N, M] output per thread: it needs a positive m and no pool}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, out_nm,
+      issuer = 128, threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @threads(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{consumer_threads must be a positive multiple of 32 (whole warps), got 100}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 100} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @region_yield(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{region must end with a ggk.yield of no values}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    ggk.yield %i : i32
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @pair_outside(%pair: vector<2xbf16>, %i: i32, %r: i64, %ok: i1) {
+  // expected-error @+1 {{must be inside a ggk.store_tile, which says where its tile's outputs go}}
+  ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @pair_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                     %pair: vector<2xf16>, %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    // expected-error @+1 {{stores 'f16' outputs, but its ggk.store_tile's out_type is 'bf16'}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xf16>
+    ggk.yield
+  }
+  llvm.return
+}

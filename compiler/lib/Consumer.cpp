@@ -99,7 +99,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = zeroAccumulator();
     SmallVector<Value> done = warpgroupTile(
-        t, consumerIndex, /*works=*/Value(),
+        t, consumerIndex,
         [&] {
           auto [result, end] = emitMainLoop(t, counter, acc, consumerIndex, f,
                                             rowOffset);
@@ -131,14 +131,15 @@ void KernelGenerator::tileEpilogue(const Tile &t, const Fragment &f,
 }
 
 SmallVector<Value> KernelGenerator::warpgroupTile(
-    const Tile &t, Value consumerIndex, Value works,
+    const Tile &t, Value consumerIndex,
     function_ref<SmallVector<Value>()> work,
     function_ref<SmallVector<Value>()> idle) {
   // Consumer i works on rows [64 r, 64 r + 64), r = i / split_n.
   Value firstRow =
       b.mul(b.divU(consumerIndex, b.c32(p.splitN)), b.c32(64));
   auto op = b.create<ggk::WarpgroupTileOp>(
-      TypeRange{accType, b.i32()}, firstRow, t.rowsValid, works, p.padding);
+      TypeRange{accType, b.i32()}, firstRow, t.rowsValid, /*works=*/Value(),
+      p.padding);
   for (auto [region, body] : {std::pair{&op.getWork(), work},
                               std::pair{&op.getIdle(), idle}}) {
     OpBuilder::InsertionGuard guard(b);

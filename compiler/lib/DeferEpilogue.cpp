@@ -47,12 +47,12 @@ void finishPending(ggk::TileEpilogueOp end, Value pending, ValueRange fields,
   });
 }
 
-/// The tile's pipelined promotion loop, if it has one.
-ggk::PromotionLoopOp pipelinedLoop(ggk::ForeachTileOp tiles) {
-  ggk::PromotionLoopOp found;
+/// The tile's pipelined promotion loops (a consumer's tile has one K loop).
+SmallVector<ggk::PromotionLoopOp> pipelinedLoops(ggk::ForeachTileOp tiles) {
+  SmallVector<ggk::PromotionLoopOp> found;
   tiles.getBody().walk([&](ggk::PromotionLoopOp loop) {
     if (loop.getPlan().getPromotion() == gg::Promotion::pipelined)
-      found = loop;
+      found.push_back(loop);
   });
   return found;
 }
@@ -80,14 +80,23 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
                     ggk::PromotionLoopOp loop) {
   if (failed(checkSelfContained(end, tiles)))
     return failure();
-  auto work = loop->getParentOfType<ggk::WarpgroupTileOp>();
-  if (!work || work->getParentOp() != tiles.getOperation())
-    return loop.emitOpError() << "must sit in the work region of a "
+  // The previous tile's epilogue runs in the loop's overlap step or on the
+  // idle path: one of them runs in every tile.
+  auto work = dyn_cast<ggk::WarpgroupTileOp>(loop->getParentOp());
+  if (!work || loop->getParentRegion() != &work.getWork() ||
+      work->getParentOp() != tiles.getOperation())
+    return loop.emitOpError() << "must stand in the work region of a "
                                  "ggk.warpgroup_tile of its tile's body to "
                                  "take the previous tile's epilogue";
+  auto accType = dyn_cast<LLVM::LLVMStructType>(end.getAcc().getType());
+  if (!accType || !llvm::all_of(accType.getBody(),
+                                [](Type t) { return t.isF32(); }))
+    return end.emitOpError() << "carries its accumulator to the next tile, "
+                                "which starts as zeros: it must be an "
+                                "!llvm.struct of f32, got "
+                             << end.getAcc().getType();
   KernelBuilder b(tiles.getLoc(), tiles);
   // Nothing pending before the first tile.
-  auto accType = cast<LLVM::LLVMStructType>(end.getAcc().getType());
   Value zeros = b.zeroStruct(accType);
   SmallVector<Value> inits(tiles.getInits());
   size_t carried = inits.size();
@@ -110,12 +119,16 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
   ValueRange pendingFields = state.slice(1, ggk::ForeachTileOp::kTileFields);
   // The pipelined K loop needs a K block: a tile with none (an empty
   // k_grouped group) takes the idle path, which also finishes the pending
-  // epilogue, and its zero accumulator is stored in turn.
+  // epilogue, and its zero accumulator is stored in turn. (At the body's
+  // start: the PTX of the consumer that had this pass's work done in the
+  // generator, byte for byte.)
   b.setInsertionPointToStart(body);
   Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kTileFields - 1);
   Value works = b.lt(b.c32(0), numKBlocks);
-  if (work.getWorks())
-    works = b.create<arith::AndIOp>(works, work.getWorks());
+  if (Value given = work.getWorks()) {
+    b.setInsertionPoint(work);
+    works = b.create<arith::AndIOp>(works, given);
+  }
   work.getWorksMutable().assign(works);
   b.setInsertionPoint(loop.getOverlap().front().getTerminator());
   finishPending(end, pending, pendingFields, pendingAcc, b);
@@ -151,8 +164,18 @@ struct DeferEpiloguePass
                              "ends one of its tiles";
         return signalPassFailure();
       }
-      if (ggk::PromotionLoopOp loop = pipelinedLoop(tiles)) {
-        if (failed(defer(tiles, end, loop)))
+      SmallVector<ggk::PromotionLoopOp> loops = pipelinedLoops(tiles);
+      size_t ends = llvm::count_if(tiles.getBodyBlock()->getOperations(),
+                                   llvm::IsaPred<ggk::TileEpilogueOp>);
+      if (!loops.empty() && (loops.size() > 1 || ends > 1)) {
+        tiles.emitOpError() << "has " << loops.size()
+                            << " pipelined promotion loops and " << ends
+                            << " tile epilogues; a deferred epilogue needs "
+                               "one of each per tile";
+        return signalPassFailure();
+      }
+      if (!loops.empty()) {
+        if (failed(defer(tiles, end, loops.front())))
           return signalPassFailure();
         continue;
       }

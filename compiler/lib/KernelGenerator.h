@@ -238,10 +238,10 @@ private:
   Value emitIdleLoop(const Tile &t, Value counter);
   /// A consumer warpgroup's work on tile `t` (a ggk.warpgroup_tile): the
   /// values `work` yields, or, when gg-eliminate-padding skips the
-  /// warpgroup's rows or `works` (null: always) is false, `idle`'s. Both
-  /// yield the accumulator and the pipeline counter.
+  /// warpgroup's rows (or ggk-defer-epilogue's guard says the tile has no
+  /// K block), `idle`'s. Both yield the accumulator and the pipeline
+  /// counter.
   SmallVector<Value> warpgroupTile(const Tile &t, Value consumerIndex,
-                                   Value works,
                                    function_ref<SmallVector<Value>()> work,
                                    function_ref<SmallVector<Value>()> idle);
   struct BlockScales;

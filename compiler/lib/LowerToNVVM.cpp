@@ -261,9 +261,10 @@ void KernelGenerator::emitBody() {
                                : Value(b.create<NVVM::ClusterId>(b.i32()));
   b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
     for (int64_t s = 0; s < p.stages; ++s) {
-      // The producer's expect_tx arrival, and with block scales in the
-      // stages the arrival of its cp.async of B's scales (.noinc).
-      b.mbarrierInit(fullBarrier(b.c32(s)), p.stageScales ? 2 : 1);
+      // The loads' arrivals, which depend on where the scales live
+      // (ggk-place-scales).
+      b.create<ggk::InitFullBarrierOp>(fullBarrier(b.c32(s)),
+                                       op.getKernelPlanAttr());
       // The releases' arrivals, which depend on the cluster
       // (ggk-multicast).
       b.create<ggk::InitEmptyBarrierOp>(emptyBarrier(b.c32(s)),

@@ -134,6 +134,15 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
   op.erase();
 }
 
+/// The producer's expect_tx, and where the stages carry the scales the
+/// arrival of B's cp.async (.noinc).
+void lowerInit(ggk::InitFullBarrierOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
+  b.mbarrierInit(op.getBarrier(), stages ? 2 : 1);
+  op.erase();
+}
+
 struct PlaceScalesPass : public ggc::impl::PlaceScalesBase<PlaceScalesPass> {
   void runOnOperation() override {
     SmallVector<ggk::StageBlockScalesOp> stageOps;
@@ -143,6 +152,8 @@ struct PlaceScalesPass : public ggc::impl::PlaceScalesBase<PlaceScalesPass> {
         stageOps.push_back(stage);
       else if (auto read = dyn_cast<ggk::ReadBlockScalesOp>(op))
         readOps.push_back(read);
+      else if (auto init = dyn_cast<ggk::InitFullBarrierOp>(op))
+        lowerInit(init);
     });
     for (ggk::StageBlockScalesOp op : stageOps)
       if (failed(lowerStageScales(op)))

@@ -53,16 +53,17 @@ void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
 }
 
 /// The CTA must not end while its last TMA stores are in flight: the
-/// consumers' role ends with a drain.
+/// consumers' role (where the tile stands in a ggk.warp_specialize) ends
+/// with one drain.
 void drainAtTheConsumersEnd(ggk::StoreTileOp tile) {
   auto roles = tile->getParentOfType<ggk::WarpSpecializeOp>();
   if (!roles)
     return;
-  Operation *end = roles.getConsumers().front().getTerminator();
-  if (isa_and_nonnull<ggk::DrainTileStoresOp>(end->getPrevNode()))
+  Block &consumers = roles.getConsumers().front();
+  if (llvm::any_of(consumers, llvm::IsaPred<ggk::DrainTileStoresOp>))
     return;
-  OpBuilder(end).create<ggk::DrainTileStoresOp>(tile.getLoc(),
-                                                tile.getIssuer());
+  OpBuilder(consumers.getTerminator())
+      .create<ggk::DrainTileStoresOp>(tile.getLoc(), tile.getIssuer());
 }
 
 void lower(ggk::StoreTileOp tile) {

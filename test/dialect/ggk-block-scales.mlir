@@ -1,12 +1,13 @@
 // RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 
-// ggk.stage_block_scales and ggk.read_block_scales print as they parse; the
-// producer's op takes A's scales' tensor map only where the plan puts the
-// scales in the stages.
+// ggk.stage_block_scales, ggk.read_block_scales and ggk.init_full_barrier
+// print as they parse; the producer's op takes A's scales' tensor map only
+// where the plan puts the scales in the stages.
 // CHECK-LABEL: llvm.func @scales
 // CHECK: ggk.stage_block_scales %{{.*}}, %{{.*}} stage(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] from(%{{.*}}) map(%{{.*}}) attributes {a_group, b_blocks = 1 : i64, b_k_major, block_n = 128 : i64, k = 7168 : i64, n = 4096 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>, window_bytes = 528 : i64, window_stride = 640 : i64}
 // CHECK: ggk.stage_block_scales %{{.*}}, %{{.*}} stage(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] from(%{{.*}}) attributes {b_blocks = 2
 // CHECK: ggk.read_block_scales %{{.*}} block(%{{.*}}) stage(%{{.*}}) rows(%{{.*}}, %{{.*}}) lane(%{{.*}}) attributes {a_rows = 0 : i64, b_blocks = 1 : i64, {{.*}}} : f32, f32, f32
+// CHECK: ggk.init_full_barrier %{{.*}} attributes {plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>}
 llvm.func @scales(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32, %k: i32,
     %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>, %map: !llvm.ptr,
     %lane: i32) {
@@ -28,6 +29,9 @@ llvm.func @scales(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32, %k: i32,
                              registers = [24, 240], staging = swizzled>,
       b_blocks = 1, a_rows = 0, slot_words = 0, slot_warps = 8,
       window_stride = 640} : f32, f32, f32
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>}
   llvm.return
 }
 

@@ -60,6 +60,193 @@ llvm.func @reads_the_body(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 
 // -----
 
+// A tile has one pipelined K loop and one end.
+llvm.func @store(i32, !llvm.struct<(f32, f32)>)
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                          %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{has 1 pipelined promotion loops and 2 tile epilogues; a deferred epilogue needs one of each per tile}}
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32):
+          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %p : !llvm.struct<(f32, f32)>
+        } read_scales {
+        ^bb0(%k: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
+          ggk.yield %a : !llvm.struct<(f32, f32)>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      ggk.yield %zero, %count : !llvm.struct<(f32, f32)>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+      llvm.call @store(%mb, %a) : (i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+      llvm.call @store(%mb, %a) : (i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// The carried accumulator starts as zeros of f32.
+llvm.func @store(i32, !llvm.struct<(f32, f32)>)
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @f32_accumulator(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                          %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32):
+          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %p : !llvm.struct<(f32, f32)>
+        } read_scales {
+        ^bb0(%k: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
+          ggk.yield %a : !llvm.struct<(f32, f32)>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      ggk.yield %zero, %count : !llvm.struct<(f32, f32)>, i32
+    }
+    // expected-error @+1 {{carries its accumulator to the next tile, which starts as zeros: it must be an !llvm.struct of f32, got 'i32'}}
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%k_end : i32) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: i32):
+      llvm.call @store(%mb, %zero) : (i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// The previous tile's epilogue goes into the loop's overlap step or the
+// idle path: one of them runs in every tile only where the loop stands
+// directly in the work region.
+llvm.func @store(i32, !llvm.struct<(f32, f32)>)
+llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @nested_loop(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                          %zero: !llvm.struct<(f32, f32)>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !llvm.struct<(f32, f32)>, i32 {
+      %r:2 = scf.execute_region -> (!llvm.struct<(f32, f32)>, i32) {
+      // expected-error @+1 {{must stand in the work region of a ggk.warpgroup_tile of its tile's body to take the previous tile's epilogue}}
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32):
+          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
+          ggk.yield %p : !llvm.struct<(f32, f32)>
+        } read_scales {
+        ^bb0(%k: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
+          ggk.yield %a : !llvm.struct<(f32, f32)>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      scf.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+      }
+      ggk.yield %r#0, %r#1 : !llvm.struct<(f32, f32)>, i32
+    } idle {
+      ggk.yield %zero, %count : !llvm.struct<(f32, f32)>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+      llvm.call @store(%mb, %a) : (i32, !llvm.struct<(f32, f32)>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
 // An epilogue ends a tile of a ggk.foreach_tile.
 llvm.func @no_loop(%f: i32, %acc: f32) {
   // expected-error @+1 {{must stand in a ggk.foreach_tile's body: it ends one of its tiles}}

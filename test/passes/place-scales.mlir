@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -ggk-place-scales -canonicalize | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -ggk-place-scales -canonicalize | FileCheck %s --implicit-check-not=ggk.stage_block_scales --implicit-check-not=ggk.read_block_scales --implicit-check-not=ggk.init_full_barrier
 
 // Before: a masked f8 kernel's producer states K block %k's block scales
 // (1x128 of A, M-major; 128x128 of B, K-major) beside the stage's A tile,
@@ -31,8 +31,6 @@
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
 // CHECK: ggk.shared_address %[[SMEM]] "stage_b_scales"[%[[S]] : i32]
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
-// CHECK-NOT: ggk.stage_block_scales
-// CHECK-NOT: ggk.read_block_scales
 llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
     %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
     %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32,
@@ -76,7 +74,6 @@ llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 // CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 0 : i64, stride = 4 : i64}
 // CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 32 : i64, stride = 4 : i64}
 // CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 64 : i64, stride = 4 : i64}
-// CHECK-NOT: ggk.stage_block_scales
 llvm.func @slots(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
     %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
     %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32,
@@ -120,4 +117,58 @@ llvm.func @none(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
   %ab = arith.mulf %a0, %a1 : f32
   %f = arith.mulf %ab, %b0 : f32
   llvm.return %f : f32
+}
+
+// -----
+
+// Before: a stage whose 256-column tile takes two of B's 128x128 block
+// scales, stored N-major ([G, ceil(K/128), ceil(N/128)]: no b_k_major),
+// and a contiguous A whose scale map has no group coordinate (no a_group);
+// the stage's full barrier is initialised beside them. After: two cp.async
+// at index (g * 56 + k) * 32 + n block (+ 1, clamped to 31), one arrival;
+// a 2-D box for A's window; the barrier counts two arrivals (the
+// producer's and the cp.async's).
+// CHECK-LABEL: llvm.func @two_blocks
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: i32, %[[K:[^:]*]]: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[G:[^:]*]]: i32,
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK: %[[K64:.*]] = arith.extsi %[[K]] : i32 to i64
+// CHECK: %[[G64:.*]] = arith.extsi %[[G]] : i32 to i64
+// CHECK: %[[GK:.*]] = arith.muli %[[G64]], %c56_i64
+// CHECK: %[[GKB:.*]] = arith.addi %[[GK]], %[[K64]]
+// CHECK: arith.muli %[[GKB]], %c32_i64
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: arith.addi %{{.*}}, %c1_i32
+// CHECK: nvvm.cp.async.shared.global
+// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 33296 : i64
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] {isCTAOnly = true}
+llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32) {
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = swizzled>}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%amap) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = swizzled>,
+      b_blocks = 2, block_n = 256, n = 4096, k = 7168,
+      window_bytes = 528, window_stride = 640}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 32768,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}
+
+// -----
+
+// Before: a full barrier where the plan puts the scales in the slots.
+// After: one arrival, the producer's.
+// CHECK-LABEL: llvm.func @slot_barrier
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+llvm.func @slot_barrier(%full: !llvm.ptr<3>) {
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = slots,
+                             registers = [40, 232], staging = swizzled>}
+  llvm.return
 }

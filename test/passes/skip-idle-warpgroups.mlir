@@ -57,7 +57,8 @@ llvm.func @compute(%first: i32, %rows: i32, %acc: f32, %counter: i32) -> f32 {
 
 // -----
 
-// Before: `works` given (the pipelined consumer's "the tile has K blocks").
+// Before: `works` given ("the tile has K blocks", which ggk-defer-epilogue
+// sets beside a pipelined promotion loop).
 // After: with skip, the branch on `works` and-ed with the row test; with
 // compute, on `works` alone.
 // CHECK-LABEL: llvm.func @works_and_skip

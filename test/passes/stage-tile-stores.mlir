@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -ggk-stage-tile-stores | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -ggk-stage-tile-stores | FileCheck %s --implicit-check-not=ggk.store_tile --implicit-check-not=ggk.store_pair
 
 // Before: a tile's outputs with gg-tma-store-pool's pool (boxes of 2 and 1
 // rows of a 2x128 tile, swizzled chunks of 64 columns). After: the staged
@@ -67,8 +67,22 @@ llvm.func @per_thread(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 // `out_nm`, M = 512). After: the pair's two columns are two scalars, each
 // in row (group * N + column) of the transposed output, M apart.
 // CHECK-LABEL: llvm.func @transposed
+// CHECK-SAME: %[[GROUP:[^:]*]]: i32, %[[PAIR:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[OUT_COL:[^:]*]]: i32,
 // CHECK: scf.if
-// CHECK-COUNT-2: llvm.extractelement
+// CHECK: %[[G64:.*]] = arith.extsi %[[GROUP]] : i32 to i64
+// CHECK: %[[BASE:.*]] = arith.muli %[[G64]], %c512_i64
+// CHECK: %[[ROW:.*]] = arith.subi %[[OUT_ROW]], %[[BASE]] : i64
+// CHECK: %[[COL0:.*]] = arith.extsi %{{.*}} : i32 to i64
+// CHECK: %[[GN:.*]] = arith.muli %{{.*}}, %c4096_i64
+// CHECK: %[[TROW:.*]] = arith.addi %[[GN]], %[[COL0]] : i64
+// CHECK: %[[AT:.*]] = arith.muli %[[TROW]], %c512_i64
+// CHECK: %[[ELEM:.*]] = arith.addi %[[AT]], %[[ROW]] : i64
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ELEM]], %c2_i64
+// CHECK: %[[X0:.*]] = llvm.extractelement %[[PAIR]]
+// CHECK: %[[A0:.*]] = llvm.getelementptr %{{.*}}[%[[BYTES]]]
+// CHECK: llvm.store %[[X0]], %[[A0]] : bf16
+// CHECK: llvm.extractelement %[[PAIR]]
+// CHECK: llvm.store %{{.*}} : bf16
 // CHECK-NOT: llvm.store %{{.*}} : vector<2xbf16>
 llvm.func @transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
                       %row_start: i32, %n_block: i32, %group: i32,
@@ -80,6 +94,47 @@ llvm.func @transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
       n = 4096, m = 512, out_type = bf16, out_nm, issuer = 128, threads = 256} {
     ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
         valid(%row_ok, %col_ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+// Before: two tiles' pooled stores inside the consumers' role of a
+// ggk.warp_specialize. After: the role ends with one drain of the TMA
+// stores in flight, however many tiles store through the pool.
+// CHECK-LABEL: llvm.func @drain
+// CHECK: ggk.warp_specialize
+// CHECK: consumers {
+// CHECK-COUNT-2: ggk.store_staged_tile
+// CHECK: ggk.drain_tile_stores attributes {issuer = 128 : i64}
+// CHECK-NEXT: ggk.yield
+// CHECK-NOT: ggk.drain_tile_stores
+llvm.func @drain(%tid: i32, %leader: i1, %smem: !llvm.ptr<3>,
+                 %out: !llvm.ptr<1>, %i: i32, %m2: !llvm.ptr, %m1: !llvm.ptr,
+                 %pair: vector<2xbf16>, %r: i64, %ok: i1) {
+  ggk.warp_specialize %tid, %leader attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = none,
+                             registers = [40, 232], staging = swizzled>}
+  producer {
+    ggk.yield
+  } consumers {
+  ^bb0(%consumer: i32):
+    ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
+        attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
+        chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+        group_maps, issuer = 128, threads = 128} {
+      ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+      ggk.yield
+    }
+    ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
+        attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
+        chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+        group_maps, issuer = 128, threads = 128} {
+      ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+      ggk.yield
+    }
     ggk.yield
   }
   llvm.return

@@ -53,16 +53,22 @@ def test_a_plan_that_says_slots_gets_slot_copies(promotion, registers):
     assert a_scale_maps(out) == []
 
 
-@pytest.mark.parametrize("scales", ["stages", "slots"])
-def test_the_kernel_stage_states_the_scales_and_the_nvvm_stage_has_placed_them(scales):
+@pytest.mark.parametrize("scales, arrivals", [("stages", 2), ("slots", 1)])
+def test_the_kernel_stage_states_the_scales_and_the_nvvm_stage_has_placed_them(scales,
+                                                                             arrivals):
     out = compile_masked(kernel_plan=plan("pipelined", scales, "[24, 240]"), emit="nvvm")
-    kernel = out.asm["ggk"]
-    # The generator states the same ops whatever the plan says.
-    assert "ggk.stage_block_scales" in kernel
-    assert "ggk.read_block_scales" in kernel
-    assert f"scales = {scales}" in kernel
-    assert "ggk.stage_block_scales" not in out.asm["nvvm"]
-    assert "ggk.read_block_scales" not in out.asm["nvvm"]
+    kernel, nvvm = out.asm["ggk"], out.asm["nvvm"]
+    # The generator states the same ops whatever the plan says; they carry
+    # the plan that ggk-place-scales reads.
+    for name in ("stage_block_scales", "read_block_scales", "init_full_barrier"):
+        ops = re.findall(rf"ggk\.{name} [^\n]*", kernel)
+        assert ops and all(f"scales = {scales}" in op for op in ops), name
+        assert f"ggk.{name}" not in nvvm
+    # A stage's full barrier counts the producer's arrival, and the
+    # cp.async's where the stages carry B's scales (the empty barriers
+    # count the consumers' 256 threads).
+    counts = set(re.findall(r"nvvm\.mbarrier\.init %\w+, %c(\d+)_i32", nvvm))
+    assert counts == {str(arrivals), "256"}
 
 
 def test_stages_are_rejected_where_the_scales_cannot_ride_them():

@@ -237,6 +237,8 @@ def PlaceScales : Pass<"ggk-place-scales", "::mlir::ModuleOp"> {
       `bar.warp.sync` and loads from their warp's `scale_slots` (which the
       generator's copies fill a block ahead);
     - `none`: the scales are the constant 1.0.
+    It also lowers `ggk.init_full_barrier` (a stage's full barrier counts
+    the producer's arrival and, with `stages`, the cp.async's).
     Runs before `ggk-allocate-shared-memory` (it makes `ggk.shared_address`
     ops) and `ggk-split-partial-loads` (it finds the stage's
     `ggk.load_tile_rows`).
@@ -416,9 +418,9 @@ def StageTileStores : Pass<"ggk-stage-tile-stores", "::mlir::ModuleOp"> {
     Makes, with a pool: `ggk.await_staged_tile` on the `staged_output`
     buffer where the tile starts, a `ggk.stage_output` per pair, a
     `ggk.store_staged_tile` of the group's rows with the pool's maps where
-    it ends (all lowered by `ggk-lower-store-pool`), and a
-    `ggk.drain_tile_stores` at the end of the enclosing
-    `ggk.warp_specialize`'s consumers. Without: each pair valid in its row
+    it ends (all lowered by `ggk-lower-store-pool`), and, where it stands
+    in a `ggk.warp_specialize`, one `ggk.drain_tile_stores` at the end of
+    its consumers. Without: each pair valid in its row
     and columns stored by its thread to `out` (`llvm.store` in an
     `scf.if`; two scalars of the transposed output with `out_nm`). Runs
     before `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).

@@ -131,3 +131,25 @@ def GGK_ReadBlockScalesOp : GGK_Op<"read_block_scales"> {
     `:` type($scales)
   }];
 }
+
+def GGK_InitFullBarrierOp : GGK_Op<"init_full_barrier"> {
+  let summary = "initialise a stage's full barrier for the arrivals its loads make, which depend on where the scales live";
+  let description = [{
+    The count of a ring stage's full barrier at `barrier`: the producer's
+    `arrive.expect_tx` that arms it, and, where `plan` (the op's
+    `#gg.kernel_plan`) puts the block scales in the stages, the
+    `cp.async.mbarrier.arrive.noinc` of B's block scales
+    (`ggk.stage_block_scales`). `ggk-place-scales` lowers it, beside the
+    copies whose arrival it counts.
+
+    Example:
+    ```mlir
+    ggk.init_full_barrier %full attributes {
+        plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                               registers = [24, 240], staging = swizzled>}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
+                       GG_KernelPlanAttr:$plan);
+  let assemblyFormat = "$barrier attr-dict-with-keyword";
+}

@@ -22,8 +22,9 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
       `rows_valid` rows from `row_start` and N block `n_block` (`group` is
       the maps' outermost coordinate with `group_maps`) through `pool_maps`
       at its end, `issuer` the thread that issues the TMA stores and
-      `threads` the consumers' count; the enclosing
-      `ggk.warp_specialize`'s consumers end with `ggk.drain_tile_stores`;
+      `threads` the consumers' count; where the op stands in a
+      `ggk.warp_specialize`, its consumers end with one
+      `ggk.drain_tile_stores`;
     - without: each pair valid in its row and column goes to `out`
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.

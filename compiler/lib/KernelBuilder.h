@@ -21,6 +21,11 @@
 //   accumulation starts each block's partial with scale-d = 0 instead.
 // - nvgpu.device_async_copy copies between memrefs; the scale slots'
 //   copies are per-lane addresses into the dynamic buffer.
+// Nor workgroup memrefs and subviews for the buffers: every buffer is an
+// offset into the one dynamic allocation that ggk-allocate-shared-memory
+// lays out (`ggk.shared_address`), and the TMA, wgmma-descriptor and
+// mbarrier ops all take its raw address; memref descriptors would only be
+// built to be taken apart again.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_KERNELBUILDER_H

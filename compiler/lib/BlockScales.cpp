@@ -1,8 +1,9 @@
 //===- BlockScales.cpp - scales that change along K -----------------------===//
 //
-// Where a K block's scales live (1x128 and 128x128 blocks, MX words),
-// how they reach the consumers (scale slots, the stages, per-column
-// buffers), and the promotion that applies them to a K block's product.
+// Where a K block's scales are in global memory (1x128 and 128x128
+// blocks, MX words), the slots' and per-column buffers' copies, the
+// stated reads (ggk.read_block_scales, placed by ggk-place-scales) and
+// the promotion that applies them to a K block's product.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"

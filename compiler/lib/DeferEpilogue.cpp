@@ -11,11 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
 #include "mlir/IR/Dominance.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_DEFEREPILOGUE
@@ -30,12 +30,9 @@ namespace {
 /// A copy of `end`'s body at `b`'s insertion point, on `fields` and `acc`.
 void emitEpilogue(ggk::TileEpilogueOp end, ValueRange fields, Value acc,
                   OpBuilder &b) {
-  Block &body = end.getBody().front();
-  IRMapping mapping;
-  mapping.map(body.getArguments().drop_back(), fields);
-  mapping.map(body.getArguments().back(), acc);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
+  SmallVector<Value> args(fields);
+  args.push_back(acc);
+  ggc::cloneBody(end.getBody(), args, b);
 }
 
 /// The epilogue of the tile a loop carries, when `pending` holds.

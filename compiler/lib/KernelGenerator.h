@@ -89,8 +89,8 @@ struct KernelPlan {
   /// Scale words each consumer warp stages per K block.
   ggc::ScaleSlots scaleSlots;
   /// The stages carry the block scales (the kernel plan's `scales`): the
-  /// kernel takes A's scales' tensor map, and its full barriers count the
-  /// arrival of B's cp.async. The rest is ggk-place-scales'.
+  /// launch contract takes A's scales' tensor map. The rest is
+  /// ggk-place-scales'.
   bool stageScales = false;
   /// The op's block scales can ride the stages (ggc::canStageBlockScales):
   /// the producer states them (ggk.stage_block_scales) for the plan to

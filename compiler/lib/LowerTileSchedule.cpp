@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -174,18 +175,9 @@ Tile ScheduleLowering::tileAt(Value group, Value localTile) {
 
 SmallVector<Value> ScheduleLowering::inlineBody(const Tile &tile,
                                                 ValueRange state) {
-  Block *body = op.getBodyBlock();
   SmallVector<Value> arguments = tile.values();
   llvm::append_range(arguments, state);
-  auto yield = cast<ggk::YieldOp>(body->getTerminator());
-  for (auto [argument, value] : llvm::zip(body->getArguments(), arguments))
-    argument.replaceAllUsesWith(value);
-  // After the replacement: the body may yield its arguments themselves.
-  SmallVector<Value> yielded(yield.getValues());
-  yield.erase();
-  b.getInsertionBlock()->getOperations().splice(
-      b.getInsertionPoint(), body->getOperations());
-  return yielded;
+  return ggc::moveBody(op.getBody(), arguments, b);
 }
 
 /// padded_contiguous: tiles cover A's rows directly; a tile belongs to the

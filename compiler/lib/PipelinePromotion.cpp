@@ -12,10 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
-#include "mlir/IR/IRMapping.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_PIPELINEPROMOTION
@@ -26,20 +26,6 @@ using namespace mlir;
 using ggc::KernelBuilder;
 
 namespace {
-
-/// Emits a copy of `region`'s ops with its block arguments bound to `args`
-/// and returns the values it yields.
-SmallVector<Value> emitStep(Region &region, ValueRange args, KernelBuilder &b) {
-  Block &block = region.front();
-  IRMapping mapping;
-  mapping.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    b.clone(op, mapping);
-  SmallVector<Value> yields;
-  for (Value v : cast<ggk::YieldOp>(block.getTerminator()).getValues())
-    yields.push_back(mapping.lookupOrDefault(v));
-  return yields;
-}
 
 class Lowering {
 public:
@@ -54,19 +40,19 @@ private:
   std::pair<Value, Value> ringSlot(Value it) {
     return b.ringSlot(it, op.getStages());
   }
-  void prefetch(Value k) { emitStep(op.getPrefetch(), {k}, b); }
+  void prefetch(Value k) { ggc::cloneBody(op.getPrefetch(), {k}, b); }
   Value issue(Value k, Value stage, Value phase) {
-    return emitStep(op.getIssue(), {k, stage, phase}, b)[0];
+    return ggc::cloneBody(op.getIssue(), {k, stage, phase}, b)[0];
   }
   SmallVector<Value> readScales(Value k, Value stage) {
-    return emitStep(op.getReadScales(), {k, stage}, b);
+    return ggc::cloneBody(op.getReadScales(), {k, stage}, b);
   }
   Value promote(Value acc, Value partial, Value k, ValueRange blockScales) {
     SmallVector<Value> args = {acc, partial, k};
     args.append(blockScales.begin(), blockScales.end());
-    return emitStep(op.getPromote(), args, b)[0];
+    return ggc::cloneBody(op.getPromote(), args, b)[0];
   }
-  void release(Value stage) { emitStep(op.getRelease(), {stage}, b); }
+  void release(Value stage) { ggc::cloneBody(op.getRelease(), {stage}, b); }
   void finish(ValueRange results) {
     op.replaceAllUsesWith(results);
     op.erase();
@@ -81,7 +67,7 @@ private:
 void Lowering::serial() {
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.c32(0));
-  emitStep(op.getStart(), {}, b);
+  ggc::cloneBody(op.getStart(), {}, b);
   auto loop = b.create<scf::ForOp>(
       b.c32(0), op.getNumKBlocks(), b.c32(1),
       ValueRange{op.getAcc(), op.getCounter()},
@@ -140,9 +126,9 @@ void Lowering::pipelined() {
     prefetch(b.c32(0));
     prefetch(one);
   }
-  emitStep(op.getStart(), {}, b);
+  ggc::cloneBody(op.getStart(), {}, b);
   SmallVector<Value> first = issueBlock(b.c32(0), counter);
-  emitStep(op.getOverlap(), {}, b);
+  ggc::cloneBody(op.getOverlap(), {}, b);
   awaitBlocks(0, counter);
   // The main accumulator starts as `acc`; block 0's product is promoted
   // into it in the first pair (or after the loop when it is the only one).

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -34,12 +35,8 @@ void yieldToScf(Region &region) {
 /// Moves the work region's ops in front of `op` and gives its results the
 /// values the region yields.
 void inlineWork(ggk::WarpgroupTileOp op) {
-  Block &work = op.getWork().front();
-  auto yield = cast<ggk::YieldOp>(work.getTerminator());
-  op.replaceAllUsesWith(yield.getValues());
-  yield.erase();
-  op->getBlock()->getOperations().splice(Block::iterator(op),
-                                         work.getOperations());
+  OpBuilder b(op);
+  op.replaceAllUsesWith(ggc::moveBody(op.getWork(), {}, b));
   op.erase();
 }
 

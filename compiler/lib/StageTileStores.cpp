@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -82,10 +83,7 @@ void lower(ggk::StoreTileOp tile) {
   }
   SmallVector<ggk::StorePairOp> pairs;
   tile.getBody().walk([&](ggk::StorePairOp pair) { pairs.push_back(pair); });
-  Block &body = tile.getBody().front();
-  tile->getBlock()->getOperations().splice(tile->getIterator(),
-                                           body.getOperations(), body.begin(),
-                                           std::prev(body.end()));
+  ggc::moveBody(tile.getBody(), {}, b);
   for (ggk::StorePairOp pair : pairs) {
     b.setInsertionPoint(pair);
     if (pooled)

@@ -7,10 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
-
-#include "mlir/IR/IRMapping.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_WARPSPECIALIZE
@@ -21,17 +20,6 @@ using namespace mlir;
 using ggc::KernelBuilder;
 
 namespace {
-
-/// Moves the ops of `region`'s block, but its terminator, to `b`'s
-/// insertion point, its arguments replaced by `args`.
-void inlineRegion(Region &region, ValueRange args, KernelBuilder &b) {
-  Block &block = region.front();
-  for (auto [arg, value] : llvm::zip_equal(block.getArguments(), args))
-    arg.replaceAllUsesWith(value);
-  Block *into = b.getInsertionBlock();
-  into->getOperations().splice(b.getInsertionPoint(), block.getOperations(),
-                               block.begin(), std::prev(block.end()));
-}
 
 void lower(ggk::WarpSpecializeOp op) {
   KernelBuilder b(op.getLoc(), op);
@@ -45,7 +33,7 @@ void lower(ggk::WarpSpecializeOp op) {
         b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
           auto yield = b.create<scf::YieldOp>();
           b.setInsertionPoint(yield);
-          inlineRegion(op.getProducer(), {}, b);
+          ggc::moveBody(op.getProducer(), {}, b);
         });
         b.create<scf::YieldOp>();
       },
@@ -58,7 +46,7 @@ void lower(ggk::WarpSpecializeOp op) {
         Value consumer = b.warpUniform(b.sub(warpgroup, b.c32(1)));
         auto yield = b.create<scf::YieldOp>();
         b.setInsertionPoint(yield);
-        inlineRegion(op.getConsumers(), {consumer}, b);
+        ggc::moveBody(op.getConsumers(), {consumer}, b);
       });
   op.erase();
 }

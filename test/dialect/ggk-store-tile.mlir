@@ -125,3 +125,30 @@ llvm.func @pair_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
   }
   llvm.return
 }
+
+// -----
+
+llvm.func @region_arguments(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{region must take no arguments, got 1}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+  ^bb0(%x: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @tile_shape(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{tile_shape must be [rows, columns], both positive, got 1 sizes}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}

@@ -10,6 +10,9 @@
   the routing weight applied in the down projection's epilogue, combined in
   a fixed order.
 - `MoE`: the whole layer as an nn.Module.
+- `expert_parallel_moe`, `ExpertParallelMoE`, `ExpertPlacement`: the experts
+  spread over the ranks of a torch.distributed group (NCCL or gloo),
+  tokens dispatched to them and combined back (docs/expert-parallel.md).
 - `graphs`: decode-sized eager calls replayed from cached CUDA graphs.
 - `quantize_weights`, `quantize_rows`: FP8 block quantisation.
 
@@ -17,12 +20,16 @@ Needs torch. docs/moe.md has the details.
 """
 
 from . import graphs
+from .dispatch import ExpertParallelError
+from .expert_parallel import expert_parallel_moe
 from .layer import activate, fused_moe, routing_weights
-from .module import MoE
+from .module import ExpertParallelMoE, MoE
 from .permute import Permutation, combine_rows, gather_rows, permute
+from .placement import ExpertPlacement
 from .quant import dequantize_weights, quantize_rows, quantize_weights
 from .routing import route
 
-__all__ = ["MoE", "graphs", "Permutation", "activate", "combine_rows", "dequantize_weights",
+__all__ = ["ExpertParallelError", "ExpertParallelMoE", "ExpertPlacement", "MoE",
+           "expert_parallel_moe", "graphs", "Permutation", "activate", "combine_rows", "dequantize_weights",
            "fused_moe", "gather_rows", "permute", "quantize_rows", "quantize_weights",
            "route", "routing_weights"]

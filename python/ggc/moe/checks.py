@@ -32,7 +32,7 @@ def _tensor(name: str, value, rank: int, what: str) -> torch.Tensor:
 
 
 def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                    w2_scale) -> Problem:
+                    w2_scale, x_scale=None) -> Problem:
     """The call's sizes, or the first problem with its arguments."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
@@ -52,11 +52,12 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
     if tuple(topk_weights.shape) != tuple(topk_ids.shape):
         raise ValueError(f"topk_weights must have topk_ids' shape {list(topk_ids.shape)}, "
                          f"got {list(topk_weights.shape)}")
-    _check_dtypes(x, w13, w2, topk_weights, topk_ids)
+    _check_dtypes(x, w13, w2, topk_weights, topk_ids, x_scale)
     fp8 = w13.dtype == FP8
     _check_scales(fp8, w13, w2, w13_scale, w2_scale)
+    _check_x_scale(x, x_scale)
     _check_devices(x=x, w13=w13, w2=w2, topk_weights=topk_weights, topk_ids=topk_ids,
-                   w13_scale=w13_scale, w2_scale=w2_scale)
+                   w13_scale=w13_scale, w2_scale=w2_scale, x_scale=x_scale)
     for name, t in (("w13", w13), ("w2", w2)):
         if not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous (a copy per call would cost a pass "
@@ -75,7 +76,7 @@ _MAX_CHECKED = 256
 
 
 def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                         w2_scale) -> Tuple[Problem, Optional[tuple]]:
+                         w2_scale, x_scale=None) -> Tuple[Problem, Optional[tuple]]:
     """check_fused_moe, run once per call signature (each tensor's type,
     dtype, shape, strides and device, and the activation): every check but
     the device rule reads those alone, so a signature that passed once
@@ -84,17 +85,17 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
     Returns the sizes and the signature (None while tracing)."""
     if torch.compiler.is_compiling():
         return check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                               w2_scale), None
+                               w2_scale, x_scale), None
     try:
         key = (activation, _signature(x), _signature(w13), _signature(w2),
                _signature(topk_weights), _signature(topk_ids), _signature(w13_scale),
-               _signature(w2_scale))
+               _signature(w2_scale), _signature(x_scale))
         problem = _CHECKED.get(key)
     except (AttributeError, TypeError):  # not a tensor, an unhashable activation
         key = problem = None
     if problem is None:
         problem = check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
-                                  w13_scale, w2_scale)
+                                  w13_scale, w2_scale, x_scale)
         if key is not None:
             if len(_CHECKED) >= _MAX_CHECKED:
                 _CHECKED.clear()
@@ -131,10 +132,14 @@ def _check_weight_shapes(x, w13, w2, activation) -> int:
     return intermediate
 
 
-def _check_dtypes(x, w13, w2, topk_weights, topk_ids) -> None:
-    if x.dtype != torch.bfloat16:
-        raise TypeError(f"x must be bfloat16 (FP8 layers quantise it themselves), got "
-                        f"{x.dtype}")
+def _check_dtypes(x, w13, w2, topk_weights, topk_ids, x_scale) -> None:
+    if x_scale is not None:
+        if x.dtype != FP8 or w13.dtype != FP8:
+            raise TypeError(f"x_scale is given, so x must be float8_e4m3fn (quantised 1x128) "
+                            f"for float8_e4m3fn weights; got x {x.dtype}, w13 {w13.dtype}")
+    elif x.dtype != torch.bfloat16:
+        raise TypeError(f"x must be bfloat16 (FP8 layers quantise it themselves, or take "
+                        f"x in float8_e4m3fn with its x_scale), got {x.dtype}")
     if w13.dtype not in (torch.bfloat16, FP8):
         raise TypeError(f"w13 must be bfloat16 or float8_e4m3fn, got {w13.dtype}")
     if w2.dtype != w13.dtype:
@@ -163,6 +168,17 @@ def _check_scales(fp8, w13, w2, w13_scale, w2_scale) -> None:
                              f"got {list(scale.shape)}")
         if scale.dtype != torch.float32:
             raise TypeError(f"{name} must be float32, got {scale.dtype}")
+
+
+def _check_x_scale(x, x_scale) -> None:
+    if x_scale is None:
+        return
+    want = [x.shape[0], -(-x.shape[1] // BLOCK)]
+    if not isinstance(x_scale, torch.Tensor) or list(x_scale.shape) != want:
+        raise ValueError(f"x_scale must be x's f32 1x128 block scales [T, ceil(H/128)] = "
+                         f"{want}, got {list(getattr(x_scale, 'shape', [])) or type(x_scale).__name__}")
+    if x_scale.dtype != torch.float32:
+        raise TypeError(f"x_scale must be float32, got {x_scale.dtype}")
 
 
 def _check_devices(**named) -> None:

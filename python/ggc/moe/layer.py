@@ -32,7 +32,7 @@ from .quant import as_row_view, mn_major, quantize_rows
 def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
               topk_weights: torch.Tensor, topk_ids: torch.Tensor,
               activation: str = "swiglu", *, w13_scale: Optional[torch.Tensor] = None,
-              w2_scale: Optional[torch.Tensor] = None,
+              w2_scale: Optional[torch.Tensor] = None, x_scale: Optional[torch.Tensor] = None,
               validate: Optional[bool] = None, graph: Optional[bool] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]).
 
@@ -40,7 +40,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     plain activation) and w2 [E, H, I], bf16, or float8_e4m3fn with f32
     128x128 block scales w13_scale [E, 2I/128, H/128] and w2_scale
     [E, H/128, I/128] (x and the activation are then quantised per 1x128
-    block); topk_weights and topk_ids [T, top_k]. `activation`: "swiglu"
+    block); topk_weights and topk_ids [T, top_k]. x may come quantised
+    already (FP8 weights only): e4m3 [T, H] with `x_scale` its f32 1x128
+    scales [T, H/128] (an expert-parallel dispatch's FP8 rows, say). `activation`: "swiglu"
     (silu(gate) * up), "geglu" (tanh-approximated gelu(gate) * up), "silu",
     "gelu", "relu". Returns [T, H] bf16.
 
@@ -57,7 +59,7 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     kernels, True at any size, False never. The same kernels, the same
     bits."""
     problem, signature = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids,
-                                                     activation, w13_scale, w2_scale)
+                                                     activation, w13_scale, w2_scale, x_scale)
     grad = torch.is_grad_enabled() and (x.requires_grad or topk_weights.requires_grad
                                         or w13.requires_grad or w2.requires_grad)
     if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
@@ -71,15 +73,17 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
         key = (signature, w13.data_ptr(), w2.data_ptr(),
                None if w13_scale is None else w13_scale.data_ptr(),
                None if w2_scale is None else w2_scale.data_ptr())
-        return graphs.replay(key, (x, topk_weights, topk_ids),
-                             lambda *inputs: _experts(problem, grad, *inputs, w13, w2,
-                                                      activation, w13_scale, w2_scale))
-    return _experts(problem, grad, x, topk_weights, topk_ids, w13, w2, activation,
+        inputs = (x, topk_weights, topk_ids) + (() if x_scale is None else (x_scale,))
+        return graphs.replay(key, inputs,
+                             lambda x, w, ids, scale=None: _experts(
+                                 problem, grad, x, w, ids, scale, w13, w2, activation,
+                                 w13_scale, w2_scale))
+    return _experts(problem, grad, x, topk_weights, topk_ids, x_scale, w13, w2, activation,
                     w13_scale, w2_scale)
 
 
-def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13, w2,
-             activation, w13_scale, w2_scale) -> torch.Tensor:
+def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_scale, w13,
+             w2, activation, w13_scale, w2_scale) -> torch.Tensor:
     """fused_moe's work once its arguments are checked."""
     top_k = problem.top_k
     sorted_routes = None
@@ -93,8 +97,8 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, w13
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
-        y = _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
-                         hint, fused=not grad)
+        y = _experts_fp8(x, x_scale, w13, w2, w13_scale, w2_scale, offsets, source, route,
+                         activation, hint, fused=not grad)
     elif grad:
         rows = _GatherRows.apply(x, source, position, top_k)
         h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
@@ -165,13 +169,14 @@ def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
     return activate(h, activation)
 
 
-def _experts_fp8(x, w13, w2, w13_scale, w2_scale, offsets, source, route, activation,
-                 hint, fused):
+def _experts_fp8(x, x_scale, w13, w2, w13_scale, w2_scale, offsets, source, route,
+                 activation, hint, fused):
     """The sorted rows' expert outputs in FP8: x is quantised once per token
-    (not per route) and its rows and scales gathered; the activation is
-    quantised again before the down projection."""
+    (not per route; unless it comes quantised with x_scale) and its rows
+    and scales gathered; the activation is quantised again before the down
+    projection."""
     m = source.shape[0]
-    q, scale = quantize_rows(x, "x")
+    q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
     rows = q.index_select(0, source)
     rows_scale = mn_major(scale, source)
     h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),

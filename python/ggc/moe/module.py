@@ -32,16 +32,8 @@ class MoE(nn.Module):
                  topk_group: Optional[int] = None, correction_bias: bool = False,
                  scaling_factor: float = 1.0, device=None, dtype=torch.bfloat16):
         super().__init__()
-        for name, value in (("hidden_size", hidden_size),
-                            ("intermediate_size", intermediate_size),
-                            ("num_experts", num_experts), ("top_k", top_k)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        if dtype != torch.bfloat16:
-            raise TypeError(f"dtype must be torch.bfloat16 (quantize_fp8() makes FP8 "
-                            f"weights), got {dtype}")
+        _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
+                          dtype)
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
@@ -101,7 +93,157 @@ class MoE(nn.Module):
         return out.view(x.shape)
 
     def extra_repr(self) -> str:
-        fp8 = ", fp8" if self.w13_scale is not None else ""
-        return (f"hidden_size={self.hidden_size}, intermediate_size={self.intermediate_size}, "
-                f"num_experts={self.num_experts}, top_k={self.top_k}, "
-                f"activation={self.activation!r}{fp8}")
+        return _layer_repr(self)
+
+
+def _layer_repr(layer) -> str:
+    fp8 = ", fp8" if layer.w13_scale is not None else ""
+    return (f"hidden_size={layer.hidden_size}, intermediate_size={layer.intermediate_size}, "
+            f"num_experts={layer.num_experts}, top_k={layer.top_k}, "
+            f"activation={layer.activation!r}{fp8}")
+
+
+def _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
+                      dtype) -> None:
+    for name, value in (("hidden_size", hidden_size),
+                        ("intermediate_size", intermediate_size),
+                        ("num_experts", num_experts), ("top_k", top_k)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if dtype != torch.bfloat16:
+        raise TypeError(f"dtype must be torch.bfloat16 (quantize_fp8() makes FP8 "
+                        f"weights), got {dtype}")
+
+
+class ExpertParallelMoE(nn.Module):
+    """MoE with its experts spread over the ranks of a torch.distributed
+    group (ggc.moe.expert_parallel_moe; docs/expert-parallel.md).
+
+    Every rank builds it with the same arguments. The router (`gate`, and
+    the correction bias) is replicated: each rank routes its own tokens,
+    and training must keep the copies equal (DDP over the router, or an
+    all-reduce of its gradients). `w13` [E_local, 2I, H] and `w2`
+    [E_local, H, I] hold this rank's experts, `local_experts` their global
+    ids (`placement`: default contiguous blocks, the first E % W ranks one
+    more; or the rank of each expert, or each rank's list). `wire` and
+    `chunks` as expert_parallel_moe takes them. `from_moe(layer, ...)`
+    takes a single-GPU MoE's router and this rank's share of its experts.
+    The arguments are checked on every rank together, so a bad one is an
+    error on every rank."""
+
+    def __init__(self, hidden_size: int, intermediate_size: int, num_experts: int,
+                 top_k: int, *, group=None, placement=None, activation: str = "swiglu",
+                 scoring: str = "softmax", renormalize: bool = True,
+                 n_group: Optional[int] = None, topk_group: Optional[int] = None,
+                 correction_bias: bool = False, scaling_factor: float = 1.0,
+                 wire: str = "bf16", chunks: int = 1, device=None, dtype=torch.bfloat16):
+        super().__init__()
+        from . import dispatch
+        from .placement import ExpertPlacement
+        self.group = group
+        rank, world = dispatch.rank_and_size(group)
+        problem = None
+        try:
+            _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
+                              dtype)
+            self.placement = ExpertPlacement.of(placement, num_experts, world)
+            if wire not in dispatch.WIRES:
+                raise ValueError(f"wire must be one of {dispatch.WIRES}, got {wire!r}")
+            if not isinstance(chunks, int) or isinstance(chunks, bool) or not (
+                    1 <= chunks <= dispatch.MAX_CHUNKS):
+                raise ValueError(f"chunks must be an int in [1, {dispatch.MAX_CHUNKS}], got "
+                                 f"{chunks!r}")
+            route(torch.zeros(1, num_experts, device="meta"), top_k,
+                  correction_bias=(torch.zeros(num_experts, device="meta")
+                                   if correction_bias else None),
+                  scoring=scoring, renormalize=renormalize, n_group=n_group,
+                  topk_group=topk_group, scaling_factor=scaling_factor)
+        except (TypeError, ValueError) as error:
+            problem = str(error)
+        fields = () if problem else (
+            ("hidden size H", hidden_size), ("expert count E", num_experts),
+            ("intermediate size I", intermediate_size), ("top_k", top_k),
+            ("wire format", dispatch.WIRES.index(wire)), ("placement", self.placement.digest()))
+        device_of = None if device is None else torch.device(device)
+        dispatch.agree(group, None, fields, problem, _collective_device(group, device_of))
+        self.rank = rank
+        self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
+        self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
+        self.wire, self.chunks = wire, chunks
+        self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
+                            topk_group=topk_group, scaling_factor=scaling_factor)
+        self.local_experts = self.placement.local_experts(rank)
+        local = len(self.local_experts)
+        up_rows = intermediate_size * (2 if activation in GATED else 1)
+        factory = dict(device=device, dtype=dtype)
+        self.gate = nn.Linear(hidden_size, num_experts, bias=False, **factory)
+        self.w13 = nn.Parameter(torch.empty(local, up_rows, hidden_size, **factory))
+        self.w2 = nn.Parameter(torch.empty(local, hidden_size, intermediate_size, **factory))
+        self.correction_bias = (nn.Parameter(torch.zeros(num_experts, device=device))
+                                if correction_bias else None)
+        self.register_buffer("w13_scale", None)
+        self.register_buffer("w2_scale", None)
+        MoE.reset_parameters(self)
+
+    @classmethod
+    def from_moe(cls, layer: MoE, group=None, placement=None, wire: str = "bf16",
+                 chunks: int = 1) -> "ExpertParallelMoE":
+        """This rank's share of a single-GPU `layer`: the same router and
+        the weights (and FP8 scales) of the experts the placement gives it."""
+        routing = dict(layer.routing)
+        ep = cls(layer.hidden_size, layer.intermediate_size, layer.num_experts, layer.top_k,
+                 group=group, placement=placement, activation=layer.activation,
+                 correction_bias=layer.correction_bias is not None, wire=wire, chunks=chunks,
+                 device=layer.w13.device, **routing)
+        ids = torch.tensor(ep.local_experts, dtype=torch.long, device=layer.w13.device)
+        with torch.no_grad():
+            ep.gate.weight.copy_(layer.gate.weight)
+            if layer.correction_bias is not None:
+                ep.correction_bias.copy_(layer.correction_bias)
+            if layer.w13_scale is None:
+                ep.w13.copy_(layer.w13.index_select(0, ids))
+                ep.w2.copy_(layer.w2.index_select(0, ids))
+            else:
+                del ep.w13, ep.w2
+                for name in ("w13", "w2", "w13_scale", "w2_scale"):
+                    ep.register_buffer(name, getattr(layer, name).index_select(0, ids))
+        return ep
+
+    quantize_fp8 = MoE.quantize_fp8
+    reset_parameters = MoE.reset_parameters
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from . import dispatch
+        from .expert_parallel import expert_parallel_moe
+        weight = self.gate.weight
+        if not isinstance(x, torch.Tensor) or x.shape[-1:] != (self.hidden_size,) or (
+                x.dtype != weight.dtype or x.device != weight.device):
+            dispatch.fail(self.group, f"x must be a [..., H = {self.hidden_size}] {weight.dtype} "
+                          f"tensor on {weight.device}, got " + _described(x),
+                          _collective_device(self.group, weight.device))
+        tokens = x.reshape(-1, self.hidden_size)
+        topk_weights, topk_ids = route(self.gate(tokens), self.top_k,
+                                       correction_bias=self.correction_bias, **self.routing)
+        out = expert_parallel_moe(tokens, topk_weights, topk_ids, self.w13, self.w2,
+                                  num_experts=self.num_experts, group=self.group,
+                                  placement=self.placement, activation=self.activation,
+                                  w13_scale=self.w13_scale, w2_scale=self.w2_scale,
+                                  wire=self.wire, chunks=self.chunks)
+        return out.view(x.shape)
+
+    def extra_repr(self) -> str:
+        return (_layer_repr(self) + f", rank={self.rank}, local_experts="
+                f"{len(self.local_experts)}, wire={self.wire!r}")
+
+
+def _described(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"{list(x.shape)} {x.dtype} on {x.device}"
+    return type(x).__name__
+
+
+def _collective_device(group, device):
+    from .expert_parallel import _collective_device as where
+    return where(group, device)

@@ -1,0 +1,256 @@
+"""Worker processes of the expert-parallel tests: one process per rank of a
+gloo group (CPU), the local experts computed by torch, each scenario's
+outcome written to a queue for the test to check.
+
+Also imported by test/gpu/test_expert_parallel_gpu.py, whose workers use
+NCCL and ggc's kernels.
+"""
+
+import os
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+from moe_reference import activation64, reference_moe  # noqa: E402
+
+
+def torch_experts(w13, w2, activation="swiglu"):
+    """The local experts in torch, differentiable: y[r] = weight[r] *
+    w2[e] @ act(w13[e] @ x[r]), e = local_ids[r]."""
+    def run(rows, scale, local_ids, weights):
+        assert scale is None
+        ids = local_ids.long()
+        h = torch.bmm(w13.index_select(0, ids), rows.unsqueeze(2)).squeeze(2)
+        a = activation64(h, activation)
+        y = torch.bmm(w2.index_select(0, ids), a.unsqueeze(2)).squeeze(2)
+        return y * weights.unsqueeze(1).to(y.dtype)
+    return run
+
+
+def launch(world, scenario, queue, init_file, backend="gloo"):
+    """Spawns `world` processes running worker(rank, ...)."""
+    import torch.multiprocessing as mp
+    return mp.start_processes(worker, args=(world, scenario, queue, init_file, backend),
+                              nprocs=world, join=False, start_method="spawn")
+
+
+def worker(rank, world, scenario, queue, init_file, backend):
+    os.environ.setdefault("GGC_PYTHON_DIR", os.path.join(HERE, "..", "..", "python"))
+    sys.path.insert(0, os.environ["GGC_PYTHON_DIR"])
+    try:
+        if backend == "nccl":
+            torch.cuda.set_device(rank)
+        dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank,
+                                world_size=world)
+        if ":" in scenario:  # another module's scenario (the GPU tests')
+            import importlib
+            module, name = scenario.split(":")
+            result = getattr(importlib.import_module(module), name)(rank, world)
+        else:
+            result = SCENARIOS[scenario](rank, world)
+        queue.put((rank, "ok", result))
+    except Exception as error:  # noqa: BLE001 - reported to the test
+        queue.put((rank, type(error).__name__, f"{error}\n{traceback.format_exc()}"))
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _problem(world, seed=0, experts=11, hidden=16, inter=8, top_k=3):
+    """The same full layer on every rank (fp64 weights), and this rank's
+    tokens and routes (ragged: rank 1 has none)."""
+    gen = torch.Generator().manual_seed(seed)
+    w13 = torch.randn(experts, 2 * inter, hidden, generator=gen, dtype=torch.float64) / 4
+    w2 = torch.randn(experts, hidden, inter, generator=gen, dtype=torch.float64) / 4
+    return w13, w2, experts, top_k
+
+
+def _tokens(rank, hidden, experts, top_k, tokens=None):
+    gen = torch.Generator().manual_seed(100 + rank)
+    t = [13, 0, 7, 29][rank % 4] if tokens is None else tokens
+    x = torch.randn(t, hidden, generator=gen, dtype=torch.float64)
+    ids = torch.stack([torch.randperm(experts, generator=gen)[:top_k] for _ in range(t)]) \
+        if t else torch.empty(0, top_k, dtype=torch.int64)
+    weights = torch.rand(t, top_k, generator=gen, dtype=torch.float64)
+    return x, weights, ids.to(torch.int32)
+
+
+def forward_and_backward(rank, world):
+    """Each rank's output and gradients against the fp64 layer with every
+    expert on one rank, under three placements (contiguous, uneven lists
+    with an empty rank, the rank of each expert); and chunked inference."""
+    from ggc import moe
+    w13, w2, experts, top_k = _problem(world)
+    placements = [None,
+                  [list(range(r, experts, world)) if r != world - 1 else []
+                   for r in range(world)] if world > 1 else None,
+                  [(e * 7) % world for e in range(experts)]]
+    if world > 1:  # the last rank of the second placement holds nothing
+        placements[1][0] += list(range(world - 1, experts, world))
+    report = []
+    for placement in placements:
+        place = moe.ExpertPlacement.of(placement, experts, world)
+        local = torch.tensor(place.local_experts(rank), dtype=torch.long)
+        lw13 = w13.index_select(0, local).requires_grad_()
+        lw2 = w2.index_select(0, local).requires_grad_()
+        x, weights, ids = _tokens(rank, 16, experts, top_k)
+        x.requires_grad_()
+        weights.requires_grad_()
+        out = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                      placement=placement, experts=torch_experts(lw13, lw2))
+        again = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                        placement=placement, experts=torch_experts(lw13, lw2))
+        grad_out = torch.randn_like(out)
+        out.backward(grad_out)
+        # The reference: this rank's tokens through every expert at once.
+        rx, rw = x.detach().clone().requires_grad_(), weights.detach().clone().requires_grad_()
+        fw13, fw2 = w13.clone().requires_grad_(), w2.clone().requires_grad_()
+        ref = reference_moe(rx, fw13, fw2, rw, ids.long())
+        if ref.requires_grad:
+            ref.backward(grad_out)
+        for t in (rx, rw, fw13, fw2):
+            if t.grad is None:
+                t.grad = torch.zeros_like(t)
+        # Weight gradients sum over every rank's tokens: all-reduce the
+        # reference's, then take this rank's experts.
+        gw13, gw2 = fw13.grad.clone(), fw2.grad.clone()
+        dist.all_reduce(gw13)
+        dist.all_reduce(gw2)
+
+        def err(a, b):
+            return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
+        with torch.no_grad():
+            chunked = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                              placement=placement, chunks=3,
+                                              experts=torch_experts(lw13, lw2))
+        report.append(dict(
+            out=err(out.detach(), ref.detach()), same=bool(torch.equal(out, again)),
+            chunked=err(chunked, ref.detach()),
+            x=err(x.grad, rx.grad), weights=err(weights.grad, rw.grad),
+            w13=err(lw13.grad, gw13.index_select(0, local)),
+            w2=err(lw2.grad, gw2.index_select(0, local)),
+            rows=out.shape[0]))
+    return report
+
+
+def bad_ids(rank, world):
+    """An id outside [0, E) makes its token's output NaN (only that token's)."""
+    from ggc import moe
+    w13, w2, experts, top_k = _problem(world)
+    place = moe.ExpertPlacement.contiguous(experts, world)
+    local = torch.tensor(place.local_experts(rank), dtype=torch.long)
+    lw13, lw2 = w13.index_select(0, local), w2.index_select(0, local)
+    x, weights, ids = _tokens(rank, 16, experts, top_k, tokens=5)
+    ids[2, 1] = experts + 3 if rank == 0 else -1
+    out = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                  experts=torch_experts(lw13, lw2))
+    nan_rows = torch.isnan(out).any(dim=1).nonzero().flatten().tolist()
+    return nan_rows
+
+
+def _local(place, rank, w13, w2):
+    local = torch.tensor(place.local_experts(rank), dtype=torch.long)
+    return w13.index_select(0, local), w2.index_select(0, local)
+
+
+def _call(rank, world, **changes):
+    """One call with this rank's arguments changed by `changes` (only on
+    rank 1 where the key says so)."""
+    from ggc import moe
+    w13, w2, experts, top_k = _problem(world)
+    place = moe.ExpertPlacement.contiguous(experts, world)
+    lw13, lw2 = _local(place, rank, w13, w2)
+    x, weights, ids = _tokens(rank, 16, experts, top_k)
+    args = dict(x=x, weights=weights, ids=ids, w13=lw13, w2=lw2, num_experts=experts,
+                placement=None, wire="bf16")
+    for key, value in changes.items():
+        if key.startswith("rank1_"):
+            if rank == 1:
+                args[key[len("rank1_"):]] = value(args) if callable(value) else value
+        else:
+            args[key] = value
+    return moe.expert_parallel_moe(args["x"], args["weights"], args["ids"], args["w13"],
+                                   args["w2"], num_experts=args["num_experts"],
+                                   placement=args["placement"], wire=args["wire"],
+                                   experts=torch_experts(args["w13"], args["w2"]))
+
+
+def error_cases(rank, world):
+    """Each bad call, run on every rank; the message each rank raised."""
+    from ggc import moe
+    cases = {
+        "missing rank": dict(placement=[0] * 10 + [world]),
+        "expert twice": dict(placement=[[0, 1, 2]] + [[2] + list(range(3, 11))] +
+                             [[] for _ in range(world - 2)]),
+        "weights off placement": dict(rank1_w13=lambda a: a["w13"][:-1]),
+        "dtype across ranks": dict(rank1_x=lambda a: a["x"].float()),
+        "hidden size across ranks": dict(rank1_x=lambda a: torch.randn(a["x"].shape[0], 24,
+                                                                       dtype=torch.float64)),
+        "ids shape": dict(rank1_ids=lambda a: a["ids"][:, :1].repeat(2, 1)),
+        "wire": dict(rank1_wire="fp16"),
+        "experts count across ranks": dict(rank1_num_experts=12),
+    }
+    report = {}
+    for name, changes in cases.items():
+        try:
+            _call(rank, world, **changes)
+            report[name] = "no error"
+        except moe.ExpertParallelError as error:
+            report[name] = str(error)
+    # The group still works after every error (no collective left hanging).
+    report["after"] = float(_call(rank, world).double().norm()) >= 0
+    return report
+
+
+def module_matches_single_layer(rank, world):
+    """ExpertParallelMoE.from_moe(layer) against the layer itself on this
+    rank's tokens: ggc.moe's own host path (fused_moe, routing, FP8
+    quantisation), each kernel launch done by the CPU reference; BF16 with
+    gradients, then FP8 with bf16 and fp8 on the wire."""
+    import tempfile
+
+    import pytest
+
+    from ggc import moe
+    from moe_reference import use_reference_kernels
+    patch = pytest.MonkeyPatch()
+    use_reference_kernels(patch, tempfile.mkdtemp())
+    torch.manual_seed(0)  # the same layer on every rank
+    layer = moe.MoE(128, 128, 8, 3, scoring="sigmoid", n_group=4, topk_group=2,
+                    correction_bias=True, scaling_factor=2.0)
+    with torch.no_grad():
+        layer.correction_bias.uniform_(-0.1, 0.1)
+    ep = moe.ExpertParallelMoE.from_moe(layer, placement=[e % world for e in range(8)])
+    gen = torch.Generator().manual_seed(rank)
+    x = torch.randn(2, [9, 0, 5, 17][rank % 4], 128, generator=gen).to(torch.bfloat16)
+    out, ref = ep(x), layer(x)
+    grad = torch.randn(out.shape, generator=gen).to(out.dtype)
+    out.backward(grad)
+    ref.backward(grad)
+    g13 = layer.w13.grad.clone()
+    dist.all_reduce(g13)
+    local = torch.tensor(ep.local_experts, dtype=torch.long)
+
+    def err(a, b):
+        a, b = a.double(), b.double()
+        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
+    report = dict(bf16=err(out.detach(), ref.detach()),
+                  w13_grad=err(ep.w13.grad, g13.index_select(0, local)))
+    layer.quantize_fp8()
+    with torch.no_grad():
+        ref8 = layer(x)
+        for wire in ("bf16", "fp8"):
+            ep8 = moe.ExpertParallelMoE.from_moe(layer, wire=wire, chunks=2)
+            report["fp8_" + wire] = err(ep8(x), ref8)
+    patch.undo()
+    return report
+
+
+SCENARIOS = {"forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
+             "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer}

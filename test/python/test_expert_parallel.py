@@ -1,0 +1,132 @@
+"""ggc.moe's expert parallelism on CPU: 1 to 4 processes in a gloo group
+(test/python/ep_workers.py runs the ranks), the local experts in torch
+or ggc.moe's own host path with the CPU reference kernels."""
+
+import queue
+import sys
+import time
+
+import pytest
+import torch
+
+from ggc import moe
+
+import ep_workers
+
+TIMEOUT = 180  # seconds for a whole group: a hang fails the test, never the run
+
+
+def run_group(world, scenario, tmp_path, backend="gloo"):
+    """Each rank's result, by rank (a failure on any rank fails the test)."""
+    import torch.multiprocessing as mp
+    results = mp.get_context("spawn").Queue()
+    procs = ep_workers.launch(world, scenario, results, str(tmp_path / "init"), backend)
+    got = {}
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while len(got) < world:
+            try:
+                rank, status, result = results.get(timeout=1)
+                got[rank] = (status, result)
+            except queue.Empty:
+                died = {r: p.exitcode for r, p in enumerate(procs.processes)
+                        if p.exitcode not in (None, 0)}
+                if died or time.monotonic() > deadline:
+                    pytest.fail(f"{scenario} on {world} ranks: only ranks {sorted(got)} "
+                                f"reported; exit codes of those that died: {died} (else a "
+                                f"hang past {TIMEOUT} s)")
+    finally:
+        for p in procs.processes:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+    for rank, (status, result) in got.items():
+        assert status == "ok", f"rank {rank}: {status}: {result}"
+    return [got[r][1] for r in range(world)]
+
+
+@pytest.mark.parametrize("world", [1, 2, 4])
+def test_matches_every_expert_on_one_rank(world, tmp_path):
+    """Outputs and the gradients of x, topk_weights and each rank's expert
+    weights equal the fp64 layer's (routing weights travel in f32, hence
+    1e-6), under contiguous, uneven (a rank with none) and scattered
+    placements; two calls give the same bits; chunked dispatch the same
+    values."""
+    for rank, report in enumerate(run_group(world, "forward_and_backward", tmp_path)):
+        for case in report:
+            assert case["same"], f"rank {rank}: two calls differ"
+            for key in ("out", "chunked", "x", "weights", "w13", "w2"):
+                assert case[key] < 1e-6, f"rank {rank} {key}: rel. error {case[key]}"
+    assert run_group.__name__ and report is not None
+
+
+def test_module_matches_the_single_gpu_layer(tmp_path):
+    """ExpertParallelMoE.from_moe(layer) gives layer's bits (BF16, FP8 with
+    bf16 or fp8 rows on the wire) and its share of layer's weight
+    gradients, on 3 ranks with ragged token counts (one rank with none)."""
+    for rank, report in enumerate(run_group(3, "module_matches_single_layer", tmp_path)):
+        assert report["bf16"] == 0.0, f"rank {rank}: {report}"
+        assert report["w13_grad"] < 1e-2, f"rank {rank}: {report}"
+        assert report["fp8_bf16"] == 0.0, f"rank {rank}: {report}"
+        assert report["fp8_fp8"] == 0.0, f"rank {rank}: {report}"
+
+
+def test_out_of_range_id_poisons_only_its_token(tmp_path):
+    assert run_group(2, "bad_ids", tmp_path) == [[2], [2]]
+
+
+def test_bad_input_is_an_error_on_every_rank(tmp_path):
+    reports = run_group(3, "error_cases", tmp_path)
+    for rank, report in enumerate(reports):
+        assert report.pop("after") is True, "the group must still work after the errors"
+        for case, message in report.items():
+            assert message.startswith(f"rank {rank}: "), f"{case}: {message}"
+    expected_everywhere = {
+        "missing rank": "puts expert 10 on rank 3, but the group has ranks 0..2",
+        "expert twice": "names expert 2 on ranks 0 and 1",
+    }
+    for case, text in expected_everywhere.items():
+        assert all(text in r[case] for r in reports), case
+    assert "w13 holds 3 experts but the placement gives rank 1 4" in \
+        reports[1]["weights off placement"]
+    assert "wire must be one of" in reports[1]["wire"]
+    for rank in (0, 2):
+        for case in ("weights off placement", "wire", "ids shape"):
+            assert "rank(s) [1] rejected their input" in reports[rank][case], case
+        assert "rank 1 called the layer with x dtype torch.float32, this rank with " \
+            "torch.float64" in reports[rank]["dtype across ranks"]
+        assert "rank 1 called the layer with hidden size H 24" in \
+            reports[rank]["hidden size across ranks"]
+        assert "rank 1 called the layer with expert count E 12" in \
+            reports[rank]["experts count across ranks"]
+    assert "rank 0 called the layer with x dtype torch.float64, this rank with " \
+        "torch.float32" in reports[1]["dtype across ranks"]
+
+
+def test_placements():
+    place = moe.ExpertPlacement.contiguous(10, 4)
+    assert place.experts_of == ((0, 1, 2), (3, 4, 5), (6, 7), (8, 9))
+    assert moe.ExpertPlacement.of([1, 0, 1], 3, 2).experts_of == ((1,), (0, 2))
+    assert moe.ExpertPlacement.of([[2], [0, 1], []], 3, 3).local_experts(2) == ()
+    slot_of, local_of, starts = moe.ExpertPlacement.of([[2, 0], [1]], 3, 2).tables("cpu")
+    assert slot_of.tolist() == [1, 2, 0] and local_of.tolist() == [1, 0, 0]
+    assert starts.tolist() == [0, 2, 3]
+    assert place.digest() != moe.ExpertPlacement.contiguous(10, 5).digest()
+    errors = {
+        "names expert 3, outside [0, E = 3)": ([[0, 1], [2, 3]], 3, 2),
+        "holds no rank for expert(s) [2]": ([[0], [1]], 3, 2),
+        "names expert 1 twice on rank 0": ([[0, 1, 1], [2]], 3, 2),
+        "names 3 ranks, but the group has 2": ([[0], [1], [2]], 3, 2),
+        "must have E = 3 entries, got 2": ([0, 1], 3, 2),
+        "puts expert 1 on rank -1": ([0, -1, 1], 3, 2),
+    }
+    for text, (spec, experts, world) in errors.items():
+        with pytest.raises(ValueError, match=text.replace("[", r"\[").replace("(", r"\(")
+                           .replace(")", r"\)")):
+            moe.ExpertPlacement.of(spec, experts, world)
+    with pytest.raises(TypeError, match="must list expert ids"):
+        moe.ExpertPlacement.of([["a"], [0, 1, 2]], 3, 2)
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))

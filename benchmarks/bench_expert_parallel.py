@@ -105,7 +105,7 @@ def bench_shape(name, shape, args, rank, world, device, flush):
                     return moe.expert_parallel_moe(
                         x, weights, ids, layer.w13, layer.w2, num_experts=experts,
                         w13_scale=layer.w13_scale, w2_scale=layer.w2_scale, wire=wire,
-                        chunks=chunks, experts=lambda r, s, i, w: r.to(torch.bfloat16))
+                        chunks=chunks, experts=lambda r, s, o, i, w: r.to(torch.bfloat16))
                 with torch.no_grad():
                     for _ in range(3):
                         run()

@@ -23,8 +23,11 @@ from moe_reference import activation64, reference_moe  # noqa: E402
 def torch_experts(w13, w2, activation="swiglu"):
     """The local experts in torch, differentiable: y[r] = weight[r] *
     w2[e] @ act(w13[e] @ x[r]), e = local_ids[r]."""
-    def run(rows, scale, local_ids, weights):
+    def run(rows, scale, offsets, local_ids, weights):
         assert scale is None
+        # The routes come sorted by local expert, as offsets say.
+        counts = torch.bincount(local_ids.long(), minlength=w13.shape[0])
+        assert offsets.tolist() == [0] + counts.cumsum(0).tolist(), (offsets, local_ids)
         ids = local_ids.long()
         h = torch.bmm(w13.index_select(0, ids), rows.unsqueeze(2)).squeeze(2)
         a = activation64(h, activation)

@@ -28,6 +28,9 @@ def run_group(world, scenario, tmp_path, backend="gloo"):
             try:
                 rank, status, result = results.get(timeout=1)
                 got[rank] = (status, result)
+                if status != "ok":  # the others may wait on it: report it now
+                    pytest.fail(f"{scenario} on {world} ranks: rank {rank}: {status}: "
+                                f"{result}")
             except queue.Empty:
                 died = {r: p.exitcode for r, p in enumerate(procs.processes)
                         if p.exitcode not in (None, 0)}
@@ -61,14 +64,14 @@ def test_matches_every_expert_on_one_rank(world, tmp_path):
 
 
 def test_module_matches_the_single_gpu_layer(tmp_path):
-    """ExpertParallelMoE.from_moe(layer) gives layer's bits (BF16, FP8 with
-    bf16 or fp8 rows on the wire) and its share of layer's weight
-    gradients, on 3 ranks with ragged token counts (one rank with none)."""
+    """ExpertParallelMoE.from_moe(layer) gives layer's values within BF16
+    rounding (each rank's partial sum is rounded to bf16 before it goes
+    back) in BF16 and FP8 with bf16 or fp8 rows on the wire, and its share
+    of layer's weight gradients, on 3 ranks with ragged token counts (one
+    rank with none)."""
     for rank, report in enumerate(run_group(3, "module_matches_single_layer", tmp_path)):
-        assert report["bf16"] == 0.0, f"rank {rank}: {report}"
-        assert report["w13_grad"] < 1e-2, f"rank {rank}: {report}"
-        assert report["fp8_bf16"] == 0.0, f"rank {rank}: {report}"
-        assert report["fp8_fp8"] == 0.0, f"rank {rank}: {report}"
+        for key in ("bf16", "w13_grad", "fp8_bf16", "fp8_fp8"):
+            assert report[key] < 1e-2, f"rank {rank} {key}: {report}"
 
 
 def test_out_of_range_id_poisons_only_its_token(tmp_path):
@@ -108,9 +111,8 @@ def test_placements():
     assert place.experts_of == ((0, 1, 2), (3, 4, 5), (6, 7), (8, 9))
     assert moe.ExpertPlacement.of([1, 0, 1], 3, 2).experts_of == ((1,), (0, 2))
     assert moe.ExpertPlacement.of([[2], [0, 1], []], 3, 3).local_experts(2) == ()
-    slot_of, local_of, starts = moe.ExpertPlacement.of([[2, 0], [1]], 3, 2).tables("cpu")
-    assert slot_of.tolist() == [1, 2, 0] and local_of.tolist() == [1, 0, 0]
-    assert starts.tolist() == [0, 2, 3]
+    rank_of, local_of = moe.ExpertPlacement.of([[2, 0], [1]], 3, 2).tables("cpu")
+    assert rank_of.tolist() == [0, 1, 0] and local_of.tolist() == [1, 0, 0]
     assert place.digest() != moe.ExpertPlacement.contiguous(10, 5).digest()
     errors = {
         "names expert 3, outside [0, E = 3)": ([[0, 1], [2, 3]], 3, 2),

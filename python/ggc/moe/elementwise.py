@@ -197,8 +197,10 @@ def swiglu(h: torch.Tensor) -> Optional[torch.Tensor]:
 
 def combine(y: torch.Tensor, position: torch.Tensor, top_k: int) -> Optional[torch.Tensor]:
     """out[t] = the sum of y's rows position[t * top_k + j] over j, for y
-    [T * top_k, H] bf16, or None where the kernel cannot take them."""
-    routes, hidden = y.shape
+    [rows, H] bf16 and position [T * top_k], or None where the kernel
+    cannot take them."""
+    hidden = y.shape[1]
+    routes = position.shape[0]
     if (y.dtype != torch.bfloat16 or hidden % 8 or not y.is_contiguous()
             or position.dtype != torch.int64 or not position.is_contiguous()
             or not usable(y, position)):

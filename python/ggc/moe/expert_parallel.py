@@ -2,12 +2,16 @@
 of a torch.distributed group (NCCL across GPUs and hosts; gloo on CPUs).
 
     route      each rank routes its own tokens (the router is replicated)
-    dispatch   each route's row goes to the rank that holds its expert
-    experts    each rank runs its local experts on the rows it received
-               (ggc's grouped GEMMs through fused_moe, top_k = 1 per row)
-    combine    the results go back and each token sums its top_k rows
+    agree      the row and route counts, and a check that every rank's call
+               agrees (ggc.moe.dispatch; the one host synchronisation)
+    dispatch   each token goes once to each rank holding one of its experts
+               (ggc.moe.ep_layout), bf16 or e4m3 with 1x128 scales
+    experts    each rank runs its local experts on the routes it received
+               (ggc's grouped GEMMs, the routing weight in the epilogue)
+               and sums each received row's routes
+    combine    the sums go back and each token adds its ranks' in rank order
 
-ggc.moe.dispatch has the collectives; docs/expert-parallel.md the guide.
+docs/expert-parallel.md is the guide.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ import torch
 import torch.distributed as dist
 
 from . import checks
-from .dispatch import (MAX_CHUNKS, WIRES, ExpertsFn, Layout, _as_bytes, agree, combine,
-                       dtype_code, exchange, fail, gather, plan_routes, rank_and_size)
+from .dispatch import (MAX_CHUNKS, WIRES, ExpertsFn, agree, all_to_all, dtype_code, exchange,
+                       fail, rank_and_size)
+from .ep_layout import (CollectRows, ReceiveLayout, SendLayout, SpreadRows, plan_sends, receive_layout,
+                        send_layout, take_rows)
+from .permute import _CombineRows, _GatherRows, _sum_routes
 from .placement import ExpertPlacement, PlacementSpec, local_weights_check
 from .quant import FP8, quantize_rows
 
@@ -44,15 +51,15 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     once (e4m3, 1x128 f32 scales) and sends that, half the bytes (FP8
     weights only; inference). The results come back in bf16.
     `chunks` > 1 splits the tokens into that many parts and sends part
-    c + 1 while part c's experts run (no gradients).
-    `experts`: the local expert computation, experts(x_rows, x_scale,
-    local_ids, weights) -> [R, H]; default ggc's fused_moe (CUDA).
+    c + 1 while part c's experts run (inference).
+    `experts`: the local experts, experts(rows, rows_scale, offsets,
+    local_ids, weights) -> [M, H] (ggc.moe.dispatch.ExpertsFn); default
+    ggc's grouped GEMMs (CUDA).
 
-    One small host synchronisation a call (the row counts); the results
-    are deterministic. A bad argument on any rank raises
-    ExpertParallelError on every rank, never a hang. BF16 is
-    differentiable in x, topk_weights, w13 and w2 (every rank must run
-    backward, as with DDP)."""
+    One small host synchronisation a call (the counts); the results are
+    deterministic. A bad argument on any rank raises ExpertParallelError
+    on every rank, never a hang. BF16 is differentiable in x,
+    topk_weights, w13 and w2 (every rank must run backward, as with DDP)."""
     group = dist.group.WORLD if group is None else group
     rank, world = rank_and_size(group)
     problem, setup = _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world,
@@ -61,20 +68,111 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if setup is None:  # a bad argument: tell the others, then raise everywhere
         fail(group, problem, device)
     place, grad_mask, run_experts = setup
-    grad = grad_mask != 0
     parts = _split(x, topk_weights, topk_ids, chunks)
-    plans = [plan_routes(ids, w, place) for _, w, ids in parts]
+    sends = [plan_sends(ids, w, place) for _, w, ids in parts]
+    counts = torch.cat([torch.stack([s.rows for s in sends], dim=1),
+                        torch.stack([s.routes for s in sends], dim=1)], dim=1)
     fields = (("hidden size H", x.shape[1]), ("expert count E", num_experts),
               ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
               ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
-    send, recv = agree(group, torch.stack([plan[0] for plan in plans], dim=1), fields, None,
-                       device)
-    layouts = [Layout([row[c] for row in send], [row[c] for row in recv], *plan[1:])
-               for c, plan in enumerate(plans)]
-    top_k = topk_ids.shape[1]
+    mine, theirs = agree(group, counts, fields, None, device)
+    steps = [_Step(part[0], s, [row[c] for row in mine], [row[c] for row in theirs],
+                   sum(row[chunks + c] for row in theirs), topk_ids.shape[1],
+                   len(place.local_experts(rank)), wire)
+             for c, (part, s) in enumerate(zip(parts, sends))]
     if chunks == 1:
-        return _one_part(x, layouts[0], top_k, wire, run_experts, group, grad)
-    return _pipelined(parts, layouts, top_k, wire, run_experts, group)
+        return steps[0].run(run_experts, group, grad_mask != 0)
+    return _pipelined(steps, run_experts, group)
+
+
+class _Step:
+    """One part of a call's tokens from dispatch to combine."""
+
+    def __init__(self, x, sends, send: List[int], recv: List[int], routes: int, top_k: int,
+                 local_experts: int, wire: str):
+        self.x, self.send, self.recv, self.routes = x, send, recv, routes
+        self.top_k, self.local_experts, self.wire = top_k, local_experts, wire
+        self.world = len(send)
+        self.layout: SendLayout = send_layout(sends, sum(send))
+
+    def payload(self, grad: bool):
+        """The rows sent and, per row, its slots' local experts and weights
+        (and, FP8, its 1x128 scales) as one f32 tensor."""
+        layout = self.layout
+        meta = [layout.ids, layout.weights]
+        if self.wire == "fp8":
+            q, scale = quantize_rows(self.x, "x")  # once per token
+            rows = take_rows(q, layout.tokens)
+            meta.append(scale.index_select(0, layout.tokens))
+        elif grad:
+            rows = SpreadRows.apply(self.x, layout.tokens, layout.position, self.world)
+        else:
+            rows = take_rows(self.x.contiguous(), layout.tokens)
+        return rows, torch.cat(meta, dim=1)
+
+    def experts(self, run_experts: ExpertsFn, rows, meta, grad: bool) -> torch.Tensor:
+        """Each received row's sum over its slots of weight * expert(row),
+        in slot order (bf16 for FP8 rows, else the rows' dtype)."""
+        dtype = torch.bfloat16 if rows.dtype == FP8 else rows.dtype
+        k = self.top_k
+        if rows.shape[0] == 0:
+            # Still a function of the rows and weights, so that backward
+            # sends (empty) gradients back as every other rank does.
+            return rows.to(dtype) * meta[:, k:k + 1].to(dtype)
+        layout = receive_layout(meta[:, :k], meta[:, k:2 * k], self.routes, self.local_experts)
+        if grad:
+            routed = _GatherRows.apply(rows, layout.source, layout.position, k)
+        else:
+            routed = take_rows(rows, layout.source)
+        scale = None if rows.dtype != FP8 else meta[:, 2 * k:].index_select(0, layout.source)
+        y = run_experts(routed, scale, layout.offsets, layout.local_ids, layout.weights)
+        y = y if y.dtype == dtype else y.to(dtype)
+        return _sum_slots(y, layout, k, grad)
+
+    def combine(self, back: torch.Tensor, grad: bool) -> torch.Tensor:
+        """out[t] = the sum over ranks, in rank order, of t's returned rows
+        (`back` has one more row, zero, for the ranks t sent nothing)."""
+        layout = self.layout
+        if grad:
+            return CollectRows.apply(back, layout.tokens, layout.position, self.world)
+        return _fixed_order_sum(back, layout.position, self.world)
+
+    def run(self, run_experts: ExpertsFn, group, grad: bool) -> torch.Tensor:
+        rows, meta = exchange(self.payload(grad), self.recv, self.send, group, grad)
+        y = self.experts(run_experts, rows, meta, grad)
+        if grad:
+            (back,) = exchange([y], self.send, self.recv, group, grad)
+            back = torch.cat([back, back.new_zeros(1, back.shape[1])])
+        else:
+            back = self.returned(y)
+            all_to_all([y], self.send, self.recv, group, outs=[back[:-1]])
+        return self.combine(back, grad)
+
+    def returned(self, y: torch.Tensor) -> torch.Tensor:
+        """The buffer the results come back into: one row per row sent and
+        a last row of zeros."""
+        back = y.new_empty(sum(self.send) + 1, y.shape[1])
+        back[-1].zero_()
+        return back
+
+
+def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):
+    if grad:
+        return _CombineRows.apply(y, layout.source, layout.position, top_k)
+    return _fixed_order_sum(y, layout.position, top_k)
+
+
+def _fixed_order_sum(rows: torch.Tensor, position: torch.Tensor, count: int) -> torch.Tensor:
+    """out[i] = sum_j rows[position[i * count + j]], f32, j in order: ggc's
+    combine kernel where it serves, else torch."""
+    if position.numel() == 0:
+        return rows.new_zeros(0, rows.shape[1])
+    if rows.is_cuda:
+        from . import elementwise
+        combined = elementwise.combine(rows, position, count)
+        if combined is not None:
+            return combined
+    return _sum_routes(rows, position, count)
 
 
 def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placement,
@@ -132,10 +230,12 @@ def _check_tokens(x, topk_weights, topk_ids) -> None:
 
 
 def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn:
-    """The local experts through ggc's fused_moe, its arguments checked
-    now (on rows like those that will arrive), not after the dispatch,
-    where one rank's error would leave the others waiting."""
-    from .layer import fused_moe
+    """The local experts through ggc's grouped GEMMs (as fused_moe runs
+    them), their arguments checked now (on rows like those that will
+    arrive), not after the dispatch, where one rank's error would leave
+    the others waiting."""
+    from .layer import expected_rows, sorted_experts
+    from .quant import mn_major
     rows = torch.empty(0, x.shape[1], dtype=FP8 if wire == "fp8" else x.dtype,
                        device=x.device)
     scale = (torch.empty(0, -(-x.shape[1] // 128), device=x.device)
@@ -145,10 +245,15 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
         checks.check_fused_moe(rows, w13, w2, ids.float(), ids, activation, w13_scale,
                                w2_scale, scale)
 
-    def run(rows, rows_scale, local_ids, weights):
-        return fused_moe(rows, w13, w2, weights.view(-1, 1), local_ids.view(-1, 1),
-                         activation, w13_scale=w13_scale, w2_scale=w2_scale,
-                         x_scale=rows_scale, graph=False)
+    def run(rows, rows_scale, offsets, local_ids, weights):
+        hint = expected_rows(rows.shape[0], w13.shape[0])
+        grad = torch.is_grad_enabled() and (rows.requires_grad or weights.requires_grad
+                                            or w13.requires_grad or w2.requires_grad)
+        if w13.dtype == FP8 and rows_scale is None:  # bf16 on the wire
+            rows, rows_scale = quantize_rows(rows, "x")
+        return sorted_experts(rows, None if rows_scale is None else mn_major(rows_scale),
+                              offsets, weights, w13, w2, activation, w13_scale, w2_scale,
+                              hint, grad)
     return run
 
 
@@ -170,85 +275,37 @@ def _split(x, topk_weights, topk_ids, chunks: int):
     return [(x[a:b], topk_weights[a:b], topk_ids[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
-def _payload(x: torch.Tensor, layout: Layout, top_k: int, wire: str, grad: bool):
-    """What goes on the wire: the rows, and per row its local expert, its
-    routing weight (and, FP8, its 1x128 scales) as one f32 tensor."""
-    ids = layout.local_ids.to(torch.float32).unsqueeze(1)  # exact below 2**24 experts
-    if wire == "fp8":
-        q, scale = quantize_rows(x, "x")  # once per token, not per route
-        rows = q.index_select(0, layout.source)
-        meta = torch.cat([ids, layout.weights.unsqueeze(1), scale.index_select(0, layout.source)],
-                         dim=1)
-        return rows, meta
-    return gather(x, layout, top_k, grad), torch.cat([ids, layout.weights.unsqueeze(1)], dim=1)
-
-
-def _run(run_experts: ExpertsFn, rows: torch.Tensor, meta: torch.Tensor) -> torch.Tensor:
-    local_ids = meta[:, 0].to(torch.int32)
-    weights = meta[:, 1]
-    scale = meta[:, 2:] if rows.dtype == FP8 else None
-    # Results go back in x's dtype (bf16 for FP8 rows), the dtype every
-    # rank allocates for them.
-    dtype = torch.bfloat16 if rows.dtype == FP8 else rows.dtype
-    if rows.shape[0] == 0:
-        # Still a function of the rows and weights, so that backward sends
-        # (empty) gradients back as every other rank does.
-        return (rows.to(dtype) * weights.unsqueeze(1).to(dtype))
-    y = run_experts(rows, None if scale is None else scale.contiguous(), local_ids, weights)
-    return y if y.dtype == dtype else y.to(dtype)
-
-
-def _one_part(x, layout: Layout, top_k: int, wire: str, run_experts: ExpertsFn, group,
-              grad: bool) -> torch.Tensor:
-    rows, meta = _payload(x, layout, top_k, wire, grad)
-    rows, meta = exchange([rows, meta], layout.recv, layout.send, group, grad)
-    y = _run(run_experts, rows, meta)
-    (y_back,) = exchange([y], layout.send, layout.recv, group, grad)
-    return combine(y_back, layout, top_k, grad)
-
-
-def _pipelined(parts, layouts: List[Layout], top_k: int, wire: str, run_experts: ExpertsFn,
-               group) -> torch.Tensor:
+def _pipelined(steps: List[_Step], run_experts: ExpertsFn, group) -> torch.Tensor:
     """Inference with the tokens in parts: part c + 1's dispatch is queued
-    before part c's experts run, and part c's combine while part c + 1's
-    run (NCCL runs its collectives in the order issued, on its own
+    before part c's experts run, and part c's results go back while part
+    c + 1's run (NCCL runs its collectives in the order issued, on its own
     stream). Other backends run them one at a time: gloo's worker threads
     may run two outstanding collectives at once and mismatch them."""
     in_order = dist.get_backend(group) == "nccl"
 
-    def start(tensors, recv, send):
-        outs, works = [], []
-        for t in tensors:
-            out = t.new_empty((sum(recv),) + tuple(t.shape[1:]))
-            work = dist.all_to_all_single(_as_bytes(out), _as_bytes(t), recv, send,
-                                          group=group, async_op=in_order)
-            works.append(work if in_order else None)
-            outs.append(out)
-        return outs, works
+    def start(tensors, recv, send, outs=None):
+        if in_order:
+            return all_to_all(tensors, recv, send, group, outs=outs, async_op=True)
+        return all_to_all(tensors, recv, send, group, outs=outs), []
 
-    def wait(works):
-        for work in works:
-            if work is not None:
-                work.wait()
+    def dispatch(step):
+        payload = step.payload(False)  # kept alive until its collective is done
+        return payload, start(payload, step.recv, step.send)
 
-    sent = [None] * len(parts)
-    backs = [None] * len(parts)
-
-    def dispatch(c):
-        payload = _payload(parts[c][0], layouts[c], top_k, wire, False)
-        sent[c] = (payload, start(payload, layouts[c].recv, layouts[c].send))
-
-    dispatch(0)
-    for c, layout in enumerate(layouts):
-        if c + 1 < len(parts):
-            dispatch(c + 1)
+    sent = [dispatch(steps[0])]
+    backs = []
+    for c, step in enumerate(steps):
+        if c + 1 < len(steps):
+            sent.append(dispatch(steps[c + 1]))
         _, ((rows, meta), works) = sent[c]
-        wait(works)
-        y = _run(run_experts, rows, meta)
-        backs[c] = (y, start([y], layout.send, layout.recv))
+        for work in works:
+            work.wait()
+        y = step.experts(run_experts, rows, meta, False)
+        back = step.returned(y)
+        backs.append((y, back, start([y], step.send, step.recv, outs=[back[:-1]])[1]))
     outs = []
-    for c, layout in enumerate(layouts):
-        y, ((y_back,), works) = backs[c]
-        wait(works)
-        outs.append(combine(y_back, layout, top_k, False))
+    for step, (_, back, works) in zip(steps, backs):
+        for work in works:
+            work.wait()
+        outs.append(step.combine(back, False))
     return torch.cat(outs)

@@ -97,19 +97,18 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
-        y = _experts_fp8(x, x_scale, w13, w2, w13_scale, w2_scale, offsets, source, route,
-                         activation, hint, fused=not grad)
-    elif grad:
-        rows = _GatherRows.apply(x, source, position, top_k)
-        h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
-        y = routed_down(activate(h, activation), w2, offsets, route, expected_m=hint)
+        # x is quantised once per token (not per route; unless it comes
+        # quantised with x_scale), then its rows and scales gathered.
+        q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
+        y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
+                           w13, w2, activation, w13_scale, w2_scale, hint, grad)
     else:
-        # Nothing to differentiate: the autograd.Functions' forwards
-        # without their wrappers (the same values, a few us less a call).
-        h = ops.grouped_gemm(x.index_select(0, source), w13, offsets=offsets,
-                             expected_m=hint, validate=False)
-        y = routed_down(_activated(h, activation, fused=True), w2, offsets, route,
-                        expected_m=hint)
+        # Nothing to differentiate: the autograd.Function's forward without
+        # its wrapper (the same values, a few us less a call).
+        rows = (_GatherRows.apply(x, source, position, top_k) if grad
+                else x.index_select(0, source))
+        y = sorted_experts(rows, None, offsets, route, w13, w2, activation, None, None, hint,
+                           grad)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     combined = elementwise.combine(y, position, top_k)
@@ -169,17 +168,23 @@ def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
     return activate(h, activation)
 
 
-def _experts_fp8(x, x_scale, w13, w2, w13_scale, w2_scale, offsets, source, route,
-                 activation, hint, fused):
-    """The sorted rows' expert outputs in FP8: x is quantised once per token
-    (not per route; unless it comes quantised with x_scale) and its rows
-    and scales gathered; the activation is quantised again before the down
-    projection."""
-    m = source.shape[0]
-    q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
-    rows = q.index_select(0, source)
-    rows_scale = mn_major(scale, source)
+def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
+                   offsets: torch.Tensor, route: torch.Tensor, w13: torch.Tensor,
+                   w2: torch.Tensor, activation: str, w13_scale: Optional[torch.Tensor],
+                   w2_scale: Optional[torch.Tensor], hint: Optional[int],
+                   grad: bool) -> torch.Tensor:
+    """route[p] * expert_g(rows[p]) for rows [M, H] sorted by expert
+    (expert g owns rows offsets[g] .. offsets[g+1]): the up projection,
+    the activation, the down projection with the routing weight in its
+    epilogue. FP8: rows e4m3 with rows_scale their 1x128 scales in the
+    M-major form (quant.mn_major); the activation is quantised again
+    before the down projection."""
+    if rows_scale is None:
+        h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
+        act = activate(h, activation) if grad else _activated(h, activation, fused=True)
+        return routed_down(act, w2, offsets, route, expected_m=hint)
+    m = rows.shape[0]
     h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
                          b_scale=w13_scale, expected_m=hint, validate=False)
-    act, act_scale = quantize_rows(_activated(h, activation, fused), "activation")
+    act, act_scale = quantize_rows(_activated(h, activation, not grad), "activation")
     return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint)

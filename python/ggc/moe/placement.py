@@ -106,25 +106,19 @@ class ExpertPlacement:
                 value = ((value ^ item) * 1099511628211) & ((1 << 62) - 1)
         return value
 
-    def tables(self, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(slot_of [E] int64: an expert's place in the rank-major order of
-        all ranks' local experts, local_of [E] int64: its index among its
-        rank's experts, rank_start [W + 1] int64: each rank's first slot).
-        Routes sorted by slot are sorted by rank, then by the destination's
-        local expert."""
+    def tables(self, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(rank_of [E] int64: the rank holding each expert, local_of [E]
+        int64: its index among that rank's experts), on `device`."""
         device = torch.device(device)
         cached = self._tables.get(device)
         if cached is None:
-            slot_of, local_of = [0] * self.num_experts, [0] * self.num_experts
-            starts, slot = [0], 0
+            local_of = [0] * self.num_experts
             for experts in self.experts_of:
                 for local, expert in enumerate(experts):
-                    slot_of[expert], local_of[expert] = slot, local
-                    slot += 1
-                starts.append(slot)
+                    local_of[expert] = local
             with torch.inference_mode(False):
                 cached = tuple(torch.tensor(values, dtype=torch.int64, device=device)
-                               for values in (slot_of, local_of, starts))
+                               for values in (self.owner, local_of))
             self._tables[device] = cached
         return cached
 

@@ -1,0 +1,155 @@
+"""Where each row of an expert-parallel layer goes, and how its results
+come back: the index tensors of both ends, built on the device.
+
+Sender: a token goes once to each rank that holds at least one of its
+top_k experts (not once per route: with DeepSeek-V3's top-8 of 256
+experts over 4 ranks a token reaches 3.6 ranks on average, not 8), with
+one (local expert or -1, routing weight) pair per slot. The rows are
+sorted by destination rank, then token. Its results come back in the
+same order, and token t sums its rows in rank order.
+
+Receiver: the (row, slot) pairs for its experts are sorted by local
+expert (stable, so in arrival order within an expert), plus one dummy
+route of weight 0 at the end of the last expert's rows; each received
+row's result is the sum of its slots' results in slot order, a skipped
+slot reading the dummy's exact zero. No atomics on either end: the same
+bits on every run.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .permute import _sum_routes, constant_arange
+from .placement import ExpertPlacement
+
+
+class Sends(NamedTuple):
+    """A rank's (token, destination) pairs, before the sizes are agreed.
+    Pair q = token * W + rank."""
+    rows: torch.Tensor          # [W] int64: tokens bound for each rank
+    routes: torch.Tensor        # [W] int64: routes bound for each rank
+    order: torch.Tensor         # [T * W]: the pairs, those sent first (by rank, then token)
+    present: torch.Tensor       # [T * W] bool: whether the pair is sent
+    slot_ids: torch.Tensor      # [T * W, top_k] f32: the rank's local expert per slot, or -1
+    slot_weights: torch.Tensor  # [T * W, top_k] f32: the slot's weight (NaN: a bad id), or 0
+
+
+class SendLayout(NamedTuple):
+    tokens: torch.Tensor    # [P] the token of each row sent
+    position: torch.Tensor  # [T * W] the returned row of each pair, P (a zero row) if unsent
+    ids: torch.Tensor       # [P, top_k] as Sends.slot_ids, rows sent
+    weights: torch.Tensor   # [P, top_k] as Sends.slot_weights, rows sent
+
+
+class ReceiveLayout(NamedTuple):
+    source: torch.Tensor    # [R + 1] the received row of each local route (the dummy: any)
+    local_ids: torch.Tensor  # [R + 1] each route's local expert, sorted
+    offsets: torch.Tensor   # [E_local + 1] int32: expert g's routes offsets[g] .. offsets[g+1]
+    weights: torch.Tensor   # [R + 1] each route's routing weight (the dummy's: 0)
+    position: torch.Tensor  # [N * top_k] each (row, slot)'s route, R (the dummy) if skipped
+
+
+def plan_sends(topk_ids: torch.Tensor, topk_weights: torch.Tensor,
+               placement: ExpertPlacement) -> Sends:
+    """An id outside [0, E) goes to the owner of the nearest expert with a
+    NaN weight, so its token's output is NaN rather than a plausible wrong
+    value (as in fused_moe)."""
+    tokens, top_k = topk_ids.shape
+    world = placement.world_size
+    rank_of, local_of = placement.tables(topk_ids.device)
+    ids = topk_ids.long()
+    clamped = ids.clamp(0, placement.num_experts - 1)
+    weights = topk_weights.float().masked_fill(clamped != ids, float("nan"))
+    ranks = constant_arange(world, torch.int64, topk_ids.device)
+    match = rank_of[clamped].unsqueeze(1) == ranks.view(1, world, 1)  # [T, W, top_k]
+    present = match.any(dim=2).reshape(-1)
+    slot_ids = torch.where(match, local_of[clamped].unsqueeze(1).float(), -1.0)
+    slot_weights = torch.where(match, weights.unsqueeze(1), 0.0)
+    key = torch.where(present, ranks.repeat(tokens), world)
+    order = torch.sort(key, stable=True).indices
+    return Sends(present.view(tokens, world).sum(dim=0), match.sum(dim=(0, 2)), order, present,
+                 slot_ids.view(tokens * world, top_k), slot_weights.view(tokens * world, top_k))
+
+
+def send_layout(sends: Sends, rows: int) -> SendLayout:
+    """The layout of `rows` rows sent in all (a size agreed on the host)."""
+    world = sends.rows.shape[0]
+    sent = sends.order[:rows]
+    inverse = torch.empty_like(sends.order).scatter_(
+        0, sends.order, constant_arange(sends.order.shape[0], torch.int64, sent.device))
+    position = torch.where(sends.present, inverse, rows)
+    return SendLayout(torch.div(sent, world, rounding_mode="floor"), position,
+                      sends.slot_ids.index_select(0, sent),
+                      sends.slot_weights.index_select(0, sent))
+
+
+def receive_layout(ids: torch.Tensor, weights: torch.Tensor, routes: int,
+                   experts: int) -> ReceiveLayout:
+    """The local routes of N received rows: ids [N, top_k] (local expert or
+    -1), weights [N, top_k]; `routes` R of the N * top_k slots are local
+    (agreed on the host); `experts` the local expert count (>= 1)."""
+    rows, top_k = ids.shape
+    flat = ids.reshape(-1).long()
+    key = torch.where(flat >= 0, flat, experts)
+    # The dummy slot sorts right after the real routes of the last expert.
+    key = torch.cat([key, key.new_full((1,), experts - 1)])
+    sorted_keys, order = torch.sort(key, stable=True)
+    taken = order[:routes + 1]
+    source = torch.div(taken, top_k, rounding_mode="floor").clamp_(max=max(rows - 1, 0))
+    local_ids = sorted_keys[:routes + 1]
+    bounds = constant_arange(experts + 1, local_ids.dtype, local_ids.device)
+    offsets = torch.searchsorted(local_ids, bounds, out_int32=True)
+    route = torch.cat([weights.reshape(-1), weights.new_zeros(1)]).index_select(0, taken)
+    inverse = torch.empty_like(order).scatter_(
+        0, order, constant_arange(order.shape[0], torch.int64, order.device))
+    position = torch.where(flat >= 0, inverse[:-1], routes)
+    return ReceiveLayout(source, local_ids, offsets, route, position)
+
+
+def take_rows(t: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """t[index] (no gradient), gathered 8 bytes at a time where the rows
+    allow it: torch's gather of 1- and 2-byte elements is several times
+    slower than of 8-byte ones."""
+    width = t.shape[1] * t.element_size()
+    aligned = width % 8 == 0 and t.storage_offset() * t.element_size() % 8 == 0
+    if t.dim() == 2 and t.is_contiguous() and aligned and t.dtype != torch.bool:
+        return t.view(torch.int64).index_select(0, index).view(t.dtype)
+    return t.index_select(0, index)
+
+
+class SpreadRows(torch.autograd.Function):
+    """x [T, H] -> the rows sent, x[tokens] [P, H]. Its backward sums each
+    token's row gradients in rank order (position [T * W], P meaning none):
+    deterministic, unlike index_select's backward (atomic adds)."""
+
+    @staticmethod
+    def forward(ctx, x, tokens, position, world):
+        ctx.save_for_backward(position)
+        ctx.world = world
+        return x.index_select(0, tokens)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (position,) = ctx.saved_tensors
+        padded = torch.cat([grad, grad.new_zeros(1, grad.shape[1])])
+        return _sum_routes(padded, position, ctx.world), None, None, None
+
+
+class CollectRows(torch.autograd.Function):
+    """The returned rows [P + 1, H] (the last one zero) -> out [T, H],
+    out[t] = the sum of t's rows in rank order (position [T * W]). Its
+    backward hands each row sent its token's gradient."""
+
+    @staticmethod
+    def forward(ctx, back, tokens, position, world):
+        ctx.save_for_backward(tokens)
+        return _sum_routes(back, position, world)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (tokens,) = ctx.saved_tensors
+        rows = grad.index_select(0, tokens)
+        return torch.cat([rows, rows.new_zeros(1, rows.shape[1])]), None, None, None

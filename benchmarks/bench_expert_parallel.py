@@ -9,6 +9,8 @@ and an L2 flush (the median of --iters calls, the slowest rank's):
   - layer:   ExpertParallelMoE's whole forward (routing included)
   - a2a:     dispatch + combine with no expert GEMMs (experts returning
              their rows), so the time of the collectives, sort and gather
+  - nccl:    the two all_to_all_single calls alone, of the same bytes
+  - host:    the host's time in one call (the GPU idle while it waits)
   - single:  (world size 1 only) ggc.moe.MoE with every expert on one
              GPU on the same tokens: the baseline of the scaling target
 Configs: bf16 weights and wire; FP8 weights with bf16 or fp8 on the wire;
@@ -75,6 +77,53 @@ def local_layer(shape, fp8: bool, device):
     return layer
 
 
+def nccl_only(layer, weights, ids, wire, iters, flush) -> float:
+    """The two all_to_alls alone, of the bytes the layer sends: the rows
+    (bf16, or e4m3 and their scales) out and the bf16 results back."""
+    from ggc.moe.ep_layout import plan_sends
+    sends = plan_sends(ids, weights, layer.placement)
+    send = sends.rows.tolist()
+    recv = torch.empty_like(sends.rows)
+    dist.all_to_all_single(recv, sends.rows)
+    recv = recv.tolist()
+    hidden = layer.hidden_size
+    width = hidden * 2 if wire == "bf16" else hidden + hidden // 128 * 4
+    out_rows = torch.empty(sum(send), width, dtype=torch.uint8, device=ids.device)
+    in_rows = torch.empty(sum(recv), width, dtype=torch.uint8, device=ids.device)
+    results = torch.empty(sum(recv), hidden, dtype=torch.bfloat16, device=ids.device)
+    back = torch.empty(sum(send), hidden, dtype=torch.bfloat16, device=ids.device)
+
+    def both():
+        dist.all_to_all_single(in_rows, out_rows, recv, send)
+        dist.all_to_all_single(back, results, send, recv)
+    both()
+    return timed(both, iters, flush)
+
+
+def host_ms(fn) -> float:
+    """The host's time in one call (the GPU idle before it)."""
+    import time
+    torch.cuda.synchronize()
+    dist.barrier()
+    start = time.perf_counter()
+    fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed * 1e3
+
+
+def profile(fn, path: str) -> None:
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    torch.cuda.synchronize()
+    with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with open(path, "w") as f:
+        f.write(prof.key_averages().table(sort_by="cuda_time_total", row_limit=40))
+        f.write("\n\n")
+        f.write(prof.key_averages().table(sort_by="cpu_time_total", row_limit=40))
+
+
 def routes(tokens, experts, top_k, device):
     scores = torch.rand(tokens, experts, device=device)
     weights, ids = scores.topk(top_k, dim=-1)
@@ -112,9 +161,14 @@ def bench_shape(name, shape, args, rank, world, device, flush):
                         comm_only()
                     ms = timed(run, args.iters, flush)
                     a2a = timed(comm_only, args.iters, flush)
+                    nccl = nccl_only(layer, weights, ids, wire, args.iters, flush)
+                    host = host_ms(run)
+                    if (args.profile and chunks == 1 and not fp8 and rank == 0 and world in (1, 4)
+                            and name == "deepseek-v3"):
+                        profile(run, f"{args.profile}-{name}-W{world}.txt")
                 rows.append(dict(shape=name, world=world, tokens_per_rank=tokens,
                                  weights="fp8" if fp8 else "bf16", wire=wire, chunks=chunks,
-                                 layer_ms=ms, a2a_ms=a2a,
+                                 layer_ms=ms, a2a_ms=a2a, nccl_ms=nccl, host_ms=host,
                                  tokens_per_s=world * tokens / ms * 1e3))
         if world == 1:  # the baseline: every expert on this GPU, ggc.moe.fused_moe
             weights, ids = routes(tokens, experts, top_k, device)
@@ -141,6 +195,9 @@ def main():
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--chunks", action="store_true", help="also time chunks=2")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--profile", default=None,
+                        help="path prefix: rank 0 writes a torch.profiler table of one "
+                        "bf16 call per shape")
     args = parser.parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", rank)))
@@ -157,6 +214,7 @@ def main():
             print(f"{row['shape']:12s} W={row['world']} {row['weights']:4s} wire={row['wire']:4s} "
                   f"chunks={row['chunks']} {'single-GPU layer ' if row.get('single') else ''}"
                   f"layer {row['layer_ms']:8.3f} ms  a2a {row['a2a_ms']:7.3f} ms  "
+                  f"nccl {row.get('nccl_ms', 0):7.3f} ms  host {row.get('host_ms', 0):6.2f} ms  "
                   f"{row['tokens_per_s']:10.0f} tok/s", flush=True)
         if args.json:
             with open(args.json, "w") as f:

@@ -95,6 +95,10 @@ def _physical_block_scale(scale):
     memory (DeepGEMM's M-major, 4-aligned [M, K/128] view of a
     [K/128, align4(M)] buffer), its storage ("block_mn")."""
     import torch
+    if scale.numel() == 0:
+        # torch calls any empty tensor contiguous, whatever its strides; the
+        # launch checks them (an M-major view of no rows, for one).
+        return scale.new_empty(scale.shape), "block"
     if scale.stride(-2) == 1 and scale.shape[-2] > 1 and scale.stride(-1) != 1:
         rows_padded = scale.stride(-1)
         physical = torch.as_strided(

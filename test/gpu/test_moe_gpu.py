@@ -191,3 +191,15 @@ def test_module_bf16_and_fp8():
     ref = reference_moe(tokens.double(), dequantized_weights(layer_.w13, layer_.w13_scale),
                         dequantized_weights(layer_.w2, layer_.w2_scale), weights.double(), ids)
     assert rel_err(fp8.reshape(-1, 512), ref) < 6e-2
+
+
+def test_fp8_layer_with_no_tokens():
+    """An empty batch (a rank with no tokens in expert parallelism) through
+    the FP8 layer: its empty M-major activation scales once failed the
+    launch's stride check."""
+    torch.manual_seed(3)
+    layer_ = moe.MoE(256, 128, 8, 2, device="cuda").quantize_fp8()
+    with torch.no_grad():
+        for graph in (False, True):
+            out = layer_.forward(torch.empty(0, 256, device="cuda", dtype=BF16))
+            assert out.shape == (0, 256), graph

@@ -75,6 +75,9 @@ def test_deepgemm_m_major_scales_are_read_through_their_storage():
     assert torch.equal(physical, storage)
     row_major, kind = ops._physical_block_scale(torch.ones(m, kb))
     assert kind == "block" and row_major.shape == (m, kb)
+    # No rows: torch calls the M-major view contiguous, the launch would not.
+    empty, kind = ops._physical_block_scale(torch.empty(kb, 0).t())
+    assert kind == "block" and empty.shape == (0, kb) and empty.stride() == (kb, 1)
 
 
 def test_scale_kinds_follow_rank_and_say_when_ambiguous():

@@ -27,21 +27,25 @@ from .placement import ExpertPlacement
 
 
 class Sends(NamedTuple):
-    """A rank's (token, destination) pairs, before the sizes are agreed.
-    Pair q = token * W + rank."""
-    rows: torch.Tensor          # [W] int64: tokens bound for each rank
-    routes: torch.Tensor        # [W] int64: routes bound for each rank
-    order: torch.Tensor         # [T * W]: the pairs, those sent first (by rank, then token)
-    present: torch.Tensor       # [T * W] bool: whether the pair is sent
-    slot_ids: torch.Tensor      # [T * W, top_k] f32: the rank's local expert per slot, or -1
-    slot_weights: torch.Tensor  # [T * W, top_k] f32: the slot's weight (NaN: a bad id), or 0
+    """A rank's (token, destination) pairs, sorted so that those sent come
+    first (by rank, then token), every tensor made before the sizes are
+    agreed (the host waits for them there, so the fewer launches after,
+    the shorter the GPU's idle gap). Pair q = token * W + rank; P pairs are
+    sent."""
+    rows: torch.Tensor      # [W] int64: tokens bound for each rank
+    routes: torch.Tensor    # [W] int64: routes bound for each rank
+    tokens: torch.Tensor    # [T * W] the token of each pair, in sent order
+    position: torch.Tensor  # [T * W] by pair: its row in sent order, P (a zero row) if unsent
+    ids: torch.Tensor       # [T * W, top_k] f32, sent order: the rank's local expert per slot, or -1
+    weights: torch.Tensor   # [T * W, top_k] f32, sent order: the slot's weight (NaN: a bad id), or 0
 
 
 class SendLayout(NamedTuple):
-    tokens: torch.Tensor    # [P] the token of each row sent
-    position: torch.Tensor  # [T * W] the returned row of each pair, P (a zero row) if unsent
-    ids: torch.Tensor       # [P, top_k] as Sends.slot_ids, rows sent
-    weights: torch.Tensor   # [P, top_k] as Sends.slot_weights, rows sent
+    """Sends cut to the P rows sent."""
+    tokens: torch.Tensor    # [P]
+    position: torch.Tensor  # [T * W]
+    ids: torch.Tensor       # [P, top_k]
+    weights: torch.Tensor   # [P, top_k]
 
 
 class ReceiveLayout(NamedTuple):
@@ -59,31 +63,30 @@ def plan_sends(topk_ids: torch.Tensor, topk_weights: torch.Tensor,
     value (as in fused_moe)."""
     tokens, top_k = topk_ids.shape
     world = placement.world_size
-    rank_of, local_of = placement.tables(topk_ids.device)
+    device = topk_ids.device
+    rank_of, local_of = placement.tables(device)
     ids = topk_ids.long()
     clamped = ids.clamp(0, placement.num_experts - 1)
     weights = topk_weights.float().masked_fill(clamped != ids, float("nan"))
-    ranks = constant_arange(world, torch.int64, topk_ids.device)
+    ranks = constant_arange(world, torch.int64, device)
     match = rank_of[clamped].unsqueeze(1) == ranks.view(1, world, 1)  # [T, W, top_k]
     present = match.any(dim=2).reshape(-1)
     slot_ids = torch.where(match, local_of[clamped].unsqueeze(1).float(), -1.0)
     slot_weights = torch.where(match, weights.unsqueeze(1), 0.0)
-    key = torch.where(present, ranks.repeat(tokens), world)
-    order = torch.sort(key, stable=True).indices
-    return Sends(present.view(tokens, world).sum(dim=0), match.sum(dim=(0, 2)), order, present,
-                 slot_ids.view(tokens * world, top_k), slot_weights.view(tokens * world, top_k))
+    order = torch.sort(torch.where(present, ranks.repeat(tokens), world), stable=True).indices
+    inverse = torch.empty_like(order).scatter_(
+        0, order, constant_arange(order.shape[0], torch.int64, device))
+    position = torch.where(present, inverse, present.sum())
+    return Sends(present.view(tokens, world).sum(dim=0), match.sum(dim=(0, 2)),
+                 torch.div(order, world, rounding_mode="floor"), position,
+                 slot_ids.view(-1, top_k).index_select(0, order),
+                 slot_weights.view(-1, top_k).index_select(0, order))
 
 
 def send_layout(sends: Sends, rows: int) -> SendLayout:
-    """The layout of `rows` rows sent in all (a size agreed on the host)."""
-    world = sends.rows.shape[0]
-    sent = sends.order[:rows]
-    inverse = torch.empty_like(sends.order).scatter_(
-        0, sends.order, constant_arange(sends.order.shape[0], torch.int64, sent.device))
-    position = torch.where(sends.present, inverse, rows)
-    return SendLayout(torch.div(sent, world, rounding_mode="floor"), position,
-                      sends.slot_ids.index_select(0, sent),
-                      sends.slot_weights.index_select(0, sent))
+    """Sends cut to the `rows` rows sent (a size agreed on the host)."""
+    return SendLayout(sends.tokens[:rows], sends.position, sends.ids[:rows],
+                      sends.weights[:rows])
 
 
 def receive_layout(ids: torch.Tensor, weights: torch.Tensor, routes: int,

@@ -112,12 +112,14 @@ def host_ms(fn) -> float:
     return elapsed * 1e3
 
 
-def profile(fn, path: str) -> None:
+def profile(fn, path: str, write: bool) -> None:
     from torch.profiler import ProfilerActivity, profile as torch_profile
     torch.cuda.synchronize()
     with torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
+    if not write:
+        return
     with open(path, "w") as f:
         f.write(prof.key_averages().table(sort_by="cuda_time_total", row_limit=40))
         f.write("\n\n")
@@ -163,9 +165,9 @@ def bench_shape(name, shape, args, rank, world, device, flush):
                     a2a = timed(comm_only, args.iters, flush)
                     nccl = nccl_only(layer, weights, ids, wire, args.iters, flush)
                     host = host_ms(run)
-                    if (args.profile and chunks == 1 and not fp8 and rank == 0 and world in (1, 4)
-                            and name == "deepseek-v3"):
-                        profile(run, f"{args.profile}-{name}-W{world}.txt")
+                    if (args.profile and chunks == 1 and not fp8 and world in (1, 4)
+                            and name == "deepseek-v3"):  # every rank runs it, rank 0 writes
+                        profile(run, f"{args.profile}-{name}-W{world}.txt", rank == 0)
                 rows.append(dict(shape=name, world=world, tokens_per_rank=tokens,
                                  weights="fp8" if fp8 else "bf16", wire=wire, chunks=chunks,
                                  layer_ms=ms, a2a_ms=a2a, nccl_ms=nccl, host_ms=host,

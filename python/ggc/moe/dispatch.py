@@ -54,7 +54,12 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
     if fields and not error:
         header[:, MAX_COUNTS + 1:MAX_COUNTS + 1 + len(fields)] = torch.tensor(
             [value for _, value in fields], dtype=torch.int64)
-    header = header.to(device)
+    if device.type == "cuda":
+        # From pinned memory: a copy from pageable memory would wait for
+        # the GPU's queue, a second host synchronisation.
+        header = header.pin_memory().to(device, non_blocking=True)
+    else:
+        header = header.to(device)
     if counts is not None:
         header[:, :n] = counts
     received = torch.empty_like(header)
@@ -151,8 +156,8 @@ def exchange(tensors: Sequence[torch.Tensor], recv: List[int], send: List[int], 
     return all_to_all(tensors, recv, send, group)
 
 
-# experts(rows [M, H] sorted by local expert, their 1x128 scales [M, H/128]
-# (FP8) or None, offsets [E_local + 1] int32, local expert ids [M], routing
+# experts(rows [M, H] sorted by local expert, their 1x128 scales (FP8: in
+# quant.mn_major's M-major [H/128, align4(M)] form) or None, offsets [E_local + 1] int32, local expert ids [M], routing
 # weights [M] f32) -> [M, H]: weight * expert(row) per row.
 ExpertsFn = Callable[[torch.Tensor, Optional[torch.Tensor], torch.Tensor, torch.Tensor,
                       torch.Tensor], torch.Tensor]

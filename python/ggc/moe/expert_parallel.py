@@ -24,11 +24,11 @@ import torch.distributed as dist
 from . import checks
 from .dispatch import (MAX_CHUNKS, WIRES, ExpertsFn, agree, all_to_all, dtype_code, exchange,
                        fail, rank_and_size)
-from .ep_layout import (CollectRows, ReceiveLayout, SendLayout, SpreadRows, plan_sends, receive_layout,
+from .ep_layout import (CollectRows, ReceiveLayout, Sends, SendLayout, SpreadRows, plan_sends, receive_layout,
                         send_layout, take_rows)
 from .permute import _CombineRows, _GatherRows, _sum_routes
 from .placement import ExpertPlacement, PlacementSpec, local_weights_check
-from .quant import FP8, quantize_rows
+from .quant import FP8, mn_major, quantize_rows
 
 
 def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor,
@@ -75,40 +75,52 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     fields = (("hidden size H", x.shape[1]), ("expert count E", num_experts),
               ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
               ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
+    steps = [_Step(part[0], sends_of, topk_ids.shape[1], len(place.local_experts(rank)), wire,
+                   grad_mask != 0) for part, sends_of in zip(parts, sends)]
     mine, theirs = agree(group, counts, fields, None, device)
-    steps = [_Step(part[0], s, [row[c] for row in mine], [row[c] for row in theirs],
-                   sum(row[chunks + c] for row in theirs), topk_ids.shape[1],
-                   len(place.local_experts(rank)), wire)
-             for c, (part, s) in enumerate(zip(parts, sends))]
+    for c, step in enumerate(steps):
+        step.agreed([row[c] for row in mine], [row[c] for row in theirs],
+                    sum(row[chunks + c] for row in theirs))
     if chunks == 1:
         return steps[0].run(run_experts, group, grad_mask != 0)
     return _pipelined(steps, run_experts, group)
 
 
 class _Step:
-    """One part of a call's tokens from dispatch to combine."""
+    """One part of a call's tokens from dispatch to combine. Made in two
+    steps: what needs no sizes before the counts are agreed (the host
+    waits there, so every launch moved before it is one the GPU does not
+    wait for), the rest after (`agreed`)."""
 
-    def __init__(self, x, sends, send: List[int], recv: List[int], routes: int, top_k: int,
-                 local_experts: int, wire: str):
-        self.x, self.send, self.recv, self.routes = x, send, recv, routes
-        self.top_k, self.local_experts, self.wire = top_k, local_experts, wire
-        self.world = len(send)
-        self.layout: SendLayout = send_layout(sends, sum(send))
+    def __init__(self, x, sends: Sends, top_k: int, local_experts: int, wire: str,
+                 grad: bool):
+        self.x, self.sends, self.top_k = x, sends, top_k
+        self.local_experts, self.wire, self.grad = local_experts, wire, grad
+        self.world = sends.rows.shape[0]
+        # Per pair (sorted), its slots' local experts and weights (and,
+        # FP8, its token's 1x128 scales) as one f32 tensor; cut to the
+        # rows sent once their count is known.
+        meta = [sends.ids, sends.weights]
+        if wire == "fp8":
+            self.q, scale = quantize_rows(x, "x")  # once per token
+            meta.append(scale.index_select(0, sends.tokens))
+        self.meta = torch.cat(meta, dim=1)
+
+    def agreed(self, send: List[int], recv: List[int], routes: int) -> "_Step":
+        self.send, self.recv, self.routes = send, recv, routes
+        self.layout: SendLayout = send_layout(self.sends, sum(send))
+        return self
 
     def payload(self, grad: bool):
-        """The rows sent and, per row, its slots' local experts and weights
-        (and, FP8, its 1x128 scales) as one f32 tensor."""
+        """The rows sent and their meta rows."""
         layout = self.layout
-        meta = [layout.ids, layout.weights]
         if self.wire == "fp8":
-            q, scale = quantize_rows(self.x, "x")  # once per token
-            rows = take_rows(q, layout.tokens)
-            meta.append(scale.index_select(0, layout.tokens))
+            rows = take_rows(self.q, layout.tokens)
         elif grad:
             rows = SpreadRows.apply(self.x, layout.tokens, layout.position, self.world)
         else:
             rows = take_rows(self.x.contiguous(), layout.tokens)
-        return rows, torch.cat(meta, dim=1)
+        return rows, self.meta[:layout.tokens.shape[0]]
 
     def experts(self, run_experts: ExpertsFn, rows, meta, grad: bool) -> torch.Tensor:
         """Each received row's sum over its slots of weight * expert(row),
@@ -124,7 +136,8 @@ class _Step:
             routed = _GatherRows.apply(rows, layout.source, layout.position, k)
         else:
             routed = take_rows(rows, layout.source)
-        scale = None if rows.dtype != FP8 else meta[:, 2 * k:].index_select(0, layout.source)
+        # FP8: the routes' 1x128 scales, M-major (quant.mn_major), gathered into place.
+        scale = None if rows.dtype != FP8 else mn_major(meta[:, 2 * k:], layout.source)
         y = run_experts(routed, scale, layout.offsets, layout.local_ids, layout.weights)
         y = y if y.dtype == dtype else y.to(dtype)
         return _sum_slots(y, layout, k, grad)
@@ -235,7 +248,6 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
     arrive), not after the dispatch, where one rank's error would leave
     the others waiting."""
     from .layer import expected_rows, sorted_experts
-    from .quant import mn_major
     rows = torch.empty(0, x.shape[1], dtype=FP8 if wire == "fp8" else x.dtype,
                        device=x.device)
     scale = (torch.empty(0, -(-x.shape[1] // 128), device=x.device)
@@ -251,9 +263,9 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
                                             or w13.requires_grad or w2.requires_grad)
         if w13.dtype == FP8 and rows_scale is None:  # bf16 on the wire
             rows, rows_scale = quantize_rows(rows, "x")
-        return sorted_experts(rows, None if rows_scale is None else mn_major(rows_scale),
-                              offsets, weights, w13, w2, activation, w13_scale, w2_scale,
-                              hint, grad)
+            rows_scale = mn_major(rows_scale)
+        return sorted_experts(rows, rows_scale, offsets, weights, w13, w2, activation,
+                              w13_scale, w2_scale, hint, grad)
     return run
 
 

@@ -10,6 +10,9 @@ import torch
 PlacementSpec = Union[None, "ExpertPlacement", Sequence[int], Sequence[Sequence[int]]]
 
 
+_CONTIGUOUS: Dict[Tuple[int, int], "ExpertPlacement"] = {}
+
+
 class ExpertPlacement:
     """Rank r holds the experts `experts_of[r]` (global ids, in the order of
     its local weights: local expert i of rank r is global expert
@@ -48,6 +51,7 @@ class ExpertPlacement:
         self.world_size = len(lists)
         self.owner = tuple(owner[e] for e in range(num_experts))
         self._tables: Dict[torch.device, Tuple[torch.Tensor, ...]] = {}
+        self._digest: Optional[int] = None
 
     @classmethod
     def contiguous(cls, num_experts: int, world_size: int) -> "ExpertPlacement":
@@ -66,7 +70,10 @@ class ExpertPlacement:
         """The placement a user gave (see the class), checked against the
         group's size."""
         if spec is None:
-            return cls.contiguous(num_experts, world_size)
+            key = (num_experts, world_size)
+            if key not in _CONTIGUOUS:  # made once: a call's host time counts
+                _CONTIGUOUS[key] = cls.contiguous(num_experts, world_size)
+            return _CONTIGUOUS[key]
         if isinstance(spec, ExpertPlacement):
             placement = spec
         elif isinstance(spec, torch.Tensor) or all(isinstance(v, int) for v in spec):
@@ -100,11 +107,13 @@ class ExpertPlacement:
     def digest(self) -> int:
         """A 62-bit summary of the placement, to check that every rank was
         given the same one."""
-        value = 1469598103934665603
-        for rank, experts in enumerate(self.experts_of):
-            for item in (rank, len(experts), *experts):
-                value = ((value ^ item) * 1099511628211) & ((1 << 62) - 1)
-        return value
+        if self._digest is None:
+            value = 1469598103934665603
+            for rank, experts in enumerate(self.experts_of):
+                for item in (rank, len(experts), *experts):
+                    value = ((value ^ item) * 1099511628211) & ((1 << 62) - 1)
+            self._digest = value
+        return self._digest
 
     def tables(self, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
         """(rank_of [E] int64: the rank holding each expert, local_of [E]

@@ -68,15 +68,16 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if setup is None:  # a bad argument: tell the others, then raise everywhere
         fail(group, problem, device)
     place, grad_mask, run_experts = setup
-    parts = _split(x, topk_weights, topk_ids, chunks)
-    sends = [plan_sends(ids, w, place) for _, w, ids in parts]
-    counts = torch.cat([torch.stack([s.rows for s in sends], dim=1),
-                        torch.stack([s.routes for s in sends], dim=1)], dim=1)
+    plans = [_planned(x_part, w, ids, place, wire, grad_mask != 0)
+             for x_part, w, ids in _split(x, topk_weights, topk_ids, chunks)]
+    counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
+                        torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
     fields = (("hidden size H", x.shape[1]), ("expert count E", num_experts),
               ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
               ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
-    steps = [_Step(part[0], sends_of, topk_ids.shape[1], len(place.local_experts(rank)), wire,
-                   grad_mask != 0) for part, sends_of in zip(parts, sends)]
+    steps = [_Step(x_part, *plan, topk_ids.shape[1], len(place.local_experts(rank)), wire,
+                   grad_mask != 0) for (x_part, _, _), plan in
+             zip(_split(x, topk_weights, topk_ids, chunks), plans)]
     mine, theirs = agree(group, counts, fields, None, device)
     for c, step in enumerate(steps):
         step.agreed([row[c] for row in mine], [row[c] for row in theirs],
@@ -92,19 +93,11 @@ class _Step:
     waits there, so every launch moved before it is one the GPU does not
     wait for), the rest after (`agreed`)."""
 
-    def __init__(self, x, sends: Sends, top_k: int, local_experts: int, wire: str,
-                 grad: bool):
-        self.x, self.sends, self.top_k = x, sends, top_k
+    def __init__(self, x, sends: Sends, meta: torch.Tensor, q: Optional[torch.Tensor],
+                 top_k: int, local_experts: int, wire: str, grad: bool):
+        self.x, self.sends, self.meta, self.q, self.top_k = x, sends, meta, q, top_k
         self.local_experts, self.wire, self.grad = local_experts, wire, grad
         self.world = sends.rows.shape[0]
-        # Per pair (sorted), its slots' local experts and weights (and,
-        # FP8, its token's 1x128 scales) as one f32 tensor; cut to the
-        # rows sent once their count is known.
-        meta = [sends.ids, sends.weights]
-        if wire == "fp8":
-            self.q, scale = quantize_rows(x, "x")  # once per token
-            meta.append(scale.index_select(0, sends.tokens))
-        self.meta = torch.cat(meta, dim=1)
 
     def agreed(self, send: List[int], recv: List[int], routes: int) -> "_Step":
         self.send, self.recv, self.routes = send, recv, routes
@@ -167,6 +160,40 @@ class _Step:
         back = y.new_empty(sum(self.send) + 1, y.shape[1])
         back[-1].zero_()
         return back
+
+
+def _plan(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str):
+    """What a part's dispatch needs before the counts are agreed: the
+    sends (ep_layout.plan_sends); per pair (sorted), its slots' local
+    experts and weights (and, FP8, its token's 1x128 scales) as one f32
+    tensor, cut to the rows sent once their count is known; FP8 x."""
+    sends = plan_sends(topk_ids, topk_weights, placement)
+    meta, q = [sends.ids, sends.weights], None
+    if wire == "fp8":
+        q, scale = quantize_rows(x, "x")  # once per token
+        meta.append(scale.index_select(0, sends.tokens))
+    return sends, torch.cat(meta, dim=1), q
+
+
+def _planned(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str, grad: bool):
+    """_plan, replayed from a CUDA graph per signature in eager inference
+    on CUDA (its some thirty small launches are host time the GPU waits
+    out: the agreement that follows synchronises), else run as it is
+    ($GGC_MOE_GRAPH_TOKENS=0 turns the graphs off here too)."""
+    from . import graphs
+    from ..torch_ops import tracing
+    if (grad or not x.is_cuda or graphs.max_tokens() == 0 or tracing()
+            or torch.cuda.is_current_stream_capturing()):
+        return _plan(x, topk_weights, topk_ids, placement, wire)
+    key = ("expert_parallel_plan", placement, wire, x.device, x.dtype, x.shape,
+           topk_weights.dtype, topk_weights.shape, topk_ids.dtype, topk_ids.shape)
+
+    def flat(x, topk_weights, topk_ids):
+        sends, meta, q = _plan(x, topk_weights, topk_ids, placement, wire)
+        return (*sends, meta) + (() if q is None else (q,))
+    out = graphs.replay(key, (x.contiguous(), topk_weights, topk_ids), flat)
+    fields = len(Sends._fields)
+    return Sends(*out[:fields]), out[fields], (out[fields + 1] if wire == "fp8" else None)
 
 
 def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):

@@ -105,9 +105,10 @@ _CAPTURE_LOCK = threading.Lock()
 
 def replay(key: tuple, inputs: Sequence[torch.Tensor],
            forward: Callable[..., torch.Tensor]) -> torch.Tensor:
-    """forward(*inputs), eagerly on a signature's first call, captured on
-    its second, replayed from then on. `key` names everything but the
-    inputs' values that forward reads."""
+    """forward(*inputs) (a tensor or a tuple of tensors), eagerly on a
+    signature's first call, captured on its second, replayed from then
+    on. `key` names everything but the inputs' values that forward
+    reads."""
     with _ENTRIES_LOCK:
         entry = _ENTRIES.get(key)
         first = entry is None
@@ -138,12 +139,19 @@ def _replay(entry: _Entry, inputs, device: torch.device) -> torch.Tensor:
         # learns that it uses them.
         stream = torch.cuda.current_stream(device)
         stream.wait_stream(entry.stream)
-        for t in (*entry.inputs, entry.out):
+        for t in (*entry.inputs, *_tensors(entry.out)):
             t.record_stream(stream)
         entry.stream, entry.stream_key = stream, current
     torch._foreach_copy_(entry.inputs, list(inputs))
     entry.graph.replay()
-    return entry.out.clone()
+    if isinstance(entry.out, torch.Tensor):
+        return entry.out.clone()
+    return tuple(t.clone() for t in entry.out)
+
+
+def _tensors(out) -> tuple:
+    """A forward's output: one tensor or a tuple of them."""
+    return (out,) if isinstance(out, torch.Tensor) else tuple(out)
 
 
 def _on_device(device: torch.device):

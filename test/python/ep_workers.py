@@ -255,5 +255,43 @@ def module_matches_single_layer(rank, world):
     return report
 
 
-SCENARIOS = {"forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
+def module_errors(rank, world):
+    """ExpertParallelMoE: a bad placement, wire or size on one rank at
+    construction, and a bad x on one rank in forward, raise on every rank;
+    the layer still works after."""
+    from ggc import moe
+    torch.manual_seed(0)
+    messages = {}
+    bad = {"placement": dict(placement=[0] * 7 + [world]),
+           "wire": dict(wire="int8"),
+           "hidden size": dict(hidden_size=256)}
+    for name, change in bad.items():
+        kwargs = dict(hidden_size=128, intermediate_size=128, num_experts=8, top_k=2)
+        if rank == 1:
+            kwargs.update(change)
+        try:
+            moe.ExpertParallelMoE(**kwargs)
+            messages[name] = "no error"
+        except moe.ExpertParallelError as error:
+            messages[name] = str(error)
+    import tempfile
+
+    import pytest
+    from moe_reference import use_reference_kernels
+    patch = pytest.MonkeyPatch()
+    use_reference_kernels(patch, tempfile.mkdtemp())  # ggc's host path on the CPU
+    layer = moe.ExpertParallelMoE(128, 128, 8, 2)
+    x = torch.randn(3, 128).to(torch.bfloat16)
+    try:
+        layer(x.float() if rank == 1 else x)
+        messages["forward"] = "no error"
+    except moe.ExpertParallelError as error:
+        messages["forward"] = str(error)
+    messages["local experts"] = list(layer.local_experts)
+    messages["after"] = list(layer(x).shape)
+    patch.undo()
+    return messages
+
+
+SCENARIOS = {"module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer}

@@ -106,6 +106,23 @@ def test_bad_input_is_an_error_on_every_rank(tmp_path):
         "torch.float32" in reports[1]["dtype across ranks"]
 
 
+def test_module_arguments_are_checked_on_every_rank(tmp_path):
+    reports = run_group(2, "module_errors", tmp_path)
+    mine = reports[1]
+    assert "puts expert 7 on rank 2, but the group has ranks 0..1" in mine["placement"]
+    assert "wire must be one of ('bf16', 'fp8'), got 'int8'" in mine["wire"]
+    assert "x must be a [..., H = 128] torch.bfloat16 tensor on cpu, got [3, 128] " \
+        "torch.float32 on cpu" in mine["forward"]
+    assert "rank 0 called the layer with hidden size H 128, this rank with 256" in \
+        mine["hidden size"]
+    theirs = reports[0]
+    for case in ("placement", "wire", "forward"):
+        assert theirs[case].startswith("rank 0: rank(s) [1] rejected their input"), case
+    assert "rank 1 called the layer with hidden size H 256" in theirs["hidden size"]
+    assert [r["local experts"] for r in reports] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert [r["after"] for r in reports] == [[3, 128], [3, 128]]
+
+
 def test_placements():
     place = moe.ExpertPlacement.contiguous(10, 4)
     assert place.experts_of == ((0, 1, 2), (3, 4, 5), (6, 7), (8, 9))

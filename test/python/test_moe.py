@@ -53,6 +53,10 @@ def test_fp8_layer_matches_fp64():
     # x and the activation quantised to e4m3 (3 mantissa bits: at most
     # 2^-4 relative per element, about 2^-4/sqrt(3) on average): ~3%.
     assert 5e-3 < err < 6e-2, err
+    # x quantised beforehand (an expert-parallel dispatch's FP8 rows): the same bits.
+    q, scale = moe.quantize_rows(x)
+    again = moe.fused_moe(q, q13, q2, weights, ids, w13_scale=s13, w2_scale=s2, x_scale=scale)
+    assert torch.equal(again, out)
 
 
 def test_quantize_weights_round_trip():

@@ -158,3 +158,18 @@ def test_no_graph_off_the_gpu():
     for _ in range(3):
         moe.fused_moe(**args(), graph=True)
     assert graphs.cached() == 0
+
+
+def test_prequantised_x_and_its_scale():
+    q, scale = moe.quantize_rows(torch.randn(T, H).to(BF16))
+    with pytest.raises(TypeError, match="x_scale is given, so x must be float8_e4m3fn"):
+        moe.fused_moe(**changed(x_scale=scale))            # bf16 weights
+    with pytest.raises(TypeError, match="x_scale is given, so x must be float8_e4m3fn"):
+        moe.fused_moe(**changed(fp8=True, x_scale=scale))  # bf16 x
+    with pytest.raises(ValueError, match=r"x_scale must be x's f32 1x128 block scales "
+                                         r"\[T, ceil\(H/128\)\] = \[5, 2\], got \[5, 1\]"):
+        moe.fused_moe(**changed(fp8=True, x=q, x_scale=scale[:, :1]))
+    with pytest.raises(TypeError, match="x_scale must be float32, got torch.float64"):
+        moe.fused_moe(**changed(fp8=True, x=q, x_scale=scale.double()))
+    with pytest.raises(TypeError, match="or take x in float8_e4m3fn with its x_scale"):
+        moe.fused_moe(**changed(fp8=True, x=q))            # FP8 x without its scales

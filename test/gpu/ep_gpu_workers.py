@@ -79,3 +79,45 @@ def bad_input_everywhere(rank, world):
             messages.append(str(error))
     messages.append(_err(ep(x), layer(x)))
     return messages
+
+
+def captured_in_a_graph(rank, world):
+    """The layer captured in a CUDA graph (sync_free while capturing: no
+    host synchronisation) and replayed with new tokens: the same bits as
+    an eager sync_free call on them, and the counted exchanges' values
+    within BF16 rounding; FP8 with fp8 rows too."""
+    from ggc import moe
+    device = torch.device("cuda", rank)
+    torch.manual_seed(5)
+    layer = moe.MoE(512, 256, 12, 4, device=device)
+    report = {}
+    for name in ("bf16", "fp8"):
+        if name == "fp8":
+            layer.quantize_fp8()
+        ep = moe.ExpertParallelMoE.from_moe(layer, wire=name)
+        torch.manual_seed(50 + rank)
+        static_x = torch.randn(16, 512, device=device, dtype=torch.bfloat16)
+        with torch.no_grad():
+            ep.sync_free = True
+            ep(static_x)  # the signature's first call: the agreement, the kernels compiled
+            ep.sync_free = None
+            stream = torch.cuda.Stream(device)
+            stream.wait_stream(torch.cuda.current_stream(device))
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+                out = ep(static_x)
+            same, errs = [], []
+            for _ in range(2):
+                new = torch.randn_like(static_x)
+                static_x.copy_(new)
+                graph.replay()
+                torch.cuda.synchronize(device)
+                ep.sync_free = True
+                eager_free = ep(new)
+                ep.sync_free = False
+                counted = ep(new)
+                ep.sync_free = None
+                same.append(bool(torch.equal(out, eager_free)))
+                errs.append(_err(out, counted))
+        report[name] = dict(same=all(same), err=max(errs))
+    return report

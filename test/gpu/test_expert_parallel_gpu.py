@@ -42,3 +42,10 @@ def test_bad_input_is_an_error_on_every_gpu_rank(tmp_path):
         else:
             assert "rank(s) [1] rejected their input" in half and "rank(s) [1]" in cpu
         assert after < 1e-2
+
+
+def test_layer_captured_in_a_cuda_graph(tmp_path):
+    for rank, report in enumerate(run_group(2, "ep_gpu_workers:captured_in_a_graph", tmp_path,
+                                            "nccl")):
+        for name, case in report.items():
+            assert case["same"] and case["err"] < 1e-2, (rank, name, case)

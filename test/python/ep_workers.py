@@ -25,10 +25,13 @@ def torch_experts(w13, w2, activation="swiglu"):
     w2[e] @ act(w13[e] @ x[r]), e = local_ids[r]."""
     def run(rows, scale, offsets, local_ids, weights):
         assert scale is None
-        # The routes come sorted by local expert, as offsets say.
-        counts = torch.bincount(local_ids.long(), minlength=w13.shape[0])
+        # The routes come sorted by local expert, as offsets say; rows past
+        # offsets[-1] (sync_free) are no routes, their results never read.
+        routes = int(offsets[-1])
+        counts = torch.bincount(local_ids[:routes].long(), minlength=w13.shape[0])
         assert offsets.tolist() == [0] + counts.cumsum(0).tolist(), (offsets, local_ids)
-        ids = local_ids.long()
+        assert (local_ids[routes:] == w13.shape[0]).all()
+        ids = local_ids.long().clamp(max=w13.shape[0] - 1)
         h = torch.bmm(w13.index_select(0, ids), rows.unsqueeze(2)).squeeze(2)
         a = activation64(h, activation)
         y = torch.bmm(w2.index_select(0, ids), a.unsqueeze(2)).squeeze(2)
@@ -293,5 +296,40 @@ def module_errors(rank, world):
     return messages
 
 
-SCENARIOS = {"module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
+def sync_free(rank, world):
+    """sync_free=True (fixed-size exchanges, no host synchronisation) gives
+    the values of the counted exchanges, under three placements, with ids
+    out of range poisoning only their tokens; ragged T across ranks is an
+    error on every rank (the first call's agreement)."""
+    from ggc import moe
+    w13, w2, experts, top_k = _problem(world)
+    report = {}
+    for i, placement in enumerate([None, [(e * 7) % world for e in range(experts)],
+                                   [list(range(experts))] + [[] for _ in range(world - 1)]]):
+        place = moe.ExpertPlacement.of(placement, experts, world)
+        lw13, lw2 = _local(place, rank, w13, w2)
+        x, weights, ids = _tokens(rank, 16, experts, top_k, tokens=6)
+        ids[3, 0] = experts + 1 if rank == 0 else ids[3, 0]
+        outs = [moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                        placement=placement, sync_free=free,
+                                        experts=torch_experts(lw13, lw2))
+                for free in (False, True, True)]
+        ok = ~torch.isnan(outs[0]).any(dim=1)
+        report[i] = dict(
+            same=bool(torch.allclose(outs[1], outs[2], rtol=0, atol=0, equal_nan=True)),
+            err=float((outs[1][ok] - outs[0][ok]).norm() / outs[0][ok].norm()),
+            nan_rows=torch.isnan(outs[1]).any(dim=1).nonzero().flatten().tolist())
+    x, weights, ids = _tokens(rank, 16, experts, top_k)  # ragged: 13, 0, 7, 29 tokens
+    place = moe.ExpertPlacement.contiguous(experts, world)
+    lw13, lw2 = _local(place, rank, w13, w2)
+    try:
+        moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                sync_free=True, experts=torch_experts(lw13, lw2))
+        report["ragged"] = "no error"
+    except moe.ExpertParallelError as error:
+        report["ragged"] = str(error)
+    return report
+
+
+SCENARIOS = {"sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer}

@@ -7,7 +7,6 @@ import sys
 import time
 
 import pytest
-import torch
 
 from ggc import moe
 
@@ -121,6 +120,15 @@ def test_module_arguments_are_checked_on_every_rank(tmp_path):
     assert "rank 1 called the layer with hidden size H 256" in theirs["hidden size"]
     assert [r["local experts"] for r in reports] == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert [r["after"] for r in reports] == [[3, 128], [3, 128]]
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_sync_free_gives_the_same_values(world, tmp_path):
+    for rank, report in enumerate(run_group(world, "sync_free", tmp_path)):
+        assert "tokens T (sync_free)" in report.pop("ragged"), rank
+        for case in report.values():
+            assert case["same"] and case["err"] < 1e-12, (rank, case)
+            assert case["nan_rows"] == ([3] if rank == 0 else []), (rank, case)
 
 
 def test_placements():

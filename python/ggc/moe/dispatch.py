@@ -25,7 +25,7 @@ import torch.distributed as dist
 WIRES = ("bf16", "fp8")
 MAX_CHUNKS = 16  # chunks a call may ask for (the header has a fixed size)
 MAX_COUNTS = 2 * MAX_CHUNKS  # the header's count columns: rows and routes per chunk
-MAX_FIELDS = 8  # the header's columns for what every rank must agree on
+MAX_FIELDS = 12  # the header's columns for what every rank must agree on
 _DTYPES = {torch.bfloat16: 1, torch.float16: 2, torch.float32: 3, torch.float64: 4}
 
 
@@ -158,6 +158,8 @@ def exchange(tensors: Sequence[torch.Tensor], recv: List[int], send: List[int], 
 
 # experts(rows [M, H] sorted by local expert, their 1x128 scales (FP8: in
 # quant.mn_major's M-major [H/128, align4(M)] form) or None, offsets [E_local + 1] int32, local expert ids [M], routing
-# weights [M] f32) -> [M, H]: weight * expert(row) per row.
+# weights [M] f32) -> [M, H]: weight * expert(row) per row. With sync_free,
+# rows past offsets[-1] are no routes (local id E_local, weight 0): their
+# results are never read.
 ExpertsFn = Callable[[torch.Tensor, Optional[torch.Tensor], torch.Tensor, torch.Tensor,
                       torch.Tensor], torch.Tensor]

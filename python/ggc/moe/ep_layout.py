@@ -18,7 +18,7 @@ bits on every run.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 
@@ -56,26 +56,33 @@ class ReceiveLayout(NamedTuple):
     position: torch.Tensor  # [N * top_k] each (row, slot)'s route, R (the dummy) if skipped
 
 
-def plan_sends(topk_ids: torch.Tensor, topk_weights: torch.Tensor,
-               placement: ExpertPlacement) -> Sends:
-    """An id outside [0, E) goes to the owner of the nearest expert with a
-    NaN weight, so its token's output is NaN rather than a plausible wrong
-    value (as in fused_moe)."""
-    tokens, top_k = topk_ids.shape
+def slots(topk_ids: torch.Tensor, topk_weights: torch.Tensor, placement: ExpertPlacement):
+    """Per (token, rank, slot) [T, W, top_k]: whether the slot's expert is
+    on the rank, the rank's local expert (f32) or -1, and the slot's weight
+    or 0. An id outside [0, E) goes to the owner of the nearest expert with
+    a NaN weight, so its token's output is NaN rather than a plausible
+    wrong value (as in fused_moe)."""
     world = placement.world_size
-    device = topk_ids.device
-    rank_of, local_of = placement.tables(device)
+    rank_of, local_of = placement.tables(topk_ids.device)
     ids = topk_ids.long()
     clamped = ids.clamp(0, placement.num_experts - 1)
     weights = topk_weights.float().masked_fill(clamped != ids, float("nan"))
-    ranks = constant_arange(world, torch.int64, device)
-    match = rank_of[clamped].unsqueeze(1) == ranks.view(1, world, 1)  # [T, W, top_k]
+    ranks = constant_arange(world, torch.int64, topk_ids.device)
+    match = rank_of[clamped].unsqueeze(1) == ranks.view(1, world, 1)
+    return (match, torch.where(match, local_of[clamped].unsqueeze(1).float(), -1.0),
+            torch.where(match, weights.unsqueeze(1), 0.0))
+
+
+def plan_sends(topk_ids: torch.Tensor, topk_weights: torch.Tensor,
+               placement: ExpertPlacement) -> Sends:
+    tokens, top_k = topk_ids.shape
+    world = placement.world_size
+    match, slot_ids, slot_weights = slots(topk_ids, topk_weights, placement)
     present = match.any(dim=2).reshape(-1)
-    slot_ids = torch.where(match, local_of[clamped].unsqueeze(1).float(), -1.0)
-    slot_weights = torch.where(match, weights.unsqueeze(1), 0.0)
+    ranks = constant_arange(world, torch.int64, topk_ids.device)
     order = torch.sort(torch.where(present, ranks.repeat(tokens), world), stable=True).indices
     inverse = torch.empty_like(order).scatter_(
-        0, order, constant_arange(order.shape[0], torch.int64, device))
+        0, order, constant_arange(order.shape[0], torch.int64, order.device))
     position = torch.where(present, inverse, present.sum())
     return Sends(present.view(tokens, world).sum(dim=0), match.sum(dim=(0, 2)),
                  torch.div(order, world, rounding_mode="floor"), position,
@@ -89,26 +96,32 @@ def send_layout(sends: Sends, rows: int) -> SendLayout:
                       sends.weights[:rows])
 
 
-def receive_layout(ids: torch.Tensor, weights: torch.Tensor, routes: int,
+def receive_layout(ids: torch.Tensor, weights: torch.Tensor, routes: Optional[int],
                    experts: int) -> ReceiveLayout:
     """The local routes of N received rows: ids [N, top_k] (local expert or
     -1), weights [N, top_k]; `routes` R of the N * top_k slots are local
-    (agreed on the host); `experts` the local expert count (>= 1)."""
+    (agreed on the host), or None: not known on the host, and then every
+    slot is kept, the skipped ones after the dummy, outside every expert's
+    rows (offsets[-1] = R + 1 on the device); `experts` the local expert
+    count (>= 1)."""
     rows, top_k = ids.shape
     flat = ids.reshape(-1).long()
-    key = torch.where(flat >= 0, flat, experts)
+    local = flat >= 0
+    key = torch.where(local, flat, experts)
     # The dummy slot sorts right after the real routes of the last expert.
     key = torch.cat([key, key.new_full((1,), experts - 1)])
     sorted_keys, order = torch.sort(key, stable=True)
-    taken = order[:routes + 1]
+    kept = order.shape[0] if routes is None else routes + 1
+    taken = order[:kept]
     source = torch.div(taken, top_k, rounding_mode="floor").clamp_(max=max(rows - 1, 0))
-    local_ids = sorted_keys[:routes + 1]
+    local_ids = sorted_keys[:kept]
     bounds = constant_arange(experts + 1, local_ids.dtype, local_ids.device)
     offsets = torch.searchsorted(local_ids, bounds, out_int32=True)
     route = torch.cat([weights.reshape(-1), weights.new_zeros(1)]).index_select(0, taken)
     inverse = torch.empty_like(order).scatter_(
         0, order, constant_arange(order.shape[0], torch.int64, order.device))
-    position = torch.where(flat >= 0, inverse[:-1], routes)
+    dummy = local.sum() if routes is None else routes
+    position = torch.where(local, inverse[:-1], dummy)
     return ReceiveLayout(source, local_ids, offsets, route, position)
 
 
@@ -156,3 +169,16 @@ class CollectRows(torch.autograd.Function):
         (tokens,) = ctx.saved_tensors
         rows = grad.index_select(0, tokens)
         return torch.cat([rows, rows.new_zeros(1, rows.shape[1])]), None, None, None
+
+
+def fixed_order_sum(rows: torch.Tensor, position: torch.Tensor, count: int) -> torch.Tensor:
+    """out[i] = sum_j rows[position[i * count + j]], f32, j in order: ggc's
+    combine kernel where it serves, else torch."""
+    if position.numel() == 0:
+        return rows.new_zeros(0, rows.shape[1])
+    if rows.is_cuda:
+        from . import elementwise
+        combined = elementwise.combine(rows, position, count)
+        if combined is not None:
+            return combined
+    return _sum_routes(rows, position, count)

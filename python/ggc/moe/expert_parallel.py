@@ -22,11 +22,13 @@ import torch
 import torch.distributed as dist
 
 from . import checks
-from .dispatch import (MAX_CHUNKS, WIRES, ExpertsFn, agree, all_to_all, dtype_code, exchange,
-                       fail, rank_and_size)
-from .ep_layout import (CollectRows, ReceiveLayout, Sends, SendLayout, SpreadRows, plan_sends, receive_layout,
+from .dispatch import (MAX_CHUNKS, WIRES, ExpertParallelError, ExpertsFn, agree, all_to_all,
+                       dtype_code, exchange, fail, rank_and_size)
+from .ep_static import check_once, sync_free_call
+from .ep_layout import (CollectRows, ReceiveLayout, Sends, SendLayout, SpreadRows,
+                        fixed_order_sum, plan_sends, receive_layout,
                         send_layout, take_rows)
-from .permute import _CombineRows, _GatherRows, _sum_routes
+from .permute import _CombineRows, _GatherRows
 from .placement import ExpertPlacement, PlacementSpec, local_weights_check
 from .quant import FP8, mn_major, quantize_rows
 
@@ -36,7 +38,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
                         group=None, placement: PlacementSpec = None,
                         activation: str = "swiglu", w13_scale: Optional[torch.Tensor] = None,
                         w2_scale: Optional[torch.Tensor] = None, wire: str = "bf16",
-                        chunks: int = 1, experts: Optional[ExpertsFn] = None) -> torch.Tensor:
+                        chunks: int = 1, sync_free: Optional[bool] = None,
+                        experts: Optional[ExpertsFn] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), with
     the experts spread over the ranks of `group` (default: the world).
 
@@ -52,30 +55,47 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     weights only; inference). The results come back in bf16.
     `chunks` > 1 splits the tokens into that many parts and sends part
     c + 1 while part c's experts run (inference).
+    `sync_free`: exchanges sized by T alone, with no host synchronisation,
+    so that the call can be captured in a CUDA graph (every token goes to
+    every rank; for decode sizes; inference; every rank the same T;
+    ggc.moe.ep_static): True, False, or None (default) for while a CUDA
+    graph captures.
     `experts`: the local experts, experts(rows, rows_scale, offsets,
     local_ids, weights) -> [M, H] (ggc.moe.dispatch.ExpertsFn); default
     ggc's grouped GEMMs (CUDA).
 
-    One small host synchronisation a call (the counts); the results are
+    One small host synchronisation a call (the counts; none with
+    sync_free after a signature's first call); the results are
     deterministic. A bad argument on any rank raises ExpertParallelError
     on every rank, never a hang. BF16 is differentiable in x,
     topk_weights, w13 and w2 (every rank must run backward, as with DDP)."""
     group = dist.group.WORLD if group is None else group
     rank, world = rank_and_size(group)
-    problem, setup = _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world,
-                            placement, activation, w13_scale, w2_scale, wire, chunks, experts)
     device = _collective_device(group, x.device if isinstance(x, torch.Tensor) else None)
+    if sync_free is None:
+        sync_free = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+    problem, setup = _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world,
+                            placement, activation, w13_scale, w2_scale, wire, chunks, experts,
+                            sync_free)
     if setup is None:  # a bad argument: tell the others, then raise everywhere
+        if sync_free and device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise ExpertParallelError(f"rank {rank}: {problem}")  # no collective in a capture
         fail(group, problem, device)
     place, grad_mask, run_experts = setup
+    local_experts = len(place.local_experts(rank))
+    if sync_free:
+        fields = _fields(x, num_experts, wire, grad_mask, chunks, place) + (
+            ("tokens T (sync_free)", x.shape[0]), ("top_k", topk_ids.shape[1]))
+        check_once(group, (group, x.device, x.dtype, wire, place) + tuple(v for _, v in fields),
+                   fields, device)
+        return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
+                              run_experts, group)
     plans = [_planned(x_part, w, ids, place, wire, grad_mask != 0)
              for x_part, w, ids in _split(x, topk_weights, topk_ids, chunks)]
     counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
                         torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
-    fields = (("hidden size H", x.shape[1]), ("expert count E", num_experts),
-              ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
-              ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
-    steps = [_Step(x_part, *plan, topk_ids.shape[1], len(place.local_experts(rank)), wire,
+    fields = _fields(x, num_experts, wire, grad_mask, chunks, place)
+    steps = [_Step(x_part, *plan, topk_ids.shape[1], local_experts, wire,
                    grad_mask != 0) for (x_part, _, _), plan in
              zip(_split(x, topk_weights, topk_ids, chunks), plans)]
     mine, theirs = agree(group, counts, fields, None, device)
@@ -85,6 +105,13 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if chunks == 1:
         return steps[0].run(run_experts, group, grad_mask != 0)
     return _pipelined(steps, run_experts, group)
+
+
+def _fields(x, num_experts, wire, grad_mask, chunks, place: ExpertPlacement):
+    """What every rank's call must agree on, as (name, value)."""
+    return (("hidden size H", x.shape[1]), ("expert count E", num_experts),
+            ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
+            ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
 
 
 class _Step:
@@ -141,7 +168,7 @@ class _Step:
         layout = self.layout
         if grad:
             return CollectRows.apply(back, layout.tokens, layout.position, self.world)
-        return _fixed_order_sum(back, layout.position, self.world)
+        return fixed_order_sum(back, layout.position, self.world)
 
     def run(self, run_experts: ExpertsFn, group, grad: bool) -> torch.Tensor:
         rows, meta = exchange(self.payload(grad), self.recv, self.send, group, grad)
@@ -199,24 +226,11 @@ def _planned(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str, g
 def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):
     if grad:
         return _CombineRows.apply(y, layout.source, layout.position, top_k)
-    return _fixed_order_sum(y, layout.position, top_k)
-
-
-def _fixed_order_sum(rows: torch.Tensor, position: torch.Tensor, count: int) -> torch.Tensor:
-    """out[i] = sum_j rows[position[i * count + j]], f32, j in order: ggc's
-    combine kernel where it serves, else torch."""
-    if position.numel() == 0:
-        return rows.new_zeros(0, rows.shape[1])
-    if rows.is_cuda:
-        from . import elementwise
-        combined = elementwise.combine(rows, position, count)
-        if combined is not None:
-            return combined
-    return _sum_routes(rows, position, count)
+    return fixed_order_sum(y, layout.position, top_k)
 
 
 def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placement,
-           activation, w13_scale, w2_scale, wire, chunks, experts):
+           activation, w13_scale, w2_scale, wire, chunks, experts, sync_free):
     """(None, (placement, gradient mask, the experts callable)), or (the
     first problem with this rank's arguments, None)."""
     try:
@@ -237,6 +251,11 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
                              "torch.no_grad(), or use bf16 weights and wire='bf16'")
         if mask and chunks > 1:
             raise ValueError("chunks > 1 is for inference: with gradients pass chunks=1")
+        if sync_free not in (True, False):
+            raise TypeError(f"sync_free must be None, True or False, got {sync_free!r}")
+        if sync_free and (mask or chunks > 1):
+            raise ValueError("sync_free is for inference with chunks=1: run it under "
+                             "torch.no_grad()")
         if wire == "fp8" and x.shape[1] % 128:
             raise ValueError(f"wire='fp8' quantises x per 1x128 block: H = {x.shape[1]} must "
                              f"be a multiple of 128")

@@ -127,8 +127,9 @@ class ExpertParallelMoE(nn.Module):
     all-reduce of its gradients). `w13` [E_local, 2I, H] and `w2`
     [E_local, H, I] hold this rank's experts, `local_experts` their global
     ids (`placement`: default contiguous blocks, the first E % W ranks one
-    more; or the rank of each expert, or each rank's list). `wire` and
-    `chunks` as expert_parallel_moe takes them. `from_moe(layer, ...)`
+    more; or the rank of each expert, or each rank's list). `wire`,
+    `chunks` and `sync_free` as expert_parallel_moe takes them (sync_free
+    None: none while a CUDA graph captures the layer). `from_moe(layer, ...)`
     takes a single-GPU MoE's router and this rank's share of its experts.
     The arguments are checked on every rank together, so a bad one is an
     error on every rank."""
@@ -138,7 +139,8 @@ class ExpertParallelMoE(nn.Module):
                  scoring: str = "softmax", renormalize: bool = True,
                  n_group: Optional[int] = None, topk_group: Optional[int] = None,
                  correction_bias: bool = False, scaling_factor: float = 1.0,
-                 wire: str = "bf16", chunks: int = 1, device=None, dtype=torch.bfloat16):
+                 wire: str = "bf16", chunks: int = 1, sync_free: Optional[bool] = None,
+                 device=None, dtype=torch.bfloat16):
         super().__init__()
         from . import dispatch
         from .placement import ExpertPlacement
@@ -171,7 +173,7 @@ class ExpertParallelMoE(nn.Module):
         self.rank = rank
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
-        self.wire, self.chunks = wire, chunks
+        self.wire, self.chunks, self.sync_free = wire, chunks, sync_free
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
                             topk_group=topk_group, scaling_factor=scaling_factor)
         self.local_experts = self.placement.local_experts(rank)
@@ -189,14 +191,14 @@ class ExpertParallelMoE(nn.Module):
 
     @classmethod
     def from_moe(cls, layer: MoE, group=None, placement=None, wire: str = "bf16",
-                 chunks: int = 1) -> "ExpertParallelMoE":
+                 chunks: int = 1, sync_free: Optional[bool] = None) -> "ExpertParallelMoE":
         """This rank's share of a single-GPU `layer`: the same router and
         the weights (and FP8 scales) of the experts the placement gives it."""
         routing = dict(layer.routing)
         ep = cls(layer.hidden_size, layer.intermediate_size, layer.num_experts, layer.top_k,
                  group=group, placement=placement, activation=layer.activation,
                  correction_bias=layer.correction_bias is not None, wire=wire, chunks=chunks,
-                 device=layer.w13.device, **routing)
+                 sync_free=sync_free, device=layer.w13.device, **routing)
         ids = torch.tensor(ep.local_experts, dtype=torch.long, device=layer.w13.device)
         with torch.no_grad():
             ep.gate.weight.copy_(layer.gate.weight)
@@ -230,7 +232,8 @@ class ExpertParallelMoE(nn.Module):
                                   num_experts=self.num_experts, group=self.group,
                                   placement=self.placement, activation=self.activation,
                                   w13_scale=self.w13_scale, w2_scale=self.w2_scale,
-                                  wire=self.wire, chunks=self.chunks)
+                                  wire=self.wire, chunks=self.chunks,
+                                  sync_free=self.sync_free)
         return out.view(x.shape)
 
     def extra_repr(self) -> str:

@@ -1,12 +1,12 @@
 """An expert-parallel MoE layer on every GPU of one or several hosts.
 
 One host, 4 GPUs:
-    torchrun --nproc-per-node 4 docs/examples/expert_parallel_torchrun.py
+    torchrun --nproc-per-node 4 docs/launch/expert_parallel_torchrun.py
 
 Two hosts of 8 GPUs each (run on both; docs/expert-parallel.md):
     torchrun --nnodes 2 --nproc-per-node 8 --node-rank <0|1> \
         --rdzv-backend c10d --rdzv-endpoint <host0>:29500 \
-        docs/examples/expert_parallel_torchrun.py
+        docs/launch/expert_parallel_torchrun.py
 
 Each rank builds the same single-GPU layer from one seed (a real model
 loads its checkpoint instead), keeps its share of the experts, routes its

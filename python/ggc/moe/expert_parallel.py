@@ -95,9 +95,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
                         torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
     fields = _fields(x, num_experts, wire, grad_mask, chunks, place)
-    steps = [_Step(x_part, *plan, topk_ids.shape[1], local_experts, wire,
-                   grad_mask != 0) for (x_part, _, _), plan in
-             zip(_split(x, topk_weights, topk_ids, chunks), plans)]
+    steps = [_Step(x_part, *plan, topk_ids.shape[1], local_experts, wire)
+             for (x_part, _, _), plan in zip(_split(x, topk_weights, topk_ids, chunks), plans)]
     mine, theirs = agree(group, counts, fields, None, device)
     for c, step in enumerate(steps):
         step.agreed([row[c] for row in mine], [row[c] for row in theirs],
@@ -121,15 +120,16 @@ class _Step:
     wait for), the rest after (`agreed`)."""
 
     def __init__(self, x, sends: Sends, meta: torch.Tensor, q: Optional[torch.Tensor],
-                 top_k: int, local_experts: int, wire: str, grad: bool):
+                 top_k: int, local_experts: int, wire: str):
         self.x, self.sends, self.meta, self.q, self.top_k = x, sends, meta, q, top_k
-        self.local_experts, self.wire, self.grad = local_experts, wire, grad
+        self.local_experts, self.wire = local_experts, wire
         self.world = sends.rows.shape[0]
 
-    def agreed(self, send: List[int], recv: List[int], routes: int) -> "_Step":
+    def agreed(self, send: List[int], recv: List[int], routes: int) -> None:
+        """The agreed rows sent to and received from each rank, and the
+        routes received in all."""
         self.send, self.recv, self.routes = send, recv, routes
         self.layout: SendLayout = send_layout(self.sends, sum(send))
-        return self
 
     def payload(self, grad: bool):
         """The rows sent and their meta rows."""

@@ -364,6 +364,11 @@ LogicalResult GroupedMatmulOp::verify() {
   // size checks above bound them, so what is derived from them cannot
   // overflow.
   Dims dims = getDims();
+  // A product over no K has no rows of A or B to read; the kernel's K loop
+  // assumes at least one block (k_grouped's K is the groups' own).
+  if (dims.k == 0)
+    return emitOpError() << "has K = 0: a grouped matmul needs K >= 1 (the "
+                            "reduction dimension of 'a' and 'b')";
   if (failed(verifyMatrixShapes(*this, dims)) ||
       failed(verifyGroupsOperand(*this, dims)) ||
       failed(verifyGroupCount(*this, dims)) ||

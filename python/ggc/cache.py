@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import logging
 import os
 import shutil
@@ -46,11 +47,17 @@ DEFAULT_MAX_MB = 1024
 
 
 def max_bytes() -> int:
+    """$GGC_CACHE_MAX_MB in bytes; a value that is not a finite number of
+    megabytes >= 0 is a ValueError naming it (every compile_cached call
+    checks it, a hit too, so that a bad setting shows at once)."""
     value = os.environ.get("GGC_CACHE_MAX_MB", str(DEFAULT_MAX_MB))
     try:
         megabytes = float(value)
     except ValueError:
-        raise ValueError(f"GGC_CACHE_MAX_MB must be a number of megabytes, got {value!r}")
+        megabytes = float("nan")
+    if not math.isfinite(megabytes) or megabytes < 0:
+        raise ValueError(f"GGC_CACHE_MAX_MB must be a finite number of megabytes >= 0 "
+                         f"(default {DEFAULT_MAX_MB}), got {value!r}")
     return int(megabytes * (1 << 20))
 
 
@@ -90,11 +97,20 @@ def evict(folder: str, limit: int) -> int:
 
 
 def clear(folder: str) -> int:
-    """Removes every entry (and the autotune winners); returns how many."""
+    """Removes every entry, the autotune winners and what writers and
+    removers left behind (.tmp-* staging and .old-* folders of a process
+    that stopped midway; one still writing loses its entry, not its
+    result); returns how many entries."""
     found = entries(folder)
     for path, _, _ in found:
         _remove_entry(path)
     shutil.rmtree(os.path.join(folder, "autotune"), ignore_errors=True)
+    try:
+        leftovers = [n for n in os.listdir(folder) if n.startswith((".tmp-", ".old-"))]
+    except OSError:
+        leftovers = []
+    for name in leftovers:
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
     return len(found)
 
 
@@ -150,13 +166,14 @@ def _valid_meta(meta: Any) -> bool:
             and meta.get("checksum") == _meta_checksum(meta))
 
 
-def _load(path: str) -> Optional[CompiledIR]:
+def _load(path: str, emit: str) -> Optional[CompiledIR]:
     """The entry at `path` if every file is whole and unchanged since it was
-    written; None (a miss, compiled again and repaired) otherwise."""
+    written and it holds the `emit` stage; None (a miss, compiled again and
+    repaired) otherwise."""
     try:
         with open(os.path.join(path, "meta.json"), "rb") as f:
             meta = json.loads(f.read().decode("utf-8"))
-        if not _valid_meta(meta):
+        if not _valid_meta(meta) or emit not in meta["stages"]:
             return None
         asm = {}
         for stage in meta["stages"]:
@@ -169,7 +186,8 @@ def _load(path: str) -> Optional[CompiledIR]:
         _mark_used(path)
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
                           kernel_info=meta["kernel_info"], plans=meta["plans"])
-    except (OSError, ValueError, KeyError, TypeError):  # missing, unreadable, cut
+    # Missing, unreadable, cut, or nested past the JSON parser's recursion.
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 
@@ -244,16 +262,23 @@ def _dump(name: str, key: str, compiled: CompiledIR) -> None:
         return
     os.makedirs(folder, exist_ok=True)
     for stage, text in compiled.asm.items():
-        path = os.path.join(folder, f"{name}-{key[:12]}.{stage}"
-                                    f"{_EXTENSIONS.get(stage, '.mlir')}")
+        path = os.path.join(folder, f"{name}-{key[:12]}{_dump_suffix(stage)}")
         with open(path, "wb" if stage == "cubin" else "w") as f:
             f.write(text)
+
+
+def _dump_suffix(stage: str) -> str:
+    """.gg.mlir, .nvvm.mlir, ..., .ll, .ptx, .cubin: a stage with a file
+    type of its own is named by it alone (as the driver's --dump-dir)."""
+    extension = _EXTENSIONS.get(stage)
+    return extension if extension else f".{stage}.mlir"
 
 
 def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
                    source_name: str = "<ggc>") -> Tuple[CompiledIR, Optional[str]]:
     """Compiles `ir`, or finds it in the caches. Returns the result and where
     it came from: "memory", "disk" or None (compiled now)."""
+    limit = max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
     key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms)
     with _lock:
         hit = _memory.get(key)
@@ -262,7 +287,7 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
     folder = cache_dir()
     path = os.path.join(folder, key) if folder else None
     exists = bool(path) and os.path.isdir(path)
-    compiled = _load(path) if exists else None
+    compiled = _load(path, emit) if exists else None
     source = "disk" if compiled is not None else None
     if compiled is None:
         if exists:
@@ -276,7 +301,7 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
         if path:
             try:
                 _store(path, compiled)
-                evicted = evict(folder, max_bytes())
+                evicted = evict(folder, limit)
                 if evicted:
                     log.info("evicted %d least recently used kernels from %s", evicted,
                              folder)

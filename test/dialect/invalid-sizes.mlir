@@ -111,3 +111,20 @@ func.func @store_pool_2_pow_62(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64: 4611686018427387904, 4611686018427387904, 1>}
   return
 }
+
+// -----
+
+// No K: nothing to reduce over (it used to compile).
+func.func @k_zero(%a: memref<?x0xbf16>, %b: memref<8x128x0xbf16>, %g: memref<9xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{'gg.grouped_matmul' op has K = 0: a grouped matmul needs K >= 1 (the reduction dimension of 'a' and 'b')}}
+  gg.grouped_matmul contiguous a(%a : memref<?x0xbf16>) b(%b : memref<8x128x0xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @masked_k_zero(%a: memref<4x64x0xbf16>, %b: memref<4x128x0xbf16>, %g: memref<4xi32>, %o: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{has K = 0}}
+  gg.grouped_matmul masked a(%a : memref<4x64x0xbf16>) b(%b : memref<4x128x0xbf16>) groups(%g : memref<4xi32>) out(%o : memref<4x64x128xbf16>)
+  return
+}

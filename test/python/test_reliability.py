@@ -114,7 +114,21 @@ CORRUPTIONS = {
         '{"format": 2, "stages": ["cubin"], "diagnostics": "", "kernel_info": []}'),
     "meta.json not UTF-8": lambda e: (e / "meta.json").write_bytes(b"\xff\xfe{"),
     "a stage file missing": lambda e: (e / "llvm.ll").unlink(),
+    # Nested past the JSON parser's recursion limit: RecursionError, a miss.
+    "meta.json nested 100,000 deep": lambda e: (e / "meta.json").write_text(
+        "[" * 100000 + "]" * 100000),
+    "no stages, checksum consistent": lambda e: _rewrite_meta(e / "meta.json", stages=[],
+                                                              files={}),
 }
+
+
+def _rewrite_meta(path, **changes):
+    """meta.json changed and its checksum made to match (as _store would)."""
+    import json
+    meta = json.loads(path.read_text())
+    meta.update(changes)
+    meta["checksum"] = cache._meta_checksum(meta)
+    path.write_text(json.dumps(meta))
 
 
 @pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
@@ -340,10 +354,24 @@ def test_the_disk_cache_evicts_the_least_recently_used_past_its_bound(tmp_path,
 def test_python_m_ggc_cache_shows_and_clears(tmp_path, capsys):
     from ggc.__main__ import main
     _compile()
+    # What a writer or remover stopped midway leaves behind.
+    (tmp_path / "cache" / ".tmp-abc123").mkdir()
+    (tmp_path / "cache" / ".tmp-abc123" / "ptx.ptx").write_text("half")
+    (tmp_path / "cache" / ".old-def456").mkdir()
     assert main(["cache"]) == 0 and "1 kernels" in capsys.readouterr().out
     assert main(["cache", "--clear"]) == 0
     assert "removed 1 kernels" in capsys.readouterr().out
     assert cache.entries(str(tmp_path / "cache")) == []
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["abc", "nan", "inf", "-1", ""])
+def test_a_bad_cache_bound_is_an_error_on_every_call(tmp_path, monkeypatch, value):
+    _compile()  # in memory now: the next call is a hit
+    monkeypatch.setenv("GGC_CACHE_MAX_MB", value)
+    with pytest.raises(ValueError, match="GGC_CACHE_MAX_MB must be a finite number of "
+                                         f"megabytes >= 0 \\(default 1024\\), got '{value}'"):
+        _compile()
 
 
 def test_masked_counts_are_checked_against_the_static_m_max(monkeypatch, fake_devices):

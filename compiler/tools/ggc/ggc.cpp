@@ -11,6 +11,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,8 @@ void listStages(std::ostream &os) {
     os << "  " << ggc_stage_name(i) << ": " << ggc_stage_description(i)
        << "\n";
 }
+
+constexpr int64_t kMaxNumSMs = 4096;
 
 const char *extensionFor(const std::string &stage) {
   if (stage == "llvm")
@@ -157,10 +160,13 @@ int parseArguments(int argc, char **argv, Options &options) {
                       "'; the stages:\n" + known.str());
   }
   char *end = nullptr;
+  errno = 0;
   options.numSMs = std::strtoll(numSMs.c_str(), &end, 10);
-  if (numSMs.empty() || *end != '\0' || options.numSMs < 1)
-    return usageError("--num-sms expects a positive integer, got '" + numSMs +
-                      "'");
+  // The Python API's bound (ggc.compiler.MAX_NUM_SMS): a GPU has far fewer.
+  if (numSMs.empty() || *end != '\0' || errno == ERANGE ||
+      options.numSMs < 1 || options.numSMs > kMaxNumSMs)
+    return usageError("--num-sms expects an integer from 1 to " +
+                      std::to_string(kMaxNumSMs) + ", got '" + numSMs + "'");
   if (inputs.size() > 1)
     return usageError("more than one input file ('" + inputs[0] + "' and '" +
                       inputs[1] + "')");
@@ -214,8 +220,11 @@ int main(int argc, char **argv) {
     base = base.substr(0, base.rfind(".mlir"));
     for (size_t i = 0; i < ggc_result_num_stages(result); ++i) {
       std::string stage = ggc_result_stage_name(result, i);
-      std::string path =
-          dumpDir + "/" + base + "." + stage + extensionFor(stage);
+      // k.gg.mlir, k.nvvm.mlir, ..., k.ll, k.ptx, k.cubin: a stage with a
+      // file type of its own is named by it alone.
+      std::string extension = extensionFor(stage);
+      std::string path = dumpDir + "/" + base +
+                         (extension == ".mlir" ? "." + stage : "") + extension;
       size_t length = 0;
       const char *text = ggc_result_stage_text(result, i, &length);
       if (!writeFile(path, text, length)) {

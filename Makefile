@@ -20,15 +20,17 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j2
 
-# The main job: compile every bundled example through every stage up to PTX,
-# saying where each stage went; with a GPU, run each example kernel against
-# an fp64 reference (benchmarks/run_examples.py) and the GPU tests; without
-# one, say so and stop after PTX.
+# The main job: compile every bundled example through every stage (to cubin
+# where ptxas is found, else to PTX), saying where each stage went; with a
+# GPU, run each example kernel against an fp64 reference
+# (benchmarks/run_examples.py) and the GPU tests; without one, say so.
+LAST_STAGE = $(shell (command -v ptxas || ls /usr/local/cuda/bin/ptxas) >/dev/null 2>&1 && echo cubin || echo ptx)
 run: build
 	@mkdir -p $(BUILD)/run
+	@if [ "$(LAST_STAGE)" = ptx ]; then echo "ggc: no ptxas (CUDA toolkit) found: compiling to PTX, not cubin"; fi
 	@for example in docs/examples/*.mlir; do \
 	  echo "== $$example"; \
-	  $(GGC) $$example --emit=ptx --dump-dir=$(BUILD)/run || \
+	  $(GGC) $$example --emit=$(LAST_STAGE) --dump-dir=$(BUILD)/run -o /dev/null || \
 	    echo "   (stopped there: see the error above)"; \
 	done
 	@echo "== what each example compiled to"
@@ -36,7 +38,7 @@ run: build
 	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
 	  $(PYTHON) benchmarks/run_examples.py && PYTHONPATH=python $(PYTHON) -m pytest -q test/gpu; \
 	else \
-	  echo "ggc: no CUDA GPU on this machine: stopped after PTX (kernels run with 'bash benchmarks/device.sh' on a GPU host)."; \
+	  echo "ggc: no CUDA GPU on this machine: compiled, not run (kernels run with 'bash benchmarks/device.sh' on a GPU host)."; \
 	fi
 
 test: build

@@ -26,6 +26,10 @@ def _log_to_stderr_if_asked() -> None:
 
 _log_to_stderr_if_asked()
 
+# The package's version; pyproject.toml and the compiler's version()
+# say the same (test_package.py).
+__version__ = "0.1.0"
+
 from importlib.util import find_spec as _find_spec  # noqa: E402
 
 from .compiler import (  # noqa: E402

@@ -472,6 +472,17 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
       llvm::MemoryBuffer::getMemBufferCopy(source, sourceName), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, diag);
 
+  // MLIR's lexer reads a NUL as the end of the buffer or as blank space:
+  // either way what the user wrote is not what gets compiled.
+  if (size_t nul = source.find('\0'); nul != llvm::StringRef::npos) {
+    mlir::emitError(FileLineColLoc::get(
+        &context, sourceName,
+        1 + source.take_front(nul).count('\n'),
+        1 + nul - (source.take_front(nul).rfind('\n') + 1)))
+        << "IR text holds a NUL byte (offset " << nul
+        << "): IR must be text without NULs";
+    return result;
+  }
   CompileState state{options, diag, context, {}, {}, {}, {}, {}, {}, {}};
   state.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!state.module)

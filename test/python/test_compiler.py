@@ -56,6 +56,15 @@ def test_verifier_error_names_the_operand_and_the_file():
     assert "'expected_m' must be in [1, M_max = 256], but is 300" in str(info.value)
 
 
+def test_a_nul_byte_in_the_ir_is_an_error_at_its_place():
+    good = MASKED.format(m=256, expected=64)
+    with pytest.raises(ggc.CompilationError) as info:
+        ggc.compile_ir(good + "\0" + good.replace("@k", "@k2"), source_name="moe.mlir")
+    line = good.count("\n") + 1
+    assert (f"moe.mlir:{line}:1: error: IR text holds a NUL byte (offset {len(good)}): IR "
+            f"must be text without NULs") in info.value.diagnostics
+
+
 def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     out = ggc.compile_ir(MASKED.format(m=256, expected=200), emit="cubin")
     assert isinstance(out.asm["cubin"], bytes) and out.asm["cubin"][:4] == b"\x7fELF"

@@ -90,7 +90,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
                    fields, device)
         return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
                               run_experts, group)
-    plans = [_planned(x_part, w, ids, place, wire, grad_mask != 0)
+    plans = [_plan(x_part, w, ids, place, wire, grad_mask != 0)
              for x_part, w, ids in _split(x, topk_weights, topk_ids, chunks)]
     counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
                         torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
@@ -189,12 +189,12 @@ class _Step:
         return back
 
 
-def _plan(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str):
+def _plan(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str, grad: bool):
     """What a part's dispatch needs before the counts are agreed: the
     sends (ep_layout.plan_sends); per pair (sorted), its slots' local
     experts and weights (and, FP8, its token's 1x128 scales) as one f32
     tensor, cut to the rows sent once their count is known; FP8 x."""
-    sends = plan_sends(topk_ids, topk_weights, placement)
+    sends = _planned_sends(topk_weights, topk_ids, placement, grad)
     meta, q = [sends.ids, sends.weights], None
     if wire == "fp8":
         q, scale = quantize_rows(x, "x")  # once per token
@@ -202,25 +202,22 @@ def _plan(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str):
     return sends, torch.cat(meta, dim=1), q
 
 
-def _planned(x, topk_weights, topk_ids, placement: ExpertPlacement, wire: str, grad: bool):
-    """_plan, replayed from a CUDA graph per signature in eager inference
-    on CUDA (its some thirty small launches are host time the GPU waits
-    out: the agreement that follows synchronises), else run as it is
-    ($GGC_MOE_GRAPH_TOKENS=0 turns the graphs off here too)."""
+def _planned_sends(topk_weights, topk_ids, placement: ExpertPlacement, grad: bool) -> Sends:
+    """plan_sends, replayed from a CUDA graph per signature in eager
+    inference on CUDA (its some thirty small launches are host time the
+    GPU waits out: the agreement that follows synchronises), else run as
+    it is ($GGC_MOE_GRAPH_TOKENS=0 turns the graphs off here too). The
+    graph holds the routing's tensors only (T * W * top_k elements), not x."""
     from . import graphs
     from ..torch_ops import tracing
-    if (grad or not x.is_cuda or graphs.max_tokens() == 0 or tracing()
+    if (grad or not topk_ids.is_cuda or graphs.max_tokens() == 0 or tracing()
             or torch.cuda.is_current_stream_capturing()):
-        return _plan(x, topk_weights, topk_ids, placement, wire)
-    key = ("expert_parallel_plan", placement, wire, x.device, x.dtype, x.shape,
-           topk_weights.dtype, topk_weights.shape, topk_ids.dtype, topk_ids.shape)
-
-    def flat(x, topk_weights, topk_ids):
-        sends, meta, q = _plan(x, topk_weights, topk_ids, placement, wire)
-        return (*sends, meta) + (() if q is None else (q,))
-    out = graphs.replay(key, (x.contiguous(), topk_weights, topk_ids), flat)
-    fields = len(Sends._fields)
-    return Sends(*out[:fields]), out[fields], (out[fields + 1] if wire == "fp8" else None)
+        return plan_sends(topk_ids, topk_weights, placement)
+    key = ("expert_parallel_plan", placement, topk_ids.device, topk_weights.dtype,
+           topk_weights.shape, topk_ids.dtype, topk_ids.shape)
+    out = graphs.replay(key, (topk_weights, topk_ids),
+                        lambda w, ids: tuple(plan_sends(ids, w, placement)))
+    return Sends(*out)
 
 
 def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):

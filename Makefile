@@ -5,7 +5,7 @@ LLVM_BIN = /usr/lib/llvm-22/bin
 GGC      = $(BUILD)/bin/ggc
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 
-.PHONY: all deps configure build run test test-lit test-unit test-python test-asan docs clean device-bundle wheel
+.PHONY: all deps configure build run test test-lit test-unit test-python test-docs test-asan docs clean device-bundle wheel
 
 all: build
 
@@ -42,7 +42,7 @@ run: build
 	fi
 
 test: build
-	$(MAKE) --no-print-directory test-lit test-unit test-python
+	$(MAKE) --no-print-directory test-lit test-unit test-python test-docs
 
 test-lit:
 	$(LLVM_BIN)/lit -sv $(BUILD)/test
@@ -79,8 +79,14 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 wheel: deps
 	$(PYTHON) -m pip wheel . --no-deps --no-build-isolation -w dist
 
+# The dialect and pass references from ODS (docs/*.md), and the Python API
+# reference from the docstrings (pdoc) in $(BUILD)/api, its links checked.
 docs: build
 	cmake --build $(BUILD) --target ggc-docs
+	$(MAKE) --no-print-directory test-docs
+
+test-docs:
+	PYTHONPATH=python GGC_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) docs/api_reference.py $(BUILD)/api
 
 clean:
 	rm -rf $(BUILD)

@@ -85,7 +85,7 @@ class JITFunction:
             ann = p.annotation
             if ann is gl.constexpr:
                 self.constexprs.append(p.name)
-            elif isinstance(ann, type) and issubclass(ann, gl._Role):
+            elif isinstance(ann, type) and issubclass(ann, gl.Role):
                 self.tensor_params.append(p.name)
             else:
                 raise TypeError(

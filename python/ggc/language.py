@@ -33,7 +33,7 @@ __all__ = [
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
     "ColVector", "GroupScalar", "Out", "grouped_dot", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
-    "CompileError",
+    "CompileError", "Role",
 ]
 
 
@@ -46,37 +46,40 @@ class constexpr:  # noqa: N801 - mirrors triton.language.constexpr
 
 
 # Parameter annotations: what each tensor is.
-class _Role:
+class Role:
+    """The base of the parameter annotations below: a kernel parameter
+    annotated with one of them is a tensor in that role (`role`), which
+    the kernel's contract describes (`doc`)."""
     role = "tensor"
     doc = ""
 
 
-class Rows(_Role):
+class Rows(Role):
     """Token-packed rows of A, [M, K], split into groups by `Offsets`."""
     role = "a"
     layout = "contiguous"
 
 
-class MaskedRows(_Role):
+class MaskedRows(Role):
     """A batch per group, [G, M_max, K], valid counts in `MaskedCounts`."""
     role = "a"
     layout = "masked"
 
 
-class PaddedRows(_Role):
+class PaddedRows(Role):
     """DeepGEMM's contiguous layout, [M, K], one group index per row."""
     role = "a"
     layout = "padded_contiguous"
 
 
-class TokenMajor(_Role):
+class TokenMajor(Role):
     """[K, M] or [K, N] token-major activations of a weight gradient."""
     role = "token_major"
     layout = "k_grouped"
     b_layout = "kn"
 
 
-class KMajor(_Role):
+class KMajor(Role):
     """[M, K] or [N, K] K-major (transposed) operands of a weight gradient:
     the form f8 needs, since wgmma reads f8 only along K."""
     role = "k_major"
@@ -84,54 +87,54 @@ class KMajor(_Role):
     b_layout = "nk"
 
 
-class Weights(_Role):
+class Weights(Role):
     """Per-group weights [G, N, K] (K-major, the NT form)."""
     role = "b"
     b_layout = "nk"
 
 
-class WeightsKN(_Role):
+class WeightsKN(Role):
     """Per-group weights [G, K, N] (N-major, the NN form)."""
     role = "b"
     b_layout = "kn"
 
 
-class Offsets(_Role):
+class Offsets(Role):
     """G+1 group offsets (CSR m_indptr), int32 or int64."""
     role = "groups"
 
 
-class MaskedCounts(_Role):
+class MaskedCounts(Role):
     """Valid rows per group, [G] int32."""
     role = "groups"
 
 
-class RowGroups(_Role):
+class RowGroups(Role):
     """Group index per row, [M] int32, -1 for padding rows."""
     role = "groups"
 
 
-class Scale(_Role):
+class Scale(Role):
     """A scale tensor of A or B (kind given to grouped_dot)."""
     role = "scale"
 
 
-class RowVector(_Role):
+class RowVector(Role):
     """One value per row of the output (e.g. routing weights)."""
     role = "rows"
 
 
-class ColVector(_Role):
+class ColVector(Role):
     """One value per output column ([N], or [G, N] per group: a bias)."""
     role = "cols"
 
 
-class GroupScalar(_Role):
+class GroupScalar(Role):
     """One value per group, [G]."""
     role = "group_scalars"
 
 
-class Out(_Role):
+class Out(Role):
     """The output; rows outside every group are never written."""
     role = "out"
 

@@ -201,6 +201,8 @@ def error_cases(rank, world):
         "ids shape": dict(rank1_ids=lambda a: a["ids"][:, :1].repeat(2, 1)),
         "wire": dict(rank1_wire="fp16"),
         "experts count across ranks": dict(rank1_num_experts=12),
+        "top_k across ranks": dict(rank1_ids=lambda a: a["ids"][:, :2],
+                                   rank1_weights=lambda a: a["weights"][:, :2]),
     }
     report = {}
     for name, changes in cases.items():
@@ -331,5 +333,30 @@ def sync_free(rank, world):
     return report
 
 
-SCENARIOS = {"sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
+def edge_cases(rank, world):
+    """(1) Only the expert weights need gradients and rank 1 receives no
+    rows (every id on rank 0's experts): backward completes on every rank.
+    (2) A NaN in one token's row poisons that token's output only (the
+    receiver's dummy route borrows a row; its result is zeroed)."""
+    from ggc import moe
+    w13, w2, experts, top_k = _problem(world)
+    place = moe.ExpertPlacement.contiguous(experts, world)
+    lw13, lw2 = (w.requires_grad_() for w in _local(place, rank, w13, w2))
+    x, weights, ids = _tokens(rank, 16, experts, top_k, tokens=4)
+    ids = ids % len(place.local_experts(0))  # rank 0's experts only
+    out = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
+                                  experts=torch_experts(lw13, lw2))
+    out.sum().backward()
+    # Rank 1's experts saw no row: no gradient for them, but no hang either.
+    report = dict(backward=True, grad=None if lw13.grad is None else list(lw13.grad.shape))
+    with torch.no_grad():
+        x, weights, ids = _tokens(rank, 16, experts, top_k, tokens=5)
+        x[4] = float("nan")  # the last row: the one the dummy borrows
+        out = moe.expert_parallel_moe(x, weights, ids, lw13.detach(), lw2.detach(),
+                                      num_experts=experts, experts=torch_experts(lw13, lw2))
+        report["nan_rows"] = torch.isnan(out).any(dim=1).nonzero().flatten().tolist()
+    return report
+
+
+SCENARIOS = {"edge_cases": edge_cases, "sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer}

@@ -101,6 +101,8 @@ def test_bad_input_is_an_error_on_every_rank(tmp_path):
             reports[rank]["hidden size across ranks"]
         assert "rank 1 called the layer with expert count E 12" in \
             reports[rank]["experts count across ranks"]
+        assert "rank 1 called the layer with top_k 2, this rank with 3" in \
+            reports[rank]["top_k across ranks"]
     assert "rank 0 called the layer with x dtype torch.float64, this rank with " \
         "torch.float32" in reports[1]["dtype across ranks"]
 
@@ -129,6 +131,15 @@ def test_sync_free_gives_the_same_values(world, tmp_path):
         for case in report.values():
             assert case["same"] and case["err"] < 1e-12, (rank, case)
             assert case["nan_rows"] == ([3] if rank == 0 else []), (rank, case)
+
+
+def test_weight_only_gradients_and_a_nan_row(tmp_path):
+    reports = run_group(2, "edge_cases", tmp_path)
+    for rank, report in enumerate(reports):
+        assert report["backward"], rank  # backward ran on every rank (no hang)
+        assert (report["grad"] is not None) == (rank == 0), (rank, report)
+        # Every rank's tokens reach both ranks; only the NaN token is NaN.
+        assert report["nan_rows"] == [4], (rank, report)
 
 
 def test_placements():

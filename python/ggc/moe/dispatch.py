@@ -129,30 +129,35 @@ def all_to_all(tensors: Sequence[torch.Tensor], recv: List[int], send: List[int]
 class _Exchange(torch.autograd.Function):
     """all_to_all of several tensors with one set of splits; its backward
     sends the gradients back with the splits swapped, every tensor's in
-    the same order on every rank (a zero gradient where none came)."""
+    the same order on every rank (a zero gradient where none came).
+    `anchor`, a leaf that needs a gradient, makes every output need one, so
+    that every rank records the exchange whatever its own tensors need
+    (a rank that received no rows would otherwise drop out of backward)."""
 
     @staticmethod
-    def forward(ctx, recv, send, group, *tensors):
+    def forward(ctx, recv, send, group, anchor, *tensors):
         ctx.recv, ctx.send, ctx.group = recv, send, group
         ctx.shapes = [(t.shape[1:], t.dtype, t.device) for t in tensors]
         return tuple(all_to_all(tensors, recv, send, group))
 
     @staticmethod
     def backward(ctx, *grads):
-        wanted = ctx.needs_input_grad[3:]
+        wanted = ctx.needs_input_grad[4:]
         to_send = []
         for grad, want, (shape, dtype, device) in zip(grads, wanted, ctx.shapes):
             if want:
                 to_send.append(torch.zeros((sum(ctx.recv),) + tuple(shape), dtype=dtype,
                                            device=device) if grad is None else grad)
         back = iter(all_to_all(to_send, ctx.send, ctx.recv, ctx.group))
-        return (None, None, None) + tuple(next(back) if want else None for want in wanted)
+        return (None, None, None, None) + tuple(next(back) if want else None
+                                                for want in wanted)
 
 
 def exchange(tensors: Sequence[torch.Tensor], recv: List[int], send: List[int], group,
              differentiable: bool) -> List[torch.Tensor]:
     if differentiable:
-        return list(_Exchange.apply(recv, send, group, *tensors))
+        anchor = torch.zeros((), requires_grad=True)
+        return list(_Exchange.apply(recv, send, group, anchor, *tensors))
     return all_to_all(tensors, recv, send, group)
 
 

@@ -54,6 +54,7 @@ class ReceiveLayout(NamedTuple):
     offsets: torch.Tensor   # [E_local + 1] int32: expert g's routes offsets[g] .. offsets[g+1]
     weights: torch.Tensor   # [R + 1] each route's routing weight (the dummy's: 0)
     position: torch.Tensor  # [N * top_k] each (row, slot)'s route, R (the dummy) if skipped
+    dummy: torch.Tensor     # [1] R, the dummy route's row (its result must be zeroed)
 
 
 def slots(topk_ids: torch.Tensor, topk_weights: torch.Tensor, placement: ExpertPlacement):
@@ -118,11 +119,13 @@ def receive_layout(ids: torch.Tensor, weights: torch.Tensor, routes: Optional[in
     bounds = constant_arange(experts + 1, local_ids.dtype, local_ids.device)
     offsets = torch.searchsorted(local_ids, bounds, out_int32=True)
     route = torch.cat([weights.reshape(-1), weights.new_zeros(1)]).index_select(0, taken)
+    # A fresh arange: N varies call by call (a cached one per size would
+    # synchronise the first time and pile up).
     inverse = torch.empty_like(order).scatter_(
-        0, order, constant_arange(order.shape[0], torch.int64, order.device))
-    dummy = local.sum() if routes is None else routes
+        0, order, torch.arange(order.shape[0], dtype=torch.int64, device=order.device))
+    dummy = local.sum().view(1)
     position = torch.where(local, inverse[:-1], dummy)
-    return ReceiveLayout(source, local_ids, offsets, route, position)
+    return ReceiveLayout(source, local_ids, offsets, route, position, dummy)
 
 
 def take_rows(t: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -182,3 +185,12 @@ def fixed_order_sum(rows: torch.Tensor, position: torch.Tensor, count: int) -> t
         if combined is not None:
             return combined
     return _sum_routes(rows, position, count)
+
+
+def zero_dummy(y: torch.Tensor, layout: ReceiveLayout, grad: bool) -> torch.Tensor:
+    """y with the dummy route's row set to exactly zero: its weight is 0,
+    but 0 * expert(row) is NaN where the row it borrowed holds NaN or Inf,
+    and every skipped slot reads it."""
+    if grad:
+        return y.index_fill(0, layout.dummy, 0)
+    return y.index_fill_(0, layout.dummy, 0)

@@ -29,7 +29,7 @@ import torch
 import torch.distributed as dist
 
 from .dispatch import ExpertsFn, _as_bytes, agree
-from .ep_layout import fixed_order_sum, receive_layout, slots, take_rows
+from .ep_layout import fixed_order_sum, receive_layout, slots, take_rows, zero_dummy
 from .placement import ExpertPlacement
 from .quant import FP8, mn_major, quantize_rows
 
@@ -79,7 +79,8 @@ def sync_free_call(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.
         scale = (None if rows.dtype != FP8
                  else mn_major(meta_in[:, 2 * top_k:], layout.source))
         y = run_experts(routed, scale, layout.offsets, layout.local_ids, layout.weights)
-        sums = fixed_order_sum(y if y.dtype == dtype else y.to(dtype), layout.position, top_k)
+        y = zero_dummy(y if y.dtype == dtype else y.to(dtype), layout, False)
+        sums = fixed_order_sum(y, layout.position, top_k)
     back = torch.empty_like(sums)
     dist.all_to_all_single(_as_bytes(back), _as_bytes(sums), group=group)
     # Rank order, f32 accumulation, one rounding (torch's reduced-precision sum).

@@ -26,7 +26,7 @@ from .dispatch import (MAX_CHUNKS, WIRES, ExpertParallelError, ExpertsFn, agree,
                        dtype_code, exchange, fail, rank_and_size)
 from .ep_static import check_once, sync_free_call
 from .ep_layout import (CollectRows, ReceiveLayout, Sends, SendLayout, SpreadRows,
-                        fixed_order_sum, plan_sends, receive_layout,
+                        fixed_order_sum, plan_sends, receive_layout, zero_dummy,
                         send_layout, take_rows)
 from .permute import _CombineRows, _GatherRows
 from .placement import ExpertPlacement, PlacementSpec, local_weights_check
@@ -84,8 +84,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     place, grad_mask, run_experts = setup
     local_experts = len(place.local_experts(rank))
     if sync_free:
-        fields = _fields(x, num_experts, wire, grad_mask, chunks, place) + (
-            ("tokens T (sync_free)", x.shape[0]), ("top_k", topk_ids.shape[1]))
+        fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place) + (
+            ("tokens T (sync_free)", x.shape[0]),)
         check_once(group, (group, x.device, x.dtype, wire, place) + tuple(v for _, v in fields),
                    fields, device)
         return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
@@ -94,7 +94,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
              for x_part, w, ids in _split(x, topk_weights, topk_ids, chunks)]
     counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
                         torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
-    fields = _fields(x, num_experts, wire, grad_mask, chunks, place)
+    fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place)
     steps = [_Step(x_part, *plan, topk_ids.shape[1], local_experts, wire)
              for (x_part, _, _), plan in zip(_split(x, topk_weights, topk_ids, chunks), plans)]
     mine, theirs = agree(group, counts, fields, None, device)
@@ -106,9 +106,10 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     return _pipelined(steps, run_experts, group)
 
 
-def _fields(x, num_experts, wire, grad_mask, chunks, place: ExpertPlacement):
-    """What every rank's call must agree on, as (name, value)."""
-    return (("hidden size H", x.shape[1]), ("expert count E", num_experts),
+def _fields(x, top_k, num_experts, wire, grad_mask, chunks, place: ExpertPlacement):
+    """What every rank's call must agree on, as (name, value): top_k too,
+    since each row's slots travel with it."""
+    return (("hidden size H", x.shape[1]), ("top_k", top_k), ("expert count E", num_experts),
             ("x dtype", dtype_code(x.dtype)), ("wire format", WIRES.index(wire)),
             ("gradient mask", grad_mask), ("chunks", chunks), ("placement", place.digest()))
 
@@ -159,7 +160,7 @@ class _Step:
         # FP8: the routes' 1x128 scales, M-major (quant.mn_major), gathered into place.
         scale = None if rows.dtype != FP8 else mn_major(meta[:, 2 * k:], layout.source)
         y = run_experts(routed, scale, layout.offsets, layout.local_ids, layout.weights)
-        y = y if y.dtype == dtype else y.to(dtype)
+        y = zero_dummy(y if y.dtype == dtype else y.to(dtype), layout, grad)
         return _sum_slots(y, layout, k, grad)
 
     def combine(self, back: torch.Tensor, grad: bool) -> torch.Tensor:
@@ -295,6 +296,7 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
                        device=x.device)
     scale = (torch.empty(0, -(-x.shape[1] // 128), device=x.device)
              if wire == "fp8" else None)
+    checks.require_cuda(x.device)  # also on a rank that holds no experts
     if w13.shape[0]:
         ids = torch.empty(0, 1, dtype=torch.int32, device=x.device)
         checks.check_fused_moe(rows, w13, w2, ids.float(), ids, activation, w13_scale,

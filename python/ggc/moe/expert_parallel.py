@@ -30,7 +30,7 @@ from .ep_layout import (CollectRows, ReceiveLayout, Sends, SendLayout, SpreadRow
                         send_layout, take_rows)
 from .permute import _CombineRows, _GatherRows
 from .placement import ExpertPlacement, PlacementSpec, local_weights_check
-from .quant import FP8, mn_major, quantize_rows
+from .quant import BLOCK, FP8, mn_major, quantize_rows
 
 
 def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.Tensor,
@@ -67,7 +67,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     One small host synchronisation a call (the counts; none with
     sync_free after a signature's first call); the results are
     deterministic. A bad argument on any rank raises ExpertParallelError
-    on every rank, never a hang. BF16 is differentiable in x,
+    on every rank, never a hang (with sync_free, on a signature's first
+    call only: later calls are trusted). BF16 is differentiable in x,
     topk_weights, w13 and w2 (every rank must run backward, as with DDP)."""
     group = dist.group.WORLD if group is None else group
     rank, world = rank_and_size(group)
@@ -86,17 +87,15 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if sync_free:
         fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place) + (
             ("tokens T (sync_free)", x.shape[0]),)
-        check_once(group, (group, x.device, x.dtype, wire, place) + tuple(v for _, v in fields),
-                   fields, device)
+        check_once(group, (group, x.device) + tuple(v for _, v in fields), fields, device)
         return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
                               run_experts, group)
-    plans = [_plan(x_part, w, ids, place, wire, grad_mask != 0)
+    steps = [_Step(x_part, *_plan(x_part, w, ids, place, wire, grad_mask != 0),
+                   topk_ids.shape[1], local_experts, wire)
              for x_part, w, ids in _split(x, topk_weights, topk_ids, chunks)]
-    counts = torch.cat([torch.stack([p[0].rows for p in plans], dim=1),
-                        torch.stack([p[0].routes for p in plans], dim=1)], dim=1)
+    counts = torch.cat([torch.stack([s.sends.rows for s in steps], dim=1),
+                        torch.stack([s.sends.routes for s in steps], dim=1)], dim=1)
     fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place)
-    steps = [_Step(x_part, *plan, topk_ids.shape[1], local_experts, wire)
-             for (x_part, _, _), plan in zip(_split(x, topk_weights, topk_ids, chunks), plans)]
     mine, theirs = agree(group, counts, fields, None, device)
     for c, step in enumerate(steps):
         step.agreed([row[c] for row in mine], [row[c] for row in theirs],
@@ -254,7 +253,7 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
         if sync_free and (mask or chunks > 1):
             raise ValueError("sync_free is for inference with chunks=1: run it under "
                              "torch.no_grad()")
-        if wire == "fp8" and x.shape[1] % 128:
+        if wire == "fp8" and x.shape[1] % BLOCK:
             raise ValueError(f"wire='fp8' quantises x per 1x128 block: H = {x.shape[1]} must "
                              f"be a multiple of 128")
         if wire == "fp8" and w13.dtype != FP8 and experts is None:
@@ -292,11 +291,11 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
     arrive), not after the dispatch, where one rank's error would leave
     the others waiting."""
     from .layer import expected_rows, sorted_experts
+    checks.require_cuda(x.device)  # also on a rank that holds no experts
     rows = torch.empty(0, x.shape[1], dtype=FP8 if wire == "fp8" else x.dtype,
                        device=x.device)
-    scale = (torch.empty(0, -(-x.shape[1] // 128), device=x.device)
+    scale = (torch.empty(0, -(-x.shape[1] // BLOCK), device=x.device)
              if wire == "fp8" else None)
-    checks.require_cuda(x.device)  # also on a rank that holds no experts
     if w13.shape[0]:
         ids = torch.empty(0, 1, dtype=torch.int32, device=x.device)
         checks.check_fused_moe(rows, w13, w2, ids.float(), ids, activation, w13_scale,

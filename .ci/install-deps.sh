@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build g++ xz-utils)
-PYTHON_MODULES=(pybind11 numpy pytest torch pdoc)
+PYTHON_MODULES=(pybind11 numpy pytest torch pdoc transformers)
 PYTHON=${PYTHON:-python3}
 
 missing=()
@@ -37,6 +37,8 @@ done
 if ((${#missing_py[@]})); then
   # torch: the CPU build of 2.13.0 (the custom-op tests need no GPU).
   missing_py=("${missing_py[@]/#torch/torch==2.13.0}")
+  # transformers: a test dependency (ggc.moe.hf's tests), the device image's version.
+  missing_py=("${missing_py[@]/#transformers/transformers==5.17.0}")
   echo "install-deps: pip installing ${missing_py[*]}"
   "$PYTHON" -m pip install -q "${missing_py[@]}"
 fi

@@ -43,22 +43,40 @@ def activation64(h, activation):
 
     def gelu_tanh(v):
         return 0.5 * v * (1 + torch.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
-    if activation in ("swiglu", "geglu"):
+
+    def gelu_erf(v):
+        return 0.5 * v * (1 + torch.erf(v / math.sqrt(2)))
+    if activation == "swigluoai":  # gpt-oss: interleaved, clamped at 7, alpha 1.702
+        gate, up = h[..., 0::2].clamp(max=7.0), h[..., 1::2].clamp(-7.0, 7.0)
+        return (up + 1) * gate / (1 + torch.exp(-1.702 * gate))
+    if activation in ("swiglu", "geglu", "geglu_erf"):
         half = h.shape[-1] // 2
         gate, up = h[..., :half], h[..., half:]
-        return (silu(gate) if activation == "swiglu" else gelu_tanh(gate)) * up
-    return {"silu": silu, "gelu": gelu_tanh, "relu": torch.relu}[activation](h)
+        act = {"swiglu": silu, "geglu": gelu_tanh, "geglu_erf": gelu_erf}[activation]
+        return act(gate) * up
+    return {"silu": silu, "gelu": gelu_tanh, "gelu_erf": gelu_erf, "relu": torch.relu,
+            "relu2": lambda v: torch.relu(v) ** 2}[activation](h)
 
 
-def reference_moe(x, w13, w2, topk_weights, topk_ids, activation="swiglu"):
-    """out[t] = sum_j weight[t, j] * w2[e] @ act(w13[e] @ x[t]), e = ids[t, j],
-    in the inputs' dtype (pass f64 tensors; differentiable)."""
+def reference_moe(x, w13, w2, topk_weights, topk_ids, activation="swiglu", w13_bias=None,
+                  w2_bias=None, expert_map=None):
+    """out[t] = sum_j weight[t, j] * (w2[e] @ act(w13[e] @ x[t] + b13[e]) + b2[e]),
+    e = ids[t, j] (mapped to a local expert by expert_map, -1 adding
+    nothing), in the inputs' dtype (pass f64 tensors; differentiable)."""
     out = torch.zeros(x.shape[0], w2.shape[1], dtype=x.dtype, device=x.device)
+    if expert_map is not None:
+        topk_ids = expert_map.long()[topk_ids.long()]
     for e in topk_ids.unique().tolist():
+        if e < 0:
+            continue
         tokens, slots = (topk_ids == e).nonzero(as_tuple=True)
-        act = activation64(x[tokens] @ w13[e].T, activation)
-        contribution = (act @ w2[e].T) * topk_weights[tokens, slots].unsqueeze(1)
-        out = out.index_add(0, tokens, contribution)
+        h = x[tokens] @ w13[e].T
+        if w13_bias is not None:
+            h = h + w13_bias[e]
+        y = activation64(h, activation) @ w2[e].T
+        if w2_bias is not None:
+            y = y + w2_bias[e]
+        out = out.index_add(0, tokens, y * topk_weights[tokens, slots].unsqueeze(1))
     return out
 
 

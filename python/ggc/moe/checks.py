@@ -7,10 +7,8 @@ from typing import NamedTuple, Optional, Tuple
 
 import torch
 
+from .activations import ACTIVATIONS, GATED
 from .quant import BLOCK, FP8
-
-GATED = ("swiglu", "geglu")
-ACTIVATIONS = GATED + ("silu", "gelu", "relu")
 
 
 class Problem(NamedTuple):
@@ -21,6 +19,11 @@ class Problem(NamedTuple):
     experts: int
     top_k: int
     fp8: bool
+    # The ids topk_ids may hold: E, or expert_map's length (global ids).
+    id_range: int
+    # Whether some experts are another rank's (expert_map): their routes
+    # add nothing.
+    mapped: bool = False
 
 
 def _tensor(name: str, value, rank: int, what: str) -> torch.Tensor:
@@ -32,13 +35,13 @@ def _tensor(name: str, value, rank: int, what: str) -> torch.Tensor:
 
 
 def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                    w2_scale, x_scale=None) -> Problem:
+                    w2_scale, x_scale=None, w13_bias=None, w2_bias=None,
+                    expert_map=None) -> Problem:
     """The call's sizes, or the first problem with its arguments."""
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
     _tensor("x", x, 2, "[T, H]")
-    _tensor("w13", w13, 3, "[E, 2I, H] (gate rows, then up rows)" if activation in GATED
-            else "[E, I, H]")
+    _tensor("w13", w13, 3, _W13_LAYOUT.get(activation, "[E, I, H]"))
     _tensor("w2", w2, 3, "[E, H, I]")
     _tensor("topk_ids", topk_ids, 2, "[T, top_k]")
     _tensor("topk_weights", topk_weights, 2, "[T, top_k]")
@@ -56,8 +59,11 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
     fp8 = w13.dtype == FP8
     _check_scales(fp8, w13, w2, w13_scale, w2_scale)
     _check_x_scale(x, x_scale)
+    _check_biases(w13, w2, w13_bias, w2_bias)
+    id_range = _check_expert_map(expert_map, experts)
     _check_devices(x=x, w13=w13, w2=w2, topk_weights=topk_weights, topk_ids=topk_ids,
-                   w13_scale=w13_scale, w2_scale=w2_scale, x_scale=x_scale)
+                   w13_scale=w13_scale, w2_scale=w2_scale, x_scale=x_scale,
+                   w13_bias=w13_bias, w2_bias=w2_bias, expert_map=expert_map)
     for name, t in (("w13", w13), ("w2", w2)):
         if not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous (a copy per call would cost a pass "
@@ -68,7 +74,41 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
             raise ValueError(f"{label} = {size} must be a multiple of {multiple} "
                              + ("(FP8 1x128 and 128x128 block scales)" if fp8 else
                                 "(bf16 rows of a multiple of 16 bytes, for TMA)"))
-    return Problem(tokens, hidden, intermediate, experts, top_k, fp8)
+    return Problem(tokens, hidden, intermediate, experts, top_k, fp8, id_range,
+                   expert_map is not None)
+
+
+_W13_LAYOUT = {"swigluoai": "[E, 2I, H] (gate and up rows interleaved: gate even, up odd)"}
+_W13_LAYOUT.update({name: "[E, 2I, H] (gate rows, then up rows)"
+                    for name in GATED if name not in _W13_LAYOUT})
+
+
+def _check_biases(w13, w2, w13_bias, w2_bias) -> None:
+    """Expert biases (gpt-oss): w13_bias [E, N], w2_bias [E, H], bf16 or f32."""
+    for name, weight, bias in (("w13_bias", w13, w13_bias), ("w2_bias", w2, w2_bias)):
+        if bias is None:
+            continue
+        want = list(weight.shape[:2])
+        if not isinstance(bias, torch.Tensor) or list(bias.shape) != want:
+            raise ValueError(f"{name} must be [E, {'N' if name == 'w13_bias' else 'H'}] = "
+                             f"{want} (one bias row per expert), got "
+                             f"{list(getattr(bias, 'shape', [])) or type(bias).__name__}")
+        if bias.dtype not in (torch.bfloat16, torch.float32):
+            raise TypeError(f"{name} must be bfloat16 or float32, got {bias.dtype}")
+
+
+def _check_expert_map(expert_map, experts: int) -> int:
+    """The range of topk_ids: expert_map's length (global ids) if given."""
+    if expert_map is None:
+        return experts
+    if not isinstance(expert_map, torch.Tensor) or expert_map.dim() != 1 or (
+            expert_map.shape[0] < experts):
+        raise ValueError(f"expert_map must be [global E] (the local index of each global "
+                         f"expert, -1 where another rank holds it), at least E = {experts} "
+                         f"long, got {list(getattr(expert_map, 'shape', [])) or type(expert_map).__name__}")
+    if expert_map.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"expert_map must be int32 or int64, got {expert_map.dtype}")
+    return expert_map.shape[0]
 
 
 _CHECKED = {}
@@ -76,7 +116,8 @@ _MAX_CHECKED = 256
 
 
 def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                         w2_scale, x_scale=None) -> Tuple[Problem, Optional[tuple]]:
+                         w2_scale, x_scale=None, w13_bias=None, w2_bias=None,
+                         expert_map=None) -> Tuple[Problem, Optional[tuple]]:
     """check_fused_moe, run once per call signature (each tensor's type,
     dtype, shape, strides and device, and the activation): every check but
     the device rule reads those alone, so a signature that passed once
@@ -85,17 +126,18 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
     Returns the sizes and the signature (None while tracing)."""
     if torch.compiler.is_compiling():
         return check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
-                               w2_scale, x_scale), None
+                               w2_scale, x_scale, w13_bias, w2_bias, expert_map), None
     try:
         key = (activation, _signature(x), _signature(w13), _signature(w2),
                _signature(topk_weights), _signature(topk_ids), _signature(w13_scale),
-               _signature(w2_scale), _signature(x_scale))
+               _signature(w2_scale), _signature(x_scale), _signature(w13_bias),
+               _signature(w2_bias), _signature(expert_map))
         problem = _CHECKED.get(key)
     except (AttributeError, TypeError):  # not a tensor, an unhashable activation
         key = problem = None
     if problem is None:
         problem = check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
-                                  w13_scale, w2_scale, x_scale)
+                                  w13_scale, w2_scale, x_scale, w13_bias, w2_bias, expert_map)
         if key is not None:
             if len(_CHECKED) >= _MAX_CHECKED:
                 _CHECKED.clear()
@@ -204,7 +246,19 @@ def check_ids(topk_ids: torch.Tensor, experts: int) -> None:
     if bool(bad.any()):
         t, j = bad.nonzero()[0].tolist()
         raise ValueError(f"topk_ids[{t}, {j}] = {int(topk_ids[t, j])} is not an expert: "
-                         f"ids must be in [0, E = {experts}) (E = w13.shape[0])")
+                         f"ids must be in [0, E = {experts}) (E = w13.shape[0], or "
+                         f"expert_map's length)")
+
+
+def check_expert_map(expert_map: torch.Tensor, experts: int) -> None:
+    """Reads expert_map back (a host sync) and names the first entry that
+    is neither -1 nor a local expert in [0, E)."""
+    bad = (expert_map < -1) | (expert_map >= experts)
+    if bool(bad.any()):
+        g = int(bad.nonzero()[0, 0])
+        raise ValueError(f"expert_map[{g}] = {int(expert_map[g])} is neither -1 (another "
+                         f"rank's expert) nor a local expert in [0, E = {experts}) "
+                         f"(E = w13.shape[0])")
 
 
 def validating(validate: Optional[bool], x: torch.Tensor) -> bool:

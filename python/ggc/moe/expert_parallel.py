@@ -290,7 +290,7 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
     them), their arguments checked now (on rows like those that will
     arrive), not after the dispatch, where one rank's error would leave
     the others waiting."""
-    from .layer import expected_rows, sorted_experts
+    from .layer import Weights, expected_rows, sorted_experts
     checks.require_cuda(x.device)  # also on a rank that holds no experts
     rows = torch.empty(0, x.shape[1], dtype=FP8 if wire == "fp8" else x.dtype,
                        device=x.device)
@@ -308,8 +308,8 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
         if w13.dtype == FP8 and rows_scale is None:  # bf16 on the wire
             rows, rows_scale = quantize_rows(rows, "x")
             rows_scale = mn_major(rows_scale)
-        return sorted_experts(rows, rows_scale, offsets, weights, w13, w2, activation,
-                              w13_scale, w2_scale, hint, grad)
+        return sorted_experts(rows, rows_scale, offsets, weights,
+                              Weights(w13, w2, w13_scale, w2_scale), activation, hint, grad)
     return run
 
 

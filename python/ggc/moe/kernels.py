@@ -35,12 +35,17 @@ def moe_down_routed_fp8(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, a_scale:
 
 def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
           a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None,
-          expected_m: Optional[int] = None) -> Tensor:
+          expected_m: Optional[int] = None, zero_ungrouped: bool = False) -> Tensor:
     """The op's body, real and fake: a fake call traces and checks the
-    kernel as a launch would (ggc.torch_ops), a real one launches it."""
-    y = a.new_empty(a.shape[0], w.shape[1], dtype=torch.bfloat16)
+    kernel as a launch would (ggc.torch_ops), a real one launches it.
+    `zero_ungrouped`: rows past offsets[E] (routes to another rank's
+    experts) read as zeros; the kernel never writes them."""
+    shape = (a.shape[0], w.shape[1])
+    y = (a.new_zeros(shape, dtype=torch.bfloat16) if zero_ungrouped
+         else a.new_empty(shape, dtype=torch.bfloat16))
     # The offsets come from searchsorted over every route, so they always
-    # cover the M rows in order: checking them would only add a host sync.
+    # cover the M rows in order (or the first of them, with
+    # zero_ungrouped): checking them would only add a host sync.
     with torch_ops._op_body():
         if a_scale is None:
             moe_down_routed(a, w, offsets, route, y, EXPECTED_M=expected_m, validate=False)
@@ -57,7 +62,7 @@ torch_ops.lean_eager(moe_down_op, _down)
 
 
 def _setup_context(ctx, inputs, output):
-    a, w, offsets, route, a_scale, _, _ = inputs
+    a, w, offsets, route, a_scale = inputs[:5]
     ctx.fp8 = a_scale is not None
     ctx.save_for_backward(a, w, offsets, route)
 
@@ -82,7 +87,7 @@ def _backward(ctx, grad):
         # The unweighted product again (the forward kept only the weighted one).
         product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets)
         grad_route = (grad.float() * product.float()).sum(dim=-1)
-    return grad_a, grad_w, None, grad_route, None, None, None
+    return grad_a, grad_w, None, grad_route, None, None, None, None
 
 
 moe_down_op.register_autograd(_backward, setup_context=_setup_context)
@@ -90,11 +95,12 @@ moe_down_op.register_autograd(_backward, setup_context=_setup_context)
 
 def routed_down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
                 a_scale: Optional[Tensor] = None, w_scale: Optional[Tensor] = None,
-                expected_m: Optional[int] = None) -> Tensor:
+                expected_m: Optional[int] = None, zero_ungrouped: bool = False) -> Tensor:
     """moe_down, launched directly in eager inference (no custom-op
     dispatch on the host path), through the op when compiling, tracing or
     differentiating. `expected_m`: the rows an expert typically gets (the
     tile choice's hint)."""
     if torch_ops.wants_op((a, w, route), grad=True):
-        return torch.ops.ggc.moe_down(a, w, offsets, route, a_scale, w_scale, expected_m)
-    return _down(a, w, offsets, route, a_scale, w_scale, expected_m)
+        return torch.ops.ggc.moe_down(a, w, offsets, route, a_scale, w_scale, expected_m,
+                                      zero_ungrouped)
+    return _down(a, w, offsets, route, a_scale, w_scale, expected_m, zero_ungrouped)

@@ -17,15 +17,16 @@ so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
-import torch.nn.functional as F
 
 from .. import ops
 from . import checks, elementwise, graphs, routes
+from .activations import activate
 from .kernels import routed_down
-from .permute import Permutation, _CombineRows, _GatherRows, _sum_routes, sort_routes
+from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
+                      sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
 
 
@@ -33,6 +34,8 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
               topk_weights: torch.Tensor, topk_ids: torch.Tensor,
               activation: str = "swiglu", *, w13_scale: Optional[torch.Tensor] = None,
               w2_scale: Optional[torch.Tensor] = None, x_scale: Optional[torch.Tensor] = None,
+              w13_bias: Optional[torch.Tensor] = None, w2_bias: Optional[torch.Tensor] = None,
+              expert_map: Optional[torch.Tensor] = None,
               validate: Optional[bool] = None, graph: Optional[bool] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]).
 
@@ -42,9 +45,18 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     [E, H/128, I/128] (x and the activation are then quantised per 1x128
     block); topk_weights and topk_ids [T, top_k]. x may come quantised
     already (FP8 weights only): e4m3 [T, H] with `x_scale` its f32 1x128
-    scales [T, H/128] (an expert-parallel dispatch's FP8 rows, say). `activation`: "swiglu"
-    (silu(gate) * up), "geglu" (tanh-approximated gelu(gate) * up), "silu",
-    "gelu", "relu". Returns [T, H] bf16.
+    scales [T, H/128] (an expert-parallel dispatch's FP8 rows, say).
+    `activation`: one of ggc.moe.activations.ACTIVATIONS: "swiglu"
+    (silu(gate) * up), "geglu" (tanh gelu), "geglu_erf", "swigluoai"
+    (gpt-oss's clamped SwiGLU, gate/up rows interleaved), "silu", "gelu",
+    "gelu_erf", "relu", "relu2". Returns [T, H] bf16.
+
+    `w13_bias` [E, N] and `w2_bias` [E, H] (gpt-oss): each expert's biases,
+    added to its up projection and, before the routing weight, to its down
+    projection. `expert_map` [global E] int (vLLM's): topk_ids are global
+    ids, expert_map[id] the local expert (a row of w13) or -1 for an
+    expert another rank holds, whose routes add nothing (their rows are
+    never computed); inference only.
 
     An id outside [0, E) makes its token's output NaN (never a plausible
     wrong result). `validate` (default $GGC_VALIDATE) reads topk_ids back
@@ -59,41 +71,78 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     kernels, True at any size, False never. The same kernels, the same
     bits."""
     problem, signature = checks.check_fused_moe_once(x, w13, w2, topk_weights, topk_ids,
-                                                     activation, w13_scale, w2_scale, x_scale)
-    grad = torch.is_grad_enabled() and (x.requires_grad or topk_weights.requires_grad
-                                        or w13.requires_grad or w2.requires_grad)
+                                                     activation, w13_scale, w2_scale, x_scale,
+                                                     w13_bias, w2_bias, expert_map)
+    grad = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (x, topk_weights, w13, w2, w13_bias, w2_bias))
     if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
         raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
                          "require grad (run it under torch.no_grad(), or use bf16 weights)")
+    if problem.mapped and grad:
+        raise ValueError("fused_moe with expert_map is inference only: run it under "
+                         "torch.no_grad() (ggc.moe.ExpertParallelMoE trains across ranks)")
     validating = checks.validating(validate, x)
     if validating:
-        checks.check_ids(topk_ids, problem.experts)
+        checks.check_ids(topk_ids, problem.id_range)
+        if expert_map is not None:
+            checks.check_expert_map(expert_map, problem.experts)
+    weights = Weights(w13, w2, w13_scale, w2_scale, w13_bias, w2_bias)
     if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
-        # The graph reads the weights where they lie now.
-        key = (signature, w13.data_ptr(), w2.data_ptr(),
-               None if w13_scale is None else w13_scale.data_ptr(),
-               None if w2_scale is None else w2_scale.data_ptr())
+        # The graph reads the weights (and the map) where they lie now.
+        key = (signature,) + tuple(None if t is None else t.data_ptr()
+                                   for t in weights + (expert_map,))
         inputs = (x, topk_weights, topk_ids) + (() if x_scale is None else (x_scale,))
         return graphs.replay(key, inputs,
                              lambda x, w, ids, scale=None: _experts(
-                                 problem, grad, x, w, ids, scale, w13, w2, activation,
-                                 w13_scale, w2_scale))
-    return _experts(problem, grad, x, topk_weights, topk_ids, x_scale, w13, w2, activation,
-                    w13_scale, w2_scale)
+                                 problem, grad, x, w, ids, scale, weights, activation,
+                                 expert_map))
+    return _experts(problem, grad, x, topk_weights, topk_ids, x_scale, weights, activation,
+                    expert_map)
 
 
-def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_scale, w13,
-             w2, activation, w13_scale, w2_scale) -> torch.Tensor:
+class Weights(NamedTuple):
+    """The experts' weights, FP8 scales and biases (each but w13 and w2 may
+    be None)."""
+    w13: torch.Tensor
+    w2: torch.Tensor
+    w13_scale: Optional[torch.Tensor] = None
+    w2_scale: Optional[torch.Tensor] = None
+    w13_bias: Optional[torch.Tensor] = None
+    w2_bias: Optional[torch.Tensor] = None
+
+
+def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, expert_map):
+    """(offsets, order, source, position, route): the routes sorted by
+    local expert, each sorted row's weight (NaN for an invalid id, 0 for
+    another rank's expert)."""
+    if expert_map is None:
+        if not grad and routes.usable(topk_ids, problem.experts):
+            return routes.sort_routes(topk_ids, topk_weights, problem.experts)  # one kernel
+        offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
+        return offsets, order, source, position, _poisoned(topk_weights, invalid).index_select(
+            0, order)
+    local, skipped = _local_ids(topk_ids, expert_map, problem.experts)
+    offsets, order, source, position, invalid = sort_routes(local, problem.experts, skipped)
+    route = _poisoned(topk_weights, invalid).masked_fill(skipped, 0.0).index_select(0, order)
+    return offsets, order, source, position, route
+
+
+def _local_ids(topk_ids: torch.Tensor, expert_map: torch.Tensor, experts: int):
+    """Global ids to local ones by expert_map: (local ids, routes to
+    another rank's expert). A global id outside the map becomes E (invalid,
+    so its token is poisoned)."""
+    flat = topk_ids.reshape(-1).long()
+    clamped = flat.clamp(0, expert_map.shape[0] - 1)
+    local = expert_map.index_select(0, clamped).long().masked_fill(clamped != flat, experts)
+    return local.view(topk_ids.shape), (local == -1)
+
+
+def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_scale,
+             weights: Weights, activation, expert_map) -> torch.Tensor:
     """fused_moe's work once its arguments are checked."""
     top_k = problem.top_k
-    sorted_routes = None
-    if not grad and routes.usable(topk_ids, problem.experts):
-        sorted_routes = routes.sort_routes(topk_ids, topk_weights, problem.experts)
-    if sorted_routes is None:
-        offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
-        route = _poisoned(topk_weights, invalid).index_select(0, order)
-    else:  # one kernel, the same values
-        offsets, order, source, position, route = sorted_routes
+    offsets, order, source, position, route = _sorted_routes(problem, grad, topk_weights,
+                                                             topk_ids, expert_map)
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
     if problem.fp8:
@@ -101,14 +150,14 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         # quantised with x_scale), then its rows and scales gathered.
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
-                           w13, w2, activation, w13_scale, w2_scale, hint, grad)
+                           weights, activation, hint, grad, problem.mapped)
     else:
         # Nothing to differentiate: the autograd.Function's forward without
         # its wrapper (the same values, a few us less a call).
         rows = (_GatherRows.apply(x, source, position, top_k) if grad
                 else x.index_select(0, source))
-        y = sorted_experts(rows, None, offsets, route, w13, w2, activation, None, None, hint,
-                           grad)
+        y = sorted_experts(rows, None, offsets, route, weights, activation, hint, grad,
+                           problem.mapped)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     combined = elementwise.combine(y, position, top_k)
@@ -143,21 +192,6 @@ def _poisoned(topk_weights: torch.Tensor, invalid: torch.Tensor) -> torch.Tensor
     return flat.masked_fill(invalid, float("nan"))
 
 
-def activate(h: torch.Tensor, activation: str) -> torch.Tensor:
-    """The activation of the up projection's rows; gated ones halve the
-    columns (gate first, up second)."""
-    if activation in checks.GATED:
-        gate, up = h.chunk(2, dim=-1)
-        if activation == "swiglu":
-            return F.silu(gate) * up
-        return F.gelu(gate, approximate="tanh") * up
-    if activation == "silu":
-        return F.silu(h)
-    if activation == "gelu":
-        return F.gelu(h, approximate="tanh")
-    return F.relu(h)
-
-
 def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
     """activate(h, activation), by ggc's SwiGLU kernel where `fused` (no
     gradient) and the kernel take it (ggc.moe.elementwise)."""
@@ -169,22 +203,45 @@ def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
 
 
 def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
-                   offsets: torch.Tensor, route: torch.Tensor, w13: torch.Tensor,
-                   w2: torch.Tensor, activation: str, w13_scale: Optional[torch.Tensor],
-                   w2_scale: Optional[torch.Tensor], hint: Optional[int],
-                   grad: bool) -> torch.Tensor:
+                   offsets: torch.Tensor, route: torch.Tensor, weights: Weights,
+                   activation: str, hint: Optional[int], grad: bool,
+                   mapped: bool = False) -> torch.Tensor:
     """route[p] * expert_g(rows[p]) for rows [M, H] sorted by expert
     (expert g owns rows offsets[g] .. offsets[g+1]): the up projection,
     the activation, the down projection with the routing weight in its
     epilogue. FP8: rows e4m3 with rows_scale their 1x128 scales in the
     M-major form (quant.mn_major); the activation is quantised again
-    before the down projection."""
+    before the down projection. `mapped`: rows past offsets[E] belong to
+    no expert here and come out zero."""
+    w13, w2, w13_scale, w2_scale, w13_bias, w2_bias = weights
+    m = rows.shape[0]
+    expert = None
+    if w13_bias is not None or w2_bias is not None:
+        expert = row_experts(offsets, m, rows.device)
     if rows_scale is None:
         h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
-        act = activate(h, activation) if grad else _activated(h, activation, fused=True)
-        return routed_down(act, w2, offsets, route, expected_m=hint)
-    m = rows.shape[0]
-    h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
-                         b_scale=w13_scale, expected_m=hint, validate=False)
-    act, act_scale = quantize_rows(_activated(h, activation, not grad), "activation")
-    return routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint)
+    else:
+        h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
+                             b_scale=w13_scale, expected_m=hint, validate=False)
+    if w13_bias is not None:
+        h = h + w13_bias.index_select(0, expert).to(h.dtype)
+    act = activate(h, activation) if grad else _activated(h, activation, fused=True)
+    if rows_scale is None:
+        y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
+    else:
+        act, act_scale = quantize_rows(act, "activation")
+        y = routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint, mapped)
+    if w2_bias is not None:
+        # route * (a @ w2^T + b2): the bias weighted like the product.
+        y = (y.float() + route.unsqueeze(1) * w2_bias.index_select(0, expert).float()).to(
+            y.dtype)
+    return y
+
+
+def row_experts(offsets: torch.Tensor, rows: int, device) -> torch.Tensor:
+    """The expert of each sorted row (int64 [rows]) from the group offsets
+    [E+1]; rows past offsets[E] (another rank's routes) get the last
+    expert, whose bias their zero weight cancels."""
+    index = constant_arange(rows, offsets.dtype, device)
+    expert = torch.searchsorted(offsets, index, right=True) - 1
+    return expert.clamp_(0, offsets.shape[0] - 2)

@@ -6,6 +6,7 @@ import math
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .checks import ACTIVATIONS, GATED
@@ -17,38 +18,60 @@ from .routing import route
 class MoE(nn.Module):
     """A Mixture-of-Experts feed-forward layer.
 
-    `gate` (nn.Linear H -> E, no bias) gives the router logits, `route`
-    picks top_k experts per token (`scoring`, `renormalize`, grouped top-k
-    with `n_group` / `topk_group`, `correction_bias=True` for
-    DeepSeek-V3's learned e_score_correction_bias, `scaling_factor`), and
-    `fused_moe` runs the experts: `w13` [E, 2I, H] (gate rows, then up
-    rows; [E, I, H] for a plain activation) and `w2` [E, H, I].
-    `quantize_fp8()` turns the expert weights into FP8 with 128x128 block
-    scales for inference. Input [..., H] bf16, output the same shape."""
+    `gate` (nn.Linear H -> E; with a bias if `router_bias`, as gpt-oss's)
+    gives the router logits (computed in `router_dtype` if given:
+    torch.float32 for DeepSeek-V3), `route` picks top_k experts per token
+    (`scoring`, `renormalize`, grouped top-k with `n_group` / `topk_group`,
+    `correction_bias=True` for DeepSeek-V3's learned
+    e_score_correction_bias, `scaling_factor`), and `fused_moe` runs the
+    experts: `w13` [E + S, 2I, H] (gate rows, then up rows; [E + S, I, H]
+    for a plain activation) and `w2` [E + S, H, I], where the last S =
+    `shared_experts` experts are shared: every token goes through each with
+    weight 1 (DeepSeek-V3's shared experts, split into S experts of size
+    I), in the same grouped GEMMs. `expert_bias` adds w13_bias [E + S, 2I]
+    and w2_bias [E + S, H] (gpt-oss). `quantize_fp8()` turns the expert
+    weights into FP8 with 128x128 block scales for inference. Input
+    [..., H] bf16, output the same shape. ggc.moe.hf loads Hugging Face
+    models' blocks into it."""
 
     def __init__(self, hidden_size: int, intermediate_size: int, num_experts: int,
                  top_k: int, *, activation: str = "swiglu", scoring: str = "softmax",
                  renormalize: bool = True, n_group: Optional[int] = None,
                  topk_group: Optional[int] = None, correction_bias: bool = False,
-                 scaling_factor: float = 1.0, device=None, dtype=torch.bfloat16):
+                 scaling_factor: float = 1.0, router_bias: bool = False,
+                 router_dtype: Optional[torch.dtype] = None, expert_bias: bool = False,
+                 shared_experts: int = 0, device=None, dtype=torch.bfloat16):
         super().__init__()
         _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
                           dtype)
+        if not isinstance(shared_experts, int) or isinstance(shared_experts, bool) or (
+                shared_experts < 0):
+            raise ValueError(f"shared_experts must be an int >= 0, got {shared_experts!r}")
+        if router_dtype not in (None, torch.float32, torch.bfloat16):
+            raise ValueError(f"router_dtype must be None (the layer's dtype) or "
+                             f"torch.float32, got {router_dtype!r}")
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
+        self.shared_experts, self.router_dtype = shared_experts, router_dtype
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
                             topk_group=topk_group, scaling_factor=scaling_factor)
         up_rows = intermediate_size * (2 if activation in GATED else 1)
+        total = num_experts + shared_experts
         factory = dict(device=device, dtype=dtype)
-        self.gate = nn.Linear(hidden_size, num_experts, bias=False, **factory)
-        self.w13 = nn.Parameter(torch.empty(num_experts, up_rows, hidden_size, **factory))
-        self.w2 = nn.Parameter(torch.empty(num_experts, hidden_size, intermediate_size,
-                                           **factory))
+        self.gate = nn.Linear(hidden_size, num_experts, bias=router_bias, **factory)
+        self.w13 = nn.Parameter(torch.empty(total, up_rows, hidden_size, **factory))
+        self.w2 = nn.Parameter(torch.empty(total, hidden_size, intermediate_size, **factory))
+        self.w13_bias = (nn.Parameter(torch.zeros(total, up_rows, **factory))
+                         if expert_bias else None)
+        self.w2_bias = (nn.Parameter(torch.zeros(total, hidden_size, **factory))
+                        if expert_bias else None)
         self.correction_bias = (nn.Parameter(torch.zeros(num_experts, device=device))
                                 if correction_bias else None)
         # FP8 block scales, set by quantize_fp8 (buffers, so .to() moves them).
         self.register_buffer("w13_scale", None)
         self.register_buffer("w2_scale", None)
+        self.register_buffer("shared_ids", torch.arange(
+            num_experts, total, dtype=torch.int32, device=device), persistent=False)
         self.reset_parameters()
         # Argument checks of route() now rather than on the first batch.
         route(torch.zeros(1, num_experts, device="meta"), top_k,
@@ -57,24 +80,33 @@ class MoE(nn.Module):
               **self.routing)
 
     def reset_parameters(self) -> None:
-        """Experts as nn.Linear initialises its weights: U(+-1/sqrt(fan_in))."""
+        """Experts as nn.Linear initialises its weights: U(+-1/sqrt(fan_in));
+        expert biases zero."""
         if self.w13.dtype == torch.float8_e4m3fn:
             raise RuntimeError("reset_parameters on an FP8 layer: quantize_fp8() is one-way")
-        for weight in (self.w13, self.w2):
-            bound = 1.0 / math.sqrt(weight.shape[-1])
-            with torch.no_grad():
+        with torch.no_grad():
+            for weight in (self.w13, self.w2):
+                bound = 1.0 / math.sqrt(weight.shape[-1])
                 weight.uniform_(-bound, bound)
+            for bias in (getattr(self, "w13_bias", None), getattr(self, "w2_bias", None)):
+                if bias is not None:
+                    bias.zero_()
         self.gate.reset_parameters()
 
     @torch.no_grad()
     def quantize_fp8(self) -> "MoE":
         """Replaces the expert weights by FP8 (e4m3) with f32 128x128 block
         scales (buffers, not parameters: the FP8 layer is inference only).
-        H and I must be multiples of 128."""
+        H and I must be multiples of 128. Expert biases stay bf16."""
         if self.w13_scale is not None:
             raise RuntimeError("quantize_fp8: the weights are FP8 already")
         w13, w13_scale = quantize_weights(self.w13.detach(), "w13")
         w2, w2_scale = quantize_weights(self.w2.detach(), "w2")
+        return self.set_fp8_weights(w13, w2, w13_scale, w2_scale)
+
+    def set_fp8_weights(self, w13, w2, w13_scale, w2_scale) -> "MoE":
+        """Takes FP8 expert weights with their 128x128 block scales (an FP8
+        checkpoint's, say) in place of the bf16 ones."""
         del self.w13, self.w2
         self.register_buffer("w13", w13)
         self.register_buffer("w2", w2)
@@ -82,25 +114,48 @@ class MoE(nn.Module):
         return self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_routed(x)[0]
+
+    def forward_routed(self, x: torch.Tensor):
+        """(output, topk_weights, topk_ids): the output and the routing of
+        the routed experts (the shared ones not included)."""
         if not isinstance(x, torch.Tensor) or x.shape[-1:] != (self.hidden_size,):
             raise ValueError(f"x must be [..., H = {self.hidden_size}], got "
                              f"{list(getattr(x, 'shape', [])) or type(x).__name__}")
         tokens = x.reshape(-1, self.hidden_size)
-        topk_weights, topk_ids = route(self.gate(tokens), self.top_k,
+        topk_weights, topk_ids = route(self.router_logits(tokens), self.top_k,
                                        correction_bias=self.correction_bias, **self.routing)
-        out = fused_moe(tokens, self.w13, self.w2, topk_weights, topk_ids, self.activation,
-                        w13_scale=self.w13_scale, w2_scale=self.w2_scale)
-        return out.view(x.shape)
+        weights, ids = topk_weights, topk_ids
+        if self.shared_experts:
+            count = tokens.shape[0]
+            ids = torch.cat([ids, self.shared_ids.expand(count, -1)], dim=1)
+            weights = torch.cat([weights, weights.new_ones(count, self.shared_experts)], dim=1)
+        out = fused_moe(tokens, self.w13, self.w2, weights, ids, self.activation,
+                        w13_scale=self.w13_scale, w2_scale=self.w2_scale,
+                        w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+        return out.view(x.shape), topk_weights, topk_ids
+
+    def router_logits(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The router's logits [T, E], in router_dtype if set."""
+        if self.router_dtype is None or self.router_dtype == tokens.dtype:
+            return self.gate(tokens)
+        bias = self.gate.bias
+        return F.linear(tokens.to(self.router_dtype), self.gate.weight.to(self.router_dtype),
+                        None if bias is None else bias.to(self.router_dtype))
 
     def extra_repr(self) -> str:
         return _layer_repr(self)
 
 
 def _layer_repr(layer) -> str:
-    fp8 = ", fp8" if layer.w13_scale is not None else ""
+    extras = ", fp8" if layer.w13_scale is not None else ""
+    if getattr(layer, "shared_experts", 0):
+        extras += f", shared_experts={layer.shared_experts}"
+    if getattr(layer, "w13_bias", None) is not None:
+        extras += ", expert_bias=True"
     return (f"hidden_size={layer.hidden_size}, intermediate_size={layer.intermediate_size}, "
             f"num_experts={layer.num_experts}, top_k={layer.top_k}, "
-            f"activation={layer.activation!r}{fp8}")
+            f"activation={layer.activation!r}{extras}")
 
 
 def _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
@@ -194,6 +249,10 @@ class ExpertParallelMoE(nn.Module):
                  chunks: int = 1, sync_free: Optional[bool] = None) -> "ExpertParallelMoE":
         """This rank's share of a single-GPU `layer`: the same router and
         the weights (and FP8 scales) of the experts the placement gives it."""
+        if layer.shared_experts or layer.w13_bias is not None or layer.gate.bias is not None or (
+                layer.router_dtype is not None):
+            raise NotImplementedError("ExpertParallelMoE.from_moe: shared experts, expert "
+                                      "and router biases and router_dtype are not spread yet")
         routing = dict(layer.routing)
         ep = cls(layer.hidden_size, layer.intermediate_size, layer.num_experts, layer.top_k,
                  group=group, placement=placement, activation=layer.activation,
@@ -214,6 +273,7 @@ class ExpertParallelMoE(nn.Module):
         return ep
 
     quantize_fp8 = MoE.quantize_fp8
+    set_fp8_weights = MoE.set_fp8_weights
     reset_parameters = MoE.reset_parameters
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

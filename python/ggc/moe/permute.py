@@ -52,16 +52,23 @@ def permute(topk_ids: torch.Tensor, num_experts: int) -> Permutation:
     return Permutation(offsets, counts, order, source, position, ~invalid)
 
 
-def sort_routes(topk_ids: torch.Tensor, num_experts: int):
+def sort_routes(topk_ids: torch.Tensor, num_experts: int, skipped=None):
     """permute's (offsets, order, source, position), without the counts,
     and `invalid` (not `valid`: the poison needs no negation), in as few
     torch calls and kernels as the values allow (each costs several
     microseconds, of host time eagerly and of GPU time in a graph at
-    decode sizes); with top_k = 1 `source` is `order` itself."""
+    decode sizes); with top_k = 1 `source` is `order` itself.
+
+    `skipped` [M] bool marks routes to no expert here (another rank's):
+    they sort after every group (offsets[E] counts the others), in no
+    group, and are not invalid."""
     flat = topk_ids.reshape(-1)
     m = flat.shape[0]
     experts = flat.clamp(0, num_experts - 1)
     invalid = experts != flat
+    if skipped is not None:
+        invalid = invalid & ~skipped
+        experts = experts.masked_fill(skipped, num_experts)
     sorted_experts, order = torch.sort(experts, stable=True)
     bounds = constant_arange(num_experts + 1, sorted_experts.dtype, flat.device)
     offsets = torch.searchsorted(sorted_experts, bounds, out_int32=True)

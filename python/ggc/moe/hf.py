@@ -1,0 +1,252 @@
+"""Hugging Face MoE models on ggc.moe.
+
+- `from_hf(block_or_state_dict, config, prefix="")`: a `ggc.moe.MoE` with
+  the router and expert weights of one MoE block of Mixtral, Qwen3-MoE,
+  DeepSeek-V3 or gpt-oss (transformers 5's fused `experts.gate_up_proj`
+  layout, or the per-expert checkpoint keys `experts.{e}.w1.weight` /
+  `experts.{e}.gate_proj.weight`, FP8 ones with `weight_scale_inv` too).
+  Weights already in ggc's layout are shared, not copied.
+- `swap_moe_blocks(model)`: every MoE block of a transformers model
+  replaced by a `HuggingFaceMoE` (a MoE that returns what the block
+  returned); `fp8=True` quantises the experts (128x128 block scales).
+
+Routing is the family's: softmax top-k (Mixtral, Qwen3-MoE, with or
+without renormalisation), sigmoid grouped top-k with the correction bias
+and routed scaling, logits in f32 (DeepSeek-V3), top-k of biased logits
+then softmax (gpt-oss). DeepSeek-V3's shared experts become extra experts
+with weight 1 in the same grouped GEMMs; gpt-oss's expert biases and
+clamped SwiGLU ("swigluoai") run in the layer. The swapped blocks do not
+record router logits for transformers' auxiliary loss (inference).
+docs/huggingface.md has the details.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple, Optional
+
+import torch
+from torch import nn
+
+from .module import MoE
+from .quant import BLOCK, FP8
+
+
+class Family(NamedTuple):
+    """How one model family names and lays out its MoE block."""
+    block: str                    # the transformers class of its MoE block
+    router: str                   # the router's state-dict prefix
+    legacy: tuple                 # per-expert checkpoint names: (gate, up, down)
+    returns_router_scores: bool   # the block returns (hidden, router_scores)
+
+
+FAMILIES = {
+    "mixtral": Family("MixtralSparseMoeBlock", "gate", ("w1", "w3", "w2"), False),
+    "qwen3_moe": Family("Qwen3MoeSparseMoeBlock", "gate",
+                        ("gate_proj", "up_proj", "down_proj"), False),
+    "deepseek_v3": Family("DeepseekV3MoE", "gate", ("gate_proj", "up_proj", "down_proj"),
+                          False),
+    "gpt_oss": Family("GptOssMLP", "router", (), True),
+}
+
+
+def family_of(config) -> Family:
+    kind = getattr(config, "model_type", None)
+    if kind not in FAMILIES:
+        raise ValueError(f"config.model_type must be one of {sorted(FAMILIES)}, got {kind!r}")
+    return FAMILIES[kind]
+
+
+def layer_args(config) -> dict:
+    """MoE's constructor arguments for a block of this config."""
+    kind = config.model_type
+    c = config
+    if kind != "gpt_oss" and c.hidden_act != "silu":
+        raise NotImplementedError(f"hidden_act {c.hidden_act!r}: the {kind} blocks ggc "
+                                  f"loads use silu (SwiGLU)")
+    if kind == "mixtral":
+        return dict(hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
+                    num_experts=c.num_local_experts, top_k=c.num_experts_per_tok)
+    if kind == "qwen3_moe":
+        return dict(hidden_size=c.hidden_size, intermediate_size=c.moe_intermediate_size,
+                    num_experts=c.num_experts, top_k=c.num_experts_per_tok,
+                    renormalize=bool(c.norm_topk_prob))
+    if kind == "deepseek_v3":
+        return dict(hidden_size=c.hidden_size, intermediate_size=c.moe_intermediate_size,
+                    num_experts=c.n_routed_experts, top_k=c.num_experts_per_tok,
+                    scoring="sigmoid", renormalize=bool(c.norm_topk_prob), n_group=c.n_group,
+                    topk_group=c.topk_group, correction_bias=True,
+                    scaling_factor=float(c.routed_scaling_factor),
+                    router_dtype=torch.float32, shared_experts=c.n_shared_experts or 0)
+    if getattr(c, "swiglu_limit", 7.0) != 7.0:
+        raise NotImplementedError(f"swiglu_limit {c.swiglu_limit}: ggc's swigluoai clamps "
+                                  f"at gpt-oss's 7.0")
+    return dict(hidden_size=c.hidden_size, intermediate_size=c.intermediate_size,
+                num_experts=c.num_local_experts, top_k=c.num_experts_per_tok,
+                activation="swigluoai", scoring="topk_softmax", router_bias=True,
+                expert_bias=True)
+
+
+def from_hf(source, config, prefix: str = "", device=None) -> MoE:
+    """A MoE holding the weights of one Hugging Face MoE block: `source` is
+    the block (an nn.Module) or a state dict, whose keys for this block
+    start with `prefix` (a whole model's: "model.layers.3.mlp.")."""
+    family = family_of(config)
+    if isinstance(source, nn.Module):
+        state = source.state_dict()
+    elif isinstance(source, dict):
+        state = {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix)}
+        if not state:
+            raise KeyError(f"no key of the state dict starts with prefix {prefix!r}")
+    else:
+        raise TypeError(f"source must be an nn.Module or a state dict, got "
+                        f"{type(source).__name__}")
+    args = layer_args(config)
+    tensors = _ggc_state(state, family, args, config)
+    device = device if device is not None else tensors["gate.weight"].device
+    dtype = tensors["gate.weight"].dtype
+    if dtype != torch.bfloat16:
+        raise TypeError(f"the router weight is {dtype}: ggc's MoE layers are bfloat16 "
+                        f"(load the model with torch_dtype=torch.bfloat16)")
+    layer = MoE(**args, device="meta")
+    fp8 = tensors.pop("fp8", None)
+    layer.load_state_dict(tensors, strict=True, assign=True)
+    layer.shared_ids = torch.arange(layer.num_experts, layer.num_experts + layer.shared_experts,
+                                    dtype=torch.int32, device=device)
+    if fp8 is not None:
+        layer.set_fp8_weights(*fp8)
+    return layer.to(device)
+
+
+def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, config) -> dict:
+    """The block's tensors under MoE's names (w13 [E + S, 2I, H] gate rows
+    then up rows, or interleaved for gpt-oss; w2 [E + S, H, I]), and
+    "fp8": (w13, w2, w13_scale, w2_scale) for an FP8 checkpoint."""
+    out = {"gate.weight": _take(state, f"{family.router}.weight")}
+    if args.get("router_bias"):
+        out["gate.bias"] = _take(state, f"{family.router}.bias")
+    if args.get("correction_bias"):
+        out["correction_bias"] = _take(state, "gate.e_score_correction_bias").float()
+    experts = args["num_experts"]
+    inter = args["intermediate_size"]
+    if "experts.gate_up_proj" in state:  # transformers 5's fused experts
+        w13, w2 = state["experts.gate_up_proj"], _take(state, "experts.down_proj")
+        if args.get("expert_bias"):  # gpt-oss: [E, H, 2I] and [E, I, H]
+            w13, w2 = w13.transpose(1, 2), w2.transpose(1, 2)
+            out["w13_bias"] = _take(state, "experts.gate_up_proj_bias")
+            out["w2_bias"] = _take(state, "experts.down_proj_bias")
+        scales = None
+    elif family.legacy:
+        w13, w2, scales = _per_expert(state, family.legacy, "experts.{e}.", range(experts))
+    else:
+        raise KeyError("no experts.gate_up_proj in the state dict (gpt-oss's MXFP4 "
+                       "checkpoints, *_blocks and *_scales, are not loaded: dequantise "
+                       "to bf16 first)")
+    if args.get("shared_experts"):
+        shared = _per_expert(state, family.legacy, "shared_experts.", [None])
+        w13, w2, scales = _with_shared(w13, w2, scales, shared, args["shared_experts"], inter)
+    if scales is not None:
+        out["fp8"] = (w13.contiguous(), w2.contiguous()) + scales
+        # Placeholders of the bf16 parameters, replaced by the FP8 buffers.
+        w13 = torch.empty(w13.shape, dtype=torch.bfloat16, device="meta")
+        w2 = torch.empty(w2.shape, dtype=torch.bfloat16, device="meta")
+    out["w13"], out["w2"] = w13.contiguous(), w2.contiguous()
+    return out
+
+
+def _take(state, key):
+    if key not in state:
+        sample = ", ".join(sorted(state)[:6])
+        raise KeyError(f"the state dict has no {key!r} (its keys start: {sample}, ...)")
+    return state[key]
+
+
+def _per_expert(state, names, pattern, experts):
+    """Per-expert Linear weights (gate [I, H], up [I, H], down [H, I])
+    stacked: (w13, w2, FP8 scales or None)."""
+    gate, up, down = names
+    parts = {name: [] for name in names}
+    scales = {name: [] for name in names}
+    for e in experts:
+        base = pattern.format(e=e)
+        for name in names:
+            parts[name].append(_take(state, f"{base}{name}.weight"))
+            scale = state.get(f"{base}{name}.weight_scale_inv")
+            if scale is not None:
+                scales[name].append(scale)
+    w13 = torch.stack([torch.cat([g, u]) for g, u in zip(parts[gate], parts[up])])
+    w2 = torch.stack(parts[down])
+    if not scales[gate]:
+        return w13, w2, None
+    if w13.dtype != FP8 or any(len(v) != len(experts) for v in scales.values()):
+        raise ValueError("an FP8 checkpoint gives every expert weight in float8_e4m3fn with "
+                         "its weight_scale_inv")
+    if parts[gate][0].shape[0] % BLOCK:
+        raise ValueError(f"FP8 experts need I = {parts[gate][0].shape[0]} a multiple of 128 "
+                         f"(the gate's and the up's 128-row scale blocks are joined)")
+    s13 = torch.stack([torch.cat([g, u]) for g, u in zip(scales[gate], scales[up])]).float()
+    return w13, w2, (s13, torch.stack(scales[down]).float())
+
+
+def _with_shared(w13, w2, scales, shared, count, inter):
+    """The shared MLP (intermediate count * I) split into `count` experts of
+    intermediate I, after the routed ones: a gated MLP is the sum of its
+    column blocks' MLPs."""
+    s13, s2, sscales = shared
+    if (scales is None) != (sscales is None):
+        raise ValueError("the routed and the shared experts must both be FP8 or both not")
+    gate, up = s13[0].chunk(2)
+    pieces13 = [torch.cat([g, u]) for g, u in zip(gate.split(inter), up.split(inter))]
+    pieces2 = list(s2[0].split(inter, dim=1))
+    if len(pieces13) != count:
+        raise ValueError(f"the shared experts' intermediate {gate.shape[0]} is not "
+                         f"n_shared_experts = {count} times I = {inter}")
+    w13 = torch.cat([w13, torch.stack(pieces13)])
+    w2 = torch.cat([w2, torch.stack([p.contiguous() for p in pieces2])])
+    if scales is None:
+        return w13, w2, None
+    rows = inter // BLOCK
+    g_s, u_s = sscales[0][0].chunk(2)
+    blocks13 = [torch.cat([g, u]) for g, u in zip(g_s.split(rows), u_s.split(rows))]
+    blocks2 = [b.contiguous() for b in sscales[1][0].split(rows, dim=1)]
+    return w13, w2, (torch.cat([scales[0], torch.stack(blocks13)]),
+                     torch.cat([scales[1], torch.stack(blocks2)]))
+
+
+class HuggingFaceMoE(nn.Module):
+    """A MoE in a transformers model's place of an MoE block: returns what
+    the block returned (gpt-oss's: the output and the router scores)."""
+
+    def __init__(self, layer: MoE, returns_router_scores: bool = False):
+        super().__init__()
+        self.moe = layer
+        self.returns_router_scores = returns_router_scores
+
+    def forward(self, hidden_states: torch.Tensor):
+        out, topk_weights, _ = self.moe.forward_routed(hidden_states)
+        if self.returns_router_scores:
+            return out, topk_weights.to(hidden_states.dtype)
+        return out
+
+
+def swap_moe_blocks(model: nn.Module, config=None, fp8: bool = False) -> int:
+    """Replaces each MoE block of `model` (its config's family) by a
+    HuggingFaceMoE holding the block's weights; returns how many. `fp8`:
+    the experts quantised to FP8 with 128x128 block scales (H and I
+    multiples of 128)."""
+    config = config if config is not None else getattr(model, "config", None)
+    family = family_of(config)
+    found = [(name, module) for name, module in model.named_modules()
+             if type(module).__name__ == family.block]
+    for name, block in found:
+        layer = from_hf(block, config)
+        if fp8:
+            layer.quantize_fp8()
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, child, HuggingFaceMoE(layer, family.returns_router_scores))
+    return len(found)
+
+
+def swapped_layers(model: nn.Module) -> Optional[list]:
+    """The MoE layers swap_moe_blocks put in `model`."""
+    return [m.moe for m in model.modules() if isinstance(m, HuggingFaceMoE)]

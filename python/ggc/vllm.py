@@ -1,0 +1,149 @@
+"""vLLM's fused-experts contract on ggc's MoE layer.
+
+`fused_experts(...)` takes the arguments of vLLM's
+`vllm.model_executor.layers.fused_moe.fused_experts` (the flat-keyword
+form, vLLM 0.8 to 0.10) with their meaning there, so a serving stack can
+call ggc where it called vLLM's Triton path:
+
+- `w1` [E, 2N, K] (gate rows then up rows; interleaved for "swigluoai"),
+  `w2` [E, K, N]; `hidden_states` [T, K] bf16.
+- `activation`: vLLM's names ("silu" is the gated SiLU: silu(gate) * up).
+- `expert_map` [global_num_experts] / `global_num_experts`: topk_ids are
+  global ids; experts mapped to -1 are another rank's and add nothing.
+- `apply_router_weight_on_input` (top-1 only, as in vLLM): the weight
+  scales the input rows instead of the output.
+- `inplace`: the result is written into hidden_states, which is returned.
+- FP8 (`use_fp8_w8a8`): e4m3 weights with `block_shape` [128, 128] scales
+  w1_scale [E, ceil(2N/128), ceil(K/128)] (DeepSeek-V3, Qwen3 FP8) or one
+  scale per expert (w1_scale [E] or [E, 1, 1]: per-tensor); activations
+  quantised dynamically per 1x128 block.
+- `w1_bias` [E, 2N], `w2_bias` [E, K] (gpt-oss).
+
+What ggc does not run raises NotImplementedError naming the argument
+(int8/int4/MXFP4 weights, zero points, per-channel FP8, static activation
+scales a1_scale/a2_scale). `fused_topk` is vLLM's softmax top-k.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import torch
+
+from .moe import fused_moe as _fused_moe
+from .moe.quant import BLOCK, FP8
+from .moe.routing import route
+
+# vLLM's activation names -> ggc.moe's.
+ACTIVATIONS = {"silu": "swiglu", "gelu": "geglu_erf", "swigluoai": "swigluoai",
+               "silu_no_mul": "silu", "gelu_no_mul": "gelu_erf", "relu2_no_mul": "relu2"}
+
+_UNSUPPORTED_FLAGS = ("use_int8_w8a8", "use_int8_w8a16", "use_int4_w4a16", "use_mxfp4_w4a4",
+                      "per_channel_quant")
+
+
+def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
+                  topk_weights: torch.Tensor, topk_ids: torch.Tensor, inplace: bool = False,
+                  activation: str = "silu", apply_router_weight_on_input: bool = False,
+                  use_fp8_w8a8: bool = False, use_int8_w8a8: bool = False,
+                  use_int8_w8a16: bool = False, use_int4_w4a16: bool = False,
+                  use_mxfp4_w4a4: bool = False, per_channel_quant: bool = False,
+                  global_num_experts: int = -1, expert_map: Optional[torch.Tensor] = None,
+                  w1_scale: Optional[torch.Tensor] = None,
+                  w2_scale: Optional[torch.Tensor] = None,
+                  w1_zp: Optional[torch.Tensor] = None, w2_zp: Optional[torch.Tensor] = None,
+                  a1_scale: Optional[torch.Tensor] = None,
+                  a2_scale: Optional[torch.Tensor] = None,
+                  block_shape: Optional[Sequence[int]] = None,
+                  w1_bias: Optional[torch.Tensor] = None,
+                  w2_bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(hidden_states[t]),
+    as vLLM's fused_experts (module docstring: the arguments)."""
+    flags = dict(use_int8_w8a8=use_int8_w8a8, use_int8_w8a16=use_int8_w8a16,
+                 use_int4_w4a16=use_int4_w4a16, use_mxfp4_w4a4=use_mxfp4_w4a4,
+                 per_channel_quant=per_channel_quant)
+    for name in _UNSUPPORTED_FLAGS:
+        if flags[name]:
+            raise NotImplementedError(f"{name}=True: ggc runs bf16 and FP8 (e4m3, block or "
+                                      f"per-tensor scales) experts only")
+    for name, value in (("w1_zp", w1_zp), ("w2_zp", w2_zp), ("a1_scale", a1_scale),
+                        ("a2_scale", a2_scale)):
+        if value is not None:
+            raise NotImplementedError(
+                f"{name} is given: ggc has no zero points, and quantises activations "
+                f"dynamically per 1x128 block (static activation scales are not taken)")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of vLLM's {sorted(ACTIVATIONS)}, got "
+                         f"{activation!r}")
+    _check_experts(w1, global_num_experts, expert_map)
+    if not isinstance(hidden_states, torch.Tensor) or hidden_states.dtype != torch.bfloat16:
+        raise TypeError(f"hidden_states must be a bfloat16 tensor (ggc's experts run bf16 "
+                        f"and FP8), got {getattr(hidden_states, 'dtype', type(hidden_states))}")
+    scales = {}
+    if use_fp8_w8a8:
+        scales = dict(w13_scale=_block_scales("w1_scale", w1_scale, w1, block_shape),
+                      w2_scale=_block_scales("w2_scale", w2_scale, w2, block_shape))
+    elif w1.dtype == FP8 or w1_scale is not None or w2_scale is not None:
+        raise ValueError("FP8 weights or scales are given but use_fp8_w8a8 is False")
+    x, weights = hidden_states, topk_weights
+    if apply_router_weight_on_input:
+        x, weights = _weighted_input(hidden_states, topk_weights)
+    out = _fused_moe(x, w1, w2, weights, topk_ids, ACTIVATIONS[activation],
+                     w13_bias=w1_bias, w2_bias=w2_bias, expert_map=expert_map, **scales)
+    if inplace:
+        return hidden_states.copy_(out)
+    return out
+
+
+def _check_experts(w1, global_num_experts, expert_map) -> None:
+    if not isinstance(global_num_experts, int) or isinstance(global_num_experts, bool):
+        raise TypeError(f"global_num_experts must be an int, got "
+                        f"{type(global_num_experts).__name__}")
+    if global_num_experts == -1 or not isinstance(w1, torch.Tensor):
+        return
+    held = w1.shape[0] if expert_map is None else getattr(expert_map, "shape", [None])[0]
+    if global_num_experts != held:
+        what = "w1.shape[0]" if expert_map is None else "expert_map's length"
+        raise ValueError(f"global_num_experts = {global_num_experts} must equal {what} = "
+                         f"{held} (or be -1)")
+
+
+def _block_scales(name, scale, weight, block_shape) -> torch.Tensor:
+    """vLLM's FP8 weight scales as ggc's 128x128 block scales: block scales
+    as they are, a per-expert (per-tensor) scale repeated over the blocks."""
+    if block_shape is not None and list(block_shape) != [BLOCK, BLOCK]:
+        raise NotImplementedError(f"block_shape must be [128, 128] (DeepSeek-V3's) or None "
+                                  f"(per-tensor scales), got {list(block_shape)}")
+    if not isinstance(scale, torch.Tensor):
+        raise TypeError(f"{name} must be a float32 tensor with use_fp8_w8a8, got "
+                        f"{type(scale).__name__}")
+    if block_shape is not None:
+        return scale
+    experts, n, k = weight.shape
+    if scale.numel() != experts:
+        raise ValueError(f"{name} must hold one scale per expert ([E] or [E, 1, 1], E = "
+                         f"{experts}) without block_shape, got shape {list(scale.shape)} "
+                         f"(per-channel scales: not supported)")
+    blocks = (experts, -(-n // BLOCK), -(-k // BLOCK))
+    return scale.reshape(experts, 1, 1).expand(blocks).contiguous()
+
+
+def _weighted_input(x: torch.Tensor, topk_weights: torch.Tensor) -> Tuple[torch.Tensor,
+                                                                          torch.Tensor]:
+    """apply_router_weight_on_input: the rows scaled by their (single)
+    weight, and unit weights for the output."""
+    if topk_weights.dim() != 2 or topk_weights.shape[1] != 1:
+        raise ValueError(f"apply_router_weight_on_input needs top-1 routing (as in vLLM): "
+                         f"topk_weights must be [T, 1], got {list(topk_weights.shape)}")
+    scaled = (x.float() * topk_weights.float()).to(x.dtype)
+    return scaled, torch.ones_like(topk_weights)
+
+
+def fused_topk(hidden_states: torch.Tensor, gating_output: torch.Tensor, topk: int,
+               renormalize: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    """vLLM's fused_topk: softmax over the router logits, then top-k
+    (renormalised if asked); returns (topk_weights f32, topk_ids int32)."""
+    if gating_output.shape[0] != hidden_states.shape[0]:
+        raise ValueError(f"gating_output must have one row per token ({hidden_states.shape[0]}), "
+                         f"got {list(gating_output.shape)}")
+    return route(gating_output, topk, scoring="softmax", renormalize=renormalize)

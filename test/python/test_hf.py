@@ -1,0 +1,144 @@
+"""ggc.moe.hf on the CPU (reference kernels, as test_moe.py): each
+family's transformers MoE block against ggc's MoE holding its weights, the
+state-dict layouts (transformers 5's fused experts, per-expert checkpoint
+keys, FP8 checkpoints) and the swap of a whole model's blocks.
+test/gpu/test_hf_gpu.py runs the blocks and a generation on the GPU."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ggc import moe  # noqa: E402
+from ggc.moe import hf  # noqa: E402
+import hf_models  # noqa: E402
+from hf_models import FAMILIES, H  # noqa: E402
+from moe_reference import rel_err, use_reference_kernels  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def reference_kernels(tmp_path, monkeypatch):
+    use_reference_kernels(monkeypatch, tmp_path / "cache")
+
+
+def tokens(seed, shape=(3, 7)):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, H, generator=gen).to(torch.bfloat16)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_block_matches_transformers(family):
+    model = hf_models.model(family, seed=1)
+    for _, block in hf_models.moe_blocks(model, family):
+        layer = hf.from_hf(block, model.config)
+        x = tokens(2)
+        with torch.no_grad():
+            want = hf_models.block_output(block, x).double()
+            got = layer(x)
+        assert got.shape == x.shape
+        # The experts' bf16 roundings on both sides (transformers rounds each
+        # expert's output and sums in bf16; ggc sums in f32).
+        assert rel_err(got, want) < 2e-2
+        # The routing, the biases and the shared experts all matter here.
+        assert rel_err(got, torch.zeros_like(want) + want.mean()) > 0.5
+
+
+@pytest.mark.parametrize("family", ["mixtral", "qwen3_moe", "deepseek_v3"])
+def test_per_expert_checkpoint_keys_load_the_same_layer(family):
+    model = hf_models.model(family, seed=3)
+    index, block = hf_models.moe_blocks(model, family)[0]
+    fused = hf.from_hf(block, model.config)
+    gate, up, down = hf.FAMILIES[family].legacy
+    prefix = f"model.layers.{index}.mlp."
+    legacy = {prefix + "gate.weight": block.gate.weight.detach()}
+    if family == "deepseek_v3":
+        legacy[prefix + "gate.e_score_correction_bias"] = block.gate.e_score_correction_bias
+        for name in ("gate_proj", "up_proj", "down_proj"):
+            legacy[f"{prefix}shared_experts.{name}.weight"] = getattr(
+                block.shared_experts, name).weight.detach()
+    for e in range(hf_models.E):
+        g, u = block.experts.gate_up_proj[e].detach().chunk(2)
+        legacy[f"{prefix}experts.{e}.{gate}.weight"] = g
+        legacy[f"{prefix}experts.{e}.{up}.weight"] = u
+        legacy[f"{prefix}experts.{e}.{down}.weight"] = block.experts.down_proj[e].detach()
+    legacy["model.norm.weight"] = torch.ones(H)  # another layer's key: ignored
+    loaded = hf.from_hf(legacy, model.config, prefix=prefix)
+    for name, tensor in fused.state_dict().items():
+        assert torch.equal(loaded.state_dict()[name], tensor), name
+
+
+def test_fused_layout_is_shared_not_copied():
+    model = hf_models.model("mixtral", seed=4)
+    block = hf_models.moe_blocks(model, "mixtral")[0][1]
+    layer = hf.from_hf(block, model.config)
+    assert layer.w13.data_ptr() == block.experts.gate_up_proj.data_ptr()
+    assert layer.w2.data_ptr() == block.experts.down_proj.data_ptr()
+
+
+def test_deepseek_fp8_checkpoint_loads_its_block_scales():
+    """DeepSeek-V3's released FP8 layout: per-expert e4m3 weights with f32
+    128x128 `weight_scale_inv`, shared experts too."""
+    model = hf_models.model("deepseek_v3", seed=5)
+    index, block = hf_models.moe_blocks(model, "deepseek_v3")[0]
+    state = {"gate.weight": block.gate.weight.detach(),
+             "gate.e_score_correction_bias": block.gate.e_score_correction_bias}
+
+    def put(base, weight):
+        q, s = moe.quantize_weights(weight.detach().unsqueeze(0))
+        state[base + ".weight"], state[base + ".weight_scale_inv"] = q[0], s[0]
+    for name in ("gate_proj", "up_proj", "down_proj"):
+        put(f"shared_experts.{name}", getattr(block.shared_experts, name).weight)
+    for e in range(hf_models.E):
+        g, u = block.experts.gate_up_proj[e].chunk(2)
+        put(f"experts.{e}.gate_proj", g)
+        put(f"experts.{e}.up_proj", u)
+        put(f"experts.{e}.down_proj", block.experts.down_proj[e])
+    loaded = hf.from_hf(state, model.config)
+    quantized = hf.from_hf(block, model.config).quantize_fp8()
+    assert loaded.w13.dtype == torch.float8_e4m3fn
+    for name in ("w13", "w2", "w13_scale", "w2_scale"):
+        a, b = getattr(loaded, name), getattr(quantized, name)
+        assert torch.equal(a.float(), b.float()), name
+    x = tokens(6)
+    with torch.no_grad():
+        want = hf_models.block_output(block, x).double()
+        assert rel_err(loaded(x), want) < 8e-2  # e4m3 weights and activations
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_swap_replaces_every_block(family):
+    model = hf_models.model(family, seed=7)
+    ids = torch.randint(0, hf_models.VOCAB, (2, 9), generator=torch.Generator().manual_seed(8))
+    with torch.no_grad():
+        want = model(ids).logits.double()
+    blocks = len(hf_models.moe_blocks(model, family))
+    assert hf.swap_moe_blocks(model) == blocks
+    assert not hf_models.moe_blocks(model, family)
+    assert len(hf.swapped_layers(model)) == blocks
+    with torch.no_grad():
+        got = model(ids).logits
+    assert rel_err(got, want) < 3e-2
+
+
+def test_errors_name_what_is_wrong():
+    model = hf_models.model("mixtral", seed=9)
+    block = hf_models.moe_blocks(model, "mixtral")[0][1]
+    config = model.config
+    with pytest.raises(ValueError, match=r"config.model_type must be one of .*'llama'"):
+        hf.from_hf(block, type("C", (), {"model_type": "llama"})())
+    with pytest.raises(KeyError, match="no key of the state dict starts with prefix 'x.'"):
+        hf.from_hf(block.state_dict(), config, prefix="x.")
+    state = dict(block.state_dict())
+    del state["experts.down_proj"]
+    with pytest.raises(KeyError, match="no 'experts.down_proj'"):
+        hf.from_hf(state, config)
+    gpt = hf_models.model("gpt_oss", seed=9)
+    mx = {k: v for k, v in hf_models.moe_blocks(gpt, "gpt_oss")[0][1].state_dict().items()
+          if not k.startswith("experts.")}
+    mx["experts.gate_up_proj_blocks"] = torch.zeros(1)
+    with pytest.raises(KeyError, match="MXFP4"):
+        hf.from_hf(mx, gpt.config)
+    with pytest.raises(TypeError, match="must be an nn.Module or a state dict"):
+        hf.from_hf([1], config)
+    with pytest.raises(TypeError, match="bfloat16"):
+        hf.from_hf({k: v.float() for k, v in block.state_dict().items()}, config)

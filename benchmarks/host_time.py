@@ -124,7 +124,18 @@ def cases(device):
     sw = torch.rand(G, N // 128, K // 128, device=device) + 0.5
     counts = torch.full((G,), m_max, dtype=torch.int32, device=device)
     out8 = torch.empty(G, m_max, N, device=device, dtype=bf16)
+    # Dense (DeepGEMM's fp8_gemm_nt, bf16_gemm_nt): a decode-sized M.
+    xd, sxd = deepgemm.per_token_cast_to_fp8(torch.randn(m_max, K, device=device), False)
+    wd, swd = deepgemm.per_block_cast_to_fp8(torch.randn(N, K, device=device), False)
+    dense_out = torch.empty(m_max, N, device=device, dtype=bf16)
+    ad, bd = a[:m_max].contiguous(), b[0].contiguous()
     ggc_cases = {
+        "ggc.deepgemm fp8_gemm_nt (drop-in)":
+            lambda: deepgemm.fp8_gemm_nt((xd, sxd), (wd, swd), dense_out),
+        "ggc.deepgemm bf16_gemm_nt (drop-in)":
+            lambda: deepgemm.bf16_gemm_nt(ad, bd, dense_out),
+        "ggc.deepgemm bf16 contiguous (drop-in)":
+            lambda: deepgemm.m_grouped_bf16_gemm_nt_contiguous(a, b, out, tags),
         "ggc.ops.grouped_gemm bf16 (allocates out)":
             lambda: ggc.ops.grouped_gemm(a, b, offsets=offsets),
         "ggc.ops.grouped_gemm bf16 out=":
@@ -143,6 +154,7 @@ def cases(device):
         f"ggc.moe.fused_moe bf16 (T={MOE_T}, E={MOE_E}, top-{MOE_K}), graph=False":
             lambda: ggc.moe.fused_moe(*layer, graph=False),
     }
+    tags = torch.arange(G, device=device, dtype=torch.int32).repeat_interleave(M // G)
     layer = moe_layer(device)
     peers = {}
     if device == "cuda":
@@ -153,9 +165,11 @@ def cases(device):
             import deep_gemm
             peers["deep_gemm fp8 masked"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(
                 (x8, sx), (w8, sw), out8, counts, m_max)
-            tags = torch.arange(G, device=device, dtype=torch.int32).repeat_interleave(M // G)
             peers["deep_gemm bf16 contiguous"] = (
                 lambda: deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, out, tags))
+            peers["deep_gemm fp8_gemm_nt"] = lambda: deep_gemm.fp8_gemm_nt(
+                (xd, sxd), (wd, swd), dense_out)
+            peers["deep_gemm bf16_gemm_nt"] = lambda: deep_gemm.bf16_gemm_nt(ad, bd, dense_out)
         except Exception as e:  # noqa: BLE001 - a missing or broken peer is reported
             print(f"deep_gemm not measured: {e}", file=sys.stderr)
     return ggc_cases, peers

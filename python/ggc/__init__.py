@@ -37,6 +37,8 @@ from .compiler import (  # noqa: E402
     CompiledIR,
     Stage,
     compile_ir,
+    get_num_sms,
+    set_num_sms,
     stages,
     version,
 )
@@ -63,6 +65,8 @@ __all__ = [
     "spec",
     "Stage",
     "compile_ir",
+    "get_num_sms",
+    "set_num_sms",
     "stages",
     "version",
 ]

@@ -100,6 +100,24 @@ def check_num_sms(num_sms) -> None:
         raise ValueError(f"num_sms must be an int in [1, {MAX_NUM_SMS}], got {num_sms!r}")
 
 
+_num_sms = DEFAULT_NUM_SMS
+
+
+def set_num_sms(num_sms: int) -> None:
+    """The SMs that kernels compiled from now on spread over (their
+    persistent grid), where a kernel does not fix its own (`@ggc.jit(
+    num_sms=...)`): fewer leave SMs to work beside them, a communication
+    kernel's, say. Each value compiles kernels of its own (cached)."""
+    global _num_sms
+    check_num_sms(num_sms)
+    _num_sms = num_sms
+
+
+def get_num_sms() -> int:
+    """set_num_sms's value (default DEFAULT_NUM_SMS)."""
+    return _num_sms
+
+
 def stages() -> List[Stage]:
     """Every stage of the pipeline, in order."""
     return [Stage(*s) for s in _ggc.stages()]

@@ -21,7 +21,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import groups as _groups
 from . import language as gl
-from .compiler import DEFAULT_NUM_SMS, check_num_sms
+from . import compiler as _compiler
+from .compiler import check_num_sms
 from .ir import Arg, EpilogueOp, FunctionSpec, emit
 from .runtime import Kernel, _TORCH_DTYPES
 
@@ -71,10 +72,11 @@ def _describe(name: str, value: Any) -> Tuple[Tuple[Optional[int], ...], str]:
 class JITFunction:
     """A `@ggc.jit` kernel; call it with its arguments to run it."""
 
-    def __init__(self, fn: Callable, num_sms: int = DEFAULT_NUM_SMS):
-        check_num_sms(num_sms)
+    def __init__(self, fn: Callable, num_sms: Optional[int] = None):
+        if num_sms is not None:
+            check_num_sms(num_sms)
         self.fn = fn
-        self.num_sms = num_sms
+        self._fixed_num_sms = num_sms
         # eval_str: kernels written under `from __future__ import annotations`
         # carry their annotations as strings.
         self.signature = inspect.signature(fn, eval_str=True)
@@ -107,6 +109,12 @@ class JITFunction:
         self._torch_op: Optional[str] = None
         self._op_key = next(_KEYS)
         _BY_KEY[self._op_key] = self
+
+    @property
+    def num_sms(self) -> int:
+        """The SMs of the kernel's persistent grid: fixed by the decorator,
+        else ggc.compiler.get_num_sms() at the call."""
+        return self._fixed_num_sms or _compiler._num_sms
 
     # -- tracing ------------------------------------------------------------
     def _bind(self, args, kwargs):
@@ -214,7 +222,7 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return described, tuple(sorted(consts.items()))
+        return described, tuple(sorted(consts.items())), self.num_sms
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -275,6 +283,7 @@ class JITFunction:
         call goes through the kernel's custom op instead."""
         key = _call_key(args, kwargs, validate)
         if key is not None:
+            key = (key, self.num_sms)
             try:
                 plan = self._plans.get(key)
             except TypeError:  # an unhashable value: no plan for it
@@ -371,8 +380,10 @@ def _require_gpu_tensors(tensors: Dict[str, Any]) -> None:
                              f"{device.type}")
 
 
-def jit(fn: Optional[Callable] = None, *, num_sms: int = DEFAULT_NUM_SMS):
-    """Decorator: `@ggc.jit` or `@ggc.jit(num_sms=...)`."""
+def jit(fn: Optional[Callable] = None, *, num_sms: Optional[int] = None):
+    """Decorator: `@ggc.jit`, or `@ggc.jit(num_sms=...)` for a kernel whose
+    persistent grid has that many CTAs whatever ggc.compiler.set_num_sms
+    says (default: its value at each call)."""
     if fn is None:
         return lambda f: JITFunction(f, num_sms=num_sms)
     return JITFunction(fn, num_sms=num_sms)

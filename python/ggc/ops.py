@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 from typing import Optional, Tuple
 
+from . import compiler as _compiler
 from . import language as gl
 from . import groups as _groups
 from .jit import JITFunction
@@ -266,7 +267,8 @@ def _plan_key(tensors, options, validate):
     try:
         return (tuple([None if t is None else
                        (type(t), t.dtype, t.shape, t.stride(), t.device, t.requires_grad)
-                       for t in tensors]), options, bridge.torch.is_grad_enabled())
+                       for t in tensors]), options, bridge.torch.is_grad_enabled(),
+                _compiler._num_sms)
     except AttributeError:
         return None
 

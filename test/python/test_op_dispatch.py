@@ -164,7 +164,7 @@ class Recorder:
 def recorded(monkeypatch):
     recorder = Recorder()
     monkeypatch.setattr(ops, "grouped_gemm", recorder)
-    monkeypatch.setattr(dg, "_CHECKED", {})
+    monkeypatch.setattr(dg.grouped, "_CHECKED", {})
     return recorder
 
 
@@ -179,7 +179,7 @@ def test_deepgemm_cached_calls_pass_the_new_tensors(recorded):
     first, second = fp8_masked(), fp8_masked()
     dg.m_grouped_fp8_gemm_nt_masked(*first, 64)
     dg.m_grouped_fp8_gemm_nt_masked(*second, 32)
-    assert len(dg._CHECKED) == 1
+    assert len(dg.grouped._CHECKED) == 1
     (x, sx), (w, sw), d, masked_m = second
     a, b, kw = recorded.calls[-1]
     assert a is x and b is w and kw["a_scale"] is sx and kw["b_scale"] is sw
@@ -200,4 +200,4 @@ def test_deepgemm_copied_scales_are_copied_on_every_call(recorded):
         dg.m_grouped_fp8_gemm_nt_masked((x, sx), (w, sw), d, masked_m, 64)
     first, second = (kw["a_scale"] for _, _, kw in recorded.calls)
     assert first is not sx and second is not sx and first is not second
-    assert torch.equal(second, sx) and not dg._CHECKED
+    assert torch.equal(second, sx) and not dg.grouped._CHECKED

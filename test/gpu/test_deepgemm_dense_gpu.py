@@ -134,3 +134,30 @@ def test_num_sms_limits_the_grid_and_keeps_results():
     assert rel(part, full.double()) < 5e-3
     if DEEP_GEMM is not None:
         assert DEEP_GEMM.get_num_sms() >= before
+
+
+def test_repeated_calls_take_the_remembered_launch_with_their_own_tensors():
+    """The second call of a signature skips the checks (ggc.deepgemm.fast)
+    and must still read its own tensors."""
+    from ggc.deepgemm import fast
+    m, n, k = 256, 512, 1024
+    tags = torch.arange(2, device="cuda", dtype=torch.int32).repeat_interleave(m // 2)
+    for round_ in range(3):
+        a = torch.randn(m, k, device="cuda", dtype=BF16)
+        b = torch.randn(n, k, device="cuda", dtype=BF16)
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=BF16)
+        dg.bf16_gemm_nt(a, b, d)
+        assert rel(d, a.double() @ b.double().t()) < 5e-3, round_
+        x, sx = dg.per_token_cast_to_fp8(a.float(), False)
+        w, sw = dg.per_block_cast_to_fp8(b.float(), False)
+        d8 = torch.full((m, n), float("nan"), device="cuda", dtype=BF16)
+        dg.fp8_gemm_nt((x, sx), (w, sw), d8)
+        assert rel(d8, a.double() @ b.double().t()) < 5e-2, round_
+        bg = torch.randn(2, n, k, device="cuda", dtype=BF16)
+        dgr = torch.full((m, n), float("nan"), device="cuda", dtype=BF16)
+        dg.m_grouped_bf16_gemm_nt_contiguous(a, bg, dgr, tags)
+        for g in range(2):
+            rows = tags == g
+            assert rel(dgr[rows], a[rows].double() @ bg[g].double().t()) < 5e-3, round_
+    kinds = {key[0] if isinstance(key[0], str) else key[0][0] for key in fast._LAUNCHES}
+    assert {"bf16", "fp8", "bf16 contiguous"} <= kinds, kinds

@@ -32,9 +32,10 @@ def config(family):
 
 
 def model(family, device="cpu", seed=0):
-    """A causal LM of the family, bf16, with random weights; the routers
-    and the biases larger than transformers' init so that routing and
-    biases matter."""
+    """A causal LM of the family, bf16, with random weights; the routers,
+    the biases and the output head larger than transformers' init, so that
+    routing and biases matter and the choices between experts and between
+    next tokens are rarely near ties (bf16 rounding would decide those)."""
     from transformers import AutoModelForCausalLM
     torch.manual_seed(seed)
     m = AutoModelForCausalLM.from_config(config(family)).to(torch.bfloat16)
@@ -43,10 +44,12 @@ def model(family, device="cpu", seed=0):
             if ".mlp." not in name:
                 continue
             if "router" in name or "gate.weight" in name or "bias" in name:
-                p.normal_(0, 0.5 if "bias" in name else 0.2)
+                # Sigmoid scores (DeepSeek-V3) saturate past a few units.
+                p.normal_(0, 0.5 if "bias" in name else 0.2 if family == "deepseek_v3" else 1.0)
             elif "experts" in name and p.dim() == 3:
                 p.normal_(0, p.shape[-1] ** -0.5 if family != "gpt_oss" else
                           p.shape[-2] ** -0.5)
+        m.lm_head.weight.normal_(0, 0.5)
         for name, b in m.named_buffers():
             if "e_score_correction_bias" in name:
                 b.normal_(0, 0.1)

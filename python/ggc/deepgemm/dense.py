@@ -15,6 +15,7 @@ are DeepGEMM's cuBLASLt baselines, here torch's matmul (cuBLAS).
 from __future__ import annotations
 
 from .. import ops
+from .fast import fast_key, launched, remember
 from .grouped import _checked, _kept_scales, _require, _scales
 
 _SPANS = {}
@@ -85,9 +86,10 @@ def _product(a, b, **scales):
                             out_dtype=torch.float32).t()
 
 
-def _into(d, c, a, b, **scales) -> None:
+def _into(d, c, a, b, key=None, **scales) -> None:
     """d = (c +) a @ b.T, rounded once into d: straight into d where ggc's
-    layout is d's (a K-major, no c), else through an f32 product."""
+    layout is d's (a K-major, no c), else through an f32 product. `key`:
+    the call's fast_key, under which a straight launch is remembered."""
     import torch
     m, n = d.shape
     if m == 0 or n == 0:
@@ -97,8 +99,13 @@ def _into(d, c, a, b, **scales) -> None:
         return
     if c is None and _k_major(a):
         w, layout = _weights(b, bool(scales))
-        ops.grouped_gemm(a.contiguous(), w, offsets=_span(m, a.device), b_layout=layout,
-                         out=d, **scales)
+        span = _span(m, a.device)
+        ops.grouped_gemm(a.contiguous(), w, offsets=span, b_layout=layout, out=d, **scales)
+        if key is not None and w.data_ptr() == b.data_ptr() and a.is_contiguous():
+            remember(key, (a, w, span, None, None, None, None, scales.get("a_scale"),
+                           scales.get("b_scale"), d),
+                     (None, layout, None, scales.get("a_scale_kind"),
+                      scales.get("b_scale_kind"), False))
         return
     product = _product(a, b, **scales)
     if c is None:
@@ -111,9 +118,12 @@ def bf16_gemm_nt(a, b, d, c=None, compiled_dims: str = "nk") -> None:
     """DeepGEMM's `bf16_gemm_nt`: d = a @ b.T (+ c), a [M, K], b [N, K]
     bf16 (each K- or MN-major), d [M, N] bf16 or f32. `compiled_dims` is
     DeepGEMM's JIT hint, unused."""
+    key = fast_key("bf16", (a, b, d), c)
+    if launched(key, (a, b, None, None, None, None, None, None, None, d)):
+        return
     _checked("bf16 dense", _given(a, b, d, c), (),
              lambda: (_check_dense(a, b, d, c, fp8=False), True))
-    _into(d, c, a, b)
+    _into(d, c, a, b, key)
 
 
 def bf16_gemm_nn(a, b, d, c=None, compiled_dims: str = "nk") -> None:
@@ -138,6 +148,9 @@ def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None,
     [ceil(N/128), ceil(K/128)]), e4m3 K-major with f32 scales (or packed
     UE8M0 words, ggc's MX scales), d [M, N] bf16 or f32."""
     (x, sx), (w, sw) = a, b
+    key = fast_key(("fp8", recipe, recipe_a, recipe_b), (x, sx, w, sw, d), c)
+    if launched(key, (x, w, None, None, None, None, None, sx, sw, d)):
+        return
 
     def check():
         m, n, k = _check_dense(x, w, d, c, fp8=True)
@@ -149,8 +162,10 @@ def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None,
 
     _, a_scale, a_kind, b_scale, b_kind, _ = _checked(
         "fp8 dense", _given(x, sx, w, sw, d, c), (recipe, recipe_a, recipe_b), check)
-    _into(d, c, x, w, a_scale=sx if a_scale is None else a_scale, a_scale_kind=a_kind,
-          b_scale=sw.unsqueeze(0) if b_scale is None else b_scale, b_scale_kind=b_kind)
+    as_given = a_scale is None and b_scale is None
+    _into(d, c, x, w, key if as_given else None, a_scale=sx if a_scale is None else a_scale,
+          a_scale_kind=a_kind, b_scale=sw.unsqueeze(0) if b_scale is None else b_scale,
+          b_scale_kind=b_kind)
 
 
 def _given(*tensors):

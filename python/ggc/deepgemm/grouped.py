@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 from .. import ops
+from .fast import fast_key, launched, remember
 from .utils.layout import (_ALIGNMENT, _check_sf, _is_mn_major_tma_aligned,
                            get_mn_major_tma_aligned_tensor)
 
@@ -197,6 +198,11 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     .. psum[g]`), which ggc turns into m_indices on the device first.
     -> `ggc.ops.grouped_gemm(x, w, m_indices=..., a_scale, b_scale, out=d)`."""
     (x, sx), (w, sw) = a, b
+    key = None if use_psum_layout else fast_key(
+        ("fp8 contiguous", recipe, recipe_a, recipe_b, expected_m_for_psum_layout),
+        (x, sx, w, sw, d, grouped_layout))
+    if launched(key, (x, w, None, None, grouped_layout, None, None, sx, sw, d)):
+        return
 
     def check():
         g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
@@ -213,9 +219,12 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     m_indices = _psum_to_m_indices(grouped_layout, m) if use_psum_layout else grouped_layout
     if not as_given:
         x, w = x.contiguous(), w.contiguous()
-    ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=sx if a_scale is None else a_scale,
-                     a_scale_kind=a_kind, b_scale=sw if b_scale is None else b_scale,
-                     b_scale_kind=b_kind, out=d)
+    call = (x, w, None, None, m_indices, None, None, sx if a_scale is None else a_scale,
+            sw if b_scale is None else b_scale, d)
+    ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=call[7], a_scale_kind=a_kind,
+                     b_scale=call[8], b_scale_kind=b_kind, out=d)
+    if key is not None and as_given:
+        remember(key, call, (None, "nk", None, a_kind, b_kind, False))
 
 
 def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None,
@@ -227,6 +236,10 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     bf16, masked_m [G] int32 on the device, expected_m a host hint (> 0).
     -> `ggc.ops.grouped_gemm(x, w, masked_m=..., expected_m=..., out=d)`."""
     (x, sx), (w, sw) = a, b
+    key = fast_key(("fp8 masked", recipe, recipe_a, recipe_b, expected_m),
+                   (x, sx, w, sw, d, masked_m))
+    if launched(key, (x, w, None, masked_m, None, None, None, sx, sw, d)):
+        return
 
     def check():
         g, m, n, k = _check_operands(x, w, d, masked=True, fp8=True)
@@ -240,9 +253,12 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     expected_m = _positive_hint(expected_m, m)  # a value: checked on every call
     if not as_given:
         x, w = x.contiguous(), w.contiguous()
-    ops.grouped_gemm(x, w, masked_m=masked_m, expected_m=expected_m,
-                     a_scale=sx if a_scale is None else a_scale, a_scale_kind=a_kind,
-                     b_scale=sw if b_scale is None else b_scale, b_scale_kind=b_kind, out=d)
+    call = (x, w, None, masked_m, None, None, None, sx if a_scale is None else a_scale,
+            sw if b_scale is None else b_scale, d)
+    ops.grouped_gemm(x, w, masked_m=masked_m, expected_m=expected_m, a_scale=call[7],
+                     a_scale_kind=a_kind, b_scale=call[8], b_scale_kind=b_kind, out=d)
+    if key is not None and as_given:
+        remember(key, call, (None, "nk", expected_m, a_kind, b_kind, False))
 
 
 def _bf16_weights(b) -> Tuple[object, str]:
@@ -266,13 +282,20 @@ def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims: st
                               expected_m_for_psum_layout)
         return m, True
 
+    key = None if use_psum_layout else fast_key(("bf16 contiguous", expected_m_for_psum_layout),
+                                                (a, b, d, grouped_layout))
+    if launched(key, (a, b, None, None, grouped_layout, None, None, None, None, d)):
+        return
     m = _checked("bf16 contiguous", (a, b, d, grouped_layout),
                  (use_psum_layout, expected_m_for_psum_layout), check)
     if m == 0:
         return
     m_indices = _psum_to_m_indices(grouped_layout, m) if use_psum_layout else grouped_layout
     w, b_layout = _bf16_weights(b)
-    ops.grouped_gemm(a.contiguous(), w, m_indices=m_indices, b_layout=b_layout, out=d)
+    call = (a.contiguous(), w, None, None, m_indices, None, None, None, None, d)
+    ops.grouped_gemm(call[0], w, m_indices=m_indices, b_layout=b_layout, out=d)
+    if key is not None and call[0] is a and w.data_ptr() == b.data_ptr():
+        remember(key, call, (None, b_layout, None, None, None, False))
 
 
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
@@ -285,11 +308,17 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
         _group_tensor("masked_m", masked_m, g)
         return m, True
 
+    key = fast_key(("bf16 masked", expected_m), (a, b, d, masked_m))
+    if launched(key, (a, b, None, masked_m, None, None, None, None, None, d)):
+        return
     expected_m = _positive_hint(expected_m, _checked("bf16 masked", (a, b, d, masked_m), (),
                                                      check))
     w, b_layout = _bf16_weights(b)
-    ops.grouped_gemm(a.contiguous(), w, masked_m=masked_m, expected_m=expected_m,
+    call = (a.contiguous(), w, None, masked_m, None, None, None, None, None, d)
+    ops.grouped_gemm(call[0], w, masked_m=masked_m, expected_m=expected_m,
                      b_layout=b_layout, out=d)
+    if key is not None and call[0] is a and w.data_ptr() == b.data_ptr():
+        remember(key, call, (None, b_layout, expected_m, None, None, False))
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from urllib.parse import urldefrag
 # The public modules: the package, its ops and drop-ins, the MoE layer, the
 # runtime and compiler layers.
 # (ggc brings ggc.language, ggc.jit and ggc.autotune, named in its __all__.)
-MODULES = ["ggc", "ggc.ops", "ggc.moe", "ggc.deepgemm", "ggc.flashinfer", "ggc.executor",
+MODULES = ["ggc", "ggc.ops", "ggc.moe", "ggc.deepgemm", "ggc.flashinfer", "ggc.vllm", "ggc.executor",
            "ggc.runtime", "ggc.compiler", "ggc.cache", "ggc.groups", "ggc.ir",
            "ggc.torch_ops"]
 

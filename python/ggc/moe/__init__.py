@@ -14,12 +14,15 @@
   spread over the ranks of a torch.distributed group (NCCL or gloo),
   tokens dispatched to them and combined back (docs/expert-parallel.md).
 - `graphs`: decode-sized eager calls replayed from cached CUDA graphs.
+- `hf`: Hugging Face MoE blocks (Mixtral, Qwen3-MoE, DeepSeek-V3, gpt-oss)
+  loaded into `MoE`, and a model's blocks swapped (docs/models.md).
+- `activations`: the activations between the GEMMs, by name.
 - `quantize_weights`, `quantize_rows`: FP8 block quantisation.
 
 Needs torch. docs/moe.md has the details.
 """
 
-from . import graphs
+from . import activations, graphs, hf
 from .dispatch import ExpertParallelError
 from .expert_parallel import expert_parallel_moe
 from .layer import activate, fused_moe, routing_weights
@@ -30,6 +33,6 @@ from .quant import dequantize_weights, quantize_rows, quantize_weights
 from .routing import route
 
 __all__ = ["ExpertParallelError", "ExpertParallelMoE", "ExpertPlacement", "MoE",
-           "expert_parallel_moe", "graphs", "Permutation", "activate", "combine_rows", "dequantize_weights",
+           "activations", "expert_parallel_moe", "graphs", "hf", "Permutation", "activate", "combine_rows", "dequantize_weights",
            "fused_moe", "gather_rows", "permute", "quantize_rows", "quantize_weights",
            "route", "routing_weights"]

@@ -157,7 +157,7 @@ Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
       [&](OpBuilder &, Location, Value, ValueRange iter) {
         Value it = iter[0];
         auto [stage, phase] = ringSlot(it);
-        b.mbarrierWait(fullBarrier(stage), phase);
+        waitStage(stage, phase);
         releaseStage(stage);
         b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
       });
@@ -199,7 +199,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         // MX's scales, from the slots while the block's wgmma runs (MX
         // scales never travel with the stages).
         auto blockScales = [&]() { return readScales(kBlock, f); };
-        b.mbarrierWait(fullBarrier(stage), phase);
+        waitStage(stage, phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<NVVM::WgmmaFenceAlignedOp>();
         if (p.mx) {
@@ -321,7 +321,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   step(loop.getIssue(), {i32, i32, i32},
        [&](ValueRange a) -> SmallVector<Value> {
     Value stage = a[1];
-    b.mbarrierWait(fullBarrier(stage), a[2]);
+    waitStage(stage, a[2]);
     auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
     b.create<NVVM::WgmmaFenceAlignedOp>();
     Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType), aTile,

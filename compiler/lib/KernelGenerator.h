@@ -213,9 +213,14 @@ private:
   std::pair<Value, Value> ringSlot(Value it);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
-  /// The consumers are done reading `stage`: its producer (and, in a
-  /// cluster, the peer's, which multicasts into it) may refill it
-  /// (ggk.release_stage).
+  /// The ring's protocol as ggk ops (ggk-lower-ring-waits, ggk-multicast
+  /// lower them): the producer waits for `stage` to be free
+  /// (ggk.acquire_stage, on the parity of the empty barrier's phase); a
+  /// consumer waits for its loads (ggk.wait_stage); the consumers are done
+  /// reading `stage`, so its producer (and, in a cluster, the peer's,
+  /// which multicasts into it) may refill it (ggk.release_stage).
+  void acquireStage(Value stage, Value parity);
+  void waitStage(Value stage, Value parity);
   void releaseStage(Value stage);
 
   /// Where a consumer thread's accumulator fragment lies in the tile.

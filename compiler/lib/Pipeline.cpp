@@ -136,6 +136,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());
+    pm.addPass(createLowerRingWaits());
   });
 }
 

@@ -23,7 +23,7 @@ void KernelGenerator::emitProducer() {
           // Wait until the consumers have released this buffer (the first
           // pass through the ring waits on the "previous" phase, which is
           // complete for a fresh barrier).
-          b.mbarrierWait(emptyBarrier(stage), b.xorI(phase, b.c32(1)));
+          acquireStage(stage, b.xorI(phase, b.c32(1)));
           Value full = fullBarrier(stage);
           Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
           if (p.scalesCanRideStages)

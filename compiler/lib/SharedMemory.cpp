@@ -42,6 +42,12 @@ std::pair<Value, Value> KernelGenerator::ringSlot(Value it) {
 Value KernelGenerator::fullBarrier(Value stage) {
   return sharedAddress(kFullBarriers, stage, 8);
 }
+void KernelGenerator::acquireStage(Value stage, Value parity) {
+  b.create<mlir::ggk::AcquireStageOp>(emptyBarrier(stage), parity);
+}
+void KernelGenerator::waitStage(Value stage, Value parity) {
+  b.create<mlir::ggk::WaitStageOp>(fullBarrier(stage), parity);
+}
 void KernelGenerator::releaseStage(Value stage) {
   // In a cluster, on every CTA's barrier (ggk-multicast).
   b.create<mlir::ggk::ReleaseStageOp>(emptyBarrier(stage), p.cluster);

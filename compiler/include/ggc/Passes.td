@@ -474,6 +474,24 @@ def AllocateSharedMemory : Pass<"ggk-allocate-shared-memory", "::mlir::ModuleOp"
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerRingWaits : Pass<"ggk-lower-ring-waits", "::mlir::ModuleOp"> {
+  let summary = "lower the ring's waits for sm_90a: ggk.acquire_stage and ggk.wait_stage to mbarrier try-wait loops";
+  let description = [{
+    Takes: `ggk.acquire_stage` (the producer's wait for a free stage, on its
+    empty barrier) and `ggk.wait_stage` (a consumer's wait for a loaded
+    stage, on its full barrier), made by `gg-lower-to-nvvm` in the
+    producer's and the consumers' K loops (also inside
+    `ggk.promotion_loop` steps and `ggk.warpgroup_tile` regions).
+    Makes, for sm_90a: one `nvvm.mbarrier.try_wait.parity.shared` on the
+    barrier and parity each, which loops until the phase completes (its
+    tick count, 10,000,000, only bounds how long each try may suspend).
+    The first conversion of the ring's protocol to one target: an sm_80
+    lowering would wait on cp.async groups and a CTA barrier instead.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warp_specialize to the warp roles: setmaxnreg and the producer's and consumers' branches";
   let description = [{

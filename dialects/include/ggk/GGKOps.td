@@ -431,6 +431,46 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   }];
 }
 
+def GGK_AcquireStageOp : GGK_Op<"acquire_stage"> {
+  let summary = "the producer waits until a stage of the ring is free to refill";
+  let description = [{
+    The producer's wait, before it loads a K block into a ring stage,
+    until the consumers have released the stage's previous contents: the
+    stage's empty barrier at `barrier` completes its phase of parity
+    `parity` (0 or 1; the first pass through the ring waits on parity 1,
+    the phase before a fresh barrier's first, which counts as complete).
+    With `ggk.wait_stage` and `ggk.release_stage` it states the ring's
+    protocol without saying how a target keeps it; `ggk-lower-ring-waits`
+    lowers it for sm_90a (an mbarrier try-wait loop on the parity).
+
+    Example:
+    ```mlir
+    ggk.acquire_stage %empty, %parity
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier, I32:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict";
+}
+
+def GGK_WaitStageOp : GGK_Op<"wait_stage"> {
+  let summary = "a consumer waits until a stage's tiles have landed";
+  let description = [{
+    A consumer thread's wait, before it reads a ring stage, until the
+    producer's loads into it are complete: the stage's full barrier at
+    `barrier` completes its phase of parity `parity` (0 or 1, flipping
+    each pass through the ring). `ggk-lower-ring-waits` lowers it for
+    sm_90a (an mbarrier try-wait loop on the parity; the loads' byte
+    count armed the barrier).
+
+    Example:
+    ```mlir
+    ggk.wait_stage %full, %parity
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier, I32:$parity);
+  let assemblyFormat = "$barrier `,` $parity attr-dict";
+}
+
 def GGK_ReleaseStageOp : GGK_Op<"release_stage"> {
   let summary = "the consumers are done reading a stage: arrive on its empty barrier, in every CTA of the cluster";
   let description = [{

@@ -11,62 +11,27 @@
 using namespace mlir;
 using namespace mlir::gg;
 
-namespace {
-
-NVVM::WGMMATypes wgmmaType(Type t) {
-  if (t.isBF16())
-    return NVVM::WGMMATypes::bf16;
-  if (t.isF16())
-    return NVVM::WGMMATypes::f16;
-  if (t.isF32())
-    return NVVM::WGMMATypes::tf32;
-  if (isa<Float8E4M3FNType>(t))
-    return NVVM::WGMMATypes::e4m3;
-  return NVVM::WGMMATypes::e5m2;
-}
-
-} // namespace
-
 namespace ggc {
 
-/// Issues the wgmma instructions of one K block on the stage's tiles. With
-/// `fresh`, the first K step overwrites the accumulator instead of adding.
+/// The MMA of one K block's steps on the stage's tiles (ggk.mma; ggk-lower-mma
+/// makes sm_90a's wgmma of it). With `fresh`, the first K step overwrites
+/// the accumulator instead of adding.
 Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
                                    bool fresh, int64_t firstStep,
                                    int64_t numSteps) {
-  MLIRContext *ctx = b.getContext();
-  NVVM::WGMMATypes typeA = wgmmaType(p.aElem), typeB = wgmmaType(p.bElem);
-  auto shape = NVVM::MMAShapeAttr::get(ctx, 64, p.warpgroupN, p.kPerStep());
   if (numSteps < 0)
     numSteps = p.kSteps();
-  // K-major tiles move 32 bytes along the swizzled 128-byte rows per K
-  // step; MN-major tiles move 16 rows of 128 bytes, and their 64-wide MN
-  // chunks lie BK rows apart.
+  // B is read N-major unless it was transposed into a K-major copy.
   bool bNMajor = p.bMNMajor && !p.smem.transposesB;
-  int64_t aStepBytes = p.aReadMNMajor() ? 16 * kSwizzleBytes : 32;
-  int64_t bStepBytes = bNMajor ? 16 * kSwizzleBytes : 32;
-  Value tileDescA =
-      b.wgmmaDescriptor(aTile, p.aReadMNMajor() ? p.blockK * kSwizzleBytes : 16,
-                        1024);
-  Value tileDescB =
-      b.wgmmaDescriptor(bTile, bNMajor ? p.blockK * kSwizzleBytes : 16, 1024);
-  for (int64_t s = firstStep; s < firstStep + numSteps; ++s) {
-    // A K step's descriptor is its tile's plus the step's offset in the
-    // start-address field (bytes / 16, bits 0-13), which no address in
-    // shared memory overflows: one descriptor computation per tile, not
-    // per step (they were a third of the K loop's instructions).
-    Value descA = b.add(tileDescA, b.c64(s * aStepBytes / 16));
-    Value descB = b.add(tileDescB, b.c64(s * bStepBytes / 16));
-    acc = b.create<NVVM::WgmmaMmaAsyncOp>(
-        accType, acc, descA, descB, shape, typeA, typeB, NVVM::WGMMATypes::f32,
-        fresh && s == firstStep ? NVVM::WGMMAScaleOut::zero
-                                : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        p.aReadMNMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-        bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-        NVVM::MMAIntOverflowAttr());
-  }
-  return acc;
+  auto mma = b.create<ggk::MmaOp>(
+      accType, acc, aTile, bTile, TypeAttr::get(p.aElem),
+      TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.warpgroupN),
+      b.getI64IntegerAttr(p.kPerStep()), b.getI64IntegerAttr(p.blockK),
+      b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
+  mma.setFresh(fresh);
+  mma.setAMnMajor(p.aReadMNMajor());
+  mma.setBMnMajor(bNMajor);
+  return mma.getResult();
 }
 
 Value KernelGenerator::zeroAccumulator() { return b.zeroStruct(accType); }
@@ -201,7 +166,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         auto blockScales = [&]() { return readScales(kBlock, f); };
         waitStage(stage, phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
-        b.create<NVVM::WgmmaFenceAlignedOp>();
+        b.create<ggk::MmaFenceOp>();
         if (p.mx) {
           acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
                             consumerIndex, blockScales);
@@ -210,8 +175,8 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           // after committing block k, wait until only it is pending, so
           // block k-1's buffer can go back to the producer.
           acc = issueWgmmas(acc, aTile, bTile, /*fresh=*/false);
-          b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-          b.create<NVVM::WgmmaWaitGroupSyncOp>(1);
+          b.create<ggk::MmaCommitOp>();
+          b.create<ggk::MmaWaitOp>(1);
           b.create<scf::IfOp>(
               b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
                 Value previous =
@@ -223,7 +188,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });
   if (!p.twoLevel()) {
-    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+    b.create<ggk::MmaWaitOp>(0);
     Value end = kLoop.getResult(1);
     b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
       Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
@@ -249,10 +214,10 @@ Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
     Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
                                 aTile, bTile, /*fresh=*/true,
                                 j * per, per);
-    b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+    b.create<ggk::MmaCommitOp>();
     if (j == 0)
       scales = blockScales();
-    b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+    b.create<ggk::MmaWaitOp>(0);
     if (j + 1 == promotions)
       releaseStage(stage);
     // The block's four exponents share one word per row and per
@@ -323,10 +288,10 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     Value stage = a[1];
     waitStage(stage, a[2]);
     auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
-    b.create<NVVM::WgmmaFenceAlignedOp>();
+    b.create<ggk::MmaFenceOp>();
     Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType), aTile,
                                 bTile, /*fresh=*/true);
-    b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+    b.create<ggk::MmaCommitOp>();
     return {partial};
   });
   step(loop.getReadScales(), {i32, i32},

@@ -137,6 +137,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());
     pm.addPass(createLowerRingWaits());
+    pm.addPass(createLowerMma());
   });
 }
 

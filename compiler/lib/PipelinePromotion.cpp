@@ -78,7 +78,7 @@ void Lowering::serial() {
           prefetch(b.add(k, b.c32(1)));
         Value partial = issue(k, stage, phase);
         SmallVector<Value> blockScales = readScales(k, stage);
-        b.create<NVVM::WgmmaWaitGroupSyncOp>(0);
+        b.create<ggk::MmaWaitOp>(0);
         release(stage);
         acc = promote(acc, partial, k, blockScales);
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
@@ -103,7 +103,7 @@ void Lowering::pipelined() {
     return block;
   };
   auto awaitBlocks = [&](int64_t pending, Value it) {
-    b.create<NVVM::WgmmaWaitGroupSyncOp>(pending);
+    b.create<ggk::MmaWaitOp>(pending);
     release(ringSlot(it).first);
   };
   // The block was issued at ring counter `it` - `age`.

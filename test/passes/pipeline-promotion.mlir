@@ -16,11 +16,11 @@
 // CHECK-NEXT: llvm.call @prefetch(%[[NEXT]])
 // CHECK-NEXT: %[[P:.*]] = llvm.call @issue(%[[K]], %[[STAGE]], %[[PHASE]])
 // CHECK-NEXT: %[[S:.*]] = llvm.call @read_scales(%[[K]], %[[STAGE]])
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
 // CHECK-NEXT: llvm.call @release(%[[STAGE]])
 // CHECK-NEXT: %[[SUM:.*]] = llvm.call @promote(%[[ACC]], %[[P]], %[[K]], %[[S]])
 // CHECK: scf.yield %[[SUM]]
-// CHECK-NOT: ggk.
+// CHECK-NOT: ggk.promotion_loop
 llvm.func @prefetch(i32)
 llvm.func @start()
 llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
@@ -74,7 +74,7 @@ llvm.func @serial(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) 
 // CHECK: %[[P0:.*]] = llvm.call @issue(%c0_i32{{.*}}, %[[STAGE0]], %{{.*}})
 // CHECK-NEXT: %[[S0:.*]] = llvm.call @read_scales(%c0_i32{{.*}}, %[[STAGE0]])
 // CHECK-NEXT: llvm.call @overlap()
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
 // CHECK: %[[REL0:.*]] = arith.remui %[[COUNTER]], %c4_i32
 // CHECK: llvm.call @release(%[[REL0]])
 // CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %{{.*}}, %[[YP:.*]] = %[[P0]], %[[YS:.*]] = %[[S0]])
@@ -85,15 +85,15 @@ llvm.func @serial(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f32, f32)>) 
 // CHECK: %[[Y:.*]] = llvm.call @promote(%[[ACC]], %[[YP]], %{{.*}}, %[[YS]])
 // CHECK: llvm.inline_asm
 // CHECK: llvm.call @issue
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: ggk.mma_wait attributes {pending = 1 : i64}
 // CHECK: %[[RELX:.*]] = arith.remui %[[IT]], %c4_i32
 // CHECK: llvm.call @release(%[[RELX]])
 // CHECK: llvm.call @promote({{.*}}, %[[XP]], %[[KX]], %[[XS]])
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
 // CHECK: scf.yield
 // CHECK: scf.if
 // CHECK-NOT: llvm.call @prefetch
-// CHECK-NOT: ggk.
+// CHECK-NOT: ggk.promotion_loop
 llvm.func @prefetch(i32)
 llvm.func @start()
 llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
@@ -152,7 +152,7 @@ llvm.func @pipelined_stages(%blocks: i32, %counter: i32, %zero: !llvm.struct<(f3
 // CHECK: %[[AHEAD:.*]] = arith.addi %[[KY]], %c2_i32
 // CHECK-NEXT: llvm.call @prefetch(%[[AHEAD]])
 // CHECK-NEXT: llvm.call @promote(%{{.*}}, %{{.*}}, %[[KY]], %[[YS]])
-// CHECK-NOT: ggk.
+// CHECK-NOT: ggk.promotion_loop
 llvm.func @prefetch(i32)
 llvm.func @start()
 llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>

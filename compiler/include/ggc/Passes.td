@@ -474,6 +474,31 @@ def AllocateSharedMemory : Pass<"ggk-allocate-shared-memory", "::mlir::ModuleOp"
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerMma : Pass<"ggk-lower-mma", "::mlir::ModuleOp"> {
+  let summary = "lower the consumers' MMA for sm_90a: ggk.mma to wgmma.mma_async per K step, its fence, commit and wait to wgmma's";
+  let description = [{
+    Takes: `ggk.mma` (a consumer warpgroup's multiply-accumulate of a K
+    block's steps of a stage's A and B tiles, at their shared-memory
+    addresses, with the operand types, N, the K steps and the tiles'
+    majors as attributes), `ggk.mma_fence`, `ggk.mma_commit` and
+    `ggk.mma_wait {pending}`, made by `gg-lower-to-nvvm` in the consumers'
+    K loops and by `ggk-pipeline-promotion` (its waits).
+    Makes, for sm_90a: each tile's 128-byte-swizzle matrix descriptor once
+    (start address, leading byte offset 16 for a K-major tile or the
+    64-wide MN chunks' distance block_k x 128 for an MN-major one, stride
+    1024), then one `nvvm.wgmma.mma_async` m64nNk per K step on the
+    descriptors plus the step's offset (32 bytes along a K-major row, 16
+    rows of an MN-major tile), the first step scaling the accumulator by
+    zero when `fresh`; `nvvm.wgmma.fence.aligned`,
+    `nvvm.wgmma.commit.group.sync.aligned` and
+    `nvvm.wgmma.wait.group.sync.aligned pending`. An sm_80 conversion would
+    load fragments with `ldmatrix` and issue `mma.sync`.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def LowerRingWaits : Pass<"ggk-lower-ring-waits", "::mlir::ModuleOp"> {
   let summary = "lower the ring's waits for sm_90a: ggk.acquire_stage and ggk.wait_stage to mbarrier try-wait loops";
   let description = [{

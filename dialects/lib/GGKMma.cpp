@@ -1,0 +1,69 @@
+//===- GGKMma.cpp - verifiers of the MMA ops ------------------------------===//
+//
+// ggk.mma and ggk.mma_wait: the shapes an MMA of a warpgroup's 64 rows can
+// take, and a wait's count.
+//
+//===----------------------------------------------------------------------===//
+#include "ggk/GGKDialect.h"
+
+using namespace mlir;
+using namespace mlir::ggk;
+
+namespace {
+
+/// The K elements of one MMA step for operands of this type (32 bytes),
+/// or 0 for a type the MMA does not take.
+int64_t kPerStepOf(Type t) {
+  if (t.isBF16() || t.isF16())
+    return 16;
+  if (t.isF32())
+    return 8; // tf32
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(t))
+    return 32;
+  return 0;
+}
+
+} // namespace
+
+LogicalResult MmaOp::verify() {
+  Type a = getAType(), b = getBType();
+  int64_t perStep = kPerStepOf(a);
+  if (perStep == 0 || kPerStepOf(b) == 0)
+    return emitOpError() << "takes bf16, f16, f32 (tf32) or f8 operands, got "
+                         << a << " and " << b;
+  if (kPerStepOf(b) != perStep)
+    return emitOpError() << "operands of one width: a_type " << a
+                         << " and b_type " << b << " differ";
+  // The attributes are signless 64-bit: read as signed, so that a
+  // negative one is named as such.
+  auto value = [](uint64_t v) { return static_cast<int64_t>(v); };
+  int64_t kPerStep = value(getKPerStep()), n = value(getN());
+  int64_t first = value(getFirstStep()), steps = value(getSteps());
+  int64_t blockK = value(getBlockK());
+  if (kPerStep != perStep)
+    return emitOpError() << "k_per_step must be " << perStep << " for " << a
+                         << " (32 bytes a step), got " << kPerStep;
+  if (n < 8 || n > 256 || n % 8 != 0)
+    return emitOpError() << "n must be a multiple of 8 in [8, 256], got " << n;
+  if (steps < 1 || first < 0)
+    return emitOpError() << "needs steps >= 1 and first_step >= 0, got steps "
+                         << steps << ", first_step " << first;
+  if ((first + steps) * perStep > blockK)
+    return emitOpError() << "K steps " << first << " .. " << first + steps
+                         << " of " << perStep
+                         << " exceed block_k = " << blockK;
+  auto acc = cast<LLVM::LLVMStructType>(getAcc().getType());
+  auto body = acc.getBody();
+  if (static_cast<int64_t>(body.size()) != n / 2 ||
+      llvm::any_of(body, [](Type t) { return !t.isF32(); }))
+    return emitOpError() << "accumulator must be n / 2 = " << n / 2
+                         << " f32 per thread, got " << acc;
+  return success();
+}
+
+LogicalResult MmaWaitOp::verify() {
+  int64_t pending = static_cast<int64_t>(getPending());
+  if (pending < 0)
+    return emitOpError() << "pending must be >= 0, got " << pending;
+  return success();
+}

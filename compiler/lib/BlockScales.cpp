@@ -159,14 +159,13 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
   const ggc::ScaleSlots &slots = p.scaleSlots;
   Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
   // Lanes may still be reading this buffer's previous block.
-  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.warpSync();
   b.create<scf::IfOp>(b.lt(kBlock, t.numKBlocks), [&](OpBuilder &, Location) {
     // Each lane copies into its own word of the slots, past `skip` words.
     auto copy = [&](int64_t skip, Value base, Value index) {
       Value source = b.create<LLVM::GEPOp>(base.getType(), b.i32(), base,
                                            ArrayRef<LLVM::GEPArg>{index});
-      b.create<NVVM::CpAsyncOp>(scaleSlot(buffer, f.lane, skip), source, 4,
-                                NVVM::LoadCacheModifierKind::CA, Value());
+      b.copyAsync(scaleSlot(buffer, f.lane, skip), source, 4);
     };
     // Lane i < 16 copies the word of the warp's row i; the next lanes
     // copy B's block scales.
@@ -190,7 +189,7 @@ void KernelGenerator::issueScaleCopies(const Tile &t, Value kBlock,
            columnScaleIndex(t, kBlock, ownColumn));
     b.create<scf::YieldOp>();
   });
-  b.create<NVVM::CpAsyncCommitGroupOp>();
+  b.copyAsyncCommit();
 }
 
 KernelGenerator::BlockScales
@@ -211,7 +210,7 @@ KernelGenerator::readBlockScales(const Tile &t, Value kBlock, Value stage,
 }
 
 Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
-  b.create<NVVM::CpAsyncWaitGroupOp>(0);
+  b.copyAsyncWait(0);
   Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
   return b.create<LLVM::LoadOp>(
       b.i32(), scaleSlot(buffer, f.lane,
@@ -250,10 +249,8 @@ void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
     b.create<scf::YieldOp>();
   });
   // Named barrier 2 + i for consumer warpgroup i (1 is all consumers).
-  b.create<NVVM::SyncWarpOp>(b.c32(-1));
-  b.create<NVVM::BarrierOp>(Type(), b.add(consumerIndex, b.c32(2)),
-                            b.c32(kWarpgroupThreads),
-                            NVVM::BarrierReductionAttr(), Value());
+  b.warpSync();
+  b.syncThreads(b.add(consumerIndex, b.c32(2)), b.c32(kWarpgroupThreads));
 }
 
 /// Adds a K block's completed partial product to the f32 accumulator,

@@ -1,5 +1,6 @@
 //===- KernelBuilder.cpp - NVVM building blocks for Hopper kernels ---------===//
 #include "KernelBuilder.h"
+#include "ggk/GGKDialect.h"
 
 using namespace mlir;
 
@@ -62,7 +63,23 @@ Value KernelBuilder::toI32(Value v) {
   return v.getType().isInteger(32) ? v : create<arith::TruncIOp>(i32(), v);
 }
 
-Value KernelBuilder::threadIdx() { return create<NVVM::ThreadIdXOp>(i32()); }
+Value KernelBuilder::threadIdx() { return create<ggk::ThreadIndexOp>(i32()); }
+
+void KernelBuilder::warpSync() { create<ggk::WarpSyncOp>(); }
+
+void KernelBuilder::syncThreads(Value id, Value count) {
+  create<ggk::SyncThreadsOp>(id, count);
+}
+
+void KernelBuilder::copyAsync(Value dst, Value src, int64_t bytes) {
+  create<ggk::CopyAsyncOp>(dst, src, bytes);
+}
+
+void KernelBuilder::copyAsyncCommit() { create<ggk::CopyAsyncCommitOp>(); }
+
+void KernelBuilder::copyAsyncWait(int64_t pending) {
+  create<ggk::CopyAsyncWaitOp>(pending);
+}
 Value KernelBuilder::blockIdx() { return create<NVVM::BlockIdXOp>(i32()); }
 Value KernelBuilder::gridDim() { return create<NVVM::GridDimXOp>(i32()); }
 
@@ -126,16 +143,14 @@ Value KernelBuilder::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
 }
 
 Value KernelBuilder::warpUniform(Value v) {
-  return create<NVVM::ShflOp>(i32(), c32(-1), v, c32(0), c32(0x1f),
-                              NVVM::ShflKind::idx, UnitAttr());
+  return create<ggk::WarpBroadcastOp>(i32(), v);
 }
 
 void KernelBuilder::consumerBarrier(int64_t threads) {
   // bar.sync is warp-aligned: reconverge each warp first, since the code
   // before it (clearing a K tail, issuing TMA stores) branches per thread.
-  create<NVVM::SyncWarpOp>(c32(-1));
-  create<NVVM::BarrierOp>(Type(), c32(1), c32(threads),
-                          NVVM::BarrierReductionAttr(), Value());
+  warpSync();
+  syncThreads(c32(1), c32(threads));
 }
 
 Value KernelBuilder::pinRegisters(Value values) {

@@ -78,13 +78,23 @@ public:
   mlir::Value toI64(mlir::Value v); // sign-extends i32, keeps i64
   mlir::Value toI32(mlir::Value v); // truncates i64, keeps i32
 
+  // Threads and warps, as target-neutral ggk ops (ggk-lower-threads
+  // lowers them).
   /// `v` as lane 0 holds it: for a value every lane of the warp already
   /// agrees on (e.g. threadIdx / 32), so that ptxas keeps it, and what is
-  /// computed from it, in uniform registers.
+  /// computed from it, in uniform registers (ggk.warp_broadcast).
   mlir::Value warpUniform(mlir::Value v);
+  mlir::Value threadIdx(); // ggk.thread_index
+  void warpSync();         // ggk.warp_sync
+  /// The `count` threads of named barrier `id` meet (ggk.sync_threads).
+  void syncThreads(mlir::Value id, mlir::Value count);
+  // Per-thread asynchronous copies into shared memory (ggk.copy_async*,
+  // ggk-lower-async-copies lowers them).
+  void copyAsync(mlir::Value dst, mlir::Value src, int64_t bytes);
+  void copyAsyncCommit();
+  void copyAsyncWait(int64_t pending);
 
   // Special registers.
-  mlir::Value threadIdx();
   mlir::Value blockIdx();
   mlir::Value gridDim();
 

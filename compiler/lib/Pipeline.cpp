@@ -138,6 +138,8 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createWarpSpecialize());
     pm.addPass(createLowerRingWaits());
     pm.addPass(createLowerMma());
+    pm.addPass(createLowerAsyncCopies());
+    pm.addPass(createLowerThreads());
   });
 }
 

@@ -48,9 +48,9 @@ SmallVector<Value> readSlotScales(KernelBuilder &b, Value smem,
   SmallVector<Value> scales(2 + std::max<int64_t>(1, shape.bBlocks), one);
   if (!shape.aRows && !shape.bBlocks)
     return scales;
-  b.create<NVVM::CpAsyncWaitGroupOp>(kScaleSlotBuffers - 1);
+  b.copyAsyncWait(kScaleSlotBuffers - 1);
   // The warp's lanes copied each other's words.
-  b.create<NVVM::SyncWarpOp>(b.c32(-1));
+  b.warpSync();
   Value buffer = b.remU(kBlock, b.c32(kScaleSlotBuffers));
   Value rowInWarp = b.divU(lane, b.c32(4));
   if (shape.aRows)

@@ -1,7 +1,8 @@
-//===- GGKMma.cpp - verifiers of the MMA ops ------------------------------===//
+//===- GGKMma.cpp - verifiers of the MMA and the async copies -------------===//
 //
 // ggk.mma and ggk.mma_wait: the shapes an MMA of a warpgroup's 64 rows can
-// take, and a wait's count.
+// take, and a wait's count; ggk.copy_async and ggk.copy_async_wait: a
+// copy's size, a wait's count.
 //
 //===----------------------------------------------------------------------===//
 #include "ggk/GGKDialect.h"
@@ -61,9 +62,23 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
-LogicalResult MmaWaitOp::verify() {
-  int64_t pending = static_cast<int64_t>(getPending());
+/// A wait's count of batches still allowed to run.
+static LogicalResult verifyPending(Operation *op, uint64_t attr) {
+  int64_t pending = static_cast<int64_t>(attr);
   if (pending < 0)
-    return emitOpError() << "pending must be >= 0, got " << pending;
+    return op->emitOpError() << "pending must be >= 0, got " << pending;
   return success();
+}
+
+LogicalResult MmaWaitOp::verify() { return verifyPending(*this, getPending()); }
+
+LogicalResult CopyAsyncOp::verify() {
+  int64_t bytes = static_cast<int64_t>(getBytes());
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    return emitOpError() << "bytes must be 4, 8 or 16, got " << bytes;
+  return success();
+}
+
+LogicalResult CopyAsyncWaitOp::verify() {
+  return verifyPending(*this, getPending());
 }

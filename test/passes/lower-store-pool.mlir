@@ -11,12 +11,12 @@
 // stacked from the tile's first row; a commit; at the end, the drain.
 // CHECK-LABEL: llvm.func @swizzled
 // CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xbf16>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[G:arg7]]: i32, %[[M4:arg8]]: !llvm.ptr, %[[M2:arg9]]: !llvm.ptr, %[[M1:arg10]]: !llvm.ptr)
-// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK: %[[ISSUER:.*]] = arith.cmpi eq, %[[TID]], %c128_i32
 // CHECK: scf.if %[[ISSUER]] {
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
-// CHECK: nvvm.bar.warp.sync %c-1_i32
-// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: ggk.warp_sync
+// CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK: %[[BYTE:.*]] = arith.muli %[[COL]], %c2_i32
 // CHECK: %[[CHUNK:.*]] = arith.divui %[[BYTE]], %c128_i32
 // CHECK: %[[IN_CHUNK:.*]] = arith.remui %[[BYTE]], %c128_i32
@@ -29,8 +29,8 @@
 // CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
 // CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xbf16>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.bar.warp.sync %c-1_i32
-// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: ggk.warp_sync
+// CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK: scf.if
 // CHECK: %[[ROWS:.*]] = arith.maxsi %[[VALID]], %c0_i32
 // CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c128_i32
@@ -54,11 +54,11 @@
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
 // CHECK: nvvm.cp.async.bulk.commit.group
-// CHECK: %[[TID_END:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[TID_END:.*]] = ggk.thread_index
 // CHECK: %[[ISSUER_END:.*]] = arith.cmpi eq, %[[TID_END]], %c128_i32
 // CHECK: scf.if %[[ISSUER_END]] {
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
-// CHECK-NOT: ggk.
+// CHECK-NOT: ggk.{{await_staged_tile|stage_output|store_staged_tile|drain_tile_stores}}
 llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
                     %col: i32, %rows: i32, %start: i32, %n_block: i32,
                     %group: i32, %m4: !llvm.ptr, %m2: !llvm.ptr,

@@ -67,8 +67,8 @@ llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 // CHECK-NOT: nvvm.cp.async.shared.global
 // CHECK: ggk.load_tile_rows {{.*}} other_bytes = 16384 : i64
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
-// CHECK: nvvm.cp.async.wait.group 1
-// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: ggk.copy_async_wait attributes {pending = 1 : i64}
+// CHECK-NEXT: ggk.warp_sync
 // CHECK: %[[BUFFER:.*]] = arith.remui %{{.*}}, %c2_i32
 // CHECK: arith.muli %{{.*}}, %c136_i64
 // CHECK: ggk.shared_address %{{.*}} "scale_slots"[%{{.*}} : i64] attributes {offset = 0 : i64, stride = 4 : i64}

@@ -14,7 +14,7 @@
 // CHECK: %[[BEFORE_FIRST:.*]] = arith.cmpi sgt, %[[LO]], %c0_i32
 // CHECK: %[[PARTIAL:.*]] = arith.ori %[[BEFORE_FIRST]], %[[PAST_END]]
 // CHECK: scf.if %[[PARTIAL]] {
-// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
+// CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK: %[[THREAD:.*]] = arith.subi %[[TID]], %c128_i32
 // CHECK: scf.for %[[I:.*]] = %[[THREAD]] to %c1024_i32 step %c256_i32
 // CHECK: %[[ROW:.*]] = arith.divui %[[I]], %c8_i32
@@ -30,8 +30,8 @@
 // CHECK: %[[ROW_B:.*]] = llvm.getelementptr %[[B]][%{{.*}}]
 // CHECK: llvm.store %[[ZERO16]], %[[ROW_B]] : vector<4xi32>, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.bar.warp.sync %c-1_i32
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: ggk.warp_sync
+// CHECK: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK-NOT: ggk.clear_k_outside
 llvm.func @clear_mn_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32) {
   ggk.clear_k_outside %a, %b keep [%lo, %hi) attributes {a_mn_major,
@@ -80,7 +80,7 @@ llvm.func @clear_mn_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32
 // CHECK: llvm.store %[[ZERO8]], %[[AT]] : i8, !llvm.ptr<3>
 // CHECK: llvm.getelementptr %[[B]][%{{.*}}]
 // CHECK: nvvm.fence.proxy
-// CHECK: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK: ggk.sync_threads %c1_i32, %c256_i32
 llvm.func @clear_k_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32) {
   ggk.clear_k_outside %a, %b keep [%lo, %hi) attributes {block_k = 128,
       a_rows = 128, b_columns = 128, element_bytes = 1, consumer_threads = 256}
@@ -110,8 +110,8 @@ llvm.func @clear_k_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32)
 // CHECK-COUNT-3: llvm.store %{{.*}} : f32, !llvm.ptr<3>
 // CHECK: }
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK-NEXT: nvvm.bar.warp.sync %c-1_i32
-// CHECK-NEXT: nvvm.barrier id = %c1_i32 number_of_threads = %c256_i32
+// CHECK-NEXT: ggk.warp_sync
+// CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK-NOT: ggk.transpose_to_k_major
 llvm.func @transpose(%src: !llvm.ptr<3>, %dst: !llvm.ptr<3>) {
   ggk.transpose_to_k_major %src to %dst attributes {block_k = 32,

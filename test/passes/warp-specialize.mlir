@@ -17,10 +17,10 @@
 // CHECK-NEXT: } else {
 // CHECK-NEXT: nvvm.setmaxregister increase 240
 // CHECK: %[[INDEX:.*]] = arith.subi %[[WG]], %c1_i32
-// CHECK: %[[UNIFORM:.*]] = nvvm.shfl.sync idx %{{.*}}, %[[INDEX]], %{{.*}}, %{{.*}} : i32 -> i32
+// CHECK: %[[UNIFORM:.*]] = ggk.warp_broadcast %[[INDEX]]
 // CHECK-NEXT: llvm.call @consume(%[[UNIFORM]]) : (i32) -> ()
 // CHECK-NEXT: }
-// CHECK-NOT: ggk.
+// CHECK-NOT: ggk.warp_specialize
 llvm.func @produce()
 llvm.func @consume(i32)
 llvm.func @roles(%tid: i32, %leader: i1) {

@@ -517,6 +517,35 @@ def LowerRingWaits : Pass<"ggk-lower-ring-waits", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def LowerAsyncCopies : Pass<"ggk-lower-async-copies", "::mlir::ModuleOp"> {
+  let summary = "lower the threads' asynchronous copies: ggk.copy_async and its commit and wait to cp.async";
+  let description = [{
+    Takes: `ggk.copy_async %dst, %src {bytes}` (a thread's copy from global
+    to shared memory: the block scales' slots, made by `gg-lower-to-nvvm`),
+    `ggk.copy_async_commit` and `ggk.copy_async_wait {pending}` (also from
+    `ggk-place-scales`' reads of the slots).
+    Makes: `nvvm.cp.async.shared.global` (cache at all levels),
+    `nvvm.cp.async.commit.group`, `nvvm.cp.async.wait.group pending`: the
+    same on sm_80 and sm_90a.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
+def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
+  let summary = "lower the thread ops: ggk.thread_index, ggk.warp_broadcast, ggk.warp_sync and ggk.sync_threads to their instructions";
+  let description = [{
+    Takes: `ggk.thread_index`, `ggk.warp_broadcast %v`, `ggk.warp_sync` and
+    `ggk.sync_threads %id, %count`, made by `gg-lower-to-nvvm` and by the
+    passes before (through `KernelBuilder`): last in the list, after every
+    pass that makes them.
+    Makes: `nvvm.read.ptx.sreg.tid.x`, `nvvm.shfl.sync idx` from lane 0
+    with every lane, `nvvm.bar.warp.sync` with every lane and
+    `nvvm.barrier id, count` (`bar.sync`): the same on sm_80 and sm_90a.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warp_specialize to the warp roles: setmaxnreg and the producer's and consumers' branches";
   let description = [{

@@ -380,6 +380,7 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
 
 include "ggk/GGKConsumerOps.td"
 include "ggk/GGKMmaOps.td"
+include "ggk/GGKThreadOps.td"
 include "ggk/GGKScaleOps.td"
 include "ggk/GGKFrameOps.td"
 include "ggk/GGKStoreOps.td"

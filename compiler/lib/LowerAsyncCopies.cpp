@@ -1,0 +1,50 @@
+//===- LowerAsyncCopies.cpp - ggk-lower-async-copies ----------------------===//
+//
+// The threads' asynchronous copies into shared memory (the block scales'
+// slots), lowered to cp.async and its groups, which sm_80 and sm_90a share.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERASYNCCOPIES
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+void lower(Operation *op, KernelBuilder &b) {
+  if (auto copy = dyn_cast<ggk::CopyAsyncOp>(op))
+    b.create<NVVM::CpAsyncOp>(copy.getDestination(), copy.getSource(),
+                              static_cast<int32_t>(copy.getBytes()),
+                              NVVM::LoadCacheModifierKind::CA, Value());
+  else if (isa<ggk::CopyAsyncCommitOp>(op))
+    b.create<NVVM::CpAsyncCommitGroupOp>();
+  else
+    b.create<NVVM::CpAsyncWaitGroupOp>(
+        static_cast<int32_t>(cast<ggk::CopyAsyncWaitOp>(op).getPending()));
+}
+
+struct LowerAsyncCopies
+    : public ggc::impl::LowerAsyncCopiesBase<LowerAsyncCopies> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ggk::CopyAsyncOp, ggk::CopyAsyncCommitOp, ggk::CopyAsyncWaitOp>(
+              op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      KernelBuilder b(op->getLoc(), op);
+      lower(op, b);
+      op->erase();
+    }
+  }
+};
+
+} // namespace

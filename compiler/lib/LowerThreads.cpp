@@ -1,0 +1,57 @@
+//===- LowerThreads.cpp - ggk-lower-threads -------------------------------===//
+//
+// What the kernel asks of its threads (their index, warp-uniform values,
+// warps' and named groups' meeting points), lowered to the special
+// register, shuffle and barrier instructions sm_80 and sm_90a share.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBuilder.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERTHREADS
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+/// The instructions of one thread op, before `op`; its result if it has one.
+Value lower(Operation *op, KernelBuilder &b) {
+  if (isa<ggk::ThreadIndexOp>(op))
+    return b.create<NVVM::ThreadIdXOp>(b.i32());
+  if (auto broadcast = dyn_cast<ggk::WarpBroadcastOp>(op))
+    return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), broadcast.getValue(),
+                                  b.c32(0), b.c32(0x1f), NVVM::ShflKind::idx,
+                                  UnitAttr());
+  if (isa<ggk::WarpSyncOp>(op)) {
+    b.create<NVVM::SyncWarpOp>(b.c32(-1));
+    return Value();
+  }
+  auto sync = cast<ggk::SyncThreadsOp>(op);
+  b.create<NVVM::BarrierOp>(Type(), sync.getId(), sync.getCount(),
+                            NVVM::BarrierReductionAttr(), Value());
+  return Value();
+}
+
+struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ggk::ThreadIndexOp, ggk::WarpBroadcastOp, ggk::WarpSyncOp,
+              ggk::SyncThreadsOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      KernelBuilder b(op->getLoc(), op);
+      if (Value result = lower(op, b))
+        op->getResult(0).replaceAllUsesWith(result);
+      op->erase();
+    }
+  }
+};
+
+} // namespace

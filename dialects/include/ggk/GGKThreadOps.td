@@ -1,0 +1,111 @@
+//===- GGKThreadOps.td - threads, warps and async copies ---*- tablegen -*-===//
+//
+// What the kernel asks of its threads without naming a target's
+// instructions: a thread's index, a warp-uniform value, a warp's and a
+// group of threads' meeting points, and per-thread asynchronous copies
+// into shared memory. ggk-lower-threads and ggk-lower-async-copies lower
+// them (the same PTX on sm_80 and sm_90a). Included by GGKOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+def GGK_ThreadIndexOp : GGK_Op<"thread_index", [Pure]> {
+  let summary = "the thread's index in its CTA";
+  let description = [{
+    The calling thread's index along the CTA's one dimension (the kernel's
+    CTAs are one-dimensional). `ggk-lower-threads`: `%tid.x`.
+
+    Example:
+    ```mlir
+    %tid = ggk.thread_index
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_WarpBroadcastOp : GGK_Op<"warp_broadcast", [Pure]> {
+  let summary = "lane 0's value of `value`, in every lane of the warp";
+  let description = [{
+    Makes a value the same in every lane of the warp (lane 0's), so that
+    what derives from it stays warp-uniform (a consumer's index, a warp's
+    row: the compiler keeps tile addresses and MMA descriptors derived
+    from it in uniform registers). `ggk-lower-threads`: `shfl.sync.idx`
+    from lane 0 with every lane taking part.
+
+    Example:
+    ```mlir
+    %uniform = ggk.warp_broadcast %warp
+    ```
+  }];
+  let arguments = (ins I32:$value);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
+def GGK_WarpSyncOp : GGK_Op<"warp_sync"> {
+  let summary = "the warp's lanes meet (and reconverge) here";
+  let description = [{
+    Every lane of the warp waits here for the others: before a warp-aligned
+    barrier, after lanes branched, or before lanes read what other lanes
+    of the warp wrote. `ggk-lower-threads`: `bar.warp.sync` with every
+    lane.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_SyncThreadsOp : GGK_Op<"sync_threads"> {
+  let summary = "the `count` threads of named barrier `id` meet here";
+  let description = [{
+    The calling thread waits until `count` threads (a multiple of 32: whole
+    warps, reconverged first) have arrived at barrier `id`; shared-memory
+    writes before it are visible to them after. The kernel numbers its
+    barriers: 0 the CTA, 1 every consumer thread, 2 + i consumer warpgroup
+    i. `ggk-lower-threads`: `bar.sync id, count`.
+
+    Example:
+    ```mlir
+    ggk.sync_threads %id, %count
+    ```
+  }];
+  let arguments = (ins I32:$id, I32:$count);
+  let assemblyFormat = "$id `,` $count attr-dict";
+}
+
+def GGK_CopyAsyncOp : GGK_Op<"copy_async"> {
+  let summary = "a thread's asynchronous copy of `bytes` from global to shared memory";
+  let description = [{
+    The calling thread starts a copy of `bytes` (4, 8 or 16) from `source`
+    (global) to `destination` (shared), which completes in the background:
+    `ggk.copy_async_commit` closes a batch of them, `ggk.copy_async_wait`
+    waits for batches. `ggk-lower-async-copies`: `cp.async.ca.shared.global`.
+
+    Example:
+    ```mlir
+    ggk.copy_async %slot, %scale attributes {bytes = 4}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$destination,
+                       LLVM_PointerInAddressSpace<1>:$source, I64Attr:$bytes);
+  let hasVerifier = 1;
+  let assemblyFormat = "$destination `,` $source attr-dict-with-keyword";
+}
+
+def GGK_CopyAsyncCommitOp : GGK_Op<"copy_async_commit"> {
+  let summary = "close the batch of the thread's ggk.copy_async since the last commit";
+  let description = [{
+    `ggk-lower-async-copies`: `cp.async.commit_group`.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_CopyAsyncWaitOp : GGK_Op<"copy_async_wait"> {
+  let summary = "wait until at most `pending` of the thread's committed copy batches are unfinished";
+  let description = [{
+    After it, the thread's copies of every committed batch but the newest
+    `pending` have landed (other lanes' copies need a ggk.warp_sync too).
+    `ggk-lower-async-copies`: `cp.async.wait_group pending`.
+  }];
+  let arguments = (ins I64Attr:$pending);
+  let hasVerifier = 1;
+  let assemblyFormat = "attr-dict-with-keyword";
+}

@@ -213,7 +213,7 @@ private:
   std::pair<Value, Value> ringSlot(Value it);
   Value fullBarrier(Value stage);
   Value emptyBarrier(Value stage);
-  /// The ring's protocol as ggk ops (ggk-lower-ring-waits, ggk-multicast
+  /// The ring's protocol as ggk ops (ggk-lower-ring, ggk-multicast
   /// lower them): the producer waits for `stage` to be free
   /// (ggk.acquire_stage, on the parity of the empty barrier's phase); a
   /// consumer waits for its loads (ggk.wait_stage); the consumers are done

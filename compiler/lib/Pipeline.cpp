@@ -136,8 +136,9 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());
-    pm.addPass(createLowerRingWaits());
+    pm.addPass(createLowerRing());
     pm.addPass(createLowerMma());
+    pm.addPass(createLowerMNMajorLoads());
     pm.addPass(createLowerAsyncCopies());
     pm.addPass(createLowerThreads());
   });

@@ -52,12 +52,12 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
   if (p.aMNMajor) {
     // M-major A: one [BK, 64] box per 64 rows of the tile, always whole
     // (gg-plan-overfetch gives k_grouped no row granule).
-    b.mbarrierArriveExpectTx(
-        full, b.c32(p.aTileBytes + p.bTileBytes));
+    b.create<mlir::ggk::CommitStageOp>(full,
+                                       b.c32(p.aTileBytes + p.bTileBytes));
     int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-    for (int64_t j = 0; j < p.blockM / chunk; ++j)
-      b.tmaLoad(b.gep(stageA(stage), b.c64(j * p.blockK * kSwizzleBytes)),
-                aMaps[0], {b.add(t.rowStart, b.c32(j * chunk)), k}, full);
+    b.create<mlir::ggk::LoadMNMajorTileOp>(
+        full, stageA(stage), aMaps[0], k, t.rowStart, p.blockM / chunk, chunk,
+        p.blockK * kSwizzleBytes);
     return;
   }
   // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's

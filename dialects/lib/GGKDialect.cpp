@@ -285,6 +285,20 @@ static LogicalResult verifyConsumerThreads(Operation *op, int64_t threads) {
   return success();
 }
 
+LogicalResult LoadMNMajorTileOp::verify() {
+  auto value = [](uint64_t v) { return static_cast<int64_t>(v); };
+  int64_t chunks = value(getChunks()), rows = value(getChunkRows());
+  int64_t stride = value(getChunkBytes());
+  if (chunks < 1 || rows < 1)
+    return emitOpError() << "needs chunks >= 1 and chunk_rows >= 1, got "
+                         << chunks << " and " << rows;
+  if (stride < 128 || stride % 128 != 0)
+    return emitOpError() << "chunk_bytes must be a positive multiple of 128 "
+                            "(whole swizzled rows), got "
+                         << stride;
+  return success();
+}
+
 LogicalResult ClearKOutsideOp::verify() {
   int64_t bytes = getElementBytes(), blockK = getBlockK();
   if (bytes != 1 && bytes != 2 && bytes != 4)

@@ -499,22 +499,41 @@ def LowerMma : Pass<"ggk-lower-mma", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
-def LowerRingWaits : Pass<"ggk-lower-ring-waits", "::mlir::ModuleOp"> {
-  let summary = "lower the ring's waits for sm_90a: ggk.acquire_stage and ggk.wait_stage to mbarrier try-wait loops";
+def LowerRing : Pass<"ggk-lower-ring", "::mlir::ModuleOp"> {
+  let summary = "lower the ring's protocol for sm_90a: ggk.acquire_stage and ggk.wait_stage to mbarrier try-wait loops, ggk.commit_stage to an arrive with expect_tx";
   let description = [{
     Takes: `ggk.acquire_stage` (the producer's wait for a free stage, on its
-    empty barrier) and `ggk.wait_stage` (a consumer's wait for a loaded
-    stage, on its full barrier), made by `gg-lower-to-nvvm` in the
-    producer's and the consumers' K loops (also inside
-    `ggk.promotion_loop` steps and `ggk.warpgroup_tile` regions).
+    empty barrier), `ggk.commit_stage` (the producer's statement of the
+    bytes its loads into a stage will bring, on its full barrier) and
+    `ggk.wait_stage` (a consumer's wait for a loaded stage, on its full
+    barrier), made by `gg-lower-to-nvvm` in the producer's and the
+    consumers' K loops (also inside `ggk.promotion_loop` steps and
+    `ggk.warpgroup_tile` regions). `ggk.release_stage` is `ggk-multicast`'s.
     Makes, for sm_90a: one `nvvm.mbarrier.try_wait.parity.shared` on the
-    barrier and parity each, which loops until the phase completes (its
-    tick count, 10,000,000, only bounds how long each try may suspend).
-    The first conversion of the ring's protocol to one target: an sm_80
-    lowering would wait on cp.async groups and a CTA barrier instead.
+    barrier and parity for each wait, which loops until the phase completes
+    (its tick count, 10,000,000, only bounds how long each try may
+    suspend), and `nvvm.mbarrier.arrive.expect_tx` of the bytes for each
+    commit. The first conversion of the ring's protocol to one target: an
+    sm_80 lowering would wait on cp.async groups and a CTA barrier instead.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def LowerMNMajorLoads : Pass<"ggk-lower-mn-major-loads", "::mlir::ModuleOp"> {
+  let summary = "lower the producer's MN-major tile loads for sm_90a: one TMA box per chunk";
+  let description = [{
+    Takes: `ggk.load_mn_major_tile` (the producer's load of an MN-major
+    A tile, the k-grouped layout's token-major A, made by
+    `gg-lower-to-nvvm` after the `ggk.commit_stage` that arms its stage).
+    Makes, for sm_90a: per chunk j one
+    `nvvm.cp.async.bulk.tensor.shared.cluster.global` (CTA-only) of the
+    box at (`row + j * chunk_rows`, `k`) into `dst + j * chunk_bytes`,
+    completing on the stage's full barrier.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def LowerAsyncCopies : Pass<"ggk-lower-async-copies", "::mlir::ModuleOp"> {

@@ -150,6 +150,37 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
   }];
 }
 
+def GGK_LoadMNMajorTileOp : GGK_Op<"load_mn_major_tile"> {
+  let summary = "TMA-load an MN-major operand tile as its chunks into a stage";
+  let description = [{
+    The producer's load of one K block of an MN-major operand tile (A
+    given [K, M], the k-grouped layout's token-major A) into a stage, on
+    the stage's full barrier `barrier` (armed before by `ggk.commit_stage`)
+    to complete on. The tile is `chunks` boxes of
+    `chunk_rows` MN rows (one 128-byte swizzled row of MN) by the K block,
+    box j loaded from the operand at (MN `row + j * chunk_rows`, K `k`)
+    through `map` to `dst + j * chunk_bytes`. Whole boxes always: the
+    k-grouped layout has no row granule. `ggk-lower-mn-major-loads` lowers
+    it (sm_90a: one TMA load per chunk).
+
+    Example (a 128-row bf16 tile, BK = 64: two 64-row chunks 8 KB apart):
+    ```mlir
+    ggk.load_mn_major_tile %dst, %full from(%map) at[%k, %row]
+        attributes {chunks = 2, chunk_rows = 64, chunk_bytes = 8192}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
+                       LLVM_PointerInAddressSpace<3>:$dst,
+                       LLVM_PointerInAddressSpace<0>:$map, I32:$k, I32:$row,
+                       I64Attr:$chunks, I64Attr:$chunk_rows,
+                       I64Attr:$chunk_bytes);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $row `]`
+    attr-dict-with-keyword
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Operand preparation: the consumers' in-place work on a full stage before
 // wgmma reads it (lowered by ggk-prepare-operands).
@@ -441,8 +472,9 @@ def GGK_AcquireStageOp : GGK_Op<"acquire_stage"> {
     stage's empty barrier at `barrier` completes its phase of parity
     `parity` (0 or 1; the first pass through the ring waits on parity 1,
     the phase before a fresh barrier's first, which counts as complete).
-    With `ggk.wait_stage` and `ggk.release_stage` it states the ring's
-    protocol without saying how a target keeps it; `ggk-lower-ring-waits`
+    With `ggk.commit_stage`, `ggk.wait_stage` and `ggk.release_stage` it
+    states the ring's
+    protocol without saying how a target keeps it; `ggk-lower-ring`
     lowers it for sm_90a (an mbarrier try-wait loop on the parity).
 
     Example:
@@ -454,13 +486,32 @@ def GGK_AcquireStageOp : GGK_Op<"acquire_stage"> {
   let assemblyFormat = "$barrier `,` $parity attr-dict";
 }
 
+def GGK_CommitStageOp : GGK_Op<"commit_stage"> {
+  let summary = "the producer states the bytes its loads into a stage will bring";
+  let description = [{
+    Before it loads a stage, the producer arms the stage's full barrier at
+    `barrier` with the `bytes` the loads into it will bring, so that the
+    consumers' `ggk.wait_stage` completes once they have all landed.
+    `ggk-lower-ring` lowers it for sm_90a (an mbarrier arrive with
+    expect_tx). `ggk.load_tile_rows` arms its stage itself (its bytes
+    depend on the rows it loads).
+
+    Example:
+    ```mlir
+    ggk.commit_stage %full, %bytes
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier, I32:$bytes);
+  let assemblyFormat = "$barrier `,` $bytes attr-dict";
+}
+
 def GGK_WaitStageOp : GGK_Op<"wait_stage"> {
   let summary = "a consumer waits until a stage's tiles have landed";
   let description = [{
     A consumer thread's wait, before it reads a ring stage, until the
     producer's loads into it are complete: the stage's full barrier at
     `barrier` completes its phase of parity `parity` (0 or 1, flipping
-    each pass through the ring). `ggk-lower-ring-waits` lowers it for
+    each pass through the ring). `ggk-lower-ring` lowers it for
     sm_90a (an mbarrier try-wait loop on the parity; the loads' byte
     count armed the barrier).
 

@@ -1,9 +1,9 @@
-//===- LowerRingWaits.cpp - ggk-lower-ring-waits --------------------------===//
+//===- LowerRing.cpp - ggk-lower-ring --------------------------===//
 //
-// The ring's waits, stated by the generator as what they wait for (a free
-// stage, a loaded stage), lowered for sm_90a: the stages' full and empty
-// barriers are mbarriers, and a wait is a try-wait loop on the phase's
-// parity.
+// The ring's protocol, stated by the generator as what it waits for (a
+// free stage, a loaded stage) and what a stage's loads will bring, lowered
+// for sm_90a: the stages' full and empty barriers are mbarriers, a wait is
+// a try-wait loop on the phase's parity, a commit an arrive with expect_tx.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -11,7 +11,7 @@
 #include "ggk/GGKDialect.h"
 
 namespace ggc {
-#define GEN_PASS_DEF_LOWERRINGWAITS
+#define GEN_PASS_DEF_LOWERRING
 #include "ggc/Passes.h.inc"
 } // namespace ggc
 
@@ -26,17 +26,25 @@ template <typename WaitOp> void lower(WaitOp op) {
   op.erase();
 }
 
-struct LowerRingWaits
-    : public ggc::impl::LowerRingWaitsBase<LowerRingWaits> {
+void lower(ggk::CommitStageOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  b.mbarrierArriveExpectTx(op.getBarrier(), op.getBytes());
+  op.erase();
+}
+
+struct LowerRing
+    : public ggc::impl::LowerRingBase<LowerRing> {
   void runOnOperation() override {
     SmallVector<Operation *> waits;
     getOperation().walk([&](Operation *op) {
-      if (isa<ggk::AcquireStageOp, ggk::WaitStageOp>(op))
+      if (isa<ggk::AcquireStageOp, ggk::WaitStageOp, ggk::CommitStageOp>(op))
         waits.push_back(op);
     });
     for (Operation *op : waits) {
       if (auto acquire = dyn_cast<ggk::AcquireStageOp>(op))
         lower(acquire);
+      else if (auto commit = dyn_cast<ggk::CommitStageOp>(op))
+        lower(commit);
       else
         lower(cast<ggk::WaitStageOp>(op));
     }

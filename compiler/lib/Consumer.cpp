@@ -16,7 +16,7 @@ namespace ggc {
 /// The MMA of one K block's steps on the stage's tiles (ggk.mma; ggk-lower-mma
 /// makes sm_90a's wgmma of it). With `fresh`, the first K step overwrites
 /// the accumulator instead of adding.
-Value KernelGenerator::issueWgmmas(Value acc, Value aTile, Value bTile,
+Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
                                    bool fresh, int64_t firstStep,
                                    int64_t numSteps) {
   if (numSteps < 0)
@@ -174,7 +174,7 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           // One wgmma batch stays in flight while the next is issued:
           // after committing block k, wait until only it is pending, so
           // block k-1's buffer can go back to the producer.
-          acc = issueWgmmas(acc, aTile, bTile, /*fresh=*/false);
+          acc = issueMma(acc, aTile, bTile, /*fresh=*/false);
           b.create<ggk::MmaCommitOp>();
           b.create<ggk::MmaWaitOp>(1);
           b.create<scf::IfOp>(
@@ -211,7 +211,7 @@ Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
   int64_t promotions = p.kSteps() / per;
   BlockScales scales;
   for (int64_t j = 0; j < promotions; ++j) {
-    Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType),
+    Value partial = issueMma(b.create<LLVM::UndefOp>(accType),
                                 aTile, bTile, /*fresh=*/true,
                                 j * per, per);
     b.create<ggk::MmaCommitOp>();
@@ -289,7 +289,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     waitStage(stage, a[2]);
     auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
     b.create<ggk::MmaFenceOp>();
-    Value partial = issueWgmmas(b.create<LLVM::UndefOp>(accType), aTile,
+    Value partial = issueMma(b.create<LLVM::UndefOp>(accType), aTile,
                                 bTile, /*fresh=*/true);
     b.create<ggk::MmaCommitOp>();
     return {partial};

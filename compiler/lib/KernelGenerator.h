@@ -315,8 +315,10 @@ private:
   /// columns.
   Value bBlockScaleIndex(const Tile &t, Value kBlock, Value colBase,
                          int64_t j);
-  Value issueWgmmas(Value acc, Value aTile, Value bTile, bool fresh,
-                    int64_t firstStep = 0, int64_t numSteps = -1);
+  /// The MMA of K steps `firstStep ..` (-1: all) of a stage's tiles into
+  /// `acc` (ggk.mma); `fresh` overwrites `acc` on the first step.
+  Value issueMma(Value acc, Value aTile, Value bTile, bool fresh,
+                 int64_t firstStep = 0, int64_t numSteps = -1);
   /// Index in B's scales of column `colInTile`'s word for K block `kBlock`:
   /// its UE8M0 word (MX) or its f32 1x128 block scale.
   Value columnScaleIndex(const Tile &t, Value kBlock, Value colInTile);

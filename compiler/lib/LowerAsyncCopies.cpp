@@ -4,7 +4,7 @@
 // slots), lowered to cp.async and its groups, which sm_80 and sm_90a share.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -18,7 +18,7 @@ using ggc::KernelBuilder;
 
 namespace {
 
-void lower(Operation *op, KernelBuilder &b) {
+Value lower(Operation *op, KernelBuilder &b) {
   if (auto copy = dyn_cast<ggk::CopyAsyncOp>(op))
     b.create<NVVM::CpAsyncOp>(copy.getDestination(), copy.getSource(),
                               static_cast<int32_t>(copy.getBytes()),
@@ -28,22 +28,14 @@ void lower(Operation *op, KernelBuilder &b) {
   else
     b.create<NVVM::CpAsyncWaitGroupOp>(
         static_cast<int32_t>(cast<ggk::CopyAsyncWaitOp>(op).getPending()));
+  return Value();
 }
 
 struct LowerAsyncCopies
     : public ggc::impl::LowerAsyncCopiesBase<LowerAsyncCopies> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ggk::CopyAsyncOp, ggk::CopyAsyncCommitOp, ggk::CopyAsyncWaitOp>(
-              op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      KernelBuilder b(op->getLoc(), op);
-      lower(op, b);
-      op->erase();
-    }
+    ggc::convertEach<ggk::CopyAsyncOp, ggk::CopyAsyncCommitOp,
+                     ggk::CopyAsyncWaitOp>(getOperation(), lower);
   }
 };
 

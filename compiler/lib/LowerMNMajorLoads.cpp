@@ -5,7 +5,7 @@
 // MN, completing on the stage's full mbarrier (ggk.commit_stage armed it).
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -19,25 +19,21 @@ using ggc::KernelBuilder;
 
 namespace {
 
-void lower(ggk::LoadMNMajorTileOp op) {
-  KernelBuilder b(op.getLoc(), op);
-  Value full = op.getBarrier();
+Value lower(Operation *raw, KernelBuilder &b) {
+  auto op = cast<ggk::LoadMNMajorTileOp>(raw);
   int64_t rows = static_cast<int64_t>(op.getChunkRows());
   int64_t stride = static_cast<int64_t>(op.getChunkBytes());
   for (int64_t j = 0; j < static_cast<int64_t>(op.getChunks()); ++j)
     b.tmaLoad(b.gep(op.getDst(), b.c64(j * stride)), op.getMap(),
-              {b.add(op.getRow(), b.c32(j * rows)), op.getK()}, full);
-  op.erase();
+              {b.add(op.getRow(), b.c32(j * rows)), op.getK()},
+              op.getBarrier());
+  return Value();
 }
 
 struct LowerMNMajorLoads
     : public ggc::impl::LowerMNMajorLoadsBase<LowerMNMajorLoads> {
   void runOnOperation() override {
-    SmallVector<ggk::LoadMNMajorTileOp> loads;
-    getOperation().walk(
-        [&](ggk::LoadMNMajorTileOp op) { loads.push_back(op); });
-    for (ggk::LoadMNMajorTileOp op : loads)
-      lower(op);
+    ggc::convertEach<ggk::LoadMNMajorTileOp>(getOperation(), lower);
   }
 };
 

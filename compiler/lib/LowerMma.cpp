@@ -6,7 +6,7 @@
 // descriptors, one per K step, and wgmma's fence and group ops.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -35,8 +35,7 @@ NVVM::WGMMATypes wgmmaType(Type t) {
   return NVVM::WGMMATypes::e5m2;
 }
 
-void lower(ggk::MmaOp op) {
-  KernelBuilder b(op.getLoc(), op);
+Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   MLIRContext *ctx = b.getContext();
   bool aMNMajor = op.getAMnMajor(), bNMajor = op.getBMnMajor();
   auto shape = NVVM::MMAShapeAttr::get(ctx, 64, op.getN(), op.getKPerStep());
@@ -69,32 +68,25 @@ void lower(ggk::MmaOp op) {
         bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
         NVVM::MMAIntOverflowAttr());
   }
-  op.replaceAllUsesWith(acc);
-  op.erase();
+  return acc;
+}
+
+Value lower(Operation *op, KernelBuilder &b) {
+  if (auto mma = dyn_cast<ggk::MmaOp>(op))
+    return lowerMma(mma, b);
+  if (isa<ggk::MmaFenceOp>(op))
+    b.create<NVVM::WgmmaFenceAlignedOp>();
+  else if (isa<ggk::MmaCommitOp>(op))
+    b.create<NVVM::WgmmaGroupSyncAlignedOp>();
+  else
+    b.create<NVVM::WgmmaWaitGroupSyncOp>(cast<ggk::MmaWaitOp>(op).getPending());
+  return Value();
 }
 
 struct LowerMma : public ggc::impl::LowerMmaBase<LowerMma> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ggk::MmaOp, ggk::MmaFenceOp, ggk::MmaCommitOp, ggk::MmaWaitOp>(op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      KernelBuilder b(op->getLoc(), op);
-      if (auto mma = dyn_cast<ggk::MmaOp>(op)) {
-        lower(mma);
-        continue;
-      }
-      if (isa<ggk::MmaFenceOp>(op))
-        b.create<NVVM::WgmmaFenceAlignedOp>();
-      else if (isa<ggk::MmaCommitOp>(op))
-        b.create<NVVM::WgmmaGroupSyncAlignedOp>();
-      else
-        b.create<NVVM::WgmmaWaitGroupSyncOp>(
-            cast<ggk::MmaWaitOp>(op).getPending());
-      op->erase();
-    }
+    ggc::convertEach<ggk::MmaOp, ggk::MmaFenceOp, ggk::MmaCommitOp,
+                     ggk::MmaWaitOp>(getOperation(), lower);
   }
 };
 

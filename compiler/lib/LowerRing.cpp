@@ -6,7 +6,7 @@
 // a try-wait loop on the phase's parity, a commit an arrive with expect_tx.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -20,34 +20,21 @@ using ggc::KernelBuilder;
 
 namespace {
 
-template <typename WaitOp> void lower(WaitOp op) {
-  KernelBuilder b(op.getLoc(), op);
-  b.mbarrierWait(op.getBarrier(), op.getParity());
-  op.erase();
+Value lower(Operation *op, KernelBuilder &b) {
+  if (auto commit = dyn_cast<ggk::CommitStageOp>(op))
+    b.mbarrierArriveExpectTx(commit.getBarrier(), commit.getBytes());
+  else if (auto acquire = dyn_cast<ggk::AcquireStageOp>(op))
+    b.mbarrierWait(acquire.getBarrier(), acquire.getParity());
+  else
+    b.mbarrierWait(cast<ggk::WaitStageOp>(op).getBarrier(),
+                   cast<ggk::WaitStageOp>(op).getParity());
+  return Value();
 }
 
-void lower(ggk::CommitStageOp op) {
-  KernelBuilder b(op.getLoc(), op);
-  b.mbarrierArriveExpectTx(op.getBarrier(), op.getBytes());
-  op.erase();
-}
-
-struct LowerRing
-    : public ggc::impl::LowerRingBase<LowerRing> {
+struct LowerRing : public ggc::impl::LowerRingBase<LowerRing> {
   void runOnOperation() override {
-    SmallVector<Operation *> waits;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ggk::AcquireStageOp, ggk::WaitStageOp, ggk::CommitStageOp>(op))
-        waits.push_back(op);
-    });
-    for (Operation *op : waits) {
-      if (auto acquire = dyn_cast<ggk::AcquireStageOp>(op))
-        lower(acquire);
-      else if (auto commit = dyn_cast<ggk::CommitStageOp>(op))
-        lower(commit);
-      else
-        lower(cast<ggk::WaitStageOp>(op));
-    }
+    ggc::convertEach<ggk::AcquireStageOp, ggk::WaitStageOp, ggk::CommitStageOp>(
+        getOperation(), lower);
   }
 };
 

@@ -5,7 +5,7 @@
 // register, shuffle and barrier instructions sm_80 and sm_90a share.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -19,7 +19,7 @@ using ggc::KernelBuilder;
 
 namespace {
 
-/// The instructions of one thread op, before `op`; its result if it has one.
+/// The instructions of one thread op; its result if it has one.
 Value lower(Operation *op, KernelBuilder &b) {
   if (isa<ggk::ThreadIndexOp>(op))
     return b.create<NVVM::ThreadIdXOp>(b.i32());
@@ -39,18 +39,8 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ggk::ThreadIndexOp, ggk::WarpBroadcastOp, ggk::WarpSyncOp,
-              ggk::SyncThreadsOp>(op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      KernelBuilder b(op->getLoc(), op);
-      if (Value result = lower(op, b))
-        op->getResult(0).replaceAllUsesWith(result);
-      op->erase();
-    }
+    ggc::convertEach<ggk::ThreadIndexOp, ggk::WarpBroadcastOp, ggk::WarpSyncOp,
+                     ggk::SyncThreadsOp>(getOperation(), lower);
   }
 };
 

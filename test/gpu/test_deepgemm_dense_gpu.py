@@ -9,23 +9,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ggc.deepgemm as dg  # noqa: E402
+from deep_gemm_peer import import_deep_gemm  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
-def _import_deep_gemm():
-    if not torch.cuda.is_available():
-        return None, "needs a CUDA GPU"
-    try:
-        import deep_gemm
-    except Exception as e:  # noqa: BLE001 - not built here, or it failed to load
-        return None, f"deep_gemm is not importable: {type(e).__name__}: {e}"
-    if not hasattr(deep_gemm, "bf16_gemm_nt") or deep_gemm is dg:
-        return None, "deep_gemm is not DeepGEMM 2.x"
-    return deep_gemm, ""
-
-
-DEEP_GEMM, WHY_NOT = _import_deep_gemm()
+DEEP_GEMM, WHY_NOT = import_deep_gemm()
 BF16 = torch.bfloat16
 # DeepGEMM's tests' (N, K) with bf16 outputs, and with f32 outputs.
 NK_BF16 = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512), (7168, 16384),

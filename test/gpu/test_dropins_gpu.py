@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import ggc.deepgemm as dg  # noqa: E402
 from ggc.flashinfer import SegmentGEMMWrapper  # noqa: E402
+from deep_gemm_peer import import_deep_gemm  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -30,19 +31,7 @@ TOL_BF16 = 1e-2  # bf16 out rounding (2^-9 per element) on short groups
 TOL_PEER = 3e-3  # ggc against deep_gemm: two bf16 roundings of nearly equal f32 sums
 
 
-def _import_deep_gemm():
-    if not torch.cuda.is_available():
-        return None, "needs a CUDA GPU"
-    try:
-        import deep_gemm
-    except Exception as e:  # noqa: BLE001 - not built here, or it failed to load
-        return None, f"deep_gemm is not importable: {type(e).__name__}: {e}"
-    if not hasattr(deep_gemm, "m_grouped_fp8_gemm_nt_contiguous"):
-        return None, f"deep_gemm {getattr(deep_gemm, '__version__', '?')} is not 2.x"
-    return deep_gemm, ""
-
-
-DEEP_GEMM, WHY_NOT = _import_deep_gemm()
+DEEP_GEMM, WHY_NOT = import_deep_gemm()
 needs_deep_gemm = pytest.mark.skipif(DEEP_GEMM is None, reason=WHY_NOT)
 
 

@@ -22,7 +22,7 @@ docs/huggingface.md has the details.
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, NamedTuple
 
 import torch
 from torch import nn
@@ -247,6 +247,6 @@ def swap_moe_blocks(model: nn.Module, config=None, fp8: bool = False) -> int:
     return len(found)
 
 
-def swapped_layers(model: nn.Module) -> Optional[list]:
+def swapped_layers(model: nn.Module) -> list:
     """The MoE layers swap_moe_blocks put in `model`."""
     return [m.moe for m in model.modules() if isinstance(m, HuggingFaceMoE)]

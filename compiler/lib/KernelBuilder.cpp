@@ -72,7 +72,7 @@ void KernelBuilder::syncThreads(Value id, Value count) {
 }
 
 void KernelBuilder::copyAsync(Value dst, Value src, int64_t bytes) {
-  create<ggk::CopyAsyncOp>(dst, src, bytes);
+  create<ggk::CopyAsyncOp>(dst, src, Value(), bytes);
 }
 
 void KernelBuilder::copyAsyncCommit() { create<ggk::CopyAsyncCommitOp>(); }

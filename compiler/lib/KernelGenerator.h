@@ -39,6 +39,9 @@ namespace LLVM = mlir::LLVM;
 
 /// Everything the generator derives from the op before emitting code.
 struct KernelPlan {
+  /// The module's target has TMA (sm_90a): the operands' loads go through
+  /// tensor maps; elsewhere through their addresses.
+  bool tensorMaps = true;
   GroupLayout layout;
   int64_t numGroups, n, k; // k is dynamic for k_grouped
   int64_t m;               // rows of A (M_max for masked); may be dynamic
@@ -190,6 +193,10 @@ private:
   /// K block `kBlock`'s block scales, as the stage could carry them
   /// (ggk.stage_block_scales; whether it does is the plan's `scales`).
   void stageBlockScales(const Tile &t, Value kBlock, Value stage, Value full);
+  /// The sizes of `operand` (A's or B's), innermost first, for the loads
+  /// of targets without tensor maps (its one dynamic size is the kernel's
+  /// run-time size).
+  SmallVector<Value> extentsOf(Value operand);
   /// B's, multicast to the cluster's CTAs when there is a cluster
   /// (ggk.load_b_tile).
   void loadBTile(const Tile &t, Value stage, Value full, Value k);

@@ -108,7 +108,12 @@ SmallVector<Attribute> KernelGenerator::launchParams() {
   // Boxes are innermost first and span the operand's full rank. MN-major
   // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
   int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-  for (int64_t h : p.aLoadBoxes) {
+  if (!p.tensorMaps) {
+    pointer("a", op.getA());
+    pointer("b", op.getB());
+  }
+  for (int64_t h : p.tensorMaps ? ArrayRef<int64_t>(p.aLoadBoxes)
+                                : ArrayRef<int64_t>()) {
     if (p.aMNMajor)
       tensorMap("a", op.getA(), {chunk, p.blockK});
     else if (masked)
@@ -116,14 +121,16 @@ SmallVector<Attribute> KernelGenerator::launchParams() {
     else
       tensorMap("a", op.getA(), {p.blockK, h});
   }
-  if (p.bMNMajor && kGrouped)
-    tensorMap("b", op.getB(), {chunk, p.blockK});
-  else if (p.bMNMajor)
-    tensorMap("b", op.getB(), {chunk, p.blockK, 1});
-  else if (kGrouped)
-    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
-  else
-    tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+  if (p.tensorMaps) {
+    if (p.bMNMajor && kGrouped)
+      tensorMap("b", op.getB(), {chunk, p.blockK});
+    else if (p.bMNMajor)
+      tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+    else if (kGrouped)
+      tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
+    else
+      tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+  }
   // A's 1x128 block scales for a tile's rows and one K block (stageScales):
   // a window of BM + 4 consecutive f32 of the M-major scale tensor,
   // unswizzled.

@@ -19,10 +19,16 @@ using ggc::KernelBuilder;
 namespace {
 
 Value lower(Operation *op, KernelBuilder &b) {
-  if (auto copy = dyn_cast<ggk::CopyAsyncOp>(op))
-    b.create<NVVM::CpAsyncOp>(copy.getDestination(), copy.getSource(),
-                              static_cast<int32_t>(copy.getBytes()),
-                              NVVM::LoadCacheModifierKind::CA, Value());
+  if (auto copy = dyn_cast<ggk::CopyAsyncOp>(op)) {
+    // Tiles stream through L2 only (.cg takes just 16 bytes).
+    int32_t bytes = static_cast<int32_t>(copy.getBytes());
+    b.create<NVVM::CpAsyncOp>(copy.getDestination(), copy.getSource(), bytes,
+                              bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                          : NVVM::LoadCacheModifierKind::CA,
+                              copy.getReadBytes());
+  } else if (auto arrive = dyn_cast<ggk::CopyAsyncArriveOp>(op))
+    b.create<NVVM::CpAsyncMBarrierArriveOp>(arrive.getBarrier(),
+                                            /*noinc=*/true);
   else if (isa<ggk::CopyAsyncCommitOp>(op))
     b.create<NVVM::CpAsyncCommitGroupOp>();
   else
@@ -35,7 +41,7 @@ struct LowerAsyncCopies
     : public ggc::impl::LowerAsyncCopiesBase<LowerAsyncCopies> {
   void runOnOperation() override {
     ggc::convertEach<ggk::CopyAsyncOp, ggk::CopyAsyncCommitOp,
-                     ggk::CopyAsyncWaitOp>(getOperation(), lower);
+                     ggk::CopyAsyncArriveOp, ggk::CopyAsyncWaitOp>(getOperation(), lower);
   }
 };
 

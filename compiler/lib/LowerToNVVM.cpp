@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
+#include "Target.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_LOWERTONVVM
@@ -186,8 +187,11 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};
-  bool prefixRows = p.layout == GroupLayout::contiguous ||
-                    p.layout == GroupLayout::masked;
+  // Copies by address load a partial tile's valid rows whatever its
+  // granule: one source, no boxes.
+  p.tensorMaps = ggc::targetOf(op).hopper;
+  bool prefixRows = p.tensorMaps && (p.layout == GroupLayout::contiguous ||
+                                     p.layout == GroupLayout::masked);
   if (prefixRows && p.aLoadGranule < p.blockM)
     for (int64_t h = llvm::bit_floor(uint64_t(p.blockM)); h >= p.aLoadGranule;
          h /= 2)
@@ -202,9 +206,10 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   Type tensorMapPtr = b.ptr(ggc::kGeneric);
   Type globalPtr = b.ptr(ggc::kGlobal);
   // A's tensor maps, B's, A's scales' (stageScales), the store pool's, then
-  // the pointers.
-  int64_t tensorMaps =
-      p.aLoadBoxes.size() + 1 + (p.stageScales ? 1 : 0) + p.storePool.size();
+  // the pointers. Without TMA, A and B come as their addresses.
+  int64_t operandSources = p.aLoadBoxes.size() + 1;
+  int64_t tensorMaps = operandSources + (p.stageScales ? 1 : 0) +
+                       p.storePool.size();
   SmallVector<Type> params(tensorMaps, tensorMapPtr);
   params.append({globalPtr, globalPtr, b.i64()});
   for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
@@ -218,7 +223,7 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   auto fn = b.create<LLVM::LLVMFuncOp>(name, fnType);
   // Tensor maps are passed by value as __grid_constant__ parameters, so the
   // TMA unit reads them from parameter space with no copy to device memory.
-  for (unsigned i = 0; i < tensorMaps; ++i) {
+  for (unsigned i = p.tensorMaps ? 0 : operandSources; i < tensorMaps; ++i) {
     fn.setArgAttr(i, "llvm.byval",
                   TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
     fn.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(64));
@@ -227,7 +232,8 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
   fn->setAttr("nvvm.maxntid",
               b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads()), 1, 1}));
-  // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing.
+  // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing
+  // (and, without it, gives the one CTA all of the registers).
   fn->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   fn->setAttr("ggk.launch", launchContract(name));
   return fn;

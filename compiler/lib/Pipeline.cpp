@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Compiler.h"
 #include "ggc/Passes.h"
+#include "Target.h"
 
 #include "gg/GGDialect.h"
 #include "ggk/GGKDialect.h"
@@ -122,12 +123,20 @@ LogicalResult lowerToKernel(CompileState &state) {
                    [](OpPassManager &pm) { pm.addPass(createLowerToNVVM()); });
 }
 
+/// The ggk passes, in the kernel's story: where the scales and the output
+/// tile live, the shared memory, the loads, the operands, the epilogue, the
+/// promotion, the schedule and the roles; then the conversions of the
+/// ring, the MMA, the loads, async copies and threads to the target's NVVM.
 LogicalResult lowerKernelOps(CompileState &state) {
-  return runPasses(state, [](OpPassManager &pm) {
+  bool hopper = targetOf(*state.module).hopper;
+  return runPasses(state, [&](OpPassManager &pm) {
     pm.addPass(createPlaceScales());
     pm.addPass(createStageTileStores());
     pm.addPass(createAllocateSharedMemory());
-    pm.addPass(createSplitPartialLoads());
+    if (hopper)
+      pm.addPass(createSplitPartialLoads());
+    else
+      pm.addPass(createLowerLoadsCpAsync());
     pm.addPass(createMulticast());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
@@ -136,9 +145,14 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());
-    pm.addPass(createLowerRing());
-    pm.addPass(createLowerMma());
-    pm.addPass(createLowerMNMajorLoads());
+    if (hopper) {
+      pm.addPass(createLowerRing());
+      pm.addPass(createLowerMma());
+      pm.addPass(createLowerMNMajorLoads());
+    } else {
+      pm.addPass(createLowerRingTestWait());
+      pm.addPass(createLowerMmaSync());
+    }
     pm.addPass(createLowerAsyncCopies());
     pm.addPass(createLowerThreads());
   });
@@ -306,15 +320,14 @@ const Stage kStages[] = {
                    "(gg-select-config, gg-tma-store-pool, gg-schedule-groups, "
                    "gg-eliminate-padding, gg-plan-overfetch, gg-plan-kernel)"},
      selectConfig, printModule},
-    {{"ggk", "one Hopper kernel per function, its tile schedule still a "
+    {{"ggk", "one kernel per function in target-neutral ggk ops, its tile "
+             "schedule still a "
              "ggk.foreach_tile, launch contract in #ggk.launch "
              "(gg-lower-to-nvvm)"},
      lowerToKernel, printModule},
     {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
-              "flow (ggk-split-partial-loads, ggk-multicast, "
-              "ggk-prepare-operands, "
-              "ggk-lower-store-pool, ggk-skip-idle-warpgroups, "
-              "ggk-lower-tile-schedule)"},
+              "flow (the ggk passes, then the target's conversions: "
+              "docs/pipeline.md)"},
      lowerKernelOps, printModule},
     {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},
@@ -456,9 +469,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "\n";
     return result;
   }
-  if (options.arch != "sm_90a") {
+  if (!lookupTarget(options.arch)) {
     diag << "error: unsupported arch '" << options.arch
-         << "'; ggc targets sm_90a (Hopper: wgmma and TMA)\n";
+         << "'; ggc targets " << supportedTargets() << "\n";
     return result;
   }
   if (options.numSMs < 1) {
@@ -504,6 +517,16 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
          << "' holds no gg.grouped_matmul function: no kernel to compile\n";
     return result;
   }
+  // The arch becomes the module's gg.target, which every pass reads; IR
+  // that names another target was written for it.
+  auto written = (*state.module)->getAttrOfType<StringAttr>(kTargetAttr);
+  if (written && written.getValue() != options.arch) {
+    diag << "error: '" << sourceName << "' is for " << kTargetAttr << " '"
+         << written.getValue() << "' but arch is '" << options.arch << "'\n";
+    return result;
+  }
+  (*state.module)
+      ->setAttr(kTargetAttr, StringAttr::get(&context, options.arch));
 
   for (const Stage &s : kStages) {
     LogicalResult stepped = s.step(state);

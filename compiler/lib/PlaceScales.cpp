@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
 #include "ScaleAccess.h"
+#include "Target.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -72,10 +73,9 @@ LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
                                         op.getNBlock(), b.c32(0), j);
     Value source = b.create<LLVM::GEPOp>(bSource.getType(), b.f32(), bSource,
                                          ArrayRef<LLVM::GEPArg>{index});
-    b.create<NVVM::CpAsyncOp>(b.gep(bScales, b.c64(4 * j)), source, 4,
-                              NVVM::LoadCacheModifierKind::CA, Value());
+    b.copyAsync(b.gep(bScales, b.c64(4 * j)), source, 4);
   }
-  b.create<NVVM::CpAsyncMBarrierArriveOp>(full, /*noinc=*/true);
+  b.create<ggk::CopyAsyncArriveOp>(full);
   // A's for the tile's rows: one box at (row rounded down to 4, block[,
   // group]); rows past the tensor (a group's tail) read as zeros and are
   // never stored. Loaded once the stage is armed for its bytes.
@@ -135,11 +135,16 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
 }
 
 /// The producer's expect_tx, and where the stages carry the scales the
-/// arrival of B's cp.async (.noinc).
+/// arrival of B's cp.async (.noinc). Without TMA, each producer thread's
+/// arrival after its copies of A's tile and after B's
+/// (ggk-lower-loads-cp-async).
 void lowerInit(ggk::InitFullBarrierOp op) {
   KernelBuilder b(op.getLoc(), op);
   bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
-  b.mbarrierInit(op.getBarrier(), stages ? 2 : 1);
+  int64_t arrivals = ggc::targetOf(op).hopper
+                         ? (stages ? 2 : 1)
+                         : 2 * ggc::kWarpgroupThreads;
+  b.mbarrierInit(op.getBarrier(), arrivals);
   op.erase();
 }
 

@@ -66,7 +66,7 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
   b.create<mlir::ggk::LoadTileRowsOp>(
       full, stageA(stage), aMaps, k, t.rowStart,
       p.layout == GroupLayout::masked ? t.group : Value(), t.rowsValid,
-      p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes,
+      extentsOf(op.getA()), b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes,
       partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes);
 }
 
@@ -77,9 +77,19 @@ void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
   b.create<mlir::ggk::LoadBTileOp>(
       full, stageB(stage), tensorMapB, k, t.nBlock,
       p.layout == GroupLayout::k_grouped ? Value() : t.group,
-      p.cluster == 1 ? Value() : clusterRank, p.blockN, p.blockK,
+      p.cluster == 1 ? Value() : clusterRank, extentsOf(op.getB()), p.blockN,
+      p.blockK,
       kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
       p.bCachePolicy);
+}
+
+SmallVector<Value> KernelGenerator::extentsOf(Value operand) {
+  auto type = cast<mlir::MemRefType>(operand.getType());
+  SmallVector<Value> extents;
+  for (int64_t d : llvm::reverse(type.getShape()))
+    extents.push_back(mlir::ShapedType::isDynamic(d) ? b.toI32(dynamicSize)
+                                                     : b.c32(d));
+  return extents;
 }
 
 } // namespace ggc

@@ -6,9 +6,11 @@
 // model). A config written by the user is kept.
 //
 //===----------------------------------------------------------------------===//
+#include "Target.h"
 #include "ggc/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace ggc {
 #define GEN_PASS_DEF_SELECTCONFIG
@@ -171,8 +173,39 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
                          config.getNumSMs(), config.getSplitN());
 }
 
+/// What the lowering without TMA and wgmma (sm_80, sm_86, sm_89) takes so
+/// far: bf16 or f16 operands without scales, K-major A, rows grouped by
+/// offsets, counts or padding. The rest is refused by name, never
+/// compiled into a wrong kernel.
+LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
+  if (t.hopper)
+    return success();
+  auto refuse = [&](llvm::StringRef what) {
+    return op.emitOpError() << "cannot be lowered for " << t.name << ": "
+                            << what << " (sm_90a lowers it)";
+  };
+  Type aElem = op.getAType().getElementType();
+  if (!aElem.isBF16() && !aElem.isF16())
+    return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
+                  "; this target's mma.sync lowering takes bf16 or f16");
+  if (op.getAScale() || op.getBScale())
+    return refuse("it has scales; this target's lowering takes none yet");
+  if (op.getLayout() == GroupLayout::k_grouped)
+    return refuse("its layout is k_grouped; this target's lowering takes "
+                  "contiguous, padded_contiguous and masked");
+  if (op.getALayout() == OperandLayout::km)
+    return refuse("A is M-major; this target's lowering takes K-major A");
+  std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
+  if (pool && !pool->empty())
+    return refuse("its store_pool stores by TMA; give store_pool = []");
+  ConfigAttr config = op.getConfigAttr();
+  if (config && config.getClusterM() * config.getClusterN() > 1)
+    return refuse("its config asks for a cluster; give cluster = [1, 1]");
+  return success();
+}
+
 ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
-                        int64_t smemBudget) {
+                        int64_t smemBudget, bool setmaxnreg) {
   MLIRContext *ctx = op.getContext();
   GroupedMatmulOp::Dims dims = op.getDims();
   Type aElem = op.getAType().getElementType();
@@ -237,6 +270,11 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // split between two warpgroups.
   if (blockN == 256 && blockM < 128 && splitN == 1)
     blockN = 128;
+  // Without setmaxnreg (before sm_90a) every thread of the CTA gets the
+  // same registers, 168 of 65,536 for 384 threads: a consumer's 64x256
+  // accumulator (128 of them) would leave too few for its fragments.
+  if (!setmaxnreg && blockN / splitN > 128)
+    blockN = 128 * splitN;
   // Contiguous groups are ragged and their sizes unknown until run time:
   // 128-wide tiles balance the persistent grid's waves better where groups
   // are small (timed interleaved on an H100, bf16 K=7168: T=4096 G=64 657
@@ -288,13 +326,20 @@ struct SelectConfigPass
                                   << numSMs.getValue();
       return signalPassFailure();
     }
+    FailureOr<ggc::Target> readTarget = ggc::readTarget(getOperation());
+    if (failed(readTarget))
+      return signalPassFailure();
+    ggc::Target target = *readTarget;
+    int64_t budget = std::min<int64_t>(smemBudget, target.sharedMemoryBytes);
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
+      if (failed(checkTargetSupports(op, target)))
+        return WalkResult::interrupt();
       ConfigAttr config = op.getConfigAttr();
       if (!config) {
-        config = chooseConfig(op, numSMs, smemBudget);
+        config = chooseConfig(op, numSMs, budget, target.hopper);
         op.setConfigAttr(config);
       } else if (config.getStages() == 0) {
-        config = deepestPipeline(op, config, smemBudget);
+        config = deepestPipeline(op, config, budget);
         op.setConfigAttr(config);
       }
       std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
@@ -302,10 +347,10 @@ struct SelectConfigPass
           ggc::sharedMemoryLayout(op, config,
                                   /*stagedOutput=*/pool && !pool->empty())
               .total;
-      if (needed > smemBudget) {
+      if (needed > budget) {
         op.emitOpError() << "config " << config << " needs " << needed
                          << " bytes of shared memory, more than the "
-                         << smemBudget.getValue()
+                         << budget
                          << " one CTA may use; lower the stages or the tile";
         return WalkResult::interrupt();
       }

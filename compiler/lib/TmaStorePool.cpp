@@ -5,6 +5,7 @@
 // memory, and makes room for that tile in the config. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "Target.h"
 #include "ggc/Passes.h"
 
 #include "llvm/ADT/bit.h"
@@ -31,6 +32,11 @@ struct TmaStorePoolPass
       if (!config)
         return WalkResult::interrupt();
       Builder b(op.getContext());
+      // Targets without TMA store from registers.
+      if (!ggc::targetOf(op).hopper) {
+        op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
+        return WalkResult::advance();
+      }
       // padded_contiguous rows (valid one by one), an nm output (no
       // row-major tile) and rows like 112 bf16 (224 bytes, putting 1-row
       // boxes off TMA's alignment) keep per-thread stores.

@@ -4,10 +4,13 @@
 // other warpgroups compute. The producer needs few registers and the
 // consumers' accumulators many, so each role moves its threads' register
 // count with setmaxnreg (the plan's `registers`) before it starts.
+// Targets without TMA have no setmaxnreg, and their loads are per-thread
+// copies that all of warpgroup 0's threads share.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
 #include "RegionBodies.h"
+#include "Target.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -21,13 +24,18 @@ using ggc::KernelBuilder;
 
 namespace {
 
-void lower(ggk::WarpSpecializeOp op) {
+void lower(ggk::WarpSpecializeOp op, bool hopper) {
   KernelBuilder b(op.getLoc(), op);
   gg::KernelPlanAttr plan = op.getPlan();
   Value warpgroup = b.divU(op.getThread(), b.c32(ggc::kWarpgroupThreads));
   b.create<scf::IfOp>(
       b.eq(warpgroup, b.c32(0)),
       [&](OpBuilder &, Location) {
+        if (!hopper) {
+          ggc::moveBody(op.getProducer(), {}, b);
+          b.create<scf::YieldOp>();
+          return;
+        }
         b.create<NVVM::SetMaxRegisterOp>(plan.getProducerRegisters(),
                                          NVVM::SetMaxRegisterAction::decrease);
         b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
@@ -38,8 +46,10 @@ void lower(ggk::WarpSpecializeOp op) {
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {
-        b.create<NVVM::SetMaxRegisterOp>(plan.getConsumerRegisters(),
-                                         NVVM::SetMaxRegisterAction::increase);
+        if (hopper)
+          b.create<NVVM::SetMaxRegisterOp>(
+              plan.getConsumerRegisters(),
+              NVVM::SetMaxRegisterAction::increase);
         // Uniform: the consumer's tile addresses and wgmma descriptors then
         // stay in uniform registers, off the vector register file that the
         // promotion's FMAs and the in-flight wgmma compete for.
@@ -57,7 +67,7 @@ struct WarpSpecializePass
     SmallVector<ggk::WarpSpecializeOp> ops;
     getOperation().walk([&](ggk::WarpSpecializeOp op) { ops.push_back(op); });
     for (ggk::WarpSpecializeOp op : ops)
-      lower(op);
+      lower(op, ggc::targetOf(op).hopper);
   }
 };
 

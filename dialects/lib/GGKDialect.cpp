@@ -189,7 +189,22 @@ LogicalResult WarpSpecializeOp::verify() {
   return verifyStepRegion(*this, "consumers", getConsumers(), {i32}, {});
 }
 
+/// Extents, when given, are the operand's sizes: K and N (or N and K),
+/// and the groups of a 3-D operand.
+static LogicalResult verifyExtents(Operation *op, ValueRange extents,
+                                   bool hasGroup) {
+  size_t rank = hasGroup ? 3 : 2;
+  if (!extents.empty() && extents.size() != rank)
+    return op->emitOpError()
+           << "takes the operand's " << rank << " extents (innermost first"
+           << (hasGroup ? ", the groups last" : "") << ") or none, got "
+           << extents.size();
+  return success();
+}
+
 LogicalResult LoadBTileOp::verify() {
+  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))))
+    return failure();
   int64_t cluster = getCluster(), blockN = getBlockN();
   if (cluster < 1)
     return emitOpError() << "cluster must be at least 1, got " << cluster;
@@ -232,6 +247,8 @@ static SmallVector<int64_t> partialBoxes(int64_t tileRows, int64_t granule) {
 }
 
 LogicalResult LoadTileRowsOp::verify() {
+  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))))
+    return failure();
   int64_t tileRows = getTileRows(), granule = getGranule();
   ArrayRef<int64_t> boxes = getBoxRows();
   if (tileRows <= 0 || getRowBytes() <= 0 || getOtherBytes() < 0)

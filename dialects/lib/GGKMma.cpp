@@ -76,6 +76,10 @@ LogicalResult CopyAsyncOp::verify() {
   int64_t bytes = static_cast<int64_t>(getBytes());
   if (bytes != 4 && bytes != 8 && bytes != 16)
     return emitOpError() << "bytes must be 4, 8 or 16, got " << bytes;
+  // PTX's cp.async zero-fills only in its 16-byte form with src-size.
+  if (getReadBytes() && bytes != 16)
+    return emitOpError() << "reads part of its bytes (read) only when it "
+                            "copies 16, got bytes = " << bytes;
   return success();
 }
 

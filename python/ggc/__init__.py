@@ -38,7 +38,9 @@ from .compiler import (  # noqa: E402
     Stage,
     compile_ir,
     get_num_sms,
+    get_target,
     set_num_sms,
+    set_target,
     stages,
     version,
 )
@@ -66,7 +68,9 @@ __all__ = [
     "Stage",
     "compile_ir",
     "get_num_sms",
+    "get_target",
     "set_num_sms",
+    "set_target",
     "stages",
     "version",
 ]

@@ -118,6 +118,61 @@ def get_num_sms() -> int:
     return _num_sms
 
 
+# What ggc compiles for each compute capability: Hopper's kernels (TMA,
+# wgmma) for 9.0; for Ampere and Ada the lowering by cp.async, ldmatrix and
+# mma.sync (bf16 and f16 so far). Orin (8.7) runs sm_86's.
+TARGETS = ("sm_90a", "sm_80", "sm_86", "sm_89")
+_TARGET_OF_CAPABILITY = {(9, 0): "sm_90a", (8, 0): "sm_80", (8, 6): "sm_86",
+                         (8, 7): "sm_86", (8, 9): "sm_89"}
+
+_target = None        # set_target's
+_device_target = ()   # the current device's, found once: () until then
+
+
+def check_target(arch) -> None:
+    if arch not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {arch!r}")
+
+
+def set_target(arch) -> None:
+    """The GPU architecture kernels compiled from now on are for: one of
+    TARGETS, or None for the device's own (the default; GGC_TARGET in the
+    environment overrides it). A target older than the device (sm_80 on an
+    H100) compiles to PTX that the driver assembles for the device. Each
+    target compiles kernels of its own (cached)."""
+    global _target
+    if arch is not None:
+        check_target(arch)
+    _target = arch
+
+
+def device_target():
+    """The target of the current CUDA device (torch's), or None without
+    torch, CUDA or a target for the device. Read once per process."""
+    global _device_target
+    if _device_target == ():
+        _device_target = None
+        import sys
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            _device_target = _TARGET_OF_CAPABILITY.get(
+                tuple(torch.cuda.get_device_capability()))
+    return _device_target
+
+
+def get_target() -> str:
+    """set_target's value, else GGC_TARGET's, else the device's, else
+    DEFAULT_ARCH."""
+    if _target is not None:
+        return _target
+    import os
+    env = os.environ.get("GGC_TARGET")
+    if env:
+        check_target(env)
+        return env
+    return device_target() or DEFAULT_ARCH
+
+
 def stages() -> List[Stage]:
     """Every stage of the pipeline, in order."""
     return [Stage(*s) for s in _ggc.stages()]

@@ -222,7 +222,7 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return described, tuple(sorted(consts.items())), self.num_sms
+        return described, tuple(sorted(consts.items())), self.num_sms, _compiler.get_target()
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -242,12 +242,14 @@ class JITFunction:
         if knobs:
             fn_spec.config = self._config_with(text, knobs)
             text = emit(fn_spec)
-        return Kernel(text, num_sms=self.num_sms, source_name=f"{self.fn.__name__} (traced)")
+        return Kernel(text, num_sms=self.num_sms, source_name=f"{self.fn.__name__} (traced)",
+                      target=_compiler.get_target())
 
     def _config_with(self, text: str, knobs: Dict[str, Any]) -> str:
         """The config gg-select-config picks, with the knobs overriding it."""
         from .compiler import compile_ir
-        chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms).plans[0]["config"]
+        chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms,
+                            arch=_compiler.get_target()).plans[0]["config"]
         (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
         sms, split = chosen["sms"], chosen["split_n"]
         for name, value in knobs.items():
@@ -283,7 +285,7 @@ class JITFunction:
         call goes through the kernel's custom op instead."""
         key = _call_key(args, kwargs, validate)
         if key is not None:
-            key = (key, self.num_sms)
+            key = (key, self.num_sms, _compiler.get_target())
             try:
                 plan = self._plans.get(key)
             except TypeError:  # an unhashable value: no plan for it

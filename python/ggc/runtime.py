@@ -14,7 +14,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
-from .compiler import DEFAULT_ARCH, DEFAULT_NUM_SMS, CompilationError
+from .compiler import (DEFAULT_NUM_SMS, CompilationError, check_target, device_target,
+                       get_target)
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -164,8 +165,8 @@ class Kernel:
     or None when it was compiled now)."""
 
     def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
-                 source_name: str = "<ggc>"):
-        compiled, self.cache_hit = compile_for_launch(ir, num_sms, source_name)
+                 source_name: str = "<ggc>", target: Optional[str] = None):
+        compiled, self.cache_hit = compile_for_launch(ir, num_sms, source_name, target)
         if len(compiled.kernel_info) != 1:
             raise ValueError(f"a Kernel holds exactly one gg function; the module "
                              f"has {len(compiled.kernel_info)}")
@@ -424,18 +425,25 @@ def current_stream(device: int) -> int:
     return _raw_stream(device)
 
 
-def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str = "<ggc>"):
-    """To a cubin; without ptxas, to PTX, which the driver compiles when it
-    loads the module (a slower first launch, and no register report)."""
-    try:
-        return compile_cached(ir, emit="cubin", arch=DEFAULT_ARCH, num_sms=num_sms,
-                              source_name=source_name)
-    except CompilationError as e:
-        if "needs ptxas" not in e.diagnostics:
-            raise
-    log.warning("ptxas not found (set GGC_PTXAS, or install the CUDA toolkit): %s goes "
-                "to the driver as PTX, compiled when it loads", source_name)
-    return compile_cached(ir, emit="ptx", arch=DEFAULT_ARCH, num_sms=num_sms,
+def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str = "<ggc>",
+                       target: Optional[str] = None):
+    """To a cubin for `target` (default ggc.compiler.get_target()); to PTX,
+    which the driver compiles when it loads the module (a slower first
+    launch, and no register report), for a target older than the device
+    or without ptxas."""
+    arch = target or get_target()
+    check_target(arch)
+    device = device_target()
+    if device is None or device == arch:
+        try:
+            return compile_cached(ir, emit="cubin", arch=arch, num_sms=num_sms,
+                                  source_name=source_name)
+        except CompilationError as e:
+            if "needs ptxas" not in e.diagnostics:
+                raise
+        log.warning("ptxas not found (set GGC_PTXAS, or install the CUDA toolkit): %s goes "
+                    "to the driver as PTX, compiled when it loads", source_name)
+    return compile_cached(ir, emit="ptx", arch=arch, num_sms=num_sms,
                           source_name=source_name)
 
 

@@ -22,12 +22,14 @@ RAGGED = [0, 1, 7, 63, 64, 65, 127, 128, 129, 1100]
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(**spec):
-    return ggc.Kernel(ir.grouped_matmul("k", **spec))
+def kernel(target, **spec):
+    return ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
 
 
 def cached_kernel(**spec):
-    return kernel(**{k: (tuple(map(tuple, v)) if k == "cols" else
+    """The kernel for ggc's current target (test_sm80_path.py sets sm_80)."""
+    return kernel(ggc.get_target(),
+                  **{k: (tuple(map(tuple, v)) if k == "cols" else
                          tuple(v) if isinstance(v, list) else v)
                      for k, v in spec.items()})
 

@@ -20,8 +20,8 @@
 // CHECK: %[[BASE:.*]] = arith.muli %[[ROWOF]], %c56_i64
 // CHECK: %[[INDEX:.*]] = arith.addi %[[BASE]], %{{.*}}
 // CHECK: %[[SRC:.*]] = llvm.getelementptr %[[B]][%[[INDEX]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK: nvvm.cp.async.shared.global %[[BSTAGE]], %[[SRC]], 4, cache = ca
-// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %[[FULL]] {noinc = true}
+// CHECK: ggk.copy_async %[[BSTAGE]], %[[SRC]] attributes {bytes = 4 : i64}
+// CHECK-NEXT: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 16912 : i64
 // CHECK-NEXT: %[[FIRST:.*]] = arith.andi %[[ROW]], %c-4_i32
 // CHECK-NEXT: %[[WINDOW:.*]] = ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 640 : i64}
@@ -64,7 +64,7 @@ llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 // (lane / 4, + 8) and B's word (after the 16 of A) from slot buffer k % 2
 // of its warp (17 words a warp, 8 warps).
 // CHECK-LABEL: llvm.func @slots
-// CHECK-NOT: nvvm.cp.async.shared.global
+// CHECK-NOT: ggk.copy_async
 // CHECK: ggk.load_tile_rows {{.*}} other_bytes = 16384 : i64
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: ggk.copy_async_wait attributes {pending = 1 : i64}
@@ -136,10 +136,10 @@ llvm.func @none(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
 // CHECK: %[[GK:.*]] = arith.muli %[[G64]], %c56_i64
 // CHECK: %[[GKB:.*]] = arith.addi %[[GK]], %[[K64]]
 // CHECK: arith.muli %[[GKB]], %c32_i64
-// CHECK: nvvm.cp.async.shared.global
+// CHECK: ggk.copy_async {{.*}}bytes = 4
 // CHECK: arith.addi %{{.*}}, %c1_i32
-// CHECK: nvvm.cp.async.shared.global
-// CHECK-NEXT: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true}
+// CHECK: ggk.copy_async {{.*}}bytes = 4
+// CHECK-NEXT: ggk.copy_async_arrive
 // CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 33296 : i64
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] {isCTAOnly = true}
 llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
@@ -171,4 +171,20 @@ llvm.func @slot_barrier(%full: !llvm.ptr<3>) {
       plan = #gg.kernel_plan<promotion = serial, scales = slots,
                              registers = [40, 232], staging = swizzled>}
   llvm.return
+}
+
+// -----
+
+// Without TMA (gg.target sm_80) the stage's loads arrive per thread: each of
+// the producer warpgroup's 128 threads arrives once after its copies of A's
+// tile and once after B's, so the barrier expects 2 x 128 arrivals.
+// CHECK-LABEL: llvm.func @per_thread_barrier
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32
+module attributes {gg.target = "sm_80"} {
+  llvm.func @per_thread_barrier(%full: !llvm.ptr<3>) {
+    ggk.init_full_barrier %full attributes {
+        plan = #gg.kernel_plan<promotion = serial, scales = none,
+                               registers = [40, 240], staging = none>}
+    llvm.return
+  }
 }

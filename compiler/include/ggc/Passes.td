@@ -491,8 +491,8 @@ def LowerMma : Pass<"ggk-lower-mma", "::mlir::ModuleOp"> {
     rows of an MN-major tile), the first step scaling the accumulator by
     zero when `fresh`; `nvvm.wgmma.fence.aligned`,
     `nvvm.wgmma.commit.group.sync.aligned` and
-    `nvvm.wgmma.wait.group.sync.aligned pending`. An sm_80 conversion would
-    load fragments with `ldmatrix` and issue `mma.sync`.
+    `nvvm.wgmma.wait.group.sync.aligned pending`. `ggk-lower-mma-sync` is
+    the other targets' conversion.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
@@ -513,11 +513,65 @@ def LowerRing : Pass<"ggk-lower-ring", "::mlir::ModuleOp"> {
     barrier and parity for each wait, which loops until the phase completes
     (its tick count, 10,000,000, only bounds how long each try may
     suspend), and `nvvm.mbarrier.arrive.expect_tx` of the bytes for each
-    commit. The first conversion of the ring's protocol to one target: an
-    sm_80 lowering would wait on cp.async groups and a CTA barrier instead.
+    commit. `ggk-lower-ring-test-wait` is the other targets' conversion.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def LowerLoadsCpAsync : Pass<"ggk-lower-loads-cp-async", "::mlir::ModuleOp"> {
+  let summary = "lower the producer's tile loads for targets without TMA: per-thread cp.async into the swizzled stages";
+  let description = [{
+    Takes: `ggk.load_tile_rows` (A's rows) and `ggk.load_b_tile` (B's
+    tile), made by `gg-lower-to-nvvm` in the producer's K loop, with the
+    operand's address as their source, its `extents` (and A's
+    `element_bytes`); no cluster.
+    Makes, for sm_80, sm_86 and sm_89: for each 16-byte piece of the tile,
+    thread `piece % 128` of the producer warpgroup issues a
+    `ggk.copy_async` (16 bytes, `read(0)`, a zero fill, for pieces past
+    the extents or, for A, past the group's valid rows) into the piece's
+    place in the 128-byte swizzled layout TMA writes on sm_90a (piece `c`
+    of row `r` at `r * 128 + (c ^ r % 8) * 16`; an N-major B as 64-column
+    chunks `block_k * 128` bytes apart), then one `ggk.copy_async_arrive`
+    on the stage's full barrier. `ggk-place-scales` initialises that
+    barrier for the two arrivals (A's, B's) of each of the 128 threads.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerRingTestWait : Pass<"ggk-lower-ring-test-wait", "::mlir::ModuleOp"> {
+  let summary = "lower the ring's waits for targets without try_wait: poll the stage's mbarrier with test_wait.parity";
+  let description = [{
+    Takes: `ggk.acquire_stage` and `ggk.wait_stage` (see `ggk-lower-ring`).
+    `ggk.commit_stage`, which states bytes for TMA's transaction count, is
+    an error here: without TMA the loads arrive on the barrier per thread
+    (`ggk-lower-loads-cp-async`).
+    Makes, for sm_80, sm_86 and sm_89: an `scf.while` that polls
+    `nvvm.mbarrier.test.wait` on the barrier and the phase's parity until
+    it completes.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def LowerMmaSync : Pass<"ggk-lower-mma-sync", "::mlir::ModuleOp"> {
+  let summary = "lower the consumers' MMA for targets without wgmma: ldmatrix and mma.sync m16n8k16 per warp";
+  let description = [{
+    Takes: `ggk.mma` with bf16 or f16 operands and a K-major A (an error
+    otherwise), `ggk.mma_fence`, `ggk.mma_commit`, `ggk.mma_wait`.
+    Makes, for sm_80, sm_86 and sm_89: for each K step, warp `w` of the
+    consumer warpgroup loads its A fragment (rows `16 w ..`) with one
+    `nvvm.ldmatrix` x4 and B's with one x4 per 16 columns (x2 for a last
+    8; `.trans` for an N-major B) from the swizzled stage, then issues one
+    `nvvm.mma.sync` m16n8k16 per 8 columns. Its accumulator registers are
+    those of the m64nN fragment, so the struct is updated in place. The
+    fence, commit and wait lower to nothing: `mma.sync` is synchronous.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def LowerMNMajorLoads : Pass<"ggk-lower-mn-major-loads", "::mlir::ModuleOp"> {

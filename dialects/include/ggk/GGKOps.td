@@ -119,7 +119,13 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
 
     `maps` are the operand's tensor maps, one per height of `box_rows`
     (the first the whole-tile box). `ggk-split-partial-loads` lowers the
-    op to the expect_tx and the TMA loads.
+    op to the expect_tx and the TMA loads for sm_90a.
+
+    On targets without TMA the one `map` is the operand's address,
+    `extents` its sizes, innermost first (K, rows, groups), and
+    `element_bytes` the width of its elements:
+    `ggk-lower-loads-cp-async` copies the tile's valid rows in 16-byte
+    pieces into the same swizzled layout, zero-filling the rest.
 
     Example (a masked tile of 128 rows in 8-row granules):
     ```mlir
@@ -137,6 +143,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     I32:$row,
     Optional<I32>:$group,
     I32:$rows_valid,
+    Variadic<I32>:$extents,
+    OptionalAttr<I64Attr>:$element_bytes,
     I64Attr:$tile_rows,
     I64Attr:$row_bytes,
     I64Attr:$other_bytes,
@@ -146,7 +154,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $maps `)` `at` `[` $k `,` $row
-    (`,` $group^)? `]` `valid` `(` $rows_valid `)` attr-dict-with-keyword
+    (`,` $group^)? `]` `valid` `(` $rows_valid `)`
+    (`extents` `(` $extents^ `)`)? attr-dict-with-keyword
   }];
 }
 
@@ -432,7 +441,11 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     chunks) and multicasts it to the same place in every CTA's `dst`,
     completing on each CTA's `barrier`, which cuts B's traffic from L2 by
     c. `cache_policy` is gg-schedule-groups' L2 policy for B (0: none).
-    `ggk-multicast` lowers it to the TMA loads.
+    `ggk-multicast` lowers it to the TMA loads for sm_90a.
+
+    On targets without TMA `map` is B's address and `extents` its sizes,
+    innermost first: `ggk-lower-loads-cp-async` copies the tile in 16-byte
+    pieces, zero-filling what lies past them.
 
     Example (a cluster of two, K-major B of 128 rows):
     ```mlir
@@ -450,6 +463,7 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     I32:$n_block,
     Optional<I32>:$group,
     Optional<I32>:$cluster_rank,
+    Variadic<I32>:$extents,
     I64Attr:$block_n,
     I64Attr:$block_k,
     I64Attr:$chunk_columns,
@@ -460,7 +474,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $n_block
-    (`,` $group^)? `]` (`rank` `(` $cluster_rank^ `)`)? attr-dict-with-keyword
+    (`,` $group^)? `]` (`rank` `(` $cluster_rank^ `)`)?
+    (`extents` `(` $extents^ `)`)? attr-dict-with-keyword
   }];
 }
 

@@ -77,17 +77,26 @@ def GGK_CopyAsyncOp : GGK_Op<"copy_async"> {
     The calling thread starts a copy of `bytes` (4, 8 or 16) from `source`
     (global) to `destination` (shared), which completes in the background:
     `ggk.copy_async_commit` closes a batch of them, `ggk.copy_async_wait`
-    waits for batches. `ggk-lower-async-copies`: `cp.async.ca.shared.global`.
+    waits for batches, `ggk.copy_async_arrive` makes a barrier wait for
+    them. With `read(%n)` only the first `n` bytes are read and the rest of
+    `destination` is zero-filled (`n = 0`: nothing is read, so `source`
+    may lie past the tensor). `ggk-lower-async-copies`:
+    `cp.async.ca.shared.global` (`.cg`, past L1, for 16 bytes).
 
     Example:
     ```mlir
     ggk.copy_async %slot, %scale attributes {bytes = 4}
+    ggk.copy_async %stage, %row read(%n) attributes {bytes = 16}
     ```
   }];
   let arguments = (ins LLVM_PointerInAddressSpace<3>:$destination,
-                       LLVM_PointerInAddressSpace<1>:$source, I64Attr:$bytes);
+                       LLVM_PointerInAddressSpace<1>:$source,
+                       Optional<I32>:$read_bytes, I64Attr:$bytes);
   let hasVerifier = 1;
-  let assemblyFormat = "$destination `,` $source attr-dict-with-keyword";
+  let assemblyFormat = [{
+    $destination `,` $source (`read` `(` $read_bytes^ `)`)?
+    attr-dict-with-keyword
+  }];
 }
 
 def GGK_CopyAsyncCommitOp : GGK_Op<"copy_async_commit"> {
@@ -96,6 +105,23 @@ def GGK_CopyAsyncCommitOp : GGK_Op<"copy_async_commit"> {
     `ggk-lower-async-copies`: `cp.async.commit_group`.
   }];
   let assemblyFormat = "attr-dict";
+}
+
+def GGK_CopyAsyncArriveOp : GGK_Op<"copy_async_arrive"> {
+  let summary = "one arrival on a barrier once the thread's async copies so far have landed";
+  let description = [{
+    The barrier's phase cannot complete before the calling thread's
+    `ggk.copy_async` issued so far have landed: the arrival counts against
+    the barrier's expected count (which includes it).
+    `ggk-lower-async-copies`: `cp.async.mbarrier.arrive.noinc.shared.b64`.
+
+    Example:
+    ```mlir
+    ggk.copy_async_arrive %full
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier);
+  let assemblyFormat = "$barrier attr-dict";
 }
 
 def GGK_CopyAsyncWaitOp : GGK_Op<"copy_async_wait"> {

@@ -1,0 +1,181 @@
+"""The sm_80 lowering (cp.async, ldmatrix, mma.sync) against the tensor
+cores' mma.sync peak on the card in hand, measured in the same run.
+
+The peak is a micro-benchmark of our own: a kernel of independent chains
+of `mma.sync.m16n8k16` bf16 on registers (no memory traffic), one CTA of
+8 warps per SM four times over, written as PTX for sm_80 and loaded
+through the driver API. ggc's kernels for sm_80 are PTX the driver
+assembles for the device, so a Hopper card runs them too (there, the
+sm_90a kernels are the fast path: they are timed beside them).
+
+    python3 benchmarks/bench_sm80.py [--json FILE]
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+from bench_grouped_gemm import ragged_groups, time_interleaved  # noqa: E402
+
+CHAINS = 8  # independent accumulators per warp: hides mma.sync's latency
+WARPS = 8
+
+
+def peak_ptx(chains: int) -> str:
+    """The kernel: `iters` rounds of `chains` mma.sync per warp, whose sum
+    each thread stores (so that none is dead code)."""
+    acc = lambda c: "{" + ", ".join(f"%c{4 * c + i}" for i in range(4)) + "}"  # noqa: E731
+    body = "\n".join(
+        f"    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {acc(c)}, "
+        f"{{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {acc(c)};" for c in range(chains))
+    sums = "\n".join(f"    add.f32 %c0, %c0, %c{i};" for i in range(1, 4 * chains))
+    return f""".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mma_peak(.param .u64 out, .param .u32 iters)
+{{
+    .reg .b32 %a<4>, %b<2>, %i, %n, %t, %blk, %dim;
+    .reg .f32 %c<{4 * chains}>;
+    .reg .pred %p;
+    .reg .u64 %o, %off;
+    mov.b32 %a0, 0x3c003c00; mov.b32 %a1, 0x3c003c01; mov.b32 %a2, 0x3c003c02;
+    mov.b32 %a3, 0x3c003c03; mov.b32 %b0, 0x3c003c04; mov.b32 %b1, 0x3c003c05;
+{chr(10).join(f"    mov.f32 %c{i}, 0f00000000;" for i in range(4 * chains))}
+    ld.param.u32 %n, [iters];
+    mov.u32 %i, 0;
+LOOP:
+{body}
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, %n;
+    @%p bra LOOP;
+{sums}
+    ld.param.u64 %o, [out];
+    mov.u32 %t, %tid.x; mov.u32 %blk, %ctaid.x; mov.u32 %dim, %ntid.x;
+    mad.lo.u32 %t, %blk, %dim, %t;
+    mul.wide.u32 %off, %t, 4;
+    add.u64 %o, %o, %off;
+    st.global.f32 [%o], %c0;
+    ret;
+}}
+"""
+
+
+class PeakKernel:
+    """The micro-benchmark, loaded with the driver API on torch's context."""
+
+    def __init__(self, chains=CHAINS):
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # makes torch's context current
+        self.cuda = ctypes.CDLL("libcuda.so.1")
+        self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
+        ptx = peak_ptx(chains).encode() + b"\0"
+        self._check(self.cuda.cuModuleLoadData(ctypes.byref(self.module), ptx), "load")
+        self._check(self.cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module,
+                                                  b"mma_peak"), "function")
+        self.sms = torch.cuda.get_device_properties(0).multi_processor_count
+        self.ctas = 4 * self.sms
+        self.out = torch.empty(self.ctas * WARPS * 32, device="cuda")
+        self.chains = chains
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"CUDA driver error {rc} in {what}")
+
+    def launch(self, iters):
+        out = ctypes.c_uint64(self.out.data_ptr())
+        n = ctypes.c_uint32(iters)
+        params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(out), ctypes.c_void_p),
+                                       ctypes.cast(ctypes.byref(n), ctypes.c_void_p))
+        stream = torch.cuda.current_stream().cuda_stream
+        self._check(self.cuda.cuLaunchKernel(self.function, self.ctas, 1, 1, WARPS * 32, 1, 1, 0,
+                                             ctypes.c_void_p(stream), params, None), "launch")
+
+    def flops(self, iters):
+        return 2.0 * 16 * 8 * 16 * self.chains * iters * WARPS * self.ctas
+
+
+def measure_peak(iters=4096):
+    peak = PeakKernel()
+    t = time_interleaved({"peak": lambda: peak.launch(iters)})["peak"]
+    return peak.flops(iters) / (t * 1e-6), t
+
+
+def contiguous_case(t, g, n, k, seed=0):
+    sizes, ends, offsets = ragged_groups(t, g, seed)
+    a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
+    kernels = {target: ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
+               for target in ("sm_80", "sm_90a")}
+    ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
+    errors = {}
+    for target, kern in kernels.items():
+        out.fill_(float("nan"))
+        kern(a, b, offsets, out)
+        errors[target] = ((out.double() - ref).norm() / ref.norm()).item()
+    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, offsets, out))
+           for target, kern in kernels.items()}
+    fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
+    return f"contiguous bf16 T={t} G={g} N={n} K={k}", fns, 2.0 * t * n * k, errors
+
+
+def masked_case(g, m, n, k, rows):
+    a = torch.randn(g, m, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+    counts = torch.full((g,), rows, dtype=torch.int32, device="cuda")
+    out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+    spec = dict(layout="masked", num_groups=g, m=m, n=n, k=k, expected_m=rows)
+    kernels = {target: ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
+               for target in ("sm_80", "sm_90a")}
+    ref = torch.bmm(a[:, :rows].double(), b.double().transpose(1, 2))
+    errors = {}
+    for target, kern in kernels.items():
+        out.fill_(float("nan"))
+        kern(a, b, counts, out)
+        errors[target] = ((out[:, :rows].double() - ref).norm() / ref.norm()).item()
+    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, counts, out))
+           for target, kern in kernels.items()}
+    return f"masked bf16 G={g} M={m} rows={rows} N={n} K={k}", fns, 2.0 * g * rows * n * k, errors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    name = torch.cuda.get_device_name()
+    peak, peak_us = measure_peak()
+    print(f"{name}: mma.sync m16n8k16 bf16 peak {peak / 1e12:.1f} TFLOPS ({peak_us:.1f} us)")
+    results = {"device": name, "mma_sync_peak_tflops": peak / 1e12, "cases": []}
+    cases = [contiguous_case(8192, 8, 4096, 4096), contiguous_case(16384, 32, 4096, 2048, seed=1),
+             contiguous_case(4096, 64, 2048, 7168, seed=2), masked_case(16, 128, 4096, 7168, 128),
+             masked_case(16, 128, 4096, 7168, 24)]
+    for label, fns, flops, errors in cases:
+        times = time_interleaved(fns)
+        # The peak again in the same stretch of the run: the clocks drift.
+        peak_now = measure_peak()[0]
+        row = {"case": label, "errors": errors, "us": times,
+               "tflops": {k: flops / (t * 1e-6) / 1e12 for k, t in times.items()},
+               "peak_tflops": peak_now / 1e12}
+        row["sm_80 of mma.sync peak"] = row["tflops"]["ggc sm_80"] * 1e12 / peak_now
+        results["cases"].append(row)
+        print(f"{label}: " + ", ".join(f"{k} {t:.1f} us ({row['tflops'][k]:.0f} TFLOPS)"
+                                       for k, t in times.items())
+              + f"; sm_80 path {100 * row['sm_80 of mma.sync peak']:.0f}% of mma.sync peak "
+              f"({peak_now / 1e12:.0f}); rel err " +
+              ", ".join(f"{k} {e:.1e}" for k, e in errors.items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the device tool): the sm_80 lowering (cp.async,
+# ldmatrix, mma.sync) on the card in hand. Its kernels are PTX for sm_80
+# that the driver assembles for the device. Needs the compiler bundle in
+# .device/ (carry it). Logs go to $OUT.
+#   1. test/gpu/test_sm80_path.py (the sm_80 kernels against fp64);
+#   2. the GPU suite's kernel tests with GGC_TARGET=sm_80: what the sm_80
+#      lowering refuses is reported as skipped with the compiler's reason
+#      (conftest.py), every other failure fails;
+#   3. benchmarks/bench_sm80.py: the sm_80 path against a mma.sync peak
+#      micro-benchmark and the sm_90a path, in one run.
+#   GGC_SM80_SUITE  the test files of step 2 (default: below)
+set -uo pipefail
+OUT=${OUT:-/tmp/ggc-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+GGC_SKIP_TESTS=1 GGC_SKIP_BENCH=1 bash benchmarks/device.sh || exit 1
+export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+timeout 300 $PY -m pytest -q -rs test/gpu/test_sm80_path.py 2>&1 | tee "$OUT/pytest-sm80-path.log" | tail -25
+SUITE=${GGC_SM80_SUITE:-"test/gpu/test_grouped_matmul.py test/gpu/test_ops.py test/gpu/test_validation.py
+  test/gpu/test_moe_gpu.py test/gpu/test_stress.py"}
+GGC_TARGET=sm_80 timeout 600 $PY -m pytest -q -rs $SUITE 2>&1 | tee "$OUT/pytest-sm80-suite.log" | tail -60
+timeout 300 $PY benchmarks/bench_sm80.py --json "$OUT/bench_sm80.json" 2>&1 | tee "$OUT/bench_sm80.log"

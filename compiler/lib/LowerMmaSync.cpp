@@ -1,0 +1,169 @@
+//===- LowerMmaSync.cpp - ggk-lower-mma-sync ------------------------------===//
+//
+// The consumers' MMA for targets without wgmma (sm_80, sm_86, sm_89): each
+// warp of a consumer warpgroup multiplies its 16 of the warpgroup's 64
+// rows by the n columns with mma.sync m16n8k16, one per 8 columns and K
+// step, its operands loaded from the swizzled stage by ldmatrix (.trans
+// for an N-major B). mma.sync's m16n8 accumulator holds a thread's values
+// where wgmma's m64nN fragment does (rows lane / 4 and + 8 of the warp's
+// 16, columns 8 c + 2 (lane % 4) and + 1), so the epilogue, which reads
+// that fragment, is the same on every target. The MMA is synchronous: its
+// fence, commit and wait lower to nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvertOps.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERMMASYNC
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+constexpr int64_t kRowBytes = ggc::kSwizzleBytes;
+
+/// Byte offset of 16-byte piece `piece` of 128-byte row `row` of a
+/// swizzled tile.
+Value swizzledOffset(KernelBuilder &b, Value row, Value piece) {
+  Value swizzled = b.xorI(piece, b.andI(row, b.c32(7)));
+  return b.add(b.mul(row, b.c32(kRowBytes)), b.mul(swizzled, b.c32(16)));
+}
+
+/// `num` 8x8 matrices of 16-bit elements, one row address per lane.
+SmallVector<Value> loadMatrices(KernelBuilder &b, Value tile, Value offset,
+                                int64_t num, bool transpose) {
+  MLIRContext *ctx = b.getContext();
+  Value address = b.gep(tile, b.toI64(offset));
+  Type i32 = b.i32();
+  Type result = num == 1 ? i32
+                         : Type(LLVM::LLVMStructType::getLiteral(
+                               ctx, SmallVector<Type>(num, i32)));
+  Value loaded = b.create<NVVM::LdMatrixOp>(
+      result, address, num,
+      transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+      NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
+  if (num == 1)
+    return {loaded};
+  SmallVector<Value> regs;
+  for (int64_t i = 0; i < num; ++i)
+    regs.push_back(b.create<LLVM::ExtractValueOp>(loaded, i));
+  return regs;
+}
+
+/// The lane's fragments of one K step: A's four registers and, for each
+/// 8 columns, B's two.
+struct StepOperands {
+  SmallVector<Value> a;
+  SmallVector<std::array<Value, 2>> b;
+};
+
+StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, Value warp, Value lane,
+                      int64_t step) {
+  StepOperands operands;
+  int64_t n = op.getN();
+  // A, K-major: lanes 0-15 give rows 0-15 at the step's first 8 K, lanes
+  // 16-31 the same rows at its second 8: registers a0..a3 in mma's order.
+  Value aRow = b.add(b.mul(warp, b.c32(16)), b.remU(lane, b.c32(16)));
+  Value aPiece = b.add(b.c32(2 * step), b.divU(lane, b.c32(16)));
+  operands.a = loadMatrices(b, op.getATile(), swizzledOffset(b, aRow, aPiece),
+                            4, /*transpose=*/false);
+  Value low = b.andI(lane, b.c32(7));
+  Value half = b.andI(b.divU(lane, b.c32(8)), b.c32(1)); // second 8 of K
+  Value upper = b.divU(lane, b.c32(16));                 // second 8 columns
+  for (int64_t col = 0; col < n; col += 16) {
+    int64_t num = n - col >= 16 ? 4 : 2;
+    Value offset;
+    if (!op.getBMnMajor()) {
+      // Rows of N: matrices (n, k) = (0-7, 0-7), (0-7, 8-15), (8-15, 0-7),
+      // (8-15, 8-15), i.e. b0, b1 of two 8-column blocks.
+      Value nRow = b.add(b.c32(col), b.add(low, b.mul(upper, b.c32(8))));
+      offset = swizzledOffset(b, nRow, b.add(b.c32(2 * step), half));
+    } else {
+      // Rows of K in 64-column chunks, transposed on the way in.
+      Value kRow = b.add(b.c32(16 * step), b.add(low, b.mul(half, b.c32(8))));
+      Value column = b.add(b.c32(col), b.mul(upper, b.c32(8)));
+      Value chunk = b.divU(column, b.c32(64));
+      Value piece = b.divU(b.remU(column, b.c32(64)), b.c32(8));
+      offset = b.add(b.mul(chunk, b.c32(op.getBlockK() * kRowBytes)),
+                     swizzledOffset(b, kRow, piece));
+    }
+    SmallVector<Value> regs =
+        loadMatrices(b, op.getBTile(), offset, num, op.getBMnMajor());
+    for (int64_t i = 0; i < num; i += 2)
+      operands.b.push_back({regs[i], regs[i + 1]});
+  }
+  return operands;
+}
+
+Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
+  MLIRContext *ctx = b.getContext();
+  bool f16 = op.getAType().isF16();
+  Type f32 = b.f32();
+  auto quad = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Type pair = VectorType::get({2}, b.getF16Type());
+  auto asOperand = [&](Value reg) -> Value {
+    return f16 ? Value(b.create<LLVM::BitcastOp>(pair, reg)) : reg;
+  };
+  NVVM::MMATypes type = f16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  Value thread = b.threadIdx();
+  Value lane = b.remU(thread, b.c32(32));
+  Value warp = b.remU(b.divU(thread, b.c32(32)), b.c32(4));
+  Value acc = op.getAcc();
+  int64_t first = op.getFirstStep();
+  for (int64_t s = first; s < first + op.getSteps(); ++s) {
+    StepOperands operands = loadStep(b, op, warp, lane, s);
+    SmallVector<Value> a;
+    for (Value reg : operands.a)
+      a.push_back(asOperand(reg));
+    for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
+      SmallVector<Value> c;
+      for (int64_t i = 0; i < 4; ++i)
+        c.push_back(op.getFresh() && s == first
+                        ? b.f32c(0.0)
+                        : Value(b.create<LLVM::ExtractValueOp>(
+                              acc, int64_t(4 * block + i))));
+      Value d = b.create<NVVM::MmaOp>(
+          quad, a, ValueRange{asOperand(bRegs[0]), asOperand(bRegs[1])}, c,
+          ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+          std::array<NVVM::MMATypes, 2>{type, type},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                         NVVM::MMALayout::col});
+      for (int64_t i = 0; i < 4; ++i)
+        acc = b.create<LLVM::InsertValueOp>(
+            acc, b.create<LLVM::ExtractValueOp>(d, i),
+            int64_t(4 * block + i));
+    }
+  }
+  return acc;
+}
+
+Value lower(Operation *op, KernelBuilder &b) {
+  if (auto mma = dyn_cast<ggk::MmaOp>(op))
+    return lowerMma(mma, b);
+  return Value(); // fence, commit, wait: mma.sync is done when it returns
+}
+
+struct LowerMmaSync : public ggc::impl::LowerMmaSyncBase<LowerMmaSync> {
+  void runOnOperation() override {
+    WalkResult unsupported = getOperation().walk([&](ggk::MmaOp op) {
+      Type t = op.getAType();
+      if ((t.isBF16() || t.isF16()) && op.getBType() == t &&
+          op.getKPerStep() == 16 && !op.getAMnMajor() && op.getN() % 8 == 0)
+        return WalkResult::advance();
+      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16 or f16 "
+                          "operands, K-major A and n a multiple of 8";
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+    ggc::convertEach<ggk::MmaOp, ggk::MmaFenceOp, ggk::MmaCommitOp,
+                     ggk::MmaWaitOp>(getOperation(), lower);
+  }
+};
+
+} // namespace

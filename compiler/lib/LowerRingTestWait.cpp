@@ -1,0 +1,63 @@
+//===- LowerRingTestWait.cpp - ggk-lower-ring-test-wait -------------------===//
+//
+// The ring's protocol for targets without mbarrier try_wait and expect_tx
+// (sm_80, sm_86, sm_89): a wait for a free or a loaded stage polls its
+// mbarrier's phase with mbarrier.test_wait.parity. A stage's loads arrive
+// on its full barrier themselves, per thread, once their copies land
+// (ggk-lower-loads-cp-async), so there is no byte count to commit.
+//
+//===----------------------------------------------------------------------===//
+#include "ConvertOps.h"
+#include "ggc/Passes.h"
+#include "ggk/GGKDialect.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERRINGTESTWAIT
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+
+namespace {
+
+void pollPhase(KernelBuilder &b, Value barrier, Value parity) {
+  b.create<scf::WhileOp>(
+      TypeRange{}, ValueRange{},
+      [&](OpBuilder &ob, Location loc, ValueRange) {
+        Value done = ob.create<NVVM::MBarrierTestWaitOp>(loc, ob.getI1Type(),
+                                                         barrier, parity);
+        Value waiting = ob.create<arith::XOrIOp>(
+            loc, done, ob.create<arith::ConstantIntOp>(loc, 1, 1));
+        ob.create<scf::ConditionOp>(loc, waiting, ValueRange{});
+      },
+      [&](OpBuilder &ob, Location loc, ValueRange) {
+        ob.create<scf::YieldOp>(loc);
+      });
+}
+
+Value lower(Operation *op, KernelBuilder &b) {
+  if (auto acquire = dyn_cast<ggk::AcquireStageOp>(op))
+    pollPhase(b, acquire.getBarrier(), acquire.getParity());
+  else
+    pollPhase(b, cast<ggk::WaitStageOp>(op).getBarrier(),
+              cast<ggk::WaitStageOp>(op).getParity());
+  return Value();
+}
+
+struct LowerRingTestWait
+    : public ggc::impl::LowerRingTestWaitBase<LowerRingTestWait> {
+  void runOnOperation() override {
+    WalkResult commits = getOperation().walk([&](ggk::CommitStageOp op) {
+      op.emitOpError() << "states bytes for TMA's transaction count, which "
+                          "this target lacks: its loads arrive per thread";
+      return WalkResult::interrupt();
+    });
+    if (commits.wasInterrupted())
+      return signalPassFailure();
+    ggc::convertEach<ggk::AcquireStageOp, ggk::WaitStageOp>(getOperation(),
+                                                            lower);
+  }
+};
+
+} // namespace

@@ -108,14 +108,25 @@ def measure_peak(iters=4096):
     return peak.flops(iters) / (t * 1e-6), t
 
 
+def variants(spec):
+    """ggc's kernels of one op: for sm_80 as planned (two warp columns), for
+    sm_80 with the plan's warp_columns overridden to 1 (wgmma's fragment
+    layout, the first sm_80 lowering), and for sm_90a."""
+    text = ir.grouped_matmul("k", **spec)
+    plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
+    one_column = plan["kernel_plan"].replace(", warp_columns = 2", "")
+    return {"sm_80": ggc.Kernel(text, target="sm_80"),
+            "sm_80 warp_columns=1": ggc.Kernel(
+                ir.grouped_matmul("k", kernel_plan=one_column, **spec), target="sm_80"),
+            "sm_90a": ggc.Kernel(text, target="sm_90a")}
+
+
 def contiguous_case(t, g, n, k, seed=0):
     sizes, ends, offsets = ragged_groups(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
-    spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
-    kernels = {target: ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
-               for target in ("sm_80", "sm_90a")}
+    kernels = variants(dict(layout="contiguous", num_groups=g, n=n, k=k))
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
     errors = {}
     for target, kern in kernels.items():
@@ -133,9 +144,7 @@ def masked_case(g, m, n, k, rows):
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     counts = torch.full((g,), rows, dtype=torch.int32, device="cuda")
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
-    spec = dict(layout="masked", num_groups=g, m=m, n=n, k=k, expected_m=rows)
-    kernels = {target: ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
-               for target in ("sm_80", "sm_90a")}
+    kernels = variants(dict(layout="masked", num_groups=g, m=m, n=n, k=k, expected_m=rows))
     ref = torch.bmm(a[:, :rows].double(), b.double().transpose(1, 2))
     errors = {}
     for target, kern in kernels.items():

@@ -29,6 +29,7 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
       b.getI64IntegerAttr(p.kPerStep()), b.getI64IntegerAttr(p.blockK),
       b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
   mma.setFresh(fresh);
+  mma.setWarpColumns(p.warpColumns);
   mma.setAMnMajor(p.aReadMNMajor());
   mma.setBMnMajor(bNMajor);
   return mma.getResult();
@@ -37,9 +38,11 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
 Value KernelGenerator::zeroAccumulator() { return b.zeroStruct(accType); }
 
 KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
-  // wgmma m64nNk16 accumulator fragment: thread `lane` of warp `w` holds rows
-  // w*16 + lane/4 (+8) and column pairs 8*c + 2*(lane%4), at register index
-  // 4*c + 2*half + j.
+  // wgmma m64nNk16 accumulator fragment (warp_columns = 1): thread `lane`
+  // of warp `w` holds rows w*16 + lane/4 (+8) and column pairs
+  // 8*c + 2*(lane%4). With two warp columns, warp `w` holds two such m16
+  // blocks, rows (w/2)*32 + lane/4 (+8, +16, +24), of the columns
+  // (w%2)*N/2 on (KernelPlan::accumulatorIndex).
   Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
   Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
   Value lane = b.remU(tid, b.c32(32));
@@ -47,9 +50,14 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
   f.colBase = b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
   f.lane = lane;
-  f.warpRow = b.add(b.mul(rowBlock, b.c32(64)), b.mul(warp, b.c32(16)));
+  Value warpRowIndex = b.divU(warp, b.c32(p.warpColumns));
+  Value warpColumn = b.remU(warp, b.c32(p.warpColumns));
+  f.warpRow = b.add(b.mul(rowBlock, b.c32(64)),
+                    b.mul(warpRowIndex, b.c32(16 * p.warpColumns)));
   f.row = b.add(f.warpRow, b.divU(lane, b.c32(4)));
-  f.col = b.add(f.colBase, b.mul(b.remU(lane, b.c32(4)), b.c32(2)));
+  f.col = b.add(b.add(f.colBase, b.mul(warpColumn,
+                                       b.c32(p.warpgroupN / p.warpColumns))),
+                b.mul(b.remU(lane, b.c32(4)), b.c32(2)));
   return f;
 }
 

@@ -105,16 +105,16 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
   Value rowInTile = f.row, colInBlock = f.col;
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
-  Row rows[2];
-  for (int half = 0; half < 2; ++half)
-    rows[half] = epilogueRow(t, rowInTile, half);
+  SmallVector<Row> rows;
+  for (int64_t r = 0; r < p.fragmentRowGroups(); ++r)
+    rows.push_back(epilogueRow(t, rowInTile, r));
   SmallVector<Value> scalarValues;
   for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
     scalarValues.push_back(b.loadGlobal(
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
   VectorType pairType = VectorType::get({2}, p.outElem);
-  for (int64_t c = 0; c < p.warpgroupN / 8; ++c) {
+  for (int64_t c = 0; c < p.fragmentColumnBlocks(); ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.n));
     Value safeCol = b.select(colValid, col, colBase);
@@ -141,10 +141,11 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
         colValues[j].push_back(
             b.loadGlobal(type.getElementType(), colPtrs[i], index));
       }
-    for (int half = 0; half < 2; ++half) {
+    for (auto [half, row] : llvm::enumerate(rows)) {
       Value pair = b.create<LLVM::UndefOp>(pairType);
       for (int j = 0; j < 2; ++j) {
-        Value v = b.create<LLVM::ExtractValueOp>(acc, 4 * c + 2 * half + j);
+        Value v = b.create<LLVM::ExtractValueOp>(
+            acc, p.accumulatorIndex(half, c, j));
         // Scales that do not change along K apply once, to the sum.
         if (rows[half].scale)
           v = b.create<arith::MulFOp>(v, rows[half].scale);

@@ -49,6 +49,19 @@ struct KernelPlan {
   /// Consumer warpgroups per 64 rows (config split_n), each taking
   /// `warpgroupN` of the tile's columns.
   int64_t splitN = 1, warpgroupN = 0;
+  /// gg-plan-kernel: warps side by side along N in a warpgroup (1: wgmma's
+  /// m64 fragment; 2: 2 x 2 warps of 32 rows). A thread's accumulator holds
+  /// `fragmentRowGroups()` rows 8 apart by `fragmentColumnBlocks()` column
+  /// pairs 8 apart (accumulatorIndex).
+  int64_t warpColumns = 1;
+  int64_t fragmentRowGroups() const { return 2 * warpColumns; }
+  int64_t fragmentColumnBlocks() const { return warpgroupN / warpColumns / 8; }
+  /// The register of row group `rows` (rows +8 * rows), column block `c`
+  /// (columns +8 * c) and column `j` of the pair: m16 block by m16 block,
+  /// each as mma's and wgmma's n8 quads.
+  int64_t accumulatorIndex(int64_t rows, int64_t c, int64_t j) const {
+    return 4 * (rows / 2 * fragmentColumnBlocks() + c) + 2 * (rows % 2) + j;
+  }
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
   /// of one N block, each loading half of the B tile and multicasting it to
   /// both, which halves the B traffic from L2.

@@ -64,10 +64,11 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   ValueRange extents = op.getExtents();
   int64_t tileRows = op.getTileRows();
   std::optional<uint64_t> elementBytes = op.getElementBytes();
-  if (extents.empty() || !elementBytes || op.getMaps().size() != 1)
+  if (extents.empty() || !elementBytes || op.getMaps().size() != 1 ||
+      (*elementBytes != 1 && *elementBytes != 2 && *elementBytes != 4))
     return op.emitOpError() << "needs the operand's address as its one "
-                               "source, its extents and element_bytes to be "
-                               "loaded without TMA";
+                               "source, its extents and element_bytes (1, 2 "
+                               "or 4) to be loaded without TMA";
   if (op.getRowBytes() != kRowBytes ||
       tileRows * kPiecesPerRow % ggc::kWarpgroupThreads != 0)
     return op.emitOpError() << "loads rows of " << kRowBytes
@@ -102,10 +103,20 @@ LogicalResult lowerBTile(ggk::LoadBTileOp op) {
   if (extents.empty() || op.getCluster() != 1)
     return op.emitOpError() << "needs B's extents and no cluster to be "
                                "loaded without TMA";
-  KernelBuilder b(op.getLoc(), op);
   int64_t blockN = op.getBlockN(), blockK = op.getBlockK();
   int64_t chunk = op.getChunkColumns();
+  // chunk_columns is one 128-byte row of elements of 1, 2 or 4 bytes; a
+  // K-major row holds block_k of them, and every thread copies as many.
   int64_t elementBytes = kRowBytes / chunk;
+  int64_t pieces = blockN * blockK * elementBytes / kPieceBytes;
+  if ((chunk != 32 && chunk != 64 && chunk != 128) ||
+      (!op.getNMajor() && blockK * elementBytes != kRowBytes) ||
+      pieces % ggc::kWarpgroupThreads != 0)
+    return op.emitOpError() << "loads tiles of 128-byte rows (chunk_columns "
+                               "32, 64 or 128; block_k of them along K when "
+                               "K-major) in a multiple of 128 pieces of 16 "
+                               "bytes without TMA";
+  KernelBuilder b(op.getLoc(), op);
   int64_t perPiece = kPieceBytes / elementBytes;
   Value source = globalSource(b, op.getMap());
   Value k = op.getK();

@@ -85,6 +85,15 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerMma : public ggc::impl::LowerMmaBase<LowerMma> {
   void runOnOperation() override {
+    WalkResult split = getOperation().walk([&](ggk::MmaOp op) {
+      if (op.getWarpColumns() == 1)
+        return WalkResult::advance();
+      op.emitOpError() << "splits its warps' columns, which wgmma's m64 "
+                          "fragment cannot: sm_90a takes warp_columns = 1";
+      return WalkResult::interrupt();
+    });
+    if (split.wasInterrupted())
+      return signalPassFailure();
     ggc::convertEach<ggk::MmaOp, ggk::MmaFenceOp, ggk::MmaCommitOp,
                      ggk::MmaWaitOp>(getOperation(), lower);
   }

@@ -1,13 +1,15 @@
 //===- LowerMmaSync.cpp - ggk-lower-mma-sync ------------------------------===//
 //
 // The consumers' MMA for targets without wgmma (sm_80, sm_86, sm_89): each
-// warp of a consumer warpgroup multiplies its 16 of the warpgroup's 64
-// rows by the n columns with mma.sync m16n8k16, one per 8 columns and K
-// step, its operands loaded from the swizzled stage by ldmatrix (.trans
-// for an N-major B). mma.sync's m16n8 accumulator holds a thread's values
-// where wgmma's m64nN fragment does (rows lane / 4 and + 8 of the warp's
-// 16, columns 8 c + 2 (lane % 4) and + 1), so the epilogue, which reads
-// that fragment, is the same on every target. The MMA is synchronous: its
+// warp of a consumer warpgroup multiplies its rows of the warpgroup's 64
+// by its columns with mma.sync m16n8k16, one per m16 block, 8 columns and
+// K step, its operands loaded from the swizzled stage by ldmatrix (.trans
+// for an N-major B). With warp_columns = 1 a warp has 16 rows and every
+// column, and mma.sync's m16n8 accumulator holds a thread's values where
+// wgmma's m64nN fragment does; with 2 (gg-plan-kernel's choice for these
+// targets) a warp has 32 rows and half the columns, and so loads a third
+// less of the stage per multiply. Either way the accumulator's layout is
+// the op's, which the epilogue reads too. The MMA is synchronous: its
 // fence, commit and wait lower to nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -62,31 +64,50 @@ struct StepOperands {
   SmallVector<std::array<Value, 2>> b;
 };
 
-StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, Value warp, Value lane,
-                      int64_t step) {
+/// The warp's place in the warpgroup's 64 x n tile: its first row and
+/// column, its m16 blocks and its columns.
+struct WarpTile {
+  Value row, column;
+  int64_t blocks, columns;
+};
+
+WarpTile warpTile(KernelBuilder &b, ggk::MmaOp op, Value warp) {
+  int64_t warpColumns = op.getWarpColumns();
+  int64_t blocks = warpColumns, columns = op.getN() / warpColumns;
+  Value row = b.mul(b.divU(warp, b.c32(warpColumns)), b.c32(16 * blocks));
+  Value column = b.mul(b.remU(warp, b.c32(warpColumns)), b.c32(columns));
+  return {row, column, blocks, columns};
+}
+
+StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, const WarpTile &w,
+                      Value lane, int64_t step) {
   StepOperands operands;
-  int64_t n = op.getN();
-  // A, K-major: lanes 0-15 give rows 0-15 at the step's first 8 K, lanes
-  // 16-31 the same rows at its second 8: registers a0..a3 in mma's order.
-  Value aRow = b.add(b.mul(warp, b.c32(16)), b.remU(lane, b.c32(16)));
+  // A, K-major, per m16 block: lanes 0-15 give rows 0-15 at the step's
+  // first 8 K, lanes 16-31 the same rows at its second 8: registers
+  // a0..a3 in mma's order.
   Value aPiece = b.add(b.c32(2 * step), b.divU(lane, b.c32(16)));
-  operands.a = loadMatrices(b, op.getATile(), swizzledOffset(b, aRow, aPiece),
-                            4, /*transpose=*/false);
+  for (int64_t i = 0; i < w.blocks; ++i) {
+    Value aRow = b.add(b.add(w.row, b.c32(16 * i)), b.remU(lane, b.c32(16)));
+    SmallVector<Value> regs = loadMatrices(
+        b, op.getATile(), swizzledOffset(b, aRow, aPiece), 4, false);
+    operands.a.append(regs.begin(), regs.end());
+  }
   Value low = b.andI(lane, b.c32(7));
   Value half = b.andI(b.divU(lane, b.c32(8)), b.c32(1)); // second 8 of K
   Value upper = b.divU(lane, b.c32(16));                 // second 8 columns
-  for (int64_t col = 0; col < n; col += 16) {
-    int64_t num = n - col >= 16 ? 4 : 2;
+  for (int64_t col = 0; col < w.columns; col += 16) {
+    int64_t num = w.columns - col >= 16 ? 4 : 2;
+    Value first = b.add(w.column, b.c32(col));
     Value offset;
     if (!op.getBMnMajor()) {
       // Rows of N: matrices (n, k) = (0-7, 0-7), (0-7, 8-15), (8-15, 0-7),
       // (8-15, 8-15), i.e. b0, b1 of two 8-column blocks.
-      Value nRow = b.add(b.c32(col), b.add(low, b.mul(upper, b.c32(8))));
+      Value nRow = b.add(first, b.add(low, b.mul(upper, b.c32(8))));
       offset = swizzledOffset(b, nRow, b.add(b.c32(2 * step), half));
     } else {
       // Rows of K in 64-column chunks, transposed on the way in.
       Value kRow = b.add(b.c32(16 * step), b.add(low, b.mul(half, b.c32(8))));
-      Value column = b.add(b.c32(col), b.mul(upper, b.c32(8)));
+      Value column = b.add(first, b.mul(upper, b.c32(8)));
       Value chunk = b.divU(column, b.c32(64));
       Value piece = b.divU(b.remU(column, b.c32(64)), b.c32(8));
       offset = b.add(b.mul(chunk, b.c32(op.getBlockK() * kRowBytes)),
@@ -112,31 +133,34 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   NVVM::MMATypes type = f16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
   Value thread = b.threadIdx();
   Value lane = b.remU(thread, b.c32(32));
-  Value warp = b.remU(b.divU(thread, b.c32(32)), b.c32(4));
+  WarpTile w =
+      warpTile(b, op, b.remU(b.divU(thread, b.c32(32)), b.c32(4)));
+  int64_t blocksPerRow = w.columns / 8;
   Value acc = op.getAcc();
   int64_t first = op.getFirstStep();
   for (int64_t s = first; s < first + op.getSteps(); ++s) {
-    StepOperands operands = loadStep(b, op, warp, lane, s);
-    SmallVector<Value> a;
-    for (Value reg : operands.a)
-      a.push_back(asOperand(reg));
-    for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
-      SmallVector<Value> c;
-      for (int64_t i = 0; i < 4; ++i)
-        c.push_back(op.getFresh() && s == first
-                        ? b.f32c(0.0)
-                        : Value(b.create<LLVM::ExtractValueOp>(
-                              acc, int64_t(4 * block + i))));
-      Value d = b.create<NVVM::MmaOp>(
-          quad, a, ValueRange{asOperand(bRegs[0]), asOperand(bRegs[1])}, c,
-          ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-          std::array<NVVM::MMATypes, 2>{type, type},
-          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                         NVVM::MMALayout::col});
-      for (int64_t i = 0; i < 4; ++i)
-        acc = b.create<LLVM::InsertValueOp>(
-            acc, b.create<LLVM::ExtractValueOp>(d, i),
-            int64_t(4 * block + i));
+    StepOperands operands = loadStep(b, op, w, lane, s);
+    for (int64_t i = 0; i < w.blocks; ++i) {
+      SmallVector<Value> a;
+      for (Value reg : ArrayRef<Value>(operands.a).slice(4 * i, 4))
+        a.push_back(asOperand(reg));
+      for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
+        int64_t base = 4 * (i * blocksPerRow + int64_t(block));
+        SmallVector<Value> c;
+        for (int64_t r = 0; r < 4; ++r)
+          c.push_back(op.getFresh() && s == first
+                          ? b.f32c(0.0)
+                          : Value(b.create<LLVM::ExtractValueOp>(acc, base + r)));
+        Value d = b.create<NVVM::MmaOp>(
+            quad, a, ValueRange{asOperand(bRegs[0]), asOperand(bRegs[1])}, c,
+            ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{type, type},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t r = 0; r < 4; ++r)
+          acc = b.create<LLVM::InsertValueOp>(
+              acc, b.create<LLVM::ExtractValueOp>(d, r), base + r);
+      }
     }
   }
   return acc;
@@ -153,10 +177,10 @@ struct LowerMmaSync : public ggc::impl::LowerMmaSyncBase<LowerMmaSync> {
     WalkResult unsupported = getOperation().walk([&](ggk::MmaOp op) {
       Type t = op.getAType();
       if ((t.isBF16() || t.isF16()) && op.getBType() == t &&
-          op.getKPerStep() == 16 && !op.getAMnMajor() && op.getN() % 8 == 0)
+          op.getKPerStep() == 16 && !op.getAMnMajor())
         return WalkResult::advance();
       op.emitOpError() << "has no mma.sync lowering yet: it takes bf16 or f16 "
-                          "operands, K-major A and n a multiple of 8";
+                          "operands and K-major A";
       return WalkResult::interrupt();
     });
     if (unsupported.wasInterrupted())

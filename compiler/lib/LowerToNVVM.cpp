@@ -184,6 +184,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
+  p.warpColumns = kernelPlan.getWarpColumns();
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};

@@ -8,6 +8,7 @@
 // again; a plan written by the user is checked and kept.
 //
 //===----------------------------------------------------------------------===//
+#include "Target.h"
 #include "ggc/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -134,6 +135,12 @@ LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
          << " threads; use a smaller block N or M";
 }
 
+/// Two warps per row block each take half of the warpgroup's columns in
+/// whole 8-column blocks, 16 at a time.
+static bool canSplitWarpColumns(ConfigAttr config) {
+  return config.getBlockN() / config.getSplitN() % 32 == 0;
+}
+
 KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   int64_t consumers = numConsumers(config);
   // 1. Promotion: pipelined wherever the three accumulators fit the
@@ -155,11 +162,19 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   Staging staging = !hasStorePool(op)                  ? Staging::none
                     : canSwizzleStaging(op, config) ? Staging::swizzled
                                                     : Staging::dense;
+  // 5. Warp columns: wgmma's fragment on sm_90a. mma.sync's warps each
+  //    load the B fragments of every column they compute, so warps of 32
+  //    rows by half the columns read a third less of shared memory per
+  //    multiply than warps of 16 rows by all of them, the bound of that
+  //    lowering (docs/performance.md).
+  int64_t warpColumns =
+      !ggc::targetOf(op).hopper && canSplitWarpColumns(config) ? 2 : 1;
   return KernelPlanAttr::get(op.getContext(),
                              pipelined ? Promotion::pipelined
                                        : Promotion::serial,
                              scales, producer,
-                             consumerRegisters(consumers, producer), staging);
+                             consumerRegisters(consumers, producer), staging,
+                             warpColumns);
 }
 
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
@@ -196,6 +211,13 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     return error() << " cannot swizzle the staged tile: its rows of "
                    << config.getBlockN() << " outputs are not whole 128-byte "
                                             "rows; use staging = dense";
+  if (plan.getWarpColumns() == 2 && ggc::targetOf(op).hopper)
+    return error() << " splits the warps' columns, which wgmma's fragment "
+                      "does not: sm_90a takes warp_columns = 1";
+  if (plan.getWarpColumns() == 2 && !canSplitWarpColumns(config))
+    return error() << " splits the warps' columns, which takes a multiple "
+                      "of 32 columns per warpgroup, got "
+                   << config.getBlockN() / config.getSplitN();
   int64_t consumers = numConsumers(config);
   int64_t pool = initialRegisters(consumers) * (1 + consumers);
   if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >

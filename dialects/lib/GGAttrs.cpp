@@ -230,7 +230,10 @@ LogicalResult
 KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        Promotion promotion, ScalePlacement scales,
                        int64_t producerRegisters, int64_t consumerRegisters,
-                       Staging staging) {
+                       Staging staging, int64_t warpColumns) {
+  if (warpColumns != 1 && warpColumns != 2)
+    return emitError() << "kernel_plan warp_columns must be 1 or 2, got "
+                       << warpColumns;
   // setmaxnreg takes a multiple of 8 in [24, 256].
   for (auto [who, regs] : {std::pair{"producer", producerRegisters},
                            std::pair{"consumer", consumerRegisters}})

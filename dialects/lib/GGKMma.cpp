@@ -46,6 +46,11 @@ LogicalResult MmaOp::verify() {
                          << " (32 bytes a step), got " << kPerStep;
   if (n < 8 || n > 256 || n % 8 != 0)
     return emitOpError() << "n must be a multiple of 8 in [8, 256], got " << n;
+  int64_t warpColumns = value(getWarpColumns());
+  if (warpColumns != 1 && !(warpColumns == 2 && n % 32 == 0))
+    return emitOpError() << "warp_columns must be 1, or 2 with n a multiple "
+                            "of 32, got "
+                         << warpColumns << " with n = " << n;
   if (steps < 1 || first < 0)
     return emitOpError() << "needs steps >= 1 and first_step >= 0, got steps "
                          << steps << ", first_step " << first;
@@ -76,7 +81,7 @@ LogicalResult CopyAsyncOp::verify() {
   int64_t bytes = static_cast<int64_t>(getBytes());
   if (bytes != 4 && bytes != 8 && bytes != 16)
     return emitOpError() << "bytes must be 4, 8 or 16, got " << bytes;
-  // PTX's cp.async zero-fills only in its 16-byte form with src-size.
+  // The loads that zero-fill copy 16 bytes (.cg, which takes only 16).
   if (getReadBytes() && bytes != 16)
     return emitOpError() << "reads part of its bytes (read) only when it "
                             "copies 16, got bytes = " << bytes;

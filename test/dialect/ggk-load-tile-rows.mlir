@@ -19,6 +19,43 @@ llvm.func @rows(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a64: !llvm.ptr,
 
 // -----
 
+// Without TMA, the one source is the operand's address, `extents` its
+// sizes (K, rows, then the groups with a group) and `element_bytes` the
+// width of its elements.
+// CHECK-LABEL: llvm.func @extents
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[KS:[^:]*]]: i32, %[[ROWS:[^:]*]]: i32, %[[GS:[^:]*]]: i32)
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] valid(%{{.*}}) extents(%[[KS]], %[[ROWS]], %[[GS]]) attributes {box_rows = array<i64: 64>, element_bytes = 2 : i64, granule = 64 : i64
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] valid(%{{.*}}) extents(%[[KS]], %[[ROWS]]) attributes {box_rows = array<i64: 128>, element_bytes = 1 : i64
+llvm.func @extents(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %group: i32, %valid: i32, %ks: i32, %rows: i32,
+    %gs: i32) {
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row, %group] valid(%valid)
+      extents(%ks, %rows, %gs) attributes {tile_rows = 64, row_bytes = 128,
+      other_bytes = 16384, granule = 64, box_rows = array<i64: 64>,
+      element_bytes = 2}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      extents(%ks, %rows) attributes {tile_rows = 128, row_bytes = 128,
+      other_bytes = 0, granule = 128, box_rows = array<i64: 128>,
+      element_bytes = 1}
+  llvm.return
+}
+
+// -----
+
+// Without a group the operand is 2-D: two extents.
+llvm.func @extents_count(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32,
+    %gs: i32) {
+  // expected-error @+1 {{takes the operand's 2 extents (innermost first) or none, got 3}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      extents(%ks, %rows, %gs) attributes {tile_rows = 128, row_bytes = 128,
+      other_bytes = 0, granule = 128, box_rows = array<i64: 128>,
+      element_bytes = 2}
+  llvm.return
+}
+
+// -----
+
 // A tile that is no power of two: its partial boxes start at the largest
 // power of two below it.
 // CHECK-LABEL: llvm.func @odd_tile

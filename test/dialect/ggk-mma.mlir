@@ -96,3 +96,15 @@ llvm.func @negative_wait() {
   ggk.mma_wait attributes {pending = -1}
   llvm.return
 }
+
+// -----
+
+// Two warp columns take whole 16-column halves: n = 16 has 8-column ones.
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @warp_columns_narrow(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+  // expected-error @+1 {{warp_columns must be 1, or 2 with n a multiple of 32, got 2 with n = 16}}
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
+      warp_columns = 2} : !acc
+  llvm.return
+}

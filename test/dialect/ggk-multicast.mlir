@@ -19,6 +19,37 @@ llvm.func @round_trip(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 
 // -----
 
+// Without TMA, `map` is B's address and `extents` its sizes, innermost
+// first: two for a 2-D B, three (the groups last) with a group.
+// CHECK-LABEL: llvm.func @extents
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[KS:[^:]*]]: i32, %[[NS:[^:]*]]: i32, %[[GS:[^:]*]]: i32)
+// CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] extents(%[[KS]], %[[NS]], %[[GS]]) attributes {block_k = 64 : i64, block_n = 128 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 1 : i64}
+// CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] extents(%[[NS]], %[[KS]]) attributes {{{.*}}n_major}
+llvm.func @extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
+                   %k: i32, %n: i32, %g: i32, %ks: i32, %ns: i32, %gs: i32) {
+  ggk.load_b_tile %dst, %full from(%b) at[%k, %n, %g] extents(%ks, %ns, %gs)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  ggk.load_b_tile %dst, %full from(%b) at[%k, %n] extents(%ns, %ks)
+      attributes {n_major, block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+// A group means a 3-D operand: its groups are the third extent.
+llvm.func @extents_without_groups(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %b: !llvm.ptr, %k: i32, %n: i32, %g: i32, %ks: i32, %ns: i32) {
+  // expected-error @+1 {{takes the operand's 3 extents (innermost first, the groups last) or none, got 2}}
+  ggk.load_b_tile %dst, %full from(%b) at[%k, %n, %g] extents(%ks, %ns)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
 llvm.func @cluster_without_rank(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                                 %map: !llvm.ptr, %k: i32, %n: i32) {
   // expected-error @+1 {{takes a cluster_rank exactly when its cluster (2) has more than one CTA}}

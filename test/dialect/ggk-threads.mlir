@@ -30,6 +30,39 @@ llvm.func @odd_copy(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>) {
 
 // -----
 
+// Without TMA: a 16-byte copy that reads only its first %n bytes (the rest
+// zero-filled) and an arrival on a barrier once the thread's copies land
+// print as they parse.
+// CHECK-LABEL: llvm.func @zero_fill
+// CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[SRC:[^:]*]]: !llvm.ptr<1>, %[[N:[^:]*]]: i32, %[[FULL:[^:]*]]: !llvm.ptr<3>)
+// CHECK-NEXT: ggk.copy_async %[[DST]], %[[SRC]] read(%[[N]]) attributes {bytes = 16 : i64}
+// CHECK-NEXT: ggk.copy_async_arrive %[[FULL]]
+llvm.func @zero_fill(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %n: i32,
+                     %full: !llvm.ptr<3>) {
+  ggk.copy_async %dst, %src read(%n) attributes {bytes = 16}
+  ggk.copy_async_arrive %full
+  llvm.return
+}
+
+// -----
+
+// The zero fill (read) is cp.async's 16-byte form only.
+llvm.func @partial_word(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %n: i32) {
+  // expected-error @+1 {{reads part of its bytes (read) only when it copies 16, got bytes = 4}}
+  ggk.copy_async %dst, %src read(%n) attributes {bytes = 4}
+  llvm.return
+}
+
+// -----
+
+llvm.func @arrive_global(%full: !llvm.ptr<1>) {
+  // expected-error @+1 {{'ggk.copy_async_arrive' op operand #0 must be LLVM pointer in address space 3}}
+  "ggk.copy_async_arrive"(%full) : (!llvm.ptr<1>) -> ()
+  llvm.return
+}
+
+// -----
+
 llvm.func @from_shared(%dst: !llvm.ptr<3>, %src: !llvm.ptr<3>) {
   // expected-error @+1 {{'ggk.copy_async' op operand #1 must be LLVM pointer in address space 1}}
   "ggk.copy_async"(%dst, %src) {bytes = 4 : i64} : (!llvm.ptr<3>, !llvm.ptr<3>) -> ()

@@ -46,3 +46,15 @@ func.func @producer_over_consumer(%a: memref<?x512xbf16>, %b: memref<8x1024x512x
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [232, 40], staging = none>}
   return
 }
+
+// -----
+
+func.func @warp_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan warp_columns must be 1 or 2, got 4}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 4>}
+  return
+}

@@ -82,3 +82,14 @@ def test_fp8_is_refused_by_name():
                                                    "are f8E4M3FN"):
         gm.cached_kernel(layout="masked", num_groups=2, m=64, n=128, k=128, dtype="f8E4M3FN",
                          out_dtype="bf16")
+
+
+def test_one_warp_column_as_a_user_plan():
+    """gg-plan-kernel lays the warps out 2 x 2 for mma.sync; a user's plan
+    with warp_columns = 1 (wgmma's fragment layout) is as exact."""
+    gm.check_contiguous(gm.RAGGED, n=256, k=136, dtype="bf16",
+                        kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
+                                    "registers = [40, 232], staging = none>")
+    gm.check_contiguous(gm.RAGGED, n=256, k=136, dtype="f16", b_layout="kn",
+                        kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
+                                    "registers = [40, 232], staging = none, warp_columns = 2>")

@@ -119,3 +119,35 @@ func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16
       {config = #gg.config<block = [256, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// wgmma's fragment has one warp column: sm_90a refuses a user's 2.
+func.func @warp_columns_on_hopper(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{splits the warps' columns, which wgmma's fragment does not: sm_90a takes warp_columns = 1}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 2>}
+  return
+}
+
+// -----
+
+// Two warp columns of 24 would split B's 16-column loads.
+module attributes {gg.target = "sm_80"} {
+func.func @warp_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>,
+                               %off: memref<9xi32>, %o: memref<?x48xbf16>) {
+  // expected-error @+1 {{splits the warps' columns, which takes a multiple of 32 columns per warpgroup, got 48}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x48x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x48xbf16>)
+      {config = #gg.config<block = [64, 48, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 2>}
+  return
+}
+}

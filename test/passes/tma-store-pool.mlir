@@ -132,3 +132,21 @@ func.func @out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
       {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// Without TMA (gg.target sm_80) the epilogue stores from registers: the
+// op @contiguous above gets an empty pool and keeps its four stages.
+// CHECK-LABEL: func.func @no_tma
+// CHECK: config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>
+// CHECK-SAME: store_pool = array<i64>}
+module attributes {gg.target = "sm_80"} {
+  func.func @no_tma(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+    gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+        b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+        out(%o : memref<?x1024xbf16>)
+        {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+    return
+  }
+}

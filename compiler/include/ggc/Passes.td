@@ -28,6 +28,12 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     or more, where 128x256 tiles measured 10-40% faster);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
+
+    The module's `gg.target` (sm_90a without it) bounds shared memory (the
+    smaller of the option and the target's) and, for targets before sm_90a,
+    caps a warpgroup's columns at 128 (no setmaxnreg) and refuses by name
+    what their lowering does not take: FP8, f32, scales, k_grouped,
+    M-major A, clusters, a TMA store pool.
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
   let options = [
@@ -146,6 +152,8 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     pipeline leaves no room, stages are dropped down to `min-stages`, and
     below that the op keeps per-thread stores (an empty `store_pool`). A
     `store_pool` the user wrote is kept.
+
+    Targets before sm_90a (`gg.target`) have no TMA: `store_pool = []`.
   }];
   let options = [
     Option<"smemBudget", "shared-memory-bytes", "int64_t", /*default=*/"232448",
@@ -177,6 +185,10 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        warpgroups or pipelined promotion), the consumers share the rest;
     4. staging: the store pool's tile is 128B-swizzled when its rows are
        whole 128-byte rows, else dense.
+
+    `warp_columns`: 1 on sm_90a (wgmma's fragment); 2 on the other targets
+    where a warpgroup has a multiple of 32 columns (mma.sync's warps then
+    read a third less of the stages).
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
 }
@@ -242,6 +254,10 @@ def PlaceScales : Pass<"ggk-place-scales", "::mlir::ModuleOp"> {
     Runs before `ggk-allocate-shared-memory` (it makes `ggk.shared_address`
     ops) and `ggk-split-partial-loads` (it finds the stage's
     `ggk.load_tile_rows`).
+
+    Under a `gg.target` before sm_90a the full barriers count each producer
+    thread's two arrivals (A's and B's copies, `ggk-lower-loads-cp-async`):
+    256.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect",
@@ -632,6 +648,10 @@ def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
     the consumer's index (warpgroup - 1) broadcast from lane 0
     (`nvvm.shfl.sync idx`, so it is warp-uniform), and the consumers' ops
     on it.
+
+    Under a `gg.target` before sm_90a there is no setmaxnreg, and the
+    producer's ops run on all of warpgroup 0 (its loads are per-thread
+    copies).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

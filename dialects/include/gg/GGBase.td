@@ -340,18 +340,33 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       thread of the producer warpgroup and of each consumer warpgroup.
     - `staging`: the layout of the output tile the store pool stores from
       (`none` without a store pool).
+    - `warp_columns`: how a consumer warpgroup's four warps share its 64
+      rows and N columns, and so which accumulator values each thread
+      holds: 1 (the default, wgmma's m64nN fragment: warp `w` has rows
+      `16 w ..`, every column) or 2 (warps in 2 x 2: warp `w` has rows
+      `32 (w / 2) ..` and columns `(w % 2) N / 2 ..`, as two m16 blocks),
+      which only the mma.sync lowering of targets before sm_90a takes.
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
     EnumParameter<GG_ScalePlacement>:$scales,
     "int64_t":$producerRegisters,
     "int64_t":$consumerRegisters,
-    EnumParameter<GG_Staging>:$staging
+    EnumParameter<GG_Staging>:$staging,
+    DefaultValuedParameter<"int64_t", "1">:$warpColumns
   );
+  let builders = [
+    AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
+                     "int64_t":$producerRegisters,
+                     "int64_t":$consumerRegisters, "Staging":$staging), [{
+      return $_get($_ctxt, promotion, scales, producerRegisters,
+                   consumerRegisters, staging, 1);
+    }]>
+  ];
   let assemblyFormat = [{
     `<` `promotion` `=` $promotion `,` `scales` `=` $scales `,`
         `registers` `=` `[` $producerRegisters `,` $consumerRegisters `]` `,`
-        `staging` `=` $staging `>`
+        `staging` `=` $staging (`,` `warp_columns` `=` $warpColumns^)? `>`
   }];
   let genVerifyDecl = 1;
 }

@@ -25,8 +25,13 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
     `lane` of warp `w` holds rows `16 w + lane / 4` and `+ 8`, column
     pairs `8 c + 2 (lane % 4)`). The product may complete asynchronously:
     `ggk.mma_commit` and `ggk.mma_wait` say when it must have.
-    `ggk-lower-mma` lowers it for sm_90a: one `wgmma.mma_async` per K step
-    on shared-memory descriptors.
+    `warp_columns = 2` (gg-plan-kernel's, for the mma.sync lowering) lays
+    the four warps out 2 x 2 instead: warp `w` holds rows `32 (w / 2) ..`
+    as two m16 blocks of the columns `(w % 2) n / 2 ..`, register
+    `4 (i n / 16 + c) + 2 half + j` for m16 block `i`.
+    `ggk-lower-mma` lowers it for sm_90a (warp_columns = 1 only): one
+    `wgmma.mma_async` per K step on shared-memory descriptors;
+    `ggk-lower-mma-sync` for the other targets.
 
     Example:
     ```mlir
@@ -42,7 +47,8 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
                        I64Attr:$k_per_step, I64Attr:$block_k,
                        I64Attr:$first_step, I64Attr:$steps,
                        UnitAttr:$fresh, UnitAttr:$a_mn_major,
-                       UnitAttr:$b_mn_major);
+                       UnitAttr:$b_mn_major,
+                       DefaultValuedAttr<I64Attr, "1">:$warp_columns);
   let results = (outs LLVM_AnyStruct:$result);
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -1,0 +1,136 @@
+// RUN: ggc-opt %s -split-input-file -ggk-lower-mma-sync -canonicalize | FileCheck %s
+
+// Before: a consumer's K block as ggk ops: fence, the MMA of one K step
+// of bf16 tiles (A and B K-major, n = 16, fresh), commit, wait. After, for
+// sm_80: the warp's A fragment, rows 16 (warp % 4) + lane % 16, 16-byte
+// piece lane / 16 of the step, swizzled, by one ldmatrix x4; B's 16
+// columns by one ldmatrix x4 (registers b0, b1 of columns 0-7, then of
+// 8-15); one mma.sync m16n8k16 per 8 columns from a zero accumulator
+// (fresh), its four results in the m64n16 fragment's registers 0-3 and
+// 4-7. The fence, commit and wait lower to nothing; no ggk op is left.
+// CHECK-LABEL: llvm.func @k_block
+// CHECK-SAME: (%[[ACC:[^:]*]]: !llvm.struct<{{.*}}>, %[[A:[^:]*]]: !llvm.ptr<3>, %[[B:[^:]*]]: !llvm.ptr<3>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: ggk.mma
+// CHECK: %[[TID:.*]] = ggk.thread_index
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32_i32
+// CHECK: %[[W:.*]] = arith.divui %[[TID]], %c32_i32
+// CHECK: %[[WARP:.*]] = arith.remui %[[W]], %c4_i32
+// CHECK: %[[WARP_ROW:.*]] = arith.muli %[[WARP]], %c16_i32
+// CHECK: %[[APIECE:.*]] = arith.divui %[[LANE]], %c16_i32
+// CHECK: %[[LANE16:.*]] = arith.remui %[[LANE]], %c16_i32
+// CHECK: %[[AROW:.*]] = arith.addi %[[WARP_ROW]], %[[LANE16]]
+// CHECK: %[[AROW8:.*]] = arith.andi %[[AROW]], %c7_i32
+// CHECK: arith.xori %[[APIECE]], %[[AROW8]]
+// CHECK: %[[AAT:.*]] = llvm.getelementptr %[[A]]
+// CHECK: %[[AFRAG:.*]] = nvvm.ldmatrix %[[AAT]] {{{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32{{.*}}} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: %[[A0:.*]] = llvm.extractvalue %[[AFRAG]][0]
+// CHECK: %[[A1:.*]] = llvm.extractvalue %[[AFRAG]][1]
+// CHECK: %[[A2:.*]] = llvm.extractvalue %[[AFRAG]][2]
+// CHECK: %[[A3:.*]] = llvm.extractvalue %[[AFRAG]][3]
+// CHECK: %[[BAT:.*]] = llvm.getelementptr %[[B]]
+// CHECK: %[[BFRAG:.*]] = nvvm.ldmatrix %[[BAT]] {{{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32{{.*}}} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK: %[[B0:.*]] = llvm.extractvalue %[[BFRAG]][0]
+// CHECK: %[[B1:.*]] = llvm.extractvalue %[[BFRAG]][1]
+// CHECK: %[[B2:.*]] = llvm.extractvalue %[[BFRAG]][2]
+// CHECK: %[[B3:.*]] = llvm.extractvalue %[[BFRAG]][3]
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK: %[[D0:.*]] = nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B[%[[B0]], %[[B1]]]  C[%[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]]]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK: %[[D00:.*]] = llvm.extractvalue %[[D0]][0]
+// CHECK: llvm.insertvalue %[[D00]], %[[ACC]][0]
+// CHECK: %[[D1:.*]] = nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B[%[[B2]], %[[B3]]]  C[%[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]]]
+// CHECK: %[[D13:.*]] = llvm.extractvalue %[[D1]][3]
+// CHECK: %[[R:.*]] = llvm.insertvalue %[[D13]], %{{.*}}[7]
+// CHECK-NEXT: llvm.return %[[R]]
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @k_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
+  ggk.mma_fence
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1, fresh} : !acc
+  ggk.mma_commit
+  ggk.mma_wait attributes {pending = 1}
+  llvm.return %r : !acc
+}
+
+// -----
+
+// An N-major B (step 1 of block_k = 64): its fragment is read from rows of
+// K, 16 + lane % 8 (+ 8 for lanes 8-15 and 24-31), in 64-column chunks
+// 64 * 128 = 8192 bytes apart, transposed by ldmatrix (layout col).
+// CHECK-LABEL: llvm.func @b_n_major
+// CHECK: nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32
+// CHECK: %[[KROW0:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[KROW:.*]] = arith.addi %[[KROW0]], %c16_i32 : i32
+// CHECK: %[[CHUNK:.*]] = arith.divui %{{.*}}, %c64_i32 : i32
+// CHECK: arith.andi %[[KROW]], %c7_i32
+// CHECK: arith.muli %[[KROW]], %c128_i32
+// CHECK: arith.muli %[[CHUNK]], %c8192_i32
+// CHECK: nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @b_n_major(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+      k_per_step = 16, block_k = 64, first_step = 1, steps = 1, fresh,
+      b_mn_major} : !acc
+  llvm.return %r : !acc
+}
+
+// -----
+
+// n = 8, f16, not fresh: B's 8 columns by one ldmatrix x2; one mma.sync,
+// its operands bitcast to f16 pairs, accumulating onto the fragment's four
+// registers.
+// CHECK-LABEL: llvm.func @n8
+// CHECK-SAME: (%[[ACC:[^:]*]]: !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.ldmatrix %{{.*}} {{{.*}}num = 4 : i32
+// CHECK: nvvm.ldmatrix %{{.*}} {{{.*}}layout = #nvvm.mma_layout<row>, num = 2 : i32{{.*}}} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32)>
+// CHECK: %[[C0:.*]] = llvm.extractvalue %[[ACC]][0]
+// CHECK: %[[C3:.*]] = llvm.extractvalue %[[ACC]][3]
+// CHECK: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[%[[C0]], %{{.*}}, %{{.*}}, %[[C3]]]  {{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: nvvm.mma.sync
+!acc4 = !llvm.struct<(f32, f32, f32, f32)>
+llvm.func @n8(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = f16, b_type = f16, n = 8,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !acc4
+  llvm.return %r : !acc4
+}
+
+// -----
+
+// Two warp columns (gg-plan-kernel's choice before sm_90a), n = 32: warp w
+// has rows 32 (w / 2) .. as two m16 blocks (+16 for the second) and
+// columns 16 (w % 2) ..: two ldmatrix x4 for A, one for B's 16 columns,
+// four mma.sync; m16 block i's 8-column block c goes to registers
+// 4 (2 i + c) ..: block 1's first quad at 8.
+// CHECK-LABEL: llvm.func @two_warp_columns
+// CHECK: %[[TID:.*]] = ggk.thread_index
+// CHECK: %[[W:.*]] = arith.divui %[[TID]], %c32_i32
+// CHECK: %[[WARP:.*]] = arith.remui %[[W]], %c4_i32
+// CHECK: %[[WROW:.*]] = arith.divui %[[WARP]], %c2_i32
+// CHECK: %[[ROW:.*]] = arith.muli %[[WROW]], %c32_i32
+// CHECK: %[[WCOL:.*]] = arith.remui %[[WARP]], %c2_i32
+// CHECK: %[[COL:.*]] = arith.muli %[[WCOL]], %c16_i32
+// CHECK: arith.addi %[[ROW]], %{{.*}}
+// CHECK: nvvm.ldmatrix {{.*}}num = 4
+// CHECK: %[[ROW16:.*]] = arith.addi %[[ROW]], %c16_i32
+// CHECK: arith.addi %[[ROW16]], %{{.*}}
+// CHECK: nvvm.ldmatrix {{.*}}num = 4
+// CHECK: arith.addi %[[COL]], %{{.*}}
+// CHECK: nvvm.ldmatrix {{.*}}num = 4
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: %[[D2:.*]] = nvvm.mma.sync
+// CHECK: %[[D20:.*]] = llvm.extractvalue %[[D2]][0]
+// CHECK: llvm.insertvalue %[[D20]], %{{.*}}[8]
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: llvm.insertvalue %{{.*}}[15]
+// CHECK-NEXT: llvm.return
+!acc16 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @two_warp_columns(%acc: !acc16, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc16 {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 32,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
+      warp_columns = 2} : !acc16
+  llvm.return %r : !acc16
+}

@@ -28,17 +28,40 @@ constexpr int64_t kPieceBytes = 16;
 constexpr int64_t kRowBytes = ggc::kSwizzleBytes;
 constexpr int64_t kPiecesPerRow = kRowBytes / kPieceBytes;
 
-/// One 16-byte piece's copy: from element `element` of the operand at
-/// `source` (elements of `elementBytes`), to byte `row * 128 + piece * 16`
-/// of the swizzled tile at `tile`; zero-filled unless `valid`.
-void copyPiece(KernelBuilder &b, Value tile, Value row, Value piece,
-               Value source, Value element, int64_t elementBytes,
-               Value valid) {
-  Value swizzled = b.xorI(piece, b.andI(row, b.c32(7)));
-  Value offset = b.add(b.mul(row, b.c32(kRowBytes)),
-                       b.mul(swizzled, b.c32(kPieceBytes)));
-  Value dst = b.gep(tile, b.toI64(offset));
-  // A piece not read may lie past the tensor: it points at the start.
+/// Rows of 128 bytes one round of the producer's 128 threads copies.
+constexpr int64_t kRowsPerRound = ggc::kWarpgroupThreads / kPiecesPerRow;
+
+/// The tile as consecutive 128-byte rows (an N-major B's chunks too, each
+/// block_k rows): in round `i` thread `t` copies piece `t % 8` of row
+/// `16 i + t / 8`, whose place in the swizzled tile is the thread's own
+/// offset plus `i * 2048` (a round's 16 rows keep each row's swizzle).
+/// What is per thread is computed once; each round adds constants.
+struct ThreadPieces {
+  Value row;    // i32: t / 8, the thread's row in each round
+  Value piece;  // i32: t % 8
+  Value offset; // i32: bytes of its piece of that row in the tile
+};
+
+ThreadPieces threadPieces(KernelBuilder &b) {
+  Value thread = b.remU(b.threadIdx(), b.c32(ggc::kWarpgroupThreads));
+  ThreadPieces t;
+  t.row = b.divU(thread, b.c32(kPiecesPerRow));
+  t.piece = b.remU(thread, b.c32(kPiecesPerRow));
+  Value swizzled = b.xorI(t.piece, b.andI(t.row, b.c32(7)));
+  t.offset = b.add(b.mul(t.row, b.c32(kRowBytes)),
+                   b.mul(swizzled, b.c32(kPieceBytes)));
+  return t;
+}
+
+/// Round `round`'s copy: element `element` (i64) of the operand at
+/// `source` into the thread's place in the tile; a zero fill, reading
+/// nothing (so `element` may lie past the tensor), unless `valid`.
+void copyRound(KernelBuilder &b, const ThreadPieces &t, Value tile,
+               int64_t round, Value source, Value element,
+               int64_t elementBytes, Value valid) {
+  Value dst = b.gep(tile, b.toI64(b.add(
+                              t.offset, b.c32(round * kRowsPerRound *
+                                              kRowBytes))));
   Value bytes = b.mul(element, b.c64(elementBytes));
   Value src = b.gep(source, b.select(valid, bytes, b.c64(0)));
   b.create<ggk::CopyAsyncOp>(dst, src,
@@ -51,13 +74,8 @@ Value globalSource(KernelBuilder &b, Value address) {
   return b.create<LLVM::AddrSpaceCastOp>(b.ptr(ggc::kGlobal), address);
 }
 
-/// Calls `body(piece)` for each of the `pieces` this thread copies: piece
-/// i * 128 + thread of the producer warpgroup.
-void forEachPiece(KernelBuilder &b, int64_t pieces,
-                  function_ref<void(Value)> body) {
-  Value thread = b.remU(b.threadIdx(), b.c32(ggc::kWarpgroupThreads));
-  for (int64_t i = 0; i < pieces / ggc::kWarpgroupThreads; ++i)
-    body(b.add(b.c32(i * ggc::kWarpgroupThreads), thread));
+Value both(KernelBuilder &b, Value x, Value y) {
+  return b.create<arith::AndIOp>(x, y);
 }
 
 LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
@@ -69,30 +87,30 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
     return op.emitOpError() << "needs the operand's address as its one "
                                "source, its extents and element_bytes (1, 2 "
                                "or 4) to be loaded without TMA";
-  if (op.getRowBytes() != kRowBytes ||
-      tileRows * kPiecesPerRow % ggc::kWarpgroupThreads != 0)
+  if (op.getRowBytes() != kRowBytes || tileRows % kRowsPerRound != 0)
     return op.emitOpError() << "loads rows of " << kRowBytes
                             << " bytes, a multiple of 16 rows, without TMA";
   KernelBuilder b(op.getLoc(), op);
-  Value k = op.getK(), firstRow = op.getRow();
+  ThreadPieces t = threadPieces(b);
   Value kSize = extents[0], rows = extents[1];
-  // The group's rows of the tile that lie in the tensor.
-  Value rowsLeft = b.minS(op.getRowsValid(), b.sub(rows, firstRow));
+  // The group's rows of the tile that lie in the tensor, counted from
+  // the thread's row.
+  Value rowsLeft = b.sub(b.minS(op.getRowsValid(), b.sub(rows, op.getRow())),
+                         t.row);
+  Value kElement = b.add(op.getK(), b.mul(t.piece, b.c32(
+                                        kPieceBytes / int64_t(*elementBytes))));
+  Value kValid = b.lt(kElement, kSize);
   Value groupRow = op.getGroup() ? b.mul(b.toI64(op.getGroup()), b.toI64(rows))
                                  : b.c64(0);
+  Value firstRow = b.add(groupRow, b.toI64(b.add(op.getRow(), t.row)));
+  Value first = b.add(b.mul(firstRow, b.toI64(kSize)), b.toI64(kElement));
   Value source = globalSource(b, op.getMaps()[0]);
-  int64_t perPiece = kPieceBytes / int64_t(*elementBytes);
-  forEachPiece(b, tileRows * kPiecesPerRow, [&](Value q) {
-    Value row = b.divU(q, b.c32(kPiecesPerRow));
-    Value piece = b.remU(q, b.c32(kPiecesPerRow));
-    Value kElement = b.add(k, b.mul(piece, b.c32(perPiece)));
-    Value valid = b.create<arith::AndIOp>(b.lt(row, rowsLeft),
-                                          b.lt(kElement, kSize));
-    Value globalRow = b.add(groupRow, b.toI64(b.add(firstRow, row)));
-    Value element = b.add(b.mul(globalRow, b.toI64(kSize)), b.toI64(kElement));
-    copyPiece(b, op.getDst(), row, piece, source, element, *elementBytes,
-              valid);
-  });
+  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+    int64_t row = i * kRowsPerRound;
+    Value element = b.add(first, b.mul(b.c64(row), b.toI64(kSize)));
+    Value valid = both(b, b.lt(b.c32(row), rowsLeft), kValid);
+    copyRound(b, t, op.getDst(), i, source, element, *elementBytes, valid);
+  }
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();
@@ -106,59 +124,58 @@ LogicalResult lowerBTile(ggk::LoadBTileOp op) {
   int64_t blockN = op.getBlockN(), blockK = op.getBlockK();
   int64_t chunk = op.getChunkColumns();
   // chunk_columns is one 128-byte row of elements of 1, 2 or 4 bytes; a
-  // K-major row holds block_k of them, and every thread copies as many.
+  // K-major row holds block_k of them; an N-major chunk is block_k rows,
+  // a whole number of rounds.
   int64_t elementBytes = kRowBytes / chunk;
-  int64_t pieces = blockN * blockK * elementBytes / kPieceBytes;
+  int64_t tileRows = op.getNMajor() ? blockN / chunk * blockK : blockN;
   if ((chunk != 32 && chunk != 64 && chunk != 128) ||
       (!op.getNMajor() && blockK * elementBytes != kRowBytes) ||
-      pieces % ggc::kWarpgroupThreads != 0)
+      (op.getNMajor() && (blockN % chunk != 0 || blockK % kRowsPerRound)) ||
+      tileRows % kRowsPerRound != 0)
     return op.emitOpError() << "loads tiles of 128-byte rows (chunk_columns "
                                "32, 64 or 128; block_k of them along K when "
                                "K-major) in a multiple of 128 pieces of 16 "
                                "bytes without TMA";
   KernelBuilder b(op.getLoc(), op);
+  ThreadPieces t = threadPieces(b);
   int64_t perPiece = kPieceBytes / elementBytes;
   Value source = globalSource(b, op.getMap());
-  Value k = op.getK();
   Value firstN = b.mul(op.getNBlock(), b.c32(blockN));
   Value group = op.getGroup() ? b.toI64(op.getGroup()) : b.c64(0);
   Value inner = extents[0], outer = extents[1];
   Value groupBase = b.mul(group, b.toI64(outer));
+  Value pieceElements = b.mul(t.piece, b.c32(perPiece));
   if (!op.getNMajor()) {
-    // Rows of N, 128 bytes of K each.
-    forEachPiece(b, blockN * kPiecesPerRow, [&](Value q) {
-      Value row = b.divU(q, b.c32(kPiecesPerRow));
-      Value piece = b.remU(q, b.c32(kPiecesPerRow));
-      Value n = b.add(firstN, row);
-      Value kElement = b.add(k, b.mul(piece, b.c32(perPiece)));
-      Value valid = b.create<arith::AndIOp>(b.lt(n, outer),
-                                            b.lt(kElement, inner));
-      Value element = b.add(b.mul(b.add(groupBase, b.toI64(n)), b.toI64(inner)),
-                            b.toI64(kElement));
-      copyPiece(b, op.getDst(), row, piece, source, element, elementBytes,
-                valid);
-    });
+    // Rows of N, 128 bytes of K each: row n at (group, n, k).
+    Value n = b.add(firstN, t.row);
+    Value kElement = b.add(op.getK(), pieceElements);
+    Value kValid = b.lt(kElement, inner);
+    Value first = b.add(b.mul(b.add(groupBase, b.toI64(n)), b.toI64(inner)),
+                        b.toI64(kElement));
+    for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+      int64_t row = i * kRowsPerRound;
+      Value element = b.add(first, b.mul(b.c64(row), b.toI64(inner)));
+      Value valid = both(b, b.lt(b.add(n, b.c32(row)), outer), kValid);
+      copyRound(b, t, op.getDst(), i, source, element,
+                elementBytes, valid);
+    }
   } else {
-    // Column chunks of `chunk` N, each block_k rows of K of 128 bytes,
-    // block_k * 128 bytes apart.
-    int64_t chunkPieces = blockK * kPiecesPerRow;
-    forEachPiece(b, blockN / chunk * chunkPieces, [&](Value q) {
-      Value chunkIndex = b.divU(q, b.c32(chunkPieces));
-      Value inChunk = b.remU(q, b.c32(chunkPieces));
-      Value row = b.divU(inChunk, b.c32(kPiecesPerRow));
-      Value piece = b.remU(inChunk, b.c32(kPiecesPerRow));
-      Value n = b.add(b.add(firstN, b.mul(chunkIndex, b.c32(chunk))),
-                      b.mul(piece, b.c32(perPiece)));
-      Value kElement = b.add(k, row);
-      Value valid = b.create<arith::AndIOp>(b.lt(n, inner),
-                                            b.lt(kElement, outer));
-      Value element =
-          b.add(b.mul(b.add(groupBase, b.toI64(kElement)), b.toI64(inner)),
-                b.toI64(n));
-      Value tile = b.gep(op.getDst(), b.toI64(b.mul(chunkIndex,
-                                                    b.c32(blockK * kRowBytes))));
-      copyPiece(b, tile, row, piece, source, element, elementBytes, valid);
-    });
+    // Chunks of `chunk` columns, block_k rows of K each: row r of chunk c
+    // at (group, k + r, first N + c * chunk).
+    Value kElement = b.add(op.getK(), t.row);
+    Value n = b.add(firstN, pieceElements);
+    Value first = b.add(b.mul(b.add(groupBase, b.toI64(kElement)),
+                              b.toI64(inner)),
+                        b.toI64(n));
+    for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+      int64_t row = i * kRowsPerRound % blockK;
+      int64_t column = i * kRowsPerRound / blockK * chunk;
+      Value element = b.add(first, b.add(b.mul(b.c64(row), b.toI64(inner)),
+                                         b.c64(column)));
+      Value valid = both(b, b.lt(b.add(kElement, b.c32(row)), outer),
+                         b.lt(b.add(n, b.c32(column)), inner));
+      copyRound(b, t, op.getDst(), i, source, element, elementBytes, valid);
+    }
   }
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();

@@ -2,7 +2,7 @@
 //
 // The ring's protocol for targets without mbarrier try_wait and expect_tx
 // (sm_80, sm_86, sm_89): a wait for a free or a loaded stage polls its
-// mbarrier's phase with mbarrier.test_wait.parity. A stage's loads arrive
+// mbarrier's phase with mbarrier.test_wait.parity, sleeping between polls. A stage's loads arrive
 // on its full barrier themselves, per thread, once their copies land
 // (ggk-lower-loads-cp-async), so there is no byte count to commit.
 //
@@ -21,6 +21,10 @@ using ggc::KernelBuilder;
 
 namespace {
 
+/// Nanoseconds between two polls of an incomplete phase (nanosleep's
+/// bound; a K block's MMAs take a few microseconds).
+constexpr int32_t kPollSleepNs = 32;
+
 void pollPhase(KernelBuilder &b, Value barrier, Value parity) {
   b.create<scf::WhileOp>(
       TypeRange{}, ValueRange{},
@@ -32,6 +36,11 @@ void pollPhase(KernelBuilder &b, Value barrier, Value parity) {
         ob.create<scf::ConditionOp>(loc, waiting, ValueRange{});
       },
       [&](OpBuilder &ob, Location loc, ValueRange) {
+        // A thread that keeps polling takes issue slots from the warps
+        // that will complete the phase (the producer's copies, the
+        // consumers' MMAs): it sleeps between polls.
+        ob.create<NVVM::NanosleepOp>(
+            loc, ob.create<arith::ConstantIntOp>(loc, kPollSleepNs, 32));
         ob.create<scf::YieldOp>(loc);
       });
 }

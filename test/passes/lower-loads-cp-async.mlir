@@ -2,31 +2,34 @@
 
 // Before: the producer's load of a masked A tile of 64 rows of 128 bytes
 // (bf16, element_bytes = 2) from group %group of a [groups, rows, K]
-// operand given by its address and extents. After, for sm_80: each of the
-// producer warpgroup's 128 threads copies 64 * 8 / 128 = 4 of the tile's
-// 16-byte pieces, piece q = 128 i + thread % 128 being piece q % 8 (8 K
-// elements) of tile row q / 8. A piece reads its 16 bytes only when its
-// row is below the group's valid rows left (min(valid, rows - row)) and
-// its K inside the operand; otherwise it reads 0 bytes (a zero fill) from
-// the operand's start. It lands at row * 128 + (piece ^ row % 8) * 16
-// (128B swizzle). Then one arrival on the full barrier for them all.
+// operand given by its address and extents. After, for sm_80: the tile is
+// copied in rounds of 16 rows by the producer warpgroup's 128 threads,
+// thread t taking 16-byte piece t % 8 (8 K elements) of row 16 i + t / 8
+// in round i: 64 / 16 = 4 copies each. What is per thread is computed
+// once: its place in the swizzled tile, (t / 8) * 128 + (t % 8 ^ (t / 8)
+// % 8) * 16, to which round i adds 2048 i; the rows it may still read
+// (min(valid, rows - row) - t / 8); its element (group * rows + row +
+// t / 8) * K + k + 8 (t % 8), to which round i adds 16 i K. A piece reads
+// its 16 bytes only when its row and K are in range; else 0 (a zero fill)
+// from the operand's start. Then one arrival on the full barrier.
 // CHECK-LABEL: llvm.func @a_masked
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[A:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %[[GROUP:[^:]*]]: i32, %[[VALID:[^:]*]]: i32, %[[KS:[^:]*]]: i32, %[[ROWS:[^:]*]]: i32, %{{[^:]*}}: i32)
-// CHECK: %[[BELOW:.*]] = arith.subi %[[ROWS]], %[[ROW]] : i32
-// CHECK: %[[LEFT:.*]] = arith.minsi %[[VALID]], %[[BELOW]] : i32
-// CHECK: %[[ROWS64:.*]] = arith.extsi %[[ROWS]]
-// CHECK: %[[GROUP64:.*]] = arith.extsi %[[GROUP]]
-// CHECK: %[[GROUP_ROW:.*]] = arith.muli %[[GROUP64]], %[[ROWS64]] : i64
-// CHECK: %[[SRC:.*]] = llvm.addrspacecast %[[A]] : !llvm.ptr to !llvm.ptr<1>
 // CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK: %[[T:.*]] = arith.remui %[[TID]], %c128_i32 : i32
 // CHECK: %[[R:.*]] = arith.divui %[[T]], %c8_i32 : i32
 // CHECK: %[[P:.*]] = arith.remui %[[T]], %c8_i32 : i32
+// CHECK: %[[R8:.*]] = arith.andi %[[R]], %c7_i32 : i32
+// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[P]], %[[R8]] : i32
+// CHECK: %[[PIECE_AT:.*]] = arith.muli %[[SWIZZLED]], %c16_i32 : i32
+// CHECK: %[[ROW_AT:.*]] = arith.muli %[[R]], %c128_i32 : i32
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW_AT]], %[[PIECE_AT]] : i32
+// CHECK: %[[BELOW:.*]] = arith.subi %[[ROWS]], %[[ROW]] : i32
+// CHECK: %[[LEFT:.*]] = arith.minsi %[[VALID]], %[[BELOW]] : i32
+// CHECK: %[[MINE:.*]] = arith.subi %[[LEFT]], %[[R]] : i32
 // CHECK: %[[PK:.*]] = arith.muli %[[P]], %c8_i32 : i32
 // CHECK: %[[KE:.*]] = arith.addi %[[K]], %[[PK]] : i32
 // CHECK: %[[IN_K:.*]] = arith.cmpi slt, %[[KE]], %[[KS]] : i32
-// CHECK: %[[IN_ROWS:.*]] = arith.cmpi slt, %[[R]], %[[LEFT]] : i32
-// CHECK: %[[READS:.*]] = arith.andi %[[IN_ROWS]], %[[IN_K]] : i1
+// CHECK: %[[GROUP_ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
 // CHECK: %[[TROW:.*]] = arith.addi %[[ROW]], %[[R]] : i32
 // CHECK: %[[TROW64:.*]] = arith.extsi %[[TROW]]
 // CHECK: %[[GROW:.*]] = arith.addi %[[GROUP_ROW]], %[[TROW64]] : i64
@@ -34,11 +37,9 @@
 // CHECK: %[[KS64:.*]] = arith.extsi %[[KS]]
 // CHECK: %[[ROW_START:.*]] = arith.muli %[[GROW]], %[[KS64]] : i64
 // CHECK: %[[ELEMENT:.*]] = arith.addi %[[ROW_START]], %[[KE64]] : i64
-// CHECK: %[[R8:.*]] = arith.andi %[[R]], %c7_i32 : i32
-// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[P]], %[[R8]] : i32
-// CHECK: %[[PIECE_AT:.*]] = arith.muli %[[SWIZZLED]], %c16_i32 : i32
-// CHECK: %[[ROW_AT:.*]] = arith.muli %[[R]], %c128_i32 : i32
-// CHECK: %[[AT:.*]] = arith.addi %[[ROW_AT]], %[[PIECE_AT]] : i32
+// CHECK: %[[SRC:.*]] = llvm.addrspacecast %[[A]] : !llvm.ptr to !llvm.ptr<1>
+// CHECK: %[[IN_ROWS:.*]] = arith.cmpi sgt, %[[MINE]], %c0_i32 : i32
+// CHECK: %[[READS:.*]] = arith.andi %[[IN_ROWS]], %[[IN_K]] : i1
 // CHECK: %[[AT64:.*]] = arith.extsi %[[AT]]
 // CHECK: %[[TO:.*]] = llvm.getelementptr %[[DST]][%[[AT64]]]
 // CHECK: %[[BYTES:.*]] = arith.muli %[[ELEMENT]], %c2_i64 : i64
@@ -46,12 +47,16 @@
 // CHECK: %[[FROM:.*]] = llvm.getelementptr %[[SRC]][%[[FROM_AT]]]
 // CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32
 // CHECK: ggk.copy_async %[[TO]], %[[FROM]] read(%[[READ]]) attributes {bytes = 16 : i64}
-// CHECK: %[[Q1:.*]] = arith.addi %[[T]], %c128_i32 : i32
-// CHECK: arith.divui %[[Q1]], %c8_i32
+// Round 1: 16 rows of K further, 16 more rows read, 2048 bytes on.
+// CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %c16_i64 : i64
+// CHECK: %[[ELEMENT1:.*]] = arith.addi %[[ELEMENT]], %[[STEP]] : i64
+// CHECK: arith.cmpi sgt, %[[MINE]], %c16_i32 : i32
+// CHECK: arith.addi %[[AT]], %c2048_i32 : i32
+// CHECK: arith.muli %[[ELEMENT1]], %c2_i64 : i64
 // CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%{{.*}}) attributes {bytes = 16 : i64}
-// CHECK: arith.addi %[[T]], %c256_i32
+// CHECK: arith.addi %[[AT]], %c4096_i32 : i32
 // CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%{{.*}}) attributes {bytes = 16 : i64}
-// CHECK: arith.addi %[[T]], %c384_i32
+// CHECK: arith.addi %[[AT]], %c6144_i32 : i32
 // CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%{{.*}}) attributes {bytes = 16 : i64}
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
@@ -69,26 +74,29 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // -----
 
 // Before: a K-major B tile of 128 rows of N (64 bf16 of K each) from group
-// %group of a [groups, N, K] operand. After: 128 * 8 / 128 = 8 copies per
-// thread, piece q being 8 K elements of N row n_block * 128 + q / 8, read
-// when that row lies below N and its K below K, from element
-// (group * N + n) * K + k; swizzled as A's; then the arrival.
+// %group of a [groups, N, K] operand. After: 128 / 16 = 8 rounds; thread
+// t's row of N is n_block * 128 + t / 8 (+ 16 i), read while below N and
+// its K below K, from element (group * N + n) * K + k + 8 (t % 8) (+ 16 i
+// K); placed as A's (+ 2048 i); then the arrival.
 // CHECK-LABEL: llvm.func @b_k_major
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[B:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[GROUP:[^:]*]]: i32, %[[KS:[^:]*]]: i32, %[[NS:[^:]*]]: i32, %{{[^:]*}}: i32)
-// CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
 // CHECK: %[[T:.*]] = arith.remui %{{.*}}, %c128_i32 : i32
 // CHECK: %[[R:.*]] = arith.divui %[[T]], %c8_i32 : i32
 // CHECK: %[[P:.*]] = arith.remui %[[T]], %c8_i32 : i32
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
+// CHECK: %[[PK:.*]] = arith.muli %[[P]], %c8_i32 : i32
 // CHECK: %[[N:.*]] = arith.addi %[[FIRST_N]], %[[R]] : i32
-// CHECK: %[[KE:.*]] = arith.addi %[[K]], %{{.*}} : i32
+// CHECK: %[[KE:.*]] = arith.addi %[[K]], %[[PK]] : i32
 // CHECK: %[[IN_K:.*]] = arith.cmpi slt, %[[KE]], %[[KS]] : i32
 // CHECK: %[[IN_N:.*]] = arith.cmpi slt, %[[N]], %[[NS]] : i32
 // CHECK: %[[READS:.*]] = arith.andi %[[IN_N]], %[[IN_K]] : i1
-// CHECK: %[[R8:.*]] = arith.andi %[[R]], %c7_i32 : i32
-// CHECK: arith.xori %[[P]], %[[R8]] : i32
-// CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32
-// CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%[[READ]]) attributes {bytes = 16 : i64}
-// CHECK-COUNT-7: ggk.copy_async %{{.*}}, %{{.*}} read(%{{.*}}) attributes {bytes = 16 : i64}
+// CHECK: ggk.copy_async
+// CHECK: %[[N1:.*]] = arith.addi %[[N]], %c16_i32 : i32
+// CHECK: arith.cmpi slt, %[[N1]], %[[NS]] : i32
+// CHECK: arith.addi %[[AT]], %c2048_i32 : i32
+// CHECK: ggk.copy_async
+// CHECK-COUNT-6: ggk.copy_async %
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
@@ -102,43 +110,41 @@ llvm.func @b_k_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 
 // -----
 
-// Before: an N-major B tile (a 2-D [K, N] operand, no group) of 128
-// columns, two chunks of 64. After: each chunk is block_k = 64 rows of K
-// of 128 bytes (64 N), the chunks 64 * 128 = 8192 bytes apart, so
-// 2 * 64 * 8 / 128 = 8 copies per thread: piece q is in chunk q / 512, K
-// row (q % 512) / 8, columns n_block * 128 + 64 chunk + 8 (q % 8); read
-// when those columns lie below N and the row below K, from element
-// k * N + n; swizzled within its chunk.
+// Before: an N-major B tile (B given [K, N]: extents N then K) of 128
+// columns in two 64-column chunks of 64 rows of K (8192 bytes each). After:
+// the chunks are 128 consecutive rows of the tile, 8 rounds: round i
+// reads row 16 i % 64 + t / 8 of K (k + ...) in chunk 16 i / 64, columns
+// n_block * 128 + 64 (16 i / 64) + 8 (t % 8); element k_row * N + n;
+// placed at + 2048 i. Round 4 starts the second chunk: row + 0 of K, 64
+// columns on.
 // CHECK-LABEL: llvm.func @b_n_major
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[B:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[NS:[^:]*]]: i32, %[[KS:[^:]*]]: i32)
-// CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
 // CHECK: %[[T:.*]] = arith.remui %{{.*}}, %c128_i32 : i32
-// CHECK: %[[CHUNK:.*]] = arith.divui %[[T]], %c512_i32 : i32
-// CHECK: %[[IN_CHUNK:.*]] = arith.remui %[[T]], %c512_i32 : i32
-// CHECK: %[[R:.*]] = arith.divui %[[IN_CHUNK]], %c8_i32 : i32
-// CHECK: %[[P:.*]] = arith.remui %[[IN_CHUNK]], %c8_i32 : i32
+// CHECK: %[[R:.*]] = arith.divui %[[T]], %c8_i32 : i32
+// CHECK: %[[P:.*]] = arith.remui %[[T]], %c8_i32 : i32
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
 // CHECK: %[[PN:.*]] = arith.muli %[[P]], %c8_i32 : i32
-// CHECK: %[[CHUNK_N:.*]] = arith.muli %[[CHUNK]], %c64_i32 : i32
-// CHECK: %[[N0:.*]] = arith.addi %[[FIRST_N]], %[[CHUNK_N]] : i32
-// CHECK: %[[N:.*]] = arith.addi %[[N0]], %[[PN]] : i32
-// CHECK: %[[KE:.*]] = arith.addi %[[K]], %[[R]] : i32
-// CHECK: %[[IN_K:.*]] = arith.cmpi slt, %[[KE]], %[[KS]] : i32
-// CHECK: %[[IN_N:.*]] = arith.cmpi slt, %[[N]], %[[NS]] : i32
-// CHECK: %[[READS:.*]] = arith.andi %[[IN_N]], %[[IN_K]] : i1
+// CHECK: %[[KROW:.*]] = arith.addi %[[K]], %[[R]] : i32
+// CHECK: %[[N:.*]] = arith.addi %[[FIRST_N]], %[[PN]] : i32
 // CHECK: %[[N64:.*]] = arith.extsi %[[N]]
 // CHECK: %[[NS64:.*]] = arith.extsi %[[NS]]
-// CHECK: %[[KE64:.*]] = arith.extsi %[[KE]]
-// CHECK: %[[K_START:.*]] = arith.muli %[[KE64]], %[[NS64]] : i64
-// CHECK: arith.addi %[[K_START]], %[[N64]] : i64
-// CHECK: %[[CHUNK_AT:.*]] = arith.muli %[[CHUNK]], %c8192_i32 : i32
-// CHECK: %[[CHUNK_AT64:.*]] = arith.extsi %[[CHUNK_AT]]
-// CHECK: %[[TILE:.*]] = llvm.getelementptr %[[DST]][%[[CHUNK_AT64]]]
-// CHECK: %[[R8:.*]] = arith.andi %[[R]], %c7_i32 : i32
-// CHECK: arith.xori %[[P]], %[[R8]] : i32
-// CHECK: %[[TO:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}]
-// CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32
-// CHECK: ggk.copy_async %[[TO]], %{{.*}} read(%[[READ]]) attributes {bytes = 16 : i64}
-// CHECK-COUNT-7: ggk.copy_async %{{.*}}, %{{.*}} read(%{{.*}}) attributes {bytes = 16 : i64}
+// CHECK: %[[KROW64:.*]] = arith.extsi %[[KROW]]
+// CHECK: %[[ROW_START:.*]] = arith.muli %[[KROW64]], %[[NS64]] : i64
+// CHECK: %[[ELEMENT:.*]] = arith.addi %[[ROW_START]], %[[N64]] : i64
+// CHECK: arith.cmpi slt, %[[N]], %[[NS]] : i32
+// CHECK: arith.cmpi slt, %[[KROW]], %[[KS]] : i32
+// CHECK: ggk.copy_async
+// CHECK: arith.addi %[[KROW]], %c16_i32 : i32
+// CHECK: arith.addi %[[AT]], %c2048_i32 : i32
+// CHECK: ggk.copy_async
+// CHECK-COUNT-2: ggk.copy_async %
+// CHECK: arith.addi %[[ELEMENT]], %c64_i64 : i64
+// CHECK: %[[N2:.*]] = arith.addi %[[N]], %c64_i32 : i32
+// CHECK: arith.cmpi slt, %[[N2]], %[[NS]] : i32
+// CHECK: arith.addi %[[AT]], %c8192_i32 : i32
+// CHECK: ggk.copy_async
+// CHECK-COUNT-3: ggk.copy_async %
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return

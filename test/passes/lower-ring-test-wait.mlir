@@ -5,7 +5,7 @@
 // commit: without TMA the loads arrive per thread). After, for sm_80: a
 // loop where each wait was, polling mbarrier.test.wait (the parity form:
 // an i32 operand) on the barrier and parity while it reports the phase
-// incomplete; no ggk op is left.
+// incomplete, sleeping 32 ns between polls; no ggk op is left.
 // CHECK-LABEL: llvm.func @ring
 // CHECK-SAME: (%[[EMPTY:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[PARITY:[^:]*]]: i32)
 // CHECK: scf.for
@@ -16,6 +16,8 @@
 // CHECK-NEXT: %[[BUSY:.*]] = arith.xori %[[FREE]], %[[TRUE]] : i1
 // CHECK-NEXT: scf.condition(%[[BUSY]])
 // CHECK-NEXT: } do {
+// CHECK-NEXT: %[[NS:.*]] = arith.constant 32 : i32
+// CHECK-NEXT: nvvm.nanosleep %[[NS]]
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.call @load()
@@ -26,6 +28,8 @@
 // CHECK-NEXT: %[[WAITING:.*]] = arith.xori %[[LOADED]], %[[TRUE]] : i1
 // CHECK-NEXT: scf.condition(%[[WAITING]])
 // CHECK-NEXT: } do {
+// CHECK-NEXT: %[[NS:.*]] = arith.constant 32 : i32
+// CHECK-NEXT: nvvm.nanosleep %[[NS]]
 // CHECK-NEXT: scf.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.call @compute()

@@ -29,16 +29,22 @@ CHAINS = 8  # independent accumulators per warp: hides mma.sync's latency
 WARPS = 8
 
 
-def peak_ptx(chains: int) -> str:
+# The instruction each micro-benchmark repeats, and its K.
+MMA = {"bf16": ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, "sm_80"),
+       "e4m3": ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", 32, "sm_89")}
+
+
+def peak_ptx(chains: int, kind: str = "bf16") -> str:
     """The kernel: `iters` rounds of `chains` mma.sync per warp, whose sum
     each thread stores (so that none is dead code)."""
+    instruction, _, target = MMA[kind]
     acc = lambda c: "{" + ", ".join(f"%c{4 * c + i}" for i in range(4)) + "}"  # noqa: E731
     body = "\n".join(
-        f"    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {acc(c)}, "
+        f"    {instruction} {acc(c)}, "
         f"{{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {acc(c)};" for c in range(chains))
     sums = "\n".join(f"    add.f32 %c0, %c0, %c{i};" for i in range(1, 4 * chains))
-    return f""".version 8.0
-.target sm_80
+    return f""".version 8.4
+.target {target}
 .address_size 64
 .visible .entry mma_peak(.param .u64 out, .param .u32 iters)
 {{
@@ -71,12 +77,13 @@ LOOP:
 class PeakKernel:
     """The micro-benchmark, loaded with the driver API on torch's context."""
 
-    def __init__(self, chains=CHAINS):
+    def __init__(self, chains=CHAINS, kind="bf16"):
         torch.cuda.init()
         torch.empty(1, device="cuda")  # makes torch's context current
         self.cuda = ctypes.CDLL("libcuda.so.1")
         self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
-        ptx = peak_ptx(chains).encode() + b"\0"
+        ptx = peak_ptx(chains, kind).encode() + b"\0"
+        self.k = MMA[kind][1]
         self._check(self.cuda.cuModuleLoadData(ctypes.byref(self.module), ptx), "load")
         self._check(self.cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module,
                                                   b"mma_peak"), "function")
@@ -99,11 +106,11 @@ class PeakKernel:
                                              ctypes.c_void_p(stream), params, None), "launch")
 
     def flops(self, iters):
-        return 2.0 * 16 * 8 * 16 * self.chains * iters * WARPS * self.ctas
+        return 2.0 * 16 * 8 * self.k * self.chains * iters * WARPS * self.ctas
 
 
-def measure_peak(iters=4096):
-    peak = PeakKernel()
+def measure_peak(iters=4096, kind="bf16"):
+    peak = PeakKernel(kind=kind)
     t = time_interleaved({"peak": lambda: peak.launch(iters)})["peak"]
     return peak.flops(iters) / (t * 1e-6), t
 
@@ -115,10 +122,16 @@ def variants(spec):
     text = ir.grouped_matmul("k", **spec)
     plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
     one_column = plan["kernel_plan"].replace(", warp_columns = 2", "")
-    return {"sm_80": ggc.Kernel(text, target="sm_80"),
-            "sm_80 warp_columns=1": ggc.Kernel(
-                ir.grouped_matmul("k", kernel_plan=one_column, **spec), target="sm_80"),
-            "sm_90a": ggc.Kernel(text, target="sm_90a")}
+    kernels = {"sm_80": ggc.Kernel(text, target="sm_80"),
+               "sm_80 warp_columns=1": ggc.Kernel(
+                   ir.grouped_matmul("k", kernel_plan=one_column, **spec), target="sm_80")}
+    # Three consumer warpgroups (12 MMA warps, 127 registers a thread).
+    if "expected_m" not in spec or spec["expected_m"] > 64:
+        kernels["sm_80 192x128"] = ggc.Kernel(ir.grouped_matmul(
+            "k", config="#gg.config<block = [192, 128, 64], stages = 0, cluster = [1, 1], "
+                        "sms = 132>", **spec), target="sm_80")
+    kernels["sm_90a"] = ggc.Kernel(text, target="sm_90a")
+    return kernels
 
 
 def contiguous_case(t, g, n, k, seed=0):
@@ -156,6 +169,34 @@ def masked_case(g, m, n, k, rows):
     return f"masked bf16 G={g} M={m} rows={rows} N={n} K={k}", fns, 2.0 * g * rows * n * k, errors
 
 
+def fp8_masked_case(g, m, n, k, rows):
+    """DeepGEMM's masked FP8 layout (1x128 M-major scales of A, 128x128 of
+    B): sm_89's mma.sync m16n8k32 path against sm_90a's."""
+    a = torch.randn(g, m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(g, n, k, device="cuda").to(torch.float8_e4m3fn)
+    sa = torch.rand(g, -(-k // 128), m, device="cuda") + 0.5
+    sb = torch.rand(g, -(-n // 128), -(-k // 128), device="cuda") + 0.5
+    counts = torch.full((g,), rows, dtype=torch.int32, device="cuda")
+    out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
+    spec = dict(layout="masked", num_groups=g, m=m, n=n, k=k, expected_m=rows,
+                dtype="f8E4M3FN", a_scale="block_mn", b_scale="block")
+    kernels = {target: ggc.Kernel(ir.grouped_matmul("k", **spec), target=target)
+               for target in ("sm_89", "sm_90a")}
+    a_deq = a.double() * sa.repeat_interleave(128, 1)[:, :k].transpose(1, 2).double()
+    b_deq = b.double() * sb.repeat_interleave(128, 1)[:, :n].repeat_interleave(128, 2)[
+        :, :, :k].double()
+    ref = torch.bmm(a_deq[:, :rows], b_deq.transpose(1, 2))
+    errors = {}
+    for target, kern in kernels.items():
+        out.fill_(float("nan"))
+        kern(a, b, counts, sa, sb, out)
+        errors[target] = ((out[:, :rows].double() - ref).norm() / ref.norm()).item()
+    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, counts, sa, sb, out))
+           for target, kern in kernels.items()}
+    return (f"masked fp8 1x128/128x128 G={g} M={m} rows={rows} N={n} K={k}", fns,
+            2.0 * g * rows * n * k, errors)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the results here")
@@ -167,18 +208,23 @@ def main():
     cases = [contiguous_case(8192, 8, 4096, 4096), contiguous_case(16384, 32, 4096, 2048, seed=1),
              contiguous_case(4096, 64, 2048, 7168, seed=2), masked_case(16, 128, 4096, 7168, 128),
              masked_case(16, 128, 4096, 7168, 24)]
+    fp8_peak = measure_peak(kind="e4m3")[0]
+    print(f"{name}: mma.sync m16n8k32 e4m3 peak {fp8_peak / 1e12:.1f} TFLOPS")
+    results["mma_sync_e4m3_peak_tflops"] = fp8_peak / 1e12
+    cases.append(fp8_masked_case(16, 128, 4096, 7168, 128))
     for label, fns, flops, errors in cases:
         times = time_interleaved(fns)
         # The peak again in the same stretch of the run: the clocks drift.
-        peak_now = measure_peak()[0]
+        peak_now = measure_peak(kind="e4m3" if "fp8" in label else "bf16")[0]
         row = {"case": label, "errors": errors, "us": times,
                "tflops": {k: flops / (t * 1e-6) / 1e12 for k, t in times.items()},
                "peak_tflops": peak_now / 1e12}
-        row["sm_80 of mma.sync peak"] = row["tflops"]["ggc sm_80"] * 1e12 / peak_now
+        row["sm_80 of mma.sync peak"] = max(
+            v for k, v in row["tflops"].items() if "sm_8" in k) * 1e12 / peak_now
         results["cases"].append(row)
         print(f"{label}: " + ", ".join(f"{k} {t:.1f} us ({row['tflops'][k]:.0f} TFLOPS)"
                                        for k, t in times.items())
-              + f"; sm_80 path {100 * row['sm_80 of mma.sync peak']:.0f}% of mma.sync peak "
+              + f"; best sm_80 kernel {100 * row['sm_80 of mma.sync peak']:.0f}% of mma.sync peak "
               f"({peak_now / 1e12:.0f}); rel err " +
               ", ".join(f"{k} {e:.1e}" for k, e in errors.items()))
     if args.json:

@@ -7,9 +7,10 @@
 #   2. the GPU suite's kernel tests with GGC_TARGET=sm_80: what the sm_80
 #      lowering refuses is reported as skipped with the compiler's reason
 #      (conftest.py), every other failure fails;
-#   3. benchmarks/bench_sm80.py: the sm_80 path against a mma.sync peak
+#   3. the FP8 tests with GGC_TARGET=sm_89 (mma.sync m16n8k32), the same way;
+#   4. benchmarks/bench_sm80.py: the sm_80 path against a mma.sync peak
 #      micro-benchmark and the sm_90a path, in one run.
-#   GGC_SM80_SUITE  the test files of step 2 (default: below)
+#   GGC_SM80_SUITE, GGC_SM89_SUITE  the test files of steps 2 and 3 (default: below)
 set -uo pipefail
 OUT=${OUT:-/tmp/ggc-out}
 mkdir -p "$OUT"
@@ -20,4 +21,6 @@ timeout 300 $PY -m pytest -q -rs test/gpu/test_sm80_path.py 2>&1 | tee "$OUT/pyt
 SUITE=${GGC_SM80_SUITE:-"test/gpu/test_grouped_matmul.py test/gpu/test_ops.py test/gpu/test_validation.py
   test/gpu/test_moe_gpu.py test/gpu/test_stress.py"}
 GGC_TARGET=sm_80 timeout 600 $PY -m pytest -q -rs $SUITE 2>&1 | tee "$OUT/pytest-sm80-suite.log" | tail -60
+SUITE89=${GGC_SM89_SUITE:-"test/gpu/test_fp8.py test/gpu/test_ops.py test/gpu/test_moe_gpu.py"}
+GGC_TARGET=sm_89 timeout 600 $PY -m pytest -q -rs $SUITE89 2>&1 | tee "$OUT/pytest-sm89-suite.log" | tail -40
 timeout 300 $PY benchmarks/bench_sm80.py --json "$OUT/bench_sm80.json" 2>&1 | tee "$OUT/bench_sm80.log"

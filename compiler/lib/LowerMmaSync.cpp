@@ -2,8 +2,8 @@
 //
 // The consumers' MMA for targets without wgmma (sm_80, sm_86, sm_89): each
 // warp of a consumer warpgroup multiplies its rows of the warpgroup's 64
-// by its columns with mma.sync m16n8k16, one per m16 block, 8 columns and
-// K step, its operands loaded from the swizzled stage by ldmatrix (.trans
+// by its columns with mma.sync m16n8k16 (m16n8k32 for FP8, sm_89), one per
+// m16 block, 8 columns and K step of 32 bytes, its operands loaded from the swizzled stage by ldmatrix (.trans
 // for an N-major B). With warp_columns = 1 a warp has 16 rows and every
 // column, and mma.sync's m16n8 accumulator holds a thread's values where
 // wgmma's m64nN fragment does; with 2 (gg-plan-kernel's choice for these
@@ -121,16 +121,57 @@ StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, const WarpTile &w,
   return operands;
 }
 
-Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
+/// PTX's name of an FP8 type.
+llvm::StringRef fp8Name(Type t) {
+  return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2";
+}
+
+/// One m16n8 MMA of a K step, `c` += `a` x `b`, as mma.sync: m16n8k16 for
+/// bf16 and f16 (NVVM's op), m16n8k32 for FP8, which NVVM's op does not
+/// take (sm_89's instruction, written as PTX).
+Value mmaQuad(KernelBuilder &b, ggk::MmaOp op, ValueRange a, ValueRange bRegs,
+              ValueRange c) {
   MLIRContext *ctx = b.getContext();
-  bool f16 = op.getAType().isF16();
   Type f32 = b.f32();
   auto quad = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Type aType = op.getAType();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(aType)) {
+    std::string ptx =
+        ("mma.sync.aligned.m16n8k32.row.col.f32." + fp8Name(aType) + "." +
+         fp8Name(op.getBType()) +
+         ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, "
+         "{$10, $11, $12, $13};")
+            .str();
+    SmallVector<Value> operands(a.begin(), a.end());
+    operands.append(bRegs.begin(), bRegs.end());
+    operands.append(c.begin(), c.end());
+    return b
+        .create<LLVM::InlineAsmOp>(
+            quad, operands, ptx, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
+            /*has_side_effects=*/false, /*is_align_stack=*/false,
+            LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+            /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
+  bool f16 = aType.isF16();
   Type pair = VectorType::get({2}, b.getF16Type());
   auto asOperand = [&](Value reg) -> Value {
     return f16 ? Value(b.create<LLVM::BitcastOp>(pair, reg)) : reg;
   };
+  SmallVector<Value> aOps, bOps;
+  for (Value reg : a)
+    aOps.push_back(asOperand(reg));
+  for (Value reg : bRegs)
+    bOps.push_back(asOperand(reg));
   NVVM::MMATypes type = f16 ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+  return b.create<NVVM::MmaOp>(
+      quad, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16}, std::nullopt,
+      std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+}
+
+Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   Value thread = b.threadIdx();
   Value lane = b.remU(thread, b.c32(32));
   WarpTile w =
@@ -141,9 +182,7 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   for (int64_t s = first; s < first + op.getSteps(); ++s) {
     StepOperands operands = loadStep(b, op, w, lane, s);
     for (int64_t i = 0; i < w.blocks; ++i) {
-      SmallVector<Value> a;
-      for (Value reg : ArrayRef<Value>(operands.a).slice(4 * i, 4))
-        a.push_back(asOperand(reg));
+      ArrayRef<Value> a = ArrayRef<Value>(operands.a).slice(4 * i, 4);
       for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
         int64_t base = 4 * (i * blocksPerRow + int64_t(block));
         SmallVector<Value> c;
@@ -151,12 +190,7 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
           c.push_back(op.getFresh() && s == first
                           ? b.f32c(0.0)
                           : Value(b.create<LLVM::ExtractValueOp>(acc, base + r)));
-        Value d = b.create<NVVM::MmaOp>(
-            quad, a, ValueRange{asOperand(bRegs[0]), asOperand(bRegs[1])}, c,
-            ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-            std::array<NVVM::MMATypes, 2>{type, type},
-            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                           NVVM::MMALayout::col});
+        Value d = mmaQuad(b, op, a, bRegs, c);
         for (int64_t r = 0; r < 4; ++r)
           acc = b.create<LLVM::InsertValueOp>(
               acc, b.create<LLVM::ExtractValueOp>(d, r), base + r);
@@ -176,11 +210,13 @@ struct LowerMmaSync : public ggc::impl::LowerMmaSyncBase<LowerMmaSync> {
   void runOnOperation() override {
     WalkResult unsupported = getOperation().walk([&](ggk::MmaOp op) {
       Type t = op.getAType();
-      if ((t.isBF16() || t.isF16()) && op.getBType() == t &&
-          op.getKPerStep() == 16 && !op.getAMnMajor())
+      bool sixteen = (t.isBF16() || t.isF16()) && op.getBType() == t;
+      bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(t) &&
+                 isa<Float8E4M3FNType, Float8E5M2Type>(op.getBType());
+      if ((sixteen || fp8) && !op.getAMnMajor())
         return WalkResult::advance();
-      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16 or f16 "
-                          "operands and K-major A";
+      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16, f16 "
+                          "or FP8 operands and K-major A";
       return WalkResult::interrupt();
     });
     if (unsupported.wasInterrupted())

@@ -108,7 +108,9 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // A's scales are one TMA box per stage: a window of BM + 4 consecutive
   // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
   // 128x128 blocks shared by every consumer of the tile (no split columns).
-  return aScale && aScale.getKind() == ScaleKind::block &&
+  // The window is a TMA box: sm_90a's.
+  return ggc::targetOf(op).hopper && aScale &&
+         aScale.getKind() == ScaleKind::block &&
          aScale.getMajor() == ScaleMajor::mn_major && bScale &&
          bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
          op.getLayout() != GroupLayout::k_grouped && config.getSplitN() == 1;
@@ -143,21 +145,29 @@ static bool canSplitWarpColumns(ConfigAttr config) {
 
 KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   int64_t consumers = numConsumers(config);
+  // Before sm_90a there is no setmaxnreg: every thread keeps what the CTA
+  // starts with.
+  bool hopper = ggc::targetOf(op).hopper;
   // 1. Promotion: pipelined wherever the three accumulators fit the
   //    registers a 24-register producer leaves the consumers.
   bool pipelined =
       canPipelinePromotion(op) &&
-      pipelinedPromotionFits(config,
-                             consumerRegisters(consumers,
-                                               producerRegisters(consumers, true)));
+      pipelinedPromotionFits(
+          config, hopper ? consumerRegisters(consumers,
+                                             producerRegisters(consumers, true))
+                         : initialRegisters(consumers));
   // 2. Scales: with the stages where they can ride there (one TMA box and a
   //    cp.async per stage), else each warp's own slots.
   ScalePlacement scales = !hasScalesAlongK(op) ? ScalePlacement::none
                           : canStageBlockScales(op, config)
                               ? ScalePlacement::stages
                               : ScalePlacement::slots;
-  // 3. Registers: what the producer keeps, the rest to the consumers.
-  int64_t producer = producerRegisters(consumers, pipelined);
+  // 3. Registers: what the producer keeps, the rest to the consumers
+  //    (before sm_90a, what every thread has).
+  int64_t producer = hopper ? producerRegisters(consumers, pipelined)
+                            : initialRegisters(consumers);
+  int64_t consumer =
+      hopper ? consumerRegisters(consumers, producer) : producer;
   // 4. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
   Staging staging = !hasStorePool(op)                  ? Staging::none
                     : canSwizzleStaging(op, config) ? Staging::swizzled
@@ -166,15 +176,14 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    load the B fragments of every column they compute, so warps of 32
   //    rows by half the columns read a third less of shared memory per
   //    multiply than warps of 16 rows by all of them, the bound of that
-  //    lowering (docs/performance.md).
+  //    lowering (docs/performance.md). Two-level kernels keep wgmma's
+  //    fragment: their promotion and block scales index it.
   int64_t warpColumns =
-      !ggc::targetOf(op).hopper && canSplitWarpColumns(config) ? 2 : 1;
+      !hopper && !twoLevel(op) && canSplitWarpColumns(config) ? 2 : 1;
   return KernelPlanAttr::get(op.getContext(),
                              pipelined ? Promotion::pipelined
                                        : Promotion::serial,
-                             scales, producer,
-                             consumerRegisters(consumers, producer), staging,
-                             warpColumns);
+                             scales, producer, consumer, staging, warpColumns);
 }
 
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
@@ -214,6 +223,10 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
   if (plan.getWarpColumns() == 2 && ggc::targetOf(op).hopper)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
+  if (plan.getWarpColumns() == 2 && twoLevel(op))
+    return error() << " splits the warps' columns, which two-level kernels "
+                      "(f8, scales along K) do not: their promotion reads "
+                      "wgmma's fragment; use warp_columns = 1";
   if (plan.getWarpColumns() == 2 && !canSplitWarpColumns(config))
     return error() << " splits the warps' columns, which takes a multiple "
                       "of 32 columns per warpgroup, got "

@@ -174,9 +174,9 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
 }
 
 /// What the lowering without TMA and wgmma (sm_80, sm_86, sm_89) takes so
-/// far: bf16 or f16 operands without scales, K-major A, rows grouped by
-/// offsets, counts or padding. The rest is refused by name, never
-/// compiled into a wrong kernel.
+/// far: bf16 or f16 operands, and on sm_89 FP8 with its scales; K-major A,
+/// rows grouped by offsets, counts or padding. The rest is refused by
+/// name, never compiled into a wrong kernel.
 LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   if (t.hopper)
     return success();
@@ -185,11 +185,17 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
                             << what << " (sm_90a lowers it)";
   };
   Type aElem = op.getAType().getElementType();
-  if (!aElem.isBF16() && !aElem.isF16())
+  bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(aElem);
+  if (f8 && !t.fp8)
     return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
-                  "; this target's mma.sync lowering takes bf16 or f16");
-  if (op.getAScale() || op.getBScale())
-    return refuse("it has scales; this target's lowering takes none yet");
+                  "; FP8 mma.sync takes sm_89");
+  if (!f8 && !aElem.isBF16() && !aElem.isF16())
+    return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
+                  "; this target's mma.sync lowering takes bf16, f16 and "
+                  "(sm_89) FP8");
+  if (f8 && op.getBLayout() == OperandLayout::kn)
+    return refuse("its FP8 B is N-major; this target's lowering takes FP8 "
+                  "operands K-major");
   if (op.getLayout() == GroupLayout::k_grouped)
     return refuse("its layout is k_grouped; this target's lowering takes "
                   "contiguous, padded_contiguous and masked");

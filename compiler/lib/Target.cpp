@@ -12,10 +12,10 @@ namespace {
 // The opt-in shared memory of a CTA: 227 KiB on Hopper, 163 KiB on A100
 // (sm_80), 99 KiB on sm_86/sm_89 (RTX 30/40, L40S, A10).
 const Target kTargets[] = {
-    {"sm_90a", true, 232448},
-    {"sm_80", false, 166912},
-    {"sm_86", false, 101376},
-    {"sm_89", false, 101376},
+    {"sm_90a", true, 232448, true},
+    {"sm_80", false, 166912, false},
+    {"sm_86", false, 101376, false},
+    {"sm_89", false, 101376, true},
 };
 } // namespace
 

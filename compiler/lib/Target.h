@@ -26,6 +26,9 @@ struct Target {
   bool hopper;
   /// Shared memory one CTA may use (the opt-in maximum).
   int64_t sharedMemoryBytes;
+  /// Tensor cores that multiply FP8 (e4m3, e5m2): wgmma's, or sm_89's
+  /// mma.sync m16n8k32.
+  bool fp8;
 };
 
 /// The module attribute that names the target.

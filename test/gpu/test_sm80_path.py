@@ -77,9 +77,9 @@ def test_rows_past_the_last_offset_are_not_written():
     gm.test_contiguous_rows_past_the_last_offset_are_not_written()
 
 
-def test_fp8_is_refused_by_name():
+def test_fp8_is_refused_by_name_on_sm80():
     with pytest.raises(ggc.CompilationError, match="cannot be lowered for sm_80: its operands "
-                                                   "are f8E4M3FN"):
+                                                   "are f8E4M3FN; FP8 mma.sync takes sm_89"):
         gm.cached_kernel(layout="masked", num_groups=2, m=64, n=128, k=128, dtype="f8E4M3FN",
                          out_dtype="bf16")
 
@@ -93,3 +93,34 @@ def test_one_warp_column_as_a_user_plan():
     gm.check_contiguous(gm.RAGGED, n=256, k=136, dtype="f16", b_layout="kn",
                         kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
                                     "registers = [40, 232], staging = none, warp_columns = 2>")
+
+
+# FP8 on sm_89's lowering: mma.sync m16n8k32 on the same fragments, the
+# scales in each warp's slots (cp.async), two-level accumulation.
+import test_fp8 as f8  # noqa: E402
+
+
+@pytest.fixture
+def sm89():
+    ggc.set_target("sm_89")
+    yield
+    ggc.set_target("sm_80")
+
+
+@pytest.mark.parametrize("a_scale, b_scale", [("block", "block"), ("block_mn", "block"),
+                                              ("tensor", "tensor"), ("channel", "channel")])
+def test_sm89_fp8_contiguous(sm89, a_scale, b_scale):
+    f8.test_contiguous_scale_kinds(a_scale, b_scale)
+    assert ggc.get_target() == "sm_89"
+
+
+def test_sm89_fp8_masked_and_e5m2(sm89):
+    f8.run_masked("block_mn", "block")
+    f8.test_contiguous_e5m2_and_mixed_pairs("f8E4M3FN", "f8E5M2")
+
+
+def test_sm89_fp8_ptx(sm89):
+    kernel = f8.kernel(layout="masked", num_groups=2, m=64, n=128, k=256, dtype="f8E4M3FN",
+                       out_dtype="bf16", a_scale="block_mn", b_scale="block")
+    assert ".target sm_89" in kernel.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32" in kernel.asm["ptx"]

@@ -2,10 +2,10 @@
 
 // Before sm_90a the plan lays a warpgroup's four warps out 2 x 2
 // (warp_columns = 2): mma.sync's warps then load B's fragments for half
-// the columns each. The registers are setmaxnreg's, which these targets
-// do not have: they are computed as for sm_90a and not used.
+// the columns each. Without setmaxnreg every thread keeps what the CTA
+// starts with: 65536 / 384, rounded down to 8, is 168.
 // CHECK-LABEL: func.func @bf16
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 2>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2>
 module attributes {gg.target = "sm_80"} {
 func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -30,6 +30,29 @@ func.func @narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>,
       b(%b : memref<8x48x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x48xbf16>)
       {config = #gg.config<block = [64, 48, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}
+}
+
+// -----
+
+// FP8 on sm_89: two-level accumulation keeps wgmma's fragment (its
+// promotion reads it), the block scales go to each warp's slots (staging
+// them takes a TMA box), the promotion is serial (three accumulators do
+// not fit 168 registers).
+// CHECK-LABEL: func.func @fp8_blocks
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [168, 168], staging = none>
+module attributes {gg.target = "sm_89"} {
+func.func @fp8_blocks(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
+                      %m: memref<4xi32>, %sa: memref<4x16x256xf32>,
+                      %sb: memref<4x56x16xf32>, %o: memref<4x256x7168xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x2048xf8E4M3FN>)
+      b(%b : memref<4x7168x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x56x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
   return
 }
 }

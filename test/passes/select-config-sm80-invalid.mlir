@@ -1,13 +1,13 @@
 // RUN: ggc-opt %s -split-input-file -gg-select-config -verify-diagnostics
 
 // Without TMA and wgmma (gg.target sm_80, sm_86, sm_89) the lowering takes
-// bf16 or f16 operands: f8 ones (here with their scales) are refused by
-// name, as are f32 ones.
+// bf16 or f16 operands, and FP8 on sm_89: f8 ones on sm_80 (here with
+// their scales) are refused by name, as are f32 ones.
 module attributes {gg.target = "sm_80"} {
   func.func @f8(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>,
                 %g: memref<5xi32>, %as: memref<4xf32>, %bs: memref<4xf32>,
                 %o: memref<?x256xbf16>) {
-    // expected-error @+1 {{cannot be lowered for sm_80: its operands are f8E4M3FN; this target's mma.sync lowering takes bf16 or f16 (sm_90a lowers it)}}
+    // expected-error @+1 {{cannot be lowered for sm_80: its operands are f8E4M3FN; FP8 mma.sync takes sm_89 (sm_90a lowers it)}}
     gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
         b(%b : memref<4x256x512xf8E4M3FN>) groups(%g : memref<5xi32>)
         a_scale(%as : memref<4xf32>, <tensor>)

@@ -189,6 +189,19 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                                    KernelPlanAttr plan) {
   auto error = [&]() { return op.emitOpError() << "kernel_plan " << plan; };
+  // What only sm_90a's TMA does, refused as the target's (gg-select-config
+  // words it alike).
+  ggc::Target target = ggc::targetOf(op);
+  if (!target.hopper && plan.getScales() == ScalePlacement::stages)
+    return op.emitOpError() << "cannot be lowered for " << target.name
+                            << ": kernel_plan scales = stages loads A's "
+                               "scales by TMA; use slots (sm_90a lowers it)";
+  if (!target.hopper && plan.getStaging() != Staging::none)
+    return op.emitOpError() << "cannot be lowered for " << target.name
+                            << ": kernel_plan staging = "
+                            << stringifyStaging(plan.getStaging())
+                            << " stages the tile for TMA stores; use none "
+                               "(sm_90a lowers it)";
   if (plan.getPromotion() == Promotion::pipelined) {
     if (!canPipelinePromotion(op))
       return error() << " cannot pipeline the promotion: only two-level "

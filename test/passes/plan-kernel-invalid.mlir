@@ -151,3 +151,40 @@ func.func @warp_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>
   return
 }
 }
+
+// -----
+
+// A user's sm_90a plan on sm_89: its scales ride the stages by TMA.
+module attributes {gg.target = "sm_89"} {
+func.func @stages_without_tma(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
+                              %m: memref<4xi32>, %sa: memref<4x16x256xf32>,
+                              %sb: memref<4x56x16xf32>, %o: memref<4x256x7168xbf16>) {
+  // expected-error @+1 {{cannot be lowered for sm_89: kernel_plan scales = stages loads A's scales by TMA; use slots (sm_90a lowers it)}}
+  gg.grouped_matmul masked a(%a : memref<4x256x2048xf8E4M3FN>)
+      b(%b : memref<4x7168x2048xf8E4M3FN>) groups(%m : memref<4xi32>)
+      a_scale(%sa : memref<4x16x256xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x56x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [168, 168], staging = none>}
+  return
+}
+}
+
+// -----
+
+// ... and its staged output tile is for TMA stores.
+module attributes {gg.target = "sm_80"} {
+func.func @staging_without_tma(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                               %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot be lowered for sm_80: kernel_plan staging = swizzled stages the tile for TMA stores; use none (sm_90a lowers it)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = swizzled>}
+  return
+}
+}

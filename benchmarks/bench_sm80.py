@@ -31,7 +31,8 @@ WARPS = 8
 
 # The instruction each micro-benchmark repeats, and its K.
 MMA = {"bf16": ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, "sm_80"),
-       "e4m3": ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", 32, "sm_89")}
+       "e4m3": ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", 32, "sm_89"),
+       "tf32": ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8, "sm_80")}
 
 
 def peak_ptx(chains: int, kind: str = "bf16") -> str:
@@ -197,6 +198,37 @@ def fp8_masked_case(g, m, n, k, rows):
             2.0 * g * rows * n * k, errors)
 
 
+def fp32_case(t, g, n, k, seed=3):
+    """f32 operands: 3xTF32 (f32 accuracy) on the sm_80 path and on sm_90a
+    (where it is mma.sync too), TF32 by wgmma, and torch's f32 loop."""
+    sizes, ends, offsets = ragged_groups(t, g, seed)
+    a = torch.randn(t, k, device="cuda")
+    b = torch.randn(g, n, k, device="cuda")
+    out = torch.empty(t, n, device="cuda")
+    spec = dict(layout="contiguous", num_groups=g, n=n, k=k, dtype="f32", out_dtype="f32")
+    kernels = {"sm_80 fp32": ggc.Kernel(ir.grouped_matmul("k", **spec), target="sm_80"),
+               "sm_90a fp32": ggc.Kernel(ir.grouped_matmul("k", **spec), target="sm_90a"),
+               "sm_90a tf32": ggc.Kernel(ir.grouped_matmul("k", tf32=True, **spec),
+                                         target="sm_90a")}
+    bounds = [0] + ends.tolist()
+    ref = torch.cat([a[s:e].double() @ b[i].double().T
+                     for i, (s, e) in enumerate(zip(bounds, bounds[1:]))])
+    errors = {}
+    for label, kern in kernels.items():
+        out.fill_(float("nan"))
+        kern(a, b, offsets, out)
+        errors[label] = ((out.double() - ref).norm() / ref.norm()).item()
+    fns = {f"ggc {label}": (lambda kern=kern: kern(a, b, offsets, out))
+           for label, kern in kernels.items()}
+
+    def loop():
+        for i, (s, e) in enumerate(zip(bounds, bounds[1:])):
+            if e > s:
+                torch.matmul(a[s:e], b[i].T, out=out[s:e])
+    fns["torch f32 per-group loop"] = loop
+    return f"contiguous f32 T={t} G={g} N={n} K={k}", fns, 2.0 * t * n * k, errors
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the results here")
@@ -212,10 +244,14 @@ def main():
     print(f"{name}: mma.sync m16n8k32 e4m3 peak {fp8_peak / 1e12:.1f} TFLOPS")
     results["mma_sync_e4m3_peak_tflops"] = fp8_peak / 1e12
     cases.append(fp8_masked_case(16, 128, 4096, 7168, 128))
+    cases.append(fp32_case(8192, 8, 4096, 4096))
     for label, fns, flops, errors in cases:
         times = time_interleaved(fns)
         # The peak again in the same stretch of the run: the clocks drift.
-        peak_now = measure_peak(kind="e4m3" if "fp8" in label else "bf16")[0]
+        kind = "e4m3" if "fp8" in label else "tf32" if "f32" in label else "bf16"
+        peak_now = measure_peak(kind=kind)[0]
+        if "f32" in label:  # 3xTF32: three tf32 products per multiply
+            peak_now /= 3
         row = {"case": label, "errors": errors, "us": times,
                "tflops": {k: flops / (t * 1e-6) / 1e12 for k, t in times.items()},
                "peak_tflops": peak_now / 1e12}

@@ -30,6 +30,7 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
       b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
   mma.setFresh(fresh);
   mma.setWarpColumns(p.warpColumns);
+  mma.setThreeTf32(p.aElem.isF32() && !op.getTf32());
   mma.setAMnMajor(p.aReadMNMajor());
   mma.setBMnMajor(bNMajor);
   return mma.getResult();

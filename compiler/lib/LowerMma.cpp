@@ -86,6 +86,12 @@ Value lower(Operation *op, KernelBuilder &b) {
 struct LowerMma : public ggc::impl::LowerMmaBase<LowerMma> {
   void runOnOperation() override {
     WalkResult split = getOperation().walk([&](ggk::MmaOp op) {
+      if (op.getThreeTf32()) {
+        op.emitOpError() << "splits f32 operands in registers (three_tf32), "
+                            "which wgmma, reading shared memory, cannot: "
+                            "ggk-lower-mma-sync lowers it";
+        return WalkResult::interrupt();
+      }
       if (op.getWarpColumns() == 1)
         return WalkResult::advance();
       op.emitOpError() << "splits its warps' columns, which wgmma's m64 "

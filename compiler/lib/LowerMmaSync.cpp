@@ -126,9 +126,67 @@ llvm::StringRef fp8Name(Type t) {
   return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2";
 }
 
+Value tf32Mma(KernelBuilder &b, ValueRange a, ValueRange bRegs, ValueRange c) {
+  Type f32 = b.f32();
+  auto quad =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  return b.create<NVVM::MmaOp>(
+      quad, a, bRegs, c, ArrayRef<int64_t>{16, 8, 8}, std::nullopt,
+      std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::tf32,
+                                    NVVM::MMATypes::tf32},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+}
+
+/// An f32 register as its TF32 part (`big`, rounded to nearest) and the
+/// TF32 of what that leaves (`small`).
+std::pair<Value, Value> splitTf32(KernelBuilder &b, Value reg) {
+  Value x = b.create<LLVM::BitcastOp>(b.f32(), reg);
+  auto toTf32 = [&](Value v) {
+    return b.create<NVVM::ConvertFloatToTF32Op>(b.i32(), v,
+                                                NVVM::FPRoundingMode::RNA,
+                                                NVVM::SaturationMode::NONE,
+                                                false);
+  };
+  Value big = toTf32(x);
+  Value rest = b.create<arith::SubFOp>(
+      x, b.create<LLVM::BitcastOp>(b.f32(), big));
+  return {big, toTf32(rest)};
+}
+
+/// f32 operands: m16n8k8 tf32 on the registers as loaded (gg's `tf32`:
+/// their low bits are ignored), or, with three_tf32, on their split parts:
+/// small x big + big x small + big x big, the small products first.
+Value tf32Quads(KernelBuilder &b, ggk::MmaOp op, ValueRange a,
+                ValueRange bRegs, ValueRange c) {
+  if (!op.getThreeTf32())
+    return tf32Mma(b, a, bRegs, c);
+  SmallVector<Value> aBig, aSmall, bBig, bSmall;
+  for (Value reg : a) {
+    auto [big, small] = splitTf32(b, reg);
+    aBig.push_back(big);
+    aSmall.push_back(small);
+  }
+  for (Value reg : bRegs) {
+    auto [big, small] = splitTf32(b, reg);
+    bBig.push_back(big);
+    bSmall.push_back(small);
+  }
+  auto unpack = [&](Value quad) {
+    SmallVector<Value> values;
+    for (int64_t r = 0; r < 4; ++r)
+      values.push_back(b.create<LLVM::ExtractValueOp>(quad, r));
+    return values;
+  };
+  Value d = tf32Mma(b, aSmall, bBig, c);
+  d = tf32Mma(b, aBig, bSmall, unpack(d));
+  return tf32Mma(b, aBig, bBig, unpack(d));
+}
+
 /// One m16n8 MMA of a K step, `c` += `a` x `b`, as mma.sync: m16n8k16 for
-/// bf16 and f16 (NVVM's op), m16n8k32 for FP8, which NVVM's op does not
-/// take (sm_89's instruction, written as PTX).
+/// bf16 and f16 (NVVM's op), m16n8k8 for f32 (tf32), m16n8k32 for FP8,
+/// which NVVM's op does not take (sm_89's instruction, written as PTX).
 Value mmaQuad(KernelBuilder &b, ggk::MmaOp op, ValueRange a, ValueRange bRegs,
               ValueRange c) {
   MLIRContext *ctx = b.getContext();
@@ -153,6 +211,8 @@ Value mmaQuad(KernelBuilder &b, ggk::MmaOp op, ValueRange a, ValueRange bRegs,
             /*operand_attrs=*/ArrayAttr())
         .getResult(0);
   }
+  if (aType.isF32())
+    return tf32Quads(b, op, a, bRegs, c);
   bool f16 = aType.isF16();
   Type pair = VectorType::get({2}, b.getF16Type());
   auto asOperand = [&](Value reg) -> Value {
@@ -207,16 +267,34 @@ Value lower(Operation *op, KernelBuilder &b) {
 }
 
 struct LowerMmaSync : public ggc::impl::LowerMmaSyncBase<LowerMmaSync> {
+  using LowerMmaSyncBase::LowerMmaSyncBase;
+
   void runOnOperation() override {
+    if (threeTf32Only) {
+      SmallVector<Operation *> split;
+      getOperation().walk([&](ggk::MmaOp op) {
+        if (op.getThreeTf32())
+          split.push_back(op);
+      });
+      for (Operation *op : split) {
+        KernelBuilder b(op->getLoc(), op);
+        op->getResult(0).replaceAllUsesWith(
+            lowerMma(cast<ggk::MmaOp>(op), b));
+        op->erase();
+      }
+      return;
+    }
     WalkResult unsupported = getOperation().walk([&](ggk::MmaOp op) {
       Type t = op.getAType();
       bool sixteen = (t.isBF16() || t.isF16()) && op.getBType() == t;
       bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(t) &&
                  isa<Float8E4M3FNType, Float8E5M2Type>(op.getBType());
-      if ((sixteen || fp8) && !op.getAMnMajor())
+      // ldmatrix transposes 16-bit elements only.
+      bool f32 = t.isF32() && op.getBType().isF32() && !op.getBMnMajor();
+      if ((sixteen || fp8 || f32) && !op.getAMnMajor())
         return WalkResult::advance();
-      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16, f16 "
-                          "or FP8 operands and K-major A";
+      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16, f16, "
+                          "FP8 or f32 (B K-major) operands and K-major A";
       return WalkResult::interrupt();
     });
     if (unsupported.wasInterrupted())

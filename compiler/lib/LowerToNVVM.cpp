@@ -107,8 +107,6 @@ LogicalResult KernelGenerator::plan() {
   if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
     return unsupported("clusters with padded_contiguous (the two M blocks of "
                        "a pair may belong to different groups)");
-  if (p.aElem.isF32() && !op.getTf32())
-    return unsupported("f32 operands without 'tf32' (wgmma has no f32 math)");
   if (failed(ggc::checkTmaAddressing(op, config)) ||
       failed(ggc::checkTileIndices(op, config)))
     return failure();

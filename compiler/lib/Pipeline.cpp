@@ -147,6 +147,10 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createWarpSpecialize());
     if (hopper) {
       pm.addPass(createLowerRing());
+      // f32 accuracy (3xTF32) splits the operands in registers: mma.sync's.
+      LowerMmaSyncOptions threeTf32Only;
+      threeTf32Only.threeTf32Only = true;
+      pm.addPass(createLowerMmaSync(threeTf32Only));
       pm.addPass(createLowerMma());
       pm.addPass(createLowerMNMajorLoads());
     } else {

@@ -174,7 +174,8 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
 }
 
 /// What the lowering without TMA and wgmma (sm_80, sm_86, sm_89) takes so
-/// far: bf16 or f16 operands, and on sm_89 FP8 with its scales; K-major A,
+/// far: bf16, f16 or f32 (tf32 or 3xTF32, B K-major) operands, and on sm_89
+/// FP8 with its scales; K-major A,
 /// rows grouped by offsets, counts or padding. The rest is refused by
 /// name, never compiled into a wrong kernel.
 LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
@@ -189,10 +190,9 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   if (f8 && !t.fp8)
     return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
                   "; FP8 mma.sync takes sm_89");
-  if (!f8 && !aElem.isBF16() && !aElem.isF16())
-    return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
-                  "; this target's mma.sync lowering takes bf16, f16 and "
-                  "(sm_89) FP8");
+  if (aElem.isF32() && op.getBLayout() == OperandLayout::kn)
+    return refuse("its f32 B is N-major; ldmatrix transposes 16-bit "
+                  "elements only: give B as [G, N, K]");
   if (f8 && op.getBLayout() == OperandLayout::kn)
     return refuse("its FP8 B is N-major; this target's lowering takes FP8 "
                   "operands K-major");

@@ -46,6 +46,9 @@ LogicalResult MmaOp::verify() {
                          << " (32 bytes a step), got " << kPerStep;
   if (n < 8 || n > 256 || n % 8 != 0)
     return emitOpError() << "n must be a multiple of 8 in [8, 256], got " << n;
+  if (getThreeTf32() && !(a.isF32() && b.isF32()))
+    return emitOpError() << "three_tf32 splits f32 operands, got " << a
+                         << " and " << b;
   int64_t warpColumns = value(getWarpColumns());
   if (warpColumns != 1 && !(warpColumns == 2 && n % 32 == 0))
     return emitOpError() << "warp_columns must be 1, or 2 with n a multiple "

@@ -108,3 +108,15 @@ llvm.func @warp_columns_narrow(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
       warp_columns = 2} : !acc
   llvm.return
 }
+
+// -----
+
+// three_tf32 splits f32 operands.
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @three_tf32_bf16(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+  // expected-error @+1 {{three_tf32 splits f32 operands, got 'bf16' and 'bf16'}}
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
+      three_tf32} : !acc
+  llvm.return
+}

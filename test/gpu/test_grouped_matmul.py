@@ -81,6 +81,34 @@ def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
         start += size
 
 
+def check_fp32(sizes, n, k, b_layout="nk", layout="contiguous"):
+    """f32 operands without `tf32`: f32 accuracy (3xTF32), within 1e-4 of
+    fp64 by relative norm error, where one TF32 product is off by ~1e-3."""
+    g = len(sizes)
+    m = sum(sizes)
+    kern = cached_kernel(layout=layout, num_groups=g, n=n, k=k, dtype="f32",
+                         out_dtype="f32", b_layout=b_layout)
+    a = torch.randn(m, k, device="cuda")
+    b_arg, b = weights(g, n, k, torch.float32, b_layout)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((m, n), float("nan"), device="cuda")
+    kern(a, b_arg, offsets, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            ref = a[start:start + size].double() @ b[gi].double().T
+            err = rel_err(out[start:start + size], ref)
+            assert err < 1e-4, f"group {gi} ({size} rows): rel err {err:.2e}"
+        start += size
+
+
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+def test_true_fp32_within_1e4(b_layout):
+    check_fp32(RAGGED, n=200, k=1000, b_layout=b_layout)
+
+
 # tf32 wgmma reads B only along K: with B as [G, K, N], f32 runs on a
 # transposed copy made in shared memory.
 LAYOUT_CASES = [("bf16", "nk"), ("f16", "nk"), ("f32", "nk"), ("bf16", "kn"),

@@ -69,6 +69,23 @@ def test_padded_contiguous(dtype, b_layout):
     gm.test_padded_contiguous_skips_padding_rows(dtype, b_layout)
 
 
+def test_tf32():
+    gm.check_contiguous(gm.RAGGED, n=200, k=136, dtype="f32")
+
+
+def test_true_fp32_within_1e4():
+    """f32 without `tf32`: 3xTF32 on mma.sync (B K-major: ldmatrix does not
+    transpose 32-bit elements)."""
+    gm.check_fp32(gm.RAGGED, n=200, k=1000)
+
+
+def test_f32_with_n_major_b_is_refused_by_name():
+    with pytest.raises(ggc.CompilationError, match="cannot be lowered for sm_80: its f32 B is "
+                                                   "N-major"):
+        gm.cached_kernel(layout="contiguous", num_groups=2, n=128, k=64, dtype="f32",
+                         out_dtype="f32", b_layout="kn")
+
+
 def test_epilogue_routing_bias_scalar_silu():
     gm.test_epilogue_routing_bias_scalar_silu()
 

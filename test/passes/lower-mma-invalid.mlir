@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -ggk-lower-mma -verify-diagnostics
+// RUN: ggc-opt %s -split-input-file -ggk-lower-mma -verify-diagnostics
 
 // wgmma computes a warpgroup's m64 fragment: its warps cannot split the
 // columns (warp_columns = 2 is the mma.sync lowering's).
@@ -9,4 +9,16 @@ llvm.func @two_warp_columns(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !
       k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
       warp_columns = 2} : !acc
   llvm.return %r : !acc
+}
+
+// -----
+
+// f32 accuracy splits the operands in registers: not wgmma's.
+!acc8 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @three_tf32(%acc: !acc8, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc8 {
+  // expected-error @+1 {{splits f32 operands in registers (three_tf32), which wgmma, reading shared memory, cannot: ggk-lower-mma-sync lowers it}}
+  %r = ggk.mma %acc, %a, %b attributes {a_type = f32, b_type = f32, n = 16,
+      k_per_step = 8, block_k = 32, first_step = 0, steps = 1,
+      three_tf32} : !acc8
+  llvm.return %r : !acc8
 }

@@ -134,3 +134,31 @@ llvm.func @two_warp_columns(%acc: !acc16, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) ->
       warp_columns = 2} : !acc16
   llvm.return %r : !acc16
 }
+
+// -----
+
+// f32 operands to f32 accuracy (three_tf32), n = 8, one K step of 8: the
+// A and B registers as ldmatrix loads them are each split into a TF32 part
+// (cvt.rna) and the TF32 of the rest; three m16n8k8 tf32 MMAs, the small
+// products first, each adding to the last.
+// CHECK-LABEL: llvm.func @three_tf32
+// CHECK: nvvm.ldmatrix
+// CHECK: nvvm.ldmatrix {{.*}}num = 2
+// CHECK: %[[X:.*]] = llvm.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[BIG:.*]] = nvvm.convert.float.to.tf32 %[[X]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: %[[BIGF:.*]] = llvm.bitcast %[[BIG]] : i32 to f32
+// CHECK: %[[REST:.*]] = arith.subf %[[X]], %[[BIGF]] : f32
+// CHECK: nvvm.convert.float.to.tf32 %[[REST]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: %[[D0:.*]] = nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<tf32>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK: %[[D00:.*]] = llvm.extractvalue %[[D0]][0]
+// CHECK: %[[D1:.*]] = nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[%[[D00]],
+// CHECK: %[[D10:.*]] = llvm.extractvalue %[[D1]][0]
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[%[[D10]],
+// CHECK-NOT: nvvm.mma.sync
+!acc4 = !llvm.struct<(f32, f32, f32, f32)>
+llvm.func @three_tf32(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = f32, b_type = f32, n = 8,
+      k_per_step = 8, block_k = 32, first_step = 0, steps = 1,
+      three_tf32} : !acc4
+  llvm.return %r : !acc4
+}

@@ -11,18 +11,6 @@ func.func @no_config(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @f32_without_tf32(%a: memref<?x256xf32>, %b: memref<4x128x256xf32>,
-                            %off: memref<5xi32>, %o: memref<?x128xf32>) {
-  // expected-error @+1 {{f32 operands without 'tf32' (wgmma has no f32 math)}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
-      b(%b : memref<4x128x256xf32>) groups(%off : memref<5xi32>)
-      out(%o : memref<?x128xf32>)
-      {config = #gg.config<block = [128, 128, 32], stages = 2, cluster = [1, 1], sms = 132>}
-  return
-}
-
-// -----
-
 func.func @block_k_not_one_row(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                                %off: memref<5xi32>, %o: memref<?x128xbf16>) {
   // expected-error @+1 {{block K of 128 gives 256-byte rows of A; the kernel needs exactly 128}}

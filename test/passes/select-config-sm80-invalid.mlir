@@ -1,8 +1,8 @@
 // RUN: ggc-opt %s -split-input-file -gg-select-config -verify-diagnostics
 
 // Without TMA and wgmma (gg.target sm_80, sm_86, sm_89) the lowering takes
-// bf16 or f16 operands, and FP8 on sm_89: f8 ones on sm_80 (here with
-// their scales) are refused by name, as are f32 ones.
+// bf16, f16 and f32 operands, and FP8 on sm_89: f8 ones on sm_80 (here
+// with their scales) are refused by name, as is an f32 B given N-major.
 module attributes {gg.target = "sm_80"} {
   func.func @f8(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>,
                 %g: memref<5xi32>, %as: memref<4xf32>, %bs: memref<4xf32>,
@@ -21,9 +21,9 @@ module attributes {gg.target = "sm_80"} {
 module attributes {gg.target = "sm_89"} {
   func.func @f32(%a: memref<?x256xf32>, %b: memref<4x256x256xf32>,
                  %g: memref<5xi32>, %o: memref<?x256xf32>) {
-    // expected-error @+1 {{cannot be lowered for sm_89: its operands are f32}}
+    // expected-error @+1 {{cannot be lowered for sm_89: its f32 B is N-major; ldmatrix transposes 16-bit elements only: give B as [G, N, K] (sm_90a lowers it)}}
     gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
-        b(%b : memref<4x256x256xf32>) groups(%g : memref<5xi32>)
+        b(%b : memref<4x256x256xf32>, kn) groups(%g : memref<5xi32>)
         out(%o : memref<?x256xf32>) {tf32}
     return
   }

@@ -573,10 +573,14 @@ def LowerRingTestWait : Pass<"ggk-lower-ring-test-wait", "::mlir::ModuleOp"> {
 }
 
 def LowerMmaSync : Pass<"ggk-lower-mma-sync", "::mlir::ModuleOp"> {
-  let summary = "lower the consumers' MMA for targets without wgmma: ldmatrix and mma.sync m16n8k16 per warp";
+  let summary = "lower the consumers' MMA for targets without wgmma, and f32 (3xTF32) everywhere: ldmatrix and mma.sync per warp";
   let description = [{
-    Takes: `ggk.mma` with bf16 or f16 operands and a K-major A (an error
-    otherwise), `ggk.mma_fence`, `ggk.mma_commit`, `ggk.mma_wait`.
+    Takes: `ggk.mma` with bf16, f16, FP8 (sm_89) or f32 operands and a
+    K-major A (an error otherwise), `ggk.mma_fence`, `ggk.mma_commit`,
+    `ggk.mma_wait`; with `three-tf32-only` (sm_90a) only the `ggk.mma`
+    ops with `three_tf32`. f32 is m16n8k8 tf32, its operands (with
+    `three_tf32`) split in registers into a TF32 part and the TF32 of the
+    rest (cvt.rna), three products summed.
     Makes, for sm_80, sm_86 and sm_89: for each K step, warp `w` of the
     consumer warpgroup loads its A fragment (rows `16 w ..`) with one
     `nvvm.ldmatrix` x4 and B's with one x4 per 16 columns (x2 for a last
@@ -585,6 +589,12 @@ def LowerMmaSync : Pass<"ggk-lower-mma-sync", "::mlir::ModuleOp"> {
     those of the m64nN fragment, so the struct is updated in place. The
     fence, commit and wait lower to nothing: `mma.sync` is synchronous.
   }];
+  let options = [
+    Option<"threeTf32Only", "three-tf32-only", "bool", /*default=*/"false",
+           "lower only the ggk.mma ops with three_tf32 and leave the rest "
+           "(and the fences, commits and waits) to ggk-lower-mma: sm_90a's "
+           "f32 kernels">
+  ];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect"];

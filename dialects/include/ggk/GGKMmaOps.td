@@ -29,6 +29,10 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
     the four warps out 2 x 2 instead: warp `w` holds rows `32 (w / 2) ..`
     as two m16 blocks of the columns `(w % 2) n / 2 ..`, register
     `4 (i n / 16 + c) + 2 half + j` for m16 block `i`.
+    `three_tf32` (f32 operands without gg's `tf32`): f32 accuracy from
+    TF32 tensor cores, each operand split into its TF32 part and the TF32
+    of the rest, and three products (rest x part, part x rest, part x
+    part) summed; only `ggk-lower-mma-sync` lowers it, on every target.
     `ggk-lower-mma` lowers it for sm_90a (warp_columns = 1 only): one
     `wgmma.mma_async` per K step on shared-memory descriptors;
     `ggk-lower-mma-sync` for the other targets.
@@ -48,7 +52,8 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
                        I64Attr:$first_step, I64Attr:$steps,
                        UnitAttr:$fresh, UnitAttr:$a_mn_major,
                        UnitAttr:$b_mn_major,
-                       DefaultValuedAttr<I64Attr, "1">:$warp_columns);
+                       DefaultValuedAttr<I64Attr, "1">:$warp_columns,
+                       UnitAttr:$three_tf32);
   let results = (outs LLVM_AnyStruct:$result);
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -28,7 +28,7 @@ _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU, the loop does the rest
 
 _HEADER = """
 .version 8.0
-.target sm_90
+.target sm_80
 .address_size 64
 """
 

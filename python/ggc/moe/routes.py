@@ -30,7 +30,7 @@ _THREADS = 128  # at most the PTX's .maxntid
 
 PTX = r"""
 .version 8.0
-.target sm_90
+.target sm_80
 .address_size 64
 
 // offsets[e] = #{s : expert_s < e} for e in [0, E]; route r (= token * top_k

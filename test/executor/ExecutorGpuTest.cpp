@@ -200,7 +200,7 @@ TEST_F(ExecutorGpu, EveryAlgorithmAgreesWithFp64) {
   }
 }
 
-TEST_F(ExecutorGpu, Fp32GroupedWithin1e4OfSequential) {
+TEST_F(ExecutorGpu, Fp32GroupedAndGgcWithin1e4OfSequential) {
   Problem p;
   p.precision = Precision::FP32;
   std::vector<float> grouped = check(p, Algorithm::CublasGrouped, 1e-5);
@@ -210,7 +210,10 @@ TEST_F(ExecutorGpu, Fp32GroupedWithin1e4OfSequential) {
     largest = std::max(largest, std::fabs(v));
   for (size_t i = 0; i < grouped.size(); ++i)
     ASSERT_LE(std::fabs(grouped[i] - sequential[i]), 1e-4f * largest) << i;
-  EXPECT_THROW(check(p, Algorithm::Ggc, 1e-5), Error);
+  // ggc's FP32 is 3xTF32 on tensor cores: as close.
+  std::vector<float> ggc = check(p, Algorithm::Ggc, 1e-5);
+  for (size_t i = 0; i < ggc.size(); ++i)
+    ASSERT_LE(std::fabs(ggc[i] - sequential[i]), 1e-4f * largest) << i;
 }
 
 TEST_F(ExecutorGpu, Fp8OnGgcWithBlockScales) {

@@ -92,7 +92,8 @@ TEST(SelectAlgorithm, FollowsTheDocumentedRules) {
   EXPECT_EQ(selectAlgorithmFor(fixed, h100, true, true, 100, 4), Algorithm::CublasGrouped);
   // 2. FP8 is ggc's
   EXPECT_EQ(selectAlgorithmFor(fp8, h100, true, true, 100, 4), Algorithm::Ggc);
-  // 3. FP32, or a GPU ggc does not serve: cuBLAS, grouped for several experts
+  // 3. FP32, or a GPU where ggc is not preferred (before sm_90: the sm_80
+  //    lowering is slower than cuBLAS's): cuBLAS, grouped for several experts
   EXPECT_EQ(selectAlgorithmFor(fp32, h100, true, true, 100, 4), Algorithm::CublasGrouped);
   EXPECT_EQ(selectAlgorithmFor(bf16, a100, true, true, 100, 4), Algorithm::CublasGrouped);
   EXPECT_EQ(selectAlgorithmFor(bf16, a100, true, false, 100, 4), Algorithm::CublasSequential);
@@ -115,6 +116,20 @@ TEST(SelectAlgorithm, FollowsTheDocumentedRules) {
             std::string::npos);
 }
 
+TEST(DeviceCapabilities, NameTheTargetGgcCompilesFor) {
+  EXPECT_STREQ(gpu(9, 0).ggcTarget(), "sm_90a");
+  EXPECT_STREQ(gpu(8, 0).ggcTarget(), "sm_80");
+  EXPECT_STREQ(gpu(8, 6).ggcTarget(), "sm_86");
+  EXPECT_STREQ(gpu(8, 7).ggcTarget(), "sm_86");
+  EXPECT_STREQ(gpu(8, 9).ggcTarget(), "sm_89");
+  EXPECT_EQ(gpu(7, 5).ggcTarget(), nullptr);
+  EXPECT_EQ(gpu(10, 0).ggcTarget(), nullptr);
+  EXPECT_TRUE(gpu(8, 9).ggcFp8());
+  EXPECT_FALSE(gpu(8, 0).ggcFp8());
+  EXPECT_TRUE(gpu(9, 0).ggcPreferred());
+  EXPECT_FALSE(gpu(8, 9).ggcPreferred());
+}
+
 TEST(SelectAlgorithm, RefusesWhatCannotRun) {
   auto why = [](Algorithm a, const ExecutorConfig &c, DeviceCapabilities caps,
                 bool loaded, bool grouped) -> std::string {
@@ -125,11 +140,19 @@ TEST(SelectAlgorithm, RefusesWhatCannotRun) {
     }
     return "";
   };
-  EXPECT_NE(why(Algorithm::Ggc, config(8), gpu(8, 0), true, true).find("sm_90"),
+  EXPECT_NE(why(Algorithm::Ggc, config(8), gpu(7, 5), true, true)
+                .find("needs a GPU ggc compiles for (sm_80, sm_86, sm_89, sm_90)"),
             std::string::npos);
-  EXPECT_NE(why(Algorithm::Ggc, config(8, Precision::FP32), gpu(9, 0), true, true)
-                .find("no FP32 mode"),
+  // Ampere and Ada: the sm_80 lowering; FP8 where the tensor cores have it.
+  EXPECT_EQ(why(Algorithm::Ggc, config(8), gpu(8, 0), true, true), "");
+  EXPECT_EQ(why(Algorithm::Ggc, config(8), gpu(8, 6), true, true), "");
+  EXPECT_NE(why(Algorithm::Ggc, config(8, Precision::FP8), gpu(8, 6), true, true)
+                .find("precision 'fp8' needs FP8 tensor cores (sm_89 or sm_90)"),
             std::string::npos);
+  EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP8), gpu(8, 9), true, true), "");
+  // FP32 is ggc's too now (3xTF32), on every target.
+  EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP32), gpu(9, 0), true, true), "");
+  EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP32), gpu(8, 0), true, true), "");
   EXPECT_NE(why(Algorithm::CublasGrouped, config(8, Precision::FP8), gpu(9, 0), true, true)
                 .find("fp8"),
             std::string::npos);

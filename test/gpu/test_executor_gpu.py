@@ -133,6 +133,9 @@ def test_bad_arguments_name_themselves():
         ex.prepare_input(x, torch.zeros(3, 2, dtype=torch.int32))
     with pytest.raises(ValueError, match="config.group_count"):
         GroupedGemmExecutor(0)
-    with pytest.raises(RuntimeError, match="no FP32 mode"):
-        GroupedGemmExecutor(E, precision="fp32", algorithm="ggc")
+    with pytest.raises(RuntimeError, match="cannot run precision 'fp8'"):
+        GroupedGemmExecutor(E, precision="fp8", algorithm="cublas_grouped")
+    # fp32 on ggc is 3xTF32 now: accepted.
+    assert GroupedGemmExecutor(E, precision="fp32", algorithm="ggc").select_algorithm(
+        100, 2) == "ggc"
     assert ex.select_algorithm(100, 2) in ("ggc", "cublas_grouped")

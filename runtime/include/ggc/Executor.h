@@ -27,8 +27,9 @@ namespace ggc::executor {
 using Error = runtime::Error;
 
 enum class Algorithm { Ggc, CublasGrouped, CublasSequential, Auto };
-/// FP32: true FP32 math (cuBLAS only). TF32: FP32 operands, TF32 tensor
-/// cores. FP16/BF16: 16-bit operands, FP32 accumulation. FP8: BF16 tokens
+/// FP32: FP32 accuracy (cuBLAS's FP32, or ggc's 3xTF32 on tensor cores).
+/// TF32: FP32 operands, TF32 tensor cores. FP16/BF16: 16-bit operands, FP32
+/// accumulation. FP8: BF16 tokens
 /// quantised to e4m3 with 1x128 scales, weights with 128x128 scales.
 enum class Precision { FP32, TF32, FP16, BF16, FP8 };
 enum class DType { F32, F16, BF16, F8E4M3 };
@@ -61,8 +62,21 @@ struct ExecutorConfig {
 struct DeviceCapabilities {
   int ordinal = 0, major = 0, minor = 0, multiprocessors = 0;
   std::string name;
-  /// ggc's kernels are compiled for sm_90a: Hopper only.
-  bool ggcKernels() const { return major == 9 && minor == 0; }
+  /// The target ggc compiles this device's kernels for (sm_90a; sm_80,
+  /// sm_86, sm_89 by cp.async and mma.sync), or null.
+  const char *ggcTarget() const {
+    if (major == 9 && minor == 0)
+      return "sm_90a";
+    if (major == 8)
+      return minor == 0 ? "sm_80" : minor == 9 ? "sm_89" : "sm_86";
+    return nullptr;
+  }
+  bool ggcKernels() const { return ggcTarget() != nullptr; }
+  /// FP8 tensor cores: Hopper's and Ada's.
+  bool ggcFp8() const { return ggcKernels() && (major == 9 || minor == 9); }
+  /// Where `auto` picks ggc's kernels: Hopper (the sm_80 lowering has run
+  /// only on Hopper cards, at about half of mma.sync's peak).
+  bool ggcPreferred() const { return major == 9 && minor == 0; }
 };
 
 /// What a router decided: `topK` experts per token, token-major

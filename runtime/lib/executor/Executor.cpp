@@ -40,8 +40,8 @@ GroupedGemmExecutor::GroupedGemmExecutor(const ExecutorConfig &config)
                  state_->cublas && lib.gemmGroupedBatchedEx);
   if (!state_->cublas) {
     if (needsCublas && !caps_.ggcKernels())
-      throw Error("ggc executor: device " + caps_.name + " is not sm_90, so only "
-                  "cuBLAS can run here, and " + lib.error);
+      throw Error("ggc executor: ggc compiles no kernels for device " +
+                  caps_.name + ", so only cuBLAS can run here, and " + lib.error);
     return;
   }
   cuda::DeviceScope scope(config_.device);
@@ -81,7 +81,7 @@ GroupedGemmExecutor::~GroupedGemmExecutor() {
 
 bool GroupedGemmExecutor::supportsGroupedGemm() const {
   bool ggc = caps_.ggcKernels() && config_.useTensorCores &&
-             config_.precision != Precision::FP32;
+             (config_.precision != Precision::FP8 || caps_.ggcFp8());
   bool cublasGrouped = state_->cublas && state_->cublas->gemmGroupedBatchedEx &&
                        config_.precision != Precision::FP8;
   return ggc || cublasGrouped;

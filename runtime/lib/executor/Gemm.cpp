@@ -194,7 +194,8 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
     o.out = out;
     o.numRows = in.numRows();
     ggckernels::launch(config_.precision, w.numExperts, w.expertDim, w.hiddenDim,
-                       caps_.multiprocessors, config_.device, o, in.stream);
+                       caps_.multiprocessors, caps_.ggcTarget(), config_.device,
+                       o, in.stream);
   } else {
     runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);
   }

@@ -43,9 +43,11 @@ struct Entry {
 
 /// One compile through the C API; `ok` false leaves the diagnostics.
 bool compileTo(const std::string &ir, const char *emit, int numSMs,
-               std::string &image, std::string &info, std::string &diagnostics) {
+               const char *target, std::string &image, std::string &info,
+               std::string &diagnostics) {
   ggc_options options{};
   options.emit = emit;
+  options.arch = target;
   options.num_sms = numSMs;
   ggc_result *result = ggc_compile(ir.data(), ir.size(), "<ggc executor>", &options);
   bool ok = ggc_result_ok(result);
@@ -62,11 +64,11 @@ bool compileTo(const std::string &ir, const char *emit, int numSMs,
 
 // Without ptxas the kernel goes to the driver as PTX, as the Python layer
 // does (runtime.compile_for_launch).
-Compiled compile(const std::string &ir, int numSMs) {
+Compiled compile(const std::string &ir, int numSMs, const char *target) {
   std::string image, info, diagnostics;
-  if (!compileTo(ir, "cubin", numSMs, image, info, diagnostics) &&
+  if (!compileTo(ir, "cubin", numSMs, target, image, info, diagnostics) &&
       (diagnostics.find("needs ptxas") == std::string::npos ||
-       !compileTo(ir, "ptx", numSMs, image, info, diagnostics)))
+       !compileTo(ir, "ptx", numSMs, target, image, info, diagnostics)))
     throw Error("ggc executor: compiling the grouped kernel failed:\n" +
                 diagnostics + "\nfor:\n" + ir);
   Compiled c;
@@ -83,14 +85,15 @@ Compiled compile(const std::string &ir, int numSMs) {
 }
 
 const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
-                         bool biases, int numSMs) {
+                         bool biases, int numSMs, const char *target) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Entry>> entries;
   std::string ir = source(precision, g, n, k, biases);
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto &slot = entries[std::to_string(numSMs) + "\n" + ir];
+    auto &slot = entries[std::string(target) + " " + std::to_string(numSMs) +
+                         "\n" + ir];
     if (!slot)
       slot = std::make_shared<Entry>();
     entry = slot;
@@ -98,7 +101,7 @@ const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
   // Compiling takes about a second; other kernels' callers do not wait.
   std::call_once(entry->once, [&] {
     try {
-      entry->compiled = compile(ir, numSMs);
+      entry->compiled = compile(ir, numSMs, target);
     } catch (const std::exception &e) {
       entry->compiled.error = e.what();
     }
@@ -180,9 +183,10 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
 }
 
 void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
-            int device, const Operands &o, uint64_t stream) {
+            const char *target, int device, const Operands &o,
+            uint64_t stream) {
   bool biases = o.biases != 0;
-  const Compiled &c = compiled(precision, g, n, k, biases, numSMs);
+  const Compiled &c = compiled(precision, g, n, k, biases, numSMs, target);
   if (o.numRows == 0)
     return; // no rows: nothing to compute, nothing to write
   int64_t m = o.numRows;

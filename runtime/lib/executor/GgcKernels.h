@@ -26,7 +26,8 @@ struct Operands {
 /// biases, shared by threads; a failure is kept and rethrown) and launches
 /// on `stream`.
 void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
-            int device, const Operands &operands, uint64_t stream);
+            const char *target, int device, const Operands &operands,
+            uint64_t stream);
 
 } // namespace ggc::executor::ggckernels
 

@@ -183,7 +183,7 @@ Algorithm selectAlgorithmFor(const ExecutorConfig &config,
     return config.algorithm;                        // 1. the user's choice
   if (config.precision == Precision::FP8)
     return Algorithm::Ggc;                          // 2. block-scaled FP8: ggc only
-  bool ggcServes = caps.ggcKernels() && config.useTensorCores &&
+  bool ggcServes = caps.ggcPreferred() && config.useTensorCores &&
                    config.precision != Precision::FP32;
   if (!ggcServes || !cublasLoaded) {                // 3. one of them cannot run
     if (!ggcServes && cublasGrouped && activeExperts > 1)
@@ -202,12 +202,13 @@ void checkAlgorithm(Algorithm algorithm, const ExecutorConfig &config,
                        std::to_string(caps.minor) + ")";
   if (algorithm == Algorithm::Ggc) {
     if (!caps.ggcKernels())
-      throw Error("ggc executor: algorithm 'ggc' needs an sm_90 GPU (its kernels "
-                  "are compiled for sm_90a); device " + device + " is not one: "
-                  "use a cuBLAS algorithm or 'auto'");
-    if (config.precision == Precision::FP32)
-      throw Error("ggc executor: algorithm 'ggc' has no FP32 mode (its f32 "
-                  "kernels use TF32); use precision 'tf32' or a cuBLAS algorithm");
+      throw Error("ggc executor: algorithm 'ggc' needs a GPU ggc compiles for "
+                  "(sm_80, sm_86, sm_89, sm_90); device " + device + " is not "
+                  "one: use a cuBLAS algorithm or 'auto'");
+    if (config.precision == Precision::FP8 && !caps.ggcFp8())
+      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (sm_89 "
+                  "or sm_90); device " + device + " has none: use 'bf16' or "
+                  "'fp16'");
     return;
   }
   if (algorithm == Algorithm::Auto)

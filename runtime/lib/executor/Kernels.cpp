@@ -195,8 +195,10 @@ const std::string &copyModule() {
 }
 
 const std::string &fp8Module() {
+  // The conversion to e4m3x2 takes sm_89 and, there, PTX 8.1.
   static const std::string text =
-      replaceAll(kHeader, "TARGET", "sm_90") + std::string(kQuantize);
+      replaceAll(replaceAll(kHeader, "TARGET", "sm_89"), "8.0", "8.1") +
+      std::string(kQuantize);
   return text;
 }
 

@@ -17,7 +17,7 @@ namespace ggc::executor::kernels {
 
 /// The PTX modules, for launching and for checking with ptxas.
 const std::string &copyModule();  ///< ggc_copy_rows_{1,2,4,16}
-const std::string &fp8Module();   ///< ggc_quantize_rows_1x128 (sm_90)
+const std::string &fp8Module();   ///< ggc_quantize_rows_1x128 (sm_89)
 
 /// dst[dstIndex ? dstIndex[r] : r] = src[srcIndex ? srcIndex[r] : r] for r
 /// in [0, rows), rows of rowBytes; index arrays are i32 on the device.

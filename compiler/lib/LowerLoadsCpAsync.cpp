@@ -78,6 +78,32 @@ Value both(KernelBuilder &b, Value x, Value y) {
   return b.create<arith::AndIOp>(x, y);
 }
 
+/// An MN-major tile: chunks of `chunk` MN columns (one 128-byte row), each
+/// `blockK` rows of K, consecutive: row r of chunk c holds (K `k + r`, MN
+/// `firstMN + c * chunk ..`) of an operand [groups.., K, MN] whose sizes
+/// are `mnSize` and `kSize`, from the group's first element `groupBase`
+/// (in rows of K).
+void copyMNMajorChunks(KernelBuilder &b, const ThreadPieces &t, Value tile,
+                       Value source, Value k, Value firstMN, Value groupBase,
+                       Value mnSize, Value kSize, int64_t tileRows,
+                       int64_t blockK, int64_t chunk, int64_t elementBytes) {
+  int64_t perPiece = kPieceBytes / elementBytes;
+  Value kElement = b.add(k, t.row);
+  Value mn = b.add(firstMN, b.mul(t.piece, b.c32(perPiece)));
+  Value first = b.add(b.mul(b.add(groupBase, b.toI64(kElement)),
+                            b.toI64(mnSize)),
+                      b.toI64(mn));
+  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+    int64_t row = i * kRowsPerRound % blockK;
+    int64_t column = i * kRowsPerRound / blockK * chunk;
+    Value element = b.add(first, b.add(b.mul(b.c64(row), b.toI64(mnSize)),
+                                       b.c64(column)));
+    Value valid = both(b, b.lt(b.add(kElement, b.c32(row)), kSize),
+                       b.lt(b.add(mn, b.c32(column)), mnSize));
+    copyRound(b, t, tile, i, source, element, elementBytes, valid);
+  }
+}
+
 LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   ValueRange extents = op.getExtents();
   int64_t tileRows = op.getTileRows();
@@ -160,23 +186,29 @@ LogicalResult lowerBTile(ggk::LoadBTileOp op) {
                 elementBytes, valid);
     }
   } else {
-    // Chunks of `chunk` columns, block_k rows of K each: row r of chunk c
-    // at (group, k + r, first N + c * chunk).
-    Value kElement = b.add(op.getK(), t.row);
-    Value n = b.add(firstN, pieceElements);
-    Value first = b.add(b.mul(b.add(groupBase, b.toI64(kElement)),
-                              b.toI64(inner)),
-                        b.toI64(n));
-    for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-      int64_t row = i * kRowsPerRound % blockK;
-      int64_t column = i * kRowsPerRound / blockK * chunk;
-      Value element = b.add(first, b.add(b.mul(b.c64(row), b.toI64(inner)),
-                                         b.c64(column)));
-      Value valid = both(b, b.lt(b.add(kElement, b.c32(row)), outer),
-                         b.lt(b.add(n, b.c32(column)), inner));
-      copyRound(b, t, op.getDst(), i, source, element, elementBytes, valid);
-    }
+    copyMNMajorChunks(b, t, op.getDst(), source, op.getK(), firstN, groupBase,
+                      inner, outer, tileRows, blockK, chunk, elementBytes);
   }
+  b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerMNMajorTile(ggk::LoadMNMajorTileOp op) {
+  ValueRange extents = op.getExtents();
+  int64_t chunk = op.getChunkRows(), chunkBytes = op.getChunkBytes();
+  int64_t blockK = chunkBytes / kRowBytes;
+  int64_t tileRows = int64_t(op.getChunks()) * blockK;
+  if (extents.empty() || (chunk != 32 && chunk != 64 && chunk != 128) ||
+      blockK % kRowsPerRound != 0)
+    return op.emitOpError() << "needs the operand's extents and chunks of "
+                               "128-byte rows, a multiple of 16 of them, to "
+                               "be loaded without TMA";
+  KernelBuilder b(op.getLoc(), op);
+  ThreadPieces t = threadPieces(b);
+  copyMNMajorChunks(b, t, op.getDst(), globalSource(b, op.getMap()), op.getK(),
+                    op.getRow(), b.c64(0), extents[0], extents[1], tileRows,
+                    blockK, chunk, kRowBytes / chunk);
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();
@@ -187,14 +219,17 @@ struct LowerLoadsCpAsync
   void runOnOperation() override {
     SmallVector<Operation *> loads;
     getOperation().walk([&](Operation *op) {
-      if (isa<ggk::LoadTileRowsOp, ggk::LoadBTileOp>(op))
+      if (isa<ggk::LoadTileRowsOp, ggk::LoadBTileOp, ggk::LoadMNMajorTileOp>(
+              op))
         loads.push_back(op);
     });
     for (Operation *op : loads) {
       LogicalResult lowered =
           isa<ggk::LoadTileRowsOp>(op)
               ? lowerARows(cast<ggk::LoadTileRowsOp>(op))
-              : lowerBTile(cast<ggk::LoadBTileOp>(op));
+          : isa<ggk::LoadBTileOp>(op)
+              ? lowerBTile(cast<ggk::LoadBTileOp>(op))
+              : lowerMNMajorTile(cast<ggk::LoadMNMajorTileOp>(op));
       if (failed(lowered))
         return signalPassFailure();
     }

@@ -82,14 +82,25 @@ WarpTile warpTile(KernelBuilder &b, ggk::MmaOp op, Value warp) {
 StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, const WarpTile &w,
                       Value lane, int64_t step) {
   StepOperands operands;
-  // A, K-major, per m16 block: lanes 0-15 give rows 0-15 at the step's
-  // first 8 K, lanes 16-31 the same rows at its second 8: registers
-  // a0..a3 in mma's order.
+  // A, per m16 block, registers a0..a3 in mma's order: K-major, lanes
+  // 0-15 give rows 0-15 at the step's first 8 K, lanes 16-31 the same rows
+  // at its second 8; M-major (one 64-row chunk of K rows), lanes give rows
+  // of K (0-7, then 8-15 for lanes 16-31) at the block's first 8 M (lanes
+  // 0-7, 16-23) or its second (8-15, 24-31), transposed on the way in.
   Value aPiece = b.add(b.c32(2 * step), b.divU(lane, b.c32(16)));
+  Value aKRow = b.add(b.c32(16 * step),
+                      b.add(b.andI(lane, b.c32(7)),
+                            b.mul(b.divU(lane, b.c32(16)), b.c32(8))));
+  Value aSecondM = b.andI(b.divU(lane, b.c32(8)), b.c32(1));
   for (int64_t i = 0; i < w.blocks; ++i) {
-    Value aRow = b.add(b.add(w.row, b.c32(16 * i)), b.remU(lane, b.c32(16)));
-    SmallVector<Value> regs = loadMatrices(
-        b, op.getATile(), swizzledOffset(b, aRow, aPiece), 4, false);
+    Value first = b.add(w.row, b.c32(16 * i));
+    Value offset =
+        op.getAMnMajor()
+            ? swizzledOffset(b, aKRow,
+                             b.add(b.divU(first, b.c32(8)), aSecondM))
+            : swizzledOffset(b, b.add(first, b.remU(lane, b.c32(16))), aPiece);
+    SmallVector<Value> regs =
+        loadMatrices(b, op.getATile(), offset, 4, op.getAMnMajor());
     operands.a.append(regs.begin(), regs.end());
   }
   Value low = b.andI(lane, b.c32(7));
@@ -290,11 +301,12 @@ struct LowerMmaSync : public ggc::impl::LowerMmaSyncBase<LowerMmaSync> {
       bool fp8 = isa<Float8E4M3FNType, Float8E5M2Type>(t) &&
                  isa<Float8E4M3FNType, Float8E5M2Type>(op.getBType());
       // ldmatrix transposes 16-bit elements only.
-      bool f32 = t.isF32() && op.getBType().isF32() && !op.getBMnMajor();
-      if ((sixteen || fp8 || f32) && !op.getAMnMajor())
+      bool f32 = t.isF32() && op.getBType().isF32() && !op.getBMnMajor() &&
+                 !op.getAMnMajor();
+      if (sixteen || f32 || (fp8 && !op.getAMnMajor() && !op.getBMnMajor()))
         return WalkResult::advance();
-      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16, f16, "
-                          "FP8 or f32 (B K-major) operands and K-major A";
+      op.emitOpError() << "has no mma.sync lowering yet: it takes bf16 or f16 "
+                          "operands, or FP8 and f32 ones K-major";
       return WalkResult::interrupt();
     });
     if (unsupported.wasInterrupted())

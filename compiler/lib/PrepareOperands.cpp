@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "Target.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -30,8 +31,12 @@ Value consumerThread(KernelBuilder &b) {
   return b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
 }
 
-/// Shared-memory writes of the generic proxy, made visible to wgmma.
-void fenceForAsyncProxy(KernelBuilder &b) {
+/// Shared-memory writes of the generic proxy, made visible to wgmma (which
+/// reads through the async proxy: sm_90a's; ldmatrix reads what the
+/// consumers' barrier orders).
+void fenceForAsyncProxy(KernelBuilder &b, Operation *op) {
+  if (!ggc::targetOf(op).hopper)
+    return;
   b.create<NVVM::FenceProxyOp>(
       NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -77,7 +82,7 @@ void ClearLowering::run() {
   b.create<scf::IfOp>(partial, [&](OpBuilder &, Location) {
     clearTile(op.getA(), int64_t(op.getARows()), op.getAMnMajor());
     clearTile(op.getB(), int64_t(op.getBColumns()), op.getBMnMajor());
-    fenceForAsyncProxy(b);
+    fenceForAsyncProxy(b, op);
     // The condition is the same for every consumer thread (the op's
     // contract: same tile, same K block), so all of them reach this barrier.
     b.consumerBarrier(threads);
@@ -206,7 +211,7 @@ void lowerTranspose(ggk::TransposeToKMajorOp op) {
         }
         b.create<scf::YieldOp>();
       });
-  fenceForAsyncProxy(b);
+  fenceForAsyncProxy(b, op);
   b.consumerBarrier(threads);
   op.erase();
 }

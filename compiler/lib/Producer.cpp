@@ -56,8 +56,8 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
                                        b.c32(p.aTileBytes + p.bTileBytes));
     int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
     b.create<mlir::ggk::LoadMNMajorTileOp>(
-        full, stageA(stage), aMaps[0], k, t.rowStart, p.blockM / chunk, chunk,
-        p.blockK * kSwizzleBytes);
+        full, stageA(stage), aMaps[0], k, t.rowStart, extentsOf(op.getA()),
+        p.blockM / chunk, chunk, p.blockK * kSwizzleBytes);
     return;
   }
   // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's

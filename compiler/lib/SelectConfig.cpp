@@ -174,10 +174,10 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
 }
 
 /// What the lowering without TMA and wgmma (sm_80, sm_86, sm_89) takes so
-/// far: bf16, f16 or f32 (tf32 or 3xTF32, B K-major) operands, and on sm_89
-/// FP8 with its scales; K-major A,
-/// rows grouped by offsets, counts or padding. The rest is refused by
-/// name, never compiled into a wrong kernel.
+/// far: bf16, f16 or f32 (tf32 or 3xTF32) operands, and on sm_89 FP8 with
+/// its scales (the gg verifier keeps FP8 K-major); every layout; no
+/// cluster, no TMA stores. The rest is refused by name, never compiled
+/// into a wrong kernel.
 LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   if (t.hopper)
     return success();
@@ -190,17 +190,6 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   if (f8 && !t.fp8)
     return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
                   "; FP8 mma.sync takes sm_89");
-  if (aElem.isF32() && op.getBLayout() == OperandLayout::kn)
-    return refuse("its f32 B is N-major; ldmatrix transposes 16-bit "
-                  "elements only: give B as [G, N, K]");
-  if (f8 && op.getBLayout() == OperandLayout::kn)
-    return refuse("its FP8 B is N-major; this target's lowering takes FP8 "
-                  "operands K-major");
-  if (op.getLayout() == GroupLayout::k_grouped)
-    return refuse("its layout is k_grouped; this target's lowering takes "
-                  "contiguous, padded_contiguous and masked");
-  if (op.getALayout() == OperandLayout::km)
-    return refuse("A is M-major; this target's lowering takes K-major A");
   std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
   if (pool && !pool->empty())
     return refuse("its store_pool stores by TMA; give store_pool = []");

@@ -313,7 +313,7 @@ LogicalResult LoadMNMajorTileOp::verify() {
     return emitOpError() << "chunk_bytes must be a positive multiple of 128 "
                             "(whole swizzled rows), got "
                          << stride;
-  return success();
+  return verifyExtents(*this, getExtents(), /*hasGroup=*/false);
 }
 
 LogicalResult ClearKOutsideOp::verify() {

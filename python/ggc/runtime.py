@@ -239,16 +239,19 @@ class Kernel:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
                                  f"({dynamic['name']} = {m}, set by {dynamic['by']}), "
                                  f"got {have}")
-        # TMA reads rows whose byte length is a multiple of 16.
+        # TMA reads rows whose byte length is a multiple of 16; so do the
+        # 16-byte copies of targets without TMA, which take A and B by
+        # address.
         for p in self.info["params"]:
-            if p["kind"] == "tensor_map" and len(tensors[p["arg"]].shape) > 1:
+            copied = p["kind"] == "pointer" and p["operand"] in ("a", "b")
+            if (p["kind"] == "tensor_map" or copied) and len(tensors[p["arg"]].shape) > 1:
                 t = tensors[p["arg"]]
                 row_bytes = t.shape[-1] * _ELEMENT_BYTES[t.dtype]
                 if row_bytes % 16:
                     raise ValueError(
                         f"argument {p['arg']} ({self._roles[p['arg']]}) has rows of "
-                        f"{row_bytes} bytes; TMA needs a multiple of 16 (its last "
-                        f"dimension, {t.shape[-1]}, a multiple of "
+                        f"{row_bytes} bytes; {'cp.async' if copied else 'TMA'} needs a "
+                        f"multiple of 16 (its last dimension, {t.shape[-1]}, a multiple of "
                         f"{16 // _ELEMENT_BYTES[t.dtype]})")
         devices = {t.device for t in tensors if t.device != -1}
         if len(devices) > 1:

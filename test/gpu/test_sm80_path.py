@@ -79,11 +79,19 @@ def test_true_fp32_within_1e4():
     gm.check_fp32(gm.RAGGED, n=200, k=1000)
 
 
-def test_f32_with_n_major_b_is_refused_by_name():
-    with pytest.raises(ggc.CompilationError, match="cannot be lowered for sm_80: its f32 B is "
-                                                   "N-major"):
-        gm.cached_kernel(layout="contiguous", num_groups=2, n=128, k=64, dtype="f32",
-                         out_dtype="f32", b_layout="kn")
+def test_f32_with_n_major_b():
+    """An f32 B given [G, K, N] is transposed in shared memory, as on sm_90a."""
+    gm.check_contiguous(gm.RAGGED, n=200, k=132, dtype="f32", b_layout="kn")
+    gm.check_fp32(gm.RAGGED, n=200, k=1000, b_layout="kn")
+
+
+@pytest.mark.parametrize("out_dtype, layout, dtype, out_layout", [
+    ("f32", "kn", "bf16", "mn"), ("bf16", "nk", "f16", "mn"), ("f32", "kn", "f32", "mn"),
+    ("f32", "kn", "bf16", "nm")])
+def test_k_grouped_weight_gradient(out_dtype, layout, dtype, out_layout):
+    """Groups split K: token-major operands (M-major A, read by ldmatrix
+    .trans) or K-major ones, the K outside a group cleared in the stage."""
+    gm.test_k_grouped_weight_gradient(out_dtype, layout, dtype, out_layout)
 
 
 def test_epilogue_routing_bias_scalar_silu():
@@ -129,6 +137,10 @@ def sm89():
 def test_sm89_fp8_contiguous(sm89, a_scale, b_scale):
     f8.test_contiguous_scale_kinds(a_scale, b_scale)
     assert ggc.get_target() == "sm_89"
+
+
+def test_sm89_fp8_k_grouped(sm89):
+    gm.test_k_grouped_weight_gradient("f32", "nk", "f8E4M3FN", "mn")
 
 
 def test_sm89_fp8_masked_and_e5m2(sm89):

@@ -124,8 +124,8 @@ llvm.func @b_k_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 // CHECK: %[[P:.*]] = arith.remui %[[T]], %c8_i32 : i32
 // CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
 // CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
-// CHECK: %[[PN:.*]] = arith.muli %[[P]], %c8_i32 : i32
 // CHECK: %[[KROW:.*]] = arith.addi %[[K]], %[[R]] : i32
+// CHECK: %[[PN:.*]] = arith.muli %[[P]], %c8_i32 : i32
 // CHECK: %[[N:.*]] = arith.addi %[[FIRST_N]], %[[PN]] : i32
 // CHECK: %[[N64:.*]] = arith.extsi %[[N]]
 // CHECK: %[[NS64:.*]] = arith.extsi %[[NS]]
@@ -153,5 +153,35 @@ llvm.func @b_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block]
       extents(%ns, %ks) attributes {n_major, block_n = 128, block_k = 64,
       chunk_columns = 64, cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+// Before: k_grouped's M-major A tile (A given [K, M]: extents M then K) of
+// 128 rows of M as two 64-row chunks of 64 rows of K (8192 bytes each).
+// After: copied as an N-major B's chunks (8 rounds, the second chunk from
+// round 4: 64 M further), no group, then the arrival.
+// CHECK-LABEL: llvm.func @a_m_major
+// CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[A:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %[[MS:[^:]*]]: i32, %[[KS:[^:]*]]: i32)
+// CHECK: %[[T:.*]] = arith.remui %{{.*}}, %c128_i32 : i32
+// CHECK: %[[R:.*]] = arith.divui %[[T]], %c8_i32 : i32
+// CHECK: %[[KROW:.*]] = arith.addi %[[K]], %[[R]] : i32
+// CHECK: %[[M:.*]] = arith.addi %[[ROW]], %{{.*}} : i32
+// CHECK: arith.cmpi slt, %[[M]], %[[MS]] : i32
+// CHECK: arith.cmpi slt, %[[KROW]], %[[KS]] : i32
+// CHECK: ggk.copy_async
+// CHECK-COUNT-3: ggk.copy_async %
+// CHECK: %[[M2:.*]] = arith.addi %[[M]], %c64_i32 : i32
+// CHECK: arith.cmpi slt, %[[M2]], %[[MS]] : i32
+// CHECK: ggk.copy_async
+// CHECK-COUNT-3: ggk.copy_async %
+// CHECK-NOT: ggk.copy_async %
+// CHECK: ggk.copy_async_arrive %[[FULL]]
+// CHECK-NEXT: llvm.return
+llvm.func @a_m_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %ms: i32, %ks: i32) {
+  ggk.load_mn_major_tile %dst, %full from(%a) at[%k, %row] extents(%ms, %ks)
+      attributes {chunks = 2, chunk_rows = 64, chunk_bytes = 8192}
   llvm.return
 }

@@ -162,3 +162,24 @@ llvm.func @three_tf32(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 
       three_tf32} : !acc4
   llvm.return %r : !acc4
 }
+
+// -----
+
+// An M-major A (k_grouped's token-major A): the warp's fragment is read
+// from rows of K of the warpgroup's 64-row chunk, lanes 0-7 and 16-23 at
+// the block's first 8 M, 8-15 and 24-31 at its second, transposed by
+// ldmatrix (layout col).
+// CHECK-LABEL: llvm.func @a_m_major
+// CHECK: %[[SECOND:.*]] = arith.andi %{{.*}}, %c1_i32
+// CHECK: %[[FIRST8:.*]] = arith.divui %{{.*}}, %c8_i32
+// CHECK: arith.addi %[[FIRST8]], %[[SECOND]]
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 4
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4
+// CHECK-COUNT-2: nvvm.mma.sync
+!acc8 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @a_m_major(%acc: !acc8, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc8 {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1, fresh,
+      a_mn_major} : !acc8
+  llvm.return %r : !acc8
+}

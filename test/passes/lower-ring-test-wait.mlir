@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -ggk-lower-ring-test-wait | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -ggk-lower-ring-test-wait | FileCheck %s
 
 // Before: the producer's wait for a free stage and a consumer's wait for a
 // loaded stage, on their barriers and phase parities, inside K loops (no
@@ -49,5 +49,22 @@ llvm.func @ring(%empty: !llvm.ptr<3>, %full: !llvm.ptr<3>, %parity: i32) {
     ggk.wait_stage %full, %parity
     llvm.call @compute() : () -> ()
   }
+  llvm.return
+}
+
+// -----
+
+// A commit of bytes (TMA's transaction count, which sm_90a's M-major A
+// load arms) lowers to nothing here: the loads arrive on the full barrier
+// per thread.
+// CHECK-LABEL: llvm.func @commit
+// CHECK: scf.while
+// CHECK: nvvm.mbarrier.test.wait
+// CHECK-NOT: ggk.commit_stage
+// CHECK: llvm.return
+llvm.func @commit(%empty: !llvm.ptr<3>, %full: !llvm.ptr<3>, %parity: i32) {
+  %bytes = arith.constant 32768 : i32
+  ggk.acquire_stage %empty, %parity
+  ggk.commit_stage %full, %bytes
   llvm.return
 }

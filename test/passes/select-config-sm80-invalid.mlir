@@ -2,7 +2,7 @@
 
 // Without TMA and wgmma (gg.target sm_80, sm_86, sm_89) the lowering takes
 // bf16, f16 and f32 operands, and FP8 on sm_89: f8 ones on sm_80 (here
-// with their scales) are refused by name, as is an f32 B given N-major.
+// with their scales) are refused by name.
 module attributes {gg.target = "sm_80"} {
   func.func @f8(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>,
                 %g: memref<5xi32>, %as: memref<4xf32>, %bs: memref<4xf32>,
@@ -12,35 +12,6 @@ module attributes {gg.target = "sm_80"} {
         b(%b : memref<4x256x512xf8E4M3FN>) groups(%g : memref<5xi32>)
         a_scale(%as : memref<4xf32>, <tensor>)
         b_scale(%bs : memref<4xf32>, <tensor>) out(%o : memref<?x256xbf16>)
-    return
-  }
-}
-
-// -----
-
-module attributes {gg.target = "sm_89"} {
-  func.func @f32(%a: memref<?x256xf32>, %b: memref<4x256x256xf32>,
-                 %g: memref<5xi32>, %o: memref<?x256xf32>) {
-    // expected-error @+1 {{cannot be lowered for sm_89: its f32 B is N-major; ldmatrix transposes 16-bit elements only: give B as [G, N, K] (sm_90a lowers it)}}
-    gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)
-        b(%b : memref<4x256x256xf32>, kn) groups(%g : memref<5xi32>)
-        out(%o : memref<?x256xf32>) {tf32}
-    return
-  }
-}
-
-// -----
-
-// k_grouped (a weight gradient: groups split K) is refused. An M-major A
-// (km), which ldmatrix would read transposed, comes only with k_grouped,
-// so it gets this message too.
-module attributes {gg.target = "sm_80"} {
-  func.func @k_grouped(%a: memref<?x256xbf16>, %b: memref<?x128xbf16>,
-                       %g: memref<5xi32>, %o: memref<4x256x128xf32>) {
-    // expected-error @+1 {{cannot be lowered for sm_80: its layout is k_grouped; this target's lowering takes contiguous, padded_contiguous and masked (sm_90a lowers it)}}
-    gg.grouped_matmul k_grouped a(%a : memref<?x256xbf16>, km)
-        b(%b : memref<?x128xbf16>, kn) groups(%g : memref<5xi32>)
-        out(%o : memref<4x256x128xf32>)
     return
   }
 }

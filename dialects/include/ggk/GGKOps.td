@@ -170,7 +170,9 @@ def GGK_LoadMNMajorTileOp : GGK_Op<"load_mn_major_tile"> {
     box j loaded from the operand at (MN `row + j * chunk_rows`, K `k`)
     through `map` to `dst + j * chunk_bytes`. Whole boxes always: the
     k-grouped layout has no row granule. `ggk-lower-mn-major-loads` lowers
-    it (sm_90a: one TMA load per chunk).
+    it (sm_90a: one TMA load per chunk); on targets without TMA `map` is
+    the operand's address and `extents` its sizes (MN, then K), and
+    `ggk-lower-loads-cp-async` copies the chunks.
 
     Example (a 128-row bf16 tile, BK = 64: two 64-row chunks 8 KB apart):
     ```mlir
@@ -181,12 +183,13 @@ def GGK_LoadMNMajorTileOp : GGK_Op<"load_mn_major_tile"> {
   let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
                        LLVM_PointerInAddressSpace<3>:$dst,
                        LLVM_PointerInAddressSpace<0>:$map, I32:$k, I32:$row,
+                       Variadic<I32>:$extents,
                        I64Attr:$chunks, I64Attr:$chunk_rows,
                        I64Attr:$chunk_bytes);
   let hasVerifier = 1;
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $row `]`
-    attr-dict-with-keyword
+    (`extents` `(` $extents^ `)`)? attr-dict-with-keyword
   }];
 }
 

@@ -219,6 +219,20 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
           runtime::parseElementType(p.at("dtype").text()), t.shape, box,
           t.address, runtime::parseSwizzle(p.at("swizzle").text()));
     } else if (kind == "pointer") {
+      // Targets without TMA copy A's and B's rows in 16-byte pieces.
+      const std::string &operand = p.at("operand").text();
+      if (operand == "a" || operand == "b") {
+        const json::Value &spec =
+            c.info.at("args").array.at(static_cast<size_t>(p.at("arg").integer()));
+        int64_t rowBytes =
+            t.shape.back() *
+            runtime::elementBytes(runtime::parseElementType(spec.at("dtype").text()));
+        if (rowBytes % 16 != 0 || t.address % 16 != 0)
+          throw Error("ggc executor: operand " + operand + " has rows of " +
+                      std::to_string(rowBytes) + " bytes at address " +
+                      std::to_string(t.address) + "; cp.async needs 16-byte "
+                      "aligned rows of a multiple of 16 bytes");
+      }
       arg.value = t.address;
     } else {
       arg.kind = runtime::KernelArg::Kind::Int64;

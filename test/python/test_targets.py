@@ -1,0 +1,57 @@
+"""Choosing the target (ggc.set_target, GGC_TARGET, compile_ir's arch) and
+what the sm_80 lowering's kernels check before a launch, without a GPU."""
+
+import pytest
+
+import ggc
+from ggc import ir, runtime
+
+
+def test_set_target_checks_and_environment(monkeypatch):
+    with pytest.raises(ValueError, match="target must be one of sm_90a, sm_80, sm_86, sm_89, "
+                                         "got 'sm_75'"):
+        ggc.set_target("sm_75")
+    monkeypatch.setenv("GGC_TARGET", "sm_86")
+    assert ggc.get_target() == "sm_86"
+    ggc.set_target("sm_80")
+    try:
+        assert ggc.get_target() == "sm_80"  # set_target wins over the environment
+    finally:
+        ggc.set_target(None)
+    monkeypatch.setenv("GGC_TARGET", "bogus")
+    with pytest.raises(ValueError, match="got 'bogus'"):
+        ggc.get_target()
+
+
+def test_the_target_reaches_the_module_and_the_contract():
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128, k=64)
+    sm80 = ggc.compile_ir(text, emit="ggk", arch="sm_80")
+    assert 'gg.target = "sm_80"' in sm80.asm["ggk"]
+    kinds = {p["operand"]: p["kind"] for p in sm80.kernel_info[0]["params"]
+             if p["kind"] != "size"}
+    assert kinds["a"] == kinds["b"] == "pointer"  # copied by address: no TMA
+    hopper = ggc.compile_ir(text, emit="ggk")
+    kinds = {p["operand"]: p["kind"] for p in hopper.kernel_info[0]["params"]
+             if p["kind"] != "size"}
+    assert kinds["a"] == kinds["b"] == "tensor_map"
+
+
+def described(shape, dtype):
+    """A described CUDA tensor, row-major at an aligned address (never read)."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, step)
+        step *= extent
+    return runtime._Tensor(1 << 40, tuple(shape), tuple(strides), dtype, 0, None)
+
+
+def test_rows_cp_async_cannot_copy_are_rejected_before_launch():
+    # K = 1684 f16: rows of 3368 bytes, which 16-byte copies cannot read.
+    kern = ggc.Kernel(ir.grouped_matmul("k", layout="k_grouped", num_groups=2, n=136, k=None,
+                                        m=200, b_layout="nk", out_dtype="f32", dtype="f16"),
+                      target="sm_80")
+    args = [described((200, 1684), "f16"), described((136, 1684), "f16"),
+            described((3,), "i32"), described((2, 200, 136), "f32")]
+    with pytest.raises(ValueError, match=r"argument 0 \(a\) has rows of 3368 bytes; cp.async "
+                                         r"needs a multiple of 16"):
+        kern.check_described(args)

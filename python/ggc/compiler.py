@@ -120,7 +120,7 @@ def get_num_sms() -> int:
 
 # What ggc compiles for each compute capability: Hopper's kernels (TMA,
 # wgmma) for 9.0; for Ampere and Ada the lowering by cp.async, ldmatrix and
-# mma.sync (bf16 and f16 so far). Orin (8.7) runs sm_86's.
+# mma.sync (FP8 on sm_89). Orin (8.7) runs sm_86's.
 TARGETS = ("sm_90a", "sm_80", "sm_86", "sm_89")
 _TARGET_OF_CAPABILITY = {(9, 0): "sm_90a", (8, 0): "sm_80", (8, 6): "sm_86",
                          (8, 7): "sm_86", (8, 9): "sm_89"}

@@ -99,6 +99,11 @@ TEST(SelectAlgorithm, FollowsTheDocumentedRules) {
   EXPECT_EQ(selectAlgorithmFor(bf16, a100, true, false, 100, 4), Algorithm::CublasSequential);
   EXPECT_EQ(selectAlgorithmFor(bf16, a100, true, true, 100, 1), Algorithm::CublasSequential);
   EXPECT_EQ(selectAlgorithmFor(bf16, h100, false, false, 100, 1), Algorithm::Ggc);
+  // Without cuBLAS, ggc runs wherever it compiles, before sm_90 too.
+  EXPECT_EQ(selectAlgorithmFor(bf16, a100, false, false, 100, 4), Algorithm::Ggc);
+  EXPECT_EQ(selectAlgorithmFor(fp32, a100, false, false, 100, 4), Algorithm::Ggc);
+  EXPECT_EQ(selectAlgorithmFor(bf16, gpu(7, 5), false, false, 100, 4),
+            Algorithm::CublasSequential); // refused at creation: no cuBLAS
   ExecutorConfig noTensorCores = config(8);
   noTensorCores.useTensorCores = false;
   EXPECT_EQ(selectAlgorithmFor(noTensorCores, h100, true, true, 100, 4),
@@ -150,6 +155,9 @@ TEST(SelectAlgorithm, RefusesWhatCannotRun) {
                 .find("precision 'fp8' needs FP8 tensor cores (sm_89 or sm_90)"),
             std::string::npos);
   EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP8), gpu(8, 9), true, true), "");
+  EXPECT_NE(why(Algorithm::Auto, config(8, Precision::FP8), gpu(8, 0), true, true)
+                .find("precision 'fp8' needs FP8 tensor cores"),
+            std::string::npos);
   // FP32 is ggc's too now (3xTF32), on every target.
   EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP32), gpu(9, 0), true, true), "");
   EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP32), gpu(8, 0), true, true), "");

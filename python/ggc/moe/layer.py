@@ -21,6 +21,7 @@ from typing import NamedTuple, Optional
 
 import torch
 
+from .. import compiler as ggc_compiler
 from .. import ops
 from . import checks, elementwise, graphs, routes
 from .activations import activate
@@ -89,8 +90,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     weights = Weights(w13, w2, w13_scale, w2_scale, w13_bias, w2_bias)
     if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
         # The graph reads the weights (and the map) where they lie now.
-        key = (signature,) + tuple(None if t is None else t.data_ptr()
-                                   for t in weights + (expert_map,))
+        # The kernels a graph captured are the target's of the time.
+        key = (signature, ggc_compiler.get_target()) + tuple(
+            None if t is None else t.data_ptr() for t in weights + (expert_map,))
         inputs = (x, topk_weights, topk_ids) + (() if x_scale is None else (x_scale,))
         return graphs.replay(key, inputs,
                              lambda x, w, ids, scale=None: _experts(

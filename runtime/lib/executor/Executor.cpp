@@ -39,7 +39,7 @@ GroupedGemmExecutor::GroupedGemmExecutor(const ExecutorConfig &config)
   checkAlgorithm(config_.algorithm, config_, caps_, state_->cublas != nullptr,
                  state_->cublas && lib.gemmGroupedBatchedEx);
   if (!state_->cublas) {
-    if (needsCublas && !caps_.ggcKernels())
+    if (needsCublas && !(caps_.ggcKernels() && config_.useTensorCores))
       throw Error("ggc executor: ggc compiles no kernels for device " +
                   caps_.name + ", so only cuBLAS can run here, and " + lib.error);
     return;

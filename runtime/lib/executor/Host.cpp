@@ -188,7 +188,10 @@ Algorithm selectAlgorithmFor(const ExecutorConfig &config,
   if (!ggcServes || !cublasLoaded) {                // 3. one of them cannot run
     if (!ggcServes && cublasGrouped && activeExperts > 1)
       return Algorithm::CublasGrouped;
-    return ggcServes ? Algorithm::Ggc : Algorithm::CublasSequential;
+    // Without cuBLAS, ggc runs wherever it compiles (sm_80 to sm_90).
+    bool ggcCan = caps.ggcKernels() && config.useTensorCores;
+    return ggcServes || (!cublasLoaded && ggcCan) ? Algorithm::Ggc
+                                                  : Algorithm::CublasSequential;
   }
   if (activeExperts <= 1 || batchSize == 0)         // 4. one GEMM (or none)
     return Algorithm::CublasSequential;
@@ -211,8 +214,14 @@ void checkAlgorithm(Algorithm algorithm, const ExecutorConfig &config,
                   "'fp16'");
     return;
   }
-  if (algorithm == Algorithm::Auto)
+  if (algorithm == Algorithm::Auto) {
+    // Auto sends FP8 to ggc (rule 2): say so before a call, not at it.
+    if (config.precision == Precision::FP8 && !caps.ggcFp8())
+      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores "
+                  "(sm_89 or sm_90); device " + device + " has none: use "
+                  "'bf16' or 'fp16'");
     return;
+  }
   if (config.precision == Precision::FP8)
     throw Error(std::string("ggc executor: algorithm '") + name(algorithm) +
                 "' cannot run precision 'fp8' (128x128 block-scaled FP8 is "

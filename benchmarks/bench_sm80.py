@@ -135,6 +135,21 @@ def variants(spec):
     return kernels
 
 
+def check_and_time(kernels, args, out, ref, rows=None):
+    """Each kernel run once on a NaN-poisoned `out` and compared with the
+    fp64 `ref` (on its first `rows` rows per group when given), and the
+    callables that time them: their errors and the callables."""
+    errors = {}
+    for label, kern in kernels.items():
+        out.fill_(float("nan"))
+        kern(*args, out)
+        got = out if rows is None else out[:, :rows]
+        errors[label] = ((got.double() - ref).norm() / ref.norm()).item()
+    fns = {f"ggc {label}": (lambda kern=kern: kern(*args, out))
+           for label, kern in kernels.items()}
+    return errors, fns
+
+
 def contiguous_case(t, g, n, k, seed=0):
     sizes, ends, offsets = ragged_groups(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
@@ -142,13 +157,7 @@ def contiguous_case(t, g, n, k, seed=0):
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     kernels = variants(dict(layout="contiguous", num_groups=g, n=n, k=k))
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
-    errors = {}
-    for target, kern in kernels.items():
-        out.fill_(float("nan"))
-        kern(a, b, offsets, out)
-        errors[target] = ((out.double() - ref).norm() / ref.norm()).item()
-    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, offsets, out))
-           for target, kern in kernels.items()}
+    errors, fns = check_and_time(kernels, (a, b, offsets), out, ref)
     fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
     return f"contiguous bf16 T={t} G={g} N={n} K={k}", fns, 2.0 * t * n * k, errors
 
@@ -160,13 +169,7 @@ def masked_case(g, m, n, k, rows):
     out = torch.empty(g, m, n, device="cuda", dtype=torch.bfloat16)
     kernels = variants(dict(layout="masked", num_groups=g, m=m, n=n, k=k, expected_m=rows))
     ref = torch.bmm(a[:, :rows].double(), b.double().transpose(1, 2))
-    errors = {}
-    for target, kern in kernels.items():
-        out.fill_(float("nan"))
-        kern(a, b, counts, out)
-        errors[target] = ((out[:, :rows].double() - ref).norm() / ref.norm()).item()
-    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, counts, out))
-           for target, kern in kernels.items()}
+    errors, fns = check_and_time(kernels, (a, b, counts), out, ref, rows)
     return f"masked bf16 G={g} M={m} rows={rows} N={n} K={k}", fns, 2.0 * g * rows * n * k, errors
 
 
@@ -187,13 +190,7 @@ def fp8_masked_case(g, m, n, k, rows):
     b_deq = b.double() * sb.repeat_interleave(128, 1)[:, :n].repeat_interleave(128, 2)[
         :, :, :k].double()
     ref = torch.bmm(a_deq[:, :rows], b_deq.transpose(1, 2))
-    errors = {}
-    for target, kern in kernels.items():
-        out.fill_(float("nan"))
-        kern(a, b, counts, sa, sb, out)
-        errors[target] = ((out[:, :rows].double() - ref).norm() / ref.norm()).item()
-    fns = {f"ggc {target}": (lambda kern=kern: kern(a, b, counts, sa, sb, out))
-           for target, kern in kernels.items()}
+    errors, fns = check_and_time(kernels, (a, b, counts, sa, sb), out, ref, rows)
     return (f"masked fp8 1x128/128x128 G={g} M={m} rows={rows} N={n} K={k}", fns,
             2.0 * g * rows * n * k, errors)
 
@@ -213,13 +210,7 @@ def fp32_case(t, g, n, k, seed=3):
     bounds = [0] + ends.tolist()
     ref = torch.cat([a[s:e].double() @ b[i].double().T
                      for i, (s, e) in enumerate(zip(bounds, bounds[1:]))])
-    errors = {}
-    for label, kern in kernels.items():
-        out.fill_(float("nan"))
-        kern(a, b, offsets, out)
-        errors[label] = ((out.double() - ref).norm() / ref.norm()).item()
-    fns = {f"ggc {label}": (lambda kern=kern: kern(a, b, offsets, out))
-           for label, kern in kernels.items()}
+    errors, fns = check_and_time(kernels, (a, b, offsets), out, ref)
 
     def loop():
         for i, (s, e) in enumerate(zip(bounds, bounds[1:])):

@@ -104,6 +104,28 @@ void copyMNMajorChunks(KernelBuilder &b, const ThreadPieces &t, Value tile,
   }
 }
 
+/// A K-major tile: row r (of `tileRows`) holds K `k ..` of the operand's
+/// row `firstRow + r`, after `groupRow` rows of earlier groups, each row
+/// `kSize` elements; rows from `rowsLeft` on (counted from the tile's
+/// first row) and K past `kSize` are zero-filled.
+void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
+                    Value source, Value k, Value firstRow, Value groupRow,
+                    Value kSize, Value rowsLeft, int64_t tileRows,
+                    int64_t elementBytes) {
+  Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
+  Value kElement =
+      b.add(k, b.mul(t.piece, b.c32(kPieceBytes / elementBytes)));
+  Value kValid = b.lt(kElement, kSize);
+  Value row = b.add(groupRow, b.toI64(b.add(firstRow, t.row)));
+  Value first = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
+  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+    int64_t rows = i * kRowsPerRound;
+    Value element = b.add(first, b.mul(b.c64(rows), b.toI64(kSize)));
+    Value valid = both(b, b.lt(b.c32(rows), mine), kValid);
+    copyRound(b, t, tile, i, source, element, elementBytes, valid);
+  }
+}
+
 LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   ValueRange extents = op.getExtents();
   int64_t tileRows = op.getTileRows();
@@ -118,25 +140,14 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
                             << " bytes, a multiple of 16 rows, without TMA";
   KernelBuilder b(op.getLoc(), op);
   ThreadPieces t = threadPieces(b);
-  Value kSize = extents[0], rows = extents[1];
-  // The group's rows of the tile that lie in the tensor, counted from
-  // the thread's row.
-  Value rowsLeft = b.sub(b.minS(op.getRowsValid(), b.sub(rows, op.getRow())),
-                         t.row);
-  Value kElement = b.add(op.getK(), b.mul(t.piece, b.c32(
-                                        kPieceBytes / int64_t(*elementBytes))));
-  Value kValid = b.lt(kElement, kSize);
+  Value rows = extents[1];
+  // The group's rows of the tile that lie in the tensor.
+  Value rowsLeft = b.minS(op.getRowsValid(), b.sub(rows, op.getRow()));
   Value groupRow = op.getGroup() ? b.mul(b.toI64(op.getGroup()), b.toI64(rows))
                                  : b.c64(0);
-  Value firstRow = b.add(groupRow, b.toI64(b.add(op.getRow(), t.row)));
-  Value first = b.add(b.mul(firstRow, b.toI64(kSize)), b.toI64(kElement));
-  Value source = globalSource(b, op.getMaps()[0]);
-  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-    int64_t row = i * kRowsPerRound;
-    Value element = b.add(first, b.mul(b.c64(row), b.toI64(kSize)));
-    Value valid = both(b, b.lt(b.c32(row), rowsLeft), kValid);
-    copyRound(b, t, op.getDst(), i, source, element, *elementBytes, valid);
-  }
+  copyKMajorRows(b, t, op.getDst(), globalSource(b, op.getMaps()[0]),
+                 op.getK(), op.getRow(), groupRow, extents[0], rowsLeft,
+                 tileRows, *elementBytes);
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();
@@ -164,31 +175,18 @@ LogicalResult lowerBTile(ggk::LoadBTileOp op) {
                                "bytes without TMA";
   KernelBuilder b(op.getLoc(), op);
   ThreadPieces t = threadPieces(b);
-  int64_t perPiece = kPieceBytes / elementBytes;
   Value source = globalSource(b, op.getMap());
   Value firstN = b.mul(op.getNBlock(), b.c32(blockN));
   Value group = op.getGroup() ? b.toI64(op.getGroup()) : b.c64(0);
   Value inner = extents[0], outer = extents[1];
   Value groupBase = b.mul(group, b.toI64(outer));
-  Value pieceElements = b.mul(t.piece, b.c32(perPiece));
-  if (!op.getNMajor()) {
-    // Rows of N, 128 bytes of K each: row n at (group, n, k).
-    Value n = b.add(firstN, t.row);
-    Value kElement = b.add(op.getK(), pieceElements);
-    Value kValid = b.lt(kElement, inner);
-    Value first = b.add(b.mul(b.add(groupBase, b.toI64(n)), b.toI64(inner)),
-                        b.toI64(kElement));
-    for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-      int64_t row = i * kRowsPerRound;
-      Value element = b.add(first, b.mul(b.c64(row), b.toI64(inner)));
-      Value valid = both(b, b.lt(b.add(n, b.c32(row)), outer), kValid);
-      copyRound(b, t, op.getDst(), i, source, element,
-                elementBytes, valid);
-    }
-  } else {
+  if (!op.getNMajor())
+    // Rows of N, 128 bytes of K each: the tile's rows below N.
+    copyKMajorRows(b, t, op.getDst(), source, op.getK(), firstN, groupBase,
+                   inner, b.sub(outer, firstN), tileRows, elementBytes);
+  else
     copyMNMajorChunks(b, t, op.getDst(), source, op.getK(), firstN, groupBase,
                       inner, outer, tileRows, blockK, chunk, elementBytes);
-  }
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();

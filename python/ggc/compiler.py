@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import json
+import os as _os
+import sys as _sys
 import re
 from typing import Dict, List, Union
 
@@ -11,7 +13,6 @@ try:
     from . import _ggc
 except ImportError as _missing:  # say what to do, not "circular import"
     import glob as _glob
-    import os as _os
     _here = _os.path.dirname(_os.path.abspath(__file__))
     _built = _glob.glob(_os.path.join(_here, "_ggc*.so"))
     raise ImportError(
@@ -152,8 +153,7 @@ def device_target():
     global _device_target
     if _device_target == ():
         _device_target = None
-        import sys
-        torch = sys.modules.get("torch")
+        torch = _sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             _device_target = _TARGET_OF_CAPABILITY.get(
                 tuple(torch.cuda.get_device_capability()))
@@ -165,8 +165,7 @@ def get_target() -> str:
     DEFAULT_ARCH."""
     if _target is not None:
         return _target
-    import os
-    env = os.environ.get("GGC_TARGET")
+    env = _os.environ.get("GGC_TARGET")
     if env:
         check_target(env)
         return env

@@ -55,11 +55,15 @@ def weights(g, n, k, dtype, b_layout):
 
 
 def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
-                     direct_stores=False, config=None, **plan):
+                     direct_stores=False, config=None, fp32=False, **plan):
+    """`fp32`: f32 operands without `tf32`, to f32 accuracy (3xTF32),
+    within 1e-4 of fp64 where one TF32 product is off by ~1e-3."""
     g = len(sizes)
     m = sum(sizes)
+    tolerance = 1e-4 if fp32 else TOLERANCE[dtype]
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype=dtype,
-                         out_dtype=dtype, tf32=dtype == "f32", offsets_dtype=offsets_dtype,
+                         out_dtype=dtype, tf32=dtype == "f32" and not fp32,
+                         offsets_dtype=offsets_dtype,
                          b_layout=b_layout, direct_stores=direct_stores, config=config,
                          **plan)
     t = TORCH_TYPES[dtype]
@@ -77,31 +81,12 @@ def check_contiguous(sizes, n, k, dtype, offsets_dtype="i32", b_layout="nk",
         if size:
             ref = a[start:start + size].double() @ b[gi].double().T
             err = rel_err(out[start:start + size], ref)
-            assert err < TOLERANCE[dtype], f"group {gi} ({size} rows): rel err {err:.2e}"
+            assert err < tolerance, f"group {gi} ({size} rows): rel err {err:.2e}"
         start += size
 
 
-def check_fp32(sizes, n, k, b_layout="nk", layout="contiguous"):
-    """f32 operands without `tf32`: f32 accuracy (3xTF32), within 1e-4 of
-    fp64 by relative norm error, where one TF32 product is off by ~1e-3."""
-    g = len(sizes)
-    m = sum(sizes)
-    kern = cached_kernel(layout=layout, num_groups=g, n=n, k=k, dtype="f32",
-                         out_dtype="f32", b_layout=b_layout)
-    a = torch.randn(m, k, device="cuda")
-    b_arg, b = weights(g, n, k, torch.float32, b_layout)
-    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
-                           device="cuda")
-    out = torch.full((m, n), float("nan"), device="cuda")
-    kern(a, b_arg, offsets, out)
-    torch.cuda.synchronize()
-    start = 0
-    for gi, size in enumerate(sizes):
-        if size:
-            ref = a[start:start + size].double() @ b[gi].double().T
-            err = rel_err(out[start:start + size], ref)
-            assert err < 1e-4, f"group {gi} ({size} rows): rel err {err:.2e}"
-        start += size
+def check_fp32(sizes, n, k, b_layout="nk"):
+    check_contiguous(sizes, n, k, "f32", b_layout=b_layout, fp32=True)
 
 
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])

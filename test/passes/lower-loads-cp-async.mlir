@@ -25,11 +25,12 @@
 // CHECK: %[[AT:.*]] = arith.addi %[[ROW_AT]], %[[PIECE_AT]] : i32
 // CHECK: %[[BELOW:.*]] = arith.subi %[[ROWS]], %[[ROW]] : i32
 // CHECK: %[[LEFT:.*]] = arith.minsi %[[VALID]], %[[BELOW]] : i32
+// CHECK: %[[GROUP_ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK: %[[SRC:.*]] = llvm.addrspacecast %[[A]] : !llvm.ptr to !llvm.ptr<1>
 // CHECK: %[[MINE:.*]] = arith.subi %[[LEFT]], %[[R]] : i32
 // CHECK: %[[PK:.*]] = arith.muli %[[P]], %c8_i32 : i32
 // CHECK: %[[KE:.*]] = arith.addi %[[K]], %[[PK]] : i32
 // CHECK: %[[IN_K:.*]] = arith.cmpi slt, %[[KE]], %[[KS]] : i32
-// CHECK: %[[GROUP_ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
 // CHECK: %[[TROW:.*]] = arith.addi %[[ROW]], %[[R]] : i32
 // CHECK: %[[TROW64:.*]] = arith.extsi %[[TROW]]
 // CHECK: %[[GROW:.*]] = arith.addi %[[GROUP_ROW]], %[[TROW64]] : i64
@@ -37,7 +38,6 @@
 // CHECK: %[[KS64:.*]] = arith.extsi %[[KS]]
 // CHECK: %[[ROW_START:.*]] = arith.muli %[[GROW]], %[[KS64]] : i64
 // CHECK: %[[ELEMENT:.*]] = arith.addi %[[ROW_START]], %[[KE64]] : i64
-// CHECK: %[[SRC:.*]] = llvm.addrspacecast %[[A]] : !llvm.ptr to !llvm.ptr<1>
 // CHECK: %[[IN_ROWS:.*]] = arith.cmpi sgt, %[[MINE]], %c0_i32 : i32
 // CHECK: %[[READS:.*]] = arith.andi %[[IN_ROWS]], %[[IN_K]] : i1
 // CHECK: %[[AT64:.*]] = arith.extsi %[[AT]]
@@ -76,8 +76,9 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // Before: a K-major B tile of 128 rows of N (64 bf16 of K each) from group
 // %group of a [groups, N, K] operand. After: 128 / 16 = 8 rounds; thread
 // t's row of N is n_block * 128 + t / 8 (+ 16 i), read while below N and
-// its K below K, from element (group * N + n) * K + k + 8 (t % 8) (+ 16 i
-// K); placed as A's (+ 2048 i); then the arrival.
+// its K below K (the copy of A's rows, with N - n_block * 128 rows left),
+// from element (group * N + n) * K + k + 8 (t % 8) (+ 16 i K); placed as
+// A's (+ 2048 i); then the arrival.
 // CHECK-LABEL: llvm.func @b_k_major
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[B:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[GROUP:[^:]*]]: i32, %[[KS:[^:]*]]: i32, %[[NS:[^:]*]]: i32, %{{[^:]*}}: i32)
 // CHECK: %[[T:.*]] = arith.remui %{{.*}}, %c128_i32 : i32
@@ -85,15 +86,16 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // CHECK: %[[P:.*]] = arith.remui %[[T]], %c8_i32 : i32
 // CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
 // CHECK: %[[FIRST_N:.*]] = arith.muli %[[NB]], %c128_i32 : i32
+// CHECK: %[[LEFT:.*]] = arith.subi %[[NS]], %[[FIRST_N]] : i32
+// CHECK: %[[MINE:.*]] = arith.subi %[[LEFT]], %[[R]] : i32
 // CHECK: %[[PK:.*]] = arith.muli %[[P]], %c8_i32 : i32
-// CHECK: %[[N:.*]] = arith.addi %[[FIRST_N]], %[[R]] : i32
 // CHECK: %[[KE:.*]] = arith.addi %[[K]], %[[PK]] : i32
 // CHECK: %[[IN_K:.*]] = arith.cmpi slt, %[[KE]], %[[KS]] : i32
-// CHECK: %[[IN_N:.*]] = arith.cmpi slt, %[[N]], %[[NS]] : i32
+// CHECK: %[[N:.*]] = arith.addi %[[FIRST_N]], %[[R]] : i32
+// CHECK: %[[IN_N:.*]] = arith.cmpi sgt, %[[MINE]], %c0_i32 : i32
 // CHECK: %[[READS:.*]] = arith.andi %[[IN_N]], %[[IN_K]] : i1
 // CHECK: ggk.copy_async
-// CHECK: %[[N1:.*]] = arith.addi %[[N]], %c16_i32 : i32
-// CHECK: arith.cmpi slt, %[[N1]], %[[NS]] : i32
+// CHECK: arith.cmpi sgt, %[[MINE]], %c16_i32 : i32
 // CHECK: arith.addi %[[AT]], %c2048_i32 : i32
 // CHECK: ggk.copy_async
 // CHECK-COUNT-6: ggk.copy_async %

@@ -35,6 +35,21 @@ MMA = {"bf16": ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, "sm_8
        "tf32": ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8, "sm_80")}
 
 
+def store_sum(accumulators: int) -> str:
+    """PTX that adds %c1.. into %c0 and stores it at out[global thread]
+    (so that no product is dead code), then returns."""
+    sums = "\n".join(f"    add.f32 %c0, %c0, %c{i};" for i in range(1, accumulators))
+    return f"""{sums}
+    ld.param.u64 %o, [out];
+    mov.u32 %t, %tid.x; mov.u32 %blk, %ctaid.x; mov.u32 %dim, %ntid.x;
+    mad.lo.u32 %t, %blk, %dim, %t;
+    mul.wide.u32 %off, %t, 4;
+    add.u64 %o, %o, %off;
+    st.global.f32 [%o], %c0;
+    ret;
+}}"""
+
+
 def peak_ptx(chains: int, kind: str = "bf16") -> str:
     """The kernel: `iters` rounds of `chains` mma.sync per warp, whose sum
     each thread stores (so that none is dead code)."""
@@ -43,7 +58,6 @@ def peak_ptx(chains: int, kind: str = "bf16") -> str:
     body = "\n".join(
         f"    {instruction} {acc(c)}, "
         f"{{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {acc(c)};" for c in range(chains))
-    sums = "\n".join(f"    add.f32 %c0, %c0, %c{i};" for i in range(1, 4 * chains))
     return f""".version 8.4
 .target {target}
 .address_size 64
@@ -63,15 +77,7 @@ LOOP:
     add.u32 %i, %i, 1;
     setp.lt.u32 %p, %i, %n;
     @%p bra LOOP;
-{sums}
-    ld.param.u64 %o, [out];
-    mov.u32 %t, %tid.x; mov.u32 %blk, %ctaid.x; mov.u32 %dim, %ntid.x;
-    mad.lo.u32 %t, %blk, %dim, %t;
-    mul.wide.u32 %off, %t, 4;
-    add.u64 %o, %o, %off;
-    st.global.f32 [%o], %c0;
-    ret;
-}}
+{store_sum(4 * chains)}
 """
 
 

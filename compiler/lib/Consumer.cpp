@@ -180,23 +180,27 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
           acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
                             consumerIndex, blockScales);
         } else {
-          // One wgmma batch stays in flight while the next is issued:
-          // after committing block k, wait until only it is pending, so
-          // block k-1's buffer can go back to the producer.
+          // With a release lag of 1, one wgmma batch stays in flight
+          // while the next is issued: after committing block k, wait until
+          // only it is pending, so block k-1's buffer can go back to the
+          // producer. With 0 (mma.sync), block k's goes back at once.
           acc = issueMma(acc, aTile, bTile, /*fresh=*/false);
           b.create<ggk::MmaCommitOp>();
-          b.create<ggk::MmaWaitOp>(1);
-          b.create<scf::IfOp>(
-              b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
-                Value previous =
-                    b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
-                releaseStage(previous);
-                b.create<scf::YieldOp>();
-              });
+          b.create<ggk::MmaWaitOp>(p.releaseLag);
+          if (p.releaseLag == 0)
+            releaseStage(stage);
+          else
+            b.create<scf::IfOp>(
+                b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
+                  Value previous =
+                      b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
+                  releaseStage(previous);
+                  b.create<scf::YieldOp>();
+                });
         }
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });
-  if (!p.twoLevel()) {
+  if (!p.twoLevel() && p.releaseLag == 1) {
     b.create<ggk::MmaWaitOp>(0);
     Value end = kLoop.getResult(1);
     b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {

@@ -50,10 +50,13 @@ struct KernelPlan {
   /// `warpgroupN` of the tile's columns.
   int64_t splitN = 1, warpgroupN = 0;
   /// gg-plan-kernel: warps side by side along N in a warpgroup (1: wgmma's
-  /// m64 fragment; 2: 2 x 2 warps of 32 rows). A thread's accumulator holds
+  /// m64 fragment; 2: 2 x 2 warps of 32 rows; 4: 1 x 4 warps of 64 rows). A thread's accumulator holds
   /// `fragmentRowGroups()` rows 8 apart by `fragmentColumnBlocks()` column
   /// pairs 8 apart (accumulatorIndex).
   int64_t warpColumns = 1;
+  /// gg-plan-kernel: K blocks between a stage's MMA and its release (1 for
+  /// wgmma, which reads the stage after it is issued; 0 for mma.sync).
+  int64_t releaseLag = 1;
   int64_t fragmentRowGroups() const { return 2 * warpColumns; }
   int64_t fragmentColumnBlocks() const { return warpgroupN / warpColumns / 8; }
   /// The register of row group `rows` (rows +8 * rows), column block `c`

@@ -183,6 +183,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
   p.warpColumns = kernelPlan.getWarpColumns();
+  p.releaseLag = kernelPlan.getReleaseLag();
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};

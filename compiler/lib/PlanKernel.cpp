@@ -137,10 +137,10 @@ LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
          << " threads; use a smaller block N or M";
 }
 
-/// Two warps per row block each take half of the warpgroup's columns in
-/// whole 8-column blocks, 16 at a time.
-static bool canSplitWarpColumns(ConfigAttr config) {
-  return config.getBlockN() / config.getSplitN() % 32 == 0;
+/// `warpColumns` warps per row block each take their share of the
+/// warpgroup's columns in whole 8-column blocks, 16 at a time.
+static bool canSplitWarpColumns(ConfigAttr config, int64_t warpColumns) {
+  return config.getBlockN() / config.getSplitN() % (16 * warpColumns) == 0;
 }
 
 KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
@@ -179,11 +179,18 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    lowering (docs/performance.md). Two-level kernels keep wgmma's
   //    fragment: their promotion and block scales index it.
   int64_t warpColumns =
-      !hopper && !twoLevel(op) && canSplitWarpColumns(config) ? 2 : 1;
+      !hopper && !twoLevel(op) && canSplitWarpColumns(config, 2) ? 2 : 1;
+  // 6. Release lag: wgmma reads a stage after it is issued, so a consumer
+  //    hands stage k back once block k+1's is issued; mma.sync's operands
+  //    are in registers when it is issued, and handing the stage back then
+  //    gives the producer's copies a whole K block longer to land (the
+  //    sm_80 kernels wait on them: docs/performance.md).
+  int64_t releaseLag = hopper ? 1 : 0;
   return KernelPlanAttr::get(op.getContext(),
                              pipelined ? Promotion::pipelined
                                        : Promotion::serial,
-                             scales, producer, consumer, staging, warpColumns);
+                             scales, producer, consumer, staging, warpColumns,
+                             releaseLag);
 }
 
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
@@ -233,17 +240,24 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     return error() << " cannot swizzle the staged tile: its rows of "
                    << config.getBlockN() << " outputs are not whole 128-byte "
                                             "rows; use staging = dense";
-  if (plan.getWarpColumns() == 2 && ggc::targetOf(op).hopper)
+  if (plan.getWarpColumns() != 1 && ggc::targetOf(op).hopper)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
-  if (plan.getWarpColumns() == 2 && twoLevel(op))
+  if (plan.getWarpColumns() != 1 && twoLevel(op))
     return error() << " splits the warps' columns, which two-level kernels "
                       "(f8, scales along K) do not: their promotion reads "
                       "wgmma's fragment; use warp_columns = 1";
-  if (plan.getWarpColumns() == 2 && !canSplitWarpColumns(config))
+  if (plan.getWarpColumns() != 1 &&
+      !canSplitWarpColumns(config, plan.getWarpColumns()))
     return error() << " splits the warps' columns, which takes a multiple "
-                      "of 32 columns per warpgroup, got "
+                      "of "
+                   << 16 * plan.getWarpColumns()
+                   << " columns per warpgroup, got "
                    << config.getBlockN() / config.getSplitN();
+  if (plan.getReleaseLag() == 0 && ggc::targetOf(op).hopper)
+    return error() << " hands a stage back as its MMA is issued, which "
+                      "wgmma does not allow (it reads the stage after): "
+                      "sm_90a takes release_lag = 1";
   int64_t consumers = numConsumers(config);
   int64_t pool = initialRegisters(consumers) * (1 + consumers);
   if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >

@@ -226,14 +226,69 @@ OverfetchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
+  int64_t producer = 0, consumer = 0, warpColumns = 1, releaseLag = 1;
+  if (parser.parseLess() || parser.parseKeyword("promotion"))
+    return {};
+  FailureOr<Promotion> promotion = parseEnumEntry<Promotion>(
+      parser, "serial or pipelined", symbolizePromotion);
+  if (failed(promotion) || parser.parseComma() ||
+      parser.parseKeyword("scales"))
+    return {};
+  FailureOr<ScalePlacement> scales = parseEnumEntry<ScalePlacement>(
+      parser, "none, slots or stages", symbolizeScalePlacement);
+  if (failed(scales) || parser.parseComma() ||
+      parser.parseKeyword("registers") || parser.parseEqual() ||
+      parser.parseLSquare() || parser.parseInteger(producer) ||
+      parser.parseComma() || parser.parseInteger(consumer) ||
+      parser.parseRSquare() || parser.parseComma() ||
+      parser.parseKeyword("staging"))
+    return {};
+  FailureOr<Staging> staging = parseEnumEntry<Staging>(
+      parser, "none, dense or swizzled", symbolizeStaging);
+  if (failed(staging))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    int64_t *value = &releaseLag;
+    if (succeeded(parser.parseOptionalKeyword("warp_columns")))
+      value = &warpColumns;
+    else if (parser.parseKeyword("release_lag", " or 'warp_columns'"))
+      return {};
+    if (parser.parseEqual() || parser.parseInteger(*value))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<KernelPlanAttr>(parser.getContext(), *promotion,
+                                           *scales, producer, consumer,
+                                           *staging, warpColumns, releaseLag);
+}
+
+void KernelPlanAttr::print(AsmPrinter &printer) const {
+  printer << "<promotion = " << stringifyPromotion(getPromotion())
+          << ", scales = " << stringifyScalePlacement(getScales())
+          << ", registers = [" << getProducerRegisters() << ", "
+          << getConsumerRegisters()
+          << "], staging = " << stringifyStaging(getStaging());
+  if (getWarpColumns() != 1)
+    printer << ", warp_columns = " << getWarpColumns();
+  if (getReleaseLag() != 1)
+    printer << ", release_lag = " << getReleaseLag();
+  printer << ">";
+}
+
 LogicalResult
 KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        Promotion promotion, ScalePlacement scales,
                        int64_t producerRegisters, int64_t consumerRegisters,
-                       Staging staging, int64_t warpColumns) {
-  if (warpColumns != 1 && warpColumns != 2)
-    return emitError() << "kernel_plan warp_columns must be 1 or 2, got "
+                       Staging staging, int64_t warpColumns,
+                       int64_t releaseLag) {
+  if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
+    return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;
+  if (releaseLag != 0 && releaseLag != 1)
+    return emitError() << "kernel_plan release_lag must be 0 or 1, got "
+                       << releaseLag;
   // setmaxnreg takes a multiple of 8 in [24, 256].
   for (auto [who, regs] : {std::pair{"producer", producerRegisters},
                            std::pair{"consumer", consumerRegisters}})

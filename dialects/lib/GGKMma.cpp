@@ -50,9 +50,10 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "three_tf32 splits f32 operands, got " << a
                          << " and " << b;
   int64_t warpColumns = value(getWarpColumns());
-  if (warpColumns != 1 && !(warpColumns == 2 && n % 32 == 0))
-    return emitOpError() << "warp_columns must be 1, or 2 with n a multiple "
-                            "of 32, got "
+  if (!llvm::is_contained({1, 2, 4}, warpColumns) ||
+      n % (16 * warpColumns) != 0 && warpColumns != 1)
+    return emitOpError() << "warp_columns must be 1, or 2 or 4 with n a "
+                            "multiple of 16 per warp column, got "
                          << warpColumns << " with n = " << n;
   if (steps < 1 || first < 0)
     return emitOpError() << "needs steps >= 1 and first_step >= 0, got steps "

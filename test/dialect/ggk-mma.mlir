@@ -99,13 +99,25 @@ llvm.func @negative_wait() {
 
 // -----
 
-// Two warp columns take whole 16-column halves: n = 16 has 8-column ones.
+// Warp columns take whole 16-column shares: two of n = 16 are 8 wide.
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @warp_columns_narrow(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
-  // expected-error @+1 {{warp_columns must be 1, or 2 with n a multiple of 32, got 2 with n = 16}}
+  // expected-error @+1 {{warp_columns must be 1, or 2 or 4 with n a multiple of 16 per warp column, got 2 with n = 16}}
   %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
       warp_columns = 2} : !acc
+  llvm.return
+}
+
+// -----
+
+// Four warp columns of n = 64 are 16 wide each; three are no layout.
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @warp_columns_three(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+  // expected-error @+1 {{warp_columns must be 1, or 2 or 4 with n a multiple of 16 per warp column, got 3 with n = 48}}
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 48,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
+      warp_columns = 3} : !acc
   llvm.return
 }
 

@@ -51,10 +51,22 @@ func.func @producer_over_consumer(%a: memref<?x512xbf16>, %b: memref<8x1024x512x
 
 func.func @warp_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                         %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan warp_columns must be 1 or 2, got 4}}
+  // expected-error @+4 {{kernel_plan warp_columns must be 1, 2 or 4, got 3}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
-      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 4>}
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 3>}
+  return
+}
+
+// -----
+
+func.func @release_lag(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan release_lag must be 0 or 1, got 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, release_lag = 2>}
   return
 }

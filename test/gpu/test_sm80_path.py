@@ -120,6 +120,22 @@ def test_one_warp_column_as_a_user_plan():
                                     "registers = [40, 232], staging = none, warp_columns = 2>")
 
 
+@pytest.mark.parametrize("layout, dtype, b_layout, block", [
+    ("warp_columns = 4, release_lag = 0", "bf16", "nk", [128, 128]),
+    ("warp_columns = 4", "f16", "kn", [64, 256]),
+    ("warp_columns = 2, release_lag = 1", "bf16", "kn", [128, 128]),
+    ("release_lag = 0", "f16", "nk", [64, 128])])
+def test_warp_layouts_and_release_lags_as_user_plans(layout, dtype, b_layout, block):
+    """Four warp columns (warps of 64 rows side by side) and either
+    release lag (a stage handed back as its mma.sync is issued, or a K
+    block later as for wgmma) give the same exact results."""
+    gm.check_contiguous(gm.RAGGED + [191, 257], n=320, k=200, dtype=dtype, b_layout=b_layout,
+                        config=f"#gg.config<block = [{block[0]}, {block[1]}, 64], stages = 0, "
+                               "cluster = [1, 1], sms = 132>",
+                        kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
+                                    f"registers = [168, 168], staging = none, {layout}>")
+
+
 # FP8 on sm_89's lowering: mma.sync m16n8k32 on the same fragments, the
 # scales in each warp's slots (cp.async), two-level accumulation.
 import test_fp8 as f8  # noqa: E402

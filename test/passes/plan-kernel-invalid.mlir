@@ -188,3 +188,36 @@ func.func @staging_without_tma(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf1
   return
 }
 }
+
+// -----
+
+// Four warp columns of 64 would split B's 16-column loads below 16 each.
+module attributes {gg.target = "sm_80"} {
+func.func @four_warp_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x96x512xbf16>,
+                                    %off: memref<9xi32>, %o: memref<?x96xbf16>) {
+  // expected-error @+1 {{splits the warps' columns, which takes a multiple of 64 columns per warpgroup, got 96}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x96x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x96xbf16>)
+      {config = #gg.config<block = [64, 96, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 4>}
+  return
+}
+}
+
+// -----
+
+// wgmma reads its stage after it is issued: sm_90a cannot hand the stage
+// back then.
+func.func @release_lag_on_hopper(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{hands a stage back as its MMA is issued, which wgmma does not allow (it reads the stage after): sm_90a takes release_lag = 1}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, release_lag = 0>}
+  return
+}

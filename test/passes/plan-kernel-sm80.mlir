@@ -5,7 +5,7 @@
 // the columns each. Without setmaxnreg every thread keeps what the CTA
 // starts with: 65536 / 384, rounded down to 8, is 168.
 // CHECK-LABEL: func.func @bf16
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2, release_lag = 0>
 module attributes {gg.target = "sm_80"} {
 func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -22,7 +22,7 @@ func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 // 48 columns a warpgroup are not two warps of whole 16-column B loads:
 // one warp column.
 // CHECK-LABEL: func.func @narrow
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [{{.*}}], staging = none>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [{{.*}}], staging = none, release_lag = 0>
 module attributes {gg.target = "sm_86"} {
 func.func @narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>,
                   %off: memref<9xi32>, %o: memref<?x48xbf16>) {
@@ -41,7 +41,7 @@ func.func @narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>,
 // them takes a TMA box), the promotion is serial (three accumulators do
 // not fit 168 registers).
 // CHECK-LABEL: func.func @fp8_blocks
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [168, 168], staging = none>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [168, 168], staging = none, release_lag = 0>
 module attributes {gg.target = "sm_89"} {
 func.func @fp8_blocks(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E4M3FN>,
                       %m: memref<4xi32>, %sa: memref<4x16x256xf32>,

@@ -188,7 +188,13 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); 2 on the other targets
     where a warpgroup has a multiple of 32 columns (mma.sync's warps then
-    read a third less of the stages).
+    read a third less of the stages). A user's plan may give 4 (warps of 64
+    rows side by side) where a warpgroup has a multiple of 64 columns.
+
+    `release_lag`: 1 on sm_90a (wgmma reads a stage after it is issued, so
+    stage k goes back once block k+1 is issued); 0 on the other targets
+    (mma.sync's operands are in registers once it is issued, and the
+    producer gets the stage a K block sooner).
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
 }

@@ -326,8 +326,11 @@ def GG_OverfetchAttr : GG_Attr<"Overfetch", "overfetch"> {
 def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let summary = "how the kernel's warpgroups share the work of one grouped matmul";
   let description = [{
-    Written by `gg-plan-kernel` (or by the user, to override it), read by
-    the lowering and nowhere decided again:
+    `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
+    staging = T[, warp_columns = N][, release_lag = N]>`, the last two
+    printed only where they are not 1. Written by `gg-plan-kernel` (or by
+    the user, to override it), read by the lowering and nowhere decided
+    again:
 
     - `promotion`: two-level kernels (f8, scales that change along K) add
       each K block's product to the f32 accumulator either `serial`ly or
@@ -345,7 +348,15 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       holds: 1 (the default, wgmma's m64nN fragment: warp `w` has rows
       `16 w ..`, every column) or 2 (warps in 2 x 2: warp `w` has rows
       `32 (w / 2) ..` and columns `(w % 2) N / 2 ..`, as two m16 blocks),
-      which only the mma.sync lowering of targets before sm_90a takes.
+      which only the mma.sync lowering of targets before sm_90a takes;
+      4 (warps side by side: warp `w` has all 64 rows and columns
+      `w N / 4 ..`, as four m16 blocks), the same.
+    - `release_lag`: how many K blocks after its MMA is issued a consumer
+      hands a stage back to the producer: 1 (the default) for wgmma, which
+      reads the stage while the next block's is issued; 0 for mma.sync,
+      whose operands are in registers once it is issued, so that the
+      producer refills the stage a whole K block sooner. (Two-level
+      kernels hand each stage back once its block's product is complete.)
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -353,21 +364,21 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     "int64_t":$producerRegisters,
     "int64_t":$consumerRegisters,
     EnumParameter<GG_Staging>:$staging,
-    DefaultValuedParameter<"int64_t", "1">:$warpColumns
+    DefaultValuedParameter<"int64_t", "1">:$warpColumns,
+    DefaultValuedParameter<"int64_t", "1">:$releaseLag
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
                      "int64_t":$producerRegisters,
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
-                   consumerRegisters, staging, 1);
+                   consumerRegisters, staging, 1, 1);
     }]>
   ];
-  let assemblyFormat = [{
-    `<` `promotion` `=` $promotion `,` `scales` `=` $scales `,`
-        `registers` `=` `[` $producerRegisters `,` $consumerRegisters `]` `,`
-        `staging` `=` $staging (`,` `warp_columns` `=` $warpColumns^)? `>`
-  }];
+  // `<promotion = P, scales = S, registers = [R, R], staging = T
+  //  [, warp_columns = N][, release_lag = N]>`, the last two only where
+  // they are not 1.
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
 

@@ -1,0 +1,114 @@
+"""Ceilings of mma.sync on the card in hand: chains on registers, and loops
+of ldmatrix + mma.sync shaped like the sm_80 kernel's consumer warps (per K
+step, one ldmatrix.x4 per m16 block of A and per 16 columns of B, then the
+m16n8k16 products), from shared memory without bank conflicts and without
+loads from global memory, at the kernel's occupancy and others.
+
+    python3 benchmarks/sm80_mma_ceiling.py
+"""
+import ctypes
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_sm80 import store_sum  # noqa: E402
+
+def time_interleaved(fns, reps=30):
+    res = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, f in fns.items():
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record(); f(); b.record(); b.synchronize()
+            res[k].append(a.elapsed_time(b) * 1e3)
+    return {k: sorted(v)[len(v)//2] for k, v in res.items()}
+
+def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm):
+    acc = lambda i, j: "{" + ", ".join(f"%c{4*(i*n8+j)+r}" for r in range(4)) + "}"
+    lines = []
+    for s in range(steps_per_iter):
+        if use_ldsm:
+            for i in range(blocks):
+                lines.append(f"    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%a{4*i}, %a{4*i+1}, %a{4*i+2}, %a{4*i+3}}}, [%sa+{(s*16+i)*512 % 16384}];")
+            for j in range(0, n8, 2):
+                lines.append(f"    ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%b{2*j}, %b{2*j+1}, %b{2*j+2}, %b{2*j+3}}}, [%sa+{(s*16+8+j)*512 % 16384}];")
+        for i in range(blocks):
+            for j in range(n8):
+                lines.append(f"    mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {acc(i,j)}, "
+                             f"{{%a{4*i}, %a{4*i+1}, %a{4*i+2}, %a{4*i+3}}}, {{%b{2*j}, %b{2*j+1}}}, {acc(i,j)};")
+    nacc = 4 * blocks * n8
+    inits = "\n".join(f"    mov.f32 %c{i}, 0f00000000;" for i in range(nacc))
+    ainit = "\n".join(f"    mov.b32 %a{i}, 0x3c003c0{i%8};" for i in range(4*blocks))
+    binit = "\n".join(f"    mov.b32 %b{i}, 0x3c003c0{i%8};" for i in range(2*n8))
+    return f""".version 8.4
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out, .param .u32 iters)
+.maxntid {32*warps}, 1, 1
+{{
+    .reg .b32 %a<{4*blocks}>, %b<{2*n8}>, %i, %n, %t, %blk, %dim, %lane, %sa;
+    .reg .f32 %c<{nacc}>;
+    .reg .pred %p;
+    .reg .u64 %o, %off;
+    .shared .align 1024 .b8 buf[16384];
+{ainit}
+{binit}
+{inits}
+    mov.u32 %t, %tid.x;
+    and.b32 %lane, %t, 31;
+    mov.u32 %sa, buf;
+    mad.lo.u32 %sa, %lane, 16, %sa;
+    ld.param.u32 %n, [iters];
+    mov.u32 %i, 0;
+LOOP:
+{chr(10).join(lines)}
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, %n;
+    @%p bra LOOP;
+{store_sum(nacc)}
+"""
+
+class K:
+    def __init__(self, warps, blocks, n8, ctas_per_sm, use_ldsm, steps=4):
+        self.cuda = ctypes.CDLL("libcuda.so.1")
+        self.m, self.f = ctypes.c_void_p(), ctypes.c_void_p()
+        src = ptx_kernel(warps, blocks, n8, steps, use_ldsm).encode() + b"\0"
+        assert self.cuda.cuModuleLoadData(ctypes.byref(self.m), src) == 0
+        assert self.cuda.cuModuleGetFunction(ctypes.byref(self.f), self.m, b"k") == 0
+        self.sms = torch.cuda.get_device_properties(0).multi_processor_count
+        self.ctas = ctas_per_sm * self.sms
+        self.warps, self.blocks, self.n8, self.steps = warps, blocks, n8, steps
+        self.out = torch.empty(self.ctas * warps * 32, device="cuda")
+    def launch(self, iters=2048):
+        out = ctypes.c_uint64(self.out.data_ptr()); n = ctypes.c_uint32(iters)
+        params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(out), ctypes.c_void_p),
+                                       ctypes.cast(ctypes.byref(n), ctypes.c_void_p))
+        s = torch.cuda.current_stream().cuda_stream
+        assert self.cuda.cuLaunchKernel(self.f, self.ctas, 1, 1, self.warps * 32, 1, 1, 0,
+                                        ctypes.c_void_p(s), params, None) == 0
+    def flops(self, iters=2048):
+        return 2.0*16*8*16*self.blocks*self.n8*self.steps*iters*self.warps*self.ctas
+
+def main():
+    torch.empty(1, device="cuda")
+    cases = {
+      "regs 8w x4cta 2x8": (8, 2, 8, 4, False),
+      "regs 8w x1cta 2x8": (8, 2, 8, 1, False),
+      "regs 4w x1cta 4x8": (4, 4, 8, 1, False),
+      "ldsm 8w x1cta 2x8 (sm_80 plan: 32x64 warps)": (8, 2, 8, 1, True),
+      "ldsm 8w x2cta 2x8": (8, 2, 8, 2, True),
+      "ldsm 4w x1cta 4x8 (64x64)": (4, 4, 8, 1, True),
+      "ldsm 8w x1cta 4x8 (64x64)": (8, 4, 8, 1, True),
+      "ldsm 8w x1cta 1x16 (wc1)": (8, 1, 16, 1, True),
+      "ldsm 12w x1cta 2x8": (12, 2, 8, 1, True),
+      "ldsm 16w x1cta 2x8": (16, 2, 8, 1, True),
+    }
+    ks = {name: K(*args) for name, args in cases.items()}
+    times = time_interleaved({name: k.launch for name, k in ks.items()})
+    for name, t in times.items():
+        print(f"{name:36s} {ks[name].flops()/(t*1e-6)/1e12:6.0f} TFLOPS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""sm_80 kernel plans side by side on the card in hand (interleaved, one
+run), against the mma.sync peak: the planned kernel, the other release lag,
+four warp columns (64-row warps), taller or wider tiles, other tile orders.
+
+    python3 benchmarks/sm80_plans.py [TAG]   # JSON to $OUT/sm80-plans-TAG.json
+"""
+import json
+import os
+import sys
+
+import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ggc
+from ggc import ir
+from bench_grouped_gemm import ragged_groups, time_interleaved
+from bench_sm80 import measure_peak, check_and_time
+
+def cfg(bm, bn, stages):
+    return f"#gg.config<block = [{bm}, {bn}, 64], stages = {stages}, cluster = [1, 1], sms = 132>"
+
+def kernel(spec, target, config=None, wc=None, lag=None, **schedule):
+    spec = dict(spec, **schedule)
+    text = ir.grouped_matmul("k", config=config, **spec)
+    if wc is None and lag is None:
+        return ggc.Kernel(text, target=target)
+    plan = ggc.compile_ir(text, emit="gg-config", arch=target).plans[0]["attributes"]["kernel_plan"]
+    plan = plan.replace(", warp_columns = 2", "").replace(", release_lag = 0", "").rstrip(">")
+    if wc and wc != 1:
+        plan += f", warp_columns = {wc}"
+    if lag == 0:
+        plan += ", release_lag = 0"
+    plan += ">"
+    return ggc.Kernel(ir.grouped_matmul("k", config=config, kernel_plan=plan, **spec), target=target)
+
+def main():
+    tag = sys.argv[1] if len(sys.argv) > 1 else "run"
+    t, g, n, k = 8192, 8, 4096, 4096
+    sizes, ends, offsets = ragged_groups(t, g, 0)
+    a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
+    variants = {
+        "sm_80 default": dict(),
+        "sm_80 lag1": dict(wc=2, lag=1),
+        "sm_80 64x256 wc4 lag0": dict(config=cfg(64, 256, 4), wc=4, lag=0),
+        "sm_80 64x256 wc4 lag1": dict(config=cfg(64, 256, 4), wc=4, lag=1),
+        "sm_80 128x256 s3 wc2 lag0": dict(config=cfg(128, 256, 3), wc=2, lag=0),
+        "sm_80 192x128 s4 wc2 lag0": dict(config=cfg(192, 128, 4), wc=2, lag=0),
+        "sm_80 m_band 4": dict(m_band=4),
+        "sm_80 n_fastest": dict(tile_order="n_fastest"),
+    }
+    kernels = {}
+    for label, kw in variants.items():
+        try:
+            kernels[label] = kernel(spec, "sm_80", **kw)
+        except Exception as e:  # noqa: BLE001
+            print(f"{label}: not compiled: {str(e)[:300]}")
+    kernels["sm_90a default"] = ggc.Kernel(ir.grouped_matmul("k", **spec), target="sm_90a")
+    ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
+    errors, fns = check_and_time(kernels, (a, b, offsets), out, ref)
+    fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
+    peak = measure_peak()[0]
+    times = time_interleaved(fns)
+    print(f"[{tag}] {torch.cuda.get_device_name()}: mma.sync peak {peak/1e12:.0f} TFLOPS")
+    flops = 2.0 * t * n * k
+    res = {}
+    for name, us in times.items():
+        tf = flops / (us * 1e-6) / 1e12
+        res[name] = dict(us=us, tflops=tf, err=errors.get(name.replace("ggc ", "")))
+        print(f"[{tag}] {name:28s} {us:8.1f} us {tf:6.0f} TFLOPS {100*tf*1e12/peak:5.1f}% of peak  err {res[name]['err']}")
+    with open(os.path.join(os.environ.get("OUT", "/tmp"), f"sm80-plans-{tag}.json"), "w") as f:
+        json.dump(dict(peak=peak, results=res), f, indent=1)
+
+if __name__ == "__main__":
+    main()

@@ -126,6 +126,46 @@ void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
   }
 }
 
+/// Entry `entry` of the row-index list where `listed`, else -1 (which no
+/// row has): an entry past the group's rows may lie past the list.
+Value listedIndex(KernelBuilder &b, Value indices, Value entry, Value listed) {
+  auto read = b.create<scf::IfOp>(
+      listed,
+      [&](OpBuilder &, Location) {
+        b.create<scf::YieldOp>(
+            ValueRange{b.loadGlobal(b.i32(), indices, entry)});
+      },
+      [&](OpBuilder &, Location) {
+        b.create<scf::YieldOp>(ValueRange{b.c32(-1)});
+      });
+  return read.getResult(0);
+}
+
+/// A K-major tile whose row r (of `rowsLeft`) is the operand's row
+/// `indices[firstEntry + r]`, after `groupRow` rows of earlier groups;
+/// rows past `rowsLeft`, rows whose index is negative or not below
+/// `rowsSize`, and K past `kSize` are zero-filled.
+void copyGatheredRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
+                      Value source, Value indices, Value k, Value firstEntry,
+                      Value groupRow, Value kSize, Value rowsSize,
+                      Value rowsLeft, int64_t tileRows, int64_t elementBytes) {
+  Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
+  Value kElement =
+      b.add(k, b.mul(t.piece, b.c32(kPieceBytes / elementBytes)));
+  Value kValid = b.lt(kElement, kSize);
+  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
+    int64_t rows = i * kRowsPerRound;
+    Value listed = b.lt(b.c32(rows), mine);
+    Value index = listedIndex(
+        b, indices, b.add(firstEntry, b.add(t.row, b.c32(rows))), listed);
+    Value inTensor = both(b, b.ge(index, b.c32(0)), b.lt(index, rowsSize));
+    Value row = b.add(groupRow, b.toI64(index));
+    Value element = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
+    copyRound(b, t, tile, i, source, element, elementBytes,
+              both(b, inTensor, kValid));
+  }
+}
+
 LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   ValueRange extents = op.getExtents();
   int64_t tileRows = op.getTileRows();
@@ -141,13 +181,21 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   KernelBuilder b(op.getLoc(), op);
   ThreadPieces t = threadPieces(b);
   Value rows = extents[1];
-  // The group's rows of the tile that lie in the tensor.
-  Value rowsLeft = b.minS(op.getRowsValid(), b.sub(rows, op.getRow()));
+  // The group's rows of the tile that lie in the tensor (gathered rows are
+  // checked one by one).
+  Value rowsLeft = op.getIndices()
+                       ? op.getRowsValid()
+                       : b.minS(op.getRowsValid(), b.sub(rows, op.getRow()));
   Value groupRow = op.getGroup() ? b.mul(b.toI64(op.getGroup()), b.toI64(rows))
                                  : b.c64(0);
-  copyKMajorRows(b, t, op.getDst(), globalSource(b, op.getMaps()[0]),
-                 op.getK(), op.getRow(), groupRow, extents[0], rowsLeft,
-                 tileRows, *elementBytes);
+  Value source = globalSource(b, op.getMaps()[0]);
+  if (op.getIndices())
+    copyGatheredRows(b, t, op.getDst(), source, op.getIndices(), op.getK(),
+                     op.getRow(), groupRow, extents[0], rows, rowsLeft,
+                     tileRows, *elementBytes);
+  else
+    copyKMajorRows(b, t, op.getDst(), source, op.getK(), op.getRow(),
+                   groupRow, extents[0], rowsLeft, tileRows, *elementBytes);
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();

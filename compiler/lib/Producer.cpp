@@ -66,7 +66,9 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
   b.create<mlir::ggk::LoadTileRowsOp>(
       full, stageA(stage), aMaps, k, t.rowStart,
       p.layout == GroupLayout::masked ? t.group : Value(), t.rowsValid,
-      extentsOf(op.getA()), b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM, p.blockK * byteWidth(p.aElem), p.bTileBytes,
+      extentsOf(op.getA()), /*indices=*/Value(),
+      b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
+      p.blockK * byteWidth(p.aElem), p.bTileBytes,
       partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes);
 }
 

@@ -249,6 +249,10 @@ static SmallVector<int64_t> partialBoxes(int64_t tileRows, int64_t granule) {
 LogicalResult LoadTileRowsOp::verify() {
   if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))))
     return failure();
+  if (getIndices() && getExtents().empty())
+    return emitOpError() << "gathers rows by index only from the operand's "
+                            "address (extents): TMA boxes load consecutive "
+                            "rows";
   int64_t tileRows = getTileRows(), granule = getGranule();
   ArrayRef<int64_t> boxes = getBoxRows();
   if (tileRows <= 0 || getRowBytes() <= 0 || getOtherBytes() < 0)

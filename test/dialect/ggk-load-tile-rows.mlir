@@ -156,3 +156,30 @@ llvm.func @global_destination(%full: !llvm.ptr<3>, %dst: !llvm.ptr<1>,
       granule = 128, box_rows = array<i64: 128>}
   llvm.return
 }
+
+// -----
+
+// A row-index list (gather) prints as it parses, after the extents.
+// CHECK-LABEL: llvm.func @gathered
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] valid(%{{.*}}) extents(%{{.*}}, %{{.*}}) gather(%{{.*}}) attributes
+llvm.func @gathered(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %entry: i32, %valid: i32, %ks: i32, %rows: i32,
+    %ids: !llvm.ptr<1>) {
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %entry] valid(%valid)
+      extents(%ks, %rows) gather(%ids) attributes {tile_rows = 64,
+      row_bytes = 128, other_bytes = 0, granule = 64,
+      box_rows = array<i64: 64>, element_bytes = 2}
+  llvm.return
+}
+
+// -----
+
+// TMA's boxes load consecutive rows: a gather needs the address form.
+llvm.func @gathered_by_tma(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %map: !llvm.ptr, %k: i32, %entry: i32, %valid: i32, %ids: !llvm.ptr<1>) {
+  // expected-error @+1 {{gathers rows by index only from the operand's address (extents): TMA boxes load consecutive rows}}
+  ggk.load_tile_rows %dst, %full from(%map) at[%k, %entry] valid(%valid)
+      gather(%ids) attributes {tile_rows = 64, row_bytes = 128,
+      other_bytes = 0, granule = 64, box_rows = array<i64: 64>}
+  llvm.return
+}

@@ -73,6 +73,54 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 
 // -----
 
+// Before: A's rows by a row-index list (gather, a permute-free MoE's
+// tokens): tile row r is operand row ids[entry + r]. After: each round's
+// row reads its index only when it is one of the group's (scf.if, -1
+// otherwise, so no entry past them is read), and copies when the index
+// lies in the operand (0 <= index < rows) and K is in range; else a zero
+// fill from the operand's start.
+// CHECK-LABEL: llvm.func @a_gathered
+// CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ENTRY:[^:]*]]: i32, %[[VALID:[^:]*]]: i32, %[[KS:[^:]*]]: i32, %[[ROWS:[^:]*]]: i32, %[[IDS:[^:]*]]: !llvm.ptr<1>)
+// CHECK: %[[R:.*]] = arith.divui %{{.*}}, %c8_i32 : i32
+// CHECK: %[[MINE:.*]] = arith.subi %[[VALID]], %[[R]] : i32
+// CHECK: %[[IN_K:.*]] = arith.cmpi slt, %{{.*}}, %[[KS]] : i32
+// CHECK: %[[LISTED:.*]] = arith.cmpi sgt, %[[MINE]], %c0_i32 : i32
+// CHECK: %[[AT:.*]] = arith.addi %[[ENTRY]], %[[R]] : i32
+// CHECK: %[[INDEX:.*]] = scf.if %[[LISTED]] -> (i32) {
+// CHECK: %[[AT64:.*]] = arith.extsi %[[AT]] : i32 to i64
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr %[[IDS]][%[[AT64]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK: %[[LOADED:.*]] = llvm.load %[[SLOT]] : !llvm.ptr<1> -> i32
+// CHECK: scf.yield %[[LOADED]] : i32
+// CHECK: } else {
+// CHECK: scf.yield %c-1_i32 : i32
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[INDEX]], %[[ROWS]] : i32
+// CHECK: %[[NONNEG:.*]] = arith.cmpi sge, %[[INDEX]], %c0_i32 : i32
+// CHECK: %[[IN_A:.*]] = arith.andi %[[NONNEG]], %[[BELOW]] : i1
+// CHECK: %[[INDEX64:.*]] = arith.extsi %[[INDEX]] : i32 to i64
+// CHECK: %[[ROW_START:.*]] = arith.muli %[[INDEX64]], %{{.*}} : i64
+// CHECK: %[[READS:.*]] = arith.andi %[[IN_A]], %[[IN_K]] : i1
+// CHECK: %[[FROM_AT:.*]] = arith.select %[[READS]], %{{.*}}, %c0_i64 : i64
+// CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32
+// CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%[[READ]]) attributes {bytes = 16 : i64}
+// Round 1: entries 16 further.
+// CHECK: arith.cmpi sgt, %[[MINE]], %c16_i32 : i32
+// CHECK: scf.if
+// CHECK: ggk.copy_async
+// CHECK-NOT: ggk.copy_async %
+// CHECK: ggk.copy_async_arrive %[[FULL]]
+// CHECK-NEXT: llvm.return
+llvm.func @a_gathered(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %entry: i32, %valid: i32, %ks: i32, %rows: i32,
+    %ids: !llvm.ptr<1>) {
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %entry] valid(%valid)
+      extents(%ks, %rows) gather(%ids) attributes {tile_rows = 32,
+      row_bytes = 128, other_bytes = 0, granule = 32,
+      box_rows = array<i64: 32>, element_bytes = 2}
+  llvm.return
+}
+
+// -----
+
 // Before: a K-major B tile of 128 rows of N (64 bf16 of K each) from group
 // %group of a [groups, N, K] operand. After: 128 / 16 = 8 rounds; thread
 // t's row of N is n_block * 128 + t / 8 (+ 16 i), read while below N and

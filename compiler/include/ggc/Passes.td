@@ -557,9 +557,13 @@ def LowerLoadsCpAsync : Pass<"ggk-lower-loads-cp-async", "::mlir::ModuleOp"> {
     chunks `block_k * 128` bytes apart), then one `ggk.copy_async_arrive`
     on the stage's full barrier. `ggk-place-scales` initialises that
     barrier for the two arrivals (A's, B's) of each of the 128 threads.
+    A load with `gather(%indices)` reads each row's index from the list
+    (an `scf.if` on whether the row is one of the group's, so no entry past
+    them is read) and zero-fills rows whose index lies outside the operand.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def LowerRingTestWait : Pass<"ggk-lower-ring-test-wait", "::mlir::ModuleOp"> {

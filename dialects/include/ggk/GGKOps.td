@@ -127,6 +127,14 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     `ggk-lower-loads-cp-async` copies the tile's valid rows in 16-byte
     pieces into the same swizzled layout, zero-filling the rest.
 
+    `gather(%indices)` (address form only): the rows come by a list of row
+    indices, `i32` in global memory, as a permute-free MoE reads its
+    tokens: tile row `r` (of the `rows_valid` first) is operand row
+    `indices[row + r]`, so `row` counts entries of the list. A row whose
+    index is negative or past the operand's rows is zero-filled, never
+    read. TMA's boxes load consecutive rows only: sm_90a's lowering does
+    not take it.
+
     Example (a masked tile of 128 rows in 8-row granules):
     ```mlir
     ggk.load_tile_rows %dst, %full from(%a128, %a64, %a32, %a16, %a8)
@@ -144,6 +152,7 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     Optional<I32>:$group,
     I32:$rows_valid,
     Variadic<I32>:$extents,
+    Optional<LLVM_PointerInAddressSpace<1>>:$indices,
     OptionalAttr<I64Attr>:$element_bytes,
     I64Attr:$tile_rows,
     I64Attr:$row_bytes,
@@ -155,7 +164,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $maps `)` `at` `[` $k `,` $row
     (`,` $group^)? `]` `valid` `(` $rows_valid `)`
-    (`extents` `(` $extents^ `)`)? attr-dict-with-keyword
+    (`extents` `(` $extents^ `)`)? (`gather` `(` $indices^ `)`)?
+    attr-dict-with-keyword
   }];
 }
 

@@ -43,7 +43,8 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   // of warp `w` holds rows w*16 + lane/4 (+8) and column pairs
   // 8*c + 2*(lane%4). With two warp columns, warp `w` holds two such m16
   // blocks, rows (w/2)*32 + lane/4 (+8, +16, +24), of the columns
-  // (w%2)*N/2 on (KernelPlan::accumulatorIndex).
+  // (w%2)*N/2 on; with four, four m16 blocks (all 64 rows) of the columns
+  // w*N/4 on (KernelPlan::accumulatorIndex).
   Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
   Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
   Value lane = b.remU(tid, b.c32(32));

@@ -49,8 +49,9 @@ struct KernelPlan {
   /// Consumer warpgroups per 64 rows (config split_n), each taking
   /// `warpgroupN` of the tile's columns.
   int64_t splitN = 1, warpgroupN = 0;
-  /// gg-plan-kernel: warps side by side along N in a warpgroup (1: wgmma's
-  /// m64 fragment; 2: 2 x 2 warps of 32 rows; 4: 1 x 4 warps of 64 rows). A thread's accumulator holds
+  /// gg-plan-kernel: warps side by side along N in a warpgroup (1:
+  /// wgmma's m64 fragment; 2: 2 x 2 warps of 32 rows; 4: 1 x 4 warps of
+  /// 64 rows). A thread's accumulator holds
   /// `fragmentRowGroups()` rows 8 apart by `fragmentColumnBlocks()` column
   /// pairs 8 apart (accumulatorIndex).
   int64_t warpColumns = 1;

@@ -8,7 +8,8 @@
 // column, and mma.sync's m16n8 accumulator holds a thread's values where
 // wgmma's m64nN fragment does; with 2 (gg-plan-kernel's choice for these
 // targets) a warp has 32 rows and half the columns, and so loads a third
-// less of the stage per multiply. Either way the accumulator's layout is
+// less of the stage per multiply; with 4 (a user's plan) it has all 64
+// rows and a quarter of the columns. Either way the accumulator's layout is
 // the op's, which the epilogue reads too. The MMA is synchronous: its
 // fence, commit and wait lower to nothing.
 //

@@ -126,8 +126,16 @@ struct SplitPartialLoadsPass
   void runOnOperation() override {
     SmallVector<ggk::LoadTileRowsOp> loads;
     getOperation().walk([&](ggk::LoadTileRowsOp op) { loads.push_back(op); });
-    for (ggk::LoadTileRowsOp op : loads)
+    for (ggk::LoadTileRowsOp op : loads) {
+      // TMA's boxes take consecutive rows: a gather by index is
+      // ggk-lower-loads-cp-async's.
+      if (op.getIndices()) {
+        op.emitOpError() << "gathers rows by index, which TMA's boxes "
+                            "cannot: lower it with ggk-lower-loads-cp-async";
+        return signalPassFailure();
+      }
       RowLoads(op).run();
+    }
   }
 };
 

@@ -248,13 +248,23 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser, "none, dense or swizzled", symbolizeStaging);
   if (failed(staging))
     return {};
+  bool seen[2] = {false, false}; // warp_columns, release_lag
   while (succeeded(parser.parseOptionalComma())) {
-    int64_t *value = &releaseLag;
+    SMLoc at = parser.getCurrentLocation();
+    int which = 1;
     if (succeeded(parser.parseOptionalKeyword("warp_columns")))
-      value = &warpColumns;
+      which = 0;
     else if (parser.parseKeyword("release_lag", " or 'warp_columns'"))
       return {};
-    if (parser.parseEqual() || parser.parseInteger(*value))
+    if (seen[which]) {
+      parser.emitError(at) << "kernel_plan gives "
+                           << (which ? "release_lag" : "warp_columns")
+                           << " twice";
+      return {};
+    }
+    seen[which] = true;
+    if (parser.parseEqual() ||
+        parser.parseInteger(which ? releaseLag : warpColumns))
       return {};
   }
   if (parser.parseGreater())

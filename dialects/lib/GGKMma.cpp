@@ -51,7 +51,7 @@ LogicalResult MmaOp::verify() {
                          << " and " << b;
   int64_t warpColumns = value(getWarpColumns());
   if (!llvm::is_contained({1, 2, 4}, warpColumns) ||
-      n % (16 * warpColumns) != 0 && warpColumns != 1)
+      (warpColumns != 1 && n % (16 * warpColumns) != 0))
     return emitOpError() << "warp_columns must be 1, or 2 or 4 with n a "
                             "multiple of 16 per warp column, got "
                          << warpColumns << " with n = " << n;

@@ -70,3 +70,27 @@ func.func @release_lag(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, release_lag = 2>}
   return
 }
+
+// -----
+
+func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan gives warp_columns twice}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 4, release_lag = 0, warp_columns = 2>}
+  return
+}
+
+// -----
+
+func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                         %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{expected 'release_lag' or 'warp_columns'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, lag = 0>}
+  return
+}

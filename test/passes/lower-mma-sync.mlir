@@ -137,6 +137,35 @@ llvm.func @two_warp_columns(%acc: !acc16, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) ->
 
 // -----
 
+// Four warp columns (a user's plan), n = 64: warp w has all 64 rows as
+// four m16 blocks (+16 each) and columns 16 w ..: four ldmatrix x4 for A,
+// one for B's 16 columns, eight mma.sync; m16 block i's 8-column block c
+// goes to registers 4 (2 i + c) ..: block 3's last quad ends at 31.
+// CHECK-LABEL: llvm.func @four_warp_columns
+// CHECK: %[[W:.*]] = arith.divui %{{.*}}, %c32_i32
+// CHECK: %[[WARP:.*]] = arith.remui %[[W]], %c4_i32
+// CHECK: %[[WCOL:.*]] = arith.remui %[[WARP]], %c4_i32
+// CHECK: %[[COL:.*]] = arith.muli %[[WCOL]], %c16_i32
+// CHECK-COUNT-4: nvvm.ldmatrix {{.*}}num = 4
+// CHECK: arith.addi %[[COL]], %{{.*}}
+// CHECK: nvvm.ldmatrix {{.*}}num = 4
+// CHECK-NOT: nvvm.ldmatrix
+// CHECK-COUNT-7: nvvm.mma.sync
+// CHECK: %[[LAST:.*]] = nvvm.mma.sync
+// CHECK: %[[LAST3:.*]] = llvm.extractvalue %[[LAST]][3]
+// CHECK: llvm.insertvalue %[[LAST3]], %{{.*}}[31]
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: llvm.return
+!acc32 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @four_warp_columns(%acc: !acc32, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc32 {
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 64,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
+      warp_columns = 4} : !acc32
+  llvm.return %r : !acc32
+}
+
+// -----
+
 // f32 operands to f32 accuracy (three_tf32), n = 8, one K step of 8: the
 // A and B registers as ldmatrix loads them are each split into a TF32 part
 // (cvt.rna) and the TF32 of the rest; three m16n8k8 tf32 MMAs, the small

@@ -191,7 +191,7 @@ func.func @staging_without_tma(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf1
 
 // -----
 
-// Four warp columns of 64 would split B's 16-column loads below 16 each.
+// Four warp columns take a multiple of 64 columns (16 a warp): 96 is not.
 module attributes {gg.target = "sm_80"} {
 func.func @four_warp_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x96x512xbf16>,
                                     %off: memref<9xi32>, %o: memref<?x96xbf16>) {

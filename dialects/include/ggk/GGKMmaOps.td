@@ -28,7 +28,9 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
     `warp_columns = 2` (gg-plan-kernel's, for the mma.sync lowering) lays
     the four warps out 2 x 2 instead: warp `w` holds rows `32 (w / 2) ..`
     as two m16 blocks of the columns `(w % 2) n / 2 ..`, register
-    `4 (i n / 16 + c) + 2 half + j` for m16 block `i`.
+    `4 (i n / 16 + c) + 2 half + j` for m16 block `i`; `warp_columns = 4`
+    side by side: warp `w` holds all 64 rows as four m16 blocks of the
+    columns `w n / 4 ..`, register `4 (i n / 32 + c) + 2 half + j`.
     `three_tf32` (f32 operands without gg's `tf32`): f32 accuracy from
     TF32 tensor cores, each operand split into its TF32 part and the TF32
     of the rest, and three products (rest x part, part x rest, part x

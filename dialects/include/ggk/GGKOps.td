@@ -132,8 +132,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     tokens: tile row `r` (of the `rows_valid` first) is operand row
     `indices[row + r]`, so `row` counts entries of the list. A row whose
     index is negative or past the operand's rows is zero-filled, never
-    read. TMA's boxes load consecutive rows only: sm_90a's lowering does
-    not take it.
+    read. TMA's boxes load consecutive rows only: `ggk-split-partial-loads`
+    (sm_90a) refuses it.
 
     Example (a masked tile of 128 rows in 8-row granules):
     ```mlir

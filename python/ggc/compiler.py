@@ -101,7 +101,21 @@ def check_num_sms(num_sms) -> None:
         raise ValueError(f"num_sms must be an int in [1, {MAX_NUM_SMS}], got {num_sms!r}")
 
 
-_num_sms = DEFAULT_NUM_SMS
+_num_sms = None       # set_num_sms's; None: the device's
+_device_num_sms = ()  # the current device's SM count, found once: () until then
+
+
+def device_num_sms():
+    """The current CUDA device's (torch's) SM count, or None without torch
+    or CUDA. Read once per process."""
+    global _device_num_sms
+    if _device_num_sms == ():
+        _device_num_sms = None
+        torch = _sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            _device_num_sms = torch.cuda.get_device_properties(
+                torch.cuda.current_device()).multi_processor_count
+    return _device_num_sms
 
 
 def set_num_sms(num_sms: int) -> None:
@@ -115,8 +129,12 @@ def set_num_sms(num_sms: int) -> None:
 
 
 def get_num_sms() -> int:
-    """set_num_sms's value (default DEFAULT_NUM_SMS)."""
-    return _num_sms
+    """set_num_sms's value, else the device's SM count (an A100 has 108,
+    an H100 PCIe 114: a grid of more CTAs than SMs would run in two
+    waves), else DEFAULT_NUM_SMS."""
+    if _num_sms is not None:
+        return _num_sms
+    return device_num_sms() or DEFAULT_NUM_SMS
 
 
 # What ggc compiles for each compute capability: Hopper's kernels (TMA,

@@ -114,7 +114,7 @@ class JITFunction:
     def num_sms(self) -> int:
         """The SMs of the kernel's persistent grid: fixed by the decorator,
         else ggc.compiler.get_num_sms() at the call."""
-        return self._fixed_num_sms or _compiler._num_sms
+        return self._fixed_num_sms or _compiler.get_num_sms()
 
     # -- tracing ------------------------------------------------------------
     def _bind(self, args, kwargs):

@@ -12,7 +12,7 @@ All take torch tensors on one CUDA device and launch on the current stream.
 from __future__ import annotations
 
 import inspect
-from typing import Optional, Tuple
+from typing import Optional
 
 from . import compiler as _compiler
 from . import language as gl
@@ -268,7 +268,7 @@ def _plan_key(tensors, options, validate):
         return (tuple([None if t is None else
                        (type(t), t.dtype, t.shape, t.stride(), t.device, t.requires_grad)
                        for t in tensors]), options, bridge.torch.is_grad_enabled(),
-                _compiler._num_sms, _compiler.get_target())
+                _compiler.get_num_sms(), _compiler.get_target())
     except AttributeError:
         return None
 

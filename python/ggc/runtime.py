@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
-from .compiler import (DEFAULT_NUM_SMS, CompilationError, check_target, device_target,
+from .compiler import (CompilationError, check_target, device_target, get_num_sms,
                        get_target)
 
 # Element type names of the IR, by torch dtype name.
@@ -164,7 +164,7 @@ class Kernel:
     `cache_hit` says where the compiled kernel came from ("memory", "disk",
     or None when it was compiled now)."""
 
-    def __init__(self, ir: str, *, num_sms: int = DEFAULT_NUM_SMS,
+    def __init__(self, ir: str, *, num_sms: Optional[int] = None,
                  source_name: str = "<ggc>", target: Optional[str] = None):
         compiled, self.cache_hit = compile_for_launch(ir, num_sms, source_name, target)
         if len(compiled.kernel_info) != 1:
@@ -428,14 +428,17 @@ def current_stream(device: int) -> int:
     return _raw_stream(device)
 
 
-def compile_for_launch(ir: str, num_sms: int = DEFAULT_NUM_SMS, source_name: str = "<ggc>",
+def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str = "<ggc>",
                        target: Optional[str] = None):
-    """To a cubin for `target` (default ggc.compiler.get_target()); to PTX,
+    """To a cubin for `target` (default ggc.compiler.get_target()) with a
+    persistent grid of `num_sms` CTAs at most (default
+    ggc.compiler.get_num_sms(): the device's SMs); to PTX,
     which the driver compiles when it loads the module (a slower first
     launch, and no register report), for a target older than the device
     or without ptxas."""
     arch = target or get_target()
     check_target(arch)
+    num_sms = get_num_sms() if num_sms is None else num_sms
     device = device_target()
     if device is None or device == arch:
         try:

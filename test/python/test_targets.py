@@ -55,3 +55,22 @@ def test_rows_cp_async_cannot_copy_are_rejected_before_launch():
     with pytest.raises(ValueError, match=r"argument 0 \(a\) has rows of 3368 bytes; cp.async "
                                          r"needs a multiple of 16"):
         kern.check_described(args)
+
+
+def test_the_default_sm_count_is_the_devices(monkeypatch):
+    """A persistent grid of more CTAs than the GPU has SMs runs in two
+    waves: without set_num_sms, kernels spread over the device's SMs (an
+    A100's 108 here), and over 132 without a GPU."""
+    from ggc import compiler
+    monkeypatch.setattr(compiler, "_num_sms", None)
+    monkeypatch.setattr(compiler, "_device_num_sms", None)
+    assert ggc.get_num_sms() == 132
+    monkeypatch.setattr(compiler, "_device_num_sms", 108)
+    assert ggc.get_num_sms() == 108
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128, k=64)
+    kernel = runtime.Kernel(text, target="sm_80")
+    assert "sms = 108>" in kernel.asm["gg-config"] and kernel.info["max_grid"] == 108
+    ggc.set_num_sms(100)  # the user's count wins over the device's
+    assert ggc.get_num_sms() == 100
+    assert runtime.Kernel(text, target="sm_80").info["max_grid"] == 100
+    assert runtime.Kernel(text, num_sms=64, target="sm_80").info["max_grid"] == 64

@@ -33,8 +33,8 @@ Shared rules:
   [.., K, N]. sm90 FP8 takes K-major operands only, as DeepGEMM on sm90: the
   FP8 `nn`/`tn`/`tt` forms raise NotImplementedError.
 - `set_num_sms(n)` / `get_num_sms()`: the SMs ggc's persistent kernels spread
-  over from then on (ggc.set_num_sms; default 132, the H100's and H200's
-  count: set the device's own on a GPU with fewer). `deep_gemm.utils`
+  over from then on (ggc.set_num_sms; default the current device's SMs,
+  132 without a GPU). `deep_gemm.utils`
   (`layout`, `math`) is `ggc.deepgemm.utils`. `__version__` is the DeepGEMM
   API mirrored (2.6.1); `install_as_deep_gemm()` makes `import deep_gemm`
   (and `deep_gemm.utils.layout`) this package, for a stack that imports it

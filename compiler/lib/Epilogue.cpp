@@ -89,7 +89,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
                    p.layout == GroupLayout::k_grouped;
   auto stores = b.create<ggk::StoreTileOp>(
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
-      p.storePool, ArrayRef<int64_t>{p.blockM, p.blockN},
+      /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.blockN},
       p.stagingChunkColumns(), p.swizzledStaging, p.n, p.m, p.outElem,
       p.outNM, groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers);

@@ -22,14 +22,36 @@ using ggc::KernelBuilder;
 
 namespace {
 
+/// A scattering tile's row for output row `rowIndex`: entry `rowIndex` of
+/// its index list (negative: the row is dropped).
+Value scatteredRow(KernelBuilder &b, ggk::StoreTileOp tile, Value rowIndex) {
+  return b.toI64(b.loadGlobal(b.i32(), tile.getIndices(), rowIndex));
+}
+
 /// The pair at row `pair.getOutRow()` of `out` (its flattened [rows, N]
-/// view) and columns `pair.getOutCol()` + 0, 1, when valid.
+/// view; with a scatter, the row its index list gives) and columns
+/// `pair.getOutCol()` + 0, 1, when valid.
 void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
                    KernelBuilder &b) {
   int64_t n = tile.getN(), m = tile.getM();
   int64_t outBytes = ggc::byteWidth(tile.getOutType());
   Value valid = b.andI(pair.getRowValid(), pair.getColValid());
   Value out = tile.getOut(), rowIndex = pair.getOutRow(), col = pair.getOutCol();
+  if (tile.getIndices()) {
+    // The index is read only for a valid pair: rows past the group's may
+    // lie past the list.
+    auto read = b.create<scf::IfOp>(
+        valid,
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(
+              ValueRange{scatteredRow(b, tile, rowIndex)});
+        },
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(ValueRange{b.c64(-1)});
+        });
+    rowIndex = read.getResult(0);
+    valid = b.ge(rowIndex, b.c64(0));
+  }
   b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
     if (tile.getOutNm()) {
       // The pair's two columns are two rows of the transposed output.

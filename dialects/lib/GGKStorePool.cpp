@@ -108,6 +108,10 @@ LogicalResult StoreTileOp::verify() {
   if (getOutNm() && (getM() <= 0 || !getPool().empty()))
     return emitOpError() << "stores the transposed [G, N, M] output per "
                             "thread: it needs a positive m and no pool";
+  if (getIndices() && (!getPool().empty() || getOutNm()))
+    return emitOpError() << "scatters rows by index per thread, into a "
+                            "row-major output: it takes no pool (TMA boxes "
+                            "store consecutive rows) and no out_nm";
   Block &body = getBody().front();
   if (body.getNumArguments() != 0)
     return emitOpError() << "region must take no arguments, got "

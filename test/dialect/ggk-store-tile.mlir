@@ -53,6 +53,37 @@ llvm.func @out_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
 
 // -----
 
+// A scatter by a row-index list prints as it parses, after the maps.
+// CHECK-LABEL: llvm.func @scatter
+// CHECK: ggk.store_tile %{{.*}}, %{{.*}} rows(%{{.*}}, %{{.*}}) block(%{{.*}}) group(%{{.*}}) scatter(%{{.*}}) attributes
+llvm.func @scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                   %ids: !llvm.ptr<1>) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%ids)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+// The pool's TMA boxes store consecutive rows: no scatter through them.
+llvm.func @scatter_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                          %m1: !llvm.ptr, %ids: !llvm.ptr<1>) {
+  // expected-error @+1 {{scatters rows by index per thread, into a row-major output: it takes no pool (TMA boxes store consecutive rows) and no out_nm}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
+      scatter(%ids) attributes {pool = array<i64: 1>,
+      tile_shape = array<i64: 1, 128>, chunk_columns = 64, swizzled, n = 4096,
+      m = 0, out_type = bf16, group_maps, issuer = 128, threads = 128} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 llvm.func @no_n(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
   // expected-error @+1 {{n must be positive, got 0}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)

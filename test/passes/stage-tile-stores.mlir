@@ -63,6 +63,48 @@ llvm.func @per_thread(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 
 // -----
 
+// Before: no pool, the rows scattered by an index list (a permute-free
+// MoE's outputs back in token order). After: a valid pair reads its row's
+// index (-1 for the others, which may lie past the list) and is stored at
+// (index * 4096 + out_col) * 2 bytes where the index is not negative.
+// CHECK-LABEL: llvm.func @scattered
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[PAIR:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[OUT_COL:[^:]*]]: i32, %[[ROW_OK:[^:]*]]: i1, %[[COL_OK:[^:]*]]: i1, %[[IDS:[^:]*]]: !llvm.ptr<1>)
+// CHECK-NEXT: %[[VALID:.*]] = arith.andi %[[ROW_OK]], %[[COL_OK]] : i1
+// CHECK-NEXT: %[[DEST:.*]] = scf.if %[[VALID]] -> (i64) {
+// CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[IDS]][%[[OUT_ROW]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK-NEXT: %[[INDEX:.*]] = llvm.load %[[SLOT]] : !llvm.ptr<1> -> i32
+// CHECK-NEXT: %[[INDEX64:.*]] = arith.extsi %[[INDEX]] : i32 to i64
+// CHECK-NEXT: scf.yield %[[INDEX64]] : i64
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[NONE:.*]] = arith.constant -1 : i64
+// CHECK-NEXT: scf.yield %[[NONE]] : i64
+// CHECK: %[[STORED:.*]] = arith.cmpi sge, %[[DEST]], %{{.*}} : i64
+// CHECK-NEXT: scf.if %[[STORED]] {
+// CHECK-DAG: %[[COL64:.*]] = arith.extsi %[[OUT_COL]] : i32 to i64
+// CHECK-DAG: %[[AT:.*]] = arith.muli %[[DEST]], %c4096_i64
+// CHECK: %[[ELEM:.*]] = arith.addi %[[AT]], %[[COL64]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ELEM]], %c2_i64
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr %[[OUT]][%[[BYTES]]]
+// CHECK: llvm.store %[[PAIR]], %[[ADDR]] : vector<2xbf16>, !llvm.ptr<1>
+// CHECK-NOT: ggk.
+llvm.func @scattered(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                     %row_start: i32, %n_block: i32, %group: i32,
+                     %pair: vector<2xbf16>, %row: i32, %col: i32,
+                     %out_row: i64, %out_col: i32, %row_ok: i1, %col_ok: i1,
+                     %ids: !llvm.ptr<1>) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) scatter(%ids) attributes {pool = array<i64>,
+      tile_shape = array<i64: 128, 128>, chunk_columns = 128,
+      n = 4096, m = 0, out_type = bf16, issuer = 128, threads = 256} {
+    ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 // Before: the transposed output of k_grouped's weight gradient ([G, N, M],
 // `out_nm`, M = 512). After: the pair's two columns are two scalars, each
 // in row (group * N + column) of the transposed output, M apart.

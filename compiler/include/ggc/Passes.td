@@ -444,8 +444,10 @@ def StageTileStores : Pass<"ggk-stage-tile-stores", "::mlir::ModuleOp"> {
     in a `ggk.warp_specialize`, one `ggk.drain_tile_stores` at the end of
     its consumers. Without: each pair valid in its row
     and columns stored by its thread to `out` (`llvm.store` in an
-    `scf.if`; two scalars of the transposed output with `out_nm`). Runs
-    before `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).
+    `scf.if`; two scalars of the transposed output with `out_nm`; with
+    `scatter(%indices)`, at the row the list gives, read for valid pairs
+    only, and nowhere for a negative one). Runs before
+    `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
+def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
+                                            AttrSizedOperandSegments]> {
   let summary = "a consumer's outputs of one tile: its region computes them and states each pair's store";
   let description = [{
     The region computes a consumer thread's outputs of one tile and states
@@ -28,6 +29,14 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
     - without: each pair valid in its row and column goes to `out`
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
+
+    `scatter(%indices)` (per-thread stores only: the pool's boxes store
+    consecutive rows): the rows go by a list of row indices, `i32` in
+    global memory, as a permute-free MoE puts its outputs back in token
+    order: the pair of output row `out_row` goes to row
+    `indices[out_row]`, and nowhere where that index is negative (a
+    dropped row). A per-row weight is the epilogue's (gg's `rows`
+    operands), applied in f32 before the pair is rounded.
 
     Example:
     ```mlir
@@ -51,6 +60,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
     I32:$n_block,
     I32:$group,
     Variadic<LLVM_PointerInAddressSpace<0>>:$pool_maps,
+    Optional<LLVM_PointerInAddressSpace<1>>:$indices,
     DenseI64ArrayAttr:$pool,
     DenseI64ArrayAttr:$tile_shape,
     I64Attr:$chunk_columns,
@@ -68,7 +78,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects]> {
   let assemblyFormat = [{
     $smem `,` $out `rows` `(` $rows_valid `,` $row_start `)` `block` `(`
     $n_block `)` `group` `(` $group `)` (`maps` `(` $pool_maps^ `)`)?
-    attr-dict-with-keyword $body
+    (`scatter` `(` $indices^ `)`)? attr-dict-with-keyword $body
   }];
 }
 

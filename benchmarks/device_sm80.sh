@@ -9,7 +9,9 @@
 #      (conftest.py), every other failure fails;
 #   3. the FP8 tests with GGC_TARGET=sm_89 (mma.sync m16n8k32), the same way;
 #   4. benchmarks/bench_sm80.py: the sm_80 path against a mma.sync peak
-#      micro-benchmark and the sm_90a path, in one run.
+#      micro-benchmark and the sm_90a path, in one run; then the path's
+#      ceilings: sm80_mma_ceiling.py (ldmatrix + mma.sync at the kernel's
+#      occupancy) and cp_async_stream.py (cp.async through L2).
 #   GGC_SM80_SUITE, GGC_SM89_SUITE  the test files of steps 2 and 3 (default: below)
 #   GGC_SKIP_BENCH=1  no step 4
 set -uo pipefail
@@ -26,4 +28,6 @@ SUITE89=${GGC_SM89_SUITE:-"test/gpu/test_fp8.py test/gpu/test_ops.py test/gpu/te
 GGC_TARGET=sm_89 timeout 600 $PY -m pytest -q -rs $SUITE89 2>&1 | tee "$OUT/pytest-sm89-suite.log" | tail -40
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/bench_sm80.py --json "$OUT/bench_sm80.json" 2>&1 | tee "$OUT/bench_sm80.log"
+  timeout 120 $PY benchmarks/sm80_mma_ceiling.py 2>&1 | tee "$OUT/sm80_mma_ceiling.log"
+  timeout 120 $PY benchmarks/cp_async_stream.py 2>&1 | tee "$OUT/cp_async_stream.log"
 fi

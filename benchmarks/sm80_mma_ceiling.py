@@ -24,7 +24,7 @@ def time_interleaved(fns, reps=30):
             res[k].append(a.elapsed_time(b) * 1e3)
     return {k: sorted(v)[len(v)//2] for k, v in res.items()}
 
-def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm):
+def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm, copy_warps=0, copy_kb=32):
     acc = lambda i, j: "{" + ", ".join(f"%c{4*(i*n8+j)+r}" for r in range(4)) + "}"
     lines = []
     for s in range(steps_per_iter):
@@ -44,14 +44,15 @@ def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm):
     return f""".version 8.4
 .target sm_80
 .address_size 64
-.visible .entry k(.param .u64 out, .param .u32 iters)
-.maxntid {32*warps}, 1, 1
+.visible .entry k(.param .u64 out, .param .u32 iters, .param .u64 src, .param .u64 span)
+.maxntid {32*(warps + copy_warps)}, 1, 1
 {{
-    .reg .b32 %a<{4*blocks}>, %b<{2*n8}>, %i, %n, %t, %blk, %dim, %lane, %sa;
+    .reg .b32 %a<{4*blocks}>, %b<{2*n8}>, %i, %n, %t, %blk, %dim, %lane, %sa, %ct, %cd;
     .reg .f32 %c<{nacc}>;
     .reg .pred %p;
-    .reg .u64 %o, %off;
+    .reg .u64 %o, %off, %cs, %cspan, %cb, %co;
     .shared .align 1024 .b8 buf[16384];
+    .shared .align 1024 .b8 ring[16384];
 {ainit}
 {binit}
 {inits}
@@ -61,6 +62,7 @@ def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm):
     mad.lo.u32 %sa, %lane, 16, %sa;
     ld.param.u32 %n, [iters];
     mov.u32 %i, 0;
+{copy_loop(warps, copy_warps, copy_kb)}
 LOOP:
 {chr(10).join(lines)}
     add.u32 %i, %i, 1;
@@ -69,23 +71,64 @@ LOOP:
 {store_sum(nacc)}
 """
 
+
+def copy_loop(warps, copy_warps, copy_kb):
+    """Warps `warps ..` stream `copy_kb` KB a loop iteration from global
+    memory by cp.async (one group in flight) into 16 KB of shared memory
+    (what lands there is never read), as the kernel's producer fills a
+    stage per K block, then exit; the others go on to LOOP."""
+    if not copy_warps:
+        return ""
+    threads = 32 * copy_warps
+    per_thread = copy_kb * 1024 // 16 // threads
+    copies = "\n".join(f"    cp.async.cg.shared.global [%cd+{j * threads * 16 % 16384}], "
+                       f"[%cs+{j * threads * 16}], 16;" for j in range(per_thread))
+    return f"""    setp.lt.u32 %p, %t, {32 * warps};
+    @%p bra LOOP;
+    sub.u32 %ct, %t, {32 * warps};
+    ld.param.u64 %cb, [src]; ld.param.u64 %cspan, [span];
+    mov.u32 %blk, %ctaid.x;
+    mul.wide.u32 %co, %blk, {copy_kb * 1024 * 7};
+    mov.u32 %sa, ring;
+    mad.lo.u32 %cd, %ct, 16, %sa;
+COPY:
+    rem.u64 %cs, %co, %cspan;
+    add.u64 %cs, %cs, %cb;
+    mul.wide.u32 %off, %ct, 16;
+    add.u64 %cs, %cs, %off;
+{copies}
+    cp.async.commit_group;
+    cp.async.wait_group 1;
+    add.u64 %co, %co, {copy_kb * 1024};
+    add.u32 %i, %i, 1;
+    setp.lt.u32 %p, %i, %n;
+    @%p bra COPY;
+    cp.async.wait_all;
+    ret;"""
+
+
 class K:
-    def __init__(self, warps, blocks, n8, ctas_per_sm, use_ldsm, steps=4):
+    def __init__(self, warps, blocks, n8, ctas_per_sm, use_ldsm, steps=4, copy_warps=0,
+                 copy_kb=32):
         self.cuda = ctypes.CDLL("libcuda.so.1")
         self.m, self.f = ctypes.c_void_p(), ctypes.c_void_p()
-        src = ptx_kernel(warps, blocks, n8, steps, use_ldsm).encode() + b"\0"
+        src = ptx_kernel(warps, blocks, n8, steps, use_ldsm, copy_warps, copy_kb).encode() + b"\0"
         assert self.cuda.cuModuleLoadData(ctypes.byref(self.m), src) == 0
         assert self.cuda.cuModuleGetFunction(ctypes.byref(self.f), self.m, b"k") == 0
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
         self.ctas = ctas_per_sm * self.sms
         self.warps, self.blocks, self.n8, self.steps = warps, blocks, n8, steps
-        self.out = torch.empty(self.ctas * warps * 32, device="cuda")
+        self.threads = 32 * (warps + copy_warps)
+        self.out = torch.empty(self.ctas * self.threads, device="cuda")
+        self.src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda") if copy_warps else None
     def launch(self, iters=2048):
         out = ctypes.c_uint64(self.out.data_ptr()); n = ctypes.c_uint32(iters)
-        params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(out), ctypes.c_void_p),
-                                       ctypes.cast(ctypes.byref(n), ctypes.c_void_p))
+        src = ctypes.c_uint64(self.src.data_ptr() if self.src is not None else 0)
+        span = ctypes.c_uint64(1 << 30)
+        params = (ctypes.c_void_p * 4)(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p)
+                                         for x in (out, n, src, span)])
         s = torch.cuda.current_stream().cuda_stream
-        assert self.cuda.cuLaunchKernel(self.f, self.ctas, 1, 1, self.warps * 32, 1, 1, 0,
+        assert self.cuda.cuLaunchKernel(self.f, self.ctas, 1, 1, self.threads, 1, 1, 0,
                                         ctypes.c_void_p(s), params, None) == 0
     def flops(self, iters=2048):
         return 2.0*16*8*16*self.blocks*self.n8*self.steps*iters*self.warps*self.ctas
@@ -103,6 +146,10 @@ def main():
       "ldsm 8w x1cta 1x16 (wc1)": (8, 1, 16, 1, True),
       "ldsm 12w x1cta 2x8": (12, 2, 8, 1, True),
       "ldsm 16w x1cta 2x8": (16, 2, 8, 1, True),
+      # The kernel's shape with its producer's traffic: 4 more warps that
+      # stream 32 KB a K block by cp.async from a 1 GB buffer.
+      "ldsm 8w x1cta 2x8 + cp.async 32 KB/iter": (8, 2, 8, 1, True, 4, 4),
+      "ldsm 8w x1cta 2x8 + cp.async 16 KB/iter": (8, 2, 8, 1, True, 4, 4, 16),
     }
     ks = {name: K(*args) for name, args in cases.items()}
     times = time_interleaved({name: k.launch for name, k in ks.items()})

@@ -81,36 +81,51 @@ LOOP:
 """
 
 
-class PeakKernel:
-    """The micro-benchmark, loaded with the driver API on torch's context."""
+class DriverKernel:
+    """Entry `name` of a PTX module, loaded with the driver API on torch's
+    context (the driver assembles it for the card in hand)."""
 
-    def __init__(self, chains=CHAINS, kind="bf16"):
+    def __init__(self, ptx: str, name: str = "k", shared_bytes: int = 0):
         torch.cuda.init()
         torch.empty(1, device="cuda")  # makes torch's context current
         self.cuda = ctypes.CDLL("libcuda.so.1")
         self.module, self.function = ctypes.c_void_p(), ctypes.c_void_p()
-        ptx = peak_ptx(chains, kind).encode() + b"\0"
-        self.k = MMA[kind][1]
-        self._check(self.cuda.cuModuleLoadData(ctypes.byref(self.module), ptx), "load")
+        self._check(self.cuda.cuModuleLoadData(ctypes.byref(self.module),
+                                               ptx.encode() + b"\0"), "load")
         self._check(self.cuda.cuModuleGetFunction(ctypes.byref(self.function), self.module,
-                                                  b"mma_peak"), "function")
+                                                  name.encode()), "function")
+        self.shared_bytes = shared_bytes
+        if shared_bytes > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self._check(self.cuda.cuFuncSetAttribute(self.function, 8, shared_bytes), "smem")
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
-        self.ctas = 4 * self.sms
-        self.out = torch.empty(self.ctas * WARPS * 32, device="cuda")
-        self.chains = chains
 
     def _check(self, rc, what):
         if rc != 0:
             raise RuntimeError(f"CUDA driver error {rc} in {what}")
 
-    def launch(self, iters):
-        out = ctypes.c_uint64(self.out.data_ptr())
-        n = ctypes.c_uint32(iters)
-        params = (ctypes.c_void_p * 2)(ctypes.cast(ctypes.byref(out), ctypes.c_void_p),
-                                       ctypes.cast(ctypes.byref(n), ctypes.c_void_p))
+    def launch(self, ctas, threads, *args):
+        """`args`: ctypes values, in the entry's parameter order."""
+        params = (ctypes.c_void_p * len(args))(
+            *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
         stream = torch.cuda.current_stream().cuda_stream
-        self._check(self.cuda.cuLaunchKernel(self.function, self.ctas, 1, 1, WARPS * 32, 1, 1, 0,
-                                             ctypes.c_void_p(stream), params, None), "launch")
+        self._check(self.cuda.cuLaunchKernel(self.function, ctas, 1, 1, threads, 1, 1,
+                                             self.shared_bytes, ctypes.c_void_p(stream),
+                                             params, None), "launch")
+
+
+class PeakKernel(DriverKernel):
+    """The micro-benchmark: 4 CTAs of WARPS warps per SM."""
+
+    def __init__(self, chains=CHAINS, kind="bf16"):
+        super().__init__(peak_ptx(chains, kind), "mma_peak")
+        self.k = MMA[kind][1]
+        self.ctas = 4 * self.sms
+        self.out = torch.empty(self.ctas * WARPS * 32, device="cuda")
+        self.chains = chains
+
+    def launch(self, iters):
+        super().launch(self.ctas, WARPS * 32, ctypes.c_uint64(self.out.data_ptr()),
+                       ctypes.c_uint32(iters))
 
     def flops(self, iters):
         return 2.0 * 16 * 8 * self.k * self.chains * iters * WARPS * self.ctas

@@ -7,10 +7,16 @@ producer could get at best.
     python3 benchmarks/cp_async_stream.py
 """
 import ctypes
+import os
+import sys
 
 import torch
 
-def ptx(threads, stages, stage_kb, iters_per_cta):
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_sm80 import DriverKernel  # noqa: E402
+
+def ptx(threads, stages, stage_kb):
     per_thread = stage_kb * 1024 // 16 // threads
     copies = "\n".join(
         f"    cp.async.cg.shared.global [%dst+{j*threads*16}], [%src+{j*threads*16}], 16;"
@@ -52,44 +58,34 @@ LOOP:
 }}
 """
 
-class K:
-    def __init__(self, threads, stages, stage_kb, ctas_per_sm=1):
-        self.cuda = ctypes.CDLL("libcuda.so.1")
-        self.m, self.f = ctypes.c_void_p(), ctypes.c_void_p()
-        assert self.cuda.cuModuleLoadData(ctypes.byref(self.m), ptx(threads, stages, stage_kb, 0).encode() + b"\0") == 0
-        assert self.cuda.cuModuleGetFunction(ctypes.byref(self.f), self.m, b"k") == 0
-        self.smem = stages * stage_kb * 1024
-        assert self.cuda.cuFuncSetAttribute(self.f, 8, self.smem) == 0  # MAX_DYNAMIC_SHARED_SIZE_BYTES
-        self.sms = torch.cuda.get_device_properties(0).multi_processor_count
-        self.ctas, self.threads, self.stage_kb = ctas_per_sm * self.sms, threads, stage_kb
-    def launch(self, buf, span, iters):
-        b = ctypes.c_uint64(buf.data_ptr()); sp = ctypes.c_uint64(span); n = ctypes.c_uint32(iters)
-        params = (ctypes.c_void_p * 3)(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p) for x in (b, sp, n)])
-        s = torch.cuda.current_stream().cuda_stream
-        rc = self.cuda.cuLaunchKernel(self.f, self.ctas, 1, 1, self.threads, 1, 1, self.smem, ctypes.c_void_p(s), params, None)
-        assert rc == 0, rc
+class K(DriverKernel):
+    """One CTA of `threads` threads per SM streaming into `stages` stages."""
 
-def median_us(f, reps=15):
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); f(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b) * 1e3)
-    return sorted(ts)[len(ts) // 2]
+    def __init__(self, threads, stages, stage_kb):
+        super().__init__(ptx(threads, stages, stage_kb), shared_bytes=stages * stage_kb * 1024)
+        self.ctas, self.threads, self.stage_kb = self.sms, threads, stage_kb
+
+    def launch(self, buf, span, iters):
+        super().launch(self.ctas, self.threads, ctypes.c_uint64(buf.data_ptr()),
+                       ctypes.c_uint64(span), ctypes.c_uint32(iters))
+
 
 def main():
     torch.empty(1, device="cuda")
     big = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    iters = 400
     for span_mb in (16, 1024):
-        for threads, stages, kb, cps in [(128, 5, 32, 1), (128, 4, 32, 1), (128, 3, 32, 1), (256, 5, 32, 1),
-                                        (128, 8, 16, 1), (32, 5, 32, 1),
-                                        (384, 5, 32, 1)]:
-            k = K(threads, stages, kb, cps)
-            iters = 400
-            span = span_mb << 20
-            t = median_us(lambda: k.launch(big, span, iters))
-            bytes_ = k.ctas * iters * kb * 1024
+        kernels = {(threads, stages, kb): K(threads, stages, kb)
+                   for threads, stages, kb in [(128, 5, 32), (128, 4, 32), (128, 3, 32),
+                                               (256, 5, 32), (128, 8, 16), (32, 5, 32),
+                                               (384, 5, 32)]}
+        times = time_interleaved({key: (lambda k=k: k.launch(big, span_mb << 20, iters))
+                                  for key, k in kernels.items()})
+        for (threads, stages, kb), t in times.items():
+            per_second = kernels[threads, stages, kb].ctas * iters * kb * 1024 / (t * 1e-6)
             print(f"span {span_mb:5d} MB threads {threads:3d} stages {stages} stage {kb} KB: "
-                  f"{bytes_/(t*1e-6)/1e12:6.2f} TB/s total, {bytes_/(t*1e-6)/k.ctas/1e9:6.1f} GB/s per SM")
+                  f"{per_second / 1e12:6.2f} TB/s total, "
+                  f"{per_second / kernels[threads, stages, kb].ctas / 1e9:6.1f} GB/s per SM")
 
 
 if __name__ == "__main__":

@@ -13,16 +13,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_sm80 import store_sum  # noqa: E402
-
-def time_interleaved(fns, reps=30):
-    res = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, f in fns.items():
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record(); f(); b.record(); b.synchronize()
-            res[k].append(a.elapsed_time(b) * 1e3)
-    return {k: sorted(v)[len(v)//2] for k, v in res.items()}
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_sm80 import DriverKernel, store_sum  # noqa: E402
 
 def ptx_kernel(warps, blocks, n8, steps_per_iter, use_ldsm, copy_warps=0, copy_kb=32):
     acc = lambda i, j: "{" + ", ".join(f"%c{4*(i*n8+j)+r}" for r in range(4)) + "}"
@@ -107,31 +99,29 @@ COPY:
     ret;"""
 
 
-class K:
+class K(DriverKernel):
+    """One case: `warps` MMA warps (`blocks` m16 blocks by `n8` 8-column
+    blocks each) and `copy_warps` copying warps per CTA, `ctas_per_sm` CTAs
+    per SM."""
+
     def __init__(self, warps, blocks, n8, ctas_per_sm, use_ldsm, steps=4, copy_warps=0,
                  copy_kb=32):
-        self.cuda = ctypes.CDLL("libcuda.so.1")
-        self.m, self.f = ctypes.c_void_p(), ctypes.c_void_p()
-        src = ptx_kernel(warps, blocks, n8, steps, use_ldsm, copy_warps, copy_kb).encode() + b"\0"
-        assert self.cuda.cuModuleLoadData(ctypes.byref(self.m), src) == 0
-        assert self.cuda.cuModuleGetFunction(ctypes.byref(self.f), self.m, b"k") == 0
-        self.sms = torch.cuda.get_device_properties(0).multi_processor_count
+        super().__init__(ptx_kernel(warps, blocks, n8, steps, use_ldsm, copy_warps, copy_kb))
         self.ctas = ctas_per_sm * self.sms
         self.warps, self.blocks, self.n8, self.steps = warps, blocks, n8, steps
         self.threads = 32 * (warps + copy_warps)
         self.out = torch.empty(self.ctas * self.threads, device="cuda")
         self.src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda") if copy_warps else None
+
     def launch(self, iters=2048):
-        out = ctypes.c_uint64(self.out.data_ptr()); n = ctypes.c_uint32(iters)
-        src = ctypes.c_uint64(self.src.data_ptr() if self.src is not None else 0)
-        span = ctypes.c_uint64(1 << 30)
-        params = (ctypes.c_void_p * 4)(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p)
-                                         for x in (out, n, src, span)])
-        s = torch.cuda.current_stream().cuda_stream
-        assert self.cuda.cuLaunchKernel(self.f, self.ctas, 1, 1, self.threads, 1, 1, 0,
-                                        ctypes.c_void_p(s), params, None) == 0
+        super().launch(self.ctas, self.threads, ctypes.c_uint64(self.out.data_ptr()),
+                       ctypes.c_uint32(iters),
+                       ctypes.c_uint64(self.src.data_ptr() if self.src is not None else 0),
+                       ctypes.c_uint64(1 << 30))
+
     def flops(self, iters=2048):
-        return 2.0*16*8*16*self.blocks*self.n8*self.steps*iters*self.warps*self.ctas
+        return 2.0 * 16 * 8 * 16 * self.blocks * self.n8 * self.steps * iters * self.warps * self.ctas
+
 
 def main():
     torch.empty(1, device="cuda")

@@ -104,28 +104,6 @@ void copyMNMajorChunks(KernelBuilder &b, const ThreadPieces &t, Value tile,
   }
 }
 
-/// A K-major tile: row r (of `tileRows`) holds K `k ..` of the operand's
-/// row `firstRow + r`, after `groupRow` rows of earlier groups, each row
-/// `kSize` elements; rows from `rowsLeft` on (counted from the tile's
-/// first row) and K past `kSize` are zero-filled.
-void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
-                    Value source, Value k, Value firstRow, Value groupRow,
-                    Value kSize, Value rowsLeft, int64_t tileRows,
-                    int64_t elementBytes) {
-  Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
-  Value kElement =
-      b.add(k, b.mul(t.piece, b.c32(kPieceBytes / elementBytes)));
-  Value kValid = b.lt(kElement, kSize);
-  Value row = b.add(groupRow, b.toI64(b.add(firstRow, t.row)));
-  Value first = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
-  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-    int64_t rows = i * kRowsPerRound;
-    Value element = b.add(first, b.mul(b.c64(rows), b.toI64(kSize)));
-    Value valid = both(b, b.lt(b.c32(rows), mine), kValid);
-    copyRound(b, t, tile, i, source, element, elementBytes, valid);
-  }
-}
-
 /// Entry `entry` of the row-index list where `listed`, else -1 (which no
 /// row has): an entry past the group's rows may lie past the list.
 Value listedIndex(KernelBuilder &b, Value indices, Value entry, Value listed) {
@@ -141,28 +119,43 @@ Value listedIndex(KernelBuilder &b, Value indices, Value entry, Value listed) {
   return read.getResult(0);
 }
 
-/// A K-major tile whose row r (of `rowsLeft`) is the operand's row
-/// `indices[firstEntry + r]`, after `groupRow` rows of earlier groups;
-/// rows past `rowsLeft`, rows whose index is negative or not below
+/// A K-major tile: row r (of `tileRows`) holds K `k ..` of the operand's
+/// row `firstRow + r` or, with `indices` (a gather), row
+/// `indices[firstRow + r]`, after `groupRow` rows of earlier groups, each
+/// row `kSize` elements; rows from `rowsLeft` on (counted from the tile's
+/// first row), gathered rows whose index is negative or not below
 /// `rowsSize`, and K past `kSize` are zero-filled.
-void copyGatheredRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
-                      Value source, Value indices, Value k, Value firstEntry,
-                      Value groupRow, Value kSize, Value rowsSize,
-                      Value rowsLeft, int64_t tileRows, int64_t elementBytes) {
+void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
+                    Value source, Value k, Value firstRow, Value groupRow,
+                    Value kSize, Value rowsLeft, int64_t tileRows,
+                    int64_t elementBytes, Value indices = Value(),
+                    Value rowsSize = Value()) {
   Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
   Value kElement =
       b.add(k, b.mul(t.piece, b.c32(kPieceBytes / elementBytes)));
   Value kValid = b.lt(kElement, kSize);
+  // Consecutive rows: the thread's first element, then kSize per row on.
+  Value first;
+  if (!indices) {
+    Value row = b.add(groupRow, b.toI64(b.add(firstRow, t.row)));
+    first = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
+  }
   for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
     int64_t rows = i * kRowsPerRound;
-    Value listed = b.lt(b.c32(rows), mine);
-    Value index = listedIndex(
-        b, indices, b.add(firstEntry, b.add(t.row, b.c32(rows))), listed);
-    Value inTensor = both(b, b.ge(index, b.c32(0)), b.lt(index, rowsSize));
-    Value row = b.add(groupRow, b.toI64(index));
-    Value element = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
-    copyRound(b, t, tile, i, source, element, elementBytes,
-              both(b, inTensor, kValid));
+    Value element, valid;
+    if (!indices) {
+      element = b.add(first, b.mul(b.c64(rows), b.toI64(kSize)));
+      valid = both(b, b.lt(b.c32(rows), mine), kValid);
+    } else {
+      Value index = listedIndex(b, indices,
+                                b.add(firstRow, b.add(t.row, b.c32(rows))),
+                                b.lt(b.c32(rows), mine));
+      Value row = b.add(groupRow, b.toI64(index));
+      element = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
+      valid = both(b, both(b, b.ge(index, b.c32(0)), b.lt(index, rowsSize)),
+                   kValid);
+    }
+    copyRound(b, t, tile, i, source, element, elementBytes, valid);
   }
 }
 
@@ -189,13 +182,9 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
   Value groupRow = op.getGroup() ? b.mul(b.toI64(op.getGroup()), b.toI64(rows))
                                  : b.c64(0);
   Value source = globalSource(b, op.getMaps()[0]);
-  if (op.getIndices())
-    copyGatheredRows(b, t, op.getDst(), source, op.getIndices(), op.getK(),
-                     op.getRow(), groupRow, extents[0], rows, rowsLeft,
-                     tileRows, *elementBytes);
-  else
-    copyKMajorRows(b, t, op.getDst(), source, op.getK(), op.getRow(),
-                   groupRow, extents[0], rowsLeft, tileRows, *elementBytes);
+  copyKMajorRows(b, t, op.getDst(), source, op.getK(), op.getRow(), groupRow,
+                 extents[0], rowsLeft, tileRows, *elementBytes,
+                 op.getIndices(), rows);
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();

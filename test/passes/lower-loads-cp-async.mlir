@@ -93,11 +93,11 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // CHECK: scf.yield %[[LOADED]] : i32
 // CHECK: } else {
 // CHECK: scf.yield %c-1_i32 : i32
+// CHECK: %[[INDEX64:.*]] = arith.extsi %[[INDEX]] : i32 to i64
+// CHECK: %[[ROW_START:.*]] = arith.muli %[[INDEX64]], %{{.*}} : i64
 // CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[INDEX]], %[[ROWS]] : i32
 // CHECK: %[[NONNEG:.*]] = arith.cmpi sge, %[[INDEX]], %c0_i32 : i32
 // CHECK: %[[IN_A:.*]] = arith.andi %[[NONNEG]], %[[BELOW]] : i1
-// CHECK: %[[INDEX64:.*]] = arith.extsi %[[INDEX]] : i32 to i64
-// CHECK: %[[ROW_START:.*]] = arith.muli %[[INDEX64]], %{{.*}} : i64
 // CHECK: %[[READS:.*]] = arith.andi %[[IN_A]], %[[IN_K]] : i1
 // CHECK: %[[FROM_AT:.*]] = arith.select %[[READS]], %{{.*}}, %c0_i64 : i64
 // CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32

@@ -50,25 +50,50 @@ def store_sum(accumulators: int) -> str:
 }}"""
 
 
-def peak_ptx(chains: int, kind: str = "bf16") -> str:
+def random_operands(registers: list[str]) -> str:
+    """PTX that fills each register with two bf16 of random mantissa and sign
+    in [0.5, 1), from a hash of the thread and the register's number, so
+    that the multipliers toggle as on real data."""
+    lines = ["    mov.u32 %h, %tid.x;"]
+    for i, reg in enumerate(registers):
+        lines += [f"    mad.lo.u32 {reg}, %h, -1640531535, {0x85EBCA6B * (i + 1) & 0x7FFFFFFF};",
+                  f"    shr.u32 %hs, {reg}, 15;", f"    xor.b32 {reg}, {reg}, %hs;",
+                  f"    mul.lo.u32 {reg}, {reg}, 739982445;",
+                  f"    shr.u32 %hs, {reg}, 12;", f"    xor.b32 {reg}, {reg}, %hs;",
+                  f"    and.b32 {reg}, {reg}, -2139128193;",  # 0x807F807F: sign, mantissa
+                  f"    or.b32 {reg}, {reg}, 1056980736;"]  # 0x3F003F00: exponent of 0.5
+    return "\n".join(lines)
+
+
+def peak_ptx(chains: int, kind: str = "bf16", operands: str = "constant") -> str:
     """The kernel: `iters` rounds of `chains` mma.sync per warp, whose sum
-    each thread stores (so that none is dead code)."""
+    each thread stores (so that none is dead code). `operands`: "constant"
+    (every chain multiplies the same fixed fragments) or "random" (bf16
+    only: each chain its own B fragment of random values, two A fragments
+    in turn), which draws the power that real data does."""
     instruction, _, target = MMA[kind]
     acc = lambda c: "{" + ", ".join(f"%c{4 * c + i}" for i in range(4)) + "}"  # noqa: E731
-    body = "\n".join(
-        f"    {instruction} {acc(c)}, "
-        f"{{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {acc(c)};" for c in range(chains))
+    rand = operands == "random"
+    assert not rand or kind == "bf16", "random operands are bf16's"
+    a = lambda c: "{" + ", ".join(f"%a{4 * (c % 2 if rand else 0) + i}" for i in range(4)) + "}"  # noqa: E731
+    b = lambda c: f"{{%b{2 * c if rand else 0}, %b{2 * c + 1 if rand else 1}}}"  # noqa: E731
+    body = "\n".join(f"    {instruction} {acc(c)}, {a(c)}, {b(c)}, {acc(c)};"
+                      for c in range(chains))
+    if rand:
+        init = random_operands([f"%a{i}" for i in range(8)] + [f"%b{i}" for i in range(2 * chains)])
+    else:
+        init = """    mov.b32 %a0, 0x3c003c00; mov.b32 %a1, 0x3c003c01; mov.b32 %a2, 0x3c003c02;
+    mov.b32 %a3, 0x3c003c03; mov.b32 %b0, 0x3c003c04; mov.b32 %b1, 0x3c003c05;"""
     return f""".version 8.4
 .target {target}
 .address_size 64
 .visible .entry mma_peak(.param .u64 out, .param .u32 iters)
 {{
-    .reg .b32 %a<4>, %b<2>, %i, %n, %t, %blk, %dim;
+    .reg .b32 %a<8>, %b<{2 * chains}>, %i, %n, %t, %blk, %dim, %h, %hs;
     .reg .f32 %c<{4 * chains}>;
     .reg .pred %p;
     .reg .u64 %o, %off;
-    mov.b32 %a0, 0x3c003c00; mov.b32 %a1, 0x3c003c01; mov.b32 %a2, 0x3c003c02;
-    mov.b32 %a3, 0x3c003c03; mov.b32 %b0, 0x3c003c04; mov.b32 %b1, 0x3c003c05;
+{init}
 {chr(10).join(f"    mov.f32 %c{i}, 0f00000000;" for i in range(4 * chains))}
     ld.param.u32 %n, [iters];
     mov.u32 %i, 0;
@@ -116,8 +141,8 @@ class DriverKernel:
 class PeakKernel(DriverKernel):
     """The micro-benchmark: 4 CTAs of WARPS warps per SM."""
 
-    def __init__(self, chains=CHAINS, kind="bf16"):
-        super().__init__(peak_ptx(chains, kind), "mma_peak")
+    def __init__(self, chains=CHAINS, kind="bf16", operands="constant"):
+        super().__init__(peak_ptx(chains, kind, operands), "mma_peak")
         self.k = MMA[kind][1]
         self.ctas = 4 * self.sms
         self.out = torch.empty(self.ctas * WARPS * 32, device="cuda")
@@ -131,24 +156,27 @@ class PeakKernel(DriverKernel):
         return 2.0 * 16 * 8 * self.k * self.chains * iters * WARPS * self.ctas
 
 
-def measure_peak(iters=4096, kind="bf16"):
-    peak = PeakKernel(kind=kind)
+def measure_peak(iters=4096, kind="bf16", operands="constant"):
+    peak = PeakKernel(kind=kind, operands=operands)
     t = time_interleaved({"peak": lambda: peak.launch(iters)})["peak"]
     return peak.flops(iters) / (t * 1e-6), t
 
 
 def variants(spec):
-    """ggc's kernels of one op: for sm_80 as planned (two warp columns), for
-    sm_80 with the plan's warp_columns overridden to 1 (wgmma's fragment
-    layout, the first sm_80 lowering), and for sm_90a."""
+    """ggc's kernels of one op: for sm_80 as planned (two warp columns,
+    128x128 tiles), for sm_80 with 128x192 tiles and four warp columns
+    (warps of 64 rows by 48 columns: 7 ldmatrix.x4 per 24 products instead
+    of 6 per 16), with 192x128 tiles (three consumer warpgroups), and for
+    sm_90a."""
     text = ir.grouped_matmul("k", **spec)
     plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
-    one_column = plan["kernel_plan"].replace(", warp_columns = 2", "")
-    kernels = {"sm_80": ggc.Kernel(text, target="sm_80"),
-               "sm_80 warp_columns=1": ggc.Kernel(
-                   ir.grouped_matmul("k", kernel_plan=one_column, **spec), target="sm_80")}
-    # Three consumer warpgroups (12 MMA warps, 127 registers a thread).
+    four_columns = plan["kernel_plan"].replace("warp_columns = 2", "warp_columns = 4")
+    kernels = {"sm_80": ggc.Kernel(text, target="sm_80")}
     if "expected_m" not in spec or spec["expected_m"] > 64:
+        kernels["sm_80 128x192 wc4"] = ggc.Kernel(ir.grouped_matmul(
+            "k", config="#gg.config<block = [128, 192, 64], stages = 4, cluster = [1, 1], "
+                        "sms = 132>", kernel_plan=four_columns, **spec), target="sm_80")
+        # Three consumer warpgroups (12 MMA warps, 127 registers a thread).
         kernels["sm_80 192x128"] = ggc.Kernel(ir.grouped_matmul(
             "k", config="#gg.config<block = [192, 128, 64], stages = 0, cluster = [1, 1], "
                         "sms = 132>", **spec), target="sm_80")
@@ -171,11 +199,18 @@ def check_and_time(kernels, args, out, ref, rows=None):
     return errors, fns
 
 
-def contiguous_case(t, g, n, k, seed=0):
+def contiguous_inputs(t, g, n, k, seed=0):
+    """A contiguous bf16 problem: ragged groups' ends and offsets, A, B and
+    an output."""
     sizes, ends, offsets = ragged_groups(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    return ends, offsets, a, b, out
+
+
+def contiguous_case(t, g, n, k, seed=0):
+    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k, seed)
     kernels = variants(dict(layout="contiguous", num_groups=g, n=n, k=k))
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
     errors, fns = check_and_time(kernels, (a, b, offsets), out, ref)

@@ -11,7 +11,8 @@
 #   4. benchmarks/bench_sm80.py: the sm_80 path against a mma.sync peak
 #      micro-benchmark and the sm_90a path, in one run; then the path's
 #      ceilings: sm80_mma_ceiling.py (ldmatrix + mma.sync at the kernel's
-#      occupancy) and cp_async_stream.py (cp.async through L2).
+#      occupancy), cp_async_stream.py (cp.async through L2) and
+#      sm80_handoff.py (the kernel with its waits or copies taken out).
 #   GGC_SM80_SUITE, GGC_SM89_SUITE  the test files of steps 2 and 3 (default: below)
 #   GGC_SKIP_BENCH=1  no step 4
 set -uo pipefail
@@ -30,4 +31,5 @@ if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/bench_sm80.py --json "$OUT/bench_sm80.json" 2>&1 | tee "$OUT/bench_sm80.log"
   timeout 120 $PY benchmarks/sm80_mma_ceiling.py 2>&1 | tee "$OUT/sm80_mma_ceiling.log"
   timeout 120 $PY benchmarks/cp_async_stream.py 2>&1 | tee "$OUT/cp_async_stream.log"
+  timeout 400 $PY benchmarks/sm80_handoff.py 2>&1 | tee "$OUT/sm80_handoff.log"
 fi

@@ -140,6 +140,11 @@ def main():
       # stream 32 KB a K block by cp.async from a 1 GB buffer.
       "ldsm 8w x1cta 2x8 + cp.async 32 KB/iter": (8, 2, 8, 1, True, 4, 4),
       "ldsm 8w x1cta 2x8 + cp.async 16 KB/iter": (8, 2, 8, 1, True, 4, 4, 16),
+      # Wider warp tiles with their tiles' traffic: 128x192 (64x48 warps,
+      # 40 KB a K block) and 128x256 (64x64 warps, 48 KB).
+      "ldsm 8w x1cta 4x6 (64x48)": (8, 4, 6, 1, True),
+      "ldsm 8w x1cta 4x6 + cp.async 40 KB/iter": (8, 4, 6, 1, True, 4, 4, 40),
+      "ldsm 8w x1cta 4x8 + cp.async 48 KB/iter": (8, 4, 8, 1, True, 4, 4, 48),
     }
     ks = {name: K(*args) for name, args in cases.items()}
     times = time_interleaved({name: k.launch for name, k in ks.items()})

@@ -13,8 +13,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ggc
 from ggc import ir
-from bench_grouped_gemm import ragged_groups, time_interleaved
-from bench_sm80 import measure_peak, check_and_time
+from bench_grouped_gemm import time_interleaved
+from bench_sm80 import measure_peak, check_and_time, contiguous_inputs
 
 def cfg(bm, bn, stages):
     return f"#gg.config<block = [{bm}, {bn}, 64], stages = {stages}, cluster = [1, 1], sms = 132>"
@@ -36,20 +36,15 @@ def kernel(spec, target, config=None, wc=None, lag=None, **schedule):
 def main():
     tag = sys.argv[1] if len(sys.argv) > 1 else "run"
     t, g, n, k = 8192, 8, 4096, 4096
-    sizes, ends, offsets = ragged_groups(t, g, 0)
-    a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
-    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
-    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k)
     spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
     variants = {
         "sm_80 default": dict(),
-        "sm_80 lag1": dict(wc=2, lag=1),
-        "sm_80 64x256 wc4 lag0": dict(config=cfg(64, 256, 4), wc=4, lag=0),
-        "sm_80 64x256 wc4 lag1": dict(config=cfg(64, 256, 4), wc=4, lag=1),
-        "sm_80 128x256 s3 wc2 lag0": dict(config=cfg(128, 256, 3), wc=2, lag=0),
-        "sm_80 192x128 s4 wc2 lag0": dict(config=cfg(192, 128, 4), wc=2, lag=0),
-        "sm_80 m_band 4": dict(m_band=4),
-        "sm_80 n_fastest": dict(tile_order="n_fastest"),
+        "sm_80 128x192 s4 wc4": dict(config=cfg(128, 192, 4), wc=4, lag=0),
+        "sm_80 128x192 s3 wc4": dict(config=cfg(128, 192, 3), wc=4, lag=0),
+        "sm_80 128x192 s4 wc2": dict(config=cfg(128, 192, 4), wc=2, lag=0),
+        "sm_80 64x192 s5 wc4": dict(config=cfg(64, 192, 5), wc=4, lag=0),
+        "sm_80 128x128 s5 wc4": dict(config=cfg(128, 128, 5), wc=4, lag=0),
     }
     kernels = {}
     for label, kw in variants.items():

@@ -24,17 +24,19 @@ bool isKind(ScaleAttr s, ScaleKind kind) {
 
 namespace ggc {
 
-/// Clones the user's epilogue for one accumulator element, expanding the gg
-/// math ops into what NVPTX can lower.
+/// Clones the user's epilogue for one accumulator element (with
+/// column_pairs, for a pair's two), expanding the gg math ops into what
+/// NVPTX can lower.
 FailureOr<Value> KernelGenerator::emitEpilogueRegion(
-    Value acc, ArrayRef<Value> rowValues, ArrayRef<Value> colValues,
+    ArrayRef<Value> accs, ArrayRef<Value> rowValues, ArrayRef<Value> colValues,
     ArrayRef<Value> scalarValues, Value group) {
   Block *block = op.getEpilogueBlock();
   if (!block)
-    return acc;
+    return accs[0];
   IRMapping map;
   unsigned arg = 0;
-  map.map(block->getArgument(arg++), acc);
+  for (Value acc : accs)
+    map.map(block->getArgument(arg++), acc);
   for (Value v : rowValues)
     map.map(block->getArgument(arg++), v);
   for (Value v : colValues)
@@ -90,8 +92,9 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   auto stores = b.create<ggk::StoreTileOp>(
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
       /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.blockN},
-      p.stagingChunkColumns(), p.swizzledStaging, p.n, p.m, p.outElem,
-      p.outNM, groupMaps, kWarpgroupThreads,
+      p.stagingChunkColumns(), p.swizzledStaging,
+      op.getColumnPairs() ? p.n / 2 : p.n, p.m, p.outElem, p.outNM,
+      op.getColumnPairs(), groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers);
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&stores.getBody());
@@ -113,7 +116,6 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
     scalarValues.push_back(b.loadGlobal(
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
-  VectorType pairType = VectorType::get({2}, p.outElem);
   for (int64_t c = 0; c < p.fragmentColumnBlocks(); ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.n));
@@ -142,34 +144,56 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
             b.loadGlobal(type.getElementType(), colPtrs[i], index));
       }
     for (auto [half, row] : llvm::enumerate(rows)) {
-      Value pair = b.create<LLVM::UndefOp>(pairType);
-      for (int j = 0; j < 2; ++j) {
+      auto accumulator = [&, half = half, &row = row](int j) -> Value {
         Value v = b.create<LLVM::ExtractValueOp>(
             acc, p.accumulatorIndex(half, c, j));
         // Scales that do not change along K apply once, to the sum.
-        if (rows[half].scale)
-          v = b.create<arith::MulFOp>(v, rows[half].scale);
+        if (row.scale)
+          v = b.create<arith::MulFOp>(v, row.scale);
         if (colScale[j])
           v = b.create<arith::MulFOp>(v, colScale[j]);
-        FailureOr<Value> result =
-            emitEpilogueRegion(v, rows[half].vectorValues, colValues[j],
-                               scalarValues, t.group);
-        if (failed(result)) {
-          failedEpilogue = true;
-          return;
-        }
-        Value out = *result;
-        if (out.getType() != p.outElem)
-          out = b.create<arith::TruncFOp>(p.outElem, out);
-        pair = b.create<LLVM::InsertElementOp>(pair, out, b.c32(j));
+        return v;
+      };
+      ArrayRef<Value> colRefs[2] = {colValues[0], colValues[1]};
+      FailureOr<Value> pair =
+          emitPairOutputs(accumulator, row, colRefs, scalarValues, t.group);
+      if (failed(pair)) {
+        failedEpilogue = true;
+        return;
       }
+      // A combined pair is output column col / 2 (col is even).
+      Value outCol = op.getColumnPairs() ? b.divU(col, b.c32(2)) : col;
       Value rowInStaged = b.add(f.row, b.c32(8 * half));
       Value colInStaged = b.add(f.col, b.c32(8 * c));
-      b.create<ggk::StorePairOp>(pair, rowInStaged, colInStaged,
-                                 rows[half].index, col, rows[half].valid,
-                                 colValid);
+      b.create<ggk::StorePairOp>(*pair, rowInStaged, colInStaged, row.index,
+                                 outCol, row.valid, colValid);
     }
   }
+}
+
+FailureOr<Value> KernelGenerator::emitPairOutputs(
+    function_ref<Value(int)> accumulator, const Row &row,
+    ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group) {
+  // column_pairs: the epilogue takes both accumulators and makes one output.
+  int64_t outputs = op.getColumnPairs() ? 1 : 2;
+  Value stored =
+      b.create<LLVM::UndefOp>(VectorType::get({outputs}, p.outElem));
+  for (int64_t j = 0; j < outputs; ++j) {
+    SmallVector<Value, 2> accs;
+    if (op.getColumnPairs())
+      accs = {accumulator(0), accumulator(1)};
+    else
+      accs = {accumulator(j)};
+    FailureOr<Value> result = emitEpilogueRegion(
+        accs, row.vectorValues, colValues[j], scalarValues, group);
+    if (failed(result))
+      return failure();
+    Value out = *result;
+    if (out.getType() != p.outElem)
+      out = b.create<arith::TruncFOp>(p.outElem, out);
+    stored = b.create<LLVM::InsertElementOp>(stored, out, b.c32(j));
+  }
+  return stored;
 }
 
 KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,

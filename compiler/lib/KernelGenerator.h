@@ -368,10 +368,6 @@ private:
   /// k_grouped: zeroes the K entries of other groups in `stage`'s tiles
   /// (ggk.clear_k_outside).
   void clearKOutsideGroup(const Tile &t, Value kBlock, Value stage);
-  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
-  /// The epilogue's outputs of the tile, each pair stated as a
-  /// ggk.store_pair.
-  void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc);
   // Per row (two per thread): validity, output row index, row-vector values
   // and the scale of A that does not change along K.
   struct Row {
@@ -379,10 +375,22 @@ private:
     SmallVector<Value> vectorValues;
     Value scale;
   };
+  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
+  /// The epilogue's outputs of the tile, each pair stated as a
+  /// ggk.store_pair.
+  void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc);
+  /// The stored values of one pair of the thread's adjacent accumulators,
+  /// `accumulator(j)` making the scaled value of column j of the pair: two
+  /// outputs, or with column_pairs one that combines them.
+  FailureOr<Value> emitPairOutputs(function_ref<Value(int)> accumulator,
+                                   const Row &row,
+                                   ArrayRef<Value> colValues[2],
+                                   ArrayRef<Value> scalarValues, Value group);
   /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`.
   Row epilogueRow(const Tile &t, Value rowInTile, int half);
   void consumerBarrier();
-  FailureOr<Value> emitEpilogueRegion(Value acc, ArrayRef<Value> rowValues,
+  FailureOr<Value> emitEpilogueRegion(ArrayRef<Value> accs,
+                                      ArrayRef<Value> rowValues,
                                       ArrayRef<Value> colValues,
                                       ArrayRef<Value> scalarValues,
                                       Value group);

@@ -30,7 +30,7 @@ Value scatteredRow(KernelBuilder &b, ggk::StoreTileOp tile, Value rowIndex) {
 
 /// The pair at row `pair.getOutRow()` of `out` (its flattened [rows, N]
 /// view; with a scatter, the row its index list gives) and columns
-/// `pair.getOutCol()` + 0, 1, when valid.
+/// `pair.getOutCol()` + 0, 1 (a combined pair: its one column), when valid.
 void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
                    KernelBuilder &b) {
   int64_t n = tile.getN(), m = tile.getM();
@@ -69,7 +69,11 @@ void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
     } else {
       Value offset = b.mul(b.add(b.mul(rowIndex, b.c64(n)), b.toI64(col)),
                            b.c64(outBytes));
-      b.storeGlobal(pair.getPair(), out, offset);
+      // A combined column pair (column_pairs) is one output.
+      Value values = pair.getPair();
+      if (pair.getPair().getType().getNumElements() == 1)
+        values = b.create<LLVM::ExtractElementOp>(values, b.c32(0));
+      b.storeGlobal(values, out, offset);
     }
     b.create<scf::YieldOp>();
   });

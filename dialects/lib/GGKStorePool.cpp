@@ -108,6 +108,9 @@ LogicalResult StoreTileOp::verify() {
   if (getOutNm() && (getM() <= 0 || !getPool().empty()))
     return emitOpError() << "stores the transposed [G, N, M] output per "
                             "thread: it needs a positive m and no pool";
+  if (getColumnPairs() && (!getPool().empty() || getOutNm()))
+    return emitOpError() << "stores combined column pairs per thread, into a "
+                            "row-major output: it takes no pool and no out_nm";
   if (getIndices() && (!getPool().empty() || getOutNm()))
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "
@@ -132,5 +135,12 @@ LogicalResult StorePairOp::verify() {
     return emitOpError() << "stores " << element << " outputs, but its "
                          << "ggk.store_tile's out_type is "
                          << tile.getOutType();
+  int64_t values = tile.getColumnPairs() ? 1 : 2;
+  if (getPair().getType().getNumElements() != values)
+    return emitOpError() << "holds " << getPair().getType().getNumElements()
+                         << " outputs, but its ggk.store_tile "
+                         << (tile.getColumnPairs()
+                                 ? "combines column pairs: one a pair"
+                                 : "stores two adjacent columns a pair");
   return success();
 }

@@ -44,6 +44,10 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
 
 std::optional<std::string>
 GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
+  if (getColumnPairs())
+    return std::string("cannot stage outputs that column_pairs combines "
+                       "(one a pair of columns); they take per-thread stores "
+                       "(an empty store_pool)");
   if (getLayout() == GroupLayout::padded_contiguous)
     return std::string("needs the valid rows of a tile to be a prefix, which "
                        "padded_contiguous does not promise");
@@ -183,6 +187,33 @@ static LogicalResult verifyRanksAndStaticSizes(GroupedMatmulOp op) {
       succeeded(check.staticDim("out", out, 0, "G")));
 }
 
+/// The columns of 'out': N, or N/2 where column_pairs combines them.
+static int64_t outColumns(GroupedMatmulOp op, int64_t n) {
+  return op.getColumnPairs() ? n / 2 : n;
+}
+
+/// What column_pairs takes: an epilogue to combine each pair, an even N,
+/// rows of 'out' (not k_grouped's per-group matrices) and no per-column
+/// vectors (which column of a pair would they follow?).
+static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
+                                       const GroupedMatmulOp::Dims &d) {
+  if (!op.getColumnPairs())
+    return success();
+  if (!op.getEpilogueBlock())
+    return op.emitOpError() << "column_pairs needs an epilogue that combines "
+                               "each pair of accumulators into one output";
+  if (d.n % 2 != 0)
+    return op.emitOpError() << "column_pairs needs an even N (pairs of "
+                               "columns of 'b'), got N = "
+                            << d.n;
+  if (op.getLayout() == GroupLayout::k_grouped)
+    return op.emitOpError() << "column_pairs is for row layouts (contiguous, "
+                               "masked, padded_contiguous), not k_grouped";
+  if (!op.getColVectors().empty())
+    return op.emitOpError() << "column_pairs takes no 'cols' vectors";
+  return success();
+}
+
 /// A, B and out agree on the G, M, N and K that getDims() read off them.
 static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
                                         const GroupedMatmulOp::Dims &d) {
@@ -193,12 +224,18 @@ static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
   case GroupLayout::padded_contiguous:
     return success(
         succeeded(check.shape("a", op.getA(), {kDynamic, k}, "M x K")) &&
-        succeeded(check.shape("out", op.getOut(), {m, n}, "M x N")));
+        succeeded(check.shape("out", op.getOut(), {m, outColumns(op, n)},
+                              op.getColumnPairs()
+                                  ? "M x N/2 (column_pairs)"
+                                  : "M x N")));
   case GroupLayout::masked:
-    return success(succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
-                                         "G x M_max x K")) &&
-                   succeeded(check.shape("out", op.getOut(), {g, m, n},
-                                         "G x M_max x N")));
+    return success(
+        succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
+                              "G x M_max x K")) &&
+        succeeded(check.shape("out", op.getOut(), {g, m, outColumns(op, n)},
+                              op.getColumnPairs()
+                                  ? "G x M_max x N/2 (column_pairs)"
+                                  : "G x M_max x N")));
   case GroupLayout::k_grouped: {
     bool bIsNK = op.getBLayout() == OperandLayout::nk;
     bool outIsMN = op.getOutLayout() == OperandLayout::mn;
@@ -369,7 +406,8 @@ LogicalResult GroupedMatmulOp::verify() {
   if (dims.k == 0)
     return emitOpError() << "has K = 0: a grouped matmul needs K >= 1 (the "
                             "reduction dimension of 'a' and 'b')";
-  if (failed(verifyMatrixShapes(*this, dims)) ||
+  if (failed(verifyColumnPairs(*this, dims)) ||
+      failed(verifyMatrixShapes(*this, dims)) ||
       failed(verifyGroupsOperand(*this, dims)) ||
       failed(verifyGroupCount(*this, dims)) ||
       failed(verifyExpectedM(*this, dims)) ||
@@ -390,9 +428,16 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
   if (!getEpilogue().hasOneBlock())
     return emitOpError() << "epilogue must have exactly one block";
 
-  // Expected block arguments: acc, rows..., cols..., group scalars..., group.
+  // Expected block arguments: acc (two with column_pairs), rows..., cols...,
+  // group scalars..., group.
   SmallVector<std::pair<Type, std::string>> expected;
-  expected.push_back({Float32Type::get(getContext()), "the f32 accumulator"});
+  Type f32 = Float32Type::get(getContext());
+  if (getColumnPairs()) {
+    expected.push_back({f32, "the f32 accumulator of the pair's even column"});
+    expected.push_back({f32, "the f32 accumulator of the pair's odd column"});
+  } else {
+    expected.push_back({f32, "the f32 accumulator"});
+  }
   auto addEach = [&](ValueRange vectors, StringRef what) {
     for (auto [i, v] : llvm::enumerate(vectors))
       expected.push_back(
@@ -407,7 +452,9 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
 
   if (block->getNumArguments() != expected.size())
     return emitOpError() << "epilogue must have " << expected.size()
-                         << " block arguments (accumulator, "
+                         << " block arguments ("
+                         << (getColumnPairs() ? "two accumulators, "
+                                              : "accumulator, ")
                          << getRowVectors().size() << " rows, "
                          << getColVectors().size() << " cols, "
                          << getGroupScalars().size()

@@ -61,6 +61,7 @@ class FunctionSpec:
     cols: List[str] = field(default_factory=list)
     group_scalars: List[str] = field(default_factory=list)
     tf32: bool = False
+    column_pairs: bool = False  # the epilogue combines columns 2j, 2j+1 into j
     expected_m: Optional[int] = None
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
@@ -111,6 +112,8 @@ def emit(spec: FunctionSpec) -> str:
     attrs = []
     if spec.tf32:
         attrs.append("tf32")
+    if spec.column_pairs:
+        attrs.append("column_pairs")
     if spec.expected_m is not None:
         attrs.append(f"expected_m = {spec.expected_m} : i64")
     if spec.config is not None:
@@ -129,7 +132,7 @@ def emit(spec: FunctionSpec) -> str:
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
-        block_args = ["%acc: f32"]
+        block_args = ["%acc0: f32", "%acc1: f32"] if spec.column_pairs else ["%acc: f32"]
         block_args += [f"%r{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.rows)]
         block_args += [f"%c{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.cols)]
         block_args += [f"%s{i}: {spec.arg(n).dtype}"
@@ -175,6 +178,7 @@ def grouped_matmul(
     b_cache: Optional[str] = None,
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
+    column_pairs: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -199,7 +203,10 @@ def grouped_matmul(
     `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
     which checks it. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
-    ending in gg.yield.
+    ending in gg.yield. With `column_pairs` the epilogue combines columns
+    2j and 2j+1 of the product (its first arguments are %acc0 and %acc1)
+    into output column j, so `out` has n/2 columns (a gated activation with
+    gate and up rows of B interleaved).
 
     Arguments, in order: a, b, groups, [a_scale], [b_scale], one per `rows`
     entry (element types), per `cols` entry (shapes, f32), per group scalar
@@ -220,7 +227,8 @@ def grouped_matmul(
     else:
         a = Arg("a", [g, m, k] if masked else [m, k], a_type)
         b = Arg("b", [g, n, k] if b_layout == "nk" else [g, k, n], dtype)
-        out = Arg("out", [g, m, n] if masked else [m, n], out_dtype)
+        out_n = n // 2 if column_pairs else n
+        out = Arg("out", [g, m, out_n] if masked else [m, out_n], out_dtype)
         groups = Arg("groups", [g] if masked else [g + 1], offsets_dtype
                      if layout == "contiguous" else "i32")
         if layout == "padded_contiguous":
@@ -230,7 +238,7 @@ def grouped_matmul(
     spec = FunctionSpec(name=name, layout=layout, args=args, a="a", b="b",
                         groups="groups", out="out", b_layout=b_layout,
                         a_layout="km" if layout == "k_grouped" and b_layout == "kn"
-                        else "mk", tf32=tf32,
+                        else "mk", tf32=tf32, column_pairs=column_pairs,
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,

@@ -183,3 +183,67 @@ llvm.func @tile_shape(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
   }
   llvm.return
 }
+
+// -----
+
+// column_pairs: each store_pair holds one output, a combined column pair.
+// CHECK-LABEL: llvm.func @column_pairs
+// CHECK: ggk.store_tile {{.*}} attributes {{{.*}}column_pairs
+// CHECK: ggk.store_pair %{{.*}} : vector<1xbf16>
+llvm.func @column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                        %one: vector<1xbf16>, %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 2048, m = 0, out_type = bf16, column_pairs,
+      issuer = 128, threads = 256} {
+    ggk.store_pair %one at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<1xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                               %m1: !llvm.ptr) {
+  // expected-error @+1 {{stores combined column pairs per thread, into a row-major output: it takes no pool and no out_nm}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
+      attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 128>,
+      chunk_columns = 64, swizzled, n = 2048, m = 0, out_type = bf16,
+      column_pairs, group_maps, issuer = 128, threads = 128} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @pair_of_two_in_column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                                       %i: i32, %pair: vector<2xbf16>, %r: i64,
+                                       %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 2048, m = 0, out_type = bf16, column_pairs,
+      issuer = 128, threads = 256} {
+    // expected-error @+1 {{holds 2 outputs, but its ggk.store_tile combines column pairs: one a pair}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @one_output_without_column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                                           %i: i32, %one: vector<1xbf16>, %r: i64,
+                                           %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256} {
+    // expected-error @+1 {{holds 1 outputs, but its ggk.store_tile stores two adjacent columns a pair}}
+    ggk.store_pair %one at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<1xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -1183,3 +1183,81 @@ func.func @store_pool_unaligned_rows(%a: memref<?x256xbf16>, %b: memref<8x448x25
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x448x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x448xbf16>) {config = #gg.config<block = [128, 112, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// column_pairs: the epilogue combines columns 2j, 2j+1 into output column j
+//===----------------------------------------------------------------------===//
+
+func.func @column_pairs_without_epilogue(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{column_pairs needs an epilogue that combines each pair of accumulators into one output}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs}
+  return
+}
+
+// -----
+
+func.func @column_pairs_odd_n(%a: memref<?x256xbf16>, %b: memref<8x511x256xbf16>, %g: memref<9xi32>, %o: memref<?x255xbf16>) {
+  // expected-error @+1 {{column_pairs needs an even N (pairs of columns of 'b'), got N = 511}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x511x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x255xbf16>) {column_pairs} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_pairs_full_width_out(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'out' must have shape [?, 256] (M x N/2 (column_pairs))}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {column_pairs} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_pairs_k_grouped(%a: memref<512x256xbf16>, %b: memref<512x1024xbf16>, %g: memref<5xi32>, %o: memref<4x256x512xf32>) {
+  // expected-error @+1 {{column_pairs is for row layouts (contiguous, masked, padded_contiguous), not k_grouped}}
+  gg.grouped_matmul k_grouped a(%a : memref<512x256xbf16>, km) b(%b : memref<512x1024xbf16>, kn) groups(%g : memref<5xi32>) out(%o : memref<4x256x512xf32>) {column_pairs} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_pairs_cols(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>, %c: memref<512xf32>) {
+  // expected-error @+1 {{column_pairs takes no 'cols' vectors}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) cols(%c : memref<512xf32>) {column_pairs} epilogue {
+  ^bb0(%x: f32, %y: f32, %cv: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_pairs_one_accumulator(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{epilogue must have 3 block arguments (two accumulators, 0 rows, 0 cols, 0 group scalars, group index), but has 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs} epilogue {
+  ^bb0(%x: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_pairs_store_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{'store_pool' cannot stage outputs that column_pairs combines (one a pair of columns); they take per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}

@@ -181,3 +181,36 @@ llvm.func @drain(%tid: i32, %leader: i1, %smem: !llvm.ptr<3>,
   }
   llvm.return
 }
+
+// -----
+
+// Before: column_pairs, each store_pair one output (a combined column pair)
+// of an output of 2048 columns. After: that one bf16 stored by its thread
+// at (out_row * 2048 + out_col) * 2 bytes of `out`.
+// CHECK-LABEL: llvm.func @column_pairs
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[ONE:[^:]*]]: vector<1xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[OUT_COL:[^:]*]]: i32, %[[ROW_OK:[^:]*]]: i1, %[[COL_OK:[^:]*]]: i1)
+// CHECK-NEXT: %[[VALID:.*]] = arith.andi %[[ROW_OK]], %[[COL_OK]] : i1
+// CHECK-NEXT: scf.if %[[VALID]] {
+// CHECK-DAG: %[[COL64:.*]] = arith.extsi %[[OUT_COL]] : i32 to i64
+// CHECK-DAG: %[[AT:.*]] = arith.muli %[[OUT_ROW]], %c2048_i64
+// CHECK: %[[ELEM:.*]] = arith.addi %[[AT]], %[[COL64]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ELEM]], %c2_i64
+// CHECK: %[[VALUE:.*]] = llvm.extractelement %[[ONE]][%{{.*}} : i32] : vector<1xbf16>
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr %[[OUT]][%[[BYTES]]]
+// CHECK: llvm.store %[[VALUE]], %[[ADDR]] : bf16, !llvm.ptr<1>
+// CHECK-NOT: ggk.
+llvm.func @column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                        %row_start: i32, %n_block: i32, %group: i32,
+                        %one: vector<1xbf16>, %row: i32, %col: i32,
+                        %out_row: i64, %out_col: i32, %row_ok: i1,
+                        %col_ok: i1) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) attributes {pool = array<i64>,
+      tile_shape = array<i64: 128, 128>, chunk_columns = 128, n = 2048,
+      m = 0, out_type = bf16, column_pairs, issuer = 128, threads = 256} {
+    ggk.store_pair %one at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) : vector<1xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

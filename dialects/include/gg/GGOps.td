@@ -42,6 +42,15 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     `gg.yield` of an f32 or of the output element type; only side-effect-free
     scalar operations (arith, math, gg.sigmoid, gg.silu) may appear in it.
 
+    `column_pairs` makes the epilogue combine each pair of adjacent
+    accumulator columns: its block takes two accumulators, those of columns
+    2j and 2j+1 of the product, before its other arguments, and its value
+    is output column j, so `out` has N/2 columns. A gated activation
+    (SwiGLU, GeGLU) with gate and up weights interleaved by row of B is one
+    GEMM that way, its N/2 outputs the only ones written. It takes per-thread
+    stores (an empty `store_pool`), no `cols` vectors, an even N, and a
+    layout other than `k_grouped`.
+
     `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
     of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once
     chosen. `store_pool` (written by `gg-tma-store-pool`) lists the heights
@@ -65,6 +74,20 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
           gg.yield %r : f32
         }
     ```
+
+    A SwiGLU up projection, gate and up rows of B interleaved:
+    ```mlir
+    gg.grouped_matmul contiguous
+        a(%x : memref<?x7168xbf16>) b(%w13 : memref<8x4096x7168xbf16>)
+        groups(%m_indptr : memref<9xi32>) out(%h : memref<?x2048xbf16>)
+        {column_pairs}
+        epilogue {
+        ^bb0(%gate: f32, %up: f32, %g: index):
+          %s = gg.silu %gate : f32
+          %r = arith.mulf %s, %up : f32
+          gg.yield %r : f32
+        }
+    ```
   }];
 
   let arguments = (ins
@@ -85,6 +108,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<GG_ScaleAttr>:$b_scale_kind,
     OptionalAttr<I64Attr>:$expected_m,
     UnitAttr:$tf32,
+    UnitAttr:$column_pairs,
     OptionalAttr<GG_ConfigAttr>:$config,
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
     OptionalAttr<GG_ScheduleAttr>:$schedule,

@@ -30,6 +30,12 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
 
+    `column_pairs` (per-thread stores only, row-major `out`): the region's
+    epilogue combined each pair of adjacent accumulator columns into one
+    output, so each `ggk.store_pair` holds one value (a `vector<1x...>`)
+    for output column `out_col` of `out`'s `n` columns, half the
+    product's: a gated activation's output, written once.
+
     `scatter(%indices)` (per-thread stores only: the pool's boxes store
     consecutive rows): the rows go by a list of row indices, `i32` in
     global memory, as a permute-free MoE puts its outputs back in token
@@ -69,6 +75,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     I64Attr:$m,
     TypeAttr:$out_type,
     UnitAttr:$out_nm,
+    UnitAttr:$column_pairs,
     UnitAttr:$group_maps,
     I64Attr:$issuer,
     I64Attr:$threads
@@ -91,7 +98,9 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     `out_col` + 1; it is stored where `row_valid` and `col_valid` hold
     (the row belongs to the group, the columns are below N). Staged, every
     pair is written (the pool's boxes store only valid rows, and TMA clips
-    columns past N).
+    columns past N). In a `column_pairs` tile the two columns were combined
+    into one output: `pair` is a `vector<1x...>` for output column
+    `out_col`.
 
     Example:
     ```mlir
@@ -100,7 +109,7 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     ```
   }];
   let arguments = (ins
-    VectorOfLengthAndType<[2], [AnyFloat]>:$pair,
+    VectorOfLengthAndType<[1, 2], [AnyFloat]>:$pair,
     I32:$row,
     I32:$col,
     I64:$out_row,

@@ -80,11 +80,12 @@ def setup():
     spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
     text = ir.grouped_matmul("k", **spec)
     if os.environ.get("GGC_HANDOFF_CONFIG"):
-        plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
+        config = os.environ["GGC_HANDOFF_CONFIG"]
+        plan = ggc.compile_ir(ir.grouped_matmul("k", config=config, **spec), emit="gg-config",
+                              arch="sm_80").plans[0]["attributes"]
         plan = plan["kernel_plan"].replace(
             "warp_columns = 2", f"warp_columns = {os.environ['GGC_HANDOFF_WARP_COLUMNS']}")
-        text = ir.grouped_matmul("k", config=os.environ["GGC_HANDOFF_CONFIG"],
-                                 kernel_plan=plan, **spec)
+        text = ir.grouped_matmul("k", config=config, kernel_plan=plan, **spec)
     compiled = ggc.compile_ir(text, emit="ptx", arch="sm_80")
     ptx, info = compiled.asm["ptx"], compiled.kernel_info[0]
     args = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()),

@@ -24,6 +24,8 @@ def kernel(spec, target, config=None, wc=None, lag=None, **schedule):
     text = ir.grouped_matmul("k", config=config, **spec)
     if wc is None and lag is None:
         return ggc.Kernel(text, target=target)
+    # The plan gg-plan-kernel makes for this config (its registers are the
+    # CTA's share a thread), with the variant's fields.
     plan = ggc.compile_ir(text, emit="gg-config", arch=target).plans[0]["attributes"]["kernel_plan"]
     plan = plan.replace(", warp_columns = 2", "").replace(", release_lag = 0", "").rstrip(">")
     if wc and wc != 1:

@@ -94,7 +94,9 @@ bool hasScalesAlongK(GroupedMatmulOp op) {
 /// (dense 256-byte rows put a warp's 8 rows on the same banks).
 bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config) {
   Type out = op.getOutType().getElementType();
-  return config.getBlockN() * ggc::byteWidth(out) % ggc::kSwizzleBytes == 0;
+  int64_t columns =
+      op.getColumnPairs() ? config.getBlockN() / 2 : config.getBlockN();
+  return columns * ggc::byteWidth(out) % ggc::kSwizzleBytes == 0;
 }
 
 bool hasStorePool(GroupedMatmulOp op) {
@@ -238,8 +240,10 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                                         : "'none' without a store_pool");
   if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
     return error() << " cannot swizzle the staged tile: its rows of "
-                   << config.getBlockN() << " outputs are not whole 128-byte "
-                                            "rows; use staging = dense";
+                   << (op.getColumnPairs() ? config.getBlockN() / 2
+                                           : config.getBlockN())
+                   << " outputs are not whole 128-byte rows; use staging = "
+                      "dense";
   if (plan.getWarpColumns() != 1 && ggc::targetOf(op).hopper)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
@@ -260,6 +264,16 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "sm_90a takes release_lag = 1";
   int64_t consumers = numConsumers(config);
   int64_t pool = initialRegisters(consumers) * (1 + consumers);
+  // Only setmaxnreg (sm_90a) moves registers between warpgroups.
+  int64_t each = initialRegisters(consumers);
+  if (!ggc::targetOf(op).hopper && (plan.getProducerRegisters() != each ||
+                                    plan.getConsumerRegisters() != each))
+    return error() << " splits the registers, which takes setmaxnreg "
+                      "(sm_90a): on "
+                   << ggc::targetOf(op).name << " every thread of a CTA of "
+                   << kWarpgroupThreads * (1 + consumers) << " keeps "
+                   << each << "; use registers = [" << each << ", " << each
+                   << "]";
   if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >
           pool ||
       plan.getProducerRegisters() > initialRegisters(consumers))

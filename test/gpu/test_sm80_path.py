@@ -114,10 +114,10 @@ def test_one_warp_column_as_a_user_plan():
     with warp_columns = 1 (wgmma's fragment layout) is as exact."""
     gm.check_contiguous(gm.RAGGED, n=256, k=136, dtype="bf16",
                         kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
-                                    "registers = [40, 232], staging = none>")
+                                    "registers = [168, 168], staging = none>")
     gm.check_contiguous(gm.RAGGED, n=256, k=136, dtype="f16", b_layout="kn",
                         kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
-                                    "registers = [40, 232], staging = none, warp_columns = 2>")
+                                    "registers = [168, 168], staging = none, warp_columns = 2>")
 
 
 @pytest.mark.parametrize("layout, dtype, b_layout, block", [
@@ -128,12 +128,15 @@ def test_one_warp_column_as_a_user_plan():
 def test_warp_layouts_and_release_lags_as_user_plans(layout, dtype, b_layout, block):
     """Four warp columns (warps of 64 rows side by side) and either
     release lag (a stage handed back as its mma.sync is issued, or a K
-    block later as for wgmma) give the same exact results."""
+    block later as for wgmma) give the same exact results. Every thread
+    keeps the CTA's share of registers (no setmaxnreg): 168 of 384 threads,
+    256 of 256."""
+    regs = 168 if block[0] == 128 else 256
     gm.check_contiguous(gm.RAGGED + [191, 257], n=320, k=200, dtype=dtype, b_layout=b_layout,
                         config=f"#gg.config<block = [{block[0]}, {block[1]}, 64], stages = 0, "
                                "cluster = [1, 1], sms = 132>",
                         kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
-                                    f"registers = [168, 168], staging = none, {layout}>")
+                                    f"registers = [{regs}, {regs}], staging = none, {layout}>")
 
 
 # FP8 on sm_89's lowering: mma.sync m16n8k32 on the same fragments, the

@@ -221,3 +221,42 @@ func.func @release_lag_on_hopper(%a: memref<?x512xbf16>, %b: memref<8x1024x512xb
        kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, release_lag = 0>}
   return
 }
+
+// -----
+
+// Without setmaxnreg every thread keeps the CTA's share: a split of the
+// registers would be ignored, so it is refused.
+module attributes {gg.target = "sm_80"} {
+func.func @register_split_without_setmaxnreg(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                             %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{splits the registers, which takes setmaxnreg (sm_90a): on sm_80 every thread of a CTA of 384 keeps 168; use registers = [168, 168]}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, warp_columns = 2, release_lag = 0>}
+  return
+}
+}
+
+// -----
+
+// column_pairs stages BN/2 outputs a row: 96 bf16 are 192 bytes, not whole
+// 128-byte rows.
+func.func @column_pairs_swizzle(%a: memref<?x512xbf16>, %b: memref<8x1536x512xbf16>,
+                                %off: memref<9xi32>, %o: memref<?x768xbf16>) {
+  // expected-error @+1 {{cannot swizzle the staged tile: its rows of 96 outputs are not whole 128-byte rows; use staging = dense}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1536x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x768xbf16>)
+      {column_pairs,
+       config = #gg.config<block = [128, 192, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled>}
+      epilogue {
+      ^bb0(%x: f32, %y: f32, %gi: index):
+        gg.yield %x : f32
+      }
+  return
+}

@@ -54,7 +54,12 @@ FailureOr<Value> KernelGenerator::emitEpilogueRegion(
   auto sigmoid = [&](Value x) -> Value {
     Value one = b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
     Value e = exp(b.create<arith::NegFOp>(x));
-    return b.create<arith::DivFOp>(one, b.create<arith::AddFOp>(one, e));
+    // 1 / (1 + e) >= 1 never needs IEEE division's slow path: an
+    // approximate reciprocal (one MUFU.RCP, within 2 ulp) serves, where
+    // div.rn is a Newton refinement and a call.
+    return b.create<arith::DivFOp>(
+        one, b.create<arith::AddFOp>(one, e),
+        arith::FastMathFlags::arcp | arith::FastMathFlags::afn);
   };
   for (Operation &inner : block->without_terminator()) {
     Value result;
@@ -91,10 +96,10 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
                    p.layout == GroupLayout::k_grouped;
   auto stores = b.create<ggk::StoreTileOp>(
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
-      /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.blockN},
+      /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.swizzledStaging,
-      op.getColumnPairs() ? p.n / 2 : p.n, p.m, p.outElem, p.outNM,
-      op.getColumnPairs(), groupMaps, kWarpgroupThreads,
+      p.columnPairs ? p.n / 2 : p.n, p.m, p.outElem, p.outNM,
+      p.columnPairs, groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers);
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&stores.getBody());
@@ -161,10 +166,13 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
         failedEpilogue = true;
         return;
       }
-      // A combined pair is output column col / 2 (col is even).
-      Value outCol = op.getColumnPairs() ? b.divU(col, b.c32(2)) : col;
+      // A combined pair is output column col / 2 (col is even), in the
+      // staged tile too.
+      Value outCol = p.columnPairs ? b.divU(col, b.c32(2)) : col;
       Value rowInStaged = b.add(f.row, b.c32(8 * half));
       Value colInStaged = b.add(f.col, b.c32(8 * c));
+      if (p.columnPairs)
+        colInStaged = b.divU(colInStaged, b.c32(2));
       b.create<ggk::StorePairOp>(*pair, rowInStaged, colInStaged, row.index,
                                  outCol, row.valid, colValid);
     }

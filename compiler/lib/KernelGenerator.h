@@ -139,8 +139,12 @@ struct KernelPlan {
   /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
   /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
   bool swizzledStaging = false;
+  /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
+  /// into output column j, so a tile's outputs are BN/2 columns wide.
+  bool columnPairs = false;
+  int64_t outBlockN() const { return columnPairs ? blockN / 2 : blockN; }
   int64_t stagingChunkColumns() const {
-    return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : blockN;
+    return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : outBlockN();
   }
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,

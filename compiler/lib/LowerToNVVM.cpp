@@ -182,6 +182,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
+  p.columnPairs = op.getColumnPairs();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();
   p.kAlignment = overfetch.getK() + 1;

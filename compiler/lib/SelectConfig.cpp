@@ -139,7 +139,9 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   // The staged output tile is read by 128B-swizzled TMA stores.
   l.buffers[kStagedOutput] = {
       sharedBufferName(kStagedOutput),
-      stagedOutput ? config.getBlockM() * config.getBlockN() *
+      stagedOutput ? config.getBlockM() *
+                         (op.getColumnPairs() ? config.getBlockN() / 2
+                                              : config.getBlockN()) *
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};

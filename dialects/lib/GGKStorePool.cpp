@@ -108,9 +108,9 @@ LogicalResult StoreTileOp::verify() {
   if (getOutNm() && (getM() <= 0 || !getPool().empty()))
     return emitOpError() << "stores the transposed [G, N, M] output per "
                             "thread: it needs a positive m and no pool";
-  if (getColumnPairs() && (!getPool().empty() || getOutNm()))
-    return emitOpError() << "stores combined column pairs per thread, into a "
-                            "row-major output: it takes no pool and no out_nm";
+  if (getColumnPairs() && getOutNm())
+    return emitOpError() << "stores combined column pairs into a row-major "
+                            "output: it takes no out_nm";
   if (getIndices() && (!getPool().empty() || getOutNm()))
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "

@@ -44,25 +44,38 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
 
 std::optional<std::string>
 GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
-  if (getColumnPairs())
-    return std::string("cannot stage outputs that column_pairs combines "
-                       "(one a pair of columns); they take per-thread stores "
-                       "(an empty store_pool)");
   if (getLayout() == GroupLayout::padded_contiguous)
     return std::string("needs the valid rows of a tile to be a prefix, which "
                        "padded_contiguous does not promise");
   if (getOutLayout() == OperandLayout::nm)
     return std::string("stores rows of an 'out' in layout mn; 'out' in layout "
                        "nm takes per-thread stores (an empty store_pool)");
+  // TMA strides are multiples of 16 bytes; N is (a multiple of 8), N/2 of
+  // column_pairs may not be.
+  int64_t outBytes = (getOutType().getElementTypeBitWidth() + 7) / 8;
+  int64_t outColumns = getOutType().getShape().back();
+  if (getColumnPairs() && !ShapedType::isDynamic(outColumns) &&
+      outColumns * outBytes % 16 != 0)
+    return (llvm::Twine("needs rows of 'out' of a multiple of 16 bytes (TMA's "
+                        "strides), but its N/2 = ") +
+            llvm::Twine(outColumns) + " columns (column_pairs) make " +
+            llvm::Twine(outColumns * outBytes) +
+            "; use an empty store_pool (per-thread stores)")
+        .str();
   // A box of h rows starts at a multiple of 2h rows of the staged tile, and
   // TMA reads shared memory from 128-byte-aligned addresses.
   if (config) {
-    int64_t rowBytes = config.getBlockN() *
-                       ((getOutType().getElementTypeBitWidth() + 7) / 8);
+    // With column_pairs a tile's outputs are block N / 2 columns.
+    int64_t columns = getColumnPairs() ? config.getBlockN() / 2
+                                       : config.getBlockN();
+    int64_t rowBytes =
+        columns * ((getOutType().getElementTypeBitWidth() + 7) / 8);
     if (rowBytes * 2 % 128 != 0)
-      return (llvm::Twine("needs the staged tile's rows of block N elements "
-                          "to be a multiple of 64 bytes (its boxes start "
-                          "128-byte aligned), but block N ") +
+      return (llvm::Twine("needs the staged tile's rows of ") +
+              (getColumnPairs() ? "block N / 2 (column_pairs)"
+                                : "block N") +
+              " elements to be a multiple of 64 bytes (its boxes start "
+              "128-byte aligned), but block N " +
               llvm::Twine(config.getBlockN()) + " makes them " +
               llvm::Twine(rowBytes) +
               "; use an empty store_pool (per-thread stores)")

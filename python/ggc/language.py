@@ -16,7 +16,10 @@ agree, and a mismatch is an error at the line that uses it. The
 accumulator supports +, -, *, / with numbers, row vectors (one value per
 row), column vectors (per output column) and group scalars, and the
 functions below (exp, sigmoid, silu, maximum, minimum, abs, sqrt, rsqrt).
-Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
+`gl.column_pairs(acc)` gives the accumulators of product columns 2j and
+2j+1, whose combination is output column j (a gated activation in the
+GEMM: `gate, up = gl.column_pairs(acc); gl.store(h, gl.silu(gate) * up)`,
+h with N/2 columns). Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
 STAGES override the tile configuration.
 """
 
@@ -31,7 +34,7 @@ from typing import List, Optional, Tuple
 __all__ = [
     "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
-    "ColVector", "GroupScalar", "Out", "grouped_dot", "store", "group_id",
+    "ColVector", "GroupScalar", "Out", "grouped_dot", "column_pairs", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
     "CompileError", "Role",
 ]
@@ -191,6 +194,7 @@ class _Trace:
         self.dot: Optional[dict] = None
         self.stored: Optional[Tuple[Param, "_Value"]] = None
         self.epilogue_args: List[Tuple[str, Param]] = []  # (kind, param)
+        self.column_pairs = False  # gl.column_pairs split the accumulator
         self.counter = 0
 
     def fresh(self) -> str:
@@ -289,6 +293,7 @@ def _as_value(x) -> _Value:
 
 def _emit(name: str, operands, type_from: Optional[str] = None) -> _Value:
     t = _trace()
+    _require_pair_values(t, operands)
     ssa = t.fresh()
     t.ops.append(_Op(name, [o.ssa for o in operands], ssa, type=type_from or "f32",
                      loc=_user_location()))
@@ -405,6 +410,27 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
     return _Value("%acc")
 
 
+def column_pairs(acc) -> Tuple[_Value, _Value]:
+    """The accumulators of product columns 2j and 2j+1, whose combination
+    the store writes to output column j: `out` then has N/2 columns (a
+    gated activation, gate and up rows of B interleaved). After it, the
+    epilogue uses these two, not `acc`; `gl.col` vectors are not taken."""
+    t = _trace()
+    if t.dot is None or not isinstance(acc, _Value) or acc.ssa != "%acc":
+        raise _error("gl.column_pairs takes the accumulator gl.grouped_dot returned")
+    if t.dot["layout"] == "k_grouped":
+        raise _error("gl.column_pairs is for row layouts (Rows, MaskedRows, PaddedRows), "
+                     "not a weight gradient")
+    t.column_pairs = True
+    return _Value("%acc0"), _Value("%acc1")
+
+
+def _require_pair_values(t: _Trace, values) -> None:
+    if t.column_pairs and any(v.ssa == "%acc" for v in values):
+        raise _error("after gl.column_pairs the epilogue uses its two values, not the "
+                     "accumulator")
+
+
 def store(out: Param, value) -> None:
     """Stores the epilogue's value to the valid rows of `out`."""
     t = _trace()
@@ -415,4 +441,6 @@ def store(out: Param, value) -> None:
                      f"{getattr(out, 'name', type(out).__name__)}")
     if t.stored is not None:
         raise _error("a kernel stores once")
-    t.stored = (out, _param_value(value) if not isinstance(value, _Value) else value)
+    value = _param_value(value) if not isinstance(value, _Value) else value
+    _require_pair_values(t, [value])
+    t.stored = (out, value)

@@ -121,7 +121,7 @@ llvm.func @tile_shape(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
 
 llvm.func @pair(%tile: !llvm.ptr<3>, %quad: vector<4xbf16>, %row: i32,
                 %col: i32) {
-  // expected-error @+1 {{operand #0 must be fixed-length vector of floating-point values of length 2}}
+  // expected-error @+1 {{operand #0 must be fixed-length vector of floating-point values of length 1/2, but got 'vector<4xbf16>'}}
   ggk.stage_output %quad, %tile[%row, %col] attributes {
       tile_shape = array<i64: 128, 128>} : vector<4xbf16>
   llvm.return

@@ -204,13 +204,13 @@ llvm.func @column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 // -----
 
-llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
-                               %m1: !llvm.ptr) {
-  // expected-error @+1 {{stores combined column pairs per thread, into a row-major output: it takes no pool and no out_nm}}
-  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
-      attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 128>,
-      chunk_columns = 64, swizzled, n = 2048, m = 0, out_type = bf16,
-      column_pairs, group_maps, issuer = 128, threads = 128} {
+llvm.func @column_pairs_transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                                   %i: i32) {
+  // expected-error @+1 {{stores combined column pairs into a row-major output: it takes no out_nm}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 64>,
+      chunk_columns = 64, n = 2048, m = 128, out_type = bf16, out_nm,
+      column_pairs, issuer = 128, threads = 256} {
     ggk.yield
   }
   llvm.return

@@ -1253,9 +1253,24 @@ func.func @column_pairs_one_accumulator(%a: memref<?x256xbf16>, %b: memref<8x512
 
 // -----
 
+// A tile's outputs are block N / 2 columns: 32 of bf16 are 64 bytes a
+// row, 16 are too few for the pool's 128-byte-aligned boxes.
 func.func @column_pairs_store_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
-  // expected-error @+1 {{'store_pool' cannot stage outputs that column_pairs combines (one a pair of columns); they take per-thread stores (an empty store_pool)}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>} epilogue {
+  // expected-error @+1 {{'store_pool' needs the staged tile's rows of block N / 2 (column_pairs) elements to be a multiple of 64 bytes (its boxes start 128-byte aligned), but block N 32 makes them 32; use an empty store_pool (per-thread stores)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs, config = #gg.config<block = [128, 32, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// N/2 = 100 bf16 columns are rows of 200 bytes: TMA's strides take
+// multiples of 16.
+func.func @column_pairs_store_pool_stride(%a: memref<?x256xbf16>, %b: memref<8x200x256xbf16>, %g: memref<9xi32>, %o: memref<?x100xbf16>) {
+  // expected-error @+1 {{'store_pool' needs rows of 'out' of a multiple of 16 bytes (TMA's strides), but its N/2 = 100 columns (column_pairs) make 200; use an empty store_pool (per-thread stores)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x200x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x100xbf16>) {column_pairs, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>} epilogue {
   ^bb0(%x: f32, %y: f32, %gi: index):
     gg.yield %x : f32
   }

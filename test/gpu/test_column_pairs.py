@@ -13,6 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ggc  # noqa: E402
+import ggc.language as gl  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -123,3 +124,35 @@ def test_output_of_the_wrong_width_is_rejected_before_launch():
     offsets = torch.tensor([0, 4, 10], dtype=torch.int32, device="cuda")
     with pytest.raises((ValueError, RuntimeError), match="out"):
         kern(a, b, offsets, torch.empty(10, 256, dtype=torch.bfloat16, device="cuda"))
+
+
+@ggc.jit
+def swiglu_up(x: gl.Rows, w13: gl.Weights, m_indptr: gl.Offsets, route: gl.RowVector,
+              h: gl.Out):
+    gate, up = gl.column_pairs(gl.grouped_dot(x, w13, m_indptr))
+    gl.store(h, gl.silu(gate) * up * route)
+
+
+def test_jit_column_pairs_matches_the_unfused_layer():
+    """@ggc.jit's gl.column_pairs against the GEMM of all 2I columns, then
+    SwiGLU, with w13's gate and up rows interleaved for the fused kernel."""
+    sizes, hidden, inter = gm.RAGGED, 256, 200
+    g, m = len(sizes), sum(sizes)
+    x = gm.randn(m, hidden, dtype=torch.bfloat16)
+    w13 = gm.randn(g, 2 * inter, hidden, dtype=torch.bfloat16)
+    w13i = torch.stack((w13[:, :inter], w13[:, inter:]), dim=2).reshape(g, 2 * inter, hidden)
+    route = torch.rand(m, device="cuda") + 0.5
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    h = torch.full((m, inter), float("nan"), dtype=torch.bfloat16, device="cuda")
+    swiglu_up(x, w13i, offsets, route, h)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            full = x[start:start + size].double() @ w13[gi].double().T
+            ref = (torch.nn.functional.silu(full[:, :inter]) * full[:, inter:]
+                   * route[start:start + size, None].double())
+            err = gm.rel_err(h[start:start + size], ref)
+            assert err < 1e-2, f"group {gi} ({size} rows): rel err {err:.2e}"
+        start += size

@@ -27,17 +27,33 @@ def test_the_source_states_the_pairs():
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80", "sm_89"])
 @pytest.mark.parametrize("layout", ["contiguous", "masked"])
-def test_each_pair_is_one_output_stored_by_its_thread(arch, layout):
+def test_each_pair_is_one_output(arch, layout):
+    """sm_90a stages a tile's BN/2 outputs for the TMA store pool (2-byte
+    shared stores into a staged tile of BN/2 columns); the other targets store each one
+    by its thread."""
     kw = dict(m=128, expected_m=100) if layout == "masked" else {}
     out = ggc.compile_ir(source(layout=layout, **kw), emit="ptx", arch=arch)
     plan = out.plans[0]["attributes"]
-    assert plan["store_pool"] == "array<i64>"  # no TMA store pool
     ggk = out.asm["ggk"]
     assert "column_pairs" in ggk and ": vector<1xbf16>" in ggk
     assert ": vector<2xbf16>" not in ggk
-    assert out.kernel_info[0]["args"][-1]["shape"][-1] == 128  # N/2
+    info = out.kernel_info[0]
+    assert info["args"][-1]["shape"][-1] == 128  # N/2
     ptx = out.asm["ptx"]
-    assert "st.global.b16" in ptx and "st.global.b32" not in ptx
+    if arch == "sm_90a":
+        assert plan["store_pool"].startswith("array<i64: 128, 64")
+        block_m, block_n = out.plans[0]["config"]["block"][:2]
+        assert f"tile_shape = array<i64: {block_m}, {block_n // 2}>" in ggk
+        assert "st.shared.b16" in ptx and "st.global" not in ptx
+    else:
+        assert plan["store_pool"] == "array<i64>"
+        assert "st.global.b16" in ptx and "st.global.b32" not in ptx
+
+
+def test_padded_contiguous_pairs_are_stored_by_their_threads():
+    out = ggc.compile_ir(source(layout="padded_contiguous"), emit="ptx", arch="sm_90a")
+    assert out.plans[0]["attributes"]["store_pool"] == "array<i64>"
+    assert "st.global.b16" in out.asm["ptx"]
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -52,3 +68,52 @@ def test_each_pair_is_one_output_stored_by_its_thread(arch, layout):
 def test_what_column_pairs_does_not_take_is_refused_by_name(spec, message):
     with pytest.raises(ggc.CompilationError, match=message):
         ggc.compile_ir(source(**spec), emit="gg-config")
+
+
+# The DSL's gl.column_pairs: a SwiGLU up projection as one @ggc.jit kernel.
+import ggc.language as gl  # noqa: E402
+from ggc import spec  # noqa: E402
+
+
+@ggc.jit
+def swiglu_up(x: gl.Rows, w13: gl.Weights, m_indptr: gl.Offsets, route: gl.RowVector,
+              h: gl.Out):
+    gate, up = gl.column_pairs(gl.grouped_dot(x, w13, m_indptr))
+    gl.store(h, gl.silu(gate) * up * route)
+
+
+PAIR_ARGS = (spec([None, 512], "bf16"), spec([8, 256, 512], "bf16"), spec([9], "i32"),
+             spec([None], "f32"), spec([None, 128], "bf16"))
+
+
+def test_jit_column_pairs_traces_and_compiles(tmp_path, monkeypatch):
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
+    text = swiglu_up.trace(*PAIR_ARGS)
+    assert "column_pairs" in text
+    assert "^bb0(%acc0: f32, %acc1: f32, %r0: f32, %group: index)" in text
+    assert "gg.silu %acc0" in text
+    kernel = swiglu_up.compile(*PAIR_ARGS)
+    assert "column_pairs" in kernel.asm["ggk"]
+    # An output of N columns, not N/2, is the compiler's error, naming 'out'.
+    wide = PAIR_ARGS[:4] + (spec([None, 256], "bf16"),)
+    with pytest.raises(ggc.CompilationError, match="'h' must have shape|'out' must have shape"):
+        swiglu_up.compile(*wide)
+
+
+def test_jit_column_pairs_errors_name_the_misuse():
+    @ggc.jit
+    def uses_acc_after_pairs(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+        acc = gl.grouped_dot(x, w, m)
+        gate, up = gl.column_pairs(acc)
+        gl.store(h, acc * up)
+
+    @ggc.jit
+    def pairs_of_a_product(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+        acc = gl.grouped_dot(x, w, m)
+        gl.store(h, gl.column_pairs(acc * 2.0)[0])
+
+    args = PAIR_ARGS[:3] + (PAIR_ARGS[4],)
+    with pytest.raises(gl.CompileError, match="uses its two values, not the accumulator"):
+        uses_acc_after_pairs.trace(*args)
+    with pytest.raises(gl.CompileError, match="takes the accumulator gl.grouped_dot returned"):
+        pairs_of_a_product.trace(*args)

@@ -328,7 +328,8 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
   let summary = "write a pair of output elements into the staged tile";
   let description = [{
     Writes `pair`, the outputs of columns `column` and `column + 1` of row
-    `row` of the tile (both counted within the tile; `column` even), into
+    `row` of the tile (both counted within the tile; `column` even; a
+    `vector<1x...>` is one output, a combined column pair's), into
     the staged tile `tile` of `tile_shape = [rows, columns]` elements of the
     pair's element type, laid out as `ggk.store_staged_tile`'s boxes read
     it back:
@@ -345,7 +346,7 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
     ```
   }];
   let arguments = (ins
-    FixedVectorOfLengthAndType<[2], [AnyFloat]>:$pair,
+    FixedVectorOfLengthAndType<[1, 2], [AnyFloat]>:$pair,
     LLVM_PointerInAddressSpace<3>:$tile,
     I32:$row,
     I32:$column,

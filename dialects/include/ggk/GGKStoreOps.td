@@ -30,11 +30,12 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
 
-    `column_pairs` (per-thread stores only, row-major `out`): the region's
-    epilogue combined each pair of adjacent accumulator columns into one
-    output, so each `ggk.store_pair` holds one value (a `vector<1x...>`)
-    for output column `out_col` of `out`'s `n` columns, half the
-    product's: a gated activation's output, written once.
+    `column_pairs` (row-major `out`): the region's epilogue combined each
+    pair of adjacent accumulator columns into one output, so each
+    `ggk.store_pair` holds one value (a `vector<1x...>`) for output column
+    `out_col` of `out`'s `n` columns, half the product's, at column `col`
+    of a `tile_shape` of half the product tile's columns: a gated
+    activation's output, written once, staged for the pool or per thread.
 
     `scatter(%indices)` (per-thread stores only: the pool's boxes store
     consecutive rows): the rows go by a list of row indices, `i32` in

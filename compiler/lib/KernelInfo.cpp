@@ -141,7 +141,8 @@ SmallVector<Attribute> KernelGenerator::launchParams() {
       tensorMap("a_scale", op.getAScale(), {p.aScaleWindowRows(), 1}, "none");
   }
   // The store pool: boxes of h rows and a column chunk of the staged tile
-  // (128 swizzled bytes, or all BN columns unswizzled).
+  // (128 swizzled bytes, or all its BN columns, BN/2 with column_pairs,
+  // unswizzled).
   StringRef poolSwizzle = p.swizzledStaging ? "128B" : "none";
   for (int64_t h : p.storePool) {
     if (masked || kGrouped)

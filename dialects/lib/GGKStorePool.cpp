@@ -138,7 +138,8 @@ LogicalResult StorePairOp::verify() {
   int64_t values = tile.getColumnPairs() ? 1 : 2;
   if (getPair().getType().getNumElements() != values)
     return emitOpError() << "holds " << getPair().getType().getNumElements()
-                         << " outputs, but its ggk.store_tile "
+                         << (values == 2 ? " output" : " outputs")
+                         << ", but its ggk.store_tile "
                          << (tile.getColumnPairs()
                                  ? "combines column pairs: one a pair"
                                  : "stores two adjacent columns a pair");

@@ -204,6 +204,9 @@ class _Trace:
     def vector_value(self, kind: str, param: Param) -> "_Value":
         """The epilogue block argument for a row ("r"), column ("c") or group
         ("s") input: %r0, %r1, ... in the order the body first uses them."""
+        if kind == "c" and self.column_pairs:
+            raise _error(f"ColVector '{param.name}' cannot follow gl.column_pairs: an "
+                         f"output column combines two product columns")
         if not any(k == kind and p is param for k, p in self.epilogue_args):
             self.epilogue_args.append((kind, param))
         same_kind = [p for k, p in self.epilogue_args if k == kind]
@@ -421,6 +424,15 @@ def column_pairs(acc) -> Tuple[_Value, _Value]:
     if t.dot["layout"] == "k_grouped":
         raise _error("gl.column_pairs is for row layouts (Rows, MaskedRows, PaddedRows), "
                      "not a weight gradient")
+    # The epilogue's block takes the two values instead of the accumulator:
+    # what the body made of it, or a column vector, before this call has no
+    # place there.
+    if any("%acc" in op.operands for op in t.ops) or t.stored is not None:
+        raise _error("gl.column_pairs must come before any use of the accumulator")
+    used_columns = [p.name for k, p in t.epilogue_args if k == "c"]
+    if used_columns:
+        raise _error(f"ColVector '{used_columns[0]}' cannot go with gl.column_pairs: an "
+                     f"output column combines two product columns")
     t.column_pairs = True
     return _Value("%acc0"), _Value("%acc1")
 

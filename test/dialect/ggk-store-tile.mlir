@@ -241,7 +241,7 @@ llvm.func @one_output_without_column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
       threads = 256} {
-    // expected-error @+1 {{holds 1 outputs, but its ggk.store_tile stores two adjacent columns a pair}}
+    // expected-error @+1 {{holds 1 output, but its ggk.store_tile stores two adjacent columns a pair}}
     ggk.store_pair %one at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<1xbf16>
     ggk.yield
   }

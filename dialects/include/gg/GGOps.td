@@ -48,9 +48,11 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     is output column j, so `out` has N/2 columns. A gated activation
     (SwiGLU, GeGLU) with gate and up weights interleaved by row of B is one
     GEMM that way, its N/2 outputs the only ones written (on sm_90a staged
-    for the TMA store pool, a tile's BN/2 columns; per thread where `out`'s
-    rows are not a multiple of 16 bytes). It takes no `cols` vectors, an
-    even N, and a layout other than `k_grouped`.
+    for the TMA store pool, a tile's BN/2 columns; per thread where the
+    pool cannot take them: `padded_contiguous`, rows of `out` that are no
+    multiple of 16 bytes, or BN/2 columns that are no multiple of 64
+    bytes). It takes no `cols` vectors, an even N, and a layout other than
+    `k_grouped`.
 
     `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
     of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once

@@ -328,8 +328,9 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
   let summary = "write a pair of output elements into the staged tile";
   let description = [{
     Writes `pair`, the outputs of columns `column` and `column + 1` of row
-    `row` of the tile (both counted within the tile; `column` even; a
-    `vector<1x...>` is one output, a combined column pair's), into
+    `row` of the tile (both counted within the tile; `column` even), or a
+    `vector<1x...>`, one output at `column` (a combined column pair's, any
+    column), into
     the staged tile `tile` of `tile_shape = [rows, columns]` elements of the
     pair's element type, laid out as `ggk.store_staged_tile`'s boxes read
     it back:

@@ -117,3 +117,24 @@ def test_jit_column_pairs_errors_name_the_misuse():
         uses_acc_after_pairs.trace(*args)
     with pytest.raises(gl.CompileError, match="takes the accumulator gl.grouped_dot returned"):
         pairs_of_a_product.trace(*args)
+
+
+def test_jit_column_pairs_must_come_first_and_takes_no_column_vectors():
+    @ggc.jit
+    def acc_used_before(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+        acc = gl.grouped_dot(x, w, m)
+        half = acc * 0.5  # noqa: F841 - a use of acc before the pairs
+        gate, up = gl.column_pairs(acc)
+        gl.store(h, gate * up)
+
+    @ggc.jit
+    def column_vector_after(x: gl.Rows, w: gl.Weights, m: gl.Offsets, bias: gl.ColVector,
+                            h: gl.Out):
+        gate, up = gl.column_pairs(gl.grouped_dot(x, w, m))
+        gl.store(h, gate * up + bias)
+
+    args = PAIR_ARGS[:3] + (PAIR_ARGS[4],)
+    with pytest.raises(gl.CompileError, match="must come before any use of the accumulator"):
+        acc_used_before.trace(*args)
+    with pytest.raises(gl.CompileError, match="ColVector 'bias' cannot follow gl.column_pairs"):
+        column_vector_after.trace(*PAIR_ARGS[:3] + (spec([8, 256], "f32"), PAIR_ARGS[4]))

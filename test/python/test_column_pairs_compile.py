@@ -100,41 +100,44 @@ def test_jit_column_pairs_traces_and_compiles(tmp_path, monkeypatch):
         swiglu_up.compile(*wide)
 
 
-def test_jit_column_pairs_errors_name_the_misuse():
-    @ggc.jit
-    def uses_acc_after_pairs(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
-        acc = gl.grouped_dot(x, w, m)
-        gate, up = gl.column_pairs(acc)
-        gl.store(h, acc * up)
-
-    @ggc.jit
-    def pairs_of_a_product(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
-        acc = gl.grouped_dot(x, w, m)
-        gl.store(h, gl.column_pairs(acc * 2.0)[0])
-
-    args = PAIR_ARGS[:3] + (PAIR_ARGS[4],)
-    with pytest.raises(gl.CompileError, match="uses its two values, not the accumulator"):
-        uses_acc_after_pairs.trace(*args)
-    with pytest.raises(gl.CompileError, match="takes the accumulator gl.grouped_dot returned"):
-        pairs_of_a_product.trace(*args)
+@ggc.jit
+def uses_acc_after_pairs(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+    acc = gl.grouped_dot(x, w, m)
+    gate, up = gl.column_pairs(acc)
+    gl.store(h, acc * up)
 
 
-def test_jit_column_pairs_must_come_first_and_takes_no_column_vectors():
-    @ggc.jit
-    def acc_used_before(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
-        acc = gl.grouped_dot(x, w, m)
-        half = acc * 0.5  # noqa: F841 - a use of acc before the pairs
-        gate, up = gl.column_pairs(acc)
-        gl.store(h, gate * up)
+@ggc.jit
+def pairs_of_a_product(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+    acc = gl.grouped_dot(x, w, m)
+    gl.store(h, gl.column_pairs(acc * 2.0)[0])
 
-    @ggc.jit
-    def column_vector_after(x: gl.Rows, w: gl.Weights, m: gl.Offsets, bias: gl.ColVector,
-                            h: gl.Out):
-        gate, up = gl.column_pairs(gl.grouped_dot(x, w, m))
-        gl.store(h, gate * up + bias)
 
-    args = PAIR_ARGS[:3] + (PAIR_ARGS[4],)
-    with pytest.raises(gl.CompileError, match="must come before any use of the accumulator"):
-        acc_used_before.trace(*args)
-    with pytest.raises(gl.CompileError, match="ColVector 'bias' cannot follow gl.column_pairs"):
-        column_vector_after.trace(*PAIR_ARGS[:3] + (spec([8, 256], "f32"), PAIR_ARGS[4]))
+@ggc.jit
+def acc_used_before(x: gl.Rows, w: gl.Weights, m: gl.Offsets, h: gl.Out):
+    acc = gl.grouped_dot(x, w, m)
+    acc * 0.5  # a use of acc before the pairs
+    gate, up = gl.column_pairs(acc)
+    gl.store(h, gate * up)
+
+
+@ggc.jit
+def column_vector_after(x: gl.Rows, w: gl.Weights, m: gl.Offsets, bias: gl.ColVector,
+                        h: gl.Out):
+    gate, up = gl.column_pairs(gl.grouped_dot(x, w, m))
+    gl.store(h, gate * up + bias)
+
+
+NO_ROWS = PAIR_ARGS[:3] + (PAIR_ARGS[4],)
+
+
+@pytest.mark.parametrize("kernel, args, message", [
+    (uses_acc_after_pairs, NO_ROWS, "uses its two values, not the accumulator"),
+    (pairs_of_a_product, NO_ROWS, "takes the accumulator gl.grouped_dot returned"),
+    (acc_used_before, NO_ROWS, "must come before any use of the accumulator"),
+    (column_vector_after, PAIR_ARGS[:3] + (spec([8, 256], "f32"), PAIR_ARGS[4]),
+     "ColVector 'bias' cannot follow gl.column_pairs"),
+])
+def test_jit_column_pairs_misuse_is_named_at_the_users_line(kernel, args, message):
+    with pytest.raises(gl.CompileError, match=message):
+        kernel.trace(*args)

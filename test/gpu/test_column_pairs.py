@@ -116,6 +116,62 @@ def test_fp8_block_scaled_swiglu():
         start += size
 
 
+@pytest.mark.parametrize("out_dtype, config", [
+    # BN/2 = 32 bf16 (64-byte rows): the staged tile is dense, not swizzled.
+    ("bf16", "#gg.config<block = [128, 64, 64], stages = 0, cluster = [1, 1], sms = 132>"),
+    # f32 outputs (BN/2 = 64 f32, two 128-byte chunks a row).
+    ("f32", None),
+])
+def test_contiguous_pool_variants(out_dtype, config):
+    sizes, n, k = gm.RAGGED, 256, 200
+    g, m = len(sizes), sum(sizes)
+    kern = pair_kernel("sm_90a", layout="contiguous", num_groups=g, n=n, k=k,
+                       out_dtype=out_dtype, config=config, epilogue=SWIGLU)
+    a = gm.randn(m + 5, k, dtype=torch.bfloat16)
+    b = gm.randn(g, n, k, dtype=torch.bfloat16)
+    offsets = torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((m + 5, n // 2), float("nan"), dtype=gm.TORCH_TYPES[out_dtype],
+                     device="cuda")
+    kern(a, b, offsets, out)
+    torch.cuda.synchronize()
+    assert "store_pool = array<i64: 128" in kern.asm["gg-config"]
+    start = 0
+    for gi, size in enumerate(sizes):
+        if size:
+            ref = swiglu(a[start:start + size].double() @ b[gi].double().T)
+            err = gm.rel_err(out[start:start + size], ref)
+            assert err < (1e-3 if out_dtype == "f32" else 1e-2), f"group {gi}: rel err {err:.2e}"
+        start += size
+    assert torch.isnan(out[m:]).all(), "rows past the last offset were written"
+
+
+def test_fp8_decode_split_columns():
+    """FP8 masked decode takes 64x256 tiles split between two consumer
+    warpgroups (split_n = 2): each stages its half of the BN/2 outputs."""
+    g, m_max, n, k = 4, 32, 512, 256
+    counts = [0, 1, 17, 32]
+    kern = pair_kernel("sm_90a", layout="masked", num_groups=g, n=n, k=k, m=m_max,
+                       expected_m=32, dtype="f8E4M3FN", a_scale="block_mn", b_scale="block",
+                       epilogue=SWIGLU)
+    assert "split_n = 2" in kern.asm["gg-config"]
+    a = f8.f8(g, m_max, k, dtype="f8E4M3FN")
+    b = f8.f8(g, n, k, dtype="f8E4M3FN")
+    sa, fa = f8.scales_a("block_mn", "masked", g, m_max, k)
+    sb, fb = f8.scales_b("block", g, n, k)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    out = torch.full((g, m_max, n // 2), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, masked_m, sa, sb, out)
+    torch.cuda.synchronize()
+    a_deq, b_deq = a.double() * fa.double(), b.double() * fb.double()
+    for gi, count in enumerate(counts):
+        if count:
+            ref = swiglu(a_deq[gi, :count] @ b_deq[gi].T)
+            err = gm.rel_err(out[gi, :count], ref)
+            assert err < 1e-2, f"group {gi}: rel err {err:.2e}"
+        assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
 def test_output_of_the_wrong_width_is_rejected_before_launch():
     kern = pair_kernel(ggc.get_target(), layout="contiguous", num_groups=2, n=256, k=64,
                        epilogue=SWIGLU)

@@ -106,3 +106,36 @@ llvm.func @dense(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
       element_type = f32, issuer = 128, consumer_threads = 128}
   llvm.return
 }
+
+// -----
+
+// Before: column_pairs' staged tile of 4 x 64 bf16 (a tile's BN/2 combined
+// outputs, one 128-byte swizzled chunk), each thread staging one value at
+// any column. After: a 2-byte store at its swizzled offset (column * 2
+// bytes, 16-byte unit XOR row % 8), and one TMA store per height at column
+// n_block * 64 of the 2048 outputs.
+// CHECK-LABEL: llvm.func @one_value_a_pair
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[ONE:arg1]]: vector<1xbf16>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %{{arg4}}: i32, %{{arg5}}: i32, %[[NB:arg6]]: i32
+// CHECK: %[[BYTE:.*]] = arith.muli %[[COL]], %c2_i32
+// CHECK: %[[UNIT:.*]] = arith.divui %{{.*}}, %c16_i32
+// CHECK: arith.xori %[[UNIT]], %{{.*}}
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: llvm.store %[[ONE]], %[[AT]] : vector<1xbf16>, !llvm.ptr<3>
+// CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c64_i32
+// CHECK: arith.cmpi slt, %[[COL0]], %c2048_i32
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[TILE]], box[%[[COL0]], %{{.*}}]
+// CHECK-NOT: llvm.getelementptr %[[TILE]][512]
+llvm.func @one_value_a_pair(%tile: !llvm.ptr<3>, %one: vector<1xbf16>, %row: i32,
+                            %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                            %m4: !llvm.ptr, %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
+  ggk.stage_output %one, %tile[%row, %col] attributes {swizzled,
+      tile_shape = array<i64: 4, 64>} : vector<1xbf16>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      maps(%m4, %m2, %m1) attributes {
+      heights = array<i64: 4, 2, 1>, tile_shape = array<i64: 4, 64>,
+      chunk_columns = 64, n = 2048, element_type = bf16, issuer = 128,
+      consumer_threads = 256}
+  ggk.drain_tile_stores attributes {issuer = 128}
+  llvm.return
+}

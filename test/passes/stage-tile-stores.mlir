@@ -214,3 +214,32 @@ llvm.func @column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
   }
   llvm.return
 }
+
+// -----
+
+// Before: column_pairs with the pool (sm_90a): each store_pair one output
+// at column `col` of a staged tile of BN/2 = 64 columns (2 rows here).
+// After: that one value staged there, and the pool's store of the group's
+// rows of the 2048 outputs.
+// CHECK-LABEL: llvm.func @column_pairs_pooled
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, {{.*}}, %[[ONE:[^:]*]]: vector<1xbf16>, %[[ROW:[^:]*]]: i32, %[[COL:[^:]*]]: i32,
+// CHECK: %[[STAGED:.*]] = ggk.shared_address %[[SMEM]] "staged_output"
+// CHECK: ggk.await_staged_tile %[[STAGED]]
+// CHECK: ggk.stage_output %[[ONE]], %[[STAGED]][%[[ROW]], %[[COL]]] attributes {swizzled, tile_shape = array<i64: 2, 64>} : vector<1xbf16>
+// CHECK: ggk.store_staged_tile %[[STAGED]] {{.*}} attributes {chunk_columns = 64 : i64, {{.*}}n = 2048 : i64, tile_shape = array<i64: 2, 64>}
+llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                               %row_start: i32, %n_block: i32, %group: i32,
+                               %m2: !llvm.ptr, %m1: !llvm.ptr, %one: vector<1xbf16>,
+                               %row: i32, %col: i32, %out_row: i64, %out_col: i32,
+                               %row_ok: i1, %col_ok: i1) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) maps(%m2, %m1) attributes {pool = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 64>, chunk_columns = 64, swizzled,
+      n = 2048, m = 0, out_type = bf16, column_pairs, issuer = 128,
+      threads = 128} {
+    ggk.store_pair %one at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) : vector<1xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -98,7 +98,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
       /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.swizzledStaging,
-      p.columnPairs ? p.n / 2 : p.n, p.m, p.outElem, p.outNM,
+      p.outN(), p.m, p.outElem, p.outNM,
       p.columnPairs, groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers);
   OpBuilder::InsertionGuard guard(b);
@@ -183,12 +183,12 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
     function_ref<Value(int)> accumulator, const Row &row,
     ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group) {
   // column_pairs: the epilogue takes both accumulators and makes one output.
-  int64_t outputs = op.getColumnPairs() ? 1 : 2;
+  int64_t outputs = p.columnPairs ? 1 : 2;
   Value stored =
       b.create<LLVM::UndefOp>(VectorType::get({outputs}, p.outElem));
   for (int64_t j = 0; j < outputs; ++j) {
     SmallVector<Value, 2> accs;
-    if (op.getColumnPairs())
+    if (p.columnPairs)
       accs = {accumulator(0), accumulator(1)};
     else
       accs = {accumulator(j)};

@@ -143,6 +143,7 @@ struct KernelPlan {
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;
   int64_t outBlockN() const { return columnPairs ? blockN / 2 : blockN; }
+  int64_t outN() const { return columnPairs ? n / 2 : n; }
   int64_t stagingChunkColumns() const {
     return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : outBlockN();
   }

@@ -94,9 +94,9 @@ bool hasScalesAlongK(GroupedMatmulOp op) {
 /// (dense 256-byte rows put a warp's 8 rows on the same banks).
 bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config) {
   Type out = op.getOutType().getElementType();
-  int64_t columns =
-      op.getColumnPairs() ? config.getBlockN() / 2 : config.getBlockN();
-  return columns * ggc::byteWidth(out) % ggc::kSwizzleBytes == 0;
+  return op.outputTileColumns(config) * ggc::byteWidth(out) %
+             ggc::kSwizzleBytes ==
+         0;
 }
 
 bool hasStorePool(GroupedMatmulOp op) {
@@ -240,9 +240,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                                         : "'none' without a store_pool");
   if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
     return error() << " cannot swizzle the staged tile: its rows of "
-                   << (op.getColumnPairs() ? config.getBlockN() / 2
-                                           : config.getBlockN())
-                   << " outputs are not whole 128-byte rows; use staging = "
+                   << op.outputTileColumns(config) << " outputs are not whole 128-byte rows; use staging = "
                       "dense";
   if (plan.getWarpColumns() != 1 && ggc::targetOf(op).hopper)
     return error() << " splits the warps' columns, which wgmma's fragment "

@@ -139,9 +139,7 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   // The staged output tile is read by 128B-swizzled TMA stores.
   l.buffers[kStagedOutput] = {
       sharedBufferName(kStagedOutput),
-      stagedOutput ? config.getBlockM() *
-                         (op.getColumnPairs() ? config.getBlockN() / 2
-                                              : config.getBlockN()) *
+      stagedOutput ? config.getBlockM() * op.outputTileColumns(config) *
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};

@@ -65,11 +65,7 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
   // A box of h rows starts at a multiple of 2h rows of the staged tile, and
   // TMA reads shared memory from 128-byte-aligned addresses.
   if (config) {
-    // With column_pairs a tile's outputs are block N / 2 columns.
-    int64_t columns = getColumnPairs() ? config.getBlockN() / 2
-                                       : config.getBlockN();
-    int64_t rowBytes =
-        columns * ((getOutType().getElementTypeBitWidth() + 7) / 8);
+    int64_t rowBytes = outputTileColumns(config) * outBytes;
     if (rowBytes * 2 % 128 != 0)
       return (llvm::Twine("needs the staged tile's rows of ") +
               (getColumnPairs() ? "block N / 2 (column_pairs)"
@@ -200,11 +196,6 @@ static LogicalResult verifyRanksAndStaticSizes(GroupedMatmulOp op) {
       succeeded(check.staticDim("out", out, 0, "G")));
 }
 
-/// The columns of 'out': N, or N/2 where column_pairs combines them.
-static int64_t outColumns(GroupedMatmulOp op, int64_t n) {
-  return op.getColumnPairs() ? n / 2 : n;
-}
-
 /// What column_pairs takes: an epilogue to combine each pair, an even N,
 /// rows of 'out' (not k_grouped's per-group matrices) and no per-column
 /// vectors (which column of a pair would they follow?).
@@ -237,7 +228,7 @@ static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
   case GroupLayout::padded_contiguous:
     return success(
         succeeded(check.shape("a", op.getA(), {kDynamic, k}, "M x K")) &&
-        succeeded(check.shape("out", op.getOut(), {m, outColumns(op, n)},
+        succeeded(check.shape("out", op.getOut(), {m, op.outputColumns(n)},
                               op.getColumnPairs()
                                   ? "M x N/2 (column_pairs)"
                                   : "M x N")));
@@ -245,7 +236,7 @@ static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
     return success(
         succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
                               "G x M_max x K")) &&
-        succeeded(check.shape("out", op.getOut(), {g, m, outColumns(op, n)},
+        succeeded(check.shape("out", op.getOut(), {g, m, op.outputColumns(n)},
                               op.getColumnPairs()
                                   ? "G x M_max x N/2 (column_pairs)"
                                   : "G x M_max x N")));

@@ -155,6 +155,12 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     /// 128-byte alignment), or nullopt when it can. The verifier rejects a
     /// pool for these reasons and gg-tma-store-pool keeps per-thread stores.
     std::optional<std::string> storePoolObstacle(ConfigAttr config);
+    /// The output columns of a product of `n` columns, and of a tile of
+    /// `config`: as many, or half where column_pairs combines them.
+    int64_t outputColumns(int64_t n) { return getColumnPairs() ? n / 2 : n; }
+    int64_t outputTileColumns(ConfigAttr config) {
+      return outputColumns(config.getBlockN());
+    }
     /// The block of the epilogue, or null when the op has none.
     Block *getEpilogueBlock() {
       return getEpilogue().empty() ? nullptr : &getEpilogue().front();

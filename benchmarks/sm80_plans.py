@@ -1,11 +1,13 @@
 """sm_80 kernel plans side by side on the card in hand (interleaved, one
-run), against the mma.sync peak: the planned kernel, the other release lag,
-four warp columns (64-row warps), taller or wider tiles, other tile orders.
+run), against the mma.sync peak: the planned kernel, and kernels without a
+producer warpgroup (the consumers copy the stages; 256 registers a
+thread) with wider tiles and 64x64 warp tiles.
 
     python3 benchmarks/sm80_plans.py [TAG]   # JSON to $OUT/sm80-plans-TAG.json
 """
 import json
 import os
+import re
 import sys
 
 import torch
@@ -19,19 +21,23 @@ from bench_sm80 import measure_peak, check_and_time, contiguous_inputs
 def cfg(bm, bn, stages):
     return f"#gg.config<block = [{bm}, {bn}, 64], stages = {stages}, cluster = [1, 1], sms = 132>"
 
-def kernel(spec, target, config=None, wc=None, lag=None, **schedule):
+def kernel(spec, target, config=None, wc=None, lag=None, producer=True, **schedule):
     spec = dict(spec, **schedule)
     text = ir.grouped_matmul("k", config=config, **spec)
-    if wc is None and lag is None:
+    if wc is None and lag is None and producer:
         return ggc.Kernel(text, target=target)
-    # The plan gg-plan-kernel makes for this config (its registers are the
-    # CTA's share a thread), with the variant's fields.
+    # The plan gg-plan-kernel makes for this config, with the variant's
+    # fields; without a producer warpgroup every thread keeps the share of
+    # the smaller CTA (256 registers for two consumer warpgroups).
     plan = ggc.compile_ir(text, emit="gg-config", arch=target).plans[0]["attributes"]["kernel_plan"]
     plan = plan.replace(", warp_columns = 2", "").replace(", release_lag = 0", "").rstrip(">")
     if wc and wc != 1:
         plan += f", warp_columns = {wc}"
     if lag == 0:
         plan += ", release_lag = 0"
+    if not producer:
+        plan = re.sub(r"registers = \[\d+, \d+\]", "registers = [256, 256]", plan)
+        plan += ", producer = none"
     plan += ">"
     return ggc.Kernel(ir.grouped_matmul("k", config=config, kernel_plan=plan, **spec), target=target)
 
@@ -42,11 +48,12 @@ def main():
     spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
     variants = {
         "sm_80 default": dict(),
-        "sm_80 128x192 s4 wc4": dict(config=cfg(128, 192, 4), wc=4, lag=0),
-        "sm_80 128x192 s3 wc4": dict(config=cfg(128, 192, 3), wc=4, lag=0),
-        "sm_80 128x192 s4 wc2": dict(config=cfg(128, 192, 4), wc=2, lag=0),
-        "sm_80 64x192 s5 wc4": dict(config=cfg(64, 192, 5), wc=4, lag=0),
-        "sm_80 128x128 s5 wc4": dict(config=cfg(128, 128, 5), wc=4, lag=0),
+        "sm_80 128x256 s3 wc4 no producer": dict(config=cfg(128, 256, 3), wc=4, lag=0, producer=False),
+        "sm_80 128x256 s3 wc2 no producer": dict(config=cfg(128, 256, 3), wc=2, lag=0, producer=False),
+        "sm_80 128x128 s5 wc2 no producer": dict(config=cfg(128, 128, 5), wc=2, lag=0, producer=False),
+        "sm_80 128x128 s5 wc4 no producer": dict(config=cfg(128, 128, 5), wc=4, lag=0, producer=False),
+        "sm_80 128x128 s4 wc2 no producer": dict(config=cfg(128, 128, 4), wc=2, lag=0, producer=False),
+        "sm_80 64x256 s4 wc4 no producer": dict(config=cfg(64, 256, 4), wc=4, lag=0, producer=False),
     }
     kernels = {}
     for label, kw in variants.items():

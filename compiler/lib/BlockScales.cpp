@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
+#include "Target.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -146,7 +147,7 @@ Value KernelGenerator::mxWordsPerRow(int64_t perWord) {
 
 SlotShape KernelGenerator::slotShape() const {
   return {p.scaleSlots.aRows, p.scaleSlots.bBlocks, p.scaleSlots.words(),
-          p.numConsumers * 4};
+          p.numConsumers * 4, ggc::targetOf(op).firstConsumerThread()};
 }
 
 Value KernelGenerator::scaleSlot(Value buffer, Value word,

@@ -73,6 +73,9 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   Fragment f = fragment(consumerIndex);
   forEachTile([&](const Tile &t, Value counter) -> Value {
     Value acc = zeroAccumulator();
+    // Busy or idle, every consumer copies its share of the stages when
+    // there is no producer.
+    loadPrologue(t, counter);
     SmallVector<Value> done = warpgroupTile(
         t, consumerIndex,
         [&] {
@@ -129,8 +132,9 @@ SmallVector<Value> KernelGenerator::warpgroupTile(
 Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
   auto loop = b.create<scf::ForOp>(
       b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
-      [&](OpBuilder &, Location, Value, ValueRange iter) {
+      [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
         Value it = iter[0];
+        loadAhead(t, kBlock, it);
         auto [stage, phase] = ringSlot(it);
         waitStage(stage, phase);
         releaseStage(stage);
@@ -198,6 +202,9 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                   releaseStage(previous);
                   b.create<scf::YieldOp>();
                 });
+          // Without a producer: the copies of a later block, issued while
+          // the tensor cores work through this one's mma.sync.
+          loadAhead(t, kBlock, it);
         }
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });

@@ -58,6 +58,9 @@ struct KernelPlan {
   /// gg-plan-kernel: K blocks between a stage's MMA and its release (1 for
   /// wgmma, which reads the stage after it is issued; 0 for mma.sync).
   int64_t releaseLag = 1;
+  /// gg-plan-kernel: no producer warpgroup (before sm_90a): the consumers
+  /// copy each stage stages - 1 K blocks ahead.
+  bool consumersCopy = false;
   int64_t fragmentRowGroups() const { return 2 * warpColumns; }
   int64_t fragmentColumnBlocks() const { return warpgroupN / warpColumns / 8; }
   /// The register of row group `rows` (rows +8 * rows), column block `c`
@@ -156,7 +159,14 @@ struct KernelPlan {
            (bScale && bScale.variesAlongK());
   }
 
-  int64_t threads() const { return kWarpgroupThreads * (1 + numConsumers); }
+  /// The threads that share each stage's copies (without TMA).
+  int64_t copyThreads() const {
+    return consumersCopy ? kWarpgroupThreads * numConsumers
+                         : kWarpgroupThreads;
+  }
+  int64_t threads() const {
+    return kWarpgroupThreads * (numConsumers + (consumersCopy ? 0 : 1));
+  }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
   int64_t kPerStep() const { return 32 / byteWidth(aElem); }
 };
@@ -270,6 +280,14 @@ private:
   /// (ggk.tile_epilogue, placed by ggk-defer-epilogue).
   void tileEpilogue(const Tile &t, const Fragment &f, Value acc);
   Value emitIdleLoop(const Tile &t, Value counter);
+  /// The loads of K block `kBlock` into ring slot `it`: the producer's, or
+  /// without one (consumersCopy) every consumer thread's.
+  void loadStage(const Tile &t, Value kBlock, Value it);
+  /// Without a producer: the first stages - 1 K blocks of the tile, before
+  /// its K loop (slots `counter` ..), and, in it, block kBlock + stages - 1
+  /// (slot it + stages - 1) where the tile has it. Nothing with one.
+  void loadPrologue(const Tile &t, Value counter);
+  void loadAhead(const Tile &t, Value kBlock, Value it);
   /// A consumer warpgroup's work on tile `t` (a ggk.warpgroup_tile): the
   /// values `work` yields, or, when gg-eliminate-padding skips the
   /// warpgroup's rows (or ggk-defer-epilogue's guard says the tile has no

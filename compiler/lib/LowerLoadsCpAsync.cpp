@@ -1,10 +1,10 @@
 //===- LowerLoadsCpAsync.cpp - ggk-lower-loads-cp-async -------------------===//
 //
 // The producer's tile loads for targets without TMA (sm_80, sm_86, sm_89).
-// Every thread of the producer warpgroup copies its share of the tile's
-// 16-byte pieces with cp.async into the stage, in the 128-byte swizzled
-// layout TMA writes on sm_90a (piece c of a 128-byte row r at
-// r * 128 + (c ^ r % 8) * 16), so that the consumers read the same stage
+// Every thread of the producer (the op's `copy_threads`) copies its share
+// of the tile's 16-byte pieces with cp.async into the stage, in the
+// 128-byte swizzled layout TMA writes on sm_90a (piece c of a 128-byte row
+// r at r * 128 + (c ^ r % 8) * 16), so that the consumers read the same stage
 // on every target. Pieces past the operand's extents or the group's rows
 // are zero-filled, never read. Each thread then arrives on the stage's
 // full barrier once its copies have landed, which ggk-place-scales counts.
@@ -28,23 +28,25 @@ constexpr int64_t kPieceBytes = 16;
 constexpr int64_t kRowBytes = ggc::kSwizzleBytes;
 constexpr int64_t kPiecesPerRow = kRowBytes / kPieceBytes;
 
-/// Rows of 128 bytes one round of the producer's 128 threads copies.
-constexpr int64_t kRowsPerRound = ggc::kWarpgroupThreads / kPiecesPerRow;
-
 /// The tile as consecutive 128-byte rows (an N-major B's chunks too, each
-/// block_k rows): in round `i` thread `t` copies piece `t % 8` of row
-/// `16 i + t / 8`, whose place in the swizzled tile is the thread's own
-/// offset plus `i * 2048` (a round's 16 rows keep each row's swizzle).
-/// What is per thread is computed once; each round adds constants.
+/// block_k rows), copied in rounds by the op's `copy_threads` threads
+/// (whole warpgroups: sm_90a's warpgroup 0, the producer warpgroup after
+/// the consumers, or the consumers themselves): in round `i` thread `t`
+/// copies piece `t % 8` of row `i * rowsPerRound + t / 8`, whose place in
+/// the swizzled tile is the thread's own offset plus `i * rowsPerRound *
+/// 128` (a round's rows, a multiple of 8, keep each row's swizzle). What
+/// is per thread is computed once; each round adds constants.
 struct ThreadPieces {
   Value row;    // i32: t / 8, the thread's row in each round
   Value piece;  // i32: t % 8
   Value offset; // i32: bytes of its piece of that row in the tile
+  int64_t rowsPerRound;
 };
 
-ThreadPieces threadPieces(KernelBuilder &b) {
-  Value thread = b.remU(b.threadIdx(), b.c32(ggc::kWarpgroupThreads));
+ThreadPieces threadPieces(KernelBuilder &b, int64_t copyThreads) {
+  Value thread = b.remU(b.threadIdx(), b.c32(copyThreads));
   ThreadPieces t;
+  t.rowsPerRound = copyThreads / kPiecesPerRow;
   t.row = b.divU(thread, b.c32(kPiecesPerRow));
   t.piece = b.remU(thread, b.c32(kPiecesPerRow));
   Value swizzled = b.xorI(t.piece, b.andI(t.row, b.c32(7)));
@@ -60,8 +62,8 @@ void copyRound(KernelBuilder &b, const ThreadPieces &t, Value tile,
                int64_t round, Value source, Value element,
                int64_t elementBytes, Value valid) {
   Value dst = b.gep(tile, b.toI64(b.add(
-                              t.offset, b.c32(round * kRowsPerRound *
-                                              kRowBytes))));
+                              t.offset,
+                              b.c32(round * t.rowsPerRound * kRowBytes))));
   Value bytes = b.mul(element, b.c64(elementBytes));
   Value src = b.gep(source, b.select(valid, bytes, b.c64(0)));
   b.create<ggk::CopyAsyncOp>(dst, src,
@@ -93,9 +95,9 @@ void copyMNMajorChunks(KernelBuilder &b, const ThreadPieces &t, Value tile,
   Value first = b.add(b.mul(b.add(groupBase, b.toI64(kElement)),
                             b.toI64(mnSize)),
                       b.toI64(mn));
-  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-    int64_t row = i * kRowsPerRound % blockK;
-    int64_t column = i * kRowsPerRound / blockK * chunk;
+  for (int64_t i = 0; i < tileRows / t.rowsPerRound; ++i) {
+    int64_t row = i * t.rowsPerRound % blockK;
+    int64_t column = i * t.rowsPerRound / blockK * chunk;
     Value element = b.add(first, b.add(b.mul(b.c64(row), b.toI64(mnSize)),
                                        b.c64(column)));
     Value valid = both(b, b.lt(b.add(kElement, b.c32(row)), kSize),
@@ -140,8 +142,8 @@ void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
     Value row = b.add(groupRow, b.toI64(b.add(firstRow, t.row)));
     first = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
   }
-  for (int64_t i = 0; i < tileRows / kRowsPerRound; ++i) {
-    int64_t rows = i * kRowsPerRound;
+  for (int64_t i = 0; i < tileRows / t.rowsPerRound; ++i) {
+    int64_t rows = i * t.rowsPerRound;
     Value element, valid;
     if (!indices) {
       element = b.add(first, b.mul(b.c64(rows), b.toI64(kSize)));
@@ -168,11 +170,13 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
     return op.emitOpError() << "needs the operand's address as its one "
                                "source, its extents and element_bytes (1, 2 "
                                "or 4) to be loaded without TMA";
-  if (op.getRowBytes() != kRowBytes || tileRows % kRowsPerRound != 0)
+  int64_t rowsPerRound = op.getCopyThreads() / kPiecesPerRow;
+  if (op.getRowBytes() != kRowBytes || tileRows % rowsPerRound != 0)
     return op.emitOpError() << "loads rows of " << kRowBytes
-                            << " bytes, a multiple of 16 rows, without TMA";
+                            << " bytes, a multiple of " << rowsPerRound
+                            << " rows (copy_threads / 8), without TMA";
   KernelBuilder b(op.getLoc(), op);
-  ThreadPieces t = threadPieces(b);
+  ThreadPieces t = threadPieces(b, op.getCopyThreads());
   Value rows = extents[1];
   // The group's rows of the tile that lie in the tensor (gathered rows are
   // checked one by one).
@@ -202,16 +206,17 @@ LogicalResult lowerBTile(ggk::LoadBTileOp op) {
   // a whole number of rounds.
   int64_t elementBytes = kRowBytes / chunk;
   int64_t tileRows = op.getNMajor() ? blockN / chunk * blockK : blockN;
+  int64_t rowsPerRound = op.getCopyThreads() / kPiecesPerRow;
   if ((chunk != 32 && chunk != 64 && chunk != 128) ||
       (!op.getNMajor() && blockK * elementBytes != kRowBytes) ||
-      (op.getNMajor() && (blockN % chunk != 0 || blockK % kRowsPerRound)) ||
-      tileRows % kRowsPerRound != 0)
+      (op.getNMajor() && (blockN % chunk != 0 || blockK % rowsPerRound)) ||
+      tileRows % rowsPerRound != 0)
     return op.emitOpError() << "loads tiles of 128-byte rows (chunk_columns "
                                "32, 64 or 128; block_k of them along K when "
-                               "K-major) in a multiple of 128 pieces of 16 "
-                               "bytes without TMA";
+                               "K-major) in a multiple of copy_threads pieces "
+                               "of 16 bytes without TMA";
   KernelBuilder b(op.getLoc(), op);
-  ThreadPieces t = threadPieces(b);
+  ThreadPieces t = threadPieces(b, op.getCopyThreads());
   Value source = globalSource(b, op.getMap());
   Value firstN = b.mul(op.getNBlock(), b.c32(blockN));
   Value group = op.getGroup() ? b.toI64(op.getGroup()) : b.c64(0);
@@ -234,13 +239,14 @@ LogicalResult lowerMNMajorTile(ggk::LoadMNMajorTileOp op) {
   int64_t chunk = op.getChunkRows(), chunkBytes = op.getChunkBytes();
   int64_t blockK = chunkBytes / kRowBytes;
   int64_t tileRows = int64_t(op.getChunks()) * blockK;
+  int64_t rowsPerRound = op.getCopyThreads() / kPiecesPerRow;
   if (extents.empty() || (chunk != 32 && chunk != 64 && chunk != 128) ||
-      blockK % kRowsPerRound != 0)
+      blockK % rowsPerRound != 0)
     return op.emitOpError() << "needs the operand's extents and chunks of "
-                               "128-byte rows, a multiple of 16 of them, to "
-                               "be loaded without TMA";
+                               "128-byte rows, a multiple of copy_threads / "
+                               "8 of them, to be loaded without TMA";
   KernelBuilder b(op.getLoc(), op);
-  ThreadPieces t = threadPieces(b);
+  ThreadPieces t = threadPieces(b, op.getCopyThreads());
   copyMNMajorChunks(b, t, op.getDst(), globalSource(b, op.getMap()), op.getK(),
                     op.getRow(), b.c64(0), extents[0], extents[1], tileRows,
                     blockK, chunk, kRowBytes / chunk);

@@ -185,6 +185,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.columnPairs = op.getColumnPairs();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();
+  p.consumersCopy = kernelPlan.getProducer() == Producer::none;
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};
@@ -270,8 +271,8 @@ void KernelGenerator::emitBody() {
     for (int64_t s = 0; s < p.stages; ++s) {
       // The loads' arrivals, which depend on where the scales live
       // (ggk-place-scales).
-      b.create<ggk::InitFullBarrierOp>(fullBarrier(b.c32(s)),
-                                       op.getKernelPlanAttr());
+      b.create<ggk::InitFullBarrierOp>(
+          fullBarrier(b.c32(s)), op.getKernelPlanAttr(), p.copyThreads());
       // The releases' arrivals, which depend on the cluster
       // (ggk-multicast).
       b.create<ggk::InitEmptyBarrierOp>(emptyBarrier(b.c32(s)),
@@ -282,12 +283,13 @@ void KernelGenerator::emitBody() {
   b.create<ggk::PublishBarrierInitOp>(isLeader, p.cluster);
 
   // The roles and their registers (ggk-warp-specialize).
-  auto roles = b.create<ggk::WarpSpecializeOp>(tid, isLeader,
-                                               op.getKernelPlanAttr());
+  auto roles = b.create<ggk::WarpSpecializeOp>(
+      tid, isLeader, op.getKernelPlanAttr(), p.numConsumers);
   {
     OpBuilder::InsertionGuard guard(b);
     b.createBlock(&roles.getProducer());
-    emitProducer();
+    if (!p.consumersCopy)
+      emitProducer();
     b.create<ggk::YieldOp>(ValueRange{});
     Block *consumers = b.createBlock(&roles.getConsumers(), {}, {b.i32()},
                                      {b.getUnknownLoc()});

@@ -126,7 +126,8 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
     scales = ggc::readSlotScales(
         b, op.getSmem(),
         {int64_t(op.getARows()), int64_t(op.getBBlocks()),
-         int64_t(op.getSlotWords()), int64_t(op.getSlotWarps())},
+         int64_t(op.getSlotWords()), int64_t(op.getSlotWarps()),
+         ggc::targetOf(op).firstConsumerThread()},
         op.getBlock(), op.getLane(), b.f32());
     break;
   }
@@ -143,7 +144,7 @@ void lowerInit(ggk::InitFullBarrierOp op) {
   bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
   int64_t arrivals = ggc::targetOf(op).hopper
                          ? (stages ? 2 : 1)
-                         : 2 * ggc::kWarpgroupThreads;
+                         : 2 * int64_t(op.getCopyThreads());
   b.mbarrierInit(op.getBarrier(), arrivals);
   op.erase();
 }

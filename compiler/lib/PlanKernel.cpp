@@ -37,10 +37,19 @@ int64_t accumulatorRegisters(ConfigAttr config) {
   return config.getBlockN() / config.getSplitN() / 2;
 }
 
+/// The CTA's threads: the consumer warpgroups and the producer's.
+int64_t ctaThreads(int64_t consumers, Producer producer = Producer::warpgroup) {
+  return ggc::kWarpgroupThreads *
+         (consumers + (producer == Producer::warpgroup ? 1 : 0));
+}
+
 /// Registers per thread when the CTA starts: the register file split evenly
-/// over its threads, a multiple of 8. setmaxnreg only redistributes these.
-int64_t initialRegisters(int64_t consumers) {
-  return kRegisterFile / (ggc::kWarpgroupThreads * (1 + consumers)) / 8 * 8;
+/// over its threads, a multiple of 8, at most 256. setmaxnreg only
+/// redistributes these.
+int64_t initialRegisters(int64_t consumers,
+                         Producer producer = Producer::warpgroup) {
+  return std::min<int64_t>(
+      256, kRegisterFile / ctaThreads(consumers, producer) / 8 * 8);
 }
 
 /// The producer keeps 40 registers, as DeepGEMM, unless the consumers need
@@ -135,8 +144,7 @@ LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
                                                              config.getSplitN()
          << " columns does not fit the " << regs
          << " registers per consumer thread of a CTA of "
-         << kWarpgroupThreads * (1 + consumers)
-         << " threads; use a smaller block N or M";
+         << ctaThreads(consumers) << " threads; use a smaller block N or M";
 }
 
 /// `warpColumns` warps per row block each take their share of the
@@ -192,7 +200,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                              pipelined ? Promotion::pipelined
                                        : Promotion::serial,
                              scales, producer, consumer, staging, warpColumns,
-                             releaseLag);
+                             releaseLag, Producer::warpgroup);
 }
 
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
@@ -260,24 +268,31 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     return error() << " hands a stage back as its MMA is issued, which "
                       "wgmma does not allow (it reads the stage after): "
                       "sm_90a takes release_lag = 1";
+  if (plan.getProducer() == Producer::none && ggc::targetOf(op).hopper)
+    return error() << " has no producer, which sm_90a does not take: its "
+                      "loads are one TMA thread's beside setmaxnreg's "
+                      "register split; use producer = warpgroup";
+  if (plan.getProducer() == Producer::none && twoLevel(op))
+    return error() << " has no producer, which only one-level kernels "
+                      "take: the consumers copy each stage in their K "
+                      "loop, and two-level kernels (f8, scales along K) "
+                      "run another; use producer = warpgroup";
   int64_t consumers = numConsumers(config);
-  int64_t pool = initialRegisters(consumers) * (1 + consumers);
+  int64_t threads = ctaThreads(consumers, plan.getProducer());
+  int64_t each = initialRegisters(consumers, plan.getProducer());
   // Only setmaxnreg (sm_90a) moves registers between warpgroups.
-  int64_t each = initialRegisters(consumers);
   if (!ggc::targetOf(op).hopper && (plan.getProducerRegisters() != each ||
                                     plan.getConsumerRegisters() != each))
     return error() << " splits the registers, which takes setmaxnreg "
                       "(sm_90a): on "
                    << ggc::targetOf(op).name << " every thread of a CTA of "
-                   << kWarpgroupThreads * (1 + consumers) << " keeps "
-                   << each << "; use registers = [" << each << ", " << each
-                   << "]";
+                   << threads << " keeps " << each << "; use registers = ["
+                   << each << ", " << each << "]";
   if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >
-          pool ||
-      plan.getProducerRegisters() > initialRegisters(consumers))
+          each * (1 + consumers) ||
+      plan.getProducerRegisters() > each)
     return error() << " does not split the register file: a CTA of "
-                   << kWarpgroupThreads * (1 + consumers)
-                   << " threads starts with " << initialRegisters(consumers)
+                   << threads << " threads starts with " << each
                    << " per thread; setmaxnreg may lower the producer's and "
                       "move the rest to the consumers, never more than the total";
   if (accumulatorRegisters(config) + kAccumulatorOverhead >

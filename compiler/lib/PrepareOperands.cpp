@@ -25,10 +25,10 @@ using ggc::kWarpgroupThreads;
 
 namespace {
 
-/// The consumer threads follow the producer's warpgroup: this thread's
-/// index among them.
-Value consumerThread(KernelBuilder &b) {
-  return b.sub(b.threadIdx(), b.c32(kWarpgroupThreads));
+/// This thread's index among the consumer threads.
+Value consumerThread(KernelBuilder &b, Operation *op) {
+  int64_t first = ggc::targetOf(op).firstConsumerThread();
+  return first == 0 ? b.threadIdx() : b.sub(b.threadIdx(), b.c32(first));
 }
 
 /// Shared-memory writes of the generic proxy, made visible to wgmma (which
@@ -92,7 +92,7 @@ void ClearLowering::run() {
 }
 
 void ClearLowering::clearTile(Value tile, int64_t mnExtent, bool mnMajor) {
-  Value thread = consumerThread(b);
+  Value thread = consumerThread(b, op);
   Value zero16 = b.create<LLVM::ZeroOp>(VectorType::get({4}, b.i32()));
   if (mnMajor)
     return clearRows(tile, mnExtent, thread, zero16);
@@ -184,7 +184,7 @@ void lowerTranspose(ggk::TransposeToKMajorOp op) {
   int64_t threads = int64_t(op.getConsumerThreads());
   int64_t perRow = kSwizzleBytes / 4; // f32 per 128-byte row
   Value src = op.getSrc(), dst = op.getDst();
-  Value thread = consumerThread(b);
+  Value thread = consumerThread(b, op);
   // The byte of element (row, byteInRow) of a 128B-swizzled tile.
   auto swizzled = [&](Value row, Value byteInRow) {
     Value chunk = b.xorI(b.divU(byteInRow, b.c32(16)), b.remU(row, b.c32(8)));

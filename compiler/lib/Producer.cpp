@@ -3,7 +3,9 @@
 // The producer's one thread: for each K block of each tile, waits for a
 // free stage of the ring and issues the TMA loads of A's and B's tiles
 // (multicast in a cluster), and states the K block's block scales where
-// they could go with the stage (ggk.stage_block_scales).
+// they could go with the stage (ggk.stage_block_scales). Without a
+// producer (the plan's producer = none) the consumers run the same
+// loads of a stage in their own K loop, stages - 1 K blocks ahead.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -19,21 +21,46 @@ void KernelGenerator::emitProducer() {
         b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
         [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
           Value it = iter[0];
-          auto [stage, phase] = ringSlot(it);
-          // Wait until the consumers have released this buffer (the first
-          // pass through the ring waits on the "previous" phase, which is
-          // complete for a fresh barrier).
-          acquireStage(stage, b.xorI(phase, b.c32(1)));
-          Value full = fullBarrier(stage);
-          Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
-          if (p.scalesCanRideStages)
-            stageBlockScales(t, kBlock, stage, full);
-          loadATile(t, stage, full, k);
-          loadBTile(t, stage, full, k);
+          loadStage(t, kBlock, it);
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
     return kLoop.getResult(0);
   });
+}
+
+void KernelGenerator::loadStage(const Tile &t, Value kBlock, Value it) {
+  auto [stage, phase] = ringSlot(it);
+  // Wait until the consumers have released this buffer (the first pass
+  // through the ring waits on the "previous" phase, which is complete for a
+  // fresh barrier).
+  acquireStage(stage, b.xorI(phase, b.c32(1)));
+  Value full = fullBarrier(stage);
+  Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
+  if (p.scalesCanRideStages)
+    stageBlockScales(t, kBlock, stage, full);
+  loadATile(t, stage, full, k);
+  loadBTile(t, stage, full, k);
+}
+
+void KernelGenerator::loadAhead(const Tile &t, Value kBlock, Value it) {
+  if (!p.consumersCopy)
+    return;
+  Value ahead = b.add(kBlock, b.c32(p.stages - 1));
+  b.create<scf::IfOp>(b.lt(ahead, t.numKBlocks), [&](OpBuilder &, Location) {
+    loadStage(t, ahead, b.add(it, b.c32(p.stages - 1)));
+    b.create<scf::YieldOp>();
+  });
+}
+
+void KernelGenerator::loadPrologue(const Tile &t, Value counter) {
+  if (!p.consumersCopy)
+    return;
+  for (int64_t j = 0; j + 1 < p.stages; ++j)
+    b.create<scf::IfOp>(b.lt(b.c32(j), t.numKBlocks),
+                        [&](OpBuilder &, Location) {
+                          loadStage(t, b.c32(j), b.add(counter, b.c32(j)));
+                          b.create<scf::YieldOp>();
+                        });
 }
 
 void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
@@ -57,7 +84,8 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
     int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
     b.create<mlir::ggk::LoadMNMajorTileOp>(
         full, stageA(stage), aMaps[0], k, t.rowStart, extentsOf(op.getA()),
-        p.blockM / chunk, chunk, p.blockK * kSwizzleBytes);
+        p.blockM / chunk, chunk, p.blockK * kSwizzleBytes,
+        p.copyThreads());
     return;
   }
   // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's
@@ -69,7 +97,7 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
       extentsOf(op.getA()), /*indices=*/Value(),
       b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
       p.blockK * byteWidth(p.aElem), p.bTileBytes,
-      partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes);
+      partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes, p.copyThreads());
 }
 
 void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
@@ -82,7 +110,7 @@ void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
       p.cluster == 1 ? Value() : clusterRank, extentsOf(op.getB()), p.blockN,
       p.blockK,
       kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
-      p.bCachePolicy);
+      p.bCachePolicy, p.copyThreads());
 }
 
 SmallVector<Value> KernelGenerator::extentsOf(Value operand) {

@@ -32,9 +32,10 @@ mlir::Value bBlockScaleIndex(KernelBuilder &b, const BBlockScaleShape &shape,
 
 /// Each consumer warp's scale slots (ScaleSlots): kScaleSlotBuffers
 /// buffers of `warps` x `words` 4-byte words, A's `aRows` first, then
-/// B's `bBlocks`.
+/// B's `bBlocks`; the consumers' warps count from thread
+/// `firstConsumerThread` (Target::firstConsumerThread).
 struct SlotShape {
-  int64_t aRows, bBlocks, words, warps;
+  int64_t aRows, bBlocks, words, warps, firstConsumerThread;
 };
 
 /// Word `word` + `wordOffset` of this warp's slots in buffer `buffer`

@@ -29,6 +29,10 @@ struct Target {
   /// Tensor cores that multiply FP8 (e4m3, e5m2): wgmma's, or sm_89's
   /// mma.sync m16n8k32.
   bool fp8;
+  /// The first consumer thread: after the producer's warpgroup on sm_90a
+  /// (setmaxnreg and wgmma work by warpgroups), the first thread before it
+  /// (the producer's warps, as few as one, come last).
+  int64_t firstConsumerThread() const { return hopper ? 128 : 0; }
 };
 
 /// The module attribute that names the target.

@@ -5,7 +5,9 @@
 // consumers' accumulators many, so each role moves its threads' register
 // count with setmaxnreg (the plan's `registers`) before it starts.
 // Targets without TMA have no setmaxnreg, and their loads are per-thread
-// copies that all of warpgroup 0's threads share.
+// copies that all of the producer's threads share: there the consumer
+// warpgroups come first and the producer's warps (as few as one) after
+// them, so that a consumer's warps are its warpgroup's, as on sm_90a.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -24,18 +26,35 @@ using ggc::KernelBuilder;
 
 namespace {
 
-void lower(ggk::WarpSpecializeOp op, bool hopper) {
+/// Before sm_90a: warpgroups 0 .. consumers - 1 compute, the producer's
+/// warps after them copy, every thread of them.
+void lowerWithoutSetmaxnreg(ggk::WarpSpecializeOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  Value warpgroup = b.divU(op.getThread(), b.c32(ggc::kWarpgroupThreads));
+  b.create<scf::IfOp>(
+      b.lt(warpgroup, b.c32(op.getConsumerWarpgroups())),
+      [&](OpBuilder &, Location) {
+        Value consumer = b.warpUniform(warpgroup);
+        auto yield = b.create<scf::YieldOp>();
+        b.setInsertionPoint(yield);
+        ggc::moveBody(op.getConsumers(), {consumer}, b);
+      },
+      [&](OpBuilder &, Location) {
+        ggc::moveBody(op.getProducer(), {}, b);
+        b.create<scf::YieldOp>();
+      });
+  op.erase();
+}
+
+/// sm_90a: warpgroup 0 gives registers back and its leader issues the TMA
+/// loads; the warpgroups after it take the registers and compute.
+void lowerWithSetmaxnreg(ggk::WarpSpecializeOp op) {
   KernelBuilder b(op.getLoc(), op);
   gg::KernelPlanAttr plan = op.getPlan();
   Value warpgroup = b.divU(op.getThread(), b.c32(ggc::kWarpgroupThreads));
   b.create<scf::IfOp>(
       b.eq(warpgroup, b.c32(0)),
       [&](OpBuilder &, Location) {
-        if (!hopper) {
-          ggc::moveBody(op.getProducer(), {}, b);
-          b.create<scf::YieldOp>();
-          return;
-        }
         b.create<NVVM::SetMaxRegisterOp>(plan.getProducerRegisters(),
                                          NVVM::SetMaxRegisterAction::decrease);
         b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
@@ -46,10 +65,8 @@ void lower(ggk::WarpSpecializeOp op, bool hopper) {
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {
-        if (hopper)
-          b.create<NVVM::SetMaxRegisterOp>(
-              plan.getConsumerRegisters(),
-              NVVM::SetMaxRegisterAction::increase);
+        b.create<NVVM::SetMaxRegisterOp>(plan.getConsumerRegisters(),
+                                         NVVM::SetMaxRegisterAction::increase);
         // Uniform: the consumer's tile addresses and wgmma descriptors then
         // stay in uniform registers, off the vector register file that the
         // promotion's FMAs and the in-flight wgmma compete for.
@@ -66,8 +83,12 @@ struct WarpSpecializePass
   void runOnOperation() override {
     SmallVector<ggk::WarpSpecializeOp> ops;
     getOperation().walk([&](ggk::WarpSpecializeOp op) { ops.push_back(op); });
-    for (ggk::WarpSpecializeOp op : ops)
-      lower(op, ggc::targetOf(op).hopper);
+    for (ggk::WarpSpecializeOp op : ops) {
+      if (ggc::targetOf(op).hopper)
+        lowerWithSetmaxnreg(op);
+      else
+        lowerWithoutSetmaxnreg(op);
+    }
   }
 };
 

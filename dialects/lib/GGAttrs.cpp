@@ -227,7 +227,7 @@ OverfetchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
-  int64_t producer = 0, consumer = 0, warpColumns = 1, releaseLag = 1;
+  int64_t producerRegs = 0, consumerRegs = 0;
   if (parser.parseLess() || parser.parseKeyword("promotion"))
     return {};
   FailureOr<Promotion> promotion = parseEnumEntry<Promotion>(
@@ -239,8 +239,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser, "none, slots or stages", symbolizeScalePlacement);
   if (failed(scales) || parser.parseComma() ||
       parser.parseKeyword("registers") || parser.parseEqual() ||
-      parser.parseLSquare() || parser.parseInteger(producer) ||
-      parser.parseComma() || parser.parseInteger(consumer) ||
+      parser.parseLSquare() || parser.parseInteger(producerRegs) ||
+      parser.parseComma() || parser.parseInteger(consumerRegs) ||
       parser.parseRSquare() || parser.parseComma() ||
       parser.parseKeyword("staging"))
     return {};
@@ -248,30 +248,44 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser, "none, dense or swizzled", symbolizeStaging);
   if (failed(staging))
     return {};
-  bool seen[2] = {false, false}; // warp_columns, release_lag
+  // The optional fields, in any order, each at most once.
+  int64_t warpColumns = 1, releaseLag = 1;
+  Producer producer = Producer::warpgroup;
+  StringRef seen[3];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
-    int which = 1;
-    if (succeeded(parser.parseOptionalKeyword("warp_columns")))
-      which = 0;
-    else if (parser.parseKeyword("release_lag", " or 'warp_columns'"))
+    StringRef field;
+    if (parser.parseKeyword(&field))
       return {};
-    if (seen[which]) {
-      parser.emitError(at) << "kernel_plan gives "
-                           << (which ? "release_lag" : "warp_columns")
-                           << " twice";
+    if (field != "warp_columns" && field != "release_lag" &&
+        field != "producer") {
+      parser.emitError(at) << "kernel_plan has no field '" << field
+                           << "' (expected 'warp_columns', 'release_lag' or "
+                              "'producer')";
       return {};
     }
-    seen[which] = true;
-    if (parser.parseEqual() ||
-        parser.parseInteger(which ? releaseLag : warpColumns))
+    if (llvm::is_contained(seen, field)) {
+      parser.emitError(at) << "kernel_plan gives " << field << " twice";
       return {};
+    }
+    *llvm::find(seen, StringRef()) = field;
+    if (field == "producer") {
+      FailureOr<Producer> value = parseEnumEntry<Producer>(
+          parser, "warpgroup or none", symbolizeProducer);
+      if (failed(value))
+        return {};
+      producer = *value;
+    } else if (parser.parseEqual() ||
+               parser.parseInteger(field == "warp_columns" ? warpColumns
+                                                           : releaseLag)) {
+      return {};
+    }
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<KernelPlanAttr>(parser.getContext(), *promotion,
-                                           *scales, producer, consumer,
-                                           *staging, warpColumns, releaseLag);
+  return parser.getChecked<KernelPlanAttr>(
+      parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
+      *staging, warpColumns, releaseLag, producer);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -284,6 +298,8 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", warp_columns = " << getWarpColumns();
   if (getReleaseLag() != 1)
     printer << ", release_lag = " << getReleaseLag();
+  if (getProducer() != Producer::warpgroup)
+    printer << ", producer = " << stringifyProducer(getProducer());
   printer << ">";
 }
 
@@ -292,7 +308,7 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        Promotion promotion, ScalePlacement scales,
                        int64_t producerRegisters, int64_t consumerRegisters,
                        Staging staging, int64_t warpColumns,
-                       int64_t releaseLag) {
+                       int64_t releaseLag, Producer producer) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;

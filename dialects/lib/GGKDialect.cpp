@@ -202,8 +202,25 @@ static LogicalResult verifyExtents(Operation *op, ValueRange extents,
   return success();
 }
 
+/// Shared by the load ops: copies by address are shared by whole
+/// warpgroups (the producer's, or the consumers'); TMA's loads are one
+/// thread's, with the default.
+static LogicalResult verifyCopyThreads(Operation *op, int64_t threads,
+                                       ValueRange extents) {
+  if (threads <= 0 || threads % 128 != 0 || threads > 1024)
+    return op->emitOpError() << "copy_threads must be whole warpgroups (a "
+                                "multiple of 128 up to 1024), got "
+                             << threads;
+  if (extents.empty() && threads != 128)
+    return op->emitOpError() << "takes copy_threads only for copies by "
+                                "address (extents); TMA's loads are one "
+                                "thread's";
+  return success();
+}
+
 LogicalResult LoadBTileOp::verify() {
-  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))))
+  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))) ||
+      failed(verifyCopyThreads(*this, getCopyThreads(), getExtents())))
     return failure();
   int64_t cluster = getCluster(), blockN = getBlockN();
   if (cluster < 1)
@@ -247,7 +264,8 @@ static SmallVector<int64_t> partialBoxes(int64_t tileRows, int64_t granule) {
 }
 
 LogicalResult LoadTileRowsOp::verify() {
-  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))))
+  if (failed(verifyExtents(*this, getExtents(), bool(getGroup()))) ||
+      failed(verifyCopyThreads(*this, getCopyThreads(), getExtents())))
     return failure();
   if (getIndices() && getExtents().empty())
     return emitOpError() << "gathers rows by index only from the operand's "
@@ -317,6 +335,8 @@ LogicalResult LoadMNMajorTileOp::verify() {
     return emitOpError() << "chunk_bytes must be a positive multiple of 128 "
                             "(whole swizzled rows), got "
                          << stride;
+  if (failed(verifyCopyThreads(*this, getCopyThreads(), getExtents())))
+    return failure();
   return verifyExtents(*this, getExtents(), /*hasGroup=*/false);
 }
 

@@ -183,3 +183,26 @@ llvm.func @gathered_by_tma(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
       other_bytes = 0, granule = 64, box_rows = array<i64: 64>}
   llvm.return
 }
+
+// -----
+
+llvm.func @copy_threads(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
+  // expected-error @+1 {{copy_threads must be whole warpgroups (a multiple of 128 up to 1024), got 48}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      extents(%ks, %rows) attributes {tile_rows = 64, row_bytes = 128,
+      other_bytes = 0, granule = 64, box_rows = array<i64: 64>,
+      element_bytes = 2, copy_threads = 48}
+  llvm.return
+}
+
+// -----
+
+llvm.func @copy_threads_by_tma(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>,
+    %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32) {
+  // expected-error @+1 {{takes copy_threads only for copies by address (extents); TMA's loads are one thread's}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 64, row_bytes = 128, other_bytes = 0,
+      granule = 64, box_rows = array<i64: 64>, copy_threads = 256}
+  llvm.return
+}

@@ -11,6 +11,18 @@ func.func @roundtrip(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
   return
 }
 
+// The optional fields parse in any order and print in one, each only where
+// it is not its default.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 4, release_lag = 0, producer = none>
+func.func @optional_fields(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                           %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, producer = none, release_lag = 0, warp_columns = 4>}
+  return
+}
+
 // -----
 
 func.func @odd_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
@@ -87,10 +99,22 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{expected 'release_lag' or 'warp_columns'}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag' or 'producer')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, lag = 0>}
+  return
+}
+
+// -----
+
+func.func @producer(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{expected warpgroup or none, got 'three'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, producer = three>}
   return
 }

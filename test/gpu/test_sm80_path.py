@@ -139,6 +139,77 @@ def test_warp_layouts_and_release_lags_as_user_plans(layout, dtype, b_layout, bl
                                     f"registers = [{regs}, {regs}], staging = none, {layout}>")
 
 
+@pytest.mark.parametrize("fields, dtype, b_layout, block", [
+    ("warp_columns = 4, release_lag = 0", "bf16", "nk", [128, 256]),
+    ("warp_columns = 2, release_lag = 0", "f16", "kn", [128, 128]),
+    ("warp_columns = 4", "bf16", "kn", [64, 256]),
+    ("release_lag = 0", "f16", "nk", [64, 128])])
+def test_no_producer_as_user_plans(fields, dtype, b_layout, block):
+    """Without a producer warpgroup the consumers copy each stage stages -
+    1 K blocks ahead in their own K loop (idle ones too): the same exact
+    results on ragged groups with empty and 1-row ones, B either major,
+    every thread keeping 256 registers."""
+    gm.check_contiguous(gm.RAGGED + [191, 257], n=320, k=200, dtype=dtype, b_layout=b_layout,
+                        config=f"#gg.config<block = [{block[0]}, {block[1]}, 64], stages = 0, "
+                               "cluster = [1, 1], sms = 132>",
+                        kernel_plan="#gg.kernel_plan<promotion = serial, scales = none, "
+                                    f"registers = [256, 256], staging = none, {fields}, "
+                                    "producer = none>")
+
+
+NO_PRODUCER = ("#gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], "
+               "staging = none, warp_columns = 2, release_lag = 0, producer = none>")
+
+
+def test_no_producer_masked():
+    """Without a producer, masked groups: rows past each group's count
+    are zero-filled by the consumers' copies and never stored."""
+    g, m_max, n, k = 5, 300, 200, 136
+    counts = [0, 1, 129, 300, 257]
+    kern = gm.cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="bf16",
+                            out_dtype="bf16", kernel_plan=NO_PRODUCER,
+                            config="#gg.config<block = [128, 128, 64], stages = 4, "
+                                   "cluster = [1, 1], sms = 132>")
+    a = gm.randn(g, m_max, k, dtype=torch.bfloat16)
+    b = gm.randn(g, n, k, dtype=torch.bfloat16)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, masked_m, out)
+    torch.cuda.synchronize()
+    for gi, count in enumerate(counts):
+        if count:
+            err = gm.rel_err(out[gi, :count], a[gi, :count].double() @ b[gi].double().T)
+            assert err < gm.TOLERANCE["bf16"], f"group {gi}: rel err {err:.2e}"
+        assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
+def test_no_producer_k_grouped():
+    """Without a producer, k-grouped weight gradients: groups end mid K
+    block, and the K clears of ggk-prepare-operands run on the stages the
+    same threads copied."""
+    k_sizes = [0, 1, 63, 65, 129, 700]
+    g, m, n = len(k_sizes), 200, 136
+    kern = gm.cached_kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m,
+                            b_layout="kn", out_dtype="f32", dtype="bf16",
+                            kernel_plan=NO_PRODUCER)
+    total = sum(k_sizes)
+    dy = gm.randn(total, m, dtype=torch.bfloat16)
+    x = gm.randn(total, n, dtype=torch.bfloat16)
+    offsets = torch.tensor([0] + list(torch.tensor(k_sizes).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((g, m, n), float("nan"), dtype=torch.float32, device="cuda")
+    kern(dy, x, offsets, out)
+    torch.cuda.synchronize()
+    start = 0
+    for gi, size in enumerate(k_sizes):
+        ref = dy[start:start + size].double().T @ x[start:start + size].double()
+        if size == 0:
+            assert (out[gi] == 0).all()
+        else:
+            assert gm.rel_err(out[gi], ref) < 1e-2, f"group {gi}"
+        start += size
+
+
 # FP8 on sm_89's lowering: mma.sync m16n8k32 on the same fragments, the
 # scales in each warp's slots (cp.async), two-level accumulation.
 import test_fp8 as f8  # noqa: E402

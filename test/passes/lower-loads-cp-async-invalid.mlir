@@ -41,7 +41,7 @@ llvm.func @a_two_maps(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a128: !llvm.ptr,
 // The stage's layout is the 128-byte swizzle: rows of 128 bytes only.
 llvm.func @a_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
-  // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows, without TMA}}
+  // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows (copy_threads / 8), without TMA}}
   ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
       extents(%ks, %rows) attributes {tile_rows = 64, row_bytes = 64,
       other_bytes = 16384, granule = 64, box_rows = array<i64: 64>,
@@ -54,7 +54,7 @@ llvm.func @a_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // The 128 threads copy the tile's 16-byte pieces evenly: 8 rows are 64.
 llvm.func @a_few_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
-  // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows, without TMA}}
+  // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows (copy_threads / 8), without TMA}}
   ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
       extents(%ks, %rows) attributes {tile_rows = 8, row_bytes = 128,
       other_bytes = 16384, granule = 8, box_rows = array<i64: 8>,
@@ -92,7 +92,7 @@ llvm.func @b_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 // cannot share them evenly (no piece may be dropped).
 llvm.func @b_too_few_pieces(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
-  // expected-error @+1 {{loads tiles of 128-byte rows (chunk_columns 32, 64 or 128; block_k of them along K when K-major) in a multiple of 128 pieces of 16 bytes without TMA}}
+  // expected-error @+1 {{loads tiles of 128-byte rows (chunk_columns 32, 64 or 128; block_k of them along K when K-major) in a multiple of copy_threads pieces of 16 bytes without TMA}}
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block] extents(%ks, %ns)
       attributes {block_n = 8, block_k = 64, chunk_columns = 64,
       cluster = 1, cache_policy = 0}

@@ -73,6 +73,34 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 
 // -----
 
+// Before: a tile of 64 rows copied by the consumers of a kernel without a
+// producer (copy_threads = 256, two consumer warpgroups). After: rounds of
+// 32 rows, 2 of them; thread t's row is t / 8 (0..31), round 1 is 32
+// rows and 4096 bytes on.
+// CHECK-LABEL: llvm.func @consumers_copy
+// CHECK: %[[TID:.*]] = ggk.thread_index
+// CHECK: %[[T:.*]] = arith.remui %[[TID]], %c256_i32 : i32
+// CHECK: %[[R:.*]] = arith.divui %[[T]], %c8_i32 : i32
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[AT0:.*]] = arith.extsi %[[AT]]
+// CHECK: llvm.getelementptr %{{.*}}[%[[AT0]]]
+// CHECK: ggk.copy_async
+// CHECK: arith.cmpi sgt, %{{.*}}, %c32_i32 : i32
+// CHECK: arith.addi %[[AT]], %c4096_i32 : i32
+// CHECK: ggk.copy_async
+// CHECK-NOT: ggk.copy_async %
+// CHECK: ggk.copy_async_arrive
+llvm.func @consumers_copy(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      extents(%ks, %rows) attributes {tile_rows = 64,
+      row_bytes = 128, other_bytes = 0, granule = 64,
+      box_rows = array<i64: 64>, element_bytes = 2, copy_threads = 256}
+  llvm.return
+}
+
+// -----
+
 // Before: A's rows by a row-index list (gather, a permute-free MoE's
 // tokens): tile row r is operand row ids[entry + r]. After: each round's
 // row reads its index only when it is one of the group's (scf.if, -1

@@ -260,3 +260,56 @@ func.func @column_pairs_swizzle(%a: memref<?x512xbf16>, %b: memref<8x1536x512xbf
       }
   return
 }
+
+// -----
+
+// Without a producer the CTA is the consumer warpgroups alone (256
+// threads), each of whose threads keeps 256 registers: a plan with the
+// share of 384 threads is refused with the right share.
+module attributes {gg.target = "sm_80"} {
+func.func @no_producer_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{splits the registers, which takes setmaxnreg (sm_90a): on sm_80 every thread of a CTA of 256 keeps 256; use registers = [256, 256]}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 4, release_lag = 0, producer = none>}
+  return
+}
+}
+
+// -----
+
+// sm_90a's loads are one TMA thread's, in a producer warpgroup whose
+// registers setmaxnreg lowers.
+func.func @no_producer_on_hopper(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{has no producer, which sm_90a does not take: its loads are one TMA thread's beside setmaxnreg's register split; use producer = warpgroup}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, producer = none>}
+  return
+}
+
+// -----
+
+// Without a producer the consumers copy the stages in their K loop; a
+// two-level kernel (f8 here) runs another K loop, which does not.
+module attributes {gg.target = "sm_89"} {
+func.func @no_producer_two_level(%a: memref<?x512xf8E4M3FN>, %b: memref<8x1024x512xf8E4M3FN>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{has no producer, which only one-level kernels take: the consumers copy each stage in their K loop, and two-level kernels (f8, scales along K) run another; use producer = warpgroup}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
+      b(%b : memref<8x1024x512xf8E4M3FN>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, producer = none>}
+  return
+}
+}

@@ -158,7 +158,8 @@ llvm.func @drain(%tid: i32, %leader: i1, %smem: !llvm.ptr<3>,
                  %pair: vector<2xbf16>, %r: i64, %ok: i1) {
   ggk.warp_specialize %tid, %leader attributes {
       plan = #gg.kernel_plan<promotion = serial, scales = none,
-                             registers = [40, 232], staging = swizzled>}
+                             registers = [40, 232], staging = swizzled>,
+        consumer_warpgroups = 2}
   producer {
     ggk.yield
   } consumers {

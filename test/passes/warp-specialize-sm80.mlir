@@ -1,21 +1,23 @@
-// RUN: ggc-opt %s -ggk-warp-specialize | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -ggk-warp-specialize | FileCheck %s
 
 // Before: the kernel's roles as regions (each a call here), for sm_80.
-// After: as on sm_90a the warpgroup of the thread (tid / 128) picks the
-// role, but without setmaxnreg no register count moves, and the producer,
-// whose loads are per-thread cp.async copies, runs on all of warpgroup 0's
-// threads, not the leader alone.
+// After: without setmaxnreg no register count moves, and the consumer
+// warpgroups come first: warpgroup c (tid / 128) below consumer_warpgroups
+// runs the consumers with index c; the threads after them, the producer's
+// warps, all run the producer (per-thread cp.async copies), not a leader
+// alone. Without a producer (the plan's producer = none) the CTA has no
+// threads past the consumers' (ggk.launch), and the producer region is
+// empty.
 // CHECK-LABEL: llvm.func @roles
 // CHECK-SAME: (%[[TID:[^:]*]]: i32, %{{[^:]*}}: i1)
 // CHECK: %[[WG:.*]] = arith.divui %[[TID]], %c128_i32
-// CHECK: %[[IS_PRODUCER:.*]] = arith.cmpi eq, %[[WG]], %c0_i32
-// CHECK-NEXT: scf.if %[[IS_PRODUCER]] {
-// CHECK-NEXT: llvm.call @produce() : () -> ()
-// CHECK-NEXT: } else {
-// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
-// CHECK-NEXT: %[[INDEX:.*]] = arith.subi %[[WG]], %[[ONE]]
-// CHECK-NEXT: %[[UNIFORM:.*]] = ggk.warp_broadcast %[[INDEX]]
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: %[[IS_CONSUMER:.*]] = arith.cmpi slt, %[[WG]], %[[TWO]]
+// CHECK-NEXT: scf.if %[[IS_CONSUMER]] {
+// CHECK-NEXT: %[[UNIFORM:.*]] = ggk.warp_broadcast %[[WG]]
 // CHECK-NEXT: llvm.call @consume(%[[UNIFORM]]) : (i32) -> ()
+// CHECK-NEXT: } else {
+// CHECK-NEXT: llvm.call @produce() : () -> ()
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.return
 module attributes {gg.target = "sm_80"} {
@@ -24,7 +26,8 @@ module attributes {gg.target = "sm_80"} {
   llvm.func @roles(%tid: i32, %leader: i1) {
     ggk.warp_specialize %tid, %leader attributes {
         plan = #gg.kernel_plan<promotion = serial, scales = none,
-                               registers = [40, 240], staging = none>}
+                               registers = [168, 168], staging = none>,
+        consumer_warpgroups = 2}
     producer {
       llvm.call @produce() : () -> ()
       ggk.yield

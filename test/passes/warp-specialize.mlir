@@ -26,7 +26,8 @@ llvm.func @consume(i32)
 llvm.func @roles(%tid: i32, %leader: i1) {
   ggk.warp_specialize %tid, %leader attributes {
       plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
-                             registers = [24, 240], staging = swizzled>}
+                             registers = [24, 240], staging = swizzled>,
+        consumer_warpgroups = 2}
   producer {
     llvm.call @produce() : () -> ()
     ggk.yield

@@ -149,6 +149,18 @@ def GG_ScalePlacement : I32EnumAttr<"ScalePlacement",
   let genSpecializedAttr = 0;
 }
 
+def GG_Producer : I32EnumAttr<"Producer",
+    "who copies the operands' tiles into the stages", [
+  // A warpgroup of its own (warpgroup 0 on sm_90a, whose one thread issues
+  // the TMA loads; after the consumers before sm_90a, every thread copying).
+  I32EnumAttrCase<"warpgroup", 0>,
+  // No producer: the consumers copy each stage in their own K loop.
+  I32EnumAttrCase<"none", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_Staging : I32EnumAttr<"Staging",
     "how the output tile is laid out in shared memory for the store pool", [
   // No staged tile: per-thread stores from registers.
@@ -327,8 +339,9 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let summary = "how the kernel's warpgroups share the work of one grouped matmul";
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
-    staging = T[, warp_columns = N][, release_lag = N]>`, the last two
-    printed only where they are not 1. Written by `gg-plan-kernel` (or by
+    staging = T[, warp_columns = N][, release_lag = N][, producer = P]>`,
+    the optional fields printed only where they are not their default (1,
+    1 and warpgroup). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -357,6 +370,18 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       whose operands are in registers once it is issued, so that the
       producer refills the stage a whole K block sooner. (Two-level
       kernels hand each stage back once its block's product is complete.)
+    - `producer`: who copies the operands' tiles into the stages:
+      `warpgroup` (the default: a warpgroup of its own; on sm_90a
+      warpgroup 0, whose one thread issues the TMA loads, and before
+      sm_90a a warpgroup after the consumers, every thread copying its
+      share by cp.async) or `none` (before sm_90a, one-level kernels: the
+      consumer warpgroups copy each stage themselves, `stages - 1` K
+      blocks ahead of the one they multiply, after each block's
+      mma.sync). Without setmaxnreg every thread keeps the CTA's share of
+      the register file, which each SM sub-partition splits among its
+      warps: two consumer warpgroups keep 256 registers a thread without
+      a producer and 168 with one, enough for 64x64 warp tiles only in
+      the first.
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -365,19 +390,21 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     "int64_t":$consumerRegisters,
     EnumParameter<GG_Staging>:$staging,
     DefaultValuedParameter<"int64_t", "1">:$warpColumns,
-    DefaultValuedParameter<"int64_t", "1">:$releaseLag
+    DefaultValuedParameter<"int64_t", "1">:$releaseLag,
+    DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
                      "int64_t":$producerRegisters,
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
-                   consumerRegisters, staging, 1, 1);
+                   consumerRegisters, staging, 1, 1,
+                   Producer::warpgroup);
     }]>
   ];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
-  //  [, warp_columns = N][, release_lag = N]>`, the last two only where
-  // they are not 1.
+  //  [, warp_columns = N][, release_lag = N][, producer = P]>`, the
+  // optional fields only where they are not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

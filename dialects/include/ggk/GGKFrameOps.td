@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 def GGK_WarpSpecializeOp : GGK_Op<"warp_specialize", [RecursiveMemoryEffects]> {
-  let summary = "the kernel's warp roles: one producer thread in warpgroup 0, the consumer warpgroups after it, and the registers each role keeps";
+  let summary = "the kernel's warp roles: the producer's threads, the consumer warpgroups, and the registers each role keeps";
   let description = [{
     Splits the CTA's threads into roles by warpgroup (128 threads, by
     `thread`, the thread index): warpgroup 0 gives registers back
@@ -22,11 +22,19 @@ def GGK_WarpSpecializeOp : GGK_Op<"warp_specialize", [RecursiveMemoryEffects]> {
     the split must fit the CTA's share of the register file, which
     gg-plan-kernel checks. `ggk-warp-specialize` lowers it.
 
+    Before sm_90a (no setmaxnreg, no TMA) the `consumer_warpgroups`
+    consumer warpgroups come first, warpgroup `c` running `consumers` with
+    index `c`, and the producer warpgroup after them, if the plan has one,
+    runs `producer` on every thread (each copies its share by cp.async);
+    no register count moves. On sm_90a `consumer_warpgroups` is the number
+    of warpgroups after warpgroup 0.
+
     Example:
     ```mlir
     ggk.warp_specialize %tid, %is_leader attributes {
         plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
-                               registers = [24, 240], staging = swizzled>}
+                               registers = [24, 240], staging = swizzled>,
+        consumer_warpgroups = 2}
     producer {
       ...
       ggk.yield
@@ -37,7 +45,8 @@ def GGK_WarpSpecializeOp : GGK_Op<"warp_specialize", [RecursiveMemoryEffects]> {
     }
     ```
   }];
-  let arguments = (ins I32:$thread, I1:$leader, GG_KernelPlanAttr:$plan);
+  let arguments = (ins I32:$thread, I1:$leader, GG_KernelPlanAttr:$plan,
+                       I64Attr:$consumer_warpgroups);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -126,6 +126,9 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     `element_bytes` the width of its elements:
     `ggk-lower-loads-cp-async` copies the tile's valid rows in 16-byte
     pieces into the same swizzled layout, zero-filling the rest.
+    `copy_threads` threads share the copies: the producer warpgroup's
+    128 (the default), or every consumer's with the plan's `producer =
+    none`.
 
     `gather(%indices)` (address form only): the rows come by a list of row
     indices, `i32` in global memory, as a permute-free MoE reads its
@@ -158,7 +161,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     I64Attr:$row_bytes,
     I64Attr:$other_bytes,
     I64Attr:$granule,
-    DenseI64ArrayAttr:$box_rows
+    DenseI64ArrayAttr:$box_rows,
+    DefaultValuedAttr<I64Attr, "128">:$copy_threads
   );
   let hasVerifier = 1;
   let assemblyFormat = [{
@@ -182,7 +186,8 @@ def GGK_LoadMNMajorTileOp : GGK_Op<"load_mn_major_tile"> {
     k-grouped layout has no row granule. `ggk-lower-mn-major-loads` lowers
     it (sm_90a: one TMA load per chunk); on targets without TMA `map` is
     the operand's address and `extents` its sizes (MN, then K), and
-    `ggk-lower-loads-cp-async` copies the chunks.
+    `ggk-lower-loads-cp-async` copies the chunks, shared by
+    `copy_threads` threads (as `ggk.load_tile_rows`).
 
     Example (a 128-row bf16 tile, BK = 64: two 64-row chunks 8 KB apart):
     ```mlir
@@ -195,7 +200,8 @@ def GGK_LoadMNMajorTileOp : GGK_Op<"load_mn_major_tile"> {
                        LLVM_PointerInAddressSpace<0>:$map, I32:$k, I32:$row,
                        Variadic<I32>:$extents,
                        I64Attr:$chunks, I64Attr:$chunk_rows,
-                       I64Attr:$chunk_bytes);
+                       I64Attr:$chunk_bytes,
+                       DefaultValuedAttr<I64Attr, "128">:$copy_threads);
   let hasVerifier = 1;
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $row `]`
@@ -460,7 +466,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
 
     On targets without TMA `map` is B's address and `extents` its sizes,
     innermost first: `ggk-lower-loads-cp-async` copies the tile in 16-byte
-    pieces, zero-filling what lies past them.
+    pieces, shared by `copy_threads` threads (as `ggk.load_tile_rows`),
+    zero-filling what lies past them.
 
     Example (a cluster of two, K-major B of 128 rows):
     ```mlir
@@ -484,7 +491,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     I64Attr:$chunk_columns,
     UnitAttr:$n_major,
     I64Attr:$cluster,
-    I64Attr:$cache_policy
+    I64Attr:$cache_policy,
+    DefaultValuedAttr<I64Attr, "128">:$copy_threads
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -139,8 +139,10 @@ def GGK_InitFullBarrierOp : GGK_Op<"init_full_barrier"> {
     `arrive.expect_tx` that arms it, and, where `plan` (the op's
     `#gg.kernel_plan`) puts the block scales in the stages, the
     `cp.async.mbarrier.arrive.noinc` of B's block scales
-    (`ggk.stage_block_scales`). `ggk-place-scales` lowers it, beside the
-    copies whose arrival it counts.
+    (`ggk.stage_block_scales`). Without TMA, two arrivals (after A's
+    copies and after B's) of each of the `copy_threads` threads that copy
+    the stages (ggk-lower-loads-cp-async). `ggk-place-scales` lowers it,
+    beside the copies whose arrival it counts.
 
     Example:
     ```mlir
@@ -150,6 +152,7 @@ def GGK_InitFullBarrierOp : GGK_Op<"init_full_barrier"> {
     ```
   }];
   let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
-                       GG_KernelPlanAttr:$plan);
+                       GG_KernelPlanAttr:$plan,
+                       DefaultValuedAttr<I64Attr, "128">:$copy_threads);
   let assemblyFormat = "$barrier attr-dict-with-keyword";
 }

@@ -163,23 +163,24 @@ def measure_peak(iters=4096, kind="bf16", operands="constant"):
 
 
 def variants(spec):
-    """ggc's kernels of one op: for sm_80 as planned (two warp columns,
-    128x128 tiles), for sm_80 with 128x192 tiles and four warp columns
-    (warps of 64 rows by 48 columns: 7 ldmatrix.x4 per 24 products instead
-    of 6 per 16), with 192x128 tiles (three consumer warpgroups), and for
-    sm_90a."""
+    """ggc's kernels of one op: for sm_80 as planned (for 128-row tiles
+    `producer = none`: the consumers copy the stages, 256 registers a
+    thread; two warp columns), the same with a producer warpgroup (168
+    registers a thread), 128x256 tiles of 64x64 warps without a producer,
+    and for sm_90a."""
     text = ir.grouped_matmul("k", **spec)
     plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
-    four_columns = plan["kernel_plan"].replace("warp_columns = 2", "warp_columns = 4")
     kernels = {"sm_80": ggc.Kernel(text, target="sm_80")}
-    if "expected_m" not in spec or spec["expected_m"] > 64:
-        kernels["sm_80 128x192 wc4"] = ggc.Kernel(ir.grouped_matmul(
-            "k", config="#gg.config<block = [128, 192, 64], stages = 4, cluster = [1, 1], "
-                        "sms = 132>", kernel_plan=four_columns, **spec), target="sm_80")
-        # Three consumer warpgroups (12 MMA warps, 127 registers a thread).
-        kernels["sm_80 192x128"] = ggc.Kernel(ir.grouped_matmul(
-            "k", config="#gg.config<block = [192, 128, 64], stages = 0, cluster = [1, 1], "
-                        "sms = 132>", **spec), target="sm_80")
+    if ", producer = none" in plan["kernel_plan"]:
+        with_producer = plan["kernel_plan"].replace(", producer = none", "").replace(
+            "registers = [256, 256]", "registers = [168, 168]")
+        kernels["sm_80 producer warpgroup"] = ggc.Kernel(ir.grouped_matmul(
+            "k", kernel_plan=with_producer, **spec), target="sm_80")
+        if "warp_columns = 2" in plan["kernel_plan"]:
+            wide = plan["kernel_plan"].replace("warp_columns = 2", "warp_columns = 4")
+            kernels["sm_80 128x256 no producer"] = ggc.Kernel(ir.grouped_matmul(
+                "k", config="#gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], "
+                            "sms = 132>", kernel_plan=wide, **spec), target="sm_80")
     kernels["sm_90a"] = ggc.Kernel(text, target="sm_90a")
     return kernels
 

@@ -82,6 +82,20 @@ bool twoLevel(GroupedMatmulOp op) {
          variesAlongK(op.getBScaleKindAttr());
 }
 
+/// Without a producer every consumer thread copies a 16-byte piece a round:
+/// rounds of 16 rows per consumer warpgroup, which must divide A's and B's
+/// tiles (and the K block, where an operand's tile is MN-major chunks of it).
+int64_t consumerCopyRows(ConfigAttr config) {
+  return 16 * numConsumers(config);
+}
+bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t rows = consumerCopyRows(config);
+  bool mnMajor = op.getALayout() == OperandLayout::km ||
+                 op.getBLayout() == OperandLayout::kn;
+  return config.getBlockM() % rows == 0 && config.getBlockN() % rows == 0 &&
+         (!mnMajor || config.getBlockK() % rows == 0);
+}
+
 /// Pipelined promotion keeps two partial accumulators beside the main one:
 /// it needs a two-level kernel whose scales are not staged per column (MX
 /// and per-column scales wait on every outstanding copy each block).
@@ -172,17 +186,30 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                           : canStageBlockScales(op, config)
                               ? ScalePlacement::stages
                               : ScalePlacement::slots;
-  // 3. Registers: what the producer keeps, the rest to the consumers
+  // 3. Producer: before sm_90a, none for one-level 16-bit kernels of two
+  //    or more consumer warpgroups, whose threads then copy the stages
+  //    themselves (CUTLASS's sm80 multistage shape) and keep more
+  //    registers: 2-7% faster on the four 128-row bf16 shapes of
+  //    bench_sm80.py (H200, docs/performance.md). One consumer warpgroup
+  //    keeps its producer (its 4 warps alone copy and multiply 21% slower
+  //    on a decode tile), and so do f32 operands (3xTF32 12-14% slower).
+  Type element = op.getAType().getElementType();
+  Producer roles = !hopper && !twoLevel(op) && consumers >= 2 &&
+                           (element.isBF16() || element.isF16()) &&
+                           consumersCanCopy(op, config)
+                       ? Producer::none
+                       : Producer::warpgroup;
+  // 4. Registers: what the producer keeps, the rest to the consumers
   //    (before sm_90a, what every thread has).
   int64_t producer = hopper ? producerRegisters(consumers, pipelined)
-                            : initialRegisters(consumers);
+                            : initialRegisters(consumers, roles);
   int64_t consumer =
       hopper ? consumerRegisters(consumers, producer) : producer;
-  // 4. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
+  // 5. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
   Staging staging = !hasStorePool(op)                  ? Staging::none
                     : canSwizzleStaging(op, config) ? Staging::swizzled
                                                     : Staging::dense;
-  // 5. Warp columns: wgmma's fragment on sm_90a. mma.sync's warps each
+  // 6. Warp columns: wgmma's fragment on sm_90a. mma.sync's warps each
   //    load the B fragments of every column they compute, so warps of 32
   //    rows by half the columns read a third less of shared memory per
   //    multiply than warps of 16 rows by all of them, the bound of that
@@ -190,7 +217,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    fragment: their promotion and block scales index it.
   int64_t warpColumns =
       !hopper && !twoLevel(op) && canSplitWarpColumns(config, 2) ? 2 : 1;
-  // 6. Release lag: wgmma reads a stage after it is issued, so a consumer
+  // 7. Release lag: wgmma reads a stage after it is issued, so a consumer
   //    hands stage k back once block k+1's is issued; mma.sync's operands
   //    are in registers when it is issued, and handing the stage back then
   //    gives the producer's copies a whole K block longer to land (the
@@ -200,7 +227,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                              pipelined ? Promotion::pipelined
                                        : Promotion::serial,
                              scales, producer, consumer, staging, warpColumns,
-                             releaseLag, Producer::warpgroup);
+                             releaseLag, roles);
 }
 
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
@@ -277,6 +304,13 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "take: the consumers copy each stage in their K "
                       "loop, and two-level kernels (f8, scales along K) "
                       "run another; use producer = warpgroup";
+  if (plan.getProducer() == Producer::none && !consumersCanCopy(op, config))
+    return error() << " has no producer: its " << numConsumers(config)
+                   << " consumer warpgroups would copy rounds of "
+                   << consumerCopyRows(config)
+                   << " rows, which must divide block M, block N and, for "
+                      "an MN-major operand, block K; use producer = "
+                      "warpgroup";
   int64_t consumers = numConsumers(config);
   int64_t threads = ctaThreads(consumers, plan.getProducer());
   int64_t each = initialRegisters(consumers, plan.getProducer());

@@ -266,8 +266,11 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   if (blockN == 256 && blockM < 128 && splitN == 1)
     blockN = 128;
   // Without setmaxnreg (before sm_90a) every thread of the CTA gets the
-  // same registers, 168 of 65,536 for 384 threads: a consumer's 64x256
-  // accumulator (128 of them) would leave too few for its fragments.
+  // same registers: 168 of 65,536 for 384 threads leave a consumer's 64x256
+  // accumulator (128 of them) too few for its fragments; without a
+  // producer (256 a thread) 128x256 tiles of 64x64 warps measured from 1%
+  // slower to 8% faster than 128x128 (docs/performance.md), not enough to
+  // pick them.
   if (!setmaxnreg && blockN / splitN > 128)
     blockN = 128 * splitN;
   // Contiguous groups are ragged and their sizes unknown until run time:

@@ -313,3 +313,21 @@ func.func @no_producer_two_level(%a: memref<?x512xf8E4M3FN>, %b: memref<8x1024x5
   return
 }
 }
+
+// -----
+
+// Three consumer warpgroups copy rounds of 48 rows, which do not divide a
+// B tile of 128.
+module attributes {gg.target = "sm_80"} {
+func.func @no_producer_rounds(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{has no producer: its 3 consumer warpgroups would copy rounds of 48 rows, which must divide block M, block N and, for an MN-major operand, block K; use producer = warpgroup}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [192, 128, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2, release_lag = 0, producer = none>}
+  return
+}
+}

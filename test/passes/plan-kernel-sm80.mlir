@@ -2,10 +2,11 @@
 
 // Before sm_90a the plan lays a warpgroup's four warps out 2 x 2
 // (warp_columns = 2): mma.sync's warps then load B's fragments for half
-// the columns each. Without setmaxnreg every thread keeps what the CTA
-// starts with: 65536 / 384, rounded down to 8, is 168.
+// the columns each. Two consumer warpgroups of a one-level kernel copy the
+// stages themselves (producer = none), and without setmaxnreg every thread
+// keeps what the CTA of 256 starts with: 65536 / 256 = 256.
 // CHECK-LABEL: func.func @bf16
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2, release_lag = 0>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 2, release_lag = 0, producer = none>
 module attributes {gg.target = "sm_80"} {
 func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -53,6 +54,41 @@ func.func @fp8_blocks(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8
       out(%o : memref<4x256x7168xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>,
        store_pool = array<i64>}
+  return
+}
+}
+
+// -----
+
+// Three consumer warpgroups would copy rounds of 48 rows, which do not
+// divide the 128-row B tile: the producer warpgroup stays, and every
+// thread of the CTA of 512 keeps 128 registers.
+// CHECK-LABEL: func.func @three_consumers
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [128, 128], staging = none, warp_columns = 2, release_lag = 0>
+module attributes {gg.target = "sm_80"} {
+func.func @three_consumers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                           %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [192, 128, 64], stages = 3, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}
+}
+
+// -----
+
+// f32 operands (3xTF32) keep the producer warpgroup: without it they
+// measured slower.
+// CHECK-LABEL: func.func @f32
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2, release_lag = 0>
+module attributes {gg.target = "sm_80"} {
+func.func @f32(%a: memref<?x512xf32>, %b: memref<8x1024x512xf32>,
+               %off: memref<9xi32>, %o: memref<?x1024xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf32>)
+      b(%b : memref<8x1024x512xf32>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xf32>)
+      {config = #gg.config<block = [128, 128, 32], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
   return
 }
 }

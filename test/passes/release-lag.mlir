@@ -12,6 +12,18 @@
 // CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
 // CHECK-NEXT: %[[EMPTY:.*]] = ggk.shared_address %{{.*}} "empty_barriers"[%[[STAGE]] : i32]
 // CHECK-NEXT: ggk.release_stage %[[EMPTY]]
+// Then, without a producer (gg-plan-kernel's choice for two consumer
+// warpgroups before sm_90a), every consumer thread's share of the copies
+// of block k + 3 (stages - 1), into the stage block k - 1 used, where the
+// tile has that block:
+// CHECK-NEXT: arith.constant 3
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi
+// CHECK-NEXT: %[[IN_TILE:.*]] = arith.cmpi slt, %[[AHEAD]]
+// CHECK-NEXT: scf.if %[[IN_TILE]] {
+// CHECK: ggk.acquire_stage
+// CHECK: ggk.load_tile_rows {{.*}}copy_threads = 256 :
+// CHECK: ggk.load_b_tile {{.*}}copy_threads = 256 : i64}
+// CHECK-NEXT: }
 // CHECK-NEXT: arith.constant 1
 // CHECK-NEXT: arith.addi
 // CHECK-NEXT: scf.yield

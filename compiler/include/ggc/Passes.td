@@ -195,6 +195,15 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     stage k goes back once block k+1 is issued); 0 on the other targets
     (mma.sync's operands are in registers once it is issued, and the
     producer gets the stage a K block sooner).
+
+    `producer`: `warpgroup` on sm_90a (its one thread issues the TMA loads)
+    and for one consumer warpgroup, a two-level kernel or f32 operands;
+    `none` before sm_90a for one-level bf16/f16 kernels of two or more
+    consumer warpgroups whose rounds of copies (16 rows per consumer
+    warpgroup) divide the tiles: their threads copy the stages themselves
+    and keep the 256 registers a thread of a CTA without a producer (2-7%
+    faster on four 128-row shapes on an H200, docs/performance.md). A
+    user's plan may give either before sm_90a where the rounds divide.
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
 }

@@ -1,10 +1,13 @@
-"""Where the sm_80 kernel's time goes between its producer and consumers:
-the planned sm_80 kernel's own PTX, and copies of it with one piece taken
-out, timed side by side (interleaved, one run). The copies compute wrong
-results; they are timing probes only.
+"""Where the sm_80 kernel's time goes between the copies and the
+multiplies: the planned sm_80 kernel's own PTX (since 3b31eac without a
+producer warpgroup: the consumers copy), and copies of it with one piece
+taken out, timed side by side (interleaved, one run). The copies compute
+wrong results (but "no sleeps"); they are timing probes only.
 
   as compiled                the kernel (through the driver API, as ggc's
                              runtime launches it: checks this harness)
+  no sleeps                  a poll that fails polls again at once (no
+                             nanosleep between polls)
   no waits                   every poll of the ring succeeds at once: the
                              consumers never wait for the copies, the
                              producer never for a free stage (one side
@@ -50,10 +53,12 @@ from bench_sm80 import DriverKernel, PeakKernel, contiguous_inputs  # noqa: E402
 WAIT = re.compile(r"^\s*mbarrier\.test_wait\.parity\.shared\.b64\s+(%p\d+),.*$")
 
 
-def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False):
+def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False, drop_sleeps=False):
     lines = ptx.split("\n")
     out = []
     for line in lines:
+        if drop_sleeps and line.strip().startswith("nanosleep.u32"):
+            continue
         if drop_copies and line.strip().startswith("cp.async.cg.shared.global"):
             continue
         if drop_releases and line.strip().startswith("mbarrier.arrive.shared"):
@@ -67,6 +72,7 @@ def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False):
 
 
 PROBES = {"as compiled": {}, "no waits": dict(skip_waits=True),
+          "no sleeps": dict(drop_sleeps=True),
           "no copies": dict(drop_copies=True),
           "no copies, no waits": dict(skip_waits=True, drop_copies=True),
           "no waits, no releases": dict(skip_waits=True, drop_releases=True),

@@ -36,6 +36,26 @@ def test_the_target_reaches_the_module_and_the_contract():
     assert kinds["a"] == kinds["b"] == "tensor_map"
 
 
+@pytest.mark.parametrize("dtype, block_m, threads, producer", [
+    ("bf16", 128, 256, "none"),      # two consumer warpgroups copy the stages
+    ("f16", 256, 512, "none"),       # four: rounds of 64 rows divide the tiles
+    ("bf16", 64, 256, "warpgroup"),  # one consumer warpgroup keeps the producer
+    ("f32", 128, 384, "warpgroup")])  # 3xTF32 keeps it (measured slower without)
+def test_sm80_roles_reach_the_contract_and_the_kernel(dtype, block_m, threads, producer):
+    """gg-plan-kernel's producer choice before sm_90a, the launch
+    contract's block and the kernel's .maxntid agree: without a producer
+    the CTA is the consumer warpgroups alone."""
+    config = (f"#gg.config<block = [{block_m}, 128, {32 if dtype == 'f32' else 64}], "
+              "stages = 3, cluster = [1, 1], sms = 132>")
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=4, n=256, k=256,
+                             dtype=dtype, out_dtype=dtype, config=config)
+    result = ggc.compile_ir(text, emit="ptx", arch="sm_80")
+    plan = result.plans[0]["attributes"]["kernel_plan"]
+    assert ("producer = none" in plan) == (producer == "none"), plan
+    assert result.kernel_info[0]["block"] == threads
+    assert f".maxntid {threads}, 1, 1" in result.asm["ptx"]
+
+
 def described(shape, dtype):
     """A described CUDA tensor, row-major at an aligned address (never read)."""
     strides, step = [], 1

@@ -4,10 +4,14 @@
 // pipelined promotion loop, two consumer warpgroups finish a tile together
 // and the tensor core would idle through their epilogues: each tile's
 // epilogue is deferred into the next tile, where it runs while that tile's
-// first K block computes (the promotion loop's `overlap` step). The loop
-// over tiles then carries the finished tile (its fields and accumulator;
-// never a wgmma in flight) and the last one is stored after the loop.
-// Otherwise the epilogue runs where it stands.
+// first K block computes (the promotion loop's `overlap` step). Without a
+// producer (the plan's `producer = none`) the consumers copy a tile's
+// first stages before its K loop: each tile's epilogue is deferred to just
+// after the next tile's first copies are issued, so that their latency
+// passes behind its stores. The loop over tiles then carries the finished
+// tile (its fields and accumulator; never a wgmma in flight) and the last
+// one is stored after the loop. Otherwise the epilogue runs where it
+// stands.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -72,19 +76,64 @@ LogicalResult checkSelfContained(ggk::TileEpilogueOp end,
   return success();
 }
 
-/// Runs each tile's epilogue in the next tile, as the header says.
-LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
-                    ggk::PromotionLoopOp loop) {
-  if (failed(checkSelfContained(end, tiles)))
-    return failure();
-  // The previous tile's epilogue runs in the loop's overlap step or on the
-  // idle path: one of them runs in every tile.
+/// Where the previous tile's epilogue runs in a tile's body: `place`
+/// inserts its `finish` there (and may change the body around it).
+using PlacePending = function_ref<void(KernelBuilder &b, Block *body,
+                                       function_ref<void()> finish)>;
+
+/// The pipelined loop stands in the work region of its tile's
+/// ggk.warpgroup_tile, whose overlap step or idle path takes the previous
+/// tile's epilogue.
+LogicalResult checkOverlapStep(ggk::PromotionLoopOp loop,
+                               ggk::ForeachTileOp tiles) {
   auto work = dyn_cast<ggk::WarpgroupTileOp>(loop->getParentOp());
   if (!work || loop->getParentRegion() != &work.getWork() ||
       work->getParentOp() != tiles.getOperation())
     return loop.emitOpError() << "must stand in the work region of a "
                                  "ggk.warpgroup_tile of its tile's body to "
                                  "take the previous tile's epilogue";
+  return success();
+}
+
+/// The previous tile's epilogue in the loop's overlap step or on the idle
+/// path: one of them runs in every tile. The pipelined K loop needs a K
+/// block: a tile with none (an empty k_grouped group) takes the idle path,
+/// which also finishes the pending epilogue, and its zero accumulator is
+/// stored in turn. (At the body's start: the PTX of the consumer that had
+/// this pass's work done in the generator, byte for byte.)
+void inOverlapStep(ggk::PromotionLoopOp loop, KernelBuilder &b, Block *body,
+                   function_ref<void()> finish) {
+  auto work = cast<ggk::WarpgroupTileOp>(loop->getParentOp());
+  b.setInsertionPointToStart(body);
+  Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kTileFields - 1);
+  Value works = b.lt(b.c32(0), numKBlocks);
+  if (Value given = work.getWorks()) {
+    b.setInsertionPoint(work);
+    works = b.create<arith::AndIOp>(works, given);
+  }
+  work.getWorksMutable().assign(works);
+  b.setInsertionPoint(loop.getOverlap().front().getTerminator());
+  finish();
+  b.setInsertionPointToStart(&work.getIdle().front());
+  finish();
+}
+
+/// Without a producer: the tile's ggk.warpgroup_tile, after which the
+/// consumers' first copies of the tile stand, or null.
+ggk::WarpgroupTileOp consumersCopyBefore(ggk::ForeachTileOp tiles) {
+  auto roles = tiles->getParentOfType<ggk::WarpSpecializeOp>();
+  if (!roles || roles.getPlan().getProducer() != gg::Producer::none)
+    return {};
+  auto works = tiles.getBodyBlock()->getOps<ggk::WarpgroupTileOp>();
+  return llvm::hasSingleElement(works) ? *works.begin()
+                                       : ggk::WarpgroupTileOp();
+}
+
+/// Runs each tile's epilogue in the next tile, where `place` puts it.
+LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
+                    PlacePending place) {
+  if (failed(checkSelfContained(end, tiles)))
+    return failure();
   auto accType = dyn_cast<LLVM::LLVMStructType>(end.getAcc().getType());
   if (!accType || !llvm::all_of(accType.getBody(),
                                 [](Type t) { return t.isF32(); }))
@@ -114,23 +163,9 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
       ggk::ForeachTileOp::kTileFields + carried);
   Value pending = state[0], pendingAcc = state.back();
   ValueRange pendingFields = state.slice(1, ggk::ForeachTileOp::kTileFields);
-  // The pipelined K loop needs a K block: a tile with none (an empty
-  // k_grouped group) takes the idle path, which also finishes the pending
-  // epilogue, and its zero accumulator is stored in turn. (At the body's
-  // start: the PTX of the consumer that had this pass's work done in the
-  // generator, byte for byte.)
-  b.setInsertionPointToStart(body);
-  Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kTileFields - 1);
-  Value works = b.lt(b.c32(0), numKBlocks);
-  if (Value given = work.getWorks()) {
-    b.setInsertionPoint(work);
-    works = b.create<arith::AndIOp>(works, given);
-  }
-  work.getWorksMutable().assign(works);
-  b.setInsertionPoint(loop.getOverlap().front().getTerminator());
-  finishPending(end, pending, pendingFields, pendingAcc, b);
-  b.setInsertionPointToStart(&work.getIdle().front());
-  finishPending(end, pending, pendingFields, pendingAcc, b);
+  place(b, body, [&] {
+    finishPending(end, pending, pendingFields, pendingAcc, b);
+  });
   // This tile's end is the next one's pending epilogue.
   auto yield = cast<ggk::YieldOp>(body->getTerminator());
   b.setInsertionPoint(yield);
@@ -172,7 +207,20 @@ struct DeferEpiloguePass
         return signalPassFailure();
       }
       if (!loops.empty()) {
-        if (failed(defer(tiles, end, loops.front())))
+        if (failed(checkOverlapStep(loops.front(), tiles)) ||
+            failed(defer(tiles, end, [&](KernelBuilder &b, Block *body,
+                                         function_ref<void()> finish) {
+              inOverlapStep(loops.front(), b, body, finish);
+            })))
+          return signalPassFailure();
+        continue;
+      }
+      if (auto work = consumersCopyBefore(tiles)) {
+        if (failed(defer(tiles, end, [&](KernelBuilder &b, Block *,
+                                         function_ref<void()> finish) {
+              b.setInsertionPoint(work);
+              finish();
+            })))
           return signalPassFailure();
         continue;
       }

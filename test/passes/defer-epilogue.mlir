@@ -158,3 +158,73 @@ llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
   } -> i32
   llvm.return %n : i32
 }
+
+// -----
+
+// Before: a kernel without a producer (the plan's producer = none): each
+// tile's consumers first copy its first stages (here a call), then run
+// their K loop, then its epilogue. After: the loop carries the finished
+// tile, and the next tile stores it right after issuing its own first
+// copies, before its K loop, so that their latency passes behind the
+// stores; the last tile is stored after the loop.
+// CHECK-LABEL: llvm.func @no_producer
+// CHECK: ggk.warp_specialize
+// CHECK: %[[R:.*]]:13 = ggk.foreach_tile contiguous
+// CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !llvm.struct<(f32, f32)>):
+// CHECK-NEXT: llvm.call @copy_first_stages
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[DONE:.*]]:2 = ggk.warpgroup_tile
+// CHECK-NOT: llvm.call @store
+// CHECK: ggk.yield %[[DONE]]#1, %true, %{{[^,]*}}, %[[MB]], %[[NB]], {{.*}}, %[[DONE]]#0 :
+// CHECK: scf.if %[[R]]#1 {
+// CHECK-NEXT: llvm.call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+module attributes {gg.target = "sm_80"} {
+llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
+llvm.func @copy_first_stages(i32)
+llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
+llvm.func @idle(i32, i32) -> i32
+llvm.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                       %zero: !llvm.struct<(f32, f32)>, %tid: i32, %leader: i1) {
+  ggk.warp_specialize %tid, %leader attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = none,
+                             registers = [256, 256], staging = none,
+                             release_lag = 0, producer = none>,
+      consumer_warpgroups = 2}
+  producer {
+    ggk.yield
+  } consumers {
+  ^bb0(%consumer: i32):
+    %c0 = arith.constant 0 : i32
+    %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+        iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+        num_groups = 8, m = -1, n = 4096, k = 4096, cluster = 1, k_alignment = 1} {
+    ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+         %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+         %k_end: i32, %num_k_blocks: i32, %count: i32):
+      llvm.call @copy_first_stages(%count) : (i32) -> ()
+      %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+          attributes {padding = #gg.padding<idle_warpgroups = compute>}
+          -> !llvm.struct<(f32, f32)>, i32 {
+        %acc = llvm.call @main_loop(%num_k_blocks, %count) : (i32, i32) -> !llvm.struct<(f32, f32)>
+        ggk.yield %acc, %count : !llvm.struct<(f32, f32)>, i32
+      } idle {
+        %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+        ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+      }
+      ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                        %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+          acc(%done#0 : !llvm.struct<(f32, f32)>) {
+      ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+           %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
+        llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+        ggk.yield
+      }
+      ggk.yield %done#1 : i32
+    } -> i32
+    ggk.yield
+  }
+  llvm.return
+}
+}

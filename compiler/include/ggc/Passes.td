@@ -354,7 +354,7 @@ def PrepareOperands : Pass<"ggk-prepare-operands", "::mlir::ModuleOp"> {
 }
 
 def DeferEpilogue : Pass<"ggk-defer-epilogue", "::mlir::ModuleOp"> {
-  let summary = "run each tile's epilogue where it stands, or, beside a pipelined promotion loop, in the next tile while its first K block computes";
+  let summary = "run each tile's epilogue where it stands, or in the next tile: beside a pipelined promotion loop while its first K block computes, without a producer after its first copies";
   let description = [{
     Takes: `ggk.tile_epilogue` ops (a consumer's end of a tile, made by
     `gg-lower-to-nvvm`), each in a `ggk.foreach_tile`'s body.
@@ -366,7 +366,12 @@ def DeferEpilogue : Pass<"ggk-defer-epilogue", "::mlir::ModuleOp"> {
     promotion loop's `overlap` (while its first wgmma runs) or at the start
     of its idle path, which a tile without K blocks now takes (the
     pipelined loop needs one); the last tile's epilogue runs after the
-    loop. Otherwise: the epilogue's body in place. The epilogue's body may
+    loop. Where the enclosing `ggk.warp_specialize`'s plan has `producer =
+    none` (the consumers copy a tile's first stages before its K loop): the
+    same carried tile, whose epilogue the next tile runs right before its
+    `ggk.warpgroup_tile`, after its first copies are issued, so that their
+    latency passes behind the stores. Otherwise: the epilogue's body in
+    place. The epilogue's body may
     read its tile only through its block arguments (an error otherwise).
     Runs before `ggk-pipeline-promotion` (it fills the promotion loop's
     `overlap`) and `ggk-skip-idle-warpgroups`.

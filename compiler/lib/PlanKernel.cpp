@@ -230,53 +230,12 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                              releaseLag, roles);
 }
 
-LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
-                                   KernelPlanAttr plan) {
-  auto error = [&]() { return op.emitOpError() << "kernel_plan " << plan; };
-  // What only sm_90a's TMA does, refused as the target's (gg-select-config
-  // words it alike).
-  ggc::Target target = ggc::targetOf(op);
-  if (!target.hopper && plan.getScales() == ScalePlacement::stages)
-    return op.emitOpError() << "cannot be lowered for " << target.name
-                            << ": kernel_plan scales = stages loads A's "
-                               "scales by TMA; use slots (sm_90a lowers it)";
-  if (!target.hopper && plan.getStaging() != Staging::none)
-    return op.emitOpError() << "cannot be lowered for " << target.name
-                            << ": kernel_plan staging = "
-                            << stringifyStaging(plan.getStaging())
-                            << " stages the tile for TMA stores; use none "
-                               "(sm_90a lowers it)";
-  if (plan.getPromotion() == Promotion::pipelined) {
-    if (!canPipelinePromotion(op))
-      return error() << " cannot pipeline the promotion: only two-level "
-                        "kernels (f8, scales that change along K) promote, "
-                        "and MX or per-column scales of B promote serially";
-    if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
-      return error() << " gives each consumer " << plan.getConsumerRegisters()
-                     << " registers, fewer than the "
-                     << 3 * accumulatorRegisters(config) + kPipelinedOverhead
-                     << " pipelined promotion needs; use promotion = serial";
-  }
-  if ((plan.getScales() == ScalePlacement::none) == hasScalesAlongK(op))
-    return error() << " must place scales "
-                   << (hasScalesAlongK(op) ? "in 'slots' or 'stages': the op "
-                                             "has scales that change along K"
-                                           : "'none': the op has no scales "
-                                             "that change along K");
-  if (plan.getScales() == ScalePlacement::stages &&
-      !canStageBlockScales(op, config))
-    return error() << " cannot carry scales in the stages: that takes "
-                      "1x128 M-major block scales of 'a', 128x128 of 'b', "
-                      "no split_n and a layout other than k_grouped";
-  if ((plan.getStaging() == Staging::none) == hasStorePool(op))
-    return error() << " must have staging "
-                   << (hasStorePool(op) ? "'dense' or 'swizzled' with a "
-                                          "store_pool"
-                                        : "'none' without a store_pool");
-  if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
-    return error() << " cannot swizzle the staged tile: its rows of "
-                   << op.outputTileColumns(config) << " outputs are not whole 128-byte rows; use staging = "
-                      "dense";
+/// The plan's warp layout, release lag, producer and registers against the
+/// target and the config (checkKernelPlan's second half).
+static LogicalResult
+checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
+                       KernelPlanAttr plan,
+                       function_ref<InFlightDiagnostic()> error) {
   if (plan.getWarpColumns() != 1 && ggc::targetOf(op).hopper)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
@@ -335,6 +294,57 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                    << " registers, too few for its "
                    << accumulatorRegisters(config) << "-register accumulator";
   return success();
+}
+
+LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
+                                   KernelPlanAttr plan) {
+  auto error = [&]() { return op.emitOpError() << "kernel_plan " << plan; };
+  // What only sm_90a's TMA does, refused as the target's (gg-select-config
+  // words it alike).
+  ggc::Target target = ggc::targetOf(op);
+  if (!target.hopper && plan.getScales() == ScalePlacement::stages)
+    return op.emitOpError() << "cannot be lowered for " << target.name
+                            << ": kernel_plan scales = stages loads A's "
+                               "scales by TMA; use slots (sm_90a lowers it)";
+  if (!target.hopper && plan.getStaging() != Staging::none)
+    return op.emitOpError() << "cannot be lowered for " << target.name
+                            << ": kernel_plan staging = "
+                            << stringifyStaging(plan.getStaging())
+                            << " stages the tile for TMA stores; use none "
+                               "(sm_90a lowers it)";
+  if (plan.getPromotion() == Promotion::pipelined) {
+    if (!canPipelinePromotion(op))
+      return error() << " cannot pipeline the promotion: only two-level "
+                        "kernels (f8, scales that change along K) promote, "
+                        "and MX or per-column scales of B promote serially";
+    if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
+      return error() << " gives each consumer " << plan.getConsumerRegisters()
+                     << " registers, fewer than the "
+                     << 3 * accumulatorRegisters(config) + kPipelinedOverhead
+                     << " pipelined promotion needs; use promotion = serial";
+  }
+  if ((plan.getScales() == ScalePlacement::none) == hasScalesAlongK(op))
+    return error() << " must place scales "
+                   << (hasScalesAlongK(op) ? "in 'slots' or 'stages': the op "
+                                             "has scales that change along K"
+                                           : "'none': the op has no scales "
+                                             "that change along K");
+  if (plan.getScales() == ScalePlacement::stages &&
+      !canStageBlockScales(op, config))
+    return error() << " cannot carry scales in the stages: that takes "
+                      "1x128 M-major block scales of 'a', 128x128 of 'b', "
+                      "no split_n and a layout other than k_grouped";
+  if ((plan.getStaging() == Staging::none) == hasStorePool(op))
+    return error() << " must have staging "
+                   << (hasStorePool(op) ? "'dense' or 'swizzled' with a "
+                                          "store_pool"
+                                        : "'none' without a store_pool");
+  if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
+    return error() << " cannot swizzle the staged tile: its rows of "
+                   << op.outputTileColumns(config) << " outputs are not whole 128-byte rows; use staging = "
+                      "dense";
+  return checkWarpsAndRegisters(op, config, plan, error);
+
 }
 
 namespace {

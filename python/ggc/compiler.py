@@ -47,7 +47,7 @@ class Stage:
 @dataclass(frozen=True)
 class CompiledIR:
     """Every stage's output, in pipeline order; `asm[stage]` is its text.
-    `kernel_info`: each kernel's launch contract (once stage nvvm ran).
+    `kernel_info`: each kernel's launch contract (once stage ggk ran).
     `plans`: what stage gg-config chose for each gg.grouped_matmul, in
     module order (ggc_result_kernel_plans): "function", "config" ({"block":
     [bm, bn, bk], "stages", "cluster": [cm, cn], "sms", "split_n"}),

@@ -1,5 +1,7 @@
-"""Compiles every kernel ggc knows of to PTX and writes one file per kernel,
-so two compilers can be compared byte for byte (no GPU needed).
+"""Compiles every kernel ggc knows of to PTX and writes one file per kernel
+(NAME.ptx) and its launch contract (NAME.launch.json, the kernel_info the
+runtime reads), so two compilers can be compared byte for byte (no GPU
+needed); prints a digest of each set.
 
     PYTHONPATH=python python3 benchmarks/ptx_corpus.py OUT_DIR
     diff -r OLD_DIR NEW_DIR
@@ -13,6 +15,7 @@ keeps these byte-identical keeps performance too.
 from __future__ import annotations
 
 import hashlib
+import json
 import pathlib
 import sys
 
@@ -73,14 +76,23 @@ def main() -> int:
     failed = 0
     for name, text in sources():
         try:
-            ptx = ggc.compile_ir(text, emit="ptx", source_name=name).asm["ptx"]
+            compiled = ggc.compile_ir(text, emit="ptx", source_name=name)
+            ptx = compiled.asm["ptx"]
+            info = json.dumps(compiled.kernel_info, sort_keys=True, indent=1) + "\n"
         except Exception as e:  # noqa: BLE001 - recorded, the run goes on
-            ptx = f"ERROR {type(e).__name__}: {e}\n"
+            ptx = info = f"ERROR {type(e).__name__}: {e}\n"
             failed += 1
         (out / f"{name}.ptx").write_text(ptx)
-    files = sorted(out.glob("*.ptx"))
-    digest = hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
-    print(f"{len(files)} kernels ({failed} failed to compile) in {out}; sha256 {digest[:16]}")
+        (out / f"{name}.launch.json").write_text(info)
+
+    def digest(pattern):
+        files = sorted(out.glob(pattern))
+        return len(files), hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
+
+    count, ptx_digest = digest("*.ptx")
+    _, launch_digest = digest("*.launch.json")
+    print(f"{count} kernels ({failed} failed to compile) in {out}; sha256 {ptx_digest[:16]}; "
+          f"launch contracts sha256 {launch_digest[:16]}")
     return 0
 
 

@@ -6,7 +6,8 @@
 // multiple of its alignment, by the allocator that also answers
 // gg-select-config's footprint query; each address into them
 // (ggk.shared_address) becomes byte arithmetic on the aligned base, where
-// it stands.
+// it stands. The kernel's `ggk.shared_bytes` records the total, which the
+// launch contract states (ggk-collect-launch).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -65,12 +66,11 @@ LogicalResult allocate(LLVM::LLVMFuncOp fn) {
                        int64_t(op.getAlign())});
   }
   SmallVector<int64_t> offsets = ggc::allocateSharedMemory(buffers);
-  if (auto launch = fn->getAttrOfType<ggk::LaunchAttr>("ggk.launch");
-      launch && launch.getSharedBytes() != offsets.back())
-    return fn.emitOpError()
-           << "declares buffers that need " << offsets.back()
-           << " bytes of shared memory, but its launch asks for "
-           << launch.getSharedBytes();
+  // The launch's dynamic shared memory (ggk-collect-launch reads it here).
+  if (!declared.empty())
+    fn->setAttr("ggk.shared_bytes",
+                IntegerAttr::get(IntegerType::get(fn.getContext(), 64),
+                                 offsets.back()));
   SmallVector<ggk::SharedAddressOp> uses;
   fn.walk([&](ggk::SharedAddressOp op) { uses.push_back(op); });
   for (ggk::SharedAddressOp op : uses) {

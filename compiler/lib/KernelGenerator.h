@@ -164,9 +164,6 @@ struct KernelPlan {
     return consumersCopy ? kWarpgroupThreads * numConsumers
                          : kWarpgroupThreads;
   }
-  int64_t threads() const {
-    return kWarpgroupThreads * (numConsumers + (consumersCopy ? 0 : 1));
-  }
   int64_t kSteps() const { return blockK * byteWidth(aElem) / 32; }
   int64_t kPerStep() const { return 32 / byteWidth(aElem); }
 };

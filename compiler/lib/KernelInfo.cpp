@@ -1,8 +1,10 @@
 //===- KernelInfo.cpp - the kernel's launch contract -----------------------===//
 //
-// #ggk.launch: the parameters the kernel takes, in order, and the tensors of
-// the source function that feed them, so that the runtime can encode the
-// tensor maps and launch the kernel without knowing how it was made.
+// #ggk.launch: what the source op fixes of the kernel's launch (tile,
+// sizes, grid bound, the tensors of the source function), and each kernel
+// parameter's #ggk.param (an argument attribute): what feeds it, so that
+// the runtime can encode the tensor maps and launch the kernel without
+// knowing how it was made. ggk-collect-launch completes the contract.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -72,11 +74,13 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
   std::optional<int64_t> k;
   if (!ShapedType::isDynamic(p.k))
     k = p.k;
+  // The block, the shared memory and the parameters are the lowering's:
+  // ggk-collect-launch adds them from the kernel that remains.
   return ggk::LaunchAttr::get(
-      b.getContext(), name, stringifyGroupLayout(p.layout), p.threads(),
-      p.sharedBytes, p.cluster, p.numSMs, {p.blockM, p.blockN, p.blockK},
-      p.numGroups, p.n, k, b.getArrayAttr(launchParams()),
-      b.getArrayAttr(launchArgs()));
+      b.getContext(), name, stringifyGroupLayout(p.layout),
+      /*block=*/std::nullopt, /*sharedBytes=*/std::nullopt, p.cluster,
+      p.numSMs, {p.blockM, p.blockN, p.blockK}, p.numGroups, p.n, k,
+      /*params=*/ArrayAttr(), b.getArrayAttr(launchArgs()));
 }
 
 SmallVector<Attribute> KernelGenerator::launchParams() {

@@ -231,9 +231,13 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
     fn.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(64));
     fn.setArgAttr(i, "nvvm.grid_constant", UnitAttr::get(ctx));
   }
+  // What feeds each parameter, on the parameter (ggk-collect-launch lists
+  // them in the launch contract).
+  SmallVector<Attribute> roles = launchParams();
+  assert(roles.size() == params.size() && "one #ggk.param per parameter");
+  for (auto [i, role] : llvm::enumerate(roles))
+    fn.setArgAttr(i, "ggk.param", role);
   fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
-  fn->setAttr("nvvm.maxntid",
-              b.getDenseI32ArrayAttr({static_cast<int32_t>(p.threads()), 1, 1}));
   // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing
   // (and, without it, gives the one CTA all of the registers).
   fn->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));

@@ -126,7 +126,8 @@ LogicalResult lowerToKernel(CompileState &state) {
 /// The ggk passes, in the kernel's story: where the scales and the output
 /// tile live, the shared memory, the loads, the operands, the epilogue, the
 /// promotion, the schedule and the roles; then the conversions of the
-/// ring, the MMA, the loads, async copies and threads to the target's NVVM.
+/// ring, the MMA, the loads, async copies and threads to the target's NVVM;
+/// last, the launch contract collected from the kernel.
 LogicalResult lowerKernelOps(CompileState &state) {
   bool hopper = targetOf(*state.module).hopper;
   return runPasses(state, [&](OpPassManager &pm) {
@@ -159,6 +160,8 @@ LogicalResult lowerKernelOps(CompileState &state) {
     }
     pm.addPass(createLowerAsyncCopies());
     pm.addPass(createLowerThreads());
+    // Last: the launch contract from the kernel that remains.
+    pm.addPass(createCollectLaunch());
   });
 }
 
@@ -325,13 +328,13 @@ const Stage kStages[] = {
                    "gg-eliminate-padding, gg-plan-overfetch, gg-plan-kernel)"},
      selectConfig, printModule},
     {{"ggk", "one kernel per function in target-neutral ggk ops, its tile "
-             "schedule still a "
-             "ggk.foreach_tile, launch contract in #ggk.launch "
+             "schedule still a ggk.foreach_tile, what the source fixes of "
+             "its launch in #ggk.launch and each parameter's ggk.param "
              "(gg-lower-to-nvvm)"},
      lowerToKernel, printModule},
     {{"nvvm", "the kernels in the LLVM/NVVM dialects with scf/arith control "
-              "flow (the ggk passes, then the target's conversions: "
-              "docs/pipeline.md)"},
+              "flow (the ggk passes, then the target's conversions, then "
+              "ggk-collect-launch's complete #ggk.launch: docs/pipeline.md)"},
      lowerKernelOps, printModule},
     {{"llvm", "LLVM IR of the kernels, optimised (O3)"}, translateToLLVM,
      printLLVM},
@@ -353,7 +356,8 @@ std::string collectKernelInfo(ModuleOp module) {
   std::string text = "[";
   bool first = true;
   module.walk([&](LLVM::LLVMFuncOp fn) {
-    if (auto launch = fn->getAttrOfType<ggk::LaunchAttr>("ggk.launch")) {
+    if (auto launch = fn->getAttrOfType<ggk::LaunchAttr>("ggk.launch");
+        launch && launch.isComplete()) {
       text += (first ? "" : ",") + launch.toJson();
       first = false;
     }
@@ -539,7 +543,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
       return result;
     if (s.step == selectConfig)
       result.kernelPlans = collectKernelPlans(*state.module);
-    if (s.step == lowerToKernel)
+    if (s.step == lowerKernelOps)
       result.kernelInfo = collectKernelInfo(*state.module);
     result.stageOutputs.push_back({s.info.name, s.print(state)});
     if (&s == last)

@@ -8,6 +8,8 @@
 // copies that all of the producer's threads share: there the consumer
 // warpgroups come first and the producer's warps (as few as one) after
 // them, so that a consumer's warps are its warpgroup's, as on sm_90a.
+// The roles make the CTA: the pass gives the kernel its `nvvm.maxntid`
+// (ggk-collect-launch reads the launch's block there).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -78,12 +80,25 @@ void lowerWithSetmaxnreg(ggk::WarpSpecializeOp op) {
   op.erase();
 }
 
+/// The CTA's threads: the consumer warpgroups and, where the plan has
+/// one, the producer's warpgroup.
+int64_t ctaThreads(ggk::WarpSpecializeOp op) {
+  bool producer = op.getPlan().getProducer() == gg::Producer::warpgroup;
+  return ggc::kWarpgroupThreads *
+         (int64_t(op.getConsumerWarpgroups()) + (producer ? 1 : 0));
+}
+
 struct WarpSpecializePass
     : public ggc::impl::WarpSpecializeBase<WarpSpecializePass> {
   void runOnOperation() override {
     SmallVector<ggk::WarpSpecializeOp> ops;
     getOperation().walk([&](ggk::WarpSpecializeOp op) { ops.push_back(op); });
     for (ggk::WarpSpecializeOp op : ops) {
+      if (auto fn = op->getParentOfType<LLVM::LLVMFuncOp>())
+        fn->setAttr("nvvm.maxntid",
+                    DenseI32ArrayAttr::get(
+                        op.getContext(),
+                        {static_cast<int32_t>(ctaThreads(op)), 1, 1}));
       if (ggc::targetOf(op).hopper)
         lowerWithSetmaxnreg(op);
       else

@@ -50,19 +50,22 @@ LogicalResult ArgAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, StringRef layout,
-                                 int64_t block, int64_t sharedBytes,
+                                 std::optional<int64_t> block,
+                                 std::optional<int64_t> sharedBytes,
                                  int64_t cluster, int64_t maxGrid,
                                  ArrayRef<int64_t> tile, int64_t numGroups,
                                  int64_t n, std::optional<int64_t> k,
                                  ArrayAttr params, ArrayAttr args) {
-  if (block < 1 || sharedBytes < 0 || cluster < 1 || maxGrid < 1)
+  if ((block && *block < 1) || (sharedBytes && *sharedBytes < 0) ||
+      cluster < 1 || maxGrid < 1)
     return emitError() << "launch of '" << name
                        << "': block, cluster and max_grid must be positive "
                           "and shared bytes not negative";
   if (tile.size() != 3)
     return emitError() << "launch of '" << name
                        << "': tile must be [block M, block N, block K]";
-  if (!llvm::all_of(params, [](Attribute a) { return isa<ParamAttr>(a); }))
+  if (params &&
+      !llvm::all_of(params, [](Attribute a) { return isa<ParamAttr>(a); }))
     return emitError() << "launch of '" << name
                        << "': params must all be #ggk.param";
   if (!llvm::all_of(args, [](Attribute a) { return isa<ArgAttr>(a); }))
@@ -99,7 +102,12 @@ llvm::json::Value argJson(ArgAttr a) {
 }
 } // namespace
 
+bool LaunchAttr::isComplete() const {
+  return getBlock() && getSharedBytes() && getParams();
+}
+
 std::string LaunchAttr::toJson() const {
+  assert(isComplete() && "ggk-collect-launch completes the contract");
   llvm::json::Array params, args;
   for (Attribute p : getParams())
     params.push_back(paramJson(cast<ParamAttr>(p)));
@@ -109,8 +117,8 @@ std::string LaunchAttr::toJson() const {
   llvm::json::Object info{
       {"name", getName()},
       {"layout", getLayout()},
-      {"block", getBlock()},
-      {"shared_bytes", getSharedBytes()},
+      {"block", *getBlock()},
+      {"shared_bytes", *getSharedBytes()},
       {"cluster", getCluster()},
       {"max_grid", getMaxGrid()},
       {"block_m", tile[0]},

@@ -47,7 +47,8 @@ class Stage:
 @dataclass(frozen=True)
 class CompiledIR:
     """Every stage's output, in pipeline order; `asm[stage]` is its text.
-    `kernel_info`: each kernel's launch contract (once stage ggk ran).
+    `kernel_info`: each kernel's launch contract (once stage nvvm ran:
+    ggk-collect-launch completes it there).
     `plans`: what stage gg-config chose for each gg.grouped_matmul, in
     module order (ggc_result_kernel_plans): "function", "config" ({"block":
     [bm, bn, bk], "stages", "cluster": [cm, cn], "sms", "split_n"}),

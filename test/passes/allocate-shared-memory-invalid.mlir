@@ -24,12 +24,3 @@ llvm.func @past_the_end(%smem: !llvm.ptr<3>) -> !llvm.ptr<3> {
   %p = ggk.shared_address %smem "a_tiles" attributes {stride = 0, offset = 128}
   llvm.return %p : !llvm.ptr<3>
 }
-
-// -----
-
-// The launch asks for 1024 bytes; the buffers need 100 + the base's 1024.
-// expected-error @+1 {{declares buffers that need 1124 bytes of shared memory, but its launch asks for 1024}}
-llvm.func @launch_disagrees(%smem: !llvm.ptr<3>) attributes {ggk.launch = #ggk.launch<name = "k", layout = "masked", block = 256, sharedBytes = 1024, cluster = 1, maxGrid = 132, tile = [64, 128, 64], numGroups = 4, n = 1024, k = 512, params = [], args = []>} {
-  ggk.shared_buffer "a_tiles" attributes {bytes = 100, align = 1}
-  llvm.return
-}

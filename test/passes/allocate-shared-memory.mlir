@@ -5,9 +5,11 @@
 // bytes) and addresses into them. After: the buffers sit at 0, 2000 and
 // 2048 (2016 rounded up to 1024); each address is the byte arithmetic on
 // the base where it stood (no add at offset 0, the i32 stage
-// sign-extended), and the declarations are gone.
+// sign-extended), and the declarations are gone. The kernel records the
+// total, 2304 and the base's 1024 of slack, in ggk.shared_bytes.
 // CHECK-LABEL: llvm.func @placed
 // CHECK-SAME: (%[[SMEM:.*]]: !llvm.ptr<3>, %[[S:.*]]: i32)
+// CHECK-SAME: attributes {ggk.shared_bytes = 3328 : i64}
 // CHECK-NOT: ggk.
 // CHECK: %[[S64:.*]] = arith.extsi %[[S]] : i32 to i64
 // CHECK: %[[A_OFF:.*]] = arith.muli %[[S64]], %c1000_i64

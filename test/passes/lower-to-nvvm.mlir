@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-place-scales -ggk-stage-tile-stores -ggk-prepare-operands -ggk-lower-store-pool -ggk-split-partial-loads -ggk-multicast -ggk-defer-epilogue -ggk-pipeline-promotion -ggk-lower-tile-schedule -ggk-warp-specialize -ggk-lower-ring -ggk-lower-mma -ggk-lower-mn-major-loads -ggk-lower-async-copies -ggk-lower-threads | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-place-scales -ggk-stage-tile-stores -ggk-prepare-operands -ggk-lower-store-pool -ggk-split-partial-loads -ggk-multicast -ggk-defer-epilogue -ggk-pipeline-promotion -ggk-lower-tile-schedule -ggk-warp-specialize -ggk-lower-ring -ggk-lower-mma -ggk-lower-mn-major-loads -ggk-lower-async-copies -ggk-lower-threads -ggk-allocate-shared-memory -ggk-collect-launch | FileCheck %s
 
 // Before: a function holding one configured grouped matmul. After: the
 // function is gone and a kernel takes its place, with the tensor maps of A

@@ -25,12 +25,12 @@ def test_set_target_checks_and_environment(monkeypatch):
 
 def test_the_target_reaches_the_module_and_the_contract():
     text = ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128, k=64)
-    sm80 = ggc.compile_ir(text, emit="ggk", arch="sm_80")
+    sm80 = ggc.compile_ir(text, emit="nvvm", arch="sm_80")
     assert 'gg.target = "sm_80"' in sm80.asm["ggk"]
     kinds = {p["operand"]: p["kind"] for p in sm80.kernel_info[0]["params"]
              if p["kind"] != "size"}
     assert kinds["a"] == kinds["b"] == "pointer"  # copied by address: no TMA
-    hopper = ggc.compile_ir(text, emit="ggk")
+    hopper = ggc.compile_ir(text, emit="nvvm")
     kinds = {p["operand"]: p["kind"] for p in hopper.kernel_info[0]["params"]
              if p["kind"] != "size"}
     assert kinds["a"] == kinds["b"] == "tensor_map"

@@ -37,8 +37,8 @@ GGC_API int ggc_result_ok(const ggc_result *result);
 GGC_API const char *ggc_result_diagnostics(const ggc_result *result);
 /* IR after every pass, when print_ir_after_all was set ("" otherwise). */
 GGC_API const char *ggc_result_ir_after_all(const ggc_result *result);
-/* The launch contract of every kernel as a JSON array, once stage "ggk"
- * has run ("" before). */
+/* The launch contract of every kernel as a JSON array, once stage "nvvm"
+ * has run (ggk-collect-launch completes it there; "" before). */
 GGC_API const char *ggc_result_kernel_info(const ggc_result *result);
 /* The plan chosen for every gg.grouped_matmul, in module order, as a JSON
  * array, once stage "gg-config" has run ("" before). One object per op:

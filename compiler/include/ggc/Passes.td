@@ -501,9 +501,9 @@ def AllocateSharedMemory : Pass<"ggk-allocate-shared-memory", "::mlir::ModuleOp"
     an optional index times a stride, a byte offset).
     Makes: each buffer placed at the next multiple of its alignment after
     the one before, by `ggc::allocateSharedMemory`, the same function that
-    gives `gg-select-config` and `gg-tma-store-pool` a config's footprint,
-    so the kernel's launch asks for exactly what it lays out (checked: a
-    launch whose `shared` bytes differ is an error); each address as
+    gives `gg-select-config` and `gg-tma-store-pool` a config's footprint;
+    the total on the kernel as `ggk.shared_bytes`, which the launch
+    contract states (`ggk-collect-launch`); each address as
     `base + offset + index * stride` bytes, built where it stands; the
     declarations erased. An address into an undeclared buffer, or past a
     buffer's end, is an error.
@@ -671,6 +671,25 @@ def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def CollectLaunch : Pass<"ggk-collect-launch", "::mlir::ModuleOp"> {
+  let summary = "complete each kernel's launch contract from the kernel that remains: its block, shared memory and parameters";
+  let description = [{
+    Takes: each `llvm.func` with a `ggk.launch` (what `gg-lower-to-nvvm`
+    wrote of it: the source op's tile, sizes, grid bound and tensors), at
+    the end of the pipeline: its `nvvm.maxntid` (set by
+    `ggk-warp-specialize` from the roles), its `ggk.shared_bytes` (set by
+    `ggk-allocate-shared-memory` from the buffers it placed) and a
+    `ggk.param` on each argument (what feeds it, from `gg-lower-to-nvvm`
+    or a pass that added the parameter).
+    Makes: the complete `#ggk.launch` (block, shared bytes, the parameters
+    in argument order), which `ggc_result_kernel_info` hands to hosts; the
+    `ggk.shared_bytes` and `ggk.param` attributes, now in the contract, are
+    dropped. A kernel that lacks any of them is an error naming it. Last
+    in the list, after every pass that could change the kernel's threads,
+    shared memory or parameters.
+  }];
+}
+
 def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warp_specialize to the warp roles: setmaxnreg and the producer's and consumers' branches";
   let description = [{
@@ -685,9 +704,15 @@ def WarpSpecialize : Pass<"ggk-warp-specialize", "::mlir::ModuleOp"> {
     (`nvvm.shfl.sync idx`, so it is warp-uniform), and the consumers' ops
     on it.
 
-    Under a `gg.target` before sm_90a there is no setmaxnreg, and the
-    producer's ops run on all of warpgroup 0 (its loads are per-thread
+    Under a `gg.target` before sm_90a there is no setmaxnreg: the
+    warpgroups below the op's `consumer_warpgroups` run the consumers on
+    their own index, and the threads after them, a producer warpgroup where
+    the plan has one, run the producer's ops (its loads are per-thread
     copies).
+
+    Also makes the kernel's CTA: `nvvm.maxntid` on the enclosing
+    `llvm.func`, the consumer warpgroups' threads and the producer's, which
+    the launch contract states (`ggk-collect-launch`).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -101,31 +101,41 @@ def GGK_ArgAttr : GGK_Attr<"Arg", "arg"> {
 def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
   let summary = "the launch contract of a kernel";
   let description = [{
-    Everything the runtime needs to launch the kernel, written by the
-    lowering on the `llvm.func` it makes: the thread block, dynamic shared
-    memory, cluster size along M and persistent grid bound; the tile and the
-    problem's static sizes; the parameters in order (`#ggk.param`) and the
-    tensors of the source function (`#ggk.arg`). The compiler library hands
-    it to hosts as JSON (`ggc_result_kernel_info`).
+    Everything the runtime needs to launch the kernel, on the `llvm.func`
+    the lowering makes, in two steps. `gg-lower-to-nvvm` writes what the
+    source op fixes: the cluster size along M and the persistent grid
+    bound, the tile and the problem's static sizes, and the tensors of the
+    source function (`#ggk.arg`). `ggk-collect-launch`, the last pass,
+    adds what the lowering made, from the kernel that remains: the thread
+    block (its `nvvm.maxntid`, which `ggk-warp-specialize` sets from the
+    roles), the dynamic shared memory (`ggk.shared_bytes`, which
+    `ggk-allocate-shared-memory` sets from the buffers it placed) and the
+    parameters in order (each kernel argument's `ggk.param`). The compiler
+    library hands the whole contract to hosts as JSON
+    (`ggc_result_kernel_info`, once stage `nvvm` ran).
   }];
   let parameters = (ins
     StringRefParameter<"kernel name">:$name,
     StringRefParameter<"group layout">:$layout,
-    "int64_t":$block,
-    "int64_t":$sharedBytes,
+    OptionalParameter<"std::optional<int64_t>">:$block,
+    OptionalParameter<"std::optional<int64_t>">:$sharedBytes,
     "int64_t":$cluster,
     "int64_t":$maxGrid,
     GGK_Sizes:$tile,
     "int64_t":$numGroups,
     "int64_t":$n,
     OptionalParameter<"std::optional<int64_t>">:$k,
-    "::mlir::ArrayAttr":$params,
+    OptionalParameter<"::mlir::ArrayAttr">:$params,
     "::mlir::ArrayAttr":$args
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// The contract as the JSON object hosts read (see docs/runtime.md).
+    /// Whether ggk-collect-launch added the block, the shared memory and
+    /// the parameters.
+    bool isComplete() const;
+    /// The complete contract as the JSON object hosts read (see
+    /// docs/runtime.md).
     std::string toJson() const;
   }];
 }

@@ -66,8 +66,9 @@ LogicalResult allocate(LLVM::LLVMFuncOp fn) {
                        int64_t(op.getAlign())});
   }
   SmallVector<int64_t> offsets = ggc::allocateSharedMemory(buffers);
-  // The launch's dynamic shared memory (ggk-collect-launch reads it here).
-  if (!declared.empty())
+  // The launch's dynamic shared memory (ggk-collect-launch reads it here):
+  // on every kernel, and on any function that declares buffers.
+  if (!declared.empty() || fn->hasAttr("ggk.launch"))
     fn->setAttr("ggk.shared_bytes",
                 IntegerAttr::get(IntegerType::get(fn.getContext(), 64),
                                  offsets.back()));

@@ -65,6 +65,10 @@ Value KernelBuilder::toI32(Value v) {
 
 Value KernelBuilder::threadIdx() { return create<ggk::ThreadIndexOp>(i32()); }
 
+Value KernelBuilder::threadFrom(int64_t first) {
+  return first == 0 ? threadIdx() : sub(threadIdx(), c32(first));
+}
+
 void KernelBuilder::warpSync() { create<ggk::WarpSyncOp>(); }
 
 void KernelBuilder::syncThreads(Value id, Value count) {

@@ -85,6 +85,9 @@ public:
   /// computed from it, in uniform registers (ggk.warp_broadcast).
   mlir::Value warpUniform(mlir::Value v);
   mlir::Value threadIdx(); // ggk.thread_index
+  /// This thread's index counted from thread `first` (the consumers' first,
+  /// Target::firstConsumerThread).
+  mlir::Value threadFrom(int64_t first);
   void warpSync();         // ggk.warp_sync
   /// The `count` threads of named barrier `id` meet (ggk.sync_threads).
   void syncThreads(mlir::Value id, mlir::Value count);

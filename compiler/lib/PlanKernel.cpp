@@ -37,19 +37,13 @@ int64_t accumulatorRegisters(ConfigAttr config) {
   return config.getBlockN() / config.getSplitN() / 2;
 }
 
-/// The CTA's threads: the consumer warpgroups and the producer's.
-int64_t ctaThreads(int64_t consumers, Producer producer = Producer::warpgroup) {
-  return ggc::kWarpgroupThreads *
-         (consumers + (producer == Producer::warpgroup ? 1 : 0));
-}
-
 /// Registers per thread when the CTA starts: the register file split evenly
 /// over its threads, a multiple of 8, at most 256. setmaxnreg only
 /// redistributes these.
 int64_t initialRegisters(int64_t consumers,
                          Producer producer = Producer::warpgroup) {
   return std::min<int64_t>(
-      256, kRegisterFile / ctaThreads(consumers, producer) / 8 * 8);
+      256, kRegisterFile / ggc::ctaThreads(consumers, producer) / 8 * 8);
 }
 
 /// The producer keeps 40 registers, as DeepGEMM, unless the consumers need
@@ -158,7 +152,7 @@ LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
                                                              config.getSplitN()
          << " columns does not fit the " << regs
          << " registers per consumer thread of a CTA of "
-         << ctaThreads(consumers) << " threads; use a smaller block N or M";
+         << ggc::ctaThreads(consumers) << " threads; use a smaller block N or M";
 }
 
 /// `warpColumns` warps per row block each take their share of the
@@ -271,7 +265,7 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
                       "an MN-major operand, block K; use producer = "
                       "warpgroup";
   int64_t consumers = numConsumers(config);
-  int64_t threads = ctaThreads(consumers, plan.getProducer());
+  int64_t threads = ggc::ctaThreads(consumers, plan.getProducer());
   int64_t each = initialRegisters(consumers, plan.getProducer());
   // Only setmaxnreg (sm_90a) moves registers between warpgroups.
   if (!ggc::targetOf(op).hopper && (plan.getProducerRegisters() != each ||

@@ -27,8 +27,7 @@ namespace {
 
 /// This thread's index among the consumer threads.
 Value consumerThread(KernelBuilder &b, Operation *op) {
-  int64_t first = ggc::targetOf(op).firstConsumerThread();
-  return first == 0 ? b.threadIdx() : b.sub(b.threadIdx(), b.c32(first));
+  return b.threadFrom(ggc::targetOf(op).firstConsumerThread());
 }
 
 /// Shared-memory writes of the generic proxy, made visible to wgmma (which

@@ -30,10 +30,8 @@ Value scaleSlotAddress(KernelBuilder &b, Value smem, const SlotShape &shape,
   // In 64 bits from the start, so that LLVM folds the constant parts into
   // the address's immediate offset instead of keeping one register per
   // slot address alive across the K loop.
-  Value thread = shape.firstConsumerThread == 0
-                     ? b.threadIdx()
-                     : b.sub(b.threadIdx(), b.c32(shape.firstConsumerThread));
-  Value warp = b.toI64(b.divU(thread, b.c32(32)));
+  Value warp = b.toI64(
+      b.divU(b.threadFrom(shape.firstConsumerThread), b.c32(32)));
   Value index =
       b.add(b.add(b.mul(b.toI64(buffer), b.c64(shape.warps * shape.words)),
                   b.mul(warp, b.c64(shape.words))),

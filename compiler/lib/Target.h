@@ -30,8 +30,8 @@ struct Target {
   /// mma.sync m16n8k32.
   bool fp8;
   /// The first consumer thread: after the producer's warpgroup on sm_90a
-  /// (setmaxnreg and wgmma work by warpgroups), the first thread before it
-  /// (the producer's warps, as few as one, come last).
+  /// (its one thread issues the TMA loads), the first thread before it (a
+  /// producer warpgroup, where there is one, comes last).
   int64_t firstConsumerThread() const { return hopper ? 128 : 0; }
 };
 

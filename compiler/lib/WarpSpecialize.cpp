@@ -6,8 +6,9 @@
 // count with setmaxnreg (the plan's `registers`) before it starts.
 // Targets without TMA have no setmaxnreg, and their loads are per-thread
 // copies that all of the producer's threads share: there the consumer
-// warpgroups come first and the producer's warps (as few as one) after
-// them, so that a consumer's warps are its warpgroup's, as on sm_90a.
+// warpgroups come first and the producer's warpgroup, if the plan has one,
+// after them (or the consumers copy themselves: the plan's producer =
+// none).
 // The roles make the CTA: the pass gives the kernel its `nvvm.maxntid`
 // (ggk-collect-launch reads the launch's block there).
 //
@@ -80,14 +81,6 @@ void lowerWithSetmaxnreg(ggk::WarpSpecializeOp op) {
   op.erase();
 }
 
-/// The CTA's threads: the consumer warpgroups and, where the plan has
-/// one, the producer's warpgroup.
-int64_t ctaThreads(ggk::WarpSpecializeOp op) {
-  bool producer = op.getPlan().getProducer() == gg::Producer::warpgroup;
-  return ggc::kWarpgroupThreads *
-         (int64_t(op.getConsumerWarpgroups()) + (producer ? 1 : 0));
-}
-
 struct WarpSpecializePass
     : public ggc::impl::WarpSpecializeBase<WarpSpecializePass> {
   void runOnOperation() override {
@@ -98,7 +91,10 @@ struct WarpSpecializePass
         fn->setAttr("nvvm.maxntid",
                     DenseI32ArrayAttr::get(
                         op.getContext(),
-                        {static_cast<int32_t>(ctaThreads(op)), 1, 1}));
+                        {static_cast<int32_t>(ggc::ctaThreads(
+                             op.getConsumerWarpgroups(),
+                             op.getPlan().getProducer())),
+                         1, 1}));
       if (ggc::targetOf(op).hopper)
         lowerWithSetmaxnreg(op);
       else

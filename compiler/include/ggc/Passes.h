@@ -145,6 +145,16 @@ bool stagesBlockScales(mlir::gg::GroupedMatmulOp op,
 /// Threads of a warpgroup: the producer is one, each consumer another.
 constexpr int64_t kWarpgroupThreads = 128;
 
+/// The CTA's threads: `consumers` warpgroups and, unless the plan has none,
+/// the producer's (gg-plan-kernel sizes registers by it, ggk-warp-specialize
+/// launches it).
+inline int64_t ctaThreads(int64_t consumers,
+                          mlir::gg::Producer producer =
+                              mlir::gg::Producer::warpgroup) {
+  return kWarpgroupThreads *
+         (consumers + (producer == mlir::gg::Producer::warpgroup ? 1 : 0));
+}
+
 /// Checks that a warpgroup's wgmma accumulator fits the registers
 /// setmaxnreg can give each consumer thread of `config`'s CTA; emits an
 /// error naming the tile otherwise. Run by gg-select-config and

@@ -284,14 +284,14 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
               b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
         }
         for (int half = 0; half < 2; ++half) {
-          int64_t reg = 4 * c + 2 * half + j;
-          Value x = b.create<LLVM::ExtractValueOp>(partial, reg);
-          Value y = b.create<LLVM::ExtractValueOp>(into, reg);
+          SmallVector<int64_t> at = {half, c, j};
+          Value x = b.create<ggk::AccGetOp>(partial, at);
+          Value y = b.create<ggk::AccGetOp>(into, at);
           Value scale = p.columnScales
                             ? b.create<arith::MulFOp>(scales.a[half], bColumn)
                             : scaleOf(c, half);
           Value sum = b.create<math::FmaOp>(x, scale, y);
-          into = b.create<LLVM::InsertValueOp>(into, sum, reg);
+          into = b.create<ggk::AccSetOp>(sum, into, at);
         }
       }
     return into;

@@ -25,41 +25,32 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
   bool bNMajor = p.bMNMajor && !p.smem.transposesB;
   auto mma = b.create<ggk::MmaOp>(
       accType, acc, aTile, bTile, TypeAttr::get(p.aElem),
-      TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.warpgroupN),
-      b.getI64IntegerAttr(p.kPerStep()), b.getI64IntegerAttr(p.blockK),
+      TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.kPerStep()), b.getI64IntegerAttr(p.blockK),
       b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
   mma.setFresh(fresh);
-  mma.setWarpColumns(p.warpColumns);
   mma.setThreeTf32(p.aElem.isF32() && !op.getTf32());
   mma.setAMnMajor(p.aReadMNMajor());
   mma.setBMnMajor(bNMajor);
   return mma.getResult();
 }
 
-Value KernelGenerator::zeroAccumulator() { return b.zeroStruct(accType); }
+Value KernelGenerator::zeroAccumulator() {
+  return b.create<ggk::AccZeroOp>(accType);
+}
 
 KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
-  // wgmma m64nNk16 accumulator fragment (warp_columns = 1): thread `lane`
-  // of warp `w` holds rows w*16 + lane/4 (+8) and column pairs
-  // 8*c + 2*(lane%4). With two warp columns, warp `w` holds two such m16
-  // blocks, rows (w/2)*32 + lane/4 (+8, +16, +24), of the columns
-  // (w%2)*N/2 on; with four, four m16 blocks (all 64 rows) of the columns
-  // w*N/4 on (KernelPlan::accumulatorIndex).
-  Value tid = b.remU(b.threadIdx(), b.c32(kWarpgroupThreads));
-  Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
-  Value lane = b.remU(tid, b.c32(32));
+  // Where the thread's accumulator values lie is the accumulator type's
+  // (ggk.acc_origin); the warpgroup's place in the tile is the plan's:
+  // rows 64 * (index / split_n), columns warpgroupN * (index % split_n).
   Fragment f;
+  f.lane = b.remU(b.threadIdx(), b.c32(32));
   Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
   f.colBase = b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
-  f.lane = lane;
-  Value warpRowIndex = b.divU(warp, b.c32(p.warpColumns));
-  Value warpColumn = b.remU(warp, b.c32(p.warpColumns));
-  f.warpRow = b.add(b.mul(rowBlock, b.c32(64)),
-                    b.mul(warpRowIndex, b.c32(16 * p.warpColumns)));
-  f.row = b.add(f.warpRow, b.divU(lane, b.c32(4)));
-  f.col = b.add(b.add(f.colBase, b.mul(warpColumn,
-                                       b.c32(p.warpgroupN / p.warpColumns))),
-                b.mul(b.remU(lane, b.c32(4)), b.c32(2)));
+  auto origin = b.create<ggk::AccOriginOp>(
+      accType, b.mul(rowBlock, b.c32(64)), f.colBase);
+  f.warpRow = origin.getWarpRow();
+  f.row = origin.getRow();
+  f.col = origin.getColumn();
   return f;
 }
 
@@ -232,7 +223,7 @@ Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
   int64_t promotions = p.kSteps() / per;
   BlockScales scales;
   for (int64_t j = 0; j < promotions; ++j) {
-    Value partial = issueMma(b.create<LLVM::UndefOp>(accType),
+    Value partial = issueMma(b.create<ggk::AccUndefOp>(accType),
                                 aTile, bTile, /*fresh=*/true,
                                 j * per, per);
     b.create<ggk::MmaCommitOp>();
@@ -310,7 +301,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     waitStage(stage, a[2]);
     auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
     b.create<ggk::MmaFenceOp>();
-    Value partial = issueMma(b.create<LLVM::UndefOp>(accType), aTile,
+    Value partial = issueMma(b.create<ggk::AccUndefOp>(accType), aTile,
                                 bTile, /*fresh=*/true);
     b.create<ggk::MmaCommitOp>();
     return {partial};

@@ -9,6 +9,7 @@
 #define GGC_CONVERTOPS_H
 
 #include "KernelBuilder.h"
+#include "ggk/GGKDialect.h"
 
 namespace ggc {
 
@@ -31,6 +32,22 @@ void convertEach(mlir::Operation *root,
       op->getResult(0).replaceAllUsesWith(result);
     op->erase();
   }
+}
+
+/// The registers of accumulator `acc` (a !ggk.acc), for a conversion that
+/// computes on them before ggk-lower-accumulators has made every
+/// accumulator a struct; `asAccumulator` hands them back. Each is a
+/// builtin.unrealized_conversion_cast, which ggk-lower-accumulators drops.
+inline mlir::Value accumulatorRegisters(KernelBuilder &b, mlir::Value acc) {
+  auto type = mlir::cast<mlir::ggk::AccType>(acc.getType());
+  return b
+      .create<mlir::UnrealizedConversionCastOp>(type.getRegisterStruct(), acc)
+      .getResult(0);
+}
+inline mlir::Value asAccumulator(KernelBuilder &b, mlir::Value registers,
+                                 mlir::Type type) {
+  return b.create<mlir::UnrealizedConversionCastOp>(type, registers)
+      .getResult(0);
 }
 
 } // namespace ggc

@@ -134,16 +134,15 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
                     PlacePending place) {
   if (failed(checkSelfContained(end, tiles)))
     return failure();
-  auto accType = dyn_cast<LLVM::LLVMStructType>(end.getAcc().getType());
-  if (!accType || !llvm::all_of(accType.getBody(),
-                                [](Type t) { return t.isF32(); }))
+  auto accType = dyn_cast<ggk::AccType>(end.getAcc().getType());
+  if (!accType)
     return end.emitOpError() << "carries its accumulator to the next tile, "
-                                "which starts as zeros: it must be an "
-                                "!llvm.struct of f32, got "
+                                "which starts as zeros: it must be a "
+                                "!ggk.acc, got "
                              << end.getAcc().getType();
   KernelBuilder b(tiles.getLoc(), tiles);
   // Nothing pending before the first tile.
-  Value zeros = b.zeroStruct(accType);
+  Value zeros = b.create<ggk::AccZeroOp>(accType);
   SmallVector<Value> inits(tiles.getInits());
   size_t carried = inits.size();
   inits.push_back(b.create<arith::ConstantIntOp>(b.getI1Type(), 0));

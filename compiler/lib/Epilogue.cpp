@@ -114,14 +114,14 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   SmallVector<Row> rows;
-  for (int64_t r = 0; r < p.fragmentRowGroups(); ++r)
+  for (int64_t r = 0; r < accType.getRowGroups(); ++r)
     rows.push_back(epilogueRow(t, rowInTile, r));
   SmallVector<Value> scalarValues;
   for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
     scalarValues.push_back(b.loadGlobal(
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
-  for (int64_t c = 0; c < p.fragmentColumnBlocks(); ++c) {
+  for (int64_t c = 0; c < accType.getColumnBlocks(); ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.n));
     Value safeCol = b.select(colValid, col, colBase);
@@ -150,8 +150,8 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
       }
     for (auto [half, row] : llvm::enumerate(rows)) {
       auto accumulator = [&, half = half, &row = row](int j) -> Value {
-        Value v = b.create<LLVM::ExtractValueOp>(
-            acc, p.accumulatorIndex(half, c, j));
+        Value v = b.create<ggk::AccGetOp>(
+            acc, ArrayRef<int64_t>{int64_t(half), c, j});
         // Scales that do not change along K apply once, to the sum.
         if (row.scale)
           v = b.create<arith::MulFOp>(v, row.scale);

@@ -157,36 +157,8 @@ void KernelBuilder::consumerBarrier(int64_t threads) {
   syncThreads(c32(1), c32(threads));
 }
 
-Value KernelBuilder::pinRegisters(Value values) {
-  auto type = cast<LLVM::LLVMStructType>(values.getType());
-  int64_t n = type.getBody().size();
-  SmallVector<Value> operands;
-  std::string constraints;
-  for (int64_t i = 0; i < n; ++i) {
-    operands.push_back(create<LLVM::ExtractValueOp>(values, i));
-    constraints += "=f,";
-  }
-  // Each output tied to its input: the values stay in their registers.
-  for (int64_t i = 0; i < n; ++i)
-    constraints += std::to_string(i) + (i + 1 < n ? "," : "");
-  auto pin = create<LLVM::InlineAsmOp>(
-      type, operands, /*asm_string=*/"", constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
-      /*operand_attrs=*/ArrayAttr());
-  return pin.getResult(0);
-}
-
 std::pair<Value, Value> KernelBuilder::ringSlot(Value it, int64_t stages) {
   return {remU(it, c32(stages)), andI(divU(it, c32(stages)), c32(1))};
-}
-
-Value KernelBuilder::zeroStruct(LLVM::LLVMStructType type) {
-  Value zeros = create<LLVM::UndefOp>(type);
-  Value zero = f32c(0.0);
-  for (size_t i = 0; i < type.getBody().size(); ++i)
-    zeros = create<LLVM::InsertValueOp>(zeros, zero, i);
-  return zeros;
 }
 
 } // namespace ggc

@@ -130,17 +130,6 @@ public:
   mlir::Value wgmmaDescriptor(mlir::Value smemAddress, int64_t leadingBytes,
                               int64_t strideBytes);
 
-  /// `values` (an LLVM struct of f32, such as a wgmma accumulator), passed
-  /// through an empty side-effecting inline asm: every instruction that
-  /// computes them stays before this point, and no side-effecting one
-  /// (wgmma, barrier waits) moves above it. Without it LLVM sinks pure
-  /// arithmetic past a wgmma issue, keeping registers live that the
-  /// schedule meant to free.
-  mlir::Value pinRegisters(mlir::Value values);
-
-  /// A struct of f32 fields (a wgmma accumulator) holding zeros.
-  mlir::Value zeroStruct(mlir::LLVM::LLVMStructType type);
-
   /// The buffer of a ring of `stages` that the `it`-th use takes, and the
   /// parity of its barriers' phase then: it % stages, (it / stages) % 2.
   std::pair<mlir::Value, mlir::Value> ringSlot(mlir::Value it, int64_t stages);

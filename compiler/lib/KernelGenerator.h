@@ -49,11 +49,9 @@ struct KernelPlan {
   /// Consumer warpgroups per 64 rows (config split_n), each taking
   /// `warpgroupN` of the tile's columns.
   int64_t splitN = 1, warpgroupN = 0;
-  /// gg-plan-kernel: warps side by side along N in a warpgroup (1:
-  /// wgmma's m64 fragment; 2: 2 x 2 warps of 32 rows; 4: 1 x 4 warps of
-  /// 64 rows). A thread's accumulator holds
-  /// `fragmentRowGroups()` rows 8 apart by `fragmentColumnBlocks()` column
-  /// pairs 8 apart (accumulatorIndex).
+  /// gg-plan-kernel: warps side by side along N in a warpgroup, the
+  /// accumulator type's `warp_columns` (!ggk.acc says where each thread's
+  /// values lie).
   int64_t warpColumns = 1;
   /// gg-plan-kernel: K blocks between a stage's MMA and its release (1 for
   /// wgmma, which reads the stage after it is issued; 0 for mma.sync).
@@ -61,14 +59,6 @@ struct KernelPlan {
   /// gg-plan-kernel: no producer warpgroup (before sm_90a): the consumers
   /// copy each stage stages - 1 K blocks ahead.
   bool consumersCopy = false;
-  int64_t fragmentRowGroups() const { return 2 * warpColumns; }
-  int64_t fragmentColumnBlocks() const { return warpgroupN / warpColumns / 8; }
-  /// The register of row group `rows` (rows +8 * rows), column block `c`
-  /// (columns +8 * c) and column `j` of the pair: m16 block by m16 block,
-  /// each as mma's and wgmma's n8 quads.
-  int64_t accumulatorIndex(int64_t rows, int64_t c, int64_t j) const {
-    return 4 * (rows / 2 * fragmentColumnBlocks() + c) + 2 * (rows % 2) + j;
-  }
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
   /// of one N block, each loading half of the B tile and multicasting it to
   /// both, which halves the B traffic from L2.
@@ -265,7 +255,7 @@ private:
     Value col; // i32: first column of the thread's pairs (+8c for pair c)
     Value colBase; // i32: the warpgroup's first column in the tile
     Value lane;    // i32: the thread's lane in its warp
-    Value warpRow; // i32: the first of the warp's 16 rows in the tile
+    Value warpRow; // i32: the first of the warp's rows in the tile
   };
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,
@@ -437,7 +427,7 @@ private:
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
   Value clusterRank; // this CTA's rank in its cluster (i32)
-  LLVM::LLVMStructType accType;
+  mlir::ggk::AccType accType;
   bool failedEpilogue = false;
 };
 

@@ -49,7 +49,8 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
       b.wgmmaDescriptor(op.getATile(), aMNMajor ? chunkBytes : 16, 1024);
   Value tileDescB =
       b.wgmmaDescriptor(op.getBTile(), bNMajor ? chunkBytes : 16, 1024);
-  Value acc = op.getAcc();
+  Value acc = ggc::accumulatorRegisters(b, op.getAcc());
+  Type registers = acc.getType();
   int64_t first = op.getFirstStep();
   for (int64_t s = first; s < first + op.getSteps(); ++s) {
     // A K step's descriptor is its tile's plus the step's offset in the
@@ -59,7 +60,7 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
     Value descA = b.add(tileDescA, b.c64(s * aStepBytes / 16));
     Value descB = b.add(tileDescB, b.c64(s * bStepBytes / 16));
     acc = b.create<NVVM::WgmmaMmaAsyncOp>(
-        op.getType(), acc, descA, descB, shape, wgmmaType(op.getAType()),
+        registers, acc, descA, descB, shape, wgmmaType(op.getAType()),
         wgmmaType(op.getBType()), NVVM::WGMMATypes::f32,
         op.getFresh() && s == first ? NVVM::WGMMAScaleOut::zero
                                     : NVVM::WGMMAScaleOut::one,
@@ -68,7 +69,7 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
         bNMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
         NVVM::MMAIntOverflowAttr());
   }
-  return acc;
+  return ggc::asAccumulator(b, acc, op.getType());
 }
 
 Value lower(Operation *op, KernelBuilder &b) {
@@ -92,7 +93,7 @@ struct LowerMma : public ggc::impl::LowerMmaBase<LowerMma> {
                             "ggk-lower-mma-sync lowers it";
         return WalkResult::interrupt();
       }
-      if (op.getWarpColumns() == 1)
+      if (op.getAccType().getWarpColumns() == 1)
         return WalkResult::advance();
       op.emitOpError() << "splits its warps' columns, which wgmma's m64 "
                           "fragment cannot: sm_90a takes warp_columns = 1";

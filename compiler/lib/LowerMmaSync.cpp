@@ -73,7 +73,7 @@ struct WarpTile {
 };
 
 WarpTile warpTile(KernelBuilder &b, ggk::MmaOp op, Value warp) {
-  int64_t warpColumns = op.getWarpColumns();
+  int64_t warpColumns = op.getAccType().getWarpColumns();
   int64_t blocks = warpColumns, columns = op.getN() / warpColumns;
   Value row = b.mul(b.divU(warp, b.c32(warpColumns)), b.c32(16 * blocks));
   Value column = b.mul(b.remU(warp, b.c32(warpColumns)), b.c32(columns));
@@ -248,28 +248,33 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   Value lane = b.remU(thread, b.c32(32));
   WarpTile w =
       warpTile(b, op, b.remU(b.divU(thread, b.c32(32)), b.c32(4)));
-  int64_t blocksPerRow = w.columns / 8;
-  Value acc = op.getAcc();
+  ggk::AccType type = op.getAccType();
+  Value acc = ggc::accumulatorRegisters(b, op.getAcc());
   int64_t first = op.getFirstStep();
   for (int64_t s = first; s < first + op.getSteps(); ++s) {
     StepOperands operands = loadStep(b, op, w, lane, s);
     for (int64_t i = 0; i < w.blocks; ++i) {
       ArrayRef<Value> a = ArrayRef<Value>(operands.a).slice(4 * i, 4);
       for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
-        int64_t base = 4 * (i * blocksPerRow + int64_t(block));
+        // The quad's registers: rows +0 and +8 of m16 block i, two
+        // columns each.
+        auto quadRegister = [&](int64_t r) {
+          return type.getRegister(2 * i + r / 2, block, r % 2);
+        };
         SmallVector<Value> c;
         for (int64_t r = 0; r < 4; ++r)
           c.push_back(op.getFresh() && s == first
                           ? b.f32c(0.0)
-                          : Value(b.create<LLVM::ExtractValueOp>(acc, base + r)));
+                          : Value(b.create<LLVM::ExtractValueOp>(
+                                acc, quadRegister(r))));
         Value d = mmaQuad(b, op, a, bRegs, c);
         for (int64_t r = 0; r < 4; ++r)
           acc = b.create<LLVM::InsertValueOp>(
-              acc, b.create<LLVM::ExtractValueOp>(d, r), base + r);
+              acc, b.create<LLVM::ExtractValueOp>(d, r), quadRegister(r));
       }
     }
   }
-  return acc;
+  return ggc::asAccumulator(b, acc, op.getType());
 }
 
 Value lower(Operation *op, KernelBuilder &b) {

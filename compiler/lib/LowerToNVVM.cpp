@@ -134,8 +134,8 @@ LogicalResult KernelGenerator::plan() {
                                "warpgroups' columns at most 128, with "
                                "128x128 scales of 'b', got "
                             << p.blockN;
-  accType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(p.warpgroupN / 2, b.f32()));
+  accType = ggk::AccType::get(b.getContext(), 64, p.warpgroupN, b.f32(),
+                              p.warpColumns);
   return success();
 }
 

@@ -158,6 +158,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
       pm.addPass(createLowerRingTestWait());
       pm.addPass(createLowerMmaSync());
     }
+    pm.addPass(createLowerAccumulators());
     pm.addPass(createLowerAsyncCopies());
     pm.addPass(createLowerThreads());
     // Last: the launch contract from the kernel that remains.

@@ -118,7 +118,8 @@ void Lowering::pipelined() {
           readScales(k, ringSlot(age ? b.sub(it, b.c32(age)) : it).first);
       prefetch(b.add(k, b.c32(2)));
     }
-    return b.pinRegisters(promote(acc, block[0], k, blockScales));
+    Value sum = promote(acc, block[0], k, blockScales);
+    return b.create<ggk::AccPinOp>(sum.getType(), sum);
   };
   Value one = b.c32(1), two = b.c32(2);
   Value n = op.getNumKBlocks(), counter = op.getCounter();

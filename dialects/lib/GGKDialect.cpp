@@ -17,6 +17,9 @@ using namespace mlir::ggk;
 #define GET_ATTRDEF_CLASSES
 #include "ggk/GGKAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "ggk/GGKTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "ggk/GGKOps.cpp.inc"
 
@@ -28,6 +31,10 @@ void GGKDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "ggk/GGKAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "ggk/GGKTypes.cpp.inc"
       >();
 }
 
@@ -153,12 +160,10 @@ LogicalResult PromotionLoopOp::verify() {
   if (getStages() < 1)
     return emitOpError() << "stages must be at least 1, got " << getStages();
   if (getPlan().getPromotion() == gg::Promotion::pipelined) {
-    auto fields = dyn_cast<LLVM::LLVMStructType>(acc);
-    if (!fields || !llvm::all_of(fields.getBody(),
-                                 [](Type t) { return t.isF32(); }))
+    if (!isa<AccType>(acc))
       return emitOpError() << "pipelined promotion pins each promotion's "
-                              "result in f32 registers: the accumulator "
-                              "must be an !llvm.struct of f32, got "
+                              "result in its registers (ggk.acc_pin): the "
+                              "accumulator must be a !ggk.acc, got "
                            << acc;
     if (!getStart().front().without_terminator().empty())
       return emitOpError() << "region 'start' must be empty with pipelined "

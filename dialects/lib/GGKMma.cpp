@@ -38,23 +38,15 @@ LogicalResult MmaOp::verify() {
   // The attributes are signless 64-bit: read as signed, so that a
   // negative one is named as such.
   auto value = [](uint64_t v) { return static_cast<int64_t>(v); };
-  int64_t kPerStep = value(getKPerStep()), n = value(getN());
+  int64_t kPerStep = value(getKPerStep());
   int64_t first = value(getFirstStep()), steps = value(getSteps());
   int64_t blockK = value(getBlockK());
   if (kPerStep != perStep)
     return emitOpError() << "k_per_step must be " << perStep << " for " << a
                          << " (32 bytes a step), got " << kPerStep;
-  if (n < 8 || n > 256 || n % 8 != 0)
-    return emitOpError() << "n must be a multiple of 8 in [8, 256], got " << n;
   if (getThreeTf32() && !(a.isF32() && b.isF32()))
     return emitOpError() << "three_tf32 splits f32 operands, got " << a
                          << " and " << b;
-  int64_t warpColumns = value(getWarpColumns());
-  if (!llvm::is_contained({1, 2, 4}, warpColumns) ||
-      (warpColumns != 1 && n % (16 * warpColumns) != 0))
-    return emitOpError() << "warp_columns must be 1, or 2 or 4 with n a "
-                            "multiple of 16 per warp column, got "
-                         << warpColumns << " with n = " << n;
   if (steps < 1 || first < 0)
     return emitOpError() << "needs steps >= 1 and first_step >= 0, got steps "
                          << steps << ", first_step " << first;
@@ -62,12 +54,6 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "K steps " << first << " .. " << first + steps
                          << " of " << perStep
                          << " exceed block_k = " << blockK;
-  auto acc = cast<LLVM::LLVMStructType>(getAcc().getType());
-  auto body = acc.getBody();
-  if (static_cast<int64_t>(body.size()) != n / 2 ||
-      llvm::any_of(body, [](Type t) { return !t.isF32(); }))
-    return emitOpError() << "accumulator must be n / 2 = " << n / 2
-                         << " f32 per thread, got " << acc;
   return success();
 }
 

@@ -1,134 +1,90 @@
 // RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
 
 // The MMA ops print as they parse: a K block's steps of a stage's tiles into
-// an accumulator fragment (n = 16: 8 f32 a thread), and the fence, commit
-// and wait around it.
-// CHECK-LABEL: llvm.func @round_trip
+// an accumulator of 16 columns (8 f32 a thread), and the fence, commit and
+// wait around it.
+// CHECK-LABEL: func.func @round_trip
 // CHECK: ggk.mma_fence
-// CHECK-NEXT: %{{.*}} = ggk.mma %{{.*}}, %{{.*}}, %{{.*}} attributes {a_type = bf16, b_mn_major, b_type = bf16, block_k = 64 : i64, first_step = 0 : i64, fresh, k_per_step = 16 : i64, n = 16 : i64, steps = 4 : i64} : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+// CHECK-NEXT: %{{.*}} = ggk.mma %{{.*}}, %{{.*}}, %{{.*}} attributes {a_type = bf16, b_mn_major, b_type = bf16, block_k = 64 : i64, first_step = 0 : i64, fresh, k_per_step = 16 : i64, steps = 4 : i64} : !ggk.acc<64x16xf32>
 // CHECK-NEXT: ggk.mma_commit
 // CHECK-NEXT: ggk.mma_wait attributes {pending = 1 : i64}
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @round_trip(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
+!acc = !ggk.acc<64x16xf32>
+func.func @round_trip(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
   ggk.mma_fence
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 4, fresh,
       b_mn_major} : !acc
   ggk.mma_commit
   ggk.mma_wait attributes {pending = 1}
-  llvm.return %r : !acc
+  func.return %r : !acc
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @int_operands(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @int_operands(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{takes bf16, f16, f32 (tf32) or f8 operands, got 'i8' and 'i8'}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = i8, b_type = i8, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = i8, b_type = i8,
       k_per_step = 32, block_k = 128, first_step = 0, steps = 4} : !acc
-  llvm.return
+  func.return
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @mixed_widths(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @mixed_widths(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{operands of one width: a_type 'bf16' and b_type 'f8E4M3FN' differ}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = f8E4M3FN, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = f8E4M3FN,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 4} : !acc
-  llvm.return
+  func.return
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @wrong_k_step(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @wrong_k_step(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{k_per_step must be 32 for 'f8E4M3FN' (32 bytes a step), got 16}}
   %r = ggk.mma %acc, %a, %b attributes {a_type = f8E4M3FN, b_type = f8E4M3FN,
-      n = 16, k_per_step = 16, block_k = 128, first_step = 0, steps = 4} : !acc
-  llvm.return
+      k_per_step = 16, block_k = 128, first_step = 0, steps = 4} : !acc
+  func.return
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @odd_n(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
-  // expected-error @+1 {{n must be a multiple of 8 in [8, 256], got 12}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 12,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 4} : !acc
-  llvm.return
-}
-
-// -----
-
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @no_steps(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @no_steps(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{needs steps >= 1 and first_step >= 0, got steps 0, first_step 0}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 0} : !acc
-  llvm.return
+  func.return
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @past_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @past_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{K steps 2 .. 5 of 16 exceed block_k = 64}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 2, steps = 3} : !acc
-  llvm.return
+  func.return
 }
 
 // -----
 
-!acc = !llvm.struct<(f32, f32, f32, f32)>
-llvm.func @small_fragment(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
-  // expected-error @+1 {{accumulator must be n / 2 = 8 f32 per thread, got '!llvm.struct<(f32, f32, f32, f32)>'}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 4} : !acc
-  llvm.return
-}
-
-// -----
-
-llvm.func @negative_wait() {
+func.func @negative_wait() {
   // expected-error @+1 {{pending must be >= 0, got -1}}
   ggk.mma_wait attributes {pending = -1}
-  llvm.return
-}
-
-// -----
-
-// Warp columns take whole 16-column shares: two of n = 16 are 8 wide.
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @warp_columns_narrow(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
-  // expected-error @+1 {{warp_columns must be 1, or 2 or 4 with n a multiple of 16 per warp column, got 2 with n = 16}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
-      warp_columns = 2} : !acc
-  llvm.return
-}
-
-// -----
-
-// Four warp columns of n = 64 are 16 wide each; three are no layout.
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @warp_columns_three(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
-  // expected-error @+1 {{warp_columns must be 1, or 2 or 4 with n a multiple of 16 per warp column, got 3 with n = 48}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 48,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
-      warp_columns = 3} : !acc
-  llvm.return
+  func.return
 }
 
 // -----
 
 // three_tf32 splits f32 operands.
-!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
-llvm.func @three_tf32_bf16(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+!acc = !ggk.acc<64x16xf32>
+func.func @three_tf32_bf16(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{three_tf32 splits f32 operands, got 'bf16' and 'bf16'}}
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
       three_tf32} : !acc
-  llvm.return
+  func.return
 }

@@ -187,7 +187,7 @@ llvm.func @no_stages(%n: i32, %c: i32, %z: f32, %one: f32) {
 // -----
 
 llvm.func @pipelined_scalar(%n: i32, %c: i32, %z: f32, %one: f32) {
-  // expected-error @+1 {{the accumulator must be an !llvm.struct of f32, got 'f32'}}
+  // expected-error @+1 {{the accumulator must be a !ggk.acc, got 'f32'}}
   %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
       attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [40, 232], staging = none>}
     prefetch {
@@ -216,9 +216,9 @@ llvm.func @pipelined_scalar(%n: i32, %c: i32, %z: f32, %one: f32) {
 // -----
 
 llvm.func @side()
-llvm.func @pipelined_start(%n: i32, %c: i32, %z: f32, %one: f32, %zs: !llvm.struct<(f32)>) {
+func.func @pipelined_start(%n: i32, %c: i32, %z: f32, %one: f32, %zs: !ggk.acc<64x8xf32>) {
   // expected-error @+1 {{region 'start' must be empty with pipelined promotion}}
-  %acc, %end = ggk.promotion_loop %n from %c acc(%zs : !llvm.struct<(f32)>)
+  %acc, %end = ggk.promotion_loop %n from %c acc(%zs : !ggk.acc<64x8xf32>)
       attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [40, 232], staging = none>}
     prefetch {
     ^bb0(%k: i32):
@@ -228,20 +228,20 @@ llvm.func @pipelined_start(%n: i32, %c: i32, %z: f32, %one: f32, %zs: !llvm.stru
       ggk.yield
     } issue {
     ^bb0(%k: i32, %stage: i32, %phase: i32):
-      ggk.yield %zs : !llvm.struct<(f32)>
+      ggk.yield %zs : !ggk.acc<64x8xf32>
     } read_scales {
     ^bb0(%k: i32, %it: i32):
       ggk.yield %one : f32
     } promote {
-    ^bb0(%a: !llvm.struct<(f32)>, %p: !llvm.struct<(f32)>, %k: i32, %s: f32):
-      ggk.yield %a : !llvm.struct<(f32)>
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %s: f32):
+      ggk.yield %a : !ggk.acc<64x8xf32>
     } release {
     ^bb0(%it: i32):
       ggk.yield
     } overlap {
       ggk.yield
     }
-  llvm.return
+  func.return
 }
 
 

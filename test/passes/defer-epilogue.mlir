@@ -8,34 +8,32 @@
 // `overlap` (beside its first wgmma) or, on the idle path, first thing; a
 // tile without K blocks takes the idle path (`when`); the last tile is
 // stored after the loop.
-// CHECK-LABEL: llvm.func @pipelined
-// CHECK: %[[ZERO0:.*]] = llvm.mlir.undef : !llvm.struct<(f32, f32)>
-// CHECK: %[[ZERO1:.*]] = llvm.insertvalue %{{.*}}, %[[ZERO0]][0]
-// CHECK: %[[ZEROS:.*]] = llvm.insertvalue %{{.*}}, %[[ZERO1]][1]
-// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %[[ZEROS]] : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !llvm.struct<(f32, f32)>)
-// CHECK: ^bb0(%[[G:[^:]*]]: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[NK:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !llvm.struct<(f32, f32)>):
+// CHECK-LABEL: func.func @pipelined
+// CHECK: %[[ZEROS:.*]] = ggk.acc_zero : !ggk.acc<64x8xf32>
+// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %[[ZEROS]] : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !ggk.acc<64x8xf32>)
+// CHECK: ^bb0(%[[G:[^:]*]]: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[NK:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
 // CHECK: %[[WORKS:.*]] = arith.cmpi sgt, %[[NK]], %c0_i32
 // CHECK: %[[DONE:.*]]:2 = ggk.warpgroup_tile {{.*}} when(%[[WORKS]])
 // CHECK: overlap {
 // CHECK-NEXT: scf.if %[[PENDING]] {
-// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
 // CHECK: } idle {
 // CHECK-NEXT: scf.if %[[PENDING]] {
-// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.call @idle
-// CHECK-NOT: llvm.call @store
+// CHECK-NEXT: call @idle
+// CHECK-NOT: call @store
 // CHECK: ggk.yield %[[DONE]]#1, %true, %[[G]], %[[MB]], %[[NB]], {{.*}}, %[[NK]], %[[DONE]]#0 :
 // CHECK: scf.if %[[R]]#1 {
-// CHECK-NEXT: llvm.call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
-// CHECK: llvm.return %[[R]]#0
-llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
-llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @idle(i32, i32) -> i32
-llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
-                     %zero: !llvm.struct<(f32, f32)>) -> i32 {
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK: return %[[R]]#0
+func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
+func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @idle(i32, i32) -> i32
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+func.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !ggk.acc<64x8xf32>) -> i32 {
   %c0 = arith.constant 0 : i32
   %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
       iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
@@ -45,8 +43,8 @@ llvm.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
        %k_end: i32, %num_k_blocks: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
-        -> !llvm.struct<(f32, f32)>, i32 {
-      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+        -> !ggk.acc<64x8xf32>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !ggk.acc<64x8xf32>)
           attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [24, 240], staging = none>}
         prefetch {
         ^bb0(%k: i32):
@@ -55,58 +53,58 @@ llvm.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
           ggk.yield
         } issue {
         ^bb0(%k: i32, %stage: i32, %phase: i32):
-          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
-          ggk.yield %p : !llvm.struct<(f32, f32)>
+          %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
         ^bb0(%k: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
-          %sum = llvm.call @promote(%a, %p, %k) : (!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
-          ggk.yield %sum : !llvm.struct<(f32, f32)>
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+          %sum = func.call @promote(%a, %p, %k) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %sum : !ggk.acc<64x8xf32>
         } release {
         ^bb0(%stage: i32):
           ggk.yield
         } overlap {
           ggk.yield
         }
-      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+      ggk.yield %acc, %end : !ggk.acc<64x8xf32>, i32
     } idle {
-      %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
-      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+      %passed = func.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
                       %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
-        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+        acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
-      llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+      func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
     ggk.yield %done#1 : i32
   } -> i32
-  llvm.return %n : i32
+  func.return %n : i32
 }
 
 // -----
 
 // Before: the same tile with a serial promotion loop. After: the epilogue
 // where it stood, on the tile's own values; nothing carried.
-// CHECK-LABEL: llvm.func @serial
+// CHECK-LABEL: func.func @serial
 // CHECK: %[[R:.*]] = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32 : i32)
 // CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32,
 // CHECK: %[[DONE:.*]]:2 = ggk.warpgroup_tile first_row(%{{[^)]*}}) rows(%{{[^)]*}}) attributes
 // CHECK: overlap {
 // CHECK-NEXT: ggk.yield
-// CHECK: llvm.call @store(%[[MB]], %[[NB]], %[[DONE]]#0)
+// CHECK: call @store(%[[MB]], %[[NB]], %[[DONE]]#0)
 // CHECK-NEXT: ggk.yield %[[DONE]]#1 : i32
-llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
-llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @idle(i32, i32) -> i32
-llvm.func @issue(i32, i32, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @promote(!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
-                     %zero: !llvm.struct<(f32, f32)>) -> i32 {
+func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
+func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @idle(i32, i32) -> i32
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !ggk.acc<64x8xf32>) -> i32 {
   %c0 = arith.constant 0 : i32
   %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
       iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
@@ -116,8 +114,8 @@ llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
        %k_end: i32, %num_k_blocks: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
-        -> !llvm.struct<(f32, f32)>, i32 {
-      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !llvm.struct<(f32, f32)>)
+        -> !ggk.acc<64x8xf32>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !ggk.acc<64x8xf32>)
           attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [24, 240], staging = none>}
         prefetch {
         ^bb0(%k: i32):
@@ -126,37 +124,37 @@ llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
           ggk.yield
         } issue {
         ^bb0(%k: i32, %stage: i32, %phase: i32):
-          %p = llvm.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !llvm.struct<(f32, f32)>
-          ggk.yield %p : !llvm.struct<(f32, f32)>
+          %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
         ^bb0(%k: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32):
-          %sum = llvm.call @promote(%a, %p, %k) : (!llvm.struct<(f32, f32)>, !llvm.struct<(f32, f32)>, i32) -> !llvm.struct<(f32, f32)>
-          ggk.yield %sum : !llvm.struct<(f32, f32)>
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+          %sum = func.call @promote(%a, %p, %k) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %sum : !ggk.acc<64x8xf32>
         } release {
         ^bb0(%stage: i32):
           ggk.yield
         } overlap {
           ggk.yield
         }
-      ggk.yield %acc, %end : !llvm.struct<(f32, f32)>, i32
+      ggk.yield %acc, %end : !ggk.acc<64x8xf32>, i32
     } idle {
-      %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
-      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+      %passed = func.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
                       %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
-        acc(%done#0 : !llvm.struct<(f32, f32)>) {
+        acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
-      llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+      func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
     ggk.yield %done#1 : i32
   } -> i32
-  llvm.return %n : i32
+  func.return %n : i32
 }
 
 // -----
@@ -167,26 +165,26 @@ llvm.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // tile, and the next tile stores it right after issuing its own first
 // copies, before its K loop, so that their latency passes behind the
 // stores; the last tile is stored after the loop.
-// CHECK-LABEL: llvm.func @no_producer
+// CHECK-LABEL: func.func @no_producer
 // CHECK: ggk.warp_specialize
 // CHECK: %[[R:.*]]:13 = ggk.foreach_tile contiguous
-// CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !llvm.struct<(f32, f32)>):
-// CHECK-NEXT: llvm.call @copy_first_stages
+// CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
+// CHECK-NEXT: call @copy_first_stages
 // CHECK-NEXT: scf.if %[[PENDING]] {
-// CHECK-NEXT: llvm.call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[DONE:.*]]:2 = ggk.warpgroup_tile
-// CHECK-NOT: llvm.call @store
+// CHECK-NOT: call @store
 // CHECK: ggk.yield %[[DONE]]#1, %true, %{{[^,]*}}, %[[MB]], %[[NB]], {{.*}}, %[[DONE]]#0 :
 // CHECK: scf.if %[[R]]#1 {
-// CHECK-NEXT: llvm.call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
 module attributes {gg.target = "sm_80"} {
-llvm.func @store(i32, i32, !llvm.struct<(f32, f32)>)
-llvm.func @copy_first_stages(i32)
-llvm.func @main_loop(i32, i32) -> !llvm.struct<(f32, f32)>
-llvm.func @idle(i32, i32) -> i32
-llvm.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
-                       %zero: !llvm.struct<(f32, f32)>, %tid: i32, %leader: i1) {
+func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
+func.func private @copy_first_stages(i32)
+func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @idle(i32, i32) -> i32
+func.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                       %zero: !ggk.acc<64x8xf32>, %tid: i32, %leader: i1) {
   ggk.warp_specialize %tid, %leader attributes {
       plan = #gg.kernel_plan<promotion = serial, scales = none,
                              registers = [256, 256], staging = none,
@@ -203,28 +201,28 @@ llvm.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
     ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
          %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
          %k_end: i32, %num_k_blocks: i32, %count: i32):
-      llvm.call @copy_first_stages(%count) : (i32) -> ()
+      func.call @copy_first_stages(%count) : (i32) -> ()
       %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
           attributes {padding = #gg.padding<idle_warpgroups = compute>}
-          -> !llvm.struct<(f32, f32)>, i32 {
-        %acc = llvm.call @main_loop(%num_k_blocks, %count) : (i32, i32) -> !llvm.struct<(f32, f32)>
-        ggk.yield %acc, %count : !llvm.struct<(f32, f32)>, i32
+          -> !ggk.acc<64x8xf32>, i32 {
+        %acc = func.call @main_loop(%num_k_blocks, %count) : (i32, i32) -> !ggk.acc<64x8xf32>
+        ggk.yield %acc, %count : !ggk.acc<64x8xf32>, i32
       } idle {
-        %passed = llvm.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
-        ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+        %passed = func.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+        ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
       }
       ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
                         %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
-          acc(%done#0 : !llvm.struct<(f32, f32)>) {
+          acc(%done#0 : !ggk.acc<64x8xf32>) {
       ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-           %kf: i32, %ke: i32, %nk: i32, %a: !llvm.struct<(f32, f32)>):
-        llvm.call @store(%mb, %nb, %a) : (i32, i32, !llvm.struct<(f32, f32)>) -> ()
+           %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+        func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
         ggk.yield
       }
       ggk.yield %done#1 : i32
     } -> i32
     ggk.yield
   }
-  llvm.return
+  func.return
 }
 }

@@ -12,12 +12,14 @@
 !acc4 = !llvm.struct<(f32, f32, f32, f32)>
 !acc8 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @mixed(%acc4: !acc4, %acc8: !acc8, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
+  %acc4_t = builtin.unrealized_conversion_cast %acc4 : !acc4 to !ggk.acc<64x8xf32>
+  %acc8_t = builtin.unrealized_conversion_cast %acc8 : !acc8 to !ggk.acc<64x16xf32>
   ggk.mma_fence
-  %r = ggk.mma %acc4, %a, %b attributes {a_type = f32, b_type = f32, n = 8,
+  %r = ggk.mma %acc4_t, %a, %b attributes {a_type = f32, b_type = f32,
       k_per_step = 8, block_k = 32, first_step = 0, steps = 1,
-      three_tf32} : !acc4
-  %s = ggk.mma %acc8, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !acc8
+      three_tf32} : !ggk.acc<64x8xf32>
+  %s = ggk.mma %acc8_t, %a, %b attributes {a_type = bf16, b_type = bf16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !ggk.acc<64x16xf32>
   ggk.mma_commit
   ggk.mma_wait attributes {pending = 0}
   llvm.return

@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -ggk-lower-mma-sync -canonicalize | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -ggk-lower-mma-sync -ggk-lower-accumulators -canonicalize | FileCheck %s
 
 // Before: a consumer's K block as ggk ops: fence, the MMA of one K step
 // of bf16 tiles (A and B K-major, n = 16, fresh), commit, wait. After, for
@@ -44,12 +44,14 @@
 // CHECK-NEXT: llvm.return %[[R]]
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @k_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
   ggk.mma_fence
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1, fresh} : !acc
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1, fresh} : !ggk.acc<64x16xf32>
   ggk.mma_commit
   ggk.mma_wait attributes {pending = 1}
-  llvm.return %r : !acc
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
 }
 
 // -----
@@ -70,10 +72,12 @@ llvm.func @k_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
 // CHECK-NOT: nvvm.mma.sync
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @b_n_major(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 1, steps = 1, fresh,
-      b_mn_major} : !acc
-  llvm.return %r : !acc
+      b_mn_major} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
 }
 
 // -----
@@ -91,9 +95,11 @@ llvm.func @b_n_major(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
 // CHECK-NOT: nvvm.mma.sync
 !acc4 = !llvm.struct<(f32, f32, f32, f32)>
 llvm.func @n8(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = f16, b_type = f16, n = 8,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !acc4
-  llvm.return %r : !acc4
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc4 to !ggk.acc<64x8xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = f16, b_type = f16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !ggk.acc<64x8xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x8xf32> to !acc4
+  llvm.return %r_s : !acc4
 }
 
 // -----
@@ -129,10 +135,11 @@ llvm.func @n8(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 {
 // CHECK-NEXT: llvm.return
 !acc16 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @two_warp_columns(%acc: !acc16, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc16 {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 32,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
-      warp_columns = 2} : !acc16
-  llvm.return %r : !acc16
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc16 to !ggk.acc<64x32xf32, warp_columns = 2>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !ggk.acc<64x32xf32, warp_columns = 2>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x32xf32, warp_columns = 2> to !acc16
+  llvm.return %r_s : !acc16
 }
 
 // -----
@@ -158,10 +165,11 @@ llvm.func @two_warp_columns(%acc: !acc16, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) ->
 // CHECK: llvm.return
 !acc32 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @four_warp_columns(%acc: !acc32, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc32 {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 64,
-      k_per_step = 16, block_k = 64, first_step = 0, steps = 1,
-      warp_columns = 4} : !acc32
-  llvm.return %r : !acc32
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc32 to !ggk.acc<64x64xf32, warp_columns = 4>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
+      k_per_step = 16, block_k = 64, first_step = 0, steps = 1} : !ggk.acc<64x64xf32, warp_columns = 4>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x64xf32, warp_columns = 4> to !acc32
+  llvm.return %r_s : !acc32
 }
 
 // -----
@@ -186,10 +194,12 @@ llvm.func @four_warp_columns(%acc: !acc32, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -
 // CHECK-NOT: nvvm.mma.sync
 !acc4 = !llvm.struct<(f32, f32, f32, f32)>
 llvm.func @three_tf32(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = f32, b_type = f32, n = 8,
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc4 to !ggk.acc<64x8xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = f32, b_type = f32,
       k_per_step = 8, block_k = 32, first_step = 0, steps = 1,
-      three_tf32} : !acc4
-  llvm.return %r : !acc4
+      three_tf32} : !ggk.acc<64x8xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x8xf32> to !acc4
+  llvm.return %r_s : !acc4
 }
 
 // -----
@@ -207,8 +217,10 @@ llvm.func @three_tf32(%acc: !acc4, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc4 
 // CHECK-COUNT-2: nvvm.mma.sync
 !acc8 = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @a_m_major(%acc: !acc8, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc8 {
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc8 to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 1, fresh,
-      a_mn_major} : !acc8
-  llvm.return %r : !acc8
+      a_mn_major} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc8
+  llvm.return %r_s : !acc8
 }

@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -ggk-lower-mma | FileCheck %s
+// RUN: ggc-opt %s -ggk-lower-mma -ggk-lower-accumulators | FileCheck %s
 
 // Before: a consumer's K block as ggk ops: fence, the MMA of 2 K steps of
 // bf16 tiles (A K-major, B N-major, n = 16, block_k = 64), commit, wait
@@ -28,11 +28,13 @@
 // CHECK-NOT: ggk.
 !acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
 llvm.func @k_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
   ggk.mma_fence
-  %r = ggk.mma %acc, %a, %b attributes {a_type = bf16, b_type = bf16, n = 16,
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = bf16, b_type = bf16,
       k_per_step = 16, block_k = 64, first_step = 0, steps = 2, fresh,
-      b_mn_major} : !acc
+      b_mn_major} : !ggk.acc<64x16xf32>
   ggk.mma_commit
   ggk.mma_wait attributes {pending = 1}
-  llvm.return %r : !acc
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
 }

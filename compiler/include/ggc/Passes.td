@@ -626,6 +626,31 @@ def LowerMmaSync : Pass<"ggk-lower-mma-sync", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerAccumulators : Pass<"ggk-lower-accumulators", "::mlir::ModuleOp"> {
+  let summary = "lower the typed accumulators to registers: !ggk.acc to an !llvm.struct of f32, its ops to the registers they name";
+  let description = [{
+    Takes: every value of type `!ggk.acc` (the consumers' accumulators,
+    across scf loops, ifs and regions), `ggk.acc_zero`, `ggk.acc_undef`,
+    `ggk.acc_get` / `ggk.acc_set` (an element by row group, column block
+    and column), `ggk.acc_pin` and `ggk.acc_origin`, and the
+    `builtin.unrealized_conversion_cast`s with which `ggk-lower-mma` and
+    `ggk-lower-mma-sync` hand their registers back; runs after them, on
+    every target.
+    Makes: the thread's `rows * columns / 128` f32 as one `!llvm.struct`,
+    m16 block by m16 block, each as mma's n8 quads (register
+    `4 (i blocks + c) + 2 half + j` for row group `2 i + half`, column
+    block `c` and column `j`): `llvm.extractvalue` / `llvm.insertvalue`
+    of that register, zeros inserted into an `llvm.mlir.undef`, an empty
+    side-effecting `llvm.inline_asm` tying each register to itself for
+    the pin, and for the origin the thread's row and column from its
+    index in the warpgroup (`warp / warp_columns * 16 warp_columns +
+    lane / 4`, `warp % warp_columns * columns / warp_columns +
+    2 (lane % 4)`). The casts between equal types are dropped.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def LowerMNMajorLoads : Pass<"ggk-lower-mn-major-loads", "::mlir::ModuleOp"> {
   let summary = "lower the producer's MN-major tile loads for sm_90a: one TMA box per chunk";
   let description = [{

@@ -24,6 +24,7 @@ def GGK_Dialect : Dialect {
     `ggk-*` passes before translation to LLVM IR.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 class GGK_Attr<string name, string attrMnemonic, list<Trait> traits = []>
@@ -139,5 +140,7 @@ def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
     std::string toJson() const;
   }];
 }
+
+include "ggk/GGKTypes.td"
 
 #endif // GGK_BASE_TD

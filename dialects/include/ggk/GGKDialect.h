@@ -21,6 +21,9 @@ FailureOr<SmallVector<int64_t>> parseSizes(AsmParser &parser);
 #define GET_ATTRDEF_CLASSES
 #include "ggk/GGKAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "ggk/GGKTypes.h.inc"
+
 #include "ggk/GGKDialect.h.inc"
 
 #define GET_OP_CLASSES

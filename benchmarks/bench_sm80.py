@@ -122,7 +122,17 @@ class DriverKernel:
         self.shared_bytes = shared_bytes
         if shared_bytes > 48 * 1024:  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             self._check(self.cuda.cuFuncSetAttribute(self.function, 8, shared_bytes), "smem")
+            # ..._PREFERRED_SHARED_MEMORY_CARVEOUT: all of L1 as shared memory, so
+            # that a kernel sized for two CTAs an SM gets them.
+            self._check(self.cuda.cuFuncSetAttribute(self.function, 9, 100), "carveout")
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def ctas_per_sm(self, threads):
+        """CTAs of `threads` threads (and the kernel's shared memory) an SM holds."""
+        count = ctypes.c_int()
+        self._check(self.cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(count), self.function, threads, self.shared_bytes), "occupancy")
+        return count.value
 
     def _check(self, rc, what):
         if rc != 0:

@@ -2,8 +2,15 @@
 run): PTX files written by `--write` with each compiler, loaded with the
 driver API on the card in hand, checked against torch and timed.
 
-    python3 benchmarks/ptx_ab.py --write DIR TAG   # here, with one compiler
-    python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B   # on the GPU
+    python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--ctas-per-sm N]
+    python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
+
+`--config` compiles with a #gg.config (its `sms` is the persistent grid);
+`--ctas-per-sm N` is a probe, not a compiler feature: it rewrites the
+PTX's `.minnctapersm 1` to N, so that ptxas fits N CTAs' registers in an
+SM (give `sms` = N x the SMs). The run prints the mma.sync peak
+(bench_sm80's micro-benchmark, constant and random operands) before and
+after each shape, and each kernel's share of it.
 """
 import ctypes
 import json
@@ -17,16 +24,21 @@ SHAPES = {"T8192_G8_N4096_K4096": (8192, 8, 4096, 4096),
           "T16384_G32_N4096_K2048": (16384, 32, 4096, 2048)}
 
 
-def write(folder, tag):
+def write(folder, tag, config=None, ctas_per_sm=1):
     import ggc
     from ggc import ir
     os.makedirs(folder, exist_ok=True)
     for name, (t, g, n, k) in SHAPES.items():
         compiled = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=g,
-                                                    n=n, k=k), emit="ptx", arch="sm_80")
+                                                    n=n, k=k, config=config),
+                                  emit="ptx", arch="sm_80")
+        ptx = compiled.asm["ptx"]
+        if ctas_per_sm != 1:
+            assert ".minnctapersm 1" in ptx
+            ptx = ptx.replace(".minnctapersm 1", f".minnctapersm {ctas_per_sm}")
         base = os.path.join(folder, f"{name}.{tag}")
         with open(base + ".ptx", "w") as f:
-            f.write(compiled.asm["ptx"])
+            f.write(ptx)
         with open(base + ".json", "w") as f:
             json.dump(compiled.kernel_info[0], f)
 
@@ -34,9 +46,13 @@ def write(folder, tag):
 def run(folder, tags):
     import torch
     from bench_grouped_gemm import time_interleaved
-    from bench_sm80 import DriverKernel, contiguous_inputs
+    from bench_sm80 import DriverKernel, contiguous_inputs, measure_peak
     print(torch.cuda.get_device_name())
+
+    def peaks():
+        return (measure_peak()[0] / 1e12, measure_peak(operands="random")[0] / 1e12)
     for name, (t, g, n, k) in SHAPES.items():
+        before = peaks()
         ends, offsets, a, b, out = contiguous_inputs(t, g, n, k)
         args = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()),
                 ctypes.c_uint64(out.data_ptr()), ctypes.c_uint64(offsets.data_ptr()),
@@ -53,16 +69,28 @@ def run(folder, tags):
             fn()
             torch.cuda.synchronize()
             err = ((out.double() - ref.double()).norm() / ref.double().norm()).item()
-            print(f"{name} {tag}: rel err against torch {err:.1e}")
+            print(f"{name} {tag}: rel err against torch {err:.1e}; grid {info['max_grid']}, "
+                  f"{kern.ctas_per_sm(info['block'])} CTAs an SM")
             fns[tag] = fn
         times = time_interleaved(fns)
         flops = 2.0 * t * n * k
-        print(f"{name}: " + ", ".join(f"{tag} {us:.1f} us ({flops / us / 1e6:.0f} TFLOPS)"
-                                      for tag, us in times.items()))
+        after = peaks()
+        peak = max(before[0], after[0])
+        print(f"{name}: mma.sync peak {before[0]:.0f} / {after[0]:.0f} TFLOPS (constant operands, "
+              f"before / after), {before[1]:.0f} / {after[1]:.0f} (random)")
+        print(f"{name}: " + ", ".join(
+            f"{tag} {us:.1f} us ({flops / us / 1e6:.0f} TFLOPS, {100 * flops / us / 1e6 / peak:.1f}%)"
+            for tag, us in times.items()))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--write":
-        write(sys.argv[2], sys.argv[3])
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--write", nargs=2, metavar=("DIR", "TAG"))
+        parser.add_argument("--config")
+        parser.add_argument("--ctas-per-sm", type=int, default=1)
+        opts = parser.parse_args()
+        write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm)
     else:
         run(sys.argv[1], sys.argv[2:])

@@ -149,12 +149,12 @@ class DriverKernel:
 
 
 class PeakKernel(DriverKernel):
-    """The micro-benchmark: 4 CTAs of WARPS warps per SM."""
+    """The micro-benchmark: `ctas_per_sm` (4) CTAs of WARPS warps per SM."""
 
-    def __init__(self, chains=CHAINS, kind="bf16", operands="constant"):
+    def __init__(self, chains=CHAINS, kind="bf16", operands="constant", ctas_per_sm=4):
         super().__init__(peak_ptx(chains, kind, operands), "mma_peak")
         self.k = MMA[kind][1]
-        self.ctas = 4 * self.sms
+        self.ctas = ctas_per_sm * self.sms
         self.out = torch.empty(self.ctas * WARPS * 32, device="cuda")
         self.chains = chains
 

@@ -15,6 +15,8 @@ wrong results (but "no sleeps"); they are timing probes only.
                              parity that already went by)
   no copies                  the producer's cp.async are gone (its arrivals
                              stay): the ring's hand-off without memory traffic
+  no multiplies              the ldmatrix and mma.sync are gone: the
+                             copies and the ring alone
   no copies, no waits        both
   ..., no releases           the consumers' arrivals on the empty barrier
                              are gone too
@@ -53,10 +55,15 @@ from bench_sm80 import DriverKernel, PeakKernel, contiguous_inputs  # noqa: E402
 WAIT = re.compile(r"^\s*mbarrier\.test_wait\.parity\.shared\.b64\s+(%p\d+),.*$")
 
 
-def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False, drop_sleeps=False):
+def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False, drop_sleeps=False,
+          drop_multiplies=False):
     lines = ptx.split("\n")
     out = []
+    dropping = False  # inside a dropped statement, which may span lines
     for line in lines:
+        if drop_multiplies and (dropping or line.strip().startswith(("mma.sync", "ldmatrix"))):
+            dropping = not line.rstrip().endswith(";")
+            continue
         if drop_sleeps and line.strip().startswith("nanosleep.u32"):
             continue
         if drop_copies and line.strip().startswith("cp.async.cg.shared.global"):
@@ -74,6 +81,7 @@ def patch(ptx, skip_waits=False, drop_copies=False, drop_releases=False, drop_sl
 PROBES = {"as compiled": {}, "no waits": dict(skip_waits=True),
           "no sleeps": dict(drop_sleeps=True),
           "no copies": dict(drop_copies=True),
+          "no multiplies": dict(drop_multiplies=True),
           "no copies, no waits": dict(skip_waits=True, drop_copies=True),
           "no waits, no releases": dict(skip_waits=True, drop_releases=True),
           "no copies, no waits, no releases": dict(skip_waits=True, drop_copies=True,

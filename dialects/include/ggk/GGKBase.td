@@ -19,8 +19,10 @@ def GGK_Dialect : Dialect {
   let description = [{
     `ggk` states the kernel that `gg-lower-to-nvvm` makes of a
     `gg.grouped_matmul`: the persistent walk over the tiles of every group
-    (`ggk.foreach_tile`), and the launch contract the runtime follows
-    (`#ggk.launch`). Its ops are lowered to scf, arith and LLVM by the
+    (`ggk.foreach_tile`), the stage ring, the loads, the MMA on each
+    consumer warpgroup's accumulator (`!ggk.acc`, whose type says which
+    thread holds which element), the epilogue and the stores, and the
+    launch contract the runtime follows (`#ggk.launch`). Its ops are lowered to scf, arith and LLVM by the
     `ggk-*` passes before translation to LLVM IR.
   }];
   let useDefaultAttributePrinterParser = 1;

@@ -2,10 +2,11 @@
 run): PTX files written by `--write` with each compiler, loaded with the
 driver API on the card in hand, checked against torch and timed.
 
-    python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--ctas-per-sm N]
+    python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--warp-columns W] [--ctas-per-sm N]
     python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
 
-`--config` compiles with a #gg.config (its `sms` is the persistent grid);
+`--config` compiles with a #gg.config (its `sms` is the persistent grid),
+`--warp-columns` with gg-plan-kernel's plan but that warp layout;
 `--ctas-per-sm N` is a probe, not a compiler feature: it rewrites the
 PTX's `.minnctapersm 1` to N, so that ptxas fits N CTAs' registers in an
 SM (give `sms` = N x the SMs). The run prints the mma.sync peak
@@ -24,13 +25,19 @@ SHAPES = {"T8192_G8_N4096_K4096": (8192, 8, 4096, 4096),
           "T16384_G32_N4096_K2048": (16384, 32, 4096, 2048)}
 
 
-def write(folder, tag, config=None, ctas_per_sm=1):
+def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None):
+    import re
     import ggc
     from ggc import ir
     os.makedirs(folder, exist_ok=True)
     for name, (t, g, n, k) in SHAPES.items():
-        compiled = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=g,
-                                                    n=n, k=k, config=config),
+        spec = dict(layout="contiguous", num_groups=g, n=n, k=k, config=config)
+        plan = None
+        if warp_columns:
+            plan = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
+                                  arch="sm_80").plans[0]["attributes"]["kernel_plan"]
+            plan = re.sub(r"warp_columns = \d", f"warp_columns = {warp_columns}", plan)
+        compiled = ggc.compile_ir(ir.grouped_matmul("k", kernel_plan=plan, **spec),
                                   emit="ptx", arch="sm_80")
         ptx = compiled.asm["ptx"]
         if ctas_per_sm != 1:
@@ -90,7 +97,9 @@ if __name__ == "__main__":
         parser.add_argument("--write", nargs=2, metavar=("DIR", "TAG"))
         parser.add_argument("--config")
         parser.add_argument("--ctas-per-sm", type=int, default=1)
+        parser.add_argument("--warp-columns", type=int)
         opts = parser.parse_args()
-        write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm)
+        write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm,
+              warp_columns=opts.warp_columns)
     else:
         run(sys.argv[1], sys.argv[2:])

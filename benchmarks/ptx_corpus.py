@@ -5,6 +5,7 @@ needed); prints a digest of each set.
 
     PYTHONPATH=python python3 benchmarks/ptx_corpus.py OUT_DIR [--arch sm_80]
     diff -r OLD_DIR NEW_DIR
+    python3 benchmarks/cubin_diff.py OLD_DIR NEW_DIR --arch sm_90a   # machine code
 
 The kernels: the bundled examples, the driver tests' inputs, every spec of
 the random-stress suite, and the ops' kernels at the benchmark shapes

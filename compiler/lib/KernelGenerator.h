@@ -249,13 +249,14 @@ private:
   void waitStage(Value stage, Value parity);
   void releaseStage(Value stage);
 
-  /// Where a consumer thread's accumulator fragment lies in the tile.
+  /// Where a consumer thread's accumulator elements lie in the tile
+  /// (ggk.acc_origin: the accumulator type's layout).
   struct Fragment {
-    Value row; // i32: first of the thread's two rows (the other is +8)
-    Value col; // i32: first column of the thread's pairs (+8c for pair c)
+    Value row;     // i32: the thread's first row (row group r: + 8 r)
+    Value col;     // i32: its first column (column block c: + 8 c, a pair)
     Value colBase; // i32: the warpgroup's first column in the tile
     Value lane;    // i32: the thread's lane in its warp
-    Value warpRow; // i32: the first of the warp's rows in the tile
+    Value warpRow; // i32: the first of its warp's rows in the tile
   };
   std::pair<Value, Value> emitMainLoop(const Tile &t, Value counter, Value acc,
                                        Value consumerIndex, const Fragment &f,

@@ -25,7 +25,8 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
   bool bNMajor = p.bMNMajor && !p.smem.transposesB;
   auto mma = b.create<ggk::MmaOp>(
       accType, acc, aTile, bTile, TypeAttr::get(p.aElem),
-      TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.kPerStep()), b.getI64IntegerAttr(p.blockK),
+      TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.kPerStep()),
+      b.getI64IntegerAttr(p.blockK),
       b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
   mma.setFresh(fresh);
   mma.setThreeTf32(p.aElem.isF32() && !op.getTf32());
@@ -45,7 +46,8 @@ KernelGenerator::Fragment KernelGenerator::fragment(Value consumerIndex) {
   Fragment f;
   f.lane = b.remU(b.threadIdx(), b.c32(32));
   Value rowBlock = b.divU(consumerIndex, b.c32(p.splitN));
-  f.colBase = b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
+  f.colBase =
+      b.mul(b.remU(consumerIndex, b.c32(p.splitN)), b.c32(p.warpgroupN));
   auto origin = b.create<ggk::AccOriginOp>(
       accType, b.mul(rowBlock, b.c32(64)), f.colBase);
   f.warpRow = origin.getWarpRow();

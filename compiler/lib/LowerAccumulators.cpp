@@ -10,6 +10,8 @@
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 namespace ggc {
 #define GEN_PASS_DEF_LOWERACCUMULATORS
 #include "ggc/Passes.h.inc"
@@ -112,13 +114,48 @@ void lower(Operation *op, ggk::AccType type) {
   op->erase();
 }
 
+bool holdsAcc(TypeRange types) {
+  return llvm::any_of(types, [](Type t) { return isa<ggk::AccType>(t); });
+}
+
+/// What the in-place retyping cannot rewrite: an MMA not yet lowered (its
+/// operand would become a struct), and a function signature that names
+/// the type (accumulators live inside a kernel).
+LogicalResult checkLowerable(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    if (isa<ggk::MmaOp>(op)) {
+      op->emitOpError() << "must be lowered (ggk-lower-mma or "
+                           "ggk-lower-mma-sync) before its accumulator is";
+      return WalkResult::interrupt();
+    }
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    if (fn && (holdsAcc(fn.getArgumentTypes()) ||
+               holdsAcc(fn.getResultTypes()))) {
+      op->emitOpError() << "takes or returns a !ggk.acc, which "
+                           "ggk-lower-accumulators lowers only inside a "
+                           "function";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 struct LowerAccumulators
     : public ggc::impl::LowerAccumulatorsBase<LowerAccumulators> {
   void runOnOperation() override {
+    if (failed(checkLowerable(getOperation())))
+      return signalPassFailure();
     // The ops with the types they had: once the values are structs, the
-    // layout is known only from here.
+    // layout is known only from here. The casts to and from registers
+    // (the MMA lowerings') must cast a struct to itself once retyped.
     SmallVector<std::pair<Operation *, ggk::AccType>> ops;
+    SmallVector<UnrealizedConversionCastOp> casts;
     getOperation().walk([&](Operation *op) {
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(op))
+        if (holdsAcc(cast->getOperandTypes()) ||
+            holdsAcc(cast->getResultTypes()))
+          casts.push_back(cast);
       if (isa<ggk::AccZeroOp, ggk::AccUndefOp, ggk::AccGetOp, ggk::AccSetOp,
               ggk::AccPinOp, ggk::AccOriginOp>(op))
         ops.push_back({op, accTypeOf(op)});
@@ -139,14 +176,17 @@ struct LowerAccumulators
     });
     for (auto [op, type] : ops)
       lower(op, type);
-    // The MMA lowerings' casts now cast a struct to itself.
-    getOperation().walk([](UnrealizedConversionCastOp cast) {
-      if (cast->getNumOperands() == 1 && cast->getNumResults() == 1 &&
-          cast.getOperand(0).getType() == cast.getResult(0).getType()) {
-        cast.getResult(0).replaceAllUsesWith(cast.getOperand(0));
-        cast.erase();
+    for (UnrealizedConversionCastOp cast : casts) {
+      if (cast->getNumOperands() != 1 || cast->getNumResults() != 1 ||
+          cast.getOperand(0).getType() != cast.getResult(0).getType()) {
+        cast.emitOpError() << "casts a !ggk.acc to or from something other "
+                              "than its registers, "
+                           << cast->getResultTypes();
+        return signalPassFailure();
       }
-    });
+      cast.getResult(0).replaceAllUsesWith(cast.getOperand(0));
+      cast.erase();
+    }
   }
 };
 

@@ -255,9 +255,10 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
     StepOperands operands = loadStep(b, op, w, lane, s);
     for (int64_t i = 0; i < w.blocks; ++i) {
       ArrayRef<Value> a = ArrayRef<Value>(operands.a).slice(4 * i, 4);
-      for (auto [block, bRegs] : llvm::enumerate(operands.b)) {
+      for (auto [index, bRegs] : llvm::enumerate(operands.b)) {
         // The quad's registers: rows +0 and +8 of m16 block i, two
         // columns each.
+        int64_t block = index;
         auto quadRegister = [&](int64_t r) {
           return type.getRegister(2 * i + r / 2, block, r % 2);
         };

@@ -91,3 +91,22 @@ func.func @short_position(%a: !ggk.acc<64x128xf32>) {
   %v = ggk.acc_get %a[0, 0] : !ggk.acc<64x128xf32>
   func.return
 }
+
+// -----
+
+// expected-error @+1 {{!ggk.acc's columns must be a multiple of 8 in [8, 256], got 264}}
+func.func private @wide(%a: !ggk.acc<64x264xf32>)
+
+// -----
+
+// Four warp columns of 32 columns are 8 wide each.
+// expected-error @+1 {{!ggk.acc's warp_columns must be 1, or 2 or 4 with the columns a multiple of 16 per warp column, got 4 with 32 columns}}
+func.func private @four_narrow(%a: !ggk.acc<64x32xf32, warp_columns = 4>)
+
+// -----
+
+func.func @negative_position(%a: !ggk.acc<64x128xf32>) {
+  // expected-error @+1 {{column block -1 is outside [0, 16) for '!ggk.acc<64x128xf32>'}}
+  %v = ggk.acc_get %a[0, -1, 0] : !ggk.acc<64x128xf32>
+  func.return
+}

@@ -22,8 +22,9 @@ def GGK_Dialect : Dialect {
     (`ggk.foreach_tile`), the stage ring, the loads, the MMA on each
     consumer warpgroup's accumulator (`!ggk.acc`, whose type says which
     thread holds which element), the epilogue and the stores, and the
-    launch contract the runtime follows (`#ggk.launch`). Its ops are lowered to scf, arith and LLVM by the
-    `ggk-*` passes before translation to LLVM IR.
+    launch contract the runtime follows (`#ggk.launch`). Its ops are
+    lowered to scf, arith, LLVM and NVVM by the `ggk-*` passes before
+    translation to LLVM IR.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;

@@ -29,12 +29,12 @@ def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
     ```mlir
     %acc, %end = ggk.warpgroup_tile first_row(%row) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = skip>}
-        -> !llvm.struct<(f32, f32)>, i32 {
+        -> !ggk.acc<64x8xf32>, i32 {
       ...
-      ggk.yield %sum, %next : !llvm.struct<(f32, f32)>, i32
+      ggk.yield %sum, %next : !ggk.acc<64x8xf32>, i32
     } idle {
       ...
-      ggk.yield %zero, %passed : !llvm.struct<(f32, f32)>, i32
+      ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ```
   }];
@@ -96,25 +96,25 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     pipelined one whenever the scales are not in the stages (with `none`
     an empty copy group, which keeps the slots' wait counts uniform); with
     the scales in the stages `read_scales` runs right after each `issue`,
-    else at the block's promotion. Pipelined promotion needs an
-    `!llvm.struct` of f32 accumulator (each promotion is pinned field by
-    field), an empty `start` (only serial kernels have per-column scales)
+    else at the block's promotion. Pipelined promotion needs a
+    `!ggk.acc` accumulator (each promotion is pinned in its registers,
+    `ggk.acc_pin`), an empty `start` (only serial kernels have per-column scales)
     and at least one K block (the caller guards it: the consumer's
     `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
     promotion needs an empty `overlap`.
 
     Example:
     ```mlir
-    %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !llvm.struct<(f32, f32)>)
+    %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
         attributes {stages = 4 : i64,
                     plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
                                            registers = [24, 240], staging = swizzled>}
       prefetch { ^bb0(%k: i32): ggk.yield }
       start { ggk.yield }
-      issue { ^bb0(%k: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !llvm.struct<(f32, f32)> }
+      issue { ^bb0(%k: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !ggk.acc<64x8xf32> }
       read_scales { ^bb0(%k: i32, %stage: i32): ... ggk.yield %sa0, %sa1, %sb : f32, f32, f32 }
-      promote { ^bb0(%a: !llvm.struct<(f32, f32)>, %p: !llvm.struct<(f32, f32)>, %k: i32,
-                     %sa0: f32, %sa1: f32, %sb: f32): ... ggk.yield %sum : !llvm.struct<(f32, f32)> }
+      promote { ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32,
+                     %sa0: f32, %sa1: f32, %sb: f32): ... ggk.yield %sum : !ggk.acc<64x8xf32> }
       release { ^bb0(%stage: i32): ... ggk.yield }
       overlap { ggk.yield }
     ```
@@ -154,8 +154,8 @@ def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
 
     Example:
     ```mlir
-    ggk.tile_epilogue(%group, %m_block, ..., %num_k_blocks) acc(%acc : !llvm.struct<(f32, f32)>) {
-    ^bb0(%g: i32, ..., %n: i32, %a: !llvm.struct<(f32, f32)>):
+    ggk.tile_epilogue(%group, %m_block, ..., %num_k_blocks) acc(%acc : !ggk.acc<64x8xf32>) {
+    ^bb0(%g: i32, ..., %n: i32, %a: !ggk.acc<64x8xf32>):
       ...
       ggk.yield
     }

@@ -69,7 +69,7 @@ LogicalResult allocate(LLVM::LLVMFuncOp fn) {
   // The launch's dynamic shared memory (ggk-collect-launch reads it here):
   // on every kernel, and on any function that declares buffers.
   if (!declared.empty() || fn->hasAttr("ggk.launch"))
-    fn->setAttr("ggk.shared_bytes",
+    fn->setAttr(ggk::kSharedBytesAttrName,
                 IntegerAttr::get(IntegerType::get(fn.getContext(), 64),
                                  offsets.back()));
   SmallVector<ggk::SharedAddressOp> uses;

@@ -22,8 +22,8 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kSharedBytes = "ggk.shared_bytes";
-constexpr llvm::StringLiteral kParam = "ggk.param";
+using ggk::kParamAttrName;
+using ggk::kSharedBytesAttrName;
 
 /// The complete contract of `fn`, or failure with an error on `fn`.
 FailureOr<ggk::LaunchAttr> collect(LLVM::LLVMFuncOp fn,
@@ -32,17 +32,18 @@ FailureOr<ggk::LaunchAttr> collect(LLVM::LLVMFuncOp fn,
   if (!block || block.size() != 3 || block[1] != 1 || block[2] != 1)
     return fn.emitOpError() << "has no nvvm.maxntid [threads, 1, 1] for its "
                                "launch; ggk-warp-specialize sets it";
-  auto shared = fn->getAttrOfType<IntegerAttr>(kSharedBytes);
+  auto shared = fn->getAttrOfType<IntegerAttr>(kSharedBytesAttrName);
   if (!shared)
-    return fn.emitOpError() << "has no " << kSharedBytes
+    return fn.emitOpError() << "has no " << kSharedBytesAttrName
                             << " for its launch; ggk-allocate-shared-memory "
                                "sets it";
   SmallVector<Attribute> params;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-    auto param = fn.getArgAttrOfType<ggk::ParamAttr>(i, kParam);
+    auto param = fn.getArgAttrOfType<ggk::ParamAttr>(i, kParamAttrName);
     if (!param)
-      return fn.emitOpError() << "argument " << i << " has no " << kParam
-                              << ": nothing says what feeds it at launch";
+      return fn.emitOpError()
+             << "argument " << i << " has no " << kParamAttrName
+             << ": nothing says what feeds it at launch";
     params.push_back(param);
   }
   std::optional<int64_t> threads = block[0], bytes = shared.getInt();
@@ -66,9 +67,9 @@ struct CollectLaunchPass
       if (failed(launch) || !*launch)
         return signalPassFailure();
       fn->setAttr("ggk.launch", *launch);
-      fn->removeAttr(kSharedBytes);
+      fn->removeAttr(kSharedBytesAttrName);
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        fn.removeArgAttr(i, kParam);
+        fn.removeArgAttr(i, kParamAttrName);
     }
   }
 };

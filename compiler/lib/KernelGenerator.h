@@ -64,7 +64,7 @@ struct KernelPlan {
   /// both, which halves the B traffic from L2.
   int64_t cluster = 1;
   Type aElem, bElem, outElem, groupsElem;
-  int64_t aTileBytes, bTileBytes, sharedBytes;
+  int64_t aTileBytes, bTileBytes;
   ggc::SharedMemoryLayout smem; // offsets of every buffer
   int64_t nBlocks;
   /// gg-schedule-groups: N blocks of a group before its M blocks.

@@ -120,7 +120,6 @@ LogicalResult KernelGenerator::plan() {
     p.storePool.assign(pool->begin(), pool->end());
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
   p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
-  p.sharedBytes = p.smem.total;
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
   if (p.twoLevel() && p.blockK != 128)
     return op.emitOpError() << "block scales are applied per 128-wide K "
@@ -236,7 +235,7 @@ LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   SmallVector<Attribute> roles = launchParams();
   assert(roles.size() == params.size() && "one #ggk.param per parameter");
   for (auto [i, role] : llvm::enumerate(roles))
-    fn.setArgAttr(i, "ggk.param", role);
+    fn.setArgAttr(i, ggk::kParamAttrName, role);
   fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
   // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing
   // (and, without it, gives the one CTA all of the registers).

@@ -16,6 +16,12 @@
 namespace mlir::ggk {
 /// `[a, b, ...]`: the sizes of a #ggk.launch tile or a #ggk.param box.
 FailureOr<SmallVector<int64_t>> parseSizes(AsmParser &parser);
+
+/// What the lowering leaves for ggk-collect-launch: the kernel's dynamic
+/// shared memory (ggk-allocate-shared-memory) and, on each kernel
+/// argument, the #ggk.param that feeds it (gg-lower-to-nvvm).
+inline constexpr llvm::StringLiteral kSharedBytesAttrName = "ggk.shared_bytes";
+inline constexpr llvm::StringLiteral kParamAttrName = "ggk.param";
 } // namespace mlir::ggk
 
 #define GET_ATTRDEF_CLASSES

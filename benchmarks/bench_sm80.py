@@ -173,24 +173,18 @@ def measure_peak(iters=4096, kind="bf16", operands="constant"):
 
 
 def variants(spec):
-    """ggc's kernels of one op: for sm_80 as planned (for 128-row tiles
-    `producer = none`: the consumers copy the stages, 256 registers a
-    thread; two warp columns), the same with a producer warpgroup (168
-    registers a thread), 128x256 tiles of 64x64 warps without a producer,
-    and for sm_90a."""
+    """ggc's kernels of one op: for sm_80 as planned for the card in hand
+    (its shared memory: 128x256 tiles of 64x64 warps where four stages
+    fit), as planned for an A100's 163 KiB where that differs (128x128,
+    5 stages), and for sm_90a."""
     text = ir.grouped_matmul("k", **spec)
-    plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
     kernels = {"sm_80": ggc.Kernel(text, target="sm_80")}
-    if ", producer = none" in plan["kernel_plan"]:
-        with_producer = plan["kernel_plan"].replace(", producer = none", "").replace(
-            "registers = [256, 256]", "registers = [168, 168]")
-        kernels["sm_80 producer warpgroup"] = ggc.Kernel(ir.grouped_matmul(
-            "k", kernel_plan=with_producer, **spec), target="sm_80")
-        if "warp_columns = 2" in plan["kernel_plan"]:
-            wide = plan["kernel_plan"].replace("warp_columns = 2", "warp_columns = 4")
-            kernels["sm_80 128x256 no producer"] = ggc.Kernel(ir.grouped_matmul(
-                "k", config="#gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], "
-                            "sms = 132>", kernel_plan=wide, **spec), target="sm_80")
+    here = ggc.compile_ir(text, emit="gg-config", arch="sm_80",
+                          shared_memory_bytes=ggc.compiler.device_shared_memory_bytes())
+    a100 = ggc.compile_ir(text, emit="gg-config", arch="sm_80").plans[0]["attributes"]
+    if here.plans[0]["attributes"] != a100:
+        kernels["sm_80 A100's plan"] = ggc.Kernel(ir.grouped_matmul(
+            "k", config=a100["config"], kernel_plan=a100["kernel_plan"], **spec), target="sm_80")
     kernels["sm_90a"] = ggc.Kernel(text, target="sm_90a")
     return kernels
 
@@ -210,23 +204,28 @@ def check_and_time(kernels, args, out, ref, rows=None):
     return errors, fns
 
 
-def contiguous_inputs(t, g, n, k, seed=0):
-    """A contiguous bf16 problem: ragged groups' ends and offsets, A, B and
-    an output."""
-    sizes, ends, offsets = ragged_groups(t, g, seed)
+def contiguous_inputs(t, g, n, k, seed=0, equal=False):
+    """A contiguous bf16 problem: ragged groups' ends and offsets (equal
+    groups of t / g rows with `equal`), A, B and an output."""
+    if equal:
+        ends = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * (t // g)
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
+    else:
+        sizes, ends, offsets = ragged_groups(t, g, seed)
     a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
     b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     return ends, offsets, a, b, out
 
 
-def contiguous_case(t, g, n, k, seed=0):
-    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k, seed)
+def contiguous_case(t, g, n, k, seed=0, equal=False):
+    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k, seed, equal)
     kernels = variants(dict(layout="contiguous", num_groups=g, n=n, k=k))
     ref = torch._grouped_mm(a, b.transpose(1, 2), offs=ends).double()
     errors, fns = check_and_time(kernels, (a, b, offsets), out, ref)
     fns["torch._grouped_mm"] = lambda: torch._grouped_mm(a, b.transpose(1, 2), offs=ends)
-    return f"contiguous bf16 T={t} G={g} N={n} K={k}", fns, 2.0 * t * n * k, errors
+    label = f"contiguous bf16 T={t} G={g}{' equal' if equal else ''} N={n} K={k}"
+    return label, fns, 2.0 * t * n * k, errors
 
 
 def masked_case(g, m, n, k, rows):
@@ -295,7 +294,11 @@ def main():
     peak, peak_us = measure_peak()
     print(f"{name}: mma.sync m16n8k16 bf16 peak {peak / 1e12:.1f} TFLOPS ({peak_us:.1f} us)")
     results = {"device": name, "mma_sync_peak_tflops": peak / 1e12, "cases": []}
-    cases = [contiguous_case(8192, 8, 4096, 4096), contiguous_case(16384, 32, 4096, 2048, seed=1),
+    # Equal groups of 11 whole 128-row tiles: 2,112 tiles of 128x128
+    # (1,056 of 128x256) fill 16 (8) waves of 132 CTAs, so neither padded
+    # rows nor a part-filled last wave stand between the kernel and the peak.
+    cases = [contiguous_case(8448, 6, 4096, 4096, equal=True),
+             contiguous_case(8192, 8, 4096, 4096), contiguous_case(16384, 32, 4096, 2048, seed=1),
              contiguous_case(4096, 64, 2048, 7168, seed=2), masked_case(16, 128, 4096, 7168, 128),
              masked_case(16, 128, 4096, 7168, 24)]
     fp8_peak = measure_peak(kind="e4m3")[0]
@@ -304,22 +307,28 @@ def main():
     cases.append(fp8_masked_case(16, 128, 4096, 7168, 128))
     cases.append(fp32_case(8192, 8, 4096, 4096))
     for label, fns, flops, errors in cases:
-        times = time_interleaved(fns)
-        # The peak again in the same stretch of the run: the clocks drift.
         kind = "e4m3" if "fp8" in label else "tf32" if "f32" in label else "bf16"
-        peak_now = measure_peak(kind=kind)[0]
+        # The peak interleaved with the kernels (the same clocks and power)
+        # and alone right after them: the clocks drift.
+        peak_kernel, peak_iters = PeakKernel(kind=kind), 4096
+        fns["mma.sync peak"] = lambda: peak_kernel.launch(peak_iters)
+        times = time_interleaved(fns)
+        interleaved = peak_kernel.flops(peak_iters) / (times.pop("mma.sync peak") * 1e-6)
+        alone = measure_peak(kind=kind)[0]
         if "f32" in label:  # 3xTF32: three tf32 products per multiply
-            peak_now /= 3
+            interleaved, alone = interleaved / 3, alone / 3
         row = {"case": label, "errors": errors, "us": times,
                "tflops": {k: flops / (t * 1e-6) / 1e12 for k, t in times.items()},
-               "peak_tflops": peak_now / 1e12}
-        row["sm_80 of mma.sync peak"] = max(
-            v for k, v in row["tflops"].items() if "sm_8" in k) * 1e12 / peak_now
+               "peak_tflops": alone / 1e12, "peak_interleaved_tflops": interleaved / 1e12}
+        best = max(v for k, v in row["tflops"].items() if "sm_8" in k) * 1e12
+        row["sm_80 of mma.sync peak"] = best / alone
+        row["sm_80 of mma.sync peak interleaved"] = best / interleaved
         results["cases"].append(row)
         print(f"{label}: " + ", ".join(f"{k} {t:.1f} us ({row['tflops'][k]:.0f} TFLOPS)"
                                        for k, t in times.items())
-              + f"; best sm_80 kernel {100 * row['sm_80 of mma.sync peak']:.0f}% of mma.sync peak "
-              f"({peak_now / 1e12:.0f}); rel err " +
+              + f"; best sm_80 kernel {100 * best / alone:.1f}% of the mma.sync peak alone "
+              f"({alone / 1e12:.0f}), {100 * best / interleaved:.1f}% of it interleaved "
+              f"({interleaved / 1e12:.0f}); rel err " +
               ", ".join(f"{k} {e:.1e}" for k, e in errors.items()))
     if args.json:
         with open(args.json, "w") as f:

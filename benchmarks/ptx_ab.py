@@ -4,6 +4,10 @@ driver API on the card in hand, checked against torch and timed.
 
     python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--warp-columns W] [--ctas-per-sm N]
     python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
+    python3 benchmarks/ptx_ab.py --profile DIR TAG SHAPE   # 3 launches, for ncu
+
+PTX_AB_SHAPES=NAME,... picks shapes. The peak micro-benchmark is timed
+both alone (before and after each shape) and interleaved with the kernels.
 
 `--config` compiles with a #gg.config (its `sms` is the persistent grid),
 `--warp-columns` with gg-plan-kernel's plan but that warp layout;
@@ -21,8 +25,32 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# Ragged (Dirichlet shares, as bench_grouped_gemm) and one of equal groups
+# of 11 whole 128-row tiles: 2,112 tiles of 128x128 (1,056 of 128x256) fill
+# 16 (8) waves of 132 CTAs exactly, so neither padded rows nor a part-filled
+# last wave stand between the kernel and the peak.
 SHAPES = {"T8192_G8_N4096_K4096": (8192, 8, 4096, 4096),
-          "T16384_G32_N4096_K2048": (16384, 32, 4096, 2048)}
+          "T16384_G32_N4096_K2048": (16384, 32, 4096, 2048),
+          "T8448_G6_N4096_K4096_equal": (8448, 6, 4096, 4096)}
+
+
+def shape_inputs(name, t, g, n, k):
+    import torch
+    from bench_sm80 import contiguous_inputs
+    if not name.endswith("_equal"):
+        return contiguous_inputs(t, g, n, k)
+    ends = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * (t // g)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
+    a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
+    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
+    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
+    return ends, offsets, a, b, out
+
+
+def selected_shapes():
+    wanted = os.environ.get("PTX_AB_SHAPES")
+    return {name: dims for name, dims in SHAPES.items()
+            if not wanted or name in wanted.split(",")}
 
 
 def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None):
@@ -53,14 +81,16 @@ def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None):
 def run(folder, tags):
     import torch
     from bench_grouped_gemm import time_interleaved
-    from bench_sm80 import DriverKernel, contiguous_inputs, measure_peak
+    from bench_sm80 import DriverKernel, PeakKernel, measure_peak
     print(torch.cuda.get_device_name())
+    peak_iters = 4096
+    peak_kernels = {kind: PeakKernel(operands=kind) for kind in ("constant", "random")}
 
     def peaks():
         return (measure_peak()[0] / 1e12, measure_peak(operands="random")[0] / 1e12)
-    for name, (t, g, n, k) in SHAPES.items():
+    for name, (t, g, n, k) in selected_shapes().items():
         before = peaks()
-        ends, offsets, a, b, out = contiguous_inputs(t, g, n, k)
+        ends, offsets, a, b, out = shape_inputs(name, t, g, n, k)
         args = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()),
                 ctypes.c_uint64(out.data_ptr()), ctypes.c_uint64(offsets.data_ptr()),
                 ctypes.c_uint64(t)]
@@ -79,15 +109,42 @@ def run(folder, tags):
             print(f"{name} {tag}: rel err against torch {err:.1e}; grid {info['max_grid']}, "
                   f"{kern.ctas_per_sm(info['block'])} CTAs an SM")
             fns[tag] = fn
+        # The peak micro-benchmark also runs interleaved with the kernels,
+        # under the same clocks and power as they.
+        for kind, peak_kernel in peak_kernels.items():
+            fns[f"peak {kind}"] = lambda p=peak_kernel: p.launch(peak_iters)
         times = time_interleaved(fns)
+        interleaved = {kind: peak_kernels[kind].flops(peak_iters) / times.pop(f"peak {kind}") / 1e6
+                       for kind in peak_kernels}
         flops = 2.0 * t * n * k
         after = peaks()
-        peak = max(before[0], after[0])
-        print(f"{name}: mma.sync peak {before[0]:.0f} / {after[0]:.0f} TFLOPS (constant operands, "
-              f"before / after), {before[1]:.0f} / {after[1]:.0f} (random)")
+        alone = max(before[0], after[0])
+        print(f"{name}: mma.sync peak alone {before[0]:.0f} / {after[0]:.0f} TFLOPS (constant "
+              f"operands, before / after), {before[1]:.0f} / {after[1]:.0f} (random); "
+              f"interleaved {interleaved['constant']:.0f} (constant), "
+              f"{interleaved['random']:.0f} (random)")
+        best = max(interleaved.values())
         print(f"{name}: " + ", ".join(
-            f"{tag} {us:.1f} us ({flops / us / 1e6:.0f} TFLOPS, {100 * flops / us / 1e6 / peak:.1f}%)"
+            f"{tag} {us:.1f} us ({flops / us / 1e6:.0f} TFLOPS, {100 * flops / us / 1e6 / alone:.1f}% "
+            f"of the peak alone, {100 * flops / us / 1e6 / best:.1f}% interleaved)"
             for tag, us in times.items()))
+
+
+def profile(folder, tag, name):
+    """Three launches of one kernel, for Nsight Compute (-k regex:NAME)."""
+    import torch
+    from bench_sm80 import DriverKernel
+    t, g, n, k = SHAPES[name]
+    ends, offsets, a, b, out = shape_inputs(name, t, g, n, k)
+    base = os.path.join(folder, f"{name}.{tag}")
+    info = json.load(open(base + ".json"))
+    kern = DriverKernel(open(base + ".ptx").read(), info["name"], info["shared_bytes"])
+    args = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()),
+            ctypes.c_uint64(out.data_ptr()), ctypes.c_uint64(offsets.data_ptr()),
+            ctypes.c_uint64(t)]
+    for _ in range(3):
+        kern.launch(info["max_grid"], info["block"], *args)
+    torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
@@ -101,5 +158,7 @@ if __name__ == "__main__":
         opts = parser.parse_args()
         write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm,
               warp_columns=opts.warp_columns)
+    elif sys.argv[1] == "--profile":
+        profile(*sys.argv[2:5])
     else:
         run(sys.argv[1], sys.argv[2:])

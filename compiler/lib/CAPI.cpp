@@ -19,6 +19,7 @@ ggc_result *ggc_compile(const char *source, size_t length,
     if (options->num_sms != 0)
       opts.numSMs = options->num_sms;
     opts.printIRAfterAll = options->print_ir_after_all != 0;
+    opts.sharedMemoryBytes = options->shared_memory_bytes;
   }
   auto *r = new ggc_result;
   if (!source) {

@@ -109,8 +109,11 @@ LogicalResult selectConfig(CompileState &state) {
   return runPasses(state, [&](OpPassManager &pm) {
     SelectConfigOptions options;
     options.numSMs = state.options.numSMs;
+    options.smemBudget = state.options.sharedMemoryBytes;
     pm.addPass(createSelectConfig(options));
-    pm.addPass(createTmaStorePool());
+    TmaStorePoolOptions pool;
+    pool.smemBudget = state.options.sharedMemoryBytes;
+    pm.addPass(createTmaStorePool(pool));
     pm.addPass(createScheduleGroups());
     pm.addPass(createEliminatePadding());
     pm.addPass(createPlanOverfetch());
@@ -485,6 +488,12 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   }
   if (options.numSMs < 1) {
     diag << "error: num_sms must be positive, got " << options.numSMs << "\n";
+    return result;
+  }
+  if (options.sharedMemoryBytes < 0) {
+    diag << "error: shared_memory_bytes must be 0 (the target's) or the "
+            "device's opt-in shared memory per CTA, got "
+         << options.sharedMemoryBytes << "\n";
     return result;
   }
 

@@ -204,13 +204,19 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                     : canSwizzleStaging(op, config) ? Staging::swizzled
                                                     : Staging::dense;
   // 6. Warp columns: wgmma's fragment on sm_90a. mma.sync's warps each
-  //    load the B fragments of every column they compute, so warps of 32
-  //    rows by half the columns read a third less of shared memory per
-  //    multiply than warps of 16 rows by all of them, the bound of that
-  //    lowering (docs/performance.md). Two-level kernels keep wgmma's
-  //    fragment: their promotion and block scales index it.
-  int64_t warpColumns =
-      !hopper && !twoLevel(op) && canSplitWarpColumns(config, 2) ? 2 : 1;
+  //    load the A and B fragments of every row and column they compute, so
+  //    the squarer a warp's tile the less shared memory it reads per
+  //    multiply, the bound of that lowering (docs/performance.md): warps
+  //    of 32 rows by half of 128 columns read a third less than warps of
+  //    16 rows by all of them, and of 256 columns, warps of 64 rows by a
+  //    quarter. Two-level kernels keep wgmma's fragment: their promotion
+  //    and block scales index it.
+  int64_t warpGroupColumns = config.getBlockN() / config.getSplitN();
+  int64_t warpColumns = 1;
+  if (!hopper && !twoLevel(op))
+    warpColumns = warpGroupColumns >= 256 && canSplitWarpColumns(config, 4) ? 4
+                  : canSplitWarpColumns(config, 2)                          ? 2
+                                                                            : 1;
   // 7. Release lag: wgmma reads a stage after it is issued, so a consumer
   //    hands stage k back once block k+1's is issued; mma.sync's operands
   //    are in registers when it is issued, and handing the stage back then

@@ -154,6 +154,10 @@ namespace {
 /// group: docs/performance.md).
 constexpr int64_t kTallGroupRows = 1024;
 
+/// The stages that 128x256 mma.sync tiles need before they beat 128x128
+/// ones (three were not enough: docs/performance.md).
+constexpr int64_t kWideMmaSyncStages = 4;
+
 /// `config` with as many stages as fit in shared memory, capped at 8 where
 /// deeper pipelines stop paying (DeepGEMM uses up to 8); at least 1.
 ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
@@ -267,11 +271,24 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
     blockN = 128;
   // Without setmaxnreg (before sm_90a) every thread of the CTA gets the
   // same registers: 168 of 65,536 for 384 threads leave a consumer's 64x256
-  // accumulator (128 of them) too few for its fragments; without a
-  // producer (256 a thread) 128x256 tiles of 64x64 warps measured from 1%
-  // slower to 8% faster than 128x128 (docs/performance.md), not enough to
-  // pick them.
-  if (!setmaxnreg && blockN / splitN > 128)
+  // accumulator (128 of them) too few for its fragments. 16-bit operands
+  // on 128-row tiles need no producer (gg-plan-kernel: the consumers copy,
+  // 256 registers a thread), and their 128x256 tiles of 64x64 warps move
+  // the least shared and L2 memory per multiply. Where shared memory holds
+  // four of their stages (a Hopper card's 227 KiB) they measured 3-7%
+  // faster than 128x128 on three contiguous shapes (H200); with the three
+  // that an A100's 163 KiB holds, from 1% slower to 8% faster, not enough
+  // to pick them (docs/performance.md).
+  bool wideMmaSync =
+      !setmaxnreg && blockM == 128 && splitN == 1 && blockN == 256 &&
+      (aElem.isBF16() || aElem.isF16()) &&
+      op.getBType().getElementType() == aElem &&
+      ggc::sharedMemoryLayout(
+          op, ConfigAttr::get(ctx, blockM, blockN, blockK, kWideMmaSyncStages,
+                              1, 1, numSMs, splitN),
+          /*stagedOutput=*/false)
+              .total <= smemBudget;
+  if (!setmaxnreg && blockN / splitN > 128 && !wideMmaSync)
     blockN = 128 * splitN;
   // Contiguous groups are ragged and their sizes unknown until run time:
   // 128-wide tiles balance the persistent grid's waves better where groups
@@ -283,7 +300,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // 9055 against 5285), their A and B tiles each read by too few CTAs;
   // only T=8192 G=8 K=7168 lost, by 2% (833 against 814 us).
   bool tallGroups = groupRows && *groupRows >= kTallGroupRows;
-  if (blockN == 256 && layout == GroupLayout::contiguous && !tallGroups)
+  if (blockN == 256 && layout == GroupLayout::contiguous && !tallGroups &&
+      !wideMmaSync)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
@@ -328,7 +346,14 @@ struct SelectConfigPass
     if (failed(readTarget))
       return signalPassFailure();
     ggc::Target target = *readTarget;
-    int64_t budget = std::min<int64_t>(smemBudget, target.sharedMemoryBytes);
+    if (smemBudget < 0) {
+      getOperation()->emitError() << "gg-select-config: shared-memory-bytes "
+                                     "must be 0 (the target's) or positive, "
+                                     "got "
+                                  << smemBudget.getValue();
+      return signalPassFailure();
+    }
+    int64_t budget = ggc::sharedMemoryBudget(target, smemBudget);
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (failed(checkTargetSupports(op, target)))
         return WalkResult::interrupt();

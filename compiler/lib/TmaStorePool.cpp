@@ -32,8 +32,10 @@ struct TmaStorePoolPass
       if (!config)
         return WalkResult::interrupt();
       Builder b(op.getContext());
+      ggc::Target target = ggc::targetOf(op);
+      int64_t budget = ggc::sharedMemoryBudget(target, smemBudget);
       // Targets without TMA store from registers.
-      if (!ggc::targetOf(op).hopper) {
+      if (!target.hopper) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
@@ -52,7 +54,7 @@ struct TmaStorePoolPass
             config.getBlockK(), stages, config.getClusterM(),
             config.getClusterN(), config.getNumSMs(), config.getSplitN());
         if (ggc::sharedMemoryLayout(op, trial, /*stagedOutput=*/true).total >
-            smemBudget)
+            budget)
           continue;
         SmallVector<int64_t> pool;
         // Boxes halve from the largest power of two not above BM (128 for

@@ -131,9 +131,10 @@ def _mark_used(path: str) -> None:
         pass  # a read-only cache still serves hits
 
 
-def key_of(ir: str, *, emit: str, arch: str, num_sms: int) -> str:
+def key_of(ir: str, *, emit: str, arch: str, num_sms: int,
+           shared_memory_bytes: int = 0) -> str:
     h = hashlib.sha256()
-    for part in (version(), arch, str(num_sms), emit, ir):
+    for part in (version(), arch, str(num_sms), str(shared_memory_bytes), emit, ir):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -275,11 +276,13 @@ def _dump_suffix(stage: str) -> str:
 
 
 def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
-                   source_name: str = "<ggc>") -> Tuple[CompiledIR, Optional[str]]:
+                   source_name: str = "<ggc>",
+                   shared_memory_bytes: int = 0) -> Tuple[CompiledIR, Optional[str]]:
     """Compiles `ir`, or finds it in the caches. Returns the result and where
     it came from: "memory", "disk" or None (compiled now)."""
     limit = max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
-    key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms)
+    key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms,
+                 shared_memory_bytes=shared_memory_bytes)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -295,7 +298,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
                         "it again", path)
         started = time.perf_counter()
         compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
-                              source_name=source_name)
+                              source_name=source_name,
+                              shared_memory_bytes=shared_memory_bytes)
         log.info("compiled %s to %s in %.2f s", source_name, emit,
                  time.perf_counter() - started)
         if path:

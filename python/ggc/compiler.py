@@ -26,6 +26,9 @@ DEFAULT_NUM_SMS = 132
 # Far above any GPU's SM count (the H200 has 132), far below what the
 # grid's 32-bit size could hold.
 MAX_NUM_SMS = 4096
+# The driver's bound on shared_memory_bytes (ggc --shared-memory-bytes): a
+# GPU has far less (227 KiB a CTA on Hopper).
+MAX_SHARED_MEMORY_BYTES = 1 << 20
 
 
 class CompilationError(RuntimeError):
@@ -100,6 +103,35 @@ def check_num_sms(num_sms) -> None:
     if (not isinstance(num_sms, int) or isinstance(num_sms, bool)
             or not 1 <= num_sms <= MAX_NUM_SMS):
         raise ValueError(f"num_sms must be an int in [1, {MAX_NUM_SMS}], got {num_sms!r}")
+
+
+def check_shared_memory_bytes(shared_memory_bytes) -> None:
+    """shared_memory_bytes bounds the kernel's pipeline: 0 for the target's
+    (an A100's 163 KiB for sm_80), else the device's opt-in shared memory
+    per CTA."""
+    if (not isinstance(shared_memory_bytes, int) or isinstance(shared_memory_bytes, bool)
+            or not 0 <= shared_memory_bytes <= MAX_SHARED_MEMORY_BYTES):
+        raise ValueError(f"shared_memory_bytes must be an int in [0, {MAX_SHARED_MEMORY_BYTES}] "
+                         f"(0: the target's), got {shared_memory_bytes!r}")
+
+
+_device_shared_memory = ()  # the current device's, found once: () until then
+
+
+def device_shared_memory_bytes() -> int:
+    """The shared memory one CTA may opt in to on the current CUDA device
+    (torch's), or 0 (the target's) without torch, CUDA or the property.
+    Read once per process. Kernels planned with it run deeper pipelines
+    where the card has more than its target promises (an sm_80 kernel on a
+    Hopper card: 227 KiB, not an A100's 163)."""
+    global _device_shared_memory
+    if _device_shared_memory == ():
+        _device_shared_memory = 0
+        torch = _sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            _device_shared_memory = getattr(torch.cuda.get_device_properties(
+                torch.cuda.current_device()), "shared_memory_per_block_optin", 0) or 0
+    return _device_shared_memory
 
 
 _num_sms = None       # set_num_sms's; None: the device's
@@ -208,8 +240,13 @@ def compile_ir(
     num_sms: int = DEFAULT_NUM_SMS,
     print_ir_after_all: bool = False,
     source_name: str = "<ggc>",
+    shared_memory_bytes: int = 0,
 ) -> CompiledIR:
     """Compiles gg IR text up to stage `emit` (default: "ptx").
+
+    `shared_memory_bytes` is the device's opt-in shared memory per CTA
+    (device_shared_memory_bytes()), which bounds the pipeline's stages; 0
+    (the default) keeps to the target's.
 
     Raises CompilationError with the compiler's diagnostics, and ValueError
     for arguments of the wrong kind, before anything is compiled.
@@ -223,13 +260,15 @@ def compile_ir(
         raise ValueError(
             f"emit must be one of {[s.name for s in known]}, got {emit!r}")
     check_num_sms(num_sms)
+    check_shared_memory_bytes(shared_memory_bytes)
     for name, value in (("arch", arch), ("source_name", source_name)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not isinstance(print_ir_after_all, bool):
         raise TypeError(f"print_ir_after_all must be a bool, got "
                         f"{type(print_ir_after_all).__name__}")
-    out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all)
+    out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all,
+                       shared_memory_bytes)
     if not out.ok:
         raise CompilationError(out.diagnostics)
     # Every stage is text but the cubin, which stays bytes.

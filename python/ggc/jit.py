@@ -250,7 +250,9 @@ class JITFunction:
         """The config gg-select-config picks, with the knobs overriding it."""
         from .compiler import compile_ir
         chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms,
-                            arch=_compiler.get_target()).plans[0]["config"]
+                            arch=_compiler.get_target(),
+                            shared_memory_bytes=_compiler.device_shared_memory_bytes()
+                            ).plans[0]["config"]
         (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
         sms, split = chosen["sms"], chosen["split_n"]
         for name, value in knobs.items():

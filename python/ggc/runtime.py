@@ -14,8 +14,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
-from .compiler import (CompilationError, check_target, device_target, get_num_sms,
-                       get_target)
+from .compiler import (CompilationError, check_target, device_shared_memory_bytes,
+                       device_target, get_num_sms, get_target)
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -439,18 +439,21 @@ def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str 
     arch = target or get_target()
     check_target(arch)
     num_sms = get_num_sms() if num_sms is None else num_sms
+    # Planned for the card in hand: an sm_80 kernel on a Hopper card takes
+    # its 227 KiB of shared memory.
+    shared = device_shared_memory_bytes()
     device = device_target()
     if device is None or device == arch:
         try:
             return compile_cached(ir, emit="cubin", arch=arch, num_sms=num_sms,
-                                  source_name=source_name)
+                                  source_name=source_name, shared_memory_bytes=shared)
         except CompilationError as e:
             if "needs ptxas" not in e.diagnostics:
                 raise
         log.warning("ptxas not found (set GGC_PTXAS, or install the CUDA toolkit): %s goes "
                     "to the driver as PTX, compiled when it loads", source_name)
     return compile_cached(ir, emit="ptx", arch=arch, num_sms=num_sms,
-                          source_name=source_name)
+                          source_name=source_name, shared_memory_bytes=shared)
 
 
 # The kernel's one run-time size: the row count M, or (k_grouped) the

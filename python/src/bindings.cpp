@@ -25,9 +25,10 @@ struct CompileOutput {
 
 CompileOutput compile(const std::string &source, const std::string &sourceName,
                       const std::string &emit, const std::string &arch,
-                      int64_t numSMs, bool printIRAfterAll) {
+                      int64_t numSMs, bool printIRAfterAll,
+                      int64_t sharedMemoryBytes) {
   ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printIRAfterAll ? 1 : 0};
+                         printIRAfterAll ? 1 : 0, sharedMemoryBytes};
   std::unique_ptr<ggc_result, decltype(&ggc_result_destroy)> result(nullptr,
                                                                    &ggc_result_destroy);
   {
@@ -115,7 +116,7 @@ PYBIND11_MODULE(_ggc, m) {
       .def_readonly("kernel_plans", &CompileOutput::kernelPlans);
   m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
-        py::arg("print_ir_after_all"));
+        py::arg("print_ir_after_all"), py::arg("shared_memory_bytes") = 0);
   m.def("stages", []() {
     std::vector<std::pair<std::string, std::string>> stages;
     for (size_t i = 0; i < ggc_num_stages(); ++i)

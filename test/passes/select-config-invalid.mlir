@@ -2,6 +2,8 @@
 // The num-sms option goes into #gg.config unverified: checked first.
 // RUN: not ggc-opt %s -gg-select-config=num-sms=-1 2>&1 | FileCheck %s --check-prefix=SMS
 // SMS: error: gg-select-config: num-sms must be positive, got -1
+// RUN: not ggc-opt %s -gg-select-config=shared-memory-bytes=-1 2>&1 | FileCheck %s --check-prefix=SMEM
+// SMEM: error: gg-select-config: shared-memory-bytes must be 0 (the target's) or positive, got -1
 
 // A user config is checked against the shared-memory budget of one CTA.
 func.func @too_deep(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,

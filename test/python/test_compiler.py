@@ -115,6 +115,9 @@ def test_block_scales_of_a_reach_the_kernel_by_tma_only_when_m_major(layout, a_s
         ({"emit": "sass"}, "emit must be one of"),
         ({"num_sms": 0}, r"num_sms must be an int in \[1, 4096\], got 0"),
         ({"num_sms": True}, "num_sms must be an int in"),
+        ({"shared_memory_bytes": -1},
+         r"shared_memory_bytes must be an int in \[0, 1048576\] \(0: the target's\), got -1"),
+        ({"shared_memory_bytes": 1.5}, "shared_memory_bytes must be an int in"),
     ],
 )
 def test_bad_arguments_are_rejected_before_compiling(kwargs, message):
@@ -130,6 +133,39 @@ def test_source_must_be_text():
 def test_num_sms_reaches_the_config():
     out = ggc.compile_ir(MASKED.format(m=64, expected=8), emit="gg-config", num_sms=78)
     assert "sms = 78>" in out.asm["gg-config"]
+
+
+@pytest.mark.parametrize("shared, config, warp_columns", [
+    # The target's (an A100's 163 KiB): 128x128, five stages, 32x64 warps.
+    (0, "block = [128, 128, 64], stages = 5", 2),
+    # An RTX 4090's or L40S's 99 KiB: three stages.
+    (101376, "block = [128, 128, 64], stages = 3", 2),
+    # A Hopper card's 227 KiB: four stages of 128x256 tiles of 64x64 warps.
+    (232448, "block = [128, 256, 64], stages = 4", 4),
+])
+def test_the_devices_shared_memory_plans_the_sm80_kernel(shared, config, warp_columns):
+    text = ggc.ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=4096, k=4096)
+    plan = ggc.compile_ir(text, emit="gg-config", arch="sm_80",
+                          shared_memory_bytes=shared).plans[0]["attributes"]
+    assert config in plan["config"]
+    assert f"warp_columns = {warp_columns}," in plan["kernel_plan"]
+    assert "producer = none" in plan["kernel_plan"]
+
+
+def test_the_devices_shared_memory_keys_the_cache(tmp_path, monkeypatch):
+    """Kernels planned for one card's shared memory are not served for
+    another's, and the runtime plans with the card's."""
+    from ggc import cache, compiler, runtime
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
+    text = ggc.ir.grouped_matmul("smem", layout="contiguous", num_groups=8, n=4096, k=4096)
+    keys = {cache.key_of(text, emit="ptx", arch="sm_80", num_sms=132, shared_memory_bytes=s)
+            for s in (0, 166912, 232448)}
+    assert len(keys) == 3
+    monkeypatch.setattr(compiler, "_device_shared_memory", 232448)
+    monkeypatch.setattr(compiler, "_device_target", None)
+    compiled, _ = runtime.compile_for_launch(text, target="sm_80")
+    assert compiled.kernel_info[0]["block_n"] == 256
+    assert compiled.kernel_info[0]["shared_bytes"] > 166912
 
 
 def test_print_ir_after_all_records_each_pass():

@@ -24,6 +24,8 @@ typedef struct ggc_options {
   const char *arch;      /* NULL means "sm_90a" */
   int64_t num_sms;       /* 0 means 132 */
   int print_ir_after_all;
+  int64_t shared_memory_bytes; /* the device's opt-in shared memory per CTA;
+                                  0 means the target's */
 } ggc_options;
 
 /* Compiles `source` (gg IR text, `length` bytes) up to options->emit.

@@ -30,6 +30,10 @@ struct CompileOptions {
   std::string emit = "ptx";       ///< last stage to run
   std::string arch = "sm_90a";    ///< target GPU architecture
   int64_t numSMs = 132;           ///< multiprocessors of the target
+  /// Shared memory one CTA of the device may use (its opt-in maximum);
+  /// 0: the target's (an sm_80 kernel for an unknown card keeps to an
+  /// A100's 163 KiB).
+  int64_t sharedMemoryBytes = 0;
   bool printIRAfterAll = false;   ///< record IR after every pass
   std::string ptxas;              ///< ptxas to use; "" finds one
 };

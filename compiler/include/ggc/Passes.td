@@ -29,19 +29,25 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
 
-    The module's `gg.target` (sm_90a without it) bounds shared memory (the
-    smaller of the option and the target's) and, for targets before sm_90a,
-    caps a warpgroup's columns at 128 (no setmaxnreg) and refuses by name
-    what their lowering does not take: FP8, f32, scales, k_grouped,
-    M-major A, clusters, a TMA store pool.
+    Shared memory is the device's where `shared-memory-bytes` gives it (the
+    runtime passes the card's opt-in maximum), else the module's
+    `gg.target`'s (sm_90a without it). For targets before sm_90a (no
+    setmaxnreg) a warpgroup takes 128 columns at most, but for 128x256
+    tiles of 16-bit operands where four of their stages fit the budget
+    (a Hopper card's shared memory: the mma.sync kernels' smallest share
+    of shared-memory traffic per multiply); the pass refuses by name what
+    their lowering does not take: FP8 before sm_89, clusters, a TMA store
+    pool.
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "multiprocessors of the target GPU (132 on H100/H200 SXM)">,
     Option<"smemBudget", "shared-memory-bytes", "int64_t",
-           /*default=*/"232448",
-           "shared memory one CTA may use (227 KiB on sm_90)">
+           /*default=*/"0",
+           "shared memory one CTA of the device may use (its opt-in "
+           "maximum); 0: the target's (227 KiB for sm_90a, 163 KiB for "
+           "sm_80, 99 KiB for sm_86 and sm_89)">
   ];
 }
 
@@ -156,8 +162,8 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     Targets before sm_90a (`gg.target`) have no TMA: `store_pool = []`.
   }];
   let options = [
-    Option<"smemBudget", "shared-memory-bytes", "int64_t", /*default=*/"232448",
-           "shared memory one CTA may use (227 KiB on sm_90)">,
+    Option<"smemBudget", "shared-memory-bytes", "int64_t", /*default=*/"0",
+           "shared memory one CTA of the device may use; 0: the target's">,
     Option<"minStages", "min-stages", "int64_t", /*default=*/"3",
            "fewest pipeline stages to keep when making room for the tile">
   ];

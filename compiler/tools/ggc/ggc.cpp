@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
@@ -27,7 +28,8 @@ namespace {
 
 const char *kUsage =
     "usage: ggc INPUT.mlir [--emit=STAGE] [-o OUTPUT] [--arch=sm_90a]\n"
-    "           [--num-sms=N] [--dump-dir=DIR] [--print-ir-after-all]\n"
+    "           [--num-sms=N] [--shared-memory-bytes=B] [--dump-dir=DIR]\n"
+    "           [--print-ir-after-all]\n"
     "       ggc --list-stages | --version | --help\n"
     "\n"
     "Compiles gg IR through the ggc pipeline up to STAGE (default: ptx) and\n"
@@ -47,6 +49,7 @@ void listStages(std::ostream &os) {
 }
 
 constexpr int64_t kMaxNumSMs = 4096;
+constexpr int64_t kMaxSharedMemoryBytes = 1 << 20;
 
 const char *extensionFor(const std::string &stage) {
   if (stage == "llvm")
@@ -98,8 +101,21 @@ bool isStage(const std::string &name) {
 struct Options {
   std::string input, output, emit, arch, dumpDir;
   int64_t numSMs = 132;
+  int64_t sharedMemoryBytes = 0;
   bool printAfterAll = false;
 };
+
+/// `text` as an integer in [lo, hi], or nothing.
+std::optional<int64_t> parseInteger(const std::string &text, int64_t lo,
+                                    int64_t hi) {
+  char *end = nullptr;
+  errno = 0;
+  int64_t value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < lo ||
+      value > hi)
+    return std::nullopt;
+  return value;
+}
 
 /// Parses argv into `options`; returns -1 to go on, or the exit status
 /// (0 after --help/--version/--list-stages, 2 for a usage error).
@@ -117,6 +133,10 @@ int parseArguments(int argc, char **argv, Options &options) {
                                    cl::init("sm_90a"), cl::cat(category));
   static cl::opt<std::string> numSMs("num-sms", cl::desc("SMs of the GPU"),
                                      cl::init("132"), cl::cat(category));
+  static cl::opt<std::string> sharedMemoryBytes(
+      "shared-memory-bytes",
+      cl::desc("the GPU's opt-in shared memory per CTA (0: the arch's)"),
+      cl::init("0"), cl::cat(category));
   static cl::opt<std::string> dumpDir(
       "dump-dir", cl::desc("write every stage that ran into DIR"),
       cl::value_desc("DIR"), cl::cat(category));
@@ -159,14 +179,21 @@ int parseArguments(int argc, char **argv, Options &options) {
     return usageError("--emit expects a stage, got '" + emit +
                       "'; the stages:\n" + known.str());
   }
-  char *end = nullptr;
-  errno = 0;
-  options.numSMs = std::strtoll(numSMs.c_str(), &end, 10);
-  // The Python API's bound (ggc.compiler.MAX_NUM_SMS): a GPU has far fewer.
-  if (numSMs.empty() || *end != '\0' || errno == ERANGE ||
-      options.numSMs < 1 || options.numSMs > kMaxNumSMs)
+  // The Python API's bounds (ggc.compiler.MAX_NUM_SMS,
+  // MAX_SHARED_MEMORY_BYTES): a GPU has far fewer.
+  std::optional<int64_t> sms = parseInteger(numSMs, 1, kMaxNumSMs);
+  if (!sms)
     return usageError("--num-sms expects an integer from 1 to " +
                       std::to_string(kMaxNumSMs) + ", got '" + numSMs + "'");
+  options.numSMs = *sms;
+  std::optional<int64_t> shared =
+      parseInteger(sharedMemoryBytes, 0, kMaxSharedMemoryBytes);
+  if (!shared)
+    return usageError("--shared-memory-bytes expects an integer from 0 (the "
+                      "arch's) to " +
+                      std::to_string(kMaxSharedMemoryBytes) + ", got '" +
+                      sharedMemoryBytes + "'");
+  options.sharedMemoryBytes = *shared;
   if (inputs.size() > 1)
     return usageError("more than one input file ('" + inputs[0] + "' and '" +
                       inputs[1] + "')");
@@ -199,7 +226,7 @@ int main(int argc, char **argv) {
   }
 
   ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printAfterAll ? 1 : 0};
+                         printAfterAll ? 1 : 0, parsed.sharedMemoryBytes};
   ggc_result *result = ggc_compile(source.data(), source.size(),
                                    input == "-" ? "<stdin>" : input.c_str(),
                                    &options);

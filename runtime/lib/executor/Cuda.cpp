@@ -22,6 +22,10 @@ DeviceCapabilities queryDevice(int device) {
   check(a.deviceGetAttribute(&caps.multiprocessors,
                              CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
         "cuDeviceGetAttribute");
+  check(a.deviceGetAttribute(
+            &caps.sharedMemoryPerBlock,
+            CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
+        "cuDeviceGetAttribute");
   char name[256] = {};
   check(a.deviceGetName(name, sizeof(name) - 1, dev), "cuDeviceGetName");
   caps.name = name;

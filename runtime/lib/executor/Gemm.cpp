@@ -194,7 +194,9 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
     o.out = out;
     o.numRows = in.numRows();
     ggckernels::launch(config_.precision, w.numExperts, w.expertDim, w.hiddenDim,
-                       caps_.multiprocessors, caps_.ggcTarget(), config_.device,
+                       {caps_.multiprocessors, caps_.sharedMemoryPerBlock,
+                        caps_.ggcTarget()},
+                       config_.device,
                        o, in.stream);
   } else {
     runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);

@@ -42,13 +42,14 @@ struct Entry {
 };
 
 /// One compile through the C API; `ok` false leaves the diagnostics.
-bool compileTo(const std::string &ir, const char *emit, int numSMs,
-               const char *target, std::string &image, std::string &info,
+bool compileTo(const std::string &ir, const char *emit, const Target &target,
+               std::string &image, std::string &info,
                std::string &diagnostics) {
   ggc_options options{};
   options.emit = emit;
-  options.arch = target;
-  options.num_sms = numSMs;
+  options.arch = target.arch;
+  options.num_sms = target.numSMs;
+  options.shared_memory_bytes = target.sharedMemoryBytes;
   ggc_result *result = ggc_compile(ir.data(), ir.size(), "<ggc executor>", &options);
   bool ok = ggc_result_ok(result);
   diagnostics = ggc_result_diagnostics(result);
@@ -64,11 +65,11 @@ bool compileTo(const std::string &ir, const char *emit, int numSMs,
 
 // Without ptxas the kernel goes to the driver as PTX, as the Python layer
 // does (runtime.compile_for_launch).
-Compiled compile(const std::string &ir, int numSMs, const char *target) {
+Compiled compile(const std::string &ir, const Target &target) {
   std::string image, info, diagnostics;
-  if (!compileTo(ir, "cubin", numSMs, target, image, info, diagnostics) &&
+  if (!compileTo(ir, "cubin", target, image, info, diagnostics) &&
       (diagnostics.find("needs ptxas") == std::string::npos ||
-       !compileTo(ir, "ptx", numSMs, target, image, info, diagnostics)))
+       !compileTo(ir, "ptx", target, image, info, diagnostics)))
     throw Error("ggc executor: compiling the grouped kernel failed:\n" +
                 diagnostics + "\nfor:\n" + ir);
   Compiled c;
@@ -85,15 +86,16 @@ Compiled compile(const std::string &ir, int numSMs, const char *target) {
 }
 
 const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
-                         bool biases, int numSMs, const char *target) {
+                         bool biases, const Target &target) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Entry>> entries;
   std::string ir = source(precision, g, n, k, biases);
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto &slot = entries[std::string(target) + " " + std::to_string(numSMs) +
-                         "\n" + ir];
+    auto &slot = entries[std::string(target.arch) + " " +
+                         std::to_string(target.numSMs) + " " +
+                         std::to_string(target.sharedMemoryBytes) + "\n" + ir];
     if (!slot)
       slot = std::make_shared<Entry>();
     entry = slot;
@@ -101,7 +103,7 @@ const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
   // Compiling takes about a second; other kernels' callers do not wait.
   std::call_once(entry->once, [&] {
     try {
-      entry->compiled = compile(ir, numSMs, target);
+      entry->compiled = compile(ir, target);
     } catch (const std::exception &e) {
       entry->compiled.error = e.what();
     }
@@ -182,11 +184,11 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
   return ir + "\n  return\n}\n";
 }
 
-void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
-            const char *target, int device, const Operands &o,
+void launch(Precision precision, int64_t g, int64_t n, int64_t k,
+            const Target &target, int device, const Operands &o,
             uint64_t stream) {
   bool biases = o.biases != 0;
-  const Compiled &c = compiled(precision, g, n, k, biases, numSMs, target);
+  const Compiled &c = compiled(precision, g, n, k, biases, target);
   if (o.numRows == 0)
     return; // no rows: nothing to compute, nothing to write
   int64_t m = o.numRows;

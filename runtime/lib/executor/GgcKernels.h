@@ -22,11 +22,19 @@ struct Operands {
   int64_t numRows = 0;
 };
 
-/// Compiles on first use (once per precision, shape and with or without
-/// biases, shared by threads; a failure is kept and rethrown) and launches
-/// on `stream`.
-void launch(Precision precision, int64_t g, int64_t n, int64_t k, int numSMs,
-            const char *target, int device, const Operands &operands,
+/// What the kernels are compiled for: the device's SMs (the persistent
+/// grid), its opt-in shared memory per CTA and its ggc target.
+struct Target {
+  int numSMs = 0;
+  int sharedMemoryBytes = 0;
+  const char *arch = nullptr;
+};
+
+/// Compiles on first use (once per precision, shape, with or without
+/// biases and target, shared by threads; a failure is kept and rethrown)
+/// and launches on `stream`.
+void launch(Precision precision, int64_t g, int64_t n, int64_t k,
+            const Target &target, int device, const Operands &operands,
             uint64_t stream);
 
 } // namespace ggc::executor::ggckernels

@@ -3,6 +3,7 @@ run): PTX files written by `--write` with each compiler, loaded with the
 driver API on the card in hand, checked against torch and timed.
 
     python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--warp-columns W] [--ctas-per-sm N]
+                                 [--shared-memory-bytes B]
     python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
     python3 benchmarks/ptx_ab.py --profile DIR TAG SHAPE   # 3 launches, for ncu
 
@@ -53,7 +54,7 @@ def selected_shapes():
             if not wanted or name in wanted.split(",")}
 
 
-def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None):
+def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None, shared_memory_bytes=0):
     import re
     import ggc
     from ggc import ir
@@ -63,10 +64,12 @@ def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None):
         plan = None
         if warp_columns:
             plan = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
-                                  arch="sm_80").plans[0]["attributes"]["kernel_plan"]
+                                  arch="sm_80", shared_memory_bytes=shared_memory_bytes
+                                  ).plans[0]["attributes"]["kernel_plan"]
             plan = re.sub(r"warp_columns = \d", f"warp_columns = {warp_columns}", plan)
         compiled = ggc.compile_ir(ir.grouped_matmul("k", kernel_plan=plan, **spec),
-                                  emit="ptx", arch="sm_80")
+                                  emit="ptx", arch="sm_80",
+                                  shared_memory_bytes=shared_memory_bytes)
         ptx = compiled.asm["ptx"]
         if ctas_per_sm != 1:
             assert ".minnctapersm 1" in ptx
@@ -155,9 +158,11 @@ if __name__ == "__main__":
         parser.add_argument("--config")
         parser.add_argument("--ctas-per-sm", type=int, default=1)
         parser.add_argument("--warp-columns", type=int)
+        parser.add_argument("--shared-memory-bytes", type=int, default=0,
+                            help="the card's (plans as ggc's runtime does there); 0: sm_80's")
         opts = parser.parse_args()
         write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm,
-              warp_columns=opts.warp_columns)
+              warp_columns=opts.warp_columns, shared_memory_bytes=opts.shared_memory_bytes)
     elif sys.argv[1] == "--profile":
         profile(*sys.argv[2:5])
     else:

@@ -89,18 +89,26 @@ PROBES = {"as compiled": {}, "no waits": dict(skip_waits=True),
 
 
 def setup():
-    t, g, n, k = 8192, 8, 4096, 4096
-    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k)
+    # GGC_HANDOFF_EQUAL=1: bench_sm80's equal groups (T=8448 G=6, whole
+    # tiles and waves) instead of the ragged T=8192 G=8.
+    equal = os.environ.get("GGC_HANDOFF_EQUAL") == "1"
+    t, g, n, k = (8448, 6, 4096, 4096) if equal else (8192, 8, 4096, 4096)
+    ends, offsets, a, b, out = contiguous_inputs(t, g, n, k, equal=equal)
     spec = dict(layout="contiguous", num_groups=g, n=n, k=k)
     text = ir.grouped_matmul("k", **spec)
+    # Planned for the card in hand, as ggc's runtime plans it.
+    shared = ggc.compiler.device_shared_memory_bytes()
     if os.environ.get("GGC_HANDOFF_CONFIG"):
         config = os.environ["GGC_HANDOFF_CONFIG"]
         plan = ggc.compile_ir(ir.grouped_matmul("k", config=config, **spec), emit="gg-config",
-                              arch="sm_80").plans[0]["attributes"]
-        plan = plan["kernel_plan"].replace(
-            "warp_columns = 2", f"warp_columns = {os.environ['GGC_HANDOFF_WARP_COLUMNS']}")
+                              arch="sm_80", shared_memory_bytes=shared).plans[0]["attributes"]
+        plan = re.sub(r"warp_columns = \d",
+                      f"warp_columns = {os.environ['GGC_HANDOFF_WARP_COLUMNS']}",
+                      plan["kernel_plan"])
         text = ir.grouped_matmul("k", config=config, kernel_plan=plan, **spec)
-    compiled = ggc.compile_ir(text, emit="ptx", arch="sm_80")
+    compiled = ggc.compile_ir(text, emit="ptx", arch="sm_80", shared_memory_bytes=shared)
+    print(f"{'equal groups T=8448 G=6' if equal else 'T=8192 G=8'} N=K=4096: "
+          f"{compiled.plans[0]['attributes']['config']}", file=sys.stderr)
     ptx, info = compiled.asm["ptx"], compiled.kernel_info[0]
     args = [ctypes.c_uint64(a.data_ptr()), ctypes.c_uint64(b.data_ptr()),
             ctypes.c_uint64(out.data_ptr()), ctypes.c_uint64(offsets.data_ptr()),

@@ -1,7 +1,8 @@
 //===- SelectConfig.cpp - gg-select-config ---------------------------------===//
 //
 // Chooses the tile configuration of every gg.grouped_matmul. All heuristics
-// are in chooseConfig, in the order they apply, so that a newcomer can read
+// are in chooseConfig and the steps it calls (chooseRows, chooseBlockN), in
+// the order they apply, so that a newcomer can read
 // why a kernel got the shape it did (DeepGEMM's get_best_configs is the
 // model). A config written by the user is kept.
 //
@@ -203,16 +204,17 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   return success();
 }
 
-ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
-                        int64_t smemBudget, bool setmaxnreg) {
-  MLIRContext *ctx = op.getContext();
-  GroupedMatmulOp::Dims dims = op.getDims();
-  Type aElem = op.getAType().getElementType();
+/// Step 2 of chooseConfig: a tile's rows, and how its consumer warpgroups
+/// share it.
+struct TileRows {
+  int64_t blockM = 128, splitN = 1;
+  /// A contiguous op whose groups hold at most 64 rows (64x64 tiles).
+  bool contiguousDecode = false;
+  /// A group's rows: its expected_m, else a masked op's M_max, else unknown.
+  std::optional<int64_t> groupRows;
+};
 
-  // 1. Block K: one 128-byte swizzled row of A per K step (64 bf16, 128 f8,
-  //    32 f32), the widest row TMA's 128B swizzle allows.
-  int64_t blockK = 128 / byteWidth(aElem);
-
+TileRows chooseRows(GroupedMatmulOp op) {
   // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
   //    f8 needs two consumer warpgroups, which take turns on the tensor
   //    cores while the other scales its K block's product (one alone:
@@ -228,13 +230,14 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    before promotions were pipelined: 580 against 627 us.)
   //    A group's rows are its expected_m, else a masked op's M_max, else
   //    unknown (prefill-sized). Contiguous decode (below) takes 64x64.
-  int64_t blockM = 128;
-  bool f8 = byteWidth(aElem) == 1;
+  TileRows rows;
+  GroupedMatmulOp::Dims dims = op.getDims();
+  bool f8 = byteWidth(op.getAType().getElementType()) == 1;
   GroupLayout layout = op.getLayout();
-  std::optional<int64_t> groupRows = op.getExpectedM();
+  std::optional<int64_t> &groupRows = rows.groupRows;
+  groupRows = op.getExpectedM();
   if (!groupRows && layout == GroupLayout::masked && !ShapedType::isDynamic(dims.m))
     groupRows = dims.m;
-  int64_t splitN = 1;
   bool decode =
       layout == GroupLayout::masked && groupRows && *groupRows <= 64;
   // A MoE layer's decode step: a few rows for each expert that has any, so
@@ -245,24 +248,34 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // 158.3 against 162.8; 8 rows over 128 experts, N=2048 K=768 20.3
   // against 24.3 and N=1536 K=2048 27.4 against 29.1). f8's block scales
   // of B need whole 128-column blocks, so f8 keeps its tiles.
-  bool contiguousDecode = layout == GroupLayout::contiguous && groupRows &&
+  rows.contiguousDecode = layout == GroupLayout::contiguous && groupRows &&
                           *groupRows <= 64 && !f8 && dims.n % 64 == 0;
-  if (contiguousDecode || (decode && !f8)) {
-    blockM = 64;
+  if (rows.contiguousDecode || (decode && !f8)) {
+    rows.blockM = 64;
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
-    blockM = 64;
-    splitN = 2;
+    rows.blockM = 64;
+    rows.splitN = 2;
   }
+  return rows;
 
+}
+
+/// Step 3 of chooseConfig: the tile's columns.
+int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
+                     int64_t numSMs, int64_t smemBudget, bool setmaxnreg) {
   // 3. Block N: the widest tile that divides N, so no column tile is ragged;
   //    otherwise 128 with a ragged last tile.
+  MLIRContext *ctx = op.getContext();
+  GroupedMatmulOp::Dims dims = op.getDims();
+  Type aElem = op.getAType().getElementType();
+  int64_t blockM = rows.blockM, splitN = rows.splitN;
   int64_t blockN = 128;
   for (int64_t candidate : {256, 128, 64})
     if (dims.n % candidate == 0) {
       blockN = candidate;
       break;
     }
-  if (contiguousDecode)
+  if (rows.contiguousDecode)
     blockN = 64;
   // A 128x256 f32 accumulator needs 256 registers per thread across two
   // consumer warpgroups; keep 256 only where the tile is full height or
@@ -299,14 +312,14 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // 2965 us up, 1730 against 1577 down; 4,096: 15968 against 11502 and
   // 9055 against 5285), their A and B tiles each read by too few CTAs;
   // only T=8192 G=8 K=7168 lost, by 2% (833 against 814 us).
-  bool tallGroups = groupRows && *groupRows >= kTallGroupRows;
-  if (blockN == 256 && layout == GroupLayout::contiguous && !tallGroups &&
+  bool tallGroups = rows.groupRows && *rows.groupRows >= kTallGroupRows;
+  if (blockN == 256 && op.getLayout() == GroupLayout::contiguous && !tallGroups &&
       !wideMmaSync)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
   // fragments fit the registers, two 64x256 do not.
-  bool twoLevel = f8;
+  bool twoLevel = byteWidth(aElem) == 1;
   if (twoLevel && blockN / splitN > 128)
     blockN = 128;
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
@@ -319,6 +332,23 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   // in 3.4) measured slower: 48.7 against 36.5 us there (their 224-byte
   // rows get no TMA store pool), and 96 columns lost 40% everywhere
   // (docs/performance.md). Block N stays 128.
+  return blockN;
+}
+
+ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
+                        int64_t smemBudget, bool setmaxnreg) {
+  MLIRContext *ctx = op.getContext();
+  Type aElem = op.getAType().getElementType();
+
+  // 1. Block K: one 128-byte swizzled row of A per K step (64 bf16, 128 f8,
+  //    32 f32), the widest row TMA's 128B swizzle allows.
+  int64_t blockK = 128 / byteWidth(aElem);
+
+  // 2. Block M and split N: chooseRows.
+  TileRows rows = chooseRows(op);
+  // 3. Block N: chooseBlockN.
+  int64_t blockN =
+      chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg);
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1]. Pairs sharing B by TMA multicast ([2, 1]) are
@@ -326,7 +356,9 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   //    and 1.8x slower on decode (docs/performance.md).
   // 6. Grid: persistent, one CTA per SM.
   return deepestPipeline(
-      op, ConfigAttr::get(ctx, blockM, blockN, blockK, 1, 1, 1, numSMs, splitN),
+      op,
+      ConfigAttr::get(ctx, rows.blockM, blockN, blockK, 1, 1, 1, numSMs,
+                      rows.splitN),
       smemBudget);
 }
 

@@ -77,7 +77,7 @@ struct DeviceCapabilities {
   /// FP8 tensor cores: Hopper's and Ada's.
   bool ggcFp8() const { return ggcKernels() && (major == 9 || minor == 9); }
   /// Where `auto` picks ggc's kernels: Hopper (the sm_80 lowering has run
-  /// only on Hopper cards, at about half of mma.sync's peak).
+  /// only on Hopper cards, at 55-74% of mma.sync's peak: docs/performance.md).
   bool ggcPreferred() const { return major == 9 && minor == 0; }
 };
 

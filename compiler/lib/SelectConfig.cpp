@@ -159,6 +159,11 @@ constexpr int64_t kTallGroupRows = 1024;
 /// ones (three were not enough: docs/performance.md).
 constexpr int64_t kWideMmaSyncStages = 4;
 
+/// Contiguous groups expected to hold fewer rows keep 128x128 mma.sync
+/// tiles: 64 rows a group measured 2-7% slower on 128x256, 512 rows 7%
+/// faster (docs/performance.md); 256 lies between.
+constexpr int64_t kWideMmaSyncGroupRows = 256;
+
 /// `config` with as many stages as fit in shared memory, capped at 8 where
 /// deeper pipelines stop paying (DeepGEMM uses up to 8); at least 1.
 ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
@@ -288,12 +293,19 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   // on 128-row tiles need no producer (gg-plan-kernel: the consumers copy,
   // 256 registers a thread), and their 128x256 tiles of 64x64 warps move
   // the least shared and L2 memory per multiply. Where shared memory holds
-  // four of their stages (a Hopper card's 227 KiB) they measured 3-7%
-  // faster than 128x128 on three contiguous shapes (H200); with the three
-  // that an A100's 163 KiB holds, from 1% slower to 8% faster, not enough
-  // to pick them (docs/performance.md).
+  // four of their stages (a Hopper card's 227 KiB) they measured up to 7%
+  // faster than 128x128 (H200, H100), but 2-7% slower on contiguous
+  // groups of 64 rows, whose tiles fill half as many waves: contiguous
+  // groups expected to hold fewer than kWideMmaSyncGroupRows keep 128.
+  // With the three stages that an A100's 163 KiB holds, 128x256 measured
+  // from 1% slower to 8% faster, not enough to pick it
+  // (docs/performance.md).
+  bool smallGroups = op.getLayout() == GroupLayout::contiguous &&
+                     rows.groupRows &&
+                     *rows.groupRows < kWideMmaSyncGroupRows;
   bool wideMmaSync =
       !setmaxnreg && blockM == 128 && splitN == 1 && blockN == 256 &&
+      !smallGroups &&
       (aElem.isBF16() || aElem.isF16()) &&
       op.getBType().getElementType() == aElem &&
       ggc::sharedMemoryLayout(

@@ -72,3 +72,19 @@ module attributes {gg.target = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// Contiguous groups expected to hold fewer than 256 rows keep 128x128 on
+// mma.sync tiles whatever the budget: their 128x256 tiles fill half the waves.
+// HOPPER-LABEL: func.func @sm80_small_groups
+// HOPPER: config = #gg.config<block = [128, 128, 64], stages = 7,
+module attributes {gg.target = "sm_80"} {
+  func.func @sm80_small_groups(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,
+                               %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
+    gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
+        b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
+        out(%o : memref<?x28672xbf16>) {expected_m = 128 : i64}
+    return
+  }
+}

@@ -35,7 +35,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     setmaxnreg) a warpgroup takes 128 columns at most, but for 128x256
     tiles of 16-bit operands where four of their stages fit the budget
     (a Hopper card's shared memory: the mma.sync kernels' smallest share
-    of shared-memory traffic per multiply); the pass refuses by name what
+    of shared-memory traffic per multiply), unless contiguous groups are
+    expected to hold fewer than 256 rows; the pass refuses by name what
     their lowering does not take: FP8 before sm_89, clusters, a TMA store
     pool.
   }];

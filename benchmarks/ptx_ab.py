@@ -3,7 +3,7 @@ run): PTX files written by `--write` with each compiler, loaded with the
 driver API on the card in hand, checked against torch and timed.
 
     python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--warp-columns W] [--ctas-per-sm N]
-                                 [--shared-memory-bytes B]
+                                 [--shared-memory-bytes B] [--ir-args JSON]
     python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
     python3 benchmarks/ptx_ab.py --profile DIR TAG SHAPE   # 3 launches, for ncu
 
@@ -54,13 +54,14 @@ def selected_shapes():
             if not wanted or name in wanted.split(",")}
 
 
-def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None, shared_memory_bytes=0):
+def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None, shared_memory_bytes=0,
+          ir_args=None):
     import re
     import ggc
     from ggc import ir
     os.makedirs(folder, exist_ok=True)
     for name, (t, g, n, k) in SHAPES.items():
-        spec = dict(layout="contiguous", num_groups=g, n=n, k=k, config=config)
+        spec = dict(layout="contiguous", num_groups=g, n=n, k=k, config=config, **(ir_args or {}))
         plan = None
         if warp_columns:
             plan = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
@@ -160,9 +161,12 @@ if __name__ == "__main__":
         parser.add_argument("--warp-columns", type=int)
         parser.add_argument("--shared-memory-bytes", type=int, default=0,
                             help="the card's (plans as ggc's runtime does there); 0: sm_80's")
+        parser.add_argument("--ir-args", type=json.loads, default=None,
+                            help='more arguments of ggc.ir.grouped_matmul, as JSON: {"m_band": 8}')
         opts = parser.parse_args()
         write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm,
-              warp_columns=opts.warp_columns, shared_memory_bytes=opts.shared_memory_bytes)
+              warp_columns=opts.warp_columns, shared_memory_bytes=opts.shared_memory_bytes,
+              ir_args=opts.ir_args)
     elif sys.argv[1] == "--profile":
         profile(*sys.argv[2:5])
     else:

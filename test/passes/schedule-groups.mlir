@@ -91,3 +91,20 @@ func.func @clusters(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [2, 1], sms = 132>}
   return
 }
+
+// -----
+
+// Before sm_90a (mma.sync) a 128x256 tile's band is its 128-column tile's:
+// 12, not 19.
+// CHECK-LABEL: func.func @contiguous_sm80
+// CHECK: schedule = #gg.schedule<order = m_fastest, m_band = 12>
+module attributes {gg.target = "sm_80"} {
+  func.func @contiguous_sm80(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                             %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+    gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+        b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+        out(%o : memref<?x1024xbf16>)
+        {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+    return
+  }
+}

@@ -36,16 +36,8 @@ SHAPES = {"T8192_G8_N4096_K4096": (8192, 8, 4096, 4096),
 
 
 def shape_inputs(name, t, g, n, k):
-    import torch
     from bench_sm80 import contiguous_inputs
-    if not name.endswith("_equal"):
-        return contiguous_inputs(t, g, n, k)
-    ends = torch.arange(1, g + 1, device="cuda", dtype=torch.int32) * (t // g)
-    offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
-    a = torch.randn(t, k, device="cuda").to(torch.bfloat16)
-    b = torch.randn(g, n, k, device="cuda").to(torch.bfloat16)
-    out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
-    return ends, offsets, a, b, out
+    return contiguous_inputs(t, g, n, k, equal=name.endswith("_equal"))
 
 
 def selected_shapes():

@@ -65,6 +65,9 @@ TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
   return nFirst < mFirst ? TileOrder::n_fastest : TileOrder::m_fastest;
 }
 
+/// The tile width whose wave model bands mma.sync kernels' M blocks.
+constexpr int64_t kMmaSyncBandColumns = 128;
+
 /// Groups whose rows arrive at run time (contiguous layouts) may be tall:
 /// walked M first whole, the CTAs running at once would cover all of a
 /// tall group's M blocks by a few N blocks, so each K slice of B they load
@@ -73,17 +76,14 @@ TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
 /// model of chooseOrder) shares both: 12 for 128x128 bf16 tiles on 132
 /// SMs, against 32 by 4 for a group of 4,096 rows. Groups no taller than
 /// the band walk as before. Static row counts keep chooseOrder's choice.
-/// The tile width whose wave model bands mma.sync kernels' M blocks.
-constexpr int64_t kMmaSyncBandColumns = 128;
-
 int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   if (order != TileOrder::m_fastest || staticRows(op))
     return 0;
   Wave wave(op, config);
-  // mma.sync kernels (before sm_90a) of 128x256 tiles take the band of
-  // their 128-column tiles (12 for bf16 rather than 19): measured 2-3%
-  // faster on three contiguous bf16 shapes (H200), where 128x128 tiles'
-  // own band of 12 beat 4 and 8 (docs/performance.md).
+  // mma.sync kernels (before sm_90a) of tiles wider than 128 columns take
+  // the band of 128-column tiles (12 rather than 19 for bf16 128x256):
+  // measured 2-3% faster on three contiguous bf16 shapes (H200), where
+  // 128x128 tiles' own band of 12 beat 4 and 8 (docs/performance.md).
   if (!ggc::targetOf(op).hopper)
     wave.bBytes = std::min(
         wave.bBytes, kMmaSyncBandColumns *

@@ -37,7 +37,9 @@ struct Target {
 
 /// The shared memory one CTA may use: the device's opt-in maximum where
 /// the caller knows the device (`deviceBytes` > 0: an A100's 163 KiB, an
-/// H100's 227 KiB, an RTX 4090's 99 KiB), else the target's.
+/// H100's 227 KiB, an RTX 4090's 99 KiB), else (0; gg-select-config
+/// refuses a negative budget before any other pass reads one) the
+/// target's.
 inline int64_t sharedMemoryBudget(const Target &target, int64_t deviceBytes) {
   return deviceBytes > 0 ? deviceBytes : target.sharedMemoryBytes;
 }

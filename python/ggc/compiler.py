@@ -106,9 +106,9 @@ def check_num_sms(num_sms) -> None:
 
 
 def check_shared_memory_bytes(shared_memory_bytes) -> None:
-    """shared_memory_bytes bounds the kernel's pipeline: 0 for the target's
-    (an A100's 163 KiB for sm_80), else the device's opt-in shared memory
-    per CTA."""
+    """shared_memory_bytes bounds the kernel's pipeline stages and, before
+    sm_90a, its tile width: 0 for the target's (an A100's 163 KiB for
+    sm_80), else the device's opt-in shared memory per CTA."""
     if (not isinstance(shared_memory_bytes, int) or isinstance(shared_memory_bytes, bool)
             or not 0 <= shared_memory_bytes <= MAX_SHARED_MEMORY_BYTES):
         raise ValueError(f"shared_memory_bytes must be an int in [0, {MAX_SHARED_MEMORY_BYTES}] "
@@ -122,7 +122,8 @@ def device_shared_memory_bytes() -> int:
     """The shared memory one CTA may opt in to on the current CUDA device
     (torch's), or 0 (the target's) without torch, CUDA or the property.
     Read once per process. Kernels planned with it run deeper pipelines
-    where the card has more than its target promises (an sm_80 kernel on a
+    and, before sm_90a, wider tiles where the card has more than its target
+    promises (an sm_80 kernel on a
     Hopper card: 227 KiB, not an A100's 163)."""
     global _device_shared_memory
     if _device_shared_memory == ():
@@ -132,6 +133,42 @@ def device_shared_memory_bytes() -> int:
             _device_shared_memory = getattr(torch.cuda.get_device_properties(
                 torch.cuda.current_device()), "shared_memory_per_block_optin", 0) or 0
     return _device_shared_memory
+
+
+_shared_memory_bytes = None  # set_shared_memory_bytes's; None: the device's
+
+
+def set_shared_memory_bytes(shared_memory_bytes) -> None:
+    """The shared memory per CTA that kernels compiled from now on are
+    planned for: an int (0: the target's, e.g. an A100's 163 KiB for
+    sm_80), or None for the device's own (the default;
+    GGC_SHARED_MEMORY_BYTES in the environment overrides it). A smaller
+    budget than the card's plans the kernels another card would run (an
+    A100's on a Hopper card). Each value compiles kernels of its own
+    (cached)."""
+    global _shared_memory_bytes
+    if shared_memory_bytes is not None:
+        check_shared_memory_bytes(shared_memory_bytes)
+    _shared_memory_bytes = shared_memory_bytes
+
+
+def get_shared_memory_bytes() -> int:
+    """set_shared_memory_bytes's value, else GGC_SHARED_MEMORY_BYTES's, else
+    the device's (device_shared_memory_bytes), else 0 (the target's)."""
+    if _shared_memory_bytes is not None:
+        return _shared_memory_bytes
+    env = _os.environ.get("GGC_SHARED_MEMORY_BYTES")
+    if env:
+        try:
+            value = int(env)
+        except ValueError:
+            value = env
+        try:
+            check_shared_memory_bytes(value)
+        except ValueError as e:
+            raise ValueError(f"GGC_SHARED_MEMORY_BYTES: {e}") from None
+        return value
+    return device_shared_memory_bytes()
 
 
 _num_sms = None       # set_num_sms's; None: the device's

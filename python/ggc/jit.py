@@ -223,7 +223,8 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return described, tuple(sorted(consts.items())), self.num_sms, _compiler.get_target()
+        return (described, tuple(sorted(consts.items())), self.num_sms, _compiler.get_target(),
+                _compiler.get_shared_memory_bytes())
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -251,7 +252,7 @@ class JITFunction:
         from .compiler import compile_ir
         chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms,
                             arch=_compiler.get_target(),
-                            shared_memory_bytes=_compiler.device_shared_memory_bytes()
+                            shared_memory_bytes=_compiler.get_shared_memory_bytes()
                             ).plans[0]["config"]
         (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
         sms, split = chosen["sms"], chosen["split_n"]
@@ -288,7 +289,8 @@ class JITFunction:
         call goes through the kernel's custom op instead."""
         key = _call_key(args, kwargs, validate)
         if key is not None:
-            key = (key, self.num_sms, _compiler.get_target())
+            key = (key, self.num_sms, _compiler.get_target(),
+                   _compiler.get_shared_memory_bytes())
             try:
                 plan = self._plans.get(key)
             except TypeError:  # an unhashable value: no plan for it

@@ -268,7 +268,8 @@ def _plan_key(tensors, options, validate):
         return (tuple([None if t is None else
                        (type(t), t.dtype, t.shape, t.stride(), t.device, t.requires_grad)
                        for t in tensors]), options, bridge.torch.is_grad_enabled(),
-                _compiler.get_num_sms(), _compiler.get_target())
+                _compiler.get_num_sms(), _compiler.get_target(),
+                _compiler.get_shared_memory_bytes())
     except AttributeError:
         return None
 

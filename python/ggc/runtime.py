@@ -14,8 +14,8 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
-from .compiler import (CompilationError, check_target, device_shared_memory_bytes,
-                       device_target, get_num_sms, get_target)
+from .compiler import (CompilationError, check_target, device_target, get_num_sms,
+                       get_shared_memory_bytes, get_target)
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -439,9 +439,10 @@ def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str 
     arch = target or get_target()
     check_target(arch)
     num_sms = get_num_sms() if num_sms is None else num_sms
-    # Planned for the card in hand: an sm_80 kernel on a Hopper card takes
-    # its 227 KiB of shared memory.
-    shared = device_shared_memory_bytes()
+    # Planned for the card in hand (an sm_80 kernel on a Hopper card takes
+    # its 227 KiB of shared memory) unless set_shared_memory_bytes says
+    # otherwise.
+    shared = get_shared_memory_bytes()
     device = device_target()
     if device is None or device == arch:
         try:

@@ -20,6 +20,25 @@ func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
+// A warpgroup of 256 columns (128x256 tiles, chosen where a Hopper card's
+// shared memory holds four stages) takes four warps of 64 rows side by
+// side: 64x64 warps, the squarest, read the least of the stages per
+// multiply.
+// CHECK-LABEL: func.func @wide
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 4, release_lag = 0, producer = none>
+module attributes {gg.target = "sm_80"} {
+func.func @wide(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}
+}
+
+// -----
+
 // 48 columns a warpgroup are not two warps of whole 16-column B loads:
 // one warp column.
 // CHECK-LABEL: func.func @narrow

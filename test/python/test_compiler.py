@@ -154,18 +154,39 @@ def test_the_devices_shared_memory_plans_the_sm80_kernel(shared, config, warp_co
 
 def test_the_devices_shared_memory_keys_the_cache(tmp_path, monkeypatch):
     """Kernels planned for one card's shared memory are not served for
-    another's, and the runtime plans with the card's."""
+    another's, and the runtime plans with the card's unless told another."""
     from ggc import cache, compiler, runtime
     monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
     text = ggc.ir.grouped_matmul("smem", layout="contiguous", num_groups=8, n=4096, k=4096)
-    keys = {cache.key_of(text, emit="ptx", arch="sm_80", num_sms=132, shared_memory_bytes=s)
-            for s in (0, 166912, 232448)}
-    assert len(keys) == 3
+    a100, source = cache.compile_cached(text, emit="ptx", arch="sm_80", num_sms=132)
+    hopper, again = cache.compile_cached(text, emit="ptx", arch="sm_80", num_sms=132,
+                                         shared_memory_bytes=232448)
+    assert again is None  # compiled, not served from the 163 KiB entry
+    assert (a100.kernel_info[0]["block_n"], hopper.kernel_info[0]["block_n"]) == (128, 256)
     monkeypatch.setattr(compiler, "_device_shared_memory", 232448)
     monkeypatch.setattr(compiler, "_device_target", None)
     compiled, _ = runtime.compile_for_launch(text, target="sm_80")
     assert compiled.kernel_info[0]["block_n"] == 256
     assert compiled.kernel_info[0]["shared_bytes"] > 166912
+    # An A100's plan on this card: the environment, then the setter.
+    monkeypatch.setenv("GGC_SHARED_MEMORY_BYTES", "166912")
+    compiled, _ = runtime.compile_for_launch(text, target="sm_80")
+    assert compiled.kernel_info[0]["block_n"] == 128
+    assert compiled.kernel_info[0]["shared_bytes"] <= 166912
+    monkeypatch.setenv("GGC_SHARED_MEMORY_BYTES", "lots")
+    with pytest.raises(ValueError, match="GGC_SHARED_MEMORY_BYTES: shared_memory_bytes must be"):
+        runtime.compile_for_launch(text, target="sm_80")
+    monkeypatch.delenv("GGC_SHARED_MEMORY_BYTES")
+    try:
+        ggc.set_shared_memory_bytes(101376)
+        assert ggc.get_shared_memory_bytes() == 101376
+        compiled, _ = runtime.compile_for_launch(text, target="sm_80")
+        assert compiled.kernel_info[0]["shared_bytes"] <= 101376
+        with pytest.raises(ValueError, match="shared_memory_bytes must be an int"):
+            ggc.set_shared_memory_bytes(-5)
+    finally:
+        ggc.set_shared_memory_bytes(None)
+    assert ggc.get_shared_memory_bytes() == 232448
 
 
 def test_print_ir_after_all_records_each_pass():

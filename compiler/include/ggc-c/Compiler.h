@@ -24,8 +24,11 @@ typedef struct ggc_options {
   const char *arch;      /* NULL means "sm_90a" */
   int64_t num_sms;       /* 0 means 132 */
   int print_ir_after_all;
-  int64_t shared_memory_bytes; /* the device's opt-in shared memory per CTA;
-                                  0 means the target's */
+  /* Added after print_ir_after_all: zero-initialize the struct
+   * (ggc_options o = {0};) so that a host written before it plans for the
+   * target. The device's opt-in shared memory per CTA; 0 means the
+   * target's (the driver and Python take at most 1 MiB). */
+  int64_t shared_memory_bytes;
 } ggc_options;
 
 /* Compiles `source` (gg IR text, `length` bytes) up to options->emit.

@@ -25,7 +25,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     is the widest of 256/128/64 that divides N without waste (128 at most
     for f8, and for contiguous ops, whose ragged groups balance better over
     narrower tiles, unless their `expected_m` says a group holds 1,024 rows
-    or more, where 128x256 tiles measured 10-40% faster);
+    or more, where 128x256 tiles measured 10-40% faster; before sm_90a see
+    below);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
 
@@ -194,10 +195,11 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     4. staging: the store pool's tile is 128B-swizzled when its rows are
        whole 128-byte rows, else dense.
 
-    `warp_columns`: 1 on sm_90a (wgmma's fragment); 2 on the other targets
-    where a warpgroup has a multiple of 32 columns (mma.sync's warps then
-    read a third less of the stages). A user's plan may give 4 (warps of 64
-    rows side by side) where a warpgroup has a multiple of 64 columns.
+    `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
+    (warps of 64 rows side by side) where a warpgroup has 256 columns or
+    more, else 2 where it has a multiple of 32 (the squarer a mma.sync
+    warp's tile, the less of the stages it reads per multiply). A user's
+    plan may give 4 where a warpgroup has a multiple of 64 columns.
 
     `release_lag`: 1 on sm_90a (wgmma reads a stage after it is issued, so
     stage k goes back once block k+1 is issued); 0 on the other targets

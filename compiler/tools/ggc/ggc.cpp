@@ -180,7 +180,7 @@ int parseArguments(int argc, char **argv, Options &options) {
                       "'; the stages:\n" + known.str());
   }
   // The Python API's bounds (ggc.compiler.MAX_NUM_SMS,
-  // MAX_SHARED_MEMORY_BYTES): a GPU has far fewer.
+  // MAX_SHARED_MEMORY_BYTES): a GPU has far fewer SMs and far less memory.
   std::optional<int64_t> sms = parseInteger(numSMs, 1, kMaxNumSMs);
   if (!sms)
     return usageError("--num-sms expects an integer from 1 to " +

@@ -24,7 +24,8 @@ def fast_key(kind, tensors, c=None):
     if c is not None or _groups.VALIDATE_BY_DEFAULT or bridge is None or bridge.tracing():
         return None
     try:
-        return (kind, _compiler.get_num_sms(), _compiler.get_target(), tuple(
+        return (kind, _compiler.get_num_sms(), _compiler.get_target(),
+                _compiler.get_shared_memory_bytes(), tuple(
             [(t.dtype, t.shape, t.stride(), t.device, t.requires_grad) for t in tensors]))
     except (AttributeError, TypeError):
         return None

@@ -193,11 +193,11 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
     o.biases = w.biases.address();
     o.out = out;
     o.numRows = in.numRows();
-    ggckernels::launch(config_.precision, w.numExperts, w.expertDim, w.hiddenDim,
-                       {caps_.multiprocessors, caps_.sharedMemoryPerBlock,
-                        caps_.ggcTarget()},
-                       config_.device,
-                       o, in.stream);
+    ggckernels::CompileTarget target{caps_.multiprocessors,
+                                     caps_.sharedMemoryPerBlock,
+                                     caps_.ggcTarget()};
+    ggckernels::launch(config_.precision, w.numExperts, w.expertDim,
+                       w.hiddenDim, target, config_.device, o, in.stream);
   } else {
     runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);
   }

@@ -42,9 +42,9 @@ struct Entry {
 };
 
 /// One compile through the C API; `ok` false leaves the diagnostics.
-bool compileTo(const std::string &ir, const char *emit, const Target &target,
-               std::string &image, std::string &info,
-               std::string &diagnostics) {
+bool compileTo(const std::string &ir, const char *emit,
+               const CompileTarget &target, std::string &image,
+               std::string &info, std::string &diagnostics) {
   ggc_options options{};
   options.emit = emit;
   options.arch = target.arch;
@@ -65,7 +65,7 @@ bool compileTo(const std::string &ir, const char *emit, const Target &target,
 
 // Without ptxas the kernel goes to the driver as PTX, as the Python layer
 // does (runtime.compile_for_launch).
-Compiled compile(const std::string &ir, const Target &target) {
+Compiled compile(const std::string &ir, const CompileTarget &target) {
   std::string image, info, diagnostics;
   if (!compileTo(ir, "cubin", target, image, info, diagnostics) &&
       (diagnostics.find("needs ptxas") == std::string::npos ||
@@ -86,7 +86,7 @@ Compiled compile(const std::string &ir, const Target &target) {
 }
 
 const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
-                         bool biases, const Target &target) {
+                         bool biases, const CompileTarget &target) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Entry>> entries;
   std::string ir = source(precision, g, n, k, biases);
@@ -185,7 +185,7 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
 }
 
 void launch(Precision precision, int64_t g, int64_t n, int64_t k,
-            const Target &target, int device, const Operands &o,
+            const CompileTarget &target, int device, const Operands &o,
             uint64_t stream) {
   bool biases = o.biases != 0;
   const Compiled &c = compiled(precision, g, n, k, biases, target);

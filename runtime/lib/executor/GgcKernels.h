@@ -24,7 +24,7 @@ struct Operands {
 
 /// What the kernels are compiled for: the device's SMs (the persistent
 /// grid), its opt-in shared memory per CTA and its ggc target.
-struct Target {
+struct CompileTarget {
   int numSMs = 0;
   int sharedMemoryBytes = 0;
   const char *arch = nullptr;
@@ -34,7 +34,7 @@ struct Target {
 /// biases and target, shared by threads; a failure is kept and rethrown)
 /// and launches on `stream`.
 void launch(Precision precision, int64_t g, int64_t n, int64_t k,
-            const Target &target, int device, const Operands &operands,
+            const CompileTarget &target, int device, const Operands &operands,
             uint64_t stream);
 
 } // namespace ggc::executor::ggckernels

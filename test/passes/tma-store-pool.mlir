@@ -1,4 +1,5 @@
 // RUN: ggc-opt %s -split-input-file -gg-tma-store-pool | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-tma-store-pool=shared-memory-bytes=200000 | FileCheck %s --check-prefix=BUDGET
 
 // Before: a configured contiguous op. After: a pool of store boxes of
 // 128, 64, ..., 1 rows, and one stage fewer, to make room for the 128x256
@@ -6,6 +7,12 @@
 // CHECK-LABEL: func.func @contiguous
 // CHECK: config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>
 // CHECK-SAME: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>
+// A device of 200000 bytes (the option replaces the target's 227 KiB) has
+// no room for the staged tile beside three stages (the fewest kept): the
+// op keeps its four stages and per-thread stores.
+// BUDGET-LABEL: func.func @contiguous
+// BUDGET: config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>
+// BUDGET-SAME: store_pool = array<i64>
 func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)

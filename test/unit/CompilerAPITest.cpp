@@ -161,6 +161,43 @@ TEST(CompilerAPI, RejectsOtherArchitecturesAndNullSource) {
             std::string::npos);
 }
 
+// The device's shared memory reaches the plan: 128 rows of 4,096 bf16
+// columns for sm_80 take 128x128 tiles in an A100's 163 KiB (the target's,
+// 0) and 128x256 in a Hopper card's 227 KiB; a negative budget is refused
+// by name.
+TEST(CompilerAPI, SharedMemoryBytesPlansForTheDevice) {
+  const std::string source = R"mlir(
+func.func @k(%a: memref<16x256x4096xbf16>, %b: memref<16x4096x4096xbf16>,
+             %m: memref<16xi32>, %o: memref<16x256x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x256x4096xbf16>)
+      b(%b : memref<16x4096x4096xbf16>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x256x4096xbf16>)
+  return
+}
+)mlir";
+  auto plan = [&](int64_t bytes) {
+    ggc_options options = {"gg-config", "sm_80", 0, 0, bytes};
+    ResultPtr r(ggc_compile(source.data(), source.size(), "t", &options),
+                &ggc_result_destroy);
+    return std::make_pair(ggc_result_ok(r.get()) != 0,
+                          std::string(ggc_result_kernel_plans(r.get())) +
+                              ggc_result_diagnostics(r.get()));
+  };
+  auto [a100Ok, a100] = plan(0);
+  ASSERT_TRUE(a100Ok) << a100;
+  EXPECT_NE(a100.find("\"block\":[128,128,64]"), std::string::npos) << a100;
+  auto [hopperOk, hopper] = plan(232448);
+  ASSERT_TRUE(hopperOk) << hopper;
+  EXPECT_NE(hopper.find("\"block\":[128,256,64]"), std::string::npos)
+      << hopper;
+  auto [negativeOk, negative] = plan(-1);
+  EXPECT_FALSE(negativeOk);
+  EXPECT_NE(negative.find("shared_memory_bytes must be 0 (the target's) or "
+                          "the device's opt-in shared memory per CTA, got -1"),
+            std::string::npos)
+      << negative;
+}
+
 TEST(CompilerAPI, InputWithoutKernelIsAnError) {
   for (const char *source : {"", "func.func @f() { return }"}) {
     ResultPtr r = compile(source, "ptx");

@@ -152,23 +152,38 @@ def set_shared_memory_bytes(shared_memory_bytes) -> None:
     _shared_memory_bytes = shared_memory_bytes
 
 
+_env_shared_memory = ()  # GGC_SHARED_MEMORY_BYTES's, read once: () until then
+
+
+def _env_shared_memory_bytes():
+    """GGC_SHARED_MEMORY_BYTES as a checked int, or None where it is unset.
+    Read once per process: the kernel caches' keys ask for it on every
+    call, where an environment lookup would cost half a microsecond."""
+    global _env_shared_memory
+    if _env_shared_memory == ():
+        env = _os.environ.get("GGC_SHARED_MEMORY_BYTES")
+        if not env:
+            _env_shared_memory = None
+        else:
+            try:
+                value = int(env)
+            except ValueError:
+                value = env
+            try:
+                check_shared_memory_bytes(value)
+            except ValueError as e:
+                raise ValueError(f"GGC_SHARED_MEMORY_BYTES: {e}") from None
+            _env_shared_memory = value
+    return _env_shared_memory
+
+
 def get_shared_memory_bytes() -> int:
     """set_shared_memory_bytes's value, else GGC_SHARED_MEMORY_BYTES's, else
     the device's (device_shared_memory_bytes), else 0 (the target's)."""
     if _shared_memory_bytes is not None:
         return _shared_memory_bytes
-    env = _os.environ.get("GGC_SHARED_MEMORY_BYTES")
-    if env:
-        try:
-            value = int(env)
-        except ValueError:
-            value = env
-        try:
-            check_shared_memory_bytes(value)
-        except ValueError as e:
-            raise ValueError(f"GGC_SHARED_MEMORY_BYTES: {e}") from None
-        return value
-    return device_shared_memory_bytes()
+    env = _env_shared_memory_bytes()
+    return env if env is not None else device_shared_memory_bytes()
 
 
 _num_sms = None       # set_num_sms's; None: the device's
@@ -282,8 +297,8 @@ def compile_ir(
     """Compiles gg IR text up to stage `emit` (default: "ptx").
 
     `shared_memory_bytes` is the device's opt-in shared memory per CTA
-    (device_shared_memory_bytes()), which bounds the pipeline's stages; 0
-    (the default) keeps to the target's.
+    (device_shared_memory_bytes()), which bounds the pipeline's stages and,
+    before sm_90a, the tile width; 0 (the default) keeps to the target's.
 
     Raises CompilationError with the compiler's diagnostics, and ValueError
     for arguments of the wrong kind, before anything is compiled.

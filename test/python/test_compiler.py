@@ -170,13 +170,16 @@ def test_the_devices_shared_memory_keys_the_cache(tmp_path, monkeypatch):
     assert compiled.kernel_info[0]["shared_bytes"] > 166912
     # An A100's plan on this card: the environment, then the setter.
     monkeypatch.setenv("GGC_SHARED_MEMORY_BYTES", "166912")
+    monkeypatch.setattr(compiler, "_env_shared_memory", ())  # read once per process
     compiled, _ = runtime.compile_for_launch(text, target="sm_80")
     assert compiled.kernel_info[0]["block_n"] == 128
     assert compiled.kernel_info[0]["shared_bytes"] <= 166912
     monkeypatch.setenv("GGC_SHARED_MEMORY_BYTES", "lots")
+    monkeypatch.setattr(compiler, "_env_shared_memory", ())
     with pytest.raises(ValueError, match="GGC_SHARED_MEMORY_BYTES: shared_memory_bytes must be"):
         runtime.compile_for_launch(text, target="sm_80")
     monkeypatch.delenv("GGC_SHARED_MEMORY_BYTES")
+    monkeypatch.setattr(compiler, "_env_shared_memory", ())
     try:
         ggc.set_shared_memory_bytes(101376)
         assert ggc.get_shared_memory_bytes() == 101376

@@ -100,7 +100,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       p.stagingChunkColumns(), p.swizzledStaging,
       p.outN(), p.m, p.outElem, p.outNM,
       p.columnPairs, groupMaps, kWarpgroupThreads,
-      kWarpgroupThreads * p.numConsumers);
+      kWarpgroupThreads * p.numConsumers, p.storeColumns);
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&stores.getBody());
   emitTileOutputs(t, f, acc);
@@ -173,8 +173,9 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
       Value colInStaged = b.add(f.col, b.c32(8 * c));
       if (p.columnPairs)
         colInStaged = b.divU(colInStaged, b.c32(2));
-      b.create<ggk::StorePairOp>(*pair, rowInStaged, colInStaged, row.index,
-                                 outCol, row.valid, colValid);
+      b.create<ggk::StorePairOp>(
+          *pair, rowInStaged, colInStaged, row.index, outCol, row.valid,
+          colValid, b.getDenseI64ArrayAttr({int64_t(half), c}));
     }
   }
 }

@@ -56,6 +56,9 @@ struct KernelPlan {
   /// gg-plan-kernel: K blocks between a stage's MMA and its release (1 for
   /// wgmma, which reads the stage after it is issued; 0 for mma.sync).
   int64_t releaseLag = 1;
+  /// gg-plan-kernel: output columns of a row a thread writes with one
+  /// per-thread store (2, or 8 by quads exchanging their pairs).
+  int64_t storeColumns = 2;
   /// gg-plan-kernel: no producer warpgroup (before sm_90a): the consumers
   /// copy each stage stages - 1 K blocks ahead.
   bool consumersCopy = false;

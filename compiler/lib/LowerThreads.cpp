@@ -27,6 +27,10 @@ Value lower(Operation *op, KernelBuilder &b) {
     return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), broadcast.getValue(),
                                   b.c32(0), b.c32(0x1f), NVVM::ShflKind::idx,
                                   UnitAttr());
+  if (auto shuffle = dyn_cast<ggk::WarpShuffleXorOp>(op))
+    return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), shuffle.getValue(),
+                                  b.c32(shuffle.getLanes()), b.c32(0x1f),
+                                  NVVM::ShflKind::bfly, UnitAttr());
   if (isa<ggk::WarpSyncOp>(op)) {
     b.create<NVVM::SyncWarpOp>(b.c32(-1));
     return Value();
@@ -39,7 +43,8 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
   void runOnOperation() override {
-    ggc::convertEach<ggk::ThreadIndexOp, ggk::WarpBroadcastOp, ggk::WarpSyncOp,
+    ggc::convertEach<ggk::ThreadIndexOp, ggk::WarpBroadcastOp,
+                     ggk::WarpShuffleXorOp, ggk::WarpSyncOp,
                      ggk::SyncThreadsOp>(getOperation(), lower);
   }
 };

@@ -184,6 +184,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.columnPairs = op.getColumnPairs();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();
+  p.storeColumns = kernelPlan.getStoreColumns();
   p.consumersCopy = kernelPlan.getProducer() == Producer::none;
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;

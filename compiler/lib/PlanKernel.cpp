@@ -161,6 +161,30 @@ static bool canSplitWarpColumns(ConfigAttr config, int64_t warpColumns) {
   return config.getBlockN() / config.getSplitN() % (16 * warpColumns) == 0;
 }
 
+/// Why the threads of a quad cannot store 16 bytes of a row each
+/// (`store_columns = 8`), or nothing when they can: the exchange gathers
+/// four 8-column blocks of one row, 16-bit outputs make each block 16
+/// bytes, and N a multiple of 8 keeps every block's address 16-byte
+/// aligned (the launch checks `out`'s) and a block wholly in or past N.
+static std::optional<std::string>
+storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config,
+                     KernelPlanAttr plan, int64_t warpColumns) {
+  if (plan.getStaging() != Staging::none)
+    return std::string("the store pool stores the tile");
+  if (op.getOutLayout() == OperandLayout::nm)
+    return std::string("'out' in layout nm has no rows of columns");
+  if (op.getColumnPairs())
+    return std::string("column_pairs makes one output per pair");
+  if (ggc::byteWidth(op.getOutType().getElementType()) != 2)
+    return std::string("'out' does not have 16-bit elements");
+  int64_t n = op.getOutType().getShape().back();
+  if (ShapedType::isDynamic(n) || n % 8 != 0)
+    return std::string("N is not a multiple of 8");
+  if (config.getBlockN() / config.getSplitN() / warpColumns % 32 != 0)
+    return std::string("a warp's columns are not a multiple of 32");
+  return std::nullopt;
+}
+
 KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   int64_t consumers = numConsumers(config);
   // Before sm_90a there is no setmaxnreg: every thread keeps what the CTA
@@ -223,11 +247,20 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    gives the producer's copies a whole K block longer to land (the
   //    sm_80 kernels wait on them: docs/performance.md).
   int64_t releaseLag = hopper ? 1 : 0;
-  return KernelPlanAttr::get(op.getContext(),
-                             pipelined ? Promotion::pipelined
-                                       : Promotion::serial,
-                             scales, producer, consumer, staging, warpColumns,
-                             releaseLag, roles);
+  KernelPlanAttr plan = KernelPlanAttr::get(
+      op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
+      scales, producer, consumer, staging, warpColumns, releaseLag, roles,
+      /*storeColumns=*/2);
+  // 8. Store columns: a pair's 4-byte store fills half of each 32-byte
+  //    sector a warp's store touches; quads exchanging their pairs store
+  //    16 bytes a thread and fill them. Before sm_90a, where every output
+  //    goes by per-thread stores (sm_90a's go by the store pool, except
+  //    for layouts it does not take, whose kernels are unmeasured).
+  if (!hopper && !storeColumnsObstacle(op, config, plan, warpColumns))
+    plan = KernelPlanAttr::get(op.getContext(), plan.getPromotion(), scales,
+                               producer, consumer, staging, warpColumns,
+                               releaseLag, roles, /*storeColumns=*/8);
+  return plan;
 }
 
 /// The plan's warp layout, release lag, producer and registers against the
@@ -270,6 +303,11 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
                    << " rows, which must divide block M, block N and, for "
                       "an MN-major operand, block K; use producer = "
                       "warpgroup";
+  if (plan.getStoreColumns() == 8)
+    if (std::optional<std::string> obstacle = storeColumnsObstacle(
+            op, config, plan, plan.getWarpColumns()))
+      return error() << " stores 8 columns a thread, which it cannot: "
+                     << *obstacle << "; use store_columns = 2";
   int64_t consumers = numConsumers(config);
   int64_t threads = ggc::ctaThreads(consumers, plan.getProducer());
   int64_t each = initialRegisters(consumers, plan.getProducer());

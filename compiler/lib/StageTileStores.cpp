@@ -12,6 +12,9 @@
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
+#include <array>
+#include <map>
+
 namespace ggc {
 #define GEN_PASS_DEF_STAGETILESTORES
 #include "ggc/Passes.h.inc"
@@ -28,17 +31,13 @@ Value scatteredRow(KernelBuilder &b, ggk::StoreTileOp tile, Value rowIndex) {
   return b.toI64(b.loadGlobal(b.i32(), tile.getIndices(), rowIndex));
 }
 
-/// The pair at row `pair.getOutRow()` of `out` (its flattened [rows, N]
-/// view; with a scatter, the row its index list gives) and columns
-/// `pair.getOutCol()` + 0, 1 (a combined pair: its one column), when valid.
-void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
-                   KernelBuilder &b) {
-  int64_t n = tile.getN(), m = tile.getM();
-  int64_t outBytes = ggc::byteWidth(tile.getOutType());
-  Value valid = b.andI(pair.getRowValid(), pair.getColValid());
-  Value out = tile.getOut(), rowIndex = pair.getOutRow(), col = pair.getOutCol();
+/// `values` at row `rowIndex` of `out` (its flattened [rows, N] view; with
+/// a scatter, the row its index list gives) and columns from `col`, when
+/// `valid`; `alignment` is the store's, in bytes (0: its type's).
+void storeRow(ggk::StoreTileOp tile, Value values, Value rowIndex, Value col,
+              Value valid, unsigned alignment, KernelBuilder &b) {
   if (tile.getIndices()) {
-    // The index is read only for a valid pair: rows past the group's may
+    // The index is read only for a valid row: rows past the group's may
     // lie past the list.
     auto read = b.create<scf::IfOp>(
         valid,
@@ -52,31 +51,140 @@ void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
     rowIndex = read.getResult(0);
     valid = b.ge(rowIndex, b.c64(0));
   }
+  int64_t outBytes = ggc::byteWidth(tile.getOutType());
   b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
-    if (tile.getOutNm()) {
-      // The pair's two columns are two rows of the transposed output.
-      Value group = b.toI64(tile.getGroup());
-      Value row = b.sub(rowIndex, b.mul(group, b.c64(m)));
-      for (int j = 0; j < 2; ++j) {
-        Value outCol = b.add(b.mul(b.toI64(tile.getGroup()), b.c64(n)),
-                             b.toI64(b.add(col, b.c32(j))));
-        Value offset = b.mul(b.add(b.mul(outCol, b.c64(m)), row),
-                             b.c64(outBytes));
-        b.storeGlobal(
-            b.create<LLVM::ExtractElementOp>(pair.getPair(), b.c32(j)), out,
-            offset);
-      }
-    } else {
-      Value offset = b.mul(b.add(b.mul(rowIndex, b.c64(n)), b.toI64(col)),
-                           b.c64(outBytes));
-      // A combined column pair (column_pairs) is one output.
-      Value values = pair.getPair();
-      if (pair.getPair().getType().getNumElements() == 1)
-        values = b.create<LLVM::ExtractElementOp>(values, b.c32(0));
-      b.storeGlobal(values, out, offset);
+    Value offset =
+        b.mul(b.add(b.mul(rowIndex, b.c64(tile.getN())), b.toI64(col)),
+              b.c64(outBytes));
+    // A combined column pair (column_pairs) is one output.
+    auto vector = dyn_cast<VectorType>(values.getType());
+    if (vector && vector.getNumElements() == 1)
+      values = b.create<LLVM::ExtractElementOp>(values, b.c32(0));
+    b.create<LLVM::StoreOp>(values, b.gep(tile.getOut(), offset), alignment);
+    b.create<scf::YieldOp>();
+  });
+}
+
+/// The pair at row `pair.getOutRow()` and columns `pair.getOutCol()` + 0, 1
+/// (a combined pair: its one column), when valid.
+void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
+                   KernelBuilder &b) {
+  Value valid = b.andI(pair.getRowValid(), pair.getColValid());
+  if (!tile.getOutNm()) {
+    storeRow(tile, pair.getPair(), pair.getOutRow(), pair.getOutCol(), valid,
+             /*alignment=*/0, b);
+    return;
+  }
+  // The pair's two columns are two rows of the transposed [G, N, m]
+  // output.
+  int64_t n = tile.getN(), m = tile.getM();
+  int64_t outBytes = ggc::byteWidth(tile.getOutType());
+  b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {
+    Value group = b.toI64(tile.getGroup());
+    Value row = b.sub(pair.getOutRow(), b.mul(group, b.c64(m)));
+    for (int j = 0; j < 2; ++j) {
+      Value outCol = b.add(b.mul(group, b.c64(n)),
+                           b.toI64(b.add(pair.getOutCol(), b.c32(j))));
+      Value offset =
+          b.mul(b.add(b.mul(outCol, b.c64(m)), row), b.c64(outBytes));
+      b.storeGlobal(
+          b.create<LLVM::ExtractElementOp>(pair.getPair(), b.c32(j)),
+          tile.getOut(), offset);
     }
     b.create<scf::YieldOp>();
   });
+}
+
+/// The four pairs of one row group and column blocks 4k .. 4k + 3 of a
+/// thread's fragment.
+using Quad = std::array<ggk::StorePairOp, 4>;
+
+/// A `store_columns = 8` tile's pairs in quads, in the order of their
+/// row group and first column block; an error names a pair whose quad is
+/// incomplete or spread over blocks.
+FailureOr<SmallVector<Quad>> quadsOf(ggk::StoreTileOp tile,
+                                     ArrayRef<ggk::StorePairOp> pairs) {
+  std::map<std::pair<int64_t, int64_t>, Quad> quads;
+  for (ggk::StorePairOp pair : pairs) {
+    ArrayRef<int64_t> at = *pair.getFragment();
+    quads[{at[0], at[1] / 4}][at[1] % 4] = pair;
+  }
+  SmallVector<Quad> result;
+  for (auto &[at, quad] : quads) {
+    bool complete = llvm::all_of(quad, [](ggk::StorePairOp p) { return p; });
+    for (ggk::StorePairOp pair : quad)
+      if (!complete || pair->getBlock() != quad[0]->getBlock())
+        return tile.emitOpError()
+               << "stores 8 columns a thread, but the pairs of row group "
+               << at.first << " and column blocks " << 4 * at.second << " .. "
+               << 4 * at.second + 3
+               << " are not all there, in one block: a quad exchanges four";
+    result.push_back(quad);
+  }
+  return result;
+}
+
+/// The quad's 16-byte store by this thread: its lanes t = 0..3 hold
+/// columns 2t, 2t + 1 of the row's four column blocks; after two butterfly
+/// rounds (blocks by bit 0 of t over lanes t ^ 1, then halves by bit 1
+/// over lanes t ^ 2) thread t holds block t's 8 columns.
+void storeQuad(ggk::StoreTileOp tile, Quad quad, Value lane,
+               KernelBuilder &b) {
+  Operation *last = quad[0];
+  for (ggk::StorePairOp pair : quad)
+    if (last->isBeforeInBlock(pair))
+      last = pair;
+  b.setInsertionPoint(last);
+  Value odd = b.ne(b.andI(lane, b.c32(1)), b.c32(0));
+  Value high = b.ne(b.andI(lane, b.c32(2)), b.c32(0));
+  auto word = [&](int j) {
+    return b.create<LLVM::BitcastOp>(b.i32(), quad[j].getPair()).getResult();
+  };
+  auto exchange = [&](Value send, int lanes) -> Value {
+    return b.create<ggk::WarpShuffleXorOp>(b.i32(), send, lanes);
+  };
+  // Round 1: thread t keeps the blocks whose bit 0 is t's and gets its
+  // neighbour's columns of them: halves[p] = 4 columns of block 2p + t % 2.
+  std::array<Value, 2> halves[2];
+  for (int p = 0; p < 2; ++p) {
+    Value even = word(2 * p), oddBlock = word(2 * p + 1);
+    Value keep = b.select(odd, oddBlock, even);
+    Value got = exchange(b.select(odd, even, oddBlock), 1);
+    halves[p] = {b.select(odd, got, keep), b.select(odd, keep, got)};
+  }
+  // Round 2: thread t keeps block t's 4 columns and gets the other 4.
+  Value words[4];
+  for (int h = 0; h < 2; ++h) {
+    Value keep = b.select(high, halves[1][h], halves[0][h]);
+    Value got = exchange(b.select(high, halves[0][h], halves[1][h]), 2);
+    words[h] = b.select(high, got, keep);
+    words[2 + h] = b.select(high, keep, got);
+  }
+  Value row = b.create<LLVM::UndefOp>(VectorType::get({4}, b.i32()));
+  for (int i = 0; i < 4; ++i)
+    row = b.create<LLVM::InsertElementOp>(row, words[i], b.c32(i));
+  // Block t starts 8 t columns after block 4k, whose pair of this thread
+  // is at column 2 t of it.
+  Value col = b.add(quad[0].getOutCol(), b.mul(lane, b.c32(6)));
+  Value lowValid = b.select(odd, quad[1].getColValid(), quad[0].getColValid());
+  Value highValid =
+      b.select(odd, quad[3].getColValid(), quad[2].getColValid());
+  Value blockValid = b.select(high, highValid, lowValid);
+  storeRow(tile, row, quad[0].getOutRow(),
+           col, b.andI(quad[0].getRowValid(), blockValid), 16, b);
+}
+
+/// Stores each quad's row by its threads (`store_columns = 8`).
+void storeByQuads(ggk::StoreTileOp tile, ArrayRef<Quad> quads,
+                  ArrayRef<ggk::StorePairOp> pairs, KernelBuilder &b) {
+  if (pairs.empty())
+    return;
+  b.setInsertionPoint(pairs.front());
+  Value lane = b.andI(b.threadIdx(), b.c32(3));
+  for (Quad quad : quads)
+    storeQuad(tile, quad, lane, b);
+  for (ggk::StorePairOp pair : pairs)
+    pair.erase();
 }
 
 /// The CTA must not end while its last TMA stores are in flight: the
@@ -93,7 +201,7 @@ void drainAtTheConsumersEnd(ggk::StoreTileOp tile) {
       .create<ggk::DrainTileStoresOp>(tile.getLoc(), tile.getIssuer());
 }
 
-void lower(ggk::StoreTileOp tile) {
+LogicalResult lower(ggk::StoreTileOp tile) {
   KernelBuilder b(tile.getLoc(), tile);
   bool pooled = !tile.getPool().empty();
   SmallVector<int64_t> shape(tile.getTileShape());
@@ -109,6 +217,15 @@ void lower(ggk::StoreTileOp tile) {
   }
   SmallVector<ggk::StorePairOp> pairs;
   tile.getBody().walk([&](ggk::StorePairOp pair) { pairs.push_back(pair); });
+  if (tile.getStoreColumns() == 8) {
+    FailureOr<SmallVector<Quad>> quads = quadsOf(tile, pairs);
+    if (failed(quads))
+      return failure();
+    ggc::moveBody(tile.getBody(), {}, b);
+    storeByQuads(tile, *quads, pairs, b);
+    tile.erase();
+    return success();
+  }
   ggc::moveBody(tile.getBody(), {}, b);
   for (ggk::StorePairOp pair : pairs) {
     b.setInsertionPoint(pair);
@@ -129,6 +246,7 @@ void lower(ggk::StoreTileOp tile) {
     drainAtTheConsumersEnd(tile);
   }
   tile.erase();
+  return success();
 }
 
 struct StageTileStoresPass
@@ -137,7 +255,8 @@ struct StageTileStoresPass
     SmallVector<ggk::StoreTileOp> tiles;
     getOperation().walk([&](ggk::StoreTileOp tile) { tiles.push_back(tile); });
     for (ggk::StoreTileOp tile : tiles)
-      lower(tile);
+      if (failed(lower(tile)))
+        return signalPassFailure();
   }
 };
 

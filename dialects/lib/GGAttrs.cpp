@@ -249,19 +249,22 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   if (failed(staging))
     return {};
   // The optional fields, in any order, each at most once.
-  int64_t warpColumns = 1, releaseLag = 1;
+  int64_t warpColumns = 1, releaseLag = 1, storeColumns = 2;
   Producer producer = Producer::warpgroup;
-  StringRef seen[3];
+  StringRef seen[4];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef field;
     if (parser.parseKeyword(&field))
       return {};
-    if (field != "warp_columns" && field != "release_lag" &&
-        field != "producer") {
+    int64_t *number = field == "warp_columns"    ? &warpColumns
+                      : field == "release_lag"   ? &releaseLag
+                      : field == "store_columns" ? &storeColumns
+                                                 : nullptr;
+    if (!number && field != "producer") {
       parser.emitError(at) << "kernel_plan has no field '" << field
-                           << "' (expected 'warp_columns', 'release_lag' or "
-                              "'producer')";
+                           << "' (expected 'warp_columns', 'release_lag', "
+                              "'producer' or 'store_columns')";
       return {};
     }
     if (llvm::is_contained(seen, field)) {
@@ -269,15 +272,13 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     *llvm::find(seen, StringRef()) = field;
-    if (field == "producer") {
+    if (!number) {
       FailureOr<Producer> value = parseEnumEntry<Producer>(
           parser, "warpgroup or none", symbolizeProducer);
       if (failed(value))
         return {};
       producer = *value;
-    } else if (parser.parseEqual() ||
-               parser.parseInteger(field == "warp_columns" ? warpColumns
-                                                           : releaseLag)) {
+    } else if (parser.parseEqual() || parser.parseInteger(*number)) {
       return {};
     }
   }
@@ -285,7 +286,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
     return {};
   return parser.getChecked<KernelPlanAttr>(
       parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
-      *staging, warpColumns, releaseLag, producer);
+      *staging, warpColumns, releaseLag, producer, storeColumns);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -300,6 +301,8 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", release_lag = " << getReleaseLag();
   if (getProducer() != Producer::warpgroup)
     printer << ", producer = " << stringifyProducer(getProducer());
+  if (getStoreColumns() != 2)
+    printer << ", store_columns = " << getStoreColumns();
   printer << ">";
 }
 
@@ -308,13 +311,17 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        Promotion promotion, ScalePlacement scales,
                        int64_t producerRegisters, int64_t consumerRegisters,
                        Staging staging, int64_t warpColumns,
-                       int64_t releaseLag, Producer producer) {
+                       int64_t releaseLag, Producer producer,
+                       int64_t storeColumns) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;
   if (releaseLag != 0 && releaseLag != 1)
     return emitError() << "kernel_plan release_lag must be 0 or 1, got "
                        << releaseLag;
+  if (storeColumns != 2 && storeColumns != 8)
+    return emitError() << "kernel_plan store_columns must be 2 or 8, got "
+                       << storeColumns;
   // setmaxnreg takes a multiple of 8 in [24, 256].
   for (auto [who, regs] : {std::pair{"producer", producerRegisters},
                            std::pair{"consumer", consumerRegisters}})

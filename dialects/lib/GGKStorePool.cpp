@@ -92,6 +92,40 @@ LogicalResult StoreStagedTileOp::verify() {
   return success();
 }
 
+/// A tile whose quads store 16 bytes a thread (`store_columns = 8`): what
+/// the exchange takes.
+static LogicalResult verifyStoreColumns(StoreTileOp tile) {
+  int64_t columns = tile.getStoreColumns();
+  if (columns != 2 && columns != 8)
+    return tile.emitOpError() << "store_columns must be 2 or 8, got "
+                              << columns;
+  if (columns == 2)
+    return success();
+  auto refuse = [&](StringRef why) {
+    return tile.emitOpError()
+           << "stores 8 columns a thread (store_columns = 8), which takes "
+           << why;
+  };
+  if (!tile.getPool().empty())
+    return refuse("per-thread stores (no pool)");
+  if (tile.getOutNm() || tile.getColumnPairs())
+    return refuse("a row-major output of pairs (no out_nm, no column_pairs)");
+  if (tile.getOutType().getIntOrFloatBitWidth() != 16)
+    return refuse("a 16-bit out_type");
+  if (tile.getN() % 8 != 0)
+    return refuse("n a multiple of 8 (16-byte aligned rows)");
+  WalkResult pairs = tile.getBody().walk([](StorePairOp pair) {
+    std::optional<ArrayRef<int64_t>> at = pair.getFragment();
+    if (!at || at->size() != 2 || (*at)[0] < 0 || (*at)[1] < 0) {
+      pair.emitOpError() << "needs fragment = [row group, column block] in a "
+                            "ggk.store_tile of store_columns = 8";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(pairs.wasInterrupted());
+}
+
 LogicalResult StoreTileOp::verify() {
   if (failed(verifyTileShape(*this, getTileShape())) ||
       failed(verifyThreads(*this, getIssuer(), getThreads())))
@@ -115,6 +149,8 @@ LogicalResult StoreTileOp::verify() {
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "
                             "store consecutive rows) and no out_nm";
+  if (failed(verifyStoreColumns(*this)))
+    return failure();
   Block &body = getBody().front();
   if (body.getNumArguments() != 0)
     return emitOpError() << "region must take no arguments, got "

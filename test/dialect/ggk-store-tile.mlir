@@ -247,3 +247,83 @@ llvm.func @one_output_without_column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<
   }
   llvm.return
 }
+
+// -----
+
+llvm.func @quads_f32(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes a 16-bit out_type}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = f32, issuer = 128,
+      threads = 256, store_columns = 8} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @quads_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %map: !llvm.ptr) {
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes per-thread stores (no pool)}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%map)
+      attributes {pool = array<i64: 1>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 64, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 8} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @quads_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes a row-major output of pairs (no out_nm, no column_pairs)}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 64>,
+      chunk_columns = 64, n = 2048, m = 0, out_type = bf16, column_pairs,
+      issuer = 128, threads = 256, store_columns = 8} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @quads_odd_n(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes n a multiple of 8 (16-byte aligned rows)}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4092, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 8} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @quads_columns(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{store_columns must be 2 or 8, got 4}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 4} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @quads_fragment(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                          %pair: vector<2xbf16>, %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 8} {
+    // expected-error @+1 {{needs fragment = [row group, column block] in a ggk.store_tile of store_columns = 8}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -4,6 +4,7 @@
 // CHECK-LABEL: llvm.func @round_trip
 // CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK-NEXT: %{{.*}} = ggk.warp_broadcast %[[TID]]
+// CHECK-NEXT: %{{.*}} = ggk.warp_shuffle_xor %[[TID]], 2
 // CHECK-NEXT: ggk.warp_sync
 // CHECK-NEXT: ggk.sync_threads %{{.*}}, %{{.*}}
 // CHECK-NEXT: ggk.copy_async %{{.*}}, %{{.*}} attributes {bytes = 4 : i64}
@@ -12,6 +13,7 @@
 llvm.func @round_trip(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %id: i32, %n: i32) -> i32 {
   %tid = ggk.thread_index
   %uniform = ggk.warp_broadcast %tid
+  %neighbour = ggk.warp_shuffle_xor %tid, 2
   ggk.warp_sync
   ggk.sync_threads %id, %n
   ggk.copy_async %dst, %src attributes {bytes = 4}
@@ -83,4 +85,12 @@ llvm.func @wide_index(%v: i64) {
   // expected-error @+1 {{'ggk.warp_broadcast' op operand #0 must be 32-bit signless integer}}
   %u = "ggk.warp_broadcast"(%v) : (i64) -> i32
   llvm.return
+}
+
+// -----
+
+llvm.func @shuffle_lanes(%v: i32) -> i32 {
+  // expected-error @+1 {{attribute 'lanes' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 1 whose maximum value is 31}}
+  %x = ggk.warp_shuffle_xor %v, 32
+  llvm.return %x : i32
 }

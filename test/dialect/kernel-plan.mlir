@@ -13,13 +13,13 @@ func.func @roundtrip(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // The optional fields parse in any order and print in one, each only where
 // it is not its default.
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 4, release_lag = 0, producer = none>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, warp_columns = 4, release_lag = 0, producer = none, store_columns = 8>
 func.func @optional_fields(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
-      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, producer = none, release_lag = 0, warp_columns = 4>}
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, store_columns = 8, producer = none, release_lag = 0, warp_columns = 4>}
   return
 }
 
@@ -73,6 +73,18 @@ func.func @warp_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
+func.func @store_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                         %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan store_columns must be 2 or 8, got 4}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 4>}
+  return
+}
+
+// -----
+
 func.func @release_lag(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   // expected-error @+4 {{kernel_plan release_lag must be 0 or 1, got 2}}
@@ -99,7 +111,7 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag' or 'producer')}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer' or 'store_columns')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

@@ -331,3 +331,50 @@ func.func @no_producer_rounds(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16
   return
 }
 }
+
+// -----
+
+// Quads store 16 bytes of 16-bit outputs: an f32 output keeps its pairs.
+module attributes {gg.target = "sm_80"} {
+func.func @store_columns_f32(%a: memref<?x512xf32>, %b: memref<8x1024x512xf32>,
+                             %off: memref<9xi32>, %o: memref<?x1024xf32>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: 'out' does not have 16-bit elements; use store_columns = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xf32>)
+      b(%b : memref<8x1024x512xf32>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xf32>)
+      {config = #gg.config<block = [128, 128, 32], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, warp_columns = 2, release_lag = 0, store_columns = 8>}
+  return
+}
+}
+
+// -----
+
+// The store pool's tile goes by TMA boxes, not by the threads.
+func.func @store_columns_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: the store pool stores the tile; use store_columns = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled, store_columns = 8>}
+  return
+}
+
+// -----
+
+// 48 columns a warp are one quad of column blocks and half of another.
+module attributes {gg.target = "sm_80"} {
+func.func @store_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16>,
+                                %off: memref<9xi32>, %o: memref<?x48xbf16>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: a warp's columns are not a multiple of 32; use store_columns = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x48x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x48xbf16>)
+      {config = #gg.config<block = [64, 48, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], staging = none, release_lag = 0, store_columns = 8>}
+  return
+}
+}

@@ -244,3 +244,61 @@ llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i
   }
   llvm.return
 }
+
+// -----
+
+// Before: store_columns = 8, the pairs of one row (row group 0) and column
+// blocks 0..3, each 4 bytes (columns 2t, 2t + 1 of its block in lane t of
+// a quad). After: two butterfly rounds of warp shuffles (lanes t ^ 1, then
+// t ^ 2) give lane t the 8 columns of block t, stored as one 16-byte
+// vector at column out_col + 6t where the row and block t are valid.
+// CHECK-LABEL: llvm.func @quads
+// CHECK-SAME: %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[P0:[^:]*]]: vector<2xbf16>, %[[P1:[^:]*]]: vector<2xbf16>, %[[P2:[^:]*]]: vector<2xbf16>, %[[P3:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[COL0:[^:]*]]: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[ROW_OK:[^:]*]]: i1, %[[OK0:[^:]*]]: i1, %[[OK1:[^:]*]]: i1, %[[OK2:[^:]*]]: i1, %[[OK3:[^:]*]]: i1)
+// CHECK: %[[TID:.*]] = ggk.thread_index
+// CHECK: %[[LANE:.*]] = arith.andi %[[TID]], %c3_i32
+// CHECK: llvm.bitcast %[[P0]] : vector<2xbf16> to i32
+// CHECK: llvm.bitcast %[[P1]] : vector<2xbf16> to i32
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: llvm.bitcast %[[P2]] : vector<2xbf16> to i32
+// CHECK: llvm.bitcast %[[P3]] : vector<2xbf16> to i32
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK-COUNT-2: ggk.warp_shuffle_xor %{{.*}}, 2
+// CHECK: %[[SIX:.*]] = arith.muli %[[LANE]], %c6_i32
+// CHECK: %[[COL:.*]] = arith.addi %[[COL0]], %[[SIX]]
+// CHECK: %[[LO:.*]] = arith.select %{{.*}}, %[[OK1]], %[[OK0]]
+// CHECK: %[[HI:.*]] = arith.select %{{.*}}, %[[OK3]], %[[OK2]]
+// CHECK: %[[BLOCK_OK:.*]] = arith.select %{{.*}}, %[[HI]], %[[LO]]
+// CHECK: %[[VALID:.*]] = arith.andi %[[ROW_OK]], %[[BLOCK_OK]]
+// CHECK: scf.if %[[VALID]] {
+// CHECK: %[[COL64:.*]] = arith.extsi %[[COL]] : i32 to i64
+// CHECK: %[[AT:.*]] = arith.muli %[[OUT_ROW]], %c4096_i64
+// CHECK: %[[ELEM:.*]] = arith.addi %[[AT]], %[[COL64]]
+// CHECK: %[[BYTES:.*]] = arith.muli %[[ELEM]], %c2_i64
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr %[[OUT]][%[[BYTES]]]
+// CHECK: llvm.store %{{.*}}, %[[ADDR]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-NOT: llvm.store
+// CHECK: llvm.return
+llvm.func @quads(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                 %row_start: i32, %n_block: i32, %group: i32,
+                 %p0: vector<2xbf16>, %p1: vector<2xbf16>,
+                 %p2: vector<2xbf16>, %p3: vector<2xbf16>,
+                 %row: i32, %col: i32, %out_row: i64, %c0: i32, %c1: i32,
+                 %c2: i32, %c3: i32, %row_ok: i1, %ok0: i1, %ok1: i1,
+                 %ok2: i1, %ok3: i1) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) attributes {pool = array<i64>,
+      tile_shape = array<i64: 128, 128>, chunk_columns = 128,
+      n = 4096, m = 0, out_type = bf16, issuer = 128, threads = 256,
+      store_columns = 8} {
+    ggk.store_pair %p0 at(%row, %col) to(%out_row, %c0)
+        valid(%row_ok, %ok0) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
+    ggk.store_pair %p1 at(%row, %col) to(%out_row, %c1)
+        valid(%row_ok, %ok1) attributes {fragment = array<i64: 0, 1>} : vector<2xbf16>
+    ggk.store_pair %p2 at(%row, %col) to(%out_row, %c2)
+        valid(%row_ok, %ok2) attributes {fragment = array<i64: 0, 2>} : vector<2xbf16>
+    ggk.store_pair %p3 at(%row, %col) to(%out_row, %c3)
+        valid(%row_ok, %ok3) attributes {fragment = array<i64: 0, 3>} : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -339,9 +339,9 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let summary = "how the kernel's warpgroups share the work of one grouped matmul";
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
-    staging = T[, warp_columns = N][, release_lag = N][, producer = P]>`,
-    the optional fields printed only where they are not their default (1,
-    1 and warpgroup). Written by `gg-plan-kernel` (or by
+    staging = T[, warp_columns = N][, release_lag = N][, producer = P]
+    [, store_columns = N]>`, the optional fields printed only where they
+    are not their default (1, 1, warpgroup and 2). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -382,6 +382,15 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       warps: two consumer warpgroups keep 256 registers a thread without
       a producer and 168 with one, enough for 64x64 warp tiles only in
       the first.
+    - `store_columns`: without a store pool, the output columns of one row
+      each thread writes with one store: 2 (the default: the pair its
+      accumulator holds, 4 bytes of a 16-bit output, so that a warp's store
+      fills half of each 32-byte sector it touches) or 8 (16-bit outputs:
+      the four threads of a quad, which hold the same row's pairs of four
+      column blocks, exchange them by warp shuffles and each store 16
+      bytes of one column block). 8 takes a row-major `out` of 16-bit
+      elements, N a multiple of 8, no `column_pairs` and a multiple of 32
+      columns per warp.
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -391,7 +400,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     EnumParameter<GG_Staging>:$staging,
     DefaultValuedParameter<"int64_t", "1">:$warpColumns,
     DefaultValuedParameter<"int64_t", "1">:$releaseLag,
-    DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer
+    DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer,
+    DefaultValuedParameter<"int64_t", "2">:$storeColumns
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
@@ -399,11 +409,12 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
-                   Producer::warpgroup);
+                   Producer::warpgroup, 2);
     }]>
   ];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
-  //  [, warp_columns = N][, release_lag = N][, producer = P]>`, the
+  //  [, warp_columns = N][, release_lag = N][, producer = P]
+  //  [, store_columns = N]>`, the
   // optional fields only where they are not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

@@ -37,6 +37,15 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     of a `tile_shape` of half the product tile's columns: a gated
     activation's output, written once, staged for the pool or per thread.
 
+    `store_columns` (per-thread stores only; gg's kernel plan's): 2 (the
+    default) stores each pair by its thread; 8 gathers the pairs of one
+    row and four column blocks `4k .. 4k + 3` (their `fragment`s) from the
+    four threads of a quad, which hold that row's columns 2t, 2t + 1 of
+    each block, by warp shuffles (`ggk.warp_shuffle_xor`), so that thread
+    `t` stores the 8 columns of block `4k + t` as one 16-byte store. It
+    takes 16-bit `out_type`, `n` a multiple of 8, no `out_nm` and no
+    `column_pairs`, and every lane of each warp in the region.
+
     `scatter(%indices)` (per-thread stores only: the pool's boxes store
     consecutive rows): the rows go by a list of row indices, `i32` in
     global memory, as a permute-free MoE puts its outputs back in token
@@ -79,7 +88,8 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     UnitAttr:$column_pairs,
     UnitAttr:$group_maps,
     I64Attr:$issuer,
-    I64Attr:$threads
+    I64Attr:$threads,
+    DefaultValuedAttr<I64Attr, "2">:$store_columns
   );
   let regions = (region SizedRegion<1>:$body);
   let hasVerifier = 1;
@@ -101,7 +111,10 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     pair is written (the pool's boxes store only valid rows, and TMA clips
     columns past N). In a `column_pairs` tile the two columns were combined
     into one output: `pair` is a `vector<1x...>` for output column
-    `out_col`.
+    `out_col`. `fragment = [row group, column block]` says where in the
+    thread's accumulator fragment the pair lies (the row group's rows are
+    8 apart, the column blocks' columns too); a tile of `store_columns =
+    8` needs it.
 
     Example:
     ```mlir
@@ -116,7 +129,8 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     I64:$out_row,
     I32:$out_col,
     I1:$row_valid,
-    I1:$col_valid
+    I1:$col_valid,
+    OptionalAttr<DenseI64ArrayAttr>:$fragment
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -42,6 +42,24 @@ def GGK_WarpBroadcastOp : GGK_Op<"warp_broadcast", [Pure]> {
   let assemblyFormat = "$value attr-dict";
 }
 
+def GGK_WarpShuffleXorOp : GGK_Op<"warp_shuffle_xor", [Pure]> {
+  let summary = "the value of `value` in the lane whose index is this lane's xor `lanes`";
+  let description = [{
+    A butterfly exchange within the warp: lane `l` gets lane `l ^ lanes`'s
+    `value`. Every lane of the warp takes part. `ggk-lower-threads`:
+    `shfl.sync.bfly`.
+
+    Example:
+    ```mlir
+    %theirs = ggk.warp_shuffle_xor %mine, 1
+    ```
+  }];
+  let arguments = (ins I32:$value, ConfinedAttr<I32Attr, [IntMinValue<1>,
+                                                          IntMaxValue<31>]>:$lanes);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$value `,` $lanes attr-dict";
+}
+
 def GGK_WarpSyncOp : GGK_Op<"warp_sync"> {
   let summary = "the warp's lanes meet (and reconverge) here";
   let description = [{

@@ -1,0 +1,266 @@
+//===- GGPasses.td - the gg passes ---*- tablegen -*-===//
+//
+// The gg passes: each decision about a grouped matmul, as an attribute, then the kernel generator (gg -> ggk).
+// Included by Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_GG_PASSES_TD
+#define GGC_GG_PASSES_TD
+
+def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
+  let summary = "choose tile sizes, pipeline depth, cluster and grid for each grouped matmul";
+  let description = [{
+    Takes: `gg.grouped_matmul` ops with or without a `config` attribute.
+    Makes: every op carries `config = #gg.config<...>`. A config the user
+    wrote is kept, and only checked against the shared-memory budget.
+
+    The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
+    they are applied: block K fills one 128-byte swizzled row of A; block M
+    follows the expected rows per group (64 for small masked batches, f8
+    ones on 64x256 tiles split between two consumer warpgroups; 64x64
+    tiles for contiguous groups expected to hold at most 64 rows, a MoE
+    decode step bound by reading weights; else 128, where f8's promotions
+    pipeline); block N
+    is the widest of 256/128/64 that divides N without waste (128 at most
+    for f8, and for contiguous ops, whose ragged groups balance better over
+    narrower tiles, unless their `expected_m` says a group holds 1,024 rows
+    or more, where 128x256 tiles measured 10-40% faster; before sm_90a see
+    below);
+    the pipeline is as deep as shared memory allows after the epilogue
+    buffer; the persistent grid has one CTA per SM.
+
+    Shared memory is the device's where `shared-memory-bytes` gives it (the
+    runtime passes the card's opt-in maximum), else the module's
+    `gg.target`'s (sm_90a without it). For targets before sm_90a (no
+    setmaxnreg) a warpgroup takes 128 columns at most, but for 128x256
+    tiles of 16-bit operands where four of their stages fit the budget
+    (a Hopper card's shared memory: the mma.sync kernels' smallest share
+    of shared-memory traffic per multiply), unless contiguous groups are
+    expected to hold fewer than 256 rows; the pass refuses by name what
+    their lowering does not take: FP8 before sm_89, clusters, a TMA store
+    pool.
+  }];
+  let dependentDialects = ["::mlir::gg::GGDialect"];
+  let options = [
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "multiprocessors of the target GPU (132 on H100/H200 SXM)">,
+    Option<"smemBudget", "shared-memory-bytes", "int64_t",
+           /*default=*/"0",
+           "shared memory one CTA of the device may use (its opt-in "
+           "maximum); 0: the target's (227 KiB for sm_90a, 163 KiB for "
+           "sm_80, 99 KiB for sm_86 and sm_89)">
+  ];
+}
+
+def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
+  let summary = "choose the order of each grouped matmul's tiles in the persistent schedule";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
+    first).
+    Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest[,
+    m_band = S][, b_cache = evict_first]>` on every op that has none. The kernel walks the tiles group by group, each CTA
+    taking every grid-th tile, with the group boundaries found on the device
+    from the offsets or counts (no host synchronisation; an empty group has
+    no tiles). Within a group, `order` says which block index moves first.
+
+    The heuristic (`chooseOrder` in ScheduleGroups.cpp): when a group's
+    M block count is only known at run time (contiguous layouts), or a
+    group's tiles fit in one wave, M blocks go first, so the CTAs running at
+    once read the same columns of the group's B. When both counts are known
+    (masked, k_grouped) and a group spans several waves, the order that
+    loads fewer bytes of A and B tiles per wave of `sms` tiles wins; ties go
+    to M first. Where a group's rows arrive at run time, a tall group's
+    M blocks are walked in bands (`chooseMBand`): every N block of a band
+    of S M blocks before the next band, S chosen so that a wave of tiles
+    loads the fewest bytes of A and B tiles by the same model (12 for
+    128x128 bf16 tiles on 132 SMs; targets before sm_90a count wider B
+    tiles as 128 columns, measured 2-3% faster there). Walked whole, a group of 4,096 rows
+    has the CTAs running at once on 32 M blocks by 4 N blocks: measured
+    on an H100, Mixtral's down projection (N=4096, K=14336) at 4,096 rows
+    a group took 11730 us unbanded and 9055 us in bands of 12 on 128x128
+    tiles, 5831 and 5285 us on 128x256 tiles (docs/performance.md). f8 ops load B with L2's evict-first policy (`chooseBCache`),
+    so A's rows, which every N block reads again, stay in L2: measured
+    68.6 against 77.1 us on masked G=4 M=256 and 130.5 against 143.5 us on
+    the decode batch; bf16 measured no gain and keeps the default.
+  }];
+}
+
+def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
+  let summary = "skip tensor-core work on rows that belong to no group";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops.
+    Makes: `padding = #gg.padding<idle_warpgroups = compute | skip>` on
+    every op that has none.
+
+    Tiles of contiguous and masked ops start at their group's own first row
+    (no padded copy of A, no alignment asked of group sizes); only a group's
+    last tile runs past its end. `skip` makes each consumer warpgroup whose
+    64 rows of such a tile are all past the end wait for and release the
+    tile's buffers without running its wgmma. The pass chooses `compute`
+    unless `skip-idle-warpgroups` is set: measured on the H200 (timed
+    interleaved with `compute`), skipping saved nothing on the decode
+    batch, which the loads bound (166.1 against 167.7 us), and the branch
+    around the main loop cost bf16 128x256 tiles 9% (907 against 832 us on
+    T=8192 G=8; 121 against 111 us masked). With the option set, `skip`
+    goes to contiguous and masked ops with more than one consumer
+    warpgroup, except tf32 with B given N-major, whose consumers transpose
+    B's tile together.
+  }];
+  let options = [
+    Option<"skipIdleWarpgroups", "skip-idle-warpgroups", "bool",
+           /*default=*/"false",
+           "let warpgroups with only padding rows skip their wgmma">
+  ];
+}
+
+def PlanOverfetch : Pass<"gg-plan-overfetch", "::mlir::ModuleOp"> {
+  let summary = "check the kernel's TMA addressing and record how far loads reach past a group";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops.
+    Makes: `overfetch = #gg.overfetch<rows = R, k = K>` on every op, after
+    checking the constraints that keep every TMA address the kernel forms
+    aligned (`checkTmaAddressing`, also run by the lowering):
+    - block K spans exactly one 128-byte swizzled row of A (64 bf16/f16,
+      128 f8, 32 tf32), so each shared-memory tile is a whole number of
+      1024-byte swizzle atoms on a 1024-byte boundary;
+    - global row strides are multiples of 16 bytes: K for K-major A and B,
+      M for M-major A, N for the output (N a multiple of 8);
+    - block N is a multiple of 16 (wgmma), of one 128-byte row of B when B
+      is N-major, and splits into halves of whole swizzle atoms in a
+      cluster of 2.
+
+    A contiguous or masked group's last tile loads only its valid rows
+    rounded up to 8 (one 1024-byte swizzle atom: `R = 7`), as a sum of TMA
+    boxes of bit_floor(BM), ..., 8 rows, so no whole tile of the next group
+    (or, masked, of padding) crosses L2 for a few rows; the rows past the
+    load hold stale data, computed and never stored. `R = block M - 1`
+    (whole-tile loads) or any power of two from 8 up less one, written by
+    the user, is kept. A k_grouped operand given K-major starts each group's first K
+    block at the 16-byte-aligned K at or before the group's first
+    (`K = 16 / element bytes - 1`), and a k_grouped op with block scales
+    starts it on the 128-wide scale block of the concatenated K that holds
+    the group's first entry (`K = 127`), so each K block takes one scale
+    per row and column; the kernel clears those entries.
+  }];
+}
+
+def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
+  let summary = "store each tile's valid rows with a pool of TMA store boxes";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
+    first).
+    Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` (from 128 when BM is
+    192) on ops whose layout keeps a tile's valid rows a prefix
+    (contiguous, masked, k_grouped with `out` in mn). The
+    lowering then stages the output tile in shared memory and stores the
+    group's rows of it as a sum of those box heights (TMA-Adaptive FP8
+    Grouped GEMM's descriptor pool): no row of a neighbouring group is
+    written, with whole-tile stores for all full tiles. The staging tile
+    takes BM x BN output elements of shared memory; when the config's
+    pipeline leaves no room, stages are dropped down to `min-stages`, and
+    below that the op keeps per-thread stores (an empty `store_pool`). A
+    `store_pool` the user wrote is kept.
+
+    Targets before sm_90a (`gg.target`) have no TMA: `store_pool = []`.
+  }];
+  let options = [
+    Option<"smemBudget", "shared-memory-bytes", "int64_t", /*default=*/"0",
+           "shared memory one CTA of the device may use; 0: the target's">,
+    Option<"minStages", "min-stages", "int64_t", /*default=*/"3",
+           "fewest pipeline stages to keep when making room for the tile">
+  ];
+}
+
+def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
+  let summary = "decide how the kernel's warpgroups share each grouped matmul";
+  let description = [{
+    Takes: configured `gg.grouped_matmul` ops, after `gg-tma-store-pool`
+    (the staging follows the store pool).
+    Makes: `kernel_plan = #gg.kernel_plan<promotion = serial | pipelined,
+    scales = none | slots | stages, registers = [P, C], staging = none |
+    dense | swizzled>` on every op that has none; a plan the user wrote is
+    checked (`checkKernelPlan`, also run by the lowering) and kept.
+
+    The choices (`chooseKernelPlan` in PlanKernel.cpp), in order:
+    1. promotion: two-level kernels (f8, scales that change along K)
+       pipeline each K block's promotion with the next block's wgmma
+       wherever three accumulators fit the consumers' registers and B's
+       scales are not per column (MX, 1x128);
+    2. scales: 1x128 M-major scales of A and 128x128 of B ride with the
+       stages (TMA box and cp.async per stage) unless split_n or k_grouped;
+       other scales that change along K go through each warp's slots;
+    3. registers: the producer keeps 40 (24 with three or more consumer
+       warpgroups or pipelined promotion), the consumers share the rest;
+    4. staging: the store pool's tile is 128B-swizzled when its rows are
+       whole 128-byte rows, else dense.
+
+    `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
+    (warps of 64 rows side by side) where a warpgroup has 256 columns or
+    more, else 2 where it has a multiple of 32 (the squarer a mma.sync
+    warp's tile, the less of the stages it reads per multiply). A user's
+    plan may give 4 where a warpgroup has a multiple of 64 columns.
+
+    `release_lag`: 1 on sm_90a (wgmma reads a stage after it is issued, so
+    stage k goes back once block k+1 is issued); 0 on the other targets
+    (mma.sync's operands are in registers once it is issued, and the
+    producer gets the stage a K block sooner).
+
+    `producer`: `warpgroup` on sm_90a (its one thread issues the TMA loads)
+    and for one consumer warpgroup, a two-level kernel or f32 operands;
+    `none` before sm_90a for one-level bf16/f16 kernels of two or more
+    consumer warpgroups whose rounds of copies (16 rows per consumer
+    warpgroup) divide the tiles: their threads copy the stages themselves
+    and keep the 256 registers a thread of a CTA without a producer (2-7%
+    faster on four 128-row shapes on an H200, docs/performance.md). A
+    user's plan may give either before sm_90a where the rounds divide.
+
+    `store_columns`: 8 before sm_90a where the threads store (no store
+    pool) a row-major 16-bit `out` of N a multiple of 8, without
+    `column_pairs`, whose warps have a multiple of 32 columns: a quad's
+    threads exchange their pairs and store 16 bytes each, filling the
+    32-byte sectors a pair's 4-byte store half fills. Else 2. sm_90a's
+    per-thread stores (layouts the store pool does not take) keep 2,
+    unmeasured; a user's plan may give 8 wherever the conditions hold.
+  }];
+  let dependentDialects = ["::mlir::gg::GGDialect"];
+}
+
+def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "generate one persistent, warp-specialised Hopper kernel per grouped matmul";
+  let description = [{
+    Takes: a module whose functions each hold one `gg.grouped_matmul` with a
+    `#gg.config`, a `#gg.schedule`, a `#gg.padding`, a `#gg.overfetch` and
+    a `#gg.kernel_plan` (run `gg-select-config`, `gg-schedule-groups`,
+    `gg-eliminate-padding`, `gg-plan-overfetch` and `gg-plan-kernel` first)
+    and take only memrefs.
+    Makes: for each such function `@f`, an `llvm.func @f_kernel` in the LLVM
+    and NVVM dialects (with scf/arith control flow still to lower) carrying
+    `nvvm.kernel` and the launch contract as JSON in `ggc.kernel_info`; the
+    function itself is removed.
+
+    The kernel: warpgroup 0 issues TMA loads of A and B tiles into a ring of
+    shared-memory buffers guarded by mbarriers; the other warpgroups run
+    wgmma on them and store the valid rows of each tile. The tile schedule is
+    computed on the device from the group offsets or counts (persistent grid,
+    no host synchronisation) in the op's `schedule` order; tiles start at
+    each group's own first row (no padding of A), warpgroups with only
+    padding rows skip their wgmma as `padding` says, and loads near a
+    group's end fetch whole tiles across the boundary as `overfetch` says,
+    the extra rows never stored.
+
+    A config with `cluster = [2, 1]` pairs CTAs along M and multicasts
+    halves of each B tile to both.
+
+    `out` in `nm` ([G, N, M], k_grouped) takes per-thread stores. Not
+    lowered yet (each is a clear error): clusters other than [1, 1] and
+    [2, 1], per-column scales of B (MX or 1x128) with block N over 128.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
+#endif // GGC_GG_PASSES_TD

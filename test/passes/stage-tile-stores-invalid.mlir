@@ -1,0 +1,18 @@
+// RUN: ggc-opt %s -split-input-file -ggk-stage-tile-stores -verify-diagnostics
+
+// A quad exchanges the pairs of four column blocks of one row group: block
+// 3 of row group 0 is missing.
+llvm.func @incomplete_quad(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                           %pair: vector<2xbf16>, %r: i64, %ok: i1) {
+  // expected-error @+1 {{stores 8 columns a thread, but the pairs of row group 0 and column blocks 0 .. 3 are not all there, in one block: a quad exchanges four}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 8} {
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 1>} : vector<2xbf16>
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 2>} : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

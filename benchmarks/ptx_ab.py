@@ -3,7 +3,7 @@ run): PTX files written by `--write` with each compiler, loaded with the
 driver API on the card in hand, checked against torch and timed.
 
     python3 benchmarks/ptx_ab.py --write DIR TAG [--config CFG] [--warp-columns W] [--ctas-per-sm N]
-                                 [--shared-memory-bytes B] [--ir-args JSON]
+                                 [--store-columns S] [--shared-memory-bytes B] [--ir-args JSON]
     python3 benchmarks/ptx_ab.py DIR TAG_A TAG_B ...   # on the GPU
     python3 benchmarks/ptx_ab.py --profile DIR TAG SHAPE   # 3 launches, for ncu
 
@@ -11,7 +11,8 @@ PTX_AB_SHAPES=NAME,... picks shapes. The peak micro-benchmark is timed
 both alone (before and after each shape) and interleaved with the kernels.
 
 `--config` compiles with a #gg.config (its `sms` is the persistent grid),
-`--warp-columns` with gg-plan-kernel's plan but that warp layout;
+`--warp-columns` and `--store-columns` with gg-plan-kernel's plan but that
+warp layout or per-thread store width;
 `--ctas-per-sm N` is a probe, not a compiler feature: it rewrites the
 PTX's `.minnctapersm 1` to N, so that ptxas fits N CTAs' registers in an
 SM (give `sms` = N x the SMs). The run prints the mma.sync peak
@@ -20,6 +21,7 @@ after each shape, and each kernel's share of it.
 """
 import ctypes
 import json
+import re
 import os
 import sys
 
@@ -46,20 +48,28 @@ def selected_shapes():
             if not wanted or name in wanted.split(",")}
 
 
+def edited_plan(plan, field, value, default):
+    """`plan` (a #gg.kernel_plan's text) with `field` set to `value`."""
+    plan = re.sub(rf", {field} = \d+", "", plan)
+    return plan if value == default else plan[:-1] + f", {field} = {value}>"
+
+
 def write(folder, tag, config=None, ctas_per_sm=1, warp_columns=None, shared_memory_bytes=0,
-          ir_args=None):
-    import re
+          ir_args=None, store_columns=None):
     import ggc
     from ggc import ir
     os.makedirs(folder, exist_ok=True)
     for name, (t, g, n, k) in SHAPES.items():
         spec = dict(layout="contiguous", num_groups=g, n=n, k=k, config=config, **(ir_args or {}))
         plan = None
-        if warp_columns:
+        if warp_columns or store_columns:
             plan = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
                                   arch="sm_80", shared_memory_bytes=shared_memory_bytes
                                   ).plans[0]["attributes"]["kernel_plan"]
-            plan = re.sub(r"warp_columns = \d", f"warp_columns = {warp_columns}", plan)
+        if warp_columns:
+            plan = edited_plan(plan, "warp_columns", warp_columns, 1)
+        if store_columns:
+            plan = edited_plan(plan, "store_columns", store_columns, 2)
         compiled = ggc.compile_ir(ir.grouped_matmul("k", kernel_plan=plan, **spec),
                                   emit="ptx", arch="sm_80",
                                   shared_memory_bytes=shared_memory_bytes)
@@ -151,6 +161,7 @@ if __name__ == "__main__":
         parser.add_argument("--config")
         parser.add_argument("--ctas-per-sm", type=int, default=1)
         parser.add_argument("--warp-columns", type=int)
+        parser.add_argument("--store-columns", type=int)
         parser.add_argument("--shared-memory-bytes", type=int, default=0,
                             help="the card's (plans as ggc's runtime does there); 0: sm_80's")
         parser.add_argument("--ir-args", type=json.loads, default=None,
@@ -158,6 +169,7 @@ if __name__ == "__main__":
         opts = parser.parse_args()
         write(*opts.write, config=opts.config, ctas_per_sm=opts.ctas_per_sm,
               warp_columns=opts.warp_columns, shared_memory_bytes=opts.shared_memory_bytes,
+              store_columns=opts.store_columns,
               ir_args=opts.ir_args)
     elif sys.argv[1] == "--profile":
         profile(*sys.argv[2:5])

@@ -159,17 +159,43 @@ def test_no_producer_as_user_plans(fields, dtype, b_layout, block):
 
 NO_PRODUCER = ("#gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], "
                "staging = none, warp_columns = 2, release_lag = 0, producer = none>")
+# 64x64 warps whose quads exchange their pairs and store 16 bytes a thread.
+QUADS = ("#gg.kernel_plan<promotion = serial, scales = none, registers = [256, 256], "
+         "staging = none, warp_columns = 4, release_lag = 0, producer = none, "
+         "store_columns = 8>")
+WIDE = "#gg.config<block = [128, 256, 64], stages = 0, cluster = [1, 1], sms = 132>"
 
 
-def test_no_producer_masked():
+@pytest.mark.parametrize("dtype, b_layout, n", [("bf16", "nk", 320), ("f16", "kn", 264),
+                                                ("bf16", "kn", 8)])
+def test_quad_stores(dtype, b_layout, n):
+    """store_columns = 8 on ragged groups (empty, 1-row, off every tile
+    boundary): N = 320, 264 and 8 leave the last N block 64, 8 and 8 valid
+    columns, so that a quad stores some of its blocks and not others."""
+    gm.check_contiguous(gm.RAGGED + [191, 257], n=n, k=200, dtype=dtype, b_layout=b_layout,
+                        config=WIDE, kernel_plan=QUADS)
+
+
+@pytest.mark.parametrize("kernel_plan", [None, QUADS])
+def test_quad_stores_padded_contiguous(kernel_plan):
+    """Padding rows (tagged -1) inside a quad's tile stay unwritten, as
+    with pairs; the 128x256 kernel the H200's shared memory gets stores by
+    quads."""
+    gm.check_padded_contiguous([3, 0, 200, 128, 1], "bf16", "nk", config=WIDE,
+                               kernel_plan=kernel_plan)
+
+
+@pytest.mark.parametrize("block, kernel_plan", [([128, 128], NO_PRODUCER), ([128, 256], QUADS)])
+def test_no_producer_masked(block, kernel_plan):
     """Without a producer, masked groups: rows past each group's count
-    are zero-filled by the consumers' copies and never stored."""
+    are zero-filled by the consumers' copies and never stored, by pairs or
+    by quads."""
     g, m_max, n, k = 5, 300, 200, 136
     counts = [0, 1, 129, 300, 257]
     kern = gm.cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="bf16",
-                            out_dtype="bf16", kernel_plan=NO_PRODUCER,
-                            config="#gg.config<block = [128, 128, 64], stages = 4, "
-                                   "cluster = [1, 1], sms = 132>")
+                            out_dtype="bf16", kernel_plan=kernel_plan,
+                            config=f"#gg.config<block = [{block[0]}, {block[1]}, 64], "
+                                   "stages = 0, cluster = [1, 1], sms = 132>")
     a = gm.randn(g, m_max, k, dtype=torch.bfloat16)
     b = gm.randn(g, n, k, dtype=torch.bfloat16)
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")

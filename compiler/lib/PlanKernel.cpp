@@ -253,12 +253,12 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
       /*storeColumns=*/2);
   // 8. Store columns: a pair's 4-byte store fills half of each 32-byte
   //    sector a warp's store touches; quads exchanging their pairs store
-  //    16 bytes a thread and fill them. Measured before sm_90a: 8-10%
-  //    faster for 64x64 warps (warp_columns = 4), 0-5% slower for the
-  //    32x64 warps of 128x128 tiles (docs/performance.md), so only the
-  //    first. sm_90a's outputs go by the store pool, except for layouts it
-  //    does not take, whose kernels are unmeasured.
-  if (!hopper && warpColumns == 4 &&
+  //    16 bytes a thread and fill them (docs/performance.md). Measured:
+  //    sm_90a's per-thread stores (the layouts the store pool does not
+  //    take, such as padded_contiguous) 7-21% faster; before sm_90a 6-10%
+  //    faster for 64x64 warps (warp_columns = 4) but 0-5% slower for the
+  //    32x64 warps of 128x128 tiles, which keep their pairs.
+  if ((hopper || warpColumns == 4) &&
       !storeColumnsObstacle(op, config, plan, warpColumns))
     plan = KernelPlanAttr::get(op.getContext(), plan.getPromotion(), scales,
                                producer, consumer, staging, warpColumns,

@@ -27,10 +27,13 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
-// The epilogue multiplies by the routing weight and stores bf16 pairs.
+// The epilogue multiplies by the routing weight and rounds to bf16 pairs,
+// which each quad exchanges (no store pool: store_columns = 8) and
+// stores as 16 bytes a thread.
 // CHECK: arith.mulf
 // CHECK: arith.truncf {{.*}} : f32 to bf16
-// CHECK: llvm.store {{.*}} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 func.func @routed(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
                   %off: memref<5xi32>, %w: memref<?xf32>, %o: memref<?x128xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)

@@ -3,9 +3,10 @@
 // Before: a configured bf16 op, no scales, no store pool. After: one-level
 // accumulation (promotion is moot: serial), no scales to place, 40
 // registers for the producer and 232 for each of the two consumers (a CTA
-// of 384 threads starts with 168 each), no staged tile.
+// of 384 threads starts with 168 each), no staged tile: the threads
+// store, each quad 16 bytes a thread (store_columns = 8).
 // CHECK-LABEL: func.func @bf16
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 8>
 func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
@@ -80,7 +81,7 @@ func.func @user_plan(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E
 // Per-column (1x128) scales of B are staged per K block by each warpgroup:
 // their promotion stays serial.
 // CHECK-LABEL: func.func @fp8_column_scales
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, store_columns = 8>
 func.func @fp8_column_scales(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
                              %off: memref<5xi32>, %sa: memref<?x16xf32>,
                              %sb: memref<4x1024x16xf32>, %o: memref<?x1024xbf16>) {

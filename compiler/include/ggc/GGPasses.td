@@ -214,15 +214,15 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     faster on four 128-row shapes on an H200, docs/performance.md). A
     user's plan may give either before sm_90a where the rounds divide.
 
-    `store_columns`: 8 before sm_90a for warps of 64 rows
-    (`warp_columns = 4`) that store (no store pool) a row-major 16-bit
-    `out` of N a multiple of 8 without `column_pairs`: a quad's threads
-    exchange their pairs and store 16 bytes each, filling the 32-byte
-    sectors a pair's 4-byte store half fills (8-10% faster on three
-    shapes on an H200; the 32x64 warps of 128x128 tiles ran 0-5% slower
-    with it and keep 2). Else 2. sm_90a's per-thread stores (layouts the
-    store pool does not take) keep 2, unmeasured; a user's plan may give
-    8 wherever a warp's columns are a multiple of 32 and the rest holds.
+    `store_columns`: 8 where the threads store (no store pool) a
+    row-major 16-bit `out` of N a multiple of 8 without `column_pairs`,
+    on sm_90a and, before it, for warps of 64 rows (`warp_columns = 4`):
+    a quad's threads exchange their pairs and store 16 bytes each,
+    filling the 32-byte sectors a pair's 4-byte store half fills
+    (padded_contiguous on sm_90a 7-21% faster, the 128x256 sm_80 kernels
+    6-10%, on an H200; the 32x64 warps of 128x128 sm_80 tiles ran 0-5%
+    slower with it and keep 2). Else 2. A user's plan may give 8
+    wherever a warp's columns are a multiple of 32 and the rest holds.
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
 }

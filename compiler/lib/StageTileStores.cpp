@@ -128,13 +128,13 @@ FailureOr<SmallVector<Quad>> quadsOf(ggk::StoreTileOp tile,
 /// columns 2t, 2t + 1 of the row's four column blocks; after two butterfly
 /// rounds (blocks by bit 0 of t over lanes t ^ 1, then halves by bit 1
 /// over lanes t ^ 2) thread t holds block t's 8 columns.
-void storeQuad(ggk::StoreTileOp tile, Quad quad, Value lane,
-               KernelBuilder &b) {
+void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
   Operation *last = quad[0];
   for (ggk::StorePairOp pair : quad)
     if (last->isBeforeInBlock(pair))
       last = pair;
   b.setInsertionPoint(last);
+  Value lane = b.andI(b.threadIdx(), b.c32(3));
   Value odd = b.ne(b.andI(lane, b.c32(1)), b.c32(0));
   Value high = b.ne(b.andI(lane, b.c32(2)), b.c32(0));
   auto word = [&](int j) {
@@ -174,15 +174,12 @@ void storeQuad(ggk::StoreTileOp tile, Quad quad, Value lane,
            col, b.andI(quad[0].getRowValid(), blockValid), 16, b);
 }
 
-/// Stores each quad's row by its threads (`store_columns = 8`).
+/// Stores each quad's row by its threads (`store_columns = 8`), where its
+/// last pair stood (each quad's pairs share a block; the quads need not).
 void storeByQuads(ggk::StoreTileOp tile, ArrayRef<Quad> quads,
                   ArrayRef<ggk::StorePairOp> pairs, KernelBuilder &b) {
-  if (pairs.empty())
-    return;
-  b.setInsertionPoint(pairs.front());
-  Value lane = b.andI(b.threadIdx(), b.c32(3));
   for (Quad quad : quads)
-    storeQuad(tile, quad, lane, b);
+    storeQuad(tile, quad, b);
   for (ggk::StorePairOp pair : pairs)
     pair.erase();
 }

@@ -167,12 +167,13 @@ static bool canSplitWarpColumns(ConfigAttr config, int64_t warpColumns) {
 /// bytes, and N a multiple of 8 keeps every block's address 16-byte
 /// aligned (the launch checks `out`'s) and a block wholly in or past N.
 static std::optional<std::string>
-storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config,
-                     KernelPlanAttr plan, int64_t warpColumns) {
-  if (plan.getStaging() != Staging::none)
+storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
+                     int64_t warpColumns) {
+  if (staging != Staging::none)
     return std::string("the store pool stores the tile");
   if (op.getOutLayout() == OperandLayout::nm)
-    return std::string("'out' in layout nm has no rows of columns");
+    return std::string(
+        "'out' in layout nm stores a pair's two columns in two rows");
   if (op.getColumnPairs())
     return std::string("column_pairs makes one output per pair");
   if (ggc::byteWidth(op.getOutType().getElementType()) != 2)
@@ -247,10 +248,6 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    gives the producer's copies a whole K block longer to land (the
   //    sm_80 kernels wait on them: docs/performance.md).
   int64_t releaseLag = hopper ? 1 : 0;
-  KernelPlanAttr plan = KernelPlanAttr::get(
-      op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
-      scales, producer, consumer, staging, warpColumns, releaseLag, roles,
-      /*storeColumns=*/2);
   // 8. Store columns: a pair's 4-byte store fills half of each 32-byte
   //    sector a warp's store touches; quads exchanging their pairs store
   //    16 bytes a thread and fill them (docs/performance.md). Measured:
@@ -258,12 +255,15 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    take, such as padded_contiguous) 7-21% faster; before sm_90a 6-10%
   //    faster for 64x64 warps (warp_columns = 4) but 0-5% slower for the
   //    32x64 warps of 128x128 tiles, which keep their pairs.
-  if ((hopper || warpColumns == 4) &&
-      !storeColumnsObstacle(op, config, plan, warpColumns))
-    plan = KernelPlanAttr::get(op.getContext(), plan.getPromotion(), scales,
-                               producer, consumer, staging, warpColumns,
-                               releaseLag, roles, /*storeColumns=*/8);
-  return plan;
+  int64_t storeColumns =
+      (hopper || warpColumns == 4) &&
+              !storeColumnsObstacle(op, config, staging, warpColumns)
+          ? 8
+          : 2;
+  return KernelPlanAttr::get(
+      op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
+      scales, producer, consumer, staging, warpColumns, releaseLag, roles,
+      storeColumns);
 }
 
 /// The plan's warp layout, release lag, producer and registers against the
@@ -306,11 +306,6 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
                    << " rows, which must divide block M, block N and, for "
                       "an MN-major operand, block K; use producer = "
                       "warpgroup";
-  if (plan.getStoreColumns() == 8)
-    if (std::optional<std::string> obstacle = storeColumnsObstacle(
-            op, config, plan, plan.getWarpColumns()))
-      return error() << " stores 8 columns a thread, which it cannot: "
-                     << *obstacle << "; use store_columns = 2";
   int64_t consumers = numConsumers(config);
   int64_t threads = ggc::ctaThreads(consumers, plan.getProducer());
   int64_t each = initialRegisters(consumers, plan.getProducer());
@@ -380,6 +375,11 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                    << (hasStorePool(op) ? "'dense' or 'swizzled' with a "
                                           "store_pool"
                                         : "'none' without a store_pool");
+  if (plan.getStoreColumns() == 8)
+    if (std::optional<std::string> obstacle = storeColumnsObstacle(
+            op, config, plan.getStaging(), plan.getWarpColumns()))
+      return error() << " stores 8 columns a thread, which it cannot: "
+                     << *obstacle << "; use store_columns = 2";
   if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
     return error() << " cannot swizzle the staged tile: its rows of "
                    << op.outputTileColumns(config) << " outputs are not whole 128-byte rows; use staging = "

@@ -100,25 +100,31 @@ void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
 using Quad = std::array<ggk::StorePairOp, 4>;
 
 /// A `store_columns = 8` tile's pairs in quads, in the order of their
-/// row group and first column block; an error names a pair whose quad is
-/// incomplete or spread over blocks.
+/// row group and first column block; an error names a quad that is
+/// incomplete, holds a fragment twice or is spread over IR blocks.
 FailureOr<SmallVector<Quad>> quadsOf(ggk::StoreTileOp tile,
                                      ArrayRef<ggk::StorePairOp> pairs) {
   std::map<std::pair<int64_t, int64_t>, Quad> quads;
   for (ggk::StorePairOp pair : pairs) {
     ArrayRef<int64_t> at = *pair.getFragment();
-    quads[{at[0], at[1] / 4}][at[1] % 4] = pair;
+    ggk::StorePairOp &slot = quads[{at[0], at[1] / 4}][at[1] % 4];
+    if (slot)
+      return pair.emitOpError()
+             << "stores fragment [" << at[0] << ", " << at[1]
+             << "] a second time; a quad exchanges one pair of each";
+    slot = pair;
   }
   SmallVector<Quad> result;
   for (auto &[at, quad] : quads) {
     bool complete = llvm::all_of(quad, [](ggk::StorePairOp p) { return p; });
-    for (ggk::StorePairOp pair : quad)
-      if (!complete || pair->getBlock() != quad[0]->getBlock())
-        return tile.emitOpError()
-               << "stores 8 columns a thread, but the pairs of row group "
-               << at.first << " and column blocks " << 4 * at.second << " .. "
-               << 4 * at.second + 3
-               << " are not all there, in one block: a quad exchanges four";
+    if (!complete || llvm::any_of(quad, [&](ggk::StorePairOp p) {
+          return p->getBlock() != quad[0]->getBlock();
+        }))
+      return tile.emitOpError()
+             << "stores 8 columns a thread, but the pairs of row group "
+             << at.first << " and column blocks " << 4 * at.second << " .. "
+             << 4 * at.second + 3
+             << " are not all there, in one IR block: a quad exchanges four";
     result.push_back(quad);
   }
   return result;
@@ -174,16 +180,6 @@ void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
            col, b.andI(quad[0].getRowValid(), blockValid), 16, b);
 }
 
-/// Stores each quad's row by its threads (`store_columns = 8`), where its
-/// last pair stood (each quad's pairs share a block; the quads need not).
-void storeByQuads(ggk::StoreTileOp tile, ArrayRef<Quad> quads,
-                  ArrayRef<ggk::StorePairOp> pairs, KernelBuilder &b) {
-  for (Quad quad : quads)
-    storeQuad(tile, quad, b);
-  for (ggk::StorePairOp pair : pairs)
-    pair.erase();
-}
-
 /// The CTA must not end while its last TMA stores are in flight: the
 /// consumers' role (where the tile stands in a ggk.warp_specialize) ends
 /// with one drain.
@@ -214,17 +210,20 @@ LogicalResult lower(ggk::StoreTileOp tile) {
   }
   SmallVector<ggk::StorePairOp> pairs;
   tile.getBody().walk([&](ggk::StorePairOp pair) { pairs.push_back(pair); });
-  if (tile.getStoreColumns() == 8) {
-    FailureOr<SmallVector<Quad>> quads = quadsOf(tile, pairs);
-    if (failed(quads))
-      return failure();
-    ggc::moveBody(tile.getBody(), {}, b);
-    storeByQuads(tile, *quads, pairs, b);
-    tile.erase();
-    return success();
-  }
+  FailureOr<SmallVector<Quad>> quads;
+  if (tile.getStoreColumns() == 8 && failed(quads = quadsOf(tile, pairs)))
+    return failure();
   ggc::moveBody(tile.getBody(), {}, b);
+  // Quads store where each one's last pair stood (its pairs share an IR
+  // block; the quads need not).
+  if (succeeded(quads))
+    for (Quad quad : *quads)
+      storeQuad(tile, quad, b);
   for (ggk::StorePairOp pair : pairs) {
+    if (succeeded(quads)) {
+      pair.erase();
+      continue;
+    }
     b.setInsertionPoint(pair);
     if (pooled)
       b.create<ggk::StageOutputOp>(pair.getPair(), staging, pair.getRow(),

@@ -166,11 +166,11 @@ QUADS = ("#gg.kernel_plan<promotion = serial, scales = none, registers = [256, 2
 WIDE = "#gg.config<block = [128, 256, 64], stages = 0, cluster = [1, 1], sms = 132>"
 
 
-@pytest.mark.parametrize("dtype, b_layout, n", [("bf16", "nk", 320), ("f16", "kn", 264),
+@pytest.mark.parametrize("dtype, b_layout, n", [("bf16", "nk", 280), ("f16", "kn", 264),
                                                 ("bf16", "kn", 8)])
 def test_quad_stores(dtype, b_layout, n):
     """store_columns = 8 on ragged groups (empty, 1-row, off every tile
-    boundary): N = 320, 264 and 8 leave the last N block 64, 8 and 8 valid
+    boundary): N = 280, 264 and 8 leave the last N block 24, 8 and 8 valid
     columns, so that a quad stores some of its blocks and not others."""
     gm.check_contiguous(gm.RAGGED + [191, 257], n=n, k=200, dtype=dtype, b_layout=b_layout,
                         config=WIDE, kernel_plan=QUADS)
@@ -181,6 +181,10 @@ def test_quad_stores_padded_contiguous(kernel_plan):
     """Padding rows (tagged -1) inside a quad's tile stay unwritten, as
     with pairs; the 128x256 kernel the H200's shared memory gets stores by
     quads."""
+    ptx = gm.cached_kernel(layout="padded_contiguous", num_groups=5, n=200, k=136,
+                           b_layout="nk", dtype="bf16", out_dtype="bf16", config=WIDE,
+                           kernel_plan=kernel_plan).asm["ptx"]
+    assert "st.global.v4" in ptx, "the kernel does not store by quads"
     gm.check_padded_contiguous([3, 0, 200, 128, 1], "bf16", "nk", config=WIDE,
                                kernel_plan=kernel_plan)
 

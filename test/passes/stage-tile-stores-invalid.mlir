@@ -4,7 +4,7 @@
 // 3 of row group 0 is missing.
 llvm.func @incomplete_quad(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
                            %pair: vector<2xbf16>, %r: i64, %ok: i1) {
-  // expected-error @+1 {{stores 8 columns a thread, but the pairs of row group 0 and column blocks 0 .. 3 are not all there, in one block: a quad exchanges four}}
+  // expected-error @+1 {{stores 8 columns a thread, but the pairs of row group 0 and column blocks 0 .. 3 are not all there, in one IR block: a quad exchanges four}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
@@ -12,6 +12,27 @@ llvm.func @incomplete_quad(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 1>} : vector<2xbf16>
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 2>} : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+// Each fragment is stored once: a second pair at [0, 1] would overwrite
+// the first in its quad.
+llvm.func @twice(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                 %pair: vector<2xbf16>, %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
+      threads = 256, store_columns = 8} {
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 1>} : vector<2xbf16>
+    // expected-error @+1 {{stores fragment [0, 1] a second time; a quad exchanges one pair of each}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 1>} : vector<2xbf16>
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 2>} : vector<2xbf16>
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 3>} : vector<2xbf16>
     ggk.yield
   }
   llvm.return

@@ -256,18 +256,47 @@ llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i
 // CHECK-SAME: %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[P0:[^:]*]]: vector<2xbf16>, %[[P1:[^:]*]]: vector<2xbf16>, %[[P2:[^:]*]]: vector<2xbf16>, %[[P3:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[COL0:[^:]*]]: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[ROW_OK:[^:]*]]: i1, %[[OK0:[^:]*]]: i1, %[[OK1:[^:]*]]: i1, %[[OK2:[^:]*]]: i1, %[[OK3:[^:]*]]: i1)
 // CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK: %[[LANE:.*]] = arith.andi %[[TID]], %c3_i32
-// CHECK: llvm.bitcast %[[P0]] : vector<2xbf16> to i32
-// CHECK: llvm.bitcast %[[P1]] : vector<2xbf16> to i32
-// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
-// CHECK: llvm.bitcast %[[P2]] : vector<2xbf16> to i32
-// CHECK: llvm.bitcast %[[P3]] : vector<2xbf16> to i32
-// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
-// CHECK-COUNT-2: ggk.warp_shuffle_xor %{{.*}}, 2
+// CHECK: %[[BIT0:.*]] = arith.andi %[[LANE]], %c1_i32
+// CHECK: %[[ODD:.*]] = arith.cmpi ne, %[[BIT0]]
+// CHECK: %[[BIT1:.*]] = arith.andi %[[LANE]], %c2_i32
+// CHECK: %[[HIGH:.*]] = arith.cmpi ne, %[[BIT1]]
+// Round 1, blocks 0 and 1: an odd lane keeps block 1 and sends block 0.
+// CHECK: %[[W0:.*]] = llvm.bitcast %[[P0]] : vector<2xbf16> to i32
+// CHECK: %[[W1:.*]] = llvm.bitcast %[[P1]] : vector<2xbf16> to i32
+// CHECK: %[[KEEP01:.*]] = arith.select %[[ODD]], %[[W1]], %[[W0]]
+// CHECK: %[[SEND01:.*]] = arith.select %[[ODD]], %[[W0]], %[[W1]]
+// CHECK: %[[GOT01:.*]] = ggk.warp_shuffle_xor %[[SEND01]], 1
+// CHECK: %[[A0:.*]] = arith.select %[[ODD]], %[[GOT01]], %[[KEEP01]]
+// CHECK: %[[A1:.*]] = arith.select %[[ODD]], %[[KEEP01]], %[[GOT01]]
+// Round 1, blocks 2 and 3.
+// CHECK: %[[W2:.*]] = llvm.bitcast %[[P2]] : vector<2xbf16> to i32
+// CHECK: %[[W3:.*]] = llvm.bitcast %[[P3]] : vector<2xbf16> to i32
+// CHECK: %[[KEEP23:.*]] = arith.select %[[ODD]], %[[W3]], %[[W2]]
+// CHECK: %[[SEND23:.*]] = arith.select %[[ODD]], %[[W2]], %[[W3]]
+// CHECK: %[[GOT23:.*]] = ggk.warp_shuffle_xor %[[SEND23]], 1
+// CHECK: %[[B0:.*]] = arith.select %[[ODD]], %[[GOT23]], %[[KEEP23]]
+// CHECK: %[[B1:.*]] = arith.select %[[ODD]], %[[KEEP23]], %[[GOT23]]
+// Round 2, each half: a high lane keeps blocks 2 and 3's and sends 0 and 1's.
+// CHECK: %[[KEEPL:.*]] = arith.select %[[HIGH]], %[[B0]], %[[A0]]
+// CHECK: %[[SENDL:.*]] = arith.select %[[HIGH]], %[[A0]], %[[B0]]
+// CHECK: %[[GOTL:.*]] = ggk.warp_shuffle_xor %[[SENDL]], 2
+// CHECK: %[[X0:.*]] = arith.select %[[HIGH]], %[[GOTL]], %[[KEEPL]]
+// CHECK: %[[X2:.*]] = arith.select %[[HIGH]], %[[KEEPL]], %[[GOTL]]
+// CHECK: %[[KEEPH:.*]] = arith.select %[[HIGH]], %[[B1]], %[[A1]]
+// CHECK: %[[SENDH:.*]] = arith.select %[[HIGH]], %[[A1]], %[[B1]]
+// CHECK: %[[GOTH:.*]] = ggk.warp_shuffle_xor %[[SENDH]], 2
+// CHECK: %[[X1:.*]] = arith.select %[[HIGH]], %[[GOTH]], %[[KEEPH]]
+// CHECK: %[[X3:.*]] = arith.select %[[HIGH]], %[[KEEPH]], %[[GOTH]]
+// Lane t's block t, columns 0..7 in order.
+// CHECK: %[[V0:.*]] = llvm.insertelement %[[X0]], %{{.*}}[%c0_i32{{.*}} : i32] : vector<4xi32>
+// CHECK: %[[V1:.*]] = llvm.insertelement %[[X1]], %[[V0]][%c1_i32{{.*}} : i32] : vector<4xi32>
+// CHECK: %[[V2:.*]] = llvm.insertelement %[[X2]], %[[V1]][%c2_i32{{.*}} : i32] : vector<4xi32>
+// CHECK: %[[V3:.*]] = llvm.insertelement %[[X3]], %[[V2]][%c3_i32{{.*}} : i32] : vector<4xi32>
 // CHECK: %[[SIX:.*]] = arith.muli %[[LANE]], %c6_i32
 // CHECK: %[[COL:.*]] = arith.addi %[[COL0]], %[[SIX]]
-// CHECK: %[[LO:.*]] = arith.select %{{.*}}, %[[OK1]], %[[OK0]]
-// CHECK: %[[HI:.*]] = arith.select %{{.*}}, %[[OK3]], %[[OK2]]
-// CHECK: %[[BLOCK_OK:.*]] = arith.select %{{.*}}, %[[HI]], %[[LO]]
+// CHECK: %[[LO:.*]] = arith.select %[[ODD]], %[[OK1]], %[[OK0]]
+// CHECK: %[[HI:.*]] = arith.select %[[ODD]], %[[OK3]], %[[OK2]]
+// CHECK: %[[BLOCK_OK:.*]] = arith.select %[[HIGH]], %[[HI]], %[[LO]]
 // CHECK: %[[VALID:.*]] = arith.andi %[[ROW_OK]], %[[BLOCK_OK]]
 // CHECK: scf.if %[[VALID]] {
 // CHECK: %[[COL64:.*]] = arith.extsi %[[COL]] : i32 to i64
@@ -275,7 +304,7 @@ llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i
 // CHECK: %[[ELEM:.*]] = arith.addi %[[AT]], %[[COL64]]
 // CHECK: %[[BYTES:.*]] = arith.muli %[[ELEM]], %c2_i64
 // CHECK: %[[ADDR:.*]] = llvm.getelementptr %[[OUT]][%[[BYTES]]]
-// CHECK: llvm.store %{{.*}}, %[[ADDR]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK: llvm.store %[[V3]], %[[ADDR]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 // CHECK-NOT: llvm.store
 // CHECK: llvm.return
 llvm.func @quads(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,

@@ -42,7 +42,9 @@ def GGK_WarpBroadcastOp : GGK_Op<"warp_broadcast", [Pure]> {
   let assemblyFormat = "$value attr-dict";
 }
 
-def GGK_WarpShuffleXorOp : GGK_Op<"warp_shuffle_xor", [Pure]> {
+// Not Pure: a pure op may be speculated into a branch that only some lanes
+// take, where a shuffle of every lane would hang or read garbage.
+def GGK_WarpShuffleXorOp : GGK_Op<"warp_shuffle_xor", [NoMemoryEffect]> {
   let summary = "the value of `value` in the lane whose index is this lane's xor `lanes`";
   let description = [{
     A butterfly exchange within the warp: lane `l` gets lane `l ^ lanes`'s

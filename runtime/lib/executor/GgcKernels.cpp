@@ -235,6 +235,12 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k,
                       std::to_string(t.address) + "; cp.async needs 16-byte "
                       "aligned rows of a multiple of 16 bytes");
       }
+      // Quads of threads store 16 bytes of a row each (store_columns = 8).
+      if (operand == "out" && t.address % 16 != 0)
+        throw Error("ggc executor: out at address " +
+                    std::to_string(t.address) +
+                    " is not 16-byte aligned; the kernel's threads store "
+                    "16-byte pieces of its rows");
       arg.value = t.address;
     } else {
       arg.kind = runtime::KernelArg::Kind::Int64;

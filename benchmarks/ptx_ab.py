@@ -21,8 +21,8 @@ after each shape, and each kernel's share of it.
 """
 import ctypes
 import json
-import re
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))

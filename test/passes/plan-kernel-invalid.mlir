@@ -378,3 +378,54 @@ func.func @store_columns_narrow(%a: memref<?x512xbf16>, %b: memref<8x48x512xbf16
   return
 }
 }
+
+// -----
+
+// A transposed (nm) output's pair is two rows, not 4 bytes of one.
+func.func @store_columns_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>,
+                            %off: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: 'out' in layout nm stores a pair's two columns in two rows; use store_columns = 2}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km)
+      b(%b : memref<?x64xbf16>, kn) groups(%off : memref<3xi32>)
+      out(%o : memref<2x64x64xf32>, nm)
+      {config = #gg.config<block = [64, 64, 64], stages = 2, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 8>}
+  return
+}
+
+// -----
+
+// column_pairs combines each pair into one output: nothing to exchange.
+func.func @store_columns_column_pairs(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                      %off: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: column_pairs makes one output per pair; use store_columns = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x512xbf16>)
+      {column_pairs,
+       config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 8>}
+      epilogue {
+      ^bb0(%x: f32, %y: f32, %gi: index):
+        gg.yield %x : f32
+      }
+  return
+}
+
+// -----
+
+// Rows of N = 1020 bf16 (2040 bytes) put every other row's 16-byte stores
+// off their alignment.
+func.func @store_columns_odd_n(%a: memref<?x512xbf16>, %b: memref<8x1020x512xbf16>,
+                               %off: memref<9xi32>, %o: memref<?x1020xbf16>) {
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: N is not a multiple of 8; use store_columns = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1020x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1020xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 8>}
+  return
+}

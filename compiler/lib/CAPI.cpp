@@ -2,9 +2,31 @@
 #include "ggc-c/Compiler.h"
 #include "ggc/Compiler.h"
 
+#include "Target.h"
+
+#include <vector>
+
 struct ggc_result {
   ggc::CompileResult result;
 };
+
+namespace {
+/// allTargets() in the C API's terms, made once.
+const std::vector<ggc_target_info> &targetInfos() {
+  static const std::vector<ggc_target_info> infos = [] {
+    std::vector<ggc_target_info> out;
+    for (const ggc::Target &t : ggc::allTargets())
+      out.push_back({t.name.data(), t.capabilities.data(),
+                     t.capabilities.size(), t.sharedMemoryBytes,
+                     ggc::stringifyMmaKind(t.mma).data(),
+                     ggc::stringifyAsyncCopyKind(t.asyncCopy).data(),
+                     t.tensorMaps, t.clusters, t.registerReallocation,
+                     t.mbarrierTryWait, t.fp8Mma});
+    return out;
+  }();
+  return infos;
+}
+} // namespace
 
 extern "C" {
 
@@ -82,5 +104,16 @@ const char *ggc_stage_description(size_t i) {
 }
 
 const char *ggc_version(void) { return ggc::versionString(); }
+
+size_t ggc_num_targets(void) { return targetInfos().size(); }
+
+const ggc_target_info *ggc_target(size_t i) {
+  return i < targetInfos().size() ? &targetInfos()[i] : nullptr;
+}
+
+const char *ggc_target_for_capability(int major, int minor) {
+  std::optional<ggc::Target> t = ggc::targetForCapability(major, minor);
+  return t ? t->name.data() : nullptr;
+}
 
 } // extern "C"

@@ -191,7 +191,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.aLoadBoxes = {p.blockM};
   // Copies by address load a partial tile's valid rows whatever its
   // granule: one source, no boxes.
-  p.tensorMaps = ggc::targetOf(op).hopper;
+  p.tensorMaps = ggc::targetOf(op).tensorMaps;
   bool prefixRows = p.tensorMaps && (p.layout == GroupLayout::contiguous ||
                                      p.layout == GroupLayout::masked);
   if (prefixRows && p.aLoadGranule < p.blockM)

@@ -132,12 +132,12 @@ LogicalResult lowerToKernel(CompileState &state) {
 /// ring, the MMA, the loads, async copies and threads to the target's NVVM;
 /// last, the launch contract collected from the kernel.
 LogicalResult lowerKernelOps(CompileState &state) {
-  bool hopper = targetOf(*state.module).hopper;
+  Target target = targetOf(*state.module);
   return runPasses(state, [&](OpPassManager &pm) {
     pm.addPass(createPlaceScales());
     pm.addPass(createStageTileStores());
     pm.addPass(createAllocateSharedMemory());
-    if (hopper)
+    if (target.asyncCopy == AsyncCopyKind::tma)
       pm.addPass(createSplitPartialLoads());
     else
       pm.addPass(createLowerLoadsCpAsync());
@@ -149,8 +149,11 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());
-    if (hopper) {
+    if (target.mbarrierTryWait)
       pm.addPass(createLowerRing());
+    else
+      pm.addPass(createLowerRingTestWait());
+    if (target.mma == MmaKind::wgmma) {
       // f32 accuracy (3xTF32) splits the operands in registers: mma.sync's.
       LowerMmaSyncOptions threeTf32Only;
       threeTf32Only.threeTf32Only = true;
@@ -158,7 +161,6 @@ LogicalResult lowerKernelOps(CompileState &state) {
       pm.addPass(createLowerMma());
       pm.addPass(createLowerMNMajorLoads());
     } else {
-      pm.addPass(createLowerRingTestWait());
       pm.addPass(createLowerMmaSync());
     }
     pm.addPass(createLowerAccumulators());

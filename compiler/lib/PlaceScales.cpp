@@ -142,7 +142,7 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
 void lowerInit(ggk::InitFullBarrierOp op) {
   KernelBuilder b(op.getLoc(), op);
   bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
-  int64_t arrivals = ggc::targetOf(op).hopper
+  int64_t arrivals = ggc::targetOf(op).asyncCopy == ggc::AsyncCopyKind::tma
                          ? (stages ? 2 : 1)
                          : 2 * int64_t(op.getCopyThreads());
   b.mbarrierInit(op.getBarrier(), arrivals);

@@ -127,8 +127,8 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // A's scales are one TMA box per stage: a window of BM + 4 consecutive
   // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
   // 128x128 blocks shared by every consumer of the tile (no split columns).
-  // The window is a TMA box: sm_90a's.
-  return ggc::targetOf(op).hopper && aScale &&
+  // The window is a TMA box.
+  return ggc::targetOf(op).tensorMaps && aScale &&
          aScale.getKind() == ScaleKind::block &&
          aScale.getMajor() == ScaleMajor::mn_major && bScale &&
          bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
@@ -188,15 +188,15 @@ storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
 
 KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   int64_t consumers = numConsumers(config);
-  // Before sm_90a there is no setmaxnreg: every thread keeps what the CTA
-  // starts with.
-  bool hopper = ggc::targetOf(op).hopper;
+  ggc::Target target = ggc::targetOf(op);
+  // Without setmaxnreg every thread keeps what the CTA starts with.
+  bool reallocate = target.registerReallocation;
   // 1. Promotion: pipelined wherever the three accumulators fit the
   //    registers a 24-register producer leaves the consumers.
   bool pipelined =
       canPipelinePromotion(op) &&
       pipelinedPromotionFits(
-          config, hopper ? consumerRegisters(consumers,
+          config, reallocate ? consumerRegisters(consumers,
                                              producerRegisters(consumers, true))
                          : initialRegisters(consumers));
   // 2. Scales: with the stages where they can ride there (one TMA box and a
@@ -205,7 +205,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                           : canStageBlockScales(op, config)
                               ? ScalePlacement::stages
                               : ScalePlacement::slots;
-  // 3. Producer: before sm_90a, none for one-level 16-bit kernels of two
+  // 3. Producer: with cp.async, none for one-level 16-bit kernels of two
   //    or more consumer warpgroups, whose threads then copy the stages
   //    themselves (CUTLASS's sm80 multistage shape) and keep more
   //    registers: 2-7% faster on the four 128-row bf16 shapes of
@@ -213,22 +213,23 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    keeps its producer (its 4 warps alone copy and multiply 21% slower
   //    on a decode tile), and so do f32 operands (3xTF32 12-14% slower).
   Type element = op.getAType().getElementType();
-  Producer roles = !hopper && !twoLevel(op) && consumers >= 2 &&
+  Producer roles = target.asyncCopy == ggc::AsyncCopyKind::cpAsync &&
+                           !twoLevel(op) && consumers >= 2 &&
                            (element.isBF16() || element.isF16()) &&
                            consumersCanCopy(op, config)
                        ? Producer::none
                        : Producer::warpgroup;
   // 4. Registers: what the producer keeps, the rest to the consumers
-  //    (before sm_90a, what every thread has).
-  int64_t producer = hopper ? producerRegisters(consumers, pipelined)
-                            : initialRegisters(consumers, roles);
+  //    (without setmaxnreg, what every thread has).
+  int64_t producer = reallocate ? producerRegisters(consumers, pipelined)
+                                : initialRegisters(consumers, roles);
   int64_t consumer =
-      hopper ? consumerRegisters(consumers, producer) : producer;
+      reallocate ? consumerRegisters(consumers, producer) : producer;
   // 5. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
   Staging staging = !hasStorePool(op)                  ? Staging::none
                     : canSwizzleStaging(op, config) ? Staging::swizzled
                                                     : Staging::dense;
-  // 6. Warp columns: wgmma's fragment on sm_90a. mma.sync's warps each
+  // 6. Warp columns: wgmma's fragment as it is. mma.sync's warps each
   //    load the A and B fragments of every row and column they compute, so
   //    the squarer a warp's tile the less shared memory it reads per
   //    multiply, the bound of that lowering (docs/performance.md): warps
@@ -238,7 +239,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    and block scales index it.
   int64_t warpGroupColumns = config.getBlockN() / config.getSplitN();
   int64_t warpColumns = 1;
-  if (!hopper && !twoLevel(op))
+  if (target.mma == ggc::MmaKind::mmaSync && !twoLevel(op))
     warpColumns = warpGroupColumns >= 256 && canSplitWarpColumns(config, 4) ? 4
                   : canSplitWarpColumns(config, 2)                          ? 2
                                                                             : 1;
@@ -247,16 +248,17 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    are in registers when it is issued, and handing the stage back then
   //    gives the producer's copies a whole K block longer to land (the
   //    sm_80 kernels wait on them: docs/performance.md).
-  int64_t releaseLag = hopper ? 1 : 0;
+  int64_t releaseLag = target.mma == ggc::MmaKind::wgmma ? 1 : 0;
   // 8. Store columns: a pair's 4-byte store fills half of each 32-byte
   //    sector a warp's store touches; quads exchanging their pairs store
   //    16 bytes a thread and fill them (docs/performance.md). Measured:
   //    sm_90a's per-thread stores (the layouts the store pool does not
   //    take, such as padded_contiguous) 7-21% faster; before sm_90a 6-10%
   //    faster for 64x64 warps (warp_columns = 4) but 0-5% slower for the
-  //    32x64 warps of 128x128 tiles, which keep their pairs.
+  //    32x64 warps of 128x128 tiles, which keep their pairs. (wgmma's
+  //    fragment is sm_90a's.)
   int64_t storeColumns =
-      (hopper || warpColumns == 4) &&
+      (target.mma == ggc::MmaKind::wgmma || warpColumns == 4) &&
               !storeColumnsObstacle(op, config, staging, warpColumns)
           ? 8
           : 2;
@@ -272,7 +274,8 @@ static LogicalResult
 checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
                        KernelPlanAttr plan,
                        function_ref<InFlightDiagnostic()> error) {
-  if (plan.getWarpColumns() != 1 && ggc::targetOf(op).hopper)
+  ggc::Target target = ggc::targetOf(op);
+  if (plan.getWarpColumns() != 1 && target.mma == ggc::MmaKind::wgmma)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
   if (plan.getWarpColumns() != 1 && twoLevel(op))
@@ -286,11 +289,12 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
                    << 16 * plan.getWarpColumns()
                    << " columns per warpgroup, got "
                    << config.getBlockN() / config.getSplitN();
-  if (plan.getReleaseLag() == 0 && ggc::targetOf(op).hopper)
+  if (plan.getReleaseLag() == 0 && target.mma == ggc::MmaKind::wgmma)
     return error() << " hands a stage back as its MMA is issued, which "
                       "wgmma does not allow (it reads the stage after): "
                       "sm_90a takes release_lag = 1";
-  if (plan.getProducer() == Producer::none && ggc::targetOf(op).hopper)
+  if (plan.getProducer() == Producer::none &&
+      target.asyncCopy == ggc::AsyncCopyKind::tma)
     return error() << " has no producer, which sm_90a does not take: its "
                       "loads are one TMA thread's beside setmaxnreg's "
                       "register split; use producer = warpgroup";
@@ -309,12 +313,12 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
   int64_t consumers = numConsumers(config);
   int64_t threads = ggc::ctaThreads(consumers, plan.getProducer());
   int64_t each = initialRegisters(consumers, plan.getProducer());
-  // Only setmaxnreg (sm_90a) moves registers between warpgroups.
-  if (!ggc::targetOf(op).hopper && (plan.getProducerRegisters() != each ||
-                                    plan.getConsumerRegisters() != each))
+  // Only setmaxnreg moves registers between warpgroups.
+  if (!target.registerReallocation && (plan.getProducerRegisters() != each ||
+                                       plan.getConsumerRegisters() != each))
     return error() << " splits the registers, which takes setmaxnreg "
                       "(sm_90a): on "
-                   << ggc::targetOf(op).name << " every thread of a CTA of "
+                   << target.name << " every thread of a CTA of "
                    << threads << " keeps " << each << "; use registers = ["
                    << each << ", " << each << "]";
   if (plan.getProducerRegisters() + consumers * plan.getConsumerRegisters() >
@@ -335,14 +339,14 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
 LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                                    KernelPlanAttr plan) {
   auto error = [&]() { return op.emitOpError() << "kernel_plan " << plan; };
-  // What only sm_90a's TMA does, refused as the target's (gg-select-config
-  // words it alike).
+  // What only TMA does, refused as the target's (gg-select-config words it
+  // alike).
   ggc::Target target = ggc::targetOf(op);
-  if (!target.hopper && plan.getScales() == ScalePlacement::stages)
+  if (!target.tensorMaps && plan.getScales() == ScalePlacement::stages)
     return op.emitOpError() << "cannot be lowered for " << target.name
                             << ": kernel_plan scales = stages loads A's "
                                "scales by TMA; use slots (sm_90a lowers it)";
-  if (!target.hopper && plan.getStaging() != Staging::none)
+  if (!target.tensorMaps && plan.getStaging() != Staging::none)
     return op.emitOpError() << "cannot be lowered for " << target.name
                             << ": kernel_plan staging = "
                             << stringifyStaging(plan.getStaging())

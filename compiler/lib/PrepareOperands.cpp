@@ -31,10 +31,10 @@ Value consumerThread(KernelBuilder &b, Operation *op) {
 }
 
 /// Shared-memory writes of the generic proxy, made visible to wgmma (which
-/// reads through the async proxy: sm_90a's; ldmatrix reads what the
-/// consumers' barrier orders).
+/// reads through the async proxy; ldmatrix reads what the consumers'
+/// barrier orders).
 void fenceForAsyncProxy(KernelBuilder &b, Operation *op) {
-  if (!ggc::targetOf(op).hopper)
+  if (ggc::targetOf(op).mma != ggc::MmaKind::wgmma)
     return;
   b.create<NVVM::FenceProxyOp>(
       NVVM::ProxyKind::async_shared,

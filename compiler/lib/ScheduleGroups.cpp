@@ -80,11 +80,11 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   if (order != TileOrder::m_fastest || staticRows(op))
     return 0;
   Wave wave(op, config);
-  // mma.sync kernels (before sm_90a) of tiles wider than 128 columns take
+  // mma.sync kernels of tiles wider than 128 columns take
   // the band of 128-column tiles (12 rather than 19 for bf16 128x256):
   // measured 2-3% faster on three contiguous bf16 shapes (H200), where
   // 128x128 tiles' own band of 12 beat 4 and 8 (docs/performance.md).
-  if (!ggc::targetOf(op).hopper)
+  if (ggc::targetOf(op).mma == ggc::MmaKind::mmaSync)
     wave.bBytes = std::min(
         wave.bBytes, kMmaSyncBandColumns *
                          op.getBType().getElementTypeBitWidth() / 8);

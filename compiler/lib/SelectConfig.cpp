@@ -183,28 +183,28 @@ ConfigAttr deepestPipeline(GroupedMatmulOp op, ConfigAttr config,
                          config.getNumSMs(), config.getSplitN());
 }
 
-/// What the lowering without TMA and wgmma (sm_80, sm_86, sm_89) takes so
-/// far: bf16, f16 or f32 (tf32 or 3xTF32) operands, and on sm_89 FP8 with
-/// its scales (the gg verifier keeps FP8 K-major); every layout; no
-/// cluster, no TMA stores. The rest is refused by name, never compiled
-/// into a wrong kernel.
+/// What the target's hardware lacks, refused by name, never compiled into
+/// a wrong kernel: FP8 operands without FP8 tensor cores (the gg verifier
+/// keeps FP8 K-major, which sm_89's mma.sync takes with its scales), a
+/// store pool without tensor maps, a cluster without clusters. Every
+/// layout and bf16, f16 or f32 (tf32 or 3xTF32) operands lower on every
+/// target.
 LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
-  if (t.hopper)
-    return success();
   auto refuse = [&](llvm::StringRef what) {
     return op.emitOpError() << "cannot be lowered for " << t.name << ": "
                             << what << " (sm_90a lowers it)";
   };
   Type aElem = op.getAType().getElementType();
   bool f8 = isa<Float8E4M3FNType, Float8E5M2Type>(aElem);
-  if (f8 && !t.fp8)
+  if (f8 && !t.fp8Mma)
     return refuse("its operands are " + llvm::formatv("{0}", aElem).str() +
                   "; FP8 mma.sync takes sm_89");
   std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
-  if (pool && !pool->empty())
+  if (pool && !pool->empty() && !t.tensorMaps)
     return refuse("its store_pool stores by TMA; give store_pool = []");
   ConfigAttr config = op.getConfigAttr();
-  if (config && config.getClusterM() * config.getClusterN() > 1)
+  if (config && config.getClusterM() * config.getClusterN() > 1 &&
+      !t.clusters)
     return refuse("its config asks for a cluster; give cluster = [1, 1]");
   return success();
 }
@@ -403,7 +403,8 @@ struct SelectConfigPass
         return WalkResult::interrupt();
       ConfigAttr config = op.getConfigAttr();
       if (!config) {
-        config = chooseConfig(op, numSMs, budget, target.hopper);
+        config =
+            chooseConfig(op, numSMs, budget, target.registerReallocation);
         op.setConfigAttr(config);
       } else if (config.getStages() == 0) {
         config = deepestPipeline(op, config, budget);

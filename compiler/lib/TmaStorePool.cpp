@@ -35,7 +35,7 @@ struct TmaStorePoolPass
       ggc::Target target = ggc::targetOf(op);
       int64_t budget = ggc::sharedMemoryBudget(target, smemBudget);
       // Targets without TMA store from registers.
-      if (!target.hopper) {
+      if (!target.tensorMaps) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

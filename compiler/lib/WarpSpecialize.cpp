@@ -95,7 +95,7 @@ struct WarpSpecializePass
                              op.getConsumerWarpgroups(),
                              op.getPlan().getProducer())),
                          1, 1}));
-      if (ggc::targetOf(op).hopper)
+      if (ggc::targetOf(op).registerReallocation)
         lowerWithSetmaxnreg(op);
       else
         lowerWithoutSetmaxnreg(op);

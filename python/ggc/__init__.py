@@ -44,6 +44,8 @@ from .compiler import (  # noqa: E402
     set_shared_memory_bytes,
     set_target,
     stages,
+    Target,
+    targets,
     version,
 )
 from .runtime import Kernel  # noqa: E402
@@ -76,5 +78,7 @@ __all__ = [
     "set_shared_memory_bytes",
     "set_target",
     "stages",
+    "Target",
+    "targets",
     "version",
 ]

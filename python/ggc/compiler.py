@@ -7,7 +7,7 @@ import json
 import os as _os
 import sys as _sys
 import re
-from typing import Dict, List, Union
+from typing import Dict, List, Tuple, Union
 
 try:
     from . import _ggc
@@ -222,12 +222,48 @@ def get_num_sms() -> int:
     return device_num_sms() or DEFAULT_NUM_SMS
 
 
-# What ggc compiles for each compute capability: Hopper's kernels (TMA,
-# wgmma) for 9.0; for Ampere and Ada the lowering by cp.async, ldmatrix and
-# mma.sync (FP8 on sm_89). Orin (8.7) runs sm_86's.
-TARGETS = ("sm_90a", "sm_80", "sm_86", "sm_89")
-_TARGET_OF_CAPABILITY = {(9, 0): "sm_90a", (8, 0): "sm_80", (8, 6): "sm_86",
-                         (8, 7): "sm_86", (8, 9): "sm_89"}
+@dataclass(frozen=True)
+class Target:
+    """What a target's hardware has, as the compiler's passes read it: the
+    compiler's one list of targets (`ggc_target` in the C API).
+
+    `capabilities` are the compute capabilities whose devices run the
+    target's kernels (Orin's (8, 7) runs sm_86's); `mma` is "wgmma" or
+    "mma_sync", `async_copy` "tma" or "cp_async"; `tensor_maps` (TMA loads
+    and stores), `clusters`, `register_reallocation` (setmaxnreg),
+    `mbarrier_try_wait` and `fp8_mma` (FP8 tensor cores) say what it has.
+    """
+    name: str
+    capabilities: Tuple[Tuple[int, int], ...]
+    shared_memory_bytes: int
+    mma: str
+    async_copy: str
+    tensor_maps: bool
+    clusters: bool
+    register_reallocation: bool
+    mbarrier_try_wait: bool
+    fp8_mma: bool
+
+
+def _read_targets() -> Dict[str, Target]:
+    targets = {}
+    for t in _ggc.targets():
+        t["capabilities"] = tuple(divmod(c, 10) for c in t["capabilities"])
+        targets[t["name"]] = Target(**t)
+    return targets
+
+
+_TARGETS = _read_targets()
+# What ggc compiles for, the default first: Hopper's kernels (TMA, wgmma)
+# for 9.0; for Ampere and Ada the lowering by cp.async, ldmatrix and
+# mma.sync (FP8 on sm_89).
+TARGETS = tuple(_TARGETS)
+_TARGET_OF_CAPABILITY = {c: t.name for t in _TARGETS.values() for c in t.capabilities}
+
+
+def targets() -> Dict[str, Target]:
+    """Every target ggc compiles for, by name, the default first."""
+    return dict(_TARGETS)
 
 _target = None        # set_target's
 _device_target = ()   # the current device's, found once: () until then

@@ -124,6 +124,26 @@ PYBIND11_MODULE(_ggc, m) {
     return stages;
   });
   m.def("version", []() { return std::string(ggc_version()); });
+  m.def("targets", []() {
+    py::list targets;
+    for (size_t i = 0; i < ggc_num_targets(); ++i) {
+      const ggc_target_info &t = *ggc_target(i);
+      py::dict d;
+      d["name"] = t.name;
+      d["capabilities"] = std::vector<int>(
+          t.capabilities, t.capabilities + t.num_capabilities);
+      d["shared_memory_bytes"] = t.shared_memory_bytes;
+      d["mma"] = t.mma;
+      d["async_copy"] = t.async_copy;
+      d["tensor_maps"] = t.tensor_maps != 0;
+      d["clusters"] = t.clusters != 0;
+      d["register_reallocation"] = t.register_reallocation != 0;
+      d["mbarrier_try_wait"] = t.mbarrier_try_wait != 0;
+      d["fp8_mma"] = t.fp8_mma != 0;
+      targets.append(d);
+    }
+    return targets;
+  });
 
   py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
   m.def("driver_available", []() {

@@ -146,13 +146,14 @@ TEST(SelectAlgorithm, RefusesWhatCannotRun) {
     return "";
   };
   EXPECT_NE(why(Algorithm::Ggc, config(8), gpu(7, 5), true, true)
-                .find("needs a GPU ggc compiles for (sm_80, sm_86, sm_89, sm_90)"),
+                .find("needs a GPU ggc compiles for (sm_90a: 9.0; sm_80: 8.0; "
+                      "sm_86: 8.6, 8.7; sm_89: 8.9)"),
             std::string::npos);
   // Ampere and Ada: the sm_80 lowering; FP8 where the tensor cores have it.
   EXPECT_EQ(why(Algorithm::Ggc, config(8), gpu(8, 0), true, true), "");
   EXPECT_EQ(why(Algorithm::Ggc, config(8), gpu(8, 6), true, true), "");
   EXPECT_NE(why(Algorithm::Ggc, config(8, Precision::FP8), gpu(8, 6), true, true)
-                .find("precision 'fp8' needs FP8 tensor cores (sm_89 or sm_90)"),
+                .find("precision 'fp8' needs FP8 tensor cores (sm_90a: 9.0; sm_89: 8.9)"),
             std::string::npos);
   EXPECT_EQ(why(Algorithm::Ggc, config(8, Precision::FP8), gpu(8, 9), true, true), "");
   EXPECT_NE(why(Algorithm::Auto, config(8, Precision::FP8), gpu(8, 0), true, true)

@@ -23,6 +23,22 @@ def test_set_target_checks_and_environment(monkeypatch):
         ggc.get_target()
 
 
+def test_targets_are_the_compilers_one_list():
+    targets = ggc.targets()
+    assert tuple(targets) == ggc.compiler.TARGETS  # the default first
+    assert next(iter(targets)) == ggc.compiler.DEFAULT_ARCH
+    hopper, ada = targets["sm_90a"], targets["sm_89"]
+    assert (hopper.mma, hopper.async_copy) == ("wgmma", "tma")
+    assert hopper.tensor_maps and hopper.clusters and hopper.register_reallocation
+    assert (ada.mma, ada.async_copy) == ("mma_sync", "cp_async")
+    assert ada.fp8_mma and not targets["sm_86"].fp8_mma
+    assert not ada.tensor_maps and not ada.clusters
+    assert (8, 7) in targets["sm_86"].capabilities  # Orin runs sm_86's kernels
+    assert targets["sm_80"].shared_memory_bytes == 166912
+    targets.clear()  # a copy: the module's list stays whole
+    assert ggc.targets()
+
+
 def test_the_target_reaches_the_module_and_the_contract():
     text = ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128, k=64)
     sm80 = ggc.compile_ir(text, emit="nvvm", arch="sm_80")

@@ -37,6 +37,34 @@ TEST(CompilerAPI, StagesAreListedInPipelineOrder) {
   EXPECT_EQ(ggc_stage_name(ggc_num_stages()), nullptr);
 }
 
+TEST(CompilerAPI, TargetsDescribeTheirHardware) {
+  ASSERT_EQ(ggc_num_targets(), 4u);
+  EXPECT_EQ(ggc_target(ggc_num_targets()), nullptr);
+  const ggc_target_info &hopper = *ggc_target(0);
+  EXPECT_STREQ(hopper.name, "sm_90a"); // the default comes first
+  EXPECT_STREQ(hopper.mma, "wgmma");
+  EXPECT_STREQ(hopper.async_copy, "tma");
+  EXPECT_TRUE(hopper.tensor_maps && hopper.clusters &&
+              hopper.register_reallocation && hopper.mbarrier_try_wait &&
+              hopper.fp8_mma);
+  EXPECT_EQ(hopper.shared_memory_bytes, 232448);
+  for (size_t i = 1; i < ggc_num_targets(); ++i) {
+    const ggc_target_info &t = *ggc_target(i);
+    EXPECT_STREQ(t.mma, "mma_sync") << t.name;
+    EXPECT_STREQ(t.async_copy, "cp_async") << t.name;
+    EXPECT_FALSE(t.tensor_maps || t.clusters || t.register_reallocation ||
+                 t.mbarrier_try_wait)
+        << t.name;
+    EXPECT_EQ(t.fp8_mma != 0, std::string(t.name) == "sm_89") << t.name;
+  }
+  // Each device runs one target's kernels: Orin (8.7) sm_86's.
+  EXPECT_STREQ(ggc_target_for_capability(9, 0), "sm_90a");
+  EXPECT_STREQ(ggc_target_for_capability(8, 7), "sm_86");
+  EXPECT_STREQ(ggc_target_for_capability(8, 9), "sm_89");
+  EXPECT_EQ(ggc_target_for_capability(7, 5), nullptr);
+  EXPECT_EQ(ggc_target_for_capability(10, 0), nullptr);
+}
+
 TEST(CompilerAPI, CompilesEveryStageUpToEmit) {
   ResultPtr r = compile(kMaskedBf16, "gg-config");
   ASSERT_TRUE(ggc_result_ok(r.get())) << ggc_result_diagnostics(r.get());

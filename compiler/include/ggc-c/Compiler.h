@@ -74,6 +74,31 @@ GGC_API const char *ggc_stage_description(size_t i);
 
 GGC_API const char *ggc_version(void);
 
+/* What a target's hardware has, as the compiler's passes read it
+ * (compiler/lib/Target.h). Fields are only ever added at the end. */
+typedef struct ggc_target_info {
+  const char *name;              /* "sm_90a", "sm_80", "sm_86", "sm_89" */
+  const int *capabilities;       /* compute capabilities (major * 10 + minor)
+                                    whose devices run its kernels */
+  size_t num_capabilities;
+  int64_t shared_memory_bytes;   /* opt-in shared memory of a CTA */
+  const char *mma;               /* "wgmma" or "mma_sync" */
+  const char *async_copy;        /* "tma" or "cp_async" */
+  int tensor_maps;               /* TMA loads and stores through tensor maps */
+  int clusters;                  /* thread-block clusters, multicast */
+  int register_reallocation;     /* setmaxnreg */
+  int mbarrier_try_wait;         /* mbarrier.try_wait (else test_wait) */
+  int fp8_mma;                   /* FP8 tensor cores */
+} ggc_target_info;
+
+/* The targets ggc compiles for, the default (sm_90a) first; i in
+ * [0, ggc_num_targets), NULL past the end. */
+GGC_API size_t ggc_num_targets(void);
+GGC_API const ggc_target_info *ggc_target(size_t i);
+/* The name of the target whose kernels a device of compute capability
+ * major.minor runs, or NULL where ggc has none. */
+GGC_API const char *ggc_target_for_capability(int major, int minor);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,17 +65,12 @@ struct DeviceCapabilities {
   int sharedMemoryPerBlock = 0;
   std::string name;
   /// The target ggc compiles this device's kernels for (sm_90a; sm_80,
-  /// sm_86, sm_89 by cp.async and mma.sync), or null.
-  const char *ggcTarget() const {
-    if (major == 9 && minor == 0)
-      return "sm_90a";
-    if (major == 8)
-      return minor == 0 ? "sm_80" : minor == 9 ? "sm_89" : "sm_86";
-    return nullptr;
-  }
+  /// sm_86, sm_89 by cp.async and mma.sync), or null: the compiler's list
+  /// of targets (ggc_target_for_capability).
+  const char *ggcTarget() const;
   bool ggcKernels() const { return ggcTarget() != nullptr; }
-  /// FP8 tensor cores: Hopper's and Ada's.
-  bool ggcFp8() const { return ggcKernels() && (major == 9 || minor == 9); }
+  /// FP8 tensor cores (the target's fp8_mma): Hopper's and Ada's.
+  bool ggcFp8() const;
   /// Where `auto` picks ggc's kernels: Hopper (the sm_80 lowering has run
   /// only on Hopper cards, at 55-74% of mma.sync's peak: docs/performance.md).
   bool ggcPreferred() const { return major == 9 && minor == 0; }

@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ggc/Executor.h"
+#include "ggc-c/Compiler.h"
 
+#include <cstring>
 #include <stdexcept>
 
 namespace ggc::executor {
@@ -16,7 +18,39 @@ namespace {
   throw std::invalid_argument("ggc executor: " + message);
 }
 
+const ggc_target_info *targetNamed(const char *name) {
+  for (size_t i = 0; i < ggc_num_targets(); ++i)
+    if (std::strcmp(ggc_target(i)->name, name) == 0)
+      return ggc_target(i);
+  return nullptr;
+}
+
+/// The compiler's targets that `fp8Only` keeps, with the compute
+/// capabilities that run each: "sm_90a: 9.0; sm_80: 8.0; ...".
+std::string targetList(bool fp8Only) {
+  std::string list;
+  for (size_t i = 0; i < ggc_num_targets(); ++i) {
+    const ggc_target_info &t = *ggc_target(i);
+    if (fp8Only && !t.fp8_mma)
+      continue;
+    list += (list.empty() ? "" : "; ") + std::string(t.name) + ":";
+    for (size_t c = 0; c < t.num_capabilities; ++c)
+      list += (c ? ", " : " ") + std::to_string(t.capabilities[c] / 10) +
+              "." + std::to_string(t.capabilities[c] % 10);
+  }
+  return list;
+}
+
 } // namespace
+
+const char *DeviceCapabilities::ggcTarget() const {
+  return ggc_target_for_capability(major, minor);
+}
+
+bool DeviceCapabilities::ggcFp8() const {
+  const char *target = ggcTarget();
+  return target && targetNamed(target)->fp8_mma;
+}
 
 const char *name(Algorithm a) {
   switch (a) {
@@ -206,19 +240,19 @@ void checkAlgorithm(Algorithm algorithm, const ExecutorConfig &config,
   if (algorithm == Algorithm::Ggc) {
     if (!caps.ggcKernels())
       throw Error("ggc executor: algorithm 'ggc' needs a GPU ggc compiles for "
-                  "(sm_80, sm_86, sm_89, sm_90); device " + device + " is not "
+                  "(" + targetList(false) + "); device " + device + " is not "
                   "one: use a cuBLAS algorithm or 'auto'");
     if (config.precision == Precision::FP8 && !caps.ggcFp8())
-      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (sm_89 "
-                  "or sm_90); device " + device + " has none: use 'bf16' or "
-                  "'fp16'");
+      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (" +
+                  targetList(true) + "); device " + device + " has none: use "
+                  "'bf16' or 'fp16'");
     return;
   }
   if (algorithm == Algorithm::Auto) {
     // Auto sends FP8 to ggc (rule 2): say so before a call, not at it.
     if (config.precision == Precision::FP8 && !caps.ggcFp8())
-      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores "
-                  "(sm_89 or sm_90); device " + device + " has none: use "
+      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (" +
+                  targetList(true) + "); device " + device + " has none: use "
                   "'bf16' or 'fp16'");
     return;
   }

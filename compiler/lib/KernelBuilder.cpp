@@ -84,8 +84,12 @@ void KernelBuilder::copyAsyncCommit() { create<ggk::CopyAsyncCommitOp>(); }
 void KernelBuilder::copyAsyncWait(int64_t pending) {
   create<ggk::CopyAsyncWaitOp>(pending);
 }
-Value KernelBuilder::blockIdx() { return create<NVVM::BlockIdXOp>(i32()); }
-Value KernelBuilder::gridDim() { return create<NVVM::GridDimXOp>(i32()); }
+Value KernelBuilder::blockIdx() { return create<ggk::BlockIndexOp>(i32()); }
+Value KernelBuilder::gridDim() { return create<ggk::GridSizeOp>(i32()); }
+Value KernelBuilder::clusterRank() {
+  return create<ggk::ClusterRankOp>(i32());
+}
+void KernelBuilder::fenceAsyncShared() { create<ggk::FenceAsyncSharedOp>(); }
 
 Value KernelBuilder::gep(Value base, Value byteOffset) {
   return create<LLVM::GEPOp>(base.getType(), getI8Type(), base,

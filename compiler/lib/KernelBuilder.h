@@ -97,9 +97,14 @@ public:
   void copyAsyncCommit();
   void copyAsyncWait(int64_t pending);
 
-  // Special registers.
+  // The CTA's place (ggk.block_index, ggk.grid_size, ggk.cluster_rank;
+  // ggk-lower-threads lowers them).
   mlir::Value blockIdx();
   mlir::Value gridDim();
+  mlir::Value clusterRank();
+  /// This thread's shared-memory writes, made visible to the async proxy
+  /// (ggk.fence_async_shared).
+  void fenceAsyncShared();
 
   // Memory.
   mlir::Value gep(mlir::Value base, mlir::Value byteOffset);

@@ -103,9 +103,7 @@ void storeBoxes(KernelBuilder &b, ggk::StoreStagedTileOp op, Value map,
 /// commits them as one group.
 void lowerStore(ggk::StoreStagedTileOp op) {
   KernelBuilder b(op.getLoc(), op);
-  b.create<NVVM::FenceProxyOp>(
-      NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  b.fenceAsyncShared();
   b.consumerBarrier(op.getConsumerThreads());
   onIssuer(b, op.getIssuer(), [&] {
     Value rows = b.maxS(op.getRowsValid(), b.c32(0));

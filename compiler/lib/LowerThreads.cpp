@@ -1,8 +1,9 @@
 //===- LowerThreads.cpp - ggk-lower-threads -------------------------------===//
 //
-// What the kernel asks of its threads (their index, warp-uniform values,
-// warps' and named groups' meeting points), lowered to the special
-// register, shuffle and barrier instructions sm_80 and sm_90a share.
+// What the kernel asks of its threads (their, their CTA's and their
+// cluster's index, warp-uniform values, warps' and named groups' meeting
+// points, the async proxy's fence), lowered to the special register,
+// shuffle, barrier and fence instructions.
 //
 //===----------------------------------------------------------------------===//
 #include "ConvertOps.h"
@@ -23,6 +24,19 @@ namespace {
 Value lower(Operation *op, KernelBuilder &b) {
   if (isa<ggk::ThreadIndexOp>(op))
     return b.create<NVVM::ThreadIdXOp>(b.i32());
+  if (isa<ggk::BlockIndexOp>(op))
+    return b.create<NVVM::BlockIdXOp>(b.i32());
+  if (isa<ggk::GridSizeOp>(op))
+    return b.create<NVVM::GridDimXOp>(b.i32());
+  if (isa<ggk::ClusterRankOp>(op))
+    return b.create<NVVM::ClusterId>(b.i32());
+  if (isa<ggk::FenceAsyncSharedOp>(op)) {
+    b.create<NVVM::FenceProxyOp>(
+        NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    return Value();
+  }
   if (auto broadcast = dyn_cast<ggk::WarpBroadcastOp>(op))
     return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), broadcast.getValue(),
                                   b.c32(0), b.c32(0x1f), NVVM::ShflKind::idx,
@@ -43,9 +57,11 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
   void runOnOperation() override {
-    ggc::convertEach<ggk::ThreadIndexOp, ggk::WarpBroadcastOp,
-                     ggk::WarpShuffleXorOp, ggk::WarpSyncOp,
-                     ggk::SyncThreadsOp>(getOperation(), lower);
+    ggc::convertEach<ggk::ThreadIndexOp, ggk::BlockIndexOp, ggk::GridSizeOp,
+                     ggk::ClusterRankOp, ggk::FenceAsyncSharedOp,
+                     ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
+                     ggk::WarpSyncOp, ggk::SyncThreadsOp>(getOperation(),
+                                                          lower);
   }
 };
 

@@ -270,7 +270,7 @@ void KernelGenerator::emitBody() {
   Value tid = b.threadIdx();
   Value isLeader = b.eq(tid, b.c32(0));
   clusterRank = p.cluster == 1 ? b.c32(0)
-                               : Value(b.create<NVVM::ClusterId>(b.i32()));
+                               : b.clusterRank();
   b.create<scf::IfOp>(isLeader, [&](OpBuilder &, Location) {
     for (int64_t s = 0; s < p.stages; ++s) {
       // The loads' arrivals, which depend on where the scales live

@@ -36,10 +36,7 @@ Value consumerThread(KernelBuilder &b, Operation *op) {
 void fenceForAsyncProxy(KernelBuilder &b, Operation *op) {
   if (ggc::targetOf(op).mma != ggc::MmaKind::wgmma)
     return;
-  b.create<NVVM::FenceProxyOp>(
-      NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  b.fenceAsyncShared();
 }
 
 /// ggk.clear_k_outside: an MN-major tile ([BK rows of 128 bytes] per

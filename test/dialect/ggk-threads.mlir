@@ -10,6 +10,10 @@
 // CHECK-NEXT: ggk.copy_async %{{.*}}, %{{.*}} attributes {bytes = 4 : i64}
 // CHECK-NEXT: ggk.copy_async_commit
 // CHECK-NEXT: ggk.copy_async_wait attributes {pending = 1 : i64}
+// CHECK-NEXT: %{{.*}} = ggk.block_index
+// CHECK-NEXT: %{{.*}} = ggk.grid_size
+// CHECK-NEXT: %{{.*}} = ggk.cluster_rank
+// CHECK-NEXT: ggk.fence_async_shared
 llvm.func @round_trip(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %id: i32, %n: i32) -> i32 {
   %tid = ggk.thread_index
   %uniform = ggk.warp_broadcast %tid
@@ -19,6 +23,10 @@ llvm.func @round_trip(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>, %id: i32, %n: i32)
   ggk.copy_async %dst, %src attributes {bytes = 4}
   ggk.copy_async_commit
   ggk.copy_async_wait attributes {pending = 1}
+  %cta = ggk.block_index
+  %ctas = ggk.grid_size
+  %rank = ggk.cluster_rank
+  ggk.fence_async_shared
   llvm.return %uniform : i32
 }
 

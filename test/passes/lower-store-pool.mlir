@@ -28,7 +28,7 @@
 // CHECK: arith.muli %[[CHUNK]], %c512_i32
 // CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
 // CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xbf16>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: ggk.fence_async_shared
 // CHECK: ggk.warp_sync
 // CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK: scf.if

@@ -26,3 +26,28 @@ llvm.func @threads() -> i32 {
   ggk.sync_threads %id, %count
   llvm.return %uniform : i32
 }
+
+// Before: the persistent schedule's first tile and stride (the CTA's
+// index and the grid's size over a cluster of 2), the CTA's rank in its
+// cluster, and the fence before an async-proxy read of what the threads
+// wrote. After: the special registers and fence.proxy.async where the ops
+// were.
+// CHECK-LABEL: llvm.func @cta_place
+// CHECK: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK-NEXT: %[[CTAS:.*]] = nvvm.read.ptx.sreg.nctaid.x : i32
+// CHECK-NEXT: arith.divui %[[CTA]]
+// CHECK-NEXT: arith.divui %[[CTAS]]
+// CHECK-NEXT: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: llvm.return %[[RANK]]
+// CHECK-NOT: ggk.
+llvm.func @cta_place() -> i32 {
+  %c2 = arith.constant 2 : i32
+  %cta = ggk.block_index
+  %ctas = ggk.grid_size
+  %first = arith.divui %cta, %c2 : i32
+  %stride = arith.divui %ctas, %c2 : i32
+  %rank = ggk.cluster_rank
+  ggk.fence_async_shared
+  llvm.return %rank : i32
+}

@@ -7,8 +7,8 @@
 // (ceil(rows / 128) M blocks x 32 N blocks); the tile's fields replace the
 // body's arguments (7168 / 64 = 112 K blocks).
 // CHECK-LABEL: llvm.func @contiguous
-// CHECK: %[[GRID:.*]] = nvvm.read.ptx.sreg.nctaid.x
-// CHECK: %[[FIRST:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[GRID:.*]] = ggk.grid_size
+// CHECK: %[[FIRST:.*]] = ggk.block_index
 // CHECK: scf.while (%[[TILE:.*]] = %[[FIRST]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}) : (i32, i32, i32, i32)
 // CHECK: scf.while
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32

@@ -29,7 +29,7 @@
 // CHECK: scf.for
 // CHECK: %[[ROW_B:.*]] = llvm.getelementptr %[[B]][%{{.*}}]
 // CHECK: llvm.store %[[ZERO16]], %[[ROW_B]] : vector<4xi32>, !llvm.ptr<3>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: ggk.fence_async_shared
 // CHECK: ggk.warp_sync
 // CHECK: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK-NOT: ggk.clear_k_outside
@@ -79,7 +79,7 @@ llvm.func @clear_mn_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32
 // CHECK: %[[AT:.*]] = llvm.getelementptr %[[CHUNK]][%[[BYTE64]]]
 // CHECK: llvm.store %[[ZERO8]], %[[AT]] : i8, !llvm.ptr<3>
 // CHECK: llvm.getelementptr %[[B]][%{{.*}}]
-// CHECK: nvvm.fence.proxy
+// CHECK: ggk.fence_async_shared
 // CHECK: ggk.sync_threads %c1_i32, %c256_i32
 llvm.func @clear_k_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32) {
   ggk.clear_k_outside %a, %b keep [%lo, %hi) attributes {block_k = 128,
@@ -109,7 +109,7 @@ llvm.func @clear_k_major(%a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %lo: i32, %hi: i32)
 // CHECK: llvm.store %[[V0]], %[[TO0]] : f32, !llvm.ptr<3>
 // CHECK-COUNT-3: llvm.store %{{.*}} : f32, !llvm.ptr<3>
 // CHECK: }
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: ggk.fence_async_shared
 // CHECK-NEXT: ggk.warp_sync
 // CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK-NOT: ggk.transpose_to_k_major

@@ -177,17 +177,24 @@ def LowerAsyncCopies : Pass<"ggk-lower-async-copies", "::mlir::ModuleOp"> {
 }
 
 def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
-  let summary = "lower the thread ops: ggk.thread_index, ggk.warp_broadcast, ggk.warp_shuffle_xor, ggk.warp_sync and ggk.sync_threads to their instructions";
+  let summary = "lower the thread ops: ggk.thread_index, ggk.block_index, ggk.grid_size, ggk.cluster_rank, ggk.fence_async_shared, ggk.warp_broadcast, ggk.warp_shuffle_xor, ggk.warp_sync and ggk.sync_threads to their instructions";
   let description = [{
-    Takes: `ggk.thread_index`, `ggk.warp_broadcast %v`,
+    Takes: `ggk.thread_index`, `ggk.block_index`, `ggk.grid_size`,
+    `ggk.cluster_rank`, `ggk.fence_async_shared`, `ggk.warp_broadcast %v`,
     `ggk.warp_shuffle_xor %v, lanes`, `ggk.warp_sync` and
     `ggk.sync_threads %id, %count`, made by `gg-lower-to-nvvm` and by the
-    passes before (through `KernelBuilder`): last in the list, after every
-    pass that makes them.
-    Makes: `nvvm.read.ptx.sreg.tid.x`, `nvvm.shfl.sync idx` from lane 0
-    with every lane, `nvvm.shfl.sync bfly` with every lane,
-    `nvvm.bar.warp.sync` with every lane and
-    `nvvm.barrier id, count` (`bar.sync`): the same on sm_80 and sm_90a.
+    passes before (through `KernelBuilder`: the tile schedule's CTA index
+    and grid size, the operands' and the store pool's fences): last in the
+    list, after every pass that makes them.
+    Makes: `nvvm.read.ptx.sreg.tid.x`, `ctaid.x`, `nctaid.x` and
+    `cluster.ctarank`, `nvvm.fence.proxy async.shared::cta`,
+    `nvvm.shfl.sync idx` from lane 0 with every lane, `nvvm.shfl.sync bfly`
+    with every lane, `nvvm.bar.warp.sync` with every lane and
+    `nvvm.barrier id, count` (`bar.sync`), where the ops were. The same
+    instructions on every target; the passes that make
+    `ggk.cluster_rank` and `ggk.fence_async_shared` do so only for a
+    target with clusters, or whose wgmma or TMA stores read shared memory
+    through the async proxy.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect"];

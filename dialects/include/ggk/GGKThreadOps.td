@@ -1,10 +1,11 @@
 //===- GGKThreadOps.td - threads, warps and async copies ---*- tablegen -*-===//
 //
 // What the kernel asks of its threads without naming a target's
-// instructions: a thread's index, a warp-uniform value, a warp's and a
-// group of threads' meeting points, and per-thread asynchronous copies
-// into shared memory. ggk-lower-threads and ggk-lower-async-copies lower
-// them (the same PTX on sm_80 and sm_90a). Included by GGKOps.td.
+// instructions: a thread's, its CTA's and its cluster's index, a
+// warp-uniform value, a warp's and a group of threads' meeting points, the
+// async proxy's fence, and per-thread asynchronous copies into shared
+// memory. ggk-lower-threads and ggk-lower-async-copies lower them (the
+// same PTX on sm_80 and sm_90a). Included by GGKOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,4 +155,70 @@ def GGK_CopyAsyncWaitOp : GGK_Op<"copy_async_wait"> {
   let arguments = (ins I64Attr:$pending);
   let hasVerifier = 1;
   let assemblyFormat = "attr-dict-with-keyword";
+}
+
+def GGK_BlockIndexOp : GGK_Op<"block_index", [Pure]> {
+  let summary = "the CTA's index in the grid";
+  let description = [{
+    The calling CTA's index along the grid's one dimension (the persistent
+    grid is one-dimensional; a cluster's CTAs are consecutive).
+    `ggk-lower-threads`: `%ctaid.x`.
+
+    Example:
+    ```mlir
+    %cta = ggk.block_index
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_GridSizeOp : GGK_Op<"grid_size", [Pure]> {
+  let summary = "the CTAs in the grid";
+  let description = [{
+    How many CTAs the grid has along its one dimension: the persistent
+    schedule's stride. `ggk-lower-threads`: `%nctaid.x`.
+
+    Example:
+    ```mlir
+    %ctas = ggk.grid_size
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_ClusterRankOp : GGK_Op<"cluster_rank", [Pure]> {
+  let summary = "the CTA's rank in its cluster";
+  let description = [{
+    The calling CTA's index within its thread-block cluster (0 for a CTA
+    alone). The generator makes it only for a clustered kernel, which
+    gg-select-config refuses on a target without clusters
+    (`Target::clusters`). `ggk-lower-threads`: `%cluster_ctarank`.
+
+    Example:
+    ```mlir
+    %rank = ggk.cluster_rank
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_FenceAsyncSharedOp : GGK_Op<"fence_async_shared"> {
+  let summary = "the thread's shared-memory writes become visible to the async proxy";
+  let description = [{
+    Orders the calling thread's earlier writes to the CTA's shared memory
+    (through the generic proxy: st.shared, stmatrix) before later reads of
+    the async proxy: a TMA store of a staged tile, wgmma's reads of an
+    operand the threads prepared. Only a target whose tensor maps or wgmma
+    read through the async proxy needs it; the passes that stage such
+    writes make it. `ggk-lower-threads`: `fence.proxy.async.shared::cta`.
+
+    Example:
+    ```mlir
+    ggk.fence_async_shared
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
 }

@@ -296,9 +296,10 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
       }
     return into;
   };
-  // Fewer than 128 columns may straddle two scale blocks: fragment columns
-  // before `boundary` take the first block's scale, the rest the second's.
-  bool straddles = p.bBlocks == 2 && p.warpgroupN < 128;
+  // Columns not a multiple of 128 (112, 192) may straddle two scale
+  // blocks: fragment columns before `boundary` take the first block's
+  // scale, the rest the second's.
+  bool straddles = p.bBlocks == 2 && p.warpgroupN % 128 != 0;
   // B has one scale per 128 columns (128x128 blocks), or one for all of
   // them (none, or per-tensor or per-channel scales, applied elsewhere),
   // which a warpgroup of 256 columns must not index past.

@@ -125,13 +125,14 @@ LogicalResult KernelGenerator::plan() {
     return op.emitOpError() << "block scales are applied per 128-wide K "
                                "block, so block K must be 128, got "
                             << p.blockK;
-  // A warpgroup's columns cover whole 128-column scale blocks, or fewer
-  // than 128 columns, which touch at most two.
+  // A warpgroup's columns cover whole 128-column scale blocks, or touch at
+  // most two (the promotion's boundary between them).
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
-      p.blockN % 128 != 0 && p.warpgroupN > 128)
+      p.warpgroupN % 128 != 0 && p.bBlocks > 2)
     return op.emitOpError() << "block N must be a multiple of 128, or its "
-                               "warpgroups' columns at most 128, with "
-                               "128x128 scales of 'b', got "
+                               "warpgroups' columns touch at most two "
+                               "128-column scale blocks (e.g. 112 or 192), "
+                               "with 128x128 scales of 'b', got "
                             << p.blockN;
   accType = ggk::AccType::get(b.getContext(), 64, p.warpgroupN, b.f32(),
                               p.warpColumns);

@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <numeric>
+
 namespace ggc {
 #define GEN_PASS_DEF_SELECTCONFIG
 #include "ggc/Passes.h.inc"
@@ -57,9 +59,10 @@ int64_t ggc::bBlockScalesPerWarpgroup(ConfigAttr config) {
   int64_t columns = config.getBlockN() / config.getSplitN();
   if (columns % 128 == 0)
     return columns / 128;
-  // Fewer than 128 columns that need not start on a multiple of 128 (e.g.
-  // 112) may straddle two scale blocks.
-  return 128 % columns == 0 ? 1 : 2;
+  // A warpgroup starts on a multiple of gcd(columns, 128); the run that
+  // starts latest in a scale block touches the most of them.
+  int64_t latestStart = 128 - std::gcd(columns, int64_t(128));
+  return (latestStart + columns + 127) / 128;
 }
 
 ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,

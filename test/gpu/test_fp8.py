@@ -148,16 +148,31 @@ def test_contiguous_split_n_column_scales():
 # 112 or 96): a tile's columns may straddle two 128x128 scale blocks of B.
 NARROW_112 = "#gg.config<block = [128, 112, 128], stages = 0, cluster = [1, 1], sms = 132>"
 NARROW_96 = "#gg.config<block = [128, 96, 128], stages = 0, cluster = [1, 1], sms = 132>"
+# DeepGEMM's FP8 tile: 192 columns per warpgroup, starting 0 or 64 columns
+# into a 128-column scale block of B.
+WIDE_192 = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [1, 1], sms = 132>"
 SPLIT_224 = ("#gg.config<block = [64, 224, 128], stages = 0, cluster = [1, 1], "
              "sms = 132, split_n = 2>")
 
 
-@pytest.mark.parametrize("config", [NARROW_112, NARROW_96])
+@pytest.mark.parametrize("config", [NARROW_112, NARROW_96, WIDE_192])
 def test_contiguous_narrow_tiles_straddle_b_blocks(config):
     # N = 2112: 112-wide tiles start at 112 i, so most straddle a 128-column
     # scale block of B; the last tile is 96 (or 0) columns.
     run_contiguous(RAGGED, n=2112, k=400, a_scale="block_mn", b_scale="block",
                    config=config)
+
+
+@pytest.mark.parametrize("kernel_plan", [
+    None,  # gg-plan-kernel's: the scales in the stages, serial promotion
+    "#gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], "
+    "staging = swizzled>"])
+def test_contiguous_192_columns_straddle_b_blocks(kernel_plan):
+    # N = 2176: eleven 192-column tiles, those at odd indices starting 64
+    # columns into a scale block, then one of 64; K = 7168 keeps the
+    # two-level accumulation's precision across 56 promotions.
+    run_contiguous(RAGGED, n=2176, k=7168, a_scale="block_mn", b_scale="block",
+                   config=WIDE_192, kernel_plan=kernel_plan)
 
 
 def test_contiguous_idle_warpgroups_skip():

@@ -120,16 +120,16 @@ func.func @column_scales_block_n_256(%a: memref<?x512xf8E4M3FN>, %b: memref<4x25
 
 // -----
 
-func.func @b_block_scales_on_192_columns(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
+func.func @b_block_scales_on_224_columns(%a: memref<?x512xf8E4M3FN>, %sa: memref<4x?xf32>,
                                          %b: memref<4x256x512xf8E4M3FN>, %sb: memref<4x2x4xf32>,
                                          %off: memref<5xi32>, %o: memref<?x256xbf16>) {
-  // expected-error @+1 {{block N must be a multiple of 128, or its warpgroups' columns at most 128, with 128x128 scales of 'b', got 192}}
+  // expected-error @+1 {{block N must be a multiple of 128, or its warpgroups' columns touch at most two 128-column scale blocks (e.g. 112 or 192), with 128x128 scales of 'b', got 224}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xf8E4M3FN>)
       b(%b : memref<4x256x512xf8E4M3FN>) groups(%off : memref<5xi32>)
       a_scale(%sa : memref<4x?xf32>, <block 1x128, mn_major>)
       b_scale(%sb : memref<4x2x4xf32>, <block 128x128>)
       out(%o : memref<?x256xbf16>)
-      {config = #gg.config<block = [128, 192, 128], stages = 2, cluster = [1, 1], sms = 132>}
+      {config = #gg.config<block = [128, 224, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
 

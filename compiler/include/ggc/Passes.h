@@ -102,8 +102,9 @@ bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
 
 /// 128x128 block scales of B a consumer warpgroup's columns touch per K
-/// block: one per 128 of them, or two where fewer than 128 may straddle a
-/// block boundary.
+/// block at most: one per 128 of them, else as many as a run of them
+/// starting where a warpgroup may start (a multiple of gcd(columns, 128))
+/// can straddle: two for 112 or 192 columns.
 int64_t bBlockScalesPerWarpgroup(mlir::gg::ConfigAttr config);
 
 /// 1x128 block scales of A (M-major) and 128x128 of B ride with each

@@ -91,6 +91,17 @@ Value KernelBuilder::clusterRank() {
 }
 void KernelBuilder::fenceAsyncShared() { create<ggk::FenceAsyncSharedOp>(); }
 
+void KernelBuilder::tmaStore(Value tensorMap, Value src,
+                             ArrayRef<Value> coords) {
+  create<ggk::TmaStoreOp>(tensorMap, src, coords);
+}
+
+void KernelBuilder::bulkCommitGroup() { create<ggk::BulkCommitGroupOp>(); }
+
+void KernelBuilder::bulkWaitGroup(bool read) {
+  create<ggk::BulkWaitGroupOp>(0, read);
+}
+
 Value KernelBuilder::gep(Value base, Value byteOffset) {
   return create<LLVM::GEPOp>(base.getType(), getI8Type(), base,
                              ArrayRef<LLVM::GEPArg>{toI64(byteOffset)});
@@ -107,17 +118,15 @@ void KernelBuilder::storeGlobal(Value value, Value base, Value byteOffset) {
 }
 
 void KernelBuilder::mbarrierInit(Value bar, int64_t count) {
-  create<NVVM::MBarrierInitOp>(bar, c32(count), Value());
+  create<ggk::MbarrierInitOp>(bar, count);
 }
 
 void KernelBuilder::mbarrierArriveExpectTx(Value bar, Value bytes) {
-  create<NVVM::MBarrierArriveExpectTxOp>(Type(), bar, bytes,
-                                         NVVM::MemScopeKind::CTA, false,
-                                         Value());
+  create<ggk::MbarrierArriveExpectTxOp>(bar, bytes);
 }
 
 void KernelBuilder::mbarrierArrive(Value bar) {
-  create<NVVM::MBarrierArriveOp>(i64(), bar, Value());
+  create<ggk::MbarrierArriveOp>(bar);
 }
 
 void KernelBuilder::mbarrierWait(Value bar, Value parity) {
@@ -131,10 +140,7 @@ void KernelBuilder::tmaLoad(Value dst, Value tensorMap, ArrayRef<Value> coords,
   SmallVector<Value> coords32;
   for (Value c : coords)
     coords32.push_back(toI32(c));
-  create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
-      dst, tensorMap, coords32, bar, ValueRange{}, Value(), l2Hint,
-      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/true, NVVM::CTAGroupKindAttr(),
-      Value());
+  create<ggk::TmaLoadOp>(dst, tensorMap, coords32, bar, l2Hint);
 }
 
 Value KernelBuilder::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,

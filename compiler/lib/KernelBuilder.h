@@ -1,8 +1,11 @@
 //===- KernelBuilder.h - NVVM building blocks for Hopper kernels -*- C++ -*-===//
 //
-// Small, named wrappers over the LLVM and NVVM dialect ops the grouped GEMM
-// kernel is made of (mbarriers, TMA loads, wgmma), so that the kernel
-// generator reads as the algorithm and not as op plumbing.
+// Small, named wrappers over the ops the grouped GEMM kernel is made of, so
+// that the kernel generator and the technique passes read as the algorithm
+// and not as op plumbing: LLVM and arith ops, and the target's instructions
+// as ggk ops (mbarriers, TMA copies, fences, barriers, the CTA's place) that
+// the conversions at the end of the pass list lower to NVVM. Only the
+// ring's try-wait, which its conversion makes, is NVVM here.
 //
 // Why NVVM ops and not MLIR 22's nvgpu ones, which lower to the same:
 // - nvgpu.mbarrier.* work on an !nvgpu.mbarrier.group that
@@ -111,7 +114,9 @@ public:
   mlir::Value loadGlobal(mlir::Type type, mlir::Value base, mlir::Value index);
   void storeGlobal(mlir::Value value, mlir::Value base, mlir::Value byteOffset);
 
-  // mbarriers (in shared memory).
+  // mbarriers (in shared memory) and TMA copies, as ggk ops
+  // (ggk-lower-tma lowers them), but the try-wait, which only the ring's
+  // conversion makes.
   void mbarrierInit(mlir::Value bar, int64_t count);
   void mbarrierArriveExpectTx(mlir::Value bar, mlir::Value bytes); // i32
 
@@ -127,6 +132,14 @@ public:
   void tmaLoad(mlir::Value dst, mlir::Value tensorMap,
                llvm::ArrayRef<mlir::Value> coords, mlir::Value bar,
                mlir::Value l2Hint = {});
+  /// TMA store of the box at `src` to `tensorMap` at `coords` (i32,
+  /// innermost first), in the thread's open bulk group.
+  void tmaStore(mlir::Value tensorMap, mlir::Value src,
+                llvm::ArrayRef<mlir::Value> coords);
+  void bulkCommitGroup();
+  /// Until none of the thread's bulk groups is in flight (`read`: has yet
+  /// to read its shared memory).
+  void bulkWaitGroup(bool read);
 
   /// A wgmma shared-memory matrix descriptor for a tile with 128-byte
   /// swizzle. K-major tiles: 8-row atoms of 1024 bytes apart (`strideBytes`

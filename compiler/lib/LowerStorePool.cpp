@@ -37,7 +37,7 @@ void onIssuer(KernelBuilder &b, int64_t issuer, function_ref<void()> body) {
 void lowerAwait(ggk::AwaitStagedTileOp op) {
   KernelBuilder b(op.getLoc(), op);
   onIssuer(b, op.getIssuer(), [&] {
-    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr::get(b.getContext()));
+    b.bulkWaitGroup(/*read=*/true);
   });
   b.consumerBarrier(op.getConsumerThreads());
   op.erase();
@@ -90,8 +90,7 @@ void storeBoxes(KernelBuilder &b, ggk::StoreStagedTileOp op, Value map,
                                        b.add(op.getRowStart(), first)};
           if (op.getGroup())
             coords.push_back(op.getGroup());
-          b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
-              map, src, coords, Value(), NVVM::TMAStoreMode::TILE, Value());
+          b.tmaStore(map, src, coords);
           b.create<scf::YieldOp>();
         });
   }
@@ -118,7 +117,7 @@ void lowerStore(ggk::StoreStagedTileOp op) {
       });
       done = b.add(done, b.select(take, b.c32(h), b.c32(0)));
     }
-    b.create<NVVM::CpAsyncBulkCommitGroupOp>();
+    b.bulkCommitGroup();
   });
   op.erase();
 }
@@ -127,7 +126,7 @@ void lowerStore(ggk::StoreStagedTileOp op) {
 void lowerDrain(ggk::DrainTileStoresOp op) {
   KernelBuilder b(op.getLoc(), op);
   onIssuer(b, op.getIssuer(), [&] {
-    b.create<NVVM::CpAsyncBulkWaitGroupOp>(0, UnitAttr());
+    b.bulkWaitGroup(/*read=*/false);
   });
   op.erase();
 }

@@ -45,6 +45,15 @@ Value lower(Operation *op, KernelBuilder &b) {
     return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), shuffle.getValue(),
                                   b.c32(shuffle.getLanes()), b.c32(0x1f),
                                   NVVM::ShflKind::bfly, UnitAttr());
+  if (isa<ggk::SyncCtaOp>(op)) {
+    b.create<NVVM::Barrier0Op>();
+    return Value();
+  }
+  if (isa<ggk::ClusterSyncOp>(op)) {
+    b.create<NVVM::ClusterArriveOp>(UnitAttr());
+    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+    return Value();
+  }
   if (isa<ggk::WarpSyncOp>(op)) {
     b.create<NVVM::SyncWarpOp>(b.c32(-1));
     return Value();
@@ -60,8 +69,8 @@ struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
     ggc::convertEach<ggk::ThreadIndexOp, ggk::BlockIndexOp, ggk::GridSizeOp,
                      ggk::ClusterRankOp, ggk::FenceAsyncSharedOp,
                      ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
-                     ggk::WarpSyncOp, ggk::SyncThreadsOp>(getOperation(),
-                                                          lower);
+                     ggk::WarpSyncOp, ggk::SyncThreadsOp, ggk::SyncCtaOp,
+                     ggk::ClusterSyncOp>(getOperation(), lower);
   }
 };
 

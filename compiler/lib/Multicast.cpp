@@ -27,13 +27,6 @@ using ggc::kSwizzleBytes;
 
 namespace {
 
-/// `local` in this CTA's shared memory, as an address in the shared memory
-/// of cluster CTA `rank`.
-Value clusterAddress(KernelBuilder &b, Value local, Value rank) {
-  return b.create<NVVM::MapaOp>(LLVM::LLVMPointerType::get(b.getContext(), 7),
-                                local, rank);
-}
-
 class BLoads {
 public:
   explicit BLoads(ggk::LoadBTileOp op)
@@ -67,17 +60,12 @@ void BLoads::load(Value dst, ArrayRef<Value> coords) {
     b.tmaLoad(dst, op.getMap(), coords, op.getBarrier(), hint);
     return;
   }
-  // The upstream nvgpu.tma.async.load takes a multicast mask but no L2
-  // cache hint, which B's loads carry: NVVM's op takes both.
   SmallVector<Value> coords32;
   for (Value c : coords)
     coords32.push_back(b.toI32(c));
-  b.create<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(
-      clusterAddress(b, dst, op.getClusterRank()), op.getMap(), coords32,
-      op.getBarrier(), ValueRange{},
-      b.create<arith::ConstantIntOp>(b.getI16Type(), (1 << cluster) - 1), hint,
-      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(),
-      Value());
+  b.create<ggk::TmaLoadMulticastOp>(dst, op.getMap(), coords32,
+                                    op.getBarrier(), op.getClusterRank(), hint,
+                                    cluster);
 }
 
 void BLoads::run() {
@@ -121,10 +109,7 @@ void lowerRelease(ggk::ReleaseStageOp op) {
     b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
       Value bar = barrier.at(b);
       for (int64_t r = 0; r < cluster; ++r)
-        b.create<NVVM::MBarrierArriveOp>(Type(),
-                                         clusterAddress(b, bar, b.c32(r)),
-                                         Value(), NVVM::MemScopeKind::CTA,
-                                         false);
+        b.create<ggk::MbarrierArriveClusterOp>(bar, b.c32(r));
       b.create<scf::YieldOp>();
     });
   }
@@ -146,14 +131,13 @@ void lowerInitEmpty(ggk::InitEmptyBarrierOp op) {
 void lowerPublish(ggk::PublishBarrierInitOp op) {
   KernelBuilder b(op.getLoc(), op);
   if (op.getCluster() == 1) {
-    b.create<NVVM::Barrier0Op>();
+    b.create<ggk::SyncCtaOp>();
   } else {
     b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
-      b.create<NVVM::FenceMbarrierInitOp>();
+      b.create<ggk::FenceBarrierInitOp>();
       b.create<scf::YieldOp>();
     });
-    b.create<NVVM::ClusterArriveOp>(UnitAttr());
-    b.create<NVVM::ClusterWaitOp>(UnitAttr());
+    b.create<ggk::ClusterSyncOp>();
   }
   op.erase();
 }
@@ -162,10 +146,8 @@ void lowerPublish(ggk::PublishBarrierInitOp op) {
 /// barriers.
 void lowerLeave(ggk::LeaveClusterOp op) {
   KernelBuilder b(op.getLoc(), op);
-  if (op.getCluster() > 1) {
-    b.create<NVVM::ClusterArriveOp>(UnitAttr());
-    b.create<NVVM::ClusterWaitOp>(UnitAttr());
-  }
+  if (op.getCluster() > 1)
+    b.create<ggk::ClusterSyncOp>();
   op.erase();
 }
 

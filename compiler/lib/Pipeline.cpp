@@ -165,6 +165,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     }
     pm.addPass(createLowerAccumulators());
     pm.addPass(createLowerAsyncCopies());
+    pm.addPass(createLowerTma());
     pm.addPass(createLowerThreads());
     // Last: the launch contract from the kernel that remains.
     pm.addPass(createCollectLaunch());

@@ -8,10 +8,10 @@
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[MAP:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32)
 // CHECK: %[[R0:.*]] = arith.addi %[[ROW]], %c0_i32
 // CHECK: %[[D0:.*]] = llvm.getelementptr %[[DST]][%c0_i64]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D0]], %[[MAP]], %[[FULL]], box[%[[R0]], %[[K]]]
+// CHECK: ggk.tma_load %[[D0]], %[[MAP]][%[[R0]], %[[K]]], %[[FULL]]
 // CHECK: %[[R1:.*]] = arith.addi %[[ROW]], %c64_i32
 // CHECK: %[[D1:.*]] = llvm.getelementptr %[[DST]][%c8192_i64]
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D1]], %[[MAP]], %[[FULL]], box[%[[R1]], %[[K]]]
+// CHECK: ggk.tma_load %[[D1]], %[[MAP]][%[[R1]], %[[K]]], %[[FULL]]
 // CHECK-NOT: ggk.
 llvm.func @load(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr, %k: i32, %row: i32) {
   ggk.load_mn_major_tile %dst, %full from(%map) at[%k, %row]

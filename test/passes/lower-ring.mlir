@@ -12,7 +12,7 @@
 // CHECK: %[[FLIPPED:.*]] = arith.xori %[[PARITY]], %{{.*}}
 // CHECK-NEXT: %[[TICKS:.*]] = arith.constant 10000000 : i32
 // CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[FLIPPED]], %[[TICKS]] : !llvm.ptr<3>, i32, i32
-// CHECK-NEXT: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %[[BYTES:.*]] : !llvm.ptr<3>, i32
+// CHECK-NEXT: ggk.mbarrier_arrive_expect_tx %[[FULL]], %[[BYTES:.*]]
 // CHECK-NEXT: llvm.call @load()
 // CHECK: nvvm.mbarrier.try_wait.parity %[[FULL]], %[[PARITY]], %{{.*}} : !llvm.ptr<3>, i32, i32
 // CHECK-NEXT: llvm.call @compute()

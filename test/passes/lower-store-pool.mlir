@@ -14,7 +14,7 @@
 // CHECK: %[[TID:.*]] = ggk.thread_index
 // CHECK: %[[ISSUER:.*]] = arith.cmpi eq, %[[TID]], %c128_i32
 // CHECK: scf.if %[[ISSUER]] {
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: ggk.bulk_wait_group read attributes {pending = 0 : i64}
 // CHECK: ggk.warp_sync
 // CHECK-NEXT: ggk.sync_threads %c1_i32, %c256_i32
 // CHECK: %[[BYTE:.*]] = arith.muli %[[COL]], %c2_i32
@@ -38,26 +38,26 @@
 // CHECK: %[[TAKE4:.*]] = arith.cmpi ne, %[[BIT4]], %c0_i32
 // CHECK: scf.if %[[TAKE4]] {
 // CHECK: arith.cmpi slt, %[[COL0]], %c4096_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M4]], %[[TILE]], box[%[[COL0]], %[[START]], %[[G]]]
+// CHECK: ggk.tma_store %[[TILE]], %[[M4]][%[[COL0]], %[[START]], %[[G]]]
 // CHECK: %[[COL1:.*]] = arith.addi %[[COL0]], %c64_i32
 // CHECK: arith.cmpi slt, %[[COL1]], %c4096_i32
 // CHECK: %[[CHUNK1:.*]] = llvm.getelementptr %[[TILE]][512]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M4]], %[[CHUNK1]], box[%[[COL1]], %[[START]], %[[G]]]
+// CHECK: ggk.tma_store %[[CHUNK1]], %[[M4]][%[[COL1]], %[[START]], %[[G]]]
 // CHECK: %[[DONE4:.*]] = arith.select %[[TAKE4]], %c4_i32, %c0_i32
 // CHECK: %[[BIT2:.*]] = arith.andi %[[ROWS]], %c2_i32
 // CHECK: %[[TAKE2:.*]] = arith.cmpi ne, %[[BIT2]], %c0_i32
 // CHECK: scf.if %[[TAKE2]] {
 // CHECK: %[[FIRST2:.*]] = arith.addi %[[START]], %[[DONE4]]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %{{.*}}, box[%[[COL0]], %[[FIRST2]], %[[G]]]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %{{.*}}, box[%[[COL1]], %{{.*}}, %[[G]]]
+// CHECK: ggk.tma_store %{{.*}}, %[[M2]][%[[COL0]], %[[FIRST2]], %[[G]]]
+// CHECK: ggk.tma_store %{{.*}}, %[[M2]][%[[COL1]], %{{.*}}, %[[G]]]
 // CHECK: arith.andi %[[ROWS]], %c1_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]]
-// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: ggk.tma_store %{{.*}}, %[[M1]]
+// CHECK: ggk.tma_store %{{.*}}, %[[M1]]
+// CHECK: ggk.bulk_commit_group
 // CHECK: %[[TID_END:.*]] = ggk.thread_index
 // CHECK: %[[ISSUER_END:.*]] = arith.cmpi eq, %[[TID_END]], %c128_i32
 // CHECK: scf.if %[[ISSUER_END]] {
-// CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
+// CHECK-NEXT: ggk.bulk_wait_group attributes {pending = 0 : i64}
 // CHECK-NOT: ggk.{{await_staged_tile|stage_output|store_staged_tile|drain_tile_stores}}
 llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
                     %col: i32, %rows: i32, %start: i32, %n_block: i32,
@@ -90,11 +90,11 @@ llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
 // CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xf32>, !llvm.ptr<3>
 // CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c24_i32
 // CHECK: arith.andi %{{.*}}, %c2_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M2]], %[[TILE]], box[%[[COL0]], %[[START]]] :
+// CHECK: ggk.tma_store %[[TILE]], %[[M2]][%[[COL0]], %[[START]]]
 // CHECK: arith.andi %{{.*}}, %c1_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[M1]], %{{.*}}, box[%[[COL0]], %{{.*}}] :
-// CHECK-NOT: nvvm.cp.async.bulk.tensor
-// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: ggk.tma_store %{{.*}}, %[[M1]][%[[COL0]], %{{.*}}]
+// CHECK-NOT: ggk.tma_
+// CHECK: ggk.bulk_commit_group
 llvm.func @dense(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
                  %col: i32, %rows: i32, %start: i32, %n_block: i32,
                  %m2: !llvm.ptr, %m1: !llvm.ptr) {
@@ -123,7 +123,7 @@ llvm.func @dense(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
 // CHECK: llvm.store %[[ONE]], %[[AT]] : vector<1xbf16>, !llvm.ptr<3>
 // CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c64_i32
 // CHECK: arith.cmpi slt, %[[COL0]], %c2048_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %[[TILE]], box[%[[COL0]], %{{.*}}]
+// CHECK: ggk.tma_store %[[TILE]], %{{.*}}[%[[COL0]], %{{.*}}]
 // CHECK-NOT: llvm.getelementptr %[[TILE]][512]
 llvm.func @one_value_a_pair(%tile: !llvm.ptr<3>, %one: vector<1xbf16>, %row: i32,
                             %col: i32, %rows: i32, %start: i32, %n_block: i32,

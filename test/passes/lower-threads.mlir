@@ -51,3 +51,16 @@ llvm.func @cta_place() -> i32 {
   ggk.fence_async_shared
   llvm.return %rank : i32
 }
+
+// Before: the CTA meets, then the cluster. After: bar.sync 0, then the
+// cluster barrier's arrive and wait.
+// CHECK-LABEL: llvm.func @meet
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: llvm.return
+llvm.func @meet() {
+  ggk.sync_cta
+  ggk.cluster_sync
+  llvm.return
+}

@@ -7,8 +7,8 @@
 // CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32)
 // CHECK: %[[HINT:.*]] = arith.constant 1364604206261551104 : i64
 // CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[FULL]], box[%[[K]], %[[N0]], %[[G]]] l2_cache_hint = %[[HINT]] {isCTAOnly = true}
-// CHECK-NOT: nvvm.mapa
+// CHECK-NEXT: ggk.tma_load %[[DST]], %[[MAP]][%[[K]], %[[N0]], %[[G]]], %[[FULL]] l2_hint(%[[HINT]])
+// CHECK-NOT: ggk.tma_load_multicast
 // CHECK-NOT: ggk.
 llvm.func @alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
                  %k: i32, %n_block: i32, %group: i32) {
@@ -22,7 +22,7 @@ llvm.func @alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 
 // Before: a cluster of two, K-major B of 128 rows of N. After: CTA `rank`
 // loads rows [64 rank, 64 rank + 64) of the tile (128 bytes each) and
-// multicasts them (mask 0b11) to the same place in both CTAs (nvvm.mapa).
+// multicasts them to the same place in both CTAs.
 // CHECK-LABEL: llvm.func @pair
 // CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32, %[[RANK:.*]]: i32)
 // CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
@@ -31,8 +31,7 @@ llvm.func @alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 // CHECK-NEXT: %[[BYTES:.*]] = arith.muli %[[SHARE64]], %c128_i64
 // CHECK-NEXT: %[[AT:.*]] = llvm.getelementptr %[[DST]][%[[BYTES]]]
 // CHECK-NEXT: %[[N:.*]] = arith.addi %[[N0]], %[[SHARE]]
-// CHECK-NEXT: %[[PEER:.*]] = nvvm.mapa %[[AT]], %[[RANK]] : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[PEER]], %[[MAP]], %[[FULL]], box[%[[K]], %[[N]], %[[G]]] multicast_mask = %c3_i16
+// CHECK-NEXT: ggk.tma_load_multicast %[[AT]], %[[MAP]][%[[K]], %[[N]], %[[G]]], %[[FULL]] rank(%[[RANK]]) attributes {cluster = 2 : i64}
 llvm.func @pair(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
                 %k: i32, %n_block: i32, %group: i32, %rank: i32) {
   ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group] rank(%rank)
@@ -48,8 +47,8 @@ llvm.func @pair(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 // each a [64, 64] box at column n_block * 256 + 64 j, into chunk j's 8 KiB
 // of the stage, multicast to both CTAs.
 // CHECK-LABEL: llvm.func @pair_n_major
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %c3_i16
-// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK-COUNT-2: ggk.tma_load_multicast %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} rank(%{{.*}}) attributes {cluster = 2 : i64}
+// CHECK-NOT: ggk.tma_load
 llvm.func @pair_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
                         %k: i32, %n_block: i32, %rank: i32) {
   ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block] rank(%rank)
@@ -63,7 +62,7 @@ llvm.func @pair_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr
 // Before: a stage's release alone. After: each consumer thread arrives.
 // CHECK-LABEL: llvm.func @release_alone
 // CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>)
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[EMPTY]] : !llvm.ptr<3> -> i64
+// CHECK-NEXT: ggk.mbarrier_arrive %[[EMPTY]]
 // CHECK-NEXT: llvm.return
 llvm.func @release_alone(%empty: !llvm.ptr<3>) {
   ggk.release_stage %empty attributes {cluster = 1}
@@ -79,10 +78,8 @@ llvm.func @release_alone(%empty: !llvm.ptr<3>) {
 // CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
 // CHECK: scf.if %[[FIRST]] {
-// CHECK-NEXT: %[[CTA0:.*]] = nvvm.mapa %[[EMPTY]], %c0_i32
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[CTA0]] : !llvm.ptr<7>
-// CHECK-NEXT: %[[CTA1:.*]] = nvvm.mapa %[[EMPTY]], %c1_i32
-// CHECK-NEXT: nvvm.mbarrier.arrive %[[CTA1]] : !llvm.ptr<7>
+// CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %c0_i32
+// CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %c1_i32
 // CHECK-NEXT: }
 llvm.func @release_pair(%empty: !llvm.ptr<3>) {
   ggk.release_stage %empty attributes {cluster = 2}
@@ -96,9 +93,8 @@ llvm.func @release_pair(%empty: !llvm.ptr<3>) {
 // inits, and nothing is left before returning.
 // CHECK-LABEL: llvm.func @frame_alone
 // CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>, %[[LEADER:.*]]: i1)
-// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 256 : i32
-// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY]], %[[COUNT]]
-// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: ggk.mbarrier_init %[[EMPTY]] attributes {count = 256 : i64}
+// CHECK-NEXT: ggk.sync_cta
 // CHECK-NEXT: llvm.return
 llvm.func @frame_alone(%empty: !llvm.ptr<3>, %leader: i1) {
   ggk.init_empty_barrier %empty attributes {consumer_warps = 8, cluster = 1}
@@ -114,15 +110,12 @@ llvm.func @frame_alone(%empty: !llvm.ptr<3>, %leader: i1) {
 // before returning.
 // CHECK-LABEL: llvm.func @frame_pair
 // CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>, %[[LEADER:.*]]: i1)
-// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 16 : i32
-// CHECK-NEXT: nvvm.mbarrier.init %[[EMPTY]], %[[COUNT]]
+// CHECK-NEXT: ggk.mbarrier_init %[[EMPTY]] attributes {count = 16 : i64}
 // CHECK-NEXT: scf.if %[[LEADER]] {
-// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK-NEXT: ggk.fence_barrier_init
 // CHECK-NEXT: }
-// CHECK-NEXT: nvvm.cluster.arrive
-// CHECK-NEXT: nvvm.cluster.wait
-// CHECK-NEXT: nvvm.cluster.arrive
-// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: ggk.cluster_sync
+// CHECK-NEXT: ggk.cluster_sync
 // CHECK-NEXT: llvm.return
 llvm.func @frame_pair(%empty: !llvm.ptr<3>, %leader: i1) {
   ggk.init_empty_barrier %empty attributes {consumer_warps = 8, cluster = 2}

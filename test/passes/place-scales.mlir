@@ -25,7 +25,7 @@
 // CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 16912 : i64
 // CHECK-NEXT: %[[FIRST:.*]] = arith.andi %[[ROW]], %c-4_i32
 // CHECK-NEXT: %[[WINDOW:.*]] = ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 640 : i64}
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[WINDOW]], %[[AMAP]], %[[FULL]], box[%[[FIRST]], %[[K]], %[[G]]]
+// CHECK-NEXT: ggk.tma_load %[[WINDOW]], %[[AMAP]][%[[FIRST]], %[[K]], %[[G]]], %[[FULL]]
 // CHECK: arith.andi %[[ROW]], %c3_i32
 // CHECK: ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32]
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
@@ -66,7 +66,7 @@ llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 // CHECK-LABEL: llvm.func @slots
 // CHECK-NOT: ggk.copy_async
 // CHECK: ggk.load_tile_rows {{.*}} other_bytes = 16384 : i64
-// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK-NOT: ggk.tma_
 // CHECK: ggk.copy_async_wait attributes {pending = 1 : i64}
 // CHECK-NEXT: ggk.warp_sync
 // CHECK: %[[BUFFER:.*]] = arith.remui %{{.*}}, %c2_i32
@@ -130,7 +130,7 @@ llvm.func @none(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
 // producer's and the cp.async's).
 // CHECK-LABEL: llvm.func @two_blocks
 // CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: i32, %[[K:[^:]*]]: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[G:[^:]*]]: i32,
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c2_i32
+// CHECK: ggk.mbarrier_init %{{.*}} attributes {count = 2 : i64}
 // CHECK: %[[K64:.*]] = arith.extsi %[[K]] : i32 to i64
 // CHECK: %[[G64:.*]] = arith.extsi %[[G]] : i32 to i64
 // CHECK: %[[GK:.*]] = arith.muli %[[G64]], %c56_i64
@@ -141,7 +141,7 @@ llvm.func @none(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
 // CHECK: ggk.copy_async {{.*}}bytes = 4
 // CHECK-NEXT: ggk.copy_async_arrive
 // CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 33296 : i64
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] {isCTAOnly = true}
+// CHECK: ggk.tma_load %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}
 llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
     %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
     %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32) {
@@ -165,7 +165,7 @@ llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 // Before: a full barrier where the plan puts the scales in the slots.
 // After: one arrival, the producer's.
 // CHECK-LABEL: llvm.func @slot_barrier
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// CHECK: ggk.mbarrier_init %{{.*}} attributes {count = 1 : i64}
 llvm.func @slot_barrier(%full: !llvm.ptr<3>) {
   ggk.init_full_barrier %full attributes {
       plan = #gg.kernel_plan<promotion = serial, scales = slots,
@@ -179,7 +179,7 @@ llvm.func @slot_barrier(%full: !llvm.ptr<3>) {
 // the producer warpgroup's 128 threads arrives once after its copies of A's
 // tile and once after B's, so the barrier expects 2 x 128 arrivals.
 // CHECK-LABEL: llvm.func @per_thread_barrier
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c256_i32
+// CHECK: ggk.mbarrier_init %{{.*}} attributes {count = 256 : i64}
 module attributes {gg.target = "sm_80"} {
   llvm.func @per_thread_barrier(%full: !llvm.ptr<3>) {
     ggk.init_full_barrier %full attributes {

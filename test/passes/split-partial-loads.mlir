@@ -14,17 +14,17 @@
 // CHECK: %[[ROWS:.*]] = arith.minsi %[[ROUNDED]], %c128_i32
 // CHECK: %[[ROW_BYTES:.*]] = arith.muli %[[ROWS]], %c128_i32
 // CHECK: %[[BYTES:.*]] = arith.addi %[[ROW_BYTES]], %c16384_i32
-// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %[[BYTES]]
+// CHECK: ggk.mbarrier_arrive_expect_tx %[[FULL]], %[[BYTES]]
 // CHECK: %[[WHOLE:.*]] = arith.cmpi eq, %[[ROWS]], %c128_i32
 // CHECK: scf.if %[[WHOLE]] {
 // CHECK:   arith.muli %{{.*}}, %c16384_i64
 // CHECK:   %[[TILE:.*]] = llvm.getelementptr %[[SMEM]]
-// CHECK:   nvvm.cp.async.bulk.tensor.shared.cluster.global %[[TILE]], %[[A128]], %[[FULL]], box[%[[K]], %[[ROW]], %[[GROUP]]]
+// CHECK:   ggk.tma_load %[[TILE]], %[[A128]][%[[K]], %[[ROW]], %[[GROUP]]], %[[FULL]]
 // CHECK: } else {
 // CHECK:   %[[BIT64:.*]] = arith.andi %[[ROWS]], %c64_i32
 // CHECK:   %[[TAKE64:.*]] = arith.cmpi ne, %[[BIT64]], %c0_i32
 // CHECK:   scf.if %[[TAKE64]] {
-// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[A64]], %[[FULL]], box[%[[K]], %[[ROW]], %[[GROUP]]]
+// CHECK:     ggk.tma_load %{{.*}}, %[[A64]][%[[K]], %[[ROW]], %[[GROUP]]], %[[FULL]]
 // CHECK:   }
 // CHECK:   %[[AFTER64:.*]] = arith.andi %[[ROWS]], %c64_i32
 // CHECK:   %[[BIT32:.*]] = arith.andi %[[ROWS]], %c32_i32
@@ -36,14 +36,14 @@
 // CHECK:     %[[STAGE_TILE:.*]] = llvm.getelementptr %[[SMEM]]
 // CHECK:     %[[DST32:.*]] = llvm.getelementptr %[[STAGE_TILE]][%[[OFF64]]]
 // CHECK:     %[[ROW32:.*]] = arith.addi %[[ROW]], %[[AFTER64]]
-// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST32]], %[[A32]], %[[FULL]], box[%[[K]], %[[ROW32]], %[[GROUP]]]
+// CHECK:     ggk.tma_load %[[DST32]], %[[A32]][%[[K]], %[[ROW32]], %[[GROUP]]], %[[FULL]]
 // CHECK:   }
 // CHECK:   arith.andi %[[ROWS]], %c16_i32
 // CHECK:   scf.if
-// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[A16]], %[[FULL]]
+// CHECK:     ggk.tma_load %{{.*}}, %[[A16]][{{.*}}], %[[FULL]]
 // CHECK:   arith.andi %[[ROWS]], %c8_i32
 // CHECK:   scf.if
-// CHECK:     nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[A8]], %[[FULL]]
+// CHECK:     ggk.tma_load %{{.*}}, %[[A8]][{{.*}}], %[[FULL]]
 // CHECK-NOT: ggk.load_tile_rows
 llvm.func @partial(%full: !llvm.ptr<3>, %smem: !llvm.ptr<3>, %stage: i32,
     %a128: !llvm.ptr, %a64: !llvm.ptr, %a32: !llvm.ptr, %a16: !llvm.ptr,
@@ -66,8 +66,8 @@ llvm.func @partial(%full: !llvm.ptr<3>, %smem: !llvm.ptr<3>, %stage: i32,
 // first row (no group: a 2-D operand).
 // CHECK-LABEL: llvm.func @whole
 // CHECK-SAME: (%[[FULL:[^:]*]]: !llvm.ptr<3>, %[[DST:[^:]*]]: !llvm.ptr<3>, %[[A:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %{{.*}}: i32)
-// CHECK: nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c49152_i32
-// CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[A]], %[[FULL]], box[%[[K]], %[[ROW]]] {isCTAOnly = true}
+// CHECK: ggk.mbarrier_arrive_expect_tx %[[FULL]], %c49152_i32
+// CHECK-NEXT: ggk.tma_load %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]]
 // CHECK-NEXT: llvm.return
 llvm.func @whole(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a128: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32) {

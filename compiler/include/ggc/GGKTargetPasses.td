@@ -176,6 +176,30 @@ def LowerAsyncCopies : Pass<"ggk-lower-async-copies", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def LowerTma : Pass<"ggk-lower-tma", "::mlir::ModuleOp"> {
+  let summary = "lower the TMA ops: ggk.tma_load, ggk.tma_store, ggk.bulk_commit_group, ggk.bulk_wait_group and the mbarriers' ggk.mbarrier_init, ggk.mbarrier_arrive and ggk.mbarrier_arrive_expect_tx to their instructions";
+  let description = [{
+    Takes: the TMA and mbarrier ops that `gg-lower-to-nvvm` and the passes
+    before make through `KernelBuilder`: the stages' tile and scale-window
+    loads (`ggk-split-partial-loads`, `ggk-multicast` outside a cluster,
+    `ggk-place-scales`, `ggk-lower-mn-major-loads`), the full barriers'
+    expect_tx (`ggk-split-partial-loads`, `ggk-lower-ring`), the barriers'
+    initialisation and the consumers' releases, and the store pool's TMA
+    stores and bulk groups (`ggk-lower-store-pool`): after every pass that
+    makes them, beside `ggk-lower-threads`.
+    Makes, where each op was: `nvvm.mbarrier.init.shared`,
+    `nvvm.mbarrier.arrive.shared`, `nvvm.mbarrier.arrive.expect_tx`,
+    `nvvm.cp.async.bulk.tensor.shared.cluster.global` (tile mode, this
+    CTA only, with the L2 hint where there is one),
+    `nvvm.cp.async.bulk.tensor.global.shared.cta` (tile mode),
+    `nvvm.cp.async.bulk.commit.group` and `nvvm.cp.async.bulk.wait_group`
+    (`.read` where asked). The mbarrier ops are sm_80's too: its ring and
+    cp.async arrivals use the same barriers.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
   let summary = "lower the thread ops: ggk.thread_index, ggk.block_index, ggk.grid_size, ggk.cluster_rank, ggk.fence_async_shared, ggk.warp_broadcast, ggk.warp_shuffle_xor, ggk.warp_sync and ggk.sync_threads to their instructions";
   let description = [{

@@ -445,6 +445,7 @@ include "ggk/GGKThreadOps.td"
 include "ggk/GGKScaleOps.td"
 include "ggk/GGKFrameOps.td"
 include "ggk/GGKStoreOps.td"
+include "ggk/GGKTmaOps.td"
 
 def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   let summary = "TMA-load one K block of a stage's B tile; in a cluster, each CTA its share, multicast to all";

@@ -222,3 +222,23 @@ def GGK_FenceAsyncSharedOp : GGK_Op<"fence_async_shared"> {
   }];
   let assemblyFormat = "attr-dict";
 }
+
+def GGK_SyncCtaOp : GGK_Op<"sync_cta"> {
+  let summary = "every thread of the CTA meets here";
+  let description = [{
+    The CTA-wide barrier (barrier 0, every thread), e.g. after one thread
+    has initialised the mbarriers that all use. `ggk-lower-threads`:
+    `bar.sync 0`.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_ClusterSyncOp : GGK_Op<"cluster_sync"> {
+  let summary = "every thread of every CTA of the cluster meets here";
+  let description = [{
+    Made only for a clustered kernel (gg-select-config refuses a cluster
+    on a target without clusters). `ggk-lower-threads`:
+    `barrier.cluster.arrive` then `barrier.cluster.wait`.
+  }];
+  let assemblyFormat = "attr-dict";
+}

@@ -17,15 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import deep_gemm  # noqa: E402
 from bench_grouped_gemm import host_us, time_interleaved  # noqa: E402
+from profile_fp8_contiguous import fp8_operands  # noqa: E402
 from ggc import deepgemm as ggc_dg  # noqa: E402
-
-
-def fp8_operands(rows_shape, g, n, k):
-    x = (torch.randn(*rows_shape, k, device="cuda") * 2).to(torch.float8_e4m3fn)
-    sx = torch.rand(*rows_shape, k // 128, device="cuda") + 0.5
-    w = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
-    sw = torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
-    return (x, sx), (w, sw)
 
 
 def masked(g, m, n, k):

@@ -25,26 +25,39 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
-from bench_deepgemm import fp8_operands  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402
+
+
+def fp8_operands(rows_shape, g, n, k):
+    """DeepGEMM's operands: e4m3 rows with 1x128 scales [.., K/128], e4m3
+    weights with 128x128 scales [G, N/128, K/128]."""
+    x = (torch.randn(*rows_shape, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sx = torch.rand(*rows_shape, k // 128, device="cuda") + 0.5
+    w = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sw = torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
+    return (x, sx), (w, sw)
 
 
 # DeepGEMM's tile for these shapes (its kernel's template arguments).
 WIDE = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [1, 1], sms = 132>"
 
 
-def ggc_contiguous(a, b, t, g, n, k, config=None):
-    """ggc's unpadded kernel on DeepGEMM's operands: A's scales M-major."""
+def ggc_contiguous(a, b, t, g, n, k, config=None, layout="contiguous", **plan):
+    """ggc's kernel on DeepGEMM's operands (A's scales M-major): over CSR
+    offsets, or (`padded_contiguous`, the drop-in's layout) over row tags."""
     (x, sx), (w, sw) = a, b
     kb = k // 128
     a_scale = torch.zeros(kb, (t + 3) // 4 * 4, device="cuda")
     a_scale[:, :t] = sx.t()
-    offsets = torch.arange(0, t + 1, t // g, dtype=torch.int32, device="cuda")
+    if layout == "contiguous":
+        groups = torch.arange(0, t + 1, t // g, dtype=torch.int32, device="cuda")
+    else:
+        groups = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(t // g)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     kern = ggc.Kernel(ir.grouped_matmul(
-        "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
-        a_scale="block_mn", b_scale="block", config=config))
-    return lambda: kern(x, w, offsets, a_scale, sw, out), out
+        "k", layout=layout, num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", config=config, **plan))
+    return lambda: kern(x, w, groups, a_scale, sw, out), out
 
 
 def main():
@@ -53,7 +66,10 @@ def main():
     if len(sys.argv) > 2:
         t, g, n, k = (int(v) for v in sys.argv[2].split(","))
     torch.manual_seed(0)
-    import deep_gemm
+    try:
+        import deep_gemm
+    except ImportError:  # ggc's kernels alone, against each other
+        deep_gemm = None
     from ggc import deepgemm as ggc_dg
     a, b = fp8_operands((t,), g, n, k)
     tags = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(t // g)
@@ -61,22 +77,33 @@ def main():
     out_gd = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     own, out_own = ggc_contiguous(a, b, t, g, n, k)
     wide, out_wide = ggc_contiguous(a, b, t, g, n, k, config=WIDE)
-    fns = {"ggc": own, "ggc 128x192": wide,
-           "ggc_dg": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(a, b, out_gd, tags),
-           "deep_gemm": lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(a, b, out_dg, tags)}
+    # The drop-in's layout with M bands that do or do not cross the groups
+    # (T/G rows a group: T/G/128 M blocks), and N-fastest.
+    padded = {"padded": ggc_contiguous(a, b, t, g, n, k, layout="padded_contiguous")[0]}
+    for band in sorted({t // g // 128, 1}):
+        padded[f"padded band {band}"] = ggc_contiguous(
+            a, b, t, g, n, k, layout="padded_contiguous", m_band=band, b_cache="evict_first")[0]
+    padded["padded n_fastest"] = ggc_contiguous(
+        a, b, t, g, n, k, layout="padded_contiguous", tile_order="n_fastest",
+        b_cache="evict_first")[0]
+    fns = {"ggc": own, "ggc 128x192": wide, **padded,
+           "ggc_dg": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(a, b, out_gd, tags)}
+    if deep_gemm is not None:
+        fns["deep_gemm"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(a, b, out_dg, tags)
     flops = 2.0 * t * n * k
     for fn in fns.values():
         fn()
     torch.cuda.synchronize()
-    ref = out_dg.double()
+    peer = "deep_gemm" if deep_gemm is not None else "ggc"
+    ref = (out_dg if deep_gemm is not None else out_own).double()
     for name, out in (("ggc", out_own), ("ggc 128x192", out_wide), ("ggc_dg", out_gd)):
         err = ((out.double() - ref).norm() / ref.norm()).item()
-        print(f"{name} against deep_gemm: relative error {err:.2e}")
+        print(f"{name} against {peer}: relative error {err:.2e}")
     if which == "time":
         times = time_interleaved(fns)
         for name, us in times.items():
-            print(f"T={t} G={g} N={n} K={k} {name:10s} {us:8.1f} us "
-                  f"{flops / us / 1e6:7.1f} TFLOPS  deep_gemm/this {times['deep_gemm'] / us:.3f}x")
+            print(f"T={t} G={g} N={n} K={k} {name:18s} {us:8.1f} us "
+                  f"{flops / us / 1e6:7.1f} TFLOPS  {peer}/this {times[peer] / us:.3f}x")
         return
     fn = fns[which]
     for _ in range(3):

@@ -196,9 +196,10 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   bool pipelined =
       canPipelinePromotion(op) &&
       pipelinedPromotionFits(
-          config, reallocate ? consumerRegisters(consumers,
-                                             producerRegisters(consumers, true))
-                         : initialRegisters(consumers));
+          config, reallocate
+                      ? consumerRegisters(consumers,
+                                          producerRegisters(consumers, true))
+                      : initialRegisters(consumers));
   // 2. Scales: with the stages where they can ride there (one TMA box and a
   //    cp.async per stage), else each warp's own slots.
   ScalePlacement scales = !hasScalesAlongK(op) ? ScalePlacement::none
@@ -255,8 +256,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    sm_90a's per-thread stores (the layouts the store pool does not
   //    take, such as padded_contiguous) 7-21% faster; before sm_90a 6-10%
   //    faster for 64x64 warps (warp_columns = 4) but 0-5% slower for the
-  //    32x64 warps of 128x128 tiles, which keep their pairs. (wgmma's
-  //    fragment is sm_90a's.)
+  //    32x64 warps of 128x128 tiles, which keep their pairs.
   int64_t storeColumns =
       (target.mma == ggc::MmaKind::wgmma || warpColumns == 4) &&
               !storeColumnsObstacle(op, config, staging, warpColumns)

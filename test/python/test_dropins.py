@@ -62,8 +62,26 @@ def test_contiguous_fp8_passes_deepgemm_tensors_through(launches):
     dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
     a, b, kw = launches.only
     assert a is x and b is w and kw["m_indices"] is tags and kw["out"] is d
-    assert kw["a_scale"] is sx and kw["b_scale"] is sw
+    assert kw["b_scale"] is sw
     assert kw["a_scale_kind"] == kw["b_scale_kind"] == "block"
+    # K-major scales of A reach the kernel as an MN-major copy of the same
+    # values (its stages load those); MN-major ones pass through.
+    assert kw["a_scale"] is not sx and torch.equal(kw["a_scale"], sx)
+    assert kw["a_scale"].stride(-2) == 1
+    mn_major = dg.get_mn_major_tma_aligned_tensor(sx)
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, mn_major), (w, sw), d, tags)
+    assert launches.calls[-1][2]["a_scale"] is mn_major
+
+
+def test_contiguous_fp8_copies_k_major_scales_every_call(launches):
+    # The copy is the call's own: a second call with new values in the same
+    # tensor reaches the kernel with them (nothing stale is kept).
+    x, sx, w, sw, d = fp8_args()
+    tags = torch.zeros(256, dtype=torch.int32)
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
+    sx.mul_(2)
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
+    assert torch.equal(launches.calls[-1][2]["a_scale"], sx)
 
 
 def test_m_major_scales_reach_the_kernel_as_their_storage(launches):

@@ -31,9 +31,13 @@ def _recipes(sfb, recipe, recipe_a, recipe_b) -> Tuple[tuple, tuple]:
     return tuple(recipe_a), tuple(recipe_b)
 
 
-def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b):
+def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b,
+            mn_major_a=False):
     """DeepGEMM's scale pair as ggc.ops.grouped_gemm takes it: (a_scale,
-    a_kind, b_scale, b_kind)."""
+    a_kind, b_scale, b_kind). `mn_major_a` copies K-major float32 scales of
+    A into the MN-major layout, whose kernels load them with each stage
+    (ggc's FP8 contiguous kernel on K-major scales measured 12-18% slower
+    on an H200, docs/performance.md; DeepGEMM transposes them too)."""
     import torch
     ra, rb = _recipes(sfb, recipe, recipe_a, recipe_b)
     if sfa.dtype != sfb.dtype:
@@ -46,7 +50,7 @@ def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b)
                 f"128) blocks for B (DeepGEMM's sm90 recipe (1, 128, 128)); got A {ra}, B {rb}")
         _check_sf("a's scales", sfa, groups_a, m, k, *ra)
         _check_sf("b's scales", sfb, num_groups, n, k, *rb)
-        if not (sfa.stride(-1) == 1 or _is_mn_major_tma_aligned(sfa)):
+        if not (sfa.stride(-1) == 1 and not mn_major_a or _is_mn_major_tma_aligned(sfa)):
             sfa = get_mn_major_tma_aligned_tensor(sfa)  # DeepGEMM copies too
         if not (sfb.is_contiguous() or sfb.transpose(-1, -2).is_contiguous()):
             raise ValueError("b's scales must be contiguous, or contiguous after "
@@ -208,7 +212,8 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
         g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
         _check_grouped_layout(grouped_layout, m, g, use_psum_layout,
                               expected_m_for_psum_layout)
-        return _kept_scales(m, _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b),
+        return _kept_scales(m, _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b,
+                                       mn_major_a=True),
                             sx, sw, x, w)
 
     m, a_scale, a_kind, b_scale, b_kind, as_given = _checked(

@@ -41,6 +41,12 @@ std::string targetList(bool fp8Only) {
   return list;
 }
 
+[[noreturn]] void noFp8(const std::string &device) {
+  throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (" +
+              targetList(true) + "); device " + device +
+              " has none: use 'bf16' or 'fp16'");
+}
+
 } // namespace
 
 const char *DeviceCapabilities::ggcTarget() const {
@@ -243,17 +249,13 @@ void checkAlgorithm(Algorithm algorithm, const ExecutorConfig &config,
                   "(" + targetList(false) + "); device " + device + " is not "
                   "one: use a cuBLAS algorithm or 'auto'");
     if (config.precision == Precision::FP8 && !caps.ggcFp8())
-      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (" +
-                  targetList(true) + "); device " + device + " has none: use "
-                  "'bf16' or 'fp16'");
+      noFp8(device);
     return;
   }
   if (algorithm == Algorithm::Auto) {
     // Auto sends FP8 to ggc (rule 2): say so before a call, not at it.
     if (config.precision == Precision::FP8 && !caps.ggcFp8())
-      throw Error("ggc executor: precision 'fp8' needs FP8 tensor cores (" +
-                  targetList(true) + "); device " + device + " has none: use "
-                  "'bf16' or 'fp16'");
+      noFp8(device);
     return;
   }
   if (config.precision == Precision::FP8)

@@ -73,15 +73,24 @@ def test_contiguous_fp8_passes_deepgemm_tensors_through(launches):
     assert launches.calls[-1][2]["a_scale"] is mn_major
 
 
-def test_contiguous_fp8_copies_k_major_scales_every_call(launches):
+def test_contiguous_fp8_copies_k_major_scales_every_call(launches, monkeypatch):
     # The copy is the call's own: a second call with new values in the same
-    # tensor reaches the kernel with them (nothing stale is kept).
+    # tensor reaches the kernel with them, and no fast path is remembered
+    # (it would hand the kernel the K-major tensor as if MN-major).
+    from ggc.deepgemm import grouped
+    remembered = []
+    monkeypatch.setattr(grouped, "remember", lambda *args: remembered.append(args))
     x, sx, w, sw, d = fp8_args()
     tags = torch.zeros(256, dtype=torch.int32)
     dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
     sx.mul_(2)
     dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
     assert torch.equal(launches.calls[-1][2]["a_scale"], sx)
+    assert remembered == []
+    # MN-major scales pass through, and their calls are remembered.
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, dg.get_mn_major_tma_aligned_tensor(sx)), (w, sw),
+                                        d, tags)
+    assert len(remembered) == 1
 
 
 def test_m_major_scales_reach_the_kernel_as_their_storage(launches):

@@ -31,13 +31,9 @@ def _recipes(sfb, recipe, recipe_a, recipe_b) -> Tuple[tuple, tuple]:
     return tuple(recipe_a), tuple(recipe_b)
 
 
-def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b,
-            mn_major_a=False):
+def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b):
     """DeepGEMM's scale pair as ggc.ops.grouped_gemm takes it: (a_scale,
-    a_kind, b_scale, b_kind). `mn_major_a` copies K-major float32 scales of
-    A into the MN-major layout, whose kernels load them with each stage
-    (ggc's FP8 contiguous kernel on K-major scales measured 12-18% slower
-    on an H200, docs/performance.md; DeepGEMM transposes them too)."""
+    a_kind, b_scale, b_kind)."""
     import torch
     ra, rb = _recipes(sfb, recipe, recipe_a, recipe_b)
     if sfa.dtype != sfb.dtype:
@@ -50,7 +46,7 @@ def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b,
                 f"128) blocks for B (DeepGEMM's sm90 recipe (1, 128, 128)); got A {ra}, B {rb}")
         _check_sf("a's scales", sfa, groups_a, m, k, *ra)
         _check_sf("b's scales", sfb, num_groups, n, k, *rb)
-        if not (sfa.stride(-1) == 1 and not mn_major_a or _is_mn_major_tma_aligned(sfa)):
+        if not (sfa.stride(-1) == 1 or _is_mn_major_tma_aligned(sfa)):
             sfa = get_mn_major_tma_aligned_tensor(sfa)  # DeepGEMM copies too
         if not (sfb.is_contiguous() or sfb.transpose(-1, -2).is_contiguous()):
             raise ValueError("b's scales must be contiguous, or contiguous after "
@@ -212,8 +208,7 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
         g, m, n, k = _check_operands(x, w, d, masked=False, fp8=True)
         _check_grouped_layout(grouped_layout, m, g, use_psum_layout,
                               expected_m_for_psum_layout)
-        return _kept_scales(m, _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b,
-                                       mn_major_a=True),
+        return _kept_scales(m, _scales(sx, sw, None, m, n, k, g, recipe, recipe_a, recipe_b),
                             sx, sw, x, w)
 
     m, a_scale, a_kind, b_scale, b_kind, as_given = _checked(
@@ -224,11 +219,18 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     m_indices = _psum_to_m_indices(grouped_layout, m) if use_psum_layout else grouped_layout
     if not as_given:
         x, w = x.contiguous(), w.contiguous()
-    call = (x, w, None, None, m_indices, None, None, sx if a_scale is None else a_scale,
+    a_scale = sx if a_scale is None else a_scale
+    # K-major f32 scales of A go to the warps' slots; MN-major ones ride with
+    # each stage, 12-18% faster on an H200 (docs/performance.md). DeepGEMM
+    # transposes them too. The copy is this call's own: no fast path keeps it.
+    copied = a_kind == "block" and not _is_mn_major_tma_aligned(a_scale)
+    if copied:
+        a_scale = get_mn_major_tma_aligned_tensor(a_scale)
+    call = (x, w, None, None, m_indices, None, None, a_scale,
             sw if b_scale is None else b_scale, d)
     ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=call[7], a_scale_kind=a_kind,
                      b_scale=call[8], b_scale_kind=b_kind, out=d)
-    if key is not None and as_given:
+    if key is not None and as_given and not copied:
         remember(key, call, (None, "nk", None, a_kind, b_kind, False))
 
 

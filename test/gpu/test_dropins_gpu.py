@@ -132,6 +132,31 @@ def test_fp8_contiguous_m_indices(sfa_layout, sfb_layout):
     check_rows(d, tags, x_deq, w_deq, TOL_F8)
 
 
+@pytest.mark.parametrize("sfa_layout", ["k_major", "mn_major"])
+def test_fp8_contiguous_repeated_calls_read_their_own_scales(sfa_layout):
+    """Calls after the first of a signature take the fast path
+    (ggc.deepgemm.fast), which for K-major scales of A copies each call's
+    own into the MN-major layout: new values in the same tensors, and new
+    tensors, must reach the kernel."""
+    tags = padded_m_indices(SIZES)
+    x, sx, sx_arg, w, sw, x_deq, w_deq = fp8_contiguous_inputs(tags, len(SIZES), sfa_layout)
+    d = torch.empty((tags.numel(), N), dtype=torch.bfloat16, device="cuda")
+    for round_ in range(3):
+        if round_ == 1:  # the same tensors, new values
+            sx.copy_(positive(*sx.shape))
+            x.copy_(f8(*x.shape))
+        elif round_ == 2:  # new tensors of the same signature
+            x, sx, sx_arg, w, sw, x_deq, w_deq = fp8_contiguous_inputs(
+                tags, len(SIZES), sfa_layout)
+        if sfa_layout == "mn_major" and round_ == 1:
+            sx_arg.copy_(sx)
+        x_deq = x.double() * per_k_block(sx, K)
+        d.fill_(float("nan"))
+        dg.m_grouped_fp8_gemm_nt_contiguous((x, sx_arg), (w, sw), d, tags)
+        torch.cuda.synchronize()
+        check_rows(d, tags, x_deq, w_deq, TOL_F8)
+
+
 def test_fp8_contiguous_psum_layout():
     sizes = [0, 5, 128, 129, 0, 77]
     ends = psum_ends(sizes)

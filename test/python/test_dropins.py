@@ -75,8 +75,9 @@ def test_contiguous_fp8_passes_deepgemm_tensors_through(launches):
 
 def test_contiguous_fp8_copies_k_major_scales_every_call(launches, monkeypatch):
     # The copy is the call's own: a second call with new values in the same
-    # tensor reaches the kernel with them, and no fast path is remembered
-    # (it would hand the kernel the K-major tensor as if MN-major).
+    # tensor reaches the kernel with them, and the fast path remembered for
+    # the signature copies each call's scales too (handing the kernel the
+    # K-major tensor as if MN-major would read wrong values).
     from ggc.deepgemm import grouped
     remembered = []
     monkeypatch.setattr(grouped, "remember", lambda *args: remembered.append(args))
@@ -86,11 +87,33 @@ def test_contiguous_fp8_copies_k_major_scales_every_call(launches, monkeypatch):
     sx.mul_(2)
     dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, tags)
     assert torch.equal(launches.calls[-1][2]["a_scale"], sx)
-    assert remembered == []
-    # MN-major scales pass through, and their calls are remembered.
+    key, call, _, prepare = remembered[-1]
+    assert prepare is not None
+    fresh = torch.rand_like(sx)
+    prepared = prepare(call[:7] + (fresh,) + call[8:])
+    assert prepared[7] is not fresh and torch.equal(prepared[7], fresh)
+    assert prepared[7].stride(-2) == 1 and prepared[:7] == call[:7] and prepared[8:] == call[8:]
+    # MN-major scales pass through, and their fast path takes them as they are.
     dg.m_grouped_fp8_gemm_nt_contiguous((x, dg.get_mn_major_tma_aligned_tensor(sx)), (w, sw),
                                         d, tags)
-    assert len(remembered) == 1
+    assert remembered[-1][3] is None
+
+
+def test_fast_path_prepares_each_calls_tensors(monkeypatch):
+    """fast.launched runs a remembered signature's preparation on the call's
+    own tensors before the plan reads them."""
+    from ggc.deepgemm import fast
+
+    class Plan:
+        def run(self, call):
+            self.seen = call
+            return True
+
+    plan = Plan()
+    monkeypatch.setattr(fast, "_LAUNCHES", {"key": (plan, None, lambda c: c[:1] + ("copy",))})
+    assert fast.launched("key", ("a", "b"))
+    assert plan.seen == ("a", "copy")
+    assert not fast.launched("other", ("a", "b"))
 
 
 def test_m_major_scales_reach_the_kernel_as_their_storage(launches):

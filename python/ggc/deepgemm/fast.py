@@ -10,7 +10,8 @@ from .. import groups as _groups
 from .. import ops
 
 # A drop-in call's signature -> (ggc.ops' plan of its launch, the tensors
-# the translation made once for it: the span of a dense call).
+# the translation made once for it: the span of a dense call, and what
+# each call does to its own tensors first: a copy of scales, say).
 _LAUNCHES = {}
 _MAX_LAUNCHES = 256
 
@@ -31,15 +32,17 @@ def fast_key(kind, tensors, c=None):
         return None
 
 
-def remember(key, call, options) -> None:
+def remember(key, call, options, prepare=None) -> None:
     """After a full call: keeps ggc.ops' plan of its launch, `call` being
     grouped_gemm's ten tensor slots as the drop-in passed them and
-    `options` its options, as ops._plan_key takes them."""
+    `options` its options, as ops._plan_key takes them. `prepare`, when
+    given, makes each later call's slots from the call's own tensors (the
+    translation's per-call work, which the signature alone cannot do)."""
     plan = ops._PLANS.get(ops._plan_key(call, options, None))
     if plan is not None:
         if len(_LAUNCHES) >= _MAX_LAUNCHES:
             _LAUNCHES.clear()
-        _LAUNCHES[key] = (plan, call[2])
+        _LAUNCHES[key] = (plan, call[2], prepare)
 
 
 def launched(key, call) -> bool:
@@ -50,7 +53,9 @@ def launched(key, call) -> bool:
     entry = _LAUNCHES.get(key) if key is not None else None
     if entry is None:
         return False
-    plan, offsets = entry
+    plan, offsets, prepare = entry
     if offsets is not None:
         call = call[:2] + (offsets,) + call[3:]
+    if prepare is not None:
+        call = prepare(call)
     return plan.run(call) is not None

@@ -222,7 +222,8 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     a_scale = sx if a_scale is None else a_scale
     # K-major f32 scales of A go to the warps' slots; MN-major ones ride with
     # each stage, 12-18% faster on an H200 (docs/performance.md). DeepGEMM
-    # transposes them too. The copy is this call's own: no fast path keeps it.
+    # transposes them too. The copy is each call's own, the fast path's too:
+    # the signature says whether to copy, never what.
     copied = a_kind == "block" and not _is_mn_major_tma_aligned(a_scale)
     if copied:
         a_scale = get_mn_major_tma_aligned_tensor(a_scale)
@@ -230,8 +231,15 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
             sw if b_scale is None else b_scale, d)
     ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=call[7], a_scale_kind=a_kind,
                      b_scale=call[8], b_scale_kind=b_kind, out=d)
-    if key is not None and as_given and not copied:
-        remember(key, call, (None, "nk", None, a_kind, b_kind, False))
+    if key is not None and as_given:
+        remember(key, call, (None, "nk", None, a_kind, b_kind, False),
+                 _copy_a_scale if copied else None)
+
+
+def _copy_a_scale(call):
+    """The fast path's copy of A's K-major scales (slot 7), as the full
+    call makes it."""
+    return call[:7] + (get_mn_major_tma_aligned_tensor(call[7]),) + call[8:]
 
 
 def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None,

@@ -59,9 +59,12 @@ def get_mn_major_tma_aligned_tensor(sf):
     if _is_mn_major_tma_aligned(sf):
         return sf
     mn, kb = sf.shape[-2:]
-    storage = torch.zeros(*sf.shape[:-2], kb, get_tma_aligned_size(mn, 4),
-                          dtype=sf.dtype, device=sf.device)
+    aligned = get_tma_aligned_size(mn, 4)
+    # One copy kernel, and a fill of the padding only where there is some.
+    storage = torch.empty(*sf.shape[:-2], kb, aligned, dtype=sf.dtype, device=sf.device)
     storage[..., :mn].copy_(sf.transpose(-1, -2))
+    if aligned != mn:
+        storage[..., mn:].zero_()
     return storage.transpose(-1, -2)[..., :mn, :]
 
 

@@ -9,21 +9,8 @@
 #include "KernelGenerator.h"
 #include "Target.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
-
-#include <numeric>
-
 using namespace mlir;
 using namespace mlir::gg;
-
-namespace {
-
-/// Most places a B scale block boundary may take inside a warpgroup's
-/// columns for which the promotion gets one copy of its FMAs per place
-/// (promoteBlock); beyond, a select per element.
-constexpr int64_t kMaxStraddleVariants = 7;
-
-} // namespace
 
 namespace ggc {
 
@@ -103,17 +90,11 @@ Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
       colBase, j);
 }
 
-/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word` (as
-/// an f32 bit pattern; e = 0 is the subnormal 2^-127).
+/// 2^(e - 127) for the UE8M0 exponent in byte `byteIndex` of `word`
+/// (ggk.decode_ue8m0, lowered by ggk-lower-promotion).
 Value KernelGenerator::decodeUE8M0(Value word, Value byteIndex) {
-  Value e = b.andI(b.create<arith::ShRUIOp>(word, b.mul(byteIndex, b.c32(8))),
-                   b.c32(0xFF));
-  Value bits = b.select(b.eq(e, b.c32(0)), b.c32(0x00400000),
-                        b.create<arith::ShLIOp>(e, b.c32(23)));
-  return b.create<arith::BitcastOp>(b.f32(), bits);
+  return b.create<ggk::DecodeUE8M0Op>(b.f32(), word, byteIndex);
 }
-
-/// The UE8M0 words K block `kBlock` needs: one per row of the thread (A)
 
 Value KernelGenerator::columnScaleIndex(const Tile &t, Value kBlock,
                                        Value colInTile) {
@@ -255,100 +236,24 @@ void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
 }
 
 /// Adds a K block's completed partial product to the f32 accumulator,
-/// scaled by the block's scales (two-level accumulation).
+/// scaled by the block's scales (two-level accumulation): a ggk.promote,
+/// lowered by ggk-lower-promotion.
 Value KernelGenerator::promoteBlock(Value acc, Value partial,
                                     const BlockScales &scales, const Tile &t,
                                     const Fragment &f, Value consumerIndex,
                                     Value kBlock, Value columnFactors) {
-  SmallVector<Value> factor;
-  for (int half = 0; half < 2; ++half)
-    for (Value bScale : scales.b)
-      factor.push_back(b.create<arith::MulFOp>(scales.a[half], bScale));
-  int64_t perScale = std::min<int64_t>(p.warpgroupN, 128) / 8;
   // Per-column scales of B (1x128 blocks, MX factors): one f32 per column,
   // from shared memory.
-  Value columnValues = columnFactors;
-  if (p.columnScales && !columnValues)
-    columnValues = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
-  // The FMAs of the whole fragment, each element's scale given by
-  // `scaleOf(chunk, half)` or, for per-column scales, by its column.
-  auto accumulate = [&](Value into,
-                        llvm::function_ref<Value(int64_t, int)> scaleOf) {
-    for (int64_t c = 0; c < p.warpgroupN / 8; ++c)
-      for (int j = 0; j < 2; ++j) {
-        Value bColumn;
-        if (p.columnScales) {
-          Value column = b.add(f.col, b.c32(8 * c + j));
-          bColumn = b.create<LLVM::LoadOp>(
-              b.f32(),
-              b.gep(columnValues, b.mul(b.toI64(column), b.c64(4))));
-        }
-        for (int half = 0; half < 2; ++half) {
-          SmallVector<int64_t> at = {half, c, j};
-          Value x = b.create<ggk::AccGetOp>(partial, at);
-          Value y = b.create<ggk::AccGetOp>(into, at);
-          Value scale = p.columnScales
-                            ? b.create<arith::MulFOp>(scales.a[half], bColumn)
-                            : scaleOf(c, half);
-          Value sum = b.create<math::FmaOp>(x, scale, y);
-          into = b.create<ggk::AccSetOp>(sum, into, at);
-        }
-      }
-    return into;
-  };
-  // Columns not a multiple of 128 (112, 192) may straddle two scale
-  // blocks: fragment columns before `boundary` take the first block's
-  // scale, the rest the second's.
-  bool straddles = p.bBlocks == 2 && p.warpgroupN % 128 != 0;
-  // B has one scale per 128 columns (128x128 blocks), or one for all of
-  // them (none, or per-tensor or per-channel scales, applied elsewhere),
-  // which a warpgroup of 256 columns must not index past.
-  int64_t bScales = scales.b.size();
-  if (!straddles)
-    return accumulate(acc, [&](int64_t c, int half) {
-      return factor[half * bScales + std::min(c / perScale, bScales - 1)];
-    });
-  Value firstColumn = b.add(b.mul(t.nBlock, b.c32(p.blockN)), f.colBase);
-  Value boundary = b.sub(
-      b.mul(b.add(b.divU(firstColumn, b.c32(128)), b.c32(1)), b.c32(128)),
-      firstColumn);
-  auto scaleBefore = [&](Value columns) {
-    return [&, columns](int64_t c, int half) {
-      return b.select(b.lt(b.c32(8 * c), columns), factor[half * 2],
-                      factor[half * 2 + 1]);
-    };
-  };
-  // A warpgroup's first column is a multiple of gcd(its columns, 128), and
-  // so is the boundary. Where that leaves few places for it, each gets its
-  // own copy of the FMAs with the scales fixed, chosen once per K block by
-  // a switch. (LLVM merges the copies back into one run of FMAs and lets
-  // the switch pick each column group's scale register, a move apiece.) A
-  // select per element, with the predicates for them, measured 289
-  // instructions per K block and warp against 177 unsplit (112 columns,
-  // ncu); the switch, 15.2M against 19.0M instructions in all.
-  int64_t step = std::gcd(p.warpgroupN, int64_t(128));
-  int64_t places = p.warpgroupN / step - 1; // boundaries inside the fragment
-  if (places > kMaxStraddleVariants)
-    return accumulate(acc, scaleBefore(boundary));
-  SmallVector<int64_t> cases;
-  for (int64_t i = 1; i <= places; ++i)
-    cases.push_back(i);
-  Value place = b.create<arith::IndexCastOp>(b.getIndexType(),
-                                             b.divU(boundary, b.c32(step)));
-  auto sw = b.create<scf::IndexSwitchOp>(TypeRange{acc.getType()}, place,
-                                         cases, cases.size());
-  auto fill = [&](Region &region, int64_t columnsBefore) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&region.emplaceBlock());
-    b.create<scf::YieldOp>(accumulate(acc, [&](int64_t c, int half) {
-      return factor[half * 2 + (8 * c < columnsBefore ? 0 : 1)];
-    }));
-  };
-  for (auto [i, region] : llvm::enumerate(sw.getCaseRegions()))
-    fill(region, cases[i] * step);
-  // No boundary inside the fragment: every column in the first block.
-  fill(sw.getDefaultRegion(), p.warpgroupN);
-  return sw.getResult(0);
+  SmallVector<Value> bScales = scales.b;
+  if (p.columnScales) {
+    bScales.clear();
+    if (!columnFactors)
+      columnFactors = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
+  }
+  return b.create<ggk::PromoteOp>(
+      acc.getType(), acc, partial, ValueRange{scales.a[0], scales.a[1]}, bScales,
+      columnFactors, t.nBlock, f.colBase, f.col,
+      b.getI64IntegerAttr(p.blockN));
 }
 
 } // namespace ggc

@@ -316,6 +316,7 @@ private:
       return s;
     }
   };
+  /// A K block's promotion (ggk.promote, lowered by ggk-lower-promotion).
   /// Per-column scales come from `columnFactors`, or else from the
   /// warpgroup's buffer for kBlock.
   Value promoteBlock(Value acc, Value partial, const BlockScales &scales,

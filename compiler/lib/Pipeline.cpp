@@ -146,6 +146,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createLowerStorePool());
     pm.addPass(createDeferEpilogue());
     pm.addPass(createPipelinePromotion());
+    pm.addPass(createLowerPromotion());
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());

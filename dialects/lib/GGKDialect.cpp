@@ -2,6 +2,7 @@
 #include "ggk/GGKDialect.h"
 #include "gg/CheckedMath.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -169,6 +169,30 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerPromotion : Pass<"ggk-lower-promotion", "::mlir::ModuleOp"> {
+  let summary = "lower ggk.promote and ggk.decode_ue8m0 to the fragment's FMAs";
+  let description = [{
+    Takes: `ggk.promote` ops (made by `gg-lower-to-nvvm` for each K block,
+    or MX scale block, of a two-level kernel, and placed by
+    `ggk-pipeline-promotion`) and `ggk.decode_ue8m0` ops (MX's exponents).
+    Makes, where each sits: for every element of the thread's fragment
+    (`ggk.acc_get` / `ggk.acc_set`), `fma(partial, scale_a * scale_b,
+    acc)`, the scale of B being the element's column's (a load from
+    `column_scales`) or its 128-column block's. Where a block boundary
+    may fall inside the warpgroup's columns, each place it may take gets a
+    copy of the FMAs with the scales fixed, picked once by an
+    `scf.index_switch` on the place (up to 7 places; beyond, a select per
+    element). A decode is the exponent's byte shifted into an f32's
+    exponent bits (the subnormal `2^-127` for 0).
+    Runs after `ggk-pipeline-promotion` and before
+    `ggk-lower-accumulators`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def SkipIdleWarpgroups : Pass<"ggk-skip-idle-warpgroups", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warpgroup_tile: padding elimination inside a tile, as a guarded region";
   let description = [{

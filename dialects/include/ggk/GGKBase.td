@@ -26,6 +26,8 @@ def GGK_Dialect : Dialect {
     lowered to scf, arith, LLVM and NVVM by the `ggk-*` passes before
     translation to LLVM IR.
   }];
+  // Its ops take LLVM pointers, which parsing them builds.
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
 }

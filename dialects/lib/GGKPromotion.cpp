@@ -1,0 +1,43 @@
+//===- GGKPromotion.cpp - verifier of ggk.promote ------------------------===//
+//
+// What a promotion's scales must be for the accumulator it adds to.
+//
+//===----------------------------------------------------------------------===//
+#include "ggk/GGKDialect.h"
+
+using namespace mlir;
+using namespace mlir::ggk;
+
+LogicalResult PromoteOp::verify() {
+  auto type = cast<AccType>(getAcc().getType());
+  if (type.getWarpColumns() != 1)
+    return emitOpError() << "promotes wgmma's fragment (warp_columns = 1), "
+                            "whose two row groups A's scales follow; got "
+                            "warp_columns = "
+                         << type.getWarpColumns();
+  if (getAScales().size() != 2)
+    return emitOpError() << "takes A's two scales (one per row group of the "
+                            "thread), got "
+                         << getAScales().size();
+  if (getBlockN() <= 0)
+    return emitOpError() << "block_n must be positive, got " << getBlockN();
+  size_t bScales = getBScales().size();
+  if (getColumnScales()) {
+    if (bScales != 0)
+      return emitOpError() << "takes B's scales per column or per block, not "
+                              "both: 'blocks' must be empty with 'columns', "
+                              "got "
+                           << bScales;
+    return success();
+  }
+  if (bScales < 1 || bScales > 2)
+    return emitOpError() << "takes 1 or 2 of B's block scales (the first "
+                            "128 columns' and, when a block boundary falls "
+                            "inside the columns, the next), got "
+                         << bScales;
+  int64_t columns = type.getColumns();
+  if (bScales == 2 && columns == 128)
+    return emitOpError() << "has 2 of B's block scales, but its " << columns
+                         << " columns lie in one 128-column block";
+  return success();
+}

@@ -1,0 +1,72 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// A promotion by block scales, one by per-column scales, and a decode
+// print as they parse.
+// CHECK-LABEL: func.func @round_trip
+// CHECK: ggk.promote %{{.*}} into %{{.*}} rows(%{{.*}}, %{{.*}}) blocks(%{{.*}}, %{{.*}}) at(%{{.*}}, %{{.*}}, %{{.*}}) {block_n = 192 : i64} : !ggk.acc<64x192xf32>
+// CHECK: ggk.promote %{{.*}} into %{{.*}} rows(%{{.*}}, %{{.*}}) columns(%{{.*}}) at(%{{.*}}, %{{.*}}, %{{.*}}) {block_n = 128 : i64} : !ggk.acc<64x128xf32>
+// CHECK: ggk.decode_ue8m0 %{{.*}}[%{{.*}}]
+func.func @round_trip(%acc: !ggk.acc<64x192xf32>, %part: !ggk.acc<64x192xf32>,
+                      %acc2: !ggk.acc<64x128xf32>, %part2: !ggk.acc<64x128xf32>,
+                      %s: f32, %table: !llvm.ptr<3>, %x: i32) {
+  %0 = ggk.promote %part into %acc rows(%s, %s) blocks(%s, %s) at(%x, %x, %x)
+      {block_n = 192} : !ggk.acc<64x192xf32>
+  %1 = ggk.promote %part2 into %acc2 rows(%s, %s) columns(%table) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32>
+  %2 = ggk.decode_ue8m0 %x[%x]
+  func.return
+}
+
+// -----
+
+func.func @one_a_scale(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{takes A's two scales (one per row group of the thread), got 1}}
+  %0 = ggk.promote %acc into %acc rows(%s) blocks(%s) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @warp_columns(%acc: !ggk.acc<64x128xf32, warp_columns = 2>, %s: f32, %x: i32) {
+  // expected-error @+1 {{promotes wgmma's fragment (warp_columns = 1), whose two row groups A's scales follow; got warp_columns = 2}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32, warp_columns = 2>
+  func.return
+}
+
+// -----
+
+func.func @both_kinds_of_b(%acc: !ggk.acc<64x128xf32>, %s: f32, %t: !llvm.ptr<3>, %x: i32) {
+  // expected-error @+1 {{takes B's scales per column or per block, not both: 'blocks' must be empty with 'columns', got 1}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s) columns(%t) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @no_b_scale(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{takes 1 or 2 of B's block scales (the first 128 columns' and, when a block boundary falls inside the columns, the next), got 0}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @second_block_unused(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{has 2 of B's block scales, but its 128 columns lie in one 128-column block}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s, %s) at(%x, %x, %x)
+      {block_n = 128} : !ggk.acc<64x128xf32>
+  func.return
+}
+
+// -----
+
+func.func @block_n(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{block_n must be positive, got 0}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s) at(%x, %x, %x)
+      {block_n = 0} : !ggk.acc<64x128xf32>
+  func.return
+}

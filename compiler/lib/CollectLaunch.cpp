@@ -5,7 +5,9 @@
 // (#ggk.launch's tile, sizes, grid bound and tensors); the block is the
 // kernel's nvvm.maxntid (ggk-warp-specialize made the roles), the dynamic
 // shared memory its ggk.shared_bytes (ggk-allocate-shared-memory placed the
-// buffers), and the parameters each argument's ggk.param, in order.
+// buffers), and the parameters: each ggk.kernel_param, in order, made an
+// argument of the kernel after those it has, whose ggk.param say what
+// feeds them.
 //
 //===----------------------------------------------------------------------===//
 #include "ggc/Passes.h"
@@ -24,6 +26,46 @@ namespace {
 
 using ggk::kParamAttrName;
 using ggk::kSharedBytesAttrName;
+
+/// Each ggk.kernel_param of `fn`, in the order they appear, as an argument
+/// after those `fn` has, with its #ggk.param.
+void addParameters(LLVM::LLVMFuncOp fn) {
+  SmallVector<ggk::KernelParamOp> found;
+  fn.walk([&](ggk::KernelParamOp op) { found.push_back(op); });
+  if (found.empty())
+    return;
+  MLIRContext *ctx = fn.getContext();
+  // (LLVMFuncOp's insertArgument cannot retype a void function.)
+  LLVM::LLVMFunctionType type = fn.getFunctionType();
+  SmallVector<Type> inputs(type.getParams());
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    argAttrs.push_back(fn.getArgAttrDict(i) ? fn.getArgAttrDict(i)
+                                            : DictionaryAttr::get(ctx));
+  Block &entry = fn.getBody().front();
+  for (ggk::KernelParamOp op : found) {
+    NamedAttrList attrs;
+    attrs.set(kParamAttrName, op.getParam());
+    if (op.getParam().getKind() == ggk::ParamKind::tensor_map) {
+      // Tensor maps are passed by value as __grid_constant__ parameters, so
+      // the TMA unit reads them from parameter space with no copy to
+      // device memory.
+      attrs.set("llvm.byval", TypeAttr::get(LLVM::LLVMArrayType::get(
+                                  IntegerType::get(ctx, 8), 128)));
+      attrs.set("llvm.align",
+                IntegerAttr::get(IntegerType::get(ctx, 64), 64));
+      attrs.set("nvvm.grid_constant", UnitAttr::get(ctx));
+    }
+    inputs.push_back(op.getValue().getType());
+    argAttrs.push_back(attrs.getDictionary(ctx));
+    op.getValue().replaceAllUsesWith(
+        entry.addArgument(op.getValue().getType(), op.getLoc()));
+    op.erase();
+  }
+  fn.setFunctionType(LLVM::LLVMFunctionType::get(type.getReturnType(), inputs,
+                                                 type.isVarArg()));
+  fn.setAllArgAttrs(argAttrs);
+}
 
 /// The complete contract of `fn`, or failure with an error on `fn`.
 FailureOr<ggk::LaunchAttr> collect(LLVM::LLVMFuncOp fn,
@@ -63,6 +105,7 @@ struct CollectLaunchPass
       auto partial = fn->getAttrOfType<ggk::LaunchAttr>("ggk.launch");
       if (!partial)
         continue;
+      addParameters(fn);
       FailureOr<ggk::LaunchAttr> launch = collect(fn, partial);
       if (failed(launch) || !*launch)
         return signalPassFailure();

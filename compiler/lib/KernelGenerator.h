@@ -411,9 +411,10 @@ private:
                                       Value group);
   /// The kernel's launch contract (KernelInfo.cpp).
   mlir::ggk::LaunchAttr launchContract(StringRef name);
-  /// Its parameters in order (#ggk.param), and the source function's
-  /// tensors as the kernel expects them (#ggk.arg).
-  SmallVector<mlir::Attribute> launchParams();
+  /// Its parameters, in order, as ggk.kernel_param ops at the top of the
+  /// kernel (each with its #ggk.param), into the members below.
+  void declareParams();
+  /// The source function's tensors as the kernel expects them (#ggk.arg).
   SmallVector<mlir::Attribute> launchArgs();
 
   GroupedMatmulOp op;
@@ -422,7 +423,7 @@ private:
   KernelBuilder b;
   KernelPlan p;
 
-  // Kernel parameters.
+  // Kernel parameters (declareParams).
   Value tensorMapB, outPtr, groupsPtr, dynamicSize;
   /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
   SmallVector<Value> aMaps;

@@ -1,10 +1,11 @@
 //===- KernelInfo.cpp - the kernel's launch contract -----------------------===//
 //
 // #ggk.launch: what the source op fixes of the kernel's launch (tile,
-// sizes, grid bound, the tensors of the source function), and each kernel
-// parameter's #ggk.param (an argument attribute): what feeds it, so that
-// the runtime can encode the tensor maps and launch the kernel without
-// knowing how it was made. ggk-collect-launch completes the contract.
+// sizes, grid bound, the tensors of the source function), and the kernel's
+// parameters as ggk.kernel_param ops, each with its #ggk.param: what feeds
+// it, so that the runtime can encode the tensor maps and launch the kernel
+// without knowing how it was made. ggk-collect-launch makes them the
+// kernel's arguments and completes the contract.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
@@ -83,7 +84,7 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
       /*params=*/ArrayAttr(), b.getArrayAttr(launchArgs()));
 }
 
-SmallVector<Attribute> KernelGenerator::launchParams() {
+void KernelGenerator::declareParams() {
   MLIRContext *ctx = b.getContext();
   // Positions refer to the arguments of the source func.func, so a caller can
   // match the kernel's parameters to the tensors it passes.
@@ -93,19 +94,25 @@ SmallVector<Attribute> KernelGenerator::launchParams() {
         return arg.getArgNumber();
     return -1;
   };
-  SmallVector<Attribute> params;
+  auto param = [&](ggk::ParamAttr role, Type type) -> Value {
+    return b.create<ggk::KernelParamOp>(type, role);
+  };
   auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box,
                        StringRef swizzle = "128B") {
-    params.push_back(ggk::ParamAttr::get(
-        ctx, ggk::ParamKind::tensor_map, operand, argIndex(v),
-        b.getStringAttr(
-            tensorMapType(cast<MemRefType>(v.getType()).getElementType())),
-        box, b.getStringAttr(swizzle), std::nullopt));
+    return param(
+        ggk::ParamAttr::get(
+            ctx, ggk::ParamKind::tensor_map, operand, argIndex(v),
+            b.getStringAttr(tensorMapType(
+                cast<MemRefType>(v.getType()).getElementType())),
+            box, b.getStringAttr(swizzle), std::nullopt),
+        b.ptr(ggc::kGeneric));
   };
-  auto pointer = [&](StringRef operand, Value v) {
-    params.push_back(ggk::ParamAttr::get(ctx, ggk::ParamKind::pointer,
-                                         operand, argIndex(v), StringAttr(),
-                                         {}, StringAttr(), std::nullopt));
+  auto pointer = [&](StringRef operand, Value v,
+                     unsigned space = ggc::kGlobal) {
+    return param(ggk::ParamAttr::get(ctx, ggk::ParamKind::pointer, operand,
+                                     argIndex(v), StringAttr(), {},
+                                     StringAttr(), std::nullopt),
+                 b.ptr(space));
   };
   bool masked = p.layout == GroupLayout::masked;
   bool kGrouped = p.layout == GroupLayout::k_grouped;
@@ -113,66 +120,67 @@ SmallVector<Attribute> KernelGenerator::launchParams() {
   // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
   int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
   if (!p.tensorMaps) {
-    pointer("a", op.getA());
-    pointer("b", op.getB());
+    // Without TMA, A and B come as their addresses, where the maps would.
+    aMaps.push_back(pointer("a", op.getA(), ggc::kGeneric));
+    tensorMapB = pointer("b", op.getB(), ggc::kGeneric);
   }
   for (int64_t h : p.tensorMaps ? ArrayRef<int64_t>(p.aLoadBoxes)
                                 : ArrayRef<int64_t>()) {
     if (p.aMNMajor)
-      tensorMap("a", op.getA(), {chunk, p.blockK});
+      aMaps.push_back(tensorMap("a", op.getA(), {chunk, p.blockK}));
     else if (masked)
-      tensorMap("a", op.getA(), {p.blockK, h, 1});
+      aMaps.push_back(tensorMap("a", op.getA(), {p.blockK, h, 1}));
     else
-      tensorMap("a", op.getA(), {p.blockK, h});
+      aMaps.push_back(tensorMap("a", op.getA(), {p.blockK, h}));
   }
   if (p.tensorMaps) {
     if (p.bMNMajor && kGrouped)
-      tensorMap("b", op.getB(), {chunk, p.blockK});
+      tensorMapB = tensorMap("b", op.getB(), {chunk, p.blockK});
     else if (p.bMNMajor)
-      tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+      tensorMapB = tensorMap("b", op.getB(), {chunk, p.blockK, 1});
     else if (kGrouped)
-      tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
+      tensorMapB = tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
     else
-      tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+      tensorMapB =
+          tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
   }
   // A's 1x128 block scales for a tile's rows and one K block (stageScales):
   // a window of BM + 4 consecutive f32 of the M-major scale tensor,
   // unswizzled.
   if (p.stageScales) {
+    SmallVector<int64_t> window = {p.aScaleWindowRows(), 1};
     if (masked)
-      tensorMap("a_scale", op.getAScale(), {p.aScaleWindowRows(), 1, 1}, "none");
-    else
-      tensorMap("a_scale", op.getAScale(), {p.aScaleWindowRows(), 1}, "none");
+      window.push_back(1);
+    tensorMapAScale = tensorMap("a_scale", op.getAScale(), window, "none");
   }
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 swizzled bytes, or all its BN columns, BN/2 with column_pairs,
   // unswizzled).
   StringRef poolSwizzle = p.swizzledStaging ? "128B" : "none";
   for (int64_t h : p.storePool) {
+    SmallVector<int64_t> box = {p.stagingChunkColumns(), h};
     if (masked || kGrouped)
-      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h, 1},
-                poolSwizzle);
-    else
-      tensorMap("out", op.getOut(), {p.stagingChunkColumns(), h}, poolSwizzle);
+      box.push_back(1);
+    poolMaps.push_back(tensorMap("out", op.getOut(), box, poolSwizzle));
   }
-  pointer("out", op.getOut());
-  pointer("groups", op.getGroups());
+  outPtr = pointer("out", op.getOut());
+  groupsPtr = pointer("groups", op.getGroups());
   // The one run-time size: rows of A (M_max for masked, K for k_grouped).
   int64_t sizeDim = masked ? 1 : (kGrouped && !p.aMNMajor) ? 1 : 0;
-  params.push_back(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, "a",
-                                       argIndex(op.getA()), StringAttr(), {},
-                                       StringAttr(), sizeDim));
+  dynamicSize = param(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, "a",
+                                          argIndex(op.getA()), StringAttr(),
+                                          {}, StringAttr(), sizeDim),
+                      b.i64());
   if (op.getAScale())
-    pointer("a_scale", op.getAScale());
+    aScalePtr = pointer("a_scale", op.getAScale());
   if (op.getBScale())
-    pointer("b_scale", op.getBScale());
+    bScalePtr = pointer("b_scale", op.getBScale());
   for (Value v : op.getRowVectors())
-    pointer("rows", v);
+    rowPtrs.push_back(pointer("rows", v));
   for (Value v : op.getColVectors())
-    pointer("cols", v);
+    colPtrs.push_back(pointer("cols", v));
   for (Value v : op.getGroupScalars())
-    pointer("group_scalars", v);
-  return params;
+    scalarPtrs.push_back(pointer("group_scalars", v));
 }
 
 SmallVector<Attribute> KernelGenerator::launchArgs() {

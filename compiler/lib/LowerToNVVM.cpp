@@ -206,38 +206,11 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
 LLVM::LLVMFuncOp KernelGenerator::createFunction() {
   MLIRContext *ctx = b.getContext();
   b.setInsertionPointToEnd(module.getBody());
-  Type tensorMapPtr = b.ptr(ggc::kGeneric);
-  Type globalPtr = b.ptr(ggc::kGlobal);
-  // A's tensor maps, B's, A's scales' (stageScales), the store pool's, then
-  // the pointers. Without TMA, A and B come as their addresses.
-  int64_t operandSources = p.aLoadBoxes.size() + 1;
-  int64_t tensorMaps = operandSources + (p.stageScales ? 1 : 0) +
-                       p.storePool.size();
-  SmallVector<Type> params(tensorMaps, tensorMapPtr);
-  params.append({globalPtr, globalPtr, b.i64()});
-  for (size_t i = 0; i < (op.getAScale() ? 1 : 0) + (op.getBScale() ? 1 : 0) +
-                             op.getRowVectors().size() +
-                             op.getColVectors().size() +
-                             op.getGroupScalars().size();
-       ++i)
-    params.push_back(globalPtr);
-  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
+  // No parameters yet: declareParams states them as ggk.kernel_param ops,
+  // which ggk-collect-launch makes the function's arguments.
+  auto fnType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {});
   std::string name = (func.getSymName() + "_kernel").str();
   auto fn = b.create<LLVM::LLVMFuncOp>(name, fnType);
-  // Tensor maps are passed by value as __grid_constant__ parameters, so the
-  // TMA unit reads them from parameter space with no copy to device memory.
-  for (unsigned i = p.tensorMaps ? 0 : operandSources; i < tensorMaps; ++i) {
-    fn.setArgAttr(i, "llvm.byval",
-                  TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
-    fn.setArgAttr(i, "llvm.align", b.getI64IntegerAttr(64));
-    fn.setArgAttr(i, "nvvm.grid_constant", UnitAttr::get(ctx));
-  }
-  // What feeds each parameter, on the parameter (ggk-collect-launch lists
-  // them in the launch contract).
-  SmallVector<Attribute> roles = launchParams();
-  assert(roles.size() == params.size() && "one #ggk.param per parameter");
-  for (auto [i, role] : llvm::enumerate(roles))
-    fn.setArgAttr(i, ggk::kParamAttrName, role);
   fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
   // One CTA per SM: lets ptxas honour setmaxnreg's register rebalancing
   // (and, without it, gives the one CTA all of the registers).
@@ -314,27 +287,7 @@ LogicalResult KernelGenerator::run() {
   LLVM::LLVMFuncOp fn = createFunction();
   Block *entry = fn.addEntryBlock(b);
   b.setInsertionPointToStart(entry);
-  unsigned next = 0;
-  for (size_t i = 0; i < p.aLoadBoxes.size(); ++i)
-    aMaps.push_back(fn.getArgument(next++));
-  tensorMapB = fn.getArgument(next++);
-  if (p.stageScales)
-    tensorMapAScale = fn.getArgument(next++);
-  for (size_t i = 0; i < p.storePool.size(); ++i)
-    poolMaps.push_back(fn.getArgument(next++));
-  outPtr = fn.getArgument(next++);
-  groupsPtr = fn.getArgument(next++);
-  dynamicSize = fn.getArgument(next++);
-  if (op.getAScale())
-    aScalePtr = fn.getArgument(next++);
-  if (op.getBScale())
-    bScalePtr = fn.getArgument(next++);
-  for (size_t i = 0; i < op.getRowVectors().size(); ++i)
-    rowPtrs.push_back(fn.getArgument(next++));
-  for (size_t i = 0; i < op.getColVectors().size(); ++i)
-    colPtrs.push_back(fn.getArgument(next++));
-  for (size_t i = 0; i < op.getGroupScalars().size(); ++i)
-    scalarPtrs.push_back(fn.getArgument(next++));
+  declareParams();
   emitBody();
   if (failedEpilogue) {
     fn.erase();

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "ggk/GGKDialect.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
 #include "llvm/Support/JSON.h"
 
 using namespace mlir;
@@ -133,4 +135,30 @@ std::string LaunchAttr::toJson() const {
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(info));
   return text;
+}
+
+LogicalResult KernelParamOp::verify() {
+  if (!isa_and_nonnull<LLVM::LLVMFuncOp>((*this)->getParentOp()))
+    return emitOpError() << "states a parameter of the kernel: it must sit "
+                            "in the body of an llvm.func";
+  Type type = getValue().getType();
+  auto generic = LLVM::LLVMPointerType::get(getContext(), 0);
+  auto global = LLVM::LLVMPointerType::get(getContext(), 1);
+  switch (getParam().getKind()) {
+  case ParamKind::tensor_map:
+    if (type == generic)
+      return success();
+    return emitOpError() << "of kind tensor_map is the map's address, an "
+                         << generic << ", got " << type;
+  case ParamKind::pointer:
+    if (type == generic || type == global)
+      return success();
+    return emitOpError() << "of kind pointer is a device address, an "
+                         << global << " or " << generic << ", got " << type;
+  case ParamKind::size:
+    if (type.isInteger(64))
+      return success();
+    return emitOpError() << "of kind size is an i64, got " << type;
+  }
+  return success();
 }

@@ -46,3 +46,25 @@ llvm.func @unlabelled(%m: i64 {ggk.param = #ggk.param<size, operand = "a", arg =
                 ggk.shared_bytes = 1024 : i64, nvvm.maxntid = array<i32: 256, 1, 1>} {
   llvm.return
 }
+
+// -----
+
+// Before: parameters stated as ggk.kernel_param ops (as gg-lower-to-nvvm
+// and the passes after it state them), after an argument the kernel has.
+// After: each an argument after it, in order, its uses the argument; a
+// tensor map passed by value as a __grid_constant__; the contract lists
+// them all in argument order.
+// CHECK-LABEL: llvm.func @stated_kernel
+// CHECK-SAME: (%{{[^:]*}}: i64, %[[MAP:[^:]*]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, %[[OUT:[^:]*]]: !llvm.ptr<1>)
+// CHECK-SAME: params = [#ggk.param<size, operand = "a", arg = 0, dim = 0>, #ggk.param<tensor_map, operand = "b", arg = 1, dtype = "bfloat16", box = [64, 128, 1], swizzle = "128B">, #ggk.param<pointer, operand = "out", arg = 3>]
+// CHECK-NEXT: llvm.call @use(%[[MAP]], %[[OUT]])
+// CHECK-NOT: ggk.kernel_param
+llvm.func @use(!llvm.ptr, !llvm.ptr<1>)
+llvm.func @stated_kernel(%m: i64 {ggk.param = #ggk.param<size, operand = "a", arg = 0, dim = 0>})
+    attributes {ggk.launch = #ggk.launch<name = "stated_kernel", layout = "contiguous", cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 8, n = 1024, k = 512, args = []>,
+                ggk.shared_bytes = 1024 : i64, nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>} {
+  %map = ggk.kernel_param #ggk.param<tensor_map, operand = "b", arg = 1, dtype = "bfloat16", box = [64, 128, 1], swizzle = "128B"> -> !llvm.ptr
+  %out = ggk.kernel_param #ggk.param<pointer, operand = "out", arg = 3> -> !llvm.ptr<1>
+  llvm.call @use(%map, %out) : (!llvm.ptr, !llvm.ptr<1>) -> ()
+  llvm.return
+}

@@ -231,11 +231,15 @@ def CollectLaunch : Pass<"ggk-collect-launch", "::mlir::ModuleOp"> {
     wrote of it: the source op's tile, sizes, grid bound and tensors), at
     the end of the pipeline: its `nvvm.maxntid` (set by
     `ggk-warp-specialize` from the roles), its `ggk.shared_bytes` (set by
-    `ggk-allocate-shared-memory` from the buffers it placed) and a
-    `ggk.param` on each argument (what feeds it, from `gg-lower-to-nvvm`
-    or a pass that added the parameter).
-    Makes: the complete `#ggk.launch` (block, shared bytes, the parameters
-    in argument order), which `ggc_result_kernel_info` hands to hosts; the
+    `ggk-allocate-shared-memory` from the buffers it placed), its
+    parameters as `ggk.kernel_param` ops (each with its `#ggk.param`, what
+    feeds it: stated by `gg-lower-to-nvvm` or by a pass that needs the
+    parameter), and a `ggk.param` on each argument it already has.
+    Makes: each `ggk.kernel_param`, in the order they appear, an argument
+    after those (a tensor map passed by value: `llvm.byval` of 128 bytes,
+    aligned to 64, `nvvm.grid_constant`), its uses the argument; the
+    complete `#ggk.launch` (block, shared bytes, the parameters in
+    argument order), which `ggc_result_kernel_info` hands to hosts; the
     `ggk.shared_bytes` and `ggk.param` attributes, now in the contract, are
     dropped. A kernel that lacks any of them is an error naming it. Last
     in the list, after every pass that could change the kernel's threads,

@@ -1,7 +1,8 @@
 //===- GGKFrameOps.td - the kernel's frame ------------------*- tablegen -*-===//
 //
-// The ops of a kernel's frame around its work: the warp roles and the
-// register split between them (ggk.warp_specialize, lowered by
+// The ops of a kernel's frame around its work: its parameters
+// (ggk.kernel_param, made arguments by ggk-collect-launch), the warp roles
+// and the register split between them (ggk.warp_specialize, lowered by
 // ggk-warp-specialize). Included by GGKOps.td.
 //
 //===----------------------------------------------------------------------===//
@@ -53,4 +54,27 @@ def GGK_WarpSpecializeOp : GGK_Op<"warp_specialize", [RecursiveMemoryEffects]> {
     $thread `,` $leader attr-dict-with-keyword `producer` $producer
     `consumers` $consumers
   }];
+}
+
+def GGK_KernelParamOp : GGK_Op<"kernel_param"> {
+  let summary = "a parameter of the kernel, stated with what feeds it at launch";
+  let description = [{
+    The value of one kernel parameter, whose `#ggk.param` says what the
+    runtime passes for it: a tensor map it encodes (an `!llvm.ptr` to the
+    map), a device pointer to a tensor (`!llvm.ptr<1>`) or a run-time size
+    (`i64`). Whoever needs a parameter states it here, at the top of the
+    kernel; `ggk-collect-launch` makes each, in the order they appear, an
+    argument of the kernel (a tensor map by value, `__grid_constant__`)
+    and lists its `#ggk.param` in the launch contract. It is not pure:
+    an unused parameter stays one, as the runtime passes it.
+
+    Example:
+    ```mlir
+    %groups = ggk.kernel_param #ggk.param<pointer, operand = "groups", arg = 2> -> !llvm.ptr<1>
+    ```
+  }];
+  let arguments = (ins GGK_ParamAttr:$param);
+  let results = (outs AnyType:$value);
+  let hasVerifier = 1;
+  let assemblyFormat = "qualified($param) attr-dict `->` type($value)";
 }

@@ -6,14 +6,7 @@
 # .peers/ (a copy of ../shared/peers; carry both). Logs go to $OUT.
 #   GGC_DROPIN_TESTS  the pytest files (default: the ones below)
 set -uo pipefail
-OUT=${OUT:-/tmp/ggc-out}
-mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-if [ -f .peers/setup-on-device.sh ]; then
-  (time bash .peers/setup-on-device.sh) >"$OUT/peers.log" 2>&1 || tail -5 "$OUT/peers.log"
-fi
-GGC_SKIP_TESTS=1 GGC_SKIP_BENCH=1 bash benchmarks/device.sh || exit 1
-export PYTHONPATH=$PWD/python:/tmp/peers/DeepGEMM:${PYTHONPATH:-} PYTHONUNBUFFERED=1
+source benchmarks/peers_env.sh
 $PY -c "import deep_gemm, transformers, triton; print('deep_gemm', deep_gemm.__version__, \
 'transformers', transformers.__version__, 'triton', triton.__version__)" 2>&1 | tail -1 |
   tee "$OUT/versions.txt"

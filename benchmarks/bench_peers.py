@@ -373,14 +373,18 @@ def main():
     print(f"{torch.cuda.get_device_name()}: measured ceilings bf16 "
           f"{ceiling['bf16_tflops']:.0f} TFLOPS, fp8 {ceiling['fp8_tflops']:.0f} TFLOPS, "
           f"copy {ceiling['bytes_per_s'] / 1e12:.2f} TB/s", flush=True)
-    rows = [run_case(label, dtype, build, ceiling) for label, dtype, build in CASES
-            if args.cases in label]
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "ceiling": ceiling,
-                       "rows": rows}, f, indent=1)
-    if args.svg:
-        svg(rows, args.svg)
+    rows = []
+    for label, dtype, build in CASES:
+        if args.cases not in label:
+            continue
+        rows.append(run_case(label, dtype, build, ceiling))
+        # Written after each case, so a run cut short keeps what it measured.
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": torch.cuda.get_device_name(), "ceiling": ceiling,
+                           "rows": rows}, f, indent=1)
+        if args.svg:
+            svg(rows, args.svg)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,14 @@ namespace ggc {
 using namespace mlir;
 using namespace mlir::gg;
 
+bool ggc::twoLevelAccumulation(GroupedMatmulOp op) {
+  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
+  Type a = op.getAType().getElementType();
+  return isa<Float8E4M3FNType, Float8E5M2Type>(a) ||
+         variesAlongK(op.getAScaleKindAttr()) ||
+         variesAlongK(op.getBScaleKindAttr());
+}
+
 namespace {
 constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
 constexpr int64_t kMaxConsumerRegisters = 240;
@@ -64,17 +72,6 @@ int64_t consumerRegisters(int64_t consumers, int64_t producer) {
   return std::min(kMaxConsumerRegisters, pool / consumers / 8 * 8);
 }
 
-/// Two-level accumulation: each K block's product goes into a fresh partial
-/// accumulator that is scaled and added in f32 (DeepGEMM's), for scales that
-/// change along K and for every f8 kernel, whose tensor-core accumulation
-/// loses precision over a long K.
-bool twoLevel(GroupedMatmulOp op) {
-  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
-  Type a = op.getAType().getElementType();
-  return isa<Float8E4M3FNType, Float8E5M2Type>(a) ||
-         variesAlongK(op.getAScaleKindAttr()) ||
-         variesAlongK(op.getBScaleKindAttr());
-}
 
 /// Without a producer every consumer thread copies a 16-byte piece a round:
 /// rounds of 16 rows per consumer warpgroup, which must divide A's and B's
@@ -94,7 +91,7 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 /// it needs a two-level kernel whose scales are not staged per column (MX
 /// and per-column scales wait on every outstanding copy each block).
 bool canPipelinePromotion(GroupedMatmulOp op) {
-  return twoLevel(op) && !ggc::stagesColumnScales(op);
+  return ggc::twoLevelAccumulation(op) && !ggc::stagesColumnScales(op);
 }
 bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
   return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
@@ -215,7 +212,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    on a decode tile), and so do f32 operands (3xTF32 12-14% slower).
   Type element = op.getAType().getElementType();
   Producer roles = target.asyncCopy == ggc::AsyncCopyKind::cpAsync &&
-                           !twoLevel(op) && consumers >= 2 &&
+                           !ggc::twoLevelAccumulation(op) && consumers >= 2 &&
                            (element.isBF16() || element.isF16()) &&
                            consumersCanCopy(op, config)
                        ? Producer::none
@@ -240,7 +237,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    and block scales index it.
   int64_t warpGroupColumns = config.getBlockN() / config.getSplitN();
   int64_t warpColumns = 1;
-  if (target.mma == ggc::MmaKind::mmaSync && !twoLevel(op))
+  if (target.mma == ggc::MmaKind::mmaSync && !ggc::twoLevelAccumulation(op))
     warpColumns = warpGroupColumns >= 256 && canSplitWarpColumns(config, 4) ? 4
                   : canSplitWarpColumns(config, 2)                          ? 2
                                                                             : 1;
@@ -278,7 +275,7 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
   if (plan.getWarpColumns() != 1 && target.mma == ggc::MmaKind::wgmma)
     return error() << " splits the warps' columns, which wgmma's fragment "
                       "does not: sm_90a takes warp_columns = 1";
-  if (plan.getWarpColumns() != 1 && twoLevel(op))
+  if (plan.getWarpColumns() != 1 && ggc::twoLevelAccumulation(op))
     return error() << " splits the warps' columns, which two-level kernels "
                       "(f8, scales along K) do not: their promotion reads "
                       "wgmma's fragment; use warp_columns = 1";
@@ -298,7 +295,7 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
     return error() << " has no producer, which sm_90a does not take: its "
                       "loads are one TMA thread's beside setmaxnreg's "
                       "register split; use producer = warpgroup";
-  if (plan.getProducer() == Producer::none && twoLevel(op))
+  if (plan.getProducer() == Producer::none && ggc::twoLevelAccumulation(op))
     return error() << " has no producer, which only one-level kernels "
                       "take: the consumers copy each stage in their K "
                       "loop, and two-level kernels (f8, scales along K) "

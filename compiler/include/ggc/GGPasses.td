@@ -129,7 +129,9 @@ def PlanOverfetch : Pass<"gg-plan-overfetch", "::mlir::ModuleOp"> {
       is N-major, and splits into halves of whole swizzle atoms in a
       cluster of 2.
 
-    A contiguous or masked group's last tile loads only its valid rows
+    A contiguous FP8 op (two-level accumulation, not MX) loads a group's
+    last tile whole (`R = block M - 1`), measured faster there. Any other
+    contiguous or masked group's last tile loads only its valid rows
     rounded up to 8 (one 1024-byte swizzle atom: `R = 7`), as a sum of TMA
     boxes of bit_floor(BM), ..., 8 rows, so no whole tile of the next group
     (or, masked, of padding) crosses L2 for a few rows; the rows past the

@@ -101,6 +101,12 @@ bool usesMxScales(mlir::gg::GroupedMatmulOp op);
 /// scales): the consumers stage each K block's in shared memory.
 bool stagesColumnScales(mlir::gg::GroupedMatmulOp op);
 
+/// Two-level accumulation: each K block's product goes into a fresh partial
+/// accumulator that is scaled and added in f32 (DeepGEMM's), for scales that
+/// change along K and for every f8 kernel, whose tensor-core accumulation
+/// loses precision over a long K.
+bool twoLevelAccumulation(mlir::gg::GroupedMatmulOp op);
+
 /// 128x128 block scales of B a consumer warpgroup's columns touch per K
 /// block at most: one per 128 of them, else as many as a run of them
 /// starting where a warpgroup may start (a multiple of gcd(columns, 128))

@@ -3,7 +3,8 @@
 The key is the SHA-256 of the IR text, the compiler version, the target
 arch, the SM count and the last stage: a second process with the same
 kernel loads it from disk instead of compiling. The disk cache lives in
-$GGC_CACHE_DIR (default ~/.cache/ggc); set GGC_CACHE_DIR=off to disable it.
+$GGC_CACHE_DIR (default $XDG_CACHE_HOME/ggc, or ~/.cache/ggc without it);
+set GGC_CACHE_DIR=off to disable it.
 Each entry records the size and SHA-256 of its files and a checksum of its
 launch data; an entry that does not match (truncated, edited, malformed) is
 a miss: the kernel is compiled again and the entry replaced.
@@ -38,8 +39,15 @@ _EXTENSIONS = {"llvm": ".ll", "ptx": ".ptx", "cubin": ".cubin"}
 
 
 def cache_dir() -> Optional[str]:
-    path = os.environ.get("GGC_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache",
-                                                         "ggc"))
+    """$GGC_CACHE_DIR, else ggc/ in the user's cache directory:
+    $XDG_CACHE_HOME when it is an absolute path (the XDG base directory
+    rule: a relative one is ignored), else ~/.cache. None when off."""
+    path = os.environ.get("GGC_CACHE_DIR")
+    if path is None:
+        base = os.environ.get("XDG_CACHE_HOME", "")
+        if not os.path.isabs(base):
+            base = os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "ggc")
     return None if path in ("", "off", "0") else path
 
 

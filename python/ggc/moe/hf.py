@@ -17,7 +17,7 @@ then softmax (gpt-oss). DeepSeek-V3's shared experts become extra experts
 with weight 1 in the same grouped GEMMs; gpt-oss's expert biases and
 clamped SwiGLU ("swigluoai") run in the layer. The swapped blocks do not
 record router logits for transformers' auxiliary loss (inference).
-docs/huggingface.md has the details.
+docs/models.md has the details.
 """
 
 from __future__ import annotations

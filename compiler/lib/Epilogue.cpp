@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 using namespace mlir::gg;
@@ -24,67 +24,41 @@ bool isKind(ScaleAttr s, ScaleKind kind) {
 
 namespace ggc {
 
-/// Clones the user's epilogue for one accumulator element (with
-/// column_pairs, for a pair's two), expanding the gg math ops into what
-/// NVPTX can lower.
+/// The user's epilogue for one accumulator element (with column_pairs,
+/// for a pair's two): a ggk.epilogue holding a copy of the region, which
+/// ggk-lower-epilogue lowers. Fails, with an error on the user's op, on
+/// an op it cannot lower.
 FailureOr<Value> KernelGenerator::emitEpilogueRegion(
     ArrayRef<Value> accs, ArrayRef<Value> rowValues, ArrayRef<Value> colValues,
     ArrayRef<Value> scalarValues, Value group) {
   Block *block = op.getEpilogueBlock();
   if (!block)
     return accs[0];
-  IRMapping map;
-  unsigned arg = 0;
-  for (Value acc : accs)
-    map.map(block->getArgument(arg++), acc);
-  for (Value v : rowValues)
-    map.map(block->getArgument(arg++), v);
-  for (Value v : colValues)
-    map.map(block->getArgument(arg++), v);
-  for (Value v : scalarValues)
-    map.map(block->getArgument(arg++), v);
-  map.map(block->getArgument(arg++),
-          b.create<arith::IndexCastOp>(b.getIndexType(), group));
-  auto exp = [&](Value x) -> Value {
-    // exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
-    Value scaled = b.create<arith::MulFOp>(
-        x, b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.4426950408889634)));
-    return b.create<math::Exp2Op>(scaled);
-  };
-  auto sigmoid = [&](Value x) -> Value {
-    Value one = b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
-    Value e = exp(b.create<arith::NegFOp>(x));
-    // 1 / (1 + e) >= 1 never needs IEEE division's slow path: an
-    // approximate reciprocal (one MUFU.RCP, within 2 ulp) serves, where
-    // div.rn is a Newton refinement and a call.
-    return b.create<arith::DivFOp>(
-        one, b.create<arith::AddFOp>(one, e),
-        arith::FastMathFlags::arcp | arith::FastMathFlags::afn);
-  };
-  for (Operation &inner : block->without_terminator()) {
-    Value result;
-    auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
-    if (isa<SigmoidOp>(inner))
-      result = sigmoid(operand(0));
-    else if (isa<SiluOp>(inner))
-      result = b.create<arith::MulFOp>(operand(0), sigmoid(operand(0)));
-    else if (isa<math::ExpOp>(inner))
-      result = exp(operand(0));
-    else if (isa<arith::ArithDialect>(inner.getDialect()) ||
-             isa<math::Exp2Op, math::AbsFOp, math::SqrtOp, math::RsqrtOp,
-                 math::FmaOp, math::CopySignOp>(inner)) {
+  SmallVector<Value> inputs(accs);
+  llvm::append_range(inputs, rowValues);
+  llvm::append_range(inputs, colValues);
+  llvm::append_range(inputs, scalarValues);
+  inputs.push_back(b.create<arith::IndexCastOp>(b.getIndexType(), group));
+  Value yielded = cast<YieldOp>(block->getTerminator()).getValue();
+  auto epilogue = b.create<ggk::EpilogueOp>(yielded.getType(), inputs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Location> locs;
+    for (BlockArgument arg : block->getArguments())
+      locs.push_back(arg.getLoc());
+    Block *body = b.createBlock(&epilogue.getBody(), {},
+                                block->getArgumentTypes(), locs);
+    IRMapping map;
+    map.map(block->getArguments(), body->getArguments());
+    for (Operation &inner : block->without_terminator())
       b.clone(inner, map);
-      continue;
-    } else {
-      inner.emitOpError() << "is not supported in epilogues by the NVPTX "
-                             "lowering (arith ops, math.exp, math.exp2, "
-                             "math.absf, math.sqrt, math.rsqrt, math.fma, "
-                             "math.copysign, gg.sigmoid and gg.silu are)";
-      return failure();
-    }
-    map.map(inner.getResult(0), result);
+    b.create<ggk::YieldOp>(ValueRange{map.lookup(yielded)});
   }
-  return map.lookup(cast<YieldOp>(block->getTerminator()).getValue());
+  // The copies keep the user's locations: an op the lowering cannot take
+  // is reported where the user wrote it.
+  if (failed(mlir::verify(epilogue)))
+    return failure();
+  return epilogue.getResult();
 }
 
 void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,

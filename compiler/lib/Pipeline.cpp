@@ -147,6 +147,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createDeferEpilogue());
     pm.addPass(createPipelinePromotion());
     pm.addPass(createLowerPromotion());
+    pm.addPass(createLowerEpilogue());
     pm.addPass(createSkipIdleWarpgroups());
     pm.addPass(createLowerTileSchedule());
     pm.addPass(createWarpSpecialize());

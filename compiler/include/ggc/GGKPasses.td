@@ -193,6 +193,23 @@ def LowerPromotion : Pass<"ggk-lower-promotion", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerEpilogue : Pass<"ggk-lower-epilogue", "::mlir::ModuleOp"> {
+  let summary = "inline each ggk.epilogue: the user's epilogue, with what NVPTX lacks expanded";
+  let description = [{
+    Takes: `ggk.epilogue` ops (made by `gg-lower-to-nvvm` for each output
+    element, or column pair, from the `gg.grouped_matmul`'s epilogue
+    region), wherever `ggk-defer-epilogue` and `ggk-stage-tile-stores` left
+    them.
+    Makes: the region's ops in place of each, on the op's inputs, with
+    `gg.sigmoid` as `1 / (1 + exp(-x))` (an approximate reciprocal),
+    `gg.silu` as `x * sigmoid(x)` and `math.exp(x)` as
+    `math.exp2(x * log2(e))`; other ops are copied.
+    Runs before `ggk-lower-accumulators` and the conversions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def SkipIdleWarpgroups : Pass<"ggk-skip-idle-warpgroups", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.warpgroup_tile: padding elimination inside a tile, as a guarded region";
   let description = [{

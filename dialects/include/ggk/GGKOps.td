@@ -86,7 +86,8 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
 
 def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
     ParentOneOf<["ForeachTileOp", "WarpgroupTileOp", "PromotionLoopOp",
-                 "TileEpilogueOp", "WarpSpecializeOp", "StoreTileOp"]>]> {
+                 "TileEpilogueOp", "WarpSpecializeOp", "StoreTileOp",
+                 "EpilogueOp"]>]> {
   let summary = "the values a ggk region carries on (to the next tile, out of a warpgroup's tile, or out of a step of a promotion loop)";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];

@@ -139,3 +139,40 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     type($pair)
   }];
 }
+
+def GGK_EpilogueOp : GGK_Op<"epilogue", [RecursiveMemoryEffects,
+                                         SingleBlock]> {
+  let summary = "the user's epilogue on one output element (or a column pair's two), as a region";
+  let description = [{
+    The `gg.grouped_matmul`'s epilogue region carried into the kernel:
+    `inputs` are its block's arguments in order (the element's scaled
+    accumulator, or a column pair's two; the row vectors' values at the
+    element's row; the column vectors' at its column; the group scalars;
+    the group as an index), and the region computes the value to store,
+    yielded by `ggk.yield`. `ggk-lower-epilogue` inlines it where it sits,
+    expanding what NVPTX has no instruction for (`gg.sigmoid`, `gg.silu`,
+    `math.exp` through `exp2`).
+
+    Example:
+    ```mlir
+    %out = ggk.epilogue(%acc, %bias, %g) : (f32, f32, index) -> f32 {
+    ^bb0(%x: f32, %b: f32, %group: index):
+      %y = arith.addf %x, %b : f32
+      %z = gg.silu %y : f32
+      ggk.yield %z : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs);
+  let results = (outs AnyFloat:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let extraClassDeclaration = [{
+    /// Whether `op` may appear in an epilogue: what ggk-lower-epilogue
+    /// lowers (arith, and math ops NVPTX has or that are expanded).
+    static bool isSupported(::mlir::Operation *op);
+  }];
+}

@@ -1,8 +1,10 @@
 //===- ggc-fuzz.cpp - mutation fuzzing of the parser, verifier and pipeline -===//
 //
 //   ggc-fuzz [--seed=N] [--runs=N] [--max-total-time=S] [--timeout=S]
-//            [--jobs=N] [--emit=STAGE] [--crash-dir=DIR] CORPUS...
+//            [--jobs=N] [--emit=STAGE] [--arch=TARGET] [--crash-dir=DIR]
+//            CORPUS...
 //   ggc-fuzz --replay FILE...
+//   ggc-fuzz --help
 //
 // Takes gg IR files (or folders of them) as a corpus, mutates them with a
 // fixed seed (Mutator.h), and compiles each mutant through libggc's C API
@@ -47,6 +49,7 @@ struct Options {
   double timeoutSeconds = 20;
   size_t jobs = 1;
   std::string emit = "ptx";
+  std::string arch = "sm_90a";
   std::string crashDir = "ggc-fuzz-findings";
   bool replay = false;
   bool saveAll = false; // every input with its log, to tune mutations
@@ -60,6 +63,53 @@ enum Outcome : int {
   kSilentFailure = 11, // failed with no diagnostic at all
   kNoKernel = 12,      // succeeded, but the output has no kernel
 };
+
+const char *kUsage = R"(usage: ggc-fuzz [options] CORPUS...
+       ggc-fuzz --replay FILE...
+
+Mutates the gg IR files of CORPUS (files or folders of .mlir) and compiles
+each mutant through libggc in a forked child; a crash, a hang, a failure
+without a diagnostic or a success without a kernel is a finding, saved to
+the crash folder. Exits 1 when there is any finding.
+
+options:
+  --seed=N              the mutations' seed (default 1)
+  --runs=N              mutants to compile (default 1000; 0: until
+                        --max-total-time)
+  --max-total-time=S    stop after S seconds
+  --timeout=S           a child running past S seconds is a hang (default 20)
+  --jobs=N              children at once (default 1)
+  --emit=STAGE          the last stage to compile to (default ptx)
+  --arch=TARGET         the target to compile for (default sm_90a): )";
+
+/// The targets libggc compiles for, as "a, b and c".
+std::string targetNames() {
+  std::string names;
+  size_t n = ggc_num_targets();
+  for (size_t i = 0; i < n; ++i) {
+    if (i)
+      names += i + 1 == n ? " and " : ", ";
+    names += ggc_target(i)->name;
+  }
+  return names;
+}
+
+bool isTarget(const std::string &name) {
+  for (size_t i = 0; i < ggc_num_targets(); ++i)
+    if (name == ggc_target(i)->name)
+      return true;
+  return false;
+}
+
+void printUsage() {
+  std::cout << kUsage << targetNames() << R"(
+  --crash-dir=DIR       where findings go (default ggc-fuzz-findings)
+  --save-all            save every input with its log, to tune mutations
+  --replay              compile FILE... once in this process, printing the
+                        diagnostics (for a debugger)
+  --help                this text
+)";
+}
 
 bool parseOptions(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
@@ -80,12 +130,25 @@ bool parseOptions(int argc, char **argv, Options &o) {
       o.jobs = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
     else if (const char *v = value("--emit="))
       o.emit = v;
+    else if (const char *v = value("--arch=")) {
+      o.arch = v;
+      if (!isTarget(o.arch)) {
+        std::cerr << "ggc-fuzz: error: --arch=" << o.arch
+                  << " is not a target; libggc compiles for "
+                  << targetNames() << "\n";
+        return false;
+      }
+    }
     else if (const char *v = value("--crash-dir="))
       o.crashDir = v;
     else if (arg == "--replay")
       o.replay = true;
     else if (arg == "--save-all")
       o.saveAll = true;
+    else if (arg == "--help") {
+      printUsage();
+      std::exit(0);
+    }
     else if (arg.rfind("-", 0) == 0) {
       std::cerr << "ggc-fuzz: error: unknown option '" << arg << "'\n";
       return false;
@@ -138,8 +201,8 @@ Corpus loadCorpus(const std::vector<std::string> &paths) {
 }
 
 int compileOnce(const std::string &input, const std::string &emit,
-                bool print) {
-  ggc_options options = {emit.c_str(), nullptr, 0, 0};
+                const std::string &arch, bool print) {
+  ggc_options options = {emit.c_str(), arch.c_str(), 0, 0};
   ggc_result *r =
       ggc_compile(input.data(), input.size(), "fuzz.mlir", &options);
   std::string diagnostics = ggc_result_diagnostics(r);
@@ -210,7 +273,7 @@ pid_t spawn(const std::string &input, const Options &o,
   }
   installCrashHandlers();
   // exit, not _exit: LeakSanitizer checks at exit.
-  std::exit(compileOnce(input, o.emit, /*print=*/true));
+  std::exit(compileOnce(input, o.emit, o.arch, /*print=*/true));
 }
 
 /// The kind of finding a child's end is, or "" for none.
@@ -335,7 +398,7 @@ int main(int argc, char **argv) {
   if (o.replay) {
     // In this process, so that a debugger sees the failure.
     for (const std::string &path : o.paths) {
-      int outcome = compileOnce(readFile(path), o.emit, /*print=*/true);
+      int outcome = compileOnce(readFile(path), o.emit, o.arch, /*print=*/true);
       std::cout << path << ": outcome " << outcome << "\n";
     }
     return 0;
@@ -345,6 +408,7 @@ int main(int argc, char **argv) {
     std::cerr << "ggc-fuzz: error: the corpus holds no gg.grouped_matmul\n";
     return 2;
   }
-  std::cout << "ggc-fuzz: " << corpus.inputs.size() << " corpus inputs\n";
+  std::cout << "ggc-fuzz: " << corpus.inputs.size() << " corpus inputs, for "
+            << o.arch << "\n";
   return fuzz(o, std::move(corpus));
 }

@@ -3,8 +3,9 @@
 `@ggc.jit` kernels written with `ggc.language` (as `gl`) trace to gg IR,
 compile through the pipeline to a cubin and run through the runtime;
 `ggc.compile_ir` compiles gg IR text directly, `ggc.Kernel` runs it.
-With torch installed, `import ggc` registers the torch.ops.ggc.* custom ops
-(ggc.torch_ops).
+With torch installed, ggc's torch.ops.ggc.* custom ops (ggc.torch_ops) are
+registered when torch is imported, before or after ggc; `import ggc` does
+not import torch itself.
 """
 
 import logging as _logging
@@ -53,11 +54,15 @@ from .jit import JITFunction, jit, spec
 from .autotune import Config, autotune
 from . import language
 
-# With torch installed, its custom ops (torch.ops.ggc.*) are registered now,
-# so torch.compile finds them (importing torch takes about a second; ggc
-# without torch imports none of it).
+# ggc's torch custom ops (torch.ops.ggc.*) are registered as soon as torch
+# is there, so torch.compile finds them, but ggc does not import torch
+# itself (about 2 s): compile-only use never pays for it. With torch
+# already imported they are registered now; otherwise when torch is
+# imported (ggc._torch_hook).
 if _find_spec("torch") is not None:
-    from . import torch_ops  # noqa: F401
+    from ._torch_hook import register_torch_ops_with_torch as _with_torch
+
+    _with_torch()
 
 __all__ = [
     "CompilationError",

@@ -8,6 +8,7 @@ Needs the built extension (PYTHONPATH=python after make build) and pdoc.
 
 from __future__ import annotations
 
+import html
 import html.parser
 import os
 import sys
@@ -64,6 +65,28 @@ def broken_links(folder: str) -> List[Tuple[str, str]]:
     return broken
 
 
+def module_index(modules: List[str]) -> str:
+    """The reference's front page: every public module (and the modules
+    ggc brings, named in its __all__) with the first line of its
+    docstring, linked to its page. pdoc's own index only redirects to the
+    package, whose page lists few of them."""
+    import importlib
+    names = list(modules)
+    for extra in ("ggc.language", "ggc.jit", "ggc.autotune"):
+        if extra not in names:
+            names.insert(1, extra)
+    rows = []
+    for name in names:
+        doc = (importlib.import_module(name).__doc__ or "").strip()
+        summary = html.escape(doc.splitlines()[0] if doc else "")
+        href = name.replace(".", "/") + ".html"
+        rows.append(f'<li><a href="{href}"><code>{name}</code></a>: {summary}</li>')
+    return ("<!doctype html>\n<html>\n<head><meta charset=\"utf-8\">"
+            "<title>ggc API reference</title></head>\n<body>\n"
+            "<h1>ggc API reference</h1>\n<ul>\n" + "\n".join(rows) +
+            "\n</ul>\n</body>\n</html>\n")
+
+
 def main(argv: List[str]) -> int:
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
@@ -71,6 +94,8 @@ def main(argv: List[str]) -> int:
     import pdoc
     out = argv[0]
     pdoc.pdoc(*MODULES, output_directory=pdoc.Path(out))
+    with open(os.path.join(out, "index.html"), "w", encoding="utf-8") as f:
+        f.write(module_index(MODULES))
     broken = broken_links(out)
     for page, link in broken:
         print(f"api_reference: broken link in {page}: {link}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""ggc: a compiler for grouped GEMM (Mixture-of-Experts) on Hopper.
+"""ggc: a compiler for grouped GEMM (Mixture-of-Experts) on Hopper and Ampere/Ada.
 
 `@ggc.jit` kernels written with `ggc.language` (as `gl`) trace to gg IR,
 compile through the pipeline to a cubin and run through the runtime;

@@ -34,7 +34,7 @@ SUITE89=${GGC_SM89_SUITE:-"test/gpu/test_fp8.py test/gpu/test_ops.py test/gpu/te
 GGC_TARGET=sm_89 GGC_SHARED_MEMORY_BYTES=101376 timeout 600 $PY -m pytest -q -rs $SUITE89 2>&1 | tee "$OUT/pytest-sm89-suite.log" | tail -40
 if [ "${GGC_SKIP_BENCH:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/bench_sm80.py --json "$OUT/bench_sm80.json" 2>&1 | tee "$OUT/bench_sm80.log"
-  timeout 120 $PY benchmarks/sm80_mma_ceiling.py 2>&1 | tee "$OUT/sm80_mma_ceiling.log"
-  timeout 120 $PY benchmarks/cp_async_stream.py 2>&1 | tee "$OUT/cp_async_stream.log"
-  timeout 400 $PY benchmarks/sm80_handoff.py 2>&1 | tee "$OUT/sm80_handoff.log"
+  timeout 120 $PY benchmarks/probes/sm80_mma_ceiling.py 2>&1 | tee "$OUT/sm80_mma_ceiling.log"
+  timeout 120 $PY benchmarks/probes/cp_async_stream.py 2>&1 | tee "$OUT/cp_async_stream.log"
+  timeout 400 $PY benchmarks/probes/sm80_handoff.py 2>&1 | tee "$OUT/sm80_handoff.log"
 fi

@@ -4,14 +4,14 @@ planned kernel (`planned`) or the one without a producer warpgroup on
 N=K=4096 (as sm80_plans.py).
 
     ncu --clock-control none -k regex:^k_kernel --launch-skip 2 --launch-count 1 \\
-        --section WarpStateStats python3 benchmarks/sm80_profile.py no-producer
+        --section WarpStateStats python3 benchmarks/probes/sm80_profile.py no-producer
 """
 import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_sm80 import contiguous_inputs  # noqa: E402
 from sm80_plans import cfg, kernel  # noqa: E402
 

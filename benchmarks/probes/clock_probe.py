@@ -2,7 +2,7 @@
 nvidia-smi samples the SM clock and the board power, to see whether a
 shape runs power-limited (clocks below the maximum under load).
 
-  python3 benchmarks/clock_probe.py 4,256,7168,2048 [seconds]
+  python3 benchmarks/probes/clock_probe.py 4,256,7168,2048 [seconds]
 
 GGC_CONFIG overrides the tile config (a #gg.config<...>), as in
 profile_kernel.py.
@@ -15,7 +15,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python"))
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 

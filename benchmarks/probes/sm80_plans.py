@@ -3,7 +3,7 @@ run), against the mma.sync peak: the planned kernel, and kernels without a
 producer warpgroup (the consumers copy the stages; 256 registers a
 thread) with wider tiles and 64x64 warp tiles.
 
-    python3 benchmarks/sm80_plans.py [TAG]   # JSON to $OUT/sm80-plans-TAG.json
+    python3 benchmarks/probes/sm80_plans.py [TAG]   # JSON to $OUT/sm80-plans-TAG.json
 """
 import json
 import os
@@ -11,8 +11,8 @@ import re
 import sys
 
 import torch
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ggc
 from ggc import ir
 from bench_grouped_gemm import time_interleaved

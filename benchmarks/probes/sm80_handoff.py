@@ -29,7 +29,7 @@ random operands, and the SM clock and board power while each runs alone
 Each probe first runs once in a process of its own with a time limit, so
 that one that hangs is reported and left out instead of stopping the run.
 
-    python3 benchmarks/sm80_handoff.py [CONFIG WARP_COLUMNS]
+    python3 benchmarks/probes/sm80_handoff.py [CONFIG WARP_COLUMNS]
 
 CONFIG (a #gg.config) and WARP_COLUMNS replace the planned kernel's tile
 and warp layout, e.g. "#gg.config<block = [64, 256, 64], stages = 4,
@@ -45,8 +45,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402

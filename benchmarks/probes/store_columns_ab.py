@@ -4,7 +4,7 @@ compiled with gg-plan-kernel's plan and with `store_columns` 2 and 8
 and an fp64 reference on NaN-poisoned outputs, and timed interleaved
 (bench_grouped_gemm.time_interleaved: medians of CUDA-event batches).
 
-    python3 benchmarks/store_columns_ab.py [--arch sm_90a] [--cases NAME,...]
+    python3 benchmarks/probes/store_columns_ab.py [--arch sm_90a] [--cases NAME,...]
 
 The cases are the layouts whose sm_90a kernels store by thread (the store
 pool does not take them): DeepGEMM's padded contiguous FP8 and a bf16 one.
@@ -13,9 +13,9 @@ import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "gpu"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "test", "gpu"))
 
 # name: (dtype, T, G, N, K); groups are Dirichlet-ragged, each padded to 128 rows.
 CASES = {"padded_fp8_T8192_G8_N4096_K7168": ("f8E4M3FN", 8192, 8, 4096, 7168),

@@ -6,14 +6,14 @@ a warp, timed interleaved in one run, each as a share of the usual peak
 (4 CTAs, 8 chains). The planned sm_80 kernel has 8 warps an SM and 16
 independent mma.sync per warp and K step (32 x 64 warp tiles).
 
-    python3 benchmarks/sm80_peak_warps.py
+    python3 benchmarks/probes/sm80_peak_warps.py
 """
 import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_grouped_gemm import time_interleaved  # noqa: E402
 from bench_sm80 import PeakKernel  # noqa: E402
 

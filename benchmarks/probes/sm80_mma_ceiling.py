@@ -4,7 +4,7 @@ step, one ldmatrix.x4 per m16 block of A and per 16 columns of B, then the
 m16n8k16 products), from shared memory without bank conflicts and without
 loads from global memory, at the kernel's occupancy and others.
 
-    python3 benchmarks/sm80_mma_ceiling.py
+    python3 benchmarks/probes/sm80_mma_ceiling.py
 """
 import ctypes
 import os
@@ -12,7 +12,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_grouped_gemm import time_interleaved  # noqa: E402
 from bench_sm80 import DriverKernel, store_sum  # noqa: E402
 

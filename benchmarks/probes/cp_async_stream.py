@@ -8,7 +8,7 @@ rows of 128 bytes, 8 KB apart, each warp copying 4 rows an instruction;
 the next stage is the next 128 bytes of the same rows, for 64 stages, then
 other rows).
 
-    python3 benchmarks/cp_async_stream.py
+    python3 benchmarks/probes/cp_async_stream.py
 """
 import ctypes
 import os
@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench_grouped_gemm import time_interleaved  # noqa: E402
 from bench_sm80 import DriverKernel  # noqa: E402
 

@@ -4,7 +4,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "python"))
 from ggc import Kernel, ir  # noqa: E402
 
 zero_tail = os.environ.get("GGC_REPRO_SIZES", "0,1,7,63,64,65,127,128,129,1112")

@@ -32,7 +32,7 @@ import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .cache import cache_dir, write_file_durably
+from .cache import cache_dir, read_regular_file, write_file_durably
 from .compiler import version
 from .jit import JITFunction, _describe, spec
 
@@ -131,8 +131,7 @@ class Autotuner:
         if not self._path:
             return
         try:
-            with open(self._path, "rb") as f:
-                saved = json.loads(f.read().decode("utf-8"))
+            saved = json.loads(read_regular_file(self._path).decode("utf-8"))
         except (OSError, ValueError):
             return
         if not isinstance(saved, dict):

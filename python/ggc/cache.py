@@ -175,19 +175,28 @@ def _valid_meta(meta: Any) -> bool:
             and meta.get("checksum") == _meta_checksum(meta))
 
 
+def read_regular_file(path: str) -> bytes:
+    """The bytes of `path`, which must be a regular file: a FIFO, a device
+    or a symbolic link in the cache (never written by ggc) raises OSError
+    instead of blocking a read forever or leading elsewhere."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return f.read()
+
+
 def _load(path: str, emit: str) -> Optional[CompiledIR]:
     """The entry at `path` if every file is whole and unchanged since it was
     written and it holds the `emit` stage; None (a miss, compiled again and
     repaired) otherwise."""
     try:
-        with open(os.path.join(path, "meta.json"), "rb") as f:
-            meta = json.loads(f.read().decode("utf-8"))
+        meta = json.loads(read_regular_file(os.path.join(path, "meta.json")).decode("utf-8"))
         if not _valid_meta(meta) or emit not in meta["stages"]:
             return None
         asm = {}
         for stage in meta["stages"]:
-            with open(os.path.join(path, _file_name(stage)), "rb") as f:
-                data = f.read()
+            data = read_regular_file(os.path.join(path, _file_name(stage)))
             record = meta["files"][stage]
             if len(data) != record["bytes"] or _digest(data) != record["sha256"]:
                 return None
@@ -195,7 +204,8 @@ def _load(path: str, emit: str) -> Optional[CompiledIR]:
         _mark_used(path)
         return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
                           kernel_info=meta["kernel_info"], plans=meta["plans"])
-    # Missing, unreadable, cut, or nested past the JSON parser's recursion.
+    # Missing, unreadable, not a regular file, cut, or nested past the JSON
+    # parser's recursion.
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 

@@ -2,6 +2,7 @@
 that verifies what it loads, sizes the kernel's integers can hold, group
 metadata checks, and clear errors for bad arguments."""
 
+import os
 import re
 import sys
 import threading
@@ -119,7 +120,24 @@ CORRUPTIONS = {
         "[" * 100000 + "]" * 100000),
     "no stages, checksum consistent": lambda e: _rewrite_meta(e / "meta.json", stages=[],
                                                               files={}),
+    # Not regular files: a read of a FIFO blocked the compile forever.
+    "meta.json a FIFO": lambda e: _replace_by_fifo(e / "meta.json"),
+    "ptx a FIFO": lambda e: _replace_by_fifo(e / "ptx.ptx"),
+    "meta.json a symlink": lambda e: _replace_by_symlink(e / "meta.json"),
 }
+
+
+def _replace_by_fifo(path):
+    path.unlink()
+    os.mkfifo(path)
+
+
+def _replace_by_symlink(path):
+    """A link to a copy of the same bytes: not what ggc writes, so a miss."""
+    copy = path.with_name("meta-copy.json")
+    copy.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(copy)
 
 
 def _rewrite_meta(path, **changes):
@@ -169,6 +187,16 @@ def test_a_broken_autotune_file_is_ignored(tmp_path, saved):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="latin-1") as f:
         f.write(saved)
+    reloaded = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
+                            key=["x"], timer=lambda fn: 1.0)(autotuned)
+    assert reloaded.best == {}
+
+
+def test_an_autotune_file_that_is_a_fifo_is_ignored_without_blocking(tmp_path):
+    tuner = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
+                         key=["x"], timer=lambda fn: 1.0)(autotuned)
+    os.makedirs(os.path.dirname(tuner._path), exist_ok=True)
+    os.mkfifo(tuner._path)  # a read of it used to wait for a writer forever
     reloaded = ggc.autotune(configs=[ggc.Config(BLOCK_N=64), ggc.Config(BLOCK_N=128)],
                             key=["x"], timer=lambda fn: 1.0)(autotuned)
     assert reloaded.best == {}

@@ -99,6 +99,12 @@ def _check_experts(w1, global_num_experts, expert_map) -> None:
     if not isinstance(global_num_experts, int) or isinstance(global_num_experts, bool):
         raise TypeError(f"global_num_experts must be an int, got "
                         f"{type(global_num_experts).__name__}")
+    if expert_map is not None and not isinstance(expert_map, torch.Tensor):
+        raise TypeError(f"expert_map must be an int32 tensor (vLLM's: the local index of "
+                        f"each global expert, -1 where another rank holds it) or None, got "
+                        f"{type(expert_map).__name__}")
+    if isinstance(w1, torch.Tensor) and w1.dim() >= 1 and w1.shape[0] == 0:
+        raise ValueError("w1 holds no experts (w1.shape[0] = 0): a layer needs at least one")
     if global_num_experts == -1 or not isinstance(w1, torch.Tensor):
         return
     held = w1.shape[0] if expert_map is None else getattr(expert_map, "shape", [None])[0]

@@ -477,3 +477,25 @@ def test_ops_still_offers_the_flashinfer_drop_ins():
     from ggc.ops import moe_gemm_mxfp8_nt_groupwise  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         ops.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("call", ["contiguous", "masked", "dense"])
+def test_fp8_operand_without_its_scales_names_the_argument(launches, call):
+    """An FP8 operand is DeepGEMM's pair (tensor, scales); a bare tensor is
+    refused naming it (it raised 'too many values to unpack')."""
+    x, sx, w, sw, d = fp8_args()
+    if call == "contiguous":
+        fn = lambda a, b: dg.m_grouped_fp8_gemm_nt_contiguous(  # noqa: E731
+            a, b, d, torch.zeros(256, dtype=torch.int32))
+    elif call == "masked":
+        d = torch.empty(3, 256, 320, dtype=torch.bfloat16)
+        fn = lambda a, b: dg.m_grouped_fp8_gemm_nt_masked(  # noqa: E731
+            a, b, d, torch.full((3,), 256, dtype=torch.int32), 256)
+    else:
+        fn = lambda a, b: dg.fp8_gemm_nt(a, b, d)  # noqa: E731
+    with pytest.raises(ValueError, match=r"^a must be a pair \(the FP8 tensor, its scales\), "
+                                         r"as DeepGEMM takes it; got Tensor$"):
+        fn(x, (w, sw))
+    with pytest.raises(ValueError, match=r"^b must be a pair .* got a tuple of 3$"):
+        fn((x, sx), (w, sw, sw))
+    assert launches.calls == []

@@ -114,6 +114,13 @@ def test_unsupported_arguments_are_named():
                            w1_scale=torch.ones(E), w2_scale=torch.ones(E), block_shape=[64, 64])
     with pytest.raises(ValueError, match="use_fp8_w8a8 is False"):
         vllm.fused_experts(x, w1, w2, weights, ids, w1_scale=torch.ones(E))
+    # No experts at all (was a ZeroDivisionError), and an expert_map that is
+    # a list (was "must equal expert_map's length = None").
+    with pytest.raises(ValueError, match=r"^w1 holds no experts \(w1.shape\[0\] = 0\)"):
+        vllm.fused_experts(x, w1[:0], w2[:0], weights, ids)
+    with pytest.raises(TypeError, match=r"^expert_map must be an int32 tensor .* got list$"):
+        vllm.fused_experts(x, w1, w2, weights, ids, global_num_experts=E,
+                           expert_map=list(range(E)))
 
 
 def test_fused_topk_is_softmax_top_k():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import ops
 from .fast import fast_key, launched, remember
-from .grouped import _checked, _kept_scales, _require, _scales
+from .grouped import _checked, _fp8_pairs, _kept_scales, _require, _scales
 
 _SPANS = {}
 
@@ -147,7 +147,7 @@ def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None,
     (+ c), a = (x [M, K], sx [M, ceil(K/128)]), b = (w [N, K], sw
     [ceil(N/128), ceil(K/128)]), e4m3 K-major with f32 scales (or packed
     UE8M0 words, ggc's MX scales), d [M, N] bf16 or f32."""
-    (x, sx), (w, sw) = a, b
+    (x, sx), (w, sw) = _fp8_pairs(a, b)
     key = fast_key(("fp8", recipe, recipe_a, recipe_b), (x, sx, w, sw, d), c)
     if launched(key, (x, w, None, None, None, None, None, sx, sw, d)):
         return

@@ -67,6 +67,18 @@ def _require(cond: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _fp8_pairs(a, b):
+    """DeepGEMM's FP8 operands, each a pair (the tensor, its scales), as
+    ((x, sx), (w, sw)); a ValueError naming the argument otherwise."""
+    for name, value in (("a", a), ("b", b)):
+        if not (isinstance(value, (tuple, list)) and len(value) == 2):
+            got = (f"a {type(value).__name__} of {len(value)}"
+                   if isinstance(value, (tuple, list)) else type(value).__name__)
+            raise ValueError(f"{name} must be a pair (the FP8 tensor, its scales), as "
+                             f"DeepGEMM takes it; got {got}")
+    return tuple(a), tuple(b)
+
+
 def _check_operands(a, b, d, masked: bool, fp8: bool) -> Tuple[int, int, int, int]:
     """DeepGEMM's shape/dtype rules for `[.., M, K] @ [G, N, K].mT -> d`;
     returns (G, M, N, K)."""
@@ -197,7 +209,7 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     `use_psum_layout`, [G] int32 ends (group g: rows `align(psum[g-1], 128)
     .. psum[g]`), which ggc turns into m_indices on the device first.
     -> `ggc.ops.grouped_gemm(x, w, m_indices=..., a_scale, b_scale, out=d)`."""
-    (x, sx), (w, sw) = a, b
+    (x, sx), (w, sw) = _fp8_pairs(a, b)
     key = None if use_psum_layout else fast_key(
         ("fp8 contiguous", recipe, recipe_a, recipe_b, expected_m_for_psum_layout),
         (x, sx, w, sw, d, grouped_layout))
@@ -250,7 +262,7 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     [G, M_max, ceil(K/128)]), b = (w [G, N, K] e4m3, sw), d [G, M_max, N]
     bf16, masked_m [G] int32 on the device, expected_m a host hint (> 0).
     -> `ggc.ops.grouped_gemm(x, w, masked_m=..., expected_m=..., out=d)`."""
-    (x, sx), (w, sw) = a, b
+    (x, sx), (w, sw) = _fp8_pairs(a, b)
     key = fast_key(("fp8 masked", recipe, recipe_a, recipe_b, expected_m),
                    (x, sx, w, sw, d, masked_m))
     if launched(key, (x, w, None, masked_m, None, None, None, sx, sw, d)):
@@ -435,7 +447,7 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     operands are transposed to K-major first (one read and write of each);
     `ggc.ops.grouped_gemm(k_offsets=..., k_major=True)` on K-major operands
     avoids it. -> that call."""
-    (x, sx), (y, sy) = a, b
+    (x, sx), (y, sy) = _fp8_pairs(a, b)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)
@@ -459,7 +471,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     per group (sum(ks) x M elements) and sx `[M, sum_k/128]`; b likewise with
     N. Cost: the blocks are gathered into one K-major `[M, sum_k]` (and
     `[N, sum_k]`) first, one read and write of each operand."""
-    (x, sx), (y, sy) = a, b
+    (x, sx), (y, sy) = _fp8_pairs(a, b)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)

@@ -142,3 +142,26 @@ def test_errors_name_what_is_wrong():
         hf.from_hf([1], config)
     with pytest.raises(TypeError, match="bfloat16"):
         hf.from_hf({k: v.float() for k, v in block.state_dict().items()}, config)
+    with pytest.raises(TypeError, match=r"^the state dict's 'experts.down_proj' must be a "
+                                        r"tensor, got list$"):
+        hf.from_hf({**block.state_dict(), "experts.down_proj": [1, 2]}, config)
+
+
+@pytest.mark.parametrize("family", ["mixtral", "deepseek_v3"])
+def test_expert_weights_of_another_dtype_are_refused(family):
+    """int8 experts were promoted into a layer of bf16 zeros by the
+    concatenation with the shared experts, with no error (DeepSeek-V3);
+    FP8 experts without their scales failed in torch's promotion."""
+    model = hf_models.model(family, seed=3)
+    block = hf_models.moe_blocks(model, family)[0][1]
+    state = dict(block.state_dict())
+    as_int8 = {k: (v.to(torch.int8) if k.startswith("experts.") else v)
+               for k, v in state.items()}
+    with pytest.raises(TypeError, match=r"^the gate/up weights of experts.gate_up_proj and "
+                                        r"experts.down_proj are torch.int8: ggc's MoE layers "
+                                        r"take bfloat16 experts"):
+        hf.from_hf(as_int8, model.config)
+    as_fp8 = {k: (v.to(torch.float8_e4m3fn) if k.startswith("experts.") else v)
+              for k, v in state.items()}
+    with pytest.raises(ValueError, match=r"are float8_e4m3fn without their weight_scale_inv"):
+        hf.from_hf(as_fp8, model.config)

@@ -129,7 +129,7 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
     experts = args["num_experts"]
     inter = args["intermediate_size"]
     if "experts.gate_up_proj" in state:  # transformers 5's fused experts
-        w13, w2 = state["experts.gate_up_proj"], _take(state, "experts.down_proj")
+        w13, w2 = _take(state, "experts.gate_up_proj"), _take(state, "experts.down_proj")
         if args.get("expert_bias"):  # gpt-oss: [E, H, 2I] and [E, I, H]
             w13, w2 = w13.transpose(1, 2), w2.transpose(1, 2)
             out["w13_bias"] = _take(state, "experts.gate_up_proj_bias")
@@ -141,8 +141,11 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
         raise KeyError("no experts.gate_up_proj in the state dict (gpt-oss's MXFP4 "
                        "checkpoints, *_blocks and *_scales, are not loaded: dequantise "
                        "to bf16 first)")
+    _check_expert_dtypes(w13, w2, scales, "experts.gate_up_proj and experts.down_proj"
+                         if "experts.gate_up_proj" in state else "experts.*")
     if args.get("shared_experts"):
         shared = _per_expert(state, family.legacy, "shared_experts.", [None])
+        _check_expert_dtypes(*shared, "shared_experts.*")
         w13, w2, scales = _with_shared(w13, w2, scales, shared, args["shared_experts"], inter)
     if scales is not None:
         out["fp8"] = (w13.contiguous(), w2.contiguous()) + scales
@@ -157,7 +160,28 @@ def _take(state, key):
     if key not in state:
         sample = ", ".join(sorted(state)[:6])
         raise KeyError(f"the state dict has no {key!r} (its keys start: {sample}, ...)")
+    if not isinstance(state[key], torch.Tensor):
+        raise TypeError(f"the state dict's {key!r} must be a tensor, got "
+                        f"{type(state[key]).__name__}")
     return state[key]
+
+
+def _check_expert_dtypes(w13, w2, scales, where: str) -> None:
+    """Expert weights the layer takes: bfloat16, or float8_e4m3fn with
+    their scales. Anything else (int8, say) was promoted into a layer of
+    zeros by the concatenations, with no error."""
+    for name, w in (("gate/up", w13), ("down", w2)):
+        if scales is not None and w.dtype == FP8:
+            continue
+        if w.dtype == FP8:
+            raise ValueError(f"the {name} weights of {where} are float8_e4m3fn without their "
+                             f"weight_scale_inv: an FP8 checkpoint gives every expert weight "
+                             f"its block scales")
+        if w.dtype != torch.bfloat16:
+            raise TypeError(f"the {name} weights of {where} are {w.dtype}: ggc's MoE layers "
+                            f"take bfloat16 experts, or float8_e4m3fn ones with "
+                            f"weight_scale_inv (load the model with torch_dtype=torch.bfloat16 "
+                            f"or dequantise the experts first)")
 
 
 def _per_expert(state, names, pattern, experts):

@@ -169,10 +169,27 @@ def _file_name(stage: str) -> str:
 
 
 def _valid_meta(meta: Any) -> bool:
-    """meta.json in this format whose checksum matches: then _store wrote
-    it, and its shape is the one _store gives it."""
+    """meta.json in this format whose checksum matches and whose shape is
+    the one _store gives it: the checksum is no secret, so an entry edited
+    with a recomputed one must still hold what a hit hands out."""
     return (isinstance(meta, dict) and meta.get("format") == _FORMAT
-            and meta.get("checksum") == _meta_checksum(meta))
+            and meta.get("checksum") == _meta_checksum(meta) and _meta_shaped(meta))
+
+
+def _meta_shaped(meta: dict) -> bool:
+    def dicts(value) -> bool:
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+
+    stages, files = meta.get("stages"), meta.get("files")
+    if not (isinstance(stages, list) and isinstance(files, dict)):
+        return False
+    for stage in stages:
+        record = files.get(stage) if isinstance(stage, str) else None
+        if not (isinstance(record, dict) and isinstance(record.get("bytes"), int)
+                and isinstance(record.get("sha256"), str)):
+            return False
+    return (isinstance(meta.get("diagnostics"), str) and dicts(meta.get("kernel_info"))
+            and dicts(meta.get("plans")))
 
 
 def read_regular_file(path: str) -> bytes:

@@ -120,6 +120,12 @@ CORRUPTIONS = {
         "[" * 100000 + "]" * 100000),
     "no stages, checksum consistent": lambda e: _rewrite_meta(e / "meta.json", stages=[],
                                                               files={}),
+    # Edited with the checksum recomputed (it is no secret): kernel_info not
+    # a list of contracts raised AttributeError on every call, never repaired.
+    "kernel_info a string, checksum consistent": lambda e: _rewrite_meta(
+        e / "meta.json", kernel_info="contract"),
+    "a file record of another shape, checksum consistent": lambda e: _rewrite_meta(
+        e / "meta.json", files={"cubin": 7}),
     # Not regular files: a read of a FIFO blocked the compile forever.
     "meta.json a FIFO": lambda e: _replace_by_fifo(e / "meta.json"),
     "ptx a FIFO": lambda e: _replace_by_fifo(e / "ptx.ptx"),

@@ -73,7 +73,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.swizzledStaging,
       p.outN(), p.m, p.outElem, p.outNM,
-      p.columnPairs, groupMaps, kWarpgroupThreads,
+      p.columnPairs, p.accumulate, groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers, p.storeColumns);
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&stores.getBody());
@@ -159,8 +159,10 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
     ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group) {
   // column_pairs: the epilogue takes both accumulators and makes one output.
   int64_t outputs = p.columnPairs ? 1 : 2;
+  // An accumulating store adds in f32 and rounds the sum once.
+  Type storedElem = p.accumulate ? Type(b.f32()) : p.outElem;
   Value stored =
-      b.create<LLVM::UndefOp>(VectorType::get({outputs}, p.outElem));
+      b.create<LLVM::UndefOp>(VectorType::get({outputs}, storedElem));
   for (int64_t j = 0; j < outputs; ++j) {
     SmallVector<Value, 2> accs;
     if (p.columnPairs)
@@ -172,8 +174,9 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
     if (failed(result))
       return failure();
     Value out = *result;
-    if (out.getType() != p.outElem)
-      out = b.create<arith::TruncFOp>(p.outElem, out);
+    if (out.getType() != storedElem)
+      out = p.accumulate ? Value(b.create<arith::ExtFOp>(storedElem, out))
+                         : Value(b.create<arith::TruncFOp>(storedElem, out));
     stored = b.create<LLVM::InsertElementOp>(stored, out, b.c32(j));
   }
   return stored;

@@ -138,6 +138,8 @@ struct KernelPlan {
   /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;
+  /// gg's accumulate: out += the epilogue's value, summed in f32.
+  bool accumulate = false;
   int64_t outBlockN() const { return columnPairs ? blockN / 2 : blockN; }
   int64_t outN() const { return columnPairs ? n / 2 : n; }
   int64_t stagingChunkColumns() const {

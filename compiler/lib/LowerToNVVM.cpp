@@ -183,6 +183,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
   p.columnPairs = op.getColumnPairs();
+  p.accumulate = op.getAccumulate();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();
   p.storeColumns = kernelPlan.getStoreColumns();

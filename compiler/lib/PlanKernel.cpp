@@ -173,6 +173,8 @@ storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
         "'out' in layout nm stores a pair's two columns in two rows");
   if (op.getColumnPairs())
     return std::string("column_pairs makes one output per pair");
+  if (op.getAccumulate())
+    return std::string("accumulate reads each pair where it stores it");
   if (ggc::byteWidth(op.getOutType().getElementType()) != 2)
     return std::string("'out' does not have 16-bit elements");
   int64_t n = op.getOutType().getShape().back();

@@ -31,6 +31,25 @@ Value scatteredRow(KernelBuilder &b, ggk::StoreTileOp tile, Value rowIndex) {
   return b.toI64(b.loadGlobal(b.i32(), tile.getIndices(), rowIndex));
 }
 
+/// What a tile stores at `address`: `values`, or in an accumulating tile
+/// their (f32) sum with what `address` holds, rounded to `out_type`.
+Value withStored(ggk::StoreTileOp tile, Value values, Value address,
+                 unsigned alignment, KernelBuilder &b) {
+  if (!tile.getAccumulate())
+    return values;
+  Type outType = tile.getOutType();
+  Type storedType = outType;
+  if (auto vector = dyn_cast<VectorType>(values.getType()))
+    storedType = VectorType::get(vector.getShape(), outType);
+  Value sum = b.create<LLVM::LoadOp>(storedType, address, alignment);
+  if (storedType != values.getType())
+    sum = b.create<arith::ExtFOp>(values.getType(), sum);
+  sum = b.create<arith::AddFOp>(sum, values);
+  if (storedType != values.getType())
+    sum = b.create<arith::TruncFOp>(storedType, sum);
+  return sum;
+}
+
 /// `values` at row `rowIndex` of `out` (its flattened [rows, N] view; with
 /// a scatter, the row its index list gives) and columns from `col`, when
 /// `valid`; `alignment` is the store's, in bytes (0: its type's).
@@ -60,7 +79,9 @@ void storeRow(ggk::StoreTileOp tile, Value values, Value rowIndex, Value col,
     auto vector = dyn_cast<VectorType>(values.getType());
     if (vector && vector.getNumElements() == 1)
       values = b.create<LLVM::ExtractElementOp>(values, b.c32(0));
-    b.create<LLVM::StoreOp>(values, b.gep(tile.getOut(), offset), alignment);
+    Value address = b.gep(tile.getOut(), offset);
+    b.create<LLVM::StoreOp>(withStored(tile, values, address, alignment, b),
+                            address, alignment);
     b.create<scf::YieldOp>();
   });
 }
@@ -87,9 +108,10 @@ void storeByThread(ggk::StoreTileOp tile, ggk::StorePairOp pair,
                            b.toI64(b.add(pair.getOutCol(), b.c32(j))));
       Value offset =
           b.mul(b.add(b.mul(outCol, b.c64(m)), row), b.c64(outBytes));
-      b.storeGlobal(
-          b.create<LLVM::ExtractElementOp>(pair.getPair(), b.c32(j)),
-          tile.getOut(), offset);
+      Value value = b.create<LLVM::ExtractElementOp>(pair.getPair(), b.c32(j));
+      Value address = b.gep(tile.getOut(), offset);
+      b.create<LLVM::StoreOp>(withStored(tile, value, address, 0, b),
+                              address);
     }
     b.create<scf::YieldOp>();
   });

@@ -149,6 +149,12 @@ LogicalResult StoreTileOp::verify() {
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "
                             "store consecutive rows) and no out_nm";
+  if (getAccumulate() &&
+      (!getPool().empty() || getStoreColumns() != 2 || getIndices()))
+    return emitOpError() << "adds each pair to what 'out' holds, read by the "
+                            "thread that stores it: it takes no pool, "
+                            "store_columns = 2 and no scatter (repeated "
+                            "indices would race)";
   if (failed(verifyStoreColumns(*this)))
     return failure();
   Block &body = getBody().front();
@@ -167,7 +173,11 @@ LogicalResult StorePairOp::verify() {
     return emitOpError() << "must be inside a ggk.store_tile, which says "
                             "where its tile's outputs go";
   Type element = getPair().getType().getElementType();
-  if (element != tile.getOutType())
+  if (tile.getAccumulate() && !element.isF32())
+    return emitOpError() << "holds " << element << " values, but its "
+                         << "ggk.store_tile accumulates: they are f32, "
+                            "added to 'out' before rounding";
+  if (!tile.getAccumulate() && element != tile.getOutType())
     return emitOpError() << "stores " << element << " outputs, but its "
                          << "ggk.store_tile's out_type is "
                          << tile.getOutType();

@@ -62,6 +62,7 @@ class FunctionSpec:
     group_scalars: List[str] = field(default_factory=list)
     tf32: bool = False
     column_pairs: bool = False  # the epilogue combines columns 2j, 2j+1 into j
+    accumulate: bool = False    # out += the epilogue's value
     expected_m: Optional[int] = None
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
@@ -114,6 +115,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append("tf32")
     if spec.column_pairs:
         attrs.append("column_pairs")
+    if spec.accumulate:
+        attrs.append("accumulate")
     if spec.expected_m is not None:
         attrs.append(f"expected_m = {spec.expected_m} : i64")
     if spec.config is not None:
@@ -179,6 +182,7 @@ def grouped_matmul(
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
     column_pairs: bool = False,
+    accumulate: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -206,7 +210,8 @@ def grouped_matmul(
     ending in gg.yield. With `column_pairs` the epilogue combines columns
     2j and 2j+1 of the product (its first arguments are %acc0 and %acc1)
     into output column j, so `out` has n/2 columns (a gated activation with
-    gate and up rows of B interleaved).
+    gate and up rows of B interleaved). `accumulate` adds the result to
+    what `out` holds.
 
     Arguments, in order: a, b, groups, [a_scale], [b_scale], one per `rows`
     entry (element types), per `cols` entry (shapes, f32), per group scalar
@@ -242,7 +247,8 @@ def grouped_matmul(
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
-                        b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan)
+                        b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan,
+                        accumulate=accumulate)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

@@ -201,7 +201,7 @@ class JITFunction:
             b=dot["b"].name, groups=dot["groups"].name, out=out_param.name,
             b_layout=dot["b_layout"],
             a_layout="km" if layout == "k_grouped" and dot["b_layout"] == "kn" else "mk",
-            tf32=dot["tf32"], column_pairs=trace.column_pairs,
+            tf32=dot["tf32"], column_pairs=trace.column_pairs, accumulate=trace.accumulate,
             expected_m=dot["expected_m"], loc=dot["loc"],
             rows=[p.name for k, p in trace.epilogue_args if k == "r"],
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],

@@ -19,7 +19,8 @@ functions below (exp, sigmoid, silu, maximum, minimum, abs, sqrt, rsqrt).
 `gl.column_pairs(acc)` gives the accumulators of product columns 2j and
 2j+1, whose combination is output column j (a gated activation in the
 GEMM: `gate, up = gl.column_pairs(acc); gl.store(h, gl.silu(gate) * up)`,
-h with N/2 columns). Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
+h with N/2 columns). `gl.store(out, value, accumulate=True)` adds to what
+`out` holds. Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
 STAGES override the tile configuration.
 """
 
@@ -195,6 +196,7 @@ class _Trace:
         self.stored: Optional[Tuple[Param, "_Value"]] = None
         self.epilogue_args: List[Tuple[str, Param]] = []  # (kind, param)
         self.column_pairs = False  # gl.column_pairs split the accumulator
+        self.accumulate = False  # gl.store(..., accumulate=True): out +=
         self.counter = 0
 
     def fresh(self) -> str:
@@ -443,8 +445,11 @@ def _require_pair_values(t: _Trace, values) -> None:
                      "accumulator")
 
 
-def store(out: Param, value) -> None:
-    """Stores the epilogue's value to the valid rows of `out`."""
+def store(out: Param, value, *, accumulate=False) -> None:
+    """Stores the epilogue's value to the valid rows of `out`; with
+    `accumulate=True` adds it to what `out` holds (`out += value`, summed in
+    f32 and rounded once; the same bits on every run), as a weight gradient
+    accumulated over micro-batches needs."""
     t = _trace()
     if t.dot is None:
         raise _error("gl.store needs a gl.grouped_dot first")
@@ -455,4 +460,8 @@ def store(out: Param, value) -> None:
         raise _error("a kernel stores once")
     value = _param_value(value) if not isinstance(value, _Value) else value
     _require_pair_values(t, [value])
+    if not isinstance(accumulate, bool):
+        raise _error(f"gl.store's accumulate must be True or False (a constexpr); got "
+                     f"{accumulate!r}")
     t.stored = (out, value)
+    t.accumulate = accumulate

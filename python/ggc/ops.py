@@ -28,10 +28,10 @@ _LAYOUT_ANNOTATIONS = {
 
 
 def _kernel_body(a, b, groups, a_scale=None, b_scale=None, out=None, A_KIND="block_mn",
-                 B_KIND="block", EXPECTED_M=None):
+                 B_KIND="block", EXPECTED_M=None, ACCUMULATE=False):
     gl.store(out, gl.grouped_dot(a, b, groups, a_scale=a_scale, b_scale=b_scale,
                                  a_scale_kind=A_KIND, b_scale_kind=B_KIND,
-                                 expected_m=EXPECTED_M))
+                                 expected_m=EXPECTED_M), accumulate=ACCUMULATE)
 
 
 def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
@@ -52,7 +52,7 @@ def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
     params.append(P("out", P.POSITIONAL_OR_KEYWORD, annotation=gl.Out))
     params += [P(n, P.KEYWORD_ONLY, annotation=gl.constexpr, default=d)
                for n, d in (("A_KIND", "block_mn"), ("B_KIND", "block"),
-                            ("EXPECTED_M", None))]
+                            ("EXPECTED_M", None), ("ACCUMULATE", False))]
 
     def kernel(**kwargs):
         _kernel_body(**kwargs)
@@ -185,8 +185,10 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
                  b_scale_kind: Optional[str] = None, k_major: bool = False,
-                 validate: Optional[bool] = None):
-    """out[g] = scale(a[g]) @ scale(b[g])^T for every group.
+                 accumulate: bool = False, validate: Optional[bool] = None):
+    """out[g] = scale(a[g]) @ scale(b[g])^T for every group (with
+    `accumulate=True`, out[g] += ...: summed in f32, rounded once to out's
+    dtype, the same bits on every run; `out` must be given).
 
     Exactly one of `offsets` ([G+1], contiguous rows of a [M, K]),
     `masked_m` ([G], a is [G, M_max, K]), `m_indices` ([M] group per row,
@@ -214,7 +216,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     """
     tensors = (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out)
     key = _plan_key(tensors, (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
-                              k_major), validate)
+                              k_major, accumulate), validate)
     if key is not None:
         try:
             plan = _PLANS.get(key)
@@ -231,10 +233,11 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale, out=out,
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
             a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
-            validate=validate)
+            validate=validate, **({"accumulate": True} if accumulate else {}))
     call = _checked_call(tensors, out_dtype=out_dtype, b_layout=b_layout,
                          expected_m=expected_m, a_scale_kind=a_scale_kind,
-                         b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+                         b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
+                         accumulate=accumulate)
     fn, args, consts, _, out, validate = call
     fn(*args, validate=validate, **consts)
     if key is not None and isinstance(fn, JITFunction) and not _wants_grad(tensors):
@@ -331,11 +334,25 @@ def _remember(key, call, tensors) -> None:
     _PLANS[key] = plan
 
 
-def _checked_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
-                  k_major, validate):
+def _checked_call(tensors, *, accumulate=False, **options):
     """Every check of a direct call, and what it launches: (kernel,
     arguments, constexprs, each argument's slot (None: a unit scale), out,
-    validate); kernel None when nothing launches."""
+    validate)."""
+    if not isinstance(accumulate, bool):
+        raise ValueError(f"accumulate must be True or False, got {accumulate!r}")
+    if accumulate and tensors[_OUT] is None:
+        raise ValueError("accumulate=True adds the product to `out`: pass out= (the "
+                         "tensor to add to)")
+    call = _layout_call(tensors, **options)
+    if not accumulate:
+        return call
+    kernel, args, consts, *rest = call
+    return (kernel, args, {**consts, "ACCUMULATE": True}, *rest)
+
+
+def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
+                 k_major, validate):
+    """_checked_call's checks of the layout and its launch."""
     import torch
     a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out = tensors
     _require_tensors(a=a, b=b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,

@@ -174,12 +174,14 @@ def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tenso
                       a_scale: Optional[Tensor] = None, b_scale: Optional[Tensor] = None,
                       b_layout: str = "nk", expected_m: Optional[int] = None,
                       a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
-                      k_major: bool = False, validate: Optional[bool] = None) -> None:
+                      k_major: bool = False, validate: Optional[bool] = None,
+                      accumulate: bool = False) -> None:
     with _op_body():
         grouped_gemm(a, b, out=out, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
                      k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale,
                      b_layout=b_layout, expected_m=expected_m, a_scale_kind=a_scale_kind,
-                     b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+                     b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
+                     accumulate=accumulate)
 
 
 grouped_gemm_op = torch.library.custom_op("ggc::grouped_gemm", _grouped_gemm,
@@ -238,7 +240,7 @@ def _backward(ctx, grad):
     if ctx.needs_input_grad[1]:
         rows, cols = (grad, a.contiguous()) if ctx.b_layout == "nk" else (a.contiguous(), grad)
         grad_b = torch.ops.ggc.grouped_gemm(rows, cols, k_offsets=offsets,
-                                            out_dtype=torch.float32).to(b.dtype)
+                                            out_dtype=b.dtype)
     return (grad_a, grad_b) + (None,) * 14
 
 
@@ -464,9 +466,10 @@ def _(grad_y, w, offsets):
 def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
+    # Written in the weight's dtype (x's) by the kernel: no pass to cast it.
     with _op_body():
         return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
-                            out_dtype=torch.float32)
+                            out_dtype=x.dtype)
 
 
 grouped_mm_grad_w = torch.library.custom_op("ggc::grouped_mm_grad_w", _grouped_mm_grad_w,
@@ -476,8 +479,7 @@ lean_eager(grouped_mm_grad_w, _grouped_mm_grad_w)
 
 @grouped_mm_grad_w.register_fake
 def _(grad_y, x, offsets):
-    return x.new_empty(offsets.shape[0] - 1, grad_y.shape[1], x.shape[1],
-                       dtype=torch.float32)
+    return x.new_empty(offsets.shape[0] - 1, grad_y.shape[1], x.shape[1])
 
 
 def _mm_setup_context(ctx, inputs, output):
@@ -491,7 +493,7 @@ def _mm_backward(ctx, grad_y):
     if ctx.needs_input_grad[0]:
         grad_x = grouped_mm_grad_x(grad_y, w, offsets)
     if ctx.needs_input_grad[1]:
-        grad_w = grouped_mm_grad_w(grad_y, x, offsets).to(w.dtype)
+        grad_w = grouped_mm_grad_w(grad_y, x, offsets)
     return grad_x, grad_w, None
 
 

@@ -327,3 +327,47 @@ llvm.func @quads_fragment(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
   }
   llvm.return
 }
+
+// -----
+
+llvm.func @accumulate_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                             %m1: !llvm.ptr) {
+  // expected-error @+1 {{adds each pair to what 'out' holds, read by the thread that stores it: it takes no pool, store_columns = 2 and no scatter (repeated indices would race)}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
+      attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = f32, accumulate,
+      issuer = 128, threads = 128} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @accumulate_scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                              %idx: !llvm.ptr<1>) {
+  // expected-error @+1 {{it takes no pool, store_columns = 2 and no scatter}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%idx)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = f32, accumulate,
+      issuer = 128, threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @accumulate_rounded_pair(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                                   %i: i32, %r: i64, %ok: i1,
+                                   %pair: vector<2xbf16>) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, accumulate,
+      issuer = 128, threads = 256} {
+    // expected-error @+1 {{holds 'bf16' values, but its ggk.store_tile accumulates: they are f32, added to 'out' before rounding}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -1178,6 +1178,14 @@ func.func @store_pool_out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: m
 
 // -----
 
+func.func @store_pool_accumulate(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: memref<3xi32>, %o: memref<2x64x64xf32>) {
+  // expected-error @+1 {{'store_pool' stores without reading 'out', which accumulate adds to; it takes per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km) b(%b : memref<?x64xbf16>, kn) groups(%g : memref<3xi32>) out(%o : memref<2x64x64xf32>) {accumulate, store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
 func.func @store_pool_unaligned_rows(%a: memref<?x256xbf16>, %b: memref<8x448x256xbf16>, %g: memref<9xi32>, %o: memref<?x448xbf16>) {
   // expected-error @+1 {{'store_pool' needs the staged tile's rows of block N elements to be a multiple of 64 bytes (its boxes start 128-byte aligned), but block N 112 makes them 224; use an empty store_pool (per-thread stores)}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x448x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x448xbf16>) {config = #gg.config<block = [128, 112, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}

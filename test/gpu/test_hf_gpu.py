@@ -72,3 +72,11 @@ def test_generation_gives_the_same_tokens(family):
         logits = reference(want[:, :step]).logits[0, -1].float()
     margin = (logits[want[0, step]] - logits[got[0, step]]).item()
     assert margin < 0.02 * logits.std().item(), (step, margin, logits.std().item())
+
+
+@pytest.mark.parametrize("family", ["mixtral", "qwen3_moe"])
+def test_swapped_model_trains_like_the_original(family):
+    """A few AdamW steps of a swapped model on ggc's kernels, the router's
+    auxiliary loss included (output_router_logits), follow the unswapped
+    model's loss curve within bf16 noise (hf_models says how near)."""
+    hf_models.assert_trains_like_the_original(family, "cuda", hf.swap_moe_blocks)

@@ -9,18 +9,9 @@ import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ir, ops, torch_ops  # noqa: E402,F401
 
+from gpu_checks import offsets_of, rel_err  # noqa: E402,F401
+
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-
-
-def rel_err(out, ref):
-    out = out.double()
-    assert torch.isfinite(out).all()
-    return ((out - ref).norm() / ref.norm()).item()
-
-
-def offsets_of(sizes):
-    return torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
-                        device="cuda")
 
 
 @ggc.jit

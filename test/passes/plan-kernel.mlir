@@ -18,6 +18,22 @@ func.func @bf16(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
+// The same op accumulating into `out` (`accumulate`): each pair is read and
+// written by its own thread, so the quads keep their pairs
+// (store_columns = 2, the attribute's default, not printed).
+// CHECK-LABEL: func.func @bf16_accumulate
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>, store_pool
+func.func @bf16_accumulate(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                           %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {accumulate, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64>}
+  return
+}
+
+// -----
+
 // f8 with 1x128 M-major scales of A and 128x128 of B on 128x128 tiles: the
 // promotion pipelines (three 64-register accumulators fit the 240 a
 // 24-register producer leaves), the scales ride with the stages, and the

@@ -331,3 +331,51 @@ llvm.func @quads(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
   }
   llvm.return
 }
+
+// -----
+
+// Before: an accumulating tile (gg's `accumulate`) of bf16 outputs, its
+// pair f32. After: the thread reads the two stored bf16 values where it
+// stores, adds the pair in f32 and stores the sum rounded once.
+// CHECK-LABEL: llvm.func @accumulate
+// CHECK-SAME: %[[PAIR:[^:]*]]: vector<2xf32>
+// CHECK: scf.if
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr
+// CHECK-NEXT: %[[OLD:.*]] = llvm.load %[[ADDR]] : !llvm.ptr<1> -> vector<2xbf16>
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[OLD]] : vector<2xbf16> to vector<2xf32>
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[WIDE]], %[[PAIR]] : vector<2xf32>
+// CHECK-NEXT: %[[NEW:.*]] = arith.truncf %[[SUM]] : vector<2xf32> to vector<2xbf16>
+// CHECK-NEXT: llvm.store %[[NEW]], %[[ADDR]] : vector<2xbf16>, !llvm.ptr<1>
+llvm.func @accumulate(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                      %pair: vector<2xf32>, %out_row: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, accumulate,
+      issuer = 128, threads = 256} {
+    ggk.store_pair %pair at(%i, %i) to(%out_row, %i) valid(%ok, %ok)
+        : vector<2xf32>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+// Before: an accumulating tile of the transposed f32 output (`out_nm`).
+// After: each of the pair's two values is added to its own row's element.
+// CHECK-LABEL: llvm.func @accumulate_transposed
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT: arith.extf
+// CHECK-NOT: llvm.load
+llvm.func @accumulate_transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                                 %i: i32, %pair: vector<2xf32>, %r: i64,
+                                 %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 512, out_type = f32, out_nm,
+      accumulate, issuer = 128, threads = 256} {
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xf32>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -71,6 +71,21 @@ func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
 
 // -----
 
+// An op that adds to `out` (`accumulate`) reads each element where it
+// stores it: per-thread stores (an empty pool).
+// CHECK-LABEL: func.func @accumulate
+// CHECK: store_pool = array<i64>}
+func.func @accumulate(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                      %off: memref<5xi32>, %o: memref<?x512xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x512xf32>)
+      {accumulate, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // Rows of 112 bf16 (224 bytes): a 1-row box would start off TMA's 128-byte
 // alignment in the staged tile, so per-thread stores; 96 (192 bytes) puts
 // every box on it.

@@ -67,3 +67,60 @@ def moe_blocks(m, family):
 def block_output(block, x):
     out = block(x)
     return out[0] if isinstance(out, tuple) else out
+
+
+def trainable_model(family, seed, device="cpu"):
+    """model(family, seed) with the output head at a usual scale (std 0.02):
+    the large head that keeps next-token choices apart for the inference
+    tests makes the loss and its gradients swing with every bf16 rounding."""
+    m = model(family, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        m.lm_head.weight.copy_(torch.randn(m.lm_head.weight.shape, generator=gen) * 0.02)
+    return m.to(device)
+
+
+def train_losses(m, steps=6, seed=11, lr=1e-3):
+    """The losses (language-model loss plus the router's auxiliary loss,
+    which needs output_router_logits) of `steps` AdamW steps of model m on
+    fixed random token batches, and the last step's auxiliary loss."""
+    device = next(m.parameters()).device
+    gen = torch.Generator().manual_seed(seed)
+    batches = [torch.randint(0, VOCAB, (2, 16), generator=gen).to(device) for _ in range(steps)]
+    m.config.router_aux_loss_coef = 0.1  # large enough that its gradient matters
+    opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=lr)
+    m.train()
+    losses, aux = [], None
+    for ids in batches:
+        out = m(ids, labels=ids, output_router_logits=True)
+        opt.zero_grad()
+        out.loss.backward()
+        opt.step()
+        losses.append(out.loss.item())
+        aux = out.aux_loss.item()
+    return losses, aux
+
+
+def assert_trains_like_the_original(family, device="cpu", swap=None):
+    """AdamW steps of `family`'s model swapped by `swap(model)` (the router's
+    auxiliary loss included) follow the unswapped model's loss curve within
+    bf16 noise: each loss as near the fp32 model's as the unswapped bf16
+    model's are (3x their largest gap, at least 0.02)."""
+    from ggc.moe import hf
+    curves = {}
+    for kind in ("bf16", "ggc", "fp32"):
+        m = trainable_model(family, seed=14, device=device)
+        if kind == "ggc":
+            assert swap(m) > 0
+            routers = [layer.gate.weight for layer in hf.swapped_layers(m)]
+            before = [r.detach().clone() for r in routers]
+        curves[kind] = train_losses(m if kind != "fp32" else m.float())
+    (want, want_aux), (got, got_aux), (exact, exact_aux) = (curves[k] for k in
+                                                           ("bf16", "ggc", "fp32"))
+    noise = max(abs(a - b) for a, b in zip(want, exact))
+    for step, (mine, truth) in enumerate(zip(got, exact)):
+        assert abs(mine - truth) <= max(3 * noise, 0.02), f"step {step}: {got} vs {exact}"
+    assert abs(got_aux - exact_aux) <= max(3 * abs(want_aux - exact_aux), 0.05)
+    # The steps reached the swapped routers (through the routing weights
+    # and the auxiliary loss): they were not no-ops.
+    assert all(not torch.equal(r.detach(), b) for r, b in zip(routers, before))

@@ -98,7 +98,7 @@ def _run_reference(name, args, consts):
     elif name == "moe_down_routed":
         (a, b, offsets, route, out), a_scale = args, None
     else:
-        return grouped_gemm_reference(name, *args)
+        return grouped_gemm_reference(name, *args, accumulate=consts.get("ACCUMULATE", False))
     if a_scale is not None:
         assert consts["B_KIND"] == "block"
         a = dequantized_rows(a, a_scale, consts["A_KIND"])

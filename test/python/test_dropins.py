@@ -27,7 +27,7 @@ class Recorder:
         if out is None:
             g = kwargs["k_offsets"].numel() - 1
             return torch.ones(g, a.shape[0], b.shape[0])
-        return out.fill_(1)
+        return out.add_(1) if kwargs.get("accumulate") else out.fill_(1)
 
     @property
     def only(self):
@@ -286,14 +286,16 @@ def test_k_grouped_tn_transposes_to_k_major_and_accumulates(launches):
     a, b, kw = launches.only
     assert torch.equal(a.float(), x.T.float()) and a.is_contiguous()
     assert torch.equal(b.float(), y.T.float()) and kw["k_major"] is True
-    assert kw["k_offsets"].tolist() == [0, 0, 128, 384] and kw["out"] is None
+    assert kw["k_offsets"].tolist() == [0, 0, 128, 384]
+    assert kw["out"] is d and kw["accumulate"] is True  # added in place, by the kernel
     assert torch.equal(d, c + 1)  # d = c + the product (ones here)
     assert ops._k_grouped_scale_kind("a", kw["a_scale"], 64, 3, None)[1] == "block_mn"
     assert ops._k_grouped_scale_kind("b", kw["b_scale"], 48, 3, None)[1] == "block1x128_mn"
     assert kw["a_scale"].data_ptr() == sx.data_ptr()  # read through, not copied
     d2 = torch.full_like(c, float("nan"))
     dg.k_grouped_fp8_gemm_tn_contiguous((x, sx), (y, sy), d2, KS, layout, c)
-    assert launches.calls[1][2]["out"] is d2 and torch.equal(d2, c + 1)
+    assert launches.calls[1][2]["out"] is d2 and launches.calls[1][2]["accumulate"] is True
+    assert torch.equal(d2, c + 1)  # c copied to d2, the product added to it
 
 
 def test_k_grouped_nt_gathers_per_group_blocks(launches):

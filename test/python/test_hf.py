@@ -165,3 +165,36 @@ def test_expert_weights_of_another_dtype_are_refused(family):
               for k, v in state.items()}
     with pytest.raises(ValueError, match=r"are float8_e4m3fn without their weight_scale_inv"):
         hf.from_hf(as_fp8, model.config)
+
+
+@pytest.mark.parametrize("family", ["mixtral", "qwen3_moe", "gpt_oss"])
+def test_swapped_blocks_record_router_logits(family):
+    """output_router_logits records the swapped blocks' logits, as it did
+    the replaced routers' (so the auxiliary loss is the same), also when
+    the model had recorded outputs before the swap."""
+    model = hf_models.model(family, seed=12)
+    ids = torch.randint(0, hf_models.VOCAB, (2, 9), generator=torch.Generator().manual_seed(13))
+    with torch.no_grad():
+        want = model(ids, output_router_logits=True)
+    assert len(want.router_logits) == len(hf_models.moe_blocks(model, family))
+    hf.swap_moe_blocks(model)
+    with torch.no_grad():
+        got = model(ids, output_router_logits=True)
+    assert len(got.router_logits) == len(want.router_logits)
+    for mine, theirs in zip(got.router_logits, want.router_logits):
+        assert mine.shape == theirs.shape
+        assert rel_err(mine, theirs.double()) < 1e-2
+    assert got.aux_loss.item() == pytest.approx(want.aux_loss.item(), rel=2e-2)
+    fresh = hf_models.model(family, seed=12)
+    hf.swap_moe_blocks(fresh)  # swapped before any recording
+    with torch.no_grad():
+        again = fresh(ids, output_router_logits=True)
+    assert len(again.router_logits) == len(want.router_logits)
+    assert again.aux_loss.item() == pytest.approx(want.aux_loss.item(), rel=2e-2)
+
+
+def test_swapped_model_trains_like_the_original():
+    """A few AdamW steps of a swapped Mixtral, its auxiliary loss included,
+    follow the unswapped model's loss curve within bf16 noise (hf_models
+    says how near)."""
+    hf_models.assert_trains_like_the_original("mixtral", "cpu", hf.swap_moe_blocks)

@@ -425,5 +425,5 @@ def test_schemas():
         "ggc::grouped_gemm(Tensor a, Tensor b, " + layout + "ScalarType? out_dtype=None, "
         + options + " -> Tensor")
     assert schemas["grouped_gemm_out"] == (
-        "ggc::grouped_gemm_out(Tensor a, Tensor b, Tensor(a2!) out, " + layout + options
-        + " -> ()")
+        "ggc::grouped_gemm_out(Tensor a, Tensor b, Tensor(a2!) out, " + layout
+        + options.replace(")", ", bool accumulate=False)") + " -> ()")

@@ -39,7 +39,7 @@ def reference_kernels(tmp_path, monkeypatch):
             for g, rows in enumerate(groups_of(offsets)):
                 y[rows] = (mm(x[rows], w[g].T) * route[rows, None]).to(y.dtype)
         else:
-            grouped_gemm_reference(fn.__name__, *args)
+            grouped_gemm_reference(fn.__name__, *args, accumulate=consts.get("ACCUMULATE", False))
 
     monkeypatch.setattr(JIT.JITFunction, "_run", reference)
     torch._dynamo.reset()
@@ -54,21 +54,24 @@ def groups_of(offsets):
     return [slice(bounds[g], bounds[g + 1]) for g in range(len(bounds) - 1)]
 
 
-def grouped_gemm_reference(name, a, b, groups, out):
-    """What ggc.ops' unscaled kernels compute (grouped_gemm_<layout>_<b>)."""
+def grouped_gemm_reference(name, a, b, groups, out, accumulate=False):
+    """What ggc.ops' unscaled kernels compute (grouped_gemm_<layout>_<b>);
+    `accumulate` (the ACCUMULATE constexpr) adds to out in f32."""
     layout, b_layout = name[len("grouped_gemm_"):].rsplit("_", 1)
     weight = (lambda g: b[g].T) if b_layout == "nk" else (lambda g: b[g])
+
+    def store(where, product):
+        out[where] = (product + out[where].float() if accumulate else product).to(out.dtype)
     if layout == "contiguous":
         for g, rows in enumerate(groups_of(groups)):
-            out[rows] = mm(a[rows], weight(g)).to(out.dtype)
+            store(rows, mm(a[rows], weight(g)))
     elif layout == "masked":
         for g, count in enumerate(groups.tolist()):
-            out[g, :count] = mm(a[g, :count], weight(g)).to(out.dtype)
+            store((g, slice(0, count)), mm(a[g, :count], weight(g)))
     elif layout == "k_grouped":  # token-major ("kn") or K-major ("nk") operands
         for g, tokens in enumerate(groups_of(groups)):
-            product = (mm(a[tokens].T, b[tokens]) if b_layout == "kn"
-                       else mm(a[:, tokens], b[:, tokens].T))
-            out[g] = product.to(out.dtype)
+            store(g, mm(a[tokens].T, b[tokens]) if b_layout == "kn"
+                  else mm(a[:, tokens], b[:, tokens].T))
     else:
         raise NotImplementedError(name)
 
@@ -164,3 +167,23 @@ def test_compiled_equals_eager(backend):
               torch.rand(364))
     compiled = torch.compile(step, backend=backend, fullgraph=True)(*inputs)
     assert torch.equal(compiled, step(*inputs))
+
+
+def test_accumulate_adds_to_out_eagerly_and_compiled():
+    """ops.grouped_gemm(accumulate=True) through torch.ops.ggc.grouped_gemm_out
+    under torch.compile(fullgraph=True): out += the product, as eagerly."""
+    from ggc import ops
+    dy, x = randn(364, 64), randn(364, 48)
+    offsets = offsets_of(SIZES)
+    start = torch.randn(len(SIZES), 64, 48)
+
+    def step(out):
+        ops.grouped_gemm(dy, x, k_offsets=offsets, out=out, accumulate=True)
+        return out
+    eager = step(start.clone())
+    compiled = torch.compile(step, fullgraph=True)(start.clone())
+    want = start.clone()
+    for g, tokens in enumerate(groups_of(offsets)):
+        want[g] += mm(dy[tokens].T, x[tokens])
+    assert torch.allclose(eager, want, rtol=1e-5, atol=1e-4)
+    assert torch.equal(compiled, eager)

@@ -54,6 +54,13 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     bytes). It takes no `cols` vectors, an even N, and a layout other than
     `k_grouped`.
 
+    `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
+    as a weight gradient accumulated over micro-batches): the sum is taken
+    in f32 and rounded once to out's type. Each output element is read and
+    written by the one thread that computes it, so no atomics are needed
+    and the result is the same on every run. Its stores are per thread (an
+    empty `store_pool`).
+
     `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
     of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once
     chosen. `store_pool` (written by `gg-tma-store-pool`) lists the heights
@@ -112,6 +119,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<I64Attr>:$expected_m,
     UnitAttr:$tf32,
     UnitAttr:$column_pairs,
+    UnitAttr:$accumulate,
     OptionalAttr<GG_ConfigAttr>:$config,
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
     OptionalAttr<GG_ScheduleAttr>:$schedule,

@@ -46,6 +46,13 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     takes 16-bit `out_type`, `n` a multiple of 8, no `out_nm` and no
     `column_pairs`, and every lane of each warp in the region.
 
+    `accumulate` (per-thread stores only, `store_columns` 2, no
+    `scatter`): each output is added to what `out` holds there. Its
+    `ggk.store_pair`s hold f32 values; the thread reads the stored ones,
+    adds in f32 and writes the sum rounded to `out_type`. Every output
+    belongs to one thread of one tile, so no atomics are needed and the
+    sum is the same on every run (a scatter's indices could repeat a row).
+
     `scatter(%indices)` (per-thread stores only: the pool's boxes store
     consecutive rows): the rows go by a list of row indices, `i32` in
     global memory, as a permute-free MoE puts its outputs back in token
@@ -86,6 +93,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     TypeAttr:$out_type,
     UnitAttr:$out_nm,
     UnitAttr:$column_pairs,
+    UnitAttr:$accumulate,
     UnitAttr:$group_maps,
     I64Attr:$issuer,
     I64Attr:$threads,
@@ -107,7 +115,8 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     columns `col`, `col` + 1 (in the tile), which is row `out_row` of the
     output (in its flattened [rows, N] view) and columns `out_col`,
     `out_col` + 1; it is stored where `row_valid` and `col_valid` hold
-    (the row belongs to the group, the columns are below N). Staged, every
+    (the row belongs to the group, the columns are below N); in an
+    `accumulate` tile the pair is f32, added to the stored values. Staged, every
     pair is written (the pool's boxes store only valid rows, and TMA clips
     columns past N). In a `column_pairs` tile the two columns were combined
     into one output: `pair` is a `vector<1x...>` for output column

@@ -395,18 +395,20 @@ def _k_scale(name: str, sf, rows: int, kb: int, blocks_first: bool):
 
 
 def _accumulate(d, c, run) -> None:
-    """d = c + run(out) (DeepGEMM's `D = C + A @ B`; ggc writes every group's
-    [M, N], zeros for an empty one). An aliased c needs a temporary."""
+    """d = c + A @ B (DeepGEMM's `D = C + A @ B`) by `run(out, accumulate)`,
+    which writes or adds to every group's [M, N] of out (an empty group:
+    zeros, or nothing added). c aliasing d is added to in place, by the
+    kernel; another c is copied to d first."""
     if c is None:
-        run(d)
-    elif c.data_ptr() == d.data_ptr():
+        run(d, False)
+        return
+    if c.data_ptr() == d.data_ptr():
         _require(c.shape == d.shape and c.stride() == d.stride(),
                  "c sharing d's storage must have d's shape and strides")
-        d.add_(run(None))
     else:
         _require(c.shape == d.shape, f"c must be {list(d.shape)}, got {list(c.shape)}")
-        run(d)
-        d.add_(c)
+        d.copy_(c)
+    run(d, True)
 
 
 def _check_k_grouped_fp8(x, y, recipe) -> None:
@@ -431,8 +433,9 @@ def _trivial(d, c, m: int, n: int, sum_k: int) -> bool:
 
 def _k_grouped_fp8(a_km, sfa, b_km, sfb, d, c, grouped_layout) -> None:
     offsets = _k_offsets(grouped_layout)
-    _accumulate(d, c, lambda out: ops.grouped_gemm(
-        a_km, b_km, k_offsets=offsets, k_major=True, a_scale=sfa, b_scale=sfb, out=out))
+    _accumulate(d, c, lambda out, accumulate: ops.grouped_gemm(
+        a_km, b_km, k_offsets=offsets, k_major=True, a_scale=sfa, b_scale=sfb, out=out,
+        accumulate=accumulate))
 
 
 def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
@@ -520,8 +523,8 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     if _trivial(d, c, m, n, sum_k):
         return
     offsets = _k_offsets(grouped_layout)
-    _accumulate(d, c, lambda out: ops.grouped_gemm(a.contiguous(), b.contiguous(),
-                                                   k_offsets=offsets, out=out))
+    _accumulate(d, c, lambda out, accumulate: ops.grouped_gemm(
+        a.contiguous(), b.contiguous(), k_offsets=offsets, out=out, accumulate=accumulate))
 
 
 def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims: str = "nk",

@@ -15,14 +15,15 @@ without renormalisation), sigmoid grouped top-k with the correction bias
 and routed scaling, logits in f32 (DeepSeek-V3), top-k of biased logits
 then softmax (gpt-oss). DeepSeek-V3's shared experts become extra experts
 with weight 1 in the same grouped GEMMs; gpt-oss's expert biases and
-clamped SwiGLU ("swigluoai") run in the layer. The swapped blocks do not
-record router logits for transformers' auxiliary loss (inference).
-docs/models.md has the details.
+clamped SwiGLU ("swigluoai") run in the layer. A swapped block hands its
+router logits to transformers' output recorder (`output_router_logits`),
+so the auxiliary load-balancing loss is computed as for the block it
+replaced. docs/models.md has the details.
 """
 
 from __future__ import annotations
 
-from typing import Dict, NamedTuple
+from typing import Dict, NamedTuple, Optional
 
 import torch
 from torch import nn
@@ -236,17 +237,43 @@ def _with_shared(w13, w2, scales, shared, count, inter):
                      torch.cat([scales[1], torch.stack(blocks2)]))
 
 
+_RECORDERS: Dict[type, type] = {}
+
+
+def _logits_recorder(router_class: type) -> nn.Module:
+    """A module of the replaced block's router class that passes ggc's
+    router logits through: transformers' output recorder
+    (`output_router_logits`) hooks the modules of that class and keeps their
+    first output, so it records these logits as it did the block's."""
+    recorder = _RECORDERS.get(router_class)
+    if recorder is None:
+        def __init__(self):
+            nn.Module.__init__(self)  # no weights: the router is ggc's
+
+        def forward(self, logits):
+            return logits
+        recorder = _RECORDERS.setdefault(router_class, type(
+            f"Ggc{router_class.__name__}", (router_class,),
+            {"__init__": __init__, "forward": forward, "__module__": __name__}))
+    return recorder()
+
+
 class HuggingFaceMoE(nn.Module):
     """A MoE in a transformers model's place of an MoE block: returns what
-    the block returned (gpt-oss's: the output and the router scores)."""
+    the block returned (gpt-oss's: the output and the router scores), and
+    hands the router logits to `router_logits` (an instance of the replaced
+    block's router class, which transformers' output recorder hooks)."""
 
-    def __init__(self, layer: MoE, returns_router_scores: bool = False):
+    def __init__(self, layer: MoE, returns_router_scores: bool = False,
+                 router_class: Optional[type] = None):
         super().__init__()
         self.moe = layer
         self.returns_router_scores = returns_router_scores
+        self.router_logits = None if router_class is None else _logits_recorder(router_class)
 
     def forward(self, hidden_states: torch.Tensor):
-        out, topk_weights, _ = self.moe.forward_routed(hidden_states)
+        out, topk_weights, _ = self.moe.forward_routed(hidden_states,
+                                                       on_logits=self.router_logits)
         if self.returns_router_scores:
             return out, topk_weights.to(hidden_states.dtype)
         return out
@@ -267,8 +294,41 @@ def swap_moe_blocks(model: nn.Module, config=None, fp8: bool = False) -> int:
             layer.quantize_fp8()
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
-        setattr(parent, child, HuggingFaceMoE(layer, family.returns_router_scores))
+        swapped = HuggingFaceMoE(layer, family.returns_router_scores,
+                                 type(getattr(block, family.router)))
+        setattr(parent, child, swapped)
+    _hook_recorders(model)
     return len(found)
+
+
+def _hook_recorders(model: nn.Module) -> None:
+    """transformers hooks a model's modules for its output recorder once,
+    at the first forward that records: where that already happened, the
+    swapped blocks' recorders get the hook the replaced routers had."""
+    hooked = [m for m in model.modules() if getattr(m, "_output_capturing_hooks_installed", False)]
+    if not hooked:
+        return
+    from transformers.utils import output_capturing as capturing
+    install = getattr(capturing, "install_output_capuring_hook", None)
+    if install is None or not hasattr(capturing, "_CAN_RECORD_REGISTRY"):
+        raise RuntimeError("this model recorded outputs before swap_moe_blocks and this "
+                           "transformers version's recorder cannot be reached: swap the "
+                           "blocks before the model's first forward")
+    for submodel in hooked:
+        for spec in _router_logit_specs(capturing, submodel):
+            for module in submodel.modules():
+                if isinstance(module, HuggingFaceMoE) and module.router_logits is not None and \
+                        isinstance(module.router_logits, spec.target_class) and \
+                        not module.router_logits._forward_hooks:
+                    install(module.router_logits, "router_logits", spec.index)
+
+
+def _router_logit_specs(capturing, submodel) -> list:
+    specs = (capturing._CAN_RECORD_REGISTRY.get(str(submodel.__class__)) or {}).get(
+        "router_logits", [])
+    specs = specs if isinstance(specs, list) else [specs]
+    return [s for s in specs if isinstance(s, capturing.OutputRecorder) and
+            s.target_class is not None]
 
 
 def swapped_layers(model: nn.Module) -> list:

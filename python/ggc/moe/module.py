@@ -116,14 +116,19 @@ class MoE(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.forward_routed(x)[0]
 
-    def forward_routed(self, x: torch.Tensor):
+    def forward_routed(self, x: torch.Tensor, on_logits=None):
         """(output, topk_weights, topk_ids): the output and the routing of
-        the routed experts (the shared ones not included)."""
+        the routed experts (the shared ones not included). `on_logits`, if
+        given, is called with the router's logits [T, E] (what an auxiliary
+        load-balancing loss reads; differentiable)."""
         if not isinstance(x, torch.Tensor) or x.shape[-1:] != (self.hidden_size,):
             raise ValueError(f"x must be [..., H = {self.hidden_size}], got "
                              f"{list(getattr(x, 'shape', [])) or type(x).__name__}")
         tokens = x.reshape(-1, self.hidden_size)
-        topk_weights, topk_ids = route(self.router_logits(tokens), self.top_k,
+        logits = self.router_logits(tokens)
+        if on_logits is not None:
+            on_logits(logits)
+        topk_weights, topk_ids = route(logits, self.top_k,
                                        correction_bias=self.correction_bias, **self.routing)
         weights, ids = topk_weights, topk_ids
         if self.shared_experts:

@@ -1,0 +1,105 @@
+"""Where ggc's FP8 weight gradient (k_grouped, 1x128 scales over the
+tokens on both sides) spends its time against DeepGEMM's
+k_grouped_fp8_gemm_nt_contiguous: variants that leave one cost out or
+change one choice, interleaved in one run (#40).
+
+    python3 benchmarks/probes/wgrad_fp8_variants.py
+
+Variants (each a @ggc.jit kernel of the same product):
+- default: what ops.grouped_gemm(k_offsets=, accumulate=True) runs;
+- no accumulate: out written, not read (the accumulation's read);
+- B scales MN-major ([KB, N] storage, as DeepGEMM takes them);
+- per-tensor scales: one-level accumulation, no per-block promotion (the
+  main loop's ceiling with this tile; a different product, for timing);
+- A blocks, B per tensor: A's row scales only (what B's column scales cost);
+- STAGES=4: fewer stages (the default takes 6).
+"""
+
+import os
+import random
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ggc  # noqa: E402
+import ggc.language as gl  # noqa: E402
+from ggc import ops  # noqa: E402
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_training import DG, DG_WHY, quantise_per_128_tokens  # noqa: E402
+
+
+@ggc.jit
+def wgrad(a: gl.KMajor, b: gl.KMajor, groups: gl.Offsets, sa: gl.Scale, sb: gl.Scale,
+          out: gl.Out, A_KIND: gl.constexpr = "block", B_KIND: gl.constexpr = "block1x128",
+          ACC: gl.constexpr = True, STAGES: gl.constexpr = None):
+    gl.store(out, gl.grouped_dot(a, b, groups, a_scale=sa, b_scale=sb, a_scale_kind=A_KIND,
+                                 b_scale_kind=B_KIND), accumulate=ACC)
+
+
+def case(g, m, n, per_group, seed=0):
+    rng = random.Random(seed)
+    ks = [-(-max(1, int(per_group * rng.uniform(0.7, 1.3))) // 128) * 128 for _ in range(g)]
+    total = sum(ks)
+    dy_q, dy_s = quantise_per_128_tokens(torch.randn(total, m, device="cuda").bfloat16())
+    x_q, x_s = quantise_per_128_tokens(torch.randn(total, n, device="cuda").bfloat16())
+    offsets = torch.tensor([0] + ks, device="cuda").cumsum(0).to(torch.int32)
+    a, b = dy_q.t().contiguous(), x_q.t().contiguous()
+    # The scales as ops.grouped_gemm hands them to its kernel, with their kinds.
+    sa, a_kind = ops._k_grouped_scale_kind("a", dy_s.t(), m, g, None)
+    sb_k, bk_kind = ops._k_grouped_scale_kind("b", x_s.t().contiguous(), n, g, None)
+    sb_mn, bmn_kind = ops._k_grouped_scale_kind("b", x_s.t(), n, g, None)
+    ones = torch.ones(g, device="cuda")
+    d = torch.randn(g, m, n, device="cuda")
+    kinds = dict(A_KIND=a_kind, B_KIND=bk_kind)
+    fns = {
+        "default": lambda: wgrad(a, b, offsets, sa, sb_k, d, **kinds),
+        "no accumulate": lambda: wgrad(a, b, offsets, sa, sb_k, d, ACC=False, **kinds),
+        "B scales MN-major": lambda: wgrad(a, b, offsets, sa, sb_mn, d, A_KIND=a_kind,
+                                           B_KIND=bmn_kind),
+        "per-tensor scales": lambda: wgrad(a, b, offsets, ones, ones, d, A_KIND="tensor",
+                                           B_KIND="tensor"),
+        "A blocks, B per tensor": lambda: wgrad(a, b, offsets, sa, ones, d, A_KIND=a_kind,
+                                                B_KIND="tensor"),
+        "STAGES=4": lambda: wgrad(a, b, offsets, sa, sb_k, d, STAGES=4, **kinds),
+    }
+    if DG is not None:
+        def per_group_k_major(q):
+            return torch.cat([q[s:e].t().flatten() for s, e in
+                              zip(offsets[:-1].tolist(), offsets[1:].tolist())])
+        a_dg, b_dg = (per_group_k_major(dy_q), dy_s.t()), (per_group_k_major(x_q), x_s.t())
+        layout = torch.tensor(ks, device="cuda", dtype=torch.int32)
+        fns["deep_gemm"] = lambda: DG.k_grouped_fp8_gemm_nt_contiguous(
+            a_dg, b_dg, d, ks, layout, d, recipe=(1, 1, 128))
+    else:
+        print(f"deep_gemm skipped: {DG_WHY}")
+    usable = {}
+    for name, fn in fns.items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            usable[name] = fn
+        except Exception as e:  # noqa: BLE001 - a refused variant is reported
+            print(f"  {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    if "default" not in usable:
+        return
+    times = time_interleaved(usable)
+    flops = 2.0 * m * n * total
+    for name, us in times.items():
+        print(f"G{g} M{m} N{n} tokens {total:6}  {name:24} {us:9.1f} us "
+              f"{flops / us / 1e6:6.0f} TFLOPS  {times['default'] / us:5.2f}x default",
+              flush=True)
+
+
+def main():
+    torch.manual_seed(0)
+    print(torch.cuda.get_device_name(), flush=True)
+    for g, m, n, per_group in ((4, 4096, 7168, 8192), (16, 4096, 7168, 2048),
+                               (16, 7168, 2048, 2048)):
+        case(g, m, n, per_group)
+
+
+if __name__ == "__main__":
+    main()

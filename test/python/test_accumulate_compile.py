@@ -1,0 +1,100 @@
+"""gg.grouped_matmul's accumulate (out += the product) through the
+compiler, without a GPU: the DSL states it, the plan keeps per-thread
+stores of pairs, and each target's PTX reads `out` where it writes it and
+rounds once. (test/gpu/test_accumulate.py checks the numbers on a GPU.)"""
+
+import re
+
+import pytest
+
+import ggc
+import ggc.language as gl
+from ggc import ir
+
+torch = pytest.importorskip("torch")
+
+
+def wgrad_source(out_dtype="f32", **spec):
+    return ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=256, m=128, k=None,
+                             dtype="bf16", out_dtype=out_dtype, b_layout="kn",
+                             accumulate=True, **spec)
+
+
+def test_the_source_states_accumulate():
+    assert "{accumulate}" in wgrad_source()
+
+
+def plain_source(out_dtype="f32"):
+    return wgrad_source(out_dtype).replace("{accumulate}", "")
+
+
+def global_accesses(ptx, op):
+    return len(re.findall(rf"\b{op}\.global\.", ptx))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80", "sm_89"])
+@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
+def test_each_output_is_read_added_and_written_once(arch, out_dtype):
+    """Against the same kernel without accumulate: one more global load per
+    store (the pair it adds to), the same stores, per-thread pairs."""
+    out = ggc.compile_ir(wgrad_source(out_dtype), emit="ptx", arch=arch)
+    plain = ggc.compile_ir(plain_source(out_dtype), emit="ptx", arch=arch)
+    attrs = out.plans[0]["attributes"]
+    assert attrs["store_pool"] == "array<i64>"
+    assert "store_columns" not in attrs["kernel_plan"]  # the default, 2
+    ggk = out.asm["ggk"]
+    assert "accumulate" in ggk and ": vector<2xf32>" in ggk
+    ptx, before = out.asm["ptx"], plain.asm["ptx"]
+    stores = global_accesses(ptx, "st")
+    assert stores > 0
+    if plain.plans[0]["attributes"]["kernel_plan"] == attrs["kernel_plan"]:
+        assert stores == global_accesses(before, "st")
+    assert global_accesses(ptx, "ld") - global_accesses(before, "ld") == stores
+    if out_dtype == "bf16":  # rounded once, after the f32 sum
+        assert "cvt.rn.bf16x2.f32" in ptx or "cvt.rn.bf16.f32" in ptx
+
+
+def test_without_accumulate_nothing_of_out_is_read():
+    ggk = ggc.compile_ir(plain_source(), emit="ggk", arch="sm_90a").asm["ggk"]
+    assert "accumulate" not in ggk and ": vector<2xf32>" in ggk
+
+
+def test_an_explicit_store_pool_is_refused():
+    text = wgrad_source().replace("{accumulate}",
+                                  "{accumulate, store_pool = array<i64: 128, 64, 32, 16, 8, 4, "
+                                  "2, 1>}")
+    with pytest.raises(ggc.CompilationError, match="which accumulate adds to; it takes per-thread "
+                                               "stores"):
+        ggc.compile_ir(text, emit="ggk", arch="sm_90a")
+
+
+@ggc.jit
+def accumulate_kernel(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out):
+    gl.store(y, gl.grouped_dot(x, w, offs), accumulate=True)
+
+
+def test_the_dsl_states_accumulate():
+    src = accumulate_kernel.trace(ggc.spec([300, 128], "bf16"), ggc.spec([4, 256, 128], "bf16"),
+                                  ggc.spec([5], "i32"), ggc.spec([300, 256], "f32"))
+    assert "accumulate" in src
+
+
+def test_the_dsl_refuses_a_non_bool():
+    @ggc.jit
+    def bad(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out):
+        gl.store(y, gl.grouped_dot(x, w, offs), accumulate="yes")
+    with pytest.raises(gl.CompileError, match="gl.store's accumulate must be True or False"):
+        bad.trace(ggc.spec([300, 128], "bf16"), ggc.spec([4, 256, 128], "bf16"),
+                  ggc.spec([5], "i32"), ggc.spec([300, 256], "f32"))
+
+
+def test_ops_needs_the_tensor_to_add_to():
+    from ggc import ops
+    offsets = torch.tensor([0, 100, 256], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"accumulate=True adds the product to `out`: pass "
+                                         r"out="):
+        ops.grouped_gemm(torch.empty(256, 64), torch.empty(256, 32), k_offsets=offsets,
+                         accumulate=True)
+    with pytest.raises(ValueError, match="accumulate must be True or False"):
+        ops.grouped_gemm(torch.empty(256, 64), torch.empty(256, 32), k_offsets=offsets,
+                         out=torch.empty(2, 64, 32), accumulate=1)

@@ -173,6 +173,19 @@ def quantise_per_128_tokens(x):
     return q, scale
 
 
+def deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d):
+    """DeepGEMM's k_grouped_fp8_gemm_nt_contiguous adding dY^T X to d in
+    place (c = d), fed its layout of the same values: each group's [M, K_g]
+    block K-major, one after another, and the scales MN-major."""
+    def per_group_k_major(q):
+        return torch.cat([q[s:e].t().flatten() for s, e in
+                          zip(offsets[:-1].tolist(), offsets[1:].tolist())])
+    a_dg, b_dg = (per_group_k_major(dy_q), dy_s.t()), (per_group_k_major(x_q), x_s.t())
+    layout = torch.tensor(ks, device="cuda", dtype=torch.int32)
+    return lambda: DG.k_grouped_fp8_gemm_nt_contiguous(a_dg, b_dg, d, ks, layout, d,
+                                                       recipe=(1, 1, 128))
+
+
 def fp8_wgrad_case(g, m, n, per_group, seed=0):
     rng = random.Random(seed)
     ks = [max(1, int(per_group * rng.uniform(0.7, 1.3))) for _ in range(g)]
@@ -185,7 +198,7 @@ def fp8_wgrad_case(g, m, n, per_group, seed=0):
     c = torch.randn(g, m, n, device="cuda") * 32
     # ggc: K-major [M, tokens] and [N, tokens], scales [M, KB] viewed M-major.
     a_ggc, b_ggc = dy_q.t().contiguous(), x_q.t().contiguous()
-    sa_ggc, sb_ggc = dy_s.t(), x_s.t().contiguous()
+    sa_ggc, sb_ggc = dy_s.t(), x_s.t()  # both MN-major, as DeepGEMM takes them
     d_ggc = c.clone()
     fns = {"ggc": lambda: ops.grouped_gemm(a_ggc, b_ggc, k_offsets=offsets, k_major=True,
                                            a_scale=sa_ggc, b_scale=sb_ggc, out=d_ggc,
@@ -193,16 +206,7 @@ def fp8_wgrad_case(g, m, n, per_group, seed=0):
     d_dg = c.clone()
     why = DG_WHY
     if DG is not None:
-        # DeepGEMM: each group's [M, K_g] block K-major, one after another.
-        def per_group_k_major(q):
-            return torch.cat([q[s:e].t().flatten() for s, e in
-                              zip(offsets[:-1].tolist(), offsets[1:].tolist())])
-        a_dg, b_dg = (per_group_k_major(dy_q), dy_s.t()), (per_group_k_major(x_q), x_s.t())
-        layout = torch.tensor(ks, device="cuda", dtype=torch.int32)
-
-        def deepgemm():
-            DG.k_grouped_fp8_gemm_nt_contiguous(a_dg, b_dg, d_dg, ks, layout, d_dg,
-                                                recipe=(1, 1, 128))
+        deepgemm = deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d_dg)
         try:
             deepgemm()
             fns["deep_gemm"] = deepgemm

@@ -28,7 +28,7 @@ import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ops  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402
-from bench_training import DG, DG_WHY, quantise_per_128_tokens  # noqa: E402
+from bench_training import DG, DG_WHY, deepgemm_wgrad, quantise_per_128_tokens  # noqa: E402
 
 
 @ggc.jit
@@ -66,13 +66,7 @@ def case(g, m, n, per_group, seed=0):
         "STAGES=4": lambda: wgrad(a, b, offsets, sa, sb_k, d, STAGES=4, **kinds),
     }
     if DG is not None:
-        def per_group_k_major(q):
-            return torch.cat([q[s:e].t().flatten() for s, e in
-                              zip(offsets[:-1].tolist(), offsets[1:].tolist())])
-        a_dg, b_dg = (per_group_k_major(dy_q), dy_s.t()), (per_group_k_major(x_q), x_s.t())
-        layout = torch.tensor(ks, device="cuda", dtype=torch.int32)
-        fns["deep_gemm"] = lambda: DG.k_grouped_fp8_gemm_nt_contiguous(
-            a_dg, b_dg, d, ks, layout, d, recipe=(1, 1, 128))
+        fns["deep_gemm"] = deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d)
     else:
         print(f"deep_gemm skipped: {DG_WHY}")
     usable = {}

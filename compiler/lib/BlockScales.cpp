@@ -192,7 +192,13 @@ KernelGenerator::readBlockScales(const Tile &t, Value kBlock, Value stage,
 }
 
 Value KernelGenerator::readColumnWord(Value kBlock, const Fragment &f) {
-  b.copyAsyncWait(0);
+  // Serial promotion reads block k's word once it is the newest copy
+  // group; pipelined, block k + 1's copies were issued just before, and
+  // may stay in flight.
+  bool pipelined = op.getKernelPlanAttr() &&
+                   op.getKernelPlanAttr().getPromotion() ==
+                       gg::Promotion::pipelined;
+  b.copyAsyncWait(pipelined ? 1 : 0);
   Value buffer = b.remU(kBlock, b.c32(ggc::kScaleSlotBuffers));
   return b.create<LLVM::LoadOp>(
       b.i32(), scaleSlot(buffer, f.lane,

@@ -92,8 +92,8 @@ Value KernelBuilder::clusterRank() {
 void KernelBuilder::fenceAsyncShared() { create<ggk::FenceAsyncSharedOp>(); }
 
 void KernelBuilder::tmaStore(Value tensorMap, Value src,
-                             ArrayRef<Value> coords) {
-  create<ggk::TmaStoreOp>(tensorMap, src, coords);
+                             ArrayRef<Value> coords, bool add) {
+  create<ggk::TmaStoreOp>(tensorMap, src, coords, add);
 }
 
 void KernelBuilder::bulkCommitGroup() { create<ggk::BulkCommitGroupOp>(); }

@@ -133,9 +133,10 @@ public:
                llvm::ArrayRef<mlir::Value> coords, mlir::Value bar,
                mlir::Value l2Hint = {});
   /// TMA store of the box at `src` to `tensorMap` at `coords` (i32,
-  /// innermost first), in the thread's open bulk group.
+  /// innermost first), in the thread's open bulk group; `add`: added to
+  /// what the tensor holds (TMA's reduce-add).
   void tmaStore(mlir::Value tensorMap, mlir::Value src,
-                llvm::ArrayRef<mlir::Value> coords);
+                llvm::ArrayRef<mlir::Value> coords, bool add = false);
   void bulkCommitGroup();
   /// Until none of the thread's bulk groups is in flight (`read`: has yet
   /// to read its shared memory).

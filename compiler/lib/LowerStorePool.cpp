@@ -90,7 +90,7 @@ void storeBoxes(KernelBuilder &b, ggk::StoreStagedTileOp op, Value map,
                                        b.add(op.getRowStart(), first)};
           if (op.getGroup())
             coords.push_back(op.getGroup());
-          b.tmaStore(map, src, coords);
+          b.tmaStore(map, src, coords, op.getAdd());
           b.create<scf::YieldOp>();
         });
   }

@@ -58,9 +58,14 @@ Value lower(Operation *op, KernelBuilder &b) {
   } else if (isa<ggk::FenceBarrierInitOp>(op)) {
     b.create<NVVM::FenceMbarrierInitOp>();
   } else if (auto store = dyn_cast<ggk::TmaStoreOp>(op)) {
-    b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
-        store.getMap(), store.getSrc(), store.getCoords(), Value(),
-        NVVM::TMAStoreMode::TILE, Value());
+    if (store.getAdd())
+      b.create<NVVM::CpAsyncBulkTensorReduceOp>(
+          store.getMap(), store.getSrc(), NVVM::TMAReduxKind::ADD,
+          NVVM::TMAStoreMode::TILE, store.getCoords(), Value());
+    else
+      b.create<NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp>(
+          store.getMap(), store.getSrc(), store.getCoords(), Value(),
+          NVVM::TMAStoreMode::TILE, Value());
   } else if (isa<ggk::BulkCommitGroupOp>(op)) {
     b.create<NVVM::CpAsyncBulkCommitGroupOp>();
   } else {

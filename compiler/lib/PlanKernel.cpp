@@ -91,7 +91,7 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 /// it needs a two-level kernel whose scales are not staged per column (MX
 /// and per-column scales wait on every outstanding copy each block).
 bool canPipelinePromotion(GroupedMatmulOp op) {
-  return ggc::twoLevelAccumulation(op) && !ggc::stagesColumnScales(op);
+  return ggc::twoLevelAccumulation(op) && !ggc::usesMxScales(op);
 }
 bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
   return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
@@ -355,7 +355,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     if (!canPipelinePromotion(op))
       return error() << " cannot pipeline the promotion: only two-level "
                         "kernels (f8, scales that change along K) promote, "
-                        "and MX or per-column scales of B promote serially";
+                        "and MX scales promote serially";
     if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
       return error() << " gives each consumer " << plan.getConsumerRegisters()
                      << " registers, fewer than the "

@@ -260,7 +260,8 @@ LogicalResult lower(ggk::StoreTileOp tile) {
         staging, tile.getRowsValid(), tile.getRowStart(), tile.getNBlock(),
         tile.getGroupMaps() ? tile.getGroup() : Value(), tile.getPoolMaps(),
         tile.getPool(), shape, tile.getChunkColumns(), tile.getN(),
-        tile.getOutType(), tile.getIssuer(), tile.getThreads());
+        tile.getOutType(), tile.getIssuer(), tile.getThreads(),
+        tile.getAccumulate());
     drainAtTheConsumersEnd(tile);
   }
   tile.erase();

@@ -166,10 +166,6 @@ LogicalResult PromotionLoopOp::verify() {
                               "result in its registers (ggk.acc_pin): the "
                               "accumulator must be a !ggk.acc, got "
                            << acc;
-    if (!getStart().front().without_terminator().empty())
-      return emitOpError() << "region 'start' must be empty with pipelined "
-                              "promotion: it publishes per-column scales, "
-                              "which only the serial schedule reads";
   }
   if (getPlan().getPromotion() == gg::Promotion::serial &&
       !getOverlap().front().without_terminator().empty())

@@ -89,6 +89,10 @@ LogicalResult StoreStagedTileOp::verify() {
                          << "(swizzled), got " << chunk;
   if (getN() <= 0)
     return emitOpError() << "n must be positive, got " << getN();
+  if (getAdd() && !element.isF32())
+    return emitOpError() << "adds its boxes to the output with TMA's "
+                            "reduce-add, which takes an f32 element_type, got "
+                         << element;
   return success();
 }
 
@@ -150,11 +154,12 @@ LogicalResult StoreTileOp::verify() {
                             "row-major output: it takes no pool (TMA boxes "
                             "store consecutive rows) and no out_nm";
   if (getAccumulate() &&
-      (!getPool().empty() || getStoreColumns() != 2 || getIndices()))
-    return emitOpError() << "adds each pair to what 'out' holds, read by the "
-                            "thread that stores it: it takes no pool, "
-                            "store_columns = 2 and no scatter (repeated "
-                            "indices would race)";
+      ((!getPool().empty() && !getOutType().isF32()) ||
+       getStoreColumns() != 2 || getIndices()))
+    return emitOpError() << "adds each pair to what 'out' holds: it takes "
+                            "store_columns = 2, no scatter (repeated indices "
+                            "would race) and a pool only for an f32 out_type "
+                            "(TMA's reduce-add)";
   if (failed(verifyStoreColumns(*this)))
     return failure();
   Block &body = getBody().front();

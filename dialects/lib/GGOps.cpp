@@ -50,9 +50,11 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
   if (getOutLayout() == OperandLayout::nm)
     return std::string("stores rows of an 'out' in layout mn; 'out' in layout "
                        "nm takes per-thread stores (an empty store_pool)");
-  if (getAccumulate())
-    return std::string("stores without reading 'out', which accumulate adds "
-                       "to; it takes per-thread stores (an empty store_pool)");
+  if (getAccumulate() && !getOutType().getElementType().isF32())
+    return std::string("adds to 'out' with TMA's reduce-add only for f32 "
+                       "(a 16-bit sum would be rounded twice); accumulate "
+                       "into a 16-bit 'out' takes per-thread stores (an "
+                       "empty store_pool)");
   // TMA strides are multiples of 16 bytes; N is (a multiple of 8), N/2 of
   // column_pairs may not be.
   int64_t outBytes = (getOutType().getElementTypeBitWidth() + 7) / 8;

@@ -213,35 +213,3 @@ llvm.func @pipelined_scalar(%n: i32, %c: i32, %z: f32, %one: f32) {
   llvm.return
 }
 
-// -----
-
-llvm.func @side()
-func.func @pipelined_start(%n: i32, %c: i32, %z: f32, %one: f32, %zs: !ggk.acc<64x8xf32>) {
-  // expected-error @+1 {{region 'start' must be empty with pipelined promotion}}
-  %acc, %end = ggk.promotion_loop %n from %c acc(%zs : !ggk.acc<64x8xf32>)
-      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = none, registers = [40, 232], staging = none>}
-    prefetch {
-    ^bb0(%k: i32):
-      ggk.yield
-    } start {
-      llvm.call @side() : () -> ()
-      ggk.yield
-    } issue {
-    ^bb0(%k: i32, %stage: i32, %phase: i32):
-      ggk.yield %zs : !ggk.acc<64x8xf32>
-    } read_scales {
-    ^bb0(%k: i32, %it: i32):
-      ggk.yield %one : f32
-    } promote {
-    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %s: f32):
-      ggk.yield %a : !ggk.acc<64x8xf32>
-    } release {
-    ^bb0(%it: i32):
-      ggk.yield
-    } overlap {
-      ggk.yield
-    }
-  func.return
-}
-
-

@@ -126,3 +126,14 @@ llvm.func @pair(%tile: !llvm.ptr<3>, %quad: vector<4xbf16>, %row: i32,
       tile_shape = array<i64: 128, 128>} : vector<4xbf16>
   llvm.return
 }
+
+// -----
+
+llvm.func @add_bf16(%tile: !llvm.ptr<3>, %i: i32, %m1: !llvm.ptr) {
+  // expected-error @+1 {{adds its boxes to the output with TMA's reduce-add, which takes an f32 element_type, got 'bf16'}}
+  ggk.store_staged_tile %tile rows(%i) at(%i) n_block(%i) maps(%m1)
+      attributes {heights = array<i64: 1>, tile_shape = array<i64: 1, 128>,
+      chunk_columns = 128, n = 4096, element_type = bf16, issuer = 128,
+      consumer_threads = 128, add}
+  llvm.return
+}

@@ -330,12 +330,12 @@ llvm.func @quads_fragment(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 // -----
 
-llvm.func @accumulate_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
-                             %m1: !llvm.ptr) {
-  // expected-error @+1 {{adds each pair to what 'out' holds, read by the thread that stores it: it takes no pool, store_columns = 2 and no scatter (repeated indices would race)}}
+llvm.func @accumulate_pooled_bf16(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                                  %m1: !llvm.ptr) {
+  // expected-error @+1 {{adds each pair to what 'out' holds: it takes store_columns = 2, no scatter (repeated indices would race) and a pool only for an f32 out_type (TMA's reduce-add)}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
       attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 128>,
-      chunk_columns = 128, n = 4096, m = 0, out_type = f32, accumulate,
+      chunk_columns = 128, n = 4096, m = 0, out_type = bf16, accumulate,
       issuer = 128, threads = 128} {
     ggk.yield
   }
@@ -346,7 +346,7 @@ llvm.func @accumulate_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 llvm.func @accumulate_scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
                               %idx: !llvm.ptr<1>) {
-  // expected-error @+1 {{it takes no pool, store_columns = 2 and no scatter}}
+  // expected-error @+1 {{it takes store_columns = 2, no scatter}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%idx)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = f32, accumulate,

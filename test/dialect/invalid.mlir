@@ -1178,9 +1178,9 @@ func.func @store_pool_out_nm(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: m
 
 // -----
 
-func.func @store_pool_accumulate(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: memref<3xi32>, %o: memref<2x64x64xf32>) {
-  // expected-error @+1 {{'store_pool' stores without reading 'out', which accumulate adds to; it takes per-thread stores (an empty store_pool)}}
-  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km) b(%b : memref<?x64xbf16>, kn) groups(%g : memref<3xi32>) out(%o : memref<2x64x64xf32>) {accumulate, store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
+func.func @store_pool_accumulate_bf16(%a: memref<?x64xbf16>, %b: memref<?x64xbf16>, %g: memref<3xi32>, %o: memref<2x64x64xbf16>) {
+  // expected-error @+1 {{'store_pool' adds to 'out' with TMA's reduce-add only for f32 (a 16-bit sum would be rounded twice); accumulate into a 16-bit 'out' takes per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x64xbf16>, km) b(%b : memref<?x64xbf16>, kn) groups(%g : memref<3xi32>) out(%o : memref<2x64x64xbf16>) {accumulate, store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
   return
 }
 

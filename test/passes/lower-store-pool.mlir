@@ -139,3 +139,20 @@ llvm.func @one_value_a_pair(%tile: !llvm.ptr<3>, %one: vector<1xbf16>, %row: i32
   ggk.drain_tile_stores attributes {issuer = 128}
   llvm.return
 }
+
+// -----
+
+// Before: an f32 tile of an accumulating op (`add`). After: its boxes are
+// TMA reduce-adds (`ggk.tma_store {add}`), each of them.
+// CHECK-LABEL: llvm.func @adds
+// CHECK-COUNT-2: ggk.tma_store %{{.*}} {add}
+// CHECK-NOT: ggk.tma_store %{{[^{]*}}$
+llvm.func @adds(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %n_block: i32,
+                %group: i32, %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      group(%group) maps(%m2, %m1) attributes {
+      heights = array<i64: 2, 1>, tile_shape = array<i64: 2, 32>,
+      chunk_columns = 32, n = 4096, element_type = f32, issuer = 128,
+      consumer_threads = 128, add}
+  llvm.return
+}

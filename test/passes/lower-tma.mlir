@@ -2,7 +2,8 @@
 
 // Before: a stage's barrier set up for one arrival, the producer's
 // expect_tx and a TMA load of A's box with B's L2 hint, a consumer's
-// release, then the store pool's TMA store, its commit, and the two waits
+// release, then the store pool's TMA store and reduce-add (gg's
+// accumulate into f32), their commit, and the two waits
 // (for the staged tile to be read, for the stores to complete). After: the
 // NVVM instructions, one for one, where the ops were.
 // CHECK-LABEL: llvm.func @tma
@@ -14,6 +15,7 @@
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %[[MAP]], %[[BAR]], box[%[[K]], %[[ROW]]] {isCTAOnly = true}
 // CHECK-NEXT: %{{.*}} = nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3> -> i64
 // CHECK-NEXT: nvvm.cp.async.bulk.tensor.global.shared.cta %[[MAP]], %[[DST]], box[%[[K]], %[[ROW]]]
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.reduce %[[MAP]], %[[DST]], box[%[[K]], %[[ROW]]] {redKind = #nvvm.tma_redux_kind<add>}
 // CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK-NEXT: nvvm.cp.async.bulk.wait_group 0{{$}}
@@ -27,6 +29,7 @@ llvm.func @tma(%bar: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %map: !llvm.ptr, %k: i32,
   ggk.tma_load %dst, %map[%k, %row], %bar
   ggk.mbarrier_arrive %bar
   ggk.tma_store %dst, %map[%k, %row]
+  ggk.tma_store %dst, %map[%k, %row] {add}
   ggk.bulk_commit_group
   ggk.bulk_wait_group read attributes {pending = 0 : i64}
   ggk.bulk_wait_group attributes {pending = 0 : i64}

@@ -94,10 +94,11 @@ func.func @user_plan(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8E
 
 // -----
 
-// Per-column (1x128) scales of B are staged per K block by each warpgroup:
-// their promotion stays serial.
+// Per-column (1x128) scales of B are published per K block by each
+// warpgroup; their promotion pipelines as well (block k + 1's column
+// words are published while block k + 2's copies fly).
 // CHECK-LABEL: func.func @fp8_column_scales
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, store_columns = 8>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = none, store_columns = 8>
 func.func @fp8_column_scales(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
                              %off: memref<5xi32>, %sa: memref<?x16xf32>,
                              %sb: memref<4x1024x16xf32>, %o: memref<?x1024xbf16>) {

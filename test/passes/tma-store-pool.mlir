@@ -71,15 +71,22 @@ func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
 
 // -----
 
-// An op that adds to `out` (`accumulate`) reads each element where it
-// stores it: per-thread stores (an empty pool).
+// An op that adds to an f32 `out` (`accumulate`) takes the pool, whose
+// boxes reduce-add; into a bf16 `out` the sum would be rounded twice, so
+// its threads read, add and store (an empty pool).
 // CHECK-LABEL: func.func @accumulate
-// CHECK: store_pool = array<i64>}
+// CHECK: accumulate, config = {{.*}}store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+// CHECK: accumulate, config = {{.*}}store_pool = array<i64>}
 func.func @accumulate(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
-                      %off: memref<5xi32>, %o: memref<?x512xf32>) {
+                      %off: memref<5xi32>, %o: memref<?x512xf32>,
+                      %o16: memref<?x512xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x512xf32>)
+      {accumulate, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o16 : memref<?x512xbf16>)
       {accumulate, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }

@@ -1,7 +1,8 @@
 """gg.grouped_matmul's accumulate (out += the product) through the
-compiler, without a GPU: the DSL states it, the plan keeps per-thread
-stores of pairs, and each target's PTX reads `out` where it writes it and
-rounds once. (test/gpu/test_accumulate.py checks the numbers on a GPU.)"""
+compiler, without a GPU: the DSL states it, and each target's PTX either
+has its threads read `out` where they write it, add in f32 and
+rounds once, or reduce-adds the TMA store pool's boxes into an f32 `out`.
+(test/gpu/test_accumulate.py checks the numbers on a GPU.)"""
 
 import re
 
@@ -34,24 +35,46 @@ def global_accesses(ptx, op):
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_80", "sm_89"])
 @pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
-def test_each_output_is_read_added_and_written_once(arch, out_dtype):
-    """Against the same kernel without accumulate: one more global load per
-    store (the pair it adds to), the same stores, per-thread pairs."""
+def test_each_output_is_added_once(arch, out_dtype):
+    """Against the same kernel without accumulate: an f32 output keeps its
+    store decision, and where that is the TMA store pool its boxes become
+    reduce-adds (no load of `out`); otherwise (a bf16 output, targets
+    without TMA) the threads store their pairs, one more global load per
+    store (the pair each adds to)."""
     out = ggc.compile_ir(wgrad_source(out_dtype), emit="ptx", arch=arch)
     plain = ggc.compile_ir(plain_source(out_dtype), emit="ptx", arch=arch)
-    attrs = out.plans[0]["attributes"]
-    assert attrs["store_pool"] == "array<i64>"
-    assert "store_columns" not in attrs["kernel_plan"]  # the default, 2
+    attrs, plain_attrs = out.plans[0]["attributes"], plain.plans[0]["attributes"]
     ggk = out.asm["ggk"]
     assert "accumulate" in ggk and ": vector<2xf32>" in ggk
     ptx, before = out.asm["ptx"], plain.asm["ptx"]
+    if out_dtype == "f32":
+        assert attrs["store_pool"] == plain_attrs["store_pool"]
+    else:
+        assert attrs["store_pool"] == "array<i64>"
+    if attrs["store_pool"] != "array<i64>":
+        assert "cp.reduce.async.bulk.tensor" in ptx and ".add.tile" in ptx
+        assert "cp.reduce.async.bulk.tensor" not in before
+        assert global_accesses(ptx, "ld") == global_accesses(before, "ld")
+        return
+    assert "store_columns" not in attrs["kernel_plan"]  # the default, 2
     stores = global_accesses(ptx, "st")
     assert stores > 0
-    if plain.plans[0]["attributes"]["kernel_plan"] == attrs["kernel_plan"]:
+    if plain_attrs["kernel_plan"] == attrs["kernel_plan"]:
         assert stores == global_accesses(before, "st")
     assert global_accesses(ptx, "ld") - global_accesses(before, "ld") == stores
     if out_dtype == "bf16":  # rounded once, after the f32 sum
         assert "cvt.rn.bf16x2.f32" in ptx or "cvt.rn.bf16.f32" in ptx
+
+
+def test_an_f32_wgrad_on_sm_90a_reduce_adds_through_the_pool():
+    """The FP8 weight gradient's usual case: f32 out, 128-row tiles with
+    room for the staged tile: the pool, with reduce-adds."""
+    text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=8, n=2048, m=4096,
+                             k=None, dtype="f8E4M3FN", out_dtype="f32", b_layout="nk",
+                             a_scale="block_mn", b_scale="block1x128_mn", accumulate=True)
+    out = ggc.compile_ir(text, emit="ptx", arch="sm_90a")
+    assert out.plans[0]["attributes"]["store_pool"].startswith("array<i64: 128, 64")
+    assert "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile" in out.asm["ptx"]
 
 
 def test_without_accumulate_nothing_of_out_is_read():
@@ -59,12 +82,12 @@ def test_without_accumulate_nothing_of_out_is_read():
     assert "accumulate" not in ggk and ": vector<2xf32>" in ggk
 
 
-def test_an_explicit_store_pool_is_refused():
-    text = wgrad_source().replace("{accumulate}",
+def test_an_explicit_store_pool_is_refused_for_a_16_bit_out():
+    text = wgrad_source("bf16").replace("{accumulate}",
                                   "{accumulate, store_pool = array<i64: 128, 64, 32, 16, 8, 4, "
                                   "2, 1>}")
-    with pytest.raises(ggc.CompilationError, match="which accumulate adds to; it takes per-thread "
-                                               "stores"):
+    with pytest.raises(ggc.CompilationError, match="accumulate into a 16-bit 'out' takes "
+                                               "per-thread stores"):
         ggc.compile_ir(text, emit="ggk", arch="sm_90a")
 
 

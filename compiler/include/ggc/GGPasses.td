@@ -186,8 +186,10 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     The choices (`chooseKernelPlan` in PlanKernel.cpp), in order:
     1. promotion: two-level kernels (f8, scales that change along K)
        pipeline each K block's promotion with the next block's wgmma
-       wherever three accumulators fit the consumers' registers and B's
-       scales are not per column (MX, 1x128);
+       wherever three accumulators fit the consumers' registers and the
+       scales are not MX (1x128 per-column scales of B pipeline too,
+       measured faster on the FP8 weight gradient: docs/performance.md,
+       eleventh session);
     2. scales: 1x128 M-major scales of A and 128x128 of B ride with the
        stages (TMA box and cp.async per stage) unless split_n or k_grouped;
        other scales that change along K go through each warp's slots;

@@ -58,8 +58,10 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     as a weight gradient accumulated over micro-batches): the sum is taken
     in f32 and rounded once to out's type. Each output element is read and
     written by the one thread that computes it, so no atomics are needed
-    and the result is the same on every run. Its stores are per thread (an
-    empty `store_pool`).
+    and the result is the same on every run. An f32 `out` may take the TMA
+    store pool, whose boxes then add (TMA's reduce-add, one f32 addition per
+    element); a 16-bit one takes per-thread stores (an empty `store_pool`),
+    which add in f32 before rounding.
 
     `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
     of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once

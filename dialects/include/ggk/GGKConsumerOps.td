@@ -71,8 +71,9 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     - `prefetch(%k)`: start copying K block `%k`'s scales into the
       warp's slots (`scales = slots`; the copy of a block past the tile's
       end is empty);
-    - `start`: once, after the first prefetch (per-column scales' first
-      publication);
+    - `start`: once, after the first prefetches (per-column scales' first
+      publication; the pipelined schedule has issued block 1's copies
+      too, so a publication waits for all but the newest copy group);
     - `issue(%k, %stage, %phase)`: wait for ring stage `%stage` to fill
       (phase `%phase`), issue block `%k`'s wgmma into a fresh accumulator
       and commit it; yields the partial;
@@ -98,8 +99,7 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     the scales in the stages `read_scales` runs right after each `issue`,
     else at the block's promotion. Pipelined promotion needs a
     `!ggk.acc` accumulator (each promotion is pinned in its registers,
-    `ggk.acc_pin`), an empty `start` (only serial kernels have per-column scales)
-    and at least one K block (the caller guards it: the consumer's
+    `ggk.acc_pin`) and at least one K block (the caller guards it: the consumer's
     `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
     promotion needs an empty `overlap`.
 

@@ -390,7 +390,8 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     the maps are 3-D (masked, k_grouped) and the group is the outermost
     coordinate. The stores are committed as one bulk-async group of the
     issuer's, which `ggk.await_staged_tile` and `ggk.drain_tile_stores`
-    wait for.
+    wait for. With `add` (f32 only: gg's `accumulate`) each box is added to
+    what the output holds (TMA's reduce-add) instead of replacing it.
 
     Example (a swizzled 128 x 128 bf16 tile, masked):
     ```mlir
@@ -414,7 +415,8 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     I64Attr:$n,
     TypeAttr:$element_type,
     I64Attr:$issuer,
-    I64Attr:$consumer_threads
+    I64Attr:$consumer_threads,
+    UnitAttr:$add
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -46,12 +46,13 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     takes 16-bit `out_type`, `n` a multiple of 8, no `out_nm` and no
     `column_pairs`, and every lane of each warp in the region.
 
-    `accumulate` (per-thread stores only, `store_columns` 2, no
-    `scatter`): each output is added to what `out` holds there. Its
-    `ggk.store_pair`s hold f32 values; the thread reads the stored ones,
-    adds in f32 and writes the sum rounded to `out_type`. Every output
-    belongs to one thread of one tile, so no atomics are needed and the
-    sum is the same on every run (a scatter's indices could repeat a row).
+    `accumulate` (`store_columns` 2, no `scatter`): each output is added
+    to what `out` holds there. Its `ggk.store_pair`s hold f32 values.
+    Without a pool the thread reads the stored ones, adds in f32 and
+    writes the sum rounded to `out_type`; with one (f32 `out_type` only)
+    the staged tile's boxes are reduce-added by TMA (`add` on
+    `ggk.store_staged_tile`). Every output belongs to one tile, so the sum
+    is the same on every run (a scatter's indices could repeat a row).
 
     `scatter(%indices)` (per-thread stores only: the pool's boxes store
     consecutive rows): the rows go by a list of row indices, `i32` in

@@ -89,7 +89,9 @@ def GGK_TmaStoreOp : GGK_Op<"tma_store"> {
     The box at `src` goes to `map` at `coords` (innermost first); rows and
     columns past the map's extents are clipped. The store joins the
     thread's open bulk group (`ggk.bulk_commit_group`). `ggk-lower-tma`:
-    `cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group`.
+    `cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group`, or with
+    `add` `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile.bulk_group`
+    (the box is added to what the tensor holds, in the map's element type).
 
     Example:
     ```mlir
@@ -98,7 +100,8 @@ def GGK_TmaStoreOp : GGK_Op<"tma_store"> {
   }];
   let arguments = (ins LLVM_PointerInAddressSpace<0>:$map,
                        LLVM_PointerInAddressSpace<3>:$src,
-                       Variadic<I32>:$coords);
+                       Variadic<I32>:$coords,
+                       UnitAttr:$add);
   let hasVerifier = 1;
   let assemblyFormat = "$src `,` $map `[` $coords `]` attr-dict";
 }

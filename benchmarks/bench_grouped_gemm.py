@@ -56,6 +56,21 @@ def time_interleaved(fns, warmup_s=0.25, rounds=15, per_batch=10):
     return {label: statistics.median(t) for label, t in times.items()}
 
 
+def runnable(fns, label=""):
+    """The callables of `fns` that run once without raising; each refusal
+    is printed with its reason (a variant the compiler or a peer does not
+    take is reported, not fatal)."""
+    usable = {}
+    for name, fn in fns.items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            usable[name] = fn
+        except Exception as e:  # noqa: BLE001 - the refusal is reported
+            print(f"  {label} {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    return usable
+
+
 def host_us(fn, reps=200):
     """Host time of one call (launch overhead, with the GPU kept busy)."""
     import time

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
-from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_grouped_gemm import runnable, time_interleaved  # noqa: E402
 from bench_training import BF16_CASES, group_sizes  # noqa: E402
 
 TILES = [(None, None, None), (128, 128, None), (256, 128, None), (128, 128, 4)]
@@ -47,19 +47,10 @@ def main():
                 f"{bm or ''}x{bn or ''} stages {stages or 'max'}"
             kw = {k_: v for k_, v in (("BLOCK_M", bm), ("BLOCK_N", bn), ("STAGES", stages))
                   if v is not None}
-            fn = (lambda kw=kw: wgrad(dy, x, offsets, dw, **kw))
-            try:
-                fn()
-                torch.cuda.synchronize()
-                fns[name] = fn
-            except Exception as e:  # noqa: BLE001 - a refused tile is reported
-                print(f"  {label} {name}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
-        times = time_interleaved(fns)
-        for name, us in times.items():
-            print(f"{label:44} wgrad {name:22} {us:9.1f} us  torch {times['torch'] / us:5.3f}x",
-                  flush=True)
-        del x, dy, dw
-        torch.cuda.empty_cache()
+            fns[name] = (lambda kw=kw: wgrad(dy, x, offsets, dw, **kw))
+        times = time_interleaved(runnable(fns, label))
+        print("\n".join(f"{label:44} wgrad {name:22} {us:9.1f} us  torch "
+                        f"{times['torch'] / us:5.3f}x" for name, us in times.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ops  # noqa: E402
-from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_grouped_gemm import runnable, time_interleaved  # noqa: E402
 from bench_training import DG, DG_WHY, deepgemm_wgrad, quantise_per_128_tokens  # noqa: E402
 
 
@@ -69,14 +69,7 @@ def case(g, m, n, per_group, seed=0):
         fns["deep_gemm"] = deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d)
     else:
         print(f"deep_gemm skipped: {DG_WHY}")
-    usable = {}
-    for name, fn in fns.items():
-        try:
-            fn()
-            torch.cuda.synchronize()
-            usable[name] = fn
-        except Exception as e:  # noqa: BLE001 - a refused variant is reported
-            print(f"  {name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    usable = runnable(fns)
     if "default" not in usable:
         return
     times = time_interleaved(usable)

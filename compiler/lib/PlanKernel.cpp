@@ -37,6 +37,12 @@ constexpr int64_t kMaxConsumerRegisters = 240;
 /// its three (addresses, scales, counters).
 constexpr int64_t kAccumulatorOverhead = 26;
 constexpr int64_t kPipelinedOverhead = 40;
+/// A wgmma's operands beside its accumulator (two descriptors and their
+/// addresses): one instruction's registers must fit the cap ptxas puts on
+/// every thread of the CTA at launch, which setmaxnreg does not lift for
+/// it (a 192x256 tile, 128 accumulator registers under a cap of 128,
+/// failed in ptxas).
+constexpr int64_t kWgmmaOperandRegisters = 8;
 
 int64_t numConsumers(ConfigAttr config) {
   return config.getBlockM() / 64 * config.getSplitN();
@@ -141,15 +147,27 @@ bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
 LogicalResult ggc::checkRegisterFit(GroupedMatmulOp op, ConfigAttr config) {
   int64_t consumers = numConsumers(config);
   int64_t regs = consumerRegisters(consumers, producerRegisters(consumers, false));
-  if (accumulatorRegisters(config) + kAccumulatorOverhead <= regs)
-    return success();
-  return op.emitOpError()
-         << "config " << config << ": the " << accumulatorRegisters(config)
-         << "-register accumulator of a warpgroup's " << config.getBlockN() /
-                                                             config.getSplitN()
-         << " columns does not fit the " << regs
-         << " registers per consumer thread of a CTA of "
-         << ggc::ctaThreads(consumers) << " threads; use a smaller block N or M";
+  int64_t columns = config.getBlockN() / config.getSplitN();
+  if (accumulatorRegisters(config) + kAccumulatorOverhead > regs)
+    return op.emitOpError()
+           << "config " << config << ": the " << accumulatorRegisters(config)
+           << "-register accumulator of a warpgroup's " << columns
+           << " columns does not fit the " << regs
+           << " registers per consumer thread of a CTA of "
+           << ggc::ctaThreads(consumers)
+           << " threads; use a smaller block N or M";
+  int64_t launchCap = initialRegisters(consumers);
+  if (ggc::targetOf(op).mma == ggc::MmaKind::wgmma &&
+      accumulatorRegisters(config) + kWgmmaOperandRegisters > launchCap)
+    return op.emitOpError()
+           << "config " << config << ": one wgmma over a warpgroup's "
+           << columns << " columns holds " << accumulatorRegisters(config)
+           << " accumulator registers, which with its operands exceed the "
+           << launchCap << " registers ptxas allows each of the CTA's "
+           << ggc::ctaThreads(consumers)
+           << " threads; use fewer consumer warpgroups (a smaller block M) "
+              "or a smaller block N";
+  return success();
 }
 
 /// `warpColumns` warps per row block each take their share of the

@@ -429,3 +429,18 @@ func.func @store_columns_odd_n(%a: memref<?x512xbf16>, %b: memref<8x1020x512xbf1
        kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, store_columns = 8>}
   return
 }
+
+// -----
+
+// Three consumer warpgroups (192-row tiles) make a CTA of 512 threads,
+// which ptxas caps at 128 registers each: one wgmma over 256 columns holds
+// 128 accumulator registers before its operands.
+func.func @wgmma_over_the_launch_cap(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                                     %off: memref<5xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{one wgmma over a warpgroup's 256 columns holds 128 accumulator registers, which with its operands exceed the 128 registers ptxas allows each of the CTA's 512 threads; use fewer consumer warpgroups (a smaller block M) or a smaller block N}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [192, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -7,7 +7,9 @@ two). With --stub (no GPU), launches are no-ops and the loop is the host.
 
     python benchmarks/host_time.py [--calls 10000] [--json $OUT/host_time.json]
 
-Cases: ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
+Cases: training's ops (grouped_mm's two gradients, an accumulated f32
+weight gradient, a forward + backward under autograd, against
+torch._grouped_mm's), ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
 masked with block scales, DeepGEMM's drop-in), torch.ops.ggc.grouped_gemm,
 torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, one whole
 ggc.moe.fused_moe layer call (bf16, T=4 tokens, E=8, top-2, H=I=256; replayed
@@ -105,7 +107,7 @@ def cases(device):
     import ggc
     import ggc.language as gl
     import ggc.moe  # noqa: F401 - ggc.moe.fused_moe below
-    from ggc import deepgemm
+    from ggc import deepgemm, torch_ops
     bf16, f8 = torch.bfloat16, torch.float8_e4m3fn
     a = torch.randn(M, K, device=device).to(bf16)
     b = torch.randn(G, N, K, device=device).to(bf16)
@@ -129,7 +131,23 @@ def cases(device):
     wd, swd = deepgemm.per_block_cast_to_fp8(torch.randn(N, K, device=device), False)
     dense_out = torch.empty(m_max, N, device=device, dtype=bf16)
     ad, bd = a[:m_max].contiguous(), b[0].contiguous()
+    # Training (#40): one projection's backward ops, an accumulated f32
+    # weight gradient, and a whole autograd step.
+    dw32 = torch.zeros(G, N, K, device=device)
+    a_leaf, b_leaf = a.clone().requires_grad_(), b.clone().requires_grad_()
+
+    def ggc_step():
+        y = torch.ops.ggc.grouped_mm(a_leaf, b_leaf, offsets)
+        return torch.autograd.grad(y, (a_leaf, b_leaf), out)
+
     ggc_cases = {
+        "torch.ops.ggc.grouped_mm_grad_x bf16":
+            lambda: torch_ops.grouped_mm_grad_x(out, b, offsets),
+        "torch.ops.ggc.grouped_mm_grad_w bf16":
+            lambda: torch_ops.grouped_mm_grad_w(out, a, offsets),
+        "ggc.ops.grouped_gemm k_offsets, f32 out += (accumulate)":
+            lambda: ggc.ops.grouped_gemm(out, a, k_offsets=offsets, out=dw32, accumulate=True),
+        "grouped_mm forward + backward (autograd, 3 GEMMs)": ggc_step,
         "ggc.deepgemm fp8_gemm_nt (drop-in)":
             lambda: deepgemm.fp8_gemm_nt((xd, sxd), (wd, swd), dense_out),
         "ggc.deepgemm bf16_gemm_nt (drop-in)":
@@ -161,6 +179,11 @@ def cases(device):
         ends = offsets[1:].contiguous()
         peers["torch._grouped_mm bf16"] = lambda: torch._grouped_mm(a, b.transpose(1, 2),
                                                                     offs=ends)
+
+        def torch_step():
+            y = torch._grouped_mm(a_leaf, b_leaf.transpose(1, 2), offs=ends)
+            return torch.autograd.grad(y, (a_leaf, b_leaf), out)
+        peers["torch._grouped_mm forward + backward (autograd)"] = torch_step
         try:
             import deep_gemm
             peers["deep_gemm fp8 masked"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(

@@ -21,11 +21,13 @@ call ggc where it called vLLM's Triton path:
 
 What ggc does not run raises NotImplementedError naming the argument
 (int8/int4/MXFP4 weights, zero points, per-channel FP8, static activation
-scales a1_scale/a2_scale). `fused_topk` is vLLM's softmax top-k.
+scales a1_scale/a2_scale); errors name vLLM's arguments (`w1`,
+`hidden_states`), not ggc.moe's. `fused_topk` is vLLM's softmax top-k.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -37,6 +39,11 @@ from .moe.routing import route
 # vLLM's activation names -> ggc.moe's.
 ACTIVATIONS = {"silu": "swiglu", "gelu": "geglu_erf", "swigluoai": "swigluoai",
                "silu_no_mul": "silu", "gelu_no_mul": "gelu_erf", "relu2_no_mul": "relu2"}
+
+# ggc.moe's argument names in its errors -> the vLLM arguments they came from.
+_VLLM_NAMES = (("w13_scale", "w1_scale"), ("w13_bias", "w1_bias"), ("w13", "w1"),
+               ("x", "hidden_states"))
+_VLLM_NAME_PATTERN = re.compile(r"\b(" + "|".join(ggc for ggc, _ in _VLLM_NAMES) + r")\b")
 
 _UNSUPPORTED_FLAGS = ("use_int8_w8a8", "use_int8_w8a16", "use_int4_w4a16", "use_mxfp4_w4a4",
                       "per_channel_quant")
@@ -88,11 +95,23 @@ def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tenso
     x, weights = hidden_states, topk_weights
     if apply_router_weight_on_input:
         x, weights = _weighted_input(hidden_states, topk_weights)
-    out = _fused_moe(x, w1, w2, weights, topk_ids, ACTIVATIONS[activation],
-                     w13_bias=w1_bias, w2_bias=w2_bias, expert_map=expert_map, **scales)
+    try:
+        out = _fused_moe(x, w1, w2, weights, topk_ids, ACTIVATIONS[activation],
+                         w13_bias=w1_bias, w2_bias=w2_bias, expert_map=expert_map, **scales)
+    except (ValueError, TypeError, NotImplementedError) as e:
+        if type(e) not in (ValueError, TypeError, NotImplementedError) or len(e.args) != 1:
+            raise
+        raise type(e)(_in_vllm_terms(str(e))) from None
     if inplace:
         return hidden_states.copy_(out)
     return out
+
+
+def _in_vllm_terms(message: str) -> str:
+    """ggc.moe's error as the vLLM caller wrote the call: its argument names
+    (w1, w1_scale, w1_bias, hidden_states) for ggc's (w13, ..., x)."""
+    names = dict(_VLLM_NAMES)
+    return _VLLM_NAME_PATTERN.sub(lambda m: names[m.group(1)], message)
 
 
 def _check_experts(w1, global_num_experts, expert_map) -> None:

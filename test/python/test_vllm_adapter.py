@@ -2,6 +2,8 @@
 vLLM's argument meanings against the fp64 layer. test/gpu/test_vllm_gpu.py
 compares it with vLLM's own Triton path on the GPU."""
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -131,3 +133,17 @@ def test_fused_topk_is_softmax_top_k():
     assert torch.equal(ids.long(), top.indices) and torch.allclose(weights, top.values)
     with pytest.raises(ValueError, match="one row per token"):
         vllm.fused_topk(x, logits[:3], 2, True)
+
+
+def test_errors_name_vllms_arguments():
+    """What ggc.moe refuses is reported in the caller's terms: w1, w1_bias
+    and hidden_states, not ggc's w13, w13_bias and x."""
+    x, w1, w2, weights, ids = layer_inputs(4, H, I, E, K, seed=8)
+    with pytest.raises(ValueError) as bad_w1:
+        vllm.fused_experts(x, w1[:, :, :-8].contiguous(), w2, weights, ids)
+    message = str(bad_w1.value)
+    assert "w1 must be" in message and "hidden_states.shape[1]" in message
+    assert "w13" not in message and not re.search(r"\bx\b", message)
+    with pytest.raises(ValueError, match=r"\bw1_bias\b") as bad_bias:
+        vllm.fused_experts(x, w1, w2, weights, ids, w1_bias=torch.zeros(E, 3))
+    assert "w13" not in str(bad_bias.value)

@@ -165,6 +165,21 @@ def _local(place, rank, w13, w2):
     return w13.index_select(0, local), w2.index_select(0, local)
 
 
+def _swapped(world):
+    """The contiguous placement (expert -> rank list) with rank 0's last
+    expert and rank 1's first exchanged."""
+    from ggc import moe
+    experts = _problem(world)[2]
+    place = moe.ExpertPlacement.contiguous(experts, world)
+    rank_of = [0] * experts
+    for r, held in enumerate(place.experts_of):
+        for e in held:
+            rank_of[e] = r
+    a, b = place.experts_of[0][-1], place.experts_of[1][0]
+    rank_of[a], rank_of[b] = 1, 0
+    return rank_of
+
+
 def _call(rank, world, **changes):
     """One call with this rank's arguments changed by `changes` (only on
     rank 1 where the key says so)."""
@@ -195,6 +210,9 @@ def error_cases(rank, world):
         "expert twice": dict(placement=[[0, 1, 2]] + [[2] + list(range(3, 11))] +
                              [[] for _ in range(world - 2)]),
         "weights off placement": dict(rank1_w13=lambda a: a["w13"][:-1]),
+        # Rank 1 swaps rank 0's last expert with its own first (the local
+        # counts, and so the weights' shapes, stay the same).
+        "placement across ranks": dict(rank1_placement=lambda a: _swapped(world)),
         "dtype across ranks": dict(rank1_x=lambda a: a["x"].float()),
         "hidden size across ranks": dict(rank1_x=lambda a: torch.randn(a["x"].shape[0], 24,
                                                                        dtype=torch.float64)),

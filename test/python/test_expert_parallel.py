@@ -89,6 +89,12 @@ def test_bad_input_is_an_error_on_every_rank(tmp_path):
     }
     for case, text in expected_everywhere.items():
         assert all(text in r[case] for r in reports), case
+    # Placements that differ are named by expert, on every rank (not two
+    # digests): rank 1 swapped experts 3 and 4 of the contiguous placement.
+    assert all("the ranks were given different expert placements: expert 3 is on rank 0 "
+               "for rank(s) [0, 2], rank 1 for rank(s) [1]; expert 4 is on rank 0 for "
+               "rank(s) [1], rank 1 for rank(s) [0, 2]" in r["placement across ranks"]
+               for r in reports), [r["placement across ranks"] for r in reports]
     assert "w13 holds 3 experts but the placement gives rank 1 4" in \
         reports[1]["weights off placement"]
     assert "wire must be one of" in reports[1]["wire"]

@@ -38,7 +38,7 @@ def rank_and_size(group) -> Tuple[int, int]:
 
 
 def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int]],
-          error: Optional[str], device: torch.device
+          error: Optional[str], device: torch.device, placement=None
           ) -> Tuple[List[List[int]], List[List[int]]]:
     """Exchanges each peer's header: this rank's counts for it, counts
     [W, n <= MAX_COUNTS] (None when there is nothing to send), its error
@@ -46,7 +46,11 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
     share. Returns (this rank's counts for, each rank's counts for this
     rank), n per rank, or raises on every rank if any rank's header shows
     an error or disagrees with this rank's. The header has a fixed size,
-    so that the exchange itself never waits on a rank whose call is bad."""
+    so that the exchange itself never waits on a rank whose call is bad.
+    `placement` (this rank's ExpertPlacement, whose digest is the field
+    "placement"): when only the placements differ, every rank sees it and
+    they exchange their tables, so that the error names the experts placed
+    differently instead of two digests."""
     rank, world = rank_and_size(group)
     n = 0 if counts is None else counts.shape[1]
     header = torch.zeros(world, MAX_COUNTS + 1 + MAX_FIELDS, dtype=torch.int64)
@@ -72,6 +76,12 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
         raise ExpertParallelError(
             f"rank {rank}: rank(s) {bad} rejected their input (their error says why); this "
             f"rank stops too, so that no rank waits on a collective that never comes")
+    values = [row[MAX_COUNTS + 1:MAX_COUNTS + 1 + len(fields)] for row in theirs]
+    differ = [name for i, (name, _) in enumerate(fields) if len({v[i] for v in values}) > 1]
+    # Every rank holds every rank's fields, so all of them take this branch
+    # (a collective) or none does.
+    if differ == ["placement"] and placement is not None:
+        raise ExpertParallelError(f"rank {rank}: {_placements_differ(group, placement, device)}")
     for r in range(world):
         for (name, want), got in zip(fields, theirs[r][MAX_COUNTS + 1:]):
             if want != got:
@@ -79,6 +89,31 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
                     f"rank {rank}: rank {r} called the layer with {name} {_show(name, got)}, "
                     f"this rank with {_show(name, want)}: every rank must agree")
     return [row[:n] for row in mine], [row[:n] for row in theirs]
+
+
+def _placements_differ(group, placement, device: torch.device, shown: int = 4) -> str:
+    """Every rank's expert -> rank table exchanged, and the experts on
+    which they differ named (the first `shown`)."""
+    _, world = rank_and_size(group)
+    rank_of = [0] * placement.num_experts
+    for r, experts in enumerate(placement.experts_of):
+        for e in experts:
+            rank_of[e] = r
+    table = torch.tensor(rank_of, dtype=torch.int64).repeat(world, 1).to(device)
+    received = torch.empty_like(table)
+    dist.all_to_all_single(received, table, group=group)
+    tables = received.cpu().tolist()
+    parts = []
+    differing = [e for e in range(len(rank_of)) if len({t[e] for t in tables}) > 1]
+    for e in differing[:shown]:
+        by_target = {}
+        for r, t in enumerate(tables):
+            by_target.setdefault(t[e], []).append(r)
+        parts.append(f"expert {e} is on " + ", ".join(
+            f"rank {target} for rank(s) {ranks}" for target, ranks in sorted(by_target.items())))
+    more = f" (and {len(differing) - shown} more)" if len(differing) > shown else ""
+    return ("the ranks were given different expert placements: " + "; ".join(parts) + more
+            + ": every rank must be given the same placement")
 
 
 def fail(group, error: str, device: torch.device) -> None:

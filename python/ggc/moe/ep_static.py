@@ -36,7 +36,7 @@ from .quant import FP8, mn_major, quantize_rows
 _AGREED: Set[tuple] = set()
 
 
-def check_once(group, key: tuple, fields, device: torch.device) -> None:
+def check_once(group, key: tuple, fields, device: torch.device, placement=None) -> None:
     """The agreement of a signature's first call (T among its fields);
     under a CUDA-graph capture it cannot run (a host synchronisation), so
     a signature must have been called once outside it."""
@@ -46,7 +46,7 @@ def check_once(group, key: tuple, fields, device: torch.device) -> None:
         raise RuntimeError("ggc.moe: an expert-parallel signature is captured before its "
                            "first eager call, which checks that every rank agrees (a host "
                            "synchronisation): call the layer once outside the capture")
-    agree(group, None, fields, None, device)
+    agree(group, None, fields, None, device, placement)
     _AGREED.add(key)
 
 

@@ -87,7 +87,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if sync_free:
         fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place) + (
             ("tokens T (sync_free)", x.shape[0]),)
-        check_once(group, (group, x.device) + tuple(v for _, v in fields), fields, device)
+        check_once(group, (group, x.device) + tuple(v for _, v in fields), fields, device,
+                   place)
         return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
                               run_experts, group)
     steps = [_Step(x_part, *_plan(x_part, w, ids, place, wire, grad_mask != 0),
@@ -96,7 +97,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     counts = torch.cat([torch.stack([s.sends.rows for s in steps], dim=1),
                         torch.stack([s.sends.routes for s in steps], dim=1)], dim=1)
     fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place)
-    mine, theirs = agree(group, counts, fields, None, device)
+    mine, theirs = agree(group, counts, fields, None, device, place)
     for c, step in enumerate(steps):
         step.agreed([row[c] for row in mine], [row[c] for row in theirs],
                     sum(row[chunks + c] for row in theirs))

@@ -229,7 +229,8 @@ class ExpertParallelMoE(nn.Module):
             ("intermediate size I", intermediate_size), ("top_k", top_k),
             ("wire format", dispatch.WIRES.index(wire)), ("placement", self.placement.digest()))
         device_of = None if device is None else torch.device(device)
-        dispatch.agree(group, None, fields, problem, _collective_device(group, device_of))
+        dispatch.agree(group, None, fields, problem, _collective_device(group, device_of),
+                       None if problem else self.placement)
         self.rank = rank
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation

@@ -10,28 +10,21 @@ DeepGEMM takes them), `rows` (A's 1x128 scales, B per tensor) or
 
 import argparse
 import os
-import random
 import sys
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from wgrad_fp8_variants import ops, quantise_per_128_tokens, wgrad  # noqa: E402
+from wgrad_fp8_variants import inputs, ops, wgrad  # noqa: E402
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", choices=("column", "rows", "tensor"), default="column")
     args = parser.parse_args()
-    g, m, n, per_group = 4, 4096, 7168, 8192
-    rng = random.Random(0)
-    ks = [-(-int(per_group * rng.uniform(0.7, 1.3)) // 128) * 128 for _ in range(g)]
-    total = sum(ks)
-    dy_q, dy_s = quantise_per_128_tokens(torch.randn(total, m, device="cuda").bfloat16())
-    x_q, x_s = quantise_per_128_tokens(torch.randn(total, n, device="cuda").bfloat16())
-    offsets = torch.tensor([0] + ks, device="cuda").cumsum(0).to(torch.int32)
-    a, b = dy_q.t().contiguous(), x_q.t().contiguous()
+    g, m, n = 4, 4096, 7168
+    _, offsets, (_, dy_s), (_, x_s), a, b = inputs(g, m, n, 8192)
     sa, a_kind = ops._k_grouped_scale_kind("a", dy_s.t(), m, g, None)
     sb, b_kind = ops._k_grouped_scale_kind("b", x_s.t(), n, g, None)
     ones = torch.ones(g, device="cuda")

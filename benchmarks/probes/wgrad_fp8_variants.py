@@ -39,14 +39,22 @@ def wgrad(a: gl.KMajor, b: gl.KMajor, groups: gl.Offsets, sa: gl.Scale, sb: gl.S
                                  b_scale_kind=B_KIND), accumulate=ACC)
 
 
-def case(g, m, n, per_group, seed=0):
+def inputs(g, m, n, per_group, seed=0):
+    """DeepGEMM's test layout of a weight gradient's quantised operands:
+    G groups of about `per_group` tokens (0.7-1.3x, 128-aligned). Returns
+    the group sizes, their offsets, dY and X as f8 with [tokens / 128, C]
+    scales, and ggc's K-major operands a [M, tokens] and b [N, tokens]."""
     rng = random.Random(seed)
     ks = [-(-max(1, int(per_group * rng.uniform(0.7, 1.3))) // 128) * 128 for _ in range(g)]
-    total = sum(ks)
-    dy_q, dy_s = quantise_per_128_tokens(torch.randn(total, m, device="cuda").bfloat16())
-    x_q, x_s = quantise_per_128_tokens(torch.randn(total, n, device="cuda").bfloat16())
+    dy_q, dy_s = quantise_per_128_tokens(torch.randn(sum(ks), m, device="cuda").bfloat16())
+    x_q, x_s = quantise_per_128_tokens(torch.randn(sum(ks), n, device="cuda").bfloat16())
     offsets = torch.tensor([0] + ks, device="cuda").cumsum(0).to(torch.int32)
-    a, b = dy_q.t().contiguous(), x_q.t().contiguous()
+    return ks, offsets, (dy_q, dy_s), (x_q, x_s), dy_q.t().contiguous(), x_q.t().contiguous()
+
+
+def case(g, m, n, per_group, seed=0):
+    ks, offsets, (dy_q, dy_s), (x_q, x_s), a, b = inputs(g, m, n, per_group, seed)
+    total = sum(ks)
     # The scales as ops.grouped_gemm hands them to its kernel, with their kinds.
     sa, a_kind = ops._k_grouped_scale_kind("a", dy_s.t(), m, g, None)
     sb_k, bk_kind = ops._k_grouped_scale_kind("b", x_s.t().contiguous(), n, g, None)

@@ -121,3 +121,17 @@ def test_ops_needs_the_tensor_to_add_to():
     with pytest.raises(ValueError, match="accumulate must be True or False"):
         ops.grouped_gemm(torch.empty(256, 64), torch.empty(256, 32), k_offsets=offsets,
                          out=torch.empty(2, 64, 32), accumulate=1)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "masked"])
+def test_an_f32_row_layout_reduce_adds_its_groups_rows(layout):
+    """Row layouts keep the pool with an f32 output: a tile's valid rows go
+    out as reduce-added boxes of the pool's heights (2-D maps, 3-D with the
+    group for masked), so rows of no group are never added to."""
+    kw = dict(m=256, expected_m=200) if layout == "masked" else {}
+    text = ir.grouped_matmul("rows", layout=layout, num_groups=4, n=128, k=512,
+                             dtype="bf16", out_dtype="f32", accumulate=True, **kw)
+    out = ggc.compile_ir(text, emit="ptx", arch="sm_90a")
+    assert out.plans[0]["attributes"]["store_pool"].startswith("array<i64: 128, 64")
+    dims = "3d" if layout == "masked" else "2d"
+    assert f"cp.reduce.async.bulk.tensor.{dims}.global.shared::cta.add.tile" in out.asm["ptx"]

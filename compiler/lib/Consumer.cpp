@@ -143,15 +143,64 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
-  if (p.twoLevel() && !p.mx)
+  if (p.mx)
+    return emitMxLoop(t, counter, acc, consumerIndex, f, rowOffset);
+  if (p.twoLevel())
     return emitPromotionLoop(t, counter, acc, consumerIndex, f, rowOffset);
-  // Block scales are copied to this thread's slots one K block ahead
-  // (issueScaleCopies), so their latency hides behind a whole block of
-  // wgmma.
+  return emitKLoop(t, counter, acc, f, rowOffset);
+}
+
+void KernelGenerator::fillStep(
+    Region &region, ArrayRef<Type> arguments,
+    function_ref<SmallVector<Value>(ValueRange)> body) {
+  OpBuilder::InsertionGuard guard(b);
+  Block *block =
+      b.createBlock(&region, {}, arguments,
+                    SmallVector<Location>(arguments.size(), b.getUnknownLoc()));
+  b.create<ggk::YieldOp>(body(block->getArguments()));
+}
+
+std::pair<Value, Value> KernelGenerator::emitKLoop(const Tile &t,
+                                                   Value counter, Value acc,
+                                                   const Fragment &f,
+                                                   Value rowOffset) {
+  auto loop = b.create<ggk::KLoopOp>(
+      acc.getType(), b.i32(), t.numKBlocks, counter, acc,
+      b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(p.releaseLag));
+  Type i32 = b.i32();
+  fillStep(loop.getIssue(), {i32, i32, i32, acc.getType()},
+           [&](ValueRange a) -> SmallVector<Value> {
+             waitStage(a[1], a[2]);
+             auto [aTile, bTile] = stageTiles(t, a[0], a[1], f, rowOffset);
+             b.create<ggk::MmaFenceOp>();
+             Value sum = issueMma(a[3], aTile, bTile, /*fresh=*/false);
+             b.create<ggk::MmaCommitOp>();
+             return {sum};
+           });
+  fillStep(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
+    releaseStage(stage[0]);
+    return {};
+  });
+  // Without a producer: the copies of a later block, issued while the
+  // tensor cores work through this one's mma.sync.
+  fillStep(loop.getLoadAhead(), {i32, i32},
+           [&](ValueRange a) -> SmallVector<Value> {
+             loadAhead(t, a[0], a[1]);
+             return {};
+           });
+  return {loop.getResult(), loop.getEnd()};
+}
+
+/// MX's K loop. Block scales are copied to this thread's slots one K block
+/// ahead (issueScaleCopies), so their latency hides behind a whole block
+/// of wgmma; per-column scales of B go through shared memory, one K block
+/// ahead: block k reads buffer k % 2 while block k + 1's are published.
+std::pair<Value, Value>
+KernelGenerator::emitMxLoop(const Tile &t, Value counter, Value acc,
+                            Value consumerIndex, const Fragment &f,
+                            Value rowOffset) {
   bool hasSlots = p.scaleSlots.words() > 0;
   SmallVector<Value> initial = {acc, counter};
-  // Per-column scales of B go through shared memory, one K block ahead:
-  // block k reads buffer k % 2 while block k + 1's are published.
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
   if (hasSlots) {
@@ -174,42 +223,10 @@ KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
         waitStage(stage, phase);
         auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
         b.create<ggk::MmaFenceOp>();
-        if (p.mx) {
-          acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
-                            consumerIndex, blockScales);
-        } else {
-          // With a release lag of 1, one wgmma batch stays in flight
-          // while the next is issued: after committing block k, wait until
-          // only it is pending, so block k-1's buffer can go back to the
-          // producer. With 0 (mma.sync), block k's goes back at once.
-          acc = issueMma(acc, aTile, bTile, /*fresh=*/false);
-          b.create<ggk::MmaCommitOp>();
-          b.create<ggk::MmaWaitOp>(p.releaseLag);
-          if (p.releaseLag == 0)
-            releaseStage(stage);
-          else
-            b.create<scf::IfOp>(
-                b.ge(kBlock, b.c32(1)), [&](OpBuilder &, Location) {
-                  Value previous =
-                      b.remU(b.add(it, b.c32(p.stages - 1)), b.c32(p.stages));
-                  releaseStage(previous);
-                  b.create<scf::YieldOp>();
-                });
-          // Without a producer: the copies of a later block, issued while
-          // the tensor cores work through this one's mma.sync.
-          loadAhead(t, kBlock, it);
-        }
+        acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
+                          consumerIndex, blockScales);
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });
-  if (!p.twoLevel() && p.releaseLag == 1) {
-    b.create<ggk::MmaWaitOp>(0);
-    Value end = kLoop.getResult(1);
-    b.create<scf::IfOp>(b.lt(counter, end), [&](OpBuilder &, Location) {
-      Value last = b.remU(b.add(end, b.c32(p.stages - 1)), b.c32(p.stages));
-      releaseStage(last);
-      b.create<scf::YieldOp>();
-    });
-  }
   return {kLoop.getResult(0), kLoop.getResult(1)};
 }
 
@@ -274,11 +291,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   Type i32 = b.i32();
   auto step = [&](Region &region, ArrayRef<Type> arguments,
                   function_ref<SmallVector<Value>(ValueRange)> body) {
-    OpBuilder::InsertionGuard guard(b);
-    Block *block = b.createBlock(
-        &region, {}, arguments,
-        SmallVector<Location>(arguments.size(), b.getUnknownLoc()));
-    b.create<ggk::YieldOp>(body(block->getArguments()));
+    fillStep(region, arguments, body);
   };
   // The slots' copies of block k; ggk-pipeline-promotion issues them where
   // the plan puts the scales in the slots.

@@ -269,6 +269,18 @@ private:
   std::pair<Value, Value> emitPromotionLoop(const Tile &t, Value counter,
                                             Value acc, Value consumerIndex,
                                             const Fragment &f, Value rowOffset);
+  /// One-level accumulation's K loop as a ggk.k_loop (ggk-lower-k-loop).
+  std::pair<Value, Value> emitKLoop(const Tile &t, Value counter, Value acc,
+                                    const Fragment &f, Value rowOffset);
+  /// MX's K loop: a promotion per scale block, slot scales, published
+  /// column factors.
+  std::pair<Value, Value> emitMxLoop(const Tile &t, Value counter, Value acc,
+                                     Value consumerIndex, const Fragment &f,
+                                     Value rowOffset);
+  /// Fills one step region of a loop op (ggk.k_loop, ggk.promotion_loop):
+  /// a block taking `arguments`, its body's values yielded.
+  void fillStep(mlir::Region &region, ArrayRef<Type> arguments,
+                function_ref<SmallVector<Value>(ValueRange)> body);
   /// The consumer's end of tile `t` with accumulator `acc`
   /// (ggk.tile_epilogue, placed by ggk-defer-epilogue).
   void tileEpilogue(const Tile &t, const Fragment &f, Value acc);

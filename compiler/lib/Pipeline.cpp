@@ -145,6 +145,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());
     pm.addPass(createDeferEpilogue());
+    pm.addPass(createLowerKLoop());
     pm.addPass(createPipelinePromotion());
     pm.addPass(createLowerPromotion());
     pm.addPass(createLowerEpilogue());

@@ -175,6 +175,23 @@ LogicalResult PromotionLoopOp::verify() {
   return success();
 }
 
+LogicalResult KLoopOp::verify() {
+  Type i32 = IntegerType::get(getContext(), 32), acc = getAcc().getType();
+  if (failed(verifyStepRegion(*this, "issue", getIssue(), {i32, i32, i32, acc},
+                              {acc})) ||
+      failed(verifyStepRegion(*this, "release", getRelease(), {i32}, {})) ||
+      failed(verifyStepRegion(*this, "load_ahead", getLoadAhead(), {i32, i32},
+                              {})))
+    return failure();
+  if (getStages() < 1)
+    return emitOpError() << "stages must be at least 1, got " << getStages();
+  if (getReleaseLag() != 0 && getReleaseLag() != 1)
+    return emitOpError() << "release_lag must be 0 or 1 (blocks in flight "
+                            "when a stage goes back), got "
+                         << getReleaseLag();
+  return success();
+}
+
 LogicalResult TileEpilogueOp::verify() {
   if (getFields().size() != ForeachTileOp::kTileFields)
     return emitOpError() << "takes the tile's " << ForeachTileOp::kTileFields

@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-lower-k-loop | FileCheck %s
 
 // The plan's release_lag as the consumer's K loop states it. Before: a
 // planned grouped matmul. After (0, gg-plan-kernel's choice before

@@ -169,6 +169,25 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LowerKLoop : Pass<"ggk-lower-k-loop", "::mlir::ModuleOp"> {
+  let summary = "lower each ggk.k_loop: one-level accumulation over the K blocks of a tile";
+  let description = [{
+    Takes: `ggk.k_loop` ops (made by `gg-lower-to-nvvm` for the consumers'
+    K loop of one-level kernels: no scales that change along K).
+    Makes an `scf.for` over the K blocks carrying the accumulator and the
+    ring counter: the block's ring slot (stage `it % stages`, phase
+    `(it / stages) % 2`), its `issue` step, then `ggk.mma_wait` down to
+    `release_lag` groups in flight and the release: with a lag of 0 the
+    block's own stage; with 1 the previous block's (none for the first),
+    and after the loop, once every multiply is done, the last block's
+    (when the tile had any). The `load_ahead` step ends each iteration.
+    Runs beside `ggk-pipeline-promotion`, which lowers the two-level
+    kernels' `ggk.promotion_loop`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LowerPromotion : Pass<"ggk-lower-promotion", "::mlir::ModuleOp"> {
   let summary = "lower ggk.promote and ggk.decode_ue8m0 to the fragment's FMAs";
   let description = [{

@@ -139,6 +139,58 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
   }];
 }
 
+def GGK_KLoopOp : GGK_Op<"k_loop",
+    [RecursiveMemoryEffects, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "a consumer's K loop of one-level accumulation: each K block's product added to the accumulator in place";
+  let description = [{
+    One consumer's K blocks `0 .. num_k_blocks` of a tile whose products
+    go straight into `acc` (16-bit and f32 operands without scales that
+    change along K), starting at ring counter `counter` of a ring of
+    `stages` buffers (counter `it` uses stage `it % stages`, in phase
+    `(it / stages) % 2`). The results are the accumulator and the counter
+    after the tile.
+
+    The regions say what one step does; `ggk-lower-k-loop` writes the loop:
+    - `issue(%k, %stage, %phase, %acc)`: wait for stage `%stage` to fill,
+      issue block `%k`'s multiply into `%acc` and commit it (one group);
+      yields the accumulator;
+    - `release(%stage)`: give the stage back to the producer;
+    - `load_ahead(%k, %it)`: the copies of a later block where the
+      consumers copy the stages themselves (no producer), else nothing.
+
+    `release_lag` is how many blocks' multiplies stay in flight when a
+    stage goes back (gg's kernel plan): 0 (mma.sync reads its operands at
+    issue: block k's stage goes back at once) or 1 (wgmma reads shared
+    memory after issue: block k - 1's goes back once only block k's is
+    pending, and the last one after the loop).
+
+    Example:
+    ```mlir
+    %acc, %end = ggk.k_loop %blocks from %counter acc(%zero : !ggk.acc<64x16xf32>)
+        attributes {stages = 4 : i64, release_lag = 1 : i64}
+      issue { ^bb0(%k: i32, %stage: i32, %phase: i32, %a: !ggk.acc<64x16xf32>):
+        ... ggk.yield %sum : !ggk.acc<64x16xf32> }
+      release { ^bb0(%stage: i32): ... ggk.yield }
+      load_ahead { ^bb0(%k: i32, %it: i32): ggk.yield }
+    ```
+  }];
+  let arguments = (ins
+    I32:$num_k_blocks,
+    I32:$counter,
+    AnyType:$acc,
+    I64Attr:$stages,
+    I64Attr:$release_lag
+  );
+  let results = (outs AnyType:$result, I32:$end);
+  let regions = (region SizedRegion<1>:$issue, SizedRegion<1>:$release,
+                        SizedRegion<1>:$load_ahead);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
+    `issue` $issue `release` $release `load_ahead` $load_ahead
+  }];
+}
+
 def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
   let summary = "a consumer's end of one tile: the epilogue and the stores, on the tile's fields and its finished accumulator";
   let description = [{

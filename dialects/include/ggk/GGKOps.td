@@ -86,9 +86,9 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
 
 def GGK_YieldOp : GGK_Op<"yield", [Pure, Terminator,
     ParentOneOf<["ForeachTileOp", "WarpgroupTileOp", "PromotionLoopOp",
-                 "TileEpilogueOp", "WarpSpecializeOp", "StoreTileOp",
-                 "EpilogueOp"]>]> {
-  let summary = "the values a ggk region carries on (to the next tile, out of a warpgroup's tile, or out of a step of a promotion loop)";
+                 "KLoopOp", "TileEpilogueOp", "WarpSpecializeOp",
+                 "StoreTileOp", "EpilogueOp"]>]> {
+  let summary = "the values a ggk region carries on (to the next tile, out of a warpgroup's tile, or out of a step of a K loop)";
   let arguments = (ins Variadic<AnyType>:$values);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";

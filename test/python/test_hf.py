@@ -4,6 +4,8 @@ state-dict layouts (transformers 5's fused experts, per-expert checkpoint
 keys, FP8 checkpoints) and the swap of a whole model's blocks.
 test/gpu/test_hf_gpu.py runs the blocks and a generation on the GPU."""
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -198,3 +200,19 @@ def test_swapped_model_trains_like_the_original():
     follow the unswapped model's loss curve within bf16 noise (hf_models
     says how near)."""
     hf_models.assert_trains_like_the_original("mixtral", "cpu", hf.swap_moe_blocks)
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "gpt_oss"])
+def test_fused_experts_of_the_wrong_shape_are_named(family):
+    """A fused expert tensor off the config's shape is named by its key
+    with the shape the config gives (DeepSeek-V3's failed in torch's cat
+    with the shared experts; gpt-oss stores both transposed)."""
+    model = hf_models.model(family, seed=10)
+    state = dict(hf_models.moe_blocks(model, family)[0][1].state_dict())
+    e, h, i = hf_models.E, hf_models.H, hf_models.I
+    want = [e, h, 2 * i] if family == "gpt_oss" else [e, 2 * i, h]
+    state["experts.gate_up_proj"] = state["experts.gate_up_proj"][..., :-8]
+    with pytest.raises(ValueError, match=re.escape(
+            f"the state dict's 'experts.gate_up_proj' must be {want} (E = {e} experts, "
+            f"hidden size H = {h} and intermediate size I = {i} from the config), got")):
+        hf.from_hf(state, model.config)

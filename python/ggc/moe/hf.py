@@ -131,7 +131,10 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
     inter = args["intermediate_size"]
     if "experts.gate_up_proj" in state:  # transformers 5's fused experts
         w13, w2 = _take(state, "experts.gate_up_proj"), _take(state, "experts.down_proj")
-        if args.get("expert_bias"):  # gpt-oss: [E, H, 2I] and [E, I, H]
+        # gpt-oss stores both transposed: [E, H, 2I] and [E, I, H].
+        transposed = bool(args.get("expert_bias"))
+        _check_fused_shapes(w13, w2, args, transposed)
+        if transposed:
             w13, w2 = w13.transpose(1, 2), w2.transpose(1, 2)
             out["w13_bias"] = _take(state, "experts.gate_up_proj_bias")
             out["w2_bias"] = _take(state, "experts.down_proj_bias")
@@ -165,6 +168,20 @@ def _take(state, key):
         raise TypeError(f"the state dict's {key!r} must be a tensor, got "
                         f"{type(state[key]).__name__}")
     return state[key]
+
+
+def _check_fused_shapes(w13, w2, args, transposed: bool) -> None:
+    """transformers 5's fused expert tensors have the shapes the config
+    gives ([E, 2I, H] and [E, H, I], or gpt-oss's transposes), named by
+    their checkpoint keys: a wrong one failed later in torch's cat."""
+    e, i, h = args["num_experts"], args["intermediate_size"], args["hidden_size"]
+    wants = ((e, h, 2 * i), (e, i, h)) if transposed else ((e, 2 * i, h), (e, h, i))
+    for key, w, want in (("experts.gate_up_proj", w13, wants[0]),
+                         ("experts.down_proj", w2, wants[1])):
+        if tuple(w.shape) != want:
+            raise ValueError(f"the state dict's {key!r} must be {list(want)} (E = {e} experts, "
+                             f"hidden size H = {h} and intermediate size I = {i} from the "
+                             f"config), got {list(w.shape)}")
 
 
 def _check_expert_dtypes(w13, w2, scales, where: str) -> None:

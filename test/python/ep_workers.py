@@ -202,6 +202,19 @@ def _call(rank, world, **changes):
                                    experts=torch_experts(args["w13"], args["w2"]))
 
 
+def peer_exits(rank, world):
+    """Rank 1 leaves without calling (its process ends); the others' call
+    raises ExpertParallelError, not the backend's error."""
+    from ggc import moe
+    if rank == 1:
+        os._exit(0)
+    try:
+        _call(rank, world)
+        return "no error"
+    except moe.ExpertParallelError as error:
+        return str(error)
+
+
 def error_cases(rank, world):
     """Each bad call, run on every rank; the message each rank raised."""
     from ggc import moe
@@ -377,4 +390,5 @@ def edge_cases(rank, world):
 
 
 SCENARIOS = {"edge_cases": edge_cases, "sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
-             "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer}
+             "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer,
+             "peer_exits": peer_exits}

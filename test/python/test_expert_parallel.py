@@ -174,3 +174,22 @@ def test_placements():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_a_peer_that_exits_is_an_expert_parallel_error(tmp_path):
+    """A rank whose process ends instead of calling: the others' call
+    raises ExpertParallelError saying so (it was gloo's raw "Connection
+    closed by peer")."""
+    import torch.multiprocessing as mp
+    results = mp.get_context("spawn").Queue()
+    procs = ep_workers.launch(2, "peer_exits", results, str(tmp_path / "init"))
+    try:
+        rank, status, message = results.get(timeout=TIMEOUT)
+    finally:
+        for p in procs.processes:
+            p.join(10)
+            if p.is_alive():
+                p.kill()
+    assert (rank, status) == (0, "ok"), message
+    assert message.startswith("rank 0: the agreement with the other ranks failed ("), message
+    assert "a rank exited or crashed during the call" in message

@@ -67,7 +67,7 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
     if counts is not None:
         header[:, :n] = counts
     received = torch.empty_like(header)
-    dist.all_to_all_single(received, header, group=group)
+    _exchange(received, header, group, rank)
     mine, theirs = torch.stack([header, received]).cpu().tolist()  # the call's one host sync
     if error:
         raise ExpertParallelError(f"rank {rank}: {error}")
@@ -91,6 +91,19 @@ def agree(group, counts: Optional[torch.Tensor], fields: Sequence[Tuple[str, int
     return [row[:n] for row in mine], [row[:n] for row in theirs]
 
 
+def _exchange(received: torch.Tensor, sent: torch.Tensor, group, rank: int) -> None:
+    """The agreement's all_to_all; its failure (a peer that exited or
+    crashed: gloo's "Connection closed by peer", NCCL's errors) raised as
+    ExpertParallelError, which is what a caller of the layer handles."""
+    try:
+        dist.all_to_all_single(received, sent, group=group)
+    except RuntimeError as error:  # DistBackendError and the backends' errors
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ExpertParallelError(
+            f"rank {rank}: the agreement with the other ranks failed ({first}): a rank "
+            f"exited or crashed during the call, or the group is broken") from error
+
+
 def _placements_differ(group, placement, device: torch.device, shown: int = 4) -> str:
     """Every rank's expert -> rank table exchanged, and the experts on
     which they differ named (the first `shown`)."""
@@ -101,7 +114,7 @@ def _placements_differ(group, placement, device: torch.device, shown: int = 4) -
             rank_of[e] = r
     table = torch.tensor(rank_of, dtype=torch.int64).repeat(world, 1).to(device)
     received = torch.empty_like(table)
-    dist.all_to_all_single(received, table, group=group)
+    _exchange(received, table, group, rank_and_size(group)[0])
     tables = received.cpu().tolist()
     parts = []
     differing = [e for e in range(len(rank_of)) if len({t[e] for t in tables}) > 1]

@@ -36,6 +36,11 @@ from .quant import FP8, mn_major, quantize_rows
 _AGREED: Set[tuple] = set()
 
 
+# all_gather_into_tensor's name in torch >= 2.10 (the old one warns that it
+# is deprecated); the same collective.
+_all_gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+
+
 def check_once(group, key: tuple, fields, device: torch.device, placement=None) -> None:
     """The agreement of a signature's first call (T among its fields);
     under a CUDA-graph capture it cannot run (a host synchronisation), so
@@ -64,7 +69,7 @@ def sync_free_call(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: torch.
         meta.append(scale.unsqueeze(1).expand(tokens, world, scale.shape[1]))
     meta = torch.cat(meta, dim=2).transpose(0, 1).contiguous()  # [W, T, .]: by destination
     gathered = rows.new_empty(world * tokens, hidden)
-    dist.all_gather_into_tensor(_as_bytes(gathered), _as_bytes(rows), group=group)
+    _all_gather_single(_as_bytes(gathered), _as_bytes(rows), group=group)
     meta_in = torch.empty_like(meta)
     dist.all_to_all_single(_as_bytes(meta_in.view(world * tokens, -1)),
                            _as_bytes(meta.view(world * tokens, -1)), group=group)

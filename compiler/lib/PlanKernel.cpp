@@ -94,8 +94,8 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 }
 
 /// Pipelined promotion keeps two partial accumulators beside the main one:
-/// it needs a two-level kernel whose scales are not staged per column (MX
-/// and per-column scales wait on every outstanding copy each block).
+/// it needs a two-level kernel without MX scales (MX promotes once per
+/// scale block inside a K block, which only its serial loop does).
 bool canPipelinePromotion(GroupedMatmulOp op) {
   return ggc::twoLevelAccumulation(op) && !ggc::usesMxScales(op);
 }

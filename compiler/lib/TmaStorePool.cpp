@@ -40,8 +40,9 @@ struct TmaStorePoolPass
         return WalkResult::advance();
       }
       // padded_contiguous rows (valid one by one), an nm output (no
-      // row-major tile), an accumulating store (it reads `out`) and rows like 112 bf16 (224 bytes, putting 1-row
-      // boxes off TMA's alignment) keep per-thread stores.
+      // row-major tile), an accumulating 16-bit output (a reduce-add would
+      // round the sum twice) and rows like 112 bf16 (224 bytes, putting
+      // 1-row boxes off TMA's alignment) keep per-thread stores.
       if (op.storePoolObstacle(config)) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();

@@ -227,13 +227,14 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             if result is not None:
                 return result
     from . import torch_ops
+    _check_accumulate(accumulate, out)
     if torch_ops.wants_op((a, b), grad=out is None):
         return torch_ops.call_grouped_gemm(
             a, b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
             k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale, out=out,
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
             a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
-            validate=validate, **({"accumulate": True} if accumulate else {}))
+            validate=validate, accumulate=accumulate)
     call = _checked_call(tensors, out_dtype=out_dtype, b_layout=b_layout,
                          expected_m=expected_m, a_scale_kind=a_scale_kind,
                          b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
@@ -334,15 +335,18 @@ def _remember(key, call, tensors) -> None:
     _PLANS[key] = plan
 
 
-def _checked_call(tensors, *, accumulate=False, **options):
-    """Every check of a direct call, and what it launches: (kernel,
-    arguments, constexprs, each argument's slot (None: a unit scale), out,
-    validate)."""
+def _check_accumulate(accumulate, out) -> None:
     if not isinstance(accumulate, bool):
         raise ValueError(f"accumulate must be True or False, got {accumulate!r}")
-    if accumulate and tensors[_OUT] is None:
+    if accumulate and out is None:
         raise ValueError("accumulate=True adds the product to `out`: pass out= (the "
                          "tensor to add to)")
+
+
+def _checked_call(tensors, *, accumulate=False, **options):
+    """Every check of a direct call (accumulate's: _check_accumulate, first),
+    and what it launches: (kernel, arguments, constexprs, each argument's
+    slot (None: a unit scale), out, validate)."""
     call = _layout_call(tensors, **options)
     if not accumulate:
         return call

@@ -194,12 +194,12 @@ lean_eager(grouped_gemm_op, _grouped_gemm)
 lean_eager(grouped_gemm_out_op, _grouped_gemm_out, mutated=(2,))
 
 
-def call_grouped_gemm(a, b, *, out=None, out_dtype=None, **kwargs):
+def call_grouped_gemm(a, b, *, out=None, out_dtype=None, accumulate=False, **kwargs):
     """ggc.ops.grouped_gemm through its custom op (the functional one when
-    it allocates the output)."""
+    it allocates the output; accumulating needs an `out`)."""
     if out is None:
         return torch.ops.ggc.grouped_gemm(a, b, out_dtype=out_dtype, **kwargs)
-    torch.ops.ggc.grouped_gemm_out(a, b, out, **kwargs)
+    torch.ops.ggc.grouped_gemm_out(a, b, out, accumulate=accumulate, **kwargs)
     return out
 
 

@@ -171,10 +171,7 @@ def _swapped(world):
     from ggc import moe
     experts = _problem(world)[2]
     place = moe.ExpertPlacement.contiguous(experts, world)
-    rank_of = [0] * experts
-    for r, held in enumerate(place.experts_of):
-        for e in held:
-            rank_of[e] = r
+    rank_of = place.tables("cpu")[0].tolist()
     a, b = place.experts_of[0][-1], place.experts_of[1][0]
     rank_of[a], rank_of[b] = 1, 0
     return rank_of

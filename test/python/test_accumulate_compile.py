@@ -135,3 +135,13 @@ def test_an_f32_row_layout_reduce_adds_its_groups_rows(layout):
     assert out.plans[0]["attributes"]["store_pool"].startswith("array<i64: 128, 64")
     dims = "3d" if layout == "masked" else "2d"
     assert f"cp.reduce.async.bulk.tensor.{dims}.global.shared::cta.add.tile" in out.asm["ptx"]
+
+
+def test_ops_refuses_accumulate_without_out_also_through_the_custom_op():
+    """With inputs that need a gradient the call goes through torch's
+    custom op: the same error, before it (not an unknown-argument one)."""
+    from ggc import ops
+    offsets = torch.tensor([0, 100, 256], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"accumulate=True adds the product to `out`"):
+        ops.grouped_gemm(torch.empty(256, 64, requires_grad=True), torch.empty(2, 32, 64),
+                         offsets=offsets, accumulate=True)

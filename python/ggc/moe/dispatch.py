@@ -107,17 +107,13 @@ def _exchange(received: torch.Tensor, sent: torch.Tensor, group, rank: int) -> N
 def _placements_differ(group, placement, device: torch.device, shown: int = 4) -> str:
     """Every rank's expert -> rank table exchanged, and the experts on
     which they differ named (the first `shown`)."""
-    _, world = rank_and_size(group)
-    rank_of = [0] * placement.num_experts
-    for r, experts in enumerate(placement.experts_of):
-        for e in experts:
-            rank_of[e] = r
-    table = torch.tensor(rank_of, dtype=torch.int64).repeat(world, 1).to(device)
+    rank, world = rank_and_size(group)
+    table = placement.tables(device)[0].repeat(world, 1)  # each expert's rank, for each peer
     received = torch.empty_like(table)
-    _exchange(received, table, group, rank_and_size(group)[0])
+    _exchange(received, table, group, rank)
     tables = received.cpu().tolist()
     parts = []
-    differing = [e for e in range(len(rank_of)) if len({t[e] for t in tables}) > 1]
+    differing = [e for e in range(placement.num_experts) if len({t[e] for t in tables}) > 1]
     for e in differing[:shown]:
         by_target = {}
         for r, t in enumerate(tables):

@@ -215,8 +215,8 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     (ggc.torch_ops), whose body comes back here.
     """
     tensors = (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out)
-    key = _plan_key(tensors, (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
-                              k_major, accumulate), validate)
+    key = _plan_key(tensors, plan_options(out_dtype, b_layout, expected_m, a_scale_kind,
+                                          b_scale_kind, k_major, accumulate), validate)
     if key is not None:
         try:
             plan = _PLANS.get(key)
@@ -254,6 +254,14 @@ _PLANS = {}
 _MAX_PLANS = 512
 # ggc.torch_ops, which sets this when imported (it imports this module).
 _torch_ops = None
+
+
+def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int] = None,
+                 a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
+                 k_major: bool = False, accumulate: bool = False) -> tuple:
+    """grouped_gemm's options as its plan key holds them (the drop-ins'
+    fast path looks plans up by the same tuple)."""
+    return (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, accumulate)
 
 
 def _plan_key(tensors, options, validate):

@@ -116,6 +116,42 @@ def test_fast_path_prepares_each_calls_tensors(monkeypatch):
     assert not fast.launched("other", ("a", "b"))
 
 
+def test_fast_path_finds_the_plan_grouped_gemm_keeps(monkeypatch):
+    """Each drop-in remembers its launch under the key ggc.ops.grouped_gemm
+    keeps the call's plan by (an option tuple of its own had drifted from
+    grouped_gemm's, so no fast path was ever remembered)."""
+    from ggc.deepgemm import fast
+    slots = ("offsets", "masked_m", "m_indices", "k_offsets", "offs", "a_scale", "b_scale",
+             "out")
+    option_names = inspect.signature(ops.plan_options).parameters
+    plans = {}
+
+    def grouped_gemm(a, b, **kw):
+        tensors = (a, b) + tuple(kw.get(name) for name in slots)
+        options = ops.plan_options(**{k: v for k, v in kw.items() if k in option_names})
+        plans[ops._plan_key(tensors, options, kw.get("validate"))] = object()
+        return kw["out"]
+
+    monkeypatch.setattr(ops, "grouped_gemm", grouped_gemm)
+    monkeypatch.setattr(ops, "_PLANS", plans)
+    monkeypatch.setattr(fast, "_LAUNCHES", {})
+    x, sx, w, sw, d = fp8_args()
+    mn_major = dg.get_mn_major_tma_aligned_tensor(sx)
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, mn_major), (w, sw), d,
+                                        torch.zeros(256, dtype=torch.int32))
+    xm, sxm = f8(3, 64, 640), torch.rand(3, 64, 5)
+    dg.m_grouped_fp8_gemm_nt_masked((xm, dg.get_mn_major_tma_aligned_tensor(sxm)), (w, sw),
+                                    torch.empty(3, 64, 320, dtype=torch.bfloat16),
+                                    torch.zeros(3, dtype=torch.int32), 64)
+    a, b = torch.randn(256, 640, dtype=torch.bfloat16), torch.randn(320, 640, dtype=torch.bfloat16)
+    dg.bf16_gemm_nt(a, b, torch.empty(256, 320, dtype=torch.bfloat16))
+    dg.m_grouped_bf16_gemm_nt_contiguous(a, b.expand(3, -1, -1).contiguous(),
+                                         torch.empty(256, 320, dtype=torch.bfloat16),
+                                         torch.zeros(256, dtype=torch.int32))
+    kinds = {key[0] if isinstance(key[0], str) else key[0][0] for key in fast._LAUNCHES}
+    assert kinds == {"fp8 contiguous", "fp8 masked", "bf16", "bf16 contiguous"}, kinds
+
+
 def test_m_major_scales_reach_the_kernel_as_their_storage(launches):
     """A's scales in DeepGEMM's MN-major TMA-aligned view are read through
     their storage; other layouts (here MN-major, 250 rows: not 4-aligned)

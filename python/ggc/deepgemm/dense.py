@@ -104,8 +104,9 @@ def _into(d, c, a, b, key=None, **scales) -> None:
         if key is not None and w.data_ptr() == b.data_ptr() and a.is_contiguous():
             remember(key, (a, w, span, None, None, None, None, scales.get("a_scale"),
                            scales.get("b_scale"), d),
-                     (None, layout, None, scales.get("a_scale_kind"),
-                      scales.get("b_scale_kind"), False))
+                     ops.plan_options(b_layout=layout,
+                                      a_scale_kind=scales.get("a_scale_kind"),
+                                      b_scale_kind=scales.get("b_scale_kind")))
         return
     product = _product(a, b, **scales)
     if c is None:

@@ -35,7 +35,7 @@ def fast_key(kind, tensors, c=None):
 def remember(key, call, options, prepare=None) -> None:
     """After a full call: keeps ggc.ops' plan of its launch, `call` being
     grouped_gemm's ten tensor slots as the drop-in passed them and
-    `options` its options, as ops._plan_key takes them. `prepare`, when
+    `options` its options, as ops.plan_options makes them. `prepare`, when
     given, makes each later call's slots from the call's own tensors (the
     translation's per-call work, which the signature alone cannot do)."""
     plan = ops._PLANS.get(ops._plan_key(call, options, None))

@@ -244,7 +244,7 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     ops.grouped_gemm(x, w, m_indices=m_indices, a_scale=call[7], a_scale_kind=a_kind,
                      b_scale=call[8], b_scale_kind=b_kind, out=d)
     if key is not None and as_given:
-        remember(key, call, (None, "nk", None, a_kind, b_kind, False),
+        remember(key, call, ops.plan_options(a_scale_kind=a_kind, b_scale_kind=b_kind),
                  _copy_a_scale if copied else None)
 
 
@@ -285,7 +285,8 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     ops.grouped_gemm(x, w, masked_m=masked_m, expected_m=expected_m, a_scale=call[7],
                      a_scale_kind=a_kind, b_scale=call[8], b_scale_kind=b_kind, out=d)
     if key is not None and as_given:
-        remember(key, call, (None, "nk", expected_m, a_kind, b_kind, False))
+        remember(key, call, ops.plan_options(expected_m=expected_m, a_scale_kind=a_kind,
+                                             b_scale_kind=b_kind))
 
 
 def _bf16_weights(b) -> Tuple[object, str]:
@@ -322,7 +323,7 @@ def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims: st
     call = (a.contiguous(), w, None, None, m_indices, None, None, None, None, d)
     ops.grouped_gemm(call[0], w, m_indices=m_indices, b_layout=b_layout, out=d)
     if key is not None and call[0] is a and w.data_ptr() == b.data_ptr():
-        remember(key, call, (None, b_layout, None, None, None, False))
+        remember(key, call, ops.plan_options(b_layout=b_layout))
 
 
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
@@ -345,7 +346,7 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
     ops.grouped_gemm(call[0], w, masked_m=masked_m, expected_m=expected_m,
                      b_layout=b_layout, out=d)
     if key is not None and call[0] is a and w.data_ptr() == b.data_ptr():
-        remember(key, call, (None, b_layout, expected_m, None, None, False))
+        remember(key, call, ops.plan_options(b_layout=b_layout, expected_m=expected_m))
 
 
 # ---------------------------------------------------------------------------

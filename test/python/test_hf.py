@@ -137,8 +137,9 @@ def test_errors_name_what_is_wrong():
     gpt = hf_models.model("gpt_oss", seed=9)
     mx = {k: v for k, v in hf_models.moe_blocks(gpt, "gpt_oss")[0][1].state_dict().items()
           if not k.startswith("experts.")}
-    mx["experts.gate_up_proj_blocks"] = torch.zeros(1)
-    with pytest.raises(KeyError, match="MXFP4"):
+    mx["experts.gate_up_proj_blocks"] = torch.zeros(1)  # test_hf_mxfp4.py has the rest
+    with pytest.raises(KeyError, match="'experts.gate_up_proj_blocks' but no "
+                                       "'experts.gate_up_proj_scales': an MXFP4 checkpoint"):
         hf.from_hf(mx, gpt.config)
     with pytest.raises(TypeError, match="must be an nn.Module or a state dict"):
         hf.from_hf([1], config)

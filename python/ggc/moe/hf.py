@@ -4,8 +4,10 @@
   the router and expert weights of one MoE block of Mixtral, Qwen3-MoE,
   DeepSeek-V3 or gpt-oss (transformers 5's fused `experts.gate_up_proj`
   layout, or the per-expert checkpoint keys `experts.{e}.w1.weight` /
-  `experts.{e}.gate_proj.weight`, FP8 ones with `weight_scale_inv` too).
-  Weights already in ggc's layout are shared, not copied.
+  `experts.{e}.gate_proj.weight`, FP8 ones with `weight_scale_inv` too,
+  gpt-oss's released MXFP4 `experts.*_blocks` / `*_scales`, dequantised
+  to bf16 at load by `dequantize_mxfp4`). Weights already in ggc's layout
+  are shared, not copied.
 - `swap_moe_blocks(model)`: every MoE block of a transformers model
   replaced by a `HuggingFaceMoE` (a MoE that returns what the block
   returned); `fp8=True` quantises the experts (128x128 block scales).
@@ -102,7 +104,7 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
         raise TypeError(f"source must be an nn.Module or a state dict, got "
                         f"{type(source).__name__}")
     args = layer_args(config)
-    tensors = _ggc_state(state, family, args, config)
+    tensors = _ggc_state(state, family, args, config, device)
     device = device if device is not None else tensors["gate.weight"].device
     dtype = tensors["gate.weight"].dtype
     if dtype != torch.bfloat16:
@@ -118,10 +120,12 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
     return layer.to(device)
 
 
-def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, config) -> dict:
+def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, config,
+               device=None) -> dict:
     """The block's tensors under MoE's names (w13 [E + S, 2I, H] gate rows
     then up rows, or interleaved for gpt-oss; w2 [E + S, H, I]), and
-    "fp8": (w13, w2, w13_scale, w2_scale) for an FP8 checkpoint."""
+    "fp8": (w13, w2, w13_scale, w2_scale) for an FP8 checkpoint. MXFP4
+    experts are dequantised on `device` (None: where their blocks are)."""
     out = {"gate.weight": _take(state, f"{family.router}.weight")}
     if args.get("router_bias"):
         out["gate.bias"] = _take(state, f"{family.router}.bias")
@@ -129,10 +133,16 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
         out["correction_bias"] = _take(state, "gate.e_score_correction_bias").float()
     experts = args["num_experts"]
     inter = args["intermediate_size"]
-    if "experts.gate_up_proj" in state:  # transformers 5's fused experts
-        w13, w2 = _take(state, "experts.gate_up_proj"), _take(state, "experts.down_proj")
-        # gpt-oss stores both transposed: [E, H, 2I] and [E, I, H].
-        transposed = bool(args.get("expert_bias"))
+    # gpt-oss stores both transposed: [E, H, 2I] and [E, I, H].
+    transposed = bool(args.get("expert_bias"))
+    mxfp4 = transposed and any(f"experts.{name}_{part}" in state for name in _GPT_OSS_EXPERTS
+                               for part in ("blocks", "scales"))
+    fused = "experts.gate_up_proj" in state or mxfp4
+    if fused:  # transformers 5's fused experts
+        if transposed:
+            w13, w2 = (_gpt_oss_experts(state, name, args, device) for name in _GPT_OSS_EXPERTS)
+        else:
+            w13, w2 = _take(state, "experts.gate_up_proj"), _take(state, "experts.down_proj")
         _check_fused_shapes(w13, w2, args, transposed)
         if transposed:
             w13, w2 = w13.transpose(1, 2), w2.transpose(1, 2)
@@ -142,11 +152,13 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
     elif family.legacy:
         w13, w2, scales = _per_expert(state, family.legacy, "experts.{e}.", range(experts))
     else:
-        raise KeyError("no experts.gate_up_proj in the state dict (gpt-oss's MXFP4 "
-                       "checkpoints, *_blocks and *_scales, are not loaded: dequantise "
-                       "to bf16 first)")
+        raise KeyError("the state dict has no 'experts.gate_up_proj' (bf16) nor gpt-oss's "
+                       "MXFP4 'experts.gate_up_proj_blocks' and '_scales': a model transformers "
+                       "loaded with its MXFP4 Triton kernels keeps its experts out of its "
+                       "state dict (load it with Mxfp4Config(dequantize=True), or give from_hf "
+                       "the checkpoint's state dict)")
     _check_expert_dtypes(w13, w2, scales, "experts.gate_up_proj and experts.down_proj"
-                         if "experts.gate_up_proj" in state else "experts.*")
+                         if fused else "experts.*")
     if args.get("shared_experts"):
         shared = _per_expert(state, family.legacy, "shared_experts.", [None])
         _check_expert_dtypes(*shared, "shared_experts.*")
@@ -168,6 +180,110 @@ def _take(state, key):
         raise TypeError(f"the state dict's {key!r} must be a tensor, got "
                         f"{type(state[key]).__name__}")
     return state[key]
+
+
+_GPT_OSS_EXPERTS = ("gate_up_proj", "down_proj")
+
+# MXFP4 (OCP microscaling): 32 FP4 e2m1 values share one UE8M0 scale.
+MXFP4_GROUP = 32
+
+
+def _e2m1_values() -> list:
+    """The 16 FP4 e2m1 values by code: bit 3 the sign, bits 2-1 the
+    exponent (bias 1; 0 is subnormal), bit 0 the mantissa."""
+    values = []
+    for code in range(16):
+        exponent, mantissa = (code >> 1) & 3, code & 1
+        magnitude = mantissa / 2 if exponent == 0 else 2.0 ** (exponent - 1) * (1 + mantissa / 2)
+        values.append(-magnitude if code & 8 else magnitude)  # -0.0 for code 8
+    return values
+
+
+def _mxfp4_tables(device):
+    """(pairs [256, 2], powers [256]) in f32: the two values a byte of
+    blocks holds (its low nibble first), and the power of two each UE8M0
+    scale byte means (2 ** (byte - 127); 255 is NaN)."""
+    values = torch.tensor(_e2m1_values(), dtype=torch.float32)
+    byte = torch.arange(256)
+    pairs = torch.stack((values[byte & 15], values[byte >> 4]), dim=1)
+    powers = torch.tensor([2.0 ** (b - 127) for b in range(255)] + [float("nan")],
+                          dtype=torch.float32)
+    return pairs.to(device), powers.to(device)
+
+
+def dequantize_mxfp4(blocks: torch.Tensor, scales: torch.Tensor, *, dtype=torch.bfloat16,
+                     device=None, chunk: int = 1 << 22) -> torch.Tensor:
+    """MXFP4 weights as gpt-oss's checkpoints store them, dequantised:
+    `blocks` uint8 [..., G, 16] (two FP4 e2m1 values a byte, the low nibble
+    first) and `scales` uint8 [..., G] (one UE8M0 exponent byte, bias 127,
+    per 32 values) give [..., 32 G] of `dtype` on `device` (None: the
+    blocks'). Every value is exact in bf16 (2 significant bits, scales
+    2**-127 to 2**127), or +-inf past its range (2 or more times 2**127),
+    as in transformers' dequantisation. It runs `chunk` values at a time,
+    so the f32 and index temporaries stay small whatever the tensor's
+    size, and moves only the uint8 bytes of each chunk to `device`."""
+    if blocks.dtype != torch.uint8 or scales.dtype != torch.uint8:
+        raise TypeError(f"MXFP4 blocks and scales are uint8, got {blocks.dtype} and "
+                        f"{scales.dtype}")
+    if blocks.dim() < 2 or blocks.shape[-1] != MXFP4_GROUP // 2 or \
+            tuple(blocks.shape[:-1]) != tuple(scales.shape):
+        raise ValueError(f"MXFP4 blocks [..., G, 16] take scales [..., G]: got blocks "
+                         f"{list(blocks.shape)} and scales {list(scales.shape)}")
+    device = torch.device(device) if device is not None else blocks.device
+    out = torch.empty(*scales.shape[:-1], scales.shape[-1] * MXFP4_GROUP, dtype=dtype,
+                      device=device)
+    groups = scales.numel()
+    codes, exponents = blocks.reshape(groups, MXFP4_GROUP // 2), scales.reshape(groups)
+    rows = out.view(groups, MXFP4_GROUP)
+    pairs, powers = _mxfp4_tables(device)
+    step = max(1, chunk // MXFP4_GROUP)
+    for g in range(0, groups, step):
+        values = pairs[codes[g:g + step].to(device).long()].view(-1, MXFP4_GROUP)
+        values *= powers[exponents[g:g + step].to(device).long()].unsqueeze(1)
+        rows[g:g + step] = values  # exact: the product needs no rounding
+    return out
+
+
+def _gpt_oss_experts(state, name: str, args: dict, device) -> torch.Tensor:
+    """gpt-oss's fused expert weight `name` in transformers' layout
+    (gate_up_proj [E, H, 2I], down_proj [E, I, H]): the state dict's bf16
+    tensor, or its MXFP4 blocks and scales dequantised to bf16 (stored
+    [E, 2I, H/32, 16] and [E, H, I/32, 16]: ggc's layout, returned as the
+    transposed view, so the layer takes it without a copy)."""
+    key = f"experts.{name}"
+    parts = [f"{key}_blocks", f"{key}_scales"]
+    present = [p for p in parts if p in state]
+    if key in state:
+        if present:
+            raise ValueError(f"the state dict has both {key!r} and its MXFP4 {present[0]!r}: "
+                             f"give one of the two")
+        return _take(state, key)
+    if not present:
+        raise KeyError(f"the state dict has no {key!r} (bf16) nor its MXFP4 {parts[0]!r} and "
+                       f"{parts[1]!r}")
+    if len(present) == 1:
+        lacking = parts[1 - parts.index(present[0])]
+        raise KeyError(f"the state dict has {present[0]!r} but no {lacking!r}: an MXFP4 "
+                       f"checkpoint gives each expert weight its blocks (two FP4 values a "
+                       f"byte) and its scales (one exponent byte per {MXFP4_GROUP} values)")
+    blocks, scales = _take(state, parts[0]), _take(state, parts[1])
+    for part, tensor in zip(parts, (blocks, scales)):
+        if tensor.dtype != torch.uint8:
+            raise TypeError(f"the state dict's {part!r} is {tensor.dtype}: MXFP4 blocks and "
+                            f"scales are uint8")
+    e, i, h = args["num_experts"], args["intermediate_size"], args["hidden_size"]
+    rows, cols = (2 * i, h) if name == "gate_up_proj" else (h, i)
+    if cols % MXFP4_GROUP:
+        raise ValueError(f"{parts[0]!r}: MXFP4 experts need their input dimension ({cols}, "
+                         f"from the config) a multiple of {MXFP4_GROUP}")
+    wants = ((e, rows, cols // MXFP4_GROUP, MXFP4_GROUP // 2), (e, rows, cols // MXFP4_GROUP))
+    for part, tensor, want in zip(parts, (blocks, scales), wants):
+        if tuple(tensor.shape) != want:
+            raise ValueError(f"the state dict's {part!r} must be {list(want)} (MXFP4 of the "
+                             f"[E, {rows}, {cols}] weight: E = {e} experts, hidden size H = "
+                             f"{h} and intermediate size I = {i} from the config), got "
+                             f"{list(tensor.shape)}")
+    return dequantize_mxfp4(blocks, scales, device=device).transpose(1, 2)
 
 
 def _check_fused_shapes(w13, w2, args, transposed: bool) -> None:

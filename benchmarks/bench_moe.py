@@ -121,6 +121,8 @@ def layers(args, w13, w2, tokens, top_k, notes):
     fns["ggc"] = moe_layers.ggc_bf16(w13, w2)
     if tokens <= moe.graphs.max_tokens():  # the default above replays a graph
         fns["ggc graph=False"] = moe_layers.ggc_bf16(w13, w2, graph=False)
+    if args.unfused_up:
+        fns["ggc unfused up"] = moe_layers.ggc_bf16_unfused_up(w13, w2)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):
@@ -210,6 +212,9 @@ def main():
                         help="executor algorithms to add, e.g. cublas_grouped,cublas_sequential"
                              " (left out with a note when ggc.executor cannot run them)")
     parser.add_argument("--fp8", action="store_true", help="also time ggc.moe in FP8")
+    parser.add_argument("--unfused-up", action="store_true",
+                        help="also time ggc.moe with the up projection and the activation "
+                             "as two steps (before gated_up)")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()

@@ -98,6 +98,22 @@ def ggc_bf16(w13, w2, graph=None):
     return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids, graph=graph)
 
 
+def ggc_bf16_unfused_up(w13, w2):
+    """fused_moe with the up projection and the activation as two steps (a
+    GEMM writing 2I columns, then ggc's SwiGLU kernel), as before the
+    activation moved into the GEMM's epilogue (ggc.moe.kernels.gated_up);
+    never from ggc's cached graph (whose key would not tell the two apart)."""
+    from ggc.moe import kernels
+
+    def layer(x, weights, ids):
+        fused, kernels._GATED_UP = kernels._GATED_UP, {}
+        try:
+            return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
+        finally:
+            kernels._GATED_UP = fused
+    return layer
+
+
 def ggc_fp8(w13, w2):
     (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
     return lambda x, weights, ids: moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13,

@@ -24,8 +24,8 @@ bool isKind(ScaleAttr s, ScaleKind kind) {
 
 namespace ggc {
 
-/// The user's epilogue for one accumulator element (with column_pairs,
-/// for a pair's two): a ggk.epilogue holding a copy of the region, which
+/// The user's epilogue for one accumulator element (with column_pairs or
+/// column_halves, for a pair's two): a ggk.epilogue holding a copy of the region, which
 /// ggk-lower-epilogue lowers. Fails, with an error on the user's op, on
 /// an op it cannot lower.
 FailureOr<Value> KernelGenerator::emitEpilogueRegion(
@@ -95,9 +95,15 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
     scalarValues.push_back(b.loadGlobal(
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
-  for (int64_t c = 0; c < accType.getColumnBlocks(); ++c) {
+  // column_halves pairs column block c with c + blocks / 2 (the up half of
+  // the tile's B rows), and its outputs fill a tile of BN / 2 columns.
+  int64_t blocks = accType.getColumnBlocks();
+  int64_t outBlocks = p.columnHalves ? blocks / 2 : blocks;
+  if (p.columnHalves)
+    colBase = b.mul(t.nBlock, b.c32(p.outBlockN()));
+  for (int64_t c = 0; c < outBlocks; ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
-    Value colValid = b.lt(col, b.c32(p.n));
+    Value colValid = b.lt(col, b.c32(p.columnHalves ? p.outN() : p.n));
     Value safeCol = b.select(colValid, col, colBase);
     // Column-vector values and scales of B for the two columns of the pair.
     SmallVector<Value> colValues[2];
@@ -123,9 +129,10 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
             b.loadGlobal(type.getElementType(), colPtrs[i], index));
       }
     for (auto [half, row] : llvm::enumerate(rows)) {
-      auto accumulator = [&, half = half, &row = row](int j) -> Value {
+      auto accumulator = [&, half = half, &row = row](int64_t block,
+                                                      int j) -> Value {
         Value v = b.create<ggk::AccGetOp>(
-            acc, ArrayRef<int64_t>{int64_t(half), c, j});
+            acc, ArrayRef<int64_t>{int64_t(half), block, j});
         // Scales that do not change along K apply once, to the sum.
         if (row.scale)
           v = b.create<arith::MulFOp>(v, row.scale);
@@ -133,9 +140,17 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
           v = b.create<arith::MulFOp>(v, colScale[j]);
         return v;
       };
+      // The epilogue's accumulators for output j of the pair.
+      auto inputs = [&](int j) -> SmallVector<Value, 2> {
+        if (p.columnHalves)
+          return {accumulator(c, j), accumulator(c + outBlocks, j)};
+        if (p.columnPairs)
+          return {accumulator(c, 0), accumulator(c, 1)};
+        return {accumulator(c, j)};
+      };
       ArrayRef<Value> colRefs[2] = {colValues[0], colValues[1]};
       FailureOr<Value> pair =
-          emitPairOutputs(accumulator, row, colRefs, scalarValues, t.group);
+          emitPairOutputs(inputs, row, colRefs, scalarValues, t.group);
       if (failed(pair)) {
         failedEpilogue = true;
         return;
@@ -155,7 +170,7 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
 }
 
 FailureOr<Value> KernelGenerator::emitPairOutputs(
-    function_ref<Value(int)> accumulator, const Row &row,
+    function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
     ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group) {
   // column_pairs: the epilogue takes both accumulators and makes one output.
   int64_t outputs = p.columnPairs ? 1 : 2;
@@ -164,13 +179,8 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
   Value stored =
       b.create<LLVM::UndefOp>(VectorType::get({outputs}, storedElem));
   for (int64_t j = 0; j < outputs; ++j) {
-    SmallVector<Value, 2> accs;
-    if (p.columnPairs)
-      accs = {accumulator(0), accumulator(1)};
-    else
-      accs = {accumulator(j)};
     FailureOr<Value> result = emitEpilogueRegion(
-        accs, row.vectorValues, colValues[j], scalarValues, group);
+        inputs(j), row.vectorValues, colValues[j], scalarValues, group);
     if (failed(result))
       return failure();
     Value out = *result;

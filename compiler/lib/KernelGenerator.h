@@ -138,10 +138,14 @@ struct KernelPlan {
   /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;
+  /// gg's column_halves: output column j combines product columns j and
+  /// j + N/2; B's tile is two boxes of BN/2 rows, one from each half.
+  bool columnHalves = false;
   /// gg's accumulate: out += the epilogue's value, summed in f32.
   bool accumulate = false;
-  int64_t outBlockN() const { return columnPairs ? blockN / 2 : blockN; }
-  int64_t outN() const { return columnPairs ? n / 2 : n; }
+  bool combinesColumns() const { return columnPairs || columnHalves; }
+  int64_t outBlockN() const { return combinesColumns() ? blockN / 2 : blockN; }
+  int64_t outN() const { return combinesColumns() ? n / 2 : n; }
   int64_t stagingChunkColumns() const {
     return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : outBlockN();
   }
@@ -408,10 +412,10 @@ private:
   /// The epilogue's outputs of the tile, each pair stated as a
   /// ggk.store_pair.
   void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc);
-  /// The stored values of one pair of the thread's adjacent accumulators,
-  /// `accumulator(j)` making the scaled value of column j of the pair: two
-  /// outputs, or with column_pairs one that combines them.
-  FailureOr<Value> emitPairOutputs(function_ref<Value(int)> accumulator,
+  /// The stored values of one pair of the thread's adjacent outputs,
+  /// `inputs(j)` making the epilogue's scaled accumulators of output j:
+  /// two outputs, or with column_pairs one that combines the pair.
+  FailureOr<Value> emitPairOutputs(function_ref<SmallVector<Value, 2>(int)> inputs,
                                    const Row &row,
                                    ArrayRef<Value> colValues[2],
                                    ArrayRef<Value> scalarValues, Value group);

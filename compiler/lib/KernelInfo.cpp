@@ -141,8 +141,10 @@ void KernelGenerator::declareParams() {
     else if (kGrouped)
       tensorMapB = tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
     else
-      tensorMapB =
-          tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster, 1});
+      // A cluster CTA's share of rows, or one of column_halves' halves.
+      tensorMapB = tensorMap(
+          "b", op.getB(),
+          {p.blockK, p.blockN / (p.columnHalves ? 2 : p.cluster), 1});
   }
   // A's 1x128 block scales for a tile's rows and one K block (stageScales):
   // a window of BM + 4 consecutive f32 of the M-major scale tensor,

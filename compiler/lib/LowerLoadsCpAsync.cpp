@@ -196,9 +196,10 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
 
 LogicalResult lowerBTile(ggk::LoadBTileOp op) {
   ValueRange extents = op.getExtents();
-  if (extents.empty() || op.getCluster() != 1)
-    return op.emitOpError() << "needs B's extents and no cluster to be "
-                               "loaded without TMA";
+  if (extents.empty() || op.getCluster() != 1 || op.getSecondHalfRow())
+    return op.emitOpError() << "needs B's extents, no cluster and one half "
+                               "(no second_half_row) to be loaded without "
+                               "TMA";
   int64_t blockN = op.getBlockN(), blockK = op.getBlockK();
   int64_t chunk = op.getChunkColumns();
   // chunk_columns is one 128-byte row of elements of 1, 2 or 4 bytes; a

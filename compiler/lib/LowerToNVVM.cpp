@@ -107,6 +107,12 @@ LogicalResult KernelGenerator::plan() {
   if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
     return unsupported("clusters with padded_contiguous (the two M blocks of "
                        "a pair may belong to different groups)");
+  // column_halves pairs a column with one half a tile away, so one
+  // warpgroup holds every column, and the CTA loads both halves itself.
+  if (op.getColumnHalves() && (p.cluster != 1 || p.splitN != 1))
+    return unsupported("column_halves with a cluster or split_n (one "
+                       "warpgroup holds each row's columns, and each CTA "
+                       "loads its own B)");
   if (failed(ggc::checkTmaAddressing(op, config)) ||
       failed(ggc::checkTileIndices(op, config)))
     return failure();
@@ -183,6 +189,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
   p.columnPairs = op.getColumnPairs();
+  p.columnHalves = op.getColumnHalves();
   p.accumulate = op.getAccumulate();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();

@@ -84,6 +84,13 @@ void BLoads::run() {
                         b.mul(b.toI64(j), b.c64(op.getBlockK() * kSwizzleBytes)));
       load(dst, withGroup({n, k}));
     }
+  } else if (int64_t secondHalf = op.getSecondHalfRow()) {
+    // column_halves: block_n / 2 rows of each half of B.
+    Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
+    Value dst = destination.at(b);
+    load(dst, withGroup({k, half0}));
+    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
+         withGroup({k, b.add(half0, b.c32(secondHalf))}));
   } else {
     // Rows of N, 128 bytes of K each; a cluster CTA loads its share.
     Value share = b.mul(rank, b.c32(blockN / cluster));

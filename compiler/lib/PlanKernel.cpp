@@ -198,7 +198,7 @@ storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
   int64_t n = op.getOutType().getShape().back();
   if (ShapedType::isDynamic(n) || n % 8 != 0)
     return std::string("N is not a multiple of 8");
-  if (config.getBlockN() / config.getSplitN() / warpColumns % 32 != 0)
+  if (op.outputTileColumns(config) / config.getSplitN() / warpColumns % 32 != 0)
     return std::string("a warp's columns are not a multiple of 32");
   return std::nullopt;
 }

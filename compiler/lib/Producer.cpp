@@ -110,7 +110,7 @@ void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
       p.cluster == 1 ? Value() : clusterRank, extentsOf(op.getB()), p.blockN,
       p.blockK,
       kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
-      p.bCachePolicy, p.copyThreads());
+      p.bCachePolicy, p.copyThreads(), p.columnHalves ? p.n / 2 : 0);
 }
 
 SmallVector<Value> KernelGenerator::extentsOf(Value operand) {

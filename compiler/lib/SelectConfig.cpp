@@ -209,6 +209,11 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   if (config && config.getClusterM() * config.getClusterN() > 1 &&
       !t.clusters)
     return refuse("its config asks for a cluster; give cluster = [1, 1]");
+  // mma.sync warps hold a share of a tile's columns, where column_halves
+  // pairs a column with one half a tile away.
+  if (op.getColumnHalves() && (!t.tensorMaps || t.mma != ggc::MmaKind::wgmma))
+    return refuse("column_halves loads B's two halves by TMA for wgmma; "
+                  "interleave B's gate and up rows and use column_pairs");
   return success();
 }
 
@@ -260,7 +265,10 @@ TileRows chooseRows(GroupedMatmulOp op) {
                           *groupRows <= 64 && !f8 && dims.n % 64 == 0;
   if (rows.contiguousDecode || (decode && !f8)) {
     rows.blockM = 64;
-  } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0) {
+  } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0 &&
+             !op.getColumnHalves()) {
+    // (column_halves pairs columns half a tile apart: one warpgroup holds
+    // them all.)
     rows.blockM = 64;
     rows.splitN = 2;
   }

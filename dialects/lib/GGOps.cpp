@@ -56,14 +56,14 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
                        "into a 16-bit 'out' takes per-thread stores (an "
                        "empty store_pool)");
   // TMA strides are multiples of 16 bytes; N is (a multiple of 8), N/2 of
-  // column_pairs may not be.
+  // column_pairs or column_halves may not be.
   int64_t outBytes = (getOutType().getElementTypeBitWidth() + 7) / 8;
   int64_t outColumns = getOutType().getShape().back();
-  if (getColumnPairs() && !ShapedType::isDynamic(outColumns) &&
+  if (combinesColumns() && !ShapedType::isDynamic(outColumns) &&
       outColumns * outBytes % 16 != 0)
     return (llvm::Twine("needs rows of 'out' of a multiple of 16 bytes (TMA's "
                         "strides), but its N/2 = ") +
-            llvm::Twine(outColumns) + " columns (column_pairs) make " +
+            llvm::Twine(outColumns) + " columns (" + combiningName() + ") make " +
             llvm::Twine(outColumns * outBytes) +
             "; use an empty store_pool (per-thread stores)")
         .str();
@@ -73,8 +73,9 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
     int64_t rowBytes = outputTileColumns(config) * outBytes;
     if (rowBytes * 2 % 128 != 0)
       return (llvm::Twine("needs the staged tile's rows of ") +
-              (getColumnPairs() ? "block N / 2 (column_pairs)"
-                                : "block N") +
+              (combinesColumns()
+                   ? ("block N / 2 (" + combiningName() + ")").str()
+                   : std::string("block N")) +
               " elements to be a multiple of 64 bytes (its boxes start "
               "128-byte aligned), but block N " +
               llvm::Twine(config.getBlockN()) + " makes them " +
@@ -201,25 +202,40 @@ static LogicalResult verifyRanksAndStaticSizes(GroupedMatmulOp op) {
       succeeded(check.staticDim("out", out, 0, "G")));
 }
 
-/// What column_pairs takes: an epilogue to combine each pair, an even N,
-/// rows of 'out' (not k_grouped's per-group matrices) and no per-column
-/// vectors (which column of a pair would they follow?).
+/// What column_pairs and column_halves take: an epilogue to combine each
+/// pair, an even N, rows of 'out' (not k_grouped's per-group matrices) and
+/// no per-column vectors (which column of a pair would they follow?);
+/// column_halves also B in layout nk with no scales (a 128-row scale
+/// block of B would straddle a tile's two halves).
 static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
                                        const GroupedMatmulOp::Dims &d) {
-  if (!op.getColumnPairs())
+  if (op.getColumnPairs() && op.getColumnHalves())
+    return op.emitOpError() << "takes column_pairs or column_halves, not both";
+  if (!op.combinesColumns())
     return success();
+  StringRef name = op.combiningName();
   if (!op.getEpilogueBlock())
-    return op.emitOpError() << "column_pairs needs an epilogue that combines "
-                               "each pair of accumulators into one output";
+    return op.emitOpError() << name << " needs an epilogue that combines "
+                                       "each pair of accumulators into one output";
   if (d.n % 2 != 0)
-    return op.emitOpError() << "column_pairs needs an even N (pairs of "
-                               "columns of 'b'), got N = "
+    return op.emitOpError() << name << " needs an even N (pairs of "
+                                       "columns of 'b'), got N = "
                             << d.n;
   if (op.getLayout() == GroupLayout::k_grouped)
-    return op.emitOpError() << "column_pairs is for row layouts (contiguous, "
-                               "masked, padded_contiguous), not k_grouped";
+    return op.emitOpError() << name << " is for row layouts (contiguous, "
+                                       "masked, padded_contiguous), not k_grouped";
   if (!op.getColVectors().empty())
-    return op.emitOpError() << "column_pairs takes no 'cols' vectors";
+    return op.emitOpError() << name << " takes no 'cols' vectors";
+  if (!op.getColumnHalves())
+    return success();
+  if (op.getBLayout() != OperandLayout::nk)
+    return op.emitOpError() << "column_halves needs 'b' in layout nk (rows of "
+                               "N, K contiguous), got "
+                            << stringifyOperandLayout(op.getBLayout());
+  if (op.getBScale())
+    return op.emitOpError() << "column_halves takes no scales of 'b' (a scale "
+                               "block would straddle a tile's gate and up "
+                               "halves)";
   return success();
 }
 
@@ -234,17 +250,17 @@ static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
     return success(
         succeeded(check.shape("a", op.getA(), {kDynamic, k}, "M x K")) &&
         succeeded(check.shape("out", op.getOut(), {m, op.outputColumns(n)},
-                              op.getColumnPairs()
-                                  ? "M x N/2 (column_pairs)"
-                                  : "M x N")));
+                              op.combinesColumns()
+                                  ? ("M x N/2 (" + op.combiningName() + ")").str()
+                                  : std::string("M x N"))));
   case GroupLayout::masked:
     return success(
         succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
                               "G x M_max x K")) &&
         succeeded(check.shape("out", op.getOut(), {g, m, op.outputColumns(n)},
-                              op.getColumnPairs()
-                                  ? "G x M_max x N/2 (column_pairs)"
-                                  : "G x M_max x N")));
+                              op.combinesColumns()
+                                  ? ("G x M_max x N/2 (" + op.combiningName() + ")").str()
+                                  : std::string("G x M_max x N"))));
   case GroupLayout::k_grouped: {
     bool bIsNK = op.getBLayout() == OperandLayout::nk;
     bool outIsMN = op.getOutLayout() == OperandLayout::mn;
@@ -437,11 +453,14 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
   if (!getEpilogue().hasOneBlock())
     return emitOpError() << "epilogue must have exactly one block";
 
-  // Expected block arguments: acc (two with column_pairs), rows..., cols...,
-  // group scalars..., group.
+  // Expected block arguments: acc (two with column_pairs or column_halves),
+  // rows..., cols..., group scalars..., group.
   SmallVector<std::pair<Type, std::string>> expected;
   Type f32 = Float32Type::get(getContext());
-  if (getColumnPairs()) {
+  if (getColumnHalves()) {
+    expected.push_back({f32, "the f32 accumulator of column j (the gate)"});
+    expected.push_back({f32, "the f32 accumulator of column j + N/2 (the up)"});
+  } else if (getColumnPairs()) {
     expected.push_back({f32, "the f32 accumulator of the pair's even column"});
     expected.push_back({f32, "the f32 accumulator of the pair's odd column"});
   } else {
@@ -462,8 +481,8 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
   if (block->getNumArguments() != expected.size())
     return emitOpError() << "epilogue must have " << expected.size()
                          << " block arguments ("
-                         << (getColumnPairs() ? "two accumulators, "
-                                              : "accumulator, ")
+                         << (combinesColumns() ? "two accumulators, "
+                                               : "accumulator, ")
                          << getRowVectors().size() << " rows, "
                          << getColVectors().size() << " cols, "
                          << getGroupScalars().size()

@@ -62,6 +62,7 @@ class FunctionSpec:
     group_scalars: List[str] = field(default_factory=list)
     tf32: bool = False
     column_pairs: bool = False  # the epilogue combines columns 2j, 2j+1 into j
+    column_halves: bool = False  # the epilogue combines columns j, j + N/2 into j
     accumulate: bool = False    # out += the epilogue's value
     expected_m: Optional[int] = None
     config: Optional[str] = None
@@ -115,6 +116,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append("tf32")
     if spec.column_pairs:
         attrs.append("column_pairs")
+    if spec.column_halves:
+        attrs.append("column_halves")
     if spec.accumulate:
         attrs.append("accumulate")
     if spec.expected_m is not None:
@@ -135,7 +138,8 @@ def emit(spec: FunctionSpec) -> str:
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
-        block_args = ["%acc0: f32", "%acc1: f32"] if spec.column_pairs else ["%acc: f32"]
+        block_args = (["%acc0: f32", "%acc1: f32"] if spec.column_pairs or spec.column_halves
+                      else ["%acc: f32"])
         block_args += [f"%r{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.rows)]
         block_args += [f"%c{i}: {spec.arg(n).dtype}" for i, n in enumerate(spec.cols)]
         block_args += [f"%s{i}: {spec.arg(n).dtype}"
@@ -182,6 +186,7 @@ def grouped_matmul(
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
     column_pairs: bool = False,
+    column_halves: bool = False,
     accumulate: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
@@ -210,7 +215,9 @@ def grouped_matmul(
     ending in gg.yield. With `column_pairs` the epilogue combines columns
     2j and 2j+1 of the product (its first arguments are %acc0 and %acc1)
     into output column j, so `out` has n/2 columns (a gated activation with
-    gate and up rows of B interleaved). `accumulate` adds the result to
+    gate and up rows of B interleaved); `column_halves` combines columns j
+    and j + n/2 the same way (gate rows of B first, then up rows).
+    `accumulate` adds the result to
     what `out` holds.
 
     Arguments, in order: a, b, groups, [a_scale], [b_scale], one per `rows`
@@ -232,7 +239,7 @@ def grouped_matmul(
     else:
         a = Arg("a", [g, m, k] if masked else [m, k], a_type)
         b = Arg("b", [g, n, k] if b_layout == "nk" else [g, k, n], dtype)
-        out_n = n // 2 if column_pairs else n
+        out_n = n // 2 if column_pairs or column_halves else n
         out = Arg("out", [g, m, out_n] if masked else [m, out_n], out_dtype)
         groups = Arg("groups", [g] if masked else [g + 1], offsets_dtype
                      if layout == "contiguous" else "i32")
@@ -244,6 +251,7 @@ def grouped_matmul(
                         groups="groups", out="out", b_layout=b_layout,
                         a_layout="km" if layout == "k_grouped" and b_layout == "kn"
                         else "mk", tf32=tf32, column_pairs=column_pairs,
+                        column_halves=column_halves,
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,

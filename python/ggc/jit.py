@@ -201,7 +201,8 @@ class JITFunction:
             b=dot["b"].name, groups=dot["groups"].name, out=out_param.name,
             b_layout=dot["b_layout"],
             a_layout="km" if layout == "k_grouped" and dot["b_layout"] == "kn" else "mk",
-            tf32=dot["tf32"], column_pairs=trace.column_pairs, accumulate=trace.accumulate,
+            tf32=dot["tf32"], column_pairs=trace.column_pairs == "column_pairs",
+            column_halves=trace.column_pairs == "column_halves", accumulate=trace.accumulate,
             expected_m=dot["expected_m"], loc=dot["loc"],
             rows=[p.name for k, p in trace.epilogue_args if k == "r"],
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],
@@ -210,7 +211,7 @@ class JITFunction:
             fn_spec.a_scale = (dot["a_scale"].name, dot["a_scale_kind"])
         if dot["b_scale"] is not None:
             fn_spec.b_scale = (dot["b_scale"].name, dot["b_scale_kind"])
-        if ops or trace.epilogue_args or trace.column_pairs:
+        if ops or trace.epilogue_args or trace.column_pairs is not None:
             fn_spec.epilogue = ops + [EpilogueOp(f"gg.yield {result} : f32")]
         return fn_spec
 

@@ -19,7 +19,8 @@ functions below (exp, sigmoid, silu, maximum, minimum, abs, sqrt, rsqrt).
 `gl.column_pairs(acc)` gives the accumulators of product columns 2j and
 2j+1, whose combination is output column j (a gated activation in the
 GEMM: `gate, up = gl.column_pairs(acc); gl.store(h, gl.silu(gate) * up)`,
-h with N/2 columns). `gl.store(out, value, accumulate=True)` adds to what
+h with N/2 columns); `gl.column_halves(acc)` pairs columns j and j + N/2
+(gate rows first, then up rows, in B). `gl.store(out, value, accumulate=True)` adds to what
 `out` holds. Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
 STAGES override the tile configuration.
 """
@@ -35,7 +36,7 @@ from typing import List, Optional, Tuple
 __all__ = [
     "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
-    "ColVector", "GroupScalar", "Out", "grouped_dot", "column_pairs", "store", "group_id",
+    "ColVector", "GroupScalar", "Out", "grouped_dot", "column_pairs", "column_halves", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
     "CompileError", "Role",
 ]
@@ -195,7 +196,8 @@ class _Trace:
         self.dot: Optional[dict] = None
         self.stored: Optional[Tuple[Param, "_Value"]] = None
         self.epilogue_args: List[Tuple[str, Param]] = []  # (kind, param)
-        self.column_pairs = False  # gl.column_pairs split the accumulator
+        # "column_pairs" or "column_halves" once one split the accumulator.
+        self.column_pairs: Optional[str] = None
         self.accumulate = False  # gl.store(..., accumulate=True): out +=
         self.counter = 0
 
@@ -207,7 +209,7 @@ class _Trace:
         """The epilogue block argument for a row ("r"), column ("c") or group
         ("s") input: %r0, %r1, ... in the order the body first uses them."""
         if kind == "c" and self.column_pairs:
-            raise _error(f"ColVector '{param.name}' cannot follow gl.column_pairs: an "
+            raise _error(f"ColVector '{param.name}' cannot follow gl.{self.column_pairs}: an "
                          f"output column combines two product columns")
         if not any(k == kind and p is param for k, p in self.epilogue_args):
             self.epilogue_args.append((kind, param))
@@ -420,28 +422,46 @@ def column_pairs(acc) -> Tuple[_Value, _Value]:
     the store writes to output column j: `out` then has N/2 columns (a
     gated activation, gate and up rows of B interleaved). After it, the
     epilogue uses these two, not `acc`; `gl.col` vectors are not taken."""
+    return _split_accumulator(acc, "column_pairs")
+
+
+def column_halves(acc) -> Tuple[_Value, _Value]:
+    """The accumulators of product columns j and j + N/2, whose combination
+    the store writes to output column j: `out` then has N/2 columns (a
+    gated activation with B's gate rows first and its up rows after them,
+    as vLLM and most checkpoints store them: no interleaving). B must be
+    K-major ("nk") and without scales; sm_90a only (elsewhere interleave
+    the rows and use gl.column_pairs). As with gl.column_pairs, the
+    epilogue then uses these two, not `acc`."""
+    return _split_accumulator(acc, "column_halves")
+
+
+def _split_accumulator(acc, name: str) -> Tuple[_Value, _Value]:
     t = _trace()
     if t.dot is None or not isinstance(acc, _Value) or acc.ssa != "%acc":
-        raise _error("gl.column_pairs takes the accumulator gl.grouped_dot returned")
+        raise _error(f"gl.{name} takes the accumulator gl.grouped_dot returned")
+    if t.column_pairs:
+        raise _error(f"gl.{name} after gl.{t.column_pairs}: a kernel splits its "
+                     f"accumulator once")
     if t.dot["layout"] == "k_grouped":
-        raise _error("gl.column_pairs is for row layouts (Rows, MaskedRows, PaddedRows), "
+        raise _error(f"gl.{name} is for row layouts (Rows, MaskedRows, PaddedRows), "
                      "not a weight gradient")
     # The epilogue's block takes the two values instead of the accumulator:
     # what the body made of it, or a column vector, before this call has no
     # place there.
     if any("%acc" in op.operands for op in t.ops) or t.stored is not None:
-        raise _error("gl.column_pairs must come before any use of the accumulator")
+        raise _error(f"gl.{name} must come before any use of the accumulator")
     used_columns = [p.name for k, p in t.epilogue_args if k == "c"]
     if used_columns:
-        raise _error(f"ColVector '{used_columns[0]}' cannot go with gl.column_pairs: an "
+        raise _error(f"ColVector '{used_columns[0]}' cannot go with gl.{name}: an "
                      f"output column combines two product columns")
-    t.column_pairs = True
+    t.column_pairs = name
     return _Value("%acc0"), _Value("%acc1")
 
 
 def _require_pair_values(t: _Trace, values) -> None:
     if t.column_pairs and any(v.ssa == "%acc" for v in values):
-        raise _error("after gl.column_pairs the epilogue uses its two values, not the "
+        raise _error(f"after gl.{t.column_pairs} the epilogue uses its two values, not the "
                      "accumulator")
 
 

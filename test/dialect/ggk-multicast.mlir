@@ -72,6 +72,18 @@ llvm.func @rank_alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
 
 // -----
 
+llvm.func @halves_in_a_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                               %map: !llvm.ptr, %k: i32, %n: i32, %rank: i32) {
+  // column_halves' two boxes are the CTA's own.
+  // expected-error @+1 {{loads two halves (second_half_row 768) only K-major, alone (cluster 1) and with block_n a multiple of 16, got cluster 2, block_n 128}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n] rank(%rank)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 2, cache_policy = 0, second_half_row = 768}
+  llvm.return
+}
+
+// -----
+
 llvm.func @uneven_chunks(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                          %map: !llvm.ptr, %k: i32, %n: i32, %rank: i32) {
   // Three 64-column chunks cannot be shared by two CTAs.

@@ -1284,3 +1284,59 @@ func.func @column_pairs_store_pool_stride(%a: memref<?x256xbf16>, %b: memref<8x2
   }
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// column_halves: the epilogue combines columns j, j + N/2 into output column j
+//===----------------------------------------------------------------------===//
+
+func.func @column_halves_and_pairs(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{takes column_pairs or column_halves, not both}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs, column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_without_epilogue(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{column_halves needs an epilogue that combines each pair of accumulators into one output}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_halves}
+  return
+}
+
+// -----
+
+func.func @column_halves_full_width_out(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'out' must have shape [?, 256] (M x N/2 (column_halves))}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_kn(%a: memref<?x256xbf16>, %b: memref<8x256x512xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{column_halves needs 'b' in layout nk (rows of N, K contiguous), got kn}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x256x512xbf16>, kn) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_b_scales(%a: memref<?x256xf8E4M3FN>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %o: memref<?x256xbf16>, %bs: memref<8xf32>) {
+  // expected-error @+1 {{column_halves takes no scales of 'b' (a scale block would straddle a tile's gate and up halves)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) b_scale(%bs : memref<8xf32>, <tensor>) out(%o : memref<?x256xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}

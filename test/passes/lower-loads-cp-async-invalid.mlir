@@ -67,7 +67,7 @@ llvm.func @a_few_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // B's load needs B's extents.
 llvm.func @b_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32) {
-  // expected-error @+1 {{needs B's extents and no cluster to be loaded without TMA}}
+  // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block]
       attributes {block_n = 128, block_k = 64, chunk_columns = 64,
       cluster = 1, cache_policy = 0}
@@ -76,10 +76,22 @@ llvm.func @b_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 
 // -----
 
+// column_halves' two boxes are TMA's (sm_90a).
+llvm.func @b_halves(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
+    %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
+  // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
+  ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block]
+      extents(%ks, %ns) attributes {block_n = 128, block_k = 64,
+      chunk_columns = 64, cluster = 1, cache_policy = 0, second_half_row = 768}
+  llvm.return
+}
+
+// -----
+
 // Without TMA there is no multicast to the cluster's CTAs.
 llvm.func @b_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %rank: i32, %ks: i32, %ns: i32) {
-  // expected-error @+1 {{needs B's extents and no cluster to be loaded without TMA}}
+  // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block] rank(%rank)
       extents(%ks, %ns) attributes {block_n = 128, block_k = 64,
       chunk_columns = 64, cluster = 2, cache_policy = 0}

@@ -20,6 +20,27 @@ llvm.func @alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 
 // -----
 
+// Before: column_halves' B tile of 128 rows (second_half_row = 768, N/2).
+// After: two boxes of 64 rows, the gate's at n_block * 64 into the
+// stage's first 8 KiB, the up's at 768 + n_block * 64 into the next.
+// CHECK-LABEL: llvm.func @halves
+// CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32)
+// CHECK: %[[GATE:.*]] = arith.muli %[[NB]], %c64_i32
+// CHECK-NEXT: ggk.tma_load %[[DST]], %[[MAP]][%[[K]], %[[GATE]], %[[G]]], %[[FULL]]
+// CHECK-NEXT: %[[UP:.*]] = arith.addi %[[GATE]], %c768_i32
+// CHECK-NEXT: %[[SECOND:.*]] = llvm.getelementptr %[[DST]][8192]
+// CHECK-NEXT: ggk.tma_load %[[SECOND]], %[[MAP]][%[[K]], %[[UP]], %[[G]]], %[[FULL]]
+// CHECK-NOT: ggk.
+llvm.func @halves(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                  %k: i32, %n_block: i32, %group: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0, second_half_row = 768}
+  llvm.return
+}
+
+// -----
+
 // Before: a cluster of two, K-major B of 128 rows of N. After: CTA `rank`
 // loads rows [64 rank, 64 rank + 64) of the tile (128 bytes each) and
 // multicasts them to the same place in both CTAs.

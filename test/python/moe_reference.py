@@ -97,6 +97,11 @@ def _run_reference(name, args, consts):
         consts = dict(A_KIND="block_mn", B_KIND="block")
     elif name == "moe_down_routed":
         (a, b, offsets, route, out), a_scale = args, None
+    elif name in ("moe_up_swiglu", "moe_up_swigluoai"):
+        a, b, offsets, out = args
+        for g, rows in enumerate(groups_of(offsets)):
+            out[rows] = activation64(mm(a[rows], b[g].T), name[len("moe_up_"):]).to(out.dtype)
+        return
     else:
         return grouped_gemm_reference(name, *args, accumulate=consts.get("ACCUMULATE", False))
     if a_scale is not None:

@@ -13,9 +13,11 @@ SWIGLU = """%s = gg.silu %acc0 : f32
 gg.yield %r : f32"""
 
 
-def source(**spec):
+def source(column_halves=False, **spec):
+    """The kernel's gg source: column_pairs, or column_halves."""
     spec = dict(dict(layout="contiguous", num_groups=4, n=256, k=512, epilogue=SWIGLU), **spec)
-    return ir.grouped_matmul("k", column_pairs=True, **spec)
+    return ir.grouped_matmul("k", column_pairs=not column_halves,
+                             column_halves=column_halves, **spec)
 
 
 def test_the_source_states_the_pairs():

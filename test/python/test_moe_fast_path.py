@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 import ggc  # noqa: E402,F401
 from ggc import moe  # noqa: E402
-from ggc.moe import checks, quant  # noqa: E402
+from ggc.moe import checks, kernels, quant  # noqa: E402
 from moe_reference import ragged_ids, use_reference_kernels  # noqa: E402
 from test_moe import BF16, E, H, T, layer, leaves  # noqa: E402
 
@@ -34,16 +34,23 @@ def plain_permute(topk_ids, num_experts):
     return offsets, offsets[1:] - offsets[:-1], order, source, position, valid
 
 
-def plain_layer(x, w13, w2, weights, ids):
-    """The BF16 layer through the autograd.Functions and the f32 combine."""
+def plain_layer(x, w13, w2, weights, ids, fused_up=False):
+    """The BF16 layer through the autograd.Functions and the f32 combine;
+    `fused_up`: the up projection and SwiGLU as the one kernel inference
+    takes (ggc.moe.kernels.moe_up_swiglu: h never rounded to bf16)."""
     flat = plain_permute(ids, w13.shape[0])
     perm = moe.Permutation(*flat)
     route = torch.where(perm.valid, weights.reshape(-1).float(),
                         torch.full_like(weights.reshape(-1).float(), float("nan")))
     route = route.index_select(0, perm.order)
     rows = moe.gather_rows(x, perm, ids.shape[1])
-    h = ggc.ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
-    y = torch.ops.ggc.moe_down(moe.activate(h, "swiglu"), w2, perm.offsets, route, None, None)
+    if fused_up:
+        act = torch.empty(rows.shape[0], w13.shape[1] // 2, dtype=BF16)
+        kernels.moe_up_swiglu(rows, w13, perm.offsets, act)
+    else:
+        h = ggc.ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
+        act = moe.activate(h, "swiglu")
+    y = torch.ops.ggc.moe_down(act, w2, perm.offsets, route, None, None)
     picked = y.index_select(0, perm.position).view(ids.shape[0], ids.shape[1], -1)
     return picked.sum(dim=1, dtype=torch.float32).to(BF16)
 
@@ -175,3 +182,43 @@ def test_constant_aranges_are_kept_once_cached(monkeypatch):
     assert permute_module.constant_arange(4, torch.int64, torch.device("cpu")) is not fresh
     for n, tensor in zip((1, 2, 3), kept):
         assert permute_module.constant_arange(n, torch.int64, torch.device("cpu")) is tensor
+
+
+@pytest.mark.parametrize("activation", ["swiglu", "swigluoai"])
+def test_inference_takes_the_activation_in_the_up_projection(activation, monkeypatch):
+    """Without gradients, where experts expect more than 64 rows, the up
+    projection's epilogue computes a gated activation (one kernel, no h of
+    2I columns); with gradients, for decode-sized experts, and for SwiGLU
+    on a target without column_halves, the GEMM and the activation run
+    apart. Each way within bf16 error of the fp64 layer."""
+    from moe_reference import reference_moe, rel_err
+    jit = __import__("sys").modules["ggc.jit"]
+    launched, run = [], jit.JITFunction._run
+
+    def recording(fn, tensors, consts, stream, validate):
+        launched.append(fn.__name__)
+        return run(fn, tensors, consts, stream, validate)
+
+    def layer_takes(fused, *args, **kw):
+        launched.clear()
+        out = moe.fused_moe(*args, activation, **kw)
+        assert rel_err(out, reference_moe(*[t.double() for t in args[:4]], args[4],
+                                          activation=activation)) < 1e-2
+        assert (f"moe_up_{activation}" in launched) == fused, launched
+        assert ("grouped_gemm_contiguous_nk" in launched) != fused, launched
+        return out
+
+    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)  # 150 rows each
+    with torch.no_grad():
+        out = layer_takes(True, x, w13, w2, weights, ids)
+        if activation == "swiglu":
+            assert torch.equal(out, plain_layer(x, w13, w2, weights, ids, fused_up=True))
+        layer_takes(False, *layer(seed=9))  # 12 rows an expert: decode tiles
+    layer_takes(False, *leaves(x, w13), w2, weights, ids)
+    ggc.set_target("sm_80")
+    try:
+        with torch.no_grad():
+            layer_takes(activation == "swigluoai", x, w13, w2, weights, ids)
+    finally:
+        ggc.set_target(None)

@@ -54,6 +54,18 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     bytes). It takes no `cols` vectors, an even N, and a layout other than
     `k_grouped`.
 
+    `column_halves` pairs the product's halves instead: output column j
+    combines product columns j and j + N/2 (B's gate rows first, then its
+    up rows, as vLLM and most checkpoints store a gated MLP's weights), so
+    the weights need no interleaving. Each tile loads B's rows as two boxes
+    of block N / 2 rows, one from each half, and each thread's outputs lie
+    where a tile of block N / 2 columns would hold them, so the store pool
+    and 16-byte quad stores take them as they take any tile. Besides what
+    `column_pairs` takes, it needs B in layout `nk`, no scales of B (their
+    blocks would straddle the halves), tensor-map loads and one warpgroup
+    holding every column of a tile (sm_90a; `gg-plan-kernel` says so
+    elsewhere), and no cluster.
+
     `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
     as a weight gradient accumulated over micro-batches): the sum is taken
     in f32 and rounded once to out's type. Each output element is read and
@@ -121,6 +133,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     OptionalAttr<I64Attr>:$expected_m,
     UnitAttr:$tf32,
     UnitAttr:$column_pairs,
+    UnitAttr:$column_halves,
     UnitAttr:$accumulate,
     OptionalAttr<GG_ConfigAttr>:$config,
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
@@ -166,8 +179,16 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     /// pool for these reasons and gg-tma-store-pool keeps per-thread stores.
     std::optional<std::string> storePoolObstacle(ConfigAttr config);
     /// The output columns of a product of `n` columns, and of a tile of
-    /// `config`: as many, or half where column_pairs combines them.
-    int64_t outputColumns(int64_t n) { return getColumnPairs() ? n / 2 : n; }
+    /// `config`: as many, or half where column_pairs or column_halves
+    /// combines them.
+    int64_t outputColumns(int64_t n) { return combinesColumns() ? n / 2 : n; }
+    /// Whether the epilogue combines two product columns into one output
+    /// (column_pairs or column_halves).
+    bool combinesColumns() { return getColumnPairs() || getColumnHalves(); }
+    /// The attribute that combines columns, for messages.
+    llvm::StringRef combiningName() {
+      return getColumnHalves() ? "column_halves" : "column_pairs";
+    }
     int64_t outputTileColumns(ConfigAttr config) {
       return outputColumns(config.getBlockN());
     }

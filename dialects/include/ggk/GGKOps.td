@@ -469,6 +469,11 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     c. `cache_policy` is gg-schedule-groups' L2 policy for B (0: none).
     `ggk-multicast` lowers it to the TMA loads for sm_90a.
 
+    With `second_half_row` = S > 0 (gg's `column_halves`; K-major, alone)
+    the tile is two boxes of `block_n` / 2 rows: B's rows from
+    `n_block` * `block_n` / 2 (the gate's) and the same rows from S on (the
+    up's), one after the other in `dst`.
+
     On targets without TMA `map` is B's address and `extents` its sizes,
     innermost first: `ggk-lower-loads-cp-async` copies the tile in 16-byte
     pieces, shared by `copy_threads` threads (as `ggk.load_tile_rows`),
@@ -497,7 +502,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     UnitAttr:$n_major,
     I64Attr:$cluster,
     I64Attr:$cache_policy,
-    DefaultValuedAttr<I64Attr, "128">:$copy_threads
+    DefaultValuedAttr<I64Attr, "128">:$copy_threads,
+    DefaultValuedAttr<I64Attr, "0">:$second_half_row
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -1,9 +1,14 @@
-"""The down projection with the routing weight in ggc's epilogue, as a
-torch custom op (`torch.ops.ggc.moe_down`) with a BF16 backward.
+"""The MoE layer's GEMMs with work in ggc's epilogues.
 
-y[p] = route[p] * (a[p] @ w[g]^T) for the sorted rows p of expert g: the
-weight multiplies the f32 accumulator before the bf16 store, so the
-weighted rows never take an extra pass through memory.
+The up projection with the gated activation in its epilogue (inference):
+a[p] = act(x[p] @ w13_gate[g]^T, x[p] @ w13_up[g]^T), one GEMM writing I
+columns where the plain GEMM wrote 2I for an activation pass to read.
+
+The down projection with the routing weight in its epilogue, as a torch
+custom op (`torch.ops.ggc.moe_down`) with a BF16 backward: y[p] = route[p]
+* (a[p] @ w[g]^T) for the sorted rows p of expert g: the weight multiplies
+the f32 accumulator before the bf16 store, so the weighted rows never take
+an extra pass through memory.
 """
 
 from __future__ import annotations
@@ -13,9 +18,67 @@ from typing import Optional
 import torch
 from torch import Tensor
 
+from .. import compiler as ggc_compiler
 from .. import language as gl
 from .. import torch_ops
 from ..jit import jit
+from .activations import SWIGLUOAI_ALPHA, SWIGLUOAI_LIMIT
+
+
+@jit
+def moe_up_swiglu(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
+                  EXPECTED_M: gl.constexpr = None):
+    # w13's gate rows first, then its up rows (column j pairs with j + I).
+    gate, up = gl.column_halves(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
+    gl.store(h, gl.silu(gate) * up)
+
+
+@jit
+def moe_up_swigluoai(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
+                     EXPECTED_M: gl.constexpr = None):
+    # gpt-oss interleaves w13's gate and up rows (column 2j pairs with 2j + 1).
+    gate, up = gl.column_pairs(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
+    gate = gl.minimum(gate, SWIGLUOAI_LIMIT)
+    up = gl.maximum(gl.minimum(up, SWIGLUOAI_LIMIT), -SWIGLUOAI_LIMIT)
+    gl.store(h, (up + 1.0) * (gate * gl.sigmoid(gate * SWIGLUOAI_ALPHA)))
+
+
+# gg-select-config's contiguous decode tiles (64x64) take groups expected
+# to hold at most this many rows.
+DECODE_TILE_ROWS = 64
+
+# The activations an up projection's epilogue computes, and the targets
+# whose kernels pair their columns that way (column_halves needs TMA and
+# wgmma; column_pairs lowers everywhere).
+_GATED_UP = {"swiglu": (moe_up_swiglu, ("sm_90a",)),
+             "swigluoai": (moe_up_swigluoai, None)}
+
+
+def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
+             expected_m: Optional[int]) -> Optional[Tensor]:
+    """act(x @ w13[g]^T) for the sorted rows x [M, H] bf16 of each expert
+    g in one GEMM whose epilogue computes the activation (inference, eager:
+    no custom op wraps it), or None where no such kernel takes the call
+    (another activation or target, or a call torch's dispatch must see)."""
+    fused = _GATED_UP.get(activation)
+    if fused is None or x.dtype != torch.bfloat16 or w13.dtype != torch.bfloat16:
+        return None
+    # Experts expected to get at most 64 rows take gg-select-config's 64x64
+    # decode tiles, whose halves (32 rows of B a box, 64-byte output rows)
+    # measured no faster than the GEMM and ggc's SwiGLU kernel (Qwen3-like
+    # layer on the H200: 0.98x at T=1024, 0.995x at T=128; 1.04x at
+    # T=4096, Mixtral-like 1.03-1.04x; docs/performance.md, twelfth
+    # session).
+    if expected_m is not None and expected_m <= DECODE_TILE_ROWS:
+        return None
+    kernel, targets = fused
+    if targets is not None and ggc_compiler.get_target() not in targets:
+        return None
+    if torch_ops.wants_op((x, w13), grad=True):
+        return None
+    h = x.new_empty(x.shape[0], w13.shape[1] // 2)
+    kernel(x, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
+    return h
 
 
 @jit

@@ -2,7 +2,10 @@
 
     sorted rows   xs = x[source]                      (permute: by expert)
     up            h  = xs @ w13[g]^T                  (ggc.ops.grouped_gemm)
-    activation    a  = silu(h_gate) * h_up            (ggc_moe_swiglu, or torch)
+    activation    a  = silu(h_gate) * h_up            (ggc_moe_swiglu, or torch;
+                                                       BF16 inference: in the up
+                                                       GEMM's epilogue, a written
+                                                       and h never)
     down          y  = route * (a @ w2[g]^T)          (ggc epilogue: ggc::moe_down)
     combine       out[t] = sum_j y[position[t, j]]    (ggc_moe_combine, or torch:
                                                        a fixed-order f32 sum)
@@ -25,7 +28,7 @@ from .. import compiler as ggc_compiler
 from .. import ops
 from . import checks, elementwise, graphs, routes
 from .activations import activate
-from .kernels import routed_down
+from .kernels import gated_up, routed_down
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
                       sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -215,19 +218,12 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     M-major form (quant.mn_major); the activation is quantised again
     before the down projection. `mapped`: rows past offsets[E] belong to
     no expert here and come out zero."""
-    w13, w2, w13_scale, w2_scale, w13_bias, w2_bias = weights
+    w2, w2_scale, w2_bias = weights.w2, weights.w2_scale, weights.w2_bias
     m = rows.shape[0]
     expert = None
-    if w13_bias is not None or w2_bias is not None:
+    if weights.w13_bias is not None or w2_bias is not None:
         expert = row_experts(offsets, m, rows.device)
-    if rows_scale is None:
-        h = ops.grouped_gemm(rows, w13, offsets=offsets, expected_m=hint, validate=False)
-    else:
-        h = ops.grouped_gemm(rows, w13, offsets=offsets, a_scale=as_row_view(rows_scale, m),
-                             b_scale=w13_scale, expected_m=hint, validate=False)
-    if w13_bias is not None:
-        h = h + w13_bias.index_select(0, expert).to(h.dtype)
-    act = activate(h, activation) if grad else _activated(h, activation, fused=True)
+    act = _activated_up(rows, rows_scale, offsets, weights, activation, hint, grad, expert)
     if rows_scale is None:
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:
@@ -238,6 +234,28 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
         y = (y.float() + route.unsqueeze(1) * w2_bias.index_select(0, expert).float()).to(
             y.dtype)
     return y
+
+
+def _activated_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint,
+                  grad: bool, expert) -> torch.Tensor:
+    """The up projection and its activation: one GEMM with the activation
+    in its epilogue where a kernel takes it (ggc.moe.kernels.gated_up:
+    BF16 inference without expert biases), else the GEMM, the bias and the
+    activation."""
+    if rows_scale is None and not grad and weights.w13_bias is None:
+        act = gated_up(rows, weights.w13, offsets, activation, hint)
+        if act is not None:
+            return act
+    if rows_scale is None:
+        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
+                             validate=False)
+    else:
+        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
+                             a_scale=as_row_view(rows_scale, rows.shape[0]),
+                             b_scale=weights.w13_scale, expected_m=hint, validate=False)
+    if weights.w13_bias is not None:
+        h = h + weights.w13_bias.index_select(0, expert).to(h.dtype)
+    return activate(h, activation) if grad else _activated(h, activation, fused=True)
 
 
 def row_experts(offsets: torch.Tensor, rows: int, device) -> torch.Tensor:

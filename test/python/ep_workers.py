@@ -212,6 +212,36 @@ def peer_exits(rank, world):
         return str(error)
 
 
+def late_peer(rank, world):
+    """The last rank builds the layer, then never calls it (it sleeps past
+    the others' 2 s limit, then leaves); the others' call raises
+    ExpertParallelError naming it. (message or "no error", seconds the
+    call took) on the others."""
+    import tempfile
+    import time
+
+    import pytest
+
+    from ggc import moe
+    from moe_reference import use_reference_kernels
+    patch = pytest.MonkeyPatch()
+    use_reference_kernels(patch, tempfile.mkdtemp())  # ggc's host path on the CPU
+    try:
+        layer = moe.ExpertParallelMoE(128, 128, 8, 2, timeout=2.0)
+        if rank == world - 1:
+            time.sleep(5)
+            return "slept"
+        start = time.monotonic()
+        try:
+            layer(torch.randn(3, 128).to(torch.bfloat16))
+            message = "no error"
+        except moe.ExpertParallelError as error:
+            message = str(error)
+        return message, time.monotonic() - start
+    finally:
+        patch.undo()
+
+
 def error_cases(rank, world):
     """Each bad call, run on every rank; the message each rank raised."""
     from ggc import moe
@@ -297,7 +327,7 @@ def module_errors(rank, world):
     messages = {}
     bad = {"placement": dict(placement=[0] * 7 + [world]),
            "wire": dict(wire="int8"),
-           "hidden size": dict(hidden_size=256)}
+           "hidden size": dict(hidden_size=256), "timeout": dict(timeout=-1.0)}
     for name, change in bad.items():
         kwargs = dict(hidden_size=128, intermediate_size=128, num_experts=8, top_k=2)
         if rank == 1:
@@ -388,4 +418,4 @@ def edge_cases(rank, world):
 
 SCENARIOS = {"edge_cases": edge_cases, "sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer,
-             "peer_exits": peer_exits}
+             "peer_exits": peer_exits, "late_peer": late_peer}

@@ -2,7 +2,10 @@
 (test/python/ep_workers.py runs the ranks), the local experts in torch
 or ggc.moe's own host path with the CPU reference kernels."""
 
+import os
 import queue
+import re
+import subprocess
 import sys
 import time
 
@@ -122,8 +125,10 @@ def test_module_arguments_are_checked_on_every_rank(tmp_path):
         "torch.float32 on cpu" in mine["forward"]
     assert "rank 0 called the layer with hidden size H 128, this rank with 256" in \
         mine["hidden size"]
+    assert mine["timeout"].startswith("rank 1: timeout must be a number of seconds > 0"), \
+        mine["timeout"]
     theirs = reports[0]
-    for case in ("placement", "wire", "forward"):
+    for case in ("placement", "wire", "forward", "timeout"):
         assert theirs[case].startswith("rank 0: rank(s) [1] rejected their input"), case
     assert "rank 1 called the layer with hidden size H 256" in theirs["hidden size"]
     assert [r["local experts"] for r in reports] == [[0, 1, 2, 3], [4, 5, 6, 7]]
@@ -193,3 +198,67 @@ def test_a_peer_that_exits_is_an_expert_parallel_error(tmp_path):
     assert (rank, status) == (0, "ok"), message
     assert message.startswith("rank 0: the agreement with the other ranks failed ("), message
     assert "a rank exited or crashed during the call" in message
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_a_rank_that_never_calls_is_named_after_the_timeout(world, tmp_path):
+    """ExpertParallelMoE(..., timeout=2.0) on every rank; the last rank
+    never calls it (it sleeps 5 s, then leaves): every other rank's call
+    raises ExpertParallelError naming it, after 2 s (not gloo's 30 min).
+    With 3 ranks, the first rank to give up must not turn the other's
+    error into a crash report."""
+    reports = run_group(world, "late_peer", tmp_path)
+    assert reports[-1] == "slept"
+    for rank, (message, seconds) in enumerate(reports[:-1]):
+        assert message.startswith(
+            f"rank {rank}: rank {world - 1} of {world} did not reach the expert-parallel "
+            f"agreement within 2 s"), message
+        assert "timeout= or $GGC_EP_TIMEOUT sets the limit" in message, message
+        assert 2.0 <= seconds < 4.0, (rank, seconds)
+
+
+def test_agreement_timeout_comes_from_the_keyword_then_the_environment(monkeypatch):
+    from ggc.moe import dispatch
+    monkeypatch.delenv("GGC_EP_TIMEOUT", raising=False)
+    assert dispatch.agreement_timeout() == (300.0, None)
+    monkeypatch.setenv("GGC_EP_TIMEOUT", "7.5")
+    assert dispatch.agreement_timeout() == (7.5, None)
+    assert dispatch.agreement_timeout(2) == (2.0, None)  # the keyword wins
+    for text in ("0", "-1", "nan", "inf", "soon"):
+        monkeypatch.setenv("GGC_EP_TIMEOUT", text)
+        seconds, problem = dispatch.agreement_timeout()
+        assert seconds == 300.0 and problem == (
+            "$GGC_EP_TIMEOUT must be a number of seconds > 0 (the expert-parallel "
+            f"agreement's limit), got {text!r}"), problem
+    for value in (0, -3.0, True, "5", [2.0]):
+        seconds, problem = dispatch.agreement_timeout(value)
+        assert seconds == 300.0 and problem.startswith("timeout must be a number"), value
+
+
+def test_torchrun_example_runs_on_cpus(tmp_path):
+    """docs/launch/expert_parallel_torchrun.py under torchrun, 2 processes
+    on CPUs (gloo: picked where CUDA is absent, else asked for): rank 0
+    says what runs on CPUs, each rank its half of the 16 experts and an
+    output within BF16 rounding of the whole layer's (torch's experts;
+    no FP8 part); no deprecated torch API (its warnings are errors)."""
+    import torch
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    paths = [os.path.join(root, "python")] + os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    env = dict(os.environ, PYTHONWARNINGS="error::FutureWarning,error::DeprecationWarning",
+               PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    backend = ["--backend", "gloo"] if torch.cuda.is_available() else []
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         os.path.join(root, "docs", "launch", "expert_parallel_torchrun.py")] + backend,
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "gloo on CPUs: ggc's grouped-GEMM kernels need CUDA, so each rank's experts run " \
+        "in torch" in out, out
+    assert sorted(re.findall(r"rank (\d)/2: experts (\d+)\.\.(\d+)", out)) == [
+        ("0", "0", "7"), ("1", "8", "15")], out
+    diffs = dict(re.findall(r"rank (\d): output \[2, 64, 256\], relative difference to the "
+                            r"whole layer (\d\.\d\de[+-]\d\d)", out))
+    assert sorted(diffs) == ["0", "1"], out
+    assert all(0 < float(d) < 1e-2 for d in diffs.values()), diffs
+    assert "FP8" not in out.replace("FP8 needs a GPU: skipped", ""), out

@@ -41,7 +41,8 @@ _AGREED: Set[tuple] = set()
 _all_gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
 
-def check_once(group, key: tuple, fields, device: torch.device, placement=None) -> None:
+def check_once(group, key: tuple, fields, device: torch.device, placement=None,
+               timeout=None) -> None:
     """The agreement of a signature's first call (T among its fields);
     under a CUDA-graph capture it cannot run (a host synchronisation), so
     a signature must have been called once outside it."""
@@ -51,7 +52,7 @@ def check_once(group, key: tuple, fields, device: torch.device, placement=None) 
         raise RuntimeError("ggc.moe: an expert-parallel signature is captured before its "
                            "first eager call, which checks that every rank agrees (a host "
                            "synchronisation): call the layer once outside the capture")
-    agree(group, None, fields, None, device, placement)
+    agree(group, None, fields, None, device, placement, timeout)
     _AGREED.add(key)
 
 

@@ -39,7 +39,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
                         activation: str = "swiglu", w13_scale: Optional[torch.Tensor] = None,
                         w2_scale: Optional[torch.Tensor] = None, wire: str = "bf16",
                         chunks: int = 1, sync_free: Optional[bool] = None,
-                        experts: Optional[ExpertsFn] = None) -> torch.Tensor:
+                        experts: Optional[ExpertsFn] = None,
+                        timeout: Optional[float] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), with
     the experts spread over the ranks of `group` (default: the world).
 
@@ -63,6 +64,9 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     `experts`: the local experts, experts(rows, rows_scale, offsets,
     local_ids, weights) -> [M, H] (ggc.moe.dispatch.ExpertsFn); default
     ggc's grouped GEMMs (CUDA).
+    `timeout`: seconds this rank waits in the agreement for the others
+    (None: $GGC_EP_TIMEOUT, else 300); past it, ExpertParallelError naming
+    the ranks that did not come (gloo; NCCL cannot tell which).
 
     One small host synchronisation a call (the counts; none with
     sync_free after a signature's first call); the results are
@@ -81,14 +85,14 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     if setup is None:  # a bad argument: tell the others, then raise everywhere
         if sync_free and device.type == "cuda" and torch.cuda.is_current_stream_capturing():
             raise ExpertParallelError(f"rank {rank}: {problem}")  # no collective in a capture
-        fail(group, problem, device)
+        fail(group, problem, device, timeout)
     place, grad_mask, run_experts = setup
     local_experts = len(place.local_experts(rank))
     if sync_free:
         fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place) + (
             ("tokens T (sync_free)", x.shape[0]),)
         check_once(group, (group, x.device) + tuple(v for _, v in fields), fields, device,
-                   place)
+                   place, timeout)
         return sync_free_call(x, topk_weights, topk_ids, place, local_experts, wire,
                               run_experts, group)
     steps = [_Step(x_part, *_plan(x_part, w, ids, place, wire, grad_mask != 0),
@@ -97,7 +101,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     counts = torch.cat([torch.stack([s.sends.rows for s in steps], dim=1),
                         torch.stack([s.sends.routes for s in steps], dim=1)], dim=1)
     fields = _fields(x, topk_ids.shape[1], num_experts, wire, grad_mask, chunks, place)
-    mine, theirs = agree(group, counts, fields, None, device, place)
+    mine, theirs = agree(group, counts, fields, None, device, place, timeout)
     for c, step in enumerate(steps):
         step.agreed([row[c] for row in mine], [row[c] for row in theirs],
                     sum(row[chunks + c] for row in theirs))

@@ -189,8 +189,11 @@ class ExpertParallelMoE(nn.Module):
     ids (`placement`: default contiguous blocks, the first E % W ranks one
     more; or the rank of each expert, or each rank's list). `wire`,
     `chunks` and `sync_free` as expert_parallel_moe takes them (sync_free
-    None: none while a CUDA graph captures the layer). `from_moe(layer, ...)`
-    takes a single-GPU MoE's router and this rank's share of its experts.
+    None: none while a CUDA graph captures the layer). `timeout`: the
+    seconds a rank waits for the others in each call's agreement (None:
+    $GGC_EP_TIMEOUT, else 300), then ExpertParallelError naming the ranks
+    that did not come. `from_moe(layer, ...)` takes a single-GPU MoE's
+    router and this rank's share of its experts.
     The arguments are checked on every rank together, so a bad one is an
     error on every rank."""
 
@@ -200,11 +203,11 @@ class ExpertParallelMoE(nn.Module):
                  n_group: Optional[int] = None, topk_group: Optional[int] = None,
                  correction_bias: bool = False, scaling_factor: float = 1.0,
                  wire: str = "bf16", chunks: int = 1, sync_free: Optional[bool] = None,
-                 device=None, dtype=torch.bfloat16):
+                 timeout: Optional[float] = None, device=None, dtype=torch.bfloat16):
         super().__init__()
         from . import dispatch
         from .placement import ExpertPlacement
-        self.group = group
+        self.group, self.timeout = group, timeout
         rank, world = dispatch.rank_and_size(group)
         problem = None
         try:
@@ -230,7 +233,7 @@ class ExpertParallelMoE(nn.Module):
             ("wire format", dispatch.WIRES.index(wire)), ("placement", self.placement.digest()))
         device_of = None if device is None else torch.device(device)
         dispatch.agree(group, None, fields, problem, _collective_device(group, device_of),
-                       None if problem else self.placement)
+                       None if problem else self.placement, timeout)
         self.rank = rank
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
@@ -252,7 +255,8 @@ class ExpertParallelMoE(nn.Module):
 
     @classmethod
     def from_moe(cls, layer: MoE, group=None, placement=None, wire: str = "bf16",
-                 chunks: int = 1, sync_free: Optional[bool] = None) -> "ExpertParallelMoE":
+                 chunks: int = 1, sync_free: Optional[bool] = None,
+                 timeout: Optional[float] = None) -> "ExpertParallelMoE":
         """This rank's share of a single-GPU `layer`: the same router and
         the weights (and FP8 scales) of the experts the placement gives it."""
         if layer.shared_experts or layer.w13_bias is not None or layer.gate.bias is not None or (
@@ -263,7 +267,7 @@ class ExpertParallelMoE(nn.Module):
         ep = cls(layer.hidden_size, layer.intermediate_size, layer.num_experts, layer.top_k,
                  group=group, placement=placement, activation=layer.activation,
                  correction_bias=layer.correction_bias is not None, wire=wire, chunks=chunks,
-                 sync_free=sync_free, device=layer.w13.device, **routing)
+                 sync_free=sync_free, timeout=timeout, device=layer.w13.device, **routing)
         ids = torch.tensor(ep.local_experts, dtype=torch.long, device=layer.w13.device)
         with torch.no_grad():
             ep.gate.weight.copy_(layer.gate.weight)
@@ -290,7 +294,7 @@ class ExpertParallelMoE(nn.Module):
                 x.dtype != weight.dtype or x.device != weight.device):
             dispatch.fail(self.group, f"x must be a [..., H = {self.hidden_size}] {weight.dtype} "
                           f"tensor on {weight.device}, got " + _described(x),
-                          _collective_device(self.group, weight.device))
+                          _collective_device(self.group, weight.device), self.timeout)
         tokens = x.reshape(-1, self.hidden_size)
         topk_weights, topk_ids = route(self.gate(tokens), self.top_k,
                                        correction_bias=self.correction_bias, **self.routing)
@@ -299,7 +303,7 @@ class ExpertParallelMoE(nn.Module):
                                   placement=self.placement, activation=self.activation,
                                   w13_scale=self.w13_scale, w2_scale=self.w2_scale,
                                   wire=self.wire, chunks=self.chunks,
-                                  sync_free=self.sync_free)
+                                  sync_free=self.sync_free, timeout=self.timeout)
         return out.view(x.shape)
 
     def extra_repr(self) -> str:

@@ -158,6 +158,15 @@ namespace {
 /// group: docs/performance.md).
 constexpr int64_t kTallGroupRows = 1024;
 
+/// Contiguous groups expected to hold at most this many rows take 64x64
+/// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only
+/// up to 16 rows, since 128x128 tiles were 1.07-1.33x faster for groups
+/// of 32 and 64 rows (Qwen3- and Mixtral-like layers on an H200,
+/// docs/performance.md, twelfth session). mma.sync targets keep 64
+/// (not measured there).
+constexpr int64_t kDecodeGroupRows = 64;
+constexpr int64_t kWgmmaDecodeGroupRows = 16;
+
 /// The stages that 128x256 mma.sync tiles need before they beat 128x128
 /// ones (three were not enough: docs/performance.md).
 constexpr int64_t kWideMmaSyncStages = 4;
@@ -259,10 +268,15 @@ TileRows chooseRows(GroupedMatmulOp op) {
   // four times the CTAs of 128-wide ones (timed on an H100, bf16: Mixtral's
   // down projection at 2 rows 83.1 against 96.4 us, its up projection
   // 158.3 against 162.8; 8 rows over 128 experts, N=2048 K=768 20.3
-  // against 24.3 and N=1536 K=2048 27.4 against 29.1). f8's block scales
+  // against 24.3 and N=1536 K=2048 27.4 against 29.1); from 32 rows a
+  // group on, 128x128 tiles won (kWgmmaDecodeGroupRows). f8's block scales
   // of B need whole 128-column blocks, so f8 keeps its tiles.
+  int64_t decodeRows = ggc::targetOf(op).mma == ggc::MmaKind::wgmma
+                           ? kWgmmaDecodeGroupRows
+                           : kDecodeGroupRows;
   rows.contiguousDecode = layout == GroupLayout::contiguous && groupRows &&
-                          *groupRows <= 64 && !f8 && dims.n % 64 == 0;
+                          *groupRows <= decodeRows && !f8 &&
+                          dims.n % 64 == 0;
   if (rows.contiguousDecode || (decode && !f8)) {
     rows.blockM = 64;
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0 &&

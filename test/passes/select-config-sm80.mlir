@@ -88,3 +88,20 @@ module attributes {gg.target = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// Groups expected to hold 32 rows: sm_90a takes 128x128 tiles
+// (select-config.mlir), mma.sync targets keep the 64x64 decode tiles up
+// to 64 rows.
+// CHECK-LABEL: func.func @sm80_32_rows
+// CHECK: config = #gg.config<block = [64, 64, 64],
+module attributes {gg.target = "sm_80"} {
+  func.func @sm80_32_rows(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,
+                          %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
+    gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
+        b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
+        out(%o : memref<?x28672xbf16>) {expected_m = 32 : i64}
+    return
+  }
+}

@@ -22,14 +22,17 @@ func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>
 
 // expected_m on contiguous groups: 1,024 rows or more a group keep the
 // 256-wide tiles N allows (their A and B tiles are then read by enough
-// CTAs); fewer keep 128. At most 64 rows a group (a MoE layer's decode
-// step, bound by reading the weights) take 64x64 tiles, for more CTAs.
+// CTAs); fewer keep 128. At most 16 rows a group on sm_90a (a MoE layer's
+// decode step, bound by reading the weights) take 64x64 tiles, for more
+// CTAs; 32 rows keep 128x128.
 // CHECK-LABEL: func.func @contiguous_tall_groups
 // CHECK: config = #gg.config<block = [128, 256, 64], stages = 4,
 // CHECK-LABEL: func.func @contiguous_mid_groups
 // CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 // CHECK-LABEL: func.func @contiguous_decode_hint
 // CHECK: config = #gg.config<block = [64, 64, 64], stages = 8,
+// CHECK-LABEL: func.func @contiguous_32_rows
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 func.func @contiguous_tall_groups(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,
                                   %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
@@ -49,6 +52,13 @@ func.func @contiguous_decode_hint(%a: memref<?x4096xbf16>, %b: memref<8x28672x40
   gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
       b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x28672xbf16>) {expected_m = 1 : i64}
+  return
+}
+func.func @contiguous_32_rows(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
+      b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x28672xbf16>) {expected_m = 32 : i64}
   return
 }
 

@@ -44,8 +44,8 @@ def moe_up_swigluoai(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out
 
 
 # gg-select-config's contiguous decode tiles (64x64) take groups expected
-# to hold at most this many rows.
-DECODE_TILE_ROWS = 64
+# to hold at most this many rows on sm_90a (its kWgmmaDecodeGroupRows).
+DECODE_TILE_ROWS = 16
 
 # The activations an up projection's epilogue computes, and the targets
 # whose kernels pair their columns that way (column_halves needs TMA and
@@ -63,12 +63,12 @@ def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
     fused = _GATED_UP.get(activation)
     if fused is None or x.dtype != torch.bfloat16 or w13.dtype != torch.bfloat16:
         return None
-    # Experts expected to get at most 64 rows take gg-select-config's 64x64
-    # decode tiles, whose halves (32 rows of B a box, 64-byte output rows)
-    # measured no faster than the GEMM and ggc's SwiGLU kernel (Qwen3-like
-    # layer on the H200: 0.98x at T=1024, 0.995x at T=128; 1.04x at
-    # T=4096, Mixtral-like 1.03-1.04x; docs/performance.md, twelfth
-    # session).
+    # Experts expected to get at most DECODE_TILE_ROWS rows take
+    # gg-select-config's 64x64 decode tiles, whose halves (32 rows of B a
+    # box, 64-byte output rows) measured no faster than the GEMM and ggc's
+    # SwiGLU kernel (Qwen3-like layer on the H200 at 8 rows an expert:
+    # 0.995x); on 128-row tiles fusing measured 1.02-1.04x
+    # (docs/performance.md, twelfth session).
     if expected_m is not None and expected_m <= DECODE_TILE_ROWS:
         return None
     kernel, targets = fused

@@ -117,3 +117,29 @@ ROUTE_ERRORS = [
 def test_route_errors_name_the_argument(make, kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         moe.route(*make(logits()), **kwargs)
+
+
+@pytest.mark.parametrize("experts, key", [(8, torch.uint8), (255, torch.uint8),
+                                          (256, torch.int16), (40000, torch.int32)])
+def test_routes_sort_on_the_narrowest_key_as_on_int32(experts, key):
+    """sort_routes sorts expert ids as the narrowest integer holding 0..E
+    (torch's radix sort takes a pass per key byte): the same permutation as
+    a stable sort of the int32 ids, invalid ids (counted on the nearest
+    expert) and another rank's routes (after every group) included."""
+    from ggc.moe.permute import _sort_key_dtype, sort_routes
+    assert _sort_key_dtype(experts) == key
+    gen = torch.Generator().manual_seed(experts)
+    ids = torch.randint(0, experts, (50, 4), generator=gen, dtype=torch.int32)
+    ids[3, 1], ids[7, 0] = experts + 5, -2
+    skipped = torch.zeros(200, dtype=torch.bool)
+    skipped[[10, 11, 90]] = True
+    offsets, order, source, position, invalid = sort_routes(ids, experts, skipped)
+    flat = ids.reshape(-1)
+    wide = flat.clamp(0, experts - 1).masked_fill(skipped, experts)
+    want = torch.sort(wide, stable=True)[1]
+    assert torch.equal(order, want)
+    assert torch.equal(offsets, torch.searchsorted(wide[want], torch.arange(
+        experts + 1, dtype=wide.dtype), out_int32=True))
+    assert torch.equal(position[order], torch.arange(200))
+    assert torch.equal(source, order // 4)
+    assert invalid.nonzero().flatten().tolist() == [13, 28]

@@ -64,7 +64,10 @@ def sort_routes(topk_ids: torch.Tensor, num_experts: int, skipped=None):
     group, and are not invalid."""
     flat = topk_ids.reshape(-1)
     m = flat.shape[0]
-    experts = flat.clamp(0, num_experts - 1)
+    # The narrowest key that holds 0..E (E marks `skipped`): torch's radix
+    # sort takes a pass over the routes per key byte (docs/performance.md,
+    # twelfth session).
+    experts = flat.clamp(0, num_experts - 1).to(_sort_key_dtype(num_experts))
     invalid = experts != flat
     if skipped is not None:
         invalid = invalid & ~skipped
@@ -77,6 +80,15 @@ def sort_routes(topk_ids: torch.Tensor, num_experts: int, skipped=None):
     top_k = topk_ids.shape[1]
     source = order if top_k == 1 else torch.div(order, top_k, rounding_mode="floor")
     return offsets, order, source, position, invalid
+
+
+def _sort_key_dtype(num_experts: int) -> torch.dtype:
+    """The narrowest integer type holding 0..num_experts."""
+    if num_experts <= torch.iinfo(torch.uint8).max:
+        return torch.uint8
+    if num_experts <= torch.iinfo(torch.int16).max:
+        return torch.int16
+    return torch.int32
 
 
 _ARANGES = {}

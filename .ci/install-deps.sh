@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build g++ xz-utils)
-PYTHON_MODULES=(pybind11 numpy pytest torch pdoc transformers)
+PYTHON_MODULES=(pybind11 numpy pytest torch pdoc transformers tqdm)
 PYTHON=${PYTHON:-python3}
 
 missing=()

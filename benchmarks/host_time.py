@@ -80,10 +80,14 @@ def install_stub(patch=setattr, launches=None):
             return getattr(ggc._ggc, name)
 
     from ggc.moe import checks
-    patch(checks, "require_cuda", lambda device: None)  # fused_moe's one device rule
+    if hasattr(checks, "require_cuda"):  # fused_moe's device rule before the CPU backend
+        patch(checks, "require_cuda", lambda device: None)
     patch(runtime, "_describe_torch", describe)
     patch(runtime, "_ggc", StubModule())
-    patch(jit, "_require_gpu_tensors", lambda tensors: None)
+    if hasattr(jit, "_runs_on_cpu"):  # CPU launches take the (stubbed) GPU path,
+        patch(jit, "_runs_on_cpu", lambda tensors: False)  # not ggc.reference
+    else:
+        patch(jit, "_require_gpu_tensors", lambda tensors: None)
     if hasattr(runtime, "_torch_stream_getter"):  # before the launch records
         patch(runtime, "_torch_stream_getter", lambda args: (lambda: 0))
     if hasattr(runtime, "current_stream"):

@@ -16,10 +16,10 @@ Each rank builds the same layer from one seed (a real model loads its
 checkpoint instead), keeps its share of the experts, routes its own tokens
 and checks its output against the whole layer run locally. On GPUs (NCCL)
 the experts run in ggc's grouped-GEMM kernels, in BF16 and then FP8 with
-FP8 on the wire. ggc's kernels are CUDA kernels, so on CPUs (gloo) each
-rank's experts run in torch instead (expert_parallel_moe's `experts`) on
-a smaller layer, and the FP8 part is skipped: what runs as on GPUs is
-ggc's routing, agreement, dispatch and combine, over gloo.
+FP8 on the wire. On CPUs (gloo) the same layer, smaller, runs on ggc's
+reference backend (ggc.reference: the kernels interpreted in torch, slow),
+and the FP8 part is skipped: the routing, agreement, dispatch and combine
+run as on GPUs, over gloo.
 """
 
 import argparse
@@ -84,9 +84,9 @@ def on_gpus(device):
 def on_cpus():
     rank, world = dist.get_rank(), dist.get_world_size()
     if rank == 0:
-        say("gloo on CPUs: ggc's grouped-GEMM kernels need CUDA, so each rank's experts "
-            "run in torch; the routing, agreement, dispatch and combine are ggc's. FP8 "
-            "needs a GPU: skipped.")
+        say("gloo on CPUs: ggc's reference backend runs the experts (ggc.reference: "
+            "torch, f32 sums); the routing, agreement, dispatch and combine are ggc's. "
+            "FP8 needs a GPU: skipped.")
     torch.manual_seed(0)  # the same layer on every rank; small, for torch on CPUs
     full = moe.MoE(hidden_size=256, intermediate_size=128, num_experts=16, top_k=4)
     layer = moe.ExpertParallelMoE.from_moe(full)
@@ -96,28 +96,13 @@ def on_cpus():
     torch.manual_seed(1 + rank)
     x = torch.randn(2, 64, 256, dtype=torch.bfloat16)
     with torch.no_grad():
+        y = layer(x)
         tokens = x.reshape(-1, layer.hidden_size)
         weights, ids = moe.route(layer.gate(tokens), layer.top_k,
                                  correction_bias=layer.correction_bias, **layer.routing)
-        y = moe.expert_parallel_moe(tokens, weights, ids, layer.w13, layer.w2,
-                                    num_experts=layer.num_experts, placement=layer.placement,
-                                    experts=torch_experts(layer.w13, layer.w2, layer.activation))
         ref = whole_layer(full, tokens, weights, ids)
-    say(f"rank {rank}: output {list(y.view(x.shape).shape)}, relative difference to the "
-        f"whole layer {relative_difference(y, ref):.2e}")
-
-
-def torch_experts(w13, w2, activation):
-    """This rank's experts in torch, as ggc.moe.dispatch.ExpertsFn: the
-    rows come sorted by local expert (offsets), each weighted by its
-    routing weight."""
-    def run(rows, rows_scale, offsets, local_ids, weights):
-        out = torch.zeros(rows.shape, dtype=torch.float32)
-        bounds = offsets.tolist()
-        for e, (a, b) in enumerate(zip(bounds, bounds[1:])):
-            out[a:b] = expert(w13[e], w2[e], rows[a:b], activation) * weights[a:b, None]
-        return out.to(rows.dtype)
-    return run
+    say(f"rank {rank}: output {list(y.shape)}, relative difference to the "
+        f"whole layer {relative_difference(y.reshape(tokens.shape), ref):.2e}")
 
 
 def whole_layer(full, tokens, weights, ids):

@@ -12,12 +12,17 @@ import logging as _logging
 import os as _os
 
 
+# GGC_LOG's values: compile, 1 or info show each compile (kernel, target,
+# specialisation, milliseconds) and disk-cache hit; debug memory hits too.
+_LOG_LEVELS = {"1": "INFO", "ON": "INFO", "TRUE": "INFO", "COMPILE": "INFO", "INFO": "INFO",
+               "DEBUG": "DEBUG", "WARNING": "WARNING", "ERROR": "ERROR"}
+
+
 def _log_to_stderr_if_asked() -> None:
-    """GGC_LOG=info (compiles, cache events) or debug (also cache hits)
-    prints the "ggc" logger to stderr; otherwise it stays silent unless the
-    application configures logging itself."""
-    level = _os.environ.get("GGC_LOG", "").upper()
-    if level in ("DEBUG", "INFO", "WARNING", "ERROR"):
+    """GGC_LOG (_LOG_LEVELS) prints the "ggc" logger to stderr; otherwise it
+    stays silent unless the application configures logging itself."""
+    level = _LOG_LEVELS.get(_os.environ.get("GGC_LOG", "").strip().upper())
+    if level is not None:
         handler = _logging.StreamHandler()
         handler.setFormatter(_logging.Formatter("ggc %(levelname)s: %(message)s"))
         logger = _logging.getLogger("ggc")

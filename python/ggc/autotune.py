@@ -32,6 +32,7 @@ import sys
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from . import progress
 from .cache import cache_dir, read_regular_file, write_file_durably
 from .compiler import version
 from .jit import JITFunction, _describe, spec
@@ -198,18 +199,14 @@ class Autotuner:
     def _search(self, key: str, args, kwargs) -> Config:
         timings, failures = {}, []
         name = self.fn.fn.__name__
-        for i, config in enumerate(self.configs):
-            call = {**kwargs, **config.knobs}
-            try:
-                self.fn.compile(*args, **call)
-            except Exception as e:  # noqa: BLE001 - recorded, the next config runs
-                failures.append(f"{config}: {str(e).splitlines()[0]}")
-                self._say(f"{name} [{key}] {i + 1}/{len(self.configs)} {config}: "
-                          f"does not compile ({failures[-1]})")
-                continue
-            timings[repr(config)] = self.timer(lambda: self.fn(*args, **call))
-            self._say(f"{name} [{key}] {i + 1}/{len(self.configs)} {config}: "
-                      f"{timings[repr(config)]:.1f} us")
+        # One bar over the configs (past a second, on a terminal); the
+        # compiles inside it show none of their own.
+        with progress.bar(len(self.configs), f"ggc: tuning {name}", unit="config") as bar, \
+                progress.quiet():
+            for i, config in enumerate(self.configs):
+                self._try(config, args, kwargs, timings, failures, f"{name} [{key}] "
+                          f"{i + 1}/{len(self.configs)} {config}")
+                bar.update(1)
         if not timings:
             raise RuntimeError(f"autotune: no config of {name} compiled for "
                                f"{key}:\n  " + "\n  ".join(failures))
@@ -218,6 +215,19 @@ class Autotuner:
         self.best[key], self.timings[key], self.failures[key] = winner, timings, failures
         self._save()
         return winner
+
+    def _try(self, config: Config, args, kwargs, timings, failures, label: str) -> None:
+        """Compiles and times one config into `timings`, or records why it
+        does not compile in `failures`."""
+        call = {**kwargs, **config.knobs}
+        try:
+            self.fn.compile(*args, **call)
+        except Exception as e:  # noqa: BLE001 - recorded, the next config runs
+            failures.append(f"{config}: {str(e).splitlines()[0]}")
+            self._say(f"{label}: does not compile ({failures[-1]})")
+            return
+        timings[repr(config)] = self.timer(lambda: self.fn(*args, **call))
+        self._say(f"{label}: {timings[repr(config)]:.1f} us")
 
     def _say(self, message: str) -> None:
         if self.verbose:

@@ -14,10 +14,16 @@ marks its entry used). `python -m ggc cache --info` / `--clear` shows or
 empties it.
 $GGC_DUMP_DIR, when set, receives every stage of every kernel as files that
 `ggc` can re-run (`<name>-<key>.gg.mlir` is the input).
+Every lookup is a record of the "ggc" logger (GGC_LOG=compile prints
+them): a compile (INFO, with its milliseconds), a disk hit (INFO), a
+memory hit (DEBUG); `recording()` collects them as CacheEvents. A compile
+that runs past a second shows a progress bar on a terminal (ggc.progress).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import math
@@ -28,8 +34,9 @@ import stat
 import tempfile
 import threading
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from . import progress
 from .compiler import CompiledIR, compile_ir, version
 
 log = logging.getLogger("ggc")
@@ -310,17 +317,91 @@ def _dump_suffix(stage: str) -> str:
     return extension if extension else f".{stage}.mlir"
 
 
+class CacheEvent(NamedTuple):
+    """One compile_cached lookup, as its log record tells it."""
+    subject: str            # the kernel and its specialisation (else the source name)
+    target: str             # arch, SMs and shared memory: what else the key holds
+    source: str | None      # "memory", "disk", or None: compiled now
+    ms: float               # the lookup's milliseconds (the compile's, on a miss)
+
+
+# What the current context compiles (a jit kernel's specialisation, named
+# by ggc.jit), and the lists of CacheEvents being collected (recording()).
+_subject: contextvars.ContextVar = contextvars.ContextVar("ggc_cache_subject", default=None)
+_recorders: contextvars.ContextVar = contextvars.ContextVar("ggc_cache_recorders", default=())
+
+
+@contextlib.contextmanager
+def compiling(subject: str) -> Iterator[None]:
+    """Names what compile_cached looks up in this context (its log records
+    and CacheEvents say `subject` instead of the source name)."""
+    token = _subject.set(subject)
+    try:
+        yield
+    finally:
+        _subject.reset(token)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[List[CacheEvent]]:
+    """Collects a CacheEvent for every compile_cached call in this context
+    (copies of it too: contextvars.copy_context() for a thread) into the
+    list it yields."""
+    events: List[CacheEvent] = []
+    token = _recorders.set(_recorders.get() + (events,))
+    try:
+        yield events
+    finally:
+        _recorders.reset(token)
+
+
+def specialisation(name: str, args: Sequence[Any], consts: Dict[str, Any]) -> str:
+    """A jit kernel's specialisation as the log shows it: each argument's
+    shape ("?" where it follows the token count) and element type, then
+    the constexprs given: `moe_down_routed(a ?x128xbf16, ...; EXPECTED_M=32)`."""
+    shown = ", ".join(f"{a.name} " + "x".join("?" if d is None else str(d) for d in a.shape)
+                      + f"x{a.dtype}" for a in args)
+    knobs = ", ".join(f"{k}={v!r}" for k, v in sorted(consts.items()) if v is not None)
+    return f"{name}({shown}{'; ' + knobs if knobs else ''})"
+
+
+def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
+            shared_memory_bytes: int, source: Optional[str], ms: float, where: str) -> None:
+    """The lookup's log record and CacheEvent."""
+    names = ", ".join(k["name"] for k in compiled.kernel_info)
+    subject = _subject.get() or (f"{names} ({source_name})" if names else source_name)
+    target = f"{arch} ({num_sms} SMs" + (
+        f", {shared_memory_bytes} B shared memory)" if shared_memory_bytes else ")")
+    if source is None:
+        log.info("compiled %s for %s in %.0f ms (cache miss; %s)", subject, target, ms, where)
+    elif source == "disk":
+        log.info("loaded %s for %s from the disk cache in %.0f ms (%s)", subject, target, ms,
+                 where)
+    else:
+        log.debug("memory cache hit: %s for %s", subject, target)
+    event = CacheEvent(subject, target, source, ms)
+    for events in _recorders.get():
+        events.append(event)  # list.append is atomic: threads may share a list
+
+
+def _short_subject(source_name: str) -> str:
+    """The kernel's name alone, for a progress bar."""
+    return (_subject.get() or source_name).split("(")[0].strip() or "a kernel"
+
+
 def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
                    source_name: str = "<ggc>",
                    shared_memory_bytes: int = 0) -> Tuple[CompiledIR, Optional[str]]:
     """Compiles `ir`, or finds it in the caches. Returns the result and where
     it came from: "memory", "disk" or None (compiled now)."""
+    started = time.perf_counter()
     limit = max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
     key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms,
                  shared_memory_bytes=shared_memory_bytes)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
+        _report(hit, source_name, arch, num_sms, shared_memory_bytes, "memory", 0.0, emit)
         return hit, "memory"
     folder = cache_dir()
     path = os.path.join(folder, key) if folder else None
@@ -332,11 +413,12 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
             log.warning("cache entry %s is broken (cut, edited or malformed): compiling "
                         "it again", path)
         started = time.perf_counter()
-        compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
-                              source_name=source_name,
-                              shared_memory_bytes=shared_memory_bytes)
-        log.info("compiled %s to %s in %.2f s", source_name, emit,
-                 time.perf_counter() - started)
+        with progress.waiting(f"ggc: compiling {_short_subject(source_name)} for {arch}"):
+            compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
+                                  source_name=source_name,
+                                  shared_memory_bytes=shared_memory_bytes)
+        _report(compiled, source_name, arch, num_sms, shared_memory_bytes, None,
+                (time.perf_counter() - started) * 1e3, f"to {emit}, key {key[:12]}")
         if path:
             try:
                 _store(path, compiled)
@@ -348,7 +430,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
                 # A read-only cache folder must not stop the compile.
                 log.warning("cannot store %s in the disk cache: %s", source_name, e)
     else:
-        log.debug("loaded %s from %s", source_name, path)
+        _report(compiled, source_name, arch, num_sms, shared_memory_bytes, "disk",
+                (time.perf_counter() - started) * 1e3, path)
     name = compiled.kernel_info[0]["name"] if compiled.kernel_info else "kernel"
     _dump(name, key, compiled)
     with _lock:

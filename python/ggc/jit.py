@@ -7,7 +7,9 @@ content hash, the compiler version, the options and the GPU arch), checks
 the arguments and launches. `fn.asm[stage]` shows every stage of the last
 specialisation; `fn.compile(...)` compiles without launching, and works on
 machines without a GPU. Under torch.compile a call becomes the kernel's
-own torch custom op (ggc.torch_ops), so fullgraph=True holds.
+own torch custom op (ggc.torch_ops), so fullgraph=True holds. On CPU
+tensors a call runs ggc's reference backend instead (ggc.reference: the
+traced kernel interpreted in torch, nothing compiled).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from . import cache as _cache
 from . import groups as _groups
 from . import language as gl
 from . import compiler as _compiler
@@ -245,8 +248,11 @@ class JITFunction:
         if knobs:
             fn_spec.config = self._config_with(text, knobs)
             text = emit(fn_spec)
-        return Kernel(text, num_sms=self.num_sms, source_name=f"{self.fn.__name__} (traced)",
-                      target=_compiler.get_target())
+        # GGC_LOG's compile and cache records name the specialisation.
+        with _cache.compiling(_cache.specialisation(self.fn.__name__, fn_spec.args, consts)):
+            return Kernel(text, num_sms=self.num_sms,
+                          source_name=f"{self.fn.__name__} (traced)",
+                          target=_compiler.get_target())
 
     def _config_with(self, text: str, knobs: Dict[str, Any]) -> str:
         """The config gg-select-config picks, with the knobs overriding it."""
@@ -286,6 +292,7 @@ class JITFunction:
                  **kwargs) -> None:
         """Runs the kernel on `stream` (default: the tensors' current
         stream); `validate` checks the group metadata first (Kernel).
+        CPU tensors run on ggc's reference backend (ggc.reference).
         While torch.compile traces, under make_fx or on fake tensors, the
         call goes through the kernel's custom op instead."""
         key = _call_key(args, kwargs, validate)
@@ -330,12 +337,18 @@ class JITFunction:
         return kernel.launch_for([tensors[n] for n in self.tensor_params])
 
     def _run(self, tensors: Dict[str, Any], consts: Dict[str, Any], stream, validate) -> None:
-        _require_gpu_tensors(tensors)
+        on_cpu = _runs_on_cpu(tensors)
         bridge = _torch_ops
         if bridge is not None and bridge.without_data(tensors.values()):
             # Fake tensors (a custom op's fake implementation): every check
             # of a launch that needs no data, and no launch.
-            bridge.check_without_data(self, tensors, consts)
+            if on_cpu:
+                _reference().check(self, tensors, consts)
+            else:
+                bridge.check_without_data(self, tensors, consts)
+            return
+        if on_cpu:
+            _reference().run(self, tensors, consts, validate)
             return
         kernel = self._kernel(tensors, consts)
         kernel(*(tensors[n] for n in self.tensor_params), stream=stream, validate=validate)
@@ -378,14 +391,35 @@ def _call_key(args: Tuple[Any, ...], kwargs: Dict[str, Any], validate):
     return key
 
 
-def _require_gpu_tensors(tensors: Dict[str, Any]) -> None:
-    """torch tensors off the GPU are an error before anything is compiled."""
+def _runs_on_cpu(tensors: Dict[str, Any]) -> bool:
+    """Whether a launch runs on ggc's reference backend (ggc.reference):
+    every torch tensor on the CPU. Otherwise they are CUDA tensors (or
+    GPU arrays of another kind), checked by the kernel; a tensor on
+    another device, or CPU and CUDA tensors together, are an error naming
+    the argument before anything is traced."""
+    first = None
     for name, value in tensors.items():
-        device = getattr(value, "device", None)
-        if type(value).__module__.startswith("torch") and getattr(device, "type",
-                                                                   "cuda") != "cuda":
-            raise ValueError(f"argument '{name}' must be on a CUDA device, but is on "
-                             f"{device.type}")
+        if type(value).__module__.startswith("torch"):
+            kind = value.device.type
+        elif hasattr(value, "__cuda_array_interface__"):
+            kind = "cuda"
+        else:
+            continue  # DLPack and the like: the kernel describes them
+        if kind not in ("cuda", "cpu"):
+            raise ValueError(f"argument '{name}' must be on a CUDA device, or on the CPU for "
+                             f"ggc's reference backend, but is on {kind}")
+        if first is None:
+            first = (name, kind)
+        elif kind != first[1]:
+            raise ValueError(f"argument '{name}' is on {kind} but argument '{first[0]}' on "
+                             f"{first[1]}: a launch's tensors must all be on one device")
+    return first is not None and first[1] == "cpu"
+
+
+def _reference():
+    # Imported on the first CPU launch: it needs torch, which jit does not.
+    from . import reference
+    return reference
 
 
 def jit(fn: Optional[Callable] = None, *, num_sms: Optional[int] = None):

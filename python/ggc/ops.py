@@ -6,7 +6,9 @@
   `moe_gemm_mxfp8_nt_groupwise` and `SegmentGEMMWrapper` (in ggc.flashinfer,
   found here too). DeepGEMM 2.x's API is ggc.deepgemm.
 
-All take torch tensors on one CUDA device and launch on the current stream.
+All take torch tensors on one CUDA device and launch on the current stream,
+or CPU tensors, which ggc's reference backend computes in torch
+(ggc.reference: slow, for CI and laptops; f32 accumulation).
 """
 
 from __future__ import annotations

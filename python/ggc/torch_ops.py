@@ -1,7 +1,8 @@
 """PyTorch integration: ggc's entry points as `torch.ops.ggc.*` custom ops,
 so that torch.compile(fullgraph=True), make_fx and torch.export trace them,
 with autograd where a backward exists. Imported by `import ggc` when torch
-is installed.
+is installed. On CPU tensors every op runs on ggc's reference backend
+(ggc.reference), fakes included.
 
 - `torch.ops.ggc.grouped_gemm` (returns the output) and
   `torch.ops.ggc.grouped_gemm_out` (writes `out`): everything
@@ -210,8 +211,12 @@ def _no_backward(inputs) -> Optional[str]:
         return "this layout (only contiguous groups: offsets, or offs with b [G, N, K])"
     if a_scale is not None or b_scale is not None:
         return "scaled (f8) inputs"
-    if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
-        return f"a {a.dtype} and b {b.dtype} (only bf16 or f16, both alike)"
+    # float32 on the CPU too, where ggc's reference backend runs its two
+    # GEMMs (not enabled on CUDA: untested there).
+    cpu_float32 = a.dtype == torch.float32 and a.device.type == "cpu"
+    if (a.dtype not in (torch.bfloat16, torch.float16) and not cpu_float32) or (
+            b.dtype != a.dtype):
+        return f"a {a.dtype} and b {b.dtype} (only bf16 or f16, both alike; float32 on the CPU)"
     return None
 
 

@@ -1,18 +1,16 @@
 """Shared by the ggc.moe tests (CPU and GPU): the layer in fp64, and the
-CPU stand-ins for ggc's kernels.
+setup that runs ggc.moe on CPU tensors.
 
-The stand-ins replace only a launch (JITFunction._run on tensors with
-data), as test_torch_compile_reference.py does: ggc.moe's host code, the
-ops' bodies, the custom ops' fakes (which trace and compile the real
-kernels) and the autograd formulas all run as they are.
+On the CPU every launch runs on ggc's public reference backend
+(ggc.reference: the traced kernel interpreted in torch); ggc.moe's host
+code, the ops' bodies, the custom ops' fakes and the autograd formulas
+all run as they are. The tests hold the layer to `reference_moe`, written
+here in fp64 from the definitions.
 """
 
 import math
-import sys
 
 import torch
-
-from test_torch_compile_reference import grouped_gemm_reference, groups_of, mm
 
 BLOCK = 128
 
@@ -86,52 +84,12 @@ def rel_err(out, ref):
     return ((out - ref.double()).norm() / ref.double().norm()).item()
 
 
-def _run_reference(name, args, consts):
-    """What one of ggc's kernels computes: f32 accumulation, the epilogue on
-    it, one rounding to the output's dtype."""
-    if name == "grouped_gemm_contiguous_nk_scaled":
-        a, b, offsets, a_scale, b_scale, out = args
-        route = None
-    elif name == "moe_down_routed_fp8":
-        a, b, offsets, a_scale, b_scale, route, out = args
-        consts = dict(A_KIND="block_mn", B_KIND="block")
-    elif name == "moe_down_routed":
-        (a, b, offsets, route, out), a_scale = args, None
-    elif name in ("moe_up_swiglu", "moe_up_swigluoai"):
-        a, b, offsets, out = args
-        for g, rows in enumerate(groups_of(offsets)):
-            out[rows] = activation64(mm(a[rows], b[g].T), name[len("moe_up_"):]).to(out.dtype)
-        return
-    else:
-        return grouped_gemm_reference(name, *args, accumulate=consts.get("ACCUMULATE", False))
-    if a_scale is not None:
-        assert consts["B_KIND"] == "block"
-        a = dequantized_rows(a, a_scale, consts["A_KIND"])
-        b = dequantized_weights(b, b_scale).float()
-    for g, rows in enumerate(groups_of(offsets)):
-        acc = mm(a[rows], b[g].T)
-        out[rows] = (acc if route is None else acc * route[rows, None]).to(out.dtype)
-
-
 def use_reference_kernels(monkeypatch, cache_dir):
-    """Runs ggc.moe on CPU tensors with each launch done by _run_reference."""
-    from ggc import torch_ops
-    from ggc.moe import checks
-    jit = sys.modules["ggc.jit"]
+    """Runs ggc.moe on CPU tensors (ggc's reference backend takes every
+    launch) with a private kernel cache and a fresh torch.compile state."""
     monkeypatch.setenv("GGC_CACHE_DIR", str(cache_dir))
-    # A graph would capture the reference kernels, and later calls of the
-    # same signature would replay them.
+    # No CUDA graph is captured on the CPU; kept off as on a GPU test run.
     monkeypatch.setenv("GGC_MOE_GRAPH_TOKENS", "0")
-    monkeypatch.setattr(jit, "_require_gpu_tensors", lambda tensors: None)
-    monkeypatch.setattr(checks, "require_cuda", lambda device: None)
-    run = jit.JITFunction._run
-
-    def reference(fn, tensors, consts, stream, validate):
-        if torch_ops.without_data(tensors.values()):
-            return run(fn, tensors, consts, stream, validate)  # the fakes, as they are
-        _run_reference(fn.__name__, [tensors[n] for n in fn.tensor_params], consts)
-
-    monkeypatch.setattr(jit.JITFunction, "_run", reference)
     torch._dynamo.reset()
 
 

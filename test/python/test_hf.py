@@ -143,8 +143,14 @@ def test_errors_name_what_is_wrong():
         hf.from_hf(mx, gpt.config)
     with pytest.raises(TypeError, match="must be an nn.Module or a state dict"):
         hf.from_hf([1], config)
-    with pytest.raises(TypeError, match="bfloat16"):
-        hf.from_hf({k: v.float() for k, v in block.state_dict().items()}, config)
+    with pytest.raises(TypeError, match="the router weight is torch.float16: ggc's MoE "
+                                        "layers are bfloat16"):
+        hf.from_hf({k: v.half() for k, v in block.state_dict().items()}, config)
+    # float32 loads on the CPU (ggc's reference backend), not for CUDA.
+    with pytest.raises(TypeError, match=r"the router weight is torch.float32 on cuda: ggc's "
+                                        r"MoE layers are bfloat16 \(float32 on the CPU only"):
+        hf.from_hf({k: v.float() for k, v in block.state_dict().items()}, config,
+                   device="cuda")
     with pytest.raises(TypeError, match=r"^the state dict's 'experts.down_proj' must be a "
                                         r"tensor, got list$"):
         hf.from_hf({**block.state_dict(), "experts.down_proj": [1, 2]}, config)

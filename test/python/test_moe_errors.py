@@ -6,10 +6,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ggc import moe  # noqa: E402
-from ggc.moe import checks  # noqa: E402
 from moe_reference import use_reference_kernels  # noqa: E402
 
-REQUIRE_CUDA = checks.require_cuda  # before the fixture replaces it
 BF16, FP8 = torch.bfloat16, torch.float8_e4m3fn
 T, H, I, E, K = 5, 256, 128, 6, 2
 
@@ -54,7 +52,8 @@ CASES = {
                       r"topk_weights must have topk_ids' shape \[5, 2\], got \[5, 1\]"),
     "x_dtype": (changed(x=lambda c: c["x"].float()), "x must be bfloat16"),
     "w13_dtype": (changed(w13=lambda c: c["w13"].half(), w2=lambda c: c["w2"].half()),
-                  "w13 must be bfloat16 or float8_e4m3fn, got torch.float16"),
+                  r"w13 must be bfloat16 or float8_e4m3fn \(float32 on the CPU\), got "
+                  r"torch.float16"),
     "w2_dtype": (changed(w2=lambda c: c["w2"].to(FP8)), "w2 must have w13's dtype"),
     "ids_dtype": (changed(topk_ids=lambda c: c["topk_ids"].float()),
                   "topk_ids must be int32 or int64"),
@@ -95,10 +94,29 @@ def test_unaligned_hidden_size():
         moe.fused_moe(**call)
 
 
-def test_tensors_off_the_gpu(monkeypatch):
-    monkeypatch.setattr(checks, "require_cuda", REQUIRE_CUDA)
-    with pytest.raises(ValueError, match="x must be on a CUDA device, but is on cpu"):
-        moe.fused_moe(**args())
+def test_tensors_on_neither_a_gpu_nor_the_cpu():
+    """CUDA runs the kernels, the CPU ggc's reference backend; anything
+    else (meta here) is refused by name."""
+    call = {k: v.to("meta") if isinstance(v, torch.Tensor) else v for k, v in args().items()}
+    with pytest.raises(ValueError, match="x must be on a CUDA device, or on the CPU for "
+                                         "ggc's reference backend, but is on meta"):
+        moe.fused_moe(**call)
+
+
+def test_float32_layers_run_on_the_cpu_only():
+    """float32 x and weights run on the CPU (test_reference_backend.py);
+    on CUDA (fake CUDA tensors here) ggc's kernels are bf16 and FP8."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        call = {k: torch.empty(v.shape, device="cuda", dtype=torch.float32
+                               if v.is_floating_point() else v.dtype)
+                for k, v in args().items()}
+        with pytest.raises(TypeError, match="a float32 layer runs on the CPU only .*on cuda "
+                                            "ggc's MoE kernels are bfloat16 and FP8"):
+            moe.fused_moe(**call)
+    with pytest.raises(TypeError, match="x must be float32 for float32 weights, got "
+                                        "torch.bfloat16"):
+        moe.fused_moe(**{**args(), "w13": args()["w13"].float(), "w2": args()["w2"].float()})
 
 
 def test_validate_under_torch_compile_is_refused():
@@ -116,7 +134,7 @@ MODULE_CASES = [
     (dict(hidden_size=0), "hidden_size must be a positive int, got 0"),
     (dict(top_k=2.0), "top_k must be a positive int"),
     (dict(activation="tanh"), "activation must be one of"),
-    (dict(dtype=torch.float32), "dtype must be torch.bfloat16"),
+    (dict(dtype=torch.float16), "dtype must be torch.bfloat16"),
     (dict(top_k=7), r"top_k must be an int in \[1, E = 6\]"),
     (dict(n_group=4, topk_group=1), "n_group = 4 must divide the expert count E = 6"),
 ]

@@ -124,11 +124,11 @@ def test_errors_after_a_cached_call_of_another_signature():
 
 def test_the_device_rule_runs_on_every_call(monkeypatch):
     x, w13, w2, weights, ids = layer(seed=9)
-    moe.fused_moe(x, w13, w2, weights, ids)  # cached, with the CPU rule replaced
+    moe.fused_moe(x, w13, w2, weights, ids)  # cached: CPU tensors pass the device rule
 
     def cuda_only(device):
         raise ValueError(f"x must be on a CUDA device, but is on {device}")
-    monkeypatch.setattr(checks, "require_cuda", cuda_only)
+    monkeypatch.setattr(checks, "require_device", cuda_only)
     with pytest.raises(ValueError, match="must be on a CUDA device"):
         moe.fused_moe(x, w13, w2, weights, ids)
 

@@ -297,7 +297,8 @@ def test_bad_arguments_of_the_ops_name_themselves():
     with pytest.raises(TypeError, match="a_scale must be a torch.Tensor, got list"):
         ops.grouped_gemm(b[0], b, offsets=offsets, a_scale=[1.0])
     meta = [t.to("meta") for t in (b[0], b, offsets)]
-    with pytest.raises(ValueError, match="argument 'a' must be on a CUDA device, but is on meta"):
+    with pytest.raises(ValueError, match="argument 'a' must be on a CUDA device, or on the CPU "
+                                         "for ggc's reference backend, but is on meta"):
         ops.grouped_gemm(meta[0], meta[1], offsets=meta[2])
     with pytest.raises(ValueError, match=r"expected_m must be an int in \[1, 2\^31 - 1\]"):
         ops.grouped_gemm(b, b, masked_m=offsets[:2], a_scale=torch.ones(2),

@@ -39,10 +39,10 @@ def private_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def cpu_as_gpu(monkeypatch):
     """CPU tensors stand in for CUDA ones (fake CUDA tensors need a CUDA
-    build of torch for views, copies and autograd): the kernels' one rule
-    they cannot pass, being on a CUDA device, is lifted; every other check
-    runs."""
-    monkeypatch.setattr(sys.modules["ggc.jit"], "_require_gpu_tensors", lambda tensors: None)
+    build of torch for views, copies and autograd): their launches are
+    taken for CUDA ones (not ggc's reference backend), so the fakes hold
+    them to the GPU kernels' contract; every check but the device runs."""
+    monkeypatch.setattr(sys.modules["ggc.jit"], "_runs_on_cpu", lambda tensors: False)
 
 
 @pytest.fixture
@@ -182,8 +182,10 @@ def test_fake_cuda_tensors_trace_without_lifting_the_device_rule():
         out = torch.compile(contiguous, backend=graphs, fullgraph=True)(
             a, b, empty(9, dtype=I32, device="cuda"))
         assert out.device.type == "cuda" and out.shape == (100, 256)
-        with pytest.raises(ValueError, match="must be on a CUDA device, but is on cpu"):
-            contiguous(empty(100, 512), empty(8, 256, 512), empty(9, dtype=I32))
+        with pytest.raises(ValueError, match="argument 'b' is on cpu but argument 'a' on "
+                                             "cuda: a launch's tensors must all be on one "
+                                             "device"):
+            contiguous(a, empty(8, 256, 512), empty(9, dtype=I32, device="cuda"))
     assert "ggc.grouped_gemm" in graphs.targets()
 
 

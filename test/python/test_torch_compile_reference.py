@@ -1,15 +1,15 @@
-"""The custom ops' real paths on the CPU, each launch replaced by a torch
-reference of the kernel: full torch.library.opcheck (real runs against the
-fakes, eager against compiled, gradients), grouped_gemm's backward against
-fp64, and compiled results against eager ones.
+"""The custom ops' real paths on the CPU, each launch run by ggc's public
+reference backend (ggc.reference): full torch.library.opcheck (real runs
+against the fakes, eager against compiled, gradients), grouped_gemm's
+backward against fp64, and compiled results against eager ones.
 
 Everything up to the launch is ggc's own: the ops' bodies, ggc.ops' host
-path, the jit kernels' tracing and compiling, the autograd formulas. Only
-the kernel's arithmetic (unscaled, one reference per layout) is torch's; the
-GPU suite (test/gpu/test_torch_compile_gpu.py) runs the real kernels.
+path, the jit kernels' tracing and checking, the autograd formulas. The
+stand-in these tests ran before the public backend existed
+(`grouped_gemm_reference`) is kept as a second, independent reading of
+the unscaled kernels; the GPU suite (test/gpu/test_torch_compile_gpu.py)
+runs the real kernels.
 """
-
-import sys
 
 import pytest
 
@@ -21,27 +21,11 @@ from ggc import ops, torch_ops  # noqa: E402
 
 BF16, I32 = torch.bfloat16, torch.int32
 SIZES = [33, 0, 200, 1, 130]
-JIT = sys.modules["ggc.jit"]
 
 
 @pytest.fixture(autouse=True)
 def reference_kernels(tmp_path, monkeypatch):
     monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(JIT, "_require_gpu_tensors", lambda tensors: None)
-    run = JIT.JITFunction._run
-
-    def reference(fn, tensors, consts, stream, validate):
-        if torch_ops.without_data(tensors.values()):
-            return run(fn, tensors, consts, stream, validate)  # the fakes, as they are
-        args = [tensors[n] for n in fn.tensor_params]
-        if fn.__name__ == "routed":
-            x, w, offsets, route, y = args
-            for g, rows in enumerate(groups_of(offsets)):
-                y[rows] = (mm(x[rows], w[g].T) * route[rows, None]).to(y.dtype)
-        else:
-            grouped_gemm_reference(fn.__name__, *args, accumulate=consts.get("ACCUMULATE", False))
-
-    monkeypatch.setattr(JIT.JITFunction, "_run", reference)
     torch._dynamo.reset()
 
 
@@ -187,3 +171,27 @@ def test_accumulate_adds_to_out_eagerly_and_compiled():
         want[g] += mm(dy[tokens].T, x[tokens])
     assert torch.allclose(eager, want, rtol=1e-5, atol=1e-4)
     assert torch.equal(compiled, eager)
+
+
+@pytest.mark.parametrize("layout, b_layout", [("contiguous", "nk"), ("contiguous", "kn"),
+                                              ("masked", "nk"), ("k_grouped", "kn")])
+def test_public_reference_reads_the_kernels_as_the_stand_in_did(layout, b_layout):
+    """ggc.reference (from the traced kernel) and grouped_gemm_reference
+    (written per kernel name): the same f32 products, the same bits; rows
+    outside every group untouched by both."""
+    offsets = offsets_of(SIZES)
+    if layout == "contiguous":
+        a, groups, out = randn(370, 64), dict(offsets=offsets), torch.full((370, 96), 7.0)
+        b = randn(5, 96, 64) if b_layout == "nk" else randn(5, 64, 96)
+        args = (a, b, offsets)
+    elif layout == "masked":
+        counts = torch.tensor([5, 0, 64, 17], dtype=I32)
+        a, b, groups = randn(4, 64, 64), randn(4, 96, 64), dict(masked_m=counts)
+        out, args = torch.full((4, 64, 96), 7.0), (a, b, counts)
+    else:
+        a, b, groups = randn(364, 48), randn(364, 40), dict(k_offsets=offsets)
+        out, args = torch.full((5, 48, 40), 7.0), (a, b, offsets)
+    got = ops.grouped_gemm(a, b, out=out.to(BF16), b_layout=b_layout, **groups)
+    want = out.to(BF16)
+    grouped_gemm_reference(f"grouped_gemm_{layout}_{b_layout}", *args, want)
+    assert torch.equal(got, want)

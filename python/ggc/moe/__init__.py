@@ -18,6 +18,9 @@
   loaded into `MoE`, and a model's blocks swapped (docs/models.md).
 - `activations`: the activations between the GEMMs, by name.
 - `quantize_weights`, `quantize_rows`: FP8 block quantisation.
+- `warmup(model_or_layer, max_tokens)`: compiles every kernel the layers'
+  forwards need for up to max_tokens tokens, ahead of serving (no GPU
+  needed; `LayerShape` describes a layer without one; ggc.moe.precompile).
 
 Needs torch. docs/moe.md has the details.
 """
@@ -29,10 +32,11 @@ from .layer import activate, fused_moe, routing_weights
 from .module import ExpertParallelMoE, MoE
 from .permute import Permutation, combine_rows, gather_rows, permute
 from .placement import ExpertPlacement
+from .precompile import LayerShape, warmup
 from .quant import dequantize_weights, quantize_rows, quantize_weights
 from .routing import route
 
-__all__ = ["ExpertParallelError", "ExpertParallelMoE", "ExpertPlacement", "MoE",
+__all__ = ["ExpertParallelError", "ExpertParallelMoE", "ExpertPlacement", "LayerShape", "MoE",
            "activations", "expert_parallel_moe", "graphs", "hf", "Permutation", "activate", "combine_rows", "dequantize_weights",
            "fused_moe", "gather_rows", "permute", "quantize_rows", "quantize_weights",
-           "route", "routing_weights"]
+           "route", "routing_weights", "warmup"]

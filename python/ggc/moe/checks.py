@@ -121,7 +121,7 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
     """check_fused_moe, run once per call signature (each tensor's type,
     dtype, shape, strides and device, and the activation): every check but
     the device rule reads those alone, so a signature that passed once
-    passes again. The device rule runs every call (CPU tests replace it).
+    passes again. The device rule runs every call (a test replaces it).
     While torch.compile traces, every check runs (a cache is not traced).
     Returns the sizes and the signature (None while tracing)."""
     if torch.compiler.is_compiling():
@@ -143,7 +143,7 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
                 _CHECKED.clear()
             _CHECKED[key] = problem
         return problem, key
-    require_cuda(x.device)
+    require_device(x.device)
     return problem, key
 
 
@@ -179,17 +179,32 @@ def _check_dtypes(x, w13, w2, topk_weights, topk_ids, x_scale) -> None:
         if x.dtype != FP8 or w13.dtype != FP8:
             raise TypeError(f"x_scale is given, so x must be float8_e4m3fn (quantised 1x128) "
                             f"for float8_e4m3fn weights; got x {x.dtype}, w13 {w13.dtype}")
+    elif w13.dtype == torch.float32:
+        _check_float32(x)
     elif x.dtype != torch.bfloat16:
         raise TypeError(f"x must be bfloat16 (FP8 layers quantise it themselves, or take "
                         f"x in float8_e4m3fn with its x_scale), got {x.dtype}")
-    if w13.dtype not in (torch.bfloat16, FP8):
-        raise TypeError(f"w13 must be bfloat16 or float8_e4m3fn, got {w13.dtype}")
+    if w13.dtype not in (torch.bfloat16, FP8, torch.float32):
+        raise TypeError(f"w13 must be bfloat16 or float8_e4m3fn (float32 on the CPU), got "
+                        f"{w13.dtype}")
     if w2.dtype != w13.dtype:
         raise TypeError(f"w2 must have w13's dtype {w13.dtype}, got {w2.dtype}")
     if topk_ids.dtype not in (torch.int32, torch.int64):
         raise TypeError(f"topk_ids must be int32 or int64, got {topk_ids.dtype}")
     if not topk_weights.is_floating_point():
         raise TypeError(f"topk_weights must be floating point, got {topk_weights.dtype}")
+
+
+def _check_float32(x) -> None:
+    """float32 layers run on the CPU only, on ggc's reference backend:
+    the CUDA kernels of the layer (the down projection's bf16 output, the
+    SwiGLU and combine kernels) are bfloat16 and FP8."""
+    if x.dtype != torch.float32:
+        raise TypeError(f"x must be float32 for float32 weights, got {x.dtype}")
+    if x.device.type != "cpu":
+        raise TypeError(f"a float32 layer runs on the CPU only (ggc's reference backend); "
+                        f"on {x.device.type} ggc's MoE kernels are bfloat16 and FP8: convert "
+                        f"the layer with .to(torch.bfloat16)")
 
 
 def _check_scales(fp8, w13, w2, w13_scale, w2_scale) -> None:
@@ -225,18 +240,20 @@ def _check_x_scale(x, x_scale) -> None:
 
 def _check_devices(**named) -> None:
     device = named["x"].device
-    require_cuda(device)
+    require_device(device)
     for name, t in named.items():
         if t is not None and t.device != device:
             raise ValueError(f"{name} is on {t.device} but x on {device}: every tensor "
                              f"of the layer must be on one device")
 
 
-def require_cuda(device: torch.device) -> None:
-    """The kernels run on CUDA devices only (the CPU tests replace this
-    check, with the launches, to run the host path on CPU tensors)."""
-    if device.type != "cuda":
-        raise ValueError(f"x must be on a CUDA device, but is on {device}")
+def require_device(device: torch.device) -> None:
+    """The layer runs on CUDA devices, and on the CPU by ggc's reference
+    backend (ggc.reference: each launch in torch, the PTX helper kernels'
+    torch fallbacks)."""
+    if device.type not in ("cuda", "cpu"):
+        raise ValueError(f"x must be on a CUDA device, or on the CPU for ggc's reference "
+                         f"backend, but is on {device}")
 
 
 def check_ids(topk_ids: torch.Tensor, experts: int) -> None:

@@ -296,7 +296,7 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
     arrive), not after the dispatch, where one rank's error would leave
     the others waiting."""
     from .layer import Weights, expected_rows, sorted_experts
-    checks.require_cuda(x.device)  # also on a rank that holds no experts
+    checks.require_device(x.device)  # also on a rank that holds no experts
     rows = torch.empty(0, x.shape[1], dtype=FP8 if wire == "fp8" else x.dtype,
                        device=x.device)
     scale = (torch.empty(0, -(-x.shape[1] // BLOCK), device=x.device)

@@ -21,6 +21,10 @@ clamped SwiGLU ("swigluoai") run in the layer. A swapped block hands its
 router logits to transformers' output recorder (`output_router_logits`),
 so the auxiliary load-balancing loss is computed as for the block it
 replaced. docs/models.md has the details.
+
+On the CPU a model runs on ggc's reference backend (ggc.reference), a
+float32 one included (its layers are then float32); on CUDA the layers are
+bfloat16 (or FP8), and a float32 model is refused when it is loaded.
 """
 
 from __future__ import annotations
@@ -106,11 +110,8 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
     args = layer_args(config)
     tensors = _ggc_state(state, family, args, config, device)
     device = device if device is not None else tensors["gate.weight"].device
-    dtype = tensors["gate.weight"].dtype
-    if dtype != torch.bfloat16:
-        raise TypeError(f"the router weight is {dtype}: ggc's MoE layers are bfloat16 "
-                        f"(load the model with torch_dtype=torch.bfloat16)")
-    layer = MoE(**args, device="meta")
+    dtype = _layer_dtype(tensors["gate.weight"].dtype, torch.device(device))
+    layer = MoE(**args, device="meta", dtype=dtype)
     fp8 = tensors.pop("fp8", None)
     layer.load_state_dict(tensors, strict=True, assign=True)
     layer.shared_ids = torch.arange(layer.num_experts, layer.num_experts + layer.shared_experts,
@@ -118,6 +119,18 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
     if fp8 is not None:
         layer.set_fp8_weights(*fp8)
     return layer.to(device)
+
+
+def _layer_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype:
+    """The layer's dtype, the router's: bfloat16, or float32 for a model on
+    the CPU (ggc's reference backend runs it; the CUDA kernels are bf16 and
+    FP8)."""
+    if dtype == torch.bfloat16 or (dtype == torch.float32 and device.type == "cpu"):
+        return dtype
+    where = "" if dtype != torch.float32 else f" on {device.type}"
+    raise TypeError(f"the router weight is {dtype}{where}: ggc's MoE layers are bfloat16 "
+                    f"(float32 on the CPU only; load the model with "
+                    f"torch_dtype=torch.bfloat16)")
 
 
 def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, config,
@@ -157,11 +170,12 @@ def _ggc_state(state: Dict[str, torch.Tensor], family: Family, args: dict, confi
                        "loaded with its MXFP4 Triton kernels keeps its experts out of its "
                        "state dict (load it with Mxfp4Config(dequantize=True), or give from_hf "
                        "the checkpoint's state dict)")
+    dtype = out["gate.weight"].dtype
     _check_expert_dtypes(w13, w2, scales, "experts.gate_up_proj and experts.down_proj"
-                         if fused else "experts.*")
+                         if fused else "experts.*", dtype)
     if args.get("shared_experts"):
         shared = _per_expert(state, family.legacy, "shared_experts.", [None])
-        _check_expert_dtypes(*shared, "shared_experts.*")
+        _check_expert_dtypes(*shared, "shared_experts.*", dtype)
         w13, w2, scales = _with_shared(w13, w2, scales, shared, args["shared_experts"], inter)
     if scales is not None:
         out["fp8"] = (w13.contiguous(), w2.contiguous()) + scales
@@ -300,10 +314,11 @@ def _check_fused_shapes(w13, w2, args, transposed: bool) -> None:
                              f"config), got {list(w.shape)}")
 
 
-def _check_expert_dtypes(w13, w2, scales, where: str) -> None:
-    """Expert weights the layer takes: bfloat16, or float8_e4m3fn with
-    their scales. Anything else (int8, say) was promoted into a layer of
-    zeros by the concatenations, with no error."""
+def _check_expert_dtypes(w13, w2, scales, where: str, dtype=torch.bfloat16) -> None:
+    """Expert weights the layer takes: the router's dtype (bfloat16, or
+    float32 on the CPU), or float8_e4m3fn with their scales. Anything else
+    (int8, say) was promoted into a layer of zeros by the concatenations,
+    with no error."""
     for name, w in (("gate/up", w13), ("down", w2)):
         if scales is not None and w.dtype == FP8:
             continue
@@ -311,11 +326,12 @@ def _check_expert_dtypes(w13, w2, scales, where: str) -> None:
             raise ValueError(f"the {name} weights of {where} are float8_e4m3fn without their "
                              f"weight_scale_inv: an FP8 checkpoint gives every expert weight "
                              f"its block scales")
-        if w.dtype != torch.bfloat16:
+        if w.dtype != dtype:
+            layer = str(dtype).replace("torch.", "")
             raise TypeError(f"the {name} weights of {where} are {w.dtype}: ggc's MoE layers "
-                            f"take bfloat16 experts, or float8_e4m3fn ones with "
-                            f"weight_scale_inv (load the model with torch_dtype=torch.bfloat16 "
-                            f"or dequantise the experts first)")
+                            f"take {layer} experts (the router's dtype), or float8_e4m3fn "
+                            f"ones with weight_scale_inv (load the model with "
+                            f"torch_dtype=torch.bfloat16 or dequantise the experts first)")
 
 
 def _per_expert(state, names, pattern, experts):

@@ -103,9 +103,8 @@ def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
     kernel as a launch would (ggc.torch_ops), a real one launches it.
     `zero_ungrouped`: rows past offsets[E] (routes to another rank's
     experts) read as zeros; the kernel never writes them."""
-    shape = (a.shape[0], w.shape[1])
-    y = (a.new_zeros(shape, dtype=torch.bfloat16) if zero_ungrouped
-         else a.new_empty(shape, dtype=torch.bfloat16))
+    shape, dtype = (a.shape[0], w.shape[1]), output_dtype(a)
+    y = a.new_zeros(shape, dtype=dtype) if zero_ungrouped else a.new_empty(shape, dtype=dtype)
     # The offsets come from searchsorted over every route, so they always
     # cover the M rows in order (or the first of them, with
     # zero_ungrouped): checking them would only add a host sync.
@@ -116,6 +115,12 @@ def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,
             moe_down_routed_fp8(a, w, offsets, a_scale, w_scale, route, y,
                                 EXPECTED_M=expected_m, validate=False)
     return y
+
+
+def output_dtype(a: Tensor) -> torch.dtype:
+    """What the layer's GEMMs write: bf16, or float32 for a float32 layer
+    (the CPU's reference backend only)."""
+    return torch.float32 if a.dtype == torch.float32 else torch.bfloat16
 
 
 moe_down_op = torch.library.custom_op("ggc::moe_down", _down, mutates_args=(),
@@ -144,11 +149,13 @@ def _backward(ctx, grad):
         torch.ops.ggc.grouped_gemm_out(weighted, w.contiguous(), grad_a, offsets=offsets,
                                        b_layout="kn")
     if ctx.needs_input_grad[1]:
+        # Written in the weight's dtype by the kernel (summed in f32).
         grad_w = torch.ops.ggc.grouped_gemm(weighted, a.contiguous(), k_offsets=offsets,
-                                            out_dtype=torch.float32).to(w.dtype)
+                                            out_dtype=w.dtype)
     if ctx.needs_input_grad[3]:
         # The unweighted product again (the forward kept only the weighted one).
-        product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets)
+        product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets,
+                                             out_dtype=output_dtype(a))
         grad_route = (grad.float() * product.float()).sum(dim=-1)
     return grad_a, grad_w, None, grad_route, None, None, None, None
 

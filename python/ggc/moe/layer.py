@@ -28,7 +28,7 @@ from .. import compiler as ggc_compiler
 from .. import ops
 from . import checks, elementwise, graphs, routes
 from .activations import activate
-from .kernels import gated_up, routed_down
+from .kernels import gated_up, output_dtype, routed_down
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
                       sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -53,7 +53,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     `activation`: one of ggc.moe.activations.ACTIVATIONS: "swiglu"
     (silu(gate) * up), "geglu" (tanh gelu), "geglu_erf", "swigluoai"
     (gpt-oss's clamped SwiGLU, gate/up rows interleaved), "silu", "gelu",
-    "gelu_erf", "relu", "relu2". Returns [T, H] bf16.
+    "gelu_erf", "relu", "relu2". Returns [T, H] bf16. On CPU tensors the
+    layer runs on ggc's reference backend (ggc.reference), which also takes
+    float32 x, w13 and w2 (and returns float32); on CUDA float32 is refused.
 
     `w13_bias` [E, N] and `w2_bias` [E, H] (gpt-oss): each expert's biases,
     added to its up projection and, before the routing weight, to its down
@@ -248,7 +250,7 @@ def _activated_up(rows, rows_scale, offsets, weights: Weights, activation: str, 
             return act
     if rows_scale is None:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
-                             validate=False)
+                             validate=False, out_dtype=output_dtype(rows))
     else:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
                              a_scale=as_row_view(rows_scale, rows.shape[0]),

@@ -31,8 +31,10 @@ class MoE(nn.Module):
     I), in the same grouped GEMMs. `expert_bias` adds w13_bias [E + S, 2I]
     and w2_bias [E + S, H] (gpt-oss). `quantize_fp8()` turns the expert
     weights into FP8 with 128x128 block scales for inference. Input
-    [..., H] bf16, output the same shape. ggc.moe.hf loads Hugging Face
-    models' blocks into it."""
+    [..., H] in the layer's dtype, output the same shape. ggc.moe.hf loads
+    Hugging Face models' blocks into it. `dtype` is bf16, or torch.float32
+    for a layer on the CPU (ggc's reference backend; the CUDA kernels are
+    bf16 and FP8)."""
 
     def __init__(self, hidden_size: int, intermediate_size: int, num_experts: int,
                  top_k: int, *, activation: str = "swiglu", scoring: str = "softmax",
@@ -43,7 +45,7 @@ class MoE(nn.Module):
                  shared_experts: int = 0, device=None, dtype=torch.bfloat16):
         super().__init__()
         _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
-                          dtype)
+                          dtype, cpu_float32=True)
         if not isinstance(shared_experts, int) or isinstance(shared_experts, bool) or (
                 shared_experts < 0):
             raise ValueError(f"shared_experts must be an int >= 0, got {shared_experts!r}")
@@ -100,6 +102,9 @@ class MoE(nn.Module):
         H and I must be multiples of 128. Expert biases stay bf16."""
         if self.w13_scale is not None:
             raise RuntimeError("quantize_fp8: the weights are FP8 already")
+        if self.w13.dtype != torch.bfloat16:
+            raise TypeError(f"quantize_fp8: FP8 layers take bfloat16 activations; this layer "
+                            f"is {self.w13.dtype} (convert it with .to(torch.bfloat16) first)")
         w13, w13_scale = quantize_weights(self.w13.detach(), "w13")
         w2, w2_scale = quantize_weights(self.w2.detach(), "w2")
         return self.set_fp8_weights(w13, w2, w13_scale, w2_scale)
@@ -164,7 +169,8 @@ def _layer_repr(layer) -> str:
 
 
 def _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
-                      dtype) -> None:
+                      dtype, cpu_float32: bool = False) -> None:
+    """`cpu_float32`: the layer may be float32 (it then runs on the CPU)."""
     for name, value in (("hidden_size", hidden_size),
                         ("intermediate_size", intermediate_size),
                         ("num_experts", num_experts), ("top_k", top_k)):
@@ -172,9 +178,10 @@ def _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activa
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-    if dtype != torch.bfloat16:
-        raise TypeError(f"dtype must be torch.bfloat16 (quantize_fp8() makes FP8 "
-                        f"weights), got {dtype}")
+    if dtype != torch.bfloat16 and not (cpu_float32 and dtype == torch.float32):
+        raise TypeError(f"dtype must be torch.bfloat16 (quantize_fp8() makes FP8 weights"
+                        + ("; torch.float32 for the CPU" if cpu_float32 else "")
+                        + f"), got {dtype}")
 
 
 class ExpertParallelMoE(nn.Module):

@@ -1,0 +1,349 @@
+"""Compiling a model's MoE kernels ahead of serving: `ggc.moe.warmup`.
+
+A layer's first forward at a new batch size compiles its grouped GEMMs
+(0.7-2 s each): a model with dozens of them stalls its first requests.
+What a forward compiles depends on shapes alone, never on weights or
+token values, so the set is known in advance. For T tokens the layer's
+GEMMs see M = T * routes-per-token sorted rows (ggc.moe.layer; an
+expert-parallel rank the routes it received plus one row), and each
+takes the `expected_m` hint expected_rows(M, E): the even share of rows
+an expert gets, rounded down to a power of two and capped at 4,096, so
+token counts 1..max_tokens need at most 13 hints, each a kernel per GEMM
+(layer.sorted_experts, inference):
+
+    up    BF16: moe_up_<activation> (the activation in the epilogue,
+          kernels.gated_up: SwiGLU on sm_90a, gpt-oss's everywhere, for
+          hints above kernels.DECODE_TILE_ROWS, no expert biases), else
+          grouped_gemm_contiguous_nk; FP8: grouped_gemm_contiguous_nk_scaled
+          with M-major 1x128 activation scales ("block_mn"; a single row's
+          scales are plain "block")
+    down  moe_down_routed, FP8 moe_down_routed_fp8 (the routing weight in
+          the epilogue)
+
+`warmup` compiles each with ggc.spec placeholders (JITFunction.compile:
+no GPU, no tensors, no forward), into the memory and disk caches, where
+the forward's own lookups then find them. Kernels are compiled for the
+current target, SM count and shared memory (ggc.set_target, ...; on a
+GPU the device's). Training's kernels (the backward, a forward that needs
+gradients) are not compiled, nor ggc.moe's small PTX kernels (the
+permutation, SwiGLU, the combine), which the driver loads at their first
+launch.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+from .. import cache
+from .. import compiler as ggc_compiler
+from .. import ops
+from .. import progress as progress_bars
+from ..jit import JITFunction, spec
+from ..runtime import compile_for_launch
+from . import kernels
+from .activations import ACTIVATIONS, GATED
+from .layer import expected_rows
+from .quant import BLOCK
+
+# Kernels compiled at once (threads: the compiler releases the GIL).
+MAX_JOBS = 8
+
+
+class LayerShape(NamedTuple):
+    """What decides the kernels of a MoE layer's forward."""
+    hidden: int                   # H
+    intermediate: int             # I
+    experts: int                  # w13's experts: shared ones too; an expert-parallel rank's own
+    top_k: int                    # routes per token: shared experts too
+    activation: str = "swiglu"
+    fp8: bool = False             # FP8 expert weights (128x128 block scales)
+    expert_bias: bool = False     # w13_bias / w2_bias (gpt-oss)
+    ranks: int | None = None      # expert-parallel: the group's size; None: one GPU
+
+
+class KernelCall(NamedTuple):
+    """One kernel lookup a forward makes: the jit function, each tensor
+    argument's (shape, dtype) with None for the dims that follow the token
+    count, and the constexprs."""
+    fn: JITFunction
+    args: Tuple[Tuple[Tuple[Optional[int], ...], str], ...]
+    consts: Tuple[Tuple[str, Any], ...]
+
+    def placeholders(self) -> Dict[str, spec]:
+        return {name: spec(shape, dtype)
+                for name, (shape, dtype) in zip(self.fn.tensor_params, self.args)}
+
+
+class Compiled(NamedTuple):
+    """A kernel of a warm-up and where it came from."""
+    kernel: str            # the jit function's name
+    specialisation: str    # as GGC_LOG shows it (ggc.cache.specialisation)
+    source: str            # "compiled", "disk" (cache) or "memory" (this process had it)
+    ms: float
+
+
+class WarmupReport(NamedTuple):
+    """What warmup() compiled, in order, and how long it took."""
+    kernels: List[Compiled]
+    seconds: float
+    target: str            # the target, SMs and shared memory the kernels are for
+
+    def count(self, source: str) -> int:
+        return sum(k.source == source for k in self.kernels)
+
+    def __str__(self) -> str:
+        return (f"{len(self.kernels)} kernels for {self.target}: {self.count('compiled')} "
+                f"compiled, {self.count('disk')} from the disk cache, "
+                f"{self.count('memory')} already in memory, in {self.seconds:.1f} s")
+
+
+def warmup(model_or_layer, max_tokens: int, fp8: Optional[bool] = None, *,
+           progress: Optional[bool] = None, jobs: Optional[int] = None) -> WarmupReport:
+    """Compiles every kernel the forward of `model_or_layer` needs for 1 to
+    `max_tokens` tokens a call (an expert-parallel layer: a rank's tokens),
+    without running it: an nn.Module holding ggc.moe.MoE,
+    HuggingFaceMoE or ExpertParallelMoE layers (a swapped transformers
+    model, say), one of them, or LayerShape(s). Layers of one shape share
+    their kernels. `fp8`: compile the FP8 layer's kernels (True), the
+    BF16 one's (False), or each layer's own (None). `progress`: a bar
+    (default: on a terminal, or GGC_PROGRESS). `jobs`: kernels compiled at
+    once (default: the CPUs, at most MAX_JOBS). Works without a GPU, for
+    ggc.get_target()."""
+    calls = kernel_calls(layer_shapes(model_or_layer, fp8), max_tokens)
+    return precompile(calls, progress=progress, jobs=jobs)
+
+
+def layer_shapes(model_or_layer, fp8: Optional[bool] = None) -> List[LayerShape]:
+    """The distinct LayerShapes of a model's or a layer's MoE layers."""
+    if isinstance(model_or_layer, LayerShape):
+        return [model_or_layer]
+    if isinstance(model_or_layer, (list, tuple)) and all(
+            isinstance(s, LayerShape) for s in model_or_layer):
+        return list(dict.fromkeys(model_or_layer))
+    from .module import ExpertParallelMoE, MoE
+    modules = getattr(model_or_layer, "modules", None)
+    layers = [m for m in (modules() if modules else ())
+              if isinstance(m, (MoE, ExpertParallelMoE))]
+    if not layers:
+        raise ValueError(f"no ggc.moe.MoE or ExpertParallelMoE layer in "
+                         f"{type(model_or_layer).__name__}: pass a layer, a model holding "
+                         f"them (a transformers model after ggc.moe.hf.swap_moe_blocks) "
+                         f"or LayerShape(s)")
+    return list(dict.fromkeys(shape_of(layer, fp8) for layer in layers))
+
+
+def shape_of(layer, fp8: Optional[bool] = None) -> LayerShape:
+    """A MoE or ExpertParallelMoE layer's LayerShape (FP8 as the layer is,
+    unless `fp8` says)."""
+    from .module import ExpertParallelMoE
+    shared = getattr(layer, "shared_experts", 0)
+    ranks = layer.placement.world_size if isinstance(layer, ExpertParallelMoE) else None
+    return LayerShape(layer.hidden_size, layer.intermediate_size, layer.w13.shape[0],
+                      layer.top_k + shared, layer.activation,
+                      layer.w13_scale is not None if fp8 is None else bool(fp8),
+                      getattr(layer, "w13_bias", None) is not None, ranks)
+
+
+def layer_shapes_of(hidden_size: int, intermediate_size: int, num_experts: int, top_k: int,
+                    *, shared_experts: int = 0, activation: str = "swiglu", fp8: bool = False,
+                    expert_bias: bool = False, ranks: Optional[int] = None
+                    ) -> List[LayerShape]:
+    """The LayerShapes of a layer given by MoE's arguments: a MoE, or with
+    `ranks` the ranks of an ExpertParallelMoE over that many ranks with the
+    default placement (contiguous blocks: some ranks have an expert more;
+    those with none run no kernels)."""
+    if ranks is None:
+        return [LayerShape(hidden_size, intermediate_size, num_experts + shared_experts,
+                           top_k + shared_experts, activation, fp8, expert_bias)]
+    if shared_experts or expert_bias:
+        raise NotImplementedError("ExpertParallelMoE has no shared experts or expert "
+                                  "biases yet")
+    from .placement import ExpertPlacement
+    placement = ExpertPlacement.of(None, num_experts, ranks)
+    counts = sorted({len(placement.local_experts(r)) for r in range(ranks)} - {0})
+    return [LayerShape(hidden_size, intermediate_size, count, top_k, activation, fp8,
+                       ranks=ranks) for count in counts]
+
+
+def config_shapes(config, fp8: bool = False, ranks: Optional[int] = None) -> List[LayerShape]:
+    """The LayerShapes of a Hugging Face config's MoE blocks (the families
+    ggc.moe.hf loads; every block of a model has the same)."""
+    from .hf import layer_args
+    args = layer_args(config)
+    return layer_shapes_of(
+        args["hidden_size"], args["intermediate_size"], args["num_experts"], args["top_k"],
+        shared_experts=args.get("shared_experts", 0),
+        activation=args.get("activation", "swiglu"), fp8=fp8,
+        expert_bias=args.get("expert_bias", False), ranks=ranks)
+
+
+def kernel_calls(shapes: Iterable[LayerShape], max_tokens: int) -> List[KernelCall]:
+    """Every kernel lookup the layers' forwards make for 1 to max_tokens
+    tokens, each once."""
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    calls: Dict[KernelCall, None] = {}
+    for shape in shapes:
+        calls.update(dict.fromkeys(layer_kernels(shape, max_tokens)))
+    return list(calls)
+
+
+def layer_kernels(shape: LayerShape, max_tokens: int) -> List[KernelCall]:
+    """One layer's kernel lookups, by hint: its up and down projections."""
+    _check_shape(shape)
+    if shape.experts == 0:  # an expert-parallel rank without experts runs none
+        return []
+    first, _, _ = _rows(shape, max_tokens)
+    calls = []
+    for hint in expected_m_hints(shape, max_tokens):
+        calls += [_up(shape, hint), _down(shape, hint)]
+    if shape.fp8 and first <= 1:
+        # One row's scales are not an M-major view (ops._physical_block_scale).
+        calls.append(_up(shape, expected_rows(1, shape.experts), a_kind="block"))
+    return calls
+
+
+def expected_m_hints(shape: LayerShape, max_tokens: int) -> List[int]:
+    """The distinct expected_m hints of a layer's GEMMs for 1 to
+    max_tokens tokens (layer.expected_rows of each row count M)."""
+    first, last, step = _rows(shape, max_tokens)
+    return _distinct(lambda i: expected_rows(first + i * step, shape.experts),
+                     (last - first) // step)
+
+
+def _rows(shape: LayerShape, max_tokens: int) -> Tuple[int, int, int]:
+    """(first, last, step): the rows M the GEMMs see for 1..max_tokens tokens."""
+    k = shape.top_k
+    if shape.ranks is None:  # fused_moe: every route of every token
+        return k, max_tokens * k, k
+    if shape.ranks == 1:  # every route is local, plus expert_parallel_moe's dummy row
+        return k + 1, max_tokens * k + 1, k
+    # Routes received from every rank's tokens (sync_free: every slot), and
+    # the dummy; a rank gets a row only for a route of its own.
+    return 2, shape.ranks * max_tokens * k + 1, 1
+
+
+def _distinct(f: Callable[[int], int], last: int) -> List[int]:
+    """The values of a non-decreasing f over 0..last, each step found by
+    bisection (expected_rows takes at most 13 values; the range may span
+    millions of rows)."""
+    values, i = [], 0
+    while i <= last:
+        value = f(i)
+        values.append(value)
+        low, high = i, last + 1  # f(low) == value; high: past it, or the end
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if f(middle) == value else (low, middle)
+        i = high
+    return values
+
+
+def _check_shape(shape: LayerShape) -> None:
+    """What the forward would reject, rejected before compiling."""
+    for name in ("hidden", "intermediate", "top_k"):
+        value = getattr(shape, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not isinstance(shape.experts, int) or shape.experts < 0:
+        raise ValueError(f"experts must be an int >= 0, got {shape.experts!r}")
+    if shape.activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {shape.activation!r}")
+    multiple = BLOCK if shape.fp8 else 8
+    for name in ("hidden", "intermediate"):
+        if getattr(shape, name) % multiple:
+            raise ValueError(f"{name} = {getattr(shape, name)} must be a multiple of "
+                             f"{multiple} for {'FP8' if shape.fp8 else 'BF16'} experts")
+
+
+def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
+    """The up projection's kernel (layer._activated_up)."""
+    h, e = shape.hidden, shape.experts
+    n = shape.intermediate * (2 if shape.activation in GATED else 1)
+    groups = ((e + 1,), "i32")
+    fused = _gated_up_kernel(shape, hint)
+    if fused is not None:
+        return KernelCall(fused, (((None, h), "bf16"), ((e, n, h), "bf16"), groups,
+                                  ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
+    if not shape.fp8:
+        return KernelCall(ops._kernel_for("contiguous", "nk", False),
+                          (((None, h), "bf16"), ((e, n, h), "bf16"), groups,
+                           ((None, n), "bf16")), (("EXPECTED_M", hint),))
+    blocks = -(-h // BLOCK)
+    a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
+    return KernelCall(ops._kernel_for("contiguous", "nk", True),
+                      (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
+                       (a_scale, "f32"), ((e, -(-n // BLOCK), blocks), "f32"),
+                       ((None, n), "bf16")),
+                      (("A_KIND", a_kind), ("B_KIND", "block"), ("EXPECTED_M", hint)))
+
+
+def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
+    """The kernel kernels.gated_up launches for this layer and hint, or
+    None where it takes the plain GEMM (its rules, read from it)."""
+    fused = kernels._GATED_UP.get(shape.activation)
+    if fused is None or shape.fp8 or shape.expert_bias or hint <= kernels.DECODE_TILE_ROWS:
+        return None
+    kernel, targets = fused
+    if targets is not None and ggc_compiler.get_target() not in targets:
+        return None
+    return kernel
+
+
+def _down(shape: LayerShape, hint: int) -> KernelCall:
+    """The down projection's kernel, the routing weight in its epilogue
+    (kernels.routed_down)."""
+    h, i, e = shape.hidden, shape.intermediate, shape.experts
+    groups, route, out = ((e + 1,), "i32"), ((None,), "f32"), ((None, h), "bf16")
+    if not shape.fp8:
+        return KernelCall(kernels.moe_down_routed,
+                          (((None, i), "bf16"), ((e, h, i), "bf16"), groups, route, out),
+                          (("EXPECTED_M", hint),))
+    return KernelCall(kernels.moe_down_routed_fp8,
+                      (((None, i), "f8e4m3fn"), ((e, h, i), "f8e4m3fn"), groups,
+                       ((-(-i // BLOCK), None), "f32"),
+                       ((e, -(-h // BLOCK), -(-i // BLOCK)), "f32"), route, out),
+                      (("EXPECTED_M", hint),))
+
+
+def precompile(calls: List[KernelCall], *, progress: Optional[bool] = None,
+               jobs: Optional[int] = None) -> WarmupReport:
+    """Compiles the calls' kernels (`jobs` at once), with one bar over them."""
+    started = time.perf_counter()
+    jobs = max(1, min(jobs or MAX_JOBS, os.cpu_count() or 1, len(calls) or 1))
+    with progress_bars.bar(len(calls), "ggc: warm-up", progress) as bar, \
+            progress_bars.quiet(), ThreadPoolExecutor(jobs) as pool:
+        # Each job in a copy of this context: the quiet bars, and any
+        # cache.recording() of the caller.
+        futures = [pool.submit(contextvars.copy_context().run, _compile, call)
+                   for call in calls]
+        for future in as_completed(futures):
+            # Drawn by update(): a postfix drawn at once would show before
+            # the bar's delay.
+            bar.set_postfix_str(future.result().kernel, refresh=False)
+            bar.update(1)
+    shared = ggc_compiler.get_shared_memory_bytes()
+    target = f"{ggc_compiler.get_target()} ({ggc_compiler.get_num_sms()} SMs" + (
+        f", {shared} B shared memory)" if shared else ")")
+    return WarmupReport([f.result() for f in futures], time.perf_counter() - started, target)
+
+
+def _compile(call: KernelCall) -> Compiled:
+    """One call's kernel: compiled into the caches by its IR first, outside
+    the jit function's lock (which would compile one function's kernels one
+    at a time), then looked up as the forward looks it up, a memory hit."""
+    fn = call.fn
+    tensors, consts = fn._bind((), {**call.placeholders(), **dict(call.consts)})
+    text, fn_spec = fn._trace(tensors, consts)
+    subject = cache.specialisation(fn.__name__, fn_spec.args, consts)
+    started = time.perf_counter()
+    with cache.recording() as events:
+        with cache.compiling(subject):
+            compile_for_launch(text, fn.num_sms, f"{fn.__name__} (traced)")
+        fn.compile(**tensors, **consts)
+    source = {None: "compiled", "disk": "disk"}.get(events[0].source, "memory")
+    return Compiled(fn.__name__, subject, source, (time.perf_counter() - started) * 1e3)

@@ -2,9 +2,11 @@
 
 - `grouped_gemm(a, b, ...)`: every layout and scale kind the lowering has.
 - Drop-in replacements for DeepGEMM v1's
-  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`; FlashInfer's
-  `moe_gemm_mxfp8_nt_groupwise` and `SegmentGEMMWrapper` (in ggc.flashinfer,
-  found here too). DeepGEMM 2.x's API is ggc.deepgemm.
+  `m_grouped_gemm_fp8_fp8_bf16_nt_contiguous` and `..._nt_masked`.
+  FlashInfer's are ggc.flashinfer, DeepGEMM 2.x's ggc.deepgemm, the torch
+  custom ops ggc.torch_ops: each sits above this module, which imports none
+  of them (ggc.torch_ops installs itself here as `_torch_ops` when torch
+  and ggc are both imported).
 
 All take torch tensors on one CUDA device and launch on the current stream,
 or CPU tensors, which ggc's reference backend computes in torch
@@ -228,10 +230,10 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             result = plan.run(tensors)
             if result is not None:
                 return result
-    from . import torch_ops
     _check_accumulate(accumulate, out)
-    if torch_ops.wants_op((a, b), grad=out is None):
-        return torch_ops.call_grouped_gemm(
+    bridge = _bridge(a)
+    if bridge is not None and bridge.wants_op((a, b), grad=out is None):
+        return bridge.call_grouped_gemm(
             a, b, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
             k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale, out=out,
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
@@ -254,7 +256,8 @@ _A, _B, _A_SCALE, _B_SCALE, _OUT, _CSR, _CONSTANTS = 0, 1, 7, 8, 9, 10, 11
 _GROUP_SLOTS = {"offsets": 2, "masked_m": 3, "m_indices": 4, "k_offsets": 5}
 _PLANS = {}
 _MAX_PLANS = 512
-# ggc.torch_ops, which sets this when imported (it imports this module).
+# ggc.torch_ops, which sets this when imported (it imports this module; ggc
+# imports it once torch is imported: ggc._torch_hook).
 _torch_ops = None
 
 
@@ -266,15 +269,27 @@ def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int]
     return (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, accumulate)
 
 
+def _bridge(value):
+    """ggc.torch_ops (installed as _torch_ops by ggc's import hook once
+    torch is imported), or None where `value` is no torch tensor and torch
+    may not be imported. A torch tensor without the bridge means torch was
+    imported past the hook: registering now keeps autograd and
+    torch.compile from being skipped without a word."""
+    if _torch_ops is None and type(value).__module__.startswith("torch"):
+        from ._torch_hook import register_torch_ops_with_torch
+        register_torch_ops_with_torch()
+    return _torch_ops
+
+
 def _plan_key(tensors, options, validate):
     """What decides every check, the kernel and its launch of a call: the
     tensors' type, dtype, shape, strides, device and requires_grad, the
     options, and grad mode; None for a call that takes the full path every
     time (validation, torch.compile tracing or a dispatch mode, arguments
     that are not tensors)."""
-    bridge = _torch_ops
-    if bridge is None:  # set when ggc.torch_ops is imported (by `import ggc`)
-        from . import torch_ops as bridge
+    bridge = _bridge(tensors[0])
+    if bridge is None:  # no torch tensor: no plan
+        return None
     if (validate if validate is not None else _groups.VALIDATE_BY_DEFAULT) or (
             bridge.tracing()):
         return None
@@ -491,12 +506,3 @@ def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs, rhs, out, masked_m, expected_m):
     (x, sx), (w, sw) = lhs, rhs
     grouped_gemm(x, w, masked_m=masked_m, a_scale=sx, b_scale=sw, out=out,
                  expected_m=int(expected_m))
-
-
-def __getattr__(name: str):
-    """FlashInfer's drop-ins live in ggc.flashinfer; `ops.<name>` still finds
-    them (imported on first use: ggc.flashinfer imports this module)."""
-    if name in ("moe_gemm_mxfp8_nt_groupwise", "SegmentGEMMWrapper"):
-        from . import flashinfer
-        return getattr(flashinfer, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

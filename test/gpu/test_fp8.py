@@ -387,7 +387,7 @@ def expand(exponents, bk, k):
 def test_flashinfer_mxfp8_zero_padding(bk):
     """FlashInfer's moe_gemm_mxfp8_nt_groupwise: token-packed groups of any
     size (down to 1 row), A's scale rows padded to 4 per group."""
-    from ggc import ops
+    from ggc import flashinfer
     sizes = [0, 1, 3, 4, 5, 127, 130]
     g, n, k = len(sizes), 256, 320
     cum_m = sum(sizes)
@@ -400,9 +400,9 @@ def test_flashinfer_mxfp8_zero_padding(bk):
                            device="cuda")
     # f32 out: the check measures the kernel's arithmetic, not bf16 rounding
     # (2^-9 per element), which alone nears 2e-3 on a group of 4 rows.
-    out = ops.moe_gemm_mxfp8_nt_groupwise(a, b, pack(ea), pack(eb), offsets,
-                                          scale_granularity_mnk=(1, 1, bk),
-                                          out_dtype=torch.float32)
+    out = flashinfer.moe_gemm_mxfp8_nt_groupwise(a, b, pack(ea), pack(eb), offsets,
+                                                 scale_granularity_mnk=(1, 1, bk),
+                                                 out_dtype=torch.float32)
     torch.cuda.synchronize()
     start = 0
     for gi, size in enumerate(sizes):
@@ -460,8 +460,8 @@ def test_k_grouped_mx_weight_gradient(bk):
 
 
 def test_flashinfer_rejects_other_granularities():
-    from ggc import ops
+    from ggc import flashinfer
     with pytest.raises(ValueError, match=r"scale_granularity_mnk must be \(1, 1, 32\) or "
                                          r"\(1, 1, 128\)"):
-        ops.moe_gemm_mxfp8_nt_groupwise(None, None, None, None, None,
-                                        scale_granularity_mnk=(1, 1, 64))
+        flashinfer.moe_gemm_mxfp8_nt_groupwise(None, None, None, None, None,
+                                               scale_granularity_mnk=(1, 1, 64))

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
-from ggc import ops  # noqa: E402
+from ggc import flashinfer, ops  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -111,7 +111,7 @@ def mxfp8_case():
     sizes = [0, 1, 3, 4, 5, 127, 130]
     g, n, k = len(sizes), 256, 512
     m = sum(sizes)
-    return (lambda a, b, sa, sb, o: ops.moe_gemm_mxfp8_nt_groupwise(
+    return (lambda a, b, sa, sb, o: flashinfer.moe_gemm_mxfp8_nt_groupwise(
                 a, b, sa, sb, o, out=torch.zeros(m, n, dtype=BF16, device="cuda")),
             (randn(m, k, dtype=F8), randn(g, n, k, dtype=F8),
              ue8m0_words((m + 3 * g) // 4 * 4, k // 512), ue8m0_words(g, n, k // 512),

@@ -509,12 +509,24 @@ def test_segment_gemm_backends():
         flashinfer.SegmentGEMMWrapper(None, backend="sm80")
 
 
-def test_ops_still_offers_the_flashinfer_drop_ins():
-    assert ops.moe_gemm_mxfp8_nt_groupwise is flashinfer.moe_gemm_mxfp8_nt_groupwise
-    assert ops.SegmentGEMMWrapper is flashinfer.SegmentGEMMWrapper
-    from ggc.ops import moe_gemm_mxfp8_nt_groupwise  # noqa: F401
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        ops.nope  # noqa: B018
+def test_ops_imports_no_drop_in_nor_torch_op():
+    """ggc.ops sits below the drop-ins and the torch ops (#41): importing
+    it alone loads none of them, and FlashInfer's names are ggc.flashinfer's
+    only."""
+    import subprocess
+    import sys
+    code = ("import sys; import ggc.ops; "
+            "print(sorted(m for m in ('ggc.flashinfer', 'ggc.torch_ops', 'ggc.deepgemm', "
+            "'torch') if m in sys.modules)); "
+            "print(hasattr(ggc.ops, 'moe_gemm_mxfp8_nt_groupwise'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split("\n")[:2] == ["[]", "False"], done.stdout
+    import ast
+    tree = ast.parse(inspect.getsource(ops))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                for a in n.names}
+    assert not imported & {"flashinfer", "torch_ops", "deepgemm"}, imported
 
 
 @pytest.mark.parametrize("call", ["contiguous", "masked", "dense"])

@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
-from ggc import ops, torch_ops  # noqa: E402
+from ggc import flashinfer, ops, torch_ops  # noqa: E402
 from torch._dynamo.backends.common import aot_autograd  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
@@ -195,8 +195,8 @@ def test_drop_ins_trace_through_grouped_gemm(cpu_fakes):
         ops.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous((xc, sxc), (w, sw), outc, tags)
         return out, outc
 
-    def flashinfer(a, b, sa, sb, m_indptr):
-        return ops.moe_gemm_mxfp8_nt_groupwise(a, b, sa, sb, m_indptr)
+    def mxfp8(a, b, sa, sb, m_indptr):
+        return flashinfer.moe_gemm_mxfp8_nt_groupwise(a, b, sa, sb, m_indptr)
 
     g, m, n, k = 4, 128, 256, 512
     # DeepGEMM's A scales: the M-major view of [.., K/128, align4(M)] storage.
@@ -208,7 +208,7 @@ def test_drop_ins_trace_through_grouped_gemm(cpu_fakes):
         empty(g, n // 128, k // 128, dtype=F32), empty(g, m, n), empty(g, dtype=I32),
         empty(256, k, dtype=F8), sxc, empty(256, dtype=I32), empty(256, n))
     assert out.shape == (g, m, n) and outc.shape == (256, n)
-    y = torch.compile(flashinfer, backend=graphs, fullgraph=True)(
+    y = torch.compile(mxfp8, backend=graphs, fullgraph=True)(
         empty(100, k, dtype=F8), empty(g, n, k, dtype=F8),
         empty((100 + 3 * g) // 4 * 4, k // 512, dtype=I32), empty(g, n, k // 512, dtype=I32),
         empty(g + 1, dtype=I32))

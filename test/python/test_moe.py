@@ -59,6 +59,23 @@ def test_fp8_layer_matches_fp64():
     assert torch.equal(again, out)
 
 
+def test_fp8_layer_with_partial_scale_blocks_matches_fp64():
+    """H and I off 128 (gpt-oss's 2,880): the last 1x128 and 128x128 blocks
+    are partial, their scales the valid values' own."""
+    x, w13, w2, weights, ids = layer(hidden=320, inter=144, seed=5)
+    q13, s13 = moe.quantize_weights(w13)
+    q2, s2 = moe.quantize_weights(w2)
+    assert s13.shape == (E, 3, 3) and s2.shape == (E, 3, 2)
+    assert torch.equal(s13[:, 2, 2], w13[:, 256:, 256:].float().abs().amax(dim=(1, 2)) / 448)
+    q, scale = moe.quantize_rows(x)
+    assert q.shape == x.shape and scale.shape == (T, 3)
+    assert torch.equal(scale[:, 2], x[:, 256:].float().abs().amax(dim=1) / 448)
+    out = moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13, w2_scale=s2)
+    ref = reference_moe(x.double(), dequantized_weights(q13, s13),
+                        dequantized_weights(q2, s2), weights.double(), ids)
+    assert 5e-3 < rel_err(out, ref) < 6e-2
+
+
 def test_quantize_weights_round_trip():
     w = torch.randn(3, 256, 384) * torch.logspace(-3, 2, 384)  # columns spanning 1e5
     q, scale = moe.quantize_weights(w)

@@ -68,12 +68,14 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
         if not t.is_contiguous():
             raise ValueError(f"{name} must be contiguous (a copy per call would cost a pass "
                              f"over every expert's weights); call .contiguous() once")
-    multiple = BLOCK if fp8 else 8
+    # TMA's rows are multiples of 16 bytes: 8 bf16 or 16 e4m3 elements
+    # (block scales take a partial last block: H = 2,880 of gpt-oss).
+    multiple = 16 if fp8 else 8
     for label, size in (("H (x.shape[1])", hidden), ("I (w2.shape[2])", intermediate)):
         if size % multiple:
             raise ValueError(f"{label} = {size} must be a multiple of {multiple} "
-                             + ("(FP8 1x128 and 128x128 block scales)" if fp8 else
-                                "(bf16 rows of a multiple of 16 bytes, for TMA)"))
+                             f"({'e4m3' if fp8 else 'bf16'} rows of a multiple of 16 "
+                             f"bytes, for TMA)")
     return Problem(tokens, hidden, intermediate, experts, top_k, fp8, id_range,
                    expert_map is not None)
 

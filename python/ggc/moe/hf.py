@@ -432,7 +432,8 @@ def swap_moe_blocks(model: nn.Module, config=None, fp8: bool = False) -> int:
     """Replaces each MoE block of `model` (its config's family) by a
     HuggingFaceMoE holding the block's weights; returns how many. `fp8`:
     the experts quantised to FP8 with 128x128 block scales (H and I
-    multiples of 128)."""
+    multiples of 16; a partial last block where they are not of 128, as
+    gpt-oss's 2,880)."""
     config = config if config is not None else getattr(model, "config", None)
     family = family_of(config)
     found = [(name, module) for name, module in model.named_modules()

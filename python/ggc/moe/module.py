@@ -99,7 +99,9 @@ class MoE(nn.Module):
     def quantize_fp8(self) -> "MoE":
         """Replaces the expert weights by FP8 (e4m3) with f32 128x128 block
         scales (buffers, not parameters: the FP8 layer is inference only).
-        H and I must be multiples of 128. Expert biases stay bf16."""
+        H and I must be multiples of 16 (e4m3 rows of 16 bytes); where they
+        are not of 128 the last blocks are partial. Expert biases stay
+        bf16."""
         if self.w13_scale is not None:
             raise RuntimeError("quantize_fp8: the weights are FP8 already")
         if self.w13.dtype != torch.bfloat16:

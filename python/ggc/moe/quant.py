@@ -16,49 +16,54 @@ BLOCK = 128
 _AMAX_FLOOR = 1e-12
 
 
-def _require_blocks(name: str, sizes, what: str) -> None:
-    for label, size in sizes:
-        if size % BLOCK:
-            raise ValueError(f"{name}: FP8 with {what} block scales needs {label} a multiple "
-                             f"of {BLOCK}, got {label} = {size}")
+def _padded(t: torch.Tensor, dims) -> torch.Tensor:
+    """t with zeros appended along `dims` up to whole 128-wide blocks (the
+    same tensor where they are whole already): a partial block's scale is
+    its valid values' (zeros change no amax)."""
+    pad = []
+    for d in range(t.dim() - 1, -1, -1):
+        pad += [0, -t.shape[d] % BLOCK if d in dims else 0]
+    return torch.nn.functional.pad(t, pad) if any(pad) else t
 
 
 def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch.Tensor]:
-    """x [R, K] -> (e4m3 [R, K], f32 scales [R, K/128]), x ~ q * scale per
-    row and 128-wide block of K."""
+    """x [R, K] -> (e4m3 [R, K], f32 scales [R, ceil(K/128)]), x ~ q * scale
+    per row and 128-wide block of K (the last block may be partial)."""
     if x.dim() != 2:
         raise ValueError(f"{name} must be [rows, K] to quantise, got shape {list(x.shape)}")
     rows, k = x.shape
-    _require_blocks(name, [("K", k)], "1x128")
-    blocks = x.reshape(rows, k // BLOCK, BLOCK)
+    whole = _padded(x, (1,))
+    blocks = whole.reshape(rows, whole.shape[1] // BLOCK, BLOCK)
     # max |x| of a block in one call (not abs, amax, then f32): exact either
     # way, and x / scale promotes to f32 itself, so x is never copied to f32.
     amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1, dtype=torch.float32)
     scale = amax.clamp_min(_AMAX_FLOOR) / FP8_MAX
-    q = (blocks / scale.unsqueeze(-1)).to(FP8).view(rows, k)
-    return q, scale
+    q = (blocks / scale.unsqueeze(-1)).to(FP8).view(rows, whole.shape[1])
+    return (q if whole is x else q[:, :k].contiguous()), scale
 
 
 def quantize_weights(w: torch.Tensor, name: str = "w") -> Tuple[torch.Tensor, torch.Tensor]:
     """Expert weights [E, N, K] -> (e4m3 [E, N, K], f32 scales
-    [E, N/128, K/128]), one scale per 128x128 block."""
+    [E, ceil(N/128), ceil(K/128)]), one scale per 128x128 block (the last
+    ones may be partial)."""
     if not isinstance(w, torch.Tensor) or w.dim() != 3:
         raise ValueError(f"{name} must be a [E, N, K] tensor to quantise, got "
                          f"{getattr(w, 'shape', type(w).__name__)}")
     if not w.is_floating_point() or w.dtype == FP8:
         raise TypeError(f"{name} must be a float tensor to quantise, got {w.dtype}")
     e, n, k = w.shape
-    _require_blocks(name, [("N", n), ("K", k)], "128x128")
-    blocks = w.float().view(e, n // BLOCK, BLOCK, k // BLOCK, BLOCK)
+    whole = _padded(w.float(), (1, 2))
+    nb, kb = whole.shape[1] // BLOCK, whole.shape[2] // BLOCK
+    blocks = whole.view(e, nb, BLOCK, kb, BLOCK)
     scale = blocks.abs().amax(dim=(2, 4)).clamp_min(_AMAX_FLOOR) / FP8_MAX
-    q = (blocks / scale[:, :, None, :, None]).to(FP8).view(e, n, k)
-    return q, scale
+    q = (blocks / scale[:, :, None, :, None]).to(FP8).view(e, nb * BLOCK, kb * BLOCK)
+    return q[:, :n, :k].contiguous(), scale
 
 
 def dequantize_weights(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     """The f32 weights [E, N, K] that (q, 128x128 scales) stand for."""
     full = scale.repeat_interleave(BLOCK, dim=1).repeat_interleave(BLOCK, dim=2)
-    return q.float() * full
+    return q.float() * full[:, :q.shape[1], :q.shape[2]]
 
 
 def mn_major(scale: torch.Tensor, rows: torch.Tensor = None) -> torch.Tensor:

@@ -54,27 +54,37 @@ _GATED_UP = {"swiglu": (moe_up_swiglu, ("sm_90a",)),
              "swigluoai": (moe_up_swigluoai, None)}
 
 
-def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
-             expected_m: Optional[int]) -> Optional[Tensor]:
-    """act(x @ w13[g]^T) for the sorted rows x [M, H] bf16 of each expert
-    g in one GEMM whose epilogue computes the activation (inference, eager:
-    no custom op wraps it), or None where no such kernel takes the call
-    (another activation or target, or a call torch's dispatch must see)."""
+def gated_up_kernel(activation: str, expected_m: Optional[int]):
+    """The @ggc.jit kernel that computes `activation` in the up
+    projection's epilogue for experts expected to get `expected_m` rows on
+    the current target, or None where the GEMM and the activation run
+    apart (BF16 inference; ggc.moe.precompile warms the same)."""
     fused = _GATED_UP.get(activation)
-    if fused is None or x.dtype != torch.bfloat16 or w13.dtype != torch.bfloat16:
-        return None
     # Experts expected to get at most DECODE_TILE_ROWS rows take
     # gg-select-config's 64x64 decode tiles, whose halves (32 rows of B a
     # box, 64-byte output rows) measured no faster than the GEMM and ggc's
     # SwiGLU kernel (Qwen3-like layer on the H200 at 8 rows an expert:
     # 0.995x); on 128-row tiles fusing measured 1.02-1.04x
     # (docs/performance.md, twelfth session).
-    if expected_m is not None and expected_m <= DECODE_TILE_ROWS:
+    if fused is None or (expected_m is not None and expected_m <= DECODE_TILE_ROWS):
         return None
     kernel, targets = fused
     if targets is not None and ggc_compiler.get_target() not in targets:
         return None
-    if torch_ops.wants_op((x, w13), grad=True):
+    return kernel
+
+
+def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
+             expected_m: Optional[int]) -> Optional[Tensor]:
+    """act(x @ w13[g]^T) for the sorted rows x [M, H] bf16 of each expert
+    g in one GEMM whose epilogue computes the activation (inference, eager:
+    no custom op wraps it), or None where no such kernel takes the call
+    (gated_up_kernel's rules, other dtypes, or a call torch's dispatch must
+    see)."""
+    if x.dtype != torch.bfloat16 or w13.dtype != torch.bfloat16:
+        return None
+    kernel = gated_up_kernel(activation, expected_m)
+    if kernel is None or torch_ops.wants_op((x, w13), grad=True):
         return None
     h = x.new_empty(x.shape[0], w13.shape[1] // 2)
     kernel(x, w13, offsets, h, EXPECTED_M=expected_m, validate=False)

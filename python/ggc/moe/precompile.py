@@ -284,14 +284,10 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
 
 def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
     """The kernel kernels.gated_up launches for this layer and hint, or
-    None where it takes the plain GEMM (its rules, read from it)."""
-    fused = kernels._GATED_UP.get(shape.activation)
-    if fused is None or shape.fp8 or shape.expert_bias or hint <= kernels.DECODE_TILE_ROWS:
+    None where it takes the plain GEMM (FP8 and expert biases always do)."""
+    if shape.fp8 or shape.expert_bias:
         return None
-    kernel, targets = fused
-    if targets is not None and ggc_compiler.get_target() not in targets:
-        return None
-    return kernel
+    return kernels.gated_up_kernel(shape.activation, hint)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

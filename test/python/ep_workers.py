@@ -288,13 +288,14 @@ def module_matches_single_layer(rank, world):
     patch = pytest.MonkeyPatch()
     use_reference_kernels(patch, tempfile.mkdtemp())
     torch.manual_seed(0)  # the same layer on every rank
-    layer = moe.MoE(128, 128, 8, 3, scoring="sigmoid", n_group=4, topk_group=2,
+    # H = 144: the FP8 layer's and the wire's last 1x128 blocks are partial.
+    layer = moe.MoE(144, 128, 8, 3, scoring="sigmoid", n_group=4, topk_group=2,
                     correction_bias=True, scaling_factor=2.0)
     with torch.no_grad():
         layer.correction_bias.uniform_(-0.1, 0.1)
     ep = moe.ExpertParallelMoE.from_moe(layer, placement=[e % world for e in range(8)])
     gen = torch.Generator().manual_seed(rank)
-    x = torch.randn(2, [9, 0, 5, 17][rank % 4], 128, generator=gen).to(torch.bfloat16)
+    x = torch.randn(2, [9, 0, 5, 17][rank % 4], 144, generator=gen).to(torch.bfloat16)
     out, ref = ep(x), layer(x)
     grad = torch.randn(out.shape, generator=gen).to(out.dtype)
     out.backward(grad)

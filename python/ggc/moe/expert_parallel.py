@@ -258,9 +258,9 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
         if sync_free and (mask or chunks > 1):
             raise ValueError("sync_free is for inference with chunks=1: run it under "
                              "torch.no_grad()")
-        if wire == "fp8" and x.shape[1] % BLOCK:
-            raise ValueError(f"wire='fp8' quantises x per 1x128 block: H = {x.shape[1]} must "
-                             f"be a multiple of 128")
+        if wire == "fp8" and x.shape[1] % 16:
+            raise ValueError(f"wire='fp8' sends e4m3 rows of a multiple of 16 bytes (TMA's): "
+                             f"H = {x.shape[1]} must be a multiple of 16")
         if wire == "fp8" and w13.dtype != FP8 and experts is None:
             raise ValueError("wire='fp8' sends e4m3 rows for FP8 experts: w13 and w2 must be "
                              f"float8_e4m3fn (quantize_weights), got {w13.dtype}")

@@ -81,7 +81,9 @@ def Multicast : Pass<"ggk-multicast", "::mlir::ModuleOp"> {
     one arrival per warp on every CTA's empty barrier, at CTA scope, which
     counts c x the consumer warps; the leader's barrier inits are fenced
     for the cluster (`fence.mbarrier_init`) and the CTAs meet
-    (`barrier.cluster`) after them and again before returning.
+    (`barrier.cluster`) after them and again before returning. A load
+    with `second_half_row` (gg's `column_halves`, alone) is two boxes of
+    block_n / 2 rows: the gate's, and the same rows of B's second half.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -74,10 +74,13 @@ test-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	$(SANITIZER_ENV) $(LLVM_BIN)/lit -sv $(ASAN_BUILD)/test
 	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure
 
-# A wheel of the package (compiler, runtime, extension and the ggc / ggc-opt
-# commands) in dist/, built by scikit-build-core in build/<wheel tag>.
-wheel: deps
-	$(PYTHON) -m pip wheel . --no-deps --no-build-isolation -w dist
+# A wheel of the package (compiler, runtime, extensions and the ggc / ggc-opt
+# commands) in dist/, from this build's artifacts (python/make_wheel.py):
+# the layout `pip install .` installs, stripped, then `auditwheel repair`
+# for its manylinux tag (zstd grafted in; libcuda never). Seconds after
+# `make build`, where `pip wheel .` builds everything again in build/<tag>.
+wheel: build
+	$(PYTHON) python/make_wheel.py --build-dir $(BUILD) --dist dist
 
 # The dialect and pass references from ODS (docs/*.md), and the Python API
 # reference from the docstrings (pdoc) in $(BUILD)/api, its links checked.

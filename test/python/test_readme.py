@@ -26,3 +26,20 @@ def test_the_compile_only_example_runs_as_pasted(tmp_path):
     run = run_example(example, tmp_path)
     assert run.returncode == 0, run.stderr
     assert "#gg.config<block = [" in run.stdout and "'registers': " in run.stdout
+
+
+def test_the_status_states_only_figures_the_performance_pages_record():
+    """README's status is a summary of docs/performance.md (and its dated
+    records): every ratio, share or time it states appears there, so a
+    figure changes in one place first (#41)."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    status = readme[readme.index("## Status"):]
+    status = status[:status.index("\n## ", 1)]
+    pages = ""
+    for name in ("performance.md", "performance-history.md"):
+        with open(os.path.join(ROOT, "docs", name)) as f:
+            pages += f.read()
+    figures = set(re.findall(r"(?<![\d.])(\d+\.\d+)(?=x|%| us| TFLOPS|-\d)", status))
+    assert len(figures) > 10, figures  # the pattern still finds the status' figures
+    assert not [f for f in sorted(figures) if f not in pages]

@@ -513,14 +513,17 @@ def test_ops_imports_no_drop_in_nor_torch_op():
     """ggc.ops sits below the drop-ins and the torch ops (#41): importing
     it alone loads none of them, and FlashInfer's names are ggc.flashinfer's
     only."""
+    import os
     import subprocess
     import sys
     code = ("import sys; import ggc.ops; "
             "print(sorted(m for m in ('ggc.flashinfer', 'ggc.torch_ops', 'ggc.deepgemm', "
             "'torch') if m in sys.modules)); "
             "print(hasattr(ggc.ops, 'moe_gemm_mxfp8_nt_groupwise'))")
+    package = os.path.dirname(os.path.dirname(os.path.abspath(ops.__file__)))
+    env = dict(os.environ, PYTHONPATH=package)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+                          check=True, env=env)
     assert done.stdout.split("\n")[:2] == ["[]", "False"], done.stdout
     import ast
     tree = ast.parse(inspect.getsource(ops))

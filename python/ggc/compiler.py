@@ -299,15 +299,22 @@ def device_target():
     return _device_target
 
 
+_env_target = ()  # GGC_TARGET's, read once: () until then
+
+
 def get_target() -> str:
     """set_target's value, else GGC_TARGET's, else the device's, else
-    DEFAULT_ARCH."""
+    DEFAULT_ARCH. GGC_TARGET is read once per process: the kernel caches'
+    keys ask for the target on every call, where an environment lookup
+    would cost more than a microsecond (a miss raises inside os.environ)."""
+    global _env_target
     if _target is not None:
         return _target
-    env = _os.environ.get("GGC_TARGET")
-    if env:
-        check_target(env)
-        return env
+    if _env_target == ():
+        _env_target = _os.environ.get("GGC_TARGET") or None
+    if _env_target is not None:
+        check_target(_env_target)
+        return _env_target
     return device_target() or DEFAULT_ARCH
 
 

@@ -12,6 +12,7 @@ def test_set_target_checks_and_environment(monkeypatch):
                                          "got 'sm_75'"):
         ggc.set_target("sm_75")
     monkeypatch.setenv("GGC_TARGET", "sm_86")
+    monkeypatch.setattr(ggc.compiler, "_env_target", ())  # read once per process
     assert ggc.get_target() == "sm_86"
     ggc.set_target("sm_80")
     try:
@@ -19,6 +20,7 @@ def test_set_target_checks_and_environment(monkeypatch):
     finally:
         ggc.set_target(None)
     monkeypatch.setenv("GGC_TARGET", "bogus")
+    monkeypatch.setattr(ggc.compiler, "_env_target", ())
     with pytest.raises(ValueError, match="got 'bogus'"):
         ggc.get_target()
 

@@ -71,6 +71,18 @@ void BLoads::load(Value dst, ArrayRef<Value> coords) {
 void BLoads::run() {
   int64_t blockN = op.getBlockN(), chunk = op.getChunkColumns();
   Value k = op.getK();
+  if (int64_t secondHalf = op.getSecondHalfRow()) {
+    // column_halves: block_n / 2 rows of each half of B (alone, K-major:
+    // the verifier's).
+    Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
+    Value dst = destination.at(b);
+    load(dst, withGroup({k, half0}));
+    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
+         withGroup({k, b.add(half0, b.c32(secondHalf))}));
+    op.erase();
+    destination.eraseOriginals();
+    return;
+  }
   Value n0 = b.mul(op.getNBlock(), b.c32(blockN));
   Value rank = cluster == 1 ? b.c32(0) : op.getClusterRank();
   if (op.getNMajor()) {
@@ -84,13 +96,6 @@ void BLoads::run() {
                         b.mul(b.toI64(j), b.c64(op.getBlockK() * kSwizzleBytes)));
       load(dst, withGroup({n, k}));
     }
-  } else if (int64_t secondHalf = op.getSecondHalfRow()) {
-    // column_halves: block_n / 2 rows of each half of B.
-    Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
-    Value dst = destination.at(b);
-    load(dst, withGroup({k, half0}));
-    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
-         withGroup({k, b.add(half0, b.c32(secondHalf))}));
   } else {
     // Rows of N, 128 bytes of K each; a cluster CTA loads its share.
     Value share = b.mul(rank, b.c32(blockN / cluster));

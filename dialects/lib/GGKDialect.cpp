@@ -256,13 +256,13 @@ LogicalResult LoadBTileOp::verify() {
     return emitOpError() << "block_n " << blockN
                          << " is not a whole number of column chunks of "
                          << getChunkColumns();
-  if (getSecondHalfRow() < 0)
-    return emitOpError() << "second_half_row must be >= 0, got "
-                         << getSecondHalfRow();
-  if (getSecondHalfRow() > 0 &&
-      (getNMajor() || cluster > 1 || blockN % 16 != 0))
+  // (I64Attr's getter is unsigned.)
+  int64_t secondHalf = getSecondHalfRow();
+  if (secondHalf < 0)
+    return emitOpError() << "second_half_row must be >= 0, got " << secondHalf;
+  if (secondHalf > 0 && (getNMajor() || cluster > 1 || blockN % 16 != 0))
     return emitOpError() << "loads two halves (second_half_row "
-                         << getSecondHalfRow()
+                         << secondHalf
                          << ") only K-major, alone (cluster 1) and with "
                             "block_n a multiple of 16, got "
                          << (getNMajor() ? "n_major, " : "") << "cluster "

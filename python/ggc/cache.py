@@ -367,7 +367,12 @@ def specialisation(name: str, args: Sequence[Any], consts: Dict[str, Any]) -> st
 
 def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
             shared_memory_bytes: int, source: Optional[str], ms: float, where: str) -> None:
-    """The lookup's log record and CacheEvent."""
+    """The lookup's log record and CacheEvent (nothing formatted where
+    neither the logger nor a recording() wants them)."""
+    recorders = _recorders.get()
+    if not recorders and not log.isEnabledFor(logging.DEBUG if source == "memory"
+                                              else logging.INFO):
+        return
     names = ", ".join(k["name"] for k in compiled.kernel_info)
     subject = _subject.get() or (f"{names} ({source_name})" if names else source_name)
     target = f"{arch} ({num_sms} SMs" + (
@@ -380,7 +385,7 @@ def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
     else:
         log.debug("memory cache hit: %s for %s", subject, target)
     event = CacheEvent(subject, target, source, ms)
-    for events in _recorders.get():
+    for events in recorders:
         events.append(event)  # list.append is atomic: threads may share a list
 
 

@@ -134,3 +134,14 @@ llvm.func @load_no_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                   cluster = 0, cache_policy = 0}
   llvm.return
 }
+
+// -----
+
+llvm.func @negative_second_half(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                                %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{second_half_row must be >= 0, got -64}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0, second_half_row = -64}
+  llvm.return
+}

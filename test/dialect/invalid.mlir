@@ -1340,3 +1340,25 @@ func.func @column_halves_b_scales(%a: memref<?x256xf8E4M3FN>, %b: memref<8x512x2
   }
   return
 }
+
+// -----
+
+func.func @column_halves_odd_n(%a: memref<?x256xbf16>, %b: memref<8x511x256xbf16>, %g: memref<9xi32>, %o: memref<?x255xbf16>) {
+  // expected-error @+1 {{column_halves needs an even N (pairs of columns of 'b'), got N = 511}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x511x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x255xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_cols(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>, %c: memref<512xf32>) {
+  // expected-error @+1 {{column_halves takes no 'cols' vectors}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) cols(%c : memref<512xf32>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %cv: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}

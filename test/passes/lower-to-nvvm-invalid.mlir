@@ -171,3 +171,21 @@ func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16
       {config = #gg.config<block = [256, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// column_halves pairs a column with one half a tile away: one warpgroup
+// holds a row's columns and each CTA loads its own B.
+func.func @halves_in_a_cluster(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
+                               %off: memref<5xi32>, %o: memref<?x128xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: column_halves with a cluster or split_n}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>)
+      {column_halves, config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
+      epilogue {
+      ^bb0(%x: f32, %y: f32, %gi: index):
+        gg.yield %x : f32
+      }
+  return
+}

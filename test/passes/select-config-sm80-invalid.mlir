@@ -89,3 +89,21 @@ module attributes {gg.target = 80} {
     return
   }
 }
+
+// -----
+
+// column_halves loads B's two halves by TMA and pairs columns one half a
+// tile apart, which mma.sync warps (a share of the columns each) do not hold.
+module attributes {gg.target = "sm_80"} {
+  func.func @halves(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                    %off: memref<9xi32>, %o: memref<?x512xbf16>) {
+    // expected-error @+1 {{cannot be lowered for sm_80: column_halves loads B's two halves by TMA for wgmma; interleave B's gate and up rows and use column_pairs (sm_90a lowers it)}}
+    gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+        b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+        out(%o : memref<?x512xbf16>) {column_halves} epilogue {
+        ^bb0(%x: f32, %y: f32, %gi: index):
+          gg.yield %x : f32
+        }
+    return
+  }
+}

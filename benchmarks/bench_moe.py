@@ -123,6 +123,8 @@ def layers(args, w13, w2, tokens, top_k, notes):
         fns["ggc graph=False"] = moe_layers.ggc_bf16(w13, w2, graph=False)
     if args.unfused_up:
         fns["ggc unfused up"] = moe_layers.ggc_bf16_unfused_up(w13, w2)
+    if args.copied_rows:
+        fns["ggc copied rows"] = moe_layers.ggc_bf16_copied_rows(w13, w2)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):
@@ -215,6 +217,9 @@ def main():
     parser.add_argument("--unfused-up", action="store_true",
                         help="also time ggc.moe with the up projection and the activation "
                              "as two steps (before gated_up)")
+    parser.add_argument("--copied-rows", action="store_true",
+                        help="also time ggc.moe with the tokens gathered into a sorted copy "
+                             "for the up projection (before a_rows)")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()

@@ -114,6 +114,22 @@ def ggc_bf16_unfused_up(w13, w2):
     return layer
 
 
+def ggc_bf16_copied_rows(w13, w2):
+    """fused_moe with the tokens gathered into a sorted copy for the up
+    projection, as before it read them through the routes' source list
+    (gg's a_rows, ggc.moe.kernels.gathers_rows); never from ggc's cached
+    graph."""
+    from ggc.moe import layer as moe_layer
+
+    def layer(x, weights, ids):
+        gathers, moe_layer.gathers_rows = moe_layer.gathers_rows, lambda x, w13: False
+        try:
+            return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
+        finally:
+            moe_layer.gathers_rows = gathers
+    return layer
+
+
 def ggc_fp8(w13, w2):
     (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
     return lambda x, weights, ids: moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13,

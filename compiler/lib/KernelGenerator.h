@@ -62,6 +62,15 @@ struct KernelPlan {
   /// gg-plan-kernel: no producer warpgroup (before sm_90a): the consumers
   /// copy each stage stages - 1 K blocks ahead.
   bool consumersCopy = false;
+  /// gg's a_rows: A's rows come through a list of row indices, copied by
+  /// address (cp.async) even where B takes a tensor map.
+  bool gatherA = false;
+  /// gg-plan-kernel's producer = all_threads (sm_90a with gatherA): every
+  /// thread of warpgroup 0 runs the producer; its leader alone arms the
+  /// stages and issues the TMA loads.
+  bool producerAllThreads = false;
+  /// A's tiles are copied from its address (no TMA, or gathered rows).
+  bool aByAddress() const { return !tensorMaps || gatherA; }
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
   /// of one N block, each loading half of the B tile and multicasting it to
   /// both, which halves the B traffic from L2.
@@ -443,6 +452,8 @@ private:
 
   // Kernel parameters (declareParams).
   Value tensorMapB, outPtr, groupsPtr, dynamicSize;
+  /// gg's a_rows: the row-index list and the rows of A it indexes (T).
+  Value aRowsPtr, aSourceRows;
   /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
   SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales

@@ -65,6 +65,9 @@ Attribute dynamicDimName(Builder &b, const KernelPlan &p, GroupedMatmulOp op,
       p.mx && p.aScale.getBlockK() == 128 ? "ceil(K/512)" : "ceil(K/128)";
   if (kGrouped)
     return b.getStringAttr(isScale ? kScaleBlocks : "K");
+  // Gathered rows: A's own rows are as many as the caller has (T).
+  if (arg == op.getA() && op.getARows())
+    return b.getStringAttr("T");
   if (alignedRows && dim + 1 == rank)
     return b.getStringAttr("align4(M)");
   return b.getStringAttr(mxRows ? "(M+3G)/4*4" : "M");
@@ -119,13 +122,14 @@ void KernelGenerator::declareParams() {
   // Boxes are innermost first and span the operand's full rank. MN-major
   // operands are loaded 64 columns (one 128-byte swizzled row) at a time.
   int64_t chunk = kSwizzleBytes / byteWidth(p.aElem);
-  if (!p.tensorMaps) {
-    // Without TMA, A and B come as their addresses, where the maps would.
+  // Without TMA, A and B come as their addresses, where the maps would;
+  // gathered rows of A come by address on every target.
+  if (p.aByAddress())
     aMaps.push_back(pointer("a", op.getA(), ggc::kGeneric));
+  if (!p.tensorMaps)
     tensorMapB = pointer("b", op.getB(), ggc::kGeneric);
-  }
-  for (int64_t h : p.tensorMaps ? ArrayRef<int64_t>(p.aLoadBoxes)
-                                : ArrayRef<int64_t>()) {
+  for (int64_t h : !p.aByAddress() ? ArrayRef<int64_t>(p.aLoadBoxes)
+                                   : ArrayRef<int64_t>()) {
     if (p.aMNMajor)
       aMaps.push_back(tensorMap("a", op.getA(), {chunk, p.blockK}));
     else if (masked)
@@ -167,12 +171,22 @@ void KernelGenerator::declareParams() {
   }
   outPtr = pointer("out", op.getOut());
   groupsPtr = pointer("groups", op.getGroups());
-  // The one run-time size: rows of A (M_max for masked, K for k_grouped).
+  // The run-time size: rows of A (M_max for masked, K for k_grouped), or
+  // of the list that gathers them; then the rows the list indexes.
+  auto size = [&](StringRef operand, Value v, int64_t dim) {
+    return param(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, operand,
+                                     argIndex(v), StringAttr(), {},
+                                     StringAttr(), dim),
+                 b.i64());
+  };
   int64_t sizeDim = masked ? 1 : (kGrouped && !p.aMNMajor) ? 1 : 0;
-  dynamicSize = param(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, "a",
-                                          argIndex(op.getA()), StringAttr(),
-                                          {}, StringAttr(), sizeDim),
-                      b.i64());
+  if (p.gatherA) {
+    dynamicSize = size("a_rows", op.getARows(), 0);
+    aSourceRows = size("a", op.getA(), 0);
+    aRowsPtr = pointer("a_rows", op.getARows());
+  } else {
+    dynamicSize = size("a", op.getA(), sizeDim);
+  }
   if (op.getAScale())
     aScalePtr = pointer("a_scale", op.getAScale());
   if (op.getBScale())

@@ -1,7 +1,8 @@
 //===- LowerLoadsCpAsync.cpp - ggk-lower-loads-cp-async -------------------===//
 //
-// The producer's tile loads for targets without TMA (sm_80, sm_86, sm_89).
-// Every thread of the producer (the op's `copy_threads`) copies its share
+// The producer's tile loads for targets without TMA (sm_80, sm_86, sm_89),
+// and on sm_90a the loads of A's rows gathered by index, which TMA's boxes
+// cannot take (the kernel plan's producer = all_threads). Every thread of the producer (the op's `copy_threads`) copies its share
 // of the tile's 16-byte pieces with cp.async into the stage, in the
 // 128-byte swizzled layout TMA writes on sm_90a (piece c of a 128-byte row
 // r at r * 128 + (c ^ r % 8) * 16), so that the consumers read the same stage
@@ -11,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
+#include "Target.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -121,37 +123,53 @@ Value listedIndex(KernelBuilder &b, Value indices, Value entry, Value listed) {
   return read.getResult(0);
 }
 
+/// The gathered rows a thread copies, one per round: list entry
+/// `firstRow + t / 8 + round * rowsPerRound`'s index, or -1 past the
+/// `rowsLeft` rows the tile takes.
+SmallVector<Value> listedRows(KernelBuilder &b, const ThreadPieces &t,
+                              Value indices, Value firstRow, Value rowsLeft,
+                              int64_t tileRows) {
+  Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
+  SmallVector<Value> listed;
+  for (int64_t i = 0; i < tileRows / t.rowsPerRound; ++i) {
+    int64_t rows = i * t.rowsPerRound;
+    listed.push_back(listedIndex(b, indices,
+                                 b.add(firstRow, b.add(t.row, b.c32(rows))),
+                                 b.lt(b.c32(rows), mine)));
+  }
+  return listed;
+}
+
 /// A K-major tile: row r (of `tileRows`) holds K `k ..` of the operand's
-/// row `firstRow + r` or, with `indices` (a gather), row
-/// `indices[firstRow + r]`, after `groupRow` rows of earlier groups, each
-/// row `kSize` elements; rows from `rowsLeft` on (counted from the tile's
-/// first row), gathered rows whose index is negative or not below
-/// `rowsSize`, and K past `kSize` are zero-filled.
+/// row `firstRow + r` or, gathered, the row `listed` names for it
+/// (listedRows), after `groupRow` rows of earlier groups, each row `kSize`
+/// elements; rows from `rowsLeft` on (counted from the tile's first row),
+/// gathered rows whose index is negative or not below `rowsSize`, and K
+/// past `kSize` are zero-filled.
 void copyKMajorRows(KernelBuilder &b, const ThreadPieces &t, Value tile,
                     Value source, Value k, Value firstRow, Value groupRow,
                     Value kSize, Value rowsLeft, int64_t tileRows,
-                    int64_t elementBytes, Value indices = Value(),
+                    int64_t elementBytes, ArrayRef<Value> listed = {},
                     Value rowsSize = Value()) {
-  Value mine = b.sub(rowsLeft, t.row); // counted from the thread's row
+  // Counted from the thread's row.
+  Value mine = listed.empty() ? b.sub(rowsLeft, t.row) : Value();
   Value kElement =
       b.add(k, b.mul(t.piece, b.c32(kPieceBytes / elementBytes)));
   Value kValid = b.lt(kElement, kSize);
   // Consecutive rows: the thread's first element, then kSize per row on.
   Value first;
-  if (!indices) {
+  if (listed.empty()) {
     Value row = b.add(groupRow, b.toI64(b.add(firstRow, t.row)));
     first = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
   }
   for (int64_t i = 0; i < tileRows / t.rowsPerRound; ++i) {
     int64_t rows = i * t.rowsPerRound;
     Value element, valid;
-    if (!indices) {
+    if (listed.empty()) {
       element = b.add(first, b.mul(b.c64(rows), b.toI64(kSize)));
       valid = both(b, b.lt(b.c32(rows), mine), kValid);
     } else {
-      Value index = listedIndex(b, indices,
-                                b.add(firstRow, b.add(t.row, b.c32(rows))),
-                                b.lt(b.c32(rows), mine));
+      Value index = listed[i];
       Value row = b.add(groupRow, b.toI64(index));
       element = b.add(b.mul(row, b.toI64(kSize)), b.toI64(kElement));
       valid = both(b, both(b, b.ge(index, b.c32(0)), b.lt(index, rowsSize)),
@@ -175,9 +193,24 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
     return op.emitOpError() << "loads rows of " << kRowBytes
                             << " bytes, a multiple of " << rowsPerRound
                             << " rows (copy_threads / 8), without TMA";
-  KernelBuilder b(op.getLoc(), op);
-  ThreadPieces t = threadPieces(b, op.getCopyThreads());
   Value rows = extents[1];
+  // A gathered tile's list entries are the same for each of its K blocks:
+  // read once, before the K loop, where the tile's fields come from outside
+  // it (the producer's loop; not the consumers' loads ahead).
+  Operation *tileStart = op;
+  if (auto kLoop = op->getParentOfType<scf::ForOp>())
+    if (op.getIndices() &&
+        llvm::all_of(ValueRange{op.getIndices(), op.getRow(),
+                                op.getRowsValid()},
+                     [&](Value v) { return kLoop.isDefinedOutsideOfLoop(v); }))
+      tileStart = kLoop;
+  KernelBuilder pre(op.getLoc(), tileStart);
+  ThreadPieces t = threadPieces(pre, op.getCopyThreads());
+  SmallVector<Value> listed;
+  if (op.getIndices())
+    listed = listedRows(pre, t, op.getIndices(), op.getRow(),
+                        op.getRowsValid(), tileRows);
+  KernelBuilder b(op.getLoc(), op);
   // The group's rows of the tile that lie in the tensor (gathered rows are
   // checked one by one).
   Value rowsLeft = op.getIndices()
@@ -187,8 +220,7 @@ LogicalResult lowerARows(ggk::LoadTileRowsOp op) {
                                  : b.c64(0);
   Value source = globalSource(b, op.getMaps()[0]);
   copyKMajorRows(b, t, op.getDst(), source, op.getK(), op.getRow(), groupRow,
-                 extents[0], rowsLeft, tileRows, *elementBytes,
-                 op.getIndices(), rows);
+                 extents[0], rowsLeft, tileRows, *elementBytes, listed, rows);
   b.create<ggk::CopyAsyncArriveOp>(op.getBarrier());
   op.erase();
   return success();
@@ -259,10 +291,17 @@ LogicalResult lowerMNMajorTile(ggk::LoadMNMajorTileOp op) {
 struct LowerLoadsCpAsync
     : public ggc::impl::LowerLoadsCpAsyncBase<LowerLoadsCpAsync> {
   void runOnOperation() override {
+    // With TMA only the gathered rows are left to copy: TMA's boxes take
+    // consecutive rows (ggk-split-partial-loads and ggk-multicast lower
+    // the rest).
+    bool tma = ggc::targetOf(getOperation()).asyncCopy ==
+               ggc::AsyncCopyKind::tma;
     SmallVector<Operation *> loads;
     getOperation().walk([&](Operation *op) {
-      if (isa<ggk::LoadTileRowsOp, ggk::LoadBTileOp, ggk::LoadMNMajorTileOp>(
-              op))
+      auto rows = dyn_cast<ggk::LoadTileRowsOp>(op);
+      if (tma ? rows && rows.getIndices()
+              : isa<ggk::LoadTileRowsOp, ggk::LoadBTileOp,
+                    ggk::LoadMNMajorTileOp>(op))
         loads.push_back(op);
     });
     for (Operation *op : loads) {

@@ -113,6 +113,10 @@ LogicalResult KernelGenerator::plan() {
     return unsupported("column_halves with a cluster or split_n (one "
                        "warpgroup holds each row's columns, and each CTA "
                        "loads its own B)");
+  // Each CTA copies its own gathered rows; a cluster's pair shares B.
+  if (op.getARows() && p.cluster != 1)
+    return unsupported("a_rows with a cluster (each CTA gathers its own "
+                       "rows of A)");
   if (failed(ggc::checkTmaAddressing(op, config)) ||
       failed(ggc::checkTileIndices(op, config)))
     return failure();
@@ -195,13 +199,15 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.releaseLag = kernelPlan.getReleaseLag();
   p.storeColumns = kernelPlan.getStoreColumns();
   p.consumersCopy = kernelPlan.getProducer() == Producer::none;
+  p.producerAllThreads = kernelPlan.getProducer() == Producer::all_threads;
+  p.gatherA = bool(op.getARows());
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};
   // Copies by address load a partial tile's valid rows whatever its
   // granule: one source, no boxes.
   p.tensorMaps = ggc::targetOf(op).tensorMaps;
-  bool prefixRows = p.tensorMaps && (p.layout == GroupLayout::contiguous ||
+  bool prefixRows = !p.aByAddress() && (p.layout == GroupLayout::contiguous ||
                                      p.layout == GroupLayout::masked);
   if (prefixRows && p.aLoadGranule < p.blockM)
     for (int64_t h = llvm::bit_floor(uint64_t(p.blockM)); h >= p.aLoadGranule;

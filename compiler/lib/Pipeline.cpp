@@ -137,10 +137,10 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createPlaceScales());
     pm.addPass(createStageTileStores());
     pm.addPass(createAllocateSharedMemory());
+    // With TMA, the copies left are gathered rows of A.
     if (target.asyncCopy == AsyncCopyKind::tma)
       pm.addPass(createSplitPartialLoads());
-    else
-      pm.addPass(createLowerLoadsCpAsync());
+    pm.addPass(createLowerLoadsCpAsync());
     pm.addPass(createMulticast());
     pm.addPass(createPrepareOperands());
     pm.addPass(createLowerStorePool());

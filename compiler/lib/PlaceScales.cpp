@@ -142,8 +142,12 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
 void lowerInit(ggk::InitFullBarrierOp op) {
   KernelBuilder b(op.getLoc(), op);
   bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
+  // TMA: the leader's arming (and the scales' copy); gathered rows: each
+  // copying thread's arrival besides. cp.async: each thread's, for A and B.
+  bool gathers = op.getPlan().getProducer() == gg::Producer::all_threads;
   int64_t arrivals = ggc::targetOf(op).asyncCopy == ggc::AsyncCopyKind::tma
-                         ? (stages ? 2 : 1)
+                         ? (stages ? 2 : 1) +
+                               (gathers ? int64_t(op.getCopyThreads()) : 0)
                          : 2 * int64_t(op.getCopyThreads());
   b.mbarrierInit(op.getBarrier(), arrivals);
   op.erase();

@@ -230,9 +230,14 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    bench_sm80.py (H200, docs/performance.md). One consumer warpgroup
   //    keeps its producer (its 4 warps alone copy and multiply 21% slower
   //    on a decode tile), and so do f32 operands (3xTF32 12-14% slower).
+  //    With TMA, gathered rows of A (a_rows) are copied by cp.async, a
+  //    16-byte piece a thread: warpgroup 0's every thread copies them
+  //    (one thread would issue a whole tile's pieces alone).
   Type element = op.getAType().getElementType();
-  Producer roles = target.asyncCopy == ggc::AsyncCopyKind::cpAsync &&
-                           !ggc::twoLevelAccumulation(op) && consumers >= 2 &&
+  bool tma = target.asyncCopy == ggc::AsyncCopyKind::tma;
+  Producer roles = tma && op.getARows() ? Producer::all_threads
+                   : !tma && !ggc::twoLevelAccumulation(op) &&
+                           consumers >= 2 &&
                            (element.isBF16() || element.isF16()) &&
                            consumersCanCopy(op, config)
                        ? Producer::none
@@ -315,6 +320,16 @@ checkWarpsAndRegisters(GroupedMatmulOp op, ConfigAttr config,
     return error() << " has no producer, which sm_90a does not take: its "
                       "loads are one TMA thread's beside setmaxnreg's "
                       "register split; use producer = warpgroup";
+  bool allThreads = plan.getProducer() == Producer::all_threads;
+  bool tma = target.asyncCopy == ggc::AsyncCopyKind::tma;
+  if (allThreads && (!tma || !op.getARows()))
+    return error() << " runs the producer on all of warpgroup 0's threads, "
+                      "which only sm_90a kernels with gathered rows of A "
+                      "(a_rows) take; use producer = warpgroup";
+  if (tma && op.getARows() && !allThreads)
+    return error() << " gathers rows of A (a_rows), which sm_90a copies by "
+                      "cp.async on all of the producer warpgroup's threads; "
+                      "use producer = all_threads";
   if (plan.getProducer() == Producer::none && ggc::twoLevelAccumulation(op))
     return error() << " has no producer, which only one-level kernels "
                       "take: the consumers copy each stage in their K "

@@ -3,7 +3,9 @@
 // The producer's one thread: for each K block of each tile, waits for a
 // free stage of the ring and issues the TMA loads of A's and B's tiles
 // (multicast in a cluster), and states the K block's block scales where
-// they could go with the stage (ggk.stage_block_scales). Without a
+// they could go with the stage (ggk.stage_block_scales). Gathered rows of
+// A (gg's a_rows) take the whole warpgroup instead: every thread copies
+// its share of A's rows, the leader alone arms the stage and loads B. Without a
 // producer (the plan's producer = none) the consumers run the same
 // loads of a stage in their own K loop, stages - 1 K blocks ahead.
 //
@@ -36,6 +38,19 @@ void KernelGenerator::loadStage(const Tile &t, Value kBlock, Value it) {
   acquireStage(stage, b.xorI(phase, b.c32(1)));
   Value full = fullBarrier(stage);
   Value k = b.add(t.kStart, b.mul(kBlock, b.c32(p.blockK)));
+  if (p.producerAllThreads) {
+    // Gathered rows of A: the leader arms the stage with B's bytes and
+    // loads B by TMA; every thread copies its share of A, each arriving
+    // once its copies land.
+    Value leader = b.eq(b.threadIdx(), b.c32(0));
+    b.create<scf::IfOp>(leader, [&](OpBuilder &, Location) {
+      b.create<mlir::ggk::CommitStageOp>(full, b.c32(p.bTileBytes));
+      loadBTile(t, stage, full, k);
+      b.create<scf::YieldOp>();
+    });
+    loadATile(t, stage, full, k);
+    return;
+  }
   if (p.scalesCanRideStages)
     stageBlockScales(t, kBlock, stage, full);
   loadATile(t, stage, full, k);
@@ -86,6 +101,16 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
         full, stageA(stage), aMaps[0], k, t.rowStart, extentsOf(op.getA()),
         p.blockM / chunk, chunk, p.blockK * kSwizzleBytes,
         p.copyThreads());
+    return;
+  }
+  if (p.gatherA) {
+    // Rows through the list, from A's address: T rows of K.
+    b.create<mlir::ggk::LoadTileRowsOp>(
+        full, stageA(stage), aMaps, k, t.rowStart, Value(), t.rowsValid,
+        ValueRange{b.c32(p.k), b.toI32(aSourceRows)}, aRowsPtr,
+        b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
+        p.blockK * byteWidth(p.aElem), p.bTileBytes, p.blockM,
+        ArrayRef<int64_t>{p.blockM}, p.copyThreads());
     return;
   }
   // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's

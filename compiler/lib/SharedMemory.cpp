@@ -47,6 +47,10 @@ void KernelGenerator::acquireStage(Value stage, Value parity) {
 }
 void KernelGenerator::waitStage(Value stage, Value parity) {
   b.create<mlir::ggk::WaitStageOp>(fullBarrier(stage), parity);
+  // Rows copied by cp.async are the generic proxy's writes; wgmma reads the
+  // stage through the async proxy.
+  if (p.producerAllThreads)
+    b.create<mlir::ggk::FenceAsyncSharedOp>();
 }
 void KernelGenerator::releaseStage(Value stage) {
   // In a cluster, on every CTA's barrier (ggk-multicast).

@@ -1,7 +1,8 @@
 //===- WarpSpecialize.cpp - ggk-warp-specialize ---------------------------===//
 //
-// The kernel's warp roles: warpgroup 0's one thread issues the loads, the
-// other warpgroups compute. The producer needs few registers and the
+// The kernel's warp roles: warpgroup 0's one thread issues the loads (all
+// of its threads where they copy gathered rows of A: the plan's producer =
+// all_threads), the other warpgroups compute. The producer needs few registers and the
 // consumers' accumulators many, so each role moves its threads' register
 // count with setmaxnreg (the plan's `registers`) before it starts.
 // Targets without TMA have no setmaxnreg, and their loads are per-thread
@@ -60,11 +61,16 @@ void lowerWithSetmaxnreg(ggk::WarpSpecializeOp op) {
       [&](OpBuilder &, Location) {
         b.create<NVVM::SetMaxRegisterOp>(plan.getProducerRegisters(),
                                          NVVM::SetMaxRegisterAction::decrease);
-        b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
-          auto yield = b.create<scf::YieldOp>();
-          b.setInsertionPoint(yield);
+        if (plan.getProducer() == gg::Producer::all_threads) {
+          // Gathered rows: every thread copies; the body guards its TMA.
           ggc::moveBody(op.getProducer(), {}, b);
-        });
+        } else {
+          b.create<scf::IfOp>(op.getLeader(), [&](OpBuilder &, Location) {
+            auto yield = b.create<scf::YieldOp>();
+            b.setInsertionPoint(yield);
+            ggc::moveBody(op.getProducer(), {}, b);
+          });
+        }
         b.create<scf::YieldOp>();
       },
       [&](OpBuilder &, Location) {

@@ -274,7 +274,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
     *llvm::find(seen, StringRef()) = field;
     if (!number) {
       FailureOr<Producer> value = parseEnumEntry<Producer>(
-          parser, "warpgroup or none", symbolizeProducer);
+          parser, "warpgroup, none or all_threads", symbolizeProducer);
       if (failed(value))
         return {};
       producer = *value;

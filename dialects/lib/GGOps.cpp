@@ -29,8 +29,12 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
   bool bIsNK = getBLayout() == OperandLayout::nk;
   switch (getLayout()) {
   case GroupLayout::contiguous:
-  case GroupLayout::padded_contiguous:
-    return {b[0], a[0], bIsNK ? b[1] : b[2], bIsNK ? b[2] : b[1]};
+  case GroupLayout::padded_contiguous: {
+    // Gathered rows: the product has a row per entry of the list.
+    int64_t m = getARows() ? cast<MemRefType>(getARows().getType()).getShape()[0]
+                           : a[0];
+    return {b[0], m, bIsNK ? b[1] : b[2], bIsNK ? b[2] : b[1]};
+  }
   case GroupLayout::masked:
     return {b[0], a[1], bIsNK ? b[1] : b[2], bIsNK ? b[2] : b[1]};
   case GroupLayout::k_grouped: {
@@ -99,6 +103,8 @@ static LogicalResult verifyOperandMemRefs(GroupedMatmulOp op) {
                                    {"b", op.getB()},
                                    {"groups", op.getGroups()},
                                    {"out", op.getOut()}};
+  if (op.getARows())
+    all.push_back({"a_rows", op.getARows()});
   if (op.getAScale())
     all.push_back({"a_scale", op.getAScale()});
   if (op.getBScale())
@@ -236,6 +242,31 @@ static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
     return op.emitOpError() << "column_halves takes no scales of 'b' (a scale "
                                "block would straddle a tile's gate and up "
                                "halves)";
+  return success();
+}
+
+/// What gathered rows of A take: the contiguous layout, A in layout mk, a
+/// 1-D i32 list, and no scales of A (they would need gathering too).
+static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
+  Value rows = op.getARows();
+  if (!rows)
+    return success();
+  if (op.getLayout() != GroupLayout::contiguous)
+    return op.emitOpError() << "a_rows gathers rows of a token-packed 'a': it "
+                               "takes layout contiguous, got "
+                            << stringifyGroupLayout(op.getLayout());
+  if (op.getALayout() != OperandLayout::mk)
+    return op.emitOpError() << "a_rows gathers rows of 'a' in layout mk (rows "
+                               "of K), got "
+                            << stringifyOperandLayout(op.getALayout());
+  if (op.getAScale())
+    return op.emitOpError() << "a_rows takes no scales of 'a' (their rows would "
+                               "need gathering too)";
+  auto type = cast<MemRefType>(rows.getType());
+  if (type.getRank() != 1 || !type.getElementType().isInteger(32))
+    return op.emitOpError() << "'a_rows' must be [M] i32 (a row index of 'a' "
+                               "per row of the product), got "
+                            << type;
   return success();
 }
 
@@ -420,7 +451,8 @@ LogicalResult GroupedMatmulOp::verify() {
   if (failed(verifyOperandMemRefs(*this)) ||
       failed(verifyElementTypes(*this)) ||
       failed(verifyOperandLayouts(*this)) ||
-      failed(verifyRanksAndStaticSizes(*this)))
+      failed(verifyRanksAndStaticSizes(*this)) ||
+      failed(verifyGatheredRows(*this)))
     return failure();
   // With the ranks checked, G, M, N and K can be read off the types; the
   // size checks above bound them, so what is derived from them cannot

@@ -55,6 +55,7 @@ class FunctionSpec:
     b_layout: str = "nk"
     a_layout: str = "mk"
     out_layout: str = "mn"
+    a_rows: Optional[str] = None  # argument: row r of the product is a[a_rows[r]]
     a_scale: Optional[Tuple[str, str]] = None   # (argument, kind)
     b_scale: Optional[Tuple[str, str]] = None
     rows: List[str] = field(default_factory=list)
@@ -98,7 +99,8 @@ def emit(spec: FunctionSpec) -> str:
     b_suffix = ", kn" if spec.b_layout == "kn" else ""
     lines = [f"func.func @{spec.name}({signature}) {{",
              f"  gg.grouped_matmul {spec.layout} a(%{spec.a} : {t[spec.a]}{a_suffix}) "
-             f"b(%{spec.b} : {t[spec.b]}{b_suffix})",
+             + (f"a_rows(%{spec.a_rows} : {t[spec.a_rows]}) " if spec.a_rows else "")
+             + f"b(%{spec.b} : {t[spec.b]}{b_suffix})",
              f"      groups(%{spec.groups} : {t[spec.groups]})"]
     for side, scale in (("a", spec.a_scale), ("b", spec.b_scale)):
         if scale:
@@ -188,6 +190,7 @@ def grouped_matmul(
     column_pairs: bool = False,
     column_halves: bool = False,
     accumulate: bool = False,
+    a_rows: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -218,9 +221,11 @@ def grouped_matmul(
     gate and up rows of B interleaved); `column_halves` combines columns j
     and j + n/2 the same way (gate rows of B first, then up rows).
     `accumulate` adds the result to
-    what `out` holds.
+    what `out` holds. `a_rows` (contiguous) reads row r of the product from
+    row a_rows[r] of A: A is then [T, k] with T dynamic, and a_rows [m] i32
+    comes right after it.
 
-    Arguments, in order: a, b, groups, [a_scale], [b_scale], one per `rows`
+    Arguments, in order: a, [a_rows], b, groups, [a_scale], [b_scale], one per `rows`
     entry (element types), per `cols` entry (shapes, f32), per group scalar
     (f32), and last `out`.
     """
@@ -247,6 +252,11 @@ def grouped_matmul(
             groups.shape = [m]
         row_shape = [g, m] if masked else [m]
     args = [a, b, groups]
+    if a_rows:
+        if layout != "contiguous":
+            raise ValueError(f"a_rows takes layout 'contiguous', got {layout!r}")
+        a.shape = [None, k]
+        args.insert(1, Arg("a_rows", [m], "i32"))
     spec = FunctionSpec(name=name, layout=layout, args=args, a="a", b="b",
                         groups="groups", out="out", b_layout=b_layout,
                         a_layout="km" if layout == "k_grouped" and b_layout == "kn"
@@ -256,7 +266,7 @@ def grouped_matmul(
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
                         b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan,
-                        accumulate=accumulate)
+                        accumulate=accumulate, a_rows="a_rows" if a_rows else None)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

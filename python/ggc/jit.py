@@ -164,6 +164,8 @@ class JITFunction:
             dynamic[out_param.name] = {0}
             if layout == "padded_contiguous":
                 dynamic[dot["groups"].name] = {0}
+            if dot["a_rows"] is not None:  # A's own rows (T) are a size apart
+                dynamic[dot["a_rows"].name] = {0}
             for kind, p in trace.epilogue_args:
                 if kind == "r":
                     dynamic[p.name] = {0}
@@ -189,7 +191,7 @@ class JITFunction:
                      for d, s in enumerate(p.shape)]
             args.append(Arg(name, shape, _IR_TYPES[p.dtype]))
         used = {dot["a"].name, dot["b"].name, dot["groups"].name, out_param.name}
-        used |= {dot[s].name for s in ("a_scale", "b_scale") if dot[s] is not None}
+        used |= {dot[s].name for s in ("a_scale", "b_scale", "a_rows") if dot[s] is not None}
         used |= {p.name for _, p in trace.epilogue_args}
         unused = [n for n in self.tensor_params if n not in used]
         if unused:
@@ -209,7 +211,8 @@ class JITFunction:
             expected_m=dot["expected_m"], loc=dot["loc"],
             rows=[p.name for k, p in trace.epilogue_args if k == "r"],
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],
-            group_scalars=[p.name for k, p in trace.epilogue_args if k == "s"])
+            group_scalars=[p.name for k, p in trace.epilogue_args if k == "s"],
+            a_rows=None if dot["a_rows"] is None else dot["a_rows"].name)
         if dot["a_scale"] is not None:
             fn_spec.a_scale = (dot["a_scale"].name, dot["a_scale_kind"])
         if dot["b_scale"] is not None:

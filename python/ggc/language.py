@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 __all__ = [
-    "constexpr", "Rows", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
+    "constexpr", "Rows", "RowIndices", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
     "ColVector", "GroupScalar", "Out", "grouped_dot", "column_pairs", "column_halves", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
@@ -63,6 +63,14 @@ class Rows(Role):
     """Token-packed rows of A, [M, K], split into groups by `Offsets`."""
     role = "a"
     layout = "contiguous"
+
+
+class RowIndices(Role):
+    """Row indices of A, [M] int32, for `grouped_dot(a_rows=...)`: row r of
+    the product is row a_rows[r] of A (a MoE layer's tokens read in expert
+    order, with no permuted copy written). A negative index, or one past
+    A's rows, reads zeros."""
+    role = "a_rows"
 
 
 class MaskedRows(Role):
@@ -352,7 +360,7 @@ _B_ONLY_SCALE_KINDS = ("block1x128", "block1x128_mn")
 def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] = None,
                 b_scale: Optional[Param] = None, a_scale_kind: str = "block_mn",
                 b_scale_kind: str = "block", expected_m: Optional[int] = None,
-                tf32: bool = False) -> _Value:
+                tf32: bool = False, a_rows: Optional[Param] = None) -> _Value:
     """The grouped matmul: out[g] = scale(a[g]) @ scale(b[g])^T, in f32.
 
     The layout follows `a`'s annotation (Rows: contiguous with Offsets,
@@ -365,6 +373,11 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
     per row and K block, four per int32, on both sides: FlashInfer's MXFP8
     layout). A weight gradient's block scales follow the 128-wide blocks of
     the concatenated K, and B's have no group dimension.
+
+    `a_rows` (Rows only, a parameter annotated RowIndices) gathers A's rows:
+    row r of the product is row a_rows[r] of `a`, which may then have any
+    number of rows T; the offsets and the output count rows of the list.
+    It takes no a_scale.
     """
     t = _trace()
     if t.dot is not None:
@@ -404,6 +417,16 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
         if name == "a_scale" and kind in _B_ONLY_SCALE_KINDS:
             raise _error(f"a_scale_kind {kind!r} is a per-column scale of B; A's 1x128 "
                          f"blocks are 'block' or 'block_mn'")
+    if a_rows is not None:
+        if not isinstance(a_rows, Param) or a_rows.annotation is not RowIndices:
+            raise _error("gl.grouped_dot's 'a_rows' must be a parameter annotated "
+                         "RowIndices")
+        if layout != "contiguous":
+            raise _error(f"a_rows gathers rows of Rows (the contiguous layout); "
+                         f"'{a.name}' is {a.annotation.__name__}")
+        if a_scale is not None:
+            raise _error("a_rows takes no a_scale (the scales' rows would need "
+                         "gathering too)")
     if expected_m is not None and layout == "k_grouped":
         raise _error("expected_m is a hint of the rows per group: it goes with row groups "
                      "(MaskedRows, Rows, PaddedRows), not with a weight gradient's K groups")
@@ -413,7 +436,7 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
     t.dot = dict(a=a, b=b, groups=groups, layout=layout, b_layout=b_layout,
                  a_scale=a_scale, b_scale=b_scale, a_scale_kind=a_scale_kind,
                  b_scale_kind=b_scale_kind, expected_m=expected_m, tf32=tf32,
-                 loc=_user_location())
+                 a_rows=a_rows, loc=_user_location())
     return _Value("%acc")
 
 

@@ -182,6 +182,12 @@ def _operand_a(fn_spec: FunctionSpec, tensors) -> torch.Tensor:
     if fn_spec.a_layout == "km":  # a token-major weight gradient's [K, M]
         a = a.T
     a = a.float()
+    if fn_spec.a_rows is not None:  # gathered rows: zeros off A, as the kernels read
+        index = tensors[fn_spec.a_rows].long()
+        inside = (index >= 0) & (index < a.shape[0])
+        picked = a.new_zeros(index.shape[0], a.shape[1])
+        picked[inside] = a[index[inside]]
+        a = picked
     if fn_spec.a_scale is None:
         return a
     name, kind = fn_spec.a_scale
@@ -348,7 +354,8 @@ def _validate_groups(fn_spec: FunctionSpec, tensors, all_rows: bool) -> None:
     values = tensors[fn_spec.groups].numpy().astype("int64")
     a = tensors[fn_spec.a]
     if fn_spec.layout == "contiguous":
-        _groups._check_offsets(where, values, a.shape[0], "M", all_rows)
+        rows = a if fn_spec.a_rows is None else tensors[fn_spec.a_rows]
+        _groups._check_offsets(where, values, rows.shape[0], "M", all_rows)
     elif fn_spec.layout == "k_grouped":
         k = a.shape[0] if fn_spec.a_layout == "km" else a.shape[1]
         _groups._check_offsets(where, values, k, "K", False)

@@ -234,6 +234,11 @@ class Kernel:
             raise ValueError(f"{dynamic['by']} has {dynamic['name']} = {m}; the kernel's "
                              f"32-bit indices take sizes up to {MAX_SIZE}")
         for where, d, have, want in symbolic:
+            if want in _FREE_SIZES:
+                if have > MAX_SIZE:
+                    raise ValueError(f"{where} has {want} = {have}; the kernel's 32-bit "
+                                     f"indices take sizes up to {MAX_SIZE}")
+                continue
             value = _SIZE_RULES[want](m, self.info["num_groups"])
             if have != value:
                 raise ValueError(f"{where} dimension {d} must be {want} = {value} "
@@ -460,6 +465,9 @@ def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str 
 # The kernel's one run-time size: the row count M, or (k_grouped) the
 # concatenated K.
 _RUN_TIME_SIZES = ("M", "K")
+
+# Sizes that follow none: the rows of an A read through a_rows (T).
+_FREE_SIZES = ("T",)
 
 # How each named run-time size follows it.
 _SIZE_RULES = {

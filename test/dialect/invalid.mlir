@@ -454,7 +454,7 @@ func.func @expected_m_negative_dynamic(%a: memref<8x?x256xbf16>, %b: memref<8x51
 // A scale operand without its #gg.scale kind can only be written generically.
 func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>, %as: memref<4xf32>) {
   // expected-error @+1 {{'a_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>, memref<4xf32>) -> ()
   return
 }
@@ -463,7 +463,7 @@ func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512
 
 func.func @b_scale_kind_without_operand(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>) {
   // expected-error @+1 {{'b_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>) -> ()
   return
 }
@@ -1360,5 +1360,42 @@ func.func @column_halves_cols(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>
   ^bb0(%x: f32, %y: f32, %cv: f32, %gi: index):
     gg.yield %x : f32
   }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Gathered rows of A (a_rows)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @a_rows_masked(%a: memref<8x64x256xbf16>, %r: memref<?xi32>, %b: memref<8x512x256xbf16>, %g: memref<8xi32>, %o: memref<8x64x512xbf16>) {
+  // expected-error @+1 {{a_rows gathers rows of a token-packed 'a': it takes layout contiguous, got masked}}
+  gg.grouped_matmul masked a(%a : memref<8x64x256xbf16>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<8xi32>) out(%o : memref<8x64x512xbf16>)
+  return
+}
+
+// -----
+
+func.func @a_rows_i64(%a: memref<?x256xbf16>, %r: memref<?xi64>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'a_rows' must be [M] i32 (a row index of 'a' per row of the product), got 'memref<?xi64>'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi64>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>)
+  return
+}
+
+// -----
+
+func.func @a_rows_with_scales(%a: memref<?x256xf8E4M3FN>, %r: memref<?xi32>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %sa: memref<?xf32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{a_rows takes no scales of 'a' (their rows would need gathering too)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) a_scale(%sa : memref<?xf32>, <channel>) out(%o : memref<?x512xbf16>)
+  return
+}
+
+// -----
+
+// The product has a row per entry of the list: out's rows follow a_rows.
+func.func @a_rows_out_rows(%a: memref<?x256xbf16>, %r: memref<64xi32>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<32x512xbf16>) {
+  // expected-error @+1 {{'out' must have shape [64, 512] (M x N)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<64xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<32x512xbf16>)
   return
 }

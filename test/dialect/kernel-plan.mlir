@@ -123,7 +123,7 @@ func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @producer(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                     %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{expected warpgroup or none, got 'three'}}
+  // expected-error @+4 {{expected warpgroup, none or all_threads, got 'three'}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

@@ -584,3 +584,11 @@ func.func @b_cache_policy(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>}
   return
 }
+
+// Gathered rows: a_rows prints after 'a', and the product's rows follow it.
+// CHECK-LABEL: func.func @gathered_rows(
+// CHECK: gg.grouped_matmul contiguous a(%{{.*}} : memref<?x256xbf16>) a_rows(%{{.*}} : memref<?xi32>) b(%{{.*}} : memref<8x512x256xbf16>)
+func.func @gathered_rows(%a: memref<?x256xbf16>, %r: memref<?xi32>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>)
+  return
+}

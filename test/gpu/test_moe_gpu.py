@@ -207,20 +207,23 @@ def test_fp8_layer_with_no_tokens():
 
 def test_bf16_layer_with_swiglu_in_the_up_projection(monkeypatch):
     """Experts expecting 150 rows (over 64) take the up projection with
-    SwiGLU in its epilogue (ggc.moe.kernels.gated_up): against fp64, with
-    empty and one-token experts, and the unfused layer's error."""
+    SwiGLU in its epilogue (ggc.moe.kernels.gated_up), reading the 600
+    tokens through the 1,200 routes' source list (a_rows): against fp64,
+    with empty and one-token experts, and the unfused layer's error."""
     from ggc.moe import kernels
     shape = (600, 1024, 512, 8, 2)
     x, w13, w2, weights, ids = layer(*shape, seed=11)
     calls = []
-    kernel, targets = kernels._GATED_UP["swiglu"]
+    _, targets = kernels._GATED_UP["swiglu"]
+    kernel = kernels._GATED_UP_GATHERED["swiglu"]
 
     def recording(*args, **kw):
-        calls.append(args[0].shape)
+        calls.append((tuple(args[0].shape), tuple(args[1].shape)))
         return kernel(*args, **kw)
-    monkeypatch.setitem(kernels._GATED_UP, "swiglu", (recording, targets))
+    monkeypatch.setitem(kernels._GATED_UP_GATHERED, "swiglu", recording)
     want = reference_moe(*[t.double() for t in (x, w13, w2, weights)], ids)
     with torch.no_grad():
         out = moe.fused_moe(x, w13, w2, weights, ids, graph=False)
-    assert calls == ([(1200, 1024)] if ggc.get_target() in targets else []), calls
+    fused = ggc.get_target() in targets
+    assert calls == ([((600, 1024), (1200,))] if fused else []), calls
     assert rel_err(out, want) < 1e-2

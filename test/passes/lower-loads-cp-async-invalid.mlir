@@ -2,6 +2,7 @@
 
 // Without TMA, A's load reads the operand through its address: it needs
 // the operand's extents to bound its pieces.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32) {
   // expected-error @+1 {{needs the operand's address as its one source, its extents and element_bytes (1, 2 or 4) to be loaded without TMA}}
@@ -10,10 +11,12 @@ llvm.func @a_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
       granule = 64, box_rows = array<i64: 64>, element_bytes = 2}
   llvm.return
 }
+}
 
 // -----
 
 // ... and the width of its elements.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_no_element_bytes(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
     %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   // expected-error @+1 {{needs the operand's address as its one source, its extents and element_bytes (1, 2 or 4) to be loaded without TMA}}
@@ -22,10 +25,12 @@ llvm.func @a_no_element_bytes(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
       other_bytes = 16384, granule = 64, box_rows = array<i64: 64>}
   llvm.return
 }
+}
 
 // -----
 
 // One source: the partial boxes' tensor maps of sm_90a have no meaning here.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_two_maps(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a128: !llvm.ptr,
     %a64: !llvm.ptr, %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   // expected-error @+1 {{needs the operand's address as its one source, its extents and element_bytes (1, 2 or 4) to be loaded without TMA}}
@@ -35,10 +40,12 @@ llvm.func @a_two_maps(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a128: !llvm.ptr,
       element_bytes = 2}
   llvm.return
 }
+}
 
 // -----
 
 // The stage's layout is the 128-byte swizzle: rows of 128 bytes only.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows (copy_threads / 8), without TMA}}
@@ -48,10 +55,12 @@ llvm.func @a_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
       element_bytes = 2}
   llvm.return
 }
+}
 
 // -----
 
 // The 128 threads copy the tile's 16-byte pieces evenly: 8 rows are 64.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_few_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   // expected-error @+1 {{loads rows of 128 bytes, a multiple of 16 rows (copy_threads / 8), without TMA}}
@@ -61,10 +70,12 @@ llvm.func @a_few_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
       element_bytes = 2}
   llvm.return
 }
+}
 
 // -----
 
 // B's load needs B's extents.
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32) {
   // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
@@ -73,10 +84,12 @@ llvm.func @b_no_extents(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
       cluster = 1, cache_policy = 0}
   llvm.return
 }
+}
 
 // -----
 
 // column_halves' two boxes are TMA's (sm_90a).
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_halves(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
   // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
@@ -85,10 +98,12 @@ llvm.func @b_halves(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
       chunk_columns = 64, cluster = 1, cache_policy = 0, second_half_row = 768}
   llvm.return
 }
+}
 
 // -----
 
 // Without TMA there is no multicast to the cluster's CTAs.
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %rank: i32, %ks: i32, %ns: i32) {
   // expected-error @+1 {{needs B's extents, no cluster and one half (no second_half_row) to be loaded without TMA}}
@@ -97,11 +112,13 @@ llvm.func @b_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
       chunk_columns = 64, cluster = 2, cache_policy = 0}
   llvm.return
 }
+}
 
 // -----
 
 // 8 rows of N are 64 pieces of 16 bytes: the producer's 128 threads
 // cannot share them evenly (no piece may be dropped).
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_too_few_pieces(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
   // expected-error @+1 {{loads tiles of 128-byte rows (chunk_columns 32, 64 or 128; block_k of them along K when K-major) in a multiple of copy_threads pieces of 16 bytes without TMA}}
@@ -110,10 +127,12 @@ llvm.func @b_too_few_pieces(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.p
       cluster = 1, cache_policy = 0}
   llvm.return
 }
+}
 
 // -----
 
 // A K-major row of 32 bf16 is 64 bytes, not the swizzled 128.
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
   // expected-error @+1 {{loads tiles of 128-byte rows}}
@@ -122,10 +141,12 @@ llvm.func @b_short_rows(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
       cluster = 1, cache_policy = 0}
   llvm.return
 }
+}
 
 // -----
 
 // chunk_columns of 256 would be half-byte elements.
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_wide_chunks(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ks: i32, %ns: i32) {
   // expected-error @+1 {{loads tiles of 128-byte rows}}
@@ -134,10 +155,12 @@ llvm.func @b_wide_chunks(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
       cluster = 1, cache_policy = 0}
   llvm.return
 }
+}
 
 // -----
 
 // Elements of 0 (or 3) bytes do not divide a 16-byte piece.
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_zero_element_bytes(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
     %a: !llvm.ptr, %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   // expected-error @+1 {{element_bytes (1, 2 or 4)}}
@@ -146,4 +169,5 @@ llvm.func @a_zero_element_bytes(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
       other_bytes = 16384, granule = 64, box_rows = array<i64: 64>,
       element_bytes = 0}
   llvm.return
+}
 }

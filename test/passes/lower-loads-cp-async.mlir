@@ -61,6 +61,7 @@
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %group: i32, %valid: i32, %ks: i32, %rows: i32,
     %groups: i32) {
@@ -69,6 +70,7 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
       row_bytes = 128, other_bytes = 16384, granule = 64,
       box_rows = array<i64: 64>, element_bytes = 2}
   llvm.return
+}
 }
 
 // -----
@@ -90,6 +92,7 @@ llvm.func @a_masked(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // CHECK: ggk.copy_async
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive
+module attributes {gg.target = "sm_80"} {
 llvm.func @consumers_copy(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %valid: i32, %ks: i32, %rows: i32) {
   ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
@@ -98,20 +101,20 @@ llvm.func @consumers_copy(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr
       box_rows = array<i64: 64>, element_bytes = 2, copy_threads = 256}
   llvm.return
 }
+}
 
 // -----
 
 // Before: A's rows by a row-index list (gather, a permute-free MoE's
-// tokens): tile row r is operand row ids[entry + r]. After: each round's
-// row reads its index only when it is one of the group's (scf.if, -1
-// otherwise, so no entry past them is read), and copies when the index
-// lies in the operand (0 <= index < rows) and K is in range; else a zero
-// fill from the operand's start.
+// tokens): tile row r is operand row ids[entry + r]. After: first each
+// round's row index, read only when the row is one of the group's
+// (scf.if, -1 otherwise, so no entry past them is read); then each round
+// copies when its index lies in the operand (0 <= index < rows) and K is
+// in range, else a zero fill from the operand's start.
 // CHECK-LABEL: llvm.func @a_gathered
 // CHECK-SAME: (%[[DST:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ENTRY:[^:]*]]: i32, %[[VALID:[^:]*]]: i32, %[[KS:[^:]*]]: i32, %[[ROWS:[^:]*]]: i32, %[[IDS:[^:]*]]: !llvm.ptr<1>)
 // CHECK: %[[R:.*]] = arith.divui %{{.*}}, %c8_i32 : i32
 // CHECK: %[[MINE:.*]] = arith.subi %[[VALID]], %[[R]] : i32
-// CHECK: %[[IN_K:.*]] = arith.cmpi slt, %{{.*}}, %[[KS]] : i32
 // CHECK: %[[LISTED:.*]] = arith.cmpi sgt, %[[MINE]], %c0_i32 : i32
 // CHECK: %[[AT:.*]] = arith.addi %[[ENTRY]], %[[R]] : i32
 // CHECK: %[[INDEX:.*]] = scf.if %[[LISTED]] -> (i32) {
@@ -121,6 +124,10 @@ llvm.func @consumers_copy(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr
 // CHECK: scf.yield %[[LOADED]] : i32
 // CHECK: } else {
 // CHECK: scf.yield %c-1_i32 : i32
+// Round 1's index: entries 16 further.
+// CHECK: arith.cmpi sgt, %[[MINE]], %c16_i32 : i32
+// CHECK: scf.if
+// CHECK: %[[IN_K:.*]] = arith.cmpi slt, %{{.*}}, %[[KS]] : i32
 // CHECK: %[[INDEX64:.*]] = arith.extsi %[[INDEX]] : i32 to i64
 // CHECK: %[[ROW_START:.*]] = arith.muli %[[INDEX64]], %{{.*}} : i64
 // CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[INDEX]], %[[ROWS]] : i32
@@ -130,13 +137,11 @@ llvm.func @consumers_copy(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr
 // CHECK: %[[FROM_AT:.*]] = arith.select %[[READS]], %{{.*}}, %c0_i64 : i64
 // CHECK: %[[READ:.*]] = arith.select %[[READS]], %c16_i32, %c0_i32 : i32
 // CHECK: ggk.copy_async %{{.*}}, %{{.*}} read(%[[READ]]) attributes {bytes = 16 : i64}
-// Round 1: entries 16 further.
-// CHECK: arith.cmpi sgt, %[[MINE]], %c16_i32 : i32
-// CHECK: scf.if
 // CHECK: ggk.copy_async
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_gathered(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %entry: i32, %valid: i32, %ks: i32, %rows: i32,
     %ids: !llvm.ptr<1>) {
@@ -145,6 +150,7 @@ llvm.func @a_gathered(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
       row_bytes = 128, other_bytes = 0, granule = 32,
       box_rows = array<i64: 32>, element_bytes = 2}
   llvm.return
+}
 }
 
 // -----
@@ -178,12 +184,14 @@ llvm.func @a_gathered(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_k_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %group: i32, %ks: i32, %ns: i32, %groups: i32) {
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block, %group]
       extents(%ks, %ns, %groups) attributes {block_n = 128, block_k = 64,
       chunk_columns = 64, cluster = 1, cache_policy = 0}
   llvm.return
+}
 }
 
 // -----
@@ -226,12 +234,14 @@ llvm.func @b_k_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
+module attributes {gg.target = "sm_80"} {
 llvm.func @b_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
     %k: i32, %n_block: i32, %ns: i32, %ks: i32) {
   ggk.load_b_tile %dst, %full from(%b) at[%k, %n_block]
       extents(%ns, %ks) attributes {n_major, block_n = 128, block_k = 64,
       chunk_columns = 64, cluster = 1, cache_policy = 0}
   llvm.return
+}
 }
 
 // -----
@@ -257,9 +267,70 @@ llvm.func @b_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %b: !llvm.ptr,
 // CHECK-NOT: ggk.copy_async %
 // CHECK: ggk.copy_async_arrive %[[FULL]]
 // CHECK-NEXT: llvm.return
+module attributes {gg.target = "sm_80"} {
 llvm.func @a_m_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %a: !llvm.ptr,
     %k: i32, %row: i32, %ms: i32, %ks: i32) {
   ggk.load_mn_major_tile %dst, %full from(%a) at[%k, %row] extents(%ms, %ks)
       attributes {chunks = 2, chunk_rows = 64, chunk_bytes = 8192}
   llvm.return
+}
+}
+
+// -----
+
+// On sm_90a (the default target) TMA loads consecutive rows and B's tile
+// (ggk-split-partial-loads, ggk-multicast): the pass lowers only A's rows
+// gathered by index (gg's a_rows), copied by the producer warpgroup's 128
+// threads, and leaves the rest.
+// CHECK-LABEL: llvm.func @sm90a_only_gathered
+// CHECK: ggk.load_tile_rows %{{.*}} from(%{{.*}}) at[%{{.*}}] valid(%{{.*}}) attributes
+// CHECK: ggk.copy_async
+// CHECK: ggk.copy_async_arrive
+// CHECK: ggk.load_b_tile
+// CHECK-NOT: ggk.copy_async
+// CHECK: llvm.return
+llvm.func @sm90a_only_gathered(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %a: !llvm.ptr, %map: !llvm.ptr, %k: i32, %entry: i32, %valid: i32,
+    %ks: i32, %rows: i32, %ids: !llvm.ptr<1>, %nb: i32, %g: i32) {
+  ggk.load_tile_rows %dst, %full from(%map) at[%k, %entry] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 128, box_rows = array<i64: 128>}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %entry] valid(%valid)
+      extents(%ks, %rows) gather(%ids) attributes {tile_rows = 128,
+      row_bytes = 128, other_bytes = 16384, granule = 128,
+      box_rows = array<i64: 128>, element_bytes = 2}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %nb, %g]
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+      cache_policy = 0, cluster = 1}
+  llvm.return
+}
+
+// -----
+
+// A gathered tile's list entries are the same for every K block: inside
+// the producer's K loop, with the tile's fields from outside it, they are
+// read once before the loop, and each K block only copies.
+// CHECK-LABEL: llvm.func @gathered_in_k_loop
+// CHECK: scf.if
+// CHECK: llvm.load
+// CHECK: scf.for
+// CHECK-NOT: llvm.load
+// CHECK: ggk.copy_async
+// CHECK: ggk.copy_async_arrive
+module attributes {gg.target = "sm_80"} {
+llvm.func @gathered_in_k_loop(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %a: !llvm.ptr, %entry: i32, %valid: i32, %ks: i32, %rows: i32,
+    %ids: !llvm.ptr<1>, %blocks: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c64 = arith.constant 64 : i32
+  scf.for %kb = %c0 to %blocks step %c1 : i32 {
+    %k = arith.muli %kb, %c64 : i32
+    ggk.load_tile_rows %dst, %full from(%a) at[%k, %entry] valid(%valid)
+        extents(%ks, %rows) gather(%ids) attributes {tile_rows = 32,
+        row_bytes = 128, other_bytes = 0, granule = 32,
+        box_rows = array<i64: 32>, element_bytes = 2}
+  }
+  llvm.return
+}
 }

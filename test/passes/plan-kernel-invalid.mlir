@@ -444,3 +444,32 @@ func.func @wgmma_over_the_launch_cap(%a: memref<?x256xbf16>, %b: memref<4x512x25
       {config = #gg.config<block = [192, 256, 64], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// sm_90a copies gathered rows on all of the producer's threads.
+func.func @gathered_one_thread(%a: memref<?x512xbf16>, %r: memref<?xi32>,
+                               %b: memref<8x1024x512xbf16>, %off: memref<9xi32>,
+                               %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{gathers rows of A (a_rows), which sm_90a copies by cp.async on all of the producer warpgroup's threads; use producer = all_threads}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      a_rows(%r : memref<?xi32>) b(%b : memref<8x1024x512xbf16>)
+      groups(%off : memref<9xi32>) out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+  return
+}
+
+// -----
+
+// all_threads is for gathered rows only.
+func.func @all_threads_without_rows(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{runs the producer on all of warpgroup 0's threads, which only sm_90a kernels with gathered rows of A (a_rows) take; use producer = warpgroup}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, producer = all_threads>}
+  return
+}

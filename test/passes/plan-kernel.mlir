@@ -110,3 +110,20 @@ func.func @fp8_column_scales(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048
       {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// Gathered rows of A (a_rows) on sm_90a: TMA loads consecutive rows only,
+// so warpgroup 0's every thread copies A's rows by cp.async (producer =
+// all_threads); the registers split as for any one-level kernel.
+// CHECK-LABEL: func.func @gathered_rows
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, producer = all_threads, store_columns = 8>
+func.func @gathered_rows(%a: memref<?x512xbf16>, %r: memref<?xi32>,
+                         %b: memref<8x1024x512xbf16>, %off: memref<9xi32>,
+                         %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      a_rows(%r : memref<?xi32>) b(%b : memref<8x1024x512xbf16>)
+      groups(%off : memref<9xi32>) out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -76,3 +76,21 @@ llvm.func @whole(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a128: !llvm.ptr,
       granule = 128, box_rows = array<i64: 128>}
   llvm.return
 }
+
+// -----
+
+// TMA loads boxes of consecutive rows: a gather by index (gg's a_rows) is
+// left as it is for ggk-lower-loads-cp-async, which runs next.
+// CHECK-LABEL: llvm.func @gathered
+// CHECK-NOT: ggk.tma_load
+// CHECK-NOT: ggk.mbarrier_arrive_expect_tx
+// CHECK: ggk.load_tile_rows %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] valid(%{{.*}}) extents(%{{.*}}, %{{.*}}) gather(%{{.*}})
+llvm.func @gathered(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %entry: i32, %valid: i32, %ks: i32, %rows: i32,
+    %ids: !llvm.ptr<1>) {
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %entry] valid(%valid)
+      extents(%ks, %rows) gather(%ids) attributes {tile_rows = 64,
+      row_bytes = 128, other_bytes = 0, granule = 64,
+      box_rows = array<i64: 64>, element_bytes = 2}
+  llvm.return
+}

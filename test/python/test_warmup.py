@@ -86,12 +86,12 @@ def test_bf16_swiglu_layer_compiles_each_hint_once_and_the_forwards_nothing(monk
     layer = moe.MoE(128, 128, 4, 2)
     report = moe.warmup(layer, 64, progress=False)
     assert names_and_hints(report) == [
-        ("grouped_gemm_contiguous_nk", 1), ("moe_down_routed", 1),
-        ("grouped_gemm_contiguous_nk", 2), ("moe_down_routed", 2),
-        ("grouped_gemm_contiguous_nk", 4), ("moe_down_routed", 4),
-        ("grouped_gemm_contiguous_nk", 8), ("moe_down_routed", 8),
-        ("grouped_gemm_contiguous_nk", 16), ("moe_down_routed", 16),
-        ("moe_up_swiglu", 32), ("moe_down_routed", 32)]
+        ("moe_up_gathered", 1), ("moe_down_routed", 1),
+        ("moe_up_gathered", 2), ("moe_down_routed", 2),
+        ("moe_up_gathered", 4), ("moe_down_routed", 4),
+        ("moe_up_gathered", 8), ("moe_down_routed", 8),
+        ("moe_up_gathered", 16), ("moe_down_routed", 16),
+        ("moe_up_swiglu_gathered", 32), ("moe_down_routed", 32)]
     assert report.target == "sm_90a (132 SMs)"
     check_forwards_compile_nothing(layer, report, 64, monkeypatch)
 

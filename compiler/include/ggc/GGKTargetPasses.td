@@ -71,6 +71,11 @@ def LowerLoadsCpAsync : Pass<"ggk-lower-loads-cp-async", "::mlir::ModuleOp"> {
     A load with `gather(%indices)` reads each row's index from the list
     (an `scf.if` on whether the row is one of the group's, so no entry past
     them is read) and zero-fills rows whose index lies outside the operand.
+    On sm_90a it lowers only such gathered loads of A (gg's `a_rows`,
+    which TMA's boxes cannot take), left by `ggk-split-partial-loads`:
+    there the 128 threads of the producer warpgroup (the kernel plan's
+    `producer = all_threads`) copy, and `ggk-place-scales` counts their
+    arrivals beside the leader's arming for B.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -159,7 +159,7 @@ inline int64_t ctaThreads(int64_t consumers,
                           mlir::gg::Producer producer =
                               mlir::gg::Producer::warpgroup) {
   return kWarpgroupThreads *
-         (consumers + (producer == mlir::gg::Producer::warpgroup ? 1 : 0));
+         (consumers + (producer == mlir::gg::Producer::none ? 0 : 1));
 }
 
 /// Checks that a warpgroup's wgmma accumulator fits the registers

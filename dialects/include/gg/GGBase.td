@@ -155,7 +155,10 @@ def GG_Producer : I32EnumAttr<"Producer",
   // the TMA loads; after the consumers before sm_90a, every thread copying).
   I32EnumAttrCase<"warpgroup", 0>,
   // No producer: the consumers copy each stage in their own K loop.
-  I32EnumAttrCase<"none", 1>
+  I32EnumAttrCase<"none", 1>,
+  // sm_90a, A's rows gathered (a_rows): every thread of warpgroup 0 copies
+  // its share of A by cp.async; its leader alone issues B's TMA loads.
+  I32EnumAttrCase<"all_threads", 2>
 ]> {
   let cppNamespace = "::mlir::gg";
   let genSpecializedAttr = 0;
@@ -381,7 +384,11 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       the register file, which each SM sub-partition splits among its
       warps: two consumer warpgroups keep 256 registers a thread without
       a producer and 168 with one, enough for 64x64 warp tiles only in
-      the first.
+      the first. `all_threads` (sm_90a, A's rows gathered through
+      `a_rows`): warpgroup 0's every thread runs the producer, copying its
+      share of A's rows by cp.async into the same swizzled stage TMA would
+      write, while its leader alone arms the stage and loads B by TMA; the
+      consumers fence each stage for the async proxy wgmma reads through.
     - `store_columns`: without a store pool, the output columns of one row
       each thread writes with one store: 2 (the default: the pair its
       accumulator holds, 4 bytes of a 16-bit output, so that a warp's store

@@ -66,6 +66,17 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     holding every column of a tile (sm_90a; `gg-plan-kernel` says so
     elsewhere), and no cluster.
 
+    `a_rows` (contiguous only) reads A's rows through a list of row
+    indices, as a MoE layer reads its tokens in expert order without
+    writing a permuted copy of them: row `r` of the product is row
+    `a_rows[r]` of `a`. `a_rows` is `[M]` i32 and `a` any number of rows
+    `[T, K]`; the group offsets and `out` count rows of the list. An index
+    that is negative or not below T reads zeros, never memory. TMA's boxes
+    load consecutive rows only, so on sm_90a every thread of the producer
+    warpgroup copies its share of A's rows by cp.async (the kernel plan's
+    `producer = all_threads`) while its leader loads B by TMA. It takes no
+    scales of A, and A in layout `mk`.
+
     `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
     as a weight gradient accumulated over micro-batches): the sum is taken
     in f32 and rounded once to out's type. Each output element is read and
@@ -116,6 +127,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
 
   let arguments = (ins
     Arg<AnyMemRef, "A matrix", [MemRead]>:$a,
+    Arg<Optional<AnyMemRef>, "row-index list of A (gathered rows)", [MemRead]>:$a_rows,
     Arg<AnyMemRef, "B matrices", [MemRead]>:$b,
     Arg<AnyMemRef, "group offsets, valid counts or row group indices", [MemRead]>:$groups,
     Arg<AnyMemRef, "output", [MemWrite]>:$out,
@@ -147,6 +159,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
   let assemblyFormat = [{
     $layout
     `a` `(` $a `:` type($a) (`,` $a_layout^)? `)`
+    (`a_rows` `(` $a_rows^ `:` type($a_rows) `)`)?
     `b` `(` $b `:` type($b) (`,` $b_layout^)? `)`
     `groups` `(` $groups `:` type($groups) `)`
     (`a_scale` `(` $a_scale^ `:` type($a_scale) `,` $a_scale_kind `)`)?

@@ -137,7 +137,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     `indices[row + r]`, so `row` counts entries of the list. A row whose
     index is negative or past the operand's rows is zero-filled, never
     read. TMA's boxes load consecutive rows only: `ggk-split-partial-loads`
-    (sm_90a) refuses it.
+    (sm_90a) leaves it to `ggk-lower-loads-cp-async`, whose copies the
+    producer warpgroup's every thread shares there (gg's `a_rows`).
 
     Example (a masked tile of 128 rows in 8-row granules):
     ```mlir

@@ -25,22 +25,52 @@ from ..jit import jit
 from .activations import SWIGLUOAI_ALPHA, SWIGLUOAI_LIMIT
 
 
+def _swiglu(acc):
+    # w13's gate rows first, then its up rows (column j pairs with j + I).
+    gate, up = gl.column_halves(acc)
+    return gl.silu(gate) * up
+
+
+def _swigluoai(acc):
+    # gpt-oss interleaves w13's gate and up rows (column 2j pairs with 2j + 1).
+    gate, up = gl.column_pairs(acc)
+    gate = gl.minimum(gate, SWIGLUOAI_LIMIT)
+    up = gl.maximum(gl.minimum(up, SWIGLUOAI_LIMIT), -SWIGLUOAI_LIMIT)
+    return (up + 1.0) * (gate * gl.sigmoid(gate * SWIGLUOAI_ALPHA))
+
+
 @jit
 def moe_up_swiglu(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
                   EXPECTED_M: gl.constexpr = None):
-    # w13's gate rows first, then its up rows (column j pairs with j + I).
-    gate, up = gl.column_halves(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
-    gl.store(h, gl.silu(gate) * up)
+    gl.store(h, _swiglu(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M)))
 
 
 @jit
 def moe_up_swigluoai(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
                      EXPECTED_M: gl.constexpr = None):
-    # gpt-oss interleaves w13's gate and up rows (column 2j pairs with 2j + 1).
-    gate, up = gl.column_pairs(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
-    gate = gl.minimum(gate, SWIGLUOAI_LIMIT)
-    up = gl.maximum(gl.minimum(up, SWIGLUOAI_LIMIT), -SWIGLUOAI_LIMIT)
-    gl.store(h, (up + 1.0) * (gate * gl.sigmoid(gate * SWIGLUOAI_ALPHA)))
+    gl.store(h, _swigluoai(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M)))
+
+
+# The same with the tokens read through the sorted routes' source rows
+# (gg's a_rows): no gathered copy of x is written.
+@jit
+def moe_up_gathered(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights, offsets: gl.Offsets,
+                    h: gl.Out, EXPECTED_M: gl.constexpr = None):
+    gl.store(h, gl.grouped_dot(x, w13, offsets, a_rows=source, expected_m=EXPECTED_M))
+
+
+@jit
+def moe_up_swiglu_gathered(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights,
+                           offsets: gl.Offsets, h: gl.Out, EXPECTED_M: gl.constexpr = None):
+    gl.store(h, _swiglu(gl.grouped_dot(x, w13, offsets, a_rows=source,
+                                       expected_m=EXPECTED_M)))
+
+
+@jit
+def moe_up_swigluoai_gathered(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights,
+                              offsets: gl.Offsets, h: gl.Out, EXPECTED_M: gl.constexpr = None):
+    gl.store(h, _swigluoai(gl.grouped_dot(x, w13, offsets, a_rows=source,
+                                          expected_m=EXPECTED_M)))
 
 
 # gg-select-config's contiguous decode tiles (64x64) take groups expected
@@ -52,9 +82,20 @@ DECODE_TILE_ROWS = 16
 # wgmma; column_pairs lowers everywhere).
 _GATED_UP = {"swiglu": (moe_up_swiglu, ("sm_90a",)),
              "swigluoai": (moe_up_swigluoai, None)}
+_GATED_UP_GATHERED = {"swiglu": moe_up_swiglu_gathered,
+                      "swigluoai": moe_up_swigluoai_gathered}
 
 
-def gated_up_kernel(activation: str, expected_m: Optional[int]):
+def gathers_rows(x: Tensor, w13: Tensor) -> bool:
+    """Whether the up projection reads x's rows through the routes' source
+    list (gg's a_rows) instead of a gathered copy: BF16 inference launched
+    directly (torch's dispatch sees the gathered copy's ops); on CPU
+    tensors the reference backend runs the same kernels."""
+    return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
+            and not torch_ops.wants_op((x, w13), grad=True))
+
+
+def gated_up_kernel(activation: str, expected_m: Optional[int], gathered: bool = False):
     """The @ggc.jit kernel that computes `activation` in the up
     projection's epilogue for experts expected to get `expected_m` rows on
     the current target, or None where the GEMM and the activation run
@@ -71,23 +112,38 @@ def gated_up_kernel(activation: str, expected_m: Optional[int]):
     kernel, targets = fused
     if targets is not None and ggc_compiler.get_target() not in targets:
         return None
-    return kernel
+    return _GATED_UP_GATHERED[activation] if gathered else kernel
 
 
 def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
-             expected_m: Optional[int]) -> Optional[Tensor]:
+             expected_m: Optional[int], source: Optional[Tensor] = None) -> Optional[Tensor]:
     """act(x @ w13[g]^T) for the sorted rows x [M, H] bf16 of each expert
     g in one GEMM whose epilogue computes the activation (inference, eager:
     no custom op wraps it), or None where no such kernel takes the call
     (gated_up_kernel's rules, other dtypes, or a call torch's dispatch must
-    see)."""
+    see). `source` (int32 [M]): x holds the tokens and row p reads token
+    source[p] (gathers_rows)."""
     if x.dtype != torch.bfloat16 or w13.dtype != torch.bfloat16:
         return None
-    kernel = gated_up_kernel(activation, expected_m)
+    kernel = gated_up_kernel(activation, expected_m, gathered=source is not None)
     if kernel is None or torch_ops.wants_op((x, w13), grad=True):
         return None
-    h = x.new_empty(x.shape[0], w13.shape[1] // 2)
-    kernel(x, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
+    if source is None:
+        h = x.new_empty(x.shape[0], w13.shape[1] // 2)
+        kernel(x, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
+    else:
+        h = x.new_empty(source.shape[0], w13.shape[1] // 2)
+        kernel(x, source, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
+    return h
+
+
+def gathered_up(x: Tensor, source: Tensor, w13: Tensor, offsets: Tensor,
+                expected_m: Optional[int]) -> Tensor:
+    """x[source[p]] @ w13[g]^T for the sorted rows p of each expert g: the
+    up projection without its activation, reading the tokens through the
+    list (gathers_rows)."""
+    h = x.new_empty(source.shape[0], w13.shape[1])
+    moe_up_gathered(x, source, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
     return h
 
 

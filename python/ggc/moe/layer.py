@@ -28,7 +28,7 @@ from .. import compiler as ggc_compiler
 from .. import ops
 from . import checks, elementwise, graphs, routes
 from .activations import activate
-from .kernels import gated_up, output_dtype, routed_down
+from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
                       sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -158,6 +158,11 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
                            weights, activation, hint, grad, problem.mapped)
+    elif not grad and gathers_rows(x, weights.w13):
+        # The up projection reads each sorted row's token through `source`
+        # (gg's a_rows): no gathered copy of x is written.
+        y = sorted_experts(x, None, offsets, route, weights, activation, hint, grad,
+                           problem.mapped, source=source.to(torch.int32))
     else:
         # Nothing to differentiate: the autograd.Function's forward without
         # its wrapper (the same values, a few us less a call).
@@ -212,20 +217,23 @@ def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
 def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
                    offsets: torch.Tensor, route: torch.Tensor, weights: Weights,
                    activation: str, hint: Optional[int], grad: bool,
-                   mapped: bool = False) -> torch.Tensor:
+                   mapped: bool = False, source: Optional[torch.Tensor] = None) -> torch.Tensor:
     """route[p] * expert_g(rows[p]) for rows [M, H] sorted by expert
     (expert g owns rows offsets[g] .. offsets[g+1]): the up projection,
     the activation, the down projection with the routing weight in its
     epilogue. FP8: rows e4m3 with rows_scale their 1x128 scales in the
     M-major form (quant.mn_major); the activation is quantised again
     before the down projection. `mapped`: rows past offsets[E] belong to
-    no expert here and come out zero."""
+    no expert here and come out zero. `source` (int32 [M], BF16 inference:
+    kernels.gathers_rows): `rows` are the tokens, sorted row p is token
+    source[p], read by the up projection through the list."""
     w2, w2_scale, w2_bias = weights.w2, weights.w2_scale, weights.w2_bias
-    m = rows.shape[0]
+    m = rows.shape[0] if source is None else source.shape[0]
     expert = None
     if weights.w13_bias is not None or w2_bias is not None:
         expert = row_experts(offsets, m, rows.device)
-    act = _activated_up(rows, rows_scale, offsets, weights, activation, hint, grad, expert)
+    act = _activated_up(rows, rows_scale, offsets, weights, activation, hint, grad, expert,
+                        source)
     if rows_scale is None:
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:
@@ -239,16 +247,18 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
 
 
 def _activated_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint,
-                  grad: bool, expert) -> torch.Tensor:
+                  grad: bool, expert, source=None) -> torch.Tensor:
     """The up projection and its activation: one GEMM with the activation
     in its epilogue where a kernel takes it (ggc.moe.kernels.gated_up:
     BF16 inference without expert biases), else the GEMM, the bias and the
-    activation."""
+    activation; rows read through `source` where it is given."""
     if rows_scale is None and not grad and weights.w13_bias is None:
-        act = gated_up(rows, weights.w13, offsets, activation, hint)
+        act = gated_up(rows, weights.w13, offsets, activation, hint, source)
         if act is not None:
             return act
-    if rows_scale is None:
+    if source is not None:
+        h = gathered_up(rows, source, weights.w13, offsets, hint)
+    elif rows_scale is None:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
                              validate=False, out_dtype=output_dtype(rows))
     else:

@@ -261,18 +261,25 @@ def _check_shape(shape: LayerShape) -> None:
 
 
 def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
-    """The up projection's kernel (layer._activated_up)."""
+    """The up projection's kernel (layer._activated_up): one GPU's BF16
+    layer reads its tokens through the routes' source list
+    (kernels.gathers_rows); an expert-parallel rank's experts get their
+    rows sorted already."""
     h, e = shape.hidden, shape.experts
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
     groups = ((e + 1,), "i32")
+    rows = ((None, h), "bf16"),
+    if shape.ranks is None:
+        rows += ((None,), "i32"),  # the source list
     fused = _gated_up_kernel(shape, hint)
     if fused is not None:
-        return KernelCall(fused, (((None, h), "bf16"), ((e, n, h), "bf16"), groups,
-                                  ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
+        return KernelCall(fused, rows + (((e, n, h), "bf16"), groups,
+                                         ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
     if not shape.fp8:
-        return KernelCall(ops._kernel_for("contiguous", "nk", False),
-                          (((None, h), "bf16"), ((e, n, h), "bf16"), groups,
-                           ((None, n), "bf16")), (("EXPECTED_M", hint),))
+        plain = (ops._kernel_for("contiguous", "nk", False) if shape.ranks is not None
+                 else kernels.moe_up_gathered)
+        return KernelCall(plain, rows + (((e, n, h), "bf16"), groups, ((None, n), "bf16")),
+                          (("EXPECTED_M", hint),))
     blocks = -(-h // BLOCK)
     a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
     return KernelCall(ops._kernel_for("contiguous", "nk", True),
@@ -287,7 +294,7 @@ def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
     None where it takes the plain GEMM (FP8 and expert biases always do)."""
     if shape.fp8 or shape.expert_bias:
         return None
-    return kernels.gated_up_kernel(shape.activation, hint)
+    return kernels.gated_up_kernel(shape.activation, hint, gathered=shape.ranks is None)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

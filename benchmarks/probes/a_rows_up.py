@@ -8,7 +8,9 @@ fence.proxy.async lines removed (wrong in general: the consumers then
 read cp.async's rows without ordering them for wgmma's async proxy), to
 show what the fences cost. Medians over interleaved rounds, L2 flushed.
 
-    python3 benchmarks/probes/a_rows_up.py [--cases qwen3:1024,qwen3:4096]
+    python3 benchmarks/probes/a_rows_up.py [--cases qwen3:1024,128x8x7168x768:4096]
+
+A case is a bench_moe shape or E x top_k x H x I, and a token count.
 """
 
 import argparse
@@ -47,7 +49,8 @@ def without_fences(kernel):
 
 
 def case(shape, tokens, rounds):
-    experts, top_k, hidden, inter = SHAPES[shape]
+    experts, top_k, hidden, inter = (SHAPES[shape] if shape in SHAPES else
+                                     tuple(int(v) for v in shape.split("x")))
     x = torch.randn(tokens, hidden, device="cuda").bfloat16()
     w13 = (torch.randn(experts, 2 * inter, hidden, device="cuda") / hidden ** 0.5).bfloat16()
     offsets, source = routes(tokens, experts, top_k)

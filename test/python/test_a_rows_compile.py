@@ -64,6 +64,7 @@ def test_targets_without_tma_copy_the_list_rows_like_any_tile(arch):
     assert "all_threads" not in out.asm["gg-config"]
     assert "cp.async.bulk.tensor" not in out.asm["ptx"]
     assert re.search(r"ggk\.load_tile_rows .* gather\(", out.asm["ggk"])
+    assert "cp.async.mbarrier.arrive.noinc" in out.asm["ptx"]
 
 
 @pytest.mark.parametrize("kw, message", [

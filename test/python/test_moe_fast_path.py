@@ -231,3 +231,30 @@ def test_inference_takes_the_activation_in_the_up_projection(activation, monkeyp
             layer_takes(activation == "swigluoai", x, w13, w2, weights, ids)
     finally:
         ggc.set_target(None)
+
+
+def test_wide_up_projections_take_the_sorted_copy(monkeypatch):
+    """Past kernels.GATHER_MAX_N columns of w13 the cp.async copies of
+    A's rows cost the GEMM more than the sorted copy: the layer gathers
+    the copy and runs the TMA kernel, with the same values."""
+    from moe_reference import reference_moe, rel_err
+    from ggc.moe import kernels
+    jit = __import__("sys").modules["ggc.jit"]
+    launched, run = [], jit.JITFunction._run
+
+    def recording(fn, tensors, consts, stream, validate):
+        launched.append(fn.__name__)
+        return run(fn, tensors, consts, stream, validate)
+
+    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)
+    with torch.no_grad():
+        gathered = moe.fused_moe(x, w13, w2, weights, ids)
+        assert not any(name.startswith("grouped_gemm") for name in launched), launched
+        launched.clear()
+        monkeypatch.setattr(kernels, "GATHER_MAX_N", w13.shape[1] - 1)
+        copied = moe.fused_moe(x, w13, w2, weights, ids)
+    assert not any(name.endswith("_gathered") for name in launched), launched
+    assert torch.equal(gathered, copied)
+    assert rel_err(copied, reference_moe(*[t.double() for t in (x, w13, w2, weights)],
+                                         ids)) < 1e-2

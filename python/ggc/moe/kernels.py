@@ -86,13 +86,33 @@ _GATED_UP_GATHERED = {"swiglu": moe_up_swiglu_gathered,
                       "swigluoai": moe_up_swigluoai_gathered}
 
 
+# The up projection reads its tokens through the source list where w13 has
+# at most this many rows (N). The sorted copy costs one pass over the
+# routes' rows; reading them by cp.async instead costs the GEMM a share of
+# its time that does not shrink as N grows, while the copy's share does.
+# Measured on the H200 (docs/performance-history.md, thirteenth session,
+# call 4): the Qwen3-like layer (N = 1,536, H = 2,048) gained 1-12% at
+# every T; DeepSeek-V3-like (N = 4,096, H = 7,168) was level at T = 1,024
+# and 4% slower at 4,096 (its gathered up projection 5,957 against 4,747
+# us for the copy and the GEMM on it); Mixtral-like (N = 28,672) lost 12%
+# on its up projection at T = 1,024. N and H were not told apart.
+GATHER_MAX_N = 2048
+
+
+def gather_pays(n: int) -> bool:
+    """Whether an up projection of N = `n` columns reads its rows through
+    the source list (GATHER_MAX_N's rule)."""
+    return n <= GATHER_MAX_N
+
+
 def gathers_rows(x: Tensor, w13: Tensor) -> bool:
     """Whether the up projection reads x's rows through the routes' source
     list (gg's a_rows) instead of a gathered copy: BF16 inference launched
-    directly (torch's dispatch sees the gathered copy's ops); on CPU
-    tensors the reference backend runs the same kernels."""
+    directly (torch's dispatch sees the gathered copy's ops) where it pays
+    (gather_pays); on CPU tensors the reference backend runs the same
+    kernels."""
     return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
-            and not torch_ops.wants_op((x, w13), grad=True))
+            and gather_pays(w13.shape[1]) and not torch_ops.wants_op((x, w13), grad=True))
 
 
 def gated_up_kernel(activation: str, expected_m: Optional[int], gathered: bool = False):

@@ -261,23 +261,21 @@ def _check_shape(shape: LayerShape) -> None:
 
 
 def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
-    """The up projection's kernel (layer._activated_up): one GPU's BF16
-    layer reads its tokens through the routes' source list
-    (kernels.gathers_rows); an expert-parallel rank's experts get their
-    rows sorted already."""
+    """The up projection's kernel (layer._activated_up): BF16 reads its
+    tokens through the routes' source list where that pays (_gathers)."""
     h, e = shape.hidden, shape.experts
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
     groups = ((e + 1,), "i32")
     rows = ((None, h), "bf16"),
-    if shape.ranks is None:
+    if _gathers(shape):
         rows += ((None,), "i32"),  # the source list
     fused = _gated_up_kernel(shape, hint)
     if fused is not None:
         return KernelCall(fused, rows + (((e, n, h), "bf16"), groups,
                                          ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
     if not shape.fp8:
-        plain = (ops._kernel_for("contiguous", "nk", False) if shape.ranks is not None
-                 else kernels.moe_up_gathered)
+        plain = (kernels.moe_up_gathered if _gathers(shape)
+                 else ops._kernel_for("contiguous", "nk", False))
         return KernelCall(plain, rows + (((e, n, h), "bf16"), groups, ((None, n), "bf16")),
                           (("EXPECTED_M", hint),))
     blocks = -(-h // BLOCK)
@@ -294,7 +292,15 @@ def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
     None where it takes the plain GEMM (FP8 and expert biases always do)."""
     if shape.fp8 or shape.expert_bias:
         return None
-    return kernels.gated_up_kernel(shape.activation, hint, gathered=shape.ranks is None)
+    return kernels.gated_up_kernel(shape.activation, hint, gathered=_gathers(shape))
+
+
+def _gathers(shape: LayerShape) -> bool:
+    """Whether the layer's BF16 up projection reads its tokens through the
+    routes' source list (kernels.gathers_rows): one GPU's layer, where it
+    pays; an expert-parallel rank's experts get their rows sorted already."""
+    n = shape.intermediate * (2 if shape.activation in GATED else 1)
+    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

@@ -233,10 +233,12 @@ def test_inference_takes_the_activation_in_the_up_projection(activation, monkeyp
         ggc.set_target(None)
 
 
-def test_wide_up_projections_take_the_sorted_copy(monkeypatch):
-    """Past kernels.GATHER_MAX_N columns of w13 the cp.async copies of
-    A's rows cost the GEMM more than the sorted copy: the layer gathers
-    the copy and runs the TMA kernel, with the same values."""
+@pytest.mark.parametrize("limit, dim", [("GATHER_MAX_N", 1), ("GATHER_MAX_H", 2)])
+def test_wide_up_projections_take_the_sorted_copy(limit, dim, monkeypatch):
+    """Past kernels.GATHER_MAX_N columns of w13, or past GATHER_MAX_H, the
+    cp.async copies of A's rows cost the GEMM more than the sorted copy:
+    the layer gathers the copy and runs the TMA kernel, with the same
+    values."""
     from moe_reference import reference_moe, rel_err
     from ggc.moe import kernels
     jit = __import__("sys").modules["ggc.jit"]
@@ -252,7 +254,7 @@ def test_wide_up_projections_take_the_sorted_copy(monkeypatch):
         gathered = moe.fused_moe(x, w13, w2, weights, ids)
         assert not any(name.startswith("grouped_gemm") for name in launched), launched
         launched.clear()
-        monkeypatch.setattr(kernels, "GATHER_MAX_N", w13.shape[1] - 1)
+        monkeypatch.setattr(kernels, limit, w13.shape[dim] - 1)
         copied = moe.fused_moe(x, w13, w2, weights, ids)
     assert not any(name.endswith("_gathered") for name in launched), launched
     assert torch.equal(gathered, copied)

@@ -87,22 +87,25 @@ _GATED_UP_GATHERED = {"swiglu": moe_up_swiglu_gathered,
 
 
 # The up projection reads its tokens through the source list where w13 has
-# at most this many rows (N). The sorted copy costs one pass over the
-# routes' rows; reading them by cp.async instead costs the GEMM a share of
-# its time that does not shrink as N grows, while the copy's share does.
-# Measured on the H200 (docs/performance-history.md, thirteenth session,
-# call 4): the Qwen3-like layer (N = 1,536, H = 2,048) gained 1-12% at
-# every T; DeepSeek-V3-like (N = 4,096, H = 7,168) was level at T = 1,024
-# and 4% slower at 4,096 (its gathered up projection 5,957 against 4,747
-# us for the copy and the GEMM on it); Mixtral-like (N = 28,672) lost 12%
-# on its up projection at T = 1,024. N and H were not told apart.
+# at most GATHER_MAX_N rows (N) and H is at most GATHER_MAX_H. The sorted
+# copy costs one pass over the routes' rows; reading them by cp.async
+# instead costs the GEMM a share of its time that does not shrink as N
+# grows (while the copy's share does) and that grows with H. Measured on
+# the H200, up projection at T = 4,096 and top-8 of 128 experts, gathered
+# against copy + GEMM (docs/performance-history.md, thirteenth session,
+# call 5): H = 2,048 N = 1,536 (Qwen3-like) 1.19x; H = 4,096 N = 1,536
+# 1.05x; H = 2,048 N = 4,096 1.01x; H = 7,168 N = 1,536 0.93x; DeepSeek-
+# V3-like H = 7,168 N = 4,096 0.84x; Mixtral-like H = 4,096 N = 28,672 at
+# T = 1,024 (call 4) 0.89x. The Qwen3-like layer gained 1-12% at every T
+# (call 4).
 GATHER_MAX_N = 2048
+GATHER_MAX_H = 4096
 
 
-def gather_pays(n: int) -> bool:
-    """Whether an up projection of N = `n` columns reads its rows through
-    the source list (GATHER_MAX_N's rule)."""
-    return n <= GATHER_MAX_N
+def gather_pays(n: int, h: int) -> bool:
+    """Whether an up projection of N = `n` columns over H = `h` reads its
+    rows through the source list (GATHER_MAX_N's and GATHER_MAX_H's rule)."""
+    return n <= GATHER_MAX_N and h <= GATHER_MAX_H
 
 
 def gathers_rows(x: Tensor, w13: Tensor) -> bool:
@@ -112,7 +115,8 @@ def gathers_rows(x: Tensor, w13: Tensor) -> bool:
     (gather_pays); on CPU tensors the reference backend runs the same
     kernels."""
     return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
-            and gather_pays(w13.shape[1]) and not torch_ops.wants_op((x, w13), grad=True))
+            and gather_pays(w13.shape[1], w13.shape[2])
+            and not torch_ops.wants_op((x, w13), grad=True))
 
 
 def gated_up_kernel(activation: str, expected_m: Optional[int], gathered: bool = False):

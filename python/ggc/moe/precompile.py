@@ -300,7 +300,7 @@ def _gathers(shape: LayerShape) -> bool:
     routes' source list (kernels.gathers_rows): one GPU's layer, where it
     pays; an expert-parallel rank's experts get their rows sorted already."""
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
-    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n)
+    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n, shape.hidden)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

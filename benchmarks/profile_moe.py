@@ -2,7 +2,9 @@
 replays (torch.profiler), for ggc.moe.fused_moe and the torch._grouped_mm
 pipeline on one shape and token count.
 
-    python benchmarks/profile_moe.py --shape qwen3 --tokens 1 [--replays 50]
+    python benchmarks/profile_moe.py --shape qwen3 --tokens 1 [--replays 50] [--fp8]
+
+--fp8 adds ggc.moe's FP8 layer (its weights quantised 128x128).
 """
 
 import argparse
@@ -37,12 +39,15 @@ def main():
     parser.add_argument("--shape", choices=sorted(SHAPES), default="qwen3")
     parser.add_argument("--tokens", type=int, default=1)
     parser.add_argument("--replays", type=int, default=50)
+    parser.add_argument("--fp8", action="store_true", help="also ggc.moe's FP8 layer")
     args = parser.parse_args()
     experts, top_k, hidden, inter = SHAPES[args.shape]
     w13, w2 = weights_for(experts, hidden, inter, seed=1)
     x, weights, ids = inputs(experts, top_k, hidden, inter, args.tokens, seed=args.tokens)
     layers = {"ggc": moe_layers.ggc_bf16(w13, w2, graph=False),
               "torch._grouped_mm": moe_layers.torch_grouped_mm_pipeline(w13, w2)}
+    if args.fp8:
+        layers["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
     for label, layer in layers.items():
         replay, _, _ = captured(lambda layer=layer: layer(x, weights, ids))
         rows = kernel_times(replay, args.replays)

@@ -217,3 +217,16 @@ def test_module_routes_and_runs_the_experts():
     ref = reference_moe(tokens.double(), dequantized_weights(layer_.w13, layer_.w13_scale),
                         dequantized_weights(layer_.w2, layer_.w2_scale), weights.double(), ids)
     assert rel_err(fp8.reshape(-1, H), ref) < 6e-2
+
+
+def test_quantize_rows_rounds_the_f32_quotient_once():
+    """quantize_rows stores x / scale (in f32) rounded to e4m3 in one pass:
+    the same bits as dividing and then casting, over values spanning the
+    e4m3 range, partial blocks and an all-zero block."""
+    x = (torch.randn(37, 300) * torch.logspace(-4, 3, 300)).bfloat16()
+    x[5, 128:256] = 0
+    q, scale = moe.quantize_rows(x)
+    padded = torch.nn.functional.pad(x, (0, 84)).view(37, 3, 128)
+    want = (padded / scale.unsqueeze(-1)).to(torch.float8_e4m3fn).view(37, 384)[:, :300]
+    assert torch.equal(q.view(torch.uint8), want.view(torch.uint8))
+    assert (q[5, 128:256].float() == 0).all()

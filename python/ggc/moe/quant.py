@@ -38,7 +38,15 @@ def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch
     # way, and x / scale promotes to f32 itself, so x is never copied to f32.
     amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1, dtype=torch.float32)
     scale = amax.clamp_min(_AMAX_FLOOR) / FP8_MAX
-    q = (blocks / scale.unsqueeze(-1)).to(FP8).view(rows, whole.shape[1])
+    if torch.compiler.is_compiling():  # the traced form: no out=
+        q = (blocks / scale.unsqueeze(-1)).to(FP8)
+    else:
+        # The f32 quotient rounded to e4m3 as it is stored: the same bits
+        # as dividing and then casting, in one pass instead of two over an
+        # f32 copy of x.
+        q = torch.empty(blocks.shape, dtype=FP8, device=x.device)
+        torch.div(blocks, scale.unsqueeze(-1), out=q)
+    q = q.view(rows, whole.shape[1])
     return (q if whole is x else q[:, :k].contiguous()), scale
 
 

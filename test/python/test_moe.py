@@ -82,6 +82,9 @@ def test_quantize_weights_round_trip():
     assert q.dtype == torch.float8_e4m3fn and scale.shape == (3, 2, 3)
     blocks = w.view(3, 2, 128, 3, 128)
     assert torch.equal(scale, blocks.abs().amax(dim=(2, 4)) / 448)
+    # The f32 quotient rounded once to e4m3 (one pass: the same bits).
+    once = (blocks / scale[:, :, None, :, None]).to(torch.float8_e4m3fn).view(3, 256, 384)
+    assert torch.equal(q.view(torch.uint8), once.view(torch.uint8))
     back = moe.dequantize_weights(q, scale)
     # e4m3 keeps 3 mantissa bits: 2^-4 relative, to the block's largest value
     # for values near e4m3's smallest normal.

@@ -26,6 +26,16 @@ def _padded(t: torch.Tensor, dims) -> torch.Tensor:
     return torch.nn.functional.pad(t, pad) if any(pad) else t
 
 
+def _divided_to_fp8(values: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """values / scale in f32, rounded to e4m3 as it is stored: the same
+    bits as dividing and then casting, in one pass instead of two over an
+    f32 copy (under torch.compile, the traced form: no out=)."""
+    if torch.compiler.is_compiling():
+        return (values / scale).to(FP8)
+    q = torch.empty(values.shape, dtype=FP8, device=values.device)
+    return torch.div(values, scale, out=q)
+
+
 def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch.Tensor]:
     """x [R, K] -> (e4m3 [R, K], f32 scales [R, ceil(K/128)]), x ~ q * scale
     per row and 128-wide block of K (the last block may be partial)."""
@@ -38,15 +48,7 @@ def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch
     # way, and x / scale promotes to f32 itself, so x is never copied to f32.
     amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1, dtype=torch.float32)
     scale = amax.clamp_min(_AMAX_FLOOR) / FP8_MAX
-    if torch.compiler.is_compiling():  # the traced form: no out=
-        q = (blocks / scale.unsqueeze(-1)).to(FP8)
-    else:
-        # The f32 quotient rounded to e4m3 as it is stored: the same bits
-        # as dividing and then casting, in one pass instead of two over an
-        # f32 copy of x.
-        q = torch.empty(blocks.shape, dtype=FP8, device=x.device)
-        torch.div(blocks, scale.unsqueeze(-1), out=q)
-    q = q.view(rows, whole.shape[1])
+    q = _divided_to_fp8(blocks, scale.unsqueeze(-1)).view(rows, whole.shape[1])
     return (q if whole is x else q[:, :k].contiguous()), scale
 
 
@@ -64,7 +66,7 @@ def quantize_weights(w: torch.Tensor, name: str = "w") -> Tuple[torch.Tensor, to
     nb, kb = whole.shape[1] // BLOCK, whole.shape[2] // BLOCK
     blocks = whole.view(e, nb, BLOCK, kb, BLOCK)
     scale = blocks.abs().amax(dim=(2, 4)).clamp_min(_AMAX_FLOOR) / FP8_MAX
-    q = (blocks / scale[:, :, None, :, None]).to(FP8).view(e, nb * BLOCK, kb * BLOCK)
+    q = _divided_to_fp8(blocks, scale[:, :, None, :, None]).view(e, nb * BLOCK, kb * BLOCK)
     return q[:, :n, :k].contiguous(), scale
 
 

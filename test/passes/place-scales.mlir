@@ -188,3 +188,18 @@ module attributes {gg.target = "sm_80"} {
     llvm.return
   }
 }
+
+// -----
+
+// Gathered rows of A on sm_90a (the plan's producer = all_threads): the
+// leader's arming for B's bytes and each of the producer warpgroup's 128
+// threads' arrival once its cp.async copies of A land: 129.
+// CHECK-LABEL: llvm.func @gathered_rows_barrier
+// CHECK: ggk.mbarrier_init %{{.*}} attributes {count = 129 : i64}
+llvm.func @gathered_rows_barrier(%full: !llvm.ptr<3>) {
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = none,
+                             registers = [40, 232], staging = swizzled,
+                             producer = all_threads>}
+  llvm.return
+}

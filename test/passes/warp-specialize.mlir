@@ -38,3 +38,29 @@ llvm.func @roles(%tid: i32, %leader: i1) {
   }
   llvm.return
 }
+
+// Gathered rows of A (the plan's producer = all_threads): warpgroup 0 still
+// gives registers back, but every one of its threads runs the producer
+// (each copies its share of A's rows; the body guards its TMA loads).
+// CHECK-LABEL: llvm.func @all_threads
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: nvvm.setmaxregister decrease 40
+// CHECK-NEXT: llvm.call @produce() : () -> ()
+// CHECK-NEXT: } else {
+// CHECK-NEXT: nvvm.setmaxregister increase 232
+llvm.func @all_threads(%tid: i32, %leader: i1) {
+  ggk.warp_specialize %tid, %leader attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = none,
+                             registers = [40, 232], staging = swizzled,
+                             producer = all_threads>,
+        consumer_warpgroups = 2}
+  producer {
+    llvm.call @produce() : () -> ()
+    ggk.yield
+  } consumers {
+  ^bb0(%consumer: i32):
+    llvm.call @consume(%consumer) : (i32) -> ()
+    ggk.yield
+  }
+  llvm.return
+}

@@ -2,8 +2,9 @@
 //
 // The producer's tile loads for targets without TMA (sm_80, sm_86, sm_89),
 // and on sm_90a the loads of A's rows gathered by index, which TMA's boxes
-// cannot take (the kernel plan's producer = all_threads). Every thread of the producer (the op's `copy_threads`) copies its share
-// of the tile's 16-byte pieces with cp.async into the stage, in the
+// cannot take (the kernel plan's producer = all_threads). Every thread of
+// the producer (the op's `copy_threads`) copies its share of the tile's
+// 16-byte pieces with cp.async into the stage, in the
 // 128-byte swizzled layout TMA writes on sm_90a (piece c of a 128-byte row
 // r at r * 128 + (c ^ r % 8) * 16), so that the consumers read the same stage
 // on every target. Pieces past the operand's extents or the group's rows

@@ -5,9 +5,9 @@
 // (multicast in a cluster), and states the K block's block scales where
 // they could go with the stage (ggk.stage_block_scales). Gathered rows of
 // A (gg's a_rows) take the whole warpgroup instead: every thread copies
-// its share of A's rows, the leader alone arms the stage and loads B. Without a
-// producer (the plan's producer = none) the consumers run the same
-// loads of a stage in their own K loop, stages - 1 K blocks ahead.
+// its share of A's rows, the leader alone arms the stage and loads B.
+// Without a producer (the plan's producer = none) the consumers run the
+// same loads of a stage in their own K loop, stages - 1 K blocks ahead.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelGenerator.h"

@@ -2,9 +2,10 @@
 //
 // The kernel's warp roles: warpgroup 0's one thread issues the loads (all
 // of its threads where they copy gathered rows of A: the plan's producer =
-// all_threads), the other warpgroups compute. The producer needs few registers and the
-// consumers' accumulators many, so each role moves its threads' register
-// count with setmaxnreg (the plan's `registers`) before it starts.
+// all_threads), the other warpgroups compute. The producer needs few
+// registers and the consumers' accumulators many, so each role moves its
+// threads' register count with setmaxnreg (the plan's `registers`) before
+// it starts.
 // Targets without TMA have no setmaxnreg, and their loads are per-thread
 // copies that all of the producer's threads share: there the consumer
 // warpgroups come first and the producer's warpgroup, if the plan has one,

@@ -31,8 +31,8 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
   case GroupLayout::contiguous:
   case GroupLayout::padded_contiguous: {
     // Gathered rows: the product has a row per entry of the list.
-    int64_t m = getARows() ? cast<MemRefType>(getARows().getType()).getShape()[0]
-                           : a[0];
+    int64_t m =
+        getARows() ? cast<MemRefType>(getARows().getType()).getShape()[0] : a[0];
     return {b[0], m, bIsNK ? b[1] : b[2], bIsNK ? b[2] : b[1]};
   }
   case GroupLayout::masked:

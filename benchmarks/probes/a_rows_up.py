@@ -26,17 +26,16 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from bench_moe import SHAPES, time_interleaved_flushed  # noqa: E402
 from ggc.moe import kernels  # noqa: E402
 from ggc.moe.layer import expected_rows  # noqa: E402
+from ggc.moe.permute import sort_routes  # noqa: E402
 
 
 def routes(tokens, experts, top_k, seed=0):
-    """(offsets int32 [E+1], source int32 [T * top_k]): uniform routing."""
+    """(offsets int32 [E+1], source int32 [T * top_k]): uniform routing,
+    sorted as ggc.moe sorts it."""
     g = torch.Generator(device="cuda").manual_seed(seed)
     ids = torch.randint(0, experts, (tokens, top_k), device="cuda", generator=g)
-    order = torch.sort(ids.flatten(), stable=True).indices
-    counts = torch.bincount(ids.flatten(), minlength=experts)
-    offsets = torch.zeros(experts + 1, dtype=torch.int32, device="cuda")
-    offsets[1:] = counts.cumsum(0)
-    return offsets, (order // top_k).to(torch.int32)
+    offsets, _, source, _, _ = sort_routes(ids, experts)
+    return offsets, source.to(torch.int32)
 
 
 def without_fences(kernel):

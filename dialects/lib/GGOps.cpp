@@ -245,7 +245,7 @@ static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
   return success();
 }
 
-/// What gathered rows of A take: the contiguous layout, A in layout mk, a
+/// What gathered rows of A take: the contiguous layout (whose A is mk), a
 /// 1-D i32 list, and no scales of A (they would need gathering too).
 static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
   Value rows = op.getARows();
@@ -255,10 +255,6 @@ static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
     return op.emitOpError() << "a_rows gathers rows of a token-packed 'a': it "
                                "takes layout contiguous, got "
                             << stringifyGroupLayout(op.getLayout());
-  if (op.getALayout() != OperandLayout::mk)
-    return op.emitOpError() << "a_rows gathers rows of 'a' in layout mk (rows "
-                               "of K), got "
-                            << stringifyOperandLayout(op.getALayout());
   if (op.getAScale())
     return op.emitOpError() << "a_rows takes no scales of 'a' (their rows would "
                                "need gathering too)";

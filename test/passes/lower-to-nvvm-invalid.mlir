@@ -189,3 +189,18 @@ func.func @halves_in_a_cluster(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16
       }
   return
 }
+
+// -----
+
+// Gathered rows: each CTA copies its own rows of A, where a cluster's pair
+// would share them.
+func.func @gathered_rows_in_a_cluster(%a: memref<?x256xbf16>, %r: memref<?xi32>,
+                                      %b: memref<4x256x256xbf16>,
+                                      %off: memref<5xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: a_rows with a cluster (each CTA gathers its own rows of A)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi32>)
+      b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x256xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
+  return
+}

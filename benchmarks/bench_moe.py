@@ -125,6 +125,8 @@ def layers(args, w13, w2, tokens, top_k, notes):
         fns["ggc unfused up"] = moe_layers.ggc_bf16_unfused_up(w13, w2)
     if args.copied_rows:
         fns["ggc copied rows"] = moe_layers.ggc_bf16_copied_rows(w13, w2)
+    if args.torch_routing:
+        fns["ggc torch routing"] = moe_layers.ggc_bf16_torch_routing(w13, w2)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):
@@ -220,6 +222,9 @@ def main():
     parser.add_argument("--copied-rows", action="store_true",
                         help="also time ggc.moe with the tokens gathered into a sorted copy "
                              "for the up projection (before a_rows)")
+    parser.add_argument("--torch-routing", action="store_true",
+                        help="also time ggc.moe with the routes sorted by torch ops "
+                             "instead of gg.sort_routes' kernels")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()

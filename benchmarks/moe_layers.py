@@ -98,36 +98,41 @@ def ggc_bf16(w13, w2, graph=None):
     return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids, graph=graph)
 
 
-def ggc_bf16_unfused_up(w13, w2):
-    """fused_moe with the up projection and the activation as two steps (a
-    GEMM writing 2I columns, then ggc's SwiGLU kernel), as before the
-    activation moved into the GEMM's epilogue (ggc.moe.kernels.gated_up);
-    never from ggc's cached graph (whose key would not tell the two apart)."""
-    from ggc.moe import kernels
-
+def _ggc_bf16_with(w13, w2, module, name, value):
+    """fused_moe with `module.name` replaced by `value` during each call;
+    never from ggc's cached graph (whose key would not tell the two
+    apart)."""
     def layer(x, weights, ids):
-        fused, kernels._GATED_UP = kernels._GATED_UP, {}
+        saved = getattr(module, name)
+        setattr(module, name, value)
         try:
             return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
         finally:
-            kernels._GATED_UP = fused
+            setattr(module, name, saved)
     return layer
+
+
+def ggc_bf16_unfused_up(w13, w2):
+    """fused_moe with the up projection and the activation as two steps (a
+    GEMM writing 2I columns, then ggc's SwiGLU kernel), as before the
+    activation moved into the GEMM's epilogue (ggc.moe.kernels.gated_up)."""
+    from ggc.moe import kernels
+    return _ggc_bf16_with(w13, w2, kernels, "_GATED_UP", {})
 
 
 def ggc_bf16_copied_rows(w13, w2):
     """fused_moe with the tokens gathered into a sorted copy for the up
     projection, as before it read them through the routes' source list
-    (gg's a_rows, ggc.moe.kernels.gathers_rows); never from ggc's cached
-    graph."""
+    (gg's a_rows, ggc.moe.kernels.gathers_rows)."""
     from ggc.moe import layer as moe_layer
+    return _ggc_bf16_with(w13, w2, moe_layer, "gathers_rows", lambda x, w13: False)
 
-    def layer(x, weights, ids):
-        gathers, moe_layer.gathers_rows = moe_layer.gathers_rows, lambda x, w13: False
-        try:
-            return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
-        finally:
-            moe_layer.gathers_rows = gathers
-    return layer
+
+def ggc_bf16_torch_routing(w13, w2):
+    """fused_moe with the routes sorted by torch (ggc.moe.permute: about
+    fifteen kernels) instead of gg.sort_routes' kernels (ggc.moe.routes)."""
+    from ggc.moe import routes
+    return _ggc_bf16_with(w13, w2, routes, "usable", lambda ids, experts: False)
 
 
 def ggc_fp8(w13, w2):

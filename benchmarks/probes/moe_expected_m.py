@@ -50,31 +50,41 @@ VARIANTS = {"hint x1": with_hint(1), "hint x2": with_hint(2), "hint x2 unfused u
             with_hint(2, fused=False), "hint x4": with_hint(4)}
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--shapes", default="qwen3,mixtral")
-    parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
+def time_variants(variants, cases, shapes, rounds):
+    """Prints one row per shape and token count: the layer under each of
+    `variants` ({label: fn(x, w13, w2, weights, ids)}, the first the
+    reference the others must match within 1e-2), graph replay, L2 flushed,
+    interleaved, us. `cases`: {shape: token counts}."""
+    labels = list(variants)
     print(torch.cuda.get_device_name(), flush=True)
-    print("| shape | T | rows an expert | " + " | ".join(VARIANTS) + " |")
-    print("|---|---:|---:|" + "---:|" * len(VARIANTS))
-    for name in args.shapes.split(","):
+    print("| shape | T | rows an expert | " + " | ".join(labels) + " |")
+    print("|---|---:|---:|" + "---:|" * len(labels))
+    for name in shapes:
         experts, top_k, hidden, inter = SHAPES[name]
         w13, w2 = weights_for(experts, hidden, inter, seed=0)
-        for tokens in CASES[name]:
+        for tokens in cases[name]:
             x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
             calls, outs, graphs = {}, {}, []  # a graph must outlive its replays
-            for label, fn in VARIANTS.items():
+            for label, fn in variants.items():
                 replay, outs[label], graph = captured(lambda fn=fn: fn(x, w13, w2, weights, ids))
                 calls[label], graphs = replay, graphs + [graph]
-            times = time_interleaved_flushed(calls, args.rounds)
-            ref = outs["hint x1"].double()
+            times = time_interleaved_flushed(calls, rounds)
+            ref = outs[labels[0]].double()
             for label, out in outs.items():
                 err = ((out.double() - ref).norm() / ref.norm()).item()
-                assert err < 1e-2, f"{name} T={tokens} {label}: {err:.1e} from hint x1"
+                assert err < 1e-2, f"{name} T={tokens} {label}: {err:.1e} from {labels[0]}"
             print(f"| {name} | {tokens} | {tokens * top_k / experts:.0f} | "
-                  + " | ".join(f"{times[label]:.1f}" for label in VARIANTS) + " |", flush=True)
+                  + " | ".join(f"{times[label]:.1f}" for label in labels) + " |", flush=True)
+
+
+def main(variants, cases, rounds=15):
+    """A probe's command line: --shapes (default qwen3,mixtral), --rounds."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shapes", default="qwen3,mixtral")
+    parser.add_argument("--rounds", type=int, default=rounds)
+    args = parser.parse_args()
+    time_variants(variants, cases, args.shapes.split(","), args.rounds)
 
 
 if __name__ == "__main__":
-    main()
+    main(VARIANTS, CASES)

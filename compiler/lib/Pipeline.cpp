@@ -123,7 +123,10 @@ LogicalResult selectConfig(CompileState &state) {
 
 LogicalResult lowerToKernel(CompileState &state) {
   return runPasses(state,
-                   [](OpPassManager &pm) { pm.addPass(createLowerToNVVM()); });
+                   [](OpPassManager &pm) {
+                     pm.addPass(createLowerSortRoutes());
+                     pm.addPass(createLowerToNVVM());
+                   });
 }
 
 /// The ggk passes, in the kernel's story: where the scales and the output
@@ -532,13 +535,16 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   // An empty module would "compile" to a PTX with no kernel in it, which a
   // host finds out only when it looks the kernel up.
   bool hasKernel = state.module
-                       ->walk([](gg::GroupedMatmulOp) {
-                         return WalkResult::interrupt();
+                       ->walk([](Operation *op) {
+                         return isa<gg::GroupedMatmulOp, gg::SortRoutesOp>(op)
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
                        })
                        .wasInterrupted();
   if (!hasKernel) {
     diag << "error: '" << sourceName
-         << "' holds no gg.grouped_matmul function: no kernel to compile\n";
+         << "' holds no gg.grouped_matmul or gg.sort_routes function: no "
+            "kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

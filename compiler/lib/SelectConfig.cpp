@@ -158,6 +158,25 @@ namespace {
 /// group: docs/performance.md).
 constexpr int64_t kTallGroupRows = 1024;
 
+/// Contiguous groups with paired gate and up columns (column_halves: a MoE
+/// layer's gated up projection) expected to hold at least this many rows
+/// keep 128x256 tiles: half a tile's columns come out, so a 128-wide tile
+/// stores 64 columns for each A tile it reads, and the wider tile halves
+/// the A traffic and the tiles' epilogues per output column (measured on
+/// the whole layer, Qwen3-, Mixtral- and DeepSeek-V3-like, 128 to 256 rows
+/// an expert: docs/performance-history.md, fourteenth session).
+constexpr int64_t kGatedWideGroupRows = 128;
+
+/// Contiguous groups expected to hold at least kShortKGroupRows rows keep
+/// 128x256 tiles where K is at most kShortK: a tile of so few K blocks
+/// spends a larger share of its time filling its pipeline and in its
+/// epilogue, which half as many tiles pay half as often (a MoE layer's
+/// down projection with a small intermediate size, Qwen3-like K = 768;
+/// Mixtral-like K = 14,336 measured slower: docs/performance-history.md,
+/// fourteenth session).
+constexpr int64_t kShortKGroupRows = 256;
+constexpr int64_t kShortK = 1024;
+
 /// Contiguous groups expected to hold at most this many rows take 64x64
 /// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only
 /// up to 16 rows, since 128x128 tiles were 1.07-1.33x faster for groups
@@ -350,8 +369,12 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   // only T=8192 G=8 K=7168 lost, by 2% (833 against 814 us). The mma.sync
   // rule above has its own threshold.
   bool tallGroups = rows.groupRows && *rows.groupRows >= kTallGroupRows;
+  bool gatedWide = op.getColumnHalves() && rows.groupRows &&
+                   *rows.groupRows >= kGatedWideGroupRows;
+  bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&
+                rows.groupRows && *rows.groupRows >= kShortKGroupRows;
   if (blockN == 256 && op.getLayout() == GroupLayout::contiguous &&
-      !tallGroups && !wideMmaSync)
+      !tallGroups && !gatedWide && !shortK && !wideMmaSync)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128

@@ -64,6 +64,66 @@ func.func @contiguous_32_rows(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xb
 
 // -----
 
+// A gated up projection (column_halves: half of each tile's columns come
+// out) keeps 256-wide tiles from 128 rows a group; 127 keep 128. A short
+// K (at most 1,024: few K blocks a tile) keeps them from 256 rows a
+// group; 255 rows, or K = 2,048, keep 128.
+// CHECK-LABEL: func.func @gated_128_rows
+// CHECK: config = #gg.config<block = [128, 256, 64]
+// CHECK-LABEL: func.func @gated_127_rows
+// CHECK: config = #gg.config<block = [128, 128, 64]
+// CHECK-LABEL: func.func @short_k_256_rows
+// CHECK: config = #gg.config<block = [128, 256, 64]
+// CHECK-LABEL: func.func @short_k_255_rows
+// CHECK: config = #gg.config<block = [128, 128, 64]
+// CHECK-LABEL: func.func @k_2048_256_rows
+// CHECK: config = #gg.config<block = [128, 128, 64]
+func.func @gated_128_rows(%a: memref<?x2048xbf16>, %b: memref<128x1536x2048xbf16>,
+                  %off: memref<129xi32>, %o: memref<?x768xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>)
+      b(%b : memref<128x1536x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x768xbf16>) {column_halves, expected_m = 128 : i64}
+      epilogue {
+      ^bb0(%x: f32, %y: f32, %gi: index):
+        gg.yield %x : f32
+      }
+  return
+}
+func.func @gated_127_rows(%a: memref<?x2048xbf16>, %b: memref<128x1536x2048xbf16>,
+                  %off: memref<129xi32>, %o: memref<?x768xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>)
+      b(%b : memref<128x1536x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x768xbf16>) {column_halves, expected_m = 127 : i64}
+      epilogue {
+      ^bb0(%x: f32, %y: f32, %gi: index):
+        gg.yield %x : f32
+      }
+  return
+}
+func.func @short_k_256_rows(%a: memref<?x768xbf16>, %b: memref<128x2048x768xbf16>,
+                  %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x768xbf16>)
+      b(%b : memref<128x2048x768xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 256 : i64}
+  return
+}
+func.func @short_k_255_rows(%a: memref<?x768xbf16>, %b: memref<128x2048x768xbf16>,
+                  %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x768xbf16>)
+      b(%b : memref<128x2048x768xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 255 : i64}
+  return
+}
+func.func @k_2048_256_rows(%a: memref<?x2048xbf16>, %b: memref<128x2048x2048xbf16>,
+                  %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>)
+      b(%b : memref<128x2048x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 256 : i64}
+  return
+}
+
+// -----
+
 // Where N takes 256-wide tiles, an f8 decode batch gets 64-row tiles with
 // the two consumer warpgroups splitting the columns (split_n = 2): half the
 // tensor work per weight byte of 128-row tiles, both warpgroups busy.

@@ -1,7 +1,8 @@
-"""The PTX of ggc.moe's kernels (routes, elementwise), written for sm_80 so
-that Ampere and Ada run it too, assembles for sm_80 and sm_90a with ptxas,
-without spills: what this machine can check of it without a
-GPU (test/gpu/test_moe_routes.py and test_moe_elementwise.py run them)."""
+"""The PTX of ggc.moe's kernels assembles for sm_80 and sm_90a with ptxas,
+without spills: the permutation's, which ggc compiles from gg.sort_routes
+for each target, and the elementwise ones, written for sm_80 so that
+Ampere and Ada run them too. What this machine can check of them without
+a GPU (test/gpu/test_moe_routes.py and test_moe_elementwise.py run them)."""
 
 import os
 import shutil
@@ -9,7 +10,7 @@ import subprocess
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 from ggc.moe import routes  # noqa: E402
 
@@ -24,16 +25,24 @@ ARCHS = ["sm_80", "sm_90a"]
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("arch", ARCHS)
-def test_the_kernel_assembles_without_spills(tmp_path, arch):
+@pytest.mark.parametrize("experts,id_dtype", [(128, torch.int32), (routes.MAX_EXPERTS, torch.int64),
+                                              (3, torch.int32)])
+def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_dtype):
+    name, code = routes.kernels(experts, 8, id_dtype, arch)
     source = tmp_path / "routes.ptx"
-    source.write_text(routes.PTX)
+    source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",
                            str(tmp_path / "routes.cubin")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "Compiling entry function 'ggc_moe_routes'" in done.stderr
-    assert "0 bytes spill stores" in done.stderr
-    # The shared table holds MAX_ROUTES entries.
-    assert f"{4 * routes.MAX_ROUTES} bytes smem" in done.stderr
+    for kernel in ("_count", "_place"):
+        assert f"Compiling entry function '{name}{kernel}'" in done.stderr
+    assert done.stderr.count("0 bytes spill stores") == 2, done.stderr
+    # The count kernel's histogram, and the place kernel's tables
+    # (gg.sort_routes' placeSharedBytes).
+    threads = routes.THREADS
+    place = 4 * ((threads // 32) * experts + 3 * experts + 2 * threads)
+    assert f"{4 * experts} bytes smem" in done.stderr
+    assert f"{place} bytes smem" in done.stderr
 
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")

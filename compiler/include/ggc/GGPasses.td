@@ -24,8 +24,10 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     is the widest of 256/128/64 that divides N without waste (128 at most
     for f8, and for contiguous ops, whose ragged groups balance better over
     narrower tiles, unless their `expected_m` says a group holds 1,024 rows
-    or more, where 128x256 tiles measured 10-40% faster; before sm_90a see
-    below);
+    or more, where 128x256 tiles measured 10-40% faster, or 128 or more
+    with `column_halves` (a gated up projection stores half its tile's
+    columns), or 256 or more with K at most 1,024 (few K blocks a tile);
+    before sm_90a see below);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
 
@@ -266,6 +268,33 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
+def LowerSortRoutes : Pass<"gg-lower-sort-routes", "::mlir::ModuleOp"> {
+  let summary = "generate the count and place kernels of each gg.sort_routes";
+  let description = [{
+    Takes: a module whose functions each hold at most one `gg.sort_routes`
+    and take only memrefs.
+    Makes: for each such function `@f`, two kernels, `llvm.func @f_count`
+    and `@f_place`, in the LLVM and NVVM dialects with ggk thread ops
+    (`ggk-lower-threads` lowers them) and scf/arith control flow; the
+    function itself is removed. Their parameters are the op's operands as
+    `!llvm.ptr<1>` and the route count (and the place kernel's chunk
+    count) as i64, in the order `gg.sort_routes` documents.
+
+    The place kernel ranks a route among the routes of lower experts (a
+    scan over the experts' totals), those of its expert in earlier chunks
+    (the count kernel's `chunk_counts`) and those of its expert earlier in
+    its own chunk: each round of `threads` routes ranks within a warp by
+    `match.any` and a population count of the lanes below, and across the
+    round's warps by a table of each warp's count per expert. No atomics
+    decide an order, so the sort is stable and the same on every run.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::ggk::GGKDialect"];
 }
 

@@ -231,4 +231,63 @@ class GG_UnaryFloatOp<string mnemonic, string formula>
 def GG_SigmoidOp : GG_UnaryFloatOp<"sigmoid", "1 / (1 + exp(-x))">;
 def GG_SiluOp : GG_UnaryFloatOp<"silu", "x / (1 + exp(-x))">;
 
+def GG_SortRoutesOp : GG_Op<"sort_routes"> {
+  let summary = "a MoE layer's routes sorted by expert: group offsets, the permutation and each row's weight";
+  let description = [{
+    Sorts the routes of a top-k routing, route `r = token * top_k + slot`
+    with expert `ids[r]` and weight `weights[r]`, by expert, stably (each
+    expert's rows keep route order, so every run gives the same bits),
+    and writes what the layer's grouped GEMMs read:
+
+    | operand | type | holds |
+    |---------|------|-------|
+    | `ids` | `[M]` i32/i64 | each route's expert; one outside `[0, experts)` counts on the nearest expert and is marked invalid |
+    | `weights` | `[M]` f32 | each route's weight |
+    | `chunk_counts` | `[ceil(M / chunk_routes) * experts]` i32 | scratch: each chunk's routes per expert |
+    | `offsets` | `[experts + 1]` i32 | expert e owns sorted rows `offsets[e] .. offsets[e+1]` |
+    | `order` | `[M]` i64 | the route of each sorted row |
+    | `source` | `[M]` i32 | the token of each sorted row (`order / top_k`: a GEMM's `a_rows`) |
+    | `position` | `[M]` i64 | the sorted row of each route (`order`'s inverse: the combine's) |
+    | `route` | `[M]` f32 | each sorted row's weight, NaN for an invalid id |
+
+    `M = T * top_k` may be dynamic. `gg-lower-sort-routes` makes two
+    kernels of `threads` threads a CTA, one CTA per chunk of
+    `chunk_routes` routes: `<func>_count(ids, M, chunk_counts)` counts
+    each chunk's routes per expert, and `<func>_place(ids, weights, M,
+    chunks, chunk_counts, offsets, order, source, position, route)` ranks
+    each route (the routes of lower experts, then those of its expert in
+    earlier chunks, then in its own chunk before it) and writes it. With
+    one chunk the place kernel counts its chunk itself and the count
+    kernel is not launched. Both take pointers then i64 sizes as listed.
+
+    Example:
+    ```mlir
+    gg.sort_routes ids(%ids : memref<?xi32>) weights(%w : memref<?xf32>)
+        chunk_counts(%c : memref<?xi32>) offsets(%off : memref<129xi32>)
+        order(%o : memref<?xi64>) source(%s : memref<?xi32>)
+        position(%p : memref<?xi64>) route(%r : memref<?xf32>)
+        {experts = 128 : i64, top_k = 8 : i64, chunk_routes = 4096 : i64,
+         threads = 512 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$ids, AnyMemRef:$weights, AnyMemRef:$chunk_counts,
+                       AnyMemRef:$offsets, AnyMemRef:$order, AnyMemRef:$source,
+                       AnyMemRef:$position, AnyMemRef:$route,
+                       I64Attr:$experts, I64Attr:$top_k, I64Attr:$chunk_routes,
+                       I64Attr:$threads);
+  let assemblyFormat = [{
+    `ids` `(` $ids `:` type($ids) `)` `weights` `(` $weights `:` type($weights) `)`
+    `chunk_counts` `(` $chunk_counts `:` type($chunk_counts) `)`
+    `offsets` `(` $offsets `:` type($offsets) `)` `order` `(` $order `:` type($order) `)`
+    `source` `(` $source `:` type($source) `)` `position` `(` $position `:` type($position) `)`
+    `route` `(` $route `:` type($route) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Static shared memory of the place kernel, in bytes (its per-warp
+    /// table, per-expert counters and per-thread partial sums).
+    static int64_t placeSharedBytes(int64_t experts, int64_t threads);
+  }];
+}
+
 #endif // GG_OPS_TD

@@ -10,9 +10,10 @@
     combine       out[t] = sum_j y[position[t, j]]    (ggc_moe_combine, or torch:
                                                        a fixed-order f32 sum)
 
-Without gradients, on CUDA and outside torch.compile, the permutation
-(ggc.moe.routes, up to 1,024 routes), SwiGLU and the combine
-(ggc.moe.elementwise) are ggc's own PTX kernels; elsewhere torch ops.
+Without gradients, on CUDA and outside torch.compile, the permutation is
+one or two kernels ggc compiles from gg.sort_routes (ggc.moe.routes, up
+to 512 experts), and SwiGLU and the combine are ggc's own PTX kernels
+(ggc.moe.elementwise); elsewhere torch ops.
 
 No step synchronises with the host and every buffer has T * top_k rows,
 so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
@@ -124,7 +125,9 @@ def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, 
     another rank's expert)."""
     if expert_map is None:
         if not grad and routes.usable(topk_ids, problem.experts):
-            return routes.sort_routes(topk_ids, topk_weights, problem.experts)  # one kernel
+            sorted_routes = routes.sort_routes(topk_ids, topk_weights, problem.experts)
+            if sorted_routes is not None:
+                return sorted_routes
         offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
         return offsets, order, source, position, _poisoned(topk_weights, invalid).index_select(
             0, order)

@@ -4,6 +4,7 @@
 // NVPTX has no instruction for expanded.
 //
 //===----------------------------------------------------------------------===//
+#include "Activations.h"
 #include "ConvertOps.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
@@ -21,25 +22,6 @@ using ggc::KernelBuilder;
 
 namespace {
 
-/// exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
-Value exp(KernelBuilder &b, Value x) {
-  Value scaled = b.create<arith::MulFOp>(
-      x, b.create<arith::ConstantOp>(
-             b.getFloatAttr(x.getType(), 1.4426950408889634)));
-  return b.create<math::Exp2Op>(scaled);
-}
-
-Value sigmoid(KernelBuilder &b, Value x) {
-  Value one = b.create<arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
-  Value e = exp(b, b.create<arith::NegFOp>(x));
-  // 1 / (1 + e) >= 1 never needs IEEE division's slow path: an
-  // approximate reciprocal (one MUFU.RCP, within 2 ulp) serves, where
-  // div.rn is a Newton refinement and a call.
-  return b.create<arith::DivFOp>(one, b.create<arith::AddFOp>(one, e),
-                                 arith::FastMathFlags::arcp |
-                                     arith::FastMathFlags::afn);
-}
-
 Value lower(Operation *op, KernelBuilder &b) {
   auto epilogue = cast<ggk::EpilogueOp>(op);
   Block &body = epilogue.getBody().front();
@@ -49,11 +31,11 @@ Value lower(Operation *op, KernelBuilder &b) {
     auto operand = [&](unsigned i) { return map.lookup(inner.getOperand(i)); };
     Value result;
     if (isa<gg::SigmoidOp>(inner))
-      result = sigmoid(b, operand(0));
+      result = ggc::sigmoid(b, operand(0));
     else if (isa<gg::SiluOp>(inner))
-      result = b.create<arith::MulFOp>(operand(0), sigmoid(b, operand(0)));
+      result = ggc::silu(b, operand(0));
     else if (isa<math::ExpOp>(inner))
-      result = exp(b, operand(0));
+      result = ggc::exp(b, operand(0));
     if (!result) {
       b.clone(inner, map);
       continue;

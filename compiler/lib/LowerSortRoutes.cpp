@@ -9,7 +9,7 @@
 // from prefix sums, so the order is stable and the same on every run.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelBuilder.h"
+#include "SimpleKernel.h"
 #include "ggc/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -20,68 +20,9 @@ namespace ggc {
 
 using namespace mlir;
 using ggc::KernelBuilder;
+using namespace ggc::simple;
 
 namespace {
-
-/// The body of a loop or a branch, built at its terminator.
-void buildAt(KernelBuilder &b, Block *block, function_ref<void()> body) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(block->getTerminator());
-  body();
-}
-
-/// for (i = lb; i < ub; i += step) body(i), on i32 values.
-void forEach(KernelBuilder &b, Value lb, Value ub, Value step,
-             function_ref<void(Value)> body) {
-  auto loop = b.create<scf::ForOp>(lb, ub, step);
-  buildAt(b, loop.getBody(), [&] { body(loop.getInductionVar()); });
-}
-
-/// The sums `inits` + body(i) over the loop: body returns the addends.
-SmallVector<Value> sumOver(KernelBuilder &b, Value lb, Value ub, Value step,
-                           ValueRange inits,
-                           function_ref<SmallVector<Value>(Value)> body) {
-  auto loop = b.create<scf::ForOp>(lb, ub, step, inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBody());
-    SmallVector<Value> sums;
-    for (auto [acc, addend] :
-         llvm::zip(loop.getRegionIterArgs(), body(loop.getInductionVar())))
-      sums.push_back(b.add(acc, addend));
-    b.create<scf::YieldOp>(sums);
-  }
-  return SmallVector<Value>(loop.getResults());
-}
-
-void ifThen(KernelBuilder &b, Value condition, function_ref<void()> then) {
-  auto op = b.create<scf::IfOp>(condition, /*withElseRegion=*/false);
-  buildAt(b, op.thenBlock(), then);
-}
-
-void ifThenElse(KernelBuilder &b, Value condition, function_ref<void()> then,
-                function_ref<void()> otherwise) {
-  auto op = b.create<scf::IfOp>(condition, /*withElseRegion=*/true);
-  buildAt(b, op.thenBlock(), then);
-  buildAt(b, op.elseBlock(), otherwise);
-}
-
-Value at(KernelBuilder &b, Type element, Value base, Value index) {
-  return b.create<LLVM::GEPOp>(base.getType(), element, base,
-                               ArrayRef<LLVM::GEPArg>{b.toI64(index)});
-}
-void store(KernelBuilder &b, Value value, Value base, Value index) {
-  b.create<LLVM::StoreOp>(value, at(b, value.getType(), base, index));
-}
-Value load(KernelBuilder &b, Type element, Value base, Value index) {
-  return b.loadGlobal(element, base, index);
-}
-void atomicAdd(KernelBuilder &b, Value base, Value index, Value value) {
-  b.create<LLVM::AtomicRMWOp>(LLVM::AtomicBinOp::add,
-                              at(b, b.i32(), base, index), value,
-                              LLVM::AtomicOrdering::monotonic);
-}
-void syncCta(KernelBuilder &b) { b.create<ggk::SyncCtaOp>(); }
 
 /// One route a thread holds: its index, whether it exists, its clamped
 /// expert (`experts` past the last route), whether its id was invalid,
@@ -167,24 +108,6 @@ Value sharedArray(KernelBuilder &b, ModuleOp module, StringRef name,
                              ggc::kShared);
   }
   return b.create<LLVM::AddressOfOp>(b.ptr(ggc::kShared), name);
-}
-
-/// An empty kernel `name` of `threads` threads taking `params`, with the
-/// builder at its end; returns its arguments.
-ValueRange createKernel(KernelBuilder &b, ModuleOp module, StringRef name,
-                        int64_t threads, ArrayRef<Type> params) {
-  MLIRContext *ctx = b.getContext();
-  b.setInsertionPointToEnd(module.getBody());
-  auto fn = b.create<LLVM::LLVMFuncOp>(
-      name, LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-  fn->setAttr("nvvm.kernel", UnitAttr::get(ctx));
-  fn->setAttr("nvvm.maxntid",
-              DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
-  Block *entry = fn.addEntryBlock(b);
-  b.setInsertionPointToEnd(entry);
-  b.create<LLVM::ReturnOp>(ValueRange());
-  b.setInsertionPoint(entry->getTerminator());
-  return entry->getArguments();
 }
 
 /// `_count(ids, M, chunk_counts)`: chunk_counts[chunk * E + e].

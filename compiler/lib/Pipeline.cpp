@@ -125,6 +125,7 @@ LogicalResult lowerToKernel(CompileState &state) {
   return runPasses(state,
                    [](OpPassManager &pm) {
                      pm.addPass(createLowerSortRoutes());
+                     pm.addPass(createLowerQuantizeRows());
                      pm.addPass(createLowerToNVVM());
                    });
 }
@@ -536,15 +537,16 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   // host finds out only when it looks the kernel up.
   bool hasKernel = state.module
                        ->walk([](Operation *op) {
-                         return isa<gg::GroupedMatmulOp, gg::SortRoutesOp>(op)
+                         return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
+                                    gg::QuantizeRowsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
                        .wasInterrupted();
   if (!hasKernel) {
     diag << "error: '" << sourceName
-         << "' holds no gg.grouped_matmul or gg.sort_routes function: no "
-            "kernel to compile\n";
+         << "' holds no gg.grouped_matmul, gg.sort_routes or "
+            "gg.quantize_rows function: no kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

@@ -1,7 +1,8 @@
-//===- GGRouteOps.cpp - gg.sort_routes ------------------------------------===//
+//===- GGRouteOps.cpp - gg.sort_routes and gg.quantize_rows ---------------===//
 //
-// The verifier of gg.sort_routes: each operand's rank, element type and
-// static size, and kernel sizes that gg-lower-sort-routes can build.
+// The verifiers of a MoE layer's ops beside its GEMMs: each operand's
+// rank, element type and static size, and kernel sizes their lowerings
+// (gg-lower-sort-routes, gg-lower-quantize-rows) can build.
 //
 //===----------------------------------------------------------------------===//
 #include "gg/GGDialect.h"
@@ -101,5 +102,79 @@ LogicalResult SortRoutesOp::verify() {
                          << (ShapedType::isDynamic(offsets)
                                  ? std::string("?")
                                  : std::to_string(offsets));
+  return success();
+}
+
+namespace {
+
+/// `value` (operand `name`) as a memref of rank `rank` with the identity
+/// layout holding `element` (`expected` names it); an error otherwise.
+FailureOr<MemRefType> shaped(Operation *op, Value value, StringRef name,
+                             int64_t rank, Type element, StringRef expected) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getRank() != rank || !type.getLayout().isIdentity())
+    return op->emitOpError() << name << " must be a " << rank
+                             << "-D memref with the identity layout, got "
+                             << type;
+  if (type.getElementType() != element)
+    return op->emitOpError() << name << " must hold " << expected << ", got "
+                             << type.getElementType();
+  return type;
+}
+
+bool known(int64_t size) { return !ShapedType::isDynamic(size); }
+
+} // namespace
+
+LogicalResult QuantizeRowsOp::verify() {
+  int64_t threads = getThreads();
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                         << threads;
+  MLIRContext *ctx = getContext();
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2,
+                                       BFloat16Type::get(ctx), "bf16");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2,
+                                     Float8E4M3FNType::get(ctx), "f8E4M3FN");
+  if (failed(input) || failed(out))
+    return failure();
+  FailureOr<MemRefType> scales = shaped(*this, getScales(), "scales", 2,
+                                        Float32Type::get(ctx), "f32");
+  if (failed(scales))
+    return failure();
+  int64_t k = out->getDimSize(1), inK = input->getDimSize(1);
+  if (!known(k) || k % 128 != 0)
+    return emitOpError() << "out's columns must be a static multiple of 128, got "
+                         << (known(k) ? std::to_string(k) : std::string("?"));
+  int64_t wantK = getGated() ? 2 * k : k;
+  if (inK != wantK)
+    return emitOpError() << "input must have " << wantK << " columns ("
+                         << (getGated() ? "gated: twice out's" : "out's")
+                         << "), got "
+                         << (known(inK) ? std::to_string(inK) : std::string("?"));
+  int64_t m = out->getDimSize(0);
+  if (scales->getDimSize(0) != k / 128)
+    return emitOpError() << "scales must have out's columns / 128 = " << k / 128
+                         << " rows (one per block), got "
+                         << (known(scales->getDimSize(0))
+                                 ? std::to_string(scales->getDimSize(0))
+                                 : std::string("?"));
+  if (known(m) && known(scales->getDimSize(1)) && scales->getDimSize(1) < m)
+    return emitOpError() << "scales' rows of " << scales->getDimSize(1)
+                         << " cannot hold out's " << m << " rows";
+  if (Value rows = getRows()) {
+    FailureOr<MemRefType> list = shaped(*this, rows, "rows", 1,
+                                        IntegerType::get(ctx, 32), "i32");
+    if (failed(list))
+      return failure();
+    if (known(m) && known(list->getDimSize(0)) && list->getDimSize(0) != m)
+      return emitOpError() << "rows lists " << list->getDimSize(0)
+                           << " rows where out has " << m;
+  } else if (known(m) && known(input->getDimSize(0)) &&
+             input->getDimSize(0) != m) {
+    return emitOpError() << "input has " << input->getDimSize(0)
+                         << " rows where out has " << m
+                         << " (a gathered copy takes rows)";
+  }
   return success();
 }

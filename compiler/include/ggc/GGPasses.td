@@ -298,4 +298,32 @@ def LowerSortRoutes : Pass<"gg-lower-sort-routes", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.quantize_rows";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.quantize_rows` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func
+    @f_quantize` in the LLVM and NVVM dialects with ggk thread ops
+    (`ggk-lower-threads` lowers them) and scf/arith control flow; the
+    function itself is removed. Its parameters: the op's memrefs as
+    `!llvm.ptr<1>` in operand order, then M (out's rows), R (input's rows)
+    and LD (scales' row length) as i64.
+
+    A warp takes a row at a time (a grid-stride loop over the rows), half
+    a warp a 128-column block: each lane loads 16 bytes (8 bf16; with
+    `gated`, the gate's and the up half's), the half-warp's amax comes from
+    four butterfly shuffles, each lane divides by the scale (IEEE
+    division, the bits torch's `x / scale` gives) and converts pairs with
+    `cvt.rn.satfinite.e4m3x2.f32` (`nvvm.convert.f32x2.to.f8x2`), storing
+    8 bytes; the block's first lane stores the scale.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
 #endif // GGC_GG_PASSES_TD

@@ -290,4 +290,44 @@ def GG_SortRoutesOp : GG_Op<"sort_routes"> {
   }];
 }
 
+def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
+  let summary = "rows quantised to FP8 e4m3 with a scale per row and 128 columns, in the layout an FP8 GEMM reads";
+  let description = [{
+    Writes `out[p, c] = e4m3(x[p, c] / scale[c / 128, p])` with
+    `scale[b, p] = max(amax_b(|x[p, :]|), 1e-12) / 448`, the amax over the
+    row's 128 columns of block `b`: the 1x128 block scales of DeepGEMM's
+    sm90 FP8 recipe, stored M-major (`scales[K / 128, LD]`, `LD >= M`, the
+    `block_mn` layout `gg.grouped_matmul` reads for A). `x` is:
+
+    - without `rows`: `input[p]`;
+    - with `rows` (`[M]` i32): `input[rows[p]]`, zeros where the index lies
+      outside `input` (a gathered copy quantised in the same pass);
+    - with `gated` (`input` has `2K` columns): `bf16(silu(g) * u)` for the
+      gate `g = input[., c]` and up `u = input[., K + c]` (SwiGLU over the
+      column halves, rounded to bf16 as an activation stored between the
+      steps would be).
+
+    `input` is bf16 `[R, K or 2K]`, `out` f8E4M3FN `[M, K]` with `K` a
+    multiple of 128; `M` and `R` may be dynamic. `gg-lower-quantize-rows`
+    makes one kernel `<func>_quantize(input, [rows,] out, scales, M, R,
+    LD)` of `threads` threads a CTA, a warp a row (grid-stride), half a
+    warp a 128-column block.
+
+    Example:
+    ```mlir
+    gg.quantize_rows input(%h : memref<?x1536xbf16>)
+        out(%q : memref<?x768xf8E4M3FN>) scales(%s : memref<6x?xf32>)
+        {gated, threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$rows, AnyMemRef:$out,
+                       AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)`
+    (`rows` `(` $rows^ `:` type($rows) `)`)?
+    `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GG_OPS_TD

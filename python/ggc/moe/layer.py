@@ -27,7 +27,7 @@ import torch
 
 from .. import compiler as ggc_compiler
 from .. import ops
-from . import checks, elementwise, graphs, routes
+from . import checks, elementwise, graphs, quant_kernel, routes
 from .activations import activate
 from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
@@ -155,7 +155,13 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                                                              topk_ids, expert_map)
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
-    if problem.fp8:
+    quantized = (quant_kernel.rows_mn(x, rows=source)
+                 if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
+    if quantized is not None:
+        # The sorted rows quantised as they are gathered: one kernel.
+        y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
+                           problem.mapped)
+    elif problem.fp8:
         # x is quantised once per token (not per route; unless it comes
         # quantised with x_scale), then its rows and scales gathered.
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
@@ -235,13 +241,12 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     expert = None
     if weights.w13_bias is not None or w2_bias is not None:
         expert = row_experts(offsets, m, rows.device)
-    act = _activated_up(rows, rows_scale, offsets, weights, activation, hint, grad, expert,
-                        source)
     if rows_scale is None:
+        act = _activated_up(rows, offsets, weights, activation, hint, grad, expert, source)
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:
-        act, act_scale = quantize_rows(act, "activation")
-        y = routed_down(act, w2, offsets, route, mn_major(act_scale), w2_scale, hint, mapped)
+        act, act_mn = _fp8_up(rows, rows_scale, offsets, weights, activation, hint, expert)
+        y = routed_down(act, w2, offsets, route, act_mn, w2_scale, hint, mapped)
     if w2_bias is not None:
         # route * (a @ w2^T + b2): the bias weighted like the product.
         y = (y.float() + route.unsqueeze(1) * w2_bias.index_select(0, expert).float()).to(
@@ -249,28 +254,48 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     return y
 
 
-def _activated_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint,
-                  grad: bool, expert, source=None) -> torch.Tensor:
-    """The up projection and its activation: one GEMM with the activation
-    in its epilogue where a kernel takes it (ggc.moe.kernels.gated_up:
-    BF16 inference without expert biases), else the GEMM, the bias and the
-    activation; rows read through `source` where it is given."""
-    if rows_scale is None and not grad and weights.w13_bias is None:
+def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: bool, expert,
+                  source=None) -> torch.Tensor:
+    """The BF16 up projection and its activation: one GEMM with the
+    activation in its epilogue where a kernel takes it
+    (ggc.moe.kernels.gated_up: inference without expert biases), else the
+    GEMM, the bias and the activation; rows read through `source` where it
+    is given."""
+    if not grad and weights.w13_bias is None:
         act = gated_up(rows, weights.w13, offsets, activation, hint, source)
         if act is not None:
             return act
     if source is not None:
         h = gathered_up(rows, source, weights.w13, offsets, hint)
-    elif rows_scale is None:
+    else:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
                              validate=False, out_dtype=output_dtype(rows))
-    else:
-        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
-                             a_scale=as_row_view(rows_scale, rows.shape[0]),
-                             b_scale=weights.w13_scale, expected_m=hint, validate=False)
-    if weights.w13_bias is not None:
-        h = h + weights.w13_bias.index_select(0, expert).to(h.dtype)
+    h = _biased(h, weights, expert)
     return activate(h, activation) if grad else _activated(h, activation, fused=True)
+
+
+def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
+    """The FP8 up projection, its activation and the activation quantised
+    again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
+    SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
+    where it takes the GEMM's output."""
+    h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
+                         a_scale=as_row_view(rows_scale, rows.shape[0]),
+                         b_scale=weights.w13_scale, expected_m=hint, validate=False)
+    h = _biased(h, weights, expert)
+    if activation == "swiglu" and quant_kernel.usable(h, gated=True):
+        quantized = quant_kernel.rows_mn(h, gated=True)
+        if quantized is not None:
+            return quantized
+    act, scale = quantize_rows(_activated(h, activation, fused=True), "activation")
+    return act, mn_major(scale)
+
+
+def _biased(h, weights: Weights, expert):
+    """h plus each row's expert's up-projection bias, where there is one."""
+    if weights.w13_bias is None:
+        return h
+    return h + weights.w13_bias.index_select(0, expert).to(h.dtype)
 
 
 def row_experts(offsets: torch.Tensor, rows: int, device) -> torch.Tensor:

@@ -1,0 +1,42 @@
+//===- Activations.h - activations in NVPTX's instructions ------*- C++ -*-===//
+//
+// exp, sigmoid and silu on f32 values as the kernels compute them: the
+// epilogue's (ggk-lower-epilogue) and gg.quantize_rows' gated SwiGLU
+// (gg-lower-quantize-rows) share them, so both round alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_ACTIVATIONS_H
+#define GGC_ACTIVATIONS_H
+
+#include "KernelBuilder.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace ggc {
+
+/// exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
+inline mlir::Value exp(KernelBuilder &b, mlir::Value x) {
+  mlir::Value scaled = b.create<mlir::arith::MulFOp>(
+      x, b.create<mlir::arith::ConstantOp>(
+             b.getFloatAttr(x.getType(), 1.4426950408889634)));
+  return b.create<mlir::math::Exp2Op>(scaled);
+}
+
+inline mlir::Value sigmoid(KernelBuilder &b, mlir::Value x) {
+  mlir::Value one =
+      b.create<mlir::arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
+  mlir::Value e = exp(b, b.create<mlir::arith::NegFOp>(x));
+  // 1 / (1 + e) >= 1 never needs IEEE division's slow path: an
+  // approximate reciprocal (one MUFU.RCP, within 2 ulp) serves, where
+  // div.rn is a Newton refinement and a call.
+  return b.create<mlir::arith::DivFOp>(
+      one, b.create<mlir::arith::AddFOp>(one, e),
+      mlir::arith::FastMathFlags::arcp | mlir::arith::FastMathFlags::afn);
+}
+
+inline mlir::Value silu(KernelBuilder &b, mlir::Value x) {
+  return b.create<mlir::arith::MulFOp>(x, sigmoid(b, x));
+}
+
+} // namespace ggc
+
+#endif // GGC_ACTIVATIONS_H

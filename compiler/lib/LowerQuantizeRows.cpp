@@ -1,0 +1,232 @@
+//===- LowerQuantizeRows.cpp - gg-lower-quantize-rows ---------------------===//
+//
+// gg.quantize_rows as one kernel: a warp a row, half a warp a 128-column
+// block, each lane 8 columns. The block's amax comes from butterfly
+// shuffles within the half-warp, the scale from one IEEE division, and
+// each lane converts its quotients to e4m3 in pairs.
+//
+//===----------------------------------------------------------------------===//
+#include "Activations.h"
+#include "SimpleKernel.h"
+#include "ggc/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERQUANTIZEROWS
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+using namespace ggc::simple;
+
+namespace {
+
+constexpr int64_t kBlock = 128;    // columns a scale covers
+constexpr int64_t kLaneCols = 8;   // columns a lane loads (16 bytes of bf16)
+constexpr double kE4M3Max = 448.0; // the largest finite e4m3
+constexpr double kAmaxFloor = 1e-12; // an all-zero block's scale divides to 0
+/// Steps (a block for each half-warp) whose loads a lane issues together.
+constexpr int64_t kStepsAtOnce = 2;
+
+/// What the kernel knows of the op, and its parameters.
+struct Quantize {
+  int64_t k, inK, blocks, threads;
+  bool gated;
+  Value input, rows, out, scales, m, r, ld;
+};
+
+/// The 8 bf16 at `input[row, col]` as f32 (16 bytes, aligned).
+SmallVector<Value> loadEight(KernelBuilder &b, const Quantize &q, Value row,
+                             Value col) {
+  Value index = b.add(b.mul(row, b.c64(q.inK)), b.toI64(col));
+  Value address = at(b, b.getBF16Type(), q.input, index);
+  auto words = VectorType::get({4}, b.i32());
+  Value loaded = b.create<LLVM::LoadOp>(words, address, /*alignment=*/16);
+  Value halves = b.create<LLVM::BitcastOp>(
+      VectorType::get({kLaneCols}, b.getBF16Type()), loaded);
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < kLaneCols; ++i) {
+    Value element = b.create<LLVM::ExtractElementOp>(halves, b.c32(i));
+    values.push_back(b.create<arith::ExtFOp>(b.f32(), element));
+  }
+  return values;
+}
+
+/// silu(gate) * up, rounded to bf16 as a stored activation is.
+Value swiglu(KernelBuilder &b, Value gate, Value up) {
+  Value act = b.create<arith::MulFOp>(ggc::silu(b, gate), up);
+  Value rounded = b.create<arith::TruncFOp>(b.getBF16Type(), act);
+  return b.create<arith::ExtFOp>(b.f32(), rounded);
+}
+
+/// The largest |v| over the lane's values and the 16 lanes of its half.
+Value halfWarpAmax(KernelBuilder &b, ArrayRef<Value> values) {
+  Value amax = b.f32c(0.0);
+  for (Value v : values)
+    amax = b.create<arith::MaximumFOp>(amax, b.create<math::AbsFOp>(v));
+  for (int64_t lanes = 8; lanes >= 1; lanes /= 2) {
+    Value bits = b.create<arith::BitcastOp>(b.i32(), amax);
+    Value theirs = b.create<ggk::WarpShuffleXorOp>(b.i32(), bits, lanes);
+    amax = b.create<arith::MaximumFOp>(
+        amax, b.create<arith::BitcastOp>(b.f32(), theirs));
+  }
+  return amax;
+}
+
+/// values / scale as e4m3, stored as 8 bytes at out[row, col].
+void storeQuantized(KernelBuilder &b, const Quantize &q, ArrayRef<Value> values,
+                    Value scale, Value row, Value col) {
+  Type e4m3 = b.getType<Float8E4M3FNType>();
+  auto wordsType = VectorType::get({2}, b.i32());
+  Value words = b.create<LLVM::PoisonOp>(wordsType);
+  for (int64_t w = 0; w < 2; ++w) {
+    Value word = b.c32(0);
+    for (int64_t pair = 0; pair < 2; ++pair) {
+      int64_t i = 4 * w + 2 * pair;
+      Value lo = b.create<arith::DivFOp>(values[i], scale);
+      Value hi = b.create<arith::DivFOp>(values[i + 1], scale);
+      // The first operand lands in the upper byte: column i + 1.
+      Value packed = b.create<NVVM::ConvertF32x2ToF8x2Op>(
+          b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, e4m3);
+      Value wide = b.create<arith::ExtUIOp>(b.i32(), packed);
+      if (pair == 1)
+        wide = b.create<arith::ShLIOp>(wide, b.c32(16));
+      word = b.create<arith::OrIOp>(word, wide);
+    }
+    words = b.create<LLVM::InsertElementOp>(words, word, b.c32(w));
+  }
+  Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(col));
+  b.create<LLVM::StoreOp>(words, at(b, b.getI8Type(), q.out, index),
+                          /*alignment=*/8);
+}
+
+/// One 128-column block a half-warp takes: where it lies, whether it is
+/// one of the row's, and its lane's loaded values.
+struct BlockLoad {
+  Value block, active, col;
+  SmallVector<Value> values, ups;
+};
+
+/// Block `block`'s loads (issued before any block of the step is used, so
+/// that they are in flight together).
+BlockLoad loadBlock(KernelBuilder &b, const Quantize &q, Value source,
+                    Value block, Value lane16) {
+  BlockLoad load;
+  load.block = block;
+  load.active = b.lt(block, b.c32(q.blocks));
+  // Past the row's last block (an odd block count, the last step) a half
+  // reads the last block and stores nothing.
+  Value readBlock = b.minS(block, b.c32(q.blocks - 1));
+  load.col = b.add(b.mul(readBlock, b.c32(kBlock)),
+                   b.mul(lane16, b.c32(kLaneCols)));
+  load.values = loadEight(b, q, source, load.col);
+  if (q.gated)
+    load.ups = loadEight(b, q, source, b.add(load.col, b.c32(q.k)));
+  return load;
+}
+
+/// The block's activation, amax, scale and stores.
+void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
+                   Value row, Value readable, Value lane16) {
+  SmallVector<Value> values = load.values;
+  if (q.gated)
+    for (int64_t i = 0; i < kLaneCols; ++i)
+      values[i] = swiglu(b, values[i], load.ups[i]);
+  for (Value &v : values)
+    v = b.select(readable, v, b.f32c(0.0));
+  Value amax = halfWarpAmax(b, values);
+  // max(amax, floor) times 1/448 rounded to f32: torch's division by a
+  // scalar (quant.quantize_rows), which multiplies by its reciprocal.
+  Value scale = b.create<arith::MulFOp>(
+      b.create<arith::MaximumFOp>(amax, b.f32c(kAmaxFloor)),
+      b.f32c(float(1.0f / float(kE4M3Max))));
+  ifThen(b, load.active, [&] {
+    storeQuantized(b, q, values, scale, row, load.col);
+    ifThen(b, b.eq(lane16, b.c32(0)), [&] {
+      Value index = b.add(b.mul(b.toI64(load.block), q.ld), row);
+      store(b, scale, q.scales, index);
+    });
+  });
+}
+
+void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
+                 Quantize q) {
+  Type global = b.ptr(ggc::kGlobal);
+  SmallVector<Type> params(q.rows ? 4 : 3, global);
+  params.append({b.i64(), b.i64(), b.i64()});
+  ValueRange args = createKernel(b, module, name, q.threads, params);
+  unsigned next = 0;
+  q.input = args[next++];
+  q.rows = q.rows ? args[next++] : Value();
+  q.out = args[next++];
+  q.scales = args[next++];
+  q.m = args[next++];
+  q.r = args[next++];
+  q.ld = args[next++];
+
+  Value tid = b.threadIdx();
+  Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
+  Value lane = b.remU(tid, b.c32(32));
+  Value half = b.divU(lane, b.c32(16)), lane16 = b.remU(lane, b.c32(16));
+  int64_t warps = q.threads / 32;
+  // A warp's unit of work: kStepsAtOnce steps (two blocks each) of one
+  // row, so that a short batch of long rows (a decode step) still spreads
+  // over many warps. Units run row by row, a grid-stride loop over them.
+  int64_t steps = (q.blocks + 1) / 2;
+  int64_t unitsPerRow = (steps + kStepsAtOnce - 1) / kStepsAtOnce;
+  Value first = b.toI64(b.add(b.mul(b.blockIdx(), b.c32(warps)), warp));
+  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(warps)));
+  auto loop =
+      b.create<scf::ForOp>(first, b.mul(q.m, b.c64(unitsPerRow)), stride);
+  buildAt(b, loop.getBody(), [&] {
+    Value unit = loop.getInductionVar();
+    Value row = b.divU(unit, b.c64(unitsPerRow));
+    Value firstStep = b.toI32(b.mul(b.remU(unit, b.c64(unitsPerRow)),
+                                    b.c64(kStepsAtOnce)));
+    Value source = q.rows ? b.toI64(load(b, b.i32(), q.rows, row)) : row;
+    Value readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
+    Value clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
+    // The unit's loads first, then its blocks.
+    SmallVector<BlockLoad> loads;
+    for (int64_t u = 0; u < kStepsAtOnce; ++u) {
+      Value step = b.add(firstStep, b.c32(u));
+      loads.push_back(loadBlock(b, q, clamped,
+                                b.add(b.mul(step, b.c32(2)), half), lane16));
+    }
+    for (const BlockLoad &load : loads)
+      quantizeBlock(b, q, load, row, readable, lane16);
+  });
+}
+
+struct LowerQuantizeRowsPass
+    : public ggc::impl::LowerQuantizeRowsBase<LowerQuantizeRowsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      SmallVector<gg::QuantizeRowsOp> ops(func.getOps<gg::QuantizeRowsOp>());
+      if (ops.empty())
+        continue;
+      if (ops.size() > 1) {
+        func.emitOpError() << "holds " << ops.size()
+                           << " gg.quantize_rows ops; gg-lower-quantize-rows "
+                              "makes one kernel per function";
+        return signalPassFailure();
+      }
+      gg::QuantizeRowsOp op = ops.front();
+      int64_t k = cast<MemRefType>(op.getOut().getType()).getDimSize(1);
+      Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
+                 int64_t(op.getThreads()), op.getGated()};
+      q.rows = op.getRows(); // non-null: the kernel takes the list
+      KernelBuilder b(op.getLoc(), module.getContext());
+      buildKernel(b, module, (func.getSymName() + "_quantize").str(), q);
+      func.erase();
+    }
+    module->setAttr("llvm.target_triple",
+                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+  }
+};
+
+} // namespace

@@ -1,0 +1,106 @@
+//===- SimpleKernel.h - small kernels built op by op ------------*- C++ -*-===//
+//
+// Control flow, memory and the kernel function for the small kernels that
+// lower gg's MoE ops (gg-lower-sort-routes, gg-lower-quantize-rows): a
+// few lines each, so that those passes read as their algorithm.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_SIMPLEKERNEL_H
+#define GGC_SIMPLEKERNEL_H
+
+#include "KernelBuilder.h"
+#include "ggk/GGKDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ggc::simple {
+
+using mlir::Block;
+using mlir::function_ref;
+using mlir::ModuleOp;
+using mlir::SmallVector;
+using mlir::StringRef;
+using mlir::Type;
+using mlir::Value;
+using mlir::ValueRange;
+
+/// The body of a loop or a branch, built at its terminator.
+inline void buildAt(KernelBuilder &b, Block *block, function_ref<void()> body) {
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(block->getTerminator());
+  body();
+}
+
+/// for (i = lb; i < ub; i += step) body(i), on i32 values.
+inline void forEach(KernelBuilder &b, Value lb, Value ub, Value step,
+             function_ref<void(Value)> body) {
+  auto loop = b.create<mlir::scf::ForOp>(lb, ub, step);
+  buildAt(b, loop.getBody(), [&] { body(loop.getInductionVar()); });
+}
+
+/// The sums `inits` + body(i) over the loop: body returns the addends.
+inline SmallVector<Value> sumOver(KernelBuilder &b, Value lb, Value ub, Value step,
+                           ValueRange inits,
+                           function_ref<SmallVector<Value>(Value)> body) {
+  auto loop = b.create<mlir::scf::ForOp>(lb, ub, step, inits);
+  {
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBody());
+    SmallVector<Value> sums;
+    for (auto [acc, addend] :
+         llvm::zip(loop.getRegionIterArgs(), body(loop.getInductionVar())))
+      sums.push_back(b.add(acc, addend));
+    b.create<mlir::scf::YieldOp>(sums);
+  }
+  return SmallVector<Value>(loop.getResults());
+}
+
+inline void ifThen(KernelBuilder &b, Value condition, function_ref<void()> then) {
+  auto op = b.create<mlir::scf::IfOp>(condition, /*withElseRegion=*/false);
+  buildAt(b, op.thenBlock(), then);
+}
+
+inline void ifThenElse(KernelBuilder &b, Value condition, function_ref<void()> then,
+                function_ref<void()> otherwise) {
+  auto op = b.create<mlir::scf::IfOp>(condition, /*withElseRegion=*/true);
+  buildAt(b, op.thenBlock(), then);
+  buildAt(b, op.elseBlock(), otherwise);
+}
+
+inline Value at(KernelBuilder &b, Type element, Value base, Value index) {
+  return b.create<mlir::LLVM::GEPOp>(base.getType(), element, base,
+                               mlir::ArrayRef<mlir::LLVM::GEPArg>{b.toI64(index)});
+}
+inline void store(KernelBuilder &b, Value value, Value base, Value index) {
+  b.create<mlir::LLVM::StoreOp>(value, at(b, value.getType(), base, index));
+}
+inline Value load(KernelBuilder &b, Type element, Value base, Value index) {
+  return b.loadGlobal(element, base, index);
+}
+inline void atomicAdd(KernelBuilder &b, Value base, Value index, Value value) {
+  b.create<mlir::LLVM::AtomicRMWOp>(mlir::LLVM::AtomicBinOp::add,
+                              at(b, b.i32(), base, index), value,
+                              mlir::LLVM::AtomicOrdering::monotonic);
+}
+inline void syncCta(KernelBuilder &b) { b.create<mlir::ggk::SyncCtaOp>(); }
+
+/// An empty kernel `name` of `threads` threads taking `params`, with the
+/// builder at its end; returns its arguments.
+inline ValueRange createKernel(KernelBuilder &b, ModuleOp module, StringRef name,
+                        int64_t threads, mlir::ArrayRef<Type> params) {
+  mlir::MLIRContext *ctx = b.getContext();
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<mlir::LLVM::LLVMFuncOp>(
+      name, mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(ctx), params));
+  fn->setAttr("nvvm.kernel", mlir::UnitAttr::get(ctx));
+  fn->setAttr("nvvm.maxntid",
+              mlir::DenseI32ArrayAttr::get(ctx, {int32_t(threads), 1, 1}));
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToEnd(entry);
+  b.create<mlir::LLVM::ReturnOp>(ValueRange());
+  b.setInsertionPoint(entry->getTerminator());
+  return entry->getArguments();
+}
+
+} // namespace ggc::simple
+
+#endif // GGC_SIMPLEKERNEL_H

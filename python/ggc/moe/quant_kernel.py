@@ -1,0 +1,109 @@
+"""FP8 row quantisation in one kernel that ggc compiles from gg.quantize_rows.
+
+quant.quantize_rows takes torch several passes over the rows (the blocks'
+amax, the division into e4m3), and the FP8 layer adds a gather of the
+quantised tokens, a gather of their scales into the M-major form the GEMM
+reads, and before the down projection a SwiGLU pass: `rows_mn` does each
+of those in one pass, a gathered copy (`rows`) or the SwiGLU over the
+column halves (`gated`) quantised as it is written. The values are
+quant.quantize_rows' (the same amax, scale and IEEE division); the
+scales come M-major ([K/128, align4(M)], quant.mn_major's layout).
+
+Kernels are compiled once per (K, gathered, gated, target) and launched
+through ggc's runtime (ggc.moe.ptx).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Dict, Optional, Tuple
+
+import torch
+
+from .. import compiler as ggc_compiler
+from ..torch_ops import tracing
+from . import ptx
+from .quant import BLOCK, FP8
+
+THREADS = 256
+STEPS_AT_ONCE = 2  # gg-lower-quantize-rows' kStepsAtOnce
+_MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest
+_LOCK = threading.Lock()
+_PTX: Dict[tuple, Tuple[str, str]] = {}
+
+
+def source_text(name: str, k: int, gathered: bool, gated: bool) -> str:
+    """The gg IR of one quantisation kernel."""
+    in_k = 2 * k if gated else k
+    rows_arg = ", %rows: memref<?xi32>" if gathered else ""
+    rows_use = " rows(%rows : memref<?xi32>)" if gathered else ""
+    attrs = "gated, " if gated else ""
+    return f"""
+func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8E4M3FN>,
+    %scales: memref<{k // BLOCK}x?xf32>) {{
+  gg.quantize_rows input(%input : memref<?x{in_k}xbf16>){rows_use}
+      out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{k // BLOCK}x?xf32>)
+      {{{attrs}threads = {THREADS} : i64}}
+  return
+}}
+"""
+
+
+def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None) -> Tuple[str, str]:
+    """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
+    first use."""
+    arch = arch or ggc_compiler.get_target()
+    key = (k, gathered, gated, arch)
+    found = _PTX.get(key)
+    if found is None:
+        # The name is the runtime's key for the loaded module.
+        name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}"
+                f"{'_gated' if gated else ''}_{arch}")
+        compiled = ggc_compiler.compile_ir(source_text(name, k, gathered, gated),
+                                           emit="ptx", arch=arch, source_name=name)
+        with _LOCK:
+            found = _PTX.setdefault(key, (name + "_quantize", compiled.asm["ptx"]))
+    return found
+
+
+def usable(x: torch.Tensor, gated: bool = False) -> bool:
+    """Whether rows_mn takes x: CUDA bf16 [R, K] rows (K = 2 * out's
+    columns where gated) with out's columns a multiple of 128, in eager
+    mode or a CUDA-graph capture, on a target with FP8 conversion."""
+    if not (x.is_cuda and x.dtype == torch.bfloat16 and x.dim() == 2) or tracing():
+        return False
+    k = x.shape[1] // 2 if gated else x.shape[1]
+    return (k > 0 and k % BLOCK == 0 and (not gated or x.shape[1] % 2 == 0)
+            and ggc_compiler.get_target() in ("sm_89", "sm_90a"))
+
+
+def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False
+            ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    """(e4m3 [M, K], f32 scales [K/128, align4(M)] M-major) for x's rows
+    (x[rows] with `rows` int32 [M], zeros off x; silu(gate) * up over the
+    column halves where `gated`), or None where the kernel cannot take the
+    call (an input not 16-byte aligned). Check usable(x, gated) first."""
+    x = x.contiguous()
+    if rows is not None:
+        rows = rows.to(torch.int32).contiguous()
+    m = x.shape[0] if rows is None else rows.shape[0]
+    k = x.shape[1] // 2 if gated else x.shape[1]
+    out = torch.empty(m, k, dtype=FP8, device=x.device)
+    ld = (m + 3) // 4 * 4
+    scales = torch.empty(k // BLOCK, ld, dtype=torch.float32, device=x.device)
+    tensors = (x,) + (() if rows is None else (rows,)) + (out, scales)
+    if not ptx.aligned(*tensors):
+        return None
+    if m == 0 or x.shape[0] == 0:
+        if m:  # every row off x: zeros, whose scale is the floor's
+            out.zero_()
+            scales.fill_(1e-12 / 448.0)
+        return out, scales
+    name, code = kernel(k, rows is not None, gated)
+    # A warp takes STEPS_AT_ONCE steps of two 128-column blocks of a row.
+    units = m * -(-k // (2 * BLOCK * STEPS_AT_ONCE))
+    grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
+    params = [("pointer", i) for i in range(len(tensors))]
+    params += [("i64", m), ("i64", x.shape[0]), ("i64", ld)]
+    ptx.launch(name, code, THREADS, grid, params, tensors, x.device)
+    return out, scales

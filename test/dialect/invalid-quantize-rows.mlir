@@ -1,0 +1,118 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics
+
+// Negative tests for gg.quantize_rows: every case has exactly one thing wrong.
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{threads must be a multiple of 32 in [32, 1024], got 100}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 100 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{input must hold bf16, got 'f16'}}
+  gg.quantize_rows input(%x : memref<?x256xf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xbf16>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{out must hold f8E4M3FN, got 'bf16'}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xbf16>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf16>) {
+  // expected-error @+1 {{scales must hold f32, got 'f16'}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{out must be a 2-D memref with the identity layout, got}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x200xbf16>, %q: memref<?x200xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{out's columns must be a static multiple of 128, got 200}}
+  gg.quantize_rows input(%x : memref<?x200xbf16>) out(%q : memref<?x200xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{input must have 512 columns (gated: twice out's), got 256}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {gated, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x512xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{input must have 256 columns (out's), got 512}}
+  gg.quantize_rows input(%x : memref<?x512xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<3x?xf32>) {
+  // expected-error @+1 {{scales must have out's columns / 128 = 2 rows (one per block), got 3}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<3x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<10x256xbf16>, %q: memref<10x256xf8E4M3FN>, %s: memref<2x8xf32>) {
+  // expected-error @+1 {{scales' rows of 8 cannot hold out's 10 rows}}
+  gg.quantize_rows input(%x : memref<10x256xbf16>) out(%q : memref<10x256xf8E4M3FN>)
+      scales(%s : memref<2x8xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %r: memref<4xi32>, %q: memref<10x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{rows lists 4 rows where out has 10}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) rows(%r : memref<4xi32>) out(%q : memref<10x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %r: memref<?xi64>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{rows must hold i32, got 'i64'}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) rows(%r : memref<?xi64>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<7x256xbf16>, %q: memref<10x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{input has 7 rows where out has 10 (a gathered copy takes rows)}}
+  gg.quantize_rows input(%x : memref<7x256xbf16>) out(%q : memref<10x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}

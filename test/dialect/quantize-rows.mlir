@@ -1,0 +1,31 @@
+// RUN: ggc-opt %s | FileCheck %s
+// RUN: ggc-opt %s | ggc-opt | FileCheck %s
+// RUN: ggc-opt %s --mlir-print-op-generic | ggc-opt | FileCheck %s
+
+// Round trip of gg.quantize_rows: plain, gathered through a row list, and
+// gated (SwiGLU over the column halves).
+
+// CHECK-LABEL: func.func @plain
+// CHECK: gg.quantize_rows input(%{{.*}} : memref<?x2048xbf16>) out(%{{.*}} : memref<?x2048xf8E4M3FN>) scales(%{{.*}} : memref<16x?xf32>) {threads = 256 : i64}
+func.func @plain(%x: memref<?x2048xbf16>, %q: memref<?x2048xf8E4M3FN>, %s: memref<16x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x2048xbf16>) out(%q : memref<?x2048xf8E4M3FN>)
+      scales(%s : memref<16x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// CHECK-LABEL: func.func @gathered
+// CHECK: gg.quantize_rows input(%{{.*}} : memref<?x2048xbf16>) rows(%{{.*}} : memref<?xi32>) out(%{{.*}} : memref<?x2048xf8E4M3FN>)
+func.func @gathered(%x: memref<?x2048xbf16>, %r: memref<?xi32>, %q: memref<?x2048xf8E4M3FN>,
+                    %s: memref<16x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x2048xbf16>) rows(%r : memref<?xi32>)
+      out(%q : memref<?x2048xf8E4M3FN>) scales(%s : memref<16x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// CHECK-LABEL: func.func @gated
+// CHECK: gg.quantize_rows input(%{{.*}} : memref<?x1536xbf16>) out(%{{.*}} : memref<?x768xf8E4M3FN>) scales(%{{.*}} : memref<6x?xf32>) {gated, threads = 128 : i64}
+func.func @gated(%h: memref<?x1536xbf16>, %q: memref<?x768xf8E4M3FN>, %s: memref<6x?xf32>) {
+  gg.quantize_rows input(%h : memref<?x1536xbf16>) out(%q : memref<?x768xf8E4M3FN>)
+      scales(%s : memref<6x?xf32>) {gated, threads = 128 : i64}
+  return
+}

@@ -1,0 +1,97 @@
+"""gg.quantize_rows' kernel (ggc.moe.quant_kernel) against the torch path
+it replaces: quant.quantize_rows' e4m3 bytes and scales bit for bit, in
+quant.mn_major's M-major layout; gathered through a row list (repeated
+rows, rows off the input: zeros); SwiGLU over the column halves within
+one bf16 rounding of the torch SwiGLU; ragged row counts, odd block
+counts, zero blocks and outliers."""
+
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+from ggc.moe import quant, quant_kernel  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def torch_path(x):
+    q, scale = quant.quantize_rows(x)
+    return q, quant.mn_major(scale)
+
+
+def check_equal(got, want, m):
+    q, mn = got
+    wq, wmn = want
+    assert q.dtype == quant.FP8 and q.shape == wq.shape
+    assert torch.equal(q.view(torch.uint8), wq.view(torch.uint8))
+    assert mn.shape == wmn.shape
+    assert torch.equal(mn[:, :m], wmn[:, :m])
+
+
+def rows_of(m, k, seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x = torch.randn(m, k, device="cuda", generator=gen) * 3
+    if m > 2:
+        x[1, :128] = 0  # a zero block: the floor's scale
+        x[2, 5] = 1e4  # an outlier in one block
+    return x.to(torch.bfloat16)
+
+
+@pytest.mark.parametrize("m", [1, 5, 64, 257, 1000])
+@pytest.mark.parametrize("k", [128, 640, 2048, 7168])
+def test_matches_quantize_rows(m, k):
+    x = rows_of(m, k, m + k)
+    assert quant_kernel.usable(x)
+    check_equal(quant_kernel.rows_mn(x), torch_path(x), m)
+
+
+@pytest.mark.parametrize("m", [1, 33, 1000])
+def test_gathered_rows(m):
+    x = rows_of(300, 512, m)
+    gen = torch.Generator(device="cuda").manual_seed(m)
+    rows = torch.randint(0, 300, (m,), device="cuda", generator=gen, dtype=torch.int32)
+    if m > 3:
+        rows[0] = rows[1]  # a repeated row
+        rows[2] = 300  # off the input: a zero row
+        rows[3] = -1
+    got = quant_kernel.rows_mn(x, rows=rows)
+    valid = (rows >= 0) & (rows < 300)
+    picked = x.index_select(0, rows.clamp(0, 299).long())
+    # +0 off the input (a product with 0 would keep a negative value's sign).
+    picked = torch.where(valid[:, None], picked, torch.zeros((), dtype=x.dtype, device="cuda"))
+    check_equal(got, torch_path(picked), m)
+
+
+@pytest.mark.parametrize("m", [1, 77, 512])
+@pytest.mark.parametrize("k", [256, 768])
+def test_gated_swiglu(m, k):
+    h = rows_of(m, 2 * k, 3 * m + k)
+    assert quant_kernel.usable(h, gated=True)
+    q, mn = quant_kernel.rows_mn(h, gated=True)
+    gate, up = h.float()[:, :k], h.float()[:, k:]
+    act = (torch.nn.functional.silu(gate) * up).to(torch.bfloat16)
+    wq, wmn = torch_path(act)
+    # SwiGLU's approximate exp and reciprocal move a product by at most one
+    # bf16 rounding; the scales and the dequantised values follow.
+    assert torch.allclose(mn[:, :m], wmn[:, :m], rtol=1e-2, atol=0)
+    deq = q.float() * mn[:, :m].t().repeat_interleave(128, dim=1)
+    want = wq.float() * wmn[:, :m].t().repeat_interleave(128, dim=1)
+    err = ((deq - want).norm() / want.norm()).item()
+    assert err < 2e-2, err
+    ref = act.float()
+    assert ((deq - ref).norm() / ref.norm()).item() < 4e-2
+
+
+def test_declines_what_it_cannot_take():
+    x = torch.zeros(4, 200, dtype=torch.bfloat16, device="cuda")
+    assert not quant_kernel.usable(x)  # K not a multiple of 128
+    assert not quant_kernel.usable(x.float())
+    assert not quant_kernel.usable(torch.zeros(4, 384, dtype=torch.bfloat16, device="cuda"),
+                                   gated=True)  # 192 columns out
+    big = torch.zeros(5, 128, dtype=torch.bfloat16, device="cuda")
+    assert quant_kernel.rows_mn(big.view(-1)[4:4 + 512].view(4, 128)) is None  # unaligned

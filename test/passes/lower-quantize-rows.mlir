@@ -1,0 +1,54 @@
+// RUN: ggc-opt %s -split-input-file -gg-lower-quantize-rows | FileCheck %s
+
+// Before: a function holding gg.quantize_rows over 256 columns (two
+// blocks: one step of the warp's two halves). After: the function is gone
+// and one kernel takes its place: input, out, scales, then M, R and LD.
+// Each lane loads 16 bytes for each of two steps first, the half-warp's
+// amax comes from four butterfly shuffles, the scale from a multiply by
+// 1/448 (torch's division by a scalar), the quotients from IEEE division, the
+// bytes from e4m3 pair conversions, and the block's first lane stores
+// the scale at scales[block * LD + row].
+// CHECK-NOT: func.func
+// CHECK: llvm.func @plain_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %[[LD:.*]]: i64)
+// CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-NOT: math.exp2
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 4
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 2
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: %[[SCALE:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.divf %{{.*}}, %[[SCALE]] : f32
+// CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: arith.muli %{{.*}}, %[[LD]] : i64
+// CHECK: llvm.store %[[SCALE]], %{{.*}} : f32, !llvm.ptr<1>
+func.func @plain(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+// Gathered and gated: the row list comes after the input; each row's
+// source is read once, rows off the input read zeros; the gate and the up
+// half 2 x 128 columns apart (512 bytes), silu by ex2 and an approximate
+// reciprocal, the product rounded to bf16 before the amax.
+// CHECK: llvm.func @both_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: math.exp2
+// CHECK: arith.divf {{.*}} fastmath<arcp,afn> : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: ggk.warp_shuffle_xor
+func.func @both(%h: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x128xf8E4M3FN>,
+                %s: memref<1x?xf32>) {
+  gg.quantize_rows input(%h : memref<?x256xbf16>) rows(%r : memref<?xi32>)
+      out(%q : memref<?x128xf8E4M3FN>) scales(%s : memref<1x?xf32>) {gated, threads = 256 : i64}
+  return
+}

@@ -372,3 +372,28 @@ def test_an_autotune_search_shows_a_bar_when_asked(no_delay, monkeypatch, capsys
     err = capsys.readouterr().err
     assert "ggc: tuning logged_kernel: 100%" in err and "2/2" in err
     assert "ggc: compiling" not in err  # inside the search's bar: none of their own
+
+
+def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
+    """The permutation's kernels (gg.sort_routes) for every one-GPU layer
+    of at most MAX_EXPERTS experts, and the FP8 layer's quantisation
+    kernels (gg.quantize_rows): x's gathered rows, and SwiGLU's output
+    (not a plain activation's): each once, into the memory the forward
+    looks in."""
+    from ggc.moe import quant_kernel, routes
+    monkeypatch.setattr(routes, "_PTX", {})
+    monkeypatch.setattr(quant_kernel, "_PTX", {})
+    ggc.set_target("sm_90a")
+    shapes = [LayerShape(256, 128, 8, 2, fp8=True), LayerShape(256, 128, 8, 2, fp8=True),
+              LayerShape(256, 384, 8, 2, "silu", fp8=True), LayerShape(256, 128, 600, 2),
+              LayerShape(256, 128, 8, 2, ranks=2)]
+    report = moe.warmup(shapes, 4, progress=False)
+    assert [k.kernel for k in report.helpers] == [
+        "sort_routes e8 k2", "quantize_rows gathered k256", "quantize_rows gated k128"]
+    assert {k.source for k in report.helpers} == {"compiled"}
+    assert "and 3 permutation/quantisation kernels" in str(report)
+    assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
+    assert set(quant_kernel._PTX) == {(256, True, False, "sm_90a"), (128, False, True, "sm_90a")}
+    # A second warm-up finds them in memory.
+    again = moe.warmup(shapes[:1], 4, progress=False)
+    assert {k.source for k in again.helpers} == {"memory"}

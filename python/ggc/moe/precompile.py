@@ -24,19 +24,26 @@ token counts 1..max_tokens need at most 13 hints, each a kernel per GEMM
 no GPU, no tensors, no forward), into the memory and disk caches, where
 the forward's own lookups then find them. Kernels are compiled for the
 current target, SM count and shared memory (ggc.set_target, ...; on a
-GPU the device's). Training's kernels (the backward, a forward that needs
-gradients) are not compiled, nor ggc.moe's small PTX kernels (the
-permutation, SwiGLU, the combine), which the driver loads at their first
-launch.
+GPU the device's). It also compiles, into this process's memory, the
+permutation's kernels (ggc.moe.routes: gg.sort_routes, int32 ids, one GPU)
+and the FP8 layer's quantisation kernels (ggc.moe.quant_kernel:
+gg.quantize_rows, x's gathered rows and SwiGLU's output), which a forward
+otherwise compiles at its first call (tens of ms each). Training's
+kernels (the backward, a forward that needs gradients) are not compiled,
+nor ggc.moe's hand-written PTX kernels (SwiGLU, the combine), which the
+driver loads at their first launch.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+
+import torch
 
 from .. import cache
 from .. import compiler as ggc_compiler
@@ -44,7 +51,7 @@ from .. import ops
 from .. import progress as progress_bars
 from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
-from . import kernels
+from . import kernels, quant_kernel, routes
 from .activations import ACTIVATIONS, GATED
 from .layer import expected_rows
 from .quant import BLOCK
@@ -87,10 +94,13 @@ class Compiled(NamedTuple):
 
 
 class WarmupReport(NamedTuple):
-    """What warmup() compiled, in order, and how long it took."""
+    """What warmup() compiled, in order, and how long it took: the GEMMs
+    (`kernels`), then the permutation and quantisation kernels
+    (`helpers`, kept in this process's memory only)."""
     kernels: List[Compiled]
     seconds: float
     target: str            # the target, SMs and shared memory the kernels are for
+    helpers: Tuple[Compiled, ...] = ()
 
     def count(self, source: str) -> int:
         return sum(k.source == source for k in self.kernels)
@@ -98,7 +108,9 @@ class WarmupReport(NamedTuple):
     def __str__(self) -> str:
         return (f"{len(self.kernels)} kernels for {self.target}: {self.count('compiled')} "
                 f"compiled, {self.count('disk')} from the disk cache, "
-                f"{self.count('memory')} already in memory, in {self.seconds:.1f} s")
+                f"{self.count('memory')} already in memory"
+                + (f", and {len(self.helpers)} permutation/quantisation kernels"
+                   if self.helpers else "") + f", in {self.seconds:.1f} s")
 
 
 def warmup(model_or_layer, max_tokens: int, fp8: Optional[bool] = None, *,
@@ -113,8 +125,40 @@ def warmup(model_or_layer, max_tokens: int, fp8: Optional[bool] = None, *,
     (default: on a terminal, or GGC_PROGRESS). `jobs`: kernels compiled at
     once (default: the CPUs, at most MAX_JOBS). Works without a GPU, for
     ggc.get_target()."""
-    calls = kernel_calls(layer_shapes(model_or_layer, fp8), max_tokens)
-    return precompile(calls, progress=progress, jobs=jobs)
+    shapes = layer_shapes(model_or_layer, fp8)
+    report = precompile(kernel_calls(shapes, max_tokens), progress=progress, jobs=jobs)
+    helpers = tuple(_compile_helper(name, make) for name, make in helper_kernels(shapes))
+    return report._replace(helpers=helpers,
+                           seconds=report.seconds + sum(k.ms for k in helpers) / 1e3)
+
+
+def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[], Any]]]:
+    """The layers' permutation and FP8 quantisation kernels, each once:
+    (what it is, a call that compiles it into this process's memory)."""
+    found: Dict[str, Callable[[], Any]] = {}
+    target_has_fp8 = ggc_compiler.get_target() in ("sm_89", "sm_90a")
+    for shape in shapes:
+        _check_shape(shape)
+        if shape.ranks is None and 1 <= shape.experts <= routes.MAX_EXPERTS:
+            found[f"sort_routes e{shape.experts} k{shape.top_k}"] = functools.partial(
+                routes.kernels, shape.experts, shape.top_k, torch.int32)
+        if not (shape.fp8 and target_has_fp8):
+            continue
+        if shape.hidden % BLOCK == 0:
+            found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
+                quant_kernel.kernel, shape.hidden, True, False)
+        if shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
+            found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
+                quant_kernel.kernel, shape.intermediate, False, True)
+    return list(found.items())
+
+
+def _compile_helper(name: str, make: Callable[[], Any]) -> Compiled:
+    started = time.perf_counter()
+    before = len(routes._PTX) + len(quant_kernel._PTX)
+    make()
+    source = "compiled" if len(routes._PTX) + len(quant_kernel._PTX) > before else "memory"
+    return Compiled(name, name, source, (time.perf_counter() - started) * 1e3)
 
 
 def layer_shapes(model_or_layer, fp8: Optional[bool] = None) -> List[LayerShape]:

@@ -108,6 +108,14 @@ def test_fp8_layer_with_one_route_a_token(monkeypatch):
     check_forwards_compile_nothing(layer, report, 8, monkeypatch)
 
 
+def test_fp8_layer_with_partial_scale_blocks(monkeypatch):
+    """H and I off 128 (gpt-oss's 2,880): the scales' last blocks are
+    partial; the warm-up takes the layer as the forward does."""
+    layer = moe.MoE(144, 208, 2, 2).quantize_fp8()
+    report = moe.warmup(layer, 4, progress=False)
+    check_forwards_compile_nothing(layer, report, 4, monkeypatch)
+
+
 def test_shared_experts_biases_and_a_plain_activation(monkeypatch):
     """Shared experts count in E and in the routes a token; expert biases
     and a non-gated activation take the plain up projection."""
@@ -179,7 +187,7 @@ def test_shapes_from_a_layers_arguments():
 def test_bad_arguments_are_errors_before_compiling():
     with pytest.raises(ValueError, match="max_tokens must be a positive int"):
         moe.warmup(LayerShape(128, 128, 4, 2), 0)
-    with pytest.raises(ValueError, match="hidden = 100 must be a multiple of 128 for FP8"):
+    with pytest.raises(ValueError, match="hidden = 100 must be a multiple of 16 for FP8"):
         moe.warmup(LayerShape(100, 128, 4, 2, fp8=True), 8)
     with pytest.raises(ValueError, match="no ggc.moe.MoE or ExpertParallelMoE layer"):
         moe.warmup(torch.nn.Linear(4, 4), 8)
@@ -217,7 +225,7 @@ def test_cli_compiles_a_tiny_layer_into_the_disk_cache(tmp_path, monkeypatch, ca
     assert main(["precompile", *layer]) == 0
     assert "0 compiled, 6 from the disk cache" in capsys.readouterr().out
     assert main(["precompile", *layer, "--fp8", "--hidden", "100"]) == 1
-    assert "must be a multiple of 128" in capsys.readouterr().err
+    assert "must be a multiple of 16" in capsys.readouterr().err
 
 
 def test_cli_reads_a_hugging_face_config_without_weights(tmp_path, capsys):

@@ -297,7 +297,9 @@ def _check_shape(shape: LayerShape) -> None:
         raise ValueError(f"experts must be an int >= 0, got {shape.experts!r}")
     if shape.activation not in ACTIVATIONS:
         raise ValueError(f"activation must be one of {ACTIVATIONS}, got {shape.activation!r}")
-    multiple = BLOCK if shape.fp8 else 8
+    # The layer's own rule (checks.check_fused_moe): TMA rows of a multiple
+    # of 16 bytes; FP8's block scales take a partial last block.
+    multiple = 16 if shape.fp8 else 8
     for name in ("hidden", "intermediate"):
         if getattr(shape, name) % multiple:
             raise ValueError(f"{name} = {getattr(shape, name)} must be a multiple of "

@@ -136,7 +136,7 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
     """The layers' permutation and FP8 quantisation kernels, each once:
     (what it is, a call that compiles it into this process's memory)."""
     found: Dict[str, Callable[[], Any]] = {}
-    target_has_fp8 = ggc_compiler.get_target() in ("sm_89", "sm_90a")
+    target_has_fp8 = quant_kernel.converts_fp8()
     for shape in shapes:
         _check_shape(shape)
         if shape.ranks is None and 1 <= shape.experts <= routes.MAX_EXPERTS:

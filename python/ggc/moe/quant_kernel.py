@@ -74,7 +74,13 @@ def usable(x: torch.Tensor, gated: bool = False) -> bool:
         return False
     k = x.shape[1] // 2 if gated else x.shape[1]
     return (k > 0 and k % BLOCK == 0 and (not gated or x.shape[1] % 2 == 0)
-            and ggc_compiler.get_target() in ("sm_89", "sm_90a"))
+            and converts_fp8())
+
+
+def converts_fp8(arch: Optional[str] = None) -> bool:
+    """Whether `arch` (default: ggc's target) converts f32 to e4m3 (cvt's
+    e4m3x2, which came with FP8 tensor cores: the target's fp8_mma)."""
+    return ggc_compiler.targets()[arch or ggc_compiler.get_target()].fp8_mma
 
 
 def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False

@@ -77,7 +77,6 @@ Value halfWarpAmax(KernelBuilder &b, ArrayRef<Value> values) {
 /// values / scale as e4m3, stored as 8 bytes at out[row, col].
 void storeQuantized(KernelBuilder &b, const Quantize &q, ArrayRef<Value> values,
                     Value scale, Value row, Value col) {
-  Type e4m3 = b.getType<Float8E4M3FNType>();
   auto wordsType = VectorType::get({2}, b.i32());
   Value words = b.create<LLVM::PoisonOp>(wordsType);
   for (int64_t w = 0; w < 2; ++w) {
@@ -86,10 +85,7 @@ void storeQuantized(KernelBuilder &b, const Quantize &q, ArrayRef<Value> values,
       int64_t i = 4 * w + 2 * pair;
       Value lo = b.create<arith::DivFOp>(values[i], scale);
       Value hi = b.create<arith::DivFOp>(values[i + 1], scale);
-      // The first operand lands in the upper byte: column i + 1.
-      Value packed = b.create<NVVM::ConvertF32x2ToF8x2Op>(
-          b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
-          NVVM::SaturationMode::SATFINITE, /*relu=*/false, e4m3);
+      Value packed = b.create<ggk::ConvertE4M3x2Op>(b.getI16Type(), lo, hi);
       Value wide = b.create<arith::ExtUIOp>(b.i32(), packed);
       if (pair == 1)
         wide = b.create<arith::ShLIOp>(wide, b.c32(16));

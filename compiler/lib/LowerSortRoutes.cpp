@@ -262,9 +262,8 @@ void placeRounds(KernelBuilder &b, const Routes &routes, const PlaceShared &s,
   Value nan = b.create<arith::ConstantFloatOp>(
       b.getF32Type(), APFloat::getQNaN(APFloat::IEEEsingle()));
   for (const Route &route : mine) {
-    Value same = b.create<NVVM::MatchSyncOp>(b.i32(), b.c32(-1), route.expert,
-                                             NVVM::MatchSyncKind::any);
-    Value below = b.andI(same, b.create<NVVM::LaneMaskLtOp>(b.i32()));
+    Value same = b.create<ggk::WarpMatchAnyOp>(b.i32(), route.expert);
+    Value below = b.andI(same, b.create<ggk::LanesBelowOp>(b.i32()));
     Value laneRank = b.create<LLVM::CtPopOp>(b.i32(), below);
     Value warpCount = b.create<LLVM::CtPopOp>(b.i32(), same);
     Value leads = b.andI(route.inRange, b.eq(below, b.c32(0)));

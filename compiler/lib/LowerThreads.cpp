@@ -45,6 +45,17 @@ Value lower(Operation *op, KernelBuilder &b) {
     return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), shuffle.getValue(),
                                   b.c32(shuffle.getLanes()), b.c32(0x1f),
                                   NVVM::ShflKind::bfly, UnitAttr());
+  if (auto match = dyn_cast<ggk::WarpMatchAnyOp>(op))
+    return b.create<NVVM::MatchSyncOp>(b.i32(), b.c32(-1), match.getValue(),
+                                       NVVM::MatchSyncKind::any);
+  if (isa<ggk::LanesBelowOp>(op))
+    return b.create<NVVM::LaneMaskLtOp>(b.i32());
+  if (auto convert = dyn_cast<ggk::ConvertE4M3x2Op>(op))
+    // cvt's first operand fills the high byte.
+    return b.create<NVVM::ConvertF32x2ToF8x2Op>(
+        b.getI16Type(), convert.getHi(), convert.getLo(),
+        NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+        /*relu=*/false, b.getType<Float8E4M3FNType>());
   if (isa<ggk::SyncCtaOp>(op)) {
     b.create<NVVM::Barrier0Op>();
     return Value();
@@ -70,7 +81,9 @@ struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
                      ggk::ClusterRankOp, ggk::FenceAsyncSharedOp,
                      ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
                      ggk::WarpSyncOp, ggk::SyncThreadsOp, ggk::SyncCtaOp,
-                     ggk::ClusterSyncOp>(getOperation(), lower);
+                     ggk::ClusterSyncOp, ggk::WarpMatchAnyOp,
+                     ggk::LanesBelowOp, ggk::ConvertE4M3x2Op>(getOperation(),
+                                                              lower);
   }
 };
 

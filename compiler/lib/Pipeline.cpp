@@ -126,6 +126,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                    [](OpPassManager &pm) {
                      pm.addPass(createLowerSortRoutes());
                      pm.addPass(createLowerQuantizeRows());
+                     pm.addPass(createLowerCombineRoutes());
                      pm.addPass(createLowerToNVVM());
                    });
 }
@@ -538,15 +539,16 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   bool hasKernel = state.module
                        ->walk([](Operation *op) {
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
-                                    gg::QuantizeRowsOp>(op)
+                                    gg::QuantizeRowsOp, gg::CombineRoutesOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
                        .wasInterrupted();
   if (!hasKernel) {
     diag << "error: '" << sourceName
-         << "' holds no gg.grouped_matmul, gg.sort_routes or "
-            "gg.quantize_rows function: no kernel to compile\n";
+         << "' holds no function with an op that makes a kernel "
+            "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
+            "gg.combine_routes): no kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

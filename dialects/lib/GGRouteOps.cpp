@@ -1,8 +1,9 @@
-//===- GGRouteOps.cpp - gg.sort_routes and gg.quantize_rows ---------------===//
+//===- GGRouteOps.cpp - gg's MoE ops beside the GEMMs ----------------------===//
 //
 // The verifiers of a MoE layer's ops beside its GEMMs: each operand's
 // rank, element type and static size, and kernel sizes their lowerings
-// (gg-lower-sort-routes, gg-lower-quantize-rows) can build.
+// (gg-lower-sort-routes, gg-lower-quantize-rows, gg-lower-combine-routes)
+// can build.
 //
 //===----------------------------------------------------------------------===//
 #include "gg/GGDialect.h"
@@ -176,5 +177,42 @@ LogicalResult QuantizeRowsOp::verify() {
                          << " rows where out has " << m
                          << " (a gathered copy takes rows)";
   }
+  return success();
+}
+
+LogicalResult CombineRoutesOp::verify() {
+  int64_t threads = getThreads(), topK = getTopK();
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                         << threads;
+  if (topK < 1)
+    return emitOpError() << "top_k must be at least 1, got " << topK;
+  MLIRContext *ctx = getContext();
+  Type bf16 = BFloat16Type::get(ctx);
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2, bf16, "bf16");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2, bf16, "bf16");
+  if (failed(input) || failed(out))
+    return failure();
+  auto position = cast<MemRefType>(getPosition().getType());
+  if (position.getRank() != 1 || !position.getLayout().isIdentity() ||
+      !position.getElementType().isInteger() ||
+      (!position.getElementType().isInteger(32) &&
+       !position.getElementType().isInteger(64)))
+    return emitOpError() << "position must be a 1-D i32 or i64 memref with the "
+                         << "identity layout, got " << position;
+  int64_t h = out->getDimSize(1);
+  if (!known(h) || h % 8 != 0)
+    return emitOpError() << "out's columns must be a static multiple of 8, got "
+                         << (known(h) ? std::to_string(h) : std::string("?"));
+  if (input->getDimSize(1) != h)
+    return emitOpError() << "input must have out's " << h << " columns, got "
+                         << (known(input->getDimSize(1))
+                                 ? std::to_string(input->getDimSize(1))
+                                 : std::string("?"));
+  int64_t tokens = out->getDimSize(0), routes = position.getDimSize(0);
+  if (known(tokens) && known(routes) && routes != tokens * topK)
+    return emitOpError() << "position has " << routes << " entries where out's "
+                         << tokens << " tokens x top_k = " << topK << " need "
+                         << tokens * topK;
   return success();
 }

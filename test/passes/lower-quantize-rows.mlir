@@ -6,7 +6,8 @@
 // Each lane loads 16 bytes for each of two steps first, the half-warp's
 // amax comes from four butterfly shuffles, the scale from a multiply by
 // 1/448 (torch's division by a scalar), the quotients from IEEE division, the
-// bytes from e4m3 pair conversions, and the block's first lane stores
+// bytes from e4m3 pair conversions (ggk.convert_e4m3x2, which ggk-lower-threads
+// lowers), and the block's first lane stores
 // the scale at scales[block * LD + row].
 // CHECK-NOT: func.func
 // CHECK: llvm.func @plain_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %[[LD:.*]]: i64)
@@ -21,7 +22,7 @@
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
 // CHECK: %[[SCALE:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: arith.divf %{{.*}}, %[[SCALE]] : f32
-// CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: ggk.convert_e4m3x2 %{{.*}}, %{{.*}}
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
 // CHECK: arith.muli %{{.*}}, %[[LD]] : i64
 // CHECK: llvm.store %[[SCALE]], %{{.*}} : f32, !llvm.ptr<1>

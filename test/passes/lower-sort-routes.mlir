@@ -43,15 +43,15 @@
 // invalid id's weight; the leader adds its lanes to the expert's running
 // count after the round.
 // CHECK: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
-// CHECK: nvvm.match.sync  any %{{.*}}, %{{.*}} : i32 -> i32
-// CHECK: nvvm.read.ptx.sreg.lanemask.lt : i32
+// CHECK: ggk.warp_match_any %{{.*}}
+// CHECK: ggk.lanes_below
 // CHECK: llvm.intr.ctpop
 // CHECK: ggk.sync_cta
 // CHECK: arith.select %{{.*}}, %[[NAN]], %{{.*}} : f32
 // CHECK: ggk.sync_cta
 // CHECK: llvm.atomicrmw add %{{.*}} monotonic : !llvm.ptr<3>, i32
 // CHECK: ggk.warp_sync
-// CHECK: nvvm.match.sync
+// CHECK: ggk.warp_match_any
 // CHECK: ggk.warp_sync
 // CHECK-NEXT: llvm.return
 func.func @routes(%ids: memref<?xi64>, %w: memref<?xf32>, %c: memref<?xi32>,

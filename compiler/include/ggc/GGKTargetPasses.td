@@ -213,13 +213,17 @@ def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
     `ggk.warp_shuffle_xor %v, lanes`, `ggk.warp_sync` and
     `ggk.sync_threads %id, %count`, made by `gg-lower-to-nvvm` and by the
     passes before (through `KernelBuilder`: the tile schedule's CTA index
-    and grid size, the operands' and the store pool's fences): last in the
-    list, after every pass that makes them.
+    and grid size, the operands' and the store pool's fences), and
+    `ggk.warp_match_any`, `ggk.lanes_below` and `ggk.convert_e4m3x2`
+    (`gg-lower-sort-routes`, `gg-lower-quantize-rows`): last in the list,
+    after every pass that makes them.
     Makes: `nvvm.read.ptx.sreg.tid.x`, `ctaid.x`, `nctaid.x` and
     `cluster.ctarank`, `nvvm.fence.proxy async.shared::cta`,
     `nvvm.shfl.sync idx` from lane 0 with every lane, `nvvm.shfl.sync bfly`
-    with every lane, `nvvm.bar.warp.sync` with every lane and
-    `nvvm.barrier id, count` (`bar.sync`), where the ops were. The same
+    with every lane, `nvvm.bar.warp.sync` with every lane,
+    `nvvm.barrier id, count` (`bar.sync`), `nvvm.match.sync any` with
+    every lane, `nvvm.read.ptx.sreg.lanemask.lt` and
+    `nvvm.convert.f32x2.to.f8x2` (rn, satfinite, e4m3), where the ops were. The same
     instructions on every target; the passes that make
     `ggk.cluster_rank` and `ggk.fence_async_shared` do so only for a
     target with clusters, or whose wgmma or TMA stores read shared memory

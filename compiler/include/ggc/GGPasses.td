@@ -277,7 +277,7 @@ def LowerSortRoutes : Pass<"gg-lower-sort-routes", "::mlir::ModuleOp"> {
     Takes: a module whose functions each hold at most one `gg.sort_routes`
     and take only memrefs.
     Makes: for each such function `@f`, two kernels, `llvm.func @f_count`
-    and `@f_place`, in the LLVM and NVVM dialects with ggk thread ops
+    and `@f_place`, in the LLVM dialect with ggk thread ops
     (`ggk-lower-threads` lowers them) and scf/arith control flow; the
     function itself is removed. Their parameters are the op's operands as
     `!llvm.ptr<1>` and the route count (and the place kernel's chunk
@@ -304,7 +304,7 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
     Takes: a module whose functions each hold at most one
     `gg.quantize_rows` and take only memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func
-    @f_quantize` in the LLVM and NVVM dialects with ggk thread ops
+    @f_quantize` in the LLVM dialect with ggk thread ops
     (`ggk-lower-threads` lowers them) and scf/arith control flow; the
     function itself is removed. Its parameters: the op's memrefs as
     `!llvm.ptr<1>` in operand order, then M (out's rows), R (input's rows)
@@ -315,7 +315,7 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
     `gated`, the gate's and the up half's), the half-warp's amax comes from
     four butterfly shuffles, each lane divides by the scale (IEEE
     division, the bits torch's `x / scale` gives) and converts pairs with
-    `cvt.rn.satfinite.e4m3x2.f32` (`nvvm.convert.f32x2.to.f8x2`), storing
+    `cvt.rn.satfinite.e4m3x2.f32` (`ggk.convert_e4m3x2`), storing
     8 bytes; the block's first lane stores the scale.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
@@ -323,6 +323,27 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
+def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.combine_routes";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.combine_routes` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func @f_combine`
+    (LLVM/NVVM, ggk thread ops, scf/arith); the function is removed. Its
+    parameters: input, position, out as `!llvm.ptr<1>`, then T (out's
+    rows) and M (input's rows) as i64.
+
+    Each thread takes 8 columns of one token (a grid-stride loop over
+    tokens x H/8): it reads the token's `top_k` positions, issues their
+    16-byte loads together, adds them in f32 in slot order and stores the
+    8 sums rounded to bf16 as 16 bytes.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::ggk::GGKDialect"];
 }
 

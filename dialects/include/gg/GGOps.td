@@ -330,4 +330,33 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
   let hasVerifier = 1;
 }
 
+def GG_CombineRoutesOp : GG_Op<"combine_routes"> {
+  let summary = "each token's routed rows summed back in slot order: a MoE layer's deterministic combine";
+  let description = [{
+    Writes `out[t, c] = bf16(sum over j < top_k of input[position[t * top_k
+    + j], c])`, the sum in f32 in slot order and rounded once, so every run
+    gives the same bits (no atomics). A position outside `input`'s rows
+    adds zero.
+
+    `input` and `out` are bf16 `[M, H]` and `[T, H]` with the same static
+    `H`, a multiple of 8; `position` is i32 or i64 `[T * top_k]`; `M` and
+    `T` may be dynamic. `gg-lower-combine-routes` makes one kernel
+    `<func>_combine(input, position, out, T, M)` of `threads` threads a
+    CTA, each thread 8 columns of one token (a grid-stride loop).
+
+    Example:
+    ```mlir
+    gg.combine_routes input(%y : memref<?x2048xbf16>) position(%p : memref<?xi64>)
+        out(%o : memref<?x2048xbf16>) {top_k = 8 : i64, threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$position, AnyMemRef:$out,
+                       I64Attr:$top_k, I64Attr:$threads);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `position` `(` $position `:` type($position) `)`
+    `out` `(` $out `:` type($out) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GG_OPS_TD

@@ -242,3 +242,52 @@ def GGK_ClusterSyncOp : GGK_Op<"cluster_sync"> {
   }];
   let assemblyFormat = "attr-dict";
 }
+
+def GGK_WarpMatchAnyOp : GGK_Op<"warp_match_any", [NoMemoryEffect]> {
+  let summary = "the lanes of the warp whose `value` equals this lane's, as a mask";
+  let description = [{
+    Every lane of the warp takes part. `ggk-lower-threads`:
+    `match.any.sync.b32` over the whole warp.
+
+    Example:
+    ```mlir
+    %same = ggk.warp_match_any %expert
+    ```
+  }];
+  let arguments = (ins I32:$value);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
+def GGK_LanesBelowOp : GGK_Op<"lanes_below", [Pure]> {
+  let summary = "the mask of the warp's lanes below this one";
+  let description = [{
+    Bit `l` is set for every lane `l` below this lane. `ggk-lower-threads`:
+    `%lanemask_lt`.
+
+    Example:
+    ```mlir
+    %below = ggk.lanes_below
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def GGK_ConvertE4M3x2Op : GGK_Op<"convert_e4m3x2", [Pure]> {
+  let summary = "two f32 values rounded to e4m3 (nearest even, saturated to +-448), packed";
+  let description = [{
+    The result holds `lo`'s e4m3 byte in its low 8 bits and `hi`'s in its
+    high 8 bits (so stored as bytes, `lo` comes first). Targets with FP8
+    conversion only (sm_89, sm_90a). `ggk-lower-threads`:
+    `cvt.rn.satfinite.e4m3x2.f32`.
+
+    Example:
+    ```mlir
+    %pair = ggk.convert_e4m3x2 %lo, %hi
+    ```
+  }];
+  let arguments = (ins F32:$lo, F32:$hi);
+  let results = (outs I16:$result);
+  let assemblyFormat = "$lo `,` $hi attr-dict";
+}

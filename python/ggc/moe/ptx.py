@@ -6,7 +6,7 @@ call costs the record's cuLaunchKernelEx and the addresses' conversion."""
 from __future__ import annotations
 
 import threading
-from typing import Dict, Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple
 
 import torch
 
@@ -29,6 +29,21 @@ def launch(name: str, ptx: str, threads: int, grid: int, params: Sequence[Tuple[
     if record is None:
         record = _record(key, ptx, threads)
     record.launch(tuple(t.data_ptr() for t in tensors), current_stream(device.index))
+
+
+def compiled(cache: Dict[tuple, Tuple[str, str]], key: tuple, name: str,
+             source: Callable[[str], str], arch: str, entry: str = "") -> Tuple[str, str]:
+    """(name + entry, PTX) of the gg IR `source(name)` compiled by ggc for
+    `arch`, once per `key` in `cache` (the name is the runtime's key for
+    the loaded module, so it must tell the keys apart)."""
+    found = cache.get(key)
+    if found is None:
+        from .. import compiler as ggc_compiler
+        ptx_text = ggc_compiler.compile_ir(source(name), emit="ptx", arch=arch,
+                                           source_name=name).asm["ptx"]
+        with _LOCK:
+            found = cache.setdefault(key, (name + entry, ptx_text))
+    return found
 
 
 def aligned(*tensors: torch.Tensor) -> bool:

@@ -15,7 +15,6 @@ through ggc's runtime (ggc.moe.ptx).
 
 from __future__ import annotations
 
-import threading
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -28,7 +27,6 @@ from .quant import BLOCK, FP8
 THREADS = 256
 STEPS_AT_ONCE = 2  # gg-lower-quantize-rows' kStepsAtOnce
 _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest
-_LOCK = threading.Lock()
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
@@ -53,18 +51,10 @@ def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None) -> T
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
     first use."""
     arch = arch or ggc_compiler.get_target()
-    key = (k, gathered, gated, arch)
-    found = _PTX.get(key)
-    if found is None:
-        # The name is the runtime's key for the loaded module.
-        name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}"
-                f"{'_gated' if gated else ''}_{arch}")
-        compiled = ggc_compiler.compile_ir(source_text(name, k, gathered, gated),
-                                           emit="ptx", arch=arch, source_name=name)
-        with _LOCK:
-            found = _PTX.setdefault(key, (name + "_quantize", compiled.asm["ptx"]))
-    return found
-
+    name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}"
+            f"{'_gated' if gated else ''}_{arch}")
+    return ptx.compiled(_PTX, (k, gathered, gated, arch), name,
+                        lambda name: source_text(name, k, gathered, gated), arch, "_quantize")
 
 def usable(x: torch.Tensor, gated: bool = False) -> bool:
     """Whether rows_mn takes x: CUDA bf16 [R, K] rows (K = 2 * out's

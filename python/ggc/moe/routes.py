@@ -17,7 +17,6 @@ launched through ggc's runtime (ggc.moe.ptx).
 
 from __future__ import annotations
 
-import threading
 from typing import Dict, Optional, Tuple
 
 import torch
@@ -40,7 +39,6 @@ MAX_EXPERTS = THREADS
 MAX_ROUTES = 2 ** 31 - 1  # int32 offsets and sorted rows
 
 _ID_TYPES = {torch.int32: "i32", torch.int64: "i64"}
-_LOCK = threading.Lock()
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
@@ -68,17 +66,9 @@ def kernels(experts: int, top_k: int, id_dtype: torch.dtype,
     target), compiled on first use."""
     arch = arch or ggc_compiler.get_target()
     id_type = _ID_TYPES[id_dtype]
-    key = (experts, top_k, id_type, arch)
-    found = _PTX.get(key)
-    if found is None:
-        # The name is the runtime's key for the loaded module.
-        name = f"ggc_moe_routes_e{experts}_k{top_k}_{id_type}_{arch}"
-        compiled = ggc_compiler.compile_ir(source_text(name, experts, top_k, id_type),
-                                           emit="ptx", arch=arch, source_name=name)
-        with _LOCK:
-            found = _PTX.setdefault(key, (name, compiled.asm["ptx"]))
-    return found
-
+    return ptx.compiled(_PTX, (experts, top_k, id_type, arch),
+                        f"ggc_moe_routes_e{experts}_k{top_k}_{id_type}_{arch}",
+                        lambda name: source_text(name, experts, top_k, id_type), arch)
 
 def usable(topk_ids: torch.Tensor, experts: int) -> bool:
     """Whether the kernels may serve this call: CUDA ids of at most

@@ -1,0 +1,131 @@
+//===- LowerCombineRoutes.cpp - gg-lower-combine-routes -------------------===//
+//
+// gg.combine_routes as one kernel: each thread sums 8 columns of one
+// token's routed rows in f32, in slot order (the same bits on every run),
+// and stores them rounded to bf16.
+//
+//===----------------------------------------------------------------------===//
+#include "SimpleKernel.h"
+#include "ggc/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace ggc {
+#define GEN_PASS_DEF_LOWERCOMBINEROUTES
+#include "ggc/Passes.h.inc"
+} // namespace ggc
+
+using namespace mlir;
+using ggc::KernelBuilder;
+using namespace ggc::simple;
+
+namespace {
+
+constexpr int64_t kThreadCols = 8; // 16 bytes of bf16
+
+/// What the kernel knows of the op, and its parameters.
+struct Combine {
+  int64_t h, topK, threads;
+  Type positionType;
+  Value input, position, out, tokens, rows;
+};
+
+/// The 8 bf16 at input[row, col] as f32, zeros where `valid` is false.
+SmallVector<Value> loadEight(KernelBuilder &b, const Combine &c, Value row,
+                             Value col, Value valid) {
+  Value index = b.add(b.mul(row, b.c64(c.h)), col);
+  Value address = at(b, b.getBF16Type(), c.input, index);
+  Value loaded = b.create<LLVM::LoadOp>(VectorType::get({4}, b.i32()),
+                                        address, /*alignment=*/16);
+  Value halves = b.create<LLVM::BitcastOp>(
+      VectorType::get({kThreadCols}, b.getBF16Type()), loaded);
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < kThreadCols; ++i) {
+    Value element = b.create<LLVM::ExtractElementOp>(halves, b.c32(i));
+    values.push_back(b.select(valid, b.create<arith::ExtFOp>(b.f32(), element),
+                              b.f32c(0.0)));
+  }
+  return values;
+}
+
+/// One token's 8 columns: the slots' loads first, then their sum in slot
+/// order, stored as 16 bytes of bf16.
+void combineColumns(KernelBuilder &b, const Combine &c, Value token,
+                    Value col) {
+  SmallVector<SmallVector<Value>> slots;
+  Value last = b.sub(c.rows, b.c64(1));
+  for (int64_t j = 0; j < c.topK; ++j) {
+    Value route = b.add(b.mul(token, b.c64(c.topK)), b.c64(j));
+    Value row = b.toI64(load(b, c.positionType, c.position, route));
+    Value valid = b.andI(b.ge(row, b.c64(0)), b.lt(row, c.rows));
+    slots.push_back(loadEight(b, c, b.clampS(row, b.c64(0), last), col, valid));
+  }
+  Value packed = b.create<LLVM::PoisonOp>(
+      VectorType::get({kThreadCols}, b.getBF16Type()));
+  for (int64_t i = 0; i < kThreadCols; ++i) {
+    Value sum = slots[0][i];
+    for (int64_t j = 1; j < c.topK; ++j)
+      sum = b.create<arith::AddFOp>(sum, slots[j][i]);
+    Value rounded = b.create<arith::TruncFOp>(b.getBF16Type(), sum);
+    packed = b.create<LLVM::InsertElementOp>(packed, rounded, b.c32(i));
+  }
+  Value words =
+      b.create<LLVM::BitcastOp>(VectorType::get({4}, b.i32()), packed);
+  Value index = b.add(b.mul(token, b.c64(c.h)), col);
+  b.create<LLVM::StoreOp>(words, at(b, b.getBF16Type(), c.out, index),
+                          /*alignment=*/16);
+}
+
+void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
+                 Combine c) {
+  Type global = b.ptr(ggc::kGlobal);
+  ValueRange args = createKernel(b, module, name, c.threads,
+                                 {global, global, global, b.i64(), b.i64()});
+  c.input = args[0];
+  c.position = args[1];
+  c.out = args[2];
+  c.tokens = args[3];
+  c.rows = args[4];
+  int64_t chunks = c.h / kThreadCols;
+  Value first = b.toI64(
+      b.add(b.mul(b.blockIdx(), b.c32(c.threads)), b.threadIdx()));
+  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(c.threads)));
+  Value items = b.mul(c.tokens, b.c64(chunks));
+  auto loop = b.create<scf::ForOp>(first, items, stride);
+  buildAt(b, loop.getBody(), [&] {
+    Value item = loop.getInductionVar();
+    Value token = b.divU(item, b.c64(chunks));
+    Value col = b.mul(b.remU(item, b.c64(chunks)), b.c64(kThreadCols));
+    combineColumns(b, c, token, col);
+  });
+}
+
+struct LowerCombineRoutesPass
+    : public ggc::impl::LowerCombineRoutesBase<LowerCombineRoutesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      SmallVector<gg::CombineRoutesOp> ops(
+          func.getOps<gg::CombineRoutesOp>());
+      if (ops.empty())
+        continue;
+      if (ops.size() > 1) {
+        func.emitOpError() << "holds " << ops.size()
+                           << " gg.combine_routes ops; gg-lower-combine-routes "
+                              "makes one kernel per function";
+        return signalPassFailure();
+      }
+      gg::CombineRoutesOp op = ops.front();
+      Combine c{cast<MemRefType>(op.getOut().getType()).getDimSize(1),
+                int64_t(op.getTopK()), int64_t(op.getThreads()),
+                cast<MemRefType>(op.getPosition().getType()).getElementType()};
+      KernelBuilder b(op.getLoc(), module.getContext());
+      buildKernel(b, module, (func.getSymName() + "_combine").str(), c);
+      func.erase();
+    }
+    module->setAttr("llvm.target_triple",
+                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+  }
+};
+
+} // namespace

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
 #include "SimpleKernel.h"
+#include "Target.h"
 #include "ggc/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -212,6 +213,12 @@ struct LowerQuantizeRowsPass
         return signalPassFailure();
       }
       gg::QuantizeRowsOp op = ops.front();
+      ggc::Target target = ggc::targetOf(op);
+      if (!target.fp8Mma) {
+        op.emitOpError() << "cannot be lowered for " << target.name
+                         << ": converting to e4m3 takes sm_89 or sm_90a";
+        return signalPassFailure();
+      }
       int64_t k = cast<MemRefType>(op.getOut().getType()).getDimSize(1);
       Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
                  int64_t(op.getThreads()), op.getGated()};

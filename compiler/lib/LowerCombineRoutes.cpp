@@ -102,29 +102,18 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
 struct LowerCombineRoutesPass
     : public ggc::impl::LowerCombineRoutesBase<LowerCombineRoutesPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      SmallVector<gg::CombineRoutesOp> ops(
-          func.getOps<gg::CombineRoutesOp>());
-      if (ops.empty())
-        continue;
-      if (ops.size() > 1) {
-        func.emitOpError() << "holds " << ops.size()
-                           << " gg.combine_routes ops; gg-lower-combine-routes "
-                              "makes one kernel per function";
-        return signalPassFailure();
-      }
-      gg::CombineRoutesOp op = ops.front();
-      Combine c{cast<MemRefType>(op.getOut().getType()).getDimSize(1),
-                int64_t(op.getTopK()), int64_t(op.getThreads()),
-                cast<MemRefType>(op.getPosition().getType()).getElementType()};
-      KernelBuilder b(op.getLoc(), module.getContext());
-      buildKernel(b, module, (func.getSymName() + "_combine").str(), c);
-      func.erase();
-    }
-    module->setAttr("llvm.target_triple",
-                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+    if (failed(lowerEachFunction<gg::CombineRoutesOp>(
+            getOperation(), "one kernel",
+            [&](gg::CombineRoutesOp op, func::FuncOp func, KernelBuilder &b) {
+              Combine c{cast<MemRefType>(op.getOut().getType()).getDimSize(1),
+                        int64_t(op.getTopK()), int64_t(op.getThreads()),
+                        cast<MemRefType>(op.getPosition().getType())
+                            .getElementType()};
+              buildKernel(b, getOperation(),
+                          (func.getSymName() + "_combine").str(), c);
+              return success();
+            })))
+      signalPassFailure();
   }
 };
 

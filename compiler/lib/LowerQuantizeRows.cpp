@@ -200,35 +200,25 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
 struct LowerQuantizeRowsPass
     : public ggc::impl::LowerQuantizeRowsBase<LowerQuantizeRowsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      SmallVector<gg::QuantizeRowsOp> ops(func.getOps<gg::QuantizeRowsOp>());
-      if (ops.empty())
-        continue;
-      if (ops.size() > 1) {
-        func.emitOpError() << "holds " << ops.size()
-                           << " gg.quantize_rows ops; gg-lower-quantize-rows "
-                              "makes one kernel per function";
-        return signalPassFailure();
-      }
-      gg::QuantizeRowsOp op = ops.front();
-      ggc::Target target = ggc::targetOf(op);
-      if (!target.fp8Mma) {
-        op.emitOpError() << "cannot be lowered for " << target.name
-                         << ": converting to e4m3 takes sm_89 or sm_90a";
-        return signalPassFailure();
-      }
-      int64_t k = cast<MemRefType>(op.getOut().getType()).getDimSize(1);
-      Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
-                 int64_t(op.getThreads()), op.getGated()};
-      q.rows = op.getRows(); // non-null: the kernel takes the list
-      KernelBuilder b(op.getLoc(), module.getContext());
-      buildKernel(b, module, (func.getSymName() + "_quantize").str(), q);
-      func.erase();
-    }
-    module->setAttr("llvm.target_triple",
-                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+    if (failed(lowerEachFunction<gg::QuantizeRowsOp>(
+            getOperation(), "one kernel",
+            [&](gg::QuantizeRowsOp op, func::FuncOp func,
+                KernelBuilder &b) -> LogicalResult {
+              ggc::Target target = ggc::targetOf(op);
+              if (!target.fp8Mma)
+                return op.emitOpError()
+                       << "cannot be lowered for " << target.name
+                       << ": converting to e4m3 takes sm_89 or sm_90a";
+              int64_t k =
+                  cast<MemRefType>(op.getOut().getType()).getDimSize(1);
+              Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
+                         int64_t(op.getThreads()), op.getGated()};
+              q.rows = op.getRows(); // non-null: the kernel takes the list
+              buildKernel(b, getOperation(),
+                          (func.getSymName() + "_quantize").str(), q);
+              return success();
+            })))
+      signalPassFailure();
   }
 };
 

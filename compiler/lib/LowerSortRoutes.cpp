@@ -322,34 +322,22 @@ void buildPlace(KernelBuilder &b, ModuleOp module, StringRef name,
 struct LowerSortRoutesPass
     : public ggc::impl::LowerSortRoutesBase<LowerSortRoutesPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
-      SmallVector<gg::SortRoutesOp> ops(func.getOps<gg::SortRoutesOp>());
-      if (ops.empty())
-        continue;
-      if (ops.size() > 1) {
-        func.emitOpError() << "holds " << ops.size()
-                           << " gg.sort_routes ops; gg-lower-sort-routes "
-                              "makes one pair of kernels per function";
-        return signalPassFailure();
-      }
-      gg::SortRoutesOp op = ops.front();
-      Routes routes{int64_t(op.getExperts()),
-                    int64_t(op.getTopK()),
-                    int64_t(op.getThreads()),
-                    int64_t(op.getChunkRoutes()),
-                    cast<MemRefType>(op.getIds().getType()).getElementType(),
-                    Value(),
-                    Value()};
-      KernelBuilder b(op.getLoc(), module.getContext());
-      std::string name = func.getSymName().str();
-      buildCount(b, module, name + "_count", routes);
-      buildPlace(b, module, name + "_place", routes);
-      func.erase();
-    }
-    module->setAttr("llvm.target_triple",
-                    StringAttr::get(module.getContext(), "nvptx64-nvidia-cuda"));
+    if (failed(lowerEachFunction<gg::SortRoutesOp>(
+            getOperation(), "one pair of kernels",
+            [&](gg::SortRoutesOp op, func::FuncOp func, KernelBuilder &b) {
+              Routes routes{int64_t(op.getExperts()), int64_t(op.getTopK()),
+                            int64_t(op.getThreads()),
+                            int64_t(op.getChunkRoutes()),
+                            cast<MemRefType>(op.getIds().getType())
+                                .getElementType(),
+                            Value(), Value()};
+              std::string name = func.getSymName().str();
+              ModuleOp module = getOperation();
+              buildCount(b, module, name + "_count", routes);
+              buildPlace(b, module, name + "_place", routes);
+              return success();
+            })))
+      signalPassFailure();
   }
 };
 

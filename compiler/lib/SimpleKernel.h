@@ -10,6 +10,7 @@
 
 #include "KernelBuilder.h"
 #include "ggk/GGKDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace ggc::simple {
@@ -99,6 +100,36 @@ inline ValueRange createKernel(KernelBuilder &b, ModuleOp module, StringRef name
   b.create<mlir::LLVM::ReturnOp>(ValueRange());
   b.setInsertionPoint(entry->getTerminator());
   return entry->getArguments();
+}
+
+/// Runs `build` on each function's one `OpT` (with a builder at the op),
+/// then erases the function; marks the module's triple for NVPTX. A
+/// function holding more than one `OpT` is an error naming `what` (the
+/// op's kernels); so is whatever `build` fails on.
+template <typename OpT>
+mlir::LogicalResult
+lowerEachFunction(ModuleOp module, StringRef what,
+                  function_ref<mlir::LogicalResult(OpT, mlir::func::FuncOp,
+                                                   KernelBuilder &)>
+                      build) {
+  SmallVector<mlir::func::FuncOp> funcs(module.getOps<mlir::func::FuncOp>());
+  for (mlir::func::FuncOp func : funcs) {
+    SmallVector<OpT> ops(func.getOps<OpT>());
+    if (ops.empty())
+      continue;
+    if (ops.size() > 1)
+      return func.emitOpError()
+             << "holds " << ops.size() << " " << OpT::getOperationName()
+             << " ops; its lowering makes " << what << " per function";
+    KernelBuilder b(ops.front().getLoc(), module.getContext());
+    if (mlir::failed(build(ops.front(), func, b)))
+      return mlir::failure();
+    func.erase();
+  }
+  module->setAttr("llvm.target_triple",
+                  mlir::StringAttr::get(module.getContext(),
+                                        "nvptx64-nvidia-cuda"));
+  return mlir::success();
 }
 
 } // namespace ggc::simple

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "python"))
 from ggc import moe  # noqa: E402
-from ggc.moe import elementwise  # noqa: E402
+from ggc.moe import combine_kernel, swiglu_kernel  # noqa: E402
 from moe_reference import layer_inputs, reference_moe, rel_err  # noqa: E402
 
 # (tokens, hidden, intermediate, experts, top_k)
@@ -26,17 +26,17 @@ SHAPES = [(1, 2048, 768, 128, 8), (256, 2048, 768, 128, 8), (64, 4096, 1792, 8, 
 def main():
     print("| T, H, I, E, top_k | ggc kernels vs fp64 | torch ops vs fp64 |")
     print("|---|---:|---:|")
-    kernels = (elementwise.swiglu, elementwise.combine)
+    kernels = (swiglu_kernel.swiglu, combine_kernel.combine)
     for shape in SHAPES:
         x, w13, w2, weights, ids = (t.cuda() for t in layer_inputs(*shape, seed=sum(shape)))
         ref = reference_moe(x.double(), w13.double(), w2.double(), weights.double(), ids)
         with torch.no_grad():
             fused = moe.fused_moe(x, w13, w2, weights, ids, graph=False)
-            elementwise.swiglu = elementwise.combine = lambda *args: None
+            swiglu_kernel.swiglu = combine_kernel.combine = lambda *args: None
             try:
                 plain = moe.fused_moe(x, w13, w2, weights, ids, graph=False)
             finally:
-                elementwise.swiglu, elementwise.combine = kernels
+                swiglu_kernel.swiglu, combine_kernel.combine = kernels
         print(f"| {', '.join(map(str, shape))} | {rel_err(fused, ref):.3e} | "
               f"{rel_err(plain, ref):.3e} |", flush=True)
 

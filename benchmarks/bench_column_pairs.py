@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ir  # noqa: E402
-from ggc.moe import elementwise  # noqa: E402
+from ggc.moe import swiglu_kernel  # noqa: E402
 from bench_grouped_gemm import ragged_groups, time_interleaved  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def case(name, rows, experts, hidden, inter, seed=0):
         return fused_out
 
     def unfused():
-        return elementwise.swiglu(ggc.ops.grouped_gemm(x, w13, offsets=offsets))
+        return swiglu_kernel.swiglu(ggc.ops.grouped_gemm(x, w13, offsets=offsets))
 
     def torch_path():
         h = torch._grouped_mm(x, w13.transpose(1, 2), offs=ends)

@@ -1,8 +1,9 @@
 //===- Activations.h - activations in NVPTX's instructions ------*- C++ -*-===//
 //
-// exp, sigmoid and silu on f32 values as the kernels compute them: the
-// epilogue's (ggk-lower-epilogue) and gg.quantize_rows' gated SwiGLU
-// (gg-lower-quantize-rows) share them, so both round alike.
+// exp, sigmoid, silu and SwiGLU on f32 values as the kernels compute them:
+// the epilogue's (ggk-lower-epilogue), gg.quantize_rows' gated SwiGLU
+// (gg-lower-quantize-rows) and gg.swiglu_rows' share them, so all round
+// alike.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_ACTIVATIONS_H
@@ -35,6 +36,11 @@ inline mlir::Value sigmoid(KernelBuilder &b, mlir::Value x) {
 
 inline mlir::Value silu(KernelBuilder &b, mlir::Value x) {
   return b.create<mlir::arith::MulFOp>(x, sigmoid(b, x));
+}
+
+/// silu(gate) * up, unrounded.
+inline mlir::Value swiglu(KernelBuilder &b, mlir::Value gate, mlir::Value up) {
+  return b.create<mlir::arith::MulFOp>(silu(b, gate), up);
 }
 
 } // namespace ggc

@@ -20,7 +20,7 @@ using namespace ggc::simple;
 
 namespace {
 
-constexpr int64_t kThreadCols = 8; // 16 bytes of bf16
+constexpr int64_t kThreadCols = kBf16PerVector; // 16 bytes of bf16
 
 /// What the kernel knows of the op, and its parameters.
 struct Combine {
@@ -32,18 +32,10 @@ struct Combine {
 /// The 8 bf16 at input[row, col] as f32, zeros where `valid` is false.
 SmallVector<Value> loadEight(KernelBuilder &b, const Combine &c, Value row,
                              Value col, Value valid) {
-  Value index = b.add(b.mul(row, b.c64(c.h)), col);
-  Value address = at(b, b.getBF16Type(), c.input, index);
-  Value loaded = b.create<LLVM::LoadOp>(VectorType::get({4}, b.i32()),
-                                        address, /*alignment=*/16);
-  Value halves = b.create<LLVM::BitcastOp>(
-      VectorType::get({kThreadCols}, b.getBF16Type()), loaded);
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < kThreadCols; ++i) {
-    Value element = b.create<LLVM::ExtractElementOp>(halves, b.c32(i));
-    values.push_back(b.select(valid, b.create<arith::ExtFOp>(b.f32(), element),
-                              b.f32c(0.0)));
-  }
+  SmallVector<Value> values =
+      loadBf16x8(b, c.input, b.add(b.mul(row, b.c64(c.h)), col));
+  for (Value &v : values)
+    v = b.select(valid, v, b.f32c(0.0));
   return values;
 }
 
@@ -59,20 +51,14 @@ void combineColumns(KernelBuilder &b, const Combine &c, Value token,
     Value valid = b.andI(b.ge(row, b.c64(0)), b.lt(row, c.rows));
     slots.push_back(loadEight(b, c, b.clampS(row, b.c64(0), last), col, valid));
   }
-  Value packed = b.create<LLVM::PoisonOp>(
-      VectorType::get({kThreadCols}, b.getBF16Type()));
+  SmallVector<Value> sums;
   for (int64_t i = 0; i < kThreadCols; ++i) {
     Value sum = slots[0][i];
     for (int64_t j = 1; j < c.topK; ++j)
       sum = b.create<arith::AddFOp>(sum, slots[j][i]);
-    Value rounded = b.create<arith::TruncFOp>(b.getBF16Type(), sum);
-    packed = b.create<LLVM::InsertElementOp>(packed, rounded, b.c32(i));
+    sums.push_back(sum);
   }
-  Value words =
-      b.create<LLVM::BitcastOp>(VectorType::get({4}, b.i32()), packed);
-  Value index = b.add(b.mul(token, b.c64(c.h)), col);
-  b.create<LLVM::StoreOp>(words, at(b, b.getBF16Type(), c.out, index),
-                          /*alignment=*/16);
+  storeBf16x8(b, sums, c.out, b.add(b.mul(token, b.c64(c.h)), col));
 }
 
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,

@@ -1,9 +1,10 @@
 //===- LowerQuantizeRows.cpp - gg-lower-quantize-rows ---------------------===//
 //
-// gg.quantize_rows as one kernel: a warp a row, half a warp a 128-column
-// block, each lane 8 columns. The block's amax comes from butterfly
-// shuffles within the half-warp, the scale from one IEEE division, and
-// each lane converts its quotients to e4m3 in pairs.
+// gg.quantize_rows as one kernel: a warp `steps` steps of a row at a time,
+// half a warp a 128-column block a step, each lane 8 columns. The block's
+// amax comes from butterfly shuffles within the half-warp, its factor
+// 448 / amax from one IEEE division, and each lane converts its products
+// to e4m3 in pairs.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -24,15 +25,12 @@ using namespace ggc::simple;
 namespace {
 
 constexpr int64_t kBlock = 128;    // columns a scale covers
-constexpr int64_t kLaneCols = 8;   // columns a lane loads (16 bytes of bf16)
+constexpr int64_t kLaneCols = kBf16PerVector; // columns a lane loads
 constexpr double kE4M3Max = 448.0; // the largest finite e4m3
 constexpr double kAmaxFloor = 1e-12; // an all-zero block's scale divides to 0
-/// Steps (a block for each half-warp) whose loads a lane issues together.
-constexpr int64_t kStepsAtOnce = 2;
-
 /// What the kernel knows of the op, and its parameters.
 struct Quantize {
-  int64_t k, inK, blocks, threads;
+  int64_t k, inK, blocks, threads, steps;
   bool gated;
   Value input, rows, out, scales, m, r, ld;
 };
@@ -40,24 +38,13 @@ struct Quantize {
 /// The 8 bf16 at `input[row, col]` as f32 (16 bytes, aligned).
 SmallVector<Value> loadEight(KernelBuilder &b, const Quantize &q, Value row,
                              Value col) {
-  Value index = b.add(b.mul(row, b.c64(q.inK)), b.toI64(col));
-  Value address = at(b, b.getBF16Type(), q.input, index);
-  auto words = VectorType::get({4}, b.i32());
-  Value loaded = b.create<LLVM::LoadOp>(words, address, /*alignment=*/16);
-  Value halves = b.create<LLVM::BitcastOp>(
-      VectorType::get({kLaneCols}, b.getBF16Type()), loaded);
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < kLaneCols; ++i) {
-    Value element = b.create<LLVM::ExtractElementOp>(halves, b.c32(i));
-    values.push_back(b.create<arith::ExtFOp>(b.f32(), element));
-  }
-  return values;
+  return loadBf16x8(b, q.input, b.add(b.mul(row, b.c64(q.inK)), b.toI64(col)));
 }
 
 /// silu(gate) * up, rounded to bf16 as a stored activation is.
-Value swiglu(KernelBuilder &b, Value gate, Value up) {
-  Value act = b.create<arith::MulFOp>(ggc::silu(b, gate), up);
-  Value rounded = b.create<arith::TruncFOp>(b.getBF16Type(), act);
+Value storedSwiglu(KernelBuilder &b, Value gate, Value up) {
+  Value rounded =
+      b.create<arith::TruncFOp>(b.getBF16Type(), ggc::swiglu(b, gate, up));
   return b.create<arith::ExtFOp>(b.f32(), rounded);
 }
 
@@ -75,17 +62,17 @@ Value halfWarpAmax(KernelBuilder &b, ArrayRef<Value> values) {
   return amax;
 }
 
-/// values / scale as e4m3, stored as 8 bytes at out[row, col].
+/// values * factor as e4m3, stored as 8 bytes at out[row, col].
 void storeQuantized(KernelBuilder &b, const Quantize &q, ArrayRef<Value> values,
-                    Value scale, Value row, Value col) {
+                    Value factor, Value row, Value col) {
   auto wordsType = VectorType::get({2}, b.i32());
   Value words = b.create<LLVM::PoisonOp>(wordsType);
   for (int64_t w = 0; w < 2; ++w) {
     Value word = b.c32(0);
     for (int64_t pair = 0; pair < 2; ++pair) {
       int64_t i = 4 * w + 2 * pair;
-      Value lo = b.create<arith::DivFOp>(values[i], scale);
-      Value hi = b.create<arith::DivFOp>(values[i + 1], scale);
+      Value lo = b.create<arith::MulFOp>(values[i], factor);
+      Value hi = b.create<arith::MulFOp>(values[i + 1], factor);
       Value packed = b.create<ggk::ConvertE4M3x2Op>(b.getI16Type(), lo, hi);
       Value wide = b.create<arith::ExtUIOp>(b.i32(), packed);
       if (pair == 1)
@@ -130,17 +117,19 @@ void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
   SmallVector<Value> values = load.values;
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
-      values[i] = swiglu(b, values[i], load.ups[i]);
+      values[i] = storedSwiglu(b, values[i], load.ups[i]);
   for (Value &v : values)
     v = b.select(readable, v, b.f32c(0.0));
-  Value amax = halfWarpAmax(b, values);
-  // max(amax, floor) times 1/448 rounded to f32: torch's division by a
-  // scalar (quant.quantize_rows), which multiplies by its reciprocal.
-  Value scale = b.create<arith::MulFOp>(
-      b.create<arith::MaximumFOp>(amax, b.f32c(kAmaxFloor)),
-      b.f32c(float(1.0f / float(kE4M3Max))));
+  Value amax = b.create<arith::MaximumFOp>(halfWarpAmax(b, values),
+                                          b.f32c(kAmaxFloor));
+  // The scale: amax times 1/448 rounded to f32 (torch's division by a
+  // scalar, which multiplies by its reciprocal); the values times 448 /
+  // amax (quant.quantize_rows' bits: a division a block, not an element).
+  Value scale =
+      b.create<arith::MulFOp>(amax, b.f32c(float(1.0f / float(kE4M3Max))));
+  Value factor = b.create<arith::DivFOp>(b.f32c(kE4M3Max), amax);
   ifThen(b, load.active, [&] {
-    storeQuantized(b, q, values, scale, row, load.col);
+    storeQuantized(b, q, values, factor, row, load.col);
     ifThen(b, b.eq(lane16, b.c32(0)), [&] {
       Value index = b.add(b.mul(b.toI64(load.block), q.ld), row);
       store(b, scale, q.scales, index);
@@ -168,11 +157,11 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
   Value lane = b.remU(tid, b.c32(32));
   Value half = b.divU(lane, b.c32(16)), lane16 = b.remU(lane, b.c32(16));
   int64_t warps = q.threads / 32;
-  // A warp's unit of work: kStepsAtOnce steps (two blocks each) of one
+  // A warp's unit of work: `steps` steps (two blocks each) of one
   // row, so that a short batch of long rows (a decode step) still spreads
   // over many warps. Units run row by row, a grid-stride loop over them.
   int64_t steps = (q.blocks + 1) / 2;
-  int64_t unitsPerRow = (steps + kStepsAtOnce - 1) / kStepsAtOnce;
+  int64_t unitsPerRow = (steps + q.steps - 1) / q.steps;
   Value first = b.toI64(b.add(b.mul(b.blockIdx(), b.c32(warps)), warp));
   Value stride = b.toI64(b.mul(b.gridDim(), b.c32(warps)));
   auto loop =
@@ -181,13 +170,13 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
     Value unit = loop.getInductionVar();
     Value row = b.divU(unit, b.c64(unitsPerRow));
     Value firstStep = b.toI32(b.mul(b.remU(unit, b.c64(unitsPerRow)),
-                                    b.c64(kStepsAtOnce)));
+                                    b.c64(q.steps)));
     Value source = q.rows ? b.toI64(load(b, b.i32(), q.rows, row)) : row;
     Value readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
     Value clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
     // The unit's loads first, then its blocks.
     SmallVector<BlockLoad> loads;
-    for (int64_t u = 0; u < kStepsAtOnce; ++u) {
+    for (int64_t u = 0; u < q.steps; ++u) {
       Value step = b.add(firstStep, b.c32(u));
       loads.push_back(loadBlock(b, q, clamped,
                                 b.add(b.mul(step, b.c32(2)), half), lane16));
@@ -212,7 +201,8 @@ struct LowerQuantizeRowsPass
               int64_t k =
                   cast<MemRefType>(op.getOut().getType()).getDimSize(1);
               Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
-                         int64_t(op.getThreads()), op.getGated()};
+                         int64_t(op.getThreads()), int64_t(op.getSteps()),
+                         op.getGated()};
               q.rows = op.getRows(); // non-null: the kernel takes the list
               buildKernel(b, getOperation(),
                           (func.getSymName() + "_quantize").str(), q);

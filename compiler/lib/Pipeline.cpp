@@ -127,6 +127,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                      pm.addPass(createLowerSortRoutes());
                      pm.addPass(createLowerQuantizeRows());
                      pm.addPass(createLowerCombineRoutes());
+                     pm.addPass(createLowerSwigluRows());
                      pm.addPass(createLowerToNVVM());
                    });
 }
@@ -539,7 +540,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   bool hasKernel = state.module
                        ->walk([](Operation *op) {
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
-                                    gg::QuantizeRowsOp, gg::CombineRoutesOp>(op)
+                                    gg::QuantizeRowsOp, gg::CombineRoutesOp,
+                                    gg::SwigluRowsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -548,7 +550,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "error: '" << sourceName
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
-            "gg.combine_routes): no kernel to compile\n";
+            "gg.combine_routes, gg.swiglu_rows): no kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

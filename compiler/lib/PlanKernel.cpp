@@ -130,8 +130,10 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // A's scales are one TMA box per stage: a window of BM + 4 consecutive
   // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
   // 128x128 blocks shared by every consumer of the tile (no split columns).
-  // The window is a TMA box.
-  return ggc::targetOf(op).tensorMaps && aScale &&
+  // The window is a TMA box. Gathered rows of A (a_rows) arm each stage
+  // on every producer thread's arrival, not on one load the window could
+  // be counted in: their consumers copy the scales into slots.
+  return ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
          aScale.getKind() == ScaleKind::block &&
          aScale.getMajor() == ScaleMajor::mn_major && bScale &&
          bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
@@ -405,7 +407,8 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
       !canStageBlockScales(op, config))
     return error() << " cannot carry scales in the stages: that takes "
                       "1x128 M-major block scales of 'a', 128x128 of 'b', "
-                      "no split_n and a layout other than k_grouped";
+                      "no split_n, a layout other than k_grouped and no "
+                      "a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
                    << (hasStorePool(op) ? "'dense' or 'swizzled' with a "

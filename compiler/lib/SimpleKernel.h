@@ -1,8 +1,9 @@
 //===- SimpleKernel.h - small kernels built op by op ------------*- C++ -*-===//
 //
 // Control flow, memory and the kernel function for the small kernels that
-// lower gg's MoE ops (gg-lower-sort-routes, gg-lower-quantize-rows): a
-// few lines each, so that those passes read as their algorithm.
+// lower gg's MoE ops (gg-lower-sort-routes, gg-lower-quantize-rows,
+// gg-lower-combine-routes, gg-lower-swiglu-rows): a few lines each, so
+// that those passes read as their algorithm.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_SIMPLEKERNEL_H
@@ -83,6 +84,39 @@ inline void atomicAdd(KernelBuilder &b, Value base, Value index, Value value) {
                               mlir::LLVM::AtomicOrdering::monotonic);
 }
 inline void syncCta(KernelBuilder &b) { b.create<mlir::ggk::SyncCtaOp>(); }
+
+/// Elements of bf16 in the 16 bytes a thread loads or stores at once.
+constexpr int64_t kBf16PerVector = 8;
+
+/// The 8 bf16 at base[index..] (16 bytes, aligned) as f32.
+inline SmallVector<Value> loadBf16x8(KernelBuilder &b, Value base, Value index) {
+  Value address = at(b, b.getBF16Type(), base, index);
+  Value loaded = b.create<mlir::LLVM::LoadOp>(
+      mlir::VectorType::get({4}, b.i32()), address, /*alignment=*/16);
+  Value halves = b.create<mlir::LLVM::BitcastOp>(
+      mlir::VectorType::get({kBf16PerVector}, b.getBF16Type()), loaded);
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < kBf16PerVector; ++i) {
+    Value element = b.create<mlir::LLVM::ExtractElementOp>(halves, b.c32(i));
+    values.push_back(b.create<mlir::arith::ExtFOp>(b.f32(), element));
+  }
+  return values;
+}
+
+/// 8 f32 `values` rounded to bf16, stored as 16 bytes at base[index..].
+inline void storeBf16x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
+                        Value base, Value index) {
+  Value packed = b.create<mlir::LLVM::PoisonOp>(
+      mlir::VectorType::get({kBf16PerVector}, b.getBF16Type()));
+  for (int64_t i = 0; i < kBf16PerVector; ++i) {
+    Value rounded = b.create<mlir::arith::TruncFOp>(b.getBF16Type(), values[i]);
+    packed = b.create<mlir::LLVM::InsertElementOp>(packed, rounded, b.c32(i));
+  }
+  Value words = b.create<mlir::LLVM::BitcastOp>(
+      mlir::VectorType::get({4}, b.i32()), packed);
+  b.create<mlir::LLVM::StoreOp>(words, at(b, b.getBF16Type(), base, index),
+                                /*alignment=*/16);
+}
 
 /// An empty kernel `name` of `threads` threads taking `params`, with the
 /// builder at its end; returns its arguments.

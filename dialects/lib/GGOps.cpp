@@ -245,8 +245,9 @@ static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
   return success();
 }
 
-/// What gathered rows of A take: the contiguous layout (whose A is mk), a
-/// 1-D i32 list, and no scales of A (they would need gathering too).
+/// What gathered rows of A take: the contiguous layout (whose A is mk) and
+/// a 1-D i32 list. Scales of A index the product's rows (the list's), as
+/// verifyScaleOperand checks them, so they need no gathering here.
 static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
   Value rows = op.getARows();
   if (!rows)
@@ -255,9 +256,6 @@ static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
     return op.emitOpError() << "a_rows gathers rows of a token-packed 'a': it "
                                "takes layout contiguous, got "
                             << stringifyGroupLayout(op.getLayout());
-  if (op.getAScale())
-    return op.emitOpError() << "a_rows takes no scales of 'a' (their rows would "
-                               "need gathering too)";
   auto type = cast<MemRefType>(rows.getType());
   if (type.getRank() != 1 || !type.getElementType().isInteger(32))
     return op.emitOpError() << "'a_rows' must be [M] i32 (a row index of 'a' "

@@ -132,6 +132,10 @@ LogicalResult QuantizeRowsOp::verify() {
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
     return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
                          << threads;
+  if (getSteps() < 1 || getSteps() > 8)
+    return emitOpError() << "steps must be in [1, 8] (a warp's steps of a row "
+                            "loaded together), got "
+                         << getSteps();
   MLIRContext *ctx = getContext();
   FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2,
                                        BFloat16Type::get(ctx), "bf16");
@@ -214,5 +218,29 @@ LogicalResult CombineRoutesOp::verify() {
     return emitOpError() << "position has " << routes << " entries where out's "
                          << tokens << " tokens x top_k = " << topK << " need "
                          << tokens * topK;
+  return success();
+}
+
+LogicalResult SwigluRowsOp::verify() {
+  int64_t threads = getThreads();
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                         << threads;
+  Type bf16 = BFloat16Type::get(getContext());
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2, bf16, "bf16");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2, bf16, "bf16");
+  if (failed(input) || failed(out))
+    return failure();
+  int64_t inter = out->getDimSize(1), inCols = input->getDimSize(1);
+  if (!known(inter) || inter % 8 != 0)
+    return emitOpError() << "out's columns must be a static multiple of 8, got "
+                         << (known(inter) ? std::to_string(inter) : std::string("?"));
+  if (inCols != 2 * inter)
+    return emitOpError() << "input must have twice out's columns (gate, then up), "
+                         << 2 * inter << ", got "
+                         << (known(inCols) ? std::to_string(inCols) : std::string("?"));
+  int64_t m = out->getDimSize(0), inRows = input->getDimSize(0);
+  if (known(m) && known(inRows) && m != inRows)
+    return emitOpError() << "input has " << inRows << " rows where out has " << m;
   return success();
 }

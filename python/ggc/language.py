@@ -377,7 +377,8 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
     `a_rows` (Rows only, a parameter annotated RowIndices) gathers A's rows:
     row r of the product is row a_rows[r] of `a`, which may then have any
     number of rows T; the offsets and the output count rows of the list.
-    It takes no a_scale.
+    An a_scale belongs to the product's rows (row r's scales are its row
+    r, gathered by the caller), not to a's.
     """
     t = _trace()
     if t.dot is not None:
@@ -424,9 +425,6 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
         if layout != "contiguous":
             raise _error(f"a_rows gathers rows of Rows (the contiguous layout); "
                          f"'{a.name}' is {a.annotation.__name__}")
-        if a_scale is not None:
-            raise _error("a_rows takes no a_scale (the scales' rows would need "
-                         "gathering too)")
     if expected_m is not None and layout == "k_grouped":
         raise _error("expected_m is a hint of the rows per group: it goes with row groups "
                      "(MaskedRows, Rows, PaddedRows), not with a weight gradient's K groups")

@@ -116,3 +116,12 @@ func.func @bad(%x: memref<7x256xbf16>, %q: memref<10x256xf8E4M3FN>, %s: memref<2
       scales(%s : memref<2x?xf32>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{steps must be in [1, 8] (a warp's steps of a row loaded together), got 0}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64, steps = 0 : i64}
+  return
+}

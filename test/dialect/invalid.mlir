@@ -1385,9 +1385,10 @@ func.func @a_rows_i64(%a: memref<?x256xbf16>, %r: memref<?xi64>, %b: memref<8x51
 
 // -----
 
-func.func @a_rows_with_scales(%a: memref<?x256xf8E4M3FN>, %r: memref<?xi32>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %sa: memref<?xf32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{a_rows takes no scales of 'a' (their rows would need gathering too)}}
-  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) a_scale(%sa : memref<?xf32>, <channel>) out(%o : memref<?x512xbf16>)
+// Scales of A follow the product's rows (the list's), not a's.
+func.func @a_rows_scales_of_a_rows(%a: memref<100x256xf8E4M3FN>, %r: memref<64xi32>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %sa: memref<2x100xf32>, %sb: memref<8x2x4xf32>, %o: memref<64x512xbf16>) {
+  // expected-error @+1 {{'a_scale' must have shape [2, 64] (ceil(K/128) x align4(M), for block scales of A), but has 'memref<2x100xf32>'}}
+  gg.grouped_matmul contiguous a(%a : memref<100x256xf8E4M3FN>) a_rows(%r : memref<64xi32>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) a_scale(%sa : memref<2x100xf32>, <block 1x128, mn_major>) b_scale(%sb : memref<8x2x4xf32>, <block 128x128, mn_major>) out(%o : memref<64x512xbf16>)
   return
 }
 

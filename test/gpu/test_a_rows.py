@@ -126,3 +126,41 @@ def test_jit_a_rows_equals_gather_then_gemm(expected_m):
         torch.cuda.synchronize()
         check(h, x, source, w, sizes)
         assert torch.equal(h, plain), "gathered rows differ from the gathered copy's GEMM"
+
+
+@ggc.jit
+def up_gathered_fp8(x: gl.Rows, source: gl.RowIndices, w: gl.Weights, m_indptr: gl.Offsets,
+                    x_scale: gl.Scale, w_scale: gl.Scale, h: gl.Out,
+                    EXPECTED_M: gl.constexpr = None):
+    gl.store(h, gl.grouped_dot(x, w, m_indptr, a_rows=source, a_scale=x_scale,
+                               b_scale=w_scale, a_scale_kind="block_mn", b_scale_kind="block",
+                               expected_m=EXPECTED_M))
+
+
+@pytest.mark.parametrize("expected_m", [None, 8, 256])
+@pytest.mark.parametrize("n, k", [(256, 256), (1536, 2048), (384, 640)])
+def test_fp8_gathered_rows_with_the_sorted_rows_scales(n, k, expected_m):
+    """FP8 rows by the list with their 1x128 scales gathered to the
+    product's rows (M-major): against fp64 of the dequantised operands,
+    and bit-equal to the scaled GEMM on the gathered copy (the same
+    products and promotions), rows past the last offset untouched."""
+    from ggc.moe.quant import as_row_view, dequantize_weights, mn_major, quantize_rows
+    from ggc.moe.quant import quantize_weights
+    sizes = gm.RAGGED
+    g, m, tokens = len(sizes), sum(sizes), 500
+    x, x_scale = quantize_rows(gm.randn(tokens, k, dtype=torch.bfloat16), "x")
+    w, w_scale = quantize_weights(gm.randn(g, n, k, dtype=torch.bfloat16), "w")
+    source = routes_of(m + 5, tokens)
+    rows_scale = mn_major(x_scale, source)
+    h = torch.full((m + 5, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    up_gathered_fp8(x, source, w, offsets_of(sizes), rows_scale, w_scale, h,
+                    EXPECTED_M=expected_m)
+    copy = ggc.ops.grouped_gemm(x.index_select(0, source.long()), w,
+                                offsets=offsets_of(sizes),
+                                a_scale=as_row_view(rows_scale, m + 5), b_scale=w_scale,
+                                expected_m=expected_m, validate=False)
+    torch.cuda.synchronize()
+    x_full = x.double() * x_scale.double().repeat_interleave(128, dim=1)[:, :k]
+    check(h, x_full, source, dequantize_weights(w, w_scale).double(), sizes)
+    assert torch.isnan(h[m:]).all(), "rows past the last offset were written"
+    assert torch.equal(h[:m], copy[:m]), "gathered rows differ from the gathered copy's GEMM"

@@ -5,10 +5,10 @@
 // and one kernel takes its place: input, out, scales, then M, R and LD.
 // Each lane loads 16 bytes for each of two steps first, the half-warp's
 // amax comes from four butterfly shuffles, the scale from a multiply by
-// 1/448 (torch's division by a scalar), the quotients from IEEE division, the
-// bytes from e4m3 pair conversions (ggk.convert_e4m3x2, which ggk-lower-threads
-// lowers), and the block's first lane stores
-// the scale at scales[block * LD + row].
+// 1/448 (torch's division by a scalar), the factor 448 / amax from one IEEE
+// division, each value's product with it converted in pairs to e4m3
+// (ggk.convert_e4m3x2, which ggk-lower-threads lowers), and the block's
+// first lane stores the scale at scales[block * LD + row].
 // CHECK-NOT: func.func
 // CHECK: llvm.func @plain_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %[[LD:.*]]: i64)
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>
@@ -20,8 +20,13 @@
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 4
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 2
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
-// CHECK: %[[SCALE:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK: arith.divf %{{.*}}, %[[SCALE]] : f32
+// CHECK: arith.maximumf
+// CHECK: %[[AMAX:.*]] = arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[SCALE:.*]] = arith.mulf %[[AMAX]], %{{.*}} : f32
+// CHECK: %[[FACTOR:.*]] = arith.divf %{{.*}}, %[[AMAX]] : f32
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf %{{.*}}, %[[FACTOR]] : f32
 // CHECK: ggk.convert_e4m3x2 %{{.*}}, %{{.*}}
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
 // CHECK: arith.muli %{{.*}}, %[[LD]] : i64
@@ -51,5 +56,20 @@ func.func @both(%h: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x128xf8E4
                 %s: memref<1x?xf32>) {
   gg.quantize_rows input(%h : memref<?x256xbf16>) rows(%r : memref<?xi32>)
       out(%q : memref<?x128xf8E4M3FN>) scales(%s : memref<1x?xf32>) {gated, threads = 256 : i64}
+  return
+}
+
+// -----
+
+// steps = 1: a warp's unit is one step of a row (two blocks, one 16-byte
+// load a lane) where the default takes two steps' loads at once.
+// CHECK-LABEL: llvm.func @one_step_quantize
+// CHECK: scf.for
+// CHECK-COUNT-1: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-NOT: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.return
+func.func @one_step(%x: memref<?x512xbf16>, %q: memref<?x512xf8E4M3FN>, %s: memref<4x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x512xbf16>) out(%q : memref<?x512xf8E4M3FN>)
+      scales(%s : memref<4x?xf32>) {threads = 256 : i64, steps = 1 : i64}
   return
 }

@@ -127,3 +127,25 @@ func.func @gathered_rows(%a: memref<?x512xbf16>, %r: memref<?xi32>,
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// f8 gathered rows with 1x128 M-major scales of A (the product's rows')
+// and 128x128 of B: every producer thread arrives on each stage, so there
+// is no one load A's scale box could ride and the consumers copy the
+// scales into their slots (scales = slots).
+// CHECK-LABEL: func.func @fp8_gathered_rows
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = none, producer = all_threads, store_columns = 8>
+func.func @fp8_gathered_rows(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi32>,
+                             %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
+                             %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
+                             %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
+      groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x12x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<?x1536xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -166,3 +166,56 @@ def test_reference_backend_gathers_and_zero_fills():
         ref = rows[lo:hi] @ w[g].double().T
         assert torch.allclose(h[lo:hi].double(), ref, rtol=2e-2, atol=2e-2)
     assert (h[4] == 0).all() and (h[6] == 0).all()
+
+
+@ggc.jit
+def up_gathered_fp8(x: gl.Rows, source: gl.RowIndices, w: gl.Weights, m_indptr: gl.Offsets,
+                    x_scale: gl.Scale, w_scale: gl.Scale, h: gl.Out):
+    gl.store(h, gl.grouped_dot(x, w, m_indptr, a_rows=source, a_scale=x_scale,
+                               b_scale=w_scale, a_scale_kind="block_mn", b_scale_kind="block"))
+
+
+FP8_ARGS = (spec([None, 256], "f8e4m3fn"), spec([None], "i32"),
+            spec([4, 256, 256], "f8e4m3fn"), spec([5], "i32"), spec([2, None], "f32"),
+            spec([4, 2, 2], "f32"), spec([None, 256], "bf16"))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_89"])
+def test_fp8_rows_by_the_list_take_their_scales_into_slots(arch):
+    """FP8 with 1x128 scales of the product's rows: on sm_90a every producer
+    thread copies A's rows, so the consumers copy the scales into their
+    slots (no stage load could carry A's scale box)."""
+    text = up_gathered_fp8.trace(*FP8_ARGS)
+    assert "a_rows(%source : memref<?xi32>)" in text and "a_scale(%x_scale" in text
+    out = ggc.compile_ir(text, emit="ptx", arch=arch)
+    config = out.asm["gg-config"]
+    assert "scales = slots" in config
+    assert ("producer = all_threads" in config) == (arch == "sm_90a")
+    assert ("wgmma.mma_async" in out.asm["ptx"]) == (arch == "sm_90a")
+    assert "e4m3" in out.asm["ptx"]
+
+
+def test_reference_backend_scales_the_product_rows():
+    """On CPU: row p of the product is x[source[p]] times row p's scales
+    (not the token's), zeros where the index lies off x."""
+    from ggc.moe.quant import dequantize_weights, mn_major, quantize_rows, quantize_weights
+    torch.manual_seed(1)
+    tokens, k, n = 9, 256, 256
+    x, x_scale = quantize_rows(torch.randn(tokens, k), "x")
+    w, w_scale = quantize_weights(torch.randn(4, n, k), "w")
+    offsets = torch.tensor([0, 2, 2, 7, 11], dtype=torch.int32)
+    source = torch.tensor([4, 4, 0, 8, -1, 2, 9, 7, 1, 3, 3], dtype=torch.int32)
+    rows_scale = mn_major(x_scale, source.clamp(0, tokens - 1).long())
+    rows_scale[:, 1] *= 2  # product row 1's scales, not token 4's
+    h = torch.full((11, n), float("nan")).bfloat16()
+    up_gathered_fp8(x, source, w, offsets, rows_scale, w_scale, h)
+    inside = (source >= 0) & (source < tokens)
+    rows = torch.zeros(11, k, dtype=torch.float64)
+    rows[inside] = x.double()[source[inside].long()]
+    rows *= rows_scale[:, :11].t().double().repeat_interleave(128, dim=1)
+    full = dequantize_weights(w, w_scale).double()
+    for g in range(4):
+        lo, hi = offsets[g].item(), offsets[g + 1].item()
+        ref = rows[lo:hi] @ full[g].T
+        assert torch.allclose(h[lo:hi].double(), ref, rtol=2e-2, atol=2e-2)
+    assert (h[4] == 0).all() and (h[6] == 0).all()

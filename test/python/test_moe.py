@@ -222,14 +222,18 @@ def test_module_routes_and_runs_the_experts():
     assert rel_err(fp8.reshape(-1, H), ref) < 6e-2
 
 
-def test_quantize_rows_rounds_the_f32_quotient_once():
-    """quantize_rows stores x / scale (in f32) rounded to e4m3 in one pass:
-    the same bits as dividing and then casting, over values spanning the
-    e4m3 range, partial blocks and an all-zero block."""
+def test_quantize_rows_rounds_the_f32_product_once():
+    """quantize_rows stores x * (448 / amax) (in f32) rounded to e4m3 in one
+    pass, with the scale amax / 448: the same bits as multiplying and then
+    casting, over values spanning the e4m3 range, partial blocks and an
+    all-zero block (whose scale is the floor's)."""
     x = (torch.randn(37, 300) * torch.logspace(-4, 3, 300)).bfloat16()
     x[5, 128:256] = 0
     q, scale = moe.quantize_rows(x)
     padded = torch.nn.functional.pad(x, (0, 84)).view(37, 3, 128)
-    want = (padded / scale.unsqueeze(-1)).to(torch.float8_e4m3fn).view(37, 384)[:, :300]
+    amax = padded.float().abs().amax(dim=-1).clamp_min(1e-12)
+    assert torch.equal(scale, amax / 448.0)
+    factor = torch.full_like(amax, 448.0) / amax
+    want = (padded * factor.unsqueeze(-1)).to(torch.float8_e4m3fn).view(37, 384)[:, :300]
     assert torch.equal(q.view(torch.uint8), want.view(torch.uint8))
     assert (q[5, 128:256].float() == 0).all()

@@ -1,8 +1,9 @@
-"""The PTX of ggc.moe's kernels assembles for sm_80 and sm_90a with ptxas,
-without spills: the permutation's, which ggc compiles from gg.sort_routes
-for each target, and the elementwise ones, written for sm_80 so that
-Ampere and Ada run them too. What this machine can check of them without
-a GPU (test/gpu/test_moe_routes.py and test_moe_elementwise.py run them)."""
+"""The PTX of ggc.moe's small kernels, which ggc compiles from gg ops for
+each target (gg.sort_routes, gg.quantize_rows, gg.swiglu_rows,
+gg.combine_routes), assembles with ptxas without spills: what this
+machine can check of them without a GPU (test/gpu/test_moe_routes.py,
+test_quantize_rows.py, test_swiglu_rows.py and test_combine_routes.py run
+them)."""
 
 import os
 import shutil
@@ -46,13 +47,22 @@ def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_
 
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("name", ["SWIGLU_PTX", "COMBINE_PTX"])
-def test_the_elementwise_kernels_assemble_without_spills(tmp_path, name, arch):
-    from ggc.moe import elementwise
+@pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
+@pytest.mark.parametrize("which", ["swiglu", "combine", "quantize", "quantize_gated"])
+def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
+    """gg.swiglu_rows', gg.combine_routes' and gg.quantize_rows' kernels
+    (FP8 conversion: sm_89 and sm_90a only)."""
+    from ggc.moe import combine_kernel, quant_kernel, swiglu_kernel
+    if which.startswith("quantize") and arch == "sm_80":
+        pytest.skip("sm_80 has no e4m3 conversion")
+    name, code = {"swiglu": lambda: swiglu_kernel.kernel(768, arch),
+                  "combine": lambda: combine_kernel.kernel(2048, 8, torch.int64, arch),
+                  "quantize": lambda: quant_kernel.kernel(2048, True, False, arch),
+                  "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch)}[which]()
     source = tmp_path / "kernel.ptx"
-    source.write_text(getattr(elementwise, name))
+    source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",
                            str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    assert f"Compiling entry function '{name}'" in done.stderr
     assert "0 bytes spill stores" in done.stderr

@@ -310,13 +310,14 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
     `!llvm.ptr<1>` in operand order, then M (out's rows), R (input's rows)
     and LD (scales' row length) as i64.
 
-    A warp takes a row at a time (a grid-stride loop over the rows), half
-    a warp a 128-column block: each lane loads 16 bytes (8 bf16; with
-    `gated`, the gate's and the up half's), the half-warp's amax comes from
-    four butterfly shuffles, each lane divides by the scale (IEEE
-    division, the bits torch's `x / scale` gives) and converts pairs with
-    `cvt.rn.satfinite.e4m3x2.f32` (`ggk.convert_e4m3x2`), storing
-    8 bytes; the block's first lane stores the scale.
+    A warp takes `steps` steps of a row at a time (a grid-stride loop over
+    these units), half a warp a 128-column block a step: each lane issues
+    the unit's 16-byte loads first (8 bf16 a block; with `gated`, the
+    gate's and the up half's), the half-warp's amax comes from four
+    butterfly shuffles, each lane multiplies by the block's factor `448 /
+    max(amax, 1e-12)` (one IEEE division a block) and converts pairs with
+    `cvt.rn.satfinite.e4m3x2.f32` (`ggk.convert_e4m3x2`), storing 8 bytes;
+    the block's first lane stores the scale.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
@@ -348,3 +349,24 @@ def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
 }
 
 #endif // GGC_GG_PASSES_TD
+
+def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.swiglu_rows";
+  let description = [{
+    Takes: a module whose functions each hold at most one `gg.swiglu_rows`
+    and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func @f_swiglu`
+    (LLVM, scf/arith); the function is removed. Its parameters: input and
+    out as `!llvm.ptr<1>`, then M (the rows) as i64.
+
+    Each thread takes 8 output columns of one row (a grid-stride loop
+    over M x I/8): it loads the gate's and the up half's 16 bytes
+    together, computes `silu(gate) * up` in f32 with the epilogue's own
+    `silu` and stores the 8 results rounded to bf16 as 16 bytes.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}

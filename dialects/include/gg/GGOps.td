@@ -74,8 +74,13 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     that is negative or not below T reads zeros, never memory. TMA's boxes
     load consecutive rows only, so on sm_90a every thread of the producer
     warpgroup copies its share of A's rows by cp.async (the kernel plan's
-    `producer = all_threads`) while its leader loads B by TMA. It takes no
-    scales of A, and A in layout `mk`.
+    `producer = all_threads`) while its leader loads B by TMA. Scales of
+    A belong to the product's rows, not to `a`'s: row `r`'s are the scale
+    operand's row `r` (the caller gathers them with the list, a few bytes
+    a row beside the row itself), and the consumers copy them into their
+    slots (the plan's `scales = slots`: the stages are armed by every
+    producer thread, not by one load a scale box could ride). A in layout
+    `mk`.
 
     `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
     as a weight gradient accumulated over micro-batches): the sum is taken
@@ -293,10 +298,11 @@ def GG_SortRoutesOp : GG_Op<"sort_routes"> {
 def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
   let summary = "rows quantised to FP8 e4m3 with a scale per row and 128 columns, in the layout an FP8 GEMM reads";
   let description = [{
-    Writes `out[p, c] = e4m3(x[p, c] / scale[c / 128, p])` with
-    `scale[b, p] = max(amax_b(|x[p, :]|), 1e-12) / 448`, the amax over the
-    row's 128 columns of block `b`: the 1x128 block scales of DeepGEMM's
-    sm90 FP8 recipe, stored M-major (`scales[K / 128, LD]`, `LD >= M`, the
+    Writes `out[p, c] = e4m3(x[p, c] * (448 / a))` and `scale[c / 128, p]
+    = a * f32(1 / 448)` with `a = max(amax_b(|x[p, :]|), 1e-12)`, the amax
+    over the row's 128 columns of block `b` (one IEEE division a block,
+    a multiply an element, as DeepGEMM's `per_token_cast_to_fp8`): the
+    1x128 block scales of DeepGEMM's sm90 FP8 recipe, stored M-major (`scales[K / 128, LD]`, `LD >= M`, the
     `block_mn` layout `gg.grouped_matmul` reads for A). `x` is:
 
     - without `rows`: `input[p]`;
@@ -310,8 +316,10 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
     `input` is bf16 `[R, K or 2K]`, `out` f8E4M3FN `[M, K]` with `K` a
     multiple of 128; `M` and `R` may be dynamic. `gg-lower-quantize-rows`
     makes one kernel `<func>_quantize(input, [rows,] out, scales, M, R,
-    LD)` of `threads` threads a CTA, a warp a row (grid-stride), half a
-    warp a 128-column block.
+    LD)` of `threads` threads a CTA: a warp takes `steps` steps of a row at
+    a time (grid-stride), half a warp a 128-column block a step, the
+    step's loads issued together (more steps: more bytes in flight a
+    warp, more registers).
 
     Example:
     ```mlir
@@ -321,11 +329,39 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
     ```
   }];
   let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$rows, AnyMemRef:$out,
-                       AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads);
+                       AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads,
+                       DefaultValuedAttr<I64Attr, "2">:$steps);
   let assemblyFormat = [{
     `input` `(` $input `:` type($input) `)`
     (`rows` `(` $rows^ `:` type($rows) `)`)?
     `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GG_SwigluRowsOp : GG_Op<"swiglu_rows"> {
+  let summary = "SwiGLU over each row's column halves: a MoE layer's activation as a kernel of its own";
+  let description = [{
+    Writes `out[p, c] = bf16(silu(input[p, c]) * input[p, I + c])`, in f32
+    and rounded once: the gated activation between an up projection that
+    wrote its gate and up columns and the down projection, where the up
+    projection's epilogue does not compute it (decode tiles, expert
+    biases).
+
+    `input` and `out` are bf16 `[M, 2I]` and `[M, I]` with `I` static and
+    a multiple of 8; `M` may be dynamic. `gg-lower-swiglu-rows` makes one
+    kernel `<func>_swiglu(input, out, M)` of `threads` threads a CTA, each
+    thread 8 columns of one row (a grid-stride loop).
+
+    Example:
+    ```mlir
+    gg.swiglu_rows input(%h : memref<?x1536xbf16>) out(%a : memref<?x768xbf16>)
+        {threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$out, I64Attr:$threads);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `out` `(` $out `:` type($out) `)` attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -1,10 +1,8 @@
 """The layer's combine in one kernel that ggc compiles from gg.combine_routes.
 
 out[t] = the sum over j < top_k of y[position[t * top_k + j]], in f32 in
-slot order, rounded once to bf16: the bits of ggc.moe.elementwise's
-hand-written ggc_moe_combine and of torch's sum over the slots
-(permute._sum_routes). Not yet the layer's: it replaces elementwise.combine
-once its GPU test (test/gpu/test_combine_routes.py) has run on a card.
+slot order, rounded once to bf16: the bits of torch's f32 sum over the
+slots (permute._sum_routes), in one pass (the gather and the sum).
 
 Kernels are compiled once per (H, top_k, position type, target) and
 launched through ggc's runtime (ggc.moe.ptx).

@@ -180,8 +180,8 @@ def fixed_order_sum(rows: torch.Tensor, position: torch.Tensor, count: int) -> t
     if position.numel() == 0:
         return rows.new_zeros(0, rows.shape[1])
     if rows.is_cuda:
-        from . import elementwise
-        combined = elementwise.combine(rows, position, count)
+        from . import combine_kernel
+        combined = combine_kernel.combine(rows, position, count)
         if combined is not None:
             return combined
     return _sum_routes(rows, position, count)

@@ -2,18 +2,20 @@
 
     sorted rows   xs = x[source]                      (permute: by expert)
     up            h  = xs @ w13[g]^T                  (ggc.ops.grouped_gemm)
-    activation    a  = silu(h_gate) * h_up            (ggc_moe_swiglu, or torch;
+    activation    a  = silu(h_gate) * h_up            (gg.swiglu_rows, or torch;
                                                        BF16 inference: in the up
                                                        GEMM's epilogue, a written
                                                        and h never)
     down          y  = route * (a @ w2[g]^T)          (ggc epilogue: ggc::moe_down)
-    combine       out[t] = sum_j y[position[t, j]]    (ggc_moe_combine, or torch:
+    combine       out[t] = sum_j y[position[t, j]]    (gg.combine_routes, or torch:
                                                        a fixed-order f32 sum)
 
 Without gradients, on CUDA and outside torch.compile, the permutation is
 one or two kernels ggc compiles from gg.sort_routes (ggc.moe.routes, up
-to 512 experts), and SwiGLU and the combine are ggc's own PTX kernels
-(ggc.moe.elementwise); elsewhere torch ops.
+to 512 experts), the combine one from gg.combine_routes
+(ggc.moe.combine_kernel) and SwiGLU, where the up projection's epilogue
+does not compute it, one from gg.swiglu_rows (ggc.moe.swiglu_kernel);
+elsewhere torch ops.
 
 No step synchronises with the host and every buffer has T * top_k rows,
 so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
@@ -27,9 +29,10 @@ import torch
 
 from .. import compiler as ggc_compiler
 from .. import ops
-from . import checks, elementwise, graphs, quant_kernel, routes
+from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
-from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
+from .kernels import (gated_up, gathered_up, gathered_up_fp8, gathers_rows, output_dtype,
+                      routed_down)
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
                       sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -155,9 +158,17 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                                                              topk_ids, expert_map)
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
+    gathered = not grad and gathers_rows(x, weights.w13)
     quantized = (quant_kernel.rows_mn(x, rows=source)
-                 if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
-    if quantized is not None:
+                 if problem.fp8 and not gathered and x_scale is None and quant_kernel.usable(x)
+                 else None)
+    if problem.fp8 and gathered:
+        # The tokens quantised once each; the up projection reads their rows
+        # through `source` (gg's a_rows) and the scales gathered to match.
+        tokens, scale = _quantized_tokens(x, x_scale)
+        y = sorted_experts(tokens, mn_major(scale, source), offsets, route, weights, activation,
+                           hint, grad, problem.mapped, source=source.to(torch.int32))
+    elif quantized is not None:
         # The sorted rows quantised as they are gathered: one kernel.
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
                            problem.mapped)
@@ -167,7 +178,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
                            weights, activation, hint, grad, problem.mapped)
-    elif not grad and gathers_rows(x, weights.w13):
+    elif gathered:
         # The up projection reads each sorted row's token through `source`
         # (gg's a_rows): no gathered copy of x is written.
         y = sorted_experts(x, None, offsets, route, weights, activation, hint, grad,
@@ -181,8 +192,21 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                            problem.mapped)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
-    combined = elementwise.combine(y, position, top_k)
+    combined = combine_kernel.combine(y, position, top_k)
     return _sum_routes(y, position, top_k) if combined is None else combined
+
+
+def _quantized_tokens(x: torch.Tensor, x_scale: Optional[torch.Tensor]):
+    """(e4m3 [T, H], its 1x128 scales [T, H/128], possibly a strided view):
+    x as given with x_scale, else quantised by ggc's kernel where it takes
+    x, else by torch."""
+    if x_scale is not None:
+        return x, x_scale
+    if quant_kernel.usable(x):
+        quantized = quant_kernel.rows_mn(x)
+        if quantized is not None:
+            return quantized[0], as_row_view(quantized[1], x.shape[0])
+    return quantize_rows(x, "x")
 
 
 def expected_rows(routes, experts: int) -> Optional[int]:
@@ -215,9 +239,9 @@ def _poisoned(topk_weights: torch.Tensor, invalid: torch.Tensor) -> torch.Tensor
 
 def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
     """activate(h, activation), by ggc's SwiGLU kernel where `fused` (no
-    gradient) and the kernel take it (ggc.moe.elementwise)."""
+    gradient) and the kernel take it (ggc.moe.swiglu_kernel)."""
     if fused and activation == "swiglu":
-        a = elementwise.swiglu(h)
+        a = swiglu_kernel.swiglu(h)
         if a is not None:
             return a
     return activate(h, activation)
@@ -245,7 +269,8 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
         act = _activated_up(rows, offsets, weights, activation, hint, grad, expert, source)
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:
-        act, act_mn = _fp8_up(rows, rows_scale, offsets, weights, activation, hint, expert)
+        act, act_mn = _fp8_up(rows, rows_scale, offsets, weights, activation, hint, expert,
+                              source)
         y = routed_down(act, w2, offsets, route, act_mn, w2_scale, hint, mapped)
     if w2_bias is not None:
         # route * (a @ w2^T + b2): the bias weighted like the product.
@@ -274,14 +299,20 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
     return activate(h, activation) if grad else _activated(h, activation, fused=True)
 
 
-def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
+def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert,
+            source=None):
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
     SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
-    where it takes the GEMM's output."""
-    h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
-                         a_scale=as_row_view(rows_scale, rows.shape[0]),
-                         b_scale=weights.w13_scale, expected_m=hint, validate=False)
+    where it takes the GEMM's output. `source`: `rows` are the tokens, read
+    through the list (rows_scale is the sorted rows')."""
+    if source is not None:
+        h = gathered_up_fp8(rows, source, rows_scale, weights.w13, weights.w13_scale, offsets,
+                            hint)
+    else:
+        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
+                             a_scale=as_row_view(rows_scale, rows.shape[0]),
+                             b_scale=weights.w13_scale, expected_m=hint, validate=False)
     h = _biased(h, weights, expert)
     if activation == "swiglu" and quant_kernel.usable(h, gated=True):
         quantized = quant_kernel.rows_mn(h, gated=True)

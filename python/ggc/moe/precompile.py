@@ -25,13 +25,14 @@ no GPU, no tensors, no forward), into the memory and disk caches, where
 the forward's own lookups then find them. Kernels are compiled for the
 current target, SM count and shared memory (ggc.set_target, ...; on a
 GPU the device's). It also compiles, into this process's memory, the
-permutation's kernels (ggc.moe.routes: gg.sort_routes, int32 ids, one GPU)
-and the FP8 layer's quantisation kernels (ggc.moe.quant_kernel:
-gg.quantize_rows, x's gathered rows and SwiGLU's output), which a forward
+permutation's kernels (ggc.moe.routes: gg.sort_routes, int32 ids, one GPU),
+the combine's (ggc.moe.combine_kernel: gg.combine_routes) and the FP8
+layer's quantisation kernels (ggc.moe.quant_kernel: gg.quantize_rows, the
+tokens or x's gathered rows, and SwiGLU's output), which a forward
 otherwise compiles at its first call (tens of ms each). Training's
 kernels (the backward, a forward that needs gradients) are not compiled,
-nor ggc.moe's hand-written PTX kernels (SwiGLU, the combine), which the
-driver loads at their first launch.
+nor ggc.moe's hand-written SwiGLU PTX kernel, which the driver loads at
+its first launch.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from .. import ops
 from .. import progress as progress_bars
 from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
-from . import kernels, quant_kernel, routes
+from . import combine_kernel, kernels, quant_kernel, routes
 from .activations import ACTIVATIONS, GATED
 from .layer import expected_rows
 from .quant import BLOCK
@@ -109,7 +110,7 @@ class WarmupReport(NamedTuple):
         return (f"{len(self.kernels)} kernels for {self.target}: {self.count('compiled')} "
                 f"compiled, {self.count('disk')} from the disk cache, "
                 f"{self.count('memory')} already in memory"
-                + (f", and {len(self.helpers)} permutation/quantisation kernels"
+                + (f", and {len(self.helpers)} sort, quantisation and combine kernels"
                    if self.helpers else "") + f", in {self.seconds:.1f} s")
 
 
@@ -142,11 +143,17 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if shape.ranks is None and 1 <= shape.experts <= routes.MAX_EXPERTS:
             found[f"sort_routes e{shape.experts} k{shape.top_k}"] = functools.partial(
                 routes.kernels, shape.experts, shape.top_k, torch.int32)
+        if shape.hidden % 8 == 0:
+            found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
+                combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
         if not (shape.fp8 and target_has_fp8):
             continue
         if shape.hidden % BLOCK == 0:
-            found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
-                quant_kernel.kernel, shape.hidden, True, False)
+            # The tokens once each where the up projection gathers them, else
+            # the sorted rows as they are gathered.
+            gathered = not _gathers(shape)
+            found[f"quantize_rows{' gathered' if gathered else ''} k{shape.hidden}"] = (
+                functools.partial(quant_kernel.kernel, shape.hidden, gathered, False))
         if shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
             found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
                 quant_kernel.kernel, shape.intermediate, False, True)
@@ -155,9 +162,11 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
 
 def _compile_helper(name: str, make: Callable[[], Any]) -> Compiled:
     started = time.perf_counter()
-    before = len(routes._PTX) + len(quant_kernel._PTX)
+    def held():
+        return len(routes._PTX) + len(quant_kernel._PTX) + len(combine_kernel._PTX)
+    before = held()
     make()
-    source = "compiled" if len(routes._PTX) + len(quant_kernel._PTX) > before else "memory"
+    source = "compiled" if held() > before else "memory"
     return Compiled(name, name, source, (time.perf_counter() - started) * 1e3)
 
 
@@ -245,8 +254,9 @@ def layer_kernels(shape: LayerShape, max_tokens: int) -> List[KernelCall]:
     calls = []
     for hint in expected_m_hints(shape, max_tokens):
         calls += [_up(shape, hint), _down(shape, hint)]
-    if shape.fp8 and first <= 1:
-        # One row's scales are not an M-major view (ops._physical_block_scale).
+    if shape.fp8 and first <= 1 and not _gathers(shape):
+        # One row's scales are not an M-major view (ops._physical_block_scale);
+        # the gathered kernel takes them M-major always.
         calls.append(_up(shape, expected_rows(1, shape.experts), a_kind="block"))
     return calls
 
@@ -326,6 +336,12 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
                           (("EXPECTED_M", hint),))
     blocks = -(-h // BLOCK)
     a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
+    if _gathers(shape):
+        return KernelCall(kernels.moe_up_gathered_fp8,
+                          (((None, h), "f8e4m3fn"), ((None,), "i32"), ((e, n, h), "f8e4m3fn"),
+                           groups, ((blocks, None), "f32"),
+                           ((e, -(-n // BLOCK), blocks), "f32"), ((None, n), "bf16")),
+                          (("EXPECTED_M", hint),))
     return KernelCall(ops._kernel_for("contiguous", "nk", True),
                       (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
                        (a_scale, "f32"), ((e, -(-n // BLOCK), blocks), "f32"),
@@ -342,11 +358,11 @@ def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
 
 
 def _gathers(shape: LayerShape) -> bool:
-    """Whether the layer's BF16 up projection reads its tokens through the
+    """Whether the layer's up projection reads its tokens through the
     routes' source list (kernels.gathers_rows): one GPU's layer, where it
     pays; an expert-parallel rank's experts get their rows sorted already."""
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
-    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n, shape.hidden)
+    return shape.ranks is None and kernels.gather_pays(n, shape.hidden)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

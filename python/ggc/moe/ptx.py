@@ -1,5 +1,5 @@
-"""Launching ggc.moe's small PTX kernels (the permutation, SwiGLU, the
-combine) through ggc's runtime: each kernel is loaded once, and each
+"""Compiling ggc.moe's small kernels (the permutation, the quantisation,
+SwiGLU, the combine: gg ops) and launching them through ggc's runtime: each kernel is loaded once, and each
 launch shape (grid and integer arguments) becomes one launch record, so a
 call costs the record's cuLaunchKernelEx and the addresses' conversion."""
 

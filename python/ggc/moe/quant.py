@@ -11,8 +11,8 @@ import torch
 FP8 = torch.float8_e4m3fn
 FP8_MAX = 448.0
 BLOCK = 128
-# An all-zero block gets this amax instead of 0, so that its scale divides
-# into zeros rather than NaN.
+# An all-zero block gets this amax instead of 0, so that its values scale
+# to zeros rather than NaN.
 _AMAX_FLOOR = 1e-12
 
 
@@ -36,19 +36,35 @@ def _divided_to_fp8(values: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return torch.div(values, scale, out=q)
 
 
+def _scaled_to_fp8(values: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    """values * factor in f32, rounded to e4m3 as it is stored (one pass,
+    as _divided_to_fp8)."""
+    if torch.compiler.is_compiling():
+        return (values * factor).to(FP8)
+    q = torch.empty(values.shape, dtype=FP8, device=values.device)
+    return torch.mul(values, factor, out=q)
+
+
 def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch.Tensor]:
     """x [R, K] -> (e4m3 [R, K], f32 scales [R, ceil(K/128)]), x ~ q * scale
-    per row and 128-wide block of K (the last block may be partial)."""
+    per row and 128-wide block of K (the last block may be partial). Each
+    value is multiplied by the block's 448 / amax (one division a block,
+    as DeepGEMM's per_token_cast_to_fp8 and gg.quantize_rows' kernel);
+    the scale is amax / 448."""
     if x.dim() != 2:
         raise ValueError(f"{name} must be [rows, K] to quantise, got shape {list(x.shape)}")
     rows, k = x.shape
     whole = _padded(x, (1,))
     blocks = whole.reshape(rows, whole.shape[1] // BLOCK, BLOCK)
     # max |x| of a block in one call (not abs, amax, then f32): exact either
-    # way, and x / scale promotes to f32 itself, so x is never copied to f32.
-    amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1, dtype=torch.float32)
-    scale = amax.clamp_min(_AMAX_FLOOR) / FP8_MAX
-    q = _divided_to_fp8(blocks, scale.unsqueeze(-1)).view(rows, whole.shape[1])
+    # way, and x * factor promotes to f32 itself, so x is never copied to f32.
+    amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1,
+                                    dtype=torch.float32).clamp_min(_AMAX_FLOOR)
+    scale = amax / FP8_MAX
+    # An IEEE division (448 / amax as a scalar would be a reciprocal and a
+    # multiply, two roundings).
+    factor = torch.full_like(amax, FP8_MAX) / amax
+    q = _scaled_to_fp8(blocks, factor.unsqueeze(-1)).view(rows, whole.shape[1])
     return (q if whole is x else q[:, :k].contiguous()), scale
 
 

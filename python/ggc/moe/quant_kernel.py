@@ -6,11 +6,11 @@ quantised tokens, a gather of their scales into the M-major form the GEMM
 reads, and before the down projection a SwiGLU pass: `rows_mn` does each
 of those in one pass, a gathered copy (`rows`) or the SwiGLU over the
 column halves (`gated`) quantised as it is written. The values are
-quant.quantize_rows' (the same amax, scale and IEEE division); the
+quant.quantize_rows' (the same amax, scale and factor 448 / amax); the
 scales come M-major ([K/128, align4(M)], quant.mn_major's layout).
 
-Kernels are compiled once per (K, gathered, gated, target) and launched
-through ggc's runtime (ggc.moe.ptx).
+Kernels are compiled once per (K, gathered, gated, steps, target) and
+launched through ggc's runtime (ggc.moe.ptx).
 """
 
 from __future__ import annotations
@@ -25,12 +25,25 @@ from . import ptx
 from .quant import BLOCK, FP8
 
 THREADS = 256
-STEPS_AT_ONCE = 2  # gg-lower-quantize-rows' kStepsAtOnce
+# A warp's steps of a row (two 128-column blocks each) loaded together
+# (gg.quantize_rows' `steps`): the most, up to MAX_STEPS, that divide the
+# row's steps, since a unit past the row's end loads blocks it does not
+# store. Measured on the H200 (docs/performance-history.md, fifteenth
+# session, call 1), us for steps 1 / 2 / 4: SwiGLU's output 32,768 x 768
+# (3 steps a row) 40.2 / 48.8 / 42.7; 4,096 tokens of 2,048 (8 steps)
+# 12.7 / 12.3 / 11.6; 32,768 gathered rows of 2,048 51.1 / 46.8 / 42.2.
+MAX_STEPS = 4
+
+
+def steps_for(k: int) -> int:
+    """The steps a warp takes of a row of `k` output columns at once."""
+    row_steps = -(-k // (2 * BLOCK))
+    return max(s for s in range(1, MAX_STEPS + 1) if row_steps % s == 0)
 _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
-def source_text(name: str, k: int, gathered: bool, gated: bool) -> str:
+def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int) -> str:
     """The gg IR of one quantisation kernel."""
     in_k = 2 * k if gated else k
     rows_arg = ", %rows: memref<?xi32>" if gathered else ""
@@ -41,20 +54,24 @@ func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8
     %scales: memref<{k // BLOCK}x?xf32>) {{
   gg.quantize_rows input(%input : memref<?x{in_k}xbf16>){rows_use}
       out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{k // BLOCK}x?xf32>)
-      {{{attrs}threads = {THREADS} : i64}}
+      {{{attrs}threads = {THREADS} : i64, steps = {steps} : i64}}
   return
 }}
 """
 
 
-def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None) -> Tuple[str, str]:
+def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None,
+           steps: Optional[int] = None) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
-    first use."""
+    first use; `steps` defaults to steps_for(k)."""
     arch = arch or ggc_compiler.get_target()
+    steps = steps or steps_for(k)
     name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}"
-            f"{'_gated' if gated else ''}_{arch}")
-    return ptx.compiled(_PTX, (k, gathered, gated, arch), name,
-                        lambda name: source_text(name, k, gathered, gated), arch, "_quantize")
+            f"{'_gated' if gated else ''}_s{steps}_{arch}")
+    key = (k, gathered, gated, arch, steps)
+    return ptx.compiled(_PTX, key, name,
+                        lambda name: source_text(name, k, gathered, gated, steps), arch,
+                        "_quantize")
 
 def usable(x: torch.Tensor, gated: bool = False) -> bool:
     """Whether rows_mn takes x: CUDA bf16 [R, K] rows (K = 2 * out's
@@ -73,12 +90,14 @@ def converts_fp8(arch: Optional[str] = None) -> bool:
     return ggc_compiler.targets()[arch or ggc_compiler.get_target()].fp8_mma
 
 
-def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False
-            ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False,
+            steps: Optional[int] = None) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
     """(e4m3 [M, K], f32 scales [K/128, align4(M)] M-major) for x's rows
     (x[rows] with `rows` int32 [M], zeros off x; silu(gate) * up over the
     column halves where `gated`), or None where the kernel cannot take the
-    call (an input not 16-byte aligned). Check usable(x, gated) first."""
+    call (an input not 16-byte aligned). Check usable(x, gated) first.
+    `steps`: gg.quantize_rows' steps of a row a warp loads together
+    (default steps_for(K))."""
     x = x.contiguous()
     if rows is not None:
         rows = rows.to(torch.int32).contiguous()
@@ -95,9 +114,10 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
             out.zero_()
             scales.fill_(1e-12 / 448.0)
         return out, scales
-    name, code = kernel(k, rows is not None, gated)
-    # A warp takes STEPS_AT_ONCE steps of two 128-column blocks of a row.
-    units = m * -(-k // (2 * BLOCK * STEPS_AT_ONCE))
+    steps = steps or steps_for(k)
+    name, code = kernel(k, rows is not None, gated, steps=steps)
+    # A warp takes `steps` steps of two 128-column blocks of a row.
+    units = m * -(-k // (2 * BLOCK * steps))
     grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
     params = [("pointer", i) for i in range(len(tensors))]
     params += [("i64", m), ("i64", x.shape[0]), ("i64", ld)]

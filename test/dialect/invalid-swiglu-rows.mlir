@@ -1,0 +1,41 @@
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics
+
+// Negative tests for gg.swiglu_rows: every case has exactly one thing wrong.
+
+func.func @bad(%h: memref<?x128xbf16>, %a: memref<?x64xbf16>) {
+  // expected-error @+1 {{threads must be a multiple of 32 in [32, 1024], got 48}}
+  gg.swiglu_rows input(%h : memref<?x128xbf16>) out(%a : memref<?x64xbf16>) {threads = 48 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xf32>, %a: memref<?x64xbf16>) {
+  // expected-error @+1 {{input must hold bf16, got 'f32'}}
+  gg.swiglu_rows input(%h : memref<?x128xf32>) out(%a : memref<?x64xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x24xbf16>, %a: memref<?x12xbf16>) {
+  // expected-error @+1 {{out's columns must be a static multiple of 8, got 12}}
+  gg.swiglu_rows input(%h : memref<?x24xbf16>) out(%a : memref<?x12xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x64xbf16>, %a: memref<?x64xbf16>) {
+  // expected-error @+1 {{input must have twice out's columns (gate, then up), 128, got 64}}
+  gg.swiglu_rows input(%h : memref<?x64xbf16>) out(%a : memref<?x64xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<4x128xbf16>, %a: memref<5x64xbf16>) {
+  // expected-error @+1 {{input has 4 rows where out has 5}}
+  gg.swiglu_rows input(%h : memref<4x128xbf16>) out(%a : memref<5x64xbf16>) {threads = 256 : i64}
+  return
+}

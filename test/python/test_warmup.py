@@ -96,23 +96,11 @@ def test_bf16_swiglu_layer_compiles_each_hint_once_and_the_forwards_nothing(monk
     check_forwards_compile_nothing(layer, report, 64, monkeypatch)
 
 
-def test_fp8_layer_gathers_its_quantised_tokens(monkeypatch):
-    """FP8 where the up projection reads the tokens through the source
-    list: the gathered scaled kernel at each hint, its scales always
-    M-major (even one row's), and the tokens' quantisation kernel."""
-    layer = moe.MoE(128, 128, 2, 1).quantize_fp8()
-    report = moe.warmup(layer, 8, progress=False)
-    names = [k.kernel for k in report.kernels]
-    assert names.count("moe_up_gathered_fp8") == 3 and names.count("moe_down_routed_fp8") == 3
-    assert "grouped_gemm_contiguous_nk_scaled" not in names
-    check_forwards_compile_nothing(layer, report, 8, monkeypatch)
-
-
 def test_fp8_layer_with_one_route_a_token(monkeypatch):
-    """FP8 scaled GEMMs on a gathered copy (2I = 2,304 columns: past
-    GATHER_MAX_N); with top_k = 1 a single token is one row, whose
-    activation scales are plain 1x128 blocks (not M-major): a kernel more."""
-    layer = moe.MoE(128, 1152, 2, 1).quantize_fp8()
+    """FP8 scaled GEMMs on a gathered copy; with top_k = 1 a single token
+    is one row, whose activation scales are plain 1x128 blocks (not
+    M-major): a kernel more."""
+    layer = moe.MoE(128, 128, 2, 1).quantize_fp8()
     report = moe.warmup(layer, 8, progress=False)
     kinds = [re.search(r"A_KIND='(\w+)'", k.specialisation).group(1) for k in report.kernels
              if k.kernel == "grouped_gemm_contiguous_nk_scaled"]
@@ -398,10 +386,9 @@ def test_an_autotune_search_shows_a_bar_when_asked(no_delay, monkeypatch, capsys
 def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     """The permutation's kernels (gg.sort_routes) for every one-GPU layer
     of at most MAX_EXPERTS experts, the combine's (gg.combine_routes), and
-    the FP8 layer's quantisation kernels (gg.quantize_rows): the tokens
-    where the up projection gathers them, else x's gathered rows, and
-    SwiGLU's output (not a plain activation's): each once, into the memory
-    the forward looks in."""
+    the FP8 layer's quantisation kernels (gg.quantize_rows): x's gathered
+    rows, and SwiGLU's output (not a plain activation's): each once, into
+    the memory the forward looks in."""
     from ggc.moe import combine_kernel, quant_kernel, routes
     monkeypatch.setattr(routes, "_PTX", {})
     monkeypatch.setattr(quant_kernel, "_PTX", {})
@@ -412,14 +399,13 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
               LayerShape(256, 128, 8, 2, ranks=2), LayerShape(256, 1152, 8, 2, fp8=True)]
     report = moe.warmup(shapes, 4, progress=False)
     assert [k.kernel for k in report.helpers] == [
-        "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows k256",
-        "quantize_rows gated k128", "quantize_rows gathered k256", "quantize_rows gated k1152"]
+        "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows gathered k256",
+        "quantize_rows gated k128", "quantize_rows gated k1152"]
     assert {k.source for k in report.helpers} == {"compiled"}
-    assert "and 6 sort, quantisation and combine kernels" in str(report)
+    assert "and 5 sort, quantisation and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
-    assert set(quant_kernel._PTX) == {(256, False, False, "sm_90a", 1),
-                                      (128, False, True, "sm_90a", 1),
+    assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1),
                                       (256, True, False, "sm_90a", 1),
                                       (1152, False, True, "sm_90a", 1)}
     # A second warm-up finds them in memory.

@@ -110,12 +110,16 @@ def gather_pays(n: int, h: int) -> bool:
 
 def gathers_rows(x: Tensor, w13: Tensor) -> bool:
     """Whether the up projection reads x's rows through the routes' source
-    list (gg's a_rows) instead of a gathered copy: BF16 or FP8 (w13 e4m3)
-    inference launched directly (torch's dispatch sees the gathered copy's
-    ops) where it pays (gather_pays); on CPU tensors the reference backend
-    runs the same kernels."""
-    types = (torch.bfloat16, torch.float8_e4m3fn)
-    return (x.dtype in types and w13.dtype in types
+    list (gg's a_rows) instead of a gathered copy: BF16 inference launched
+    directly (torch's dispatch sees the gathered copy's ops) where it pays
+    (gather_pays); on CPU tensors the reference backend runs the same
+    kernels. Not FP8: the tokens quantised once and read through the list
+    (a_rows with the sorted rows' scales) measured 0.94x / 0.97x / 1.01x
+    the gathered quantised copy on the Qwen3-like layer at T = 1,024 /
+    4,096 / 16,384 (H200, docs/performance-history.md, fifteenth session,
+    call 2): its cp.async copies cost a GEMM twice as fast per K block
+    more than the copy's pass saves."""
+    return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
             and gather_pays(w13.shape[1], w13.shape[2])
             and not torch_ops.wants_op((x, w13), grad=True))
 
@@ -169,28 +173,6 @@ def gathered_up(x: Tensor, source: Tensor, w13: Tensor, offsets: Tensor,
     list (gathers_rows)."""
     h = x.new_empty(source.shape[0], w13.shape[1])
     moe_up_gathered(x, source, w13, offsets, h, EXPECTED_M=expected_m, validate=False)
-    return h
-
-
-@jit
-def moe_up_gathered_fp8(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights, offsets: gl.Offsets,
-                        x_scale: gl.Scale, w13_scale: gl.Scale, h: gl.Out,
-                        EXPECTED_M: gl.constexpr = None):
-    # x_scale: the sorted rows' 1x128 scales, M-major (gathered with the list).
-    gl.store(h, gl.grouped_dot(x, w13, offsets, a_rows=source, a_scale=x_scale,
-                               b_scale=w13_scale, a_scale_kind="block_mn",
-                               b_scale_kind="block", expected_m=EXPECTED_M))
-
-
-def gathered_up_fp8(x: Tensor, source: Tensor, x_scale_mn: Tensor, w13: Tensor,
-                    w13_scale: Tensor, offsets: Tensor, expected_m: Optional[int]) -> Tensor:
-    """The FP8 up projection reading its tokens x [T, H] e4m3 through the
-    list (gathers_rows): h[p] = (x[source[p]] @ w13[g]^T) scaled, with
-    x_scale_mn the sorted rows' scales [H/128, align4(M)] (quant.mn_major
-    of the tokens' scales by `source`) and w13_scale w13's 128x128 blocks."""
-    h = torch.empty(source.shape[0], w13.shape[1], dtype=torch.bfloat16, device=x.device)
-    moe_up_gathered_fp8(x, source, w13, offsets, x_scale_mn, w13_scale, h,
-                        EXPECTED_M=expected_m, validate=False)
     return h
 
 

@@ -31,8 +31,7 @@ from .. import compiler as ggc_compiler
 from .. import ops
 from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
-from .kernels import (gated_up, gathered_up, gathered_up_fp8, gathers_rows, output_dtype,
-                      routed_down)
+from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
 from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
                       sort_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -158,17 +157,9 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                                                              topk_ids, expert_map)
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
-    gathered = not grad and gathers_rows(x, weights.w13)
     quantized = (quant_kernel.rows_mn(x, rows=source)
-                 if problem.fp8 and not gathered and x_scale is None and quant_kernel.usable(x)
-                 else None)
-    if problem.fp8 and gathered:
-        # The tokens quantised once each; the up projection reads their rows
-        # through `source` (gg's a_rows) and the scales gathered to match.
-        tokens, scale = _quantized_tokens(x, x_scale)
-        y = sorted_experts(tokens, mn_major(scale, source), offsets, route, weights, activation,
-                           hint, grad, problem.mapped, source=source.to(torch.int32))
-    elif quantized is not None:
+                 if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
+    if quantized is not None:
         # The sorted rows quantised as they are gathered: one kernel.
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
                            problem.mapped)
@@ -178,7 +169,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
                            weights, activation, hint, grad, problem.mapped)
-    elif gathered:
+    elif not grad and gathers_rows(x, weights.w13):
         # The up projection reads each sorted row's token through `source`
         # (gg's a_rows): no gathered copy of x is written.
         y = sorted_experts(x, None, offsets, route, weights, activation, hint, grad,
@@ -194,19 +185,6 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         return _CombineRows.apply(y, source, position, top_k)
     combined = combine_kernel.combine(y, position, top_k)
     return _sum_routes(y, position, top_k) if combined is None else combined
-
-
-def _quantized_tokens(x: torch.Tensor, x_scale: Optional[torch.Tensor]):
-    """(e4m3 [T, H], its 1x128 scales [T, H/128], possibly a strided view):
-    x as given with x_scale, else quantised by ggc's kernel where it takes
-    x, else by torch."""
-    if x_scale is not None:
-        return x, x_scale
-    if quant_kernel.usable(x):
-        quantized = quant_kernel.rows_mn(x)
-        if quantized is not None:
-            return quantized[0], as_row_view(quantized[1], x.shape[0])
-    return quantize_rows(x, "x")
 
 
 def expected_rows(routes, experts: int) -> Optional[int]:
@@ -269,8 +247,7 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
         act = _activated_up(rows, offsets, weights, activation, hint, grad, expert, source)
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:
-        act, act_mn = _fp8_up(rows, rows_scale, offsets, weights, activation, hint, expert,
-                              source)
+        act, act_mn = _fp8_up(rows, rows_scale, offsets, weights, activation, hint, expert)
         y = routed_down(act, w2, offsets, route, act_mn, w2_scale, hint, mapped)
     if w2_bias is not None:
         # route * (a @ w2^T + b2): the bias weighted like the product.
@@ -299,20 +276,14 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
     return activate(h, activation) if grad else _activated(h, activation, fused=True)
 
 
-def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert,
-            source=None):
+def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
     SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
-    where it takes the GEMM's output. `source`: `rows` are the tokens, read
-    through the list (rows_scale is the sorted rows')."""
-    if source is not None:
-        h = gathered_up_fp8(rows, source, rows_scale, weights.w13, weights.w13_scale, offsets,
-                            hint)
-    else:
-        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
-                             a_scale=as_row_view(rows_scale, rows.shape[0]),
-                             b_scale=weights.w13_scale, expected_m=hint, validate=False)
+    where it takes the GEMM's output."""
+    h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
+                         a_scale=as_row_view(rows_scale, rows.shape[0]),
+                         b_scale=weights.w13_scale, expected_m=hint, validate=False)
     h = _biased(h, weights, expert)
     if activation == "swiglu" and quant_kernel.usable(h, gated=True):
         quantized = quant_kernel.rows_mn(h, gated=True)

@@ -27,8 +27,8 @@ current target, SM count and shared memory (ggc.set_target, ...; on a
 GPU the device's). It also compiles, into this process's memory, the
 permutation's kernels (ggc.moe.routes: gg.sort_routes, int32 ids, one GPU),
 the combine's (ggc.moe.combine_kernel: gg.combine_routes) and the FP8
-layer's quantisation kernels (ggc.moe.quant_kernel: gg.quantize_rows, the
-tokens or x's gathered rows, and SwiGLU's output), which a forward
+layer's quantisation kernels (ggc.moe.quant_kernel: gg.quantize_rows, x's
+gathered rows and SwiGLU's output), which a forward
 otherwise compiles at its first call (tens of ms each). Training's
 kernels (the backward, a forward that needs gradients) are not compiled,
 nor ggc.moe's hand-written SwiGLU PTX kernel, which the driver loads at
@@ -149,11 +149,8 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if not (shape.fp8 and target_has_fp8):
             continue
         if shape.hidden % BLOCK == 0:
-            # The tokens once each where the up projection gathers them, else
-            # the sorted rows as they are gathered.
-            gathered = not _gathers(shape)
-            found[f"quantize_rows{' gathered' if gathered else ''} k{shape.hidden}"] = (
-                functools.partial(quant_kernel.kernel, shape.hidden, gathered, False))
+            found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
+                quant_kernel.kernel, shape.hidden, True, False)
         if shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
             found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
                 quant_kernel.kernel, shape.intermediate, False, True)
@@ -254,9 +251,8 @@ def layer_kernels(shape: LayerShape, max_tokens: int) -> List[KernelCall]:
     calls = []
     for hint in expected_m_hints(shape, max_tokens):
         calls += [_up(shape, hint), _down(shape, hint)]
-    if shape.fp8 and first <= 1 and not _gathers(shape):
-        # One row's scales are not an M-major view (ops._physical_block_scale);
-        # the gathered kernel takes them M-major always.
+    if shape.fp8 and first <= 1:
+        # One row's scales are not an M-major view (ops._physical_block_scale).
         calls.append(_up(shape, expected_rows(1, shape.experts), a_kind="block"))
     return calls
 
@@ -336,12 +332,6 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
                           (("EXPECTED_M", hint),))
     blocks = -(-h // BLOCK)
     a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
-    if _gathers(shape):
-        return KernelCall(kernels.moe_up_gathered_fp8,
-                          (((None, h), "f8e4m3fn"), ((None,), "i32"), ((e, n, h), "f8e4m3fn"),
-                           groups, ((blocks, None), "f32"),
-                           ((e, -(-n // BLOCK), blocks), "f32"), ((None, n), "bf16")),
-                          (("EXPECTED_M", hint),))
     return KernelCall(ops._kernel_for("contiguous", "nk", True),
                       (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
                        (a_scale, "f32"), ((e, -(-n // BLOCK), blocks), "f32"),
@@ -362,7 +352,7 @@ def _gathers(shape: LayerShape) -> bool:
     routes' source list (kernels.gathers_rows): one GPU's layer, where it
     pays; an expert-parallel rank's experts get their rows sorted already."""
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
-    return shape.ranks is None and kernels.gather_pays(n, shape.hidden)
+    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n, shape.hidden)
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

@@ -128,6 +128,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                      pm.addPass(createLowerQuantizeRows());
                      pm.addPass(createLowerCombineRoutes());
                      pm.addPass(createLowerSwigluRows());
+                     pm.addPass(createLowerCopyRows());
                      pm.addPass(createLowerToNVVM());
                    });
 }
@@ -541,7 +542,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                        ->walk([](Operation *op) {
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
                                     gg::QuantizeRowsOp, gg::CombineRoutesOp,
-                                    gg::SwigluRowsOp>(op)
+                                    gg::SwigluRowsOp, gg::CopyRowsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -550,7 +551,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "error: '" << sourceName
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
-            "gg.combine_routes, gg.swiglu_rows): no kernel to compile\n";
+            "gg.combine_routes, gg.swiglu_rows, gg.copy_rows): no kernel to "
+            "compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

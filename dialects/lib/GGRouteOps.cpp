@@ -244,3 +244,52 @@ LogicalResult SwigluRowsOp::verify() {
     return emitOpError() << "input has " << inRows << " rows where out has " << m;
   return success();
 }
+
+LogicalResult CopyRowsOp::verify() {
+  int64_t threads = getThreads(), unit = getUnitBytes();
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                         << threads;
+  if (unit != 1 && unit != 2 && unit != 4 && unit != 8 && unit != 16)
+    return emitOpError() << "unit_bytes must be 1, 2, 4, 8 or 16, got " << unit;
+  auto input = cast<MemRefType>(getInput().getType());
+  auto out = cast<MemRefType>(getOut().getType());
+  for (auto [name, type] : {std::pair<StringRef, MemRefType>{"input", input},
+                            std::pair<StringRef, MemRefType>{"out", out}})
+    if (type.getRank() != 2 || !type.getLayout().isIdentity())
+      return emitOpError() << name << " must be a 2-D memref with the identity "
+                           << "layout, got " << type;
+  if (input.getElementType() != out.getElementType())
+    return emitOpError() << "input and out must hold the same type, got "
+                         << input.getElementType() << " and "
+                         << out.getElementType();
+  int64_t width = out.getDimSize(1);
+  if (!known(width) || input.getDimSize(1) != width)
+    return emitOpError() << "input and out must have the same static columns, got "
+                         << input << " and " << out;
+  int64_t bits = input.getElementTypeBitWidth();
+  if (bits % 8 != 0 || (width * bits / 8) % unit != 0)
+    return emitOpError() << "unit_bytes " << unit << " must divide a row's "
+                         << width * bits / 8 << " bytes";
+  Type i32 = IntegerType::get(getContext(), 32);
+  int64_t listRows = ShapedType::kDynamic;
+  for (auto [name, list] : {std::pair<StringRef, Value>{"input_rows", getInputRows()},
+                            std::pair<StringRef, Value>{"out_rows", getOutRows()}}) {
+    if (!list)
+      continue;
+    FailureOr<MemRefType> type = shaped(*this, list, name, 1, i32, "i32");
+    if (failed(type))
+      return failure();
+    int64_t n = type->getDimSize(0);
+    if (known(n) && known(listRows) && n != listRows)
+      return emitOpError() << "input_rows and out_rows must list as many rows, got "
+                           << listRows << " and " << n;
+    if (known(n))
+      listRows = n;
+  }
+  if (!getInputRows() && !getOutRows() && known(input.getDimSize(0)) &&
+      known(out.getDimSize(0)) && out.getDimSize(0) < input.getDimSize(0))
+    return emitOpError() << "out's " << out.getDimSize(0)
+                         << " rows cannot hold input's " << input.getDimSize(0);
+  return success();
+}

@@ -324,17 +324,54 @@ TEST(GgcKernels, BiasesJoinTheAccumulatorBeforeRounding) {
             std::string::npos);
 }
 
-// The PTX of the small kernels, through ptxas when the toolkit is here.
-TEST(Kernels, PtxAssembles) {
-  const char *ptxas = "/usr/local/cuda/bin/ptxas";
-  if (!std::ifstream(ptxas))
-    GTEST_SKIP() << "no ptxas at " << ptxas;
-  for (const std::string *module : {&kernels::copyModule(), &kernels::fp8Module()}) {
-    std::string path = ::testing::TempDir() + "ggc_executor_kernels.ptx";
-    std::ofstream(path) << *module;
-    std::string command = std::string(ptxas) + " -arch=sm_90a " + path + " -o /dev/null";
-    EXPECT_EQ(std::system(command.c_str()), 0) << *module;
+/// The PTX of gg IR `ir` for `arch` ("" with a failure).
+static std::string ptxOf(const std::string &ir, const char *arch) {
+  ggc_options options{};
+  options.emit = "ptx";
+  options.arch = arch;
+  ggc_result *r = ggc_compile(ir.data(), ir.size(), "test", &options);
+  std::string text;
+  if (ggc_result_ok(r)) {
+    size_t length = 0;
+    const char *stage =
+        ggc_result_stage_text(r, ggc_result_num_stages(r) - 1, &length);
+    text.assign(stage, length);
+  } else {
+    ADD_FAILURE() << arch << ":\n" << ggc_result_diagnostics(r) << ir;
   }
+  ggc_result_destroy(r);
+  return text;
+}
+
+// The small kernels are ggc's own, compiled from gg ops for the device's
+// target: the row copy everywhere (a gather, a scatter, narrow units for
+// unaligned rows), the quantisation where e4m3 conversion is.
+TEST(Kernels, SourcesCompileForTheirTargets) {
+  struct Copy {
+    int64_t rowBytes;
+    int unit;
+    bool gather, scatter;
+  };
+  for (const char *arch : {"sm_80", "sm_89", "sm_90a"})
+    for (Copy c : {Copy{4096, 16, true, false}, Copy{6, 2, false, true},
+                   Copy{12, 4, true, true}, Copy{3, 1, false, false}}) {
+      std::string name;
+      std::string ir = kernels::copySource(c.rowBytes, c.unit, c.gather, c.scatter, name);
+      EXPECT_NE(ir.find("gg.copy_rows"), std::string::npos) << ir;
+      std::string ptx = ptxOf(ir, arch);
+      EXPECT_NE(ptx.find(".entry " + name + "_copy("), std::string::npos) << ptx;
+    }
+  for (const char *arch : {"sm_89", "sm_90a"}) {
+    std::string name;
+    std::string ir = kernels::quantizeSource(2048, name);
+    EXPECT_NE(ir.find("steps = 4 : i64"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("scales(%s : memref<16x?xf32>)"), std::string::npos) << ir;
+    std::string ptx = ptxOf(ir, arch);
+    EXPECT_NE(ptx.find(".entry " + name + "_quantize("), std::string::npos) << ptx;
+    EXPECT_NE(ptx.find("cvt.rn.satfinite.e4m3x2.f32"), std::string::npos);
+  }
+  EXPECT_EQ(kernels::scalesLd(5), 8);
+  EXPECT_EQ(kernels::scalesLd(8), 8);
 }
 
 TEST(Executor, WithoutADeviceCreationSaysWhy) {

@@ -370,3 +370,24 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect",
                            "::mlir::ggk::GGKDialect"];
 }
+
+def LowerCopyRows : Pass<"gg-lower-copy-rows", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.copy_rows";
+  let description = [{
+    Takes: a module whose functions each hold at most one `gg.copy_rows`
+    and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func @f_copy`
+    (LLVM, scf/arith); the function is removed. Its parameters: input,
+    [input_rows,] out, [out_rows] as `!llvm.ptr<1>`, then R (the rows to
+    copy), input's rows and out's rows as i64.
+
+    Each thread moves one `unit_bytes` piece of one row at a time (a
+    grid-stride loop over R x the row's pieces): it reads the row's
+    indices from the lists, and where both lie inside their matrices
+    loads the piece and stores it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::ggk::GGKDialect"];
+}

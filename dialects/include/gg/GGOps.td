@@ -339,6 +339,44 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
   let hasVerifier = 1;
 }
 
+def GG_CopyRowsOp : GG_Op<"copy_rows", [AttrSizedOperandSegments]> {
+  let summary = "rows copied through optional row-index lists: a gather, a scatter, or both";
+  let description = [{
+    For each `r < R`: `out[out_rows[r]] = input[input_rows[r]]` (a missing
+    list is the identity), whole rows. `R` is the lists' length (both the
+    same), or with no list `input`'s rows. A row whose index lies outside
+    its matrix (negative, or not below its rows) is skipped: nothing is
+    read or written for it. The executor gathers its tokens into expert
+    order, scatters the experts' rows back and broadcasts each row's
+    expert bias with it.
+
+    `input` and `out` are 2-D with the same element type and the same
+    static row width (rows may be dynamic); the lists are `[R]` i32. Each
+    thread moves `unit_bytes` (1, 2, 4, 8 or 16, dividing a row's bytes)
+    at a time: the caller picks the widest unit that its buffers' start
+    addresses are aligned to. `gg-lower-copy-rows` makes one kernel
+    `<func>_copy(input, [input_rows,] out, [out_rows,] R, input rows, out
+    rows)` of `threads` threads a CTA (a grid-stride loop over R x the
+    row's units).
+
+    Example:
+    ```mlir
+    gg.copy_rows input(%x : memref<?x2048xbf16>) input_rows(%i : memref<?xi32>)
+        out(%y : memref<?x2048xbf16>) {unit_bytes = 16 : i64, threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$input_rows,
+                       AnyMemRef:$out, Optional<AnyMemRef>:$out_rows,
+                       I64Attr:$unit_bytes, I64Attr:$threads);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)`
+    (`input_rows` `(` $input_rows^ `:` type($input_rows) `)`)?
+    `out` `(` $out `:` type($out) `)`
+    (`out_rows` `(` $out_rows^ `:` type($out_rows) `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def GG_SwigluRowsOp : GG_Op<"swiglu_rows"> {
   let summary = "SwiGLU over each row's column halves: a MoE layer's activation as a kernel of its own";
   let description = [{

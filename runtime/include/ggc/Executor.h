@@ -130,7 +130,7 @@ struct GroupedInput {
   uint64_t stream = 0;
   DeviceBuffer rows;       ///< [rows, hidden] of inputType(precision)
   DeviceBuffer rowsFp8;    ///< FP8 only: [rows, hidden] e4m3
-  DeviceBuffer rowScales;  ///< FP8 only: [rows, hidden/128] f32
+  DeviceBuffer rowScales;  ///< FP8 only: [hidden/128, align4(rows)] f32, M-major
   DeviceBuffer indices;    ///< i32: tokenOfRow, assignmentOfRow, expertOfRow, offsets
   int64_t numRows() const { return static_cast<int64_t>(mapping.tokenOfRow.size()); }
   uint64_t offsetsAddress() const; ///< the device copy of expertOffsets

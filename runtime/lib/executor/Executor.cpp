@@ -138,13 +138,15 @@ GroupedInput GroupedGemmExecutor::prepareInput(uint64_t tokens, int64_t numToken
   int64_t rows = in.numRows();
   int64_t rowBytes = hidden * dtypeBytes(inputType(config_.precision));
   in.rows = DeviceBuffer(device, rows * rowBytes, stream);
-  kernels::copyRows(device, stream, in.rows.address(), tokens, 0,
+  ggckernels::CompileTarget target = ggckernels::targetOf(caps_);
+  kernels::copyRows(target, device, stream, in.rows.address(), rows, tokens, numTokens, 0,
                     in.indices.address(), rows, rowBytes);
   if (config_.precision == Precision::FP8) {
     in.rowsFp8 = DeviceBuffer(device, rows * hidden, stream);
-    in.rowScales = DeviceBuffer(device, rows * (hidden / 128) * sizeof(float), stream);
-    kernels::quantizeRows(device, stream, in.rowsFp8.address(), in.rowScales.address(),
-                          in.rows.address(), rows, hidden);
+    int64_t ld = kernels::scalesLd(rows);
+    in.rowScales = DeviceBuffer(device, (hidden / 128) * ld * sizeof(float), stream);
+    kernels::quantizeRows(target, device, stream, in.rowsFp8.address(),
+                          in.rowScales.address(), ld, in.rows.address(), rows, hidden);
   }
   return in;
 }
@@ -202,7 +204,8 @@ void GroupedGemmExecutor::scatterOutput(uint64_t expertOutputs, int64_t width,
   if (input.numRows() > 0 && (expertOutputs == 0 || out == 0))
     bad(std::string(expertOutputs == 0 ? "expert_outputs" : "out") +
         " is a null pointer");
-  kernels::copyRows(config_.device, input.stream, out, expertOutputs,
+  kernels::copyRows(ggckernels::targetOf(caps_), config_.device, input.stream, out,
+                    input.numTokens * input.topK, expertOutputs, input.numRows(),
                     input.indices.address() + sizeof(int32_t) * input.numRows(), 0,
                     input.numRows(), width * dtypeBytes(dtype));
 }

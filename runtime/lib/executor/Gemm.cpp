@@ -118,27 +118,29 @@ uint64_t expertOfRowAddress(const GroupedInput &in) {
 
 /// out[r, :] = bias[expert of r, :], for cuBLAS to accumulate onto (beta 1).
 /// Returns beta.
-float preloadBiases(int device, const GroupedInput &in, const GroupedExpertWeights &w,
-                    uint64_t out) {
+float preloadBiases(const ggckernels::CompileTarget &target, int device,
+                    const GroupedInput &in, const GroupedExpertWeights &w, uint64_t out) {
   if (!w.hasBiases())
     return 0.0f;
   if (w.dtype != outputType(in.precision))
     throw Error(std::string("ggc executor: cuBLAS adds biases of the output type "
                             "only, but they are ") + name(w.dtype) + " and the output " +
                 name(outputType(in.precision)));
-  kernels::copyRows(device, in.stream, out, w.biases.address(), 0, expertOfRowAddress(in),
-                    in.numRows(), w.expertDim * dtypeBytes(w.dtype));
+  kernels::copyRows(target, device, in.stream, out, in.numRows(), w.biases.address(),
+                    w.numExperts, 0, expertOfRowAddress(in), in.numRows(),
+                    w.expertDim * dtypeBytes(w.dtype));
   return 1.0f;
 }
 
-void runCublas(State &state, const ExecutorConfig &config, bool grouped,
+void runCublas(State &state, const ExecutorConfig &config,
+               const ggckernels::CompileTarget &target, bool grouped,
                const GroupedInput &in, const GroupedExpertWeights &w, uint64_t out) {
   std::vector<Problem> list = problems(in, w, out);
   const cublas::Library &lib = *state.cublas;
   cublas::DataType ab = cublasType(w.dtype), c = cublasType(outputType(in.precision));
   cublas::ComputeType compute = computeType(config);
   int n = static_cast<int>(w.expertDim), k = static_cast<int>(w.hiddenDim);
-  float one = 1.0f, beta = preloadBiases(config.device, in, w, out);
+  float one = 1.0f, beta = preloadBiases(target, config.device, in, w, out);
   Lease lease(state, in.stream);
   cublas::Handle h = lease.slot().handle;
   if (!grouped) {
@@ -193,13 +195,12 @@ void GroupedGemmExecutor::run(Algorithm algorithm, const GroupedInput &in,
     o.biases = w.biases.address();
     o.out = out;
     o.numRows = in.numRows();
-    ggckernels::CompileTarget target{caps_.multiprocessors,
-                                     caps_.sharedMemoryPerBlock,
-                                     caps_.ggcTarget()};
+    ggckernels::CompileTarget target = ggckernels::targetOf(caps_);
     ggckernels::launch(config_.precision, w.numExperts, w.expertDim,
                        w.hiddenDim, target, config_.device, o, in.stream);
   } else {
-    runCublas(*state_, config_, algorithm == Algorithm::CublasGrouped, in, w, out);
+    runCublas(*state_, config_, ggckernels::targetOf(caps_),
+              algorithm == Algorithm::CublasGrouped, in, w, out);
   }
 }
 

@@ -65,13 +65,20 @@ bool compileTo(const std::string &ir, const char *emit,
 
 // Without ptxas the kernel goes to the driver as PTX, as the Python layer
 // does (runtime.compile_for_launch).
-Compiled compile(const std::string &ir, const CompileTarget &target) {
-  std::string image, info, diagnostics;
+std::string compileWithInfo(const std::string &ir, const CompileTarget &target,
+                            std::string &info) {
+  std::string image, diagnostics;
   if (!compileTo(ir, "cubin", target, image, info, diagnostics) &&
       (diagnostics.find("needs ptxas") == std::string::npos ||
        !compileTo(ir, "ptx", target, image, info, diagnostics)))
-    throw Error("ggc executor: compiling the grouped kernel failed:\n" +
-                diagnostics + "\nfor:\n" + ir);
+    throw Error("ggc executor: compiling a kernel failed:\n" + diagnostics +
+                "\nfor:\n" + ir);
+  return image;
+}
+
+Compiled compile(const std::string &ir, const CompileTarget &target) {
+  std::string info;
+  std::string image = compileWithInfo(ir, target, info);
   Compiled c;
   json::Value all = json::parse(info);
   if (all.kind != json::Value::Kind::Array || all.array.size() != 1)
@@ -143,6 +150,15 @@ std::string biasEpilogue(const std::string &biasType) {
 
 } // namespace
 
+CompileTarget targetOf(const DeviceCapabilities &caps) {
+  return {caps.multiprocessors, caps.sharedMemoryPerBlock, caps.ggcTarget()};
+}
+
+std::string compileImage(const std::string &ir, const CompileTarget &target) {
+  std::string info;
+  return compileWithInfo(ir, target, info);
+}
+
 std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
                    bool biases) {
   bool fp8 = precision == Precision::FP8;
@@ -153,7 +169,9 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
   std::string bType = "memref<" + G + "x" + N + "x" + K + "x" + a + ">";
   std::string oType = "memref<" + std::to_string(g + 1) + "xi32>";
   std::string yType = "memref<?x" + N + "x" + out + ">";
-  std::string asType = "memref<?x" + std::to_string(ceilDiv(k, 128)) + "xf32>";
+  // The tokens' scales M-major, as gg.quantize_rows writes them
+  // (kernels::quantizeRows): [ceil(K/128), align4(M)].
+  std::string asType = "memref<" + std::to_string(ceilDiv(k, 128)) + "x?xf32>";
   std::string bsType = "memref<" + G + "x" + std::to_string(ceilDiv(n, 128)) + "x" +
                        std::to_string(ceilDiv(k, 128)) + "xf32>";
   // The biases come in the weights' type (bf16 for FP8's bf16 weights).
@@ -172,7 +190,7 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
   ir += "  gg.grouped_matmul contiguous a(%a : " + aType + ") b(%b : " + bType +
         ")\n      groups(%offs : " + oType + ")";
   if (fp8)
-    ir += "\n      a_scale(%as : " + asType + ", <block 1x128>) b_scale(%bs : " +
+    ir += "\n      a_scale(%as : " + asType + ", <block 1x128, mn_major>) b_scale(%bs : " +
           bsType + ", <block 128x128>)";
   ir += " out(%y : " + yType + ")";
   if (biases)
@@ -199,7 +217,7 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k,
   std::vector<Tensor> args;
   args.push_back({o.rows, {m, k}});
   if (precision == Precision::FP8)
-    args.push_back({o.rowScales, {m, ceilDiv(k, 128)}});
+    args.push_back({o.rowScales, {ceilDiv(k, 128), (m + 3) / 4 * 4}});
   args.push_back({o.weights, {g, n, k}});
   if (precision == Precision::FP8)
     args.push_back({o.weightScales, {g, ceilDiv(n, 128), ceilDiv(k, 128)}});

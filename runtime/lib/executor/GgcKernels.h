@@ -30,6 +30,13 @@ struct CompileTarget {
   const char *arch = nullptr;
 };
 
+/// `caps`' SMs, shared memory and ggc target (null arch: none).
+CompileTarget targetOf(const DeviceCapabilities &caps);
+
+/// The image the runtime loads (a cubin, or PTX where ptxas is missing) of
+/// gg IR `ir` compiled for `target`; throws Error with the diagnostics.
+std::string compileImage(const std::string &ir, const CompileTarget &target);
+
 /// Compiles on first use (once per precision, shape, with or without
 /// biases and target, shared by threads; a failure is kept and rethrown)
 /// and launches on `stream`.

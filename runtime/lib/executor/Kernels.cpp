@@ -1,6 +1,7 @@
-//===- Kernels.cpp - the executor's small kernels (PTX) ---------------------===//
+//===- Kernels.cpp - the executor's small kernels, compiled by ggc ---------===//
 #include "Kernels.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -10,165 +11,35 @@ namespace ggc::executor::kernels {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kCtasPerSM = 8; // enough to fill an SM; the loops do the rest
 
-std::string replaceAll(std::string text, const std::string &from,
-                       const std::string &to) {
-  for (size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
+/// A warp's steps of a row loaded together (gg.quantize_rows' `steps`):
+/// the most, up to 4, that divide the row's steps of two 128-column
+/// blocks, as ggc.moe.quant_kernel.steps_for (measured there).
+int64_t quantizeSteps(int64_t k) {
+  int64_t rowSteps = (k + 255) / 256;
+  for (int64_t steps = 4; steps > 1; --steps)
+    if (rowSteps % steps == 0)
+      return steps;
+  return 1;
 }
 
-// One CTA per row; its threads stride over the row in units of UNIT bytes.
-// A null index array means the identity.
-const char *kCopyTemplate = R"(
-.visible .entry ggc_copy_rows_UNIT(.param .u64 dst, .param .u64 src,
-    .param .u64 dst_index, .param .u64 src_index, .param .u64 units)
-{
-  .reg .pred %p<4>;
-  .reg .b16 %h<2>;
-  .reg .b32 %r<8>;
-  .reg .b64 %rd<16>;
-  ld.param.u64 %rd1, [dst];
-  ld.param.u64 %rd2, [src];
-  ld.param.u64 %rd3, [dst_index];
-  ld.param.u64 %rd4, [src_index];
-  ld.param.u64 %rd5, [units];
-  mov.u32 %r1, %ctaid.x;
-  cvt.u64.u32 %rd6, %r1;
-  mov.u64 %rd7, %rd6;
-  setp.eq.u64 %p1, %rd3, 0;
-  @%p1 bra SOURCE;
-  mad.wide.u32 %rd8, %r1, 4, %rd3;
-  ld.global.s32 %r2, [%rd8];
-  cvt.s64.s32 %rd6, %r2;
-SOURCE:
-  setp.eq.u64 %p2, %rd4, 0;
-  @%p2 bra ROWS;
-  mad.wide.u32 %rd8, %r1, 4, %rd4;
-  ld.global.s32 %r2, [%rd8];
-  cvt.s64.s32 %rd7, %r2;
-ROWS:
-  mul.lo.u64 %rd9, %rd6, %rd5;
-  mad.lo.u64 %rd9, %rd9, UNIT, %rd1;
-  mul.lo.u64 %rd10, %rd7, %rd5;
-  mad.lo.u64 %rd10, %rd10, UNIT, %rd2;
-  mov.u32 %r3, %tid.x;
-  cvt.u64.u32 %rd11, %r3;
-LOOP:
-  setp.ge.u64 %p3, %rd11, %rd5;
-  @%p3 bra DONE;
-  mad.lo.u64 %rd13, %rd11, UNIT, %rd10;
-  mad.lo.u64 %rd14, %rd11, UNIT, %rd9;
-  MOVE
-  add.u64 %rd11, %rd11, THREADS;
-  bra LOOP;
-DONE:
-  ret;
-}
-)";
-
-const char *kHeader = ".version 8.0\n.target TARGET\n.address_size 64\n";
-
-std::string copyEntry(int unit, const std::string &move) {
-  std::string text = replaceAll(kCopyTemplate, "UNIT", std::to_string(unit));
-  return replaceAll(text, "MOVE", move);
-}
-
-// One warp per (row, 128-column block); a lane holds 4 columns. The scale
-// is amax / 448 (1 for an all-zero block), as packing::quantizeBlocks does.
-const char *kQuantize = R"(
-.visible .entry ggc_quantize_rows_1x128(.param .u64 fp8, .param .u64 scales,
-    .param .u64 src, .param .u64 blocks)
-{
-  .reg .pred %p<4>;
-  .reg .b16 %h<4>;
-  .reg .b32 %r<16>;
-  .reg .f32 %f<24>;
-  .reg .b64 %rd<16>;
-  ld.param.u64 %rd1, [fp8];
-  ld.param.u64 %rd2, [scales];
-  ld.param.u64 %rd3, [src];
-  ld.param.u64 %rd4, [blocks];
-  mov.u32 %r1, %ctaid.x;
-  cvt.u64.u32 %rd5, %r1;
-  mov.u32 %r2, %tid.x;
-  and.b32 %r3, %r2, 31;
-  shr.u32 %r4, %r2, 5;
-  cvt.u64.u32 %rd6, %r4;
-  mul.lo.u64 %rd7, %rd5, %rd4;
-LOOP:
-  setp.ge.u64 %p1, %rd6, %rd4;
-  @%p1 bra DONE;
-  add.u64 %rd8, %rd7, %rd6;
-  shl.b64 %rd9, %rd8, 7;
-  mul.wide.u32 %rd10, %r3, 4;
-  add.u64 %rd9, %rd9, %rd10;
-  mad.lo.u64 %rd11, %rd9, 2, %rd3;
-  ld.global.v2.u32 {%r5, %r6}, [%rd11];
-  shl.b32 %r7, %r5, 16;
-  and.b32 %r8, %r5, -65536;
-  shl.b32 %r9, %r6, 16;
-  and.b32 %r10, %r6, -65536;
-  mov.b32 %f1, %r7;
-  mov.b32 %f2, %r8;
-  mov.b32 %f3, %r9;
-  mov.b32 %f4, %r10;
-  abs.f32 %f5, %f1;
-  abs.f32 %f6, %f2;
-  max.f32 %f5, %f5, %f6;
-  abs.f32 %f6, %f3;
-  max.f32 %f5, %f5, %f6;
-  abs.f32 %f6, %f4;
-  max.f32 %f5, %f5, %f6;
-  shfl.sync.bfly.b32 %f6, %f5, 16, 31, -1;
-  max.f32 %f5, %f5, %f6;
-  shfl.sync.bfly.b32 %f6, %f5, 8, 31, -1;
-  max.f32 %f5, %f5, %f6;
-  shfl.sync.bfly.b32 %f6, %f5, 4, 31, -1;
-  max.f32 %f5, %f5, %f6;
-  shfl.sync.bfly.b32 %f6, %f5, 2, 31, -1;
-  max.f32 %f5, %f5, %f6;
-  shfl.sync.bfly.b32 %f6, %f5, 1, 31, -1;
-  max.f32 %f5, %f5, %f6;
-  div.rn.f32 %f7, %f5, 0f43E00000;
-  setp.gt.f32 %p2, %f5, 0f00000000;
-  selp.f32 %f7, %f7, 0f3F800000, %p2;
-  div.rn.f32 %f8, %f1, %f7;
-  div.rn.f32 %f9, %f2, %f7;
-  div.rn.f32 %f10, %f3, %f7;
-  div.rn.f32 %f11, %f4, %f7;
-  cvt.rn.satfinite.e4m3x2.f32 %h1, %f9, %f8;
-  cvt.rn.satfinite.e4m3x2.f32 %h2, %f11, %f10;
-  mov.b32 %r11, {%h1, %h2};
-  add.u64 %rd12, %rd1, %rd9;
-  st.global.u32 [%rd12], %r11;
-  setp.ne.u32 %p3, %r3, 0;
-  @%p3 bra NEXT;
-  mad.lo.u64 %rd13, %rd8, 4, %rd2;
-  st.global.f32 [%rd13], %f7;
-NEXT:
-  add.u64 %rd6, %rd6, 4;
-  bra LOOP;
-DONE:
-  ret;
-}
-)";
-
-std::string withThreads(std::string text) {
-  return replaceAll(std::move(text), "THREADS", std::to_string(kThreads));
-}
-
-/// One runtime::Kernel per entry, made on first use and kept: the runtime
-/// loads its module once per context and is safe to launch from threads.
-runtime::Kernel &kernel(const std::string &module, const std::string &entry,
-                        int threads) {
+/// One runtime::Kernel per (target, source), compiled on first use and
+/// kept: the runtime loads its module once per context and is safe to
+/// launch from threads.
+runtime::Kernel &kernel(const std::string &ir, const std::string &entry,
+                        const ggckernels::CompileTarget &target) {
+  if (!target.arch)
+    throw Error("ggc executor: copying and quantising rows takes kernels ggc "
+                "compiles, for sm_80 or newer; this device has no ggc target");
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
   std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = kernels[entry];
+  auto &slot = kernels[std::string(target.arch) + "\n" + ir];
   if (!slot)
-    slot = std::make_unique<runtime::Kernel>(module, entry, 0, threads);
+    slot = std::make_unique<runtime::Kernel>(ggckernels::compileImage(ir, target),
+                                             entry, 0, kThreads);
   return *slot;
 }
 
@@ -179,57 +50,89 @@ runtime::KernelArg word(uint64_t value) {
   return arg;
 }
 
+int grid(const ggckernels::CompileTarget &target, int64_t threads) {
+  int64_t ctas = (threads + kThreads - 1) / kThreads;
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(ctas, int64_t(target.numSMs) * kCtasPerSM)));
+}
+
 } // namespace
 
-const std::string &copyModule() {
-  static const std::string text = [] {
-    std::string t = replaceAll(kHeader, "TARGET", "sm_80");
-    t += copyEntry(1, "ld.global.u8 %h1, [%rd13];\n  st.global.u8 [%rd14], %h1;");
-    t += copyEntry(2, "ld.global.u16 %h1, [%rd13];\n  st.global.u16 [%rd14], %h1;");
-    t += copyEntry(4, "ld.global.u32 %r4, [%rd13];\n  st.global.u32 [%rd14], %r4;");
-    t += copyEntry(16, "ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd13];\n"
-                       "  st.global.v4.u32 [%rd14], {%r4, %r5, %r6, %r7};");
-    return withThreads(t);
-  }();
-  return text;
+std::string copySource(int64_t rowBytes, int unit, bool sourceList,
+                       bool destinationList, std::string &name) {
+  name = "ggc_copy_w" + std::to_string(rowBytes) + "_u" + std::to_string(unit) +
+         (sourceList ? "_gather" : "") + (destinationList ? "_scatter" : "");
+  std::string rows = "memref<?x" + std::to_string(rowBytes) + "xi8>";
+  std::string ir = "func.func @" + name + "(%in: " + rows;
+  if (sourceList)
+    ir += ", %in_rows: memref<?xi32>";
+  ir += ", %out: " + rows;
+  if (destinationList)
+    ir += ", %out_rows: memref<?xi32>";
+  ir += ") {\n  gg.copy_rows input(%in : " + rows + ")";
+  if (sourceList)
+    ir += " input_rows(%in_rows : memref<?xi32>)";
+  ir += " out(%out : " + rows + ")";
+  if (destinationList)
+    ir += " out_rows(%out_rows : memref<?xi32>)";
+  return ir + " {unit_bytes = " + std::to_string(unit) +
+         " : i64, threads = " + std::to_string(kThreads) + " : i64}\n  return\n}\n";
 }
 
-const std::string &fp8Module() {
-  // The conversion to e4m3x2 takes sm_89 and, there, PTX 8.1.
-  static const std::string text =
-      replaceAll(replaceAll(kHeader, "TARGET", "sm_89"), "8.0", "8.1") +
-      std::string(kQuantize);
-  return text;
+std::string quantizeSource(int64_t k, std::string &name) {
+  int64_t steps = quantizeSteps(k);
+  name = "ggc_quantize_k" + std::to_string(k) + "_s" + std::to_string(steps);
+  std::string K = std::to_string(k);
+  std::string in = "memref<?x" + K + "xbf16>", out = "memref<?x" + K + "xf8E4M3FN>";
+  std::string scales = "memref<" + std::to_string(k / 128) + "x?xf32>";
+  return "func.func @" + name + "(%x: " + in + ", %q: " + out + ", %s: " + scales +
+         ") {\n  gg.quantize_rows input(%x : " + in + ") out(%q : " + out +
+         ") scales(%s : " + scales + ") {threads = " + std::to_string(kThreads) +
+         " : i64, steps = " + std::to_string(steps) + " : i64}\n  return\n}\n";
 }
 
-void copyRows(int device, uint64_t stream, uint64_t dst, uint64_t src,
-              uint64_t dstIndex, uint64_t srcIndex, int64_t rows,
-              int64_t rowBytes) {
+void copyRows(const ggckernels::CompileTarget &target, int device, uint64_t stream,
+              uint64_t dst, int64_t dstRows, uint64_t src, int64_t srcRows,
+              uint64_t dstIndex, uint64_t srcIndex, int64_t rows, int64_t rowBytes) {
   if (rows == 0 || rowBytes == 0)
     return;
   int unit = 1;
-  for (int candidate : {16, 4, 2})
+  for (int candidate : {16, 8, 4, 2})
     if (rowBytes % candidate == 0 && dst % candidate == 0 && src % candidate == 0) {
       unit = candidate;
       break;
     }
-  kernel(copyModule(), "ggc_copy_rows_" + std::to_string(unit), kThreads)
-      .launch(static_cast<int>(rows),
-              {word(dst), word(src), word(dstIndex), word(srcIndex),
-               word(static_cast<uint64_t>(rowBytes / unit))},
-              stream, device);
+  std::string name;
+  std::string ir = copySource(rowBytes, unit, srcIndex != 0, dstIndex != 0, name);
+  std::vector<runtime::KernelArg> args = {word(src)};
+  if (srcIndex)
+    args.push_back(word(srcIndex));
+  args.push_back(word(dst));
+  if (dstIndex)
+    args.push_back(word(dstIndex));
+  args.insert(args.end(), {word(uint64_t(rows)), word(uint64_t(srcRows)),
+                           word(uint64_t(dstRows))});
+  kernel(ir, name + "_copy", target)
+      .launch(grid(target, rows * (rowBytes / unit)), args, stream, device);
 }
 
-void quantizeRows(int device, uint64_t stream, uint64_t fp8, uint64_t scales,
-                  uint64_t src, int64_t rows, int64_t k) {
+void quantizeRows(const ggckernels::CompileTarget &target, int device, uint64_t stream,
+                  uint64_t fp8, uint64_t scales, int64_t scalesLd, uint64_t src,
+                  int64_t rows, int64_t k) {
   if (rows == 0)
     return;
   if (k % 128 != 0)
     throw Error("ggc executor: FP8 activations need a hidden size that is a "
                 "multiple of 128, got " + std::to_string(k));
-  kernel(fp8Module(), "ggc_quantize_rows_1x128", 128)
-      .launch(static_cast<int>(rows),
-              {word(fp8), word(scales), word(src), word(static_cast<uint64_t>(k / 128))},
+  std::string name;
+  std::string ir = quantizeSource(k, name);
+  // A warp takes `steps` steps of two 128-column blocks of a row at a time.
+  int64_t steps = quantizeSteps(k);
+  int64_t units = rows * ((k + 256 * steps - 1) / (256 * steps));
+  kernel(ir, name + "_quantize", target)
+      .launch(grid(target, units * 32), {word(src), word(fp8), word(scales),
+                                        word(uint64_t(rows)), word(uint64_t(rows)),
+                                        word(uint64_t(scalesLd))},
               stream, device);
 }
 

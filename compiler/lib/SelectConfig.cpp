@@ -186,6 +186,18 @@ constexpr int64_t kShortK = 1024;
 constexpr int64_t kDecodeGroupRows = 64;
 constexpr int64_t kWgmmaDecodeGroupRows = 16;
 
+/// On sm_90a, contiguous 16-bit groups expected to hold more rows than the
+/// decode tiles take but fewer than this take 64x256 tiles (one consumer
+/// warpgroup) where A's rows are gathered (a_rows: the producer copies
+/// half the rows a tile) or K is at most kShortK (a tile of few K blocks),
+/// instead of 128x128 tiles half of whose rows would be empty. Measured on
+/// the Qwen3-like layer's kernels at 32 and 64 rows an expert (H200,
+/// docs/performance-history.md, fifteenth session, calls 5 and 6): the
+/// gathered gated up projection 1.07-1.09x, the down projection (K = 768)
+/// 1.01-1.04x; with K = 4,096 or 7,168 and a gathered copy (Mixtral- and
+/// DeepSeek-V3-like) they were 0.93-1.00x, so those keep 128 rows.
+constexpr int64_t kHalfHeightGroupRows = 128;
+
 /// The stages that 128x256 mma.sync tiles need before they beat 128x128
 /// ones (three were not enough: docs/performance.md).
 constexpr int64_t kWideMmaSyncStages = 4;
@@ -251,6 +263,9 @@ struct TileRows {
   int64_t blockM = 128, splitN = 1;
   /// A contiguous op whose groups hold at most 64 rows (64x64 tiles).
   bool contiguousDecode = false;
+  /// 64-row tiles of 256 columns on one consumer warpgroup
+  /// (kHalfHeightGroupRows).
+  bool halfHeight = false;
   /// A group's rows: its expected_m, else a masked op's M_max, else unknown.
   std::optional<int64_t> groupRows;
 };
@@ -296,7 +311,13 @@ TileRows chooseRows(GroupedMatmulOp op) {
   rows.contiguousDecode = layout == GroupLayout::contiguous && groupRows &&
                           *groupRows <= decodeRows && !f8 &&
                           dims.n % 64 == 0;
-  if (rows.contiguousDecode || (decode && !f8)) {
+  bool wgmma = ggc::targetOf(op).mma == ggc::MmaKind::wgmma;
+  bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK;
+  rows.halfHeight = wgmma && layout == GroupLayout::contiguous && groupRows &&
+                    *groupRows > decodeRows &&
+                    *groupRows < kHalfHeightGroupRows && !f8 &&
+                    (op.getARows() || shortK);
+  if (rows.contiguousDecode || rows.halfHeight || (decode && !f8)) {
     rows.blockM = 64;
   } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0 &&
              !op.getColumnHalves()) {
@@ -328,7 +349,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   // A 128x256 f32 accumulator needs 256 registers per thread across two
   // consumer warpgroups; keep 256 only where the tile is full height or
   // split between two warpgroups.
-  if (blockN == 256 && blockM < 128 && splitN == 1)
+  if (blockN == 256 && blockM < 128 && splitN == 1 && !rows.halfHeight)
     blockN = 128;
   // Without setmaxnreg (before sm_90a) every thread of the CTA gets the
   // same registers: 168 of 65,536 for 384 threads leave a consumer's 64x256
@@ -374,7 +395,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&
                 rows.groupRows && *rows.groupRows >= kShortKGroupRows;
   if (blockN == 256 && op.getLayout() == GroupLayout::contiguous &&
-      !tallGroups && !gatedWide && !shortK && !wideMmaSync)
+      !tallGroups && !gatedWide && !shortK && !wideMmaSync && !rows.halfHeight)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128

@@ -24,7 +24,7 @@ func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>
 // 256-wide tiles N allows (their A and B tiles are then read by enough
 // CTAs); fewer keep 128. At most 16 rows a group on sm_90a (a MoE layer's
 // decode step, bound by reading the weights) take 64x64 tiles, for more
-// CTAs; 32 rows keep 128x128.
+// CTAs; 32 rows with K = 4,096 and A's rows not gathered keep 128x128.
 // CHECK-LABEL: func.func @contiguous_tall_groups
 // CHECK: config = #gg.config<block = [128, 256, 64], stages = 4,
 // CHECK-LABEL: func.func @contiguous_mid_groups
@@ -253,5 +253,55 @@ func.func @fp8_masked_1024_rows(%a: memref<4x1024x512xf8E4M3FN>,
   gg.grouped_matmul masked a(%a : memref<4x1024x512xf8E4M3FN>)
       b(%b : memref<4x512x512xf8E4M3FN>) groups(%m : memref<4xi32>)
       out(%o : memref<4x1024x512xbf16>)
+  return
+}
+
+// -----
+
+// Groups of 17 to 127 rows on sm_90a take 64x256 tiles on one consumer
+// warpgroup (kHalfHeightGroupRows) where A's rows are gathered (a_rows) or
+// K is at most 1,024; 128 rows, or K = 2,048 without a_rows, keep 128-row
+// tiles.
+// CHECK-LABEL: func.func @half_height_gathered
+// CHECK: config = #gg.config<block = [64, 256, 64], stages = 5,
+// CHECK-LABEL: func.func @half_height_short_k
+// CHECK: config = #gg.config<block = [64, 256, 64], stages = 4,
+// CHECK-LABEL: func.func @full_height_at_128_rows
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 6,
+// CHECK-LABEL: func.func @full_height_long_k
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
+func.func @half_height_gathered(%a: memref<?x2048xbf16>, %r: memref<?xi32>,
+                                %b: memref<128x1536x2048xbf16>, %off: memref<129xi32>,
+                                %o: memref<?x768xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>) a_rows(%r : memref<?xi32>)
+      b(%b : memref<128x1536x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x768xbf16>) {column_halves, expected_m = 64 : i64}
+      epilogue {
+  ^bb0(%gate: f32, %up: f32, %g: index):
+    %s = gg.silu %gate : f32
+    %h = arith.mulf %s, %up : f32
+    gg.yield %h : f32
+  }
+  return
+}
+func.func @half_height_short_k(%a: memref<?x768xbf16>, %b: memref<128x2048x768xbf16>,
+                               %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x768xbf16>)
+      b(%b : memref<128x2048x768xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 32 : i64}
+  return
+}
+func.func @full_height_at_128_rows(%a: memref<?x768xbf16>, %b: memref<128x2048x768xbf16>,
+                                   %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x768xbf16>)
+      b(%b : memref<128x2048x768xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 128 : i64}
+  return
+}
+func.func @full_height_long_k(%a: memref<?x2048xbf16>, %b: memref<128x2048x2048xbf16>,
+                              %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>)
+      b(%b : memref<128x2048x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 64 : i64}
   return
 }

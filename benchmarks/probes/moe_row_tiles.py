@@ -1,0 +1,112 @@
+"""64-row tiles for ggc.moe's two GEMMs where experts get a few dozen to a
+hundred rows (#38: the Qwen3-like layer at T = 1,024, 64 rows an expert
+on average, is 1.27x vLLM where the target is 1.3x). gg-select-config
+gives those groups 128x128 tiles (64x64 decode tiles only up to 16 rows
+on sm_90a), so half of a tile's rows are empty for most experts while
+the GEMMs run near the weights' bandwidth. This times the layer's own
+kernels (the gathered up projection with SwiGLU in its epilogue, the
+routed down projection) on the layer's routing, each as chosen and with
+64x256 / 64x128 tiles (BLOCK_M / BLOCK_N overrides), graph replay, L2
+flushed, interleaved, us.
+
+    python3 benchmarks/probes/moe_row_tiles.py [--cases qwen3:512:1024,deepseek:1024]
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from bench_moe import SHAPES, captured, inputs, time_interleaved_flushed, weights_for  # noqa: E402
+import ggc.language as gl  # noqa: E402
+from ggc.jit import jit  # noqa: E402
+from ggc.moe import kernels, layer, routes  # noqa: E402
+
+
+@jit
+def up(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
+       EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
+       BLOCK_N: gl.constexpr = None):
+    gate, upper = gl.column_halves(gl.grouped_dot(x, w13, offsets, a_rows=source,
+                                                  expected_m=EXPECTED_M))
+    gl.store(h, gl.silu(gate) * upper)
+
+
+@jit
+def up_copied(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
+              EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
+              BLOCK_N: gl.constexpr = None):
+    gate, upper = gl.column_halves(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
+    gl.store(h, gl.silu(gate) * upper)
+
+
+@jit
+def down(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, route: gl.RowVector, y: gl.Out,
+         EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
+         BLOCK_N: gl.constexpr = None):
+    gl.store(y, gl.grouped_dot(a, w, offsets, expected_m=EXPECTED_M) * route)
+
+
+TILES = {"as chosen": {}, "64x256": dict(BLOCK_M=64, BLOCK_N=256),
+         "64x128": dict(BLOCK_M=64, BLOCK_N=128)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="qwen3:512:1024:2048",
+                        help="shape:T:T...,shape:T...")
+    parser.add_argument("--rounds", type=int, default=10)
+    args = parser.parse_args()
+    print(torch.cuda.get_device_name(), flush=True)
+    print("| shape | GEMM | T | rows an expert | " + " | ".join(TILES) + " |")
+    print("|---|---|---:|---:|" + "---:|" * len(TILES))
+    for case_spec in args.cases.split(","):
+        shape, *token_counts = case_spec.split(":")
+        time_shape(shape, [int(t) for t in token_counts], args.rounds)
+
+
+def time_shape(shape, token_counts, rounds):
+    experts, top_k, hidden, inter = SHAPES[shape]
+    w13, w2 = weights_for(experts, hidden, inter, seed=0)
+    for tokens in token_counts:
+        x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
+        offsets, _, source, _, route = routes.sort_routes(ids, weights, experts)
+        m = source.shape[0]
+        hint = layer.expected_rows(m, experts)
+        a = torch.randn(m, inter, device="cuda").to(torch.bfloat16)
+        gathers = kernels.gather_pays(w13.shape[1], hidden)  # as the layer does
+        rows = None if gathers else x.index_select(0, source.long())
+        def up_case(kw):
+            h = x.new_empty(m, inter)
+            if gathers:
+                up(x, source, w13, offsets, h, EXPECTED_M=hint, **kw)
+            else:
+                up_copied(rows, w13, offsets, h, EXPECTED_M=hint, **kw)
+            return h
+
+        def down_case(kw):
+            y = x.new_empty(m, hidden)
+            down(a, w2, offsets, route, y, EXPECTED_M=hint, **kw)
+            return y
+
+        cases = {"up": up_case, "down": down_case}
+        for name, case in cases.items():
+            calls, outs, graphs = {}, {}, []
+            for label, kw in TILES.items():
+                def run(kw=kw, case=case):
+                    return case(kw)
+                replay, outs[label], graph = captured(run)
+                calls[label], graphs = replay, graphs + [graph]
+            times = time_interleaved_flushed(calls, rounds)
+            for label in TILES:  # the same sums in the same K order
+                assert torch.equal(outs[label], outs["as chosen"]), f"{shape} {name} {label}"
+            print(f"| {shape} | {name} | {tokens} | {m / experts:.0f} | "
+                  + " | ".join(f"{times[label]:.1f}" for label in TILES) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

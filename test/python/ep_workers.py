@@ -319,6 +319,54 @@ def module_matches_single_layer(rank, world):
     return report
 
 
+def module_with_shared_experts_and_biases(rank, world):
+    """ExpertParallelMoE.from_moe of a layer with a router bias computed in
+    f32, expert biases and a shared expert (gpt-oss's and DeepSeek-V3's
+    kinds) against the layer itself on this rank's tokens: BF16 with
+    gradients (the routed experts' biases summed over the ranks, the shared
+    expert's from this rank's tokens alone), then FP8."""
+    import tempfile
+
+    import pytest
+
+    from ggc import moe
+    from moe_reference import use_reference_kernels
+    patch = pytest.MonkeyPatch()
+    use_reference_kernels(patch, tempfile.mkdtemp())
+    torch.manual_seed(0)  # the same layer on every rank
+    layer = moe.MoE(144, 128, 8, 3, router_bias=True, router_dtype=torch.float32,
+                    expert_bias=True, shared_experts=1)
+    with torch.no_grad():
+        for bias in (layer.gate.bias, layer.w13_bias, layer.w2_bias):
+            bias.uniform_(-0.1, 0.1)
+    ep = moe.ExpertParallelMoE.from_moe(layer, placement=[e % world for e in range(8)])
+    gen = torch.Generator().manual_seed(rank)
+    x = torch.randn([9, 0, 5, 17][rank % 4], 144, generator=gen).to(torch.bfloat16)
+    out, ref = ep(x), layer(x)
+    grad = torch.randn(out.shape, generator=gen).to(out.dtype)
+    out.backward(grad)
+    ref.backward(grad)
+    local = torch.tensor(ep.local_experts, dtype=torch.long)
+
+    def err(a, b):
+        a, b = a.double(), b.double()
+        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
+    shared_grad = layer.w13.grad[8:].clone()  # this rank's tokens only, as ep.shared's
+    routed = {name: getattr(layer, name).grad.clone() for name in ("w13", "w13_bias", "w2_bias")}
+    for g in routed.values():
+        dist.all_reduce(g)
+    report = dict(bf16=err(out.detach(), ref.detach()),
+                  w13_grad=err(ep.w13.grad, routed["w13"].index_select(0, local)),
+                  w13_bias_grad=err(ep.w13_bias.grad, routed["w13_bias"].index_select(0, local)),
+                  w2_bias_grad=err(ep.w2_bias.grad, routed["w2_bias"].index_select(0, local)),
+                  shared_grad=err(ep.shared.w13.grad, shared_grad))
+    layer.quantize_fp8()
+    with torch.no_grad():
+        report["fp8"] = err(moe.ExpertParallelMoE.from_moe(layer)(x), layer(x))
+    patch.undo()
+    return report
+
+
 def module_errors(rank, world):
     """ExpertParallelMoE: a bad placement, wire or size on one rank at
     construction, and a bad x on one rank in forward, raise on every rank;
@@ -419,4 +467,5 @@ def edge_cases(rank, world):
 
 SCENARIOS = {"edge_cases": edge_cases, "sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer,
+             "module_with_shared_experts_and_biases": module_with_shared_experts_and_biases,
              "peer_exits": peer_exits, "late_peer": late_peer}

@@ -76,6 +76,19 @@ def test_module_matches_the_single_gpu_layer(tmp_path):
             assert report[key] < 1e-2, f"rank {rank} {key}: {report}"
 
 
+def test_module_spreads_shared_experts_and_biases(tmp_path):
+    """from_moe of a layer with a router bias in f32, expert biases and a
+    shared expert: the layer's values within BF16 rounding (and FP8's), its
+    share of the routed experts' weight and bias gradients, and the shared
+    expert's gradient from the rank's own tokens, on 3 ranks (one with no
+    tokens)."""
+    for rank, report in enumerate(run_group(3, "module_with_shared_experts_and_biases",
+                                            tmp_path)):
+        for key in ("bf16", "w13_grad", "w13_bias_grad", "w2_bias_grad", "shared_grad",
+                    "fp8"):
+            assert report[key] < 1e-2, f"rank {rank} {key}: {report}"
+
+
 def test_out_of_range_id_poisons_only_its_token(tmp_path):
     assert run_group(2, "bad_ids", tmp_path) == [[2], [2]]
 

@@ -175,13 +175,15 @@ def test_hints_match_every_token_count():
 
 def test_shapes_from_a_layers_arguments():
     """Shared experts join the routed ones; an expert-parallel layer's ranks
-    hold E / W experts or one more (default placement), none compile nothing."""
+    hold E / W experts or one more (default placement), none compile nothing;
+    its shared experts run on every rank as a one-GPU layer of S experts."""
     assert layer_shapes_of(256, 128, 6, 2, shared_experts=2) == [LayerShape(256, 128, 8, 4)]
     assert layer_shapes_of(256, 128, 10, 2, ranks=4) == [
         LayerShape(256, 128, 2, 2, ranks=4), LayerShape(256, 128, 3, 2, ranks=4)]
     assert layer_shapes_of(256, 128, 2, 2, ranks=4) == [LayerShape(256, 128, 1, 2, ranks=4)]
-    with pytest.raises(NotImplementedError, match="no shared experts"):
-        layer_shapes_of(256, 128, 6, 2, shared_experts=2, ranks=2)
+    assert layer_shapes_of(256, 128, 6, 2, shared_experts=2, expert_bias=True, ranks=2) == [
+        LayerShape(256, 128, 3, 2, expert_bias=True, ranks=2),
+        LayerShape(256, 128, 2, 2, expert_bias=True)]
     assert kernel_calls([LayerShape(256, 128, 0, 2, ranks=4)], 64) == []
 
 

@@ -40,7 +40,9 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
                         w2_scale: Optional[torch.Tensor] = None, wire: str = "bf16",
                         chunks: int = 1, sync_free: Optional[bool] = None,
                         experts: Optional[ExpertsFn] = None,
-                        timeout: Optional[float] = None) -> torch.Tensor:
+                        timeout: Optional[float] = None,
+                        w13_bias: Optional[torch.Tensor] = None,
+                        w2_bias: Optional[torch.Tensor] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), with
     the experts spread over the ranks of `group` (default: the world).
 
@@ -63,7 +65,9 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     graph captures.
     `experts`: the local experts, experts(rows, rows_scale, offsets,
     local_ids, weights) -> [M, H] (ggc.moe.dispatch.ExpertsFn); default
-    ggc's grouped GEMMs (CUDA).
+    ggc's grouped GEMMs (CUDA). `w13_bias` [E_local, 2I] and `w2_bias`
+    [E_local, H]: the local experts' biases (gpt-oss), as fused_moe adds
+    them (ggc's experts only).
     `timeout`: seconds this rank waits in the agreement for the others
     (None: $GGC_EP_TIMEOUT, else 300); past it, ExpertParallelError naming
     the ranks that did not come (gloo; NCCL cannot tell which).
@@ -81,7 +85,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
         sync_free = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
     problem, setup = _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world,
                             placement, activation, w13_scale, w2_scale, wire, chunks, experts,
-                            sync_free)
+                            sync_free, (w13_bias, w2_bias))
     if setup is None:  # a bad argument: tell the others, then raise everywhere
         if sync_free and device.type == "cuda" and torch.cuda.is_current_stream_capturing():
             raise ExpertParallelError(f"rank {rank}: {problem}")  # no collective in a capture
@@ -232,7 +236,7 @@ def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):
 
 
 def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placement,
-           activation, w13_scale, w2_scale, wire, chunks, experts, sync_free):
+           activation, w13_scale, w2_scale, wire, chunks, experts, sync_free, biases):
     """(None, (placement, gradient mask, the experts callable)), or (the
     first problem with this rank's arguments, None)."""
     try:
@@ -245,8 +249,10 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
         mismatch = local_weights_check(place, rank, w13, w2)
         if mismatch:
             raise ValueError(mismatch)
+        _check_biases(biases, w13, w2, experts)
         needs = (x.requires_grad, topk_weights.requires_grad,
-                 w13.requires_grad or w2.requires_grad)
+                 w13.requires_grad or w2.requires_grad
+                 or any(b is not None and b.requires_grad for b in biases))
         mask = sum(1 << i for i, n in enumerate(needs) if n) if torch.is_grad_enabled() else 0
         if mask and (wire == "fp8" or w13.dtype == FP8):
             raise ValueError("FP8 expert parallelism is inference only: run it under "
@@ -265,10 +271,28 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
             raise ValueError("wire='fp8' sends e4m3 rows for FP8 experts: w13 and w2 must be "
                              f"float8_e4m3fn (quantize_weights), got {w13.dtype}")
         run = experts if experts is not None else _ggc_experts(
-            x, w13, w2, activation, w13_scale, w2_scale, wire)
+            x, w13, w2, activation, w13_scale, w2_scale, wire, biases)
         return None, (place, mask, run)
     except (TypeError, ValueError) as error:
         return str(error), None
+
+
+def _check_biases(biases, w13, w2, experts) -> None:
+    """The local experts' biases: [E_local, w13's rows] and [E_local, H],
+    for ggc's experts (a caller's `experts` adds its own)."""
+    for name, bias, rows in (("w13_bias", biases[0], w13.shape[1]),
+                             ("w2_bias", biases[1], w2.shape[1])):
+        if bias is None:
+            continue
+        if experts is not None:
+            raise ValueError(f"{name} goes with ggc's experts; a caller's `experts` adds "
+                             f"its own biases")
+        want = [w13.shape[0], rows]
+        if not isinstance(bias, torch.Tensor) or list(bias.shape) != want:
+            raise ValueError(f"{name} must be this rank's experts' biases {want}, got "
+                             f"{list(getattr(bias, 'shape', [])) or type(bias).__name__}")
+        if bias.device != w13.device:
+            raise ValueError(f"{name} is on {bias.device} but w13 on {w13.device}")
 
 
 def _check_tokens(x, topk_weights, topk_ids) -> None:
@@ -290,7 +314,7 @@ def _check_tokens(x, topk_weights, topk_ids) -> None:
             raise ValueError(f"{name} is on {t.device} but x on {x.device}")
 
 
-def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn:
+def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire, biases) -> ExpertsFn:
     """The local experts through ggc's grouped GEMMs (as fused_moe runs
     them), their arguments checked now (on rows like those that will
     arrive), not after the dispatch, where one rank's error would leave
@@ -308,13 +332,15 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire) -> ExpertsFn
 
     def run(rows, rows_scale, offsets, local_ids, weights):
         hint = expected_rows(rows.shape[0], w13.shape[0])
-        grad = torch.is_grad_enabled() and (rows.requires_grad or weights.requires_grad
-                                            or w13.requires_grad or w2.requires_grad)
+        grad = torch.is_grad_enabled() and (
+            rows.requires_grad or weights.requires_grad or w13.requires_grad
+            or w2.requires_grad or any(b is not None and b.requires_grad for b in biases))
         if w13.dtype == FP8 and rows_scale is None:  # bf16 on the wire
             rows, rows_scale = quantize_rows(rows, "x")
             rows_scale = mn_major(rows_scale)
         return sorted_experts(rows, rows_scale, offsets, weights,
-                              Weights(w13, w2, w13_scale, w2_scale), activation, hint, grad)
+                              Weights(w13, w2, w13_scale, w2_scale, *biases), activation, hint,
+                              grad)
     return run
 
 

@@ -46,27 +46,17 @@ class MoE(nn.Module):
         super().__init__()
         _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
                           dtype, cpu_float32=True)
-        if not isinstance(shared_experts, int) or isinstance(shared_experts, bool) or (
-                shared_experts < 0):
-            raise ValueError(f"shared_experts must be an int >= 0, got {shared_experts!r}")
-        if router_dtype not in (None, torch.float32, torch.bfloat16):
-            raise ValueError(f"router_dtype must be None (the layer's dtype) or "
-                             f"torch.float32, got {router_dtype!r}")
+        _check_shared_and_router(shared_experts, router_dtype)
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
         self.shared_experts, self.router_dtype = shared_experts, router_dtype
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
                             topk_group=topk_group, scaling_factor=scaling_factor)
-        up_rows = intermediate_size * (2 if activation in GATED else 1)
         total = num_experts + shared_experts
         factory = dict(device=device, dtype=dtype)
         self.gate = nn.Linear(hidden_size, num_experts, bias=router_bias, **factory)
-        self.w13 = nn.Parameter(torch.empty(total, up_rows, hidden_size, **factory))
-        self.w2 = nn.Parameter(torch.empty(total, hidden_size, intermediate_size, **factory))
-        self.w13_bias = (nn.Parameter(torch.zeros(total, up_rows, **factory))
-                         if expert_bias else None)
-        self.w2_bias = (nn.Parameter(torch.zeros(total, hidden_size, **factory))
-                        if expert_bias else None)
+        _add_experts(self, total, hidden_size, intermediate_size, activation, expert_bias,
+                     factory)
         self.correction_bias = (nn.Parameter(torch.zeros(num_experts, device=device))
                                 if correction_bias else None)
         # FP8 block scales, set by quantize_fp8 (buffers, so .to() moves them).
@@ -201,8 +191,14 @@ class ExpertParallelMoE(nn.Module):
     None: none while a CUDA graph captures the layer). `timeout`: the
     seconds a rank waits for the others in each call's agreement (None:
     $GGC_EP_TIMEOUT, else 300), then ExpertParallelError naming the ranks
-    that did not come. `from_moe(layer, ...)` takes a single-GPU MoE's
-    router and this rank's share of its experts.
+    that did not come. `router_bias`, `router_dtype` and `expert_bias` as
+    MoE takes them (`w13_bias` [E_local, 2I] and `w2_bias` [E_local, H]
+    hold this rank's experts' biases). `shared_experts` S experts every
+    token goes through with weight 1 (`shared`, a SharedExperts) are
+    replicated: each rank runs them on its own tokens, beside the routed
+    experts' exchange, and training must keep the copies equal as it does
+    the router's. `from_moe(layer, ...)` takes a single-GPU MoE's router,
+    its shared experts and this rank's share of its routed experts.
     The arguments are checked on every rank together, so a bad one is an
     error on every rank."""
 
@@ -212,7 +208,9 @@ class ExpertParallelMoE(nn.Module):
                  n_group: Optional[int] = None, topk_group: Optional[int] = None,
                  correction_bias: bool = False, scaling_factor: float = 1.0,
                  wire: str = "bf16", chunks: int = 1, sync_free: Optional[bool] = None,
-                 timeout: Optional[float] = None, device=None, dtype=torch.bfloat16):
+                 timeout: Optional[float] = None, router_bias: bool = False,
+                 router_dtype: Optional[torch.dtype] = None, expert_bias: bool = False,
+                 shared_experts: int = 0, device=None, dtype=torch.bfloat16):
         super().__init__()
         from . import dispatch
         from .placement import ExpertPlacement
@@ -229,6 +227,7 @@ class ExpertParallelMoE(nn.Module):
                     1 <= chunks <= dispatch.MAX_CHUNKS):
                 raise ValueError(f"chunks must be an int in [1, {dispatch.MAX_CHUNKS}], got "
                                  f"{chunks!r}")
+            _check_shared_and_router(shared_experts, router_dtype)
             route(torch.zeros(1, num_experts, device="meta"), top_k,
                   correction_bias=(torch.zeros(num_experts, device="meta")
                                    if correction_bias else None),
@@ -239,7 +238,8 @@ class ExpertParallelMoE(nn.Module):
         fields = () if problem else (
             ("hidden size H", hidden_size), ("expert count E", num_experts),
             ("intermediate size I", intermediate_size), ("top_k", top_k),
-            ("wire format", dispatch.WIRES.index(wire)), ("placement", self.placement.digest()))
+            ("wire format", dispatch.WIRES.index(wire)), ("placement", self.placement.digest()),
+            ("shared experts S", shared_experts), ("expert biases", int(bool(expert_bias))))
         device_of = None if device is None else torch.device(device)
         dispatch.agree(group, None, fields, problem, _collective_device(group, device_of),
                        None if problem else self.placement, timeout)
@@ -249,51 +249,57 @@ class ExpertParallelMoE(nn.Module):
         self.wire, self.chunks, self.sync_free = wire, chunks, sync_free
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
                             topk_group=topk_group, scaling_factor=scaling_factor)
+        self.router_dtype = router_dtype
         self.local_experts = self.placement.local_experts(rank)
-        local = len(self.local_experts)
-        up_rows = intermediate_size * (2 if activation in GATED else 1)
         factory = dict(device=device, dtype=dtype)
-        self.gate = nn.Linear(hidden_size, num_experts, bias=False, **factory)
-        self.w13 = nn.Parameter(torch.empty(local, up_rows, hidden_size, **factory))
-        self.w2 = nn.Parameter(torch.empty(local, hidden_size, intermediate_size, **factory))
+        self.gate = nn.Linear(hidden_size, num_experts, bias=router_bias, **factory)
+        _add_experts(self, len(self.local_experts), hidden_size, intermediate_size, activation,
+                     expert_bias, factory)
         self.correction_bias = (nn.Parameter(torch.zeros(num_experts, device=device))
                                 if correction_bias else None)
         self.register_buffer("w13_scale", None)
         self.register_buffer("w2_scale", None)
+        self.shared = (SharedExperts(shared_experts, hidden_size, intermediate_size, activation,
+                                     expert_bias, device=device, dtype=dtype)
+                       if shared_experts else None)
         MoE.reset_parameters(self)
 
     @classmethod
     def from_moe(cls, layer: MoE, group=None, placement=None, wire: str = "bf16",
                  chunks: int = 1, sync_free: Optional[bool] = None,
                  timeout: Optional[float] = None) -> "ExpertParallelMoE":
-        """This rank's share of a single-GPU `layer`: the same router and
-        the weights (and FP8 scales) of the experts the placement gives it."""
-        if layer.shared_experts or layer.w13_bias is not None or layer.gate.bias is not None or (
-                layer.router_dtype is not None):
-            raise NotImplementedError("ExpertParallelMoE.from_moe: shared experts, expert "
-                                      "and router biases and router_dtype are not spread yet")
+        """This rank's share of a single-GPU `layer`: the same router (its
+        bias and router_dtype too), its shared experts, and the weights,
+        biases and FP8 scales of the routed experts the placement gives it."""
         routing = dict(layer.routing)
+        device = layer.w13.device
         ep = cls(layer.hidden_size, layer.intermediate_size, layer.num_experts, layer.top_k,
                  group=group, placement=placement, activation=layer.activation,
                  correction_bias=layer.correction_bias is not None, wire=wire, chunks=chunks,
-                 sync_free=sync_free, timeout=timeout, device=layer.w13.device, **routing)
-        ids = torch.tensor(ep.local_experts, dtype=torch.long, device=layer.w13.device)
+                 sync_free=sync_free, timeout=timeout, router_bias=layer.gate.bias is not None,
+                 router_dtype=layer.router_dtype, expert_bias=layer.w13_bias is not None,
+                 shared_experts=layer.shared_experts, device=device, **routing)
         with torch.no_grad():
-            ep.gate.weight.copy_(layer.gate.weight)
+            ep.gate.load_state_dict(layer.gate.state_dict())
             if layer.correction_bias is not None:
                 ep.correction_bias.copy_(layer.correction_bias)
-            if layer.w13_scale is None:
-                ep.w13.copy_(layer.w13.index_select(0, ids))
-                ep.w2.copy_(layer.w2.index_select(0, ids))
-            else:
-                del ep.w13, ep.w2
-                for name in ("w13", "w2", "w13_scale", "w2_scale"):
-                    ep.register_buffer(name, getattr(layer, name).index_select(0, ids))
+            _take_experts(ep, layer, ep.local_experts)
+            if ep.shared is not None:
+                _take_experts(ep.shared, layer, range(layer.num_experts,
+                                                      layer.num_experts + layer.shared_experts))
         return ep
 
-    quantize_fp8 = MoE.quantize_fp8
+    @torch.no_grad()
+    def quantize_fp8(self) -> "ExpertParallelMoE":
+        """MoE.quantize_fp8 for this rank's experts and the shared ones."""
+        MoE.quantize_fp8(self)
+        if self.shared is not None:
+            self.shared.quantize_fp8()
+        return self
+
     set_fp8_weights = MoE.set_fp8_weights
     reset_parameters = MoE.reset_parameters
+    router_logits = MoE.router_logits
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         from . import dispatch
@@ -305,14 +311,19 @@ class ExpertParallelMoE(nn.Module):
                           f"tensor on {weight.device}, got " + _described(x),
                           _collective_device(self.group, weight.device), self.timeout)
         tokens = x.reshape(-1, self.hidden_size)
-        topk_weights, topk_ids = route(self.gate(tokens), self.top_k,
+        topk_weights, topk_ids = route(self.router_logits(tokens), self.top_k,
                                        correction_bias=self.correction_bias, **self.routing)
         out = expert_parallel_moe(tokens, topk_weights, topk_ids, self.w13, self.w2,
                                   num_experts=self.num_experts, group=self.group,
                                   placement=self.placement, activation=self.activation,
                                   w13_scale=self.w13_scale, w2_scale=self.w2_scale,
                                   wire=self.wire, chunks=self.chunks,
-                                  sync_free=self.sync_free, timeout=self.timeout)
+                                  sync_free=self.sync_free, timeout=self.timeout,
+                                  w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+        if self.shared is not None:
+            # The routed experts' sum comes back rounded; the shared ones'
+            # join it in f32 and the total is rounded once more.
+            out = (out.float() + self.shared(tokens).float()).to(out.dtype)
         return out.view(x.shape)
 
     def extra_repr(self) -> str:
@@ -329,3 +340,77 @@ def _described(x) -> str:
 def _collective_device(group, device):
     from .expert_parallel import _collective_device as where
     return where(group, device)
+
+
+class SharedExperts(nn.Module):
+    """Experts every token goes through with weight 1 (DeepSeek-V3's shared
+    experts, split into `count` experts of size I), as an
+    ExpertParallelMoE's ranks each hold them: `w13` [S, 2I, H], `w2`
+    [S, H, I], with `expert_bias` w13_bias [S, 2I] and w2_bias [S, H];
+    FP8 after quantize_fp8() (inference)."""
+
+    def __init__(self, count: int, hidden_size: int, intermediate_size: int, activation: str,
+                 expert_bias: bool = False, device=None, dtype=torch.bfloat16):
+        super().__init__()
+        self.activation = activation
+        _add_experts(self, count, hidden_size, intermediate_size, activation, expert_bias,
+                     dict(device=device, dtype=dtype))
+        self.register_buffer("w13_scale", None)
+        self.register_buffer("w2_scale", None)
+        self.register_buffer("ids", torch.arange(count, dtype=torch.int32, device=device),
+                             persistent=False)
+        with torch.no_grad():
+            for weight in (self.w13, self.w2):
+                bound = 1.0 / math.sqrt(weight.shape[-1])
+                weight.uniform_(-bound, bound)
+
+    quantize_fp8 = MoE.quantize_fp8
+    set_fp8_weights = MoE.set_fp8_weights
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The sum of the shared experts' outputs for tokens [T, H]."""
+        count = tokens.shape[0]
+        weights = torch.ones(count, self.ids.shape[0], device=tokens.device)
+        return fused_moe(tokens, self.w13, self.w2, weights, self.ids.expand(count, -1),
+                         self.activation, w13_scale=self.w13_scale, w2_scale=self.w2_scale,
+                         w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+
+
+def _add_experts(module: nn.Module, count: int, hidden_size: int, intermediate_size: int,
+                 activation: str, expert_bias: bool, factory) -> None:
+    """`count` experts' parameters on `module`: w13 [count, 2I (I for a
+    plain activation), H], w2 [count, H, I] (uninitialised), and with
+    `expert_bias` w13_bias and w2_bias (zeros), else None."""
+    up_rows = intermediate_size * (2 if activation in GATED else 1)
+    module.w13 = nn.Parameter(torch.empty(count, up_rows, hidden_size, **factory))
+    module.w2 = nn.Parameter(torch.empty(count, hidden_size, intermediate_size, **factory))
+    module.w13_bias = (nn.Parameter(torch.zeros(count, up_rows, **factory))
+                       if expert_bias else None)
+    module.w2_bias = (nn.Parameter(torch.zeros(count, hidden_size, **factory))
+                      if expert_bias else None)
+
+
+def _take_experts(target: nn.Module, layer: MoE, experts) -> None:
+    """Copies `layer`'s experts `experts` (global ids) into `target`'s w13,
+    w2 and biases; FP8 weights and their scales become `target`'s buffers."""
+    ids = torch.tensor(list(experts), dtype=torch.long, device=layer.w13.device)
+    for name in ("w13_bias", "w2_bias"):
+        if getattr(layer, name) is not None:
+            getattr(target, name).copy_(getattr(layer, name).index_select(0, ids))
+    if layer.w13_scale is None:
+        target.w13.copy_(layer.w13.index_select(0, ids))
+        target.w2.copy_(layer.w2.index_select(0, ids))
+        return
+    del target.w13, target.w2
+    for name in ("w13", "w2", "w13_scale", "w2_scale"):
+        target.register_buffer(name, getattr(layer, name).index_select(0, ids))
+
+
+def _check_shared_and_router(shared_experts, router_dtype) -> None:
+    """MoE's own rules for shared_experts and router_dtype."""
+    if not isinstance(shared_experts, int) or isinstance(shared_experts, bool) or (
+            shared_experts < 0):
+        raise ValueError(f"shared_experts must be an int >= 0, got {shared_experts!r}")
+    if router_dtype not in (None, torch.float32, torch.bfloat16):
+        raise ValueError(f"router_dtype must be None (the layer's dtype) or "
+                         f"torch.float32, got {router_dtype!r}")

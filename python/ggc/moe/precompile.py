@@ -183,7 +183,16 @@ def layer_shapes(model_or_layer, fp8: Optional[bool] = None) -> List[LayerShape]
                          f"{type(model_or_layer).__name__}: pass a layer, a model holding "
                          f"them (a transformers model after ggc.moe.hf.swap_moe_blocks) "
                          f"or LayerShape(s)")
-    return list(dict.fromkeys(shape_of(layer, fp8) for layer in layers))
+    shapes = []
+    for layer in layers:
+        shapes.append(shape_of(layer, fp8))
+        shared = getattr(layer, "shared", None)  # an ExpertParallelMoE's, run as one GPU's
+        if shared is not None:
+            count = shared.w13.shape[0]
+            shapes.append(LayerShape(layer.hidden_size, layer.intermediate_size, count, count,
+                                     layer.activation, shapes[-1].fp8,
+                                     shared.w13_bias is not None))
+    return list(dict.fromkeys(shapes))
 
 
 def shape_of(layer, fp8: Optional[bool] = None) -> LayerShape:
@@ -205,18 +214,20 @@ def layer_shapes_of(hidden_size: int, intermediate_size: int, num_experts: int, 
     """The LayerShapes of a layer given by MoE's arguments: a MoE, or with
     `ranks` the ranks of an ExpertParallelMoE over that many ranks with the
     default placement (contiguous blocks: some ranks have an expert more;
-    those with none run no kernels)."""
+    those with none run no kernels), and its shared experts, which every
+    rank runs as a one-GPU layer of S experts and S routes a token."""
     if ranks is None:
         return [LayerShape(hidden_size, intermediate_size, num_experts + shared_experts,
                            top_k + shared_experts, activation, fp8, expert_bias)]
-    if shared_experts or expert_bias:
-        raise NotImplementedError("ExpertParallelMoE has no shared experts or expert "
-                                  "biases yet")
     from .placement import ExpertPlacement
     placement = ExpertPlacement.of(None, num_experts, ranks)
     counts = sorted({len(placement.local_experts(r)) for r in range(ranks)} - {0})
-    return [LayerShape(hidden_size, intermediate_size, count, top_k, activation, fp8,
-                       ranks=ranks) for count in counts]
+    shapes = [LayerShape(hidden_size, intermediate_size, count, top_k, activation, fp8,
+                         expert_bias, ranks=ranks) for count in counts]
+    if shared_experts:
+        shapes.append(LayerShape(hidden_size, intermediate_size, shared_experts,
+                                 shared_experts, activation, fp8, expert_bias))
+    return shapes
 
 
 def config_shapes(config, fp8: bool = False, ranks: Optional[int] = None) -> List[LayerShape]:

@@ -61,6 +61,42 @@ def matches_single_gpu_layer(rank, world):
     return report
 
 
+def shared_experts_and_biases(rank, world):
+    """from_moe of a layer with a router bias in f32, expert biases and a
+    shared expert (gpt-oss's and DeepSeek-V3's kinds) against the layer on
+    one GPU, on the same tokens: BF16 forward and the biases' gradients,
+    then FP8; ragged token counts (one rank with none)."""
+    from ggc import moe
+    device = torch.device("cuda", rank)
+    torch.manual_seed(99)  # the same layer on every rank
+    layer = moe.MoE(1024, 512, 16, 4, router_bias=True, router_dtype=torch.float32,
+                    expert_bias=True, shared_experts=1, device=device)
+    with torch.no_grad():
+        for bias in (layer.gate.bias, layer.w13_bias, layer.w2_bias):
+            bias.uniform_(-0.1, 0.1)
+    ep = moe.ExpertParallelMoE.from_moe(layer)
+    torch.manual_seed(rank + 3)
+    x = torch.randn([200, 0, 37, 1][rank % 4], 1024, device=device, dtype=torch.bfloat16)
+    out, ref = ep(x), layer(x)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    if ref.requires_grad:
+        ref.backward(grad)
+    g = {name: (torch.zeros_like(getattr(layer, name), dtype=torch.float32)
+                if getattr(layer, name).grad is None else getattr(layer, name).grad.float())
+         for name in ("w13_bias", "w2_bias")}
+    for t in g.values():
+        dist.all_reduce(t)
+    local = torch.tensor(ep.local_experts, dtype=torch.long, device=device)
+    report = {"bf16": _err(out, ref),
+              "w13_bias_grad": _err(ep.w13_bias.grad, g["w13_bias"].index_select(0, local)),
+              "w2_bias_grad": _err(ep.w2_bias.grad, g["w2_bias"].index_select(0, local))}
+    layer.quantize_fp8()
+    with torch.no_grad():
+        report["fp8"] = _err(moe.ExpertParallelMoE.from_moe(layer)(x), layer(x))
+    return report
+
+
 def bad_input_everywhere(rank, world):
     """A dtype that differs on one rank: every rank raises, and the group
     still works afterwards."""

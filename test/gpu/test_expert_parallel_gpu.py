@@ -32,6 +32,13 @@ def test_distributed_layer_matches_single_gpu_layer(world, tmp_path):
             assert report["replays_" + key[len("fp8_"):]], (rank, key, report)
 
 
+def test_shared_experts_and_biases_match_the_single_gpu_layer(tmp_path):
+    for rank, report in enumerate(run_group(2, "ep_gpu_workers:shared_experts_and_biases",
+                                            tmp_path, "nccl")):
+        for key in ("bf16", "w13_bias_grad", "w2_bias_grad", "fp8"):
+            assert report[key] < 2e-2, (rank, key, report)
+
+
 def test_bad_input_is_an_error_on_every_gpu_rank(tmp_path):
     reports = run_group(2, "ep_gpu_workers:bad_input_everywhere", tmp_path, "nccl")
     for rank, (half, cpu, after) in enumerate(reports):

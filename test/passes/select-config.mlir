@@ -265,9 +265,9 @@ func.func @fp8_masked_1024_rows(%a: memref<4x1024x512xf8E4M3FN>,
 // CHECK-LABEL: func.func @half_height_gathered
 // CHECK: config = #gg.config<block = [64, 256, 64], stages = 5,
 // CHECK-LABEL: func.func @half_height_short_k
-// CHECK: config = #gg.config<block = [64, 256, 64], stages = 4,
+// CHECK: config = #gg.config<block = [64, 256, 64], stages = 5,
 // CHECK-LABEL: func.func @full_height_at_128_rows
-// CHECK: config = #gg.config<block = [128, 128, 64], stages = 6,
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 // CHECK-LABEL: func.func @full_height_long_k
 // CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 func.func @half_height_gathered(%a: memref<?x2048xbf16>, %r: memref<?xi32>,

@@ -35,6 +35,9 @@ SHAPES = {  # name: (experts, top_k, hidden, intermediate)
     "mixtral": (8, 2, 4096, 14336),
     "deepseek": (256, 8, 7168, 2048),
     "qwen3": (128, 8, 2048, 768),
+    # gpt-oss-120b's sizes (SwiGLU here, no biases): H and I off 128, so FP8's
+    # last 1x128 and 128x128 blocks are partial.
+    "gptoss": (128, 4, 2880, 2880),
 }
 TOKENS = [1, 4, 16, 64, 256, 1024, 4096, 16384]
 # Where the peer lies: copied into the checkout (.peers/, as

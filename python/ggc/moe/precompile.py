@@ -26,13 +26,12 @@ the forward's own lookups then find them. Kernels are compiled for the
 current target, SM count and shared memory (ggc.set_target, ...; on a
 GPU the device's). It also compiles, into this process's memory, the
 permutation's kernels (ggc.moe.routes: gg.sort_routes, int32 ids, one GPU),
-the combine's (ggc.moe.combine_kernel: gg.combine_routes) and the FP8
+the combine's (ggc.moe.combine_kernel: gg.combine_routes), BF16 SwiGLU's
+where it runs apart (ggc.moe.swiglu_kernel: gg.swiglu_rows) and the FP8
 layer's quantisation kernels (ggc.moe.quant_kernel: gg.quantize_rows, x's
 gathered rows and SwiGLU's output), which a forward
 otherwise compiles at its first call (tens of ms each). Training's
-kernels (the backward, a forward that needs gradients) are not compiled,
-nor ggc.moe's hand-written SwiGLU PTX kernel, which the driver loads at
-its first launch.
+kernels (the backward, a forward that needs gradients) are not compiled.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from .. import ops
 from .. import progress as progress_bars
 from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
-from . import combine_kernel, kernels, quant_kernel, routes
+from . import combine_kernel, kernels, quant_kernel, routes, swiglu_kernel
 from .activations import ACTIVATIONS, GATED
 from .layer import expected_rows
 from .quant import BLOCK
@@ -110,7 +109,7 @@ class WarmupReport(NamedTuple):
         return (f"{len(self.kernels)} kernels for {self.target}: {self.count('compiled')} "
                 f"compiled, {self.count('disk')} from the disk cache, "
                 f"{self.count('memory')} already in memory"
-                + (f", and {len(self.helpers)} sort, quantisation and combine kernels"
+                + (f", and {len(self.helpers)} sort, quantisation, SwiGLU and combine kernels"
                    if self.helpers else "") + f", in {self.seconds:.1f} s")
 
 
@@ -134,8 +133,9 @@ def warmup(model_or_layer, max_tokens: int, fp8: Optional[bool] = None, *,
 
 
 def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[], Any]]]:
-    """The layers' permutation and FP8 quantisation kernels, each once:
-    (what it is, a call that compiles it into this process's memory)."""
+    """The layers' permutation, combine, SwiGLU and FP8 quantisation
+    kernels, each once: (what it is, a call that compiles it into this
+    process's memory)."""
     found: Dict[str, Callable[[], Any]] = {}
     target_has_fp8 = quant_kernel.converts_fp8()
     for shape in shapes:
@@ -146,6 +146,12 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if shape.hidden % 8 == 0:
             found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
                 combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
+        fp8_gated = shape.fp8 and target_has_fp8 and shape.intermediate % BLOCK == 0
+        if shape.activation == "swiglu" and shape.intermediate % 8 == 0 and not fp8_gated:
+            # SwiGLU apart from the up projection (decode tiles, expert biases;
+            # FP8 where the quantisation kernel cannot take it with SwiGLU).
+            found[f"swiglu_rows i{shape.intermediate}"] = functools.partial(
+                swiglu_kernel.kernel, shape.intermediate)
         if not (shape.fp8 and target_has_fp8):
             continue
         if shape.hidden % BLOCK == 0:
@@ -160,7 +166,7 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
 def _compile_helper(name: str, make: Callable[[], Any]) -> Compiled:
     started = time.perf_counter()
     def held():
-        return len(routes._PTX) + len(quant_kernel._PTX) + len(combine_kernel._PTX)
+        return sum(len(m._PTX) for m in (routes, quant_kernel, combine_kernel, swiglu_kernel))
     before = held()
     make()
     source = "compiled" if held() > before else "memory"

@@ -72,13 +72,8 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
   c.tokens = args[3];
   c.rows = args[4];
   int64_t chunks = c.h / kThreadCols;
-  Value first = b.toI64(
-      b.add(b.mul(b.blockIdx(), b.c32(c.threads)), b.threadIdx()));
-  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(c.threads)));
   Value items = b.mul(c.tokens, b.c64(chunks));
-  auto loop = b.create<scf::ForOp>(first, items, stride);
-  buildAt(b, loop.getBody(), [&] {
-    Value item = loop.getInductionVar();
+  gridStride(b, items, c.threads, b.threadIdx(), [&](Value item) {
     Value token = b.divU(item, b.c64(chunks));
     Value col = b.mul(b.remU(item, b.c64(chunks)), b.c64(kThreadCols));
     combineColumns(b, c, token, col);

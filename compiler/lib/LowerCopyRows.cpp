@@ -63,13 +63,7 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name, Copy c) {
   c.outCount = args[next++];
   int64_t pieces = c.rowBytes / c.unit;
   Type piece = pieceType(b, c.unit);
-  Value first =
-      b.toI64(b.add(b.mul(b.blockIdx(), b.c32(c.threads)), b.threadIdx()));
-  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(c.threads)));
-  auto loop =
-      b.create<scf::ForOp>(first, b.mul(c.count, b.c64(pieces)), stride);
-  buildAt(b, loop.getBody(), [&] {
-    Value item = loop.getInductionVar();
+  gridStride(b, b.mul(c.count, b.c64(pieces)), c.threads, b.threadIdx(), [&](Value item) {
     Value r = b.divU(item, b.c64(pieces));
     Value p = b.remU(item, b.c64(pieces));
     auto [from, fromValid] = rowOf(b, c.inputRows, r, c.inputCount);

@@ -162,12 +162,7 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
   // over many warps. Units run row by row, a grid-stride loop over them.
   int64_t steps = (q.blocks + 1) / 2;
   int64_t unitsPerRow = (steps + q.steps - 1) / q.steps;
-  Value first = b.toI64(b.add(b.mul(b.blockIdx(), b.c32(warps)), warp));
-  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(warps)));
-  auto loop =
-      b.create<scf::ForOp>(first, b.mul(q.m, b.c64(unitsPerRow)), stride);
-  buildAt(b, loop.getBody(), [&] {
-    Value unit = loop.getInductionVar();
+  gridStride(b, b.mul(q.m, b.c64(unitsPerRow)), warps, warp, [&](Value unit) {
     Value row = b.divU(unit, b.c64(unitsPerRow));
     Value firstStep = b.toI32(b.mul(b.remU(unit, b.c64(unitsPerRow)),
                                     b.c64(q.steps)));

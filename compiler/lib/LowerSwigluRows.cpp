@@ -28,12 +28,7 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
       createKernel(b, module, name, threads, {global, global, b.i64()});
   Value input = args[0], out = args[1], rows = args[2];
   int64_t vectors = inter / kBf16PerVector;
-  Value first =
-      b.toI64(b.add(b.mul(b.blockIdx(), b.c32(threads)), b.threadIdx()));
-  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(threads)));
-  auto loop = b.create<scf::ForOp>(first, b.mul(rows, b.c64(vectors)), stride);
-  buildAt(b, loop.getBody(), [&] {
-    Value item = loop.getInductionVar();
+  gridStride(b, b.mul(rows, b.c64(vectors)), threads, b.threadIdx(), [&](Value item) {
     Value row = b.divU(item, b.c64(vectors));
     Value col = b.mul(b.remU(item, b.c64(vectors)), b.c64(kBf16PerVector));
     Value gateAt = b.add(b.mul(row, b.c64(2 * inter)), col);

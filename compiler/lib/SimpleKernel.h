@@ -56,6 +56,17 @@ inline SmallVector<Value> sumOver(KernelBuilder &b, Value lb, Value ub, Value st
   return SmallVector<Value>(loop.getResults());
 }
 
+/// body(item) for item = this worker's index, stepping by the grid's
+/// workers, while item < count (i64): a grid-stride loop, `perCta` workers
+/// a CTA (threads or warps), `worker` this one's index in its CTA.
+inline void gridStride(KernelBuilder &b, Value count, int64_t perCta, Value worker,
+                       function_ref<void(Value)> body) {
+  Value first = b.toI64(b.add(b.mul(b.blockIdx(), b.c32(perCta)), worker));
+  Value stride = b.toI64(b.mul(b.gridDim(), b.c32(perCta)));
+  auto loop = b.create<mlir::scf::ForOp>(first, count, stride);
+  buildAt(b, loop.getBody(), [&] { body(loop.getInductionVar()); });
+}
+
 inline void ifThen(KernelBuilder &b, Value condition, function_ref<void()> then) {
   auto op = b.create<mlir::scf::IfOp>(condition, /*withElseRegion=*/false);
   buildAt(b, op.thenBlock(), then);

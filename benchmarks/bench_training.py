@@ -81,13 +81,20 @@ def group_sizes(t, g, loads, seed):
     return sizes
 
 
-def bf16_case(label, t, g, n, k, loads, seed=0):
+def projection_problem(t, g, n, k, loads, seed):
+    """(sizes, torch's group ends, ggc's offsets, x, w, dy) of one grouped
+    projection on the GPU, x and w requiring gradients."""
     sizes = group_sizes(t, g, loads, seed)
     ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     x = torch.randn(t, k, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     w = (torch.randn(g, n, k, device="cuda") / k ** 0.5).bfloat16().requires_grad_()
     dy = torch.randn(t, n, device="cuda", dtype=torch.bfloat16)
+    return sizes, ends, offsets, x, w, dy
+
+
+def bf16_case(label, t, g, n, k, loads, seed=0):
+    sizes, ends, offsets, x, w, dy = projection_problem(t, g, n, k, loads, seed)
     x_, w_, dy_ = x.detach(), w.detach(), dy
 
     def ggc_step():

@@ -319,6 +319,41 @@ def module_matches_single_layer(rank, world):
     return report
 
 
+def module_trains_in_fp8(rank, world):
+    """ExpertParallelMoE.from_moe(layer) of a layer with compute_dtype FP8
+    against the layer on this rank's tokens: the same FP8 GEMMs (weights
+    quantised per expert, rows per token), so the same values within the
+    rounding of each rank's bf16 partial sums, and its share of the
+    layer's weight gradient."""
+    import tempfile
+
+    import pytest
+
+    from ggc import moe
+    from moe_reference import use_reference_kernels
+    patch = pytest.MonkeyPatch()
+    use_reference_kernels(patch, tempfile.mkdtemp())
+    torch.manual_seed(0)
+    layer = moe.MoE(256, 128, 8, 2, compute_dtype=torch.float8_e4m3fn)
+    ep = moe.ExpertParallelMoE.from_moe(layer, placement=[e % world for e in range(8)])
+    gen = torch.Generator().manual_seed(rank)
+    x = torch.randn([7, 0, 12][rank % 3], 256, generator=gen).to(torch.bfloat16)
+    out, ref = ep(x), layer(x)
+    grad = torch.randn(out.shape, generator=gen).to(out.dtype)
+    out.backward(grad)
+    ref.backward(grad)
+    g2 = layer.w2.grad.clone()
+    dist.all_reduce(g2)
+    local = torch.tensor(ep.local_experts, dtype=torch.long)
+
+    def err(a, b):
+        a, b = a.double(), b.double()
+        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
+    patch.undo()
+    return dict(compute_dtype=str(ep.compute_dtype), out=err(out.detach(), ref.detach()),
+                w2_grad=err(ep.w2.grad, g2.index_select(0, local)))
+
+
 def module_with_shared_experts_and_biases(rank, world):
     """ExpertParallelMoE.from_moe of a layer with a router bias computed in
     f32, expert biases and a shared expert (gpt-oss's and DeepSeek-V3's
@@ -468,4 +503,5 @@ def edge_cases(rank, world):
 SCENARIOS = {"edge_cases": edge_cases, "sync_free": sync_free, "module_errors": module_errors, "forward_and_backward": forward_and_backward, "bad_ids": bad_ids,
              "error_cases": error_cases, "module_matches_single_layer": module_matches_single_layer,
              "module_with_shared_experts_and_biases": module_with_shared_experts_and_biases,
+             "module_trains_in_fp8": module_trains_in_fp8,
              "peer_exits": peer_exits, "late_peer": late_peer}

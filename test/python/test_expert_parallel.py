@@ -76,6 +76,17 @@ def test_module_matches_the_single_gpu_layer(tmp_path):
             assert report[key] < 1e-2, f"rank {rank} {key}: {report}"
 
 
+def test_module_trains_in_fp8(tmp_path):
+    """from_moe of a layer with compute_dtype=FP8 keeps it, and gives the
+    layer's FP8 values and its share of the weight gradients within the
+    rounding of the ranks' bf16 partial sums (3 ranks, one without
+    tokens)."""
+    for rank, report in enumerate(run_group(3, "module_trains_in_fp8", tmp_path)):
+        assert report["compute_dtype"] == "torch.float8_e4m3fn"
+        for key in ("out", "w2_grad"):
+            assert report[key] < 1e-2, f"rank {rank} {key}: {report}"
+
+
 def test_module_spreads_shared_experts_and_biases(tmp_path):
     """from_moe of a layer with a router bias in f32, expert biases and a
     shared expert: the layer's values within BF16 rounding (and FP8's), its

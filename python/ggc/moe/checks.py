@@ -80,6 +80,39 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
                    expert_map is not None)
 
 
+def check_fp8_compute(compute_dtype, sizes, dtype) -> bool:
+    """Whether compute_dtype asks for FP8 GEMMs on bf16 master weights
+    (torch.float8_e4m3fn: ggc.training's recipe; None: the weights'
+    dtype), or the problem with asking for it: `dtype` the activations'
+    and weights', `sizes` {label: size} the hidden and intermediate
+    sizes, which must be whole 128-wide scale blocks."""
+    if compute_dtype is None:
+        return False
+    if compute_dtype != FP8:
+        raise TypeError(f"compute_dtype must be None (the weights' dtype) or "
+                        f"torch.float8_e4m3fn (FP8 GEMMs on bf16 weights), got {compute_dtype!r}")
+    if dtype != torch.bfloat16:
+        raise TypeError(f"compute_dtype=torch.float8_e4m3fn takes bf16 activations and "
+                        f"weights, got {dtype}")
+    for label, size in sizes.items():
+        if size % BLOCK:
+            raise ValueError(f"compute_dtype=torch.float8_e4m3fn needs {label} = {size} a "
+                             f"multiple of {BLOCK} (whole 1x128 and 128x128 scale blocks)")
+    return True
+
+
+def check_compute_dtype(compute_dtype, problem: Problem, x) -> bool:
+    """check_fp8_compute for a fused_moe call."""
+    if compute_dtype is not None and problem.fp8:
+        raise ValueError("compute_dtype=torch.float8_e4m3fn quantises bf16 master weights on "
+                         "each call; these weights are FP8 already (leave compute_dtype None)")
+    if compute_dtype is not None and problem.mapped:
+        raise ValueError("compute_dtype=torch.float8_e4m3fn does not take an expert_map "
+                         "(ggc.moe.ExpertParallelMoE runs FP8 experts across ranks)")
+    return check_fp8_compute(compute_dtype, {"H (x.shape[1])": problem.hidden,
+                                             "I (w2.shape[2])": problem.intermediate}, x.dtype)
+
+
 _W13_LAYOUT = {"swigluoai": "[E, 2I, H] (gate and up rows interleaved: gate even, up odd)"}
 _W13_LAYOUT.update({name: "[E, 2I, H] (gate rows, then up rows)"
                     for name in GATED if name not in _W13_LAYOUT})

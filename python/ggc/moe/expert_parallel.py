@@ -42,7 +42,8 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
                         experts: Optional[ExpertsFn] = None,
                         timeout: Optional[float] = None,
                         w13_bias: Optional[torch.Tensor] = None,
-                        w2_bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+                        w2_bias: Optional[torch.Tensor] = None,
+                        compute_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]), with
     the experts spread over the ranks of `group` (default: the world).
 
@@ -67,7 +68,9 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
     local_ids, weights) -> [M, H] (ggc.moe.dispatch.ExpertsFn); default
     ggc's grouped GEMMs (CUDA). `w13_bias` [E_local, 2I] and `w2_bias`
     [E_local, H]: the local experts' biases (gpt-oss), as fused_moe adds
-    them (ggc's experts only).
+    them (ggc's experts only). `compute_dtype=torch.float8_e4m3fn`: bf16
+    weights, the local experts' GEMMs in FP8 on them quantised per call,
+    differentiable (fused_moe's; ggc's experts only, wire='bf16').
     `timeout`: seconds this rank waits in the agreement for the others
     (None: $GGC_EP_TIMEOUT, else 300); past it, ExpertParallelError naming
     the ranks that did not come (gloo; NCCL cannot tell which).
@@ -85,7 +88,7 @@ def expert_parallel_moe(x: torch.Tensor, topk_weights: torch.Tensor, topk_ids: t
         sync_free = device.type == "cuda" and torch.cuda.is_current_stream_capturing()
     problem, setup = _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world,
                             placement, activation, w13_scale, w2_scale, wire, chunks, experts,
-                            sync_free, (w13_bias, w2_bias))
+                            sync_free, (w13_bias, w2_bias), compute_dtype)
     if setup is None:  # a bad argument: tell the others, then raise everywhere
         if sync_free and device.type == "cuda" and torch.cuda.is_current_stream_capturing():
             raise ExpertParallelError(f"rank {rank}: {problem}")  # no collective in a capture
@@ -236,7 +239,8 @@ def _sum_slots(y: torch.Tensor, layout: ReceiveLayout, top_k: int, grad: bool):
 
 
 def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placement,
-           activation, w13_scale, w2_scale, wire, chunks, experts, sync_free, biases):
+           activation, w13_scale, w2_scale, wire, chunks, experts, sync_free, biases,
+           compute_dtype=None):
     """(None, (placement, gradient mask, the experts callable)), or (the
     first problem with this rank's arguments, None)."""
     try:
@@ -270,8 +274,14 @@ def _setup(x, topk_weights, topk_ids, w13, w2, num_experts, rank, world, placeme
         if wire == "fp8" and w13.dtype != FP8 and experts is None:
             raise ValueError("wire='fp8' sends e4m3 rows for FP8 experts: w13 and w2 must be "
                              f"float8_e4m3fn (quantize_weights), got {w13.dtype}")
+        fp8_compute = checks.check_fp8_compute(
+            compute_dtype, {"H (x.shape[1])": x.shape[1], "I (w2.shape[2])": w2.shape[2]},
+            x.dtype)
+        if fp8_compute and (experts is not None or w13.dtype == FP8 or wire != "bf16"):
+            raise ValueError("compute_dtype=torch.float8_e4m3fn runs ggc's experts on bf16 "
+                             "weights with wire='bf16' (FP8 weights or wire: leave it None)")
         run = experts if experts is not None else _ggc_experts(
-            x, w13, w2, activation, w13_scale, w2_scale, wire, biases)
+            x, w13, w2, activation, w13_scale, w2_scale, wire, biases, fp8_compute)
         return None, (place, mask, run)
     except (TypeError, ValueError) as error:
         return str(error), None
@@ -314,7 +324,8 @@ def _check_tokens(x, topk_weights, topk_ids) -> None:
             raise ValueError(f"{name} is on {t.device} but x on {x.device}")
 
 
-def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire, biases) -> ExpertsFn:
+def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire, biases,
+                 fp8_compute: bool = False) -> ExpertsFn:
     """The local experts through ggc's grouped GEMMs (as fused_moe runs
     them), their arguments checked now (on rows like those that will
     arrive), not after the dispatch, where one rank's error would leave
@@ -340,7 +351,7 @@ def _ggc_experts(x, w13, w2, activation, w13_scale, w2_scale, wire, biases) -> E
             rows_scale = mn_major(rows_scale)
         return sorted_experts(rows, rows_scale, offsets, weights,
                               Weights(w13, w2, w13_scale, w2_scale, *biases), activation, hint,
-                              grad)
+                              grad, fp8_compute=fp8_compute)
     return run
 
 

@@ -29,6 +29,7 @@ import torch
 
 from .. import compiler as ggc_compiler
 from .. import ops
+from .. import training
 from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
 from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
@@ -43,7 +44,8 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
               w2_scale: Optional[torch.Tensor] = None, x_scale: Optional[torch.Tensor] = None,
               w13_bias: Optional[torch.Tensor] = None, w2_bias: Optional[torch.Tensor] = None,
               expert_map: Optional[torch.Tensor] = None,
-              validate: Optional[bool] = None, graph: Optional[bool] = None) -> torch.Tensor:
+              validate: Optional[bool] = None, graph: Optional[bool] = None,
+              compute_dtype: Optional[torch.dtype] = None) -> torch.Tensor:
     """out[t] = sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(x[t]).
 
     x [T, H] bf16; w13 [E, 2I, H] (gate rows then up rows; [E, I, H] for a
@@ -71,7 +73,15 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     wrong result). `validate` (default $GGC_VALIDATE) reads topk_ids back
     and raises ValueError naming the bad entry instead: a host sync, so not
     under torch.compile or a CUDA-graph capture. BF16 is differentiable in
-    x, w13, w2 and topk_weights; FP8 is inference only.
+    x, w13, w2 and topk_weights; FP8 weights are inference only.
+
+    `compute_dtype=torch.float8_e4m3fn` (bf16 x and weights, H and I
+    multiples of 128): both projections run as FP8 GEMMs on the bf16
+    weights quantised per call (ggc.training.fp8_grouped_mm: DeepSeek-V3's
+    recipe, 1x128 activation and 128x128 weight scales, the backward's
+    input and weight gradients in FP8 too), differentiable as BF16 is;
+    the activation and the combine stay bf16/f32. Results within FP8's
+    error, not BF16's.
 
     `graph`: an eager call with nothing to differentiate replays the layer
     from a CUDA graph cached per signature and weights (captured on the
@@ -84,6 +94,7 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
                                                      w13_bias, w2_bias, expert_map)
     grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (x, topk_weights, w13, w2, w13_bias, w2_bias))
+    fp8_compute = checks.check_compute_dtype(compute_dtype, problem, x)
     if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
         raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
                          "require grad (run it under torch.no_grad(), or use bf16 weights)")
@@ -96,6 +107,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
         if expert_map is not None:
             checks.check_expert_map(expert_map, problem.experts)
     weights = Weights(w13, w2, w13_scale, w2_scale, w13_bias, w2_bias)
+    if fp8_compute:
+        return _quantizing_experts(problem, grad, x, topk_weights, topk_ids, weights,
+                                   activation)
     if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
         # The graph reads the weights (and the map) where they lie now.
         # The kernels a graph captured are the target's of the time.
@@ -187,6 +201,24 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     return _sum_routes(y, position, top_k) if combined is None else combined
 
 
+def _quantizing_experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids,
+                        weights: Weights, activation) -> torch.Tensor:
+    """fused_moe with compute_dtype FP8: the sorted rows through
+    sorted_experts' FP8 GEMMs on bf16 weights, then the combine."""
+    top_k = problem.top_k
+    offsets, order, source, position, route = _sorted_routes(problem, grad, topk_weights,
+                                                             topk_ids, None)
+    x = x.contiguous()
+    rows = (_GatherRows.apply(x, source, position, top_k) if grad
+            else x.index_select(0, source))
+    y = sorted_experts(rows, None, offsets, route, weights, activation, None, grad,
+                       fp8_compute=True)
+    if grad:
+        return _CombineRows.apply(y, source, position, top_k)
+    combined = combine_kernel.combine(y, position, top_k)
+    return _sum_routes(y, position, top_k) if combined is None else combined
+
+
 def expected_rows(routes, experts: int) -> Optional[int]:
     """The rows an expert gets when routing is even (T * top_k / E), as the
     grouped GEMMs' `expected_m` hint: rounded down to a power of two and
@@ -228,7 +260,8 @@ def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
 def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
                    offsets: torch.Tensor, route: torch.Tensor, weights: Weights,
                    activation: str, hint: Optional[int], grad: bool,
-                   mapped: bool = False, source: Optional[torch.Tensor] = None) -> torch.Tensor:
+                   mapped: bool = False, source: Optional[torch.Tensor] = None,
+                   fp8_compute: bool = False) -> torch.Tensor:
     """route[p] * expert_g(rows[p]) for rows [M, H] sorted by expert
     (expert g owns rows offsets[g] .. offsets[g+1]): the up projection,
     the activation, the down projection with the routing weight in its
@@ -237,13 +270,20 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     before the down projection. `mapped`: rows past offsets[E] belong to
     no expert here and come out zero. `source` (int32 [M], BF16 inference:
     kernels.gathers_rows): `rows` are the tokens, sorted row p is token
-    source[p], read by the up projection through the list."""
+    source[p], read by the up projection through the list. `fp8_compute`
+    (bf16 rows and weights, nothing `mapped`): both projections are
+    ggc.training.fp8_grouped_mm, FP8 GEMMs on the weights quantised per
+    call, differentiable."""
     w2, w2_scale, w2_bias = weights.w2, weights.w2_scale, weights.w2_bias
     m = rows.shape[0] if source is None else source.shape[0]
     expert = None
     if weights.w13_bias is not None or w2_bias is not None:
         expert = row_experts(offsets, m, rows.device)
-    if rows_scale is None:
+    if fp8_compute:
+        h = _biased(training.fp8_grouped_mm(rows, weights.w13, offsets), weights, expert)
+        y = training.fp8_grouped_mm(activate(h, activation), w2, offsets)
+        y = (y.float() * route.unsqueeze(1)).to(y.dtype)
+    elif rows_scale is None:
         act = _activated_up(rows, offsets, weights, activation, hint, grad, expert, source)
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
     else:

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import checks
 from .checks import ACTIVATIONS, GATED
 from .layer import fused_moe
 from .quant import quantize_weights
@@ -30,7 +31,10 @@ class MoE(nn.Module):
     weight 1 (DeepSeek-V3's shared experts, split into S experts of size
     I), in the same grouped GEMMs. `expert_bias` adds w13_bias [E + S, 2I]
     and w2_bias [E + S, H] (gpt-oss). `quantize_fp8()` turns the expert
-    weights into FP8 with 128x128 block scales for inference. Input
+    weights into FP8 with 128x128 block scales for inference;
+    `compute_dtype=torch.float8_e4m3fn` keeps them bf16 and runs the expert
+    GEMMs in FP8 on them, quantised per call, forward and backward
+    (ggc.training's recipe: FP8 training). Input
     [..., H] in the layer's dtype, output the same shape. ggc.moe.hf loads
     Hugging Face models' blocks into it. `dtype` is bf16, or torch.float32
     for a layer on the CPU (ggc's reference backend; the CUDA kernels are
@@ -42,11 +46,14 @@ class MoE(nn.Module):
                  topk_group: Optional[int] = None, correction_bias: bool = False,
                  scaling_factor: float = 1.0, router_bias: bool = False,
                  router_dtype: Optional[torch.dtype] = None, expert_bias: bool = False,
-                 shared_experts: int = 0, device=None, dtype=torch.bfloat16):
+                 shared_experts: int = 0, compute_dtype: Optional[torch.dtype] = None,
+                 device=None, dtype=torch.bfloat16):
         super().__init__()
         _check_layer_args(hidden_size, intermediate_size, num_experts, top_k, activation,
                           dtype, cpu_float32=True)
         _check_shared_and_router(shared_experts, router_dtype)
+        _check_compute_dtype(compute_dtype, hidden_size, intermediate_size, dtype)
+        self.compute_dtype = compute_dtype
         self.hidden_size, self.intermediate_size = hidden_size, intermediate_size
         self.num_experts, self.top_k, self.activation = num_experts, top_k, activation
         self.shared_experts, self.router_dtype = shared_experts, router_dtype
@@ -103,8 +110,10 @@ class MoE(nn.Module):
 
     def set_fp8_weights(self, w13, w2, w13_scale, w2_scale) -> "MoE":
         """Takes FP8 expert weights with their 128x128 block scales (an FP8
-        checkpoint's, say) in place of the bf16 ones."""
+        checkpoint's, say) in place of the bf16 ones (compute_dtype goes
+        back to None: the GEMMs are FP8 on these)."""
         del self.w13, self.w2
+        self.compute_dtype = None
         self.register_buffer("w13", w13)
         self.register_buffer("w2", w2)
         self.w13_scale, self.w2_scale = w13_scale, w2_scale
@@ -134,7 +143,8 @@ class MoE(nn.Module):
             weights = torch.cat([weights, weights.new_ones(count, self.shared_experts)], dim=1)
         out = fused_moe(tokens, self.w13, self.w2, weights, ids, self.activation,
                         w13_scale=self.w13_scale, w2_scale=self.w2_scale,
-                        w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+                        w13_bias=self.w13_bias, w2_bias=self.w2_bias,
+                        compute_dtype=self.compute_dtype)
         return out.view(x.shape), topk_weights, topk_ids
 
     def router_logits(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -155,6 +165,8 @@ def _layer_repr(layer) -> str:
         extras += f", shared_experts={layer.shared_experts}"
     if getattr(layer, "w13_bias", None) is not None:
         extras += ", expert_bias=True"
+    if getattr(layer, "compute_dtype", None) is not None:
+        extras += f", compute_dtype={layer.compute_dtype}"
     return (f"hidden_size={layer.hidden_size}, intermediate_size={layer.intermediate_size}, "
             f"num_experts={layer.num_experts}, top_k={layer.top_k}, "
             f"activation={layer.activation!r}{extras}")
@@ -210,7 +222,8 @@ class ExpertParallelMoE(nn.Module):
                  wire: str = "bf16", chunks: int = 1, sync_free: Optional[bool] = None,
                  timeout: Optional[float] = None, router_bias: bool = False,
                  router_dtype: Optional[torch.dtype] = None, expert_bias: bool = False,
-                 shared_experts: int = 0, device=None, dtype=torch.bfloat16):
+                 shared_experts: int = 0, compute_dtype: Optional[torch.dtype] = None,
+                 device=None, dtype=torch.bfloat16):
         super().__init__()
         from . import dispatch
         from .placement import ExpertPlacement
@@ -228,6 +241,7 @@ class ExpertParallelMoE(nn.Module):
                 raise ValueError(f"chunks must be an int in [1, {dispatch.MAX_CHUNKS}], got "
                                  f"{chunks!r}")
             _check_shared_and_router(shared_experts, router_dtype)
+            _check_compute_dtype(compute_dtype, hidden_size, intermediate_size, dtype)
             route(torch.zeros(1, num_experts, device="meta"), top_k,
                   correction_bias=(torch.zeros(num_experts, device="meta")
                                    if correction_bias else None),
@@ -249,7 +263,7 @@ class ExpertParallelMoE(nn.Module):
         self.wire, self.chunks, self.sync_free = wire, chunks, sync_free
         self.routing = dict(scoring=scoring, renormalize=renormalize, n_group=n_group,
                             topk_group=topk_group, scaling_factor=scaling_factor)
-        self.router_dtype = router_dtype
+        self.router_dtype, self.compute_dtype = router_dtype, compute_dtype
         self.local_experts = self.placement.local_experts(rank)
         factory = dict(device=device, dtype=dtype)
         self.gate = nn.Linear(hidden_size, num_experts, bias=router_bias, **factory)
@@ -260,7 +274,8 @@ class ExpertParallelMoE(nn.Module):
         self.register_buffer("w13_scale", None)
         self.register_buffer("w2_scale", None)
         self.shared = (SharedExperts(shared_experts, hidden_size, intermediate_size, activation,
-                                     expert_bias, device=device, dtype=dtype)
+                                     expert_bias, device=device, dtype=dtype,
+                                     compute_dtype=compute_dtype)
                        if shared_experts else None)
         MoE.reset_parameters(self)
 
@@ -278,7 +293,8 @@ class ExpertParallelMoE(nn.Module):
                  correction_bias=layer.correction_bias is not None, wire=wire, chunks=chunks,
                  sync_free=sync_free, timeout=timeout, router_bias=layer.gate.bias is not None,
                  router_dtype=layer.router_dtype, expert_bias=layer.w13_bias is not None,
-                 shared_experts=layer.shared_experts, device=device, **routing)
+                 shared_experts=layer.shared_experts,
+                 compute_dtype=getattr(layer, "compute_dtype", None), device=device, **routing)
         with torch.no_grad():
             ep.gate.load_state_dict(layer.gate.state_dict())
             if layer.correction_bias is not None:
@@ -319,7 +335,8 @@ class ExpertParallelMoE(nn.Module):
                                   w13_scale=self.w13_scale, w2_scale=self.w2_scale,
                                   wire=self.wire, chunks=self.chunks,
                                   sync_free=self.sync_free, timeout=self.timeout,
-                                  w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+                                  w13_bias=self.w13_bias, w2_bias=self.w2_bias,
+                                  compute_dtype=self.compute_dtype)
         if self.shared is not None:
             # The routed experts' sum comes back rounded; the shared ones'
             # join it in f32 and the total is rounded once more.
@@ -350,9 +367,11 @@ class SharedExperts(nn.Module):
     FP8 after quantize_fp8() (inference)."""
 
     def __init__(self, count: int, hidden_size: int, intermediate_size: int, activation: str,
-                 expert_bias: bool = False, device=None, dtype=torch.bfloat16):
+                 expert_bias: bool = False, device=None, dtype=torch.bfloat16,
+                 compute_dtype: Optional[torch.dtype] = None):
         super().__init__()
-        self.activation = activation
+        _check_compute_dtype(compute_dtype, hidden_size, intermediate_size, dtype)
+        self.activation, self.compute_dtype = activation, compute_dtype
         _add_experts(self, count, hidden_size, intermediate_size, activation, expert_bias,
                      dict(device=device, dtype=dtype))
         self.register_buffer("w13_scale", None)
@@ -373,7 +392,8 @@ class SharedExperts(nn.Module):
         weights = torch.ones(count, self.ids.shape[0], device=tokens.device)
         return fused_moe(tokens, self.w13, self.w2, weights, self.ids.expand(count, -1),
                          self.activation, w13_scale=self.w13_scale, w2_scale=self.w2_scale,
-                         w13_bias=self.w13_bias, w2_bias=self.w2_bias)
+                         w13_bias=self.w13_bias, w2_bias=self.w2_bias,
+                         compute_dtype=self.compute_dtype)
 
 
 def _add_experts(module: nn.Module, count: int, hidden_size: int, intermediate_size: int,
@@ -404,6 +424,12 @@ def _take_experts(target: nn.Module, layer: MoE, experts) -> None:
     del target.w13, target.w2
     for name in ("w13", "w2", "w13_scale", "w2_scale"):
         target.register_buffer(name, getattr(layer, name).index_select(0, ids))
+
+
+def _check_compute_dtype(compute_dtype, hidden_size: int, intermediate_size: int,
+                         dtype) -> None:
+    checks.check_fp8_compute(compute_dtype, {"hidden_size": hidden_size,
+                                             "intermediate_size": intermediate_size}, dtype)
 
 
 def _check_shared_and_router(shared_experts, router_dtype) -> None:

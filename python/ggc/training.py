@@ -1,0 +1,224 @@
+"""FP8 training of grouped projections: DeepSeek-V3's recipe on DeepGEMM's
+sm90 layouts, as a torch autograd function.
+
+For y[g] = x[g] @ w[g]^T over contiguous groups of x's rows (the tokens of
+expert g), with BF16 master weights:
+
+    forward   y      = q(x) @ q(w)^T       x in 1x128 blocks along K,
+                                           w in 128x128 blocks
+    dgrad     dx     = q(dy) @ q(w)        dy in 1x128 blocks along N; w's
+                                           blocks transposed (the same scales)
+    wgrad     dw[g]  = q(dy)_g^T q(x)_g    dy^T and x^T in 1x128 blocks along
+                                           the tokens (a k-grouped GEMM); or
+                                           in BF16, dy_g^T x_g (the default)
+
+Each product is one of ggc's FP8 grouped GEMMs (ggc.ops.grouped_gemm);
+each q() a quantisation to e4m3 with f32 scales (ggc.moe.quant's values:
+448 / amax a block). Rows are quantised by the kernel ggc compiles from
+gg.quantize_rows where it takes them (CUDA, 128-column blocks; torch ops
+elsewhere), the tokens' blocks by the same kernel over a transposed copy,
+and the weights by torch ops.
+
+The weight gradient runs in BF16 by default (`wgrad_dtype`): on the H200,
+ggc's FP8 k-grouped GEMM with 1x128 scales on both sides plus the two
+transposed quantisations it needs took 2-3x the BF16 k-grouped GEMM's
+time on every shape of bench_fp8_training.py (docs/performance.md,
+sixteenth session), so FP8 there loses until that kernel is faster. With
+`wgrad_dtype=torch.float8_e4m3fn`, x^T is quantised in the forward and
+kept in FP8 for it (half the bytes of the BF16 x it replaces).
+
+The gradients are within FP8's error of fp64's (test_training.py checks
+the bound), not BF16's: this is the recipe's trade.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Dict, NamedTuple, Optional, Tuple
+
+import torch
+
+from . import ops
+from .moe import quant_kernel
+from .moe.quant import _AMAX_FLOOR as AMAX_FLOOR, BLOCK, FP8, FP8_MAX, as_row_view, quantize_rows
+
+__all__ = ["fp8_grouped_mm"]
+
+
+def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
+                   wgrad_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """y[offsets[g]:offsets[g+1]] = x[offsets[g]:offsets[g+1]] @ w[g]^T, its
+    three GEMMs in FP8 (module docstring), differentiable in x and w.
+
+    x [T, K] and w [G, N, K] bf16 (w the master weights: quantised on each
+    call, or kept from an earlier call while w is unchanged:
+    quantized_weights); offsets [G+1] int32 or int64, non-decreasing from 0, the groups
+    covering x's rows (rows past offsets[G] get unspecified values and no
+    gradient). K and N must be multiples of 128 (whole scale blocks).
+    Returns y [T, N] bf16; dx comes back bf16, dw in w's dtype.
+    `wgrad_dtype`: the weight gradient's GEMM, torch.bfloat16 (default) or
+    torch.float8_e4m3fn (the module docstring says why BF16)."""
+    _check(x, w, offsets)
+    if wgrad_dtype not in (torch.bfloat16, FP8):
+        raise TypeError(f"wgrad_dtype must be torch.bfloat16 or torch.float8_e4m3fn, got "
+                        f"{wgrad_dtype!r}")
+    return _FP8GroupedMM.apply(x, w, offsets.to(torch.int32), wgrad_dtype == FP8)
+
+
+def _check(x, w, offsets) -> None:
+    for name, t in (("x", x), ("w", w), ("offsets", offsets)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"fp8_grouped_mm: {name} must be a torch.Tensor, got "
+                            f"{type(t).__name__}")
+    if x.dim() != 2 or w.dim() != 3:
+        raise ValueError(f"fp8_grouped_mm takes x [T, K] and w [G, N, K]; got x "
+                         f"{list(x.shape)} and w {list(w.shape)}")
+    if x.dtype != torch.bfloat16 or w.dtype != torch.bfloat16:
+        raise TypeError(f"fp8_grouped_mm takes bf16 x and w (the master weights, quantised "
+                        f"per call); got x {x.dtype} and w {w.dtype}")
+    if x.shape[1] != w.shape[2]:
+        raise ValueError(f"x has K = {x.shape[1]} but w has K = {w.shape[2]}")
+    for name, size in (("K", w.shape[2]), ("N", w.shape[1])):
+        if size % BLOCK:
+            raise ValueError(f"fp8_grouped_mm needs {name} a multiple of {BLOCK} (whole "
+                             f"1x128 and 128x128 scale blocks), got {name} = {size}")
+    if offsets.dim() != 1 or offsets.shape[0] != w.shape[0] + 1:
+        raise ValueError(f"offsets must be [G+1] = [{w.shape[0] + 1}], got "
+                         f"{list(offsets.shape)}")
+    if offsets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"offsets must be int32 or int64, got {offsets.dtype}")
+    devices = {x.device, w.device, offsets.device}
+    if len(devices) != 1:
+        raise ValueError(f"x, w and offsets must be on one device, got "
+                         f"{sorted(map(str, devices))}")
+
+
+def quantized_rows(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """x [R, C] in 1x128 blocks along C: (e4m3 [R, C], f32 scales [R, C/128],
+    the M-major view where ggc's kernel made them)."""
+    if quant_kernel.usable(x):
+        made = quant_kernel.rows_mn(x)
+        if made is not None:
+            q, scales = made
+            return q, as_row_view(scales, x.shape[0])
+    return quantize_rows(x.contiguous())
+
+
+def quantized_tokens(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """x [T, C] in 1x128 blocks along the tokens, transposed for a weight
+    gradient's K-major operand: (e4m3 [C, T'], f32 scales [C, T'/128]),
+    T' = T rounded up to whole blocks (the padding tokens are zeros, past
+    every group)."""
+    tokens = x.shape[0]
+    padded = -(-max(tokens, 1) // BLOCK) * BLOCK
+    transposed = x.new_empty(x.shape[1], padded)
+    transposed[:, :tokens].copy_(x.t())
+    transposed[:, tokens:].zero_()
+    return quantized_rows(transposed)
+
+
+class QuantizedWeights(NamedTuple):
+    """w [G, N, K] in 128x128 blocks: e4m3 `q` [G, N, K] with f32 `scales`
+    [G, N/128, K/128], and the same values transposed (`qt` [G, K, N],
+    `scales_t` [G, K/128, N/128]) where the input gradient needs them."""
+    q: torch.Tensor
+    scales: torch.Tensor
+    qt: Optional[torch.Tensor]
+    scales_t: Optional[torch.Tensor]
+
+
+def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
+    """w [G, N, K] (K and N multiples of 128) in 128x128 blocks, each value
+    times the block's 448 / amax (quant.quantize_rows' rule, over 128 x 128
+    values); with `transposed`, the transposed copy too. Kept for w's
+    current version (torch bumps it on every in-place update, an
+    optimiser's step included), so that micro-batches between two steps
+    quantise a weight once."""
+    cached = _WEIGHTS.get(id(w))
+    if cached is not None:
+        ref, version, pointer, made = cached
+        if (ref() is w and version == w._version and pointer == w.data_ptr()
+                and (made.qt is not None or not transposed)):
+            return made
+    g, n, k = w.shape
+    blocks = w.detach().view(g, n // BLOCK, BLOCK, k // BLOCK, BLOCK)
+    # Each row's amax over its 128-column blocks (a reduction along
+    # contiguous memory, one pass), then the max of 128 rows' (small).
+    row_amax = torch.linalg.vector_norm(w.detach().view(g, n, k // BLOCK, BLOCK), float("inf"),
+                                        dim=-1, dtype=torch.float32)
+    amax = row_amax.view(g, n // BLOCK, BLOCK, k // BLOCK).amax(dim=2).clamp_min(AMAX_FLOOR)
+    factor = torch.full_like(amax, FP8_MAX) / amax
+    q = torch.empty(w.shape, dtype=FP8, device=w.device)
+    torch.mul(blocks, factor[:, :, None, :, None], out=q.view(blocks.shape))
+    scales = amax / FP8_MAX
+    made = QuantizedWeights(q, scales, *((q.transpose(1, 2).contiguous(),
+                                          scales.transpose(1, 2).contiguous())
+                                         if transposed else (None, None)))
+    if not torch.compiler.is_compiling():
+        _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, key=id(w): _WEIGHTS.pop(key, None)),
+                           w._version, w.data_ptr(), made)
+    return made
+
+
+# id(w) -> (weak reference to w, its version, its address, QuantizedWeights)
+_WEIGHTS: Dict[int, tuple] = {}
+
+
+class _FP8GroupedMM(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor,
+                fp8_wgrad: bool) -> torch.Tensor:
+        wants_x, wants_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        xq, xs = quantized_rows(x.detach())
+        # dgrad reads w^T's blocks: the same quantised values, transposed.
+        quantized = quantized_weights(w, transposed=wants_x)
+        y = ops.grouped_gemm(xq, quantized.q, offsets=offsets, a_scale=xs,
+                             b_scale=quantized.scales, out_dtype=x.dtype, validate=False)
+        saved = [offsets]
+        if wants_x:
+            saved += [quantized.qt, quantized.scales_t]
+        if wants_w:
+            saved += list(quantized_tokens(x.detach())) if fp8_wgrad else [x.detach()]
+        ctx.save_for_backward(*saved)
+        ctx.w_dtype, ctx.fp8_wgrad = w.dtype, fp8_wgrad
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: torch.Tensor):
+        offsets, *rest = ctx.saved_tensors
+        dy = dy.contiguous()
+        dx = dw = None
+        if ctx.needs_input_grad[0]:
+            wtq, wts = rest[:2]
+            rest = rest[2:]
+            dyq, dys = quantized_rows(dy)
+            dx = ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts,
+                                  out_dtype=dy.dtype, validate=False)
+        if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
+            xtq, xts = rest
+            dytq, dyts = quantized_tokens(dy)
+            dw = ops.grouped_gemm(dytq, xtq, k_offsets=offsets, k_major=True, a_scale=dyts,
+                                  b_scale=xts, out_dtype=ctx.w_dtype, validate=False)
+        elif ctx.needs_input_grad[1]:
+            (x,) = rest  # token-major dy and x, as they are
+            dw = ops.grouped_gemm(dy, x, k_offsets=offsets, out_dtype=ctx.w_dtype,
+                                  validate=False)
+        return dx, dw, None, None
+
+
+def reference_grads(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor,
+                    dy: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(y, dx, dw) of the exact product in fp64, for checking (rows past
+    offsets[G] get zero y and dx)."""
+    bounds = offsets.tolist()
+    x64, w64, dy64 = x.double(), w.double(), dy.double()
+    y = torch.zeros(x.shape[0], w.shape[1], dtype=torch.float64, device=x.device)
+    dx = torch.zeros_like(x64)
+    dw = torch.zeros_like(w64)
+    for g in range(w.shape[0]):
+        lo, hi = bounds[g], bounds[g + 1]
+        y[lo:hi] = x64[lo:hi] @ w64[g].t()
+        dx[lo:hi] = dy64[lo:hi] @ w64[g]
+        dw[g] = dy64[lo:hi].t() @ x64[lo:hi]
+    return y, dx, dw
+

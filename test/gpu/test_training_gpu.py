@@ -1,0 +1,37 @@
+"""ggc.training's FP8 recipe and MoE(compute_dtype=FP8) on the GPU's
+kernels: the checks of test/python/test_training.py (fp64 of the exact
+product within FP8's error, fp64 of the quantised operands within the
+bf16 output's rounding, empty groups' weight gradients zero, the layer's
+gradients within FP8's error of the BF16 layer's), on CUDA tensors."""
+
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+import test_training as checks  # noqa: E402
+from ggc.moe import quant_kernel  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, checks.FP8])
+@pytest.mark.parametrize("sizes", checks.RAGGED + [[0, 700, 1, 129, 2048, 0, 63, 1000]])
+@pytest.mark.parametrize("n, k", [(256, 384), (512, 1024)])
+def test_recipe_against_fp64(sizes, n, k, wgrad_dtype):
+    checks.check_recipe(sizes, n, k, "cuda", seed=sum(sizes) + n, wgrad_dtype=wgrad_dtype)
+
+
+def test_rows_take_ggc_quantisation_kernel():
+    x = torch.randn(300, 512, device="cuda").bfloat16()
+    assert quant_kernel.usable(x)
+    q, scales = checks.training.quantized_rows(x)
+    assert scales.stride() == (1, 300)  # the kernel's M-major layout, as a [R, C/128] view
+
+
+def test_layer_trains_in_fp8():
+    checks.check_layer("cuda", hidden=512, intermediate=256, experts=8, top_k=2, tokens=300)

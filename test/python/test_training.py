@@ -1,0 +1,189 @@
+"""ggc.training.fp8_grouped_mm (DeepSeek-V3's FP8 recipe) and the MoE
+layers' compute_dtype=FP8, on ggc's reference backend (CPU). The same
+checks run on the GPU's kernels in test/gpu/test_training_gpu.py.
+
+Each check compares with fp64 twice: with the exact product (within FP8's
+error: a few percent) and with the product of the operands as quantised
+(within the bf16 output's rounding), which catches a scale read from the
+wrong block or a transposed operand that the loose bound would not."""
+
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python"))
+from ggc import training  # noqa: E402
+from ggc.moe import MoE  # noqa: E402
+
+FP8 = torch.float8_e4m3fn
+# Two e4m3 operands (3 mantissa bits each: about 3.6% rms relative
+# rounding between them), measured 3.6-3.7% on random normals.
+FP8_BOUND = 0.05
+# The same product of the quantised operands, summed in f32 and rounded
+# once to bf16.
+QUANTISED_BOUND = 1e-2
+
+
+def rel_err(got, want):
+    got, want = got.double(), want.double()
+    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+
+
+def offsets_of(sizes, device):
+    ends = torch.tensor([0] + sizes).cumsum(0)
+    return ends.to(torch.int32).to(device)
+
+
+def dequantized(q, scales, block_rows):
+    """q [R, C] e4m3 with f32 scales [R / block_rows, C / 128] (scales may
+    be a strided view) as fp64."""
+    full = scales.double().repeat_interleave(block_rows, 0).repeat_interleave(128, 1)
+    return q.double() * full[:q.shape[0], :q.shape[1]]
+
+
+def problem(sizes, n, k, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    t = sum(sizes)
+    x = torch.randn(t, k, generator=gen).bfloat16().to(device).requires_grad_()
+    w = (torch.randn(len(sizes), n, k, generator=gen) / k ** 0.5).bfloat16().to(device)
+    dy = torch.randn(t, n, generator=gen).bfloat16().to(device)
+    return x, w.requires_grad_(), dy, offsets_of(sizes, device)
+
+
+def quantised_reference(x, w, dy, offsets, fp8_wgrad):
+    """(y, dx, dw) in fp64 from the operands as the recipe quantises them
+    (dw from the bf16 ones unless `fp8_wgrad`)."""
+    xq, xs = training.quantized_rows(x.detach())
+    made = training.quantized_weights(w, transposed=True)
+    dyq, dys = training.quantized_rows(dy)
+    xtq, xts = training.quantized_tokens(x.detach())
+    dytq, dyts = training.quantized_tokens(dy)
+    x64, dy64 = dequantized(xq, xs, 1), dequantized(dyq, dys, 1)
+    xt64, dyt64 = dequantized(xtq, xts, 1), dequantized(dytq, dyts, 1)
+    if not fp8_wgrad:
+        pad = xt64.shape[1] - x.shape[0]
+        xt64 = torch.nn.functional.pad(x.detach().double().t(), (0, pad))
+        dyt64 = torch.nn.functional.pad(dy.double().t(), (0, pad))
+    bounds = offsets.tolist()
+    y = torch.zeros(x.shape[0], w.shape[1], dtype=torch.float64, device=x.device)
+    dx = torch.zeros(x.shape, dtype=torch.float64, device=x.device)
+    dw = torch.zeros(w.shape, dtype=torch.float64, device=x.device)
+    for g in range(w.shape[0]):
+        lo, hi = bounds[g], bounds[g + 1]
+        wg = dequantized(made.q[g], made.scales[g], 128)
+        wtg = dequantized(made.qt[g], made.scales_t[g], 128)
+        assert torch.equal(wg.t(), wtg)  # the transposed copy holds the same values
+        y[lo:hi] = x64[lo:hi] @ wg.t()
+        dx[lo:hi] = dy64[lo:hi] @ wg
+        dw[g] = dyt64[:, lo:hi] @ xt64[:, lo:hi].t()
+    return y, dx, dw
+
+
+def check_recipe(sizes, n, k, device, seed=0, wgrad_dtype=torch.bfloat16):
+    x, w, dy, offsets = problem(sizes, n, k, device, seed)
+    y = training.fp8_grouped_mm(x, w, offsets, wgrad_dtype=wgrad_dtype)
+    y.backward(dy)
+    assert y.dtype == torch.bfloat16 and x.grad.dtype == torch.bfloat16
+    assert w.grad.dtype == w.dtype and w.grad.shape == w.shape
+    exact = training.reference_grads(x.detach(), w.detach(), offsets, dy)
+    quantised = quantised_reference(x, w, dy, offsets, wgrad_dtype == FP8)
+    for name, got, want, near in zip(("y", "dx", "dw"), (y, x.grad, w.grad), exact, quantised):
+        assert rel_err(got, want) < FP8_BOUND, name
+        assert rel_err(got, near) < QUANTISED_BOUND, name
+    for g, size in enumerate(sizes):
+        if size == 0:  # an empty group's weight gradient is zeros, written
+            assert torch.count_nonzero(w.grad[g]) == 0
+    return x, w
+
+
+# Ragged: an empty group, a 1-row group, sizes off every tile boundary,
+# a token count off 128 (the token blocks' padding).
+RAGGED = [[0, 1, 130, 67, 0, 255], [300, 0, 1, 1]]
+
+
+@pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])
+@pytest.mark.parametrize("sizes", RAGGED)
+def test_recipe_against_fp64(sizes, wgrad_dtype):
+    check_recipe(sizes, 256, 384, "cpu", wgrad_dtype=wgrad_dtype)
+
+
+def test_weights_quantised_once_per_version():
+    x, w, dy, offsets = problem([40, 90], 128, 256, "cpu", 1)
+    first = training.quantized_weights(w, transposed=True)
+    assert training.quantized_weights(w, transposed=True) is first
+    assert training.quantized_weights(w, transposed=False) is first
+    with torch.no_grad():
+        w.mul_(2.0)  # an optimiser's in-place step
+    again = training.quantized_weights(w, transposed=True)
+    assert again is not first
+    assert torch.equal(again.q.view(torch.uint8), first.q.view(torch.uint8))
+    assert torch.allclose(again.scales, 2 * first.scales)
+
+
+@pytest.mark.parametrize("args, error, match", [
+    (dict(x_dtype=torch.float32), TypeError, "bf16 x and w"),
+    (dict(k=200), ValueError, "K a multiple of 128"),
+    (dict(n=96), ValueError, "N a multiple of 128"),
+    (dict(groups=3), ValueError, r"offsets must be \[G\+1\] = \[4\], got \[3\]"),
+    (dict(offsets_dtype=torch.float32), TypeError, "int32 or int64"),
+    (dict(wgrad_dtype=torch.float16), TypeError, "wgrad_dtype must be torch.bfloat16 or"),
+])
+def test_bad_arguments(args, error, match):
+    k, n = args.get("k", 256), args.get("n", 128)
+    x = torch.randn(10, k).to(args.get("x_dtype", torch.bfloat16))
+    w = torch.randn(args.get("groups", 2), n, k).bfloat16()
+    offsets = torch.tensor([0, 4, 10]).to(args.get("offsets_dtype", torch.int32))
+    with pytest.raises(error, match=match):
+        training.fp8_grouped_mm(x, w, offsets,
+                                wgrad_dtype=args.get("wgrad_dtype", torch.bfloat16))
+
+
+def check_layer(device, hidden=256, intermediate=128, experts=4, top_k=2, tokens=37):
+    """MoE(compute_dtype=FP8) trains: its output and every gradient within
+    FP8's error of the BF16 layer's on the same weights."""
+    torch.manual_seed(0)
+    bf16 = MoE(hidden, intermediate, experts, top_k, device=device)
+    fp8 = MoE(hidden, intermediate, experts, top_k, device=device, compute_dtype=FP8)
+    fp8.load_state_dict(bf16.state_dict())
+    x = torch.randn(tokens, hidden, device=device).bfloat16()
+    grad = torch.randn(tokens, hidden, device=device).bfloat16()
+    outs = []
+    for layer in (bf16, fp8):
+        xi = x.clone().requires_grad_()
+        y = layer(xi)
+        y.backward(grad)
+        outs.append((y, xi.grad, layer.w13.grad, layer.w2.grad, layer.gate.weight.grad))
+    for name, got, want in zip(("y", "dx", "dw13", "dw2", "dgate"), outs[1], outs[0]):
+        # Two FP8 GEMMs in a row against BF16's: measured about 6.3%.
+        assert 1e-3 < rel_err(got, want) < 0.1, name
+
+
+def test_layer_trains_in_fp8():
+    check_layer("cpu")
+
+
+def test_layer_compute_dtype_errors():
+    with pytest.raises(TypeError, match="None .* or torch.float8_e4m3fn"):
+        MoE(256, 128, 4, 2, compute_dtype=torch.float16)
+    with pytest.raises(ValueError, match="intermediate_size = 96 a multiple of 128"):
+        MoE(256, 96, 4, 2, compute_dtype=FP8)
+    layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
+    assert "compute_dtype=torch.float8_e4m3fn" in repr(layer)
+    layer.quantize_fp8()  # FP8 weights for inference: the GEMMs are FP8 on them
+    assert layer.compute_dtype is None
+
+
+def test_fused_moe_refuses_fp8_weights_with_compute_dtype():
+    from ggc.moe import fused_moe
+    from ggc.moe.quant import quantize_weights
+    w13, s13 = quantize_weights(torch.randn(4, 256, 256))
+    w2, s2 = quantize_weights(torch.randn(4, 256, 128))
+    x = torch.randn(3, 256).bfloat16()
+    ids = torch.zeros(3, 1, dtype=torch.int32)
+    with pytest.raises(ValueError, match="FP8 already"):
+        fused_moe(x, w13, w2, torch.ones(3, 1), ids, w13_scale=s13, w2_scale=s2,
+                  compute_dtype=FP8)

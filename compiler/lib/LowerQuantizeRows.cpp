@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
+#include "E4M3.h"
 #include "SimpleKernel.h"
-#include "Target.h"
 #include "ggc/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -26,8 +26,6 @@ namespace {
 
 constexpr int64_t kBlock = 128;    // columns a scale covers
 constexpr int64_t kLaneCols = kBf16PerVector; // columns a lane loads
-constexpr double kE4M3Max = 448.0; // the largest finite e4m3
-constexpr double kAmaxFloor = 1e-12; // an all-zero block's scale divides to 0
 /// What the kernel knows of the op, and its parameters.
 struct Quantize {
   int64_t k, inK, blocks, threads, steps;
@@ -46,44 +44,6 @@ Value storedSwiglu(KernelBuilder &b, Value gate, Value up) {
   Value rounded =
       b.create<arith::TruncFOp>(b.getBF16Type(), ggc::swiglu(b, gate, up));
   return b.create<arith::ExtFOp>(b.f32(), rounded);
-}
-
-/// The largest |v| over the lane's values and the 16 lanes of its half.
-Value halfWarpAmax(KernelBuilder &b, ArrayRef<Value> values) {
-  Value amax = b.f32c(0.0);
-  for (Value v : values)
-    amax = b.create<arith::MaximumFOp>(amax, b.create<math::AbsFOp>(v));
-  for (int64_t lanes = 8; lanes >= 1; lanes /= 2) {
-    Value bits = b.create<arith::BitcastOp>(b.i32(), amax);
-    Value theirs = b.create<ggk::WarpShuffleXorOp>(b.i32(), bits, lanes);
-    amax = b.create<arith::MaximumFOp>(
-        amax, b.create<arith::BitcastOp>(b.f32(), theirs));
-  }
-  return amax;
-}
-
-/// values * factor as e4m3, stored as 8 bytes at out[row, col].
-void storeQuantized(KernelBuilder &b, const Quantize &q, ArrayRef<Value> values,
-                    Value factor, Value row, Value col) {
-  auto wordsType = VectorType::get({2}, b.i32());
-  Value words = b.create<LLVM::PoisonOp>(wordsType);
-  for (int64_t w = 0; w < 2; ++w) {
-    Value word = b.c32(0);
-    for (int64_t pair = 0; pair < 2; ++pair) {
-      int64_t i = 4 * w + 2 * pair;
-      Value lo = b.create<arith::MulFOp>(values[i], factor);
-      Value hi = b.create<arith::MulFOp>(values[i + 1], factor);
-      Value packed = b.create<ggk::ConvertE4M3x2Op>(b.getI16Type(), lo, hi);
-      Value wide = b.create<arith::ExtUIOp>(b.i32(), packed);
-      if (pair == 1)
-        wide = b.create<arith::ShLIOp>(wide, b.c32(16));
-      word = b.create<arith::OrIOp>(word, wide);
-    }
-    words = b.create<LLVM::InsertElementOp>(words, word, b.c32(w));
-  }
-  Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(col));
-  b.create<LLVM::StoreOp>(words, at(b, b.getI8Type(), q.out, index),
-                          /*alignment=*/8);
 }
 
 /// One 128-column block a half-warp takes: where it lies, whether it is
@@ -120,19 +80,15 @@ void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
       values[i] = storedSwiglu(b, values[i], load.ups[i]);
   for (Value &v : values)
     v = b.select(readable, v, b.f32c(0.0));
-  Value amax = b.create<arith::MaximumFOp>(halfWarpAmax(b, values),
-                                          b.f32c(kAmaxFloor));
-  // The scale: amax times 1/448 rounded to f32 (torch's division by a
-  // scalar, which multiplies by its reciprocal); the values times 448 /
-  // amax (quant.quantize_rows' bits: a division a block, not an element).
-  Value scale =
-      b.create<arith::MulFOp>(amax, b.f32c(float(1.0f / float(kE4M3Max))));
-  Value factor = b.create<arith::DivFOp>(b.f32c(kE4M3Max), amax);
+  // The half-warp's 16 lanes hold the block: their amax by shuffles.
+  Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
+  BlockScale block = blockScale(b, amax);
   ifThen(b, load.active, [&] {
-    storeQuantized(b, q, values, factor, row, load.col);
+    Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
+    storeE4M3x8(b, values, block.factor, q.out, index);
     ifThen(b, b.eq(lane16, b.c32(0)), [&] {
-      Value index = b.add(b.mul(b.toI64(load.block), q.ld), row);
-      store(b, scale, q.scales, index);
+      Value scaleAt = b.add(b.mul(b.toI64(load.block), q.ld), row);
+      store(b, block.scale, q.scales, scaleAt);
     });
   });
 }
@@ -188,11 +144,8 @@ struct LowerQuantizeRowsPass
             getOperation(), "one kernel",
             [&](gg::QuantizeRowsOp op, func::FuncOp func,
                 KernelBuilder &b) -> LogicalResult {
-              ggc::Target target = ggc::targetOf(op);
-              if (!target.fp8Mma)
-                return op.emitOpError()
-                       << "cannot be lowered for " << target.name
-                       << ": converting to e4m3 takes sm_89 or sm_90a";
+              if (failed(checkConvertsE4M3(op)))
+                return failure();
               int64_t k =
                   cast<MemRefType>(op.getOut().getType()).getDimSize(1);
               Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,

@@ -96,20 +96,6 @@ void Routes::countChunk(KernelBuilder &b, Value hist, ArrayRef<Route> mine,
   syncCta(b);
 }
 
-/// A statically sized shared array of `count` i32, one per kernel.
-Value sharedArray(KernelBuilder &b, ModuleOp module, StringRef name,
-                  int64_t count) {
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    b.create<LLVM::GlobalOp>(LLVM::LLVMArrayType::get(b.i32(), count),
-                             /*isConstant=*/false, LLVM::Linkage::Internal,
-                             name, Attribute(), /*alignment=*/16,
-                             ggc::kShared);
-  }
-  return b.create<LLVM::AddressOfOp>(b.ptr(ggc::kShared), name);
-}
-
 /// `_count(ids, M, chunk_counts)`: chunk_counts[chunk * E + e].
 void buildCount(KernelBuilder &b, ModuleOp module, StringRef name,
                 Routes routes) {
@@ -119,7 +105,7 @@ void buildCount(KernelBuilder &b, ModuleOp module, StringRef name,
   routes.ids = args[0];
   routes.routes = args[1];
   Value counts = args[2];
-  Value hist = sharedArray(b, module, (name + "_hist").str(), routes.experts);
+  Value hist = sharedArray(b, module, (name + "_hist").str(), b.i32(), routes.experts);
   Value tid = b.threadIdx(), chunkIdx = b.blockIdx();
   routes.countChunk(b, hist, routes.loadChunk(b, chunkIdx, tid, Value()), tid);
   Value first = b.mul(chunkIdx, b.c32(routes.experts));
@@ -137,7 +123,7 @@ PlaceShared placeShared(KernelBuilder &b, ModuleOp module, StringRef name,
                         const Routes &routes) {
   int64_t e = routes.experts, t = routes.threads, warps = t / 32;
   int64_t words = gg::SortRoutesOp::placeSharedBytes(e, t) / 4;
-  Value base = sharedArray(b, module, (name + "_shared").str(), words);
+  Value base = sharedArray(b, module, (name + "_shared").str(), b.i32(), words);
   int64_t offset = 0;
   auto carve = [&](int64_t count) {
     Value part = at(b, b.i32(), base, b.c32(offset));

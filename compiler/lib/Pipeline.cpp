@@ -126,6 +126,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                    [](OpPassManager &pm) {
                      pm.addPass(createLowerSortRoutes());
                      pm.addPass(createLowerQuantizeRows());
+                     pm.addPass(createLowerQuantizeBlocks());
                      pm.addPass(createLowerCombineRoutes());
                      pm.addPass(createLowerSwigluRows());
                      pm.addPass(createLowerCopyRows());
@@ -541,8 +542,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   bool hasKernel = state.module
                        ->walk([](Operation *op) {
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
-                                    gg::QuantizeRowsOp, gg::CombineRoutesOp,
-                                    gg::SwigluRowsOp, gg::CopyRowsOp>(op)
+                                    gg::QuantizeRowsOp, gg::QuantizeBlocksOp,
+                                    gg::CombineRoutesOp, gg::SwigluRowsOp,
+                                    gg::CopyRowsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -551,8 +553,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "error: '" << sourceName
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
-            "gg.combine_routes, gg.swiglu_rows, gg.copy_rows): no kernel to "
-            "compile\n";
+            "gg.quantize_blocks, gg.combine_routes, gg.swiglu_rows, "
+            "gg.copy_rows): no kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

@@ -96,6 +96,20 @@ inline void atomicAdd(KernelBuilder &b, Value base, Value index, Value value) {
 }
 inline void syncCta(KernelBuilder &b) { b.create<mlir::ggk::SyncCtaOp>(); }
 
+/// A statically sized shared array of `count` `element`s, one per kernel.
+inline Value sharedArray(KernelBuilder &b, ModuleOp module, StringRef name,
+                         Type element, int64_t count) {
+  {
+    mlir::OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    b.create<mlir::LLVM::GlobalOp>(mlir::LLVM::LLVMArrayType::get(element, count),
+                                   /*isConstant=*/false, mlir::LLVM::Linkage::Internal,
+                                   name, mlir::Attribute(), /*alignment=*/16,
+                                   ggc::kShared);
+  }
+  return b.create<mlir::LLVM::AddressOfOp>(b.ptr(ggc::kShared), name);
+}
+
 /// Elements of bf16 in the 16 bytes a thread loads or stores at once.
 constexpr int64_t kBf16PerVector = 8;
 

@@ -245,6 +245,51 @@ LogicalResult SwigluRowsOp::verify() {
   return success();
 }
 
+LogicalResult QuantizeBlocksOp::verify() {
+  MLIRContext *ctx = getContext();
+  Type f8 = Float8E4M3FNType::get(ctx);
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 3,
+                                       BFloat16Type::get(ctx), "bf16");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 3, f8, "f8E4M3FN");
+  FailureOr<MemRefType> scales = shaped(*this, getScales(), "scales", 3,
+                                        Float32Type::get(ctx), "f32");
+  if (failed(input) || failed(out) || failed(scales))
+    return failure();
+  auto text = [](int64_t size) {
+    return known(size) ? std::to_string(size) : std::string("?");
+  };
+  int64_t n = input->getDimSize(1), k = input->getDimSize(2);
+  if (!known(n) || !known(k) || n % 128 != 0 || k % 128 != 0)
+    return emitOpError() << "input must be [G, N, K] with N and K static "
+                            "multiples of 128 (whole 128x128 blocks), got [?, "
+                         << text(n) << ", " << text(k) << "]";
+  int64_t experts = input->getDimSize(0);
+  // Each operand's expected [G, d1, d2], the one G known anywhere.
+  auto check = [&](MemRefType type, StringRef name, int64_t d1,
+                   int64_t d2) -> LogicalResult {
+    int64_t g = type.getDimSize(0);
+    if (type.getDimSize(1) != d1 || type.getDimSize(2) != d2 ||
+        (known(g) && known(experts) && g != experts))
+      return emitOpError() << name << " must be [" << text(experts) << ", "
+                           << d1 << ", " << d2 << "], got [" << text(g) << ", "
+                           << text(type.getDimSize(1)) << ", "
+                           << text(type.getDimSize(2)) << "]";
+    if (known(g))
+      experts = g;
+    return success();
+  };
+  if (failed(check(*out, "out", n, k)) ||
+      failed(check(*scales, "scales", n / 128, k / 128)))
+    return failure();
+  if (Value transposed = getTransposed()) {
+    FailureOr<MemRefType> type =
+        shaped(*this, transposed, "transposed", 3, f8, "f8E4M3FN");
+    if (failed(type) || failed(check(*type, "transposed", k, n)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult CopyRowsOp::verify() {
   int64_t threads = getThreads(), unit = getUnitBytes();
   if (threads < 32 || threads > 1024 || threads % 32 != 0)

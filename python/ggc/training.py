@@ -17,7 +17,8 @@ each q() a quantisation to e4m3 with f32 scales (ggc.moe.quant's values:
 448 / amax a block). Rows are quantised by the kernel ggc compiles from
 gg.quantize_rows where it takes them (CUDA, 128-column blocks; torch ops
 elsewhere), the tokens' blocks by the same kernel over a transposed copy,
-and the weights by torch ops.
+and the weights, with their transposed copy, by gg.quantize_blocks' kernel
+(torch ops elsewhere; the same bits).
 
 The weight gradient runs in BF16 by default (`wgrad_dtype`): on the H200,
 ggc's FP8 k-grouped GEMM with 1x128 scales on both sides plus the two
@@ -140,6 +141,26 @@ def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
         if (ref() is w and version == w._version and pointer == w.data_ptr()
                 and (made.qt is not None or not transposed)):
             return made
+    made = _kernel_weights(w, transposed) or _torch_weights(w, transposed)
+    if not torch.compiler.is_compiling():
+        _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, key=id(w): _WEIGHTS.pop(key, None)),
+                           w._version, w.data_ptr(), made)
+    return made
+
+
+def _kernel_weights(w: torch.Tensor, transposed: bool) -> Optional[QuantizedWeights]:
+    """quantized_weights by gg.quantize_blocks' kernel (one pass over w),
+    where it takes w."""
+    made = quant_kernel.weight_blocks(w, transposed)
+    if made is None:
+        return None
+    q, scales, qt = made
+    return QuantizedWeights(q, scales, qt,
+                            scales.transpose(1, 2).contiguous() if transposed else None)
+
+
+def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
+    """quantized_weights by torch ops: the kernel's values."""
     g, n, k = w.shape
     blocks = w.detach().view(g, n // BLOCK, BLOCK, k // BLOCK, BLOCK)
     # Each row's amax over its 128-column blocks (a reduction along
@@ -151,13 +172,9 @@ def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     q = torch.empty(w.shape, dtype=FP8, device=w.device)
     torch.mul(blocks, factor[:, :, None, :, None], out=q.view(blocks.shape))
     scales = amax / FP8_MAX
-    made = QuantizedWeights(q, scales, *((q.transpose(1, 2).contiguous(),
+    return QuantizedWeights(q, scales, *((q.transpose(1, 2).contiguous(),
                                           scales.transpose(1, 2).contiguous())
                                          if transposed else (None, None)))
-    if not torch.compiler.is_compiling():
-        _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, key=id(w): _WEIGHTS.pop(key, None)),
-                           w._version, w.data_ptr(), made)
-    return made
 
 
 # id(w) -> (weak reference to w, its version, its address, QuantizedWeights)

@@ -35,3 +35,24 @@ def test_rows_take_ggc_quantisation_kernel():
 
 def test_layer_trains_in_fp8():
     checks.check_layer("cuda", hidden=512, intermediate=256, experts=8, top_k=2, tokens=300)
+
+
+@pytest.mark.parametrize("g, n, k", [(1, 128, 128), (3, 256, 384), (5, 1536, 2048)])
+def test_weight_blocks_kernel_matches_torch(g, n, k):
+    """gg.quantize_blocks' kernel gives the torch path's bytes and scales,
+    and its transposed copy holds the same bytes transposed (a zero block:
+    the floor's scale; an outlier in one block)."""
+    gen = torch.Generator(device="cuda").manual_seed(g * n + k)
+    w = (torch.randn(g, n, k, device="cuda", generator=gen) * 0.05).bfloat16()
+    w[0, :128, :128] = 0
+    w[-1, -1, -1] = 300.0
+    made = checks.training._kernel_weights(w, transposed=True)
+    assert made is not None
+    want = checks.training._torch_weights(w, transposed=True)
+    for got, ref in ((made.q, want.q), (made.qt, want.qt)):
+        assert got.shape == ref.shape
+        assert torch.equal(got.view(torch.uint8), ref.view(torch.uint8))
+    assert torch.equal(made.scales, want.scales)
+    assert torch.equal(made.scales_t, want.scales_t)
+    plain = checks.training._kernel_weights(w, transposed=False)
+    assert plain.qt is None and torch.equal(plain.q.view(torch.uint8), want.q.view(torch.uint8))

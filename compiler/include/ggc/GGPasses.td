@@ -327,6 +327,33 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def LowerQuantizeBlocks : Pass<"gg-lower-quantize-blocks", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.quantize_blocks";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.quantize_blocks` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func
+    @f_quantize_blocks` (LLVM/NVVM, ggk thread ops, scf/arith); the
+    function is removed. Its parameters: input, out, [transposed,] scales
+    as `!llvm.ptr<1>`, then G (the experts) as i64.
+
+    256 threads a CTA take one 128x128 block at a time (a grid-stride loop
+    over the blocks, in the scales' order), each thread an 8x8 square:
+    eight 16-byte loads, its amax, the warp's by butterfly shuffles, the
+    eight warps' through shared memory between two barriers; then
+    `gg.quantize_rows`' factor `448 / max(amax, 1e-12)` and conversions
+    (`ggk.convert_e4m3x2`), 8-byte stores of the square's rows and, for
+    `transposed`, of its columns (the square transposed in registers).
+    Thread 0 stores the block's scale.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
 def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
   let summary = "generate the kernel of each gg.combine_routes";
   let description = [{

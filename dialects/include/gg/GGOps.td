@@ -339,6 +339,44 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
   let hasVerifier = 1;
 }
 
+def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {
+  let summary = "expert weights quantised to FP8 e4m3 in 128x128 blocks, with the transposed copy an input gradient reads";
+  let description = [{
+    For each expert `g` and 128x128 block `(i, j)` of `input[g]`: with `a
+    = max(amax(|block|), 1e-12)`, writes `out[g, r, c] = e4m3(input[g, r,
+    c] * (448 / a))` (one IEEE division a block, a multiply an element:
+    `gg.quantize_rows`' rule over a square block), `scales[g, i, j] = a *
+    f32(1 / 448)`, and with `transposed`, `transposed[g, c, r] = out[g, r,
+    c]`: the same values K-major for a product over N (an input
+    gradient's `dx = dy @ w[g]`; wgmma reads e4m3 only along K). The 128x128
+    block scales of DeepSeek-V3's FP8 recipe, for training, where the
+    weights change every step.
+
+    `input` is bf16 `[G, N, K]`, `out` f8E4M3FN `[G, N, K]`, `transposed`
+    f8E4M3FN `[G, K, N]`, `scales` f32 `[G, N/128, K/128]`; `N` and `K`
+    static multiples of 128, `G` may be dynamic. `gg-lower-quantize-blocks`
+    makes one kernel `<func>_quantize_blocks(input, out, [transposed,]
+    scales, G)` of 256 threads a CTA, one block at a time (a grid-stride
+    loop over the blocks), each thread an 8x8 square of it.
+
+    Example:
+    ```mlir
+    gg.quantize_blocks input(%w : memref<?x1536x2048xbf16>)
+        out(%q : memref<?x1536x2048xf8E4M3FN>)
+        transposed(%qt : memref<?x2048x1536xf8E4M3FN>)
+        scales(%s : memref<?x12x16xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$out, Optional<AnyMemRef>:$transposed,
+                       AnyMemRef:$scales);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `out` `(` $out `:` type($out) `)`
+    (`transposed` `(` $transposed^ `:` type($transposed) `)`)?
+    `scales` `(` $scales `:` type($scales) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def GG_CopyRowsOp : GG_Op<"copy_rows", [AttrSizedOperandSegments]> {
   let summary = "rows copied through optional row-index lists: a gather, a scatter, or both";
   let description = [{

@@ -9,8 +9,13 @@ column halves (`gated`) quantised as it is written. The values are
 quant.quantize_rows' (the same amax, scale and factor 448 / amax); the
 scales come M-major ([K/128, align4(M)], quant.mn_major's layout).
 
-Kernels are compiled once per (K, gathered, gated, steps, target) and
-launched through ggc's runtime (ggc.moe.ptx).
+`weight_blocks` quantises expert weights in 128x128 blocks, with the
+transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
+ggc.training, whose weights change every optimiser step).
+
+Kernels are compiled once per (K, gathered, gated, steps, target), or
+(N, K, transposed, target), and launched through ggc's runtime
+(ggc.moe.ptx).
 """
 
 from __future__ import annotations
@@ -123,3 +128,55 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     params += [("i64", m), ("i64", x.shape[0]), ("i64", ld)]
     ptx.launch(name, code, THREADS, grid, params, tensors, x.device)
     return out, scales
+
+
+_BLOCK_PTX: Dict[tuple, Tuple[str, str]] = {}
+_BLOCK_THREADS = 256  # gg.quantize_blocks' kernel: one 8x8 square a thread
+
+
+def blocks_source_text(name: str, n: int, k: int, transposed: bool) -> str:
+    """The gg IR of one weight-block quantisation kernel over [G, n, k]."""
+    q_type = f"memref<?x{n}x{k}xf8E4M3FN>"
+    t_type = f"memref<?x{k}x{n}xf8E4M3FN>"
+    s_type = f"memref<?x{n // BLOCK}x{k // BLOCK}xf32>"
+    t_arg = f", %qt: {t_type}" if transposed else ""
+    t_use = f" transposed(%qt : {t_type})" if transposed else ""
+    return f"""
+func.func @{name}(%w: memref<?x{n}x{k}xbf16>, %q: {q_type}{t_arg}, %s: {s_type}) {{
+  gg.quantize_blocks input(%w : memref<?x{n}x{k}xbf16>) out(%q : {q_type}){t_use}
+      scales(%s : {s_type})
+  return
+}}
+"""
+
+
+def weight_blocks(w: torch.Tensor, transposed: bool):
+    """(e4m3 [G, N, K], f32 scales [G, N/128, K/128], e4m3 transposed
+    [G, K, N] or None) for bf16 CUDA weights w [G, N, K] with N and K
+    multiples of 128, by gg.quantize_blocks' kernel (the values
+    quant.quantize_rows' rule gives a 128x128 block); None where the
+    kernel cannot take them (another dtype or device, a target without
+    FP8 conversion, while tracing, unaligned memory)."""
+    if not (w.is_cuda and w.dtype == torch.bfloat16 and w.dim() == 3) or tracing():
+        return None
+    g, n, k = w.shape
+    if n % BLOCK or k % BLOCK or not converts_fp8():
+        return None
+    w = w.detach().contiguous()
+    q = torch.empty(w.shape, dtype=FP8, device=w.device)
+    qt = torch.empty(g, k, n, dtype=FP8, device=w.device) if transposed else None
+    scales = torch.empty(g, n // BLOCK, k // BLOCK, dtype=torch.float32, device=w.device)
+    tensors = (w, q) + ((qt,) if transposed else ()) + (scales,)
+    if not ptx.aligned(*tensors):
+        return None
+    if g:
+        arch = ggc_compiler.get_target()
+        name = f"ggc_quantize_blocks_n{n}_k{k}{'_t' if transposed else ''}_{arch}"
+        name, code = ptx.compiled(_BLOCK_PTX, (n, k, transposed, arch), name,
+                                  lambda name: blocks_source_text(name, n, k, transposed),
+                                  arch, "_quantize_blocks")
+        blocks = scales.numel()
+        params = [("pointer", i) for i in range(len(tensors))] + [("i64", g)]
+        ptx.launch(name, code, _BLOCK_THREADS, min(blocks, _MAX_GRID), params, tensors,
+                   w.device)
+    return q, scales, qt

@@ -120,13 +120,20 @@ LAYERS = [("Qwen3-30B-A3B-like", 128, 8, 2048, 768),
           ("DeepSeek-V3-like", 256, 8, 7168, 2048)]
 
 
-def layer_case(label, experts, top_k, hidden, intermediate, tokens):
+def twin_layers(experts, top_k, hidden, intermediate, tokens):
+    """(a BF16 MoE layer, the same layer with compute_dtype FP8, x, dy):
+    the two share their parameters (DeepSeek-V3's are 22 GB)."""
     torch.manual_seed(0)
     bf16 = MoE(hidden, intermediate, experts, top_k, device="cuda")
-    fp8 = copy.copy(bf16)  # the same parameters (DeepSeek-V3's are 22 GB)
+    fp8 = copy.copy(bf16)
     fp8.compute_dtype = torch.float8_e4m3fn
     x = torch.randn(tokens, hidden, device="cuda").bfloat16().requires_grad_()
     dy = torch.randn(tokens, hidden, device="cuda").bfloat16()
+    return bf16, fp8, x, dy
+
+
+def layer_case(label, experts, top_k, hidden, intermediate, tokens):
+    bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, intermediate, tokens)
 
     def step(layer, fresh=False):
         if fresh:

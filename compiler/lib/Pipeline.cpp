@@ -544,7 +544,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
                                     gg::QuantizeRowsOp, gg::QuantizeBlocksOp,
                                     gg::CombineRoutesOp, gg::SwigluRowsOp,
-                                    gg::CopyRowsOp>(op)
+                                    gg::SwigluRowsBackwardOp, gg::CopyRowsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -554,7 +554,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
             "gg.quantize_blocks, gg.combine_routes, gg.swiglu_rows, "
-            "gg.copy_rows): no kernel to compile\n";
+            "gg.swiglu_rows_backward, gg.copy_rows): no kernel to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

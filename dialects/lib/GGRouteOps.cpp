@@ -221,27 +221,61 @@ LogicalResult CombineRoutesOp::verify() {
   return success();
 }
 
-LogicalResult SwigluRowsOp::verify() {
-  int64_t threads = getThreads();
+namespace {
+
+/// gg.swiglu_rows' and its backward's rules: threads, and bf16 `halves`
+/// [M, 2I] beside bf16 `other` [M, I] (`halvesName`, `otherName` name them
+/// in errors), I a static multiple of 8. Returns I.
+FailureOr<int64_t> checkSwigluRows(Operation *op, int64_t threads, Value halves,
+                                   StringRef halvesName, Value other,
+                                   StringRef otherName) {
   if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                         << threads;
-  Type bf16 = BFloat16Type::get(getContext());
-  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2, bf16, "bf16");
-  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2, bf16, "bf16");
-  if (failed(input) || failed(out))
+    return op->emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                             << threads;
+  Type bf16 = BFloat16Type::get(op->getContext());
+  FailureOr<MemRefType> wide = shaped(op, halves, halvesName, 2, bf16, "bf16");
+  FailureOr<MemRefType> narrow = shaped(op, other, otherName, 2, bf16, "bf16");
+  if (failed(wide) || failed(narrow))
     return failure();
-  int64_t inter = out->getDimSize(1), inCols = input->getDimSize(1);
+  int64_t inter = narrow->getDimSize(1), cols = wide->getDimSize(1);
   if (!known(inter) || inter % 8 != 0)
-    return emitOpError() << "out's columns must be a static multiple of 8, got "
-                         << (known(inter) ? std::to_string(inter) : std::string("?"));
-  if (inCols != 2 * inter)
-    return emitOpError() << "input must have twice out's columns (gate, then up), "
-                         << 2 * inter << ", got "
-                         << (known(inCols) ? std::to_string(inCols) : std::string("?"));
-  int64_t m = out->getDimSize(0), inRows = input->getDimSize(0);
-  if (known(m) && known(inRows) && m != inRows)
-    return emitOpError() << "input has " << inRows << " rows where out has " << m;
+    return op->emitOpError() << otherName << "'s columns must be a static multiple of 8, got "
+                             << (known(inter) ? std::to_string(inter) : std::string("?"));
+  if (cols != 2 * inter)
+    return op->emitOpError() << halvesName << " must have twice " << otherName
+                             << "'s columns (gate, then up), " << 2 * inter << ", got "
+                             << (known(cols) ? std::to_string(cols) : std::string("?"));
+  int64_t m = narrow->getDimSize(0), rows = wide->getDimSize(0);
+  if (known(m) && known(rows) && m != rows)
+    return op->emitOpError() << halvesName << " has " << rows << " rows where "
+                             << otherName << " has " << m;
+  return inter;
+}
+
+} // namespace
+
+LogicalResult SwigluRowsOp::verify() {
+  return checkSwigluRows(*this, getThreads(), getInput(), "input", getOut(), "out");
+}
+
+LogicalResult SwigluRowsBackwardOp::verify() {
+  FailureOr<int64_t> inter =
+      checkSwigluRows(*this, getThreads(), getInput(), "input", getGrad(), "grad");
+  if (failed(inter))
+    return failure();
+  Type bf16 = BFloat16Type::get(getContext());
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2, bf16, "bf16");
+  if (failed(out))
+    return failure();
+  auto input = cast<MemRefType>(getInput().getType());
+  int64_t m = out->getDimSize(0), rows = input.getDimSize(0);
+  auto text = [](int64_t size) {
+    return known(size) ? std::to_string(size) : std::string("?");
+  };
+  if (out->getDimSize(1) != 2 * *inter || (known(m) && known(rows) && m != rows))
+    return emitOpError() << "out must have input's shape [" << text(rows) << ", "
+                         << 2 * *inter << "], got [" << text(m) << ", "
+                         << text(out->getDimSize(1)) << "]";
   return success();
 }
 

@@ -39,3 +39,39 @@ func.func @bad(%h: memref<4x128xbf16>, %a: memref<5x64xbf16>) {
   gg.swiglu_rows input(%h : memref<4x128xbf16>) out(%a : memref<5x64xbf16>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x32xbf16>, %dh: memref<?x128xbf16>) {
+  // expected-error @+1 {{input must have twice grad's columns (gate, then up), 64, got 128}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x32xbf16>)
+      out(%dh : memref<?x128xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xf32>, %dh: memref<?x128xbf16>) {
+  // expected-error @+1 {{grad must hold bf16, got 'f32'}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xf32>)
+      out(%dh : memref<?x128xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<4x128xbf16>, %d: memref<4x64xbf16>, %dh: memref<4x64xbf16>) {
+  // expected-error @+1 {{out must have input's shape [4, 128], got [4, 64]}}
+  gg.swiglu_rows_backward input(%h : memref<4x128xbf16>) grad(%d : memref<4x64xbf16>)
+      out(%dh : memref<4x64xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %dh: memref<?x128xbf16>) {
+  // expected-error @+1 {{threads must be a multiple of 32 in [32, 1024], got 100}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xbf16>)
+      out(%dh : memref<?x128xbf16>) {threads = 100 : i64}
+  return
+}

@@ -4,7 +4,9 @@ reciprocal approximations are within 2 ulp of f32), on fresh random rows
 including extreme gates and NaN, every row written (outputs come from
 new_empty and are checked whole), row counts 0, 1 and off every block,
 widths of one vector up to 2,056 columns; the bits of the gated FP8
-quantisation's activation (the same silu); what it declines."""
+quantisation's activation (the same silu); what it declines. The same
+for gg.swiglu_rows_backward's kernel against fp64's gradient, and
+SwiGLU (the autograd function the layer trains with)."""
 
 import pytest
 
@@ -55,3 +57,59 @@ def test_declines_what_it_cannot_take():
     assert swiglu_kernel.swiglu(base[4:].view(5, 16)) is None  # 8 bytes past alignment
     assert swiglu_kernel.swiglu(torch.randn(4, 16, device="cuda")) is None  # f32
     assert swiglu_kernel.swiglu(torch.randn(4, 24, device="cuda").to(BF16)) is None  # I = 12
+
+
+def swiglu_grad_fp64(h, d):
+    """The gradient of silu(gate) * up at h for d, by fp64 autograd."""
+    h64 = h.double().requires_grad_()
+    gate, up = h64.chunk(2, dim=-1)
+    (torch.nn.functional.silu(gate) * up).backward(d.double())
+    return h64.grad
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 257, 4099])
+@pytest.mark.parametrize("inter", [8, 768, 2056])
+def test_swiglu_backward_against_fp64(rows, inter):
+    """gg.swiglu_rows_backward's kernel: every element within one bf16
+    rounding of fp64's gradient (plus a floor of 1e-6 of the largest, for
+    the gate's gradient where 1 + g(1 - s) cancels), every row written
+    (torch.empty_like output checked whole), extreme gates included."""
+    gen = torch.Generator(device="cuda").manual_seed(rows * 5 + inter)
+    h = (torch.randn(rows, 2 * inter, device="cuda", generator=gen) * 4).to(BF16)
+    d = torch.randn(rows, inter, device="cuda", generator=gen).to(BF16)
+    if rows * inter > 8:
+        h[0, 0], h[0, 1], h[0, 2] = 90.0, -90.0, 0.0
+    got = swiglu_kernel.swiglu_backward(h, d)
+    assert got is not None and got.shape == h.shape and got.dtype == BF16
+    want = swiglu_grad_fp64(h, d)
+    floor = 1e-6 * float(want.abs().max()) if want.numel() else 0.0
+    assert bool(((got.double() - want).abs() <= want.abs() * 2.0 ** -7 + floor).all())
+
+
+def test_swiglu_function_runs_the_kernels_both_ways():
+    """SwiGLU.apply: forward the bits of swiglu(h), backward the bits of
+    swiglu_backward(h, d); its torch path (the CPU's) within two bf16
+    roundings of them."""
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    h = (torch.randn(300, 1536, device="cuda", generator=gen) * 3).to(BF16)
+    d = torch.randn(300, 768, device="cuda", generator=gen).to(BF16)
+    leaf = h.clone().requires_grad_()
+    out = swiglu_kernel.SwiGLU.apply(leaf)
+    out.backward(d)
+    assert torch.equal(out, swiglu_kernel.swiglu(h))
+    assert torch.equal(leaf.grad, swiglu_kernel.swiglu_backward(h, d))
+    cpu = h.cpu().requires_grad_()
+    out_cpu = swiglu_kernel.SwiGLU.apply(cpu)
+    out_cpu.backward(d.cpu())
+    for a, b in ((out_cpu, out), (cpu.grad, leaf.grad)):
+        b = b.cpu().double()
+        floor = 1e-4 * float(b.abs().max())  # where 1 + g(1 - s) cancels
+        assert bool(((a.double() - b).abs() <= b.abs() * 2.0 ** -6 + floor).all())
+
+
+def test_swiglu_backward_declines_what_it_cannot_take():
+    h = torch.randn(4, 64, device="cuda").to(BF16)
+    d = torch.randn(4, 32, device="cuda").to(BF16)
+    assert swiglu_kernel.swiglu_backward(h.float(), d) is None
+    assert swiglu_kernel.swiglu_backward(h, d[:3]) is None
+    assert swiglu_kernel.swiglu_backward(h.cpu(), d.cpu()) is None

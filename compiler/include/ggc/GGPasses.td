@@ -378,18 +378,22 @@ def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
 #endif // GGC_GG_PASSES_TD
 
 def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
-  let summary = "generate the kernel of each gg.swiglu_rows";
+  let summary = "generate the kernel of each gg.swiglu_rows and gg.swiglu_rows_backward";
   let description = [{
     Takes: a module whose functions each hold at most one `gg.swiglu_rows`
-    and take only memrefs.
+    or `gg.swiglu_rows_backward` and take only memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func @f_swiglu`
-    (LLVM, scf/arith); the function is removed. Its parameters: input and
-    out as `!llvm.ptr<1>`, then M (the rows) as i64.
+    (input, out) or `@f_swiglu_backward` (input, grad, out), pointers as
+    `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith); the
+    function is removed.
 
     Each thread takes 8 output columns of one row (a grid-stride loop
     over M x I/8): it loads the gate's and the up half's 16 bytes
     together, computes `silu(gate) * up` in f32 with the epilogue's own
-    `silu` and stores the 8 results rounded to bf16 as 16 bytes.
+    `silu` and stores the 8 results rounded to bf16 as 16 bytes. The
+    backward loads the gradient's 16 bytes too and stores the gate's and
+    the up half's gradients, each computed in f32 from the same sigmoid
+    and rounded once.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

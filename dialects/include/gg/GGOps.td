@@ -442,6 +442,36 @@ def GG_SwigluRowsOp : GG_Op<"swiglu_rows"> {
   let hasVerifier = 1;
 }
 
+def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward"> {
+  let summary = "the gradient of gg.swiglu_rows: a MoE layer's activation in training, as a kernel of its own";
+  let description = [{
+    For `a = silu(g) * u` over each row's column halves (`g = input[p, c]`,
+    `u = input[p, I + c]`) and the gradient `d = grad[p, c]` of `a`, writes
+    `out[p, c] = bf16(d * u * s * (1 + g * (1 - s)))` (the gate's
+    gradient, `s = sigmoid(g)`) and `out[p, I + c] = bf16(d * silu(g))`
+    (the up half's), each in f32 and rounded once, with
+    `gg.swiglu_rows`' sigmoid (`ex2`, an approximate reciprocal).
+
+    `input` and `out` are bf16 `[M, 2I]`, `grad` bf16 `[M, I]`, `I` static
+    and a multiple of 8; `M` may be dynamic. `gg-lower-swiglu-rows` makes
+    one kernel `<func>_swiglu_backward(input, grad, out, M)` of `threads`
+    threads a CTA, each thread 8 columns of one row (a grid-stride loop).
+
+    Example:
+    ```mlir
+    gg.swiglu_rows_backward input(%h : memref<?x1536xbf16>)
+        grad(%d : memref<?x768xbf16>) out(%dh : memref<?x1536xbf16>)
+        {threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad, AnyMemRef:$out, I64Attr:$threads);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `grad` `(` $grad `:` type($grad) `)`
+    `out` `(` $out `:` type($out) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def GG_CombineRoutesOp : GG_Op<"combine_routes"> {
   let summary = "each token's routed rows summed back in slot order: a MoE layer's deterministic combine";
   let description = [{

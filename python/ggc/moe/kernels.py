@@ -236,23 +236,58 @@ def _backward(ctx, grad):
                            "BF16)")
     a, w, offsets, route = ctx.saved_tensors
     grad = grad.contiguous()
-    # d/d(product) of y = route * product, for the input and weight gradients.
-    weighted = (grad.float() * route.unsqueeze(1)).to(a.dtype)
+    # y = route * (a @ w^T) row by row. The route goes with a's [M, I] rows
+    # (I columns, not y's H), and its gradient <grad, a @ w^T> is
+    # <grad @ w, a>: no pass over an f32 copy of [M, H] and no GEMM of the
+    # product again.
     grad_a = grad_w = grad_route = None
-    if ctx.needs_input_grad[0]:
-        grad_a = torch.zeros_like(a)
-        torch.ops.ggc.grouped_gemm_out(weighted, w.contiguous(), grad_a, offsets=offsets,
+    if ctx.needs_input_grad[0] or ctx.needs_input_grad[3]:
+        unweighted = torch.zeros_like(a)  # grad @ w, zero on rows past every group
+        torch.ops.ggc.grouped_gemm_out(grad, w.contiguous(), unweighted, offsets=offsets,
                                        b_layout="kn")
+        if ctx.needs_input_grad[0]:
+            grad_a = row_scaled(unweighted, route)
+        if ctx.needs_input_grad[3]:
+            grad_route = row_dot(unweighted, a)
     if ctx.needs_input_grad[1]:
-        # Written in the weight's dtype by the kernel (summed in f32).
-        grad_w = torch.ops.ggc.grouped_gemm(weighted, a.contiguous(), k_offsets=offsets,
-                                            out_dtype=w.dtype)
-    if ctx.needs_input_grad[3]:
-        # The unweighted product again (the forward kept only the weighted one).
-        product = torch.ops.ggc.grouped_gemm(a, w.contiguous(), offsets=offsets,
-                                             out_dtype=output_dtype(a))
-        grad_route = (grad.float() * product.float()).sum(dim=-1)
+        # grad^T (route * a): written in the weight's dtype by the kernel.
+        grad_w = torch.ops.ggc.grouped_gemm(grad, row_scaled(a.contiguous(), route),
+                                            k_offsets=offsets, out_dtype=w.dtype)
     return grad_a, grad_w, None, grad_route, None, None, None, None
+
+
+class RouteWeighted(torch.autograd.Function):
+    """y [M, C] times route [M] per row (f32, rounded once), differentiable
+    in both: the FP8 training path's routing weight, which its GEMM's
+    epilogue does not apply."""
+
+    @staticmethod
+    def forward(ctx, y, route):
+        ctx.save_for_backward(y, route)
+        return row_scaled(y, route)
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, route = ctx.saved_tensors
+        grad = grad.contiguous()
+        return (row_scaled(grad, route) if ctx.needs_input_grad[0] else None,
+                row_dot(grad, y) if ctx.needs_input_grad[1] else None)
+
+
+def row_scaled(rows: Tensor, scale: Tensor) -> Tensor:
+    """rows [M, C] times scale [M] (f32) per row, in f32 and rounded once
+    to rows' dtype: one pass, no f32 copy (not differentiable: for
+    backward formulas)."""
+    if torch.compiler.is_compiling():
+        return (rows * scale.unsqueeze(1)).to(rows.dtype)
+    out = torch.empty_like(rows)
+    return torch.mul(rows, scale.unsqueeze(1), out=out)
+
+
+def row_dot(a: Tensor, b: Tensor) -> Tensor:
+    """sum_c a[p, c] * b[p, c] for each row, f32 [M]: each product exact in
+    f32 (a 16-bit product would round first), then summed."""
+    return (a.float() * b).sum(dim=-1)
 
 
 moe_down_op.register_autograd(_backward, setup_context=_setup_context)

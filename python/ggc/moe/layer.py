@@ -32,9 +32,10 @@ from .. import ops
 from .. import training
 from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
-from .kernels import gated_up, gathered_up, gathers_rows, output_dtype, routed_down
-from .permute import (Permutation, _CombineRows, _GatherRows, _sum_routes, constant_arange,
-                      sort_routes)
+from .kernels import (RouteWeighted, gated_up, gathered_up, gathers_rows, output_dtype,
+                      routed_down)
+from .permute import (Permutation, _CombineRows, _GatherRows, constant_arange, sort_routes,
+                      summed_routes)
 from .quant import as_row_view, mn_major, quantize_rows
 
 
@@ -197,8 +198,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                            problem.mapped)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
-    combined = combine_kernel.combine(y, position, top_k)
-    return _sum_routes(y, position, top_k) if combined is None else combined
+    return summed_routes(y, position, top_k)
 
 
 def _quantizing_experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids,
@@ -215,8 +215,7 @@ def _quantizing_experts(problem: checks.Problem, grad: bool, x, topk_weights, to
                        fp8_compute=True)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
-    combined = combine_kernel.combine(y, position, top_k)
-    return _sum_routes(y, position, top_k) if combined is None else combined
+    return summed_routes(y, position, top_k)
 
 
 def expected_rows(routes, experts: int) -> Optional[int]:
@@ -245,6 +244,14 @@ def _poisoned(topk_weights: torch.Tensor, invalid: torch.Tensor) -> torch.Tensor
     if flat.dtype != torch.float32:
         flat = flat.float()
     return flat.masked_fill(invalid, float("nan"))
+
+
+def _trained(h: torch.Tensor, activation: str) -> torch.Tensor:
+    """activate(h, activation), differentiable: SwiGLU by ggc's kernels
+    forward and backward (swiglu_kernel.SwiGLU), the others by torch."""
+    if activation == "swiglu":
+        return swiglu_kernel.SwiGLU.apply(h.contiguous())
+    return activate(h, activation)
 
 
 def _activated(h: torch.Tensor, activation: str, fused: bool) -> torch.Tensor:
@@ -281,8 +288,13 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
         expert = row_experts(offsets, m, rows.device)
     if fp8_compute:
         h = _biased(training.fp8_grouped_mm(rows, weights.w13, offsets), weights, expert)
-        y = training.fp8_grouped_mm(activate(h, activation), w2, offsets)
-        y = (y.float() * route.unsqueeze(1)).to(y.dtype)
+        act = _trained(h, activation)
+        # route * (act @ w2^T) = (route * act) @ w2^T: the routing weight
+        # goes on the narrower side (I or H columns).
+        if act.shape[1] <= w2.shape[1]:
+            y = training.fp8_grouped_mm(RouteWeighted.apply(act, route), w2, offsets)
+        else:
+            y = RouteWeighted.apply(training.fp8_grouped_mm(act, w2, offsets), route)
     elif rows_scale is None:
         act = _activated_up(rows, offsets, weights, activation, hint, grad, expert, source)
         y = routed_down(act, w2, offsets, route, expected_m=hint, zero_ungrouped=mapped)
@@ -313,7 +325,7 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
                              validate=False, out_dtype=output_dtype(rows))
     h = _biased(h, weights, expert)
-    return activate(h, activation) if grad else _activated(h, activation, fused=True)
+    return _trained(h, activation) if grad else _activated(h, activation, fused=True)
 
 
 def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):

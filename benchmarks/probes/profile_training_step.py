@@ -1,0 +1,73 @@
+"""Where a MoE layer's training step spends its time: the GPU's kernels
+per step (torch.profiler) and how much of the step they fill, for the
+BF16 layer and compute_dtype=FP8 (weights kept), one shape.
+
+    python3 benchmarks/probes/profile_training_step.py [--shape qwen3] [--tokens 4096]
+        [--steps 5] [--top 25]
+"""
+
+import argparse
+import os
+import sys
+from collections import defaultdict
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from bench_fp8_training import LAYERS, twin_layers  # noqa: E402
+
+
+def profile(layer, x, dy, steps, top):
+    params = [x] + list(layer.parameters())
+
+    def step():
+        return torch.autograd.grad(layer(x), params, dy)
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        step()
+    end.record()
+    end.synchronize()
+    wall = start.elapsed_time(end) * 1e3 / steps
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    kernels = defaultdict(lambda: [0, 0.0])
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            entry = kernels[event.name[:90]]
+            entry[0] += 1
+            entry[1] += event.device_time
+    busy = sum(t for _, t in kernels.values()) / steps
+    print(f"  step {wall:9.1f} us (CUDA events), kernels {busy:9.1f} us a step "
+          f"({busy / wall:.0%} of it), {sum(c for c, _ in kernels.values()) / steps:.0f} "
+          f"kernels a step", flush=True)
+    for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", default="qwen3", help="qwen3, mixtral or deepseek")
+    parser.add_argument("--tokens", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    label, experts, top_k, hidden, inter = next(s for s in LAYERS
+                                                if s[0].lower().startswith(args.shape))
+    bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, args.tokens)
+    for name, layer in (("bf16", bf16), ("fp8 (weights kept)", fp8)):
+        print(f"{label} T={args.tokens} {name}:", flush=True)
+        profile(layer, x, dy, args.steps, args.top)
+
+
+if __name__ == "__main__":
+    main()

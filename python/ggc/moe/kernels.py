@@ -275,13 +275,11 @@ class RouteWeighted(torch.autograd.Function):
 
 
 def row_scaled(rows: Tensor, scale: Tensor) -> Tensor:
-    """rows [M, C] times scale [M] (f32) per row, in f32 and rounded once
-    to rows' dtype: one pass, no f32 copy (not differentiable: for
-    backward formulas)."""
-    if torch.compiler.is_compiling():
-        return (rows * scale.unsqueeze(1)).to(rows.dtype)
-    out = torch.empty_like(rows)
-    return torch.mul(rows, scale.unsqueeze(1), out=out)
+    """rows [M, C] times scale [M] per row, the scale rounded to rows'
+    dtype first: one vectorised pass (an f32 scale against bf16 rows takes
+    torch's mixed-dtype path, which is not); for backward formulas and the
+    FP8 path, whose gradients are bf16 anyway."""
+    return rows * scale.to(rows.dtype).unsqueeze(1)
 
 
 def row_dot(a: Tensor, b: Tensor) -> Tensor:

@@ -21,12 +21,13 @@ and the weights, with their transposed copy, by gg.quantize_blocks' kernel
 (torch ops elsewhere; the same bits).
 
 The weight gradient runs in BF16 by default (`wgrad_dtype`): on the H200,
-ggc's FP8 k-grouped GEMM with 1x128 scales on both sides plus the two
-transposed quantisations it needs took 2-3x the BF16 k-grouped GEMM's
-time on every shape of bench_fp8_training.py (docs/performance.md,
-sixteenth session), so FP8 there loses until that kernel is faster. With
-`wgrad_dtype=torch.float8_e4m3fn`, x^T is quantised in the forward and
-kept in FP8 for it (half the bytes of the BF16 x it replaces).
+ggc's FP8 k-grouped GEMM with 1x128 scales on both sides, even without
+the two transposed quantisations it needs, was slower than the BF16
+k-grouped GEMM on every shape of bench_fp8_training.py
+(docs/performance-history.md, sixteenth session), so FP8 there loses
+until that kernel is faster. With `wgrad_dtype=torch.float8_e4m3fn`, x^T
+is quantised in the forward and kept in FP8 for it (half the bytes of the
+BF16 x it replaces).
 
 The gradients are within FP8's error of fp64's (test_training.py checks
 the bound), not BF16's: this is the recipe's trade.
@@ -53,9 +54,9 @@ def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
 
     x [T, K] and w [G, N, K] bf16 (w the master weights: quantised on each
     call, or kept from an earlier call while w is unchanged:
-    quantized_weights); offsets [G+1] int32 or int64, non-decreasing from 0, the groups
-    covering x's rows (rows past offsets[G] get unspecified values and no
-    gradient). K and N must be multiples of 128 (whole scale blocks).
+    quantized_weights); offsets [G+1] int32 or int64, non-decreasing from
+    0, the groups covering x's rows (rows past offsets[G] get unspecified
+    values and no gradient). K and N must be multiples of 128 (whole scale blocks).
     Returns y [T, N] bf16; dx comes back bf16, dw in w's dtype.
     `wgrad_dtype`: the weight gradient's GEMM, torch.bfloat16 (default) or
     torch.float8_e4m3fn (the module docstring says why BF16)."""
@@ -195,7 +196,8 @@ class _FP8GroupedMM(torch.autograd.Function):
         if wants_x:
             saved += [quantized.qt, quantized.scales_t]
         if wants_w:
-            saved += list(quantized_tokens(x.detach())) if fp8_wgrad else [x.detach()]
+            saved += (list(quantized_tokens(x.detach())) if fp8_wgrad
+                      else [x.detach().contiguous()])
         ctx.save_for_backward(*saved)
         ctx.w_dtype, ctx.fp8_wgrad = w.dtype, fp8_wgrad
         return y

@@ -202,3 +202,19 @@ def test_compiled_fullgraph_equals_eager():
         grads.append((y, xi.grad, wi.grad))
     for eager, traced in zip(*grads):
         assert torch.equal(eager, traced)
+
+
+def test_strided_x_gives_the_contiguous_result():
+    """A transposed view for x (strides (1, T)): the same output and
+    gradients as its contiguous copy."""
+    x, w, dy, offsets = problem([50, 0, 77], 128, 256, "cpu", 4)
+    strided = x.detach().t().contiguous().t().requires_grad_()
+    assert not strided.is_contiguous()
+    results = []
+    for xi in (x, strided):
+        wi = w.detach().clone().requires_grad_()
+        y = training.fp8_grouped_mm(xi, wi, offsets)
+        y.backward(dy)
+        results.append((y, xi.grad, wi.grad))
+    for a, b in zip(*results):
+        assert torch.equal(a, b)

@@ -135,8 +135,10 @@ def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     values); with `transposed`, the transposed copy too. Kept for w's
     current version (torch bumps it on every in-place update, an
     optimiser's step included), so that micro-batches between two steps
-    quantise a weight once."""
-    cached = _WEIGHTS.get(id(w))
+    quantise a weight once. Not while torch.compile traces: a graph
+    quantises on every call (the cache's checks are host state a graph
+    cannot hold)."""
+    cached = None if torch.compiler.is_compiling() else _WEIGHTS.get(id(w))
     if cached is not None:
         ref, version, pointer, made = cached
         if (ref() is w and version == w._version and pointer == w.data_ptr()

@@ -153,6 +153,15 @@ def _row_major(shape: Sequence[int]) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def _row_major_layout(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether the elements lie row-major: every dim's stride is the
+    row-major one, but a dim of extent 1, whose stride addresses nothing
+    (torch calls [G, 1, 2] with strides (2, 1, 1), a transposed [G, 2, 1],
+    contiguous, and .contiguous() keeps it)."""
+    return all(extent == 1 or stride == want
+               for extent, stride, want in zip(shape, strides, _row_major(shape)))
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -221,7 +230,7 @@ class Kernel:
                 elif have != want:
                     raise ValueError(f"{where} must have shape {_shape_text(spec['shape'])}, "
                                      f"got {list(t.shape)}")
-            if t.strides != _row_major(t.shape):
+            if not _row_major_layout(t.shape, t.strides):
                 raise ValueError(f"{where} must be contiguous (row-major); call "
                                  f".contiguous() first")
             if t.address % 16 != 0:

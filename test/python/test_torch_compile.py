@@ -189,6 +189,24 @@ def test_fake_cuda_tensors_trace_without_lifting_the_device_rule():
     assert "ggc.grouped_gemm" in graphs.targets()
 
 
+def test_a_dim_of_extent_one_takes_any_stride(cpu_fakes):
+    """A transposed [G, 2, 1] block scale is [G, 1, 2] with strides
+    (2, 1, 1): torch calls it contiguous and the kernel reads it row-major
+    (the extent-1 dim's stride addresses nothing), so the launch's checks
+    take it; a real stride mismatch is still refused."""
+    fp8 = torch.float8_e4m3fn
+    a, b = empty(64, 256, dtype=fp8), empty(4, 128, 256, dtype=fp8)
+    a_scale = empty(64, 2, dtype=torch.float32)
+    offsets = empty(5, dtype=I32)
+    b_scale = empty(4, 2, 1, dtype=torch.float32).transpose(1, 2)
+    assert b_scale.stride() == (2, 1, 1) and b_scale.is_contiguous()
+    out = ops.grouped_gemm(a, b, offsets=offsets, a_scale=a_scale, b_scale=b_scale)
+    assert out.shape == (64, 128)
+    with pytest.raises(ValueError, match=r"argument 0 \(a\) must be contiguous"):
+        ops.grouped_gemm(empty(256, 64, dtype=fp8).t(), b, offsets=offsets, a_scale=a_scale,
+                         b_scale=b_scale)
+
+
 def test_drop_ins_trace_through_grouped_gemm(cpu_fakes):
     def deepgemm(x, sx, w, sw, out, masked_m, xc, sxc, tags, outc):
         ops.m_grouped_gemm_fp8_fp8_bf16_nt_masked((x, sx), (w, sw), out, masked_m, 64)

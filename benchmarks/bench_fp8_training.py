@@ -46,7 +46,7 @@ def projection_case(label, t, g, n, k, loads, seed=0):
 
     def fp8_step(fresh, wgrad_dtype=torch.bfloat16):
         if fresh:
-            training._WEIGHTS.clear()
+            training.release_quantized_weights()
         y = training.fp8_grouped_mm(x, w, offsets, wgrad_dtype=wgrad_dtype)
         return torch.autograd.grad(y, (x, w), dy)
 
@@ -64,7 +64,7 @@ def projection_case(label, t, g, n, k, loads, seed=0):
         "torch fwd+bwd": lambda: torch.autograd.grad(
             torch._grouped_mm(x, w.transpose(-2, -1), offs=ends), (x, w), dy),
         "quantise w (128x128, + transposed)": lambda: (
-            training._WEIGHTS.clear(), training.quantized_weights(w, transposed=True)),
+            training.release_quantized_weights(), training.quantized_weights(w, transposed=True)),
         "quantise x rows": lambda: training.quantized_rows(x_),
         "quantise x tokens (transposed)": lambda: training.quantized_tokens(x_),
         "quantise dy rows": lambda: training.quantized_rows(dy),
@@ -137,7 +137,7 @@ def layer_case(label, experts, top_k, hidden, intermediate, tokens):
 
     def step(layer, fresh=False):
         if fresh:
-            training._WEIGHTS.clear()
+            training.release_quantized_weights()
         return torch.autograd.grad(layer(x), [x] + list(layer.parameters()), dy)
 
     names = ["x"] + [n for n, _ in bf16.named_parameters()]
@@ -153,7 +153,7 @@ def layer_case(label, experts, top_k, hidden, intermediate, tokens):
           f"{times['fp8, weights kept']:9.1f} us {row['speedup kept']:.3f}x | fp8 against "
           f"bf16: " + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()), flush=True)
     del bf16, fp8
-    training._WEIGHTS.clear()
+    training.release_quantized_weights()
     return row
 
 

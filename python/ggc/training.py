@@ -44,7 +44,7 @@ from . import ops
 from .moe import quant_kernel
 from .moe.quant import _AMAX_FLOOR as AMAX_FLOOR, BLOCK, FP8, FP8_MAX, as_row_view, quantize_rows
 
-__all__ = ["fp8_grouped_mm"]
+__all__ = ["fp8_grouped_mm", "release_quantized_weights"]
 
 
 def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
@@ -182,6 +182,13 @@ def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
 
 # id(w) -> (weak reference to w, its version, its address, QuantizedWeights)
 _WEIGHTS: Dict[int, tuple] = {}
+
+
+def release_quantized_weights() -> None:
+    """Drops every kept quantisation of weights (quantized_weights' cache:
+    2 bytes a weight while the weight lives unchanged), say after the last
+    micro-batch of a run; the next call quantises again."""
+    _WEIGHTS.clear()
 
 
 class _FP8GroupedMM(torch.autograd.Function):

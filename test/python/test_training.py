@@ -120,6 +120,8 @@ def test_weights_quantised_once_per_version():
         w.mul_(2.0)  # an optimiser's in-place step
     again = training.quantized_weights(w, transposed=True)
     assert again is not first
+    training.release_quantized_weights()
+    assert training.quantized_weights(w, transposed=True) is not again
     assert torch.equal(again.q.view(torch.uint8), first.q.view(torch.uint8))
     assert torch.allclose(again.scales, 2 * first.scales)
 

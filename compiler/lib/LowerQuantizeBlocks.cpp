@@ -63,19 +63,20 @@ void quantizeBlock(KernelBuilder &b, const Blocks &q, Value shared,
                      b.toI64(b.mul(squareRow, b.c32(kSquare))));
   Value col0 = b.add(b.mul(b.remU(within, b.c64(blocksK)), b.c64(kBlock)),
                      b.toI64(b.mul(squareCol, b.c32(kSquare))));
-  // rows[i][j] = input[expert, row0 + i, col0 + j]
+  // rows[i][j] = input[expert, row0 + i, col0 + j], at index at[i] + j of
+  // input and of out alike.
+  Value firstRow = b.add(b.mul(expert, b.c64(q.n)), row0);
+  SmallVector<Value> at;
   SmallVector<SmallVector<Value>> rows;
   Value amax = b.f32c(0.0);
   for (int64_t i = 0; i < kSquare; ++i) {
-    Value row = b.add(b.mul(expert, b.c64(q.n)), b.add(row0, b.c64(i)));
-    rows.push_back(loadBf16x8(b, q.input, b.add(b.mul(row, b.c64(q.k)), col0)));
+    at.push_back(b.add(b.mul(b.add(firstRow, b.c64(i)), b.c64(q.k)), col0));
+    rows.push_back(loadBf16x8(b, q.input, at.back()));
     amax = absMax(b, amax, rows.back());
   }
   BlockScale scale = blockScale(b, ctaAmax(b, amax, shared, warp, lane));
-  for (int64_t i = 0; i < kSquare; ++i) {
-    Value row = b.add(b.mul(expert, b.c64(q.n)), b.add(row0, b.c64(i)));
-    storeE4M3x8(b, rows[i], scale.factor, q.out, b.add(b.mul(row, b.c64(q.k)), col0));
-  }
+  for (int64_t i = 0; i < kSquare; ++i)
+    storeE4M3x8(b, rows[i], scale.factor, q.out, at[i]);
   if (q.transposed) {
     for (int64_t j = 0; j < kSquare; ++j) {
       SmallVector<Value> column;

@@ -2,8 +2,9 @@
 //
 // The verifiers of a MoE layer's ops beside its GEMMs: each operand's
 // rank, element type and static size, and kernel sizes their lowerings
-// (gg-lower-sort-routes, gg-lower-quantize-rows, gg-lower-combine-routes)
-// can build.
+// (gg-lower-sort-routes, gg-lower-quantize-rows, gg-lower-quantize-blocks,
+// gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-copy-rows) can
+// build.
 //
 //===----------------------------------------------------------------------===//
 #include "gg/GGDialect.h"
@@ -34,14 +35,44 @@ FailureOr<MemRefType> rank1(SortRoutesOp op, Value value, StringRef name,
   return type;
 }
 
+
+/// `value` (operand `name`) as a memref of rank `rank` with the identity
+/// layout holding `element` (`expected` names it); an error otherwise.
+FailureOr<MemRefType> shaped(Operation *op, Value value, StringRef name,
+                             int64_t rank, Type element, StringRef expected) {
+  auto type = cast<MemRefType>(value.getType());
+  if (type.getRank() != rank || !type.getLayout().isIdentity())
+    return op->emitOpError() << name << " must be a " << rank
+                             << "-D memref with the identity layout, got "
+                             << type;
+  if (type.getElementType() != element)
+    return op->emitOpError() << name << " must hold " << expected << ", got "
+                             << type.getElementType();
+  return type;
+}
+
+bool known(int64_t size) { return !ShapedType::isDynamic(size); }
+
+/// A size for an error message: the number, or "?" where dynamic.
+std::string sizeText(int64_t size) {
+  return known(size) ? std::to_string(size) : std::string("?");
+}
+
+/// The small kernels' CTA size: whole warps, at most 1024 threads.
+LogicalResult checkThreads(Operation *op, int64_t threads) {
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    return op->emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
+                             << threads;
+  return success();
+}
+
 } // namespace
 
 LogicalResult SortRoutesOp::verify() {
   int64_t experts = getExperts(), topK = getTopK();
   int64_t threads = getThreads(), chunk = getChunkRoutes();
-  if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                         << threads;
+  if (failed(checkThreads(*this, threads)))
+    return failure();
   if (chunk < threads || chunk % threads != 0)
     return emitOpError() << "chunk_routes must be a positive multiple of threads = "
                          << threads << ", got " << chunk;
@@ -100,38 +131,15 @@ LogicalResult SortRoutesOp::verify() {
   if (offsets != experts + 1)
     return emitOpError() << "offsets must have experts + 1 = " << experts + 1
                          << " entries, got "
-                         << (ShapedType::isDynamic(offsets)
-                                 ? std::string("?")
-                                 : std::to_string(offsets));
+                         << sizeText(offsets);
   return success();
 }
 
-namespace {
-
-/// `value` (operand `name`) as a memref of rank `rank` with the identity
-/// layout holding `element` (`expected` names it); an error otherwise.
-FailureOr<MemRefType> shaped(Operation *op, Value value, StringRef name,
-                             int64_t rank, Type element, StringRef expected) {
-  auto type = cast<MemRefType>(value.getType());
-  if (type.getRank() != rank || !type.getLayout().isIdentity())
-    return op->emitOpError() << name << " must be a " << rank
-                             << "-D memref with the identity layout, got "
-                             << type;
-  if (type.getElementType() != element)
-    return op->emitOpError() << name << " must hold " << expected << ", got "
-                             << type.getElementType();
-  return type;
-}
-
-bool known(int64_t size) { return !ShapedType::isDynamic(size); }
-
-} // namespace
 
 LogicalResult QuantizeRowsOp::verify() {
   int64_t threads = getThreads();
-  if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                         << threads;
+  if (failed(checkThreads(*this, threads)))
+    return failure();
   if (getSteps() < 1 || getSteps() > 8)
     return emitOpError() << "steps must be in [1, 8] (a warp's steps of a row "
                             "loaded together), got "
@@ -150,20 +158,18 @@ LogicalResult QuantizeRowsOp::verify() {
   int64_t k = out->getDimSize(1), inK = input->getDimSize(1);
   if (!known(k) || k % 128 != 0)
     return emitOpError() << "out's columns must be a static multiple of 128, got "
-                         << (known(k) ? std::to_string(k) : std::string("?"));
+                         << sizeText(k);
   int64_t wantK = getGated() ? 2 * k : k;
   if (inK != wantK)
     return emitOpError() << "input must have " << wantK << " columns ("
                          << (getGated() ? "gated: twice out's" : "out's")
                          << "), got "
-                         << (known(inK) ? std::to_string(inK) : std::string("?"));
+                         << sizeText(inK);
   int64_t m = out->getDimSize(0);
   if (scales->getDimSize(0) != k / 128)
     return emitOpError() << "scales must have out's columns / 128 = " << k / 128
                          << " rows (one per block), got "
-                         << (known(scales->getDimSize(0))
-                                 ? std::to_string(scales->getDimSize(0))
-                                 : std::string("?"));
+                         << sizeText(scales->getDimSize(0));
   if (known(m) && known(scales->getDimSize(1)) && scales->getDimSize(1) < m)
     return emitOpError() << "scales' rows of " << scales->getDimSize(1)
                          << " cannot hold out's " << m << " rows";
@@ -186,9 +192,8 @@ LogicalResult QuantizeRowsOp::verify() {
 
 LogicalResult CombineRoutesOp::verify() {
   int64_t threads = getThreads(), topK = getTopK();
-  if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                         << threads;
+  if (failed(checkThreads(*this, threads)))
+    return failure();
   if (topK < 1)
     return emitOpError() << "top_k must be at least 1, got " << topK;
   MLIRContext *ctx = getContext();
@@ -207,12 +212,10 @@ LogicalResult CombineRoutesOp::verify() {
   int64_t h = out->getDimSize(1);
   if (!known(h) || h % 8 != 0)
     return emitOpError() << "out's columns must be a static multiple of 8, got "
-                         << (known(h) ? std::to_string(h) : std::string("?"));
+                         << sizeText(h);
   if (input->getDimSize(1) != h)
     return emitOpError() << "input must have out's " << h << " columns, got "
-                         << (known(input->getDimSize(1))
-                                 ? std::to_string(input->getDimSize(1))
-                                 : std::string("?"));
+                         << sizeText(input->getDimSize(1));
   int64_t tokens = out->getDimSize(0), routes = position.getDimSize(0);
   if (known(tokens) && known(routes) && routes != tokens * topK)
     return emitOpError() << "position has " << routes << " entries where out's "
@@ -229,9 +232,8 @@ namespace {
 FailureOr<int64_t> checkSwigluRows(Operation *op, int64_t threads, Value halves,
                                    StringRef halvesName, Value other,
                                    StringRef otherName) {
-  if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return op->emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                             << threads;
+  if (failed(checkThreads(op, threads)))
+    return failure();
   Type bf16 = BFloat16Type::get(op->getContext());
   FailureOr<MemRefType> wide = shaped(op, halves, halvesName, 2, bf16, "bf16");
   FailureOr<MemRefType> narrow = shaped(op, other, otherName, 2, bf16, "bf16");
@@ -240,11 +242,11 @@ FailureOr<int64_t> checkSwigluRows(Operation *op, int64_t threads, Value halves,
   int64_t inter = narrow->getDimSize(1), cols = wide->getDimSize(1);
   if (!known(inter) || inter % 8 != 0)
     return op->emitOpError() << otherName << "'s columns must be a static multiple of 8, got "
-                             << (known(inter) ? std::to_string(inter) : std::string("?"));
+                             << sizeText(inter);
   if (cols != 2 * inter)
     return op->emitOpError() << halvesName << " must have twice " << otherName
                              << "'s columns (gate, then up), " << 2 * inter << ", got "
-                             << (known(cols) ? std::to_string(cols) : std::string("?"));
+                             << sizeText(cols);
   int64_t m = narrow->getDimSize(0), rows = wide->getDimSize(0);
   if (known(m) && known(rows) && m != rows)
     return op->emitOpError() << halvesName << " has " << rows << " rows where "
@@ -269,13 +271,10 @@ LogicalResult SwigluRowsBackwardOp::verify() {
     return failure();
   auto input = cast<MemRefType>(getInput().getType());
   int64_t m = out->getDimSize(0), rows = input.getDimSize(0);
-  auto text = [](int64_t size) {
-    return known(size) ? std::to_string(size) : std::string("?");
-  };
   if (out->getDimSize(1) != 2 * *inter || (known(m) && known(rows) && m != rows))
-    return emitOpError() << "out must have input's shape [" << text(rows) << ", "
-                         << 2 * *inter << "], got [" << text(m) << ", "
-                         << text(out->getDimSize(1)) << "]";
+    return emitOpError() << "out must have input's shape [" << sizeText(rows) << ", "
+                         << 2 * *inter << "], got [" << sizeText(m) << ", "
+                         << sizeText(out->getDimSize(1)) << "]";
   return success();
 }
 
@@ -289,14 +288,11 @@ LogicalResult QuantizeBlocksOp::verify() {
                                         Float32Type::get(ctx), "f32");
   if (failed(input) || failed(out) || failed(scales))
     return failure();
-  auto text = [](int64_t size) {
-    return known(size) ? std::to_string(size) : std::string("?");
-  };
   int64_t n = input->getDimSize(1), k = input->getDimSize(2);
   if (!known(n) || !known(k) || n % 128 != 0 || k % 128 != 0)
     return emitOpError() << "input must be [G, N, K] with N and K static "
                             "multiples of 128 (whole 128x128 blocks), got [?, "
-                         << text(n) << ", " << text(k) << "]";
+                         << sizeText(n) << ", " << sizeText(k) << "]";
   int64_t experts = input->getDimSize(0);
   // Each operand's expected [G, d1, d2], the one G known anywhere.
   auto check = [&](MemRefType type, StringRef name, int64_t d1,
@@ -304,10 +300,10 @@ LogicalResult QuantizeBlocksOp::verify() {
     int64_t g = type.getDimSize(0);
     if (type.getDimSize(1) != d1 || type.getDimSize(2) != d2 ||
         (known(g) && known(experts) && g != experts))
-      return emitOpError() << name << " must be [" << text(experts) << ", "
-                           << d1 << ", " << d2 << "], got [" << text(g) << ", "
-                           << text(type.getDimSize(1)) << ", "
-                           << text(type.getDimSize(2)) << "]";
+      return emitOpError() << name << " must be [" << sizeText(experts) << ", "
+                           << d1 << ", " << d2 << "], got [" << sizeText(g) << ", "
+                           << sizeText(type.getDimSize(1)) << ", "
+                           << sizeText(type.getDimSize(2)) << "]";
     if (known(g))
       experts = g;
     return success();
@@ -326,9 +322,8 @@ LogicalResult QuantizeBlocksOp::verify() {
 
 LogicalResult CopyRowsOp::verify() {
   int64_t threads = getThreads(), unit = getUnitBytes();
-  if (threads < 32 || threads > 1024 || threads % 32 != 0)
-    return emitOpError() << "threads must be a multiple of 32 in [32, 1024], got "
-                         << threads;
+  if (failed(checkThreads(*this, threads)))
+    return failure();
   if (unit != 1 && unit != 2 && unit != 4 && unit != 8 && unit != 16)
     return emitOpError() << "unit_bytes must be 1, 2, 4, 8 or 16, got " << unit;
   auto input = cast<MemRefType>(getInput().getType());

@@ -128,6 +128,11 @@ class QuantizedWeights(NamedTuple):
     qt: Optional[torch.Tensor]
     scales_t: Optional[torch.Tensor]
 
+    @classmethod
+    def of(cls, q, scales, qt) -> "QuantizedWeights":
+        """With the transposed scales (a small copy) where qt is given."""
+        return cls(q, scales, qt, None if qt is None else scales.transpose(1, 2).contiguous())
+
 
 def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     """w [G, N, K] (K and N multiples of 128) in 128x128 blocks, each value
@@ -157,9 +162,7 @@ def _kernel_weights(w: torch.Tensor, transposed: bool) -> Optional[QuantizedWeig
     made = quant_kernel.weight_blocks(w, transposed)
     if made is None:
         return None
-    q, scales, qt = made
-    return QuantizedWeights(q, scales, qt,
-                            scales.transpose(1, 2).contiguous() if transposed else None)
+    return QuantizedWeights.of(*made)
 
 
 def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
@@ -174,10 +177,8 @@ def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     factor = torch.full_like(amax, FP8_MAX) / amax
     q = torch.empty(w.shape, dtype=FP8, device=w.device)
     torch.mul(blocks, factor[:, :, None, :, None], out=q.view(blocks.shape))
-    scales = amax / FP8_MAX
-    return QuantizedWeights(q, scales, *((q.transpose(1, 2).contiguous(),
-                                          scales.transpose(1, 2).contiguous())
-                                         if transposed else (None, None)))
+    return QuantizedWeights.of(q, amax / FP8_MAX,
+                               q.transpose(1, 2).contiguous() if transposed else None)
 
 
 # id(w) -> (weak reference to w, its version, its address, QuantizedWeights)
@@ -232,21 +233,4 @@ class _FP8GroupedMM(torch.autograd.Function):
             dw = ops.grouped_gemm(dy, x, k_offsets=offsets, out_dtype=ctx.w_dtype,
                                   validate=False)
         return dx, dw, None, None
-
-
-def reference_grads(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor,
-                    dy: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, dx, dw) of the exact product in fp64, for checking (rows past
-    offsets[G] get zero y and dx)."""
-    bounds = offsets.tolist()
-    x64, w64, dy64 = x.double(), w.double(), dy.double()
-    y = torch.zeros(x.shape[0], w.shape[1], dtype=torch.float64, device=x.device)
-    dx = torch.zeros_like(x64)
-    dw = torch.zeros_like(w64)
-    for g in range(w.shape[0]):
-        lo, hi = bounds[g], bounds[g + 1]
-        y[lo:hi] = x64[lo:hi] @ w64[g].t()
-        dx[lo:hi] = dy64[lo:hi] @ w64[g]
-        dw[g] = dy64[lo:hi].t() @ x64[lo:hi]
-    return y, dx, dw
 

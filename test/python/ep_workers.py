@@ -39,6 +39,15 @@ def torch_experts(w13, w2, activation="swiglu"):
     return run
 
 
+def _rel_err(a, b) -> float:
+    """|a - b| / |b| in fp64; 0 where b is empty (a rank without experts
+    has no gradient for them: a may be None)."""
+    if not b.numel():
+        return 0.0
+    a, b = a.double(), b.double()
+    return float((a - b).norm() / max(b.norm(), 1e-30))
+
+
 def launch(world, scenario, queue, init_file, backend="gloo"):
     """Spawns `world` processes running worker(rank, ...)."""
     import torch.multiprocessing as mp
@@ -129,18 +138,16 @@ def forward_and_backward(rank, world):
         dist.all_reduce(gw13)
         dist.all_reduce(gw2)
 
-        def err(a, b):
-            return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
         with torch.no_grad():
             chunked = moe.expert_parallel_moe(x, weights, ids, lw13, lw2, num_experts=experts,
                                               placement=placement, chunks=3,
                                               experts=torch_experts(lw13, lw2))
         report.append(dict(
-            out=err(out.detach(), ref.detach()), same=bool(torch.equal(out, again)),
-            chunked=err(chunked, ref.detach()),
-            x=err(x.grad, rx.grad), weights=err(weights.grad, rw.grad),
-            w13=err(lw13.grad, gw13.index_select(0, local)),
-            w2=err(lw2.grad, gw2.index_select(0, local)),
+            out=_rel_err(out.detach(), ref.detach()), same=bool(torch.equal(out, again)),
+            chunked=_rel_err(chunked, ref.detach()),
+            x=_rel_err(x.grad, rx.grad), weights=_rel_err(weights.grad, rw.grad),
+            w13=_rel_err(lw13.grad, gw13.index_select(0, local)),
+            w2=_rel_err(lw2.grad, gw2.index_select(0, local)),
             rows=out.shape[0]))
     return report
 
@@ -304,17 +311,14 @@ def module_matches_single_layer(rank, world):
     dist.all_reduce(g13)
     local = torch.tensor(ep.local_experts, dtype=torch.long)
 
-    def err(a, b):
-        a, b = a.double(), b.double()
-        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
-    report = dict(bf16=err(out.detach(), ref.detach()),
-                  w13_grad=err(ep.w13.grad, g13.index_select(0, local)))
+    report = dict(bf16=_rel_err(out.detach(), ref.detach()),
+                  w13_grad=_rel_err(ep.w13.grad, g13.index_select(0, local)))
     layer.quantize_fp8()
     with torch.no_grad():
         ref8 = layer(x)
         for wire in ("bf16", "fp8"):
             ep8 = moe.ExpertParallelMoE.from_moe(layer, wire=wire, chunks=2)
-            report["fp8_" + wire] = err(ep8(x), ref8)
+            report["fp8_" + wire] = _rel_err(ep8(x), ref8)
     patch.undo()
     return report
 
@@ -346,12 +350,9 @@ def module_trains_in_fp8(rank, world):
     dist.all_reduce(g2)
     local = torch.tensor(ep.local_experts, dtype=torch.long)
 
-    def err(a, b):
-        a, b = a.double(), b.double()
-        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
     patch.undo()
-    return dict(compute_dtype=str(ep.compute_dtype), out=err(out.detach(), ref.detach()),
-                w2_grad=err(ep.w2.grad, g2.index_select(0, local)))
+    return dict(compute_dtype=str(ep.compute_dtype), out=_rel_err(out.detach(), ref.detach()),
+                w2_grad=_rel_err(ep.w2.grad, g2.index_select(0, local)))
 
 
 def module_with_shared_experts_and_biases(rank, world):
@@ -383,21 +384,18 @@ def module_with_shared_experts_and_biases(rank, world):
     ref.backward(grad)
     local = torch.tensor(ep.local_experts, dtype=torch.long)
 
-    def err(a, b):
-        a, b = a.double(), b.double()
-        return float((a - b).norm() / max(b.norm(), 1e-30)) if b.numel() else 0.0
     shared_grad = layer.w13.grad[8:].clone()  # this rank's tokens only, as ep.shared's
     routed = {name: getattr(layer, name).grad.clone() for name in ("w13", "w13_bias", "w2_bias")}
     for g in routed.values():
         dist.all_reduce(g)
-    report = dict(bf16=err(out.detach(), ref.detach()),
-                  w13_grad=err(ep.w13.grad, routed["w13"].index_select(0, local)),
-                  w13_bias_grad=err(ep.w13_bias.grad, routed["w13_bias"].index_select(0, local)),
-                  w2_bias_grad=err(ep.w2_bias.grad, routed["w2_bias"].index_select(0, local)),
-                  shared_grad=err(ep.shared.w13.grad, shared_grad))
+    report = {f"{name}_grad": _rel_err(getattr(ep, name).grad,
+                                       routed[name].index_select(0, local))
+              for name in ("w13", "w13_bias", "w2_bias")}
+    report.update(bf16=_rel_err(out.detach(), ref.detach()),
+                  shared_grad=_rel_err(ep.shared.w13.grad, shared_grad))
     layer.quantize_fp8()
     with torch.no_grad():
-        report["fp8"] = err(moe.ExpertParallelMoE.from_moe(layer)(x), layer(x))
+        report["fp8"] = _rel_err(moe.ExpertParallelMoE.from_moe(layer)(x), layer(x))
     patch.undo()
     return report
 

@@ -54,32 +54,39 @@ def problem(sizes, n, k, device, seed):
     return x, w.requires_grad_(), dy, offsets_of(sizes, device)
 
 
+def fp64_products(x, w, dy, offsets):
+    """(y, dx, dw) of one grouped projection in fp64, for fp64 operands x
+    [T, K], w [G, N, K], dy [T, N] (rows past offsets[G]: zeros)."""
+    bounds = offsets.tolist()
+    y = x.new_zeros(x.shape[0], w.shape[1])
+    dx, dw = torch.zeros_like(x), torch.zeros_like(w)
+    for g in range(w.shape[0]):
+        lo, hi = bounds[g], bounds[g + 1]
+        y[lo:hi] = x[lo:hi] @ w[g].t()
+        dx[lo:hi] = dy[lo:hi] @ w[g]
+        dw[g] = dy[lo:hi].t() @ x[lo:hi]
+    return y, dx, dw
+
+
 def quantised_reference(x, w, dy, offsets, fp8_wgrad):
     """(y, dx, dw) in fp64 from the operands as the recipe quantises them
     (dw from the bf16 ones unless `fp8_wgrad`)."""
     xq, xs = training.quantized_rows(x.detach())
     made = training.quantized_weights(w, transposed=True)
     dyq, dys = training.quantized_rows(dy)
-    xtq, xts = training.quantized_tokens(x.detach())
-    dytq, dyts = training.quantized_tokens(dy)
-    x64, dy64 = dequantized(xq, xs, 1), dequantized(dyq, dys, 1)
-    xt64, dyt64 = dequantized(xtq, xts, 1), dequantized(dytq, dyts, 1)
-    if not fp8_wgrad:
-        pad = xt64.shape[1] - x.shape[0]
-        xt64 = torch.nn.functional.pad(x.detach().double().t(), (0, pad))
-        dyt64 = torch.nn.functional.pad(dy.double().t(), (0, pad))
-    bounds = offsets.tolist()
-    y = torch.zeros(x.shape[0], w.shape[1], dtype=torch.float64, device=x.device)
-    dx = torch.zeros(x.shape, dtype=torch.float64, device=x.device)
-    dw = torch.zeros(w.shape, dtype=torch.float64, device=x.device)
-    for g in range(w.shape[0]):
-        lo, hi = bounds[g], bounds[g + 1]
-        wg = dequantized(made.q[g], made.scales[g], 128)
-        wtg = dequantized(made.qt[g], made.scales_t[g], 128)
-        assert torch.equal(wg.t(), wtg)  # the transposed copy holds the same values
-        y[lo:hi] = x64[lo:hi] @ wg.t()
-        dx[lo:hi] = dy64[lo:hi] @ wg
-        dw[g] = dyt64[:, lo:hi] @ xt64[:, lo:hi].t()
+    w64 = torch.stack([dequantized(made.q[g], made.scales[g], 128)
+                       for g in range(w.shape[0])])
+    wt64 = torch.stack([dequantized(made.qt[g], made.scales_t[g], 128)
+                        for g in range(w.shape[0])])
+    assert torch.equal(w64.transpose(1, 2), wt64)  # the transposed copy: the same values
+    y, dx, _ = fp64_products(dequantized(xq, xs, 1), w64, dequantized(dyq, dys, 1), offsets)
+    tokens = x.shape[0]
+    if fp8_wgrad:  # the tokens' blocks, transposed back ([C, T'] -> [T, C])
+        xt, dyt = training.quantized_tokens(x.detach()), training.quantized_tokens(dy)
+        x_w, dy_w = (dequantized(*xt, 1)[:, :tokens].t(), dequantized(*dyt, 1)[:, :tokens].t())
+    else:
+        x_w, dy_w = x.detach().double(), dy.double()
+    _, _, dw = fp64_products(x_w, w64, dy_w, offsets)
     return y, dx, dw
 
 
@@ -89,7 +96,7 @@ def check_recipe(sizes, n, k, device, seed=0, wgrad_dtype=torch.bfloat16):
     y.backward(dy)
     assert y.dtype == torch.bfloat16 and x.grad.dtype == torch.bfloat16
     assert w.grad.dtype == w.dtype and w.grad.shape == w.shape
-    exact = training.reference_grads(x.detach(), w.detach(), offsets, dy)
+    exact = fp64_products(x.detach().double(), w.detach().double(), dy.double(), offsets)
     quantised = quantised_reference(x, w, dy, offsets, wgrad_dtype == FP8)
     for name, got, want, near in zip(("y", "dx", "dw"), (y, x.grad, w.grad), exact, quantised):
         assert rel_err(got, want) < FP8_BOUND, name

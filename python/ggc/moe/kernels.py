@@ -257,8 +257,8 @@ def _backward(ctx, grad):
 
 
 class RouteWeighted(torch.autograd.Function):
-    """y [M, C] times route [M] per row (f32, rounded once), differentiable
-    in both: the FP8 training path's routing weight, which its GEMM's
+    """y [M, C] times route [M] per row (row_scaled), differentiable in
+    both: the FP8 training path's routing weight, which its GEMM's
     epilogue does not apply."""
 
     @staticmethod

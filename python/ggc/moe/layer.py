@@ -79,8 +79,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     `compute_dtype=torch.float8_e4m3fn` (bf16 x and weights, H and I
     multiples of 128): both projections run as FP8 GEMMs on the bf16
     weights quantised per call (ggc.training.fp8_grouped_mm: DeepSeek-V3's
-    recipe, 1x128 activation and 128x128 weight scales, the backward's
-    input and weight gradients in FP8 too), differentiable as BF16 is;
+    recipe, 1x128 activation and 128x128 weight scales, the input
+    gradients in FP8 too, the weight gradients BF16), differentiable as
+    BF16 is;
     the activation and the combine stay bf16/f32. Results within FP8's
     error, not BF16's.
 
@@ -108,9 +109,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
         if expert_map is not None:
             checks.check_expert_map(expert_map, problem.experts)
     weights = Weights(w13, w2, w13_scale, w2_scale, w13_bias, w2_bias)
-    if fp8_compute:
-        return _quantizing_experts(problem, grad, x, topk_weights, topk_ids, weights,
-                                   activation)
+    if fp8_compute:  # no graph replay: the weights' quantisation is host state
+        return _experts(problem, grad, x, topk_weights, topk_ids, x_scale, weights,
+                        activation, expert_map, fp8_compute=True)
     if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
         # The graph reads the weights (and the map) where they lie now.
         # The kernels a graph captured are the target's of the time.
@@ -165,8 +166,10 @@ def _local_ids(topk_ids: torch.Tensor, expert_map: torch.Tensor, experts: int):
 
 
 def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_scale,
-             weights: Weights, activation, expert_map) -> torch.Tensor:
-    """fused_moe's work once its arguments are checked."""
+             weights: Weights, activation, expert_map,
+             fp8_compute: bool = False) -> torch.Tensor:
+    """fused_moe's work once its arguments are checked (`fp8_compute`:
+    sorted_experts' FP8 GEMMs on bf16 weights)."""
     top_k = problem.top_k
     offsets, order, source, position, route = _sorted_routes(problem, grad, topk_weights,
                                                              topk_ids, expert_map)
@@ -184,7 +187,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
                            weights, activation, hint, grad, problem.mapped)
-    elif not grad and gathers_rows(x, weights.w13):
+    elif not grad and not fp8_compute and gathers_rows(x, weights.w13):
         # The up projection reads each sorted row's token through `source`
         # (gg's a_rows): no gathered copy of x is written.
         y = sorted_experts(x, None, offsets, route, weights, activation, hint, grad,
@@ -195,24 +198,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         rows = (_GatherRows.apply(x, source, position, top_k) if grad
                 else x.index_select(0, source))
         y = sorted_experts(rows, None, offsets, route, weights, activation, hint, grad,
-                           problem.mapped)
-    if grad:
-        return _CombineRows.apply(y, source, position, top_k)
-    return summed_routes(y, position, top_k)
-
-
-def _quantizing_experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids,
-                        weights: Weights, activation) -> torch.Tensor:
-    """fused_moe with compute_dtype FP8: the sorted rows through
-    sorted_experts' FP8 GEMMs on bf16 weights, then the combine."""
-    top_k = problem.top_k
-    offsets, order, source, position, route = _sorted_routes(problem, grad, topk_weights,
-                                                             topk_ids, None)
-    x = x.contiguous()
-    rows = (_GatherRows.apply(x, source, position, top_k) if grad
-            else x.index_select(0, source))
-    y = sorted_experts(rows, None, offsets, route, weights, activation, None, grad,
-                       fp8_compute=True)
+                           problem.mapped, fp8_compute=fp8_compute)
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     return summed_routes(y, position, top_k)

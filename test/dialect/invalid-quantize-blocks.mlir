@@ -72,3 +72,13 @@ func.func @bad(%w: memref<?x256x384xbf16>, %q: memref<?x256x384xf8E4M3FN>, %s: m
       scales(%s : memref<?x2x3xf16>)
   return
 }
+
+// -----
+
+func.func @bad(%w: memref<?x256x384xbf16>, %q: memref<?x256x384xf8E4M3FN>,
+               %qt: memref<?x384x256xbf16>, %s: memref<?x2x3xf32>) {
+  // expected-error @+1 {{transposed must hold f8E4M3FN, got 'bf16'}}
+  gg.quantize_blocks input(%w : memref<?x256x384xbf16>) out(%q : memref<?x256x384xf8E4M3FN>)
+      transposed(%qt : memref<?x384x256xbf16>) scales(%s : memref<?x2x3xf32>)
+  return
+}

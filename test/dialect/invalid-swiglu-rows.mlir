@@ -75,3 +75,21 @@ func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %dh: memref<?x128x
       out(%dh : memref<?x128xbf16>) {threads = 100 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<?x24xbf16>, %d: memref<?x12xbf16>, %dh: memref<?x24xbf16>) {
+  // expected-error @+1 {{grad's columns must be a static multiple of 8, got 12}}
+  gg.swiglu_rows_backward input(%h : memref<?x24xbf16>) grad(%d : memref<?x12xbf16>)
+      out(%dh : memref<?x24xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<4x128xbf16>, %d: memref<5x64xbf16>, %dh: memref<4x128xbf16>) {
+  // expected-error @+1 {{input has 4 rows where grad has 5}}
+  gg.swiglu_rows_backward input(%h : memref<4x128xbf16>) grad(%d : memref<5x64xbf16>)
+      out(%dh : memref<4x128xbf16>) {threads = 256 : i64}
+  return
+}

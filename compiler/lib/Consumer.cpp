@@ -18,7 +18,7 @@ namespace ggc {
 /// the accumulator instead of adding.
 Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
                                    bool fresh, int64_t firstStep,
-                                   int64_t numSteps) {
+                                   int64_t numSteps, Value stepOffset) {
   if (numSteps < 0)
     numSteps = p.kSteps();
   // B is read N-major unless it was transposed into a K-major copy.
@@ -27,7 +27,8 @@ Value KernelGenerator::issueMma(Value acc, Value aTile, Value bTile,
       accType, acc, aTile, bTile, TypeAttr::get(p.aElem),
       TypeAttr::get(p.bElem), b.getI64IntegerAttr(p.kPerStep()),
       b.getI64IntegerAttr(p.blockK),
-      b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps));
+      b.getI64IntegerAttr(firstStep), b.getI64IntegerAttr(numSteps),
+      UnitAttr(), UnitAttr(), UnitAttr(), UnitAttr(), stepOffset);
   mma.setFresh(fresh);
   mma.setThreeTf32(p.aElem.isF32() && !op.getTf32());
   mma.setAMnMajor(p.aReadMNMajor());
@@ -143,8 +144,6 @@ std::pair<Value, Value>
 KernelGenerator::emitMainLoop(const Tile &t, Value counter, Value acc,
                               Value consumerIndex, const Fragment &f,
                               Value rowOffset) {
-  if (p.mx)
-    return emitMxLoop(t, counter, acc, consumerIndex, f, rowOffset);
   if (p.twoLevel())
     return emitPromotionLoop(t, counter, acc, consumerIndex, f, rowOffset);
   return emitKLoop(t, counter, acc, f, rowOffset);
@@ -191,111 +190,28 @@ std::pair<Value, Value> KernelGenerator::emitKLoop(const Tile &t,
   return {loop.getResult(), loop.getEnd()};
 }
 
-/// MX's K loop. Block scales are copied to this thread's slots one K block
-/// ahead (issueScaleCopies), so their latency hides behind a whole block
-/// of wgmma; per-column scales of B go through shared memory, one K block
-/// ahead: block k reads buffer k % 2 while block k + 1's are published.
-std::pair<Value, Value>
-KernelGenerator::emitMxLoop(const Tile &t, Value counter, Value acc,
-                            Value consumerIndex, const Fragment &f,
-                            Value rowOffset) {
-  bool hasSlots = p.scaleSlots.words() > 0;
-  SmallVector<Value> initial = {acc, counter};
-  Value ownColumn =
-      b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
-  if (hasSlots) {
-    issueScaleCopies(t, b.c32(0), f, ownColumn);
-    if (p.columnScales)
-      publishColumnScale(readColumnWord(b.c32(0), f), consumerIndex, b.c32(0),
-                         f, scaleBlock(t, b.c32(0)));
-  }
-  auto kLoop = b.create<scf::ForOp>(
-      b.c32(0), t.numKBlocks, b.c32(1), initial,
-      [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
-        Value acc = iter[0], it = iter[1];
-        auto [stage, phase] = ringSlot(it);
-        Value nextBlock = b.add(kBlock, b.c32(1));
-        if (hasSlots)
-          issueScaleCopies(t, nextBlock, f, ownColumn);
-        // MX's scales, from the slots while the block's wgmma runs (MX
-        // scales never travel with the stages).
-        auto blockScales = [&]() { return readScales(kBlock, f); };
-        waitStage(stage, phase);
-        auto [aTile, bTile] = stageTiles(t, kBlock, stage, f, rowOffset);
-        b.create<ggk::MmaFenceOp>();
-        acc = emitMxBlock(t, kBlock, stage, aTile, bTile, acc, f,
-                          consumerIndex, blockScales);
-        b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
-      });
-  return {kLoop.getResult(0), kLoop.getResult(1)};
-}
-
-/// MX: one promotion per scale block (32 or 128 K) of K block `kBlock`,
-/// each with its own UE8M0 factor per row of A and per column of B; then
-/// the next block's column factors are published.
-Value KernelGenerator::emitMxBlock(const Tile &t, Value kBlock, Value stage,
-                                   Value aTile, Value bTile, Value acc,
-                                   const Fragment &f, Value consumerIndex,
-                                   function_ref<BlockScales()> blockScales) {
-  Value nextBlock = b.add(kBlock, b.c32(1));
-  int64_t per = p.stepsPerPromotion();
-  int64_t promotions = p.kSteps() / per;
-  BlockScales scales;
-  for (int64_t j = 0; j < promotions; ++j) {
-    Value partial = issueMma(b.create<ggk::AccUndefOp>(accType),
-                                aTile, bTile, /*fresh=*/true,
-                                j * per, per);
-    b.create<ggk::MmaCommitOp>();
-    if (j == 0)
-      scales = blockScales();
-    b.create<ggk::MmaWaitOp>(0);
-    if (j + 1 == promotions)
-      releaseStage(stage);
-    // The block's four exponents share one word per row and per
-    // column (1x32), or each block takes a byte of its word (1x128).
-    Value byte = b.remU(
-        b.add(b.mul(scaleBlock(t, kBlock), b.c32(promotions)),
-              b.c32(j)),
-        b.c32(4));
-    BlockScales factors;
-    factors.a[0] = decodeUE8M0(scales.a[0], byte);
-    factors.a[1] = decodeUE8M0(scales.a[1], byte);
-    // Scale block j's factors follow the first j's in the buffer.
-    Value columnFactors = b.gep(
-        columnScales(consumerIndex, b.remU(kBlock, b.c32(2))),
-        b.c64(j * p.blockN * 4));
-    acc = promoteBlock(acc, partial, factors, t, f, consumerIndex,
-                       kBlock, columnFactors);
-  }
-  publishColumnScale(readColumnWord(nextBlock, f), consumerIndex,
-                     b.remU(nextBlock, b.c32(2)), f,
-                     scaleBlock(t, nextBlock));
-  return acc;
-}
-
-/// The tile's K loop of two-level accumulation (not MX) as one
-/// ggk.promotion_loop: what one K block's steps are, as regions;
+/// The tile's K loop of two-level accumulation as one ggk.promotion_loop:
+/// what one scale block's steps are, as regions (a K block has
+/// `promotions` scale blocks: MX 1x32's four, else one);
 /// ggk-pipeline-promotion orders them as the kernel plan's `promotion`
-/// says (serial, or block k's promotion beside block k + 1's wgmma). Its
-/// `overlap` step is left empty: ggk-defer-epilogue puts the previous
-/// tile's epilogue there. Returns the accumulator and the stage counter
-/// after the tile.
+/// says (serial, or one scale block's promotion beside the next one's
+/// wgmma). Its `overlap` step is left empty: ggk-defer-epilogue puts the
+/// previous tile's epilogue there. Returns the accumulator and the stage
+/// counter after the tile.
 std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     const Tile &t, Value counter, Value acc, Value consumerIndex,
     const Fragment &f, Value rowOffset) {
   Value ownColumn =
       b.add(f.colBase, b.remU(b.threadIdx(), b.c32(kWarpgroupThreads)));
+  int64_t promotions = p.kSteps() / p.stepsPerPromotion();
   auto loop = b.create<ggk::PromotionLoopOp>(
       acc.getType(), b.i32(), t.numKBlocks, counter, acc,
-      b.getI64IntegerAttr(p.stages), op.getKernelPlanAttr());
+      b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(promotions),
+      op.getKernelPlanAttr());
   Type i32 = b.i32();
-  auto step = [&](Region &region, ArrayRef<Type> arguments,
-                  function_ref<SmallVector<Value>(ValueRange)> body) {
-    fillStep(region, arguments, body);
-  };
   // The slots' copies of block k; ggk-pipeline-promotion issues them where
   // the plan puts the scales in the slots.
-  step(loop.getPrefetch(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
+  fillStep(loop.getPrefetch(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
     issueScaleCopies(t, k[0], f, ownColumn);
     return {};
   });
@@ -305,45 +221,78 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     publishColumnScale(readColumnWord(k, f), consumerIndex,
                        b.remU(k, b.c32(2)), f, scaleBlock(t, k));
   };
-  step(loop.getStart(), {}, [&](ValueRange) -> SmallVector<Value> {
+  fillStep(loop.getStart(), {}, [&](ValueRange) -> SmallVector<Value> {
     if (p.columnScales)
       publishColumns(b.c32(0));
     return {};
   });
-  step(loop.getIssue(), {i32, i32, i32},
-       [&](ValueRange a) -> SmallVector<Value> {
-    Value stage = a[1];
-    waitStage(stage, a[2]);
+  fillStep(loop.getIssue(), {i32, i32, i32, i32},
+           [&](ValueRange a) -> SmallVector<Value> {
+    Value stage = a[2];
+    // A K block's later scale blocks find its stage full already.
+    if (promotions == 1)
+      waitStage(stage, a[3]);
+    else
+      b.create<scf::IfOp>(b.eq(a[1], b.c32(0)), [&](OpBuilder &, Location) {
+        waitStage(stage, a[3]);
+        b.create<scf::YieldOp>();
+      });
     auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
     b.create<ggk::MmaFenceOp>();
-    Value partial = issueMma(b.create<ggk::AccUndefOp>(accType), aTile,
-                                bTile, /*fresh=*/true);
+    // Scale block j of the K block: its steps alone.
+    int64_t steps = p.stepsPerPromotion();
+    Value firstStep = promotions > 1 ? b.mul(a[1], b.c32(steps)) : Value();
+    Value partial = issueMma(b.create<ggk::AccUndefOp>(accType), aTile, bTile,
+                             /*fresh=*/true, 0, steps, firstStep);
     b.create<ggk::MmaCommitOp>();
     return {partial};
   });
-  step(loop.getReadScales(), {i32, i32},
-       [&](ValueRange a) -> SmallVector<Value> {
-         return readBlockScales(t, a[0], a[1], f).values();
-       });
-  SmallVector<Type> promoteArguments = {accType, accType, i32};
+  fillStep(loop.getReadScales(), {i32, i32, i32},
+           [&](ValueRange a) -> SmallVector<Value> {
+             if (p.mx)
+               return readMxFactors(t, a[0], a[1], f, promotions);
+             return readBlockScales(t, a[0], a[2], f).values();
+           });
+  SmallVector<Type> promoteArguments = {accType, accType, i32, i32};
   llvm::append_range(promoteArguments,
                      loop.getReadScales().front().getTerminator()->getOperandTypes());
-  step(loop.getPromote(), promoteArguments,
-       [&](ValueRange a) -> SmallVector<Value> {
-         Value sum = promoteBlock(a[0], a[1], BlockScales::fromValues(a.drop_front(3)),
-                                  t, f, consumerIndex, a[2]);
-         if (p.columnScales)
-           publishColumns(b.add(a[2], b.c32(1)));
-         return {sum};
-       });
-  step(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
+  fillStep(loop.getPromote(), promoteArguments,
+           [&](ValueRange a) -> SmallVector<Value> {
+             // MX: scale block j's column factors follow the first j's.
+             Value columnFactors;
+             if (p.mx)
+               columnFactors = b.gep(
+                   columnScales(consumerIndex, b.remU(a[2], b.c32(2))),
+                   b.mul(b.toI64(a[3]), b.c64(p.blockN * 4)));
+             return {promoteBlock(a[0], a[1],
+                                  BlockScales::fromValues(a.drop_front(4)), t,
+                                  f, consumerIndex, a[2], columnFactors)};
+           });
+  fillStep(loop.getEndBlock(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
+    if (p.columnScales)
+      publishColumns(b.add(k[0], b.c32(1)));
+    return {};
+  });
+  fillStep(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
     releaseStage(stage[0]);
     return {};
   });
-  step(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
+  fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
     return {};
   });
   return {loop.getResult(), loop.getEnd()};
+}
+
+/// MX: scale block `j` of K block `k`'s factors of the thread's two rows
+/// of A, decoded from the slots' words. A word holds four exponents:
+/// block k's scale blocks take bytes (k * promotions + j) % 4.
+SmallVector<Value> KernelGenerator::readMxFactors(const Tile &t, Value k,
+                                                  Value j, const Fragment &f,
+                                                  int64_t promotions) {
+  BlockScales words = readScales(k, f);
+  Value byte = b.remU(b.add(b.mul(scaleBlock(t, k), b.c32(promotions)), j),
+                      b.c32(4));
+  return {decodeUE8M0(words.a[0], byte), decodeUE8M0(words.a[1], byte)};
 }
 
 /// The A and B tiles wgmma reads from ring stage `stage`, once it is full:

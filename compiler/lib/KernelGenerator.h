@@ -285,11 +285,6 @@ private:
   /// One-level accumulation's K loop as a ggk.k_loop (ggk-lower-k-loop).
   std::pair<Value, Value> emitKLoop(const Tile &t, Value counter, Value acc,
                                     const Fragment &f, Value rowOffset);
-  /// MX's K loop: a promotion per scale block, slot scales, published
-  /// column factors.
-  std::pair<Value, Value> emitMxLoop(const Tile &t, Value counter, Value acc,
-                                     Value consumerIndex, const Fragment &f,
-                                     Value rowOffset);
   /// Fills one step region of a loop op (ggk.k_loop, ggk.promotion_loop):
   /// a block taking `arguments`, its body's values yielded.
   void fillStep(mlir::Region &region, ArrayRef<Type> arguments,
@@ -315,11 +310,6 @@ private:
                                    function_ref<SmallVector<Value>()> work,
                                    function_ref<SmallVector<Value>()> idle);
   struct BlockScales;
-  /// One K block of an MX kernel's main loop: a promotion per scale block.
-  Value emitMxBlock(const Tile &t, Value kBlock, Value stage, Value aTile,
-                    Value bTile, Value acc, const Fragment &f,
-                    Value consumerIndex,
-                    function_ref<BlockScales()> blockScales);
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
                                      const Fragment &f, Value rowOffset);
   Fragment fragment(Value consumerIndex);
@@ -382,9 +372,11 @@ private:
   Value bBlockScaleIndex(const Tile &t, Value kBlock, Value colBase,
                          int64_t j);
   /// The MMA of K steps `firstStep ..` (-1: all) of a stage's tiles into
-  /// `acc` (ggk.mma); `fresh` overwrites `acc` on the first step.
+  /// `acc` (ggk.mma); `fresh` overwrites `acc` on the first step;
+  /// `stepOffset` (i32) moves every step on by that many at run time.
   Value issueMma(Value acc, Value aTile, Value bTile, bool fresh,
-                 int64_t firstStep = 0, int64_t numSteps = -1);
+                 int64_t firstStep = 0, int64_t numSteps = -1,
+                 Value stepOffset = Value());
   /// Index in B's scales of column `colInTile`'s word for K block `kBlock`:
   /// its UE8M0 word (MX) or its f32 1x128 block scale.
   Value columnScaleIndex(const Tile &t, Value kBlock, Value colInTile);
@@ -407,6 +399,10 @@ private:
   /// MX words (four exponents each, `perWord` K apiece) per row of scales.
   Value mxWordsPerRow(int64_t perWord);
   Value decodeUE8M0(Value word, Value byteIndex);
+  /// MX: the f32 factors of scale block `j` of K block `k` for the
+  /// thread's two rows of A.
+  SmallVector<Value> readMxFactors(const Tile &t, Value k, Value j,
+                                   const Fragment &f, int64_t promotions);
   /// k_grouped: zeroes the K entries of other groups in `stage`'s tiles
   /// (ggk.clear_k_outside).
   void clearKOutsideGroup(const Tile &t, Value kBlock, Value stage);

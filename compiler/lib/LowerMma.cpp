@@ -49,6 +49,11 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
       b.wgmmaDescriptor(op.getATile(), aMNMajor ? chunkBytes : 16, 1024);
   Value tileDescB =
       b.wgmmaDescriptor(op.getBTile(), bNMajor ? chunkBytes : 16, 1024);
+  if (Value offset = op.getStepOffset()) {
+    Value steps = b.toI64(offset);
+    tileDescA = b.add(tileDescA, b.mul(steps, b.c64(aStepBytes / 16)));
+    tileDescB = b.add(tileDescB, b.mul(steps, b.c64(bStepBytes / 16)));
+  }
   Value acc = ggc::accumulatorRegisters(b, op.getAcc());
   Type registers = acc.getType();
   int64_t first = op.getFirstStep();

@@ -83,13 +83,21 @@ WarpTile warpTile(KernelBuilder &b, ggk::MmaOp op, Value warp) {
 StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, const WarpTile &w,
                       Value lane, int64_t step) {
   StepOperands operands;
+  // `perStep` times the step: its pieces (2 of 16 bytes) or rows of K
+  // (16), with the op's run-time step offset where it has one.
+  auto stepTimes = [&](int64_t perStep) {
+    Value fixed = b.c32(perStep * step);
+    if (Value offset = op.getStepOffset())
+      return b.add(fixed, b.mul(offset, b.c32(perStep)));
+    return fixed;
+  };
   // A, per m16 block, registers a0..a3 in mma's order: K-major, lanes
   // 0-15 give rows 0-15 at the step's first 8 K, lanes 16-31 the same rows
   // at its second 8; M-major (one 64-row chunk of K rows), lanes give rows
   // of K (0-7, then 8-15 for lanes 16-31) at the block's first 8 M (lanes
   // 0-7, 16-23) or its second (8-15, 24-31), transposed on the way in.
-  Value aPiece = b.add(b.c32(2 * step), b.divU(lane, b.c32(16)));
-  Value aKRow = b.add(b.c32(16 * step),
+  Value aPiece = b.add(stepTimes(2), b.divU(lane, b.c32(16)));
+  Value aKRow = b.add(stepTimes(16),
                       b.add(b.andI(lane, b.c32(7)),
                             b.mul(b.divU(lane, b.c32(16)), b.c32(8))));
   Value aSecondM = b.andI(b.divU(lane, b.c32(8)), b.c32(1));
@@ -115,10 +123,10 @@ StepOperands loadStep(KernelBuilder &b, ggk::MmaOp op, const WarpTile &w,
       // Rows of N: matrices (n, k) = (0-7, 0-7), (0-7, 8-15), (8-15, 0-7),
       // (8-15, 8-15), i.e. b0, b1 of two 8-column blocks.
       Value nRow = b.add(first, b.add(low, b.mul(upper, b.c32(8))));
-      offset = swizzledOffset(b, nRow, b.add(b.c32(2 * step), half));
+      offset = swizzledOffset(b, nRow, b.add(stepTimes(2), half));
     } else {
       // Rows of K in 64-column chunks, transposed on the way in.
-      Value kRow = b.add(b.c32(16 * step), b.add(low, b.mul(half, b.c32(8))));
+      Value kRow = b.add(stepTimes(16), b.add(low, b.mul(half, b.c32(8))));
       Value column = b.add(first, b.mul(upper, b.c32(8)));
       Value chunk = b.divU(column, b.c32(64));
       Value piece = b.divU(b.remU(column, b.c32(64)), b.c32(8));

@@ -1,20 +1,23 @@
 //===- PipelinePromotion.cpp - ggk-pipeline-promotion -----------------------===//
 //
-// Two-level accumulation (DeepGEMM's promotion): each K block's wgmma
+// Two-level accumulation (DeepGEMM's promotion): each scale block's wgmma
 // product lands in a fresh partial accumulator, which is scaled by the
 // block's scales and added to the main f32 one. A ggk.promotion_loop states
-// the steps of one block as regions; this pass orders them as the op's
-// #gg.kernel_plan says. Serial: issue, wait, promote, block after block,
-// the tensor core idle through every promotion. Pipelined: block k's
-// promotion runs while block k + 1's wgmma does, the blocks in pairs so
-// that no wgmma is pending across the loop's back edge (ptxas serialises
-// every wgmma then: C7514).
+// the steps of one scale block as regions (a K block has `promotions` of
+// them: MX 1x32 has four); this pass orders them as the op's
+// #gg.kernel_plan says. Serial: issue, wait, promote, scale block after
+// scale block, the tensor core idle through every promotion. Pipelined:
+// one scale block's promotion runs while the next one's wgmma does, the
+// scale blocks in pairs so that no wgmma is pending across the loop's
+// back edge (ptxas serialises every wgmma then: C7514).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
 #include "RegionBodies.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
+
+#include <functional>
 
 
 namespace ggc {
@@ -31,27 +34,55 @@ class Lowering {
 public:
   Lowering(ggk::PromotionLoopOp op)
       : op(op), b(op.getLoc(), op),
-        scales(op.getPlan().getScales()) {}
+        scales(op.getPlan().getScales()), promotions(op.getPromotions()) {
+    for (int64_t j = 0; j < promotions; ++j)
+      scaleBlockIndex.push_back(b.c32(j));
+  }
 
   void serial();
   void pipelined();
 
 private:
+  /// Scale block `j` of K block `k`, whose stage is ring counter `it`'s
+  /// (computed when needed: `ringCounter`).
+  struct ScaleBlock {
+    Value k;
+    int64_t j;
+    std::function<Value()> ringCounter;
+  };
+  void pipelinedBlocks();
+  void pipelinedScaleBlocks();
+  /// Issues `s`'s wgmma; returns its partial, then its stage's scales
+  /// when the stages carry them.
+  SmallVector<Value> issueStep(const ScaleBlock &s);
+  /// Waits until at most `pending` wgmma groups are in flight, `s`'s
+  /// done, and gives its stage back after its K block's last scale block.
+  void awaitStep(int64_t pending, const ScaleBlock &s);
+  /// Adds `s`'s partial (`block`, from issueStep) to `acc`, pinned.
+  Value promoteStep(Value acc, ValueRange block, const ScaleBlock &s);
+  bool lastOfBlock(const ScaleBlock &s) const {
+    return s.j == promotions - 1;
+  }
+
   std::pair<Value, Value> ringSlot(Value it) {
     return b.ringSlot(it, op.getStages());
   }
   void prefetch(Value k) { ggc::cloneBody(op.getPrefetch(), {k}, b); }
-  Value issue(Value k, Value stage, Value phase) {
-    return ggc::cloneBody(op.getIssue(), {k, stage, phase}, b)[0];
+  Value issue(Value k, int64_t j, Value stage, Value phase) {
+    return ggc::cloneBody(op.getIssue(), {k, scaleBlockIndex[j], stage, phase},
+                          b)[0];
   }
-  SmallVector<Value> readScales(Value k, Value stage) {
-    return ggc::cloneBody(op.getReadScales(), {k, stage}, b);
+  SmallVector<Value> readScales(Value k, int64_t j, Value stage) {
+    return ggc::cloneBody(op.getReadScales(), {k, scaleBlockIndex[j], stage},
+                          b);
   }
-  Value promote(Value acc, Value partial, Value k, ValueRange blockScales) {
-    SmallVector<Value> args = {acc, partial, k};
+  Value promote(Value acc, Value partial, Value k, int64_t j,
+                ValueRange blockScales) {
+    SmallVector<Value> args = {acc, partial, k, scaleBlockIndex[j]};
     args.append(blockScales.begin(), blockScales.end());
     return ggc::cloneBody(op.getPromote(), args, b)[0];
   }
+  void endBlock(Value k) { ggc::cloneBody(op.getEndBlock(), {k}, b); }
   void release(Value stage) { ggc::cloneBody(op.getRelease(), {stage}, b); }
   void finish(ValueRange results) {
     op.replaceAllUsesWith(results);
@@ -61,6 +92,9 @@ private:
   ggk::PromotionLoopOp op;
   KernelBuilder b;
   gg::ScalePlacement scales;
+  int64_t promotions;
+  /// The i32 constant j for scale block j of a K block.
+  SmallVector<Value> scaleBlockIndex;
 };
 
 /// Block k + 1's slot scales are copied while block k computes.
@@ -76,61 +110,85 @@ void Lowering::serial() {
         auto [stage, phase] = ringSlot(it);
         if (scales == gg::ScalePlacement::slots)
           prefetch(b.add(k, b.c32(1)));
-        Value partial = issue(k, stage, phase);
-        SmallVector<Value> blockScales = readScales(k, stage);
-        b.create<ggk::MmaWaitOp>(0);
-        release(stage);
-        acc = promote(acc, partial, k, blockScales);
+        for (int64_t j = 0; j < promotions; ++j) {
+          Value partial = issue(k, j, stage, phase);
+          SmallVector<Value> blockScales = readScales(k, j, stage);
+          b.create<ggk::MmaWaitOp>(0);
+          if (j == promotions - 1)
+            release(stage);
+          acc = promote(acc, partial, k, j, blockScales);
+        }
+        endBlock(k);
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
       });
   finish(loop.getResults());
 }
 
-/// issue X(k); promote Y(k-1); issue Y(k+1); wait for X; promote X(k); wait
-/// for Y. Block 0 goes before the loop and an odd last block after it; the
-/// tile has at least one K block. Slot scales run two blocks ahead (block
-/// k's slots are refilled with block k + 2's once read, block k + 1's
-/// being in use by then); scales in the stages are read at each issue,
-/// before the stage goes back, and carried with the block's partial.
+SmallVector<Value> Lowering::issueStep(const ScaleBlock &s) {
+  auto [stage, phase] = ringSlot(s.ringCounter());
+  SmallVector<Value> block = {issue(s.k, s.j, stage, phase)};
+  if (scales == gg::ScalePlacement::stages)
+    block.append(readScales(s.k, s.j, stage));
+  return block;
+}
+
+void Lowering::awaitStep(int64_t pending, const ScaleBlock &s) {
+  b.create<ggk::MmaWaitOp>(pending);
+  if (lastOfBlock(s))
+    release(ringSlot(s.ringCounter()).first);
+}
+
+/// Slot scales run two K blocks ahead (block k's slots are refilled with
+/// block k + 2's once its last scale block has read them, block k + 1's
+/// being in use by then); scales in the stages were read at the issue,
+/// before the stage went back, and are carried with the partial.
+Value Lowering::promoteStep(Value acc, ValueRange block, const ScaleBlock &s) {
+  SmallVector<Value> blockScales;
+  if (scales == gg::ScalePlacement::stages) {
+    blockScales.assign(block.begin() + 1, block.end());
+  } else {
+    // From the slots: the stage is not read (and its index folds away).
+    blockScales = readScales(s.k, s.j, ringSlot(s.ringCounter()).first);
+    if (lastOfBlock(s))
+      prefetch(b.add(s.k, b.c32(2)));
+  }
+  Value sum = promote(acc, block[0], s.k, s.j, blockScales);
+  if (lastOfBlock(s))
+    endBlock(s.k);
+  return b.create<ggk::AccPinOp>(sum.getType(), sum);
+}
+
 void Lowering::pipelined() {
-  bool stageScales = scales == gg::ScalePlacement::stages;
-  // A block in flight: its partial accumulator, then its stage's scales.
-  auto issueBlock = [&](Value k, Value it) {
-    auto [stage, phase] = ringSlot(it);
-    SmallVector<Value> block = {issue(k, stage, phase)};
-    if (stageScales)
-      block.append(readScales(k, stage));
-    return block;
-  };
-  auto awaitBlocks = [&](int64_t pending, Value it) {
-    b.create<ggk::MmaWaitOp>(pending);
-    release(ringSlot(it).first);
-  };
-  // The block was issued at ring counter `it` - `age`.
-  auto promoteBlock = [&](Value acc, ValueRange block, Value k, Value it,
-                          int64_t age) {
-    SmallVector<Value> blockScales;
-    if (stageScales) {
-      blockScales.assign(block.begin() + 1, block.end());
-    } else {
-      // From the slots: the stage is not read (and its index folds away).
-      blockScales =
-          readScales(k, ringSlot(age ? b.sub(it, b.c32(age)) : it).first);
-      prefetch(b.add(k, b.c32(2)));
-    }
-    Value sum = promote(acc, block[0], k, blockScales);
-    return b.create<ggk::AccPinOp>(sum.getType(), sum);
-  };
-  Value one = b.c32(1), two = b.c32(2);
-  Value n = op.getNumKBlocks(), counter = op.getCounter();
-  if (!stageScales) {
+  if (scales != gg::ScalePlacement::stages) {
     prefetch(b.c32(0));
-    prefetch(one);
+    prefetch(b.c32(1));
   }
   ggc::cloneBody(op.getStart(), {}, b);
-  SmallVector<Value> first = issueBlock(b.c32(0), counter);
+  if (promotions == 1)
+    pipelinedBlocks();
+  else
+    pipelinedScaleBlocks();
+}
+
+/// One scale block per K block: issue X(k); promote Y(k-1); issue Y(k+1);
+/// wait for X; promote X(k); wait for Y. Block 0 goes before the loop and
+/// an odd last block after it; the tile has at least one K block.
+void Lowering::pipelinedBlocks() {
+  Value one = b.c32(1), two = b.c32(2);
+  Value n = op.getNumKBlocks(), counter = op.getCounter();
+  auto at = [](Value k, Value it) {
+    return ScaleBlock{k, 0, [it] { return it; }};
+  };
+  // The block was issued at ring counter `it` - `age`.
+  auto issuedBefore = [&](Value k, Value it, int64_t age) {
+    return ScaleBlock{k, 0, [this, it, age] {
+                        return age ? b.sub(it, b.c32(age)) : it;
+                      }};
+  };
+  Value zero = b.c32(0);
+  SmallVector<Value> first = issueStep(at(zero, counter));
   ggc::cloneBody(op.getOverlap(), {}, b);
-  awaitBlocks(0, counter);
+  awaitStep(0, at(zero, counter));
   // The main accumulator starts as `acc`; block 0's product is promoted
   // into it in the first pair (or after the loop when it is the only one).
   Value pairs = b.divU(b.sub(n, one), two);
@@ -143,12 +201,12 @@ void Lowering::pipelined() {
         ValueRange y = iter.drop_front(2);
         Value kx = b.add(b.mul(pair, two), one);
         Value ky = b.add(kx, one);
-        SmallVector<Value> x = issueBlock(kx, it);
-        acc = promoteBlock(acc, y, b.sub(kx, one), it, 1);
-        SmallVector<Value> nextY = issueBlock(ky, b.add(it, one));
-        awaitBlocks(1, it);
-        acc = promoteBlock(acc, x, kx, it, 0);
-        awaitBlocks(0, b.add(it, one));
+        SmallVector<Value> x = issueStep(at(kx, it));
+        acc = promoteStep(acc, y, issuedBefore(b.sub(kx, one), it, 1));
+        SmallVector<Value> nextY = issueStep(at(ky, b.add(it, one)));
+        awaitStep(1, at(kx, it));
+        acc = promoteStep(acc, x, issuedBefore(kx, it, 0));
+        awaitStep(0, at(ky, b.add(it, one)));
         SmallVector<Value> next = {acc, b.add(it, two)};
         next.append(nextY);
         b.create<scf::YieldOp>(next);
@@ -161,16 +219,81 @@ void Lowering::pipelined() {
       b.lt(b.add(ky, one), n),
       [&](OpBuilder &, Location) {
         Value kx = b.add(ky, one);
-        SmallVector<Value> x = issueBlock(kx, it);
-        Value sum = promoteBlock(acc, y, ky, it, 1);
-        awaitBlocks(0, it);
-        sum = promoteBlock(sum, x, kx, it, 0);
+        SmallVector<Value> x = issueStep(at(kx, it));
+        Value sum = promoteStep(acc, y, issuedBefore(ky, it, 1));
+        awaitStep(0, at(kx, it));
+        sum = promoteStep(sum, x, issuedBefore(kx, it, 0));
         b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
       },
       [&](OpBuilder &, Location) {
-        b.create<scf::YieldOp>(ValueRange{promoteBlock(acc, y, ky, it, 1), it});
+        b.create<scf::YieldOp>(ValueRange{
+            promoteStep(acc, y, issuedBefore(ky, it, 1)), it});
       });
   finish(tail.getResults());
+}
+
+/// An even number P of scale blocks per K block (MX 1x32: four): scale
+/// block (0, 0) goes before the loop; iteration k takes (k, 1) .. (k, P -
+/// 1) and (k + 1, 0), P/2 pairs of issue X; promote the pending Y; issue
+/// Y; wait for X; promote X; wait for Y, which is then pending. The last
+/// K block's other P - 1 follow the loop, the last one alone.
+void Lowering::pipelinedScaleBlocks() {
+  Value one = b.c32(1);
+  Value n = op.getNumKBlocks(), counter = op.getCounter();
+  // Scale block `index` counted from (k, 0), whose ring counter is `it`.
+  auto after = [&](Value k, Value it, int64_t index) {
+    int64_t blocks = index / promotions;
+    Value kb = blocks ? b.add(k, b.c32(blocks)) : k;
+    return ScaleBlock{kb, index % promotions, [this, it, blocks] {
+                        return blocks ? b.add(it, b.c32(blocks)) : it;
+                      }};
+  };
+  // Runs scale blocks `from` .. `to` - 1 after (k, 0) in pairs (the last
+  // alone when their count is odd) behind `pending`; returns the
+  // accumulator and what stays pending (none after a lone one, which is
+  // promoted).
+  auto run = [&](Value acc, SmallVector<Value> pending, ScaleBlock previous,
+                 Value k, Value it, int64_t from, int64_t to) {
+    for (int64_t i = from; i < to; i += 2) {
+      ScaleBlock x = after(k, it, i);
+      SmallVector<Value> xBlock = issueStep(x);
+      acc = promoteStep(acc, pending, previous);
+      if (i + 1 == to) {
+        awaitStep(0, x);
+        return std::pair{promoteStep(acc, xBlock, x), SmallVector<Value>()};
+      }
+      ScaleBlock y = after(k, it, i + 1);
+      pending = issueStep(y);
+      awaitStep(1, x);
+      acc = promoteStep(acc, xBlock, x);
+      awaitStep(0, y);
+      previous = y;
+    }
+    return std::pair{acc, pending};
+  };
+  ScaleBlock firstBlock = after(b.c32(0), counter, 0);
+  SmallVector<Value> first = issueStep(firstBlock);
+  ggc::cloneBody(op.getOverlap(), {}, b);
+  awaitStep(0, firstBlock);
+  SmallVector<Value> initial = {op.getAcc(), counter};
+  initial.append(first);
+  auto loop = b.create<scf::ForOp>(
+      b.c32(0), b.sub(n, one), one, initial,
+      [&](OpBuilder &, Location, Value k, ValueRange iter) {
+        Value it = iter[1];
+        auto [acc, pending] =
+            run(iter[0], SmallVector<Value>(iter.drop_front(2)),
+                after(k, it, 0), k, it, 1, promotions + 1);
+        SmallVector<Value> next = {acc, b.add(it, one)};
+        next.append(pending);
+        b.create<scf::YieldOp>(next);
+      });
+  Value k = b.sub(n, one), it = loop.getResult(1);
+  Value acc =
+      run(loop.getResult(0), SmallVector<Value>(loop.getResults().drop_front(2)),
+          after(k, it, 0), k, it, 1, promotions)
+          .first;
+  finish(ValueRange{acc, b.add(it, one)});
 }
 
 struct PipelinePromotionPass

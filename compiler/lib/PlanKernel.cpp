@@ -97,7 +97,7 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 /// it needs a two-level kernel without MX scales (MX promotes once per
 /// scale block inside a K block, which only its serial loop does).
 bool canPipelinePromotion(GroupedMatmulOp op) {
-  return ggc::twoLevelAccumulation(op) && !ggc::usesMxScales(op);
+  return ggc::twoLevelAccumulation(op);
 }
 bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
   return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
@@ -211,9 +211,12 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   // Without setmaxnreg every thread keeps what the CTA starts with.
   bool reallocate = target.registerReallocation;
   // 1. Promotion: pipelined wherever the three accumulators fit the
-  //    registers a 24-register producer leaves the consumers.
+  //    registers a 24-register producer leaves the consumers; MX stays
+  //    serial: beside them its promotion holds B's column factors, and
+  //    ptxas spills and serialises the wgmma (1x32), or gains nothing
+  //    (1x128).
   bool pipelined =
-      canPipelinePromotion(op) &&
+      canPipelinePromotion(op) && !ggc::usesMxScales(op) &&
       pipelinedPromotionFits(
           config, reallocate
                       ? consumerRegisters(consumers,
@@ -389,8 +392,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
   if (plan.getPromotion() == Promotion::pipelined) {
     if (!canPipelinePromotion(op))
       return error() << " cannot pipeline the promotion: only two-level "
-                        "kernels (f8, scales that change along K) promote, "
-                        "and MX scales promote serially";
+                        "kernels (f8, scales that change along K) promote";
     if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
       return error() << " gives each consumer " << plan.getConsumerRegisters()
                      << " registers, fewer than the "

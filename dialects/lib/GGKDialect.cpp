@@ -139,7 +139,7 @@ LogicalResult PromotionLoopOp::verify() {
   if (!scalesYield)
     return emitOpError() << "region 'read_scales' must end with ggk.yield";
   auto scales = scalesYield.getValues().getTypes();
-  SmallVector<Type> promoteArgs = {acc, acc, i32};
+  SmallVector<Type> promoteArgs = {acc, acc, i32, i32};
   promoteArgs.append(scales.begin(), scales.end());
   struct Step {
     StringRef name;
@@ -148,10 +148,11 @@ LogicalResult PromotionLoopOp::verify() {
   };
   Step steps[] = {{"prefetch", getPrefetch(), {i32}, {}},
                   {"start", getStart(), {}, {}},
-                  {"issue", getIssue(), {i32, i32, i32}, {acc}},
-                  {"read_scales", getReadScales(), {i32, i32},
+                  {"issue", getIssue(), {i32, i32, i32, i32}, {acc}},
+                  {"read_scales", getReadScales(), {i32, i32, i32},
                    SmallVector<Type>(scales.begin(), scales.end())},
                   {"promote", getPromote(), promoteArgs, {acc}},
+                  {"end_block", getEndBlock(), {i32}, {}},
                   {"release", getRelease(), {i32}, {}},
                   {"overlap", getOverlap(), {}, {}}};
   for (Step &step : steps)
@@ -160,7 +161,15 @@ LogicalResult PromotionLoopOp::verify() {
       return failure();
   if (getStages() < 1)
     return emitOpError() << "stages must be at least 1, got " << getStages();
+  if (getPromotions() < 1)
+    return emitOpError() << "promotions (scale blocks per K block) must be "
+                            "at least 1, got "
+                         << getPromotions();
   if (getPlan().getPromotion() == gg::Promotion::pipelined) {
+    if (getPromotions() != 1 && getPromotions() % 2 != 0)
+      return emitOpError() << "pipelined promotion takes the scale blocks "
+                              "in pairs: promotions must be 1 or even, got "
+                           << getPromotions();
     if (!isa<AccType>(acc))
       return emitOpError() << "pipelined promotion pins each promotion's "
                               "result in its registers (ggk.acc_pin): the "

@@ -21,6 +21,19 @@ func.func @round_trip(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
 
 // -----
 
+// A run-time step offset (a scale block of MX 1x32) prints after the tiles.
+// CHECK-LABEL: func.func @steps_from
+// CHECK: ggk.mma %{{.*}}, %{{.*}}, %{{.*}} steps_from(%{{.*}}) attributes {a_type = f8E4M3FN
+!acc = !ggk.acc<64x16xf32>
+func.func @steps_from(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %j: i32) -> !acc {
+  %r = ggk.mma %acc, %a, %b steps_from(%j) attributes {a_type = f8E4M3FN,
+      b_type = f8E4M3FN, k_per_step = 32, block_k = 128, first_step = 0, steps = 1,
+      fresh} : !acc
+  func.return %r : !acc
+}
+
+// -----
+
 !acc = !ggk.acc<64x16xf32>
 func.func @int_operands(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) {
   // expected-error @+1 {{takes bf16, f16, f32 (tf32) or f8 operands, got 'i8' and 'i8'}}

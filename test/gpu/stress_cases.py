@@ -150,6 +150,10 @@ class Spec:
         return f"{self.layout} {self.dtype}{scales}"
 
 
+_MX_PLAN = ("#gg.kernel_plan<promotion = {}, scales = slots, registers = {}, "
+            "staging = swizzled>")
+
+
 def _specs() -> List[Spec]:
     S, C = Spec, config
     f8 = dict(dtype="f8")
@@ -286,6 +290,16 @@ def _specs() -> List[Spec]:
           via="jit", knobs=(("BLOCK_N", 64),)),
         S("j_k_f8_block", "k_grouped", a_scale="block", b_scale="block1x128", groups=4,
           n=136, m=128, out="f32", via="jit", **f8),
+        # MX's promotion both ways, whichever the planner picks: four scale
+        # blocks a K block, serial and pipelined (ggk-pipeline-promotion).
+        S("c_f8_mx32_serial", "contiguous", a_scale="mx32", b_scale="mx32", groups=6,
+          n=256, k=448, plan=(("kernel_plan", _MX_PLAN.format("serial", "[40, 232]")),), **f8),
+        S("c_f8_mx32_pipelined", "contiguous", a_scale="mx32", b_scale="mx32", groups=6,
+          n=256, k=448, plan=(("kernel_plan", _MX_PLAN.format("pipelined", "[24, 240]")),),
+          **f8),
+        S("m_f8_mx128_pipelined", "masked", a_scale="mx128", b_scale="mx128", groups=3,
+          n=136, k=640, m=128,
+          plan=(("kernel_plan", _MX_PLAN.format("pipelined", "[24, 240]")),), **f8),
     ]
 
 

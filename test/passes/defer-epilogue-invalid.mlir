@@ -25,15 +25,18 @@ func.func @reads_the_body(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           ggk.yield %a : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield
@@ -84,15 +87,18 @@ func.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           ggk.yield %a : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield
@@ -149,15 +155,18 @@ func.func @f32_accumulator(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           ggk.yield %a : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield
@@ -211,15 +220,18 @@ func.func @nested_loop(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           ggk.yield %a : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield

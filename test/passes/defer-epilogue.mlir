@@ -52,16 +52,19 @@ func.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           %sum = func.call @promote(%a, %p, %k) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %sum : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield
@@ -123,16 +126,19 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         } start {
           ggk.yield
         } issue {
-        ^bb0(%k: i32, %stage: i32, %phase: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
           %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %p : !ggk.acc<64x8xf32>
         } read_scales {
-        ^bb0(%k: i32, %stage: i32):
+        ^bb0(%k: i32, %j: i32, %stage: i32):
           ggk.yield
         } promote {
-        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32):
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
           %sum = func.call @promote(%a, %p, %k) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
           ggk.yield %sum : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
         } release {
         ^bb0(%stage: i32):
           ggk.yield

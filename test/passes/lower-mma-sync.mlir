@@ -224,3 +224,31 @@ llvm.func @a_m_major(%acc: !acc8, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc8 {
   %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc8
   llvm.return %r_s : !acc8
 }
+
+// -----
+
+// A run-time step offset (`steps_from`, an MX 1x32 scale block): the
+// step's 16-byte pieces of the swizzled rows move on by two per step
+// before the row's swizzle, for A and for B (not a moved tile address,
+// which would put the swizzle on the wrong pieces).
+// CHECK-LABEL: llvm.func @scale_block
+// CHECK-SAME: %[[J:[^:]*]]: i32)
+// CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
+// CHECK: %[[HALF:.*]] = arith.divui %[[LANE]], %c16_i32
+// CHECK: %[[APIECES:.*]] = arith.muli %[[J]], %c2_i32
+// CHECK: %[[APIECE:.*]] = arith.addi %[[APIECES]], %[[HALF]]
+// CHECK: arith.xori %[[APIECE]], %{{.*}}
+// CHECK: nvvm.ldmatrix
+// CHECK: %[[BPIECES:.*]] = arith.muli %[[J]], %c2_i32
+// CHECK: %[[BPIECE:.*]] = arith.addi %[[BPIECES]], %{{.*}}
+// CHECK: arith.xori %[[BPIECE]], %{{.*}}
+// CHECK: nvvm.ldmatrix
+!acc = !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+llvm.func @scale_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %j: i32) -> !acc {
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b steps_from(%j) attributes {a_type = f8E4M3FN,
+      b_type = f8E4M3FN, k_per_step = 32, block_k = 128, first_step = 0, steps = 1,
+      fresh} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
+}

@@ -38,3 +38,29 @@ llvm.func @k_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>) -> !acc {
   %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
   llvm.return %r_s : !acc
 }
+
+// Before: one f8 K step (both tiles K-major) from a run-time step, as an
+// MX 1x32 scale block issues it (`steps_from`). After: both tiles'
+// descriptors move on by that many steps of 32 bytes (2 in 16-byte
+// units) before the step's own offset.
+// CHECK-LABEL: llvm.func @scale_block
+// CHECK-SAME: (%[[ACC:[^:]*]]: !llvm.struct<{{.*}}>, %[[A:[^:]*]]: !llvm.ptr<3>, %[[B:[^:]*]]: !llvm.ptr<3>, %[[J:[^:]*]]: i32)
+// CHECK: %[[ADESC:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64{{.*}} : i64
+// CHECK: %[[BDESC:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64{{.*}} : i64
+// CHECK: %[[STEPS:.*]] = arith.extsi %[[J]] : i32 to i64
+// CHECK: %[[AOFF:.*]] = arith.muli %[[STEPS]], %c2_i64{{.*}}
+// CHECK: %[[AJ:.*]] = arith.addi %[[ADESC]], %[[AOFF]]
+// CHECK: %[[BOFF:.*]] = arith.muli %[[STEPS]], %c2_i64{{.*}}
+// CHECK: %[[BJ:.*]] = arith.addi %[[BDESC]], %[[BOFF]]
+// CHECK: %[[A0:.*]] = arith.addi %[[AJ]], %c0_i64{{.*}}
+// CHECK: %[[B0:.*]] = arith.addi %[[BJ]], %c0_i64{{.*}}
+// CHECK: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %[[ACC]], <m = 64, n = 16, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+llvm.func @scale_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %j: i32) -> !acc {
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b steps_from(%j) attributes {a_type = f8E4M3FN,
+      b_type = f8E4M3FN, k_per_step = 32, block_k = 128, first_step = 0, steps = 1,
+      fresh} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
+}

@@ -6,7 +6,7 @@
 // the K blocks: its ring stage and phase (4 stages), prefetch k + 1, issue
 // k, read its scales, wait for its wgmma, release its stage, promote it.
 // CHECK-LABEL: func.func @serial
-// CHECK: call @prefetch(%c0_i32)
+// CHECK: call @prefetch(%c0_i32{{.*}})
 // CHECK-NEXT: call @start()
 // CHECK: %[[R:.*]]:2 = scf.for %[[K:.*]] = %c0_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %{{.*}})
 // CHECK: %[[STAGE:.*]] = arith.remui %[[IT]], %c4_i32
@@ -39,17 +39,20 @@ func.func @serial(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32
       func.call @start() : () -> ()
       ggk.yield
     } issue {
-    ^bb0(%k: i32, %stage: i32, %phase: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
       %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
       ggk.yield %p : !ggk.acc<64x8xf32>
     } read_scales {
-    ^bb0(%k: i32, %stage: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32):
       %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
       ggk.yield %s : f32
     } promote {
-    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %s: f32):
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
       %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
       ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
     } release {
     ^bb0(%stage: i32):
       func.call @release(%stage) : (i32) -> ()
@@ -111,17 +114,20 @@ func.func @pipelined_stages(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf3
     } start {
       ggk.yield
     } issue {
-    ^bb0(%k: i32, %stage: i32, %phase: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
       %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
       ggk.yield %p : !ggk.acc<64x8xf32>
     } read_scales {
-    ^bb0(%k: i32, %stage: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32):
       %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
       ggk.yield %s : f32
     } promote {
-    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %s: f32):
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
       %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
       ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
     } release {
     ^bb0(%stage: i32):
       func.call @release(%stage) : (i32) -> ()
@@ -170,17 +176,20 @@ func.func @pipelined_slots(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32
     } start {
       ggk.yield
     } issue {
-    ^bb0(%k: i32, %stage: i32, %phase: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
       %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
       ggk.yield %p : !ggk.acc<64x8xf32>
     } read_scales {
-    ^bb0(%k: i32, %stage: i32):
+    ^bb0(%k: i32, %j: i32, %stage: i32):
       %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
       ggk.yield %s : f32
     } promote {
-    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %s: f32):
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
       %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
       ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
     } release {
     ^bb0(%stage: i32):
       func.call @release(%stage) : (i32) -> ()
@@ -192,3 +201,104 @@ func.func @pipelined_slots(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32
   func.return %end : i32
 }
 
+
+// -----
+
+// Before: four scale blocks per K block (MX 1x32), pipelined, scales in
+// the slots. After: scale block (0, 0) before the loop; each iteration
+// runs (k, 1), (k, 2), (k, 3) and (k + 1, 0) in two pairs, every wgmma
+// but one waited for before the next pair; K block k's stage goes back
+// once (k, 3) is done, its slots are refilled with k + 2's scales after
+// (k, 3) has read them, and end_block(k) follows (k, 3)'s promotion. The
+// last K block's (n - 1, 1 .. 3) follow the loop, the last alone.
+// CHECK-LABEL: func.func @pipelined_scale_blocks
+// CHECK-SAME: (%[[N:.*]]: i32, %[[COUNTER:.*]]: i32,
+// CHECK: call @prefetch(%c0_i32
+// CHECK: call @prefetch(%c1_i32
+// CHECK: call @start()
+// CHECK: call @issue(%c0_i32{{.*}}, %c0_i32{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT: call @overlap()
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NOT: call @release
+// CHECK: scf.for %[[K:.*]] = %c0_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %[[COUNTER]], %[[Y:.*]] = %{{.*}})
+// CHECK: %[[X1:.*]] = {{(func.)?}}call @issue(%[[K]], %c1_i32{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[S0:.*]] = {{(func.)?}}call @read_scales(%[[K]], %c0_i32{{.*}}, %{{.*}})
+// CHECK-NEXT: %[[P0:.*]] = {{(func.)?}}call @promote(%[[ACC]], %[[Y]], %[[K]], %c0_i32{{.*}}, %[[S0]])
+// CHECK-NEXT: ggk.acc_pin
+// CHECK: call @issue(%[[K]], %c2_i32{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK-NOT: call @release
+// CHECK: call @promote({{.*}}, %[[X1]], %[[K]], %c1_i32{{.*}}, %{{.*}})
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NOT: call @release
+// CHECK: %[[X3:.*]] = {{(func.)?}}call @issue(%[[K]], %c3_i32{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: call @promote({{.*}}, %[[K]], %c2_i32{{.*}}, %{{.*}})
+// CHECK: %[[NEXTK:.*]] = arith.addi %[[K]], %c1_i32
+// CHECK: %[[NEXTIT:.*]] = arith.addi %[[IT]], %c1_i32
+// CHECK: %[[NEXTSTAGE:.*]] = arith.remui %[[NEXTIT]], %c4_i32
+// CHECK: %[[Y1:.*]] = {{(func.)?}}call @issue(%[[NEXTK]], %c0_i32{{.*}}, %[[NEXTSTAGE]], %{{.*}})
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK: %[[STAGE:.*]] = arith.remui %[[IT]], %c4_i32
+// CHECK: call @release(%[[STAGE]])
+// CHECK: call @read_scales(%[[K]], %c3_i32{{.*}}, %{{.*}})
+// CHECK: %[[K2:.*]] = arith.addi %[[K]], %c2_i32
+// CHECK-NEXT: call @prefetch(%[[K2]])
+// CHECK-NEXT: call @promote({{.*}}, %[[X3]], %[[K]], %c3_i32{{.*}}, %{{.*}})
+// CHECK-NEXT: call @end_block(%[[K]])
+// CHECK-NEXT: ggk.acc_pin
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NOT: call @release
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %[[Y1]]
+// CHECK: call @issue(%{{.*}}, %c1_i32
+// CHECK: call @issue(%{{.*}}, %c2_i32
+// CHECK: call @issue(%{{.*}}, %c3_i32
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK: call @release
+// CHECK: call @promote({{.*}}, %c3_i32
+// CHECK-NEXT: call @end_block
+// CHECK-NOT: call @issue
+// CHECK-NOT: ggk.promotion_loop
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @end_block(i32)
+func.func private @release(i32)
+func.func private @overlap()
+func.func @pipelined_scale_blocks(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, promotions = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      func.call @start() : () -> ()
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %j, %stage, %phase) : (i32, i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %j, %stage) : (i32, i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %j, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%k: i32):
+      func.call @end_block(%k) : (i32) -> ()
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}

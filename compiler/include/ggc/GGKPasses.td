@@ -148,22 +148,28 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
   let summary = "lower each ggk.promotion_loop: two-level accumulation, serial or pipelined";
   let description = [{
     Takes: `ggk.promotion_loop` ops (made by `gg-lower-to-nvvm` for the
-    consumers' K loop of two-level kernels without MX scales), each with
-    its `#gg.kernel_plan`.
+    consumers' K loop of two-level kernels, MX included), each with its
+    `#gg.kernel_plan` and its `promotions`: scale blocks per K block (MX
+    1x32: four; else one).
     Makes, for `promotion = serial`, an `scf.for` over the K blocks: prefetch
-    block k + 1's scales, issue block k, read its scales, wait for its
-    wgmma (`wgmma.wait_group 0`), release its stage, promote it. For
-    `promotion = pipelined`, DeepGEMM-style overlap in pairs, each block in
-    a fresh partial accumulator: block 0 before the loop (with the
-    `overlap` region while its wgmma runs), then per pair issue X(k);
-    promote Y(k-1); issue Y(k+1); wait for X (`wgmma.wait_group 1`); promote
-    X(k); wait for Y, so no wgmma is in flight across the loop's back edge
-    (one pending there makes ptxas serialise every wgmma: C7514); an odd
-    last block after the loop. Slot scales run two blocks ahead there, and
-    each promotion's result is pinned (an empty inline asm tying it) so
-    LLVM cannot sink it below the next wgmma issue. Scales that travel with
-    the stages are read right after each block's issue, before its stage
-    is released, and carried to its promotion.
+    block k + 1's scales, then for each scale block j issue it, read its
+    scales, wait for its wgmma (`wgmma.wait_group 0`), release the stage
+    after the last, promote it; `end_block` after the K block. For
+    `promotion = pipelined`, DeepGEMM-style overlap in pairs, each scale
+    block in a fresh partial accumulator: the first before the loop (with
+    the `overlap` region while its wgmma runs), then per pair issue X;
+    promote the pending Y; issue the next Y; wait for X
+    (`wgmma.wait_group 1`); promote X; wait for Y, so no wgmma is in flight
+    across the loop's back edge (one pending there makes ptxas serialise
+    every wgmma: C7514). With one scale block per K block an iteration is
+    two K blocks and an odd last block follows the loop; with an even
+    number P, an iteration is scale blocks (k, 1) .. (k + 1, 0) and the
+    last K block's other P - 1 follow it. Slot scales run two K blocks
+    ahead there (refilled after a K block's last scale block has read
+    them), and each promotion's result is pinned (an empty inline asm
+    tying it) so LLVM cannot sink it below the next wgmma issue. Scales
+    that travel with the stages are read right after each issue, before
+    the stage is released, and carried to the promotion.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -55,15 +55,18 @@ def GGK_WarpgroupTileOp : GGK_Op<"warpgroup_tile", [RecursiveMemoryEffects]> {
 
 def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     [RecursiveMemoryEffects, AllTypesMatch<["acc", "result"]>]> {
-  let summary = "a consumer's K loop of two-level accumulation: each K block's wgmma product scaled and added to the f32 accumulator";
+  let summary = "a consumer's K loop of two-level accumulation: each scale block's wgmma product scaled and added to the f32 accumulator";
   let description = [{
     One consumer warpgroup's K blocks `0 .. num_k_blocks` of a tile, each
-    block's wgmma product landing in a fresh partial accumulator that is
-    then scaled by the block's scales and added to `acc` (DeepGEMM's
-    two-level accumulation), starting at ring counter `counter` of a ring
-    of `stages` buffers (counter `it` uses stage `it % stages`, whose
-    barriers are in phase `(it / stages) % 2`). The results are the
-    accumulator and the counter after the tile.
+    split into `promotions` scale blocks (1, or the 32-wide scale blocks of
+    MX 1x32 in a 128-wide K block: 4). Each scale block's wgmma product
+    lands in a fresh partial accumulator that is then scaled by the scale
+    block's scales and added to `acc` (DeepGEMM's two-level
+    accumulation), starting at ring counter `counter` of a ring of
+    `stages` buffers (counter `it` uses stage `it % stages`, whose
+    barriers are in phase `(it / stages) % 2`); a K block's scale blocks
+    share its stage. The results are the accumulator and the counter
+    after the tile.
 
     The regions say what one step does; `plan` (the op's
     `#gg.kernel_plan`, from `gg-plan-kernel`) says how the steps are
@@ -74,30 +77,36 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     - `start`: once, after the first prefetches (per-column scales' first
       publication; the pipelined schedule has issued block 1's copies
       too, so a publication waits for all but the newest copy group);
-    - `issue(%k, %stage, %phase)`: wait for ring stage `%stage` to fill
-      (phase `%phase`), issue block `%k`'s wgmma into a fresh accumulator
-      and commit it; yields the partial;
-    - `read_scales(%k, %stage)`: the block's scales (from the stage, or
-      from the slots once their copy has landed);
-    - `promote(%acc, %partial, %k, %scales...)`: yields `%acc` plus the
-      scaled partial;
+    - `issue(%k, %j, %stage, %phase)`: wait for ring stage `%stage` to
+      fill (phase `%phase`), issue scale block `%j` of K block `%k`'s
+      wgmma into a fresh accumulator and commit it; yields the partial;
+    - `read_scales(%k, %j, %stage)`: the scale block's scales (from the
+      stage, or from the slots once their copy has landed);
+    - `promote(%acc, %partial, %k, %j, %scales...)`: yields `%acc` plus
+      the scaled partial;
+    - `end_block(%k)`: after K block `%k`'s last promotion (per-column
+      scales' publication of block `%k + 1`);
     - `release(%stage)`: give the stage back to the producer;
     - `overlap`: work to run while the first block's wgmma does (the
       previous tile's epilogue, with pipelined promotion).
 
-    With `promotion = serial` each block is issued, waited for, released
-    and promoted in turn. With `promotion = pipelined` block k's promotion
-    runs while block k + 1's wgmma does (two partial accumulators live).
+    With `promotion = serial` each scale block is issued, waited for and
+    promoted in turn, a K block's stage released after its last. With
+    `promotion = pipelined` a scale block's promotion runs while the
+    next one's wgmma does (two partial accumulators live); that takes
+    `promotions` of 1 or an even number.
 
     Rules the pass relies on: `issue` commits exactly one wgmma group and
     no other region commits any (the schedule's `wgmma.wait_group 1` and
-    `0` count them); slot scales use two buffers (`kScaleSlotBuffers`), so
+    `0` count them); waiting for a stage that is already full is free, so
+    `issue` may wait at each scale block; slot scales use two buffers
+    (`kScaleSlotBuffers`), so
     the serial schedule prefetches one block ahead and the pipelined one
     two; the serial schedule prefetches only with `scales = slots`, the
     pipelined one whenever the scales are not in the stages (with `none`
     an empty copy group, which keeps the slots' wait counts uniform); with
     the scales in the stages `read_scales` runs right after each `issue`,
-    else at the block's promotion. Pipelined promotion needs a
+    else at the scale block's promotion. Pipelined promotion needs a
     `!ggk.acc` accumulator (each promotion is pinned in its registers,
     `ggk.acc_pin`) and at least one K block (the caller guards it: the consumer's
     `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
@@ -106,15 +115,16 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     Example:
     ```mlir
     %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
-        attributes {stages = 4 : i64,
+        attributes {stages = 4 : i64, promotions = 1 : i64,
                     plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
                                            registers = [24, 240], staging = swizzled>}
       prefetch { ^bb0(%k: i32): ggk.yield }
       start { ggk.yield }
-      issue { ^bb0(%k: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !ggk.acc<64x8xf32> }
-      read_scales { ^bb0(%k: i32, %stage: i32): ... ggk.yield %sa0, %sa1, %sb : f32, f32, f32 }
-      promote { ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32,
+      issue { ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32): ... ggk.yield %partial : !ggk.acc<64x8xf32> }
+      read_scales { ^bb0(%k: i32, %j: i32, %stage: i32): ... ggk.yield %sa0, %sa1, %sb : f32, f32, f32 }
+      promote { ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32,
                      %sa0: f32, %sa1: f32, %sb: f32): ... ggk.yield %sum : !ggk.acc<64x8xf32> }
+      end_block { ^bb0(%k: i32): ggk.yield }
       release { ^bb0(%stage: i32): ... ggk.yield }
       overlap { ggk.yield }
     ```
@@ -124,18 +134,19 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     I32:$counter,
     AnyType:$acc,
     I64Attr:$stages,
+    DefaultValuedAttr<I64Attr, "1">:$promotions,
     GG_KernelPlanAttr:$plan
   );
   let results = (outs AnyType:$result, I32:$end);
   let regions = (region SizedRegion<1>:$prefetch, SizedRegion<1>:$start,
                         SizedRegion<1>:$issue, SizedRegion<1>:$read_scales,
-                        SizedRegion<1>:$promote, SizedRegion<1>:$release,
-                        SizedRegion<1>:$overlap);
+                        SizedRegion<1>:$promote, SizedRegion<1>:$end_block,
+                        SizedRegion<1>:$release, SizedRegion<1>:$overlap);
   let hasVerifier = 1;
   let assemblyFormat = [{
     $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
     `prefetch` $prefetch `start` $start `issue` $issue `read_scales` $read_scales
-    `promote` $promote `release` $release `overlap` $overlap
+    `promote` $promote `end_block` $end_block `release` $release `overlap` $overlap
   }];
 }
 

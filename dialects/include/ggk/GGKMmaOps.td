@@ -34,6 +34,10 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
     `wgmma.mma_async` per K step on shared-memory descriptors;
     `ggk-lower-mma-sync` for the other targets.
 
+    `step_offset`, when given, is a run-time count of K steps added to
+    every step (the scale block of a K block that MX 1x32 multiplies
+    alone); the caller keeps the steps inside `block_k`.
+
     Example:
     ```mlir
     %acc1 = ggk.mma %acc0, %a, %b attributes {a_type = bf16, b_type = bf16,
@@ -48,11 +52,13 @@ def GGK_MmaOp : GGK_Op<"mma", [AllTypesMatch<["acc", "result"]>]> {
                        I64Attr:$k_per_step, I64Attr:$block_k,
                        I64Attr:$first_step, I64Attr:$steps,
                        UnitAttr:$fresh, UnitAttr:$a_mn_major,
-                       UnitAttr:$b_mn_major, UnitAttr:$three_tf32);
+                       UnitAttr:$b_mn_major, UnitAttr:$three_tf32,
+                       Optional<I32>:$step_offset);
   let results = (outs GGK_AccType:$result);
   let hasVerifier = 1;
   let assemblyFormat = [{
-    $acc `,` $a_tile `,` $b_tile attr-dict-with-keyword `:` qualified(type($result))
+    $acc `,` $a_tile `,` $b_tile (`steps_from` `(` $step_offset^ `)`)?
+    attr-dict-with-keyword `:` qualified(type($result))
   }];
   let extraClassDeclaration = [{
     ::mlir::ggk::AccType getAccType() {

@@ -134,11 +134,13 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
         Value v = b.create<ggk::AccGetOp>(
             acc, ArrayRef<int64_t>{int64_t(half), block, j});
         // Scales that do not change along K apply once, to the sum.
-        if (row.scale)
-          v = b.create<arith::MulFOp>(v, row.scale);
-        if (colScale[j])
-          v = b.create<arith::MulFOp>(v, colScale[j]);
-        return v;
+        SmallVector<Value, 2> factors;
+        for (Value factor : {row.scale, colScale[j]})
+          if (factor)
+            factors.push_back(factor);
+        if (factors.empty())
+          return v;
+        return b.create<ggk::ScaleOp>(v.getType(), v, factors);
       };
       // The epilogue's accumulators for output j of the pair.
       auto inputs = [&](int j) -> SmallVector<Value, 2> {
@@ -183,11 +185,8 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
         inputs(j), row.vectorValues, colValues[j], scalarValues, group);
     if (failed(result))
       return failure();
-    Value out = *result;
-    if (out.getType() != storedElem)
-      out = p.accumulate ? Value(b.create<arith::ExtFOp>(storedElem, out))
-                         : Value(b.create<arith::TruncFOp>(storedElem, out));
-    stored = b.create<LLVM::InsertElementOp>(stored, out, b.c32(j));
+    stored = b.create<ggk::InsertOutputOp>(stored.getType(), *result, stored,
+                                           b.getI64IntegerAttr(j));
   }
   return stored;
 }

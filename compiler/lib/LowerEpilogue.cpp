@@ -1,7 +1,9 @@
 //===- LowerEpilogue.cpp - ggk-lower-epilogue ------------------------------===//
 //
 // The user's epilogue (ggk.epilogue) inlined where it sits, with what
-// NVPTX has no instruction for expanded.
+// NVPTX has no instruction for expanded; the scales constant along K
+// (ggk.scale) and the pair's conversion to the stored type
+// (ggk.insert_output) written where they sit.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -22,7 +24,29 @@ using ggc::KernelBuilder;
 
 namespace {
 
+Value lowerScale(ggk::ScaleOp op, KernelBuilder &b) {
+  Value product = op.getValue();
+  for (Value factor : op.getFactors())
+    product = b.create<arith::MulFOp>(product, factor);
+  return product;
+}
+
+Value lowerInsertOutput(ggk::InsertOutputOp op, KernelBuilder &b) {
+  Value out = op.getValue();
+  Type stored = op.getInto().getType().getElementType();
+  if (out.getType().getIntOrFloatBitWidth() < stored.getIntOrFloatBitWidth())
+    out = b.create<arith::ExtFOp>(stored, out);
+  else if (out.getType() != stored)
+    out = b.create<arith::TruncFOp>(stored, out);
+  return b.create<LLVM::InsertElementOp>(
+      op.getInto(), out, b.c32(static_cast<int64_t>(op.getPosition())));
+}
+
 Value lower(Operation *op, KernelBuilder &b) {
+  if (auto scale = dyn_cast<ggk::ScaleOp>(op))
+    return lowerScale(scale, b);
+  if (auto insert = dyn_cast<ggk::InsertOutputOp>(op))
+    return lowerInsertOutput(insert, b);
   auto epilogue = cast<ggk::EpilogueOp>(op);
   Block &body = epilogue.getBody().front();
   IRMapping map;
@@ -47,7 +71,8 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerEpilogue : public ggc::impl::LowerEpilogueBase<LowerEpilogue> {
   void runOnOperation() override {
-    ggc::convertEach<ggk::EpilogueOp>(getOperation(), lower);
+    ggc::convertEach<ggk::EpilogueOp, ggk::ScaleOp, ggk::InsertOutputOp>(
+        getOperation(), lower);
   }
 };
 

@@ -43,3 +43,20 @@ LogicalResult EpilogueOp::verify() {
                 "math.fma, math.copysign, gg.sigmoid and gg.silu are)";
   return success();
 }
+
+LogicalResult ScaleOp::verify() {
+  if (getFactors().empty())
+    return emitOpError() << "takes at least one factor: an element without "
+                            "scales along N or M is the accumulator itself";
+  return success();
+}
+
+LogicalResult InsertOutputOp::verify() {
+  int64_t length = getInto().getType().getDimSize(0);
+  if (static_cast<int64_t>(getPosition()) < 0 ||
+      static_cast<int64_t>(getPosition()) >= length)
+    return emitOpError() << "position " << static_cast<int64_t>(getPosition())
+                         << " is outside the pair's " << length
+                         << " outputs";
+  return success();
+}

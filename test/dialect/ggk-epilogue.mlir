@@ -51,3 +51,33 @@ func.func @unsupported(%acc: f32) -> f32 {
   }
   func.return %0 : f32
 }
+
+// -----
+
+// The scales constant along K and a pair's outputs print as they parse.
+// CHECK-LABEL: func.func @scale_and_pair
+// CHECK: %[[S:.*]] = ggk.scale %{{.*}} by %{{.*}}, %{{.*}}
+// CHECK: %[[P0:.*]] = ggk.insert_output %[[S]] into %{{.*}}[0] : f32 into vector<2xbf16>
+// CHECK: ggk.insert_output %{{.*}} into %[[P0]][1] : f32 into vector<2xbf16>
+func.func @scale_and_pair(%acc: f32, %row: f32, %col: f32, %pair: vector<2xbf16>) -> vector<2xbf16> {
+  %s = ggk.scale %acc by %row, %col
+  %p0 = ggk.insert_output %s into %pair[0] : f32 into vector<2xbf16>
+  %p1 = ggk.insert_output %acc into %p0[1] : f32 into vector<2xbf16>
+  func.return %p1 : vector<2xbf16>
+}
+
+// -----
+
+func.func @scale_without_factors(%acc: f32) -> f32 {
+  // expected-error @+1 {{takes at least one factor}}
+  %s = ggk.scale %acc by
+  func.return %s : f32
+}
+
+// -----
+
+func.func @output_past_the_pair(%acc: f32, %pair: vector<2xbf16>) -> vector<2xbf16> {
+  // expected-error @+1 {{position 2 is outside the pair's 2 outputs}}
+  %p = ggk.insert_output %acc into %pair[2] : f32 into vector<2xbf16>
+  func.return %p : vector<2xbf16>
+}

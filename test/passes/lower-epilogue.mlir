@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -ggk-lower-epilogue | FileCheck %s --implicit-check-not=ggk.epilogue --implicit-check-not=gg.silu --implicit-check-not=math.exp
+// RUN: ggc-opt %s -ggk-lower-epilogue | FileCheck %s --implicit-check-not=ggk.epilogue --implicit-check-not=ggk.scale --implicit-check-not=ggk.insert_output --implicit-check-not=gg.silu --implicit-check-not=math.exp
 
 // Before: an element's epilogue: the bias added, SiLU, times exp of a
 // group scalar. After: the region's ops where the op was, on its inputs,
@@ -28,4 +28,30 @@ func.func @epilogue(%acc: f32, %bias: f32, %s: f32, %g: index) -> f32 {
     ggk.yield %o : f32
   }
   func.return %0 : f32
+}
+
+// Before: an element scaled by its row's and column's scales (constant
+// along K), and a pair's outputs: f32 rounded to bf16, f32 kept for an
+// accumulating store's f32 pair, bf16 extended for it. After: the
+// products in order, the conversions and the insertions where the ops sat.
+// CHECK-LABEL: func.func @scale_and_pair
+// CHECK-SAME: (%[[ACC:[^:]*]]: f32, %[[ROW:[^:]*]]: f32, %[[COL:[^:]*]]: f32, %[[PAIR:[^:]*]]: vector<2xbf16>, %[[SUMS:[^:]*]]: vector<2xf32>, %[[H:[^:]*]]: bf16)
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[ACC]], %[[ROW]] : f32
+// CHECK-NEXT: %[[RC:.*]] = arith.mulf %[[R]], %[[COL]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[RC]] : f32 to bf16
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[P:.*]] = llvm.insertelement %[[T]], %[[PAIR]][%[[C0]] : i32] : vector<2xbf16>
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[S0:.*]] = llvm.insertelement %[[RC]], %[[SUMS]][%[[C1]] : i32] : vector<2xf32>
+// CHECK-NEXT: %[[X:.*]] = arith.extf %[[H]] : bf16 to f32
+// CHECK-NEXT: %[[C0B:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[S1:.*]] = llvm.insertelement %[[X]], %[[S0]][%[[C0B]] : i32] : vector<2xf32>
+// CHECK-NEXT: return %[[P]], %[[S1]]
+func.func @scale_and_pair(%acc: f32, %row: f32, %col: f32, %pair: vector<2xbf16>,
+                          %sums: vector<2xf32>, %h: bf16) -> (vector<2xbf16>, vector<2xf32>) {
+  %s = ggk.scale %acc by %row, %col
+  %p = ggk.insert_output %s into %pair[0] : f32 into vector<2xbf16>
+  %s0 = ggk.insert_output %s into %sums[1] : f32 into vector<2xf32>
+  %s1 = ggk.insert_output %h into %s0[0] : bf16 into vector<2xf32>
+  func.return %p, %s1 : vector<2xbf16>, vector<2xf32>
 }

@@ -230,11 +230,17 @@ def LowerEpilogue : Pass<"ggk-lower-epilogue", "::mlir::ModuleOp"> {
     Makes: the region's ops in place of each, on the op's inputs, with
     `gg.sigmoid` as `1 / (1 + exp(-x))` (an approximate reciprocal),
     `gg.silu` as `x * sigmoid(x)` and `math.exp(x)` as
-    `math.exp2(x * log2(e))`; other ops are copied.
+    `math.exp2(x * log2(e))`; other ops are copied. Also takes the
+    `ggk.scale` ops (an accumulator element times the scales constant
+    along K: `arith.mulf` by each factor in order) and `ggk.insert_output`
+    (a pair's output rounded or extended to the stored type, then
+    `llvm.insertelement`), written where they sit: after this pass the
+    epilogue's arithmetic is plain arith.
     Runs before `ggk-lower-accumulators` and the conversions.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def SkipIdleWarpgroups : Pass<"ggk-skip-idle-warpgroups", "::mlir::ModuleOp"> {

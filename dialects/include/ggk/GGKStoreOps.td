@@ -186,3 +186,44 @@ def GGK_EpilogueOp : GGK_Op<"epilogue", [RecursiveMemoryEffects,
     static bool isSupported(::mlir::Operation *op);
   }];
 }
+
+def GGK_ScaleOp : GGK_Op<"scale", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "an accumulator element times the scales that do not change along K";
+  let description = [{
+    `result = value * factors[0] * factors[1] ...`, in that order: an
+    element of the accumulator times the scales applied once to its K sum
+    because they do not change along K (the row's scale of A, per token
+    or per tensor, then the column's of B, per channel or per tensor).
+    `ggk-lower-epilogue` writes the products where the op sits.
+
+    Example: `%scaled = ggk.scale %acc by %row_scale, %col_scale`
+  }];
+  let arguments = (ins F32:$value, Variadic<F32>:$factors);
+  let results = (outs F32:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = "$value `by` $factors attr-dict";
+}
+
+def GGK_InsertOutputOp : GGK_Op<"insert_output",
+    [Pure, AllTypesMatch<["into", "result"]>]> {
+  let summary = "one output of a tile element's pair, rounded to the stored type, into the pair's vector";
+  let description = [{
+    `result` is `into` with element `position` replaced by `value`
+    converted to the vector's element type (rounded to nearest even when
+    narrower, extended when wider: an accumulating store adds in f32).
+    The epilogue's pair of outputs (two adjacent columns, or a column
+    pair's one) is built this way for `ggk.store_pair`;
+    `ggk-lower-epilogue` writes the conversion and the insertion where
+    the op sits.
+
+    Example:
+    `%pair1 = ggk.insert_output %out into %pair0[1] : f32 into vector<2xbf16>`
+  }];
+  let arguments = (ins AnyFloat:$value, VectorOfRankAndType<[1], [AnyFloat]>:$into,
+                       I64Attr:$position);
+  let results = (outs VectorOfRankAndType<[1], [AnyFloat]>:$result);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $value `into` $into `[` $position `]` attr-dict `:` type($value) `into` type($result)
+  }];
+}

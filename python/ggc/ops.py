@@ -219,17 +219,13 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     (ggc.torch_ops), whose body comes back here.
     """
     tensors = (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out)
-    key = _plan_key(tensors, plan_options(out_dtype, b_layout, expected_m, a_scale_kind,
-                                          b_scale_kind, k_major, accumulate), validate)
-    if key is not None:
-        try:
-            plan = _PLANS.get(key)
-        except TypeError:  # an unhashable option: no plan for it
-            plan = key = None
-        if plan is not None:
-            result = plan.run(tensors)
-            if result is not None:
-                return result
+    key, plan = remembered(tensors, plan_options(out_dtype, b_layout, expected_m,
+                                                 a_scale_kind, b_scale_kind, k_major,
+                                                 accumulate), validate)
+    if plan is not None:
+        result = plan.run(tensors)
+        if result is not None:
+            return result
     _check_accumulate(accumulate, out)
     bridge = _bridge(a)
     if bridge is not None and bridge.wants_op((a, b), grad=out is None):
@@ -301,6 +297,21 @@ def _plan_key(tensors, options, validate):
                 _compiler.get_shared_memory_bytes())
     except AttributeError:
         return None
+
+
+def remembered(tensors, options, validate=None):
+    """(key, plan) of a call of grouped_gemm's `tensors` (its arguments in
+    order, None where not given) and `options` (plan_options): the key its
+    launch is kept under once a call has run (None: such a call takes the
+    full path every time) and that plan, when one is kept. The torch ops'
+    bodies look their calls up here before their own checks."""
+    key = _plan_key(tensors, options, validate)
+    if key is None:
+        return None, None
+    try:
+        return key, _PLANS.get(key)
+    except TypeError:  # an unhashable option: no plan for it
+        return None, None
 
 
 def _wants_grad(tensors) -> bool:

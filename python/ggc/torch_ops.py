@@ -39,7 +39,7 @@ from torch._subclasses.fake_tensor import is_fake
 from . import language as gl
 from . import runtime as _rt
 from .jit import _BY_KEY as _jit_functions, spec
-from .ops import _from_torch_offsets, grouped_gemm
+from .ops import _from_torch_offsets, grouped_gemm, plan_options, remembered
 
 # Inductor keeps the strides a custom op is given (ggc reads DeepGEMM's
 # M-major scale views through their storage, and checks contiguity).
@@ -125,20 +125,26 @@ _DIRECT = frozenset(
                   torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)))
 
 
-def lean_eager(op, body, mutated=()) -> None:
+def lean_eager(op, body, mutated=(), function=None) -> None:
     """Registers `body` (the custom_op `op`'s eager implementation) as
-    described above; `mutated`: positions of the arguments it writes."""
+    described above; `mutated`: positions of the arguments it writes.
+    `function`: an autograd.Function with the op's own autograd formula,
+    which a call on plain tensors that needs a gradient takes instead of
+    custom_op's generic autograd wrapper (which redispatches below
+    autograd and fills defaults, a third of a training step's host time)."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
     any_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
     bump = torch._C._increment_version
 
     def autograd(keyset, *args, **kwargs):
-        if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT and not (
-                grad_enabled() and any_grad(*args, **kwargs)):
-            if mutated:
-                bump([args[i] for i in mutated])
-            return body(*args, **kwargs)
+        if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT:
+            if not (grad_enabled() and any_grad(*args, **kwargs)):
+                if mutated:
+                    bump([args[i] for i in mutated])
+                return body(*args, **kwargs)
+            if function is not None and not kwargs:
+                return function.apply(*args)
         return full(keyset, *args, **kwargs)
 
     lib = torch.library.Library(op._namespace, "FRAGMENT")
@@ -432,16 +438,49 @@ def _mm_checked(x: Tensor, w: Tensor, offsets: Tensor) -> bool:
     return contiguous
 
 
+# The training ops' calls of grouped_gemm as its plans know them: its
+# tensors in order (None for the seven a call leaves out) and options.
+_LEFT_OUT = (None,) * 7
+
+
+def _launch_remembered(tensors, options, checked=None):
+    """The output of a call whose launch grouped_gemm keeps (ops.remembered),
+    run straight from it; None when it keeps none, or (`checked`) when the
+    op's own checks have not yet passed for this key."""
+    key, plan = remembered(tensors, options)
+    if plan is None or (checked is not None and key not in checked):
+        return None
+    return plan.run(tensors)
+
+
+def _mark_checked(checked, tensors, options) -> None:
+    """Records that the op's checks passed for the call's key, once
+    grouped_gemm keeps its launch."""
+    key, plan = remembered(tensors, options)
+    if plan is not None:
+        if len(checked) >= 512:
+            checked.clear()
+        checked.add(key)
+
+
+_MM_PLANS_CHECKED = set()  # plan keys of grouped_mm calls that passed _check
+
+
 def _grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     """y[rows of g] = x[rows of g] @ w[g]^T for contiguous groups."""
+    tensors, options = (x, w, offsets, *_LEFT_OUT), plan_options(out_dtype=x.dtype)
+    out = _launch_remembered(tensors, options, _MM_PLANS_CHECKED)
+    if out is not None:
+        return out
     if not _mm_checked(x, w, offsets):
         x, w, offsets = x.contiguous(), w.contiguous(), offsets.contiguous()
     with _op_body():
-        return grouped_gemm(x, w, offsets=offsets, out_dtype=x.dtype)
+        out = grouped_gemm(x, w, offsets=offsets, out_dtype=x.dtype)
+    _mark_checked(_MM_PLANS_CHECKED, tensors, options)
+    return out
 
 
 grouped_mm = torch.library.custom_op("ggc::grouped_mm", _grouped_mm, mutates_args=())
-lean_eager(grouped_mm, _grouped_mm)
 
 
 @grouped_mm.register_fake
@@ -453,6 +492,10 @@ def _(x, w, offsets):
 def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # w [G, N, K] read as the "kn" form of a product over N.
+    out = _launch_remembered((grad_y, w, offsets, *_LEFT_OUT),
+                             plan_options(out_dtype=grad_y.dtype, b_layout="kn"))
+    if out is not None:
+        return out
     with _op_body():
         return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
                             b_layout="kn", out_dtype=grad_y.dtype)
@@ -472,6 +515,10 @@ def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
     # Written in the weight's dtype (x's) by the kernel: no pass to cast it.
+    out = _launch_remembered((grad_y, x, None, None, None, offsets, *_LEFT_OUT[:4]),
+                             plan_options(out_dtype=x.dtype))
+    if out is not None:
+        return out
     with _op_body():
         return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
                             out_dtype=x.dtype)
@@ -503,3 +550,22 @@ def _mm_backward(ctx, grad_y):
 
 
 grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
+
+
+class _GroupedMMFunction(torch.autograd.Function):
+    """grouped_mm under autograd on plain tensors in eager mode: the op's
+    own formula (_mm_setup_context, _mm_backward) in a plain
+    autograd.Function (lean_eager)."""
+
+    @staticmethod
+    def forward(ctx, x, w, offsets):
+        output = _grouped_mm(x, w, offsets)
+        _mm_setup_context(ctx, (x, w, offsets), output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_y):
+        return _mm_backward(ctx, grad_y)
+
+
+lean_eager(grouped_mm, _grouped_mm, function=_GroupedMMFunction)

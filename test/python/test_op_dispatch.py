@@ -34,6 +34,8 @@ OPS = ("grouped_gemm", "grouped_gemm_out", "grouped_mm", "grouped_mm_grad_x",
 def launches(tmp_path, monkeypatch):
     seen = host_time.stub_for_test(monkeypatch, tmp_path / "cache")
     monkeypatch.setattr(torch_ops, "_MM_CHECKED", {})
+    monkeypatch.setattr(torch_ops, "_MM_PLANS_CHECKED", set())
+    monkeypatch.setattr(ops, "_PLANS", {})
     torch._dynamo.reset()
     return seen
 
@@ -65,14 +67,37 @@ def test_a_plain_call_runs_the_body_directly(launches):
 
 def test_inputs_that_need_a_gradient_go_through_autograd(launches):
     t = operands(a=torch.randn(M, K).to(BF16).requires_grad_())
-    for call in (lambda: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"]),
-                 lambda: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])):
+    for call, backward in (
+            (lambda: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"]),
+             "GeneratedBackwardFor_ggc"),
+            (lambda: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"]),
+             "_GroupedMMFunctionBackward")):
         y = call()
-        assert y.requires_grad and "GeneratedBackwardFor_ggc" in type(y.grad_fn).__name__
+        assert y.requires_grad and backward in type(y.grad_fn).__name__
         grad_a, = torch.autograd.grad(y.float().sum(), t["a"])
         assert grad_a.shape == t["a"].shape
         with torch.no_grad():
             assert call().grad_fn is None
+
+
+@pytest.mark.parametrize("needs", ["a", "b", "ab"])
+def test_grouped_mm_backward_launches_the_gradients_it_needs(launches, needs):
+    """grouped_mm's eager autograd (torch_ops._GroupedMMFunction, the op's
+    own formula): its backward launches the input gradient (grad_y, w) and
+    the weight gradient (grad_y, x) for the inputs that need them, and
+    gives them in the inputs' shapes."""
+    t = operands()
+    inputs = [t[n].requires_grad_() for n in needs]
+    y = torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+    before = len(launches)
+    grad_y = torch.randn(M, N).to(BF16)
+    grads = torch.autograd.grad(y, inputs, grad_y)
+    assert [g.shape for g in grads] == [i.shape for i in inputs]
+    seconds = [launch[1] for launch in launches[before:]]
+    expected = ([t["b"].data_ptr()] if "a" in needs else []) + (
+        [t["a"].data_ptr()] if "b" in needs else [])
+    assert seconds == expected
+    assert all(launch[0] == grad_y.data_ptr() for launch in launches[before:])
 
 
 def test_moe_down_needs_a_gradient_for_its_autograd(launches):
@@ -149,6 +174,30 @@ def test_grouped_mm_checks_a_new_signature_after_a_cached_one(launches):
     for _ in range(2):
         torch.ops.ggc.grouped_mm(t["a"], b_t, t["offsets"])
         assert launches[-1][1] != b_t.data_ptr()
+
+
+def test_grouped_mm_takes_a_kept_launch_only_after_its_own_checks(launches, monkeypatch):
+    """A launch ggc.ops keeps for a direct call of the same signature does
+    not let grouped_mm skip its checks; once they have passed, its calls
+    (and its gradients') run the kept launch on the new tensors."""
+    t = operands()
+    ops.grouped_gemm(t["a"], t["b"], offsets=t["offsets"], out_dtype=BF16)
+    checked = []
+    real_check = torch_ops._check
+    monkeypatch.setattr(torch_ops, "_check", lambda *a: checked.append(a) or real_check(*a))
+    torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+    assert len(checked) == 1
+    for _ in range(2):
+        u = operands()
+        y = torch.ops.ggc.grouped_mm(u["a"], u["b"], u["offsets"])
+        assert y.shape == (M, N) and y.dtype == BF16
+        assert launches[-1][:3] == [u[n].data_ptr() for n in ("a", "b", "offsets")]
+        gx = torch.ops.ggc.grouped_mm_grad_x(y, u["b"], u["offsets"])
+        assert gx.shape == (M, K) and launches[-1][0] == y.data_ptr()
+        gw = torch.ops.ggc.grouped_mm_grad_w(y, u["a"], u["offsets"])
+        assert gw.shape == (G, N, K) and launches[-1][:2] == [y.data_ptr(),
+                                                              u["a"].data_ptr()]
+    assert len(checked) == 1
 
 
 class Recorder:

@@ -8,7 +8,8 @@ two). With --stub (no GPU), launches are no-ops and the loop is the host.
     python benchmarks/host_time.py [--calls 10000] [--json $OUT/host_time.json]
 
 Cases: training's ops (grouped_mm's two gradients, an accumulated f32
-weight gradient, a forward + backward under autograd, against
+weight gradient, a forward + backward under autograd through
+torch.ops.ggc.grouped_mm and through ggc.ops.grouped_gemm, against
 torch._grouped_mm's), ggc.ops.grouped_gemm (bf16 contiguous, with and without `out`; FP8
 masked with block scales, DeepGEMM's drop-in), torch.ops.ggc.grouped_gemm,
 torch.ops.ggc.grouped_mm, a @ggc.jit kernel with an epilogue, one whole
@@ -144,6 +145,10 @@ def cases(device):
         y = torch.ops.ggc.grouped_mm(a_leaf, b_leaf, offsets)
         return torch.autograd.grad(y, (a_leaf, b_leaf), out)
 
+    def ops_step():  # the MoE layers' path: ggc.ops under autograd
+        y = ggc.ops.grouped_gemm(a_leaf, b_leaf, offsets=offsets)
+        return torch.autograd.grad(y, (a_leaf, b_leaf), out)
+
     ggc_cases = {
         "torch.ops.ggc.grouped_mm_grad_x bf16":
             lambda: torch_ops.grouped_mm_grad_x(out, b, offsets),
@@ -152,6 +157,7 @@ def cases(device):
         "ggc.ops.grouped_gemm k_offsets, f32 out += (accumulate)":
             lambda: ggc.ops.grouped_gemm(out, a, k_offsets=offsets, out=dw32, accumulate=True),
         "grouped_mm forward + backward (autograd, 3 GEMMs)": ggc_step,
+        "ggc.ops.grouped_gemm forward + backward (autograd)": ops_step,
         "ggc.deepgemm fp8_gemm_nt (drop-in)":
             lambda: deepgemm.fp8_gemm_nt((xd, sxd), (wd, swd), dense_out),
         "ggc.deepgemm bf16_gemm_nt (drop-in)":

@@ -125,17 +125,36 @@ _DIRECT = frozenset(
                   torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)))
 
 
-def lean_eager(op, body, mutated=(), function=None) -> None:
+def _formula_function(op, body, setup_context, backward):
+    """An autograd.Function (named ggc_<op>, its grad_fn ggc_<op>Backward)
+    whose forward runs `body` and `setup_context` on all the op's
+    arguments and whose backward is `backward`."""
+    def forward(ctx, *inputs):
+        output = body(*inputs)
+        setup_context(ctx, inputs, output)
+        return output
+
+    return type(f"ggc_{op._name}", (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+def lean_eager(op, body, mutated=(), formula=None) -> None:
     """Registers `body` (the custom_op `op`'s eager implementation) as
     described above; `mutated`: positions of the arguments it writes.
-    `function`: an autograd.Function with the op's own autograd formula,
-    which a call on plain tensors that needs a gradient takes instead of
-    custom_op's generic autograd wrapper (which redispatches below
-    autograd and fills defaults, a third of a training step's host time)."""
+    `formula`: the op's (setup_context, backward), what its
+    register_autograd gets, which a call on plain tensors that needs a
+    gradient then runs in a plain autograd.Function instead of custom_op's
+    generic autograd wrapper (which redispatches below autograd and fills
+    defaults: a third of a training step's host time)."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
+    function = _formula_function(op, body, *formula) if formula else None
     any_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
     bump = torch._C._increment_version
+    # The dispatcher leaves trailing arguments at their defaults out.
+    defaults = [arg.default_value for arg in op._opoverload._schema.arguments
+                if arg.has_default_value()]
+    required = len(op._opoverload._schema.arguments) - len(defaults)
 
     def autograd(keyset, *args, **kwargs):
         if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT:
@@ -144,7 +163,7 @@ def lean_eager(op, body, mutated=(), function=None) -> None:
                     bump([args[i] for i in mutated])
                 return body(*args, **kwargs)
             if function is not None and not kwargs:
-                return function.apply(*args)
+                return function.apply(*args, *defaults[len(args) - required:])
         return full(keyset, *args, **kwargs)
 
     lib = torch.library.Library(op._namespace, "FRAGMENT")
@@ -197,7 +216,6 @@ grouped_gemm_op.register_fake(_grouped_gemm)
 grouped_gemm_out_op = torch.library.custom_op("ggc::grouped_gemm_out", _grouped_gemm_out,
                                               mutates_args=("out",), tags=_TAGS)
 grouped_gemm_out_op.register_fake(_grouped_gemm_out)
-lean_eager(grouped_gemm_op, _grouped_gemm)
 lean_eager(grouped_gemm_out_op, _grouped_gemm_out, mutated=(2,))
 
 
@@ -253,6 +271,9 @@ def _backward(ctx, grad):
         grad_b = torch.ops.ggc.grouped_gemm(rows, cols, k_offsets=offsets,
                                             out_dtype=b.dtype)
     return (grad_a, grad_b) + (None,) * 14
+
+
+lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward))
 
 
 grouped_gemm_op.register_autograd(_backward, setup_context=_setup_context)
@@ -552,20 +573,4 @@ def _mm_backward(ctx, grad_y):
 grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
 
 
-class _GroupedMMFunction(torch.autograd.Function):
-    """grouped_mm under autograd on plain tensors in eager mode: the op's
-    own formula (_mm_setup_context, _mm_backward) in a plain
-    autograd.Function (lean_eager)."""
-
-    @staticmethod
-    def forward(ctx, x, w, offsets):
-        output = _grouped_mm(x, w, offsets)
-        _mm_setup_context(ctx, (x, w, offsets), output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_y):
-        return _mm_backward(ctx, grad_y)
-
-
-lean_eager(grouped_mm, _grouped_mm, function=_GroupedMMFunction)
+lean_eager(grouped_mm, _grouped_mm, formula=(_mm_setup_context, _mm_backward))

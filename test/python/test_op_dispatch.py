@@ -69,9 +69,9 @@ def test_inputs_that_need_a_gradient_go_through_autograd(launches):
     t = operands(a=torch.randn(M, K).to(BF16).requires_grad_())
     for call, backward in (
             (lambda: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"]),
-             "GeneratedBackwardFor_ggc"),
+             "ggc_grouped_gemmBackward"),
             (lambda: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"]),
-             "_GroupedMMFunctionBackward")):
+             "ggc_grouped_mmBackward")):
         y = call()
         assert y.requires_grad and backward in type(y.grad_fn).__name__
         grad_a, = torch.autograd.grad(y.float().sum(), t["a"])
@@ -82,8 +82,8 @@ def test_inputs_that_need_a_gradient_go_through_autograd(launches):
 
 @pytest.mark.parametrize("needs", ["a", "b", "ab"])
 def test_grouped_mm_backward_launches_the_gradients_it_needs(launches, needs):
-    """grouped_mm's eager autograd (torch_ops._GroupedMMFunction, the op's
-    own formula): its backward launches the input gradient (grad_y, w) and
+    """grouped_mm's eager autograd (lean_eager's autograd.Function with the
+    op's own formula): its backward launches the input gradient (grad_y, w) and
     the weight gradient (grad_y, x) for the inputs that need them, and
     gives them in the inputs' shapes."""
     t = operands()
@@ -104,7 +104,7 @@ def test_moe_down_needs_a_gradient_for_its_autograd(launches):
     a, w = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
     offsets, route = torch.tensor([0, 30, M], dtype=I32), torch.rand(M, requires_grad=True)
     y = torch.ops.ggc.moe_down(a, w, offsets, route, None, None)
-    assert "GeneratedBackwardFor_ggc_moe_down" in type(y.grad_fn).__name__
+    assert "ggc_moe_downBackward" in type(y.grad_fn).__name__
     assert torch.ops.ggc.moe_down(a, w, offsets, route.detach(), None, None).grad_fn is None
 
 

@@ -221,7 +221,6 @@ def output_dtype(a: Tensor) -> torch.dtype:
 moe_down_op = torch.library.custom_op("ggc::moe_down", _down, mutates_args=(),
                                       tags=torch_ops._TAGS)
 moe_down_op.register_fake(_down)
-torch_ops.lean_eager(moe_down_op, _down)
 
 
 def _setup_context(ctx, inputs, output):
@@ -289,6 +288,7 @@ def row_dot(a: Tensor, b: Tensor) -> Tensor:
 
 
 moe_down_op.register_autograd(_backward, setup_context=_setup_context)
+torch_ops.lean_eager(moe_down_op, _down, formula=(_setup_context, _backward))
 
 
 def routed_down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,

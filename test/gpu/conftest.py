@@ -5,6 +5,8 @@ import subprocess
 
 import pytest
 
+from gpu_checks import refusal
+
 
 def _has_cuda_gpu() -> bool:
     smi = shutil.which("nvidia-smi")
@@ -28,23 +30,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-# Under another target (GGC_TARGET=sm_80 runs the whole suite through the
-# sm_80 lowering on a Hopper card), a test whose kernel that target's
-# lowering refuses by name ("cannot be lowered for sm_80: ...") is reported
-# as skipped with the compiler's reason, so that what could not run is said
-# plainly; any other failure stays a failure.
-REFUSED_BY_TARGET = "cannot be lowered for "
-
-
+# A test whose kernel the target refuses by name (gpu_checks.refusal) is
+# reported as skipped with the compiler's reason, so that what could not
+# run is said plainly; any other failure stays a failure.
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if call.excinfo is None or report.when != "call":
         return
-    message = str(call.excinfo.value)
-    if REFUSED_BY_TARGET not in message:
+    reason = refusal(call.excinfo.value)
+    if reason is None:
         return
-    reason = message[message.index(REFUSED_BY_TARGET):].splitlines()[0]
     report.outcome = "skipped"
     report.longrepr = (str(item.fspath), item.location[1] or 0, f"Skipped: {reason}")

@@ -1,7 +1,22 @@
 """Checks shared by the GPU tests: relative error against an fp64
-reference, and G+1 offsets of group sizes on the GPU."""
+reference, G+1 offsets of group sizes on the GPU, and the compiler's
+refusal of a kernel by target."""
 
 import torch
+
+# Under another target (GGC_TARGET=sm_80 runs the GPU suite through the
+# sm_80 lowering on a Hopper card), a kernel that target's lowering
+# refuses by name says "cannot be lowered for sm_80: ...": reported as
+# not run, with the compiler's reason; any other error stays a failure.
+REFUSED_BY_TARGET = "cannot be lowered for "
+
+
+def refusal(error: BaseException):
+    """The compiler's reason when `error` is a refusal by target, else None."""
+    message = str(error)
+    if REFUSED_BY_TARGET not in message:
+        return None
+    return message[message.index(REFUSED_BY_TARGET):].splitlines()[0]
 
 
 def rel_err(out, ref):

@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 
+from gpu_checks import refusal
 from stress_cases import (EPILOGUES, GUARD_ROWS, POISON, SPECS, SUBNORMAL_STEP, TORCH_DTYPES,
                           CasePlan, Spec, build, plan_case)
 
@@ -339,6 +340,7 @@ class SpecResult:
     worst: float = 0.0
     compile_s: float = 0.0
     failures: List[str] = field(default_factory=list)
+    refused: Optional[str] = None  # the target's refusal of the spec's kernel, by name
 
 
 @dataclass
@@ -374,6 +376,7 @@ class Summary:
         for r in shown:
             out.append(f"  {r.spec.name:28s} {r.spec.family:38s} {r.cases:5d} cases  worst "
                        f"{r.worst:.2e} (tol {r.spec.tolerance:.1e})  compile {r.compile_s:.1f} s")
+        out += [f"NOT RUN {r.spec.name}: {r.refused}" for r in self.results if r.refused]
         return out + [f"FAIL {f}" for f in self.failures[:50]]
 
 
@@ -413,6 +416,8 @@ def run_stress(target: int, budget_s: float, seed: int, device="cuda",
             for result in results:
                 if time.monotonic() - start > budget_s:
                     raise TimeoutError
+                if result.refused:
+                    continue
                 spec = result.spec
                 plans = [plan_case(spec, seed, i, cap)
                          for i in range(first, min(per_spec, first + batch))]
@@ -420,7 +425,14 @@ def run_stress(target: int, budget_s: float, seed: int, device="cuda",
                     t0 = time.monotonic()
                     example = make_inputs(spec, plans[0], upload(plans[0].host, device), gen,
                                           device).args
-                    launches[spec.name] = build(spec, example)[1]
+                    try:
+                        launches[spec.name] = build(spec, example)[1]
+                    except Exception as e:  # noqa: BLE001 - a refusal by target is no failure
+                        result.refused = refusal(e)
+                        if result.refused is None:
+                            raise
+                        log(f"ggc stress: {spec.name} not run: {result.refused}")
+                        continue
                     result.compile_s = time.monotonic() - t0
                 values = torch.stack([run_case(spec, p, launches[spec.name], device, gen)
                                       for p in plans]).cpu()  # one sync per batch

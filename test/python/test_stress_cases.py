@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import stress_cases as sc  # noqa: E402
 import stress_run as sr  # noqa: E402
 
+import ggc  # noqa: E402
+
 SEED = 7
 CAP = 300  # rows per case: small, the CPU does the fp64 work
 
@@ -368,6 +370,37 @@ def test_runner_counts_cases_and_reports_failures(monkeypatch):
                for f in summary.results[1].failures)
     text = "\n".join(summary.lines())
     assert "contiguous/f16 5" in text and "masked/f8 5" in text
+
+
+def test_runner_reports_what_the_target_refuses_as_not_run(monkeypatch):
+    """A spec whose kernel the target refuses by name (GGC_TARGET=sm_89 and
+    a cluster) is reported as not run, with the compiler's reason, and the
+    others go on; any other compile error stays a failure."""
+    specs = [spec_named("c_f16_kn_col"), spec_named("c_f8_mx32_cluster")]
+
+    def build(spec, example):
+        if spec.name == "c_f8_mx32_cluster":
+            raise ggc.CompilationError("<ggc>:2:3: error: 'gg.grouped_matmul' op cannot be "
+                                       "lowered for sm_89: its config asks for a cluster")
+        return None, lambda *args: fake_kernel(spec, *args)
+
+    monkeypatch.setattr(sr, "build", build)
+    summary = sr.run_stress(target=10, budget_s=600, seed=SEED, device="cpu", specs=specs,
+                            batch=2, log=lambda line: None, cap=CAP)
+    assert summary.error is None and not summary.failures
+    assert summary.results[0].cases == 5 and summary.results[1].cases == 0
+    assert summary.results[1].refused == ("cannot be lowered for sm_89: its config asks "
+                                          "for a cluster")
+    assert "NOT RUN c_f8_mx32_cluster: cannot be lowered for sm_89" in "\n".join(
+        summary.lines())
+
+    def broken(spec, example):
+        raise ggc.CompilationError("error: something else")
+
+    monkeypatch.setattr(sr, "build", broken)
+    summary = sr.run_stress(target=2, budget_s=600, seed=SEED, device="cpu", specs=specs[:1],
+                            batch=2, log=lambda line: None, cap=CAP)
+    assert summary.error and "something else" in summary.error
 
 
 # ---------------------------------------------------------------------------

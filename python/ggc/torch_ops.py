@@ -151,10 +151,14 @@ def lean_eager(op, body, mutated=(), formula=None) -> None:
     function = _formula_function(op, body, *formula) if formula else None
     any_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
     bump = torch._C._increment_version
-    # The dispatcher leaves trailing arguments at their defaults out.
-    defaults = [arg.default_value for arg in op._opoverload._schema.arguments
-                if arg.has_default_value()]
-    required = len(op._opoverload._schema.arguments) - len(defaults)
+    # The dispatcher leaves trailing arguments at their defaults out; the
+    # Function takes them all, positionally.
+    arguments = op._opoverload._schema.arguments
+    if function is not None and any(arg.kwarg_only for arg in arguments):
+        raise ValueError(f"lean_eager's formula= takes ops without keyword-only "
+                         f"arguments; {op._name} has some")
+    defaults = [arg.default_value for arg in arguments if arg.has_default_value()]
+    required = len(arguments) - len(defaults)
 
     def autograd(keyset, *args, **kwargs):
         if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT:

@@ -250,3 +250,15 @@ def test_deepgemm_copied_scales_are_copied_on_every_call(recorded):
     first, second = (kw["a_scale"] for _, _, kw in recorded.calls)
     assert first is not sx and second is not sx and first is not second
     assert torch.equal(second, sx) and not dg.grouped._CHECKED
+
+
+def test_lean_eager_formula_refuses_keyword_only_arguments():
+    """The plain autograd.Function takes every argument positionally, the
+    dispatcher's left-out defaults filled in: an op with keyword-only
+    arguments is refused when it is registered, not when it runs."""
+    def body(x: torch.Tensor, *, scale: float = 1.0) -> torch.Tensor:
+        return x.clone()
+    op = torch.library.custom_op("ggc_test::keyword_only", body, mutates_args=())
+    with pytest.raises(ValueError, match="keyword-only arguments; keyword_only has some"):
+        torch_ops.lean_eager(op, body, formula=(lambda ctx, inputs, output: None,
+                                                lambda ctx, grad: (grad,)))

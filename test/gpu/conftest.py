@@ -5,8 +5,6 @@ import subprocess
 
 import pytest
 
-from gpu_checks import refusal
-
 
 def _has_cuda_gpu() -> bool:
     smi = shutil.which("nvidia-smi")
@@ -39,6 +37,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.excinfo is None or report.when != "call":
         return
+    from gpu_checks import refusal  # here: it imports torch, which conftest must not need
     reason = refusal(call.excinfo.value)
     if reason is None:
         return

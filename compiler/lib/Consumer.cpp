@@ -229,15 +229,20 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   fillStep(loop.getIssue(), {i32, i32, i32, i32},
            [&](ValueRange a) -> SmallVector<Value> {
     Value stage = a[2];
-    // A K block's later scale blocks find its stage full already.
-    if (promotions == 1)
+    // A K block's later scale blocks find its stage full, and cleared
+    // outside the group (k_grouped), already.
+    if (promotions == 1) {
       waitStage(stage, a[3]);
-    else
+    } else {
       b.create<scf::IfOp>(b.eq(a[1], b.c32(0)), [&](OpBuilder &, Location) {
         waitStage(stage, a[3]);
+        if (p.layout == GroupLayout::k_grouped)
+          clearKOutsideGroup(t, a[0], stage);
         b.create<scf::YieldOp>();
       });
-    auto [aTile, bTile] = stageTiles(t, a[0], stage, f, rowOffset);
+    }
+    auto [aTile, bTile] =
+        stageTiles(t, a[0], stage, f, rowOffset, /*clear=*/promotions == 1);
     b.create<ggk::MmaFenceOp>();
     // Scale block j of the K block: its steps alone.
     int64_t steps = p.stepsPerPromotion();
@@ -299,13 +304,14 @@ SmallVector<Value> KernelGenerator::readMxFactors(const Tile &t, Value k,
 /// this warpgroup's rows of A and columns of B, after the consumers'
 /// in-place work on them (k_grouped's K entries of other groups cleared,
 /// tf32 transposes), which ggk ops state and ggk-prepare-operands lowers.
+/// `clear`: false where the caller cleared the stage once for its K block.
 std::pair<Value, Value> KernelGenerator::stageTiles(const Tile &t, Value kBlock,
                                                     Value stage,
                                                     const Fragment &f,
-                                                    Value rowOffset) {
+                                                    Value rowOffset, bool clear) {
   Value aTile = b.gep(stageA(stage), rowOffset);
   Value bTile = stageB(stage);
-  if (p.layout == GroupLayout::k_grouped)
+  if (clear && p.layout == GroupLayout::k_grouped)
     clearKOutsideGroup(t, kBlock, stage);
   if (p.smem.transposesB) {
     transposeTile(stageB(stage), transposedB(stage), p.blockN);

@@ -311,7 +311,8 @@ private:
                                    function_ref<SmallVector<Value>()> idle);
   struct BlockScales;
   std::pair<Value, Value> stageTiles(const Tile &t, Value kBlock, Value stage,
-                                     const Fragment &f, Value rowOffset);
+                                     const Fragment &f, Value rowOffset,
+                                     bool clear = true);
   Fragment fragment(Value consumerIndex);
   /// A wgmma accumulator fragment of zeros (accType).
   Value zeroAccumulator();

@@ -85,7 +85,10 @@ Value KernelGenerator::bBlockScaleIndex(const Tile &t, Value kBlock,
   Value block = b.toI64(scaleBlock(t, kBlock));
   // k_grouped B has no group dimension: [ceil(N/128), ceil(K/128)].
   return ggc::bBlockScaleIndex(
-      b, {p.n, p.blockN, p.bScale.getMajor() == ScaleMajor::k_major}, kBlocks,
+      b,
+      {p.n, p.blockN, p.bScale.getMajor() == ScaleMajor::k_major,
+       p.columnHalves},
+      kBlocks,
       block, p.layout == GroupLayout::k_grouped ? Value() : t.group, t.nBlock,
       colBase, j);
 }
@@ -259,7 +262,8 @@ Value KernelGenerator::promoteBlock(Value acc, Value partial,
   return b.create<ggk::PromoteOp>(
       acc.getType(), acc, partial, ValueRange{scales.a[0], scales.a[1]}, bScales,
       columnFactors, t.nBlock, f.colBase, f.col,
-      b.getI64IntegerAttr(p.blockN));
+      b.getI64IntegerAttr(p.blockN),
+      p.columnHalves && !p.columnScales ? b.getUnitAttr() : UnitAttr());
 }
 
 } // namespace ggc

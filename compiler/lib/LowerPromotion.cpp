@@ -53,6 +53,14 @@ public:
     if (op.getColumnScales())
       return accumulate(op.getAcc(), [](int64_t, int) { return Value(); });
     int64_t bScales = op.getBScales().size();
+    // column_halves: the first half of the columns (B's gate rows) takes
+    // the first scale, the second half (its up rows) the second.
+    if (op.getColumnHalves()) {
+      int64_t perHalf = columns / 2 / 8;
+      return accumulate(op.getAcc(), [&](int64_t c, int half) {
+        return factor[half * bScales + (c < perHalf ? 0 : 1)];
+      });
+    }
     // Columns not a multiple of 128 (112, 192) may straddle two scale
     // blocks: fragment columns before the boundary take the first block's
     // scale, the rest the second's.

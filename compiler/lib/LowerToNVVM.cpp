@@ -82,7 +82,7 @@ LogicalResult KernelGenerator::plan() {
   p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() == 128)
-    p.bBlocks = ggc::bBlockScalesPerWarpgroup(config);
+    p.bBlocks = ggc::bBlockScalesPerWarpgroup(op, config);
   // One thread of each consumer warpgroup stages one column's scale.
   if (p.columnScales && p.warpgroupN > kWarpgroupThreads)
     return unsupported(Twine(p.mx ? "mx" : "1x128 block") +

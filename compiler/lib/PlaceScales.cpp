@@ -64,7 +64,7 @@ LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
   Value bScales =
       stageBuffer(b, smem, ggc::kStageBScales, stage, /*stride=*/16);
   ggc::BBlockScaleShape shape = {int64_t(op.getN()), int64_t(op.getBlockN()),
-                                 op.getBKMajor()};
+                                 op.getBKMajor(), op.getColumnHalves()};
   Value bSource = op.getBScales();
   for (int64_t j = 0; j < int64_t(op.getBBlocks()); ++j) {
     Value kBlocks = b.toI64(b.c32((int64_t(op.getK()) + 127) / 128));

@@ -85,7 +85,7 @@ void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
       smem, full, stage, scaleBlock(t, kBlock), t.rowStart, t.nBlock, t.group,
       bScalePtr, tensorMapAScale, op.getKernelPlanAttr(), p.bBlocks,
       p.blockN, p.n, p.k, p.bScale.getMajor() == ScaleMajor::k_major,
-      p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
+      p.columnHalves, p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
       p.smem.stageAScaleBytes);
 }
 

@@ -10,10 +10,12 @@ Value bBlockScaleIndex(KernelBuilder &b, const BBlockScaleShape &shape,
                        Value kBlocks, Value block, Value group, Value nBlock,
                        Value colBase, int64_t j) {
   int64_t nScaleBlocks = (shape.n + 127) / 128;
+  Value firstRow =
+      shape.halves
+          ? b.add(b.mul(nBlock, b.c32(shape.blockN / 2)), b.c32(j * shape.n / 2))
+          : b.add(b.mul(nBlock, b.c32(shape.blockN)), colBase);
   Value nBlock128 =
-      b.minS(b.add(b.divU(b.add(b.mul(nBlock, b.c32(shape.blockN)), colBase),
-                          b.c32(128)),
-                   b.c32(j)),
+      b.minS(b.add(b.divU(firstRow, b.c32(128)), b.c32(shape.halves ? 0 : j)),
              b.c32(nScaleBlocks - 1));
   Value g = group ? b.toI64(group) : b.c64(0);
   Value nb = b.toI64(nBlock128);

@@ -16,13 +16,17 @@ namespace ggc {
 
 /// B's 128x128 block scales: `n` columns in blocks of `blockN` per tile;
 /// K-major [G, ceil(N/128), K blocks] or else [G, K blocks, ceil(N/128)].
+/// `halves` (gg's column_halves): a tile's columns are two halves of
+/// blockN / 2 rows of B, the second n / 2 rows after the first.
 struct BBlockScaleShape {
   int64_t n, blockN;
   bool kMajor;
+  bool halves = false;
 };
 
 /// Index of B's block scale for the `j`th 128 of the columns from `colBase`
-/// (i32) of N block `nBlock` (i32), at scale block `block` (i64) of
+/// (i32) of N block `nBlock` (i32) (with `halves`, of half `j`'s rows), at
+/// scale block `block` (i64) of
 /// `kBlocks` (i64), in group `group` (i32; null where B has no group
 /// dimension).
 mlir::Value bBlockScaleIndex(KernelBuilder &b, const BBlockScaleShape &shape,

@@ -55,7 +55,9 @@ int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
       1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
 }
 
-int64_t ggc::bBlockScalesPerWarpgroup(ConfigAttr config) {
+int64_t ggc::bBlockScalesPerWarpgroup(GroupedMatmulOp op, ConfigAttr config) {
+  if (op.getColumnHalves())
+    return 2;
   int64_t columns = config.getBlockN() / config.getSplitN();
   if (columns % 128 == 0)
     return columns / 128;
@@ -77,7 +79,7 @@ ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
   if (stagesColumnScales(op))
     slots.columns = 32;
   else if (bScale && bScale.getKind() == ScaleKind::block)
-    slots.bBlocks = bBlockScalesPerWarpgroup(config);
+    slots.bBlocks = bBlockScalesPerWarpgroup(op, config);
   return slots;
 }
 

@@ -22,6 +22,12 @@ LogicalResult PromoteOp::verify() {
   if (getBlockN() <= 0)
     return emitOpError() << "block_n must be positive, got " << getBlockN();
   size_t bScales = getBScales().size();
+  if (getColumnHalves() && (getColumnScales() || bScales != 2))
+    return emitOpError() << "with column_halves takes B's two block scales, "
+                            "one per half of the columns, got "
+                         << bScales << (getColumnScales() ? " and 'columns'" : "");
+  if (getColumnHalves())
+    return success();
   if (getColumnScales()) {
     if (bScales != 0)
       return emitOpError() << "takes B's scales per column or per block, not "

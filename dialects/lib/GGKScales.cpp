@@ -43,6 +43,10 @@ LogicalResult StageBlockScalesOp::verify() {
     return emitOpError() << "block_n, n and k must be positive, got "
                          << getBlockN() << ", " << getN() << " and "
                          << getK();
+  if (getColumnHalves() && getBBlocks() != 2)
+    return emitOpError() << "with column_halves copies B's two block scales "
+                            "(one per half), but b_blocks is "
+                         << getBBlocks();
   if (stages)
     return verifyWindow(*this, getWindowBytes(), getWindowStride());
   return success();

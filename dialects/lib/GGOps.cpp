@@ -211,8 +211,9 @@ static LogicalResult verifyRanksAndStaticSizes(GroupedMatmulOp op) {
 /// What column_pairs and column_halves take: an epilogue to combine each
 /// pair, an even N, rows of 'out' (not k_grouped's per-group matrices) and
 /// no per-column vectors (which column of a pair would they follow?);
-/// column_halves also B in layout nk with no scales (a 128-row scale
-/// block of B would straddle a tile's two halves).
+/// column_halves also B in layout nk, and of B's scales only 128x128
+/// blocks that each half of a tile lies within (N/2 a multiple of 128 and
+/// block N / 2 dividing 128): a half's rows then take one block's scale.
 static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
                                        const GroupedMatmulOp::Dims &d) {
   if (op.getColumnPairs() && op.getColumnHalves())
@@ -238,10 +239,25 @@ static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
     return op.emitOpError() << "column_halves needs 'b' in layout nk (rows of "
                                "N, K contiguous), got "
                             << stringifyOperandLayout(op.getBLayout());
-  if (op.getBScale())
-    return op.emitOpError() << "column_halves takes no scales of 'b' (a scale "
-                               "block would straddle a tile's gate and up "
-                               "halves)";
+  ScaleAttr bScale = op.getBScaleKindAttr();
+  if (!op.getBScale())
+    return success();
+  if (!bScale || bScale.getKind() != ScaleKind::block ||
+      bScale.getBlockMN() != 128)
+    return op.emitOpError() << "column_halves takes scales of 'b' only in "
+                               "128x128 blocks (one per half of a tile), got "
+                            << (bScale ? Attribute(bScale) : Attribute());
+  if ((d.n / 2) % 128 != 0)
+    return op.emitOpError() << "column_halves with 128x128 scales of 'b' "
+                               "needs N/2 a multiple of 128 (the up half "
+                               "starting on a block), got N/2 = "
+                            << d.n / 2;
+  ConfigAttr config = op.getConfigAttr();
+  if (config && 128 % (config.getBlockN() / 2) != 0)
+    return op.emitOpError() << "column_halves with 128x128 scales of 'b' "
+                               "needs block N / 2 to divide 128 (each half "
+                               "of a tile within one scale block), got "
+                            << config.getBlockN() / 2;
   return success();
 }
 

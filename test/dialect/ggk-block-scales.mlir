@@ -80,6 +80,20 @@ llvm.func @too_many_b_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
 
 // -----
 
+llvm.func @halves_one_b_block(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>) {
+  // expected-error @+1 {{with column_halves copies B's two block scales (one per half), but b_blocks is 1}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = slots,
+                             registers = [40, 232], staging = none>,
+      b_blocks = 1, block_n = 128, n = 4096, k = 7168, column_halves,
+      window_bytes = 528, window_stride = 0}
+  llvm.return
+}
+
+// -----
+
 llvm.func @no_k(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
     %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>) {
   // expected-error @+1 {{block_n, n and k must be positive, got 128, 4096 and 0}}

@@ -64,6 +64,15 @@ func.func @second_block_unused(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
 
 // -----
 
+func.func @halves_one_block(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{with column_halves takes B's two block scales, one per half of the columns, got 1}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s) at(%x, %x, %x)
+      {block_n = 128, column_halves} : !ggk.acc<64x128xf32>
+  func.return
+}
+
+// -----
+
 func.func @block_n(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
   // expected-error @+1 {{block_n must be positive, got 0}}
   %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s) at(%x, %x, %x)

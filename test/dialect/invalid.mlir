@@ -1333,8 +1333,30 @@ func.func @column_halves_kn(%a: memref<?x256xbf16>, %b: memref<8x256x512xbf16>, 
 // -----
 
 func.func @column_halves_b_scales(%a: memref<?x256xf8E4M3FN>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %o: memref<?x256xbf16>, %bs: memref<8xf32>) {
-  // expected-error @+1 {{column_halves takes no scales of 'b' (a scale block would straddle a tile's gate and up halves)}}
+  // expected-error @+1 {{column_halves takes scales of 'b' only in 128x128 blocks (one per half of a tile), got #gg.scale<tensor>}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) b_scale(%bs : memref<8xf32>, <tensor>) out(%o : memref<?x256xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_b_blocks_straddle_halves(%a: memref<?x256xf8E4M3FN>, %b: memref<8x320x256xf8E4M3FN>, %g: memref<9xi32>, %o: memref<?x160xbf16>, %bs: memref<8x3x2xf32>) {
+  // expected-error @+1 {{column_halves with 128x128 scales of 'b' needs N/2 a multiple of 128 (the up half starting on a block), got N/2 = 160}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) b(%b : memref<8x320x256xf8E4M3FN>) groups(%g : memref<9xi32>) b_scale(%bs : memref<8x3x2xf32>, <block 128x128>) out(%o : memref<?x160xbf16>) {column_halves} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @column_halves_b_blocks_tile_straddles(%a: memref<?x256xf8E4M3FN>, %b: memref<8x512x256xf8E4M3FN>, %g: memref<9xi32>, %o: memref<?x256xbf16>, %bs: memref<8x4x2xf32>) {
+  // expected-error @+1 {{column_halves with 128x128 scales of 'b' needs block N / 2 to divide 128 (each half of a tile within one scale block), got 96}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>) b(%b : memref<8x512x256xf8E4M3FN>) groups(%g : memref<9xi32>) b_scale(%bs : memref<8x4x2xf32>, <block 128x128>) out(%o : memref<?x256xbf16>) {column_halves, config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>} epilogue {
   ^bb0(%x: f32, %y: f32, %gi: index):
     gg.yield %x : f32
   }

@@ -108,3 +108,33 @@ def test_jit_column_halves_equals_the_unfused_layer(expected_m):
     swiglu_halves(x, w13, offsets_of(sizes), h, EXPECTED_M=expected_m)
     torch.cuda.synchronize()
     check_groups(h, x, w13, sizes)
+
+
+@pytest.mark.parametrize("inter, k, a_scale, plan", [
+    (128, 400, "block_mn", None),  # one tile of each half; K ends inside a scale block
+    (768, 2048, "block_mn", None),  # Qwen3-30B-A3B's up projection
+    (384, 256, "block",  # the serial plan, scales in the warps' slots
+     "#gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], "
+     "staging = swizzled>"),
+])
+def test_fp8_block_scales(inter, k, a_scale, plan):
+    """FP8 with 128x128 block scales of B on w13 as an FP8 checkpoint stores
+    it (gate rows, then up rows, each half its own scale blocks): each half
+    of a tile takes its own block's scale. fp64 reference on the
+    dequantised operands, ragged groups, poisoned rows."""
+    import test_fp8 as f8t
+    sizes, n = gm.RAGGED, 2 * inter
+    g, m = len(sizes), sum(sizes)
+    kern = f8t.kernel(layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+                      a_scale=a_scale, b_scale="block", column_halves=True,
+                      epilogue=SWIGLU, kernel_plan=plan)
+    a = f8t.f8(m + 5, k, dtype="f8E4M3FN")
+    b = f8t.f8(g, n, k, dtype="f8E4M3FN")
+    sa, fa = f8t.scales_a(a_scale, "contiguous", g, m + 5, k)
+    sb, fb = f8t.scales_b("block", g, n, k)
+    out = torch.full((m + 5, inter), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, offsets_of(sizes), sa, sb, out)
+    torch.cuda.synchronize()
+    a_deq, b_deq = a.double() * fa.double(), b.double() * fb.double()
+    check_groups(out, a_deq, b_deq, sizes, tolerance=f8t.TOLERANCE * 2)
+    assert torch.isnan(out[m:]).all(), "rows past the last offset were written"

@@ -48,6 +48,28 @@ func.func @two_blocks(%acc: !ggk.acc<64x256xf32>, %part: !ggk.acc<64x256xf32>, %
 
 // -----
 
+// Before: column_halves' 128 columns, the gate's 64 rows of B and the up's,
+// with one 128x128 block scale of B each. After: column blocks 0 to 7 (the
+// gate's half) take the first block's factors, 8 to 15 the second's.
+// CHECK-LABEL: func.func @halves
+// CHECK-SAME: %[[A0:[^:]*]]: f32, %{{.*}}: f32, %[[B0:[^:]*]]: f32, %[[B1:[^:]*]]: f32
+// CHECK-NEXT: %[[F00:.*]] = arith.mulf %[[A0]], %[[B0]]
+// CHECK-NEXT: %[[F01:.*]] = arith.mulf %[[A0]], %[[B1]]
+// CHECK: %[[X7:.*]] = ggk.acc_get %{{.*}}[0, 7, 1]
+// CHECK-NEXT: %[[Y7:.*]] = ggk.acc_get
+// CHECK-NEXT: math.fma %[[X7]], %[[F00]], %[[Y7]]
+// CHECK: %[[X8:.*]] = ggk.acc_get %{{.*}}[0, 8, 0]
+// CHECK-NEXT: %[[Y8:.*]] = ggk.acc_get
+// CHECK-NEXT: math.fma %[[X8]], %[[F01]], %[[Y8]]
+func.func @halves(%acc: !ggk.acc<64x128xf32>, %part: !ggk.acc<64x128xf32>, %a0: f32,
+                  %a1: f32, %b0: f32, %b1: f32, %x: i32) -> !ggk.acc<64x128xf32> {
+  %0 = ggk.promote %part into %acc rows(%a0, %a1) blocks(%b0, %b1) at(%x, %x, %x)
+      {block_n = 128, column_halves} : !ggk.acc<64x128xf32>
+  func.return %0 : !ggk.acc<64x128xf32>
+}
+
+// -----
+
 // Before: B's scales per column, in shared memory. After: each of the
 // thread's columns (column + 8 c + j) loads its scale, times A's of the
 // row group.

@@ -162,6 +162,41 @@ llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 
 // -----
 
+// Before: column_halves' block scales of B (K-major, b_k_major), a tile of
+// 128 columns: the gate's 64 rows of N block n and the up's, n / 2 = 768
+// rows further. After: two cp.async, at scale rows (n * 64) / 128 and
+// (n * 64 + 768) / 128, each clamped to the last of 12, then one arrival.
+// CHECK-LABEL: llvm.func @halves
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<3>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[N:[^:]*]]: i32,
+// CHECK: %[[ROW0:.*]] = arith.muli %[[N]], %c64_i32
+// CHECK: %[[BLOCK0:.*]] = arith.divui %[[ROW0]], %c128_i32
+// CHECK: arith.minsi %[[BLOCK0]], %c11_i32
+// CHECK: ggk.copy_async {{.*}}bytes = 4
+// CHECK: %[[ROW1:.*]] = arith.addi %{{.*}}, %c768_i32
+// CHECK: %[[BLOCK1:.*]] = arith.divui %[[ROW1]], %c128_i32
+// CHECK: arith.minsi %[[BLOCK1]], %c11_i32
+// CHECK: ggk.copy_async {{.*}}bytes = 4
+// CHECK-NEXT: ggk.copy_async_arrive
+llvm.func @halves(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32) {
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%amap) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 2, block_n = 128, n = 1536, k = 2048, b_k_major,
+      column_halves, window_bytes = 528, window_stride = 640}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 32768,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}
+
+// -----
+
 // Before: a full barrier where the plan puts the scales in the slots.
 // After: one arrival, the producer's.
 // CHECK-LABEL: llvm.func @slot_barrier

@@ -110,8 +110,10 @@ bool twoLevelAccumulation(mlir::gg::GroupedMatmulOp op);
 /// 128x128 block scales of B a consumer warpgroup's columns touch per K
 /// block at most: one per 128 of them, else as many as a run of them
 /// starting where a warpgroup may start (a multiple of gcd(columns, 128))
-/// can straddle: two for 112 or 192 columns.
-int64_t bBlockScalesPerWarpgroup(mlir::gg::ConfigAttr config);
+/// can straddle: two for 112 or 192 columns; with column_halves two, one
+/// per half (gg's verifier keeps each half within a block).
+int64_t bBlockScalesPerWarpgroup(mlir::gg::GroupedMatmulOp op,
+                                 mlir::gg::ConfigAttr config);
 
 /// 1x128 block scales of A (M-major) and 128x128 of B ride with each
 /// stage of the A and B tiles: the producer loads A's for the tile's rows by

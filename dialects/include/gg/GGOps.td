@@ -61,8 +61,10 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     of block N / 2 rows, one from each half, and each thread's outputs lie
     where a tile of block N / 2 columns would hold them, so the store pool
     and 16-byte quad stores take them as they take any tile. Besides what
-    `column_pairs` takes, it needs B in layout `nk`, no scales of B (their
-    blocks would straddle the halves), tensor-map loads and one warpgroup
+    `column_pairs` takes, it needs B in layout `nk`, scales of B (if any)
+    in 128x128 blocks with N/2 a multiple of 128 and block N / 2 dividing
+    128 (each half of a tile then lies in one block: an FP8 checkpoint's
+    gate and up weights as they are stored), tensor-map loads and one warpgroup
     holding every column of a tile (sm_90a; `gg-plan-kernel` says so
     elsewhere), and no cluster.
 

@@ -21,6 +21,9 @@ def GGK_PromoteOp : GGK_Op<"promote",
     - `b_scales`: B's per 128 columns (128x128 blocks) of the warpgroup's
       columns, the first for its first 128; one for all of them when B has
       no block scales (the scales of A alone vary along K);
+    - with `column_halves` (gg's), B's two: one for each half of the
+      columns (the gate's rows of B and the up's, each half within one
+      128x128 block);
     - or, with `column_scales`, B's scale per column: f32 in shared memory,
       4 bytes per column of the tile, read at the thread's columns from
       `column` (its first, `ggk.acc_origin`'s); `b_scales` is then empty.
@@ -50,7 +53,8 @@ def GGK_PromoteOp : GGK_Op<"promote",
     I32:$n_block,
     I32:$column_base,
     I32:$column,
-    I64Attr:$block_n
+    I64Attr:$block_n,
+    UnitAttr:$column_halves
   );
   let results = (outs GGK_AccType:$result);
   let hasVerifier = 1;

@@ -25,7 +25,9 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales"> {
       ceil(n/128)]` without `b_k_major`) copied from `b_scales` by
       cp.async into the stage's 16 bytes of `stage_b_scales`, and a
       `cp.async.mbarrier.arrive.noinc` on `barrier` (one of its two
-      arrivals);
+      arrivals); with `column_halves` (gg's, `b_blocks` = 2) the tile's
+      columns are two halves of `block_n / 2` rows of B, the second `n / 2`
+      rows after the first, and entry j is half j's block;
     - A's window of `window_bytes` (the tile's rows from `row_start`
       rounded down to 4, as TMA's innermost coordinate must be 16-byte
       aligned) loaded through `a_map` at (`row_start` & ~3,
@@ -66,6 +68,7 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales"> {
     I64Attr:$n,
     I64Attr:$k,
     UnitAttr:$b_k_major,
+    UnitAttr:$column_halves,
     UnitAttr:$a_group,
     I64Attr:$window_bytes,
     I64Attr:$window_stride

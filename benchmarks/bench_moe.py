@@ -132,9 +132,6 @@ def layers(args, w13, w2, tokens, top_k, notes):
         fns["ggc torch routing"] = moe_layers.ggc_bf16_torch_routing(w13, w2)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
-        if args.unfused_up:
-            fns["ggc fp8 graph=False"] = moe_layers.ggc_fp8(w13, w2, graph=False)
-            fns["ggc fp8 unfused up"] = moe_layers.ggc_fp8_unfused_up(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):
         try:
             fns[f"executor {algorithm}"] = moe_layers.executor_layer(algorithm, w13, w2)
@@ -224,8 +221,7 @@ def main():
     parser.add_argument("--fp8", action="store_true", help="also time ggc.moe in FP8")
     parser.add_argument("--unfused-up", action="store_true",
                         help="also time ggc.moe with the up projection and the activation "
-                             "as two steps (before gated_up; with --fp8, before gated_up_fp8, "
-                             "beside the FP8 layer eager)")
+                             "as two steps (before gated_up)")
     parser.add_argument("--copied-rows", action="store_true",
                         help="also time ggc.moe with the tokens gathered into a sorted copy "
                              "for the up projection (before a_rows)")

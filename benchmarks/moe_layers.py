@@ -98,15 +98,15 @@ def ggc_bf16(w13, w2, graph=None):
     return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids, graph=graph)
 
 
-def _ggc_bf16_with(w13, w2, module, name, value, **scales):
+def _ggc_bf16_with(w13, w2, module, name, value):
     """fused_moe with `module.name` replaced by `value` during each call;
     never from ggc's cached graph (whose key would not tell the two
-    apart). `scales`: FP8 weights' w13_scale and w2_scale."""
+    apart)."""
     def layer(x, weights, ids):
         saved = getattr(module, name)
         setattr(module, name, value)
         try:
-            return moe.fused_moe(x, w13, w2, weights, ids, graph=False, **scales)
+            return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
         finally:
             setattr(module, name, saved)
     return layer
@@ -135,21 +135,10 @@ def ggc_bf16_torch_routing(w13, w2):
     return _ggc_bf16_with(w13, w2, routes, "usable", lambda ids, experts: False)
 
 
-def ggc_fp8(w13, w2, graph=None):
+def ggc_fp8(w13, w2):
     (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
     return lambda x, weights, ids: moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13,
-                                                 w2_scale=s2, graph=graph)
-
-
-def ggc_fp8_unfused_up(w13, w2):
-    """fused_moe in FP8 with the up projection writing all 2I columns and
-    SwiGLU computed with the quantisation in one kernel after it, as before
-    the activation moved into the FP8 GEMM's epilogue
-    (ggc.moe.kernels.gated_up_fp8); eager, as ggc_fp8(graph=False)."""
-    from ggc.moe import kernels
-    (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
-    return _ggc_bf16_with(q13, q2, kernels, "gated_up_fp8_applies", lambda *args: False,
-                          w13_scale=s13, w2_scale=s2)
+                                                 w2_scale=s2)
 
 
 def executor_layer(algorithm, w13, w2):

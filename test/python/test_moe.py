@@ -189,11 +189,7 @@ def test_compiled_fullgraph_equals_eager_forward_and_backward(backend):
         assert torch.equal(e, c)
 
 
-def test_compiled_fp8_equals_eager(monkeypatch):
-    """Traced, the FP8 up projection and SwiGLU are two steps (torch's
-    dispatch sees the GEMM): the same bits as the eager layer taking them
-    apart. Eager, SwiGLU runs in the GEMM's epilogue on the f32 product
-    (kernels.gated_up_fp8): within FP8's error of that."""
+def test_compiled_fp8_equals_eager():
     x, w13, w2, weights, ids = layer(seed=6)
     (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
 
@@ -201,13 +197,7 @@ def test_compiled_fp8_equals_eager(monkeypatch):
         return moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13, w2_scale=s2)
 
     compiled = torch.compile(step, backend="aot_eager", fullgraph=True)
-    traced = compiled(x, weights, ids)
-    fused = step(x, weights, ids)
-    from ggc.moe import kernels
-    monkeypatch.setattr(kernels, "gated_up_fp8_applies", lambda *args: False)
-    assert torch.equal(traced, step(x, weights, ids))
-    error = ((fused.double() - traced.double()).norm() / traced.double().norm()).item()
-    assert 0 < error < 5e-2, error
+    assert torch.equal(compiled(x, weights, ids), step(x, weights, ids))
 
 
 def test_module_routes_and_runs_the_experts():

@@ -97,31 +97,15 @@ def test_bf16_swiglu_layer_compiles_each_hint_once_and_the_forwards_nothing(monk
 
 
 def test_fp8_layer_with_one_route_a_token(monkeypatch):
-    """FP8 scaled GEMMs on a gathered copy (an activation the up
-    projection's epilogue does not take); with top_k = 1 a single token
+    """FP8 scaled GEMMs on a gathered copy; with top_k = 1 a single token
     is one row, whose activation scales are plain 1x128 blocks (not
     M-major): a kernel more."""
-    layer = moe.MoE(128, 128, 2, 1, activation="gelu").quantize_fp8()
+    layer = moe.MoE(128, 128, 2, 1).quantize_fp8()
     report = moe.warmup(layer, 8, progress=False)
     kinds = [re.search(r"A_KIND='(\w+)'", k.specialisation).group(1) for k in report.kernels
              if k.kernel == "grouped_gemm_contiguous_nk_scaled"]
     assert kinds == ["block_mn"] * 3 + ["block"]
     assert [k.kernel for k in report.kernels].count("moe_down_routed_fp8") == 3
-    check_forwards_compile_nothing(layer, report, 8, monkeypatch)
-
-
-def test_fp8_swiglu_layer_fuses_the_activation(monkeypatch):
-    """FP8 SwiGLU with I a multiple of 128 on sm_90a: the up projection is
-    moe_up_swiglu_fp8 at every hint (its M-major scale buffer takes one
-    row too), and SwiGLU's output is quantised by the plain, not the
-    gated, quantisation kernel."""
-    layer = moe.MoE(128, 128, 2, 1).quantize_fp8()
-    report = moe.warmup(layer, 8, progress=False)
-    names = [k.kernel for k in report.kernels]
-    assert names.count("moe_up_swiglu_fp8") == 3 and names.count("moe_down_routed_fp8") == 3
-    assert "grouped_gemm_contiguous_nk_scaled" not in names
-    helpers = [h.kernel for h in report.helpers]
-    assert "quantize_rows k128" in helpers and "quantize_rows gated k128" not in helpers
     check_forwards_compile_nothing(layer, report, 8, monkeypatch)
 
 
@@ -406,9 +390,8 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     of at most MAX_EXPERTS experts, the combine's (gg.combine_routes), BF16
     SwiGLU's apart from the up projection (gg.swiglu_rows), and the FP8
     layer's quantisation kernels (gg.quantize_rows): x's gathered rows, and
-    SwiGLU's output (not a plain activation's; computed with it where an
-    expert bias keeps SwiGLU out of the up projection's epilogue): each
-    once, into the memory the forward looks in."""
+    SwiGLU's output (not a plain activation's): each once, into the memory
+    the forward looks in."""
     from ggc.moe import combine_kernel, quant_kernel, routes, swiglu_kernel
     monkeypatch.setattr(routes, "_PTX", {})
     monkeypatch.setattr(quant_kernel, "_PTX", {})
@@ -417,18 +400,17 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     ggc.set_target("sm_90a")
     shapes = [LayerShape(256, 128, 8, 2, fp8=True), LayerShape(256, 128, 8, 2, fp8=True),
               LayerShape(256, 384, 8, 2, "silu", fp8=True), LayerShape(256, 128, 600, 2),
-              LayerShape(256, 128, 8, 2, ranks=2),
-              LayerShape(256, 1152, 8, 2, fp8=True, expert_bias=True)]
+              LayerShape(256, 128, 8, 2, ranks=2), LayerShape(256, 1152, 8, 2, fp8=True)]
     report = moe.warmup(shapes, 4, progress=False)
     assert [k.kernel for k in report.helpers] == [
         "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows gathered k256",
-        "quantize_rows k128", "swiglu_rows i128", "quantize_rows gated k1152"]
+        "quantize_rows gated k128", "swiglu_rows i128", "quantize_rows gated k1152"]
     assert {k.source for k in report.helpers} == {"compiled"}
     assert "and 6 sort, quantisation, SwiGLU and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
     assert set(swiglu_kernel._PTX) == {(128, "sm_90a")}
-    assert set(quant_kernel._PTX) == {(128, False, False, "sm_90a", 1),
+    assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1),
                                       (256, True, False, "sm_90a", 1),
                                       (1152, False, True, "sm_90a", 1)}
     # A second warm-up finds them in memory.

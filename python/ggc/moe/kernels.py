@@ -166,44 +166,6 @@ def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
     return h
 
 
-@jit
-def moe_up_swiglu_fp8(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, a_scale: gl.Scale,
-                      w_scale: gl.Scale, h: gl.Out, EXPECTED_M: gl.constexpr = None):
-    acc = gl.grouped_dot(x, w13, offsets, a_scale=a_scale, b_scale=w_scale,
-                         a_scale_kind="block_mn", b_scale_kind="block", expected_m=EXPECTED_M)
-    gl.store(h, _swiglu(acc))
-
-
-def gated_up_fp8_applies(activation: str, intermediate: int, expert_bias: bool) -> bool:
-    """Whether the FP8 up projection computes SwiGLU in its epilogue
-    (moe_up_swiglu_fp8) on the current target: column_halves on w13 as an
-    FP8 checkpoint stores it needs each half's rows on whole 128x128 scale
-    blocks (I a multiple of 128), TMA and wgmma (sm_90a), and no expert
-    bias (added before the activation). The activation then goes out in
-    bf16 [M, I], half the columns the GEMM wrote before it."""
-    return (activation == "swiglu" and intermediate % 128 == 0 and not expert_bias
-            and ggc_compiler.get_target() == "sm_90a")
-
-
-def gated_up_fp8(x: Tensor, x_scale_mn: Tensor, w13: Tensor, w13_scale: Tensor,
-                 offsets: Tensor, activation: str, expert_bias: bool,
-                 expected_m: Optional[int]) -> Optional[Tensor]:
-    """act(gate, up) of the FP8 up projection for the sorted rows x [M, H]
-    e4m3 with their 1x128 scales M-major (quant.mn_major's buffer), in
-    bf16 [M, I]; None where gated_up_fp8_applies does not hold or where
-    torch's dispatch must see the call (tracing: the two steps run there,
-    as for BF16's gated_up). On CPU tensors the reference backend runs the
-    same kernel."""
-    if torch_ops.wants_op((x, w13), grad=True):
-        return None
-    if not gated_up_fp8_applies(activation, w13.shape[1] // 2, expert_bias):
-        return None
-    h = torch.empty(x.shape[0], w13.shape[1] // 2, dtype=torch.bfloat16, device=x.device)
-    moe_up_swiglu_fp8(x, w13, offsets, x_scale_mn, w13_scale, h, EXPECTED_M=expected_m,
-                      validate=False)
-    return h
-
-
 def gathered_up(x: Tensor, source: Tensor, w13: Tensor, offsets: Tensor,
                 expected_m: Optional[int]) -> Tensor:
     """x[source[p]] @ w13[g]^T for the sorted rows p of each expert g: the

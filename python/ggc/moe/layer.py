@@ -30,7 +30,7 @@ import torch
 from .. import compiler as ggc_compiler
 from .. import ops
 from .. import training
-from . import checks, combine_kernel, graphs, kernels, quant_kernel, routes, swiglu_kernel
+from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
 from .kernels import (RouteWeighted, gated_up, gathered_up, gathers_rows, output_dtype,
                       routed_down)
@@ -317,17 +317,8 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
 def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
-    SwiGLU runs in the GEMM's epilogue where a kernel takes it
-    (kernels.gated_up_fp8), else with the quantisation in one kernel
-    (ggc.moe.quant_kernel) where that takes the GEMM's output."""
-    act = kernels.gated_up_fp8(rows, rows_scale, weights.w13, weights.w13_scale, offsets,
-                               activation, weights.w13_bias is not None, hint)
-    if act is not None:
-        quantized = quant_kernel.rows_mn(act) if quant_kernel.usable(act) else None
-        if quantized is not None:
-            return quantized
-        act, scale = quantize_rows(act, "activation")
-        return act, mn_major(scale)
+    SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
+    where it takes the GEMM's output."""
     h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
                          a_scale=as_row_view(rows_scale, rows.shape[0]),
                          b_scale=weights.w13_scale, expected_m=hint, validate=False)

@@ -14,10 +14,9 @@ token counts 1..max_tokens need at most 13 hints, each a kernel per GEMM
     up    BF16: moe_up_<activation> (the activation in the epilogue,
           kernels.gated_up: SwiGLU on sm_90a, gpt-oss's everywhere, for
           hints above kernels.DECODE_TILE_ROWS, no expert biases), else
-          grouped_gemm_contiguous_nk; FP8: moe_up_swiglu_fp8 (SwiGLU in
-          the epilogue: kernels.gated_up_fp8_applies), else
-          grouped_gemm_contiguous_nk_scaled with M-major 1x128 activation
-          scales ("block_mn"; a single row's scales are plain "block")
+          grouped_gemm_contiguous_nk; FP8: grouped_gemm_contiguous_nk_scaled
+          with M-major 1x128 activation scales ("block_mn"; a single row's
+          scales are plain "block")
     down  moe_down_routed, FP8 moe_down_routed_fp8 (the routing weight in
           the epilogue)
 
@@ -158,10 +157,7 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if shape.hidden % BLOCK == 0:
             found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
                 quant_kernel.kernel, shape.hidden, True, False)
-        if _fp8_gated_up(shape):  # SwiGLU's output, quantised apart
-            found[f"quantize_rows k{shape.intermediate}"] = functools.partial(
-                quant_kernel.kernel, shape.intermediate, False, False)
-        elif shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
+        if shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
             found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
                 quant_kernel.kernel, shape.intermediate, False, True)
     return list(found.items())
@@ -272,7 +268,7 @@ def layer_kernels(shape: LayerShape, max_tokens: int) -> List[KernelCall]:
     calls = []
     for hint in expected_m_hints(shape, max_tokens):
         calls += [_up(shape, hint), _down(shape, hint)]
-    if shape.fp8 and first <= 1 and not _fp8_gated_up(shape):
+    if shape.fp8 and first <= 1:
         # One row's scales are not an M-major view (ops._physical_block_scale).
         calls.append(_up(shape, expected_rows(1, shape.experts), a_kind="block"))
     return calls
@@ -352,24 +348,12 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
         return KernelCall(plain, rows + (((e, n, h), "bf16"), groups, ((None, n), "bf16")),
                           (("EXPECTED_M", hint),))
     blocks = -(-h // BLOCK)
-    if _fp8_gated_up(shape):  # SwiGLU in the epilogue, on the M-major scale buffer
-        return KernelCall(kernels.moe_up_swiglu_fp8,
-                          (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
-                           ((blocks, None), "f32"), ((e, -(-n // BLOCK), blocks), "f32"),
-                           ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
     a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
     return KernelCall(ops._kernel_for("contiguous", "nk", True),
                       (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
                        (a_scale, "f32"), ((e, -(-n // BLOCK), blocks), "f32"),
                        ((None, n), "bf16")),
                       (("A_KIND", a_kind), ("B_KIND", "block"), ("EXPECTED_M", hint)))
-
-
-def _fp8_gated_up(shape: LayerShape) -> bool:
-    """Whether the FP8 up projection computes SwiGLU in its epilogue
-    (layer._fp8_up: kernels.gated_up_fp8_applies)."""
-    return shape.fp8 and kernels.gated_up_fp8_applies(shape.activation, shape.intermediate,
-                                                      shape.expert_bias)
 
 
 def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:

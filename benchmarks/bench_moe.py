@@ -132,6 +132,10 @@ def layers(args, w13, w2, tokens, top_k, notes):
         fns["ggc torch routing"] = moe_layers.ggc_bf16_torch_routing(w13, w2)
     if args.fp8:
         fns["ggc fp8"] = moe_layers.ggc_fp8(w13, w2)
+        if args.whole_block_quantisation:
+            fns["ggc fp8 graph=False"] = moe_layers.ggc_fp8(w13, w2, graph=False)
+            fns["ggc fp8 whole-block quantisation"] = \
+                moe_layers.ggc_fp8_whole_block_quantisation(w13, w2)
     for algorithm in filter(None, args.algorithms.split(",")):
         try:
             fns[f"executor {algorithm}"] = moe_layers.executor_layer(algorithm, w13, w2)
@@ -219,6 +223,9 @@ def main():
                         help="executor algorithms to add, e.g. cublas_grouped,cublas_sequential"
                              " (left out with a note when ggc.executor cannot run them)")
     parser.add_argument("--fp8", action="store_true", help="also time ggc.moe in FP8")
+    parser.add_argument("--whole-block-quantisation", action="store_true",
+                        help="with --fp8, also time the FP8 layer eager with gg.quantize_rows' "
+                             "kernel on whole 128-column blocks only (before partial ones)")
     parser.add_argument("--unfused-up", action="store_true",
                         help="also time ggc.moe with the up projection and the activation "
                              "as two steps (before gated_up)")

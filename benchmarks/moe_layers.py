@@ -98,15 +98,15 @@ def ggc_bf16(w13, w2, graph=None):
     return lambda x, weights, ids: moe.fused_moe(x, w13, w2, weights, ids, graph=graph)
 
 
-def _ggc_bf16_with(w13, w2, module, name, value):
+def _ggc_bf16_with(w13, w2, module, name, value, **scales):
     """fused_moe with `module.name` replaced by `value` during each call;
     never from ggc's cached graph (whose key would not tell the two
-    apart)."""
+    apart). `scales`: FP8 weights' w13_scale and w2_scale."""
     def layer(x, weights, ids):
         saved = getattr(module, name)
         setattr(module, name, value)
         try:
-            return moe.fused_moe(x, w13, w2, weights, ids, graph=False)
+            return moe.fused_moe(x, w13, w2, weights, ids, graph=False, **scales)
         finally:
             setattr(module, name, saved)
     return layer
@@ -135,10 +135,21 @@ def ggc_bf16_torch_routing(w13, w2):
     return _ggc_bf16_with(w13, w2, routes, "usable", lambda ids, experts: False)
 
 
-def ggc_fp8(w13, w2):
+def ggc_fp8(w13, w2, graph=None):
     (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
     return lambda x, weights, ids: moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13,
-                                                 w2_scale=s2)
+                                                 w2_scale=s2, graph=graph)
+
+
+def ggc_fp8_whole_block_quantisation(w13, w2):
+    """The FP8 layer with gg.quantize_rows' kernel taking whole 128-column
+    blocks only, as before it took a partial last block: H or I off 128
+    (gpt-oss's 2,880) quantised by torch ops; eager, as
+    ggc_fp8(graph=False)."""
+    from ggc.moe import quant_kernel
+    (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
+    return _ggc_bf16_with(q13, q2, quant_kernel, "LANE_COLUMNS", 128, w13_scale=s13,
+                          w2_scale=s2)
 
 
 def executor_layer(algorithm, w13, w2):

@@ -37,6 +37,11 @@ VARIANTS = {
     "plain silu*x": dict(epilogue="""%s = gg.silu %acc : f32
 %r = arith.mulf %s, %acc : f32
 gg.yield %r : f32"""),
+    "plain x*x": dict(epilogue="""%r = arith.mulf %acc, %acc : f32
+gg.yield %r : f32"""),
+    "halves g*u": dict(column_halves=True, epilogue="""%r = arith.mulf %acc0, %acc1 : f32
+gg.yield %r : f32"""),
+    "halves g": dict(column_halves=True, epilogue="gg.yield %acc0 : f32"),
 }
 
 

@@ -4,7 +4,8 @@
 // half a warp a 128-column block a step, each lane 8 columns. The block's
 // amax comes from butterfly shuffles within the half-warp, its factor
 // 448 / amax from one IEEE division, and each lane converts its products
-// to e4m3 in pairs.
+// to e4m3 in pairs. A row's last block may be partial: the lanes past its
+// end read nothing, count as zeros and store nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -47,9 +48,10 @@ Value storedSwiglu(KernelBuilder &b, Value gate, Value up) {
 }
 
 /// One 128-column block a half-warp takes: where it lies, whether it is
-/// one of the row's, and its lane's loaded values.
+/// one of the row's, whether the lane's 8 columns are (a partial last
+/// block), and its lane's loaded values.
 struct BlockLoad {
-  Value block, active, col;
+  Value block, active, col, inRow;
   SmallVector<Value> values, ups;
 };
 
@@ -65,9 +67,14 @@ BlockLoad loadBlock(KernelBuilder &b, const Quantize &q, Value source,
   Value readBlock = b.minS(block, b.c32(q.blocks - 1));
   load.col = b.add(b.mul(readBlock, b.c32(kBlock)),
                    b.mul(lane16, b.c32(kLaneCols)));
-  load.values = loadEight(b, q, source, load.col);
+  // Past the row's last column (k a multiple of 8, not of 128) a lane
+  // reads its block's first columns instead, which are always in the row.
+  load.inRow = b.lt(load.col, b.c32(q.k));
+  Value readCol = b.select(load.inRow, load.col,
+                           b.mul(readBlock, b.c32(kBlock)));
+  load.values = loadEight(b, q, source, readCol);
   if (q.gated)
-    load.ups = loadEight(b, q, source, b.add(load.col, b.c32(q.k)));
+    load.ups = loadEight(b, q, source, b.add(readCol, b.c32(q.k)));
   return load;
 }
 
@@ -78,14 +85,17 @@ void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
       values[i] = storedSwiglu(b, values[i], load.ups[i]);
+  Value counted = b.andI(readable, load.inRow);
   for (Value &v : values)
-    v = b.select(readable, v, b.f32c(0.0));
+    v = b.select(counted, v, b.f32c(0.0));
   // The half-warp's 16 lanes hold the block: their amax by shuffles.
   Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
   BlockScale block = blockScale(b, amax);
   ifThen(b, load.active, [&] {
-    Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
-    storeE4M3x8(b, values, block.factor, q.out, index);
+    ifThen(b, load.inRow, [&] {
+      Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
+      storeE4M3x8(b, values, block.factor, q.out, index);
+    });
     ifThen(b, b.eq(lane16, b.c32(0)), [&] {
       Value scaleAt = b.add(b.mul(b.toI64(load.block), q.ld), row);
       store(b, block.scale, q.scales, scaleAt);
@@ -148,7 +158,7 @@ struct LowerQuantizeRowsPass
                 return failure();
               int64_t k =
                   cast<MemRefType>(op.getOut().getType()).getDimSize(1);
-              Quantize q{k, op.getGated() ? 2 * k : k, k / kBlock,
+              Quantize q{k, op.getGated() ? 2 * k : k, (k + kBlock - 1) / kBlock,
                          int64_t(op.getThreads()), int64_t(op.getSteps()),
                          op.getGated()};
               q.rows = op.getRows(); // non-null: the kernel takes the list

@@ -156,8 +156,10 @@ LogicalResult QuantizeRowsOp::verify() {
   if (failed(scales))
     return failure();
   int64_t k = out->getDimSize(1), inK = input->getDimSize(1);
-  if (!known(k) || k % 128 != 0)
-    return emitOpError() << "out's columns must be a static multiple of 128, got "
+  if (!known(k) || k <= 0 || k % 8 != 0)
+    return emitOpError() << "out's columns must be a static positive multiple of 8 "
+                            "(a lane's 16 bytes of bf16; the last 128-column block "
+                            "may be partial), got "
                          << sizeText(k);
   int64_t wantK = getGated() ? 2 * k : k;
   if (inK != wantK)
@@ -166,8 +168,9 @@ LogicalResult QuantizeRowsOp::verify() {
                          << "), got "
                          << sizeText(inK);
   int64_t m = out->getDimSize(0);
-  if (scales->getDimSize(0) != k / 128)
-    return emitOpError() << "scales must have out's columns / 128 = " << k / 128
+  int64_t blocks = (k + 127) / 128;
+  if (scales->getDimSize(0) != blocks)
+    return emitOpError() << "scales must have ceil(out's columns / 128) = " << blocks
                          << " rows (one per block), got "
                          << sizeText(scales->getDimSize(0));
   if (known(m) && known(scales->getDimSize(1)) && scales->getDimSize(1) < m)

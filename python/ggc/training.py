@@ -42,7 +42,8 @@ import torch
 
 from . import ops
 from .moe import quant_kernel
-from .moe.quant import _AMAX_FLOOR as AMAX_FLOOR, BLOCK, FP8, FP8_MAX, as_row_view, quantize_rows
+from .moe.quant import (_AMAX_FLOOR as AMAX_FLOOR, BLOCK, FP8, FP8_MAX, FP8_ROW_ALIGNMENT,
+                        _padded, as_row_view, quantize_rows)
 
 __all__ = ["fp8_grouped_mm", "release_quantized_weights"]
 
@@ -56,7 +57,10 @@ def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
     call, or kept from an earlier call while w is unchanged:
     quantized_weights); offsets [G+1] int32 or int64, non-decreasing from
     0, the groups covering x's rows (rows past offsets[G] get unspecified
-    values and no gradient). K and N must be multiples of 128 (whole scale blocks).
+    values and no gradient). K and N must be multiples of 16 (e4m3 rows of
+    whole 16 bytes); where they are not of 128 the last scale blocks are
+    partial (gpt-oss's 2,880), and the weights are quantised by torch ops
+    (gg.quantize_blocks' kernel takes whole 128x128 blocks only).
     Returns y [T, N] bf16; dx comes back bf16, dw in w's dtype.
     `wgrad_dtype`: the weight gradient's GEMM, torch.bfloat16 (default) or
     torch.float8_e4m3fn (the module docstring says why BF16)."""
@@ -81,9 +85,10 @@ def _check(x, w, offsets) -> None:
     if x.shape[1] != w.shape[2]:
         raise ValueError(f"x has K = {x.shape[1]} but w has K = {w.shape[2]}")
     for name, size in (("K", w.shape[2]), ("N", w.shape[1])):
-        if size % BLOCK:
-            raise ValueError(f"fp8_grouped_mm needs {name} a multiple of {BLOCK} (whole "
-                             f"1x128 and 128x128 scale blocks), got {name} = {size}")
+        if size % FP8_ROW_ALIGNMENT:
+            raise ValueError(f"fp8_grouped_mm needs {name} a multiple of {FP8_ROW_ALIGNMENT} "
+                             f"(e4m3 rows of whole 16 bytes, as TMA reads them), got "
+                             f"{name} = {size}")
     if offsets.dim() != 1 or offsets.shape[0] != w.shape[0] + 1:
         raise ValueError(f"offsets must be [G+1] = [{w.shape[0] + 1}], got "
                          f"{list(offsets.shape)}")
@@ -96,7 +101,7 @@ def _check(x, w, offsets) -> None:
 
 
 def quantized_rows(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    """x [R, C] in 1x128 blocks along C: (e4m3 [R, C], f32 scales [R, C/128],
+    """x [R, C] in 1x128 blocks along C: (e4m3 [R, C], f32 scales [R, ceil(C/128)],
     the M-major view where ggc's kernel made them)."""
     if quant_kernel.usable(x):
         made = quant_kernel.rows_mn(x)
@@ -135,7 +140,8 @@ class QuantizedWeights(NamedTuple):
 
 
 def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
-    """w [G, N, K] (K and N multiples of 128) in 128x128 blocks, each value
+    """w [G, N, K] in 128x128 blocks (the last partial where N or K is not
+    a multiple of 128), each value
     times the block's 448 / amax (quant.quantize_rows' rule, over 128 x 128
     values); with `transposed`, the transposed copy too. Kept for w's
     current version (torch bumps it on every in-place update, an
@@ -166,17 +172,23 @@ def _kernel_weights(w: torch.Tensor, transposed: bool) -> Optional[QuantizedWeig
 
 
 def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
-    """quantized_weights by torch ops: the kernel's values."""
+    """quantized_weights by torch ops: the kernel's values. N or K off 128:
+    w with zeros appended to whole blocks (which change no amax), the
+    padding cut off the result."""
     g, n, k = w.shape
-    blocks = w.detach().view(g, n // BLOCK, BLOCK, k // BLOCK, BLOCK)
+    whole = _padded(w.detach(), (1, 2))
+    nb, kb = whole.shape[1] // BLOCK, whole.shape[2] // BLOCK
+    blocks = whole.view(g, nb, BLOCK, kb, BLOCK)
     # Each row's amax over its 128-column blocks (a reduction along
     # contiguous memory, one pass), then the max of 128 rows' (small).
-    row_amax = torch.linalg.vector_norm(w.detach().view(g, n, k // BLOCK, BLOCK), float("inf"),
+    row_amax = torch.linalg.vector_norm(whole.view(g, nb * BLOCK, kb, BLOCK), float("inf"),
                                         dim=-1, dtype=torch.float32)
-    amax = row_amax.view(g, n // BLOCK, BLOCK, k // BLOCK).amax(dim=2).clamp_min(AMAX_FLOOR)
+    amax = row_amax.view(g, nb, BLOCK, kb).amax(dim=2).clamp_min(AMAX_FLOOR)
     factor = torch.full_like(amax, FP8_MAX) / amax
-    q = torch.empty(w.shape, dtype=FP8, device=w.device)
+    q = torch.empty(whole.shape, dtype=FP8, device=w.device)
     torch.mul(blocks, factor[:, :, None, :, None], out=q.view(blocks.shape))
+    if whole is not w.detach():
+        q = q[:, :n, :k].contiguous()
     return QuantizedWeights.of(q, amax / FP8_MAX,
                                q.transpose(1, 2).contiguous() if transposed else None)
 

@@ -47,9 +47,9 @@ func.func @bad(%x: memref<?x256xbf16>, %q: memref<256xf8E4M3FN>, %s: memref<2x?x
 
 // -----
 
-func.func @bad(%x: memref<?x200xbf16>, %q: memref<?x200xf8E4M3FN>, %s: memref<2x?xf32>) {
-  // expected-error @+1 {{out's columns must be a static multiple of 128, got 200}}
-  gg.quantize_rows input(%x : memref<?x200xbf16>) out(%q : memref<?x200xf8E4M3FN>)
+func.func @bad(%x: memref<?x196xbf16>, %q: memref<?x196xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{out's columns must be a static positive multiple of 8 (a lane's 16 bytes of bf16; the last 128-column block may be partial), got 196}}
+  gg.quantize_rows input(%x : memref<?x196xbf16>) out(%q : memref<?x196xf8E4M3FN>)
       scales(%s : memref<2x?xf32>) {threads = 256 : i64}
   return
 }
@@ -75,7 +75,7 @@ func.func @bad(%x: memref<?x512xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x
 // -----
 
 func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<3x?xf32>) {
-  // expected-error @+1 {{scales must have out's columns / 128 = 2 rows (one per block), got 3}}
+  // expected-error @+1 {{scales must have ceil(out's columns / 128) = 2 rows (one per block), got 3}}
   gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
       scales(%s : memref<3x?xf32>) {threads = 256 : i64}
   return

@@ -3,7 +3,7 @@ it replaces: quant.quantize_rows' e4m3 bytes and scales bit for bit, in
 quant.mn_major's M-major layout; gathered through a row list (repeated
 rows, rows off the input: zeros); SwiGLU over the column halves within
 one bf16 rounding of the torch SwiGLU; ragged row counts, odd block
-counts, zero blocks and outliers."""
+counts, partial last blocks (K off 128), zero blocks and outliers."""
 
 import os
 import sys
@@ -39,11 +39,13 @@ def rows_of(m, k, seed):
     if m > 2:
         x[1, :128] = 0  # a zero block: the floor's scale
         x[2, 5] = 1e4  # an outlier in one block
+    if m > 3 and k % 128:
+        x[3, k - k % 128:] = 0  # a zero partial block
     return x.to(torch.bfloat16)
 
 
 @pytest.mark.parametrize("m", [1, 5, 64, 257, 1000])
-@pytest.mark.parametrize("k", [128, 640, 2048, 7168])
+@pytest.mark.parametrize("k", [128, 640, 2048, 7168, 200, 2880, 40])  # 200, 2880, 40: a partial block
 def test_matches_quantize_rows(m, k):
     x = rows_of(m, k, m + k)
     assert quant_kernel.usable(x)
@@ -51,8 +53,9 @@ def test_matches_quantize_rows(m, k):
 
 
 @pytest.mark.parametrize("m", [1, 33, 1000])
-def test_gathered_rows(m):
-    x = rows_of(300, 512, m)
+@pytest.mark.parametrize("k", [512, 2880])
+def test_gathered_rows(m, k):
+    x = rows_of(300, k, m)
     gen = torch.Generator(device="cuda").manual_seed(m)
     rows = torch.randint(0, 300, (m,), device="cuda", generator=gen, dtype=torch.int32)
     if m > 3:
@@ -68,7 +71,7 @@ def test_gathered_rows(m):
 
 
 @pytest.mark.parametrize("m", [1, 77, 512])
-@pytest.mark.parametrize("k", [256, 768])
+@pytest.mark.parametrize("k", [256, 768, 208, 2880])
 def test_gated_swiglu(m, k):
     h = rows_of(m, 2 * k, 3 * m + k)
     assert quant_kernel.usable(h, gated=True)
@@ -79,8 +82,8 @@ def test_gated_swiglu(m, k):
     # SwiGLU's approximate exp and reciprocal move a product by at most one
     # bf16 rounding; the scales and the dequantised values follow.
     assert torch.allclose(mn[:, :m], wmn[:, :m], rtol=1e-2, atol=0)
-    deq = q.float() * mn[:, :m].t().repeat_interleave(128, dim=1)
-    want = wq.float() * wmn[:, :m].t().repeat_interleave(128, dim=1)
+    deq = q.float() * mn[:, :m].t().repeat_interleave(128, dim=1)[:, :k]
+    want = wq.float() * wmn[:, :m].t().repeat_interleave(128, dim=1)[:, :k]
     err = ((deq - want).norm() / want.norm()).item()
     assert err < 2e-2, err
     ref = act.float()
@@ -88,10 +91,10 @@ def test_gated_swiglu(m, k):
 
 
 def test_declines_what_it_cannot_take():
-    x = torch.zeros(4, 200, dtype=torch.bfloat16, device="cuda")
-    assert not quant_kernel.usable(x)  # K not a multiple of 128
+    x = torch.zeros(4, 196, dtype=torch.bfloat16, device="cuda")
+    assert not quant_kernel.usable(x)  # K not a multiple of 8
     assert not quant_kernel.usable(x.float())
-    assert not quant_kernel.usable(torch.zeros(4, 384, dtype=torch.bfloat16, device="cuda"),
-                                   gated=True)  # 192 columns out
+    assert not quant_kernel.usable(torch.zeros(4, 392, dtype=torch.bfloat16, device="cuda"),
+                                   gated=True)  # 196 columns out
     big = torch.zeros(5, 128, dtype=torch.bfloat16, device="cuda")
     assert quant_kernel.rows_mn(big.view(-1)[4:4 + 512].view(4, 128)) is None  # unaligned

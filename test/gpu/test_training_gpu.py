@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 @pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, checks.FP8])
 @pytest.mark.parametrize("sizes", checks.RAGGED + [[0, 700, 1, 129, 2048, 0, 63, 1000]])
-@pytest.mark.parametrize("n, k", [(256, 384), (512, 1024)])
+@pytest.mark.parametrize("n, k", [(256, 384), (512, 1024), (208, 2880)])
 def test_recipe_against_fp64(sizes, n, k, wgrad_dtype):
     checks.check_recipe(sizes, n, k, "cuda", seed=sum(sizes) + n, wgrad_dtype=wgrad_dtype)
 
@@ -35,6 +35,11 @@ def test_rows_take_ggc_quantisation_kernel():
 
 def test_layer_trains_in_fp8():
     checks.check_layer("cuda", hidden=512, intermediate=256, experts=8, top_k=2, tokens=300)
+
+
+def test_layer_trains_in_fp8_with_partial_scale_blocks():
+    """gpt-oss's H = I = 2,880 (22.5 scale blocks): refused before."""
+    checks.check_layer("cuda", hidden=2880, intermediate=2880, experts=4, top_k=2, tokens=300)
 
 
 @pytest.mark.parametrize("g, n, k", [(1, 128, 128), (3, 256, 384), (5, 1536, 2048)])

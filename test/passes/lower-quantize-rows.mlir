@@ -73,3 +73,25 @@ func.func @one_step(%x: memref<?x512xbf16>, %q: memref<?x512xf8E4M3FN>, %s: memr
       scales(%s : memref<4x?xf32>) {threads = 256 : i64, steps = 1 : i64}
   return
 }
+
+// -----
+
+// Before: 200 columns, a whole block and a partial one of 72 columns.
+// After: two blocks a row (one step); each lane's column is compared with
+// 200, a lane past it reads its block's first columns (a select), counts
+// as zeros in the amax, and stores no e4m3 (its store under an scf.if);
+// the block's first lane still stores the scale.
+// CHECK-LABEL: llvm.func @partial_quantize
+// CHECK: %[[IN_ROW:.*]] = arith.cmpi slt, %[[COL:.*]], %c200_i32
+// CHECK: arith.select %[[IN_ROW]], %[[COL]], %{{.*}} : i32
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
+// CHECK: scf.if %[[IN_ROW]] {
+// CHECK: ggk.convert_e4m3x2
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: }
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
+func.func @partial(%x: memref<?x200xbf16>, %q: memref<?x200xf8E4M3FN>, %s: memref<2x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x200xbf16>) out(%q : memref<?x200xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64, steps = 1 : i64}
+  return
+}

@@ -118,6 +118,13 @@ def test_recipe_against_fp64(sizes, wgrad_dtype):
     check_recipe(sizes, 256, 384, "cpu", wgrad_dtype=wgrad_dtype)
 
 
+@pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])
+def test_recipe_with_partial_scale_blocks(wgrad_dtype):
+    """N = 208 and K = 144 end inside a 128-wide block (gpt-oss's 2,880
+    does): the last 1x128 and 128x128 scales cover fewer values."""
+    check_recipe(RAGGED[0], 208, 144, "cpu", wgrad_dtype=wgrad_dtype)
+
+
 def test_weights_quantised_once_per_version():
     x, w, dy, offsets = problem([40, 90], 128, 256, "cpu", 1)
     first = training.quantized_weights(w, transposed=True)
@@ -135,8 +142,8 @@ def test_weights_quantised_once_per_version():
 
 @pytest.mark.parametrize("args, error, match", [
     (dict(x_dtype=torch.float32), TypeError, "bf16 x and w"),
-    (dict(k=200), ValueError, "K a multiple of 128"),
-    (dict(n=96), ValueError, "N a multiple of 128"),
+    (dict(k=200), ValueError, "K a multiple of 16"),
+    (dict(n=100), ValueError, "N a multiple of 16"),
     (dict(groups=3), ValueError, r"offsets must be \[G\+1\] = \[4\], got \[3\]"),
     (dict(offsets_dtype=torch.float32), TypeError, "int32 or int64"),
     (dict(wgrad_dtype=torch.float16), TypeError, "wgrad_dtype must be torch.bfloat16 or"),
@@ -175,11 +182,17 @@ def test_layer_trains_in_fp8():
     check_layer("cpu")
 
 
+def test_layer_trains_in_fp8_with_partial_scale_blocks():
+    """H and I off 128 (gpt-oss's 2,880): the layer trains as with whole
+    blocks."""
+    check_layer("cpu", hidden=144, intermediate=208)
+
+
 def test_layer_compute_dtype_errors():
     with pytest.raises(TypeError, match="None .* or torch.float8_e4m3fn"):
         MoE(256, 128, 4, 2, compute_dtype=torch.float16)
-    with pytest.raises(ValueError, match="intermediate_size = 96 a multiple of 128"):
-        MoE(256, 96, 4, 2, compute_dtype=FP8)
+    with pytest.raises(ValueError, match="intermediate_size = 100 a multiple of 16"):
+        MoE(256, 100, 4, 2, compute_dtype=FP8)
     layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
     assert "compute_dtype=torch.float8_e4m3fn" in repr(layer)
     layer.quantize_fp8()  # FP8 weights for inference: the GEMMs are FP8 on them

@@ -304,7 +304,7 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
     = a * f32(1 / 448)` with `a = max(amax_b(|x[p, :]|), 1e-12)`, the amax
     over the row's 128 columns of block `b` (one IEEE division a block,
     a multiply an element, as DeepGEMM's `per_token_cast_to_fp8`): the
-    1x128 block scales of DeepGEMM's sm90 FP8 recipe, stored M-major (`scales[K / 128, LD]`, `LD >= M`, the
+    1x128 block scales of DeepGEMM's sm90 FP8 recipe, stored M-major (`scales[ceil(K / 128), LD]`, `LD >= M`, the
     `block_mn` layout `gg.grouped_matmul` reads for A). `x` is:
 
     - without `rows`: `input[p]`;
@@ -316,7 +316,9 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
       steps would be).
 
     `input` is bf16 `[R, K or 2K]`, `out` f8E4M3FN `[M, K]` with `K` a
-    multiple of 128; `M` and `R` may be dynamic. `gg-lower-quantize-rows`
+    multiple of 8 (where it is not of 128 the last block is partial: its
+    amax and scale cover its valid columns), `scales` `[ceil(K / 128), LD]`;
+    `M` and `R` may be dynamic. `gg-lower-quantize-rows`
     makes one kernel `<func>_quantize(input, [rows,] out, scales, M, R,
     LD)` of `threads` threads a CTA: a warp takes `steps` steps of a row at
     a time (grid-stride), half a warp a 128-column block a step, the

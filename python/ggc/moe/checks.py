@@ -8,7 +8,7 @@ from typing import NamedTuple, Optional, Tuple
 import torch
 
 from .activations import ACTIVATIONS, GATED
-from .quant import BLOCK, FP8
+from .quant import BLOCK, FP8, FP8_ROW_ALIGNMENT
 
 
 class Problem(NamedTuple):
@@ -85,7 +85,9 @@ def check_fp8_compute(compute_dtype, sizes, dtype) -> bool:
     (torch.float8_e4m3fn: ggc.training's recipe; None: the weights'
     dtype), or the problem with asking for it: `dtype` the activations'
     and weights', `sizes` {label: size} the hidden and intermediate
-    sizes, which must be whole 128-wide scale blocks."""
+    sizes, which must be multiples of 16 (ggc.training.fp8_grouped_mm's
+    e4m3 rows; the last scale blocks are partial where they are not of
+    128)."""
     if compute_dtype is None:
         return False
     if compute_dtype != FP8:
@@ -95,9 +97,9 @@ def check_fp8_compute(compute_dtype, sizes, dtype) -> bool:
         raise TypeError(f"compute_dtype=torch.float8_e4m3fn takes bf16 activations and "
                         f"weights, got {dtype}")
     for label, size in sizes.items():
-        if size % BLOCK:
+        if size % FP8_ROW_ALIGNMENT:
             raise ValueError(f"compute_dtype=torch.float8_e4m3fn needs {label} = {size} a "
-                             f"multiple of {BLOCK} (whole 1x128 and 128x128 scale blocks)")
+                             f"multiple of {FP8_ROW_ALIGNMENT} (e4m3 rows of whole 16 bytes)")
     return True
 
 

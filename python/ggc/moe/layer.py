@@ -77,7 +77,7 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     x, w13, w2 and topk_weights; FP8 weights are inference only.
 
     `compute_dtype=torch.float8_e4m3fn` (bf16 x and weights, H and I
-    multiples of 128): both projections run as FP8 GEMMs on the bf16
+    multiples of 16; off 128 the last scale blocks are partial): both projections run as FP8 GEMMs on the bf16
     weights quantised per call (ggc.training.fp8_grouped_mm: DeepSeek-V3's
     recipe, 1x128 activation and 128x128 weight scales, the input
     gradients in FP8 too, the weight gradients BF16), differentiable as

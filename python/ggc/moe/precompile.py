@@ -146,7 +146,8 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if shape.hidden % 8 == 0:
             found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
                 combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
-        fp8_gated = shape.fp8 and target_has_fp8 and shape.intermediate % BLOCK == 0
+        lanes = quant_kernel.LANE_COLUMNS  # gg.quantize_rows takes partial last blocks
+        fp8_gated = shape.fp8 and target_has_fp8 and shape.intermediate % lanes == 0
         if shape.activation == "swiglu" and shape.intermediate % 8 == 0 and not fp8_gated:
             # SwiGLU apart from the up projection (decode tiles, expert biases;
             # FP8 where the quantisation kernel cannot take it with SwiGLU).
@@ -154,10 +155,10 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
                 swiglu_kernel.kernel, shape.intermediate)
         if not (shape.fp8 and target_has_fp8):
             continue
-        if shape.hidden % BLOCK == 0:
+        if shape.hidden % lanes == 0:
             found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
                 quant_kernel.kernel, shape.hidden, True, False)
-        if shape.activation == "swiglu" and shape.intermediate % BLOCK == 0:
+        if shape.activation == "swiglu" and shape.intermediate % lanes == 0:
             found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
                 quant_kernel.kernel, shape.intermediate, False, True)
     return list(found.items())

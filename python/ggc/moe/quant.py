@@ -11,6 +11,9 @@ import torch
 FP8 = torch.float8_e4m3fn
 FP8_MAX = 448.0
 BLOCK = 128
+# The columns of an FP8 operand's rows come in multiples of this: e4m3 rows
+# of whole 16 bytes, as TMA reads them (a partial last scale block is fine).
+FP8_ROW_ALIGNMENT = 16
 # An all-zero block gets this amax instead of 0, so that its values scale
 # to zeros rather than NaN.
 _AMAX_FLOOR = 1e-12

@@ -7,7 +7,9 @@ reads, and before the down projection a SwiGLU pass: `rows_mn` does each
 of those in one pass, a gathered copy (`rows`) or the SwiGLU over the
 column halves (`gated`) quantised as it is written. The values are
 quant.quantize_rows' (the same amax, scale and factor 448 / amax); the
-scales come M-major ([K/128, align4(M)], quant.mn_major's layout).
+scales come M-major ([ceil(K/128), align4(M)], quant.mn_major's layout;
+where K is not a multiple of 128 the last block is partial, as
+quant.quantize_rows takes it).
 
 `weight_blocks` quantises expert weights in 128x128 blocks, with the
 transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
@@ -30,6 +32,9 @@ from . import ptx
 from .quant import BLOCK, FP8
 
 THREADS = 256
+# A lane of gg.quantize_rows' kernel loads 8 bf16 (16 bytes): rows of out
+# come in multiples of this many columns.
+LANE_COLUMNS = 8
 # A warp's steps of a row (two 128-column blocks each) loaded together
 # (gg.quantize_rows' `steps`): the most, up to MAX_STEPS, that divide the
 # row's steps, since a unit past the row's end loads blocks it does not
@@ -51,14 +56,15 @@ _PTX: Dict[tuple, Tuple[str, str]] = {}
 def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int) -> str:
     """The gg IR of one quantisation kernel."""
     in_k = 2 * k if gated else k
+    blocks = -(-k // BLOCK)
     rows_arg = ", %rows: memref<?xi32>" if gathered else ""
     rows_use = " rows(%rows : memref<?xi32>)" if gathered else ""
     attrs = "gated, " if gated else ""
     return f"""
 func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8E4M3FN>,
-    %scales: memref<{k // BLOCK}x?xf32>) {{
+    %scales: memref<{blocks}x?xf32>) {{
   gg.quantize_rows input(%input : memref<?x{in_k}xbf16>){rows_use}
-      out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{k // BLOCK}x?xf32>)
+      out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{blocks}x?xf32>)
       {{{attrs}threads = {THREADS} : i64, steps = {steps} : i64}}
   return
 }}
@@ -80,12 +86,13 @@ def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None,
 
 def usable(x: torch.Tensor, gated: bool = False) -> bool:
     """Whether rows_mn takes x: CUDA bf16 [R, K] rows (K = 2 * out's
-    columns where gated) with out's columns a multiple of 128, in eager
-    mode or a CUDA-graph capture, on a target with FP8 conversion."""
+    columns where gated) with out's columns a multiple of LANE_COLUMNS (the
+    last 128-column block may be partial), in eager mode or a CUDA-graph
+    capture, on a target with FP8 conversion."""
     if not (x.is_cuda and x.dtype == torch.bfloat16 and x.dim() == 2) or tracing():
         return False
     k = x.shape[1] // 2 if gated else x.shape[1]
-    return (k > 0 and k % BLOCK == 0 and (not gated or x.shape[1] % 2 == 0)
+    return (k > 0 and k % LANE_COLUMNS == 0 and (not gated or x.shape[1] % 2 == 0)
             and converts_fp8())
 
 
@@ -97,7 +104,7 @@ def converts_fp8(arch: Optional[str] = None) -> bool:
 
 def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False,
             steps: Optional[int] = None) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
-    """(e4m3 [M, K], f32 scales [K/128, align4(M)] M-major) for x's rows
+    """(e4m3 [M, K], f32 scales [ceil(K/128), align4(M)] M-major) for x's rows
     (x[rows] with `rows` int32 [M], zeros off x; silu(gate) * up over the
     column halves where `gated`), or None where the kernel cannot take the
     call (an input not 16-byte aligned). Check usable(x, gated) first.
@@ -110,7 +117,7 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     k = x.shape[1] // 2 if gated else x.shape[1]
     out = torch.empty(m, k, dtype=FP8, device=x.device)
     ld = (m + 3) // 4 * 4
-    scales = torch.empty(k // BLOCK, ld, dtype=torch.float32, device=x.device)
+    scales = torch.empty(-(-k // BLOCK), ld, dtype=torch.float32, device=x.device)
     tensors = (x,) + (() if rows is None else (rows,)) + (out, scales)
     if not ptx.aligned(*tensors):
         return None

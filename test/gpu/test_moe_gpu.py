@@ -81,6 +81,28 @@ def test_fp8_layer_matches_fp64_and_the_reference_pipeline(shape, monkeypatch, t
     assert rel_err(out, pipeline.double()) < 1e-2
 
 
+@pytest.mark.parametrize("shape", [SHAPES[0], PARTIAL_BLOCKS[1]],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_layer_with_an_activation_apart(shape, monkeypatch):
+    """A plain activation (silu: not computed with the quantisation) runs
+    apart and gg.quantize_rows' kernel quantises its output: against fp64
+    within FP8's error."""
+    from ggc.moe import quant_kernel
+    x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 2, gated=False)
+    q13, q2, scales = fp8_weights(w13, w2)
+    plain_calls, real = [], quant_kernel.rows_mn
+    def counted(x, rows=None, gated=False, steps=None):
+        plain_calls.append(rows is None and not gated)
+        return real(x, rows, gated, steps)
+    monkeypatch.setattr(quant_kernel, "rows_mn", counted)
+    out = moe.fused_moe(x, q13, q2, weights, ids, "silu", **scales)
+    assert any(plain_calls), "the activation was not quantised by gg.quantize_rows' kernel"
+    ref = reference_moe(x.double(), dequantized_weights(q13, scales["w13_scale"]),
+                        dequantized_weights(q2, scales["w2_scale"]), weights.double(), ids,
+                        "silu")
+    assert rel_err(out, ref) < 6e-2
+
+
 def test_no_host_synchronisation():
     """torch's sync debug mode raises on any op that waits for the GPU."""
     x, w13, w2, weights, ids = layer(*SHAPES[1], seed=3)

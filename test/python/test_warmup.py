@@ -389,9 +389,9 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     """The permutation's kernels (gg.sort_routes) for every one-GPU layer
     of at most MAX_EXPERTS experts, the combine's (gg.combine_routes), BF16
     SwiGLU's apart from the up projection (gg.swiglu_rows), and the FP8
-    layer's quantisation kernels (gg.quantize_rows): x's gathered rows, and
-    SwiGLU's output (not a plain activation's): each once, into the memory
-    the forward looks in."""
+    layer's quantisation kernels (gg.quantize_rows): x's gathered rows,
+    SwiGLU's output (computed with it) and another activation's (computed
+    apart): each once, into the memory the forward looks in."""
     from ggc.moe import combine_kernel, quant_kernel, routes, swiglu_kernel
     monkeypatch.setattr(routes, "_PTX", {})
     monkeypatch.setattr(quant_kernel, "_PTX", {})
@@ -404,14 +404,16 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     report = moe.warmup(shapes, 4, progress=False)
     assert [k.kernel for k in report.helpers] == [
         "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows gathered k256",
-        "quantize_rows gated k128", "swiglu_rows i128", "quantize_rows gated k1152"]
+        "quantize_rows gated k128", "quantize_rows k384", "swiglu_rows i128",
+        "quantize_rows gated k1152"]
     assert {k.source for k in report.helpers} == {"compiled"}
-    assert "and 6 sort, quantisation, SwiGLU and combine kernels" in str(report)
+    assert "and 7 sort, quantisation, SwiGLU and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
     assert set(swiglu_kernel._PTX) == {(128, "sm_90a")}
     assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1),
                                       (256, True, False, "sm_90a", 1),
+                                      (384, False, False, "sm_90a", 2),
                                       (1152, False, True, "sm_90a", 1)}
     # A second warm-up finds them in memory.
     again = moe.warmup(shapes[:1], 4, progress=False)

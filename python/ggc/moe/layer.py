@@ -318,7 +318,9 @@ def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, 
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
     SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
-    where it takes the GEMM's output."""
+    where it takes the GEMM's output; another activation (gpt-oss's
+    swigluoai, an expert bias added first) runs apart and the same
+    kernel quantises its output."""
     h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
                          a_scale=as_row_view(rows_scale, rows.shape[0]),
                          b_scale=weights.w13_scale, expected_m=hint, validate=False)
@@ -327,7 +329,11 @@ def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, 
         quantized = quant_kernel.rows_mn(h, gated=True)
         if quantized is not None:
             return quantized
-    act, scale = quantize_rows(_activated(h, activation, fused=True), "activation")
+    act = _activated(h, activation, fused=True)
+    quantized = quant_kernel.rows_mn(act) if quant_kernel.usable(act) else None
+    if quantized is not None:
+        return quantized
+    act, scale = quantize_rows(act, "activation")
     return act, mn_major(scale)
 
 

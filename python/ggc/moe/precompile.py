@@ -158,9 +158,10 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if shape.hidden % lanes == 0:
             found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
                 quant_kernel.kernel, shape.hidden, True, False)
-        if shape.activation == "swiglu" and shape.intermediate % lanes == 0:
-            found[f"quantize_rows gated k{shape.intermediate}"] = functools.partial(
-                quant_kernel.kernel, shape.intermediate, False, True)
+        if shape.intermediate % lanes == 0:  # SwiGLU's output, or another activation's
+            gated = shape.activation == "swiglu"
+            found[f"quantize_rows{' gated' if gated else ''} k{shape.intermediate}"] = \
+                functools.partial(quant_kernel.kernel, shape.intermediate, False, gated)
     return list(found.items())
 
 

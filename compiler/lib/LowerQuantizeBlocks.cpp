@@ -5,7 +5,10 @@
 // bf16 per row). The block's amax comes from the thread's 64 values, the
 // warp's shuffles and the 8 warps' maxima in shared memory; each thread
 // then stores its square as 8 rows of 8 e4m3 and, for the transposed
-// copy, as 8 columns of 8 (the square transposed in registers).
+// copy, as 8 columns of 8 (the square transposed in registers). N and K
+// are multiples of 16, so a square of a partial last block lies wholly in
+// the weights or wholly past them: a square past them reads its block's
+// first square, counts as zeros and stores nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "E4M3.h"
@@ -52,29 +55,55 @@ Value ctaAmax(KernelBuilder &b, Value amax, Value shared, Value warp,
   return all;
 }
 
-/// Block `block` (linear over [G, N/128, K/128], the scales' index).
+/// Blocks of `size` rows or columns, the last possibly partial.
+int64_t blocksOf(int64_t size) { return (size + kBlock - 1) / kBlock; }
+
+void storeSquare(KernelBuilder &b, const Blocks &q,
+                 ArrayRef<SmallVector<Value>> rows, const BlockScale &scale,
+                 Value expert, Value row0, Value col0, ArrayRef<Value> at);
+
+/// Block `block` (linear over [G, ceil(N/128), ceil(K/128)], the scales'
+/// index).
 void quantizeBlock(KernelBuilder &b, const Blocks &q, Value shared,
                    Value block, Value squareRow, Value squareCol, Value warp,
                    Value lane) {
-  int64_t blocksK = q.k / kBlock, perExpert = (q.n / kBlock) * blocksK;
+  int64_t blocksK = blocksOf(q.k), perExpert = blocksOf(q.n) * blocksK;
   Value expert = b.divU(block, b.c64(perExpert));
   Value within = b.remU(block, b.c64(perExpert));
-  Value row0 = b.add(b.mul(b.divU(within, b.c64(blocksK)), b.c64(kBlock)),
-                     b.toI64(b.mul(squareRow, b.c32(kSquare))));
-  Value col0 = b.add(b.mul(b.remU(within, b.c64(blocksK)), b.c64(kBlock)),
-                     b.toI64(b.mul(squareCol, b.c32(kSquare))));
+  Value blockRow0 = b.mul(b.divU(within, b.c64(blocksK)), b.c64(kBlock));
+  Value blockCol0 = b.mul(b.remU(within, b.c64(blocksK)), b.c64(kBlock));
+  Value row0 = b.add(blockRow0, b.toI64(b.mul(squareRow, b.c32(kSquare))));
+  Value col0 = b.add(blockCol0, b.toI64(b.mul(squareCol, b.c32(kSquare))));
+  Value inWeights = b.andI(b.lt(row0, b.c64(q.n)), b.lt(col0, b.c64(q.k)));
   // rows[i][j] = input[expert, row0 + i, col0 + j], at index at[i] + j of
-  // input and of out alike.
-  Value firstRow = b.add(b.mul(expert, b.c64(q.n)), row0);
+  // input and of out alike; a square past the weights reads the block's
+  // first one (always in them).
+  Value readRow0 = b.select(inWeights, row0, blockRow0);
+  Value readCol0 = b.select(inWeights, col0, blockCol0);
   SmallVector<Value> at;
   SmallVector<SmallVector<Value>> rows;
   Value amax = b.f32c(0.0);
   for (int64_t i = 0; i < kSquare; ++i) {
-    at.push_back(b.add(b.mul(b.add(firstRow, b.c64(i)), b.c64(q.k)), col0));
-    rows.push_back(loadBf16x8(b, q.input, at.back()));
+    Value row = b.add(b.mul(expert, b.c64(q.n)), b.add(row0, b.c64(i)));
+    Value readRow = b.add(b.mul(expert, b.c64(q.n)), b.add(readRow0, b.c64(i)));
+    at.push_back(b.add(b.mul(row, b.c64(q.k)), col0));
+    rows.push_back(
+        loadBf16x8(b, q.input, b.add(b.mul(readRow, b.c64(q.k)), readCol0)));
+    for (Value &v : rows.back())
+      v = b.select(inWeights, v, b.f32c(0.0));
     amax = absMax(b, amax, rows.back());
   }
   BlockScale scale = blockScale(b, ctaAmax(b, amax, shared, warp, lane));
+  ifThen(b, inWeights, [&] { storeSquare(b, q, rows, scale, expert, row0, col0, at); });
+  ifThen(b, b.eq(b.add(squareRow, squareCol), b.c32(0)),
+         [&] { store(b, scale.scale, q.scales, block); });
+}
+
+/// The thread's square as e4m3: 8 rows of `out` at `at`, and with the
+/// transposed copy 8 rows of it (the square's columns).
+void storeSquare(KernelBuilder &b, const Blocks &q,
+                 ArrayRef<SmallVector<Value>> rows, const BlockScale &scale,
+                 Value expert, Value row0, Value col0, ArrayRef<Value> at) {
   for (int64_t i = 0; i < kSquare; ++i)
     storeE4M3x8(b, rows[i], scale.factor, q.out, at[i]);
   if (q.transposed) {
@@ -87,8 +116,6 @@ void quantizeBlock(KernelBuilder &b, const Blocks &q, Value shared,
                   b.add(b.mul(row, b.c64(q.n)), row0));
     }
   }
-  ifThen(b, b.eq(b.add(squareRow, squareCol), b.c32(0)),
-         [&] { store(b, scale.scale, q.scales, block); });
 }
 
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name, Blocks q) {
@@ -108,7 +135,7 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name, Blocks q) {
   Value lane = b.remU(tid, b.c32(32));
   Value squareRow = b.divU(tid, b.c32(kSquaresPerSide));
   Value squareCol = b.remU(tid, b.c32(kSquaresPerSide));
-  int64_t perExpert = (q.n / kBlock) * (q.k / kBlock);
+  int64_t perExpert = blocksOf(q.n) * blocksOf(q.k);
   gridStride(b, b.mul(q.experts, b.c64(perExpert)), 1, b.c32(0), [&](Value block) {
     quantizeBlock(b, q, shared, block, squareRow, squareCol, warp, lane);
   });

@@ -292,9 +292,10 @@ LogicalResult QuantizeBlocksOp::verify() {
   if (failed(input) || failed(out) || failed(scales))
     return failure();
   int64_t n = input->getDimSize(1), k = input->getDimSize(2);
-  if (!known(n) || !known(k) || n % 128 != 0 || k % 128 != 0)
-    return emitOpError() << "input must be [G, N, K] with N and K static "
-                            "multiples of 128 (whole 128x128 blocks), got [?, "
+  if (!known(n) || !known(k) || n <= 0 || k <= 0 || n % 16 != 0 || k % 16 != 0)
+    return emitOpError() << "input must be [G, N, K] with N and K static positive "
+                            "multiples of 16 (e4m3 rows of whole 16 bytes, both "
+                            "ways; the last 128x128 blocks may be partial), got [?, "
                          << sizeText(n) << ", " << sizeText(k) << "]";
   int64_t experts = input->getDimSize(0);
   // Each operand's expected [G, d1, d2], the one G known anywhere.
@@ -312,7 +313,7 @@ LogicalResult QuantizeBlocksOp::verify() {
     return success();
   };
   if (failed(check(*out, "out", n, k)) ||
-      failed(check(*scales, "scales", n / 128, k / 128)))
+      failed(check(*scales, "scales", (n + 127) / 128, (k + 127) / 128)))
     return failure();
   if (Value transposed = getTransposed()) {
     FailureOr<MemRefType> type =

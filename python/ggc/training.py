@@ -59,8 +59,7 @@ def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
     0, the groups covering x's rows (rows past offsets[G] get unspecified
     values and no gradient). K and N must be multiples of 16 (e4m3 rows of
     whole 16 bytes); where they are not of 128 the last scale blocks are
-    partial (gpt-oss's 2,880), and the weights are quantised by torch ops
-    (gg.quantize_blocks' kernel takes whole 128x128 blocks only).
+    partial (gpt-oss's 2,880).
     Returns y [T, N] bf16; dx comes back bf16, dw in w's dtype.
     `wgrad_dtype`: the weight gradient's GEMM, torch.bfloat16 (default) or
     torch.float8_e4m3fn (the module docstring says why BF16)."""

@@ -21,7 +21,7 @@ func.func @bad(%w: memref<256x384xbf16>, %q: memref<?x256x384xf8E4M3FN>, %s: mem
 // -----
 
 func.func @bad(%w: memref<?x256x200xbf16>, %q: memref<?x256x200xf8E4M3FN>, %s: memref<?x2x2xf32>) {
-  // expected-error @+1 {{input must be [G, N, K] with N and K static multiples of 128 (whole 128x128 blocks), got [?, 256, 200]}}
+  // expected-error @+1 {{input must be [G, N, K] with N and K static positive multiples of 16 (e4m3 rows of whole 16 bytes, both ways; the last 128x128 blocks may be partial), got [?, 256, 200]}}
   gg.quantize_blocks input(%w : memref<?x256x200xbf16>) out(%q : memref<?x256x200xf8E4M3FN>)
       scales(%s : memref<?x2x2xf32>)
   return

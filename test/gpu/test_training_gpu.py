@@ -42,7 +42,8 @@ def test_layer_trains_in_fp8_with_partial_scale_blocks():
     checks.check_layer("cuda", hidden=2880, intermediate=2880, experts=4, top_k=2, tokens=300)
 
 
-@pytest.mark.parametrize("g, n, k", [(1, 128, 128), (3, 256, 384), (5, 1536, 2048)])
+@pytest.mark.parametrize("g, n, k", [(1, 128, 128), (3, 256, 384), (5, 1536, 2048),
+                                     (2, 208, 2880), (1, 48, 16)])  # partial blocks
 def test_weight_blocks_kernel_matches_torch(g, n, k):
     """gg.quantize_blocks' kernel gives the torch path's bytes and scales,
     and its transposed copy holds the same bytes transposed (a zero block:

@@ -49,3 +49,27 @@ func.func @plain(%w: memref<4x128x128xbf16>, %q: memref<4x128x128xf8E4M3FN>,
       scales(%s : memref<4x1x1xf32>)
   return
 }
+
+// -----
+
+// Before: N = 208 and K = 144, whose last blocks are partial (80 rows, 16
+// columns). After: 2 x 2 blocks an expert; a square starting at or past
+// row 208 or column 144 reads its block's first square (selects), counts
+// as zeros, and stores nothing (its stores under an scf.if); thread 0
+// still stores the block's scale.
+// CHECK-LABEL: llvm.func @partial_quantize_blocks
+// CHECK-DAG: %[[ROWS_IN:.*]] = arith.cmpi slt, %{{.*}}, %c208_i64
+// CHECK-DAG: %[[COLS_IN:.*]] = arith.cmpi slt, %{{.*}}, %c144_i64
+// CHECK: %[[IN:.*]] = arith.andi %[[ROWS_IN]], %[[COLS_IN]]
+// CHECK: arith.select %[[IN]]
+// CHECK: ggk.sync_cta
+// CHECK: scf.if %[[IN]] {
+// CHECK-COUNT-8: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: }
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+func.func @partial(%w: memref<?x208x144xbf16>, %q: memref<?x208x144xf8E4M3FN>,
+                   %s: memref<?x2x2xf32>) {
+  gg.quantize_blocks input(%w : memref<?x208x144xbf16>) out(%q : memref<?x208x144xf8E4M3FN>)
+      scales(%s : memref<?x2x2xf32>)
+  return
+}

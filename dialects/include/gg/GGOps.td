@@ -357,8 +357,10 @@ def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {
     weights change every step.
 
     `input` is bf16 `[G, N, K]`, `out` f8E4M3FN `[G, N, K]`, `transposed`
-    f8E4M3FN `[G, K, N]`, `scales` f32 `[G, N/128, K/128]`; `N` and `K`
-    static multiples of 128, `G` may be dynamic. `gg-lower-quantize-blocks`
+    f8E4M3FN `[G, K, N]`, `scales` f32 `[G, ceil(N/128), ceil(K/128)]`;
+    `N` and `K` static multiples of 16 (where they are not of 128 the last
+    blocks are partial: their amax covers their valid values), `G` may be
+    dynamic. `gg-lower-quantize-blocks`
     makes one kernel `<func>_quantize_blocks(input, out, [transposed,]
     scales, G)` of 256 threads a CTA, one block at a time (a grid-stride
     loop over the blocks), each thread an 8x8 square of it.

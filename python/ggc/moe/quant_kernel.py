@@ -29,7 +29,7 @@ import torch
 from .. import compiler as ggc_compiler
 from ..torch_ops import tracing
 from . import ptx
-from .quant import BLOCK, FP8
+from .quant import BLOCK, FP8, FP8_ROW_ALIGNMENT
 
 THREADS = 256
 # A lane of gg.quantize_rows' kernel loads 8 bf16 (16 bytes): rows of out
@@ -145,7 +145,7 @@ def blocks_source_text(name: str, n: int, k: int, transposed: bool) -> str:
     """The gg IR of one weight-block quantisation kernel over [G, n, k]."""
     q_type = f"memref<?x{n}x{k}xf8E4M3FN>"
     t_type = f"memref<?x{k}x{n}xf8E4M3FN>"
-    s_type = f"memref<?x{n // BLOCK}x{k // BLOCK}xf32>"
+    s_type = f"memref<?x{-(-n // BLOCK)}x{-(-k // BLOCK)}xf32>"
     t_arg = f", %qt: {t_type}" if transposed else ""
     t_use = f" transposed(%qt : {t_type})" if transposed else ""
     return f"""
@@ -158,21 +158,23 @@ func.func @{name}(%w: memref<?x{n}x{k}xbf16>, %q: {q_type}{t_arg}, %s: {s_type})
 
 
 def weight_blocks(w: torch.Tensor, transposed: bool):
-    """(e4m3 [G, N, K], f32 scales [G, N/128, K/128], e4m3 transposed
-    [G, K, N] or None) for bf16 CUDA weights w [G, N, K] with N and K
-    multiples of 128, by gg.quantize_blocks' kernel (the values
+    """(e4m3 [G, N, K], f32 scales [G, ceil(N/128), ceil(K/128)], e4m3
+    transposed [G, K, N] or None) for bf16 CUDA weights w [G, N, K] with N
+    and K multiples of 16 (the last blocks partial where they are not of
+    128), by gg.quantize_blocks' kernel (the values
     quant.quantize_rows' rule gives a 128x128 block); None where the
     kernel cannot take them (another dtype or device, a target without
     FP8 conversion, while tracing, unaligned memory)."""
     if not (w.is_cuda and w.dtype == torch.bfloat16 and w.dim() == 3) or tracing():
         return None
     g, n, k = w.shape
-    if n % BLOCK or k % BLOCK or not converts_fp8():
+    if n % FP8_ROW_ALIGNMENT or k % FP8_ROW_ALIGNMENT or not n or not k or not converts_fp8():
         return None
     w = w.detach().contiguous()
     q = torch.empty(w.shape, dtype=FP8, device=w.device)
     qt = torch.empty(g, k, n, dtype=FP8, device=w.device) if transposed else None
-    scales = torch.empty(g, n // BLOCK, k // BLOCK, dtype=torch.float32, device=w.device)
+    scales = torch.empty(g, -(-n // BLOCK), -(-k // BLOCK), dtype=torch.float32,
+                         device=w.device)
     tensors = (w, q) + ((qt,) if transposed else ()) + (scales,)
     if not ptx.aligned(*tensors):
         return None

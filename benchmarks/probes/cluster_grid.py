@@ -15,7 +15,6 @@ each variant three times untimed, for ncu.
 import argparse
 import ctypes
 import os
-import statistics
 import sys
 
 import torch
@@ -25,6 +24,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
+from ggc.autotune import cuda_event_timer  # noqa: E402
 from bench_grouped_gemm import fp8, ragged_groups, time_interleaved  # noqa: E402
 
 
@@ -63,20 +63,6 @@ def max_active_clusters(kernel, cluster):
     count = ctypes.c_int()
     rc = cuda.cuOccupancyMaxActiveClusters(ctypes.byref(count), function, ctypes.byref(config))
     return count.value if rc == 0 else f"error {rc}"
-
-
-def one_at_a_time(fn, rounds=15):
-    """Median us of single calls, each synchronised."""
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
 
 
 def main():
@@ -149,7 +135,8 @@ def main():
         torch.cuda.synchronize()
         return
     sustained = time_interleaved(fns)
-    single = {label: one_at_a_time(fn) for label, fn in fns.items()}
+    # One call at a time, L2 flushed before each (ggc.autotune's timer).
+    single = {label: cuda_event_timer(fn, warmup=0, reps=15) for label, fn in fns.items()}
     flops = 2.0 * t * n * k
     print(f"{'fp8' if not args.bf16 else 'bf16'} T={t} G={g} N={n} K={k}"
           f"{' uniform' if args.uniform else ' ragged'}")

@@ -74,12 +74,16 @@ void quantizeBlock(KernelBuilder &b, const Blocks &q, Value shared,
   Value blockCol0 = b.mul(b.remU(within, b.c64(blocksK)), b.c64(kBlock));
   Value row0 = b.add(blockRow0, b.toI64(b.mul(squareRow, b.c32(kSquare))));
   Value col0 = b.add(blockCol0, b.toI64(b.mul(squareCol, b.c32(kSquare))));
-  Value inWeights = b.andI(b.lt(row0, b.c64(q.n)), b.lt(col0, b.c64(q.k)));
   // rows[i][j] = input[expert, row0 + i, col0 + j], at index at[i] + j of
-  // input and of out alike; a square past the weights reads the block's
-  // first one (always in them).
-  Value readRow0 = b.select(inWeights, row0, blockRow0);
-  Value readCol0 = b.select(inWeights, col0, blockCol0);
+  // input and of out alike; with partial blocks a square past the weights
+  // reads the block's first one (always in them). Whole blocks need no
+  // check (null inWeights).
+  Value inWeights, readRow0 = row0, readCol0 = col0;
+  if (q.n % kBlock != 0 || q.k % kBlock != 0) {
+    inWeights = b.andI(b.lt(row0, b.c64(q.n)), b.lt(col0, b.c64(q.k)));
+    readRow0 = b.select(inWeights, row0, blockRow0);
+    readCol0 = b.select(inWeights, col0, blockCol0);
+  }
   SmallVector<Value> at;
   SmallVector<SmallVector<Value>> rows;
   Value amax = b.f32c(0.0);
@@ -89,12 +93,17 @@ void quantizeBlock(KernelBuilder &b, const Blocks &q, Value shared,
     at.push_back(b.add(b.mul(row, b.c64(q.k)), col0));
     rows.push_back(
         loadBf16x8(b, q.input, b.add(b.mul(readRow, b.c64(q.k)), readCol0)));
-    for (Value &v : rows.back())
-      v = b.select(inWeights, v, b.f32c(0.0));
+    if (inWeights)
+      for (Value &v : rows.back())
+        v = b.select(inWeights, v, b.f32c(0.0));
     amax = absMax(b, amax, rows.back());
   }
   BlockScale scale = blockScale(b, ctaAmax(b, amax, shared, warp, lane));
-  ifThen(b, inWeights, [&] { storeSquare(b, q, rows, scale, expert, row0, col0, at); });
+  auto storeOut = [&] { storeSquare(b, q, rows, scale, expert, row0, col0, at); };
+  if (inWeights)
+    ifThen(b, inWeights, storeOut);
+  else
+    storeOut();
   ifThen(b, b.eq(b.add(squareRow, squareCol), b.c32(0)),
          [&] { store(b, scale.scale, q.scales, block); });
 }

@@ -68,10 +68,13 @@ BlockLoad loadBlock(KernelBuilder &b, const Quantize &q, Value source,
   load.col = b.add(b.mul(readBlock, b.c32(kBlock)),
                    b.mul(lane16, b.c32(kLaneCols)));
   // Past the row's last column (k a multiple of 8, not of 128) a lane
-  // reads its block's first columns instead, which are always in the row.
-  load.inRow = b.lt(load.col, b.c32(q.k));
-  Value readCol = b.select(load.inRow, load.col,
-                           b.mul(readBlock, b.c32(kBlock)));
+  // reads its block's first columns instead, which are always in the row;
+  // rows of whole blocks need no check (null inRow).
+  Value readCol = load.col;
+  if (q.k % kBlock != 0) {
+    load.inRow = b.lt(load.col, b.c32(q.k));
+    readCol = b.select(load.inRow, load.col, b.mul(readBlock, b.c32(kBlock)));
+  }
   load.values = loadEight(b, q, source, readCol);
   if (q.gated)
     load.ups = loadEight(b, q, source, b.add(readCol, b.c32(q.k)));
@@ -85,17 +88,21 @@ void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
       values[i] = storedSwiglu(b, values[i], load.ups[i]);
-  Value counted = b.andI(readable, load.inRow);
+  Value counted = load.inRow ? b.andI(readable, load.inRow) : readable;
   for (Value &v : values)
     v = b.select(counted, v, b.f32c(0.0));
   // The half-warp's 16 lanes hold the block: their amax by shuffles.
   Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
   BlockScale block = blockScale(b, amax);
   ifThen(b, load.active, [&] {
-    ifThen(b, load.inRow, [&] {
+    auto storeValues = [&] {
       Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
       storeE4M3x8(b, values, block.factor, q.out, index);
-    });
+    };
+    if (load.inRow)
+      ifThen(b, load.inRow, storeValues);
+    else
+      storeValues();
     ifThen(b, b.eq(lane16, b.c32(0)), [&] {
       Value scaleAt = b.add(b.mul(b.toI64(load.block), q.ld), row);
       store(b, block.scale, q.scales, scaleAt);

@@ -175,7 +175,8 @@ def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     w with zeros appended to whole blocks (which change no amax), the
     padding cut off the result."""
     g, n, k = w.shape
-    whole = _padded(w.detach(), (1, 2))
+    detached = w.detach()
+    whole = _padded(detached, (1, 2))
     nb, kb = whole.shape[1] // BLOCK, whole.shape[2] // BLOCK
     blocks = whole.view(g, nb, BLOCK, kb, BLOCK)
     # Each row's amax over its 128-column blocks (a reduction along
@@ -186,7 +187,7 @@ def _torch_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     factor = torch.full_like(amax, FP8_MAX) / amax
     q = torch.empty(whole.shape, dtype=FP8, device=w.device)
     torch.mul(blocks, factor[:, :, None, :, None], out=q.view(blocks.shape))
-    if whole is not w.detach():
+    if whole is not detached:
         q = q[:, :n, :k].contiguous()
     return QuantizedWeights.of(q, amax / FP8_MAX,
                                q.transpose(1, 2).contiguous() if transposed else None)

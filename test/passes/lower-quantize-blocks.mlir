@@ -15,6 +15,8 @@
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: %[[BLOCKS:.*]] = arith.muli %[[G]], %{{.*}} : i64
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] step %{{.*}} : i64
+// Whole blocks: no square is compared with the weights' ends.
+// CHECK-NOT: scf.if
 // CHECK-COUNT-8: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 16
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 1

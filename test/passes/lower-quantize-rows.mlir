@@ -13,6 +13,8 @@
 // CHECK: llvm.func @plain_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %[[LD:.*]]: i64)
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64
+// Whole blocks: no lane's columns are compared with the row's end (256).
+// CHECK-NOT: %c256_i32
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK-NOT: math.exp2

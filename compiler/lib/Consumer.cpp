@@ -207,7 +207,8 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   auto loop = b.create<ggk::PromotionLoopOp>(
       acc.getType(), b.i32(), t.numKBlocks, counter, acc,
       b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(promotions),
-      op.getKernelPlanAttr());
+      op.getKernelPlanAttr(),
+      p.columnScalesInStages ? b.getUnitAttr() : UnitAttr());
   Type i32 = b.i32();
   // The slots' copies of block k; ggk-pipeline-promotion issues them where
   // the plan puts the scales in the slots.
@@ -216,13 +217,15 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     return {};
   });
   // B's per-column scales are published one K block ahead: block k reads
-  // buffer k % 2 while block k + 1's are written.
+  // buffer k % 2 while block k + 1's are written (unless the stages carry
+  // them).
+  bool publishesColumns = p.columnScales && !p.columnScalesInStages;
   auto publishColumns = [&](Value k) {
     publishColumnScale(readColumnWord(k, f), consumerIndex,
                        b.remU(k, b.c32(2)), f, scaleBlock(t, k));
   };
   fillStep(loop.getStart(), {}, [&](ValueRange) -> SmallVector<Value> {
-    if (p.columnScales)
+    if (publishesColumns)
       publishColumns(b.c32(0));
     return {};
   });
@@ -265,7 +268,13 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
            [&](ValueRange a) -> SmallVector<Value> {
              // MX: scale block j's column factors follow the first j's.
              Value columnFactors;
-             if (p.mx)
+             if (p.columnScalesInStages)
+               // K block k's stage, which the loop keeps until here
+               // (promote_reads_stage): ring counter counter + k.
+               columnFactors = sharedAddress(
+                   kStageBScales, ringSlot(b.add(counter, a[2])).first,
+                   stageBScaleBytes(p.blockN));
+             else if (p.mx)
                columnFactors = b.gep(
                    columnScales(consumerIndex, b.remU(a[2], b.c32(2))),
                    b.mul(b.toI64(a[3]), b.c64(p.blockN * 4)));
@@ -274,7 +283,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
                                   f, consumerIndex, a[2], columnFactors)};
            });
   fillStep(loop.getEndBlock(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
-    if (p.columnScales)
+    if (publishesColumns)
       publishColumns(b.add(k[0], b.c32(1)));
     return {};
   });

@@ -121,6 +121,9 @@ struct KernelPlan {
   /// the producer states them (ggk.stage_block_scales) for the plan to
   /// decide.
   bool scalesCanRideStages = false;
+  /// The stages carry B's per-column scales too (k_grouped's 1x128 ones):
+  /// one TMA box of the tile's columns a stage, read by the promotion.
+  bool columnScalesInStages = false;
   /// Rows of A's scale window per stage (stageScales): the tile's, from
   /// its first row rounded down to 4.
   int64_t aScaleWindowRows() const { return blockM + ggc::kAScaleWindowPad; }
@@ -455,6 +458,7 @@ private:
   SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales
   Value tensorMapAScale;       // A's block scales by TMA (stageScales)
+  Value tensorMapBScale;       // B's per-column scales by TMA (columnScalesInStages)
   SmallVector<Value> poolMaps; // one store tensor map per pool height
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory

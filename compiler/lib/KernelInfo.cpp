@@ -159,6 +159,10 @@ void KernelGenerator::declareParams() {
       window.push_back(1);
     tensorMapAScale = tensorMap("a_scale", op.getAScale(), window, "none");
   }
+  // B's per-column scales of a tile and K block: a box of its BN f32.
+  if (p.columnScalesInStages)
+    tensorMapBScale =
+        tensorMap("b_scale", op.getBScale(), {p.blockN, 1}, "none");
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 swizzled bytes, or all its BN columns, BN/2 with column_pairs,
   // unswizzled).

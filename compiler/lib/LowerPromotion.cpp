@@ -81,14 +81,20 @@ private:
   Value accumulate(Value into,
                    llvm::function_ref<Value(int64_t, int)> scaleOf) {
     Value partial = op.getPartial();
-    for (int64_t c = 0; c < columns / 8; ++c)
+    for (int64_t c = 0; c < columns / 8; ++c) {
+      // A thread's two columns of block c are adjacent, its first even: one
+      // 8-byte load of their scales (the tables are 8-byte aligned).
+      Value pair;
+      if (Value table = op.getColumnScales()) {
+        Value column = b.add(op.getColumn(), b.c32(8 * c));
+        pair = b.create<LLVM::LoadOp>(
+            VectorType::get({2}, b.f32()),
+            b.gep(table, b.mul(b.toI64(column), b.c64(4))), /*alignment=*/8);
+      }
       for (int j = 0; j < 2; ++j) {
         Value bColumn;
-        if (Value table = op.getColumnScales()) {
-          Value column = b.add(op.getColumn(), b.c32(8 * c + j));
-          bColumn = b.create<LLVM::LoadOp>(
-              b.f32(), b.gep(table, b.mul(b.toI64(column), b.c64(4))));
-        }
+        if (pair)
+          bColumn = b.create<LLVM::ExtractElementOp>(pair, b.c32(j));
         for (int half = 0; half < 2; ++half) {
           SmallVector<int64_t> at = {half, c, j};
           Value x = b.create<ggk::AccGetOp>(partial, at);
@@ -100,6 +106,7 @@ private:
           into = b.create<ggk::AccSetOp>(sum, into, at);
         }
       }
+    }
     return into;
   }
 

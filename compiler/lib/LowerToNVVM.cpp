@@ -83,8 +83,11 @@ LogicalResult KernelGenerator::plan() {
   if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
       p.bScale.getBlockMN() == 128)
     p.bBlocks = ggc::bBlockScalesPerWarpgroup(op, config);
-  // One thread of each consumer warpgroup stages one column's scale.
-  if (p.columnScales && p.warpgroupN > kWarpgroupThreads)
+  p.columnScalesInStages = ggc::stagesColumnScalesInStages(op, config);
+  // One thread of each consumer warpgroup stages one column's scale (the
+  // stages' box of them takes up to 256 columns).
+  if (p.columnScales && !p.columnScalesInStages &&
+      p.warpgroupN > kWarpgroupThreads)
     return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
                        " scales of 'b' with block N over " +
                        Twine(kWarpgroupThreads));

@@ -9,7 +9,10 @@
 // scale block, the tensor core idle through every promotion. Pipelined:
 // one scale block's promotion runs while the next one's wgmma does, the
 // scale blocks in pairs so that no wgmma is pending across the loop's
-// back edge (ptxas serialises every wgmma then: C7514).
+// back edge (ptxas serialises every wgmma then: C7514). Where the promotion
+// reads its stage (promote_reads_stage: B's per-column scales ride it), a
+// stage goes back after its K block's last promotion instead of its last
+// wgmma.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -34,7 +37,8 @@ class Lowering {
 public:
   Lowering(ggk::PromotionLoopOp op)
       : op(op), b(op.getLoc(), op),
-        scales(op.getPlan().getScales()), promotions(op.getPromotions()) {
+        scales(op.getPlan().getScales()), promotions(op.getPromotions()),
+        promoteReadsStage(op.getPromoteReadsStage()) {
     for (int64_t j = 0; j < promotions; ++j)
       scaleBlockIndex.push_back(b.c32(j));
   }
@@ -93,6 +97,7 @@ private:
   KernelBuilder b;
   gg::ScalePlacement scales;
   int64_t promotions;
+  bool promoteReadsStage;
   /// The i32 constant j for scale block j of a K block.
   SmallVector<Value> scaleBlockIndex;
 };
@@ -114,9 +119,12 @@ void Lowering::serial() {
           Value partial = issue(k, j, stage, phase);
           SmallVector<Value> blockScales = readScales(k, j, stage);
           b.create<ggk::MmaWaitOp>(0);
-          if (j == promotions - 1)
+          bool last = j == promotions - 1;
+          if (last && !promoteReadsStage)
             release(stage);
           acc = promote(acc, partial, k, j, blockScales);
+          if (last && promoteReadsStage)
+            release(stage);
         }
         endBlock(k);
         b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
@@ -134,7 +142,7 @@ SmallVector<Value> Lowering::issueStep(const ScaleBlock &s) {
 
 void Lowering::awaitStep(int64_t pending, const ScaleBlock &s) {
   b.create<ggk::MmaWaitOp>(pending);
-  if (lastOfBlock(s))
+  if (lastOfBlock(s) && !promoteReadsStage)
     release(ringSlot(s.ringCounter()).first);
 }
 
@@ -153,6 +161,8 @@ Value Lowering::promoteStep(Value acc, ValueRange block, const ScaleBlock &s) {
       prefetch(b.add(s.k, b.c32(2)));
   }
   Value sum = promote(acc, block[0], s.k, s.j, blockScales);
+  if (lastOfBlock(s) && promoteReadsStage)
+    release(ringSlot(s.ringCounter()).first);
   if (lastOfBlock(s))
     endBlock(s.k);
   return b.create<ggk::AccPinOp>(sum.getType(), sum);

@@ -61,8 +61,9 @@ LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
   // barrier expects, so the phase cannot complete without them; the
   // counting variant, which raises the pending count, is reported by
   // compute-sanitizer synccheck as a missing wait).
-  Value bScales =
-      stageBuffer(b, smem, ggc::kStageBScales, stage, /*stride=*/16);
+  int64_t bColumns = op.getBColumns();
+  Value bScales = stageBuffer(b, smem, ggc::kStageBScales, stage,
+                              ggc::stageBScaleBytes(bColumns));
   ggc::BBlockScaleShape shape = {int64_t(op.getN()), int64_t(op.getBlockN()),
                                  op.getBKMajor(), op.getColumnHalves()};
   Value bSource = op.getBScales();
@@ -75,13 +76,21 @@ LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
                                          ArrayRef<LLVM::GEPArg>{index});
     b.copyAsync(b.gep(bScales, b.c64(4 * j)), source, 4);
   }
+  // With per-column scales (b_columns) the arrival has no copy before it:
+  // the barrier's count stays that of 128x128 blocks.
   b.create<ggk::CopyAsyncArriveOp>(full);
   // A's for the tile's rows: one box at (row rounded down to 4, block[,
   // group]); rows past the tensor (a group's tail) read as zeros and are
   // never stored. Loaded once the stage is armed for its bytes.
   arm.setOtherBytesAttr(b.getI64IntegerAttr(int64_t(arm.getOtherBytes()) +
-                                            int64_t(op.getWindowBytes())));
+                                            int64_t(op.getWindowBytes()) +
+                                            4 * bColumns));
   b.setInsertionPointAfter(arm);
+  // B's per-column scales: the tile's columns at (n block, scale block).
+  if (bColumns)
+    b.tmaLoad(bScales, op.getBMap(),
+              {b.mul(op.getNBlock(), b.c32(bColumns)), op.getScaleBlock()},
+              full);
   SmallVector<Value> coords = {b.andI(op.getRowStart(), b.c32(~3)),
                                op.getScaleBlock()};
   if (op.getAGroup())
@@ -109,6 +118,9 @@ SmallVector<Value> readStageScales(KernelBuilder &b,
   for (int64_t j = 0; j < int64_t(op.getBBlocks()); ++j)
     scales.push_back(
         b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));
+  // Per-column scales of B: the promotion reads them from the stage.
+  if (op.getBBlocks() == 0)
+    scales.push_back(b.f32c(1.0));
   return scales;
 }
 

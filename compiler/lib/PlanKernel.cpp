@@ -133,11 +133,29 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // The window is a TMA box. Gathered rows of A (a_rows) arm each stage
   // on every producer thread's arrival, not on one load the window could
   // be counted in: their consumers copy the scales into slots.
-  return ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
-         aScale.getKind() == ScaleKind::block &&
-         aScale.getMajor() == ScaleMajor::mn_major && bScale &&
-         bScale.getKind() == ScaleKind::block && bScale.getBlockMN() == 128 &&
-         op.getLayout() != GroupLayout::k_grouped && config.getSplitN() == 1;
+  bool aWindow = ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
+                 aScale.getKind() == ScaleKind::block &&
+                 aScale.getMajor() == ScaleMajor::mn_major &&
+                 config.getSplitN() == 1;
+  if (!aWindow || !bScale || bScale.getKind() != ScaleKind::block)
+    return false;
+  if (op.getLayout() != GroupLayout::k_grouped)
+    return bScale.getBlockMN() == 128;
+  // k_grouped: A's [ceil(K/128), M] and B's 1x128 [ceil(K/128), N] scales
+  // are TMA boxes of a tile's rows and columns where each row of them is a
+  // whole number of 16 bytes (M and N multiples of 4), and the tile's
+  // columns fit one box; A K-major, whose tile load the stage's bytes are
+  // counted in (f8 wgmma reads K-major tiles only).
+  GroupedMatmulOp::Dims dims = op.getDims();
+  return bScale.getBlockMN() == 1 && op.getALayout() != OperandLayout::km &&
+         bScale.getMajor() == ScaleMajor::mn_major && dims.m > 0 &&
+         dims.m % 4 == 0 &&
+         dims.n % 4 == 0 && config.getBlockN() <= 256;
+}
+
+bool ggc::stagesColumnScalesInStages(GroupedMatmulOp op, ConfigAttr config) {
+  return op.getLayout() == GroupLayout::k_grouped &&
+         stagesColumnScales(op) && stagesBlockScales(op, config);
 }
 
 bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
@@ -408,9 +426,9 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
   if (plan.getScales() == ScalePlacement::stages &&
       !canStageBlockScales(op, config))
     return error() << " cannot carry scales in the stages: that takes "
-                      "1x128 M-major block scales of 'a', 128x128 of 'b', "
-                      "no split_n, a layout other than k_grouped and no "
-                      "a_rows";
+                      "1x128 M-major block scales of 'a', 128x128 of 'b' "
+                      "(k_grouped: 1x128 N-major, M and N multiples of 4), "
+                      "no split_n and no a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
                    << (hasStorePool(op) ? "'dense' or 'swizzled' with a "

@@ -83,8 +83,8 @@ void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
   // Whether they do is the plan's `scales` (ggk-place-scales).
   b.create<mlir::ggk::StageBlockScalesOp>(
       smem, full, stage, scaleBlock(t, kBlock), t.rowStart, t.nBlock, t.group,
-      bScalePtr, tensorMapAScale, op.getKernelPlanAttr(), p.bBlocks,
-      p.blockN, p.n, p.k, p.bScale.getMajor() == ScaleMajor::k_major,
+      bScalePtr, tensorMapAScale, tensorMapBScale, op.getKernelPlanAttr(),
+      p.bBlocks, p.columnScales ? p.blockN : 0, p.blockN, p.n, p.k, p.bScale.getMajor() == ScaleMajor::k_major,
       p.columnHalves, p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
       p.smem.stageAScaleBytes);
 }

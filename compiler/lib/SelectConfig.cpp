@@ -130,14 +130,20 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   // TMA writes shared memory at 128-byte-aligned addresses.
   l.buffers[kStageAScales] = {sharedBufferName(kStageAScales), s * l.stageAScaleBytes,
                               stageScales ? 128 : 1};
-  l.buffers[kStageBScales] = {sharedBufferName(kStageBScales), stageScales ? s * 16 : 0, 1};
+  bool columnsInStages = stagesColumnScalesInStages(op, config);
+  l.buffers[kStageBScales] = {
+      sharedBufferName(kStageBScales),
+      stageScales ? s * stageBScaleBytes(columnsInStages ? config.getBlockN() : 0)
+                  : 0,
+      columnsInStages ? 128 : 1};
   l.buffers[kColumnScales] = {
       sharedBufferName(kColumnScales),
-      stagesColumnScales(op) ? 2 * (config.getBlockM() / 64) *
+      stagesColumnScales(op) && !columnsInStages
+                             ? 2 * (config.getBlockM() / 64) *
                                    config.getSplitN() * config.getBlockN() *
                                    4 * columnScaleEntries(op, config)
                              : 0,
-      1};
+      16}; // the promotion reads a thread's two columns as one 8-byte load
   l.buffers[kScaleSlots] = {sharedBufferName(kScaleSlots),
                             kScaleSlotBuffers * consumerWarps *
                                 scaleSlotsPerWarp(op, config).words() * 4,

@@ -181,6 +181,11 @@ LogicalResult PromotionLoopOp::verify() {
     return emitOpError() << "region 'overlap' must be empty with serial "
                             "promotion: no wgmma runs while the first block's "
                             "does";
+  if (getPromoteReadsStage() &&
+      getPlan().getScales() != gg::ScalePlacement::stages)
+    return emitOpError() << "promote_reads_stage takes a plan whose scales "
+                            "ride the stages, got scales = "
+                         << gg::stringifyScalePlacement(getPlan().getScales());
   return success();
 }
 

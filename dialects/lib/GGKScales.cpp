@@ -35,10 +35,27 @@ LogicalResult StageBlockScalesOp::verify() {
   if (stages != bool(getAMap()))
     return emitOpError() << "takes 'map' (A's scales' tensor map) exactly "
                             "when its plan places the scales in the stages";
-  if (getBBlocks() < 1 || getBBlocks() > kMaxStageBBlocks)
+  bool columns = getBColumns() != 0;
+  if (columns) {
+    if (getBColumns() < 0 || getBColumns() > 256 || getBColumns() % 4 != 0)
+      return emitOpError() << "b_columns must be a multiple of 4 up to 256 "
+                              "(one TMA box of f32 a stage), got "
+                           << getBColumns();
+    if (getBBlocks() != 0)
+      return emitOpError() << "takes B's scales per column (b_columns) or "
+                              "per 128x128 block (b_blocks), not both";
+    if (getColumnHalves())
+      return emitOpError() << "with column_halves takes B's 128x128 block "
+                              "scales, not b_columns";
+  } else if (getBBlocks() < 1 || getBBlocks() > kMaxStageBBlocks) {
     return emitOpError() << "b_blocks must be 1 to " << kMaxStageBBlocks
                          << " (a stage keeps 16 bytes of B's scales), got "
                          << getBBlocks();
+  }
+  if (bool(getBMap()) != (stages && columns))
+    return emitOpError() << "takes 'columns_map' (B's scales' tensor map) "
+                            "exactly when b_columns is set and its plan "
+                            "places the scales in the stages";
   if (getBlockN() <= 0 || getN() <= 0 || getK() <= 0)
     return emitOpError() << "block_n, n and k must be positive, got "
                          << getBlockN() << ", " << getN() << " and "
@@ -67,9 +84,6 @@ LogicalResult ReadBlockScalesOp::verify() {
   case gg::ScalePlacement::none:
     return success();
   case gg::ScalePlacement::stages:
-    if (bBlocks < 1)
-      return emitOpError() << "reads B's scales from the stage: b_blocks "
-                              "must be at least 1";
     if (getWindowStride() <= 0 || getWindowStride() % 128 != 0)
       return emitOpError() << "window_stride must be a positive multiple "
                               "of 128 where the stages carry the scales, "

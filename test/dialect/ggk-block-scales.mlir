@@ -152,15 +152,46 @@ llvm.func @result_count(%smem: !llvm.ptr<3>, %k: i32, %s: i32, %row: i32,
 
 // -----
 
-llvm.func @read_stages_without_b(%smem: !llvm.ptr<3>, %k: i32, %s: i32,
-    %row: i32, %lane: i32) {
-  // expected-error @+1 {{reads B's scales from the stage: b_blocks must be at least 1}}
-  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
-      rows(%row, %row) lane(%lane) attributes {
+llvm.func @columns_and_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %map: !llvm.ptr, %bmap: !llvm.ptr) {
+  // expected-error @+1 {{takes B's scales per column (b_columns) or per 128x128 block (b_blocks), not both}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%map) columns_map(%bmap) attributes {
       plan = #gg.kernel_plan<promotion = serial, scales = stages,
                              registers = [40, 232], staging = none>,
-      b_blocks = 0, a_rows = 0, slot_words = 0, slot_warps = 8,
-      window_stride = 640} : f32, f32, f32
+      b_blocks = 1, b_columns = 128, block_n = 128, n = 4096, k = 7168,
+      window_bytes = 528, window_stride = 640}
+  llvm.return
+}
+
+// -----
+
+llvm.func @columns_not_a_box(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %map: !llvm.ptr, %bmap: !llvm.ptr) {
+  // expected-error @+1 {{b_columns must be a multiple of 4 up to 256 (one TMA box of f32 a stage), got 130}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%map) columns_map(%bmap) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = none>,
+      b_blocks = 0, b_columns = 130, block_n = 130, n = 4096, k = 7168,
+      window_bytes = 528, window_stride = 640}
+  llvm.return
+}
+
+// -----
+
+llvm.func @columns_without_map(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %map: !llvm.ptr) {
+  // expected-error @+1 {{takes 'columns_map' (B's scales' tensor map) exactly when b_columns is set and its plan places the scales in the stages}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%map) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = none>,
+      b_blocks = 0, b_columns = 128, block_n = 128, n = 4096, k = 7168,
+      window_bytes = 528, window_stride = 640}
   llvm.return
 }
 

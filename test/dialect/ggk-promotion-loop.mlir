@@ -299,3 +299,35 @@ llvm.func @pipelined_odd_promotions(%n: i32, %c: i32, %one: f32) {
     }
   llvm.return
 }
+
+// -----
+
+llvm.func @reads_stage_of_slots(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{promote_reads_stage takes a plan whose scales ride the stages, got scales = slots}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>, promote_reads_stage}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %j: i32, %s: f32):
+      ggk.yield %a : f32
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  llvm.return
+}

@@ -70,22 +70,24 @@ func.func @halves(%acc: !ggk.acc<64x128xf32>, %part: !ggk.acc<64x128xf32>, %a0: 
 
 // -----
 
-// Before: B's scales per column, in shared memory. After: each of the
-// thread's columns (column + 8 c + j) loads its scale, times A's of the
-// row group.
+// Before: B's scales per column, in shared memory. After: the thread's
+// two columns of each 8-column block (column + 8 c, + 1) load their scales
+// as one 8-byte pair; each scale times A's of the row group.
 // CHECK-LABEL: func.func @columns
 // CHECK-SAME: %[[A0:[^:]*]]: f32, %{{.*}}: f32, %[[T:.*]]: !llvm.ptr<3>, %[[COL:.*]]: i32)
 // CHECK: %[[C:.*]] = arith.addi %[[COL]], %c0_i32
 // CHECK: %[[OFF:.*]] = arith.muli %{{.*}}, %c4_i64
 // CHECK-NEXT: %[[P:.*]] = llvm.getelementptr %[[T]][%[[OFF]]]
-// CHECK-NEXT: %[[SB:.*]] = llvm.load %[[P]] : !llvm.ptr<3> -> f32
+// CHECK-NEXT: %[[PAIR:.*]] = llvm.load %[[P]] {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: %[[SB:.*]] = llvm.extractelement %[[PAIR]][%c0_i32{{.*}} : i32] : vector<2xf32>
 // CHECK-NEXT: %[[X:.*]] = ggk.acc_get %{{.*}}[0, 0, 0]
 // CHECK-NEXT: %[[Y:.*]] = ggk.acc_get %{{.*}}[0, 0, 0]
 // CHECK-NEXT: %[[F:.*]] = arith.mulf %[[A0]], %[[SB]]
 // CHECK-NEXT: math.fma %[[X]], %[[F]], %[[Y]]
-// CHECK: arith.addi %[[COL]], %c1_i32
+// CHECK: llvm.extractelement %[[PAIR]][%c1_i32
 // CHECK-COUNT-2: math.fma
 // CHECK-NOT: math.fma
+// CHECK-NOT: llvm.load
 // CHECK: return
 func.func @columns(%acc: !ggk.acc<64x8xf32>, %part: !ggk.acc<64x8xf32>, %a0: f32, %a1: f32,
                    %t: !llvm.ptr<3>, %col: i32) -> !ggk.acc<64x8xf32> {

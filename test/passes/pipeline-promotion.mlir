@@ -142,6 +142,80 @@ func.func @pipelined_stages(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf3
 
 // -----
 
+// Before: the same loop, but the promotion reads its K block's stage
+// (promote_reads_stage: B's per-column scales ride it). After: no stage
+// goes back once its wgmma is done; each goes back right after its
+// block's promotion: block 0's after the loop's first promotion (Y),
+// X's after X's.
+// CHECK-LABEL: func.func @reads_stage
+// CHECK-SAME: (%{{.*}}: i32, %[[COUNTER:.*]]: i32,
+// CHECK: call @overlap()
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NOT: call @release
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %{{.*}}, %[[YP:.*]] = %{{.*}}, %[[YS:.*]] = %{{.*}})
+// CHECK: %[[XP:.*]] = {{(func.)?}}call @issue(%[[KX:.*]], %{{.*}}, %{{.*}})
+// CHECK-NOT: call @release
+// CHECK: call @promote(%[[ACC]], %[[YP]], %{{.*}}, %[[YS]])
+// CHECK: %[[YIT:.*]] = arith.subi %[[IT]], %c1_i32
+// CHECK: %[[RELY:.*]] = arith.remui %[[YIT]], %c4_i32
+// CHECK-NOT: call @issue
+// CHECK: call @release(%[[RELY]])
+// CHECK: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK-NOT: call @release
+// CHECK: call @promote({{.*}}, %[[XP]], %[[KX]], %{{.*}})
+// CHECK: %[[RELX:.*]] = arith.remui %[[IT]], %c4_i32
+// CHECK-NOT: call @issue
+// CHECK: call @release(%[[RELX]])
+// CHECK-NOT: call @release
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NOT: call @release
+// CHECK: scf.yield
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func @reads_stage(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>, promote_reads_stage}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+
+
+// -----
+
 // Before: pipelined promotion with the scales in the warps' slots. After:
 // blocks 0 and 1 prefetched up front; each promotion reads its block's
 // scales from the slots, then refills them with block k + 2's.

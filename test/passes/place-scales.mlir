@@ -162,6 +162,56 @@ llvm.func @two_blocks(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 
 // -----
 
+// Before: a k_grouped weight gradient's stage: B's 1x128 scales are per
+// column (b_columns = 128, b_blocks = 0), N-major [ceil(K/128), N], sent
+// through their own tensor map (columns_map); the consumer's read gets
+// A's two rows and no B block. After: no cp.async but the arrival (the
+// barrier's count stays two); the A tile's expect_tx grows by A's window
+// (528) and B's 128 columns (512): 16384 + 1040; B's box loads at
+// (n * 128, k) into the stage's 512 bytes of stage_b_scales, A's window
+// after it; the read's B scale is 1.0 (the promotion reads the columns).
+// CHECK-LABEL: llvm.func @columns
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[S:[^:]*]]: i32, %[[K:[^:]*]]: i32, %{{[^:]*}}: i32, %[[N:[^:]*]]: i32, %{{[^:]*}}: i32, %{{[^:]*}}: !llvm.ptr<1>, %[[AMAP:[^:]*]]: !llvm.ptr, %[[BMAP:[^:]*]]: !llvm.ptr
+// CHECK: ggk.mbarrier_init %{{.*}} attributes {count = 2 : i64}
+// CHECK: %[[BSTAGE:.*]] = ggk.shared_address %[[SMEM]] "stage_b_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 512 : i64}
+// CHECK-NOT: ggk.copy_async {{.*}}bytes
+// CHECK: ggk.copy_async_arrive %[[FULL]]
+// CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 17424 : i64
+// CHECK-NEXT: %[[COL:.*]] = arith.muli %[[N]], %c128_i32
+// CHECK-NEXT: ggk.tma_load %[[BSTAGE]], %[[BMAP]][%[[COL]], %[[K]]], %[[FULL]]
+// CHECK: ggk.tma_load %{{.*}}, %[[AMAP]][%{{.*}}, %[[K]]], %[[FULL]]
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load
+// CHECK: llvm.return
+llvm.func @columns(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %amap: !llvm.ptr, %bmap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>,
+    %valid: i32, %lane: i32, %thread_row: i32) -> f32 {
+  ggk.init_full_barrier %full attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%amap) columns_map(%bmap) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 0, b_columns = 128, block_n = 128, n = 2048, k = 4096,
+      window_bytes = 528, window_stride = 640}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 16384,
+      granule = 128, box_rows = array<i64: 128>}
+  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
+      rows(%row, %thread_row) lane(%lane) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 0, a_rows = 0, slot_words = 0, slot_warps = 8,
+      window_stride = 640} : f32, f32, f32
+  %ab = arith.mulf %a0, %a1 : f32
+  %f = arith.mulf %ab, %b0 : f32
+  llvm.return %f : f32
+}
+
+// -----
+
 // Before: column_halves' block scales of B (K-major, b_k_major), a tile of
 // 128 columns: the gate's 64 rows of N block n and the up's, n / 2 = 768
 // rows further. After: two cp.async, at scale rows (n * 64) / 128 and

@@ -36,7 +36,7 @@ func.func @unplaced_scales(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x20
 func.func @stages_k_major(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
                           %off: memref<5xi32>, %sa: memref<?x16xf32>,
                           %sb: memref<4x8x16xf32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 M-major block scales of 'a', 128x128 of 'b', no split_n, a layout other than k_grouped and no a_rows}}
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 M-major block scales of 'a', 128x128 of 'b' (k_grouped: 1x128 N-major, M and N multiples of 4), no split_n and no a_rows}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<4x1024x2048xf8E4M3FN>) groups(%off : memref<5xi32>)
       a_scale(%sa : memref<?x16xf32>, <block 1x128, k_major>)
@@ -482,7 +482,7 @@ func.func @gathered_scales_in_stages(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi
                                      %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
                                      %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
                                      %o: memref<?x1536xbf16>) {
-  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 M-major block scales of 'a', 128x128 of 'b', no split_n, a layout other than k_grouped and no a_rows}}
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 M-major block scales of 'a', 128x128 of 'b' (k_grouped: 1x128 N-major, M and N multiples of 4), no split_n and no a_rows}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
       groups(%off : memref<9xi32>)

@@ -75,3 +75,74 @@ def test_stages_are_rejected_where_the_scales_cannot_ride_them():
     # K-major 1x128 scales of A: a tile's rows of scales are no TMA box.
     with pytest.raises(ggc.CompilationError, match="cannot carry scales in the stages"):
         compile_masked(a_scale="block", kernel_plan=plan("pipelined", "stages", "[24, 240]"))
+
+
+def compile_weight_gradient(b_scale="block1x128_mn", m=256, n=512, kernel_plan=None,
+                            emit="ptx", config=None):
+    """An FP8 weight gradient: k_grouped, K-major operands, 1x128 scales
+    over the tokens on both sides (A's M-major)."""
+    text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=n, k=None, m=m,
+                             dtype="f8E4M3FN", a_scale="block_mn", b_scale=b_scale,
+                             out_dtype="f32", kernel_plan=kernel_plan, config=config)
+    return ggc.compile_ir(text, emit=emit)
+
+
+def scale_maps(compiled, operand):
+    return [p for p in compiled.kernel_info[0]["params"]
+            if p["kind"] == "tensor_map" and p["operand"] == operand]
+
+
+def test_weight_gradient_scales_ride_the_stages_by_default():
+    out = compile_weight_gradient()
+    assert "scales = stages" in out.plans[0]["attributes"]["kernel_plan"]
+    ptx = out.asm["ptx"]
+    # A's window and B's columns by TMA, one box each a stage; no slot
+    # copies, no per-block publication of the columns (a named barrier of
+    # one consumer warpgroup's 128 threads).
+    (window,) = scale_maps(out, "a_scale")
+    (columns,) = scale_maps(out, "b_scale")
+    assert window["box"][0] == 128 + 4
+    block_n = int(re.search(r"block = \[128, (\d+), 128\]",
+                            out.plans[0]["attributes"]["config"]).group(1))
+    assert columns["box"] == [block_n, 1]
+    assert not re.search(r"cp\.async\.wait_group", ptx)
+    assert not re.search(r"bar\.sync\s+\d+,\s*128;", ptx)
+    # The promotion reads the columns from the stage, so the loop gives the
+    # stage back after it.
+    assert "promote_reads_stage" in out.asm["ggk"]
+
+
+def test_weight_gradient_slots_where_the_scales_are_no_box():
+    # K-major 1x128 scales of B ([N, ceil(K/128)]): a tile's columns of them
+    # are no TMA box; M off 4: A's rows of them are not 16-byte aligned.
+    for kwargs in ({"b_scale": "block1x128"}, {"m": 250}):
+        out = compile_weight_gradient(**kwargs)
+        assert "scales = slots" in out.plans[0]["attributes"]["kernel_plan"], kwargs
+        assert scale_maps(out, "b_scale") == [] and scale_maps(out, "a_scale") == []
+
+
+def test_weight_gradient_plan_may_still_say_slots():
+    out = compile_weight_gradient(kernel_plan=plan("pipelined", "slots", "[24, 240]"))
+    assert "scales = slots" in out.plans[0]["attributes"]["kernel_plan"]
+    assert scale_maps(out, "b_scale") == []
+    assert re.search(r"cp\.async\.wait_group", out.asm["ptx"])
+
+
+def test_weight_gradient_columns_in_the_stages_take_wide_tiles():
+    # The stages' box of B's column scales spans up to 256 columns (the
+    # slots' copies stop at 128): a 128x176 tile with serial promotion
+    # (two of its fragments fit the registers, three do not) compiles
+    # without spills.
+    out = compile_weight_gradient(
+        m=512, n=1024, emit="cubin",
+        kernel_plan=plan("serial", "stages", "[40, 232]").replace("swizzled", "dense"),
+        config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>")
+    (columns,) = scale_maps(out, "b_scale")
+    assert columns["box"] == [176, 1]
+    (resources,) = out.resources.values()
+    assert resources["spill_store_bytes"] == 0
+    with pytest.raises(ggc.CompilationError, match="block N over 128"):
+        compile_weight_gradient(
+            m=512, n=1024, kernel_plan=plan("serial", "slots", "[40, 232]").replace(
+                "swizzled", "dense"),
+            config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>")

@@ -193,8 +193,14 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        measured faster on the FP8 weight gradient: docs/performance.md,
        eleventh session);
     2. scales: 1x128 M-major scales of A and 128x128 of B ride with the
-       stages (TMA box and cp.async per stage) unless split_n or k_grouped;
-       other scales that change along K go through each warp's slots;
+       stages (TMA box and cp.async per stage) unless split_n; so do a
+       k_grouped weight gradient's 1x128 scales of A (M-major) and B
+       (N-major: a TMA box of the tile's columns, which the promotion
+       reads from the stage, so the loop gives the stage back after it)
+       where M and N are multiples of 4 (1.03-1.14x the slots on
+       DeepGEMM's sm90 k-grouped shapes: docs/performance-history.md,
+       nineteenth session); other scales that change along K go through
+       each warp's slots;
     3. registers: the producer keeps 40 (24 with three or more consumer
        warpgroups or pipelined promotion), the consumers share the rest;
     4. staging: the store pool's tile is 128B-swizzled when its rows are
@@ -261,7 +267,8 @@ def LowerToNVVM : Pass<"gg-lower-to-nvvm", "::mlir::ModuleOp"> {
 
     `out` in `nm` ([G, N, M], k_grouped) takes per-thread stores. Not
     lowered yet (each is a clear error): clusters other than [1, 1] and
-    [2, 1], per-column scales of B (MX or 1x128) with block N over 128.
+    [2, 1], per-column scales of B (MX or 1x128) with block N over 128
+    unless the stages carry them (k_grouped's 1x128, up to 256 columns).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -62,8 +62,8 @@ llvm::SmallVector<int64_t> allocateSharedMemory(
 /// of K-major copies of B and of A (tf32 given N- or M-major, which wgmma
 /// cannot read), a full and an empty mbarrier per stage, the block scales
 /// the stages carry (stagesBlockScales: per stage a window of A's for the
-/// tile's rows, TMA, stageAScaleBytes apart; then each stage's 16 bytes of
-/// B's, cp.async), per-column scales of B as f32 factors (each consumer
+/// tile's rows, TMA, stageAScaleBytes apart; then each stage's
+/// stageBScaleBytes of B's, cp.async or TMA), per-column scales of B as f32 factors (each consumer
 /// warpgroup's two buffers of [entries][columns of the tile]), each
 /// consumer warp's scale slots (kScaleSlotBuffers buffers of [consumer
 /// warps][ScaleSlots::words()], filled by cp.async a block ahead), and the
@@ -122,10 +122,26 @@ int64_t bBlockScalesPerWarpgroup(mlir::gg::GroupedMatmulOp op,
 /// themselves (scale slots). TMA's innermost coordinate must be 16-byte
 /// aligned, so A's window starts at the tile's first row rounded down to a
 /// multiple of 4 and spans kAScaleWindowPad more rows (the overfetch of
-/// TMA-Adaptive FP8 Grouped GEMM). Not for k_grouped, split columns or MX.
+/// TMA-Adaptive FP8 Grouped GEMM). A k_grouped weight gradient's 1x128
+/// scales of A and B (both M- and N-major, so that a tile's are one TMA
+/// box each) ride the same way: B's per-column ones as a box of the
+/// tile's columns (stagesColumnScalesInStages). Not for split columns or
+/// MX.
 bool canStageBlockScales(mlir::gg::GroupedMatmulOp op,
                          mlir::gg::ConfigAttr config);
 constexpr int64_t kAScaleWindowPad = 4;
+
+/// The stages carry B's per-column (1x128) scales: a k_grouped op whose
+/// block scales ride the stages (stagesBlockScales).
+bool stagesColumnScalesInStages(mlir::gg::GroupedMatmulOp op,
+                                mlir::gg::ConfigAttr config);
+
+/// Bytes a stage keeps of B's scales: 16 (up to four 128x128 block
+/// scales, cp.async), or `columns` f32 (per-column scales, one TMA box
+/// into 128-byte aligned shared memory).
+inline int64_t stageBScaleBytes(int64_t columns) {
+  return columns ? (columns * 4 + 127) / 128 * 128 : 16;
+}
 
 /// f32 factors staged per column and K block: one per MX scale block in
 /// the K block (4 for 1x32, 1 for 1x128), else 1.

@@ -90,6 +90,11 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     - `overlap`: work to run while the first block's wgmma does (the
       previous tile's epilogue, with pipelined promotion).
 
+    With `promote_reads_stage` (B's per-column scales ride the stages:
+    `ggk.stage_block_scales`' `b_columns`) `promote` reads the K block's
+    stage, so each schedule gives a stage back after its K block's last
+    promotion instead of once its last wgmma is done.
+
     With `promotion = serial` each scale block is issued, waited for and
     promoted in turn, a K block's stage released after its last. With
     `promotion = pipelined` a scale block's promotion runs while the
@@ -135,7 +140,8 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     AnyType:$acc,
     I64Attr:$stages,
     DefaultValuedAttr<I64Attr, "1">:$promotions,
-    GG_KernelPlanAttr:$plan
+    GG_KernelPlanAttr:$plan,
+    UnitAttr:$promote_reads_stage
   );
   let results = (outs AnyType:$result, I32:$end);
   let regions = (region SizedRegion<1>:$prefetch, SizedRegion<1>:$start,

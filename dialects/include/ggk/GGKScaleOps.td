@@ -8,11 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales"> {
+def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales",
+    [AttrSizedOperandSegments]> {
   let summary = "the producer's copy of a K block's block scales into a stage, where the plan puts them there";
   let description = [{
     One K block of DeepGEMM-style block scales (1x128 of A, M-major, and
-    128x128 of B), as the producer could send them with the stage `stage`
+    128x128 of B, or, for a k_grouped weight gradient, 1x128 of B, N-major),
+    as the producer could send them with the stage `stage`
     of the ring whose full barrier is `barrier`. The generator states it
     wherever the scales can ride the stages
     (`ggc::canStageBlockScales`); `plan` (the op's `#gg.kernel_plan`) says
@@ -62,8 +64,10 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales"> {
     I32:$group,
     LLVM_PointerInAddressSpace<1>:$b_scales,
     Optional<LLVM_PointerInAddressSpace<0>>:$a_map,
+    Optional<LLVM_PointerInAddressSpace<0>>:$b_map,
     GG_KernelPlanAttr:$plan,
     I64Attr:$b_blocks,
+    DefaultValuedAttr<I64Attr, "0">:$b_columns,
     I64Attr:$block_n,
     I64Attr:$n,
     I64Attr:$k,
@@ -77,7 +81,8 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales"> {
   let assemblyFormat = [{
     $smem `,` $barrier `stage` `(` $stage `)` `at` `[` $scale_block `,`
     $row_start `,` $n_block `,` $group `]` `from` `(` $b_scales `)`
-    (`map` `(` $a_map^ `)`)? attr-dict-with-keyword
+    (`map` `(` $a_map^ `)`)? (`columns_map` `(` $b_map^ `)`)?
+    attr-dict-with-keyword
   }];
 }
 
@@ -87,7 +92,8 @@ def GGK_ReadBlockScalesOp : GGK_Op<"read_block_scales"> {
     The f32 scales a consumer thread promotes K block `block` with: A's
     for its two rows (`row` and `row` + 8 of the tile, whose first row is
     `row_start`), then B's for each of the `b_blocks` 128-column blocks of
-    its warpgroup's columns (one 1.0 where `b_blocks` is 0). `stage` is
+    its warpgroup's columns (one 1.0 where `b_blocks` is 0: B's scales are
+    per column, which the promotion reads itself). `stage` is
     the ring stage holding the block's tiles (full, not yet released).
     `ggk-place-scales` reads them as `plan`'s `scales` says:
     - `stages`: from the stage's `stage_a_scales` window (`window_stride`

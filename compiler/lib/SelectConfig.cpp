@@ -185,6 +185,21 @@ constexpr int64_t kGatedWideGroupRows = 128;
 constexpr int64_t kShortKGroupRows = 256;
 constexpr int64_t kShortK = 1024;
 
+/// An FP8 weight gradient (k_grouped, 1x128 scales in the stages) whose
+/// groups are expected to hold at least kWideWeightGradientTokens tokens
+/// takes kWeightGradientBlockN's first width that keeps the TMA store
+/// pool, with serial promotion (two fragments of 176 columns fit the
+/// registers, three do not), as DeepGEMM takes 128x152. On DeepGEMM's
+/// six sm90 k-grouped shapes (2,048 to 8,192 tokens an expert) 128x176
+/// tiles measured 1.06-1.11x the pipelined 128x128 ones accumulating in
+/// f32 and faster than 144 and 160 on each, and 128x160 1.00-1.08x with a
+/// bf16 output (176's 352-byte bf16 rows keep no store pool: 0.90-1.05x);
+/// at 256 and 512 tokens an expert both lost (0.84-0.99x), the serial
+/// kernel's epilogue hidden by no K block of the next tile
+/// (docs/performance-history.md, nineteenth session, calls 5-7).
+constexpr int64_t kWideWeightGradientTokens = 2048;
+constexpr int64_t kWeightGradientBlockN[] = {176, 160};
+
 /// Contiguous groups expected to hold at most this many rows take 64x64
 /// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only
 /// up to 16 rows, since 128x128 tiles were 1.07-1.33x faster for groups
@@ -411,6 +426,16 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   bool twoLevel = byteWidth(aElem) == 1;
   if (twoLevel && blockN / splitN > 128)
     blockN = 128;
+  // A long-group FP8 weight gradient: kWeightGradientBlockN.
+  if (twoLevel && op.getLayout() == GroupLayout::k_grouped &&
+      rows.groupRows && *rows.groupRows >= kWideWeightGradientTokens &&
+      ggc::stagesColumnScales(op) && !ggc::usesMxScales(op))
+    for (int64_t candidate : kWeightGradientBlockN) {
+      auto config = ConfigAttr::get(ctx, blockM, candidate, blockK, 1, 1, 1,
+                                    numSMs, splitN);
+      if (ggc::stagesBlockScales(op, config) && !op.storePoolObstacle(config))
+        return candidate;
+    }
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
   // lowered, straddling two blocks, but measured slower).
   ScaleAttr bScale = op.getBScaleKindAttr();

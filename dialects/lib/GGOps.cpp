@@ -363,11 +363,14 @@ static LogicalResult verifyExpectedM(GroupedMatmulOp op,
   std::optional<int64_t> expectedM = op.getExpectedM();
   if (!expectedM)
     return success();
-  // A hint of the rows a group holds: k_grouped's groups split K instead.
-  if (op.getLayout() == GroupLayout::k_grouped)
-    return op.emitOpError() << "'expected_m' is a hint of the rows per group "
-                               "and needs a layout that groups rows (masked, "
-                               "contiguous, padded_contiguous), not k_grouped";
+  // k_grouped: the tokens (K) a group holds, of a K known only at run time.
+  if (op.getLayout() == GroupLayout::k_grouped) {
+    if (*expectedM < 1)
+      return op.emitOpError() << "'expected_m' (a k_grouped group's tokens) "
+                                 "must be at least 1, but is "
+                              << *expectedM;
+    return success();
+  }
   bool mIsDynamic = ShapedType::isDynamic(d.m);
   StringRef bound = op.getLayout() == GroupLayout::masked ? "M_max" : "M";
   if (*expectedM < 1 || (!mIsDynamic && *expectedM > d.m))

@@ -425,9 +425,6 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
         if layout != "contiguous":
             raise _error(f"a_rows gathers rows of Rows (the contiguous layout); "
                          f"'{a.name}' is {a.annotation.__name__}")
-    if expected_m is not None and layout == "k_grouped":
-        raise _error("expected_m is a hint of the rows per group: it goes with row groups "
-                     "(MaskedRows, Rows, PaddedRows), not with a weight gradient's K groups")
     problem = expected_m_problem(expected_m)
     if problem:
         raise _error(problem)

@@ -257,6 +257,14 @@ _MAX_PLANS = 512
 _torch_ops = None
 
 
+def expected_group_tokens(tokens: int, groups: int) -> int:
+    """A weight gradient's `expected_m` (k_offsets): the tokens a group
+    holds on average, rounded down to a power of two so that calls whose
+    token counts differ a little share one compiled kernel."""
+    mean = max(1, int(tokens) // max(1, int(groups)))
+    return 1 << (mean.bit_length() - 1)
+
+
 def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int] = None,
                  a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
                  k_major: bool = False, accumulate: bool = False) -> tuple:
@@ -421,9 +429,6 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
     if layout == "k_grouped":
-        if expected_m is not None:
-            raise ValueError("expected_m is a hint of the rows per group; with k_offsets "
-                             "the groups split K (a weight gradient), so it has none")
         k_dim = 1 if k_major else 0
         if a.dim() != 2 or b.dim() != 2 or a.shape[k_dim] != b.shape[k_dim]:
             want = "a [M, K] and b [N, K]" if k_major else "a [K, M] and b [K, N]"
@@ -438,8 +443,9 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         if out is None:
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
+        hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
         if a_scale is None and b_scale is None:
-            return (_kernel_for(layout, operands, False), (a, b, groups, out), {},
+            return (_kernel_for(layout, operands, False), (a, b, groups, out), hint,
                     (_A, _B, group_slot, _OUT), out, validate)
         ones = _ones(g, a.device)
         a_scale, a_kind = ((ones, "tensor") if a_scale is None else
@@ -447,7 +453,7 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                            _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
         return (_kernel_for(layout, operands, True), (a, b, groups, a_scale, b_scale, out),
-                {"A_KIND": a_kind, "B_KIND": b_kind},
+                {"A_KIND": a_kind, "B_KIND": b_kind, **hint},
                 (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
     if b_layout not in ("nk", "kn"):
         raise ValueError(f"b_layout must be 'nk' or 'kn', got {b_layout!r}")

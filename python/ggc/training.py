@@ -238,8 +238,10 @@ class _FP8GroupedMM(torch.autograd.Function):
         if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
             xtq, xts = rest
             dytq, dyts = quantized_tokens(dy)
+            hint = ops.expected_group_tokens(dy.shape[0], offsets.numel() - 1)
             dw = ops.grouped_gemm(dytq, xtq, k_offsets=offsets, k_major=True, a_scale=dyts,
-                                  b_scale=xts, out_dtype=ctx.w_dtype, validate=False)
+                                  b_scale=xts, out_dtype=ctx.w_dtype, validate=False,
+                                  expected_m=hint)
         elif ctx.needs_input_grad[1]:
             (x,) = rest  # token-major dy and x, as they are
             dw = ops.grouped_gemm(dy, x, k_offsets=offsets, out_dtype=ctx.w_dtype,

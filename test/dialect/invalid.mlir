@@ -408,8 +408,8 @@ func.func @zero_groups(%a: memref<?x256xbf16>, %b: memref<0x512x256xbf16>, %g: m
 //===----------------------------------------------------------------------===//
 
 func.func @expected_m_k_grouped(%a: memref<256x?xbf16>, %b: memref<128x?xbf16>, %g: memref<5xi32>, %o: memref<4x256x128xf32>) {
-  // expected-error @+1 {{'expected_m' is a hint of the rows per group and needs a layout that groups rows (masked, contiguous, padded_contiguous), not k_grouped}}
-  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>) b(%b : memref<128x?xbf16>) groups(%g : memref<5xi32>) out(%o : memref<4x256x128xf32>) {expected_m = 64 : i64}
+  // expected-error @+1 {{'expected_m' (a k_grouped group's tokens) must be at least 1, but is 0}}
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>) b(%b : memref<128x?xbf16>) groups(%g : memref<5xi32>) out(%o : memref<4x256x128xf32>) {expected_m = 0 : i64}
   return
 }
 

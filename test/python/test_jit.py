@@ -229,17 +229,23 @@ def test_tracing_errors_point_at_the_users_line(body, message):
         kernel_source(body).trace(*BASIC)
 
 
-def test_expected_m_hints_row_groups_not_k_groups():
+def test_expected_m_hints_the_tokens_of_row_groups_and_of_k_groups():
     # Contiguous rows take the hint into the op, where config selection reads it.
     hinted = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=4096))")
     assert "expected_m = 4096 : i64" in hinted.trace(*BASIC)
+    # A weight gradient's groups split the tokens (K): the hint is their share.
     weight_grad = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=64))",
                                 "x: gl.TokenMajor, w: gl.TokenMajor, offs: gl.Offsets, "
                                 "y: gl.Out")
-    with pytest.raises(gl.CompileError, match="user_kernel.py:3: expected_m is a hint of the "
-                                              "rows per group"):
-        weight_grad.trace(spec([64, None], "bf16"), spec([64, None], "bf16"), spec([3], "i32"),
-                          spec([2, 64, 64], "f32"))
+    traced = weight_grad.trace(spec([64, None], "bf16"), spec([64, None], "bf16"),
+                               spec([3], "i32"), spec([2, 64, 64], "f32"))
+    assert "k_grouped" in traced and "expected_m = 64 : i64" in traced
+    bad = kernel_source("gl.store(y, gl.grouped_dot(x, w, offs, expected_m=0))",
+                        "x: gl.TokenMajor, w: gl.TokenMajor, offs: gl.Offsets, y: gl.Out")
+    with pytest.raises(gl.CompileError, match=r"user_kernel.py:3: expected_m must be an int "
+                                              r"in \[1, 2\^31 - 1\], got 0"):
+        bad.trace(spec([64, None], "bf16"), spec([64, None], "bf16"), spec([3], "i32"),
+                  spec([2, 64, 64], "f32"))
 
 
 def test_groups_must_match_the_layout():

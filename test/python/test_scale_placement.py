@@ -146,3 +146,28 @@ def test_weight_gradient_columns_in_the_stages_take_wide_tiles():
             m=512, n=1024, kernel_plan=plan("serial", "slots", "[40, 232]").replace(
                 "swizzled", "dense"),
             config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>")
+
+
+@pytest.mark.parametrize("tokens, out_dtype, block_n, promotion", [
+    (None, "f32", 128, "pipelined"),    # group sizes unknown: 128x128
+    (512, "f32", 128, "pipelined"),     # few K blocks a tile: 128x128
+    (2048, "f32", 176, "serial"),       # long groups: 176 keeps f32's store pool
+    (8192, "bf16", 160, "serial"),      # 176's bf16 rows would lose it
+])
+def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype, block_n,
+                                                               promotion):
+    text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=2048, k=None,
+                             m=1024, dtype="f8E4M3FN", a_scale="block_mn",
+                             b_scale="block1x128_mn", out_dtype=out_dtype, expected_m=tokens)
+    attributes = ggc.compile_ir(text, emit="gg-config").plans[0]["attributes"]
+    assert f"block = [128, {block_n}, 128]" in attributes["config"]
+    assert f"promotion = {promotion}" in attributes["kernel_plan"]
+    assert "scales = stages" in attributes["kernel_plan"]
+
+
+def test_expected_group_tokens_rounds_the_mean_down_to_a_power_of_two():
+    from ggc import ops
+    assert ops.expected_group_tokens(34304, 4) == 8192
+    assert ops.expected_group_tokens(16384, 32) == 512
+    assert ops.expected_group_tokens(3, 8) == 1  # fewer tokens than groups
+    assert ops.expected_group_tokens(0, 0) == 1

@@ -120,7 +120,7 @@ def test_weight_gradient_scale_kinds_and_operand_checks():
                                          r"b \[N, K\] span the same tokens"):
         ops.grouped_gemm(torch.empty(64, 256, dtype=f8), torch.empty(32, 128, dtype=f8),
                          k_offsets=offsets, k_major=True)
-    with pytest.raises(ValueError, match="expected_m is a hint of the rows per group; with "
-                                         "k_offsets the groups split K"):
+    with pytest.raises(ValueError, match=r"expected_m must be an int in \[1, 2\^31 - 1\], "
+                                         r"got 0"):
         ops.grouped_gemm(torch.empty(256, 64), torch.empty(256, 32), k_offsets=offsets,
-                         expected_m=64)
+                         expected_m=0)

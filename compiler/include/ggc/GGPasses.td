@@ -27,7 +27,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     or more, where 128x256 tiles measured 10-40% faster, or 128 or more
     with `column_halves` (a gated up projection stores half its tile's
     columns), or 256 or more with K at most 1,024 (few K blocks a tile);
-    before sm_90a see below);
+    an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048
+    or more takes 176, or 160 where 176 loses a 16-bit output's TMA store
+    pool, with serial promotion; before sm_90a see below);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
 

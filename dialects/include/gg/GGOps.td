@@ -93,8 +93,10 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     element); a 16-bit one takes per-thread stores (an empty `store_pool`),
     which add in f32 before rounding.
 
-    `expected_m` (masked, contiguous, padded_contiguous) is the host's hint
-    of the typical valid row count of a group, used to choose tiles. `config` records the tile configuration once
+    `expected_m` is the host's hint of the tokens a group typically holds,
+    used to choose tiles: its valid rows (masked, contiguous,
+    padded_contiguous), or, for k_grouped, its share of K (a weight
+    gradient's tokens an expert). `config` records the tile configuration once
     chosen. `store_pool` (written by `gg-tma-store-pool`) lists the heights
     of the TMA store boxes, `BLOCK_M` halving down to 1: the rows of a tile
     that belong to its group are stored as a sum of such boxes, so no row of

@@ -434,9 +434,10 @@ def _trivial(d, c, m: int, n: int, sum_k: int) -> bool:
 
 def _k_grouped_fp8(a_km, sfa, b_km, sfb, d, c, grouped_layout) -> None:
     offsets = _k_offsets(grouped_layout)
+    hint = ops.expected_group_tokens(a_km.shape[1], d.shape[0])
     _accumulate(d, c, lambda out, accumulate: ops.grouped_gemm(
         a_km, b_km, k_offsets=offsets, k_major=True, a_scale=sfa, b_scale=sfb, out=out,
-        accumulate=accumulate))
+        accumulate=accumulate, expected_m=hint))
 
 
 def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,

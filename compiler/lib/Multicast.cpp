@@ -117,6 +117,9 @@ void lowerRelease(ggk::ReleaseStageOp op) {
     // One arrival per warp, on every CTA's barrier. CTA scope is enough
     // (the warp's reads of the stage are done) and avoids the cluster-wide
     // fence a .release.cluster arrive implies (docs/performance.md, b621fa6).
+    // The warp meets first: its lanes' own loads from the stage (a
+    // promotion's column scales, promote_reads_stage) are then done too.
+    b.warpSync();
     Value lane = b.remU(b.threadIdx(), b.c32(32));
     b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
       Value bar = barrier.at(b);

@@ -60,7 +60,8 @@ private:
   /// when the stages carry them.
   SmallVector<Value> issueStep(const ScaleBlock &s);
   /// Waits until at most `pending` wgmma groups are in flight, `s`'s
-  /// done, and gives its stage back after its K block's last scale block.
+  /// done, and gives its stage back after its K block's last scale block
+  /// (unless the promotion reads the stage: promoteStep gives it back).
   void awaitStep(int64_t pending, const ScaleBlock &s);
   /// Adds `s`'s partial (`block`, from issueStep) to `acc`, pinned.
   Value promoteStep(Value acc, ValueRange block, const ScaleBlock &s);
@@ -148,8 +149,9 @@ void Lowering::awaitStep(int64_t pending, const ScaleBlock &s) {
 
 /// Slot scales run two K blocks ahead (block k's slots are refilled with
 /// block k + 2's once its last scale block has read them, block k + 1's
-/// being in use by then); scales in the stages were read at the issue,
-/// before the stage went back, and are carried with the partial.
+/// being in use by then); scales in the stages were read at the issue and
+/// are carried with the partial, and where the promotion reads the stage
+/// too (B's columns) the stage goes back after the K block's last one.
 Value Lowering::promoteStep(Value acc, ValueRange block, const ScaleBlock &s) {
   SmallVector<Value> blockScales;
   if (scales == gg::ScalePlacement::stages) {

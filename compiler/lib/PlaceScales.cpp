@@ -3,8 +3,9 @@
 // Puts each K block's block scales where the kernel plan's `scales` says.
 // With `stages` the producer sends them with the ring's stage (DeepGEMM's
 // placement): B's few block scales by cp.async, counted as an arrival on
-// the stage's full barrier, and A's for the tile's rows as one TMA box,
-// counted in its bytes; the consumers read them from the stage. With
+// the stage's full barrier (or, per column, the tile's as one TMA box),
+// and A's for the tile's rows as one TMA box, counted in its bytes; the
+// consumers read them from the stage (B's columns in the promotion). With
 // `slots` each consumer warp copies its own rows' scales a block ahead
 // into its scale slots and reads them there. With `none` they are 1.
 //
@@ -114,7 +115,9 @@ SmallVector<Value> readStageScales(KernelBuilder &b,
     scales.push_back(b.create<LLVM::LoadOp>(
         b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
                                               b.c32(4))))));
-  Value bScales = stageBuffer(b, smem, ggc::kStageBScales, stage, 16);
+  // 128x128 block scales: 16 bytes a stage (ggc::stageBScaleBytes(0)).
+  Value bScales = stageBuffer(b, smem, ggc::kStageBScales, stage,
+                              ggc::stageBScaleBytes(0));
   for (int64_t j = 0; j < int64_t(op.getBBlocks()); ++j)
     scales.push_back(
         b.create<LLVM::LoadOp>(b.f32(), b.gep(bScales, b.c64(4 * j))));

@@ -428,6 +428,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
     blockN = 128;
   // A long-group FP8 weight gradient: kWeightGradientBlockN.
   if (twoLevel && op.getLayout() == GroupLayout::k_grouped &&
+      dims.n > 128 &&
       rows.groupRows && *rows.groupRows >= kWideWeightGradientTokens &&
       ggc::stagesColumnScales(op) && !ggc::usesMxScales(op))
     for (int64_t candidate : kWeightGradientBlockN) {

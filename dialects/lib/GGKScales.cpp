@@ -47,6 +47,11 @@ LogicalResult StageBlockScalesOp::verify() {
     if (getColumnHalves())
       return emitOpError() << "with column_halves takes B's 128x128 block "
                               "scales, not b_columns";
+    if (getBColumns() != getBlockN())
+      return emitOpError() << "b_columns must be the tile's block_n ("
+                           << getBlockN() << ": the consumers read the "
+                              "stage's columns by the tile's), got "
+                           << getBColumns();
   } else if (getBBlocks() < 1 || getBBlocks() > kMaxStageBBlocks) {
     return emitOpError() << "b_blocks must be 1 to " << kMaxStageBBlocks
                          << " (a stage keeps 16 bytes of B's scales), got "

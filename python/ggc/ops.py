@@ -257,12 +257,16 @@ _MAX_PLANS = 512
 _torch_ops = None
 
 
-def expected_group_tokens(tokens: int, groups: int) -> int:
+def expected_group_tokens(tokens, groups: int) -> Optional[int]:
     """A weight gradient's `expected_m` (k_offsets): the tokens a group
-    holds on average, rounded down to a power of two so that calls whose
-    token counts differ a little share one compiled kernel."""
-    mean = max(1, int(tokens) // max(1, int(groups)))
-    return 1 << (mean.bit_length() - 1)
+    holds on average, rounded down to a power of two and capped at 8,192,
+    so that every token count compiles at most 14 kernels (each distinct
+    hint is a kernel of its own). None (no hint) where the count is
+    symbolic (torch.compile's dynamic shapes), which a hint would
+    specialise."""
+    if not isinstance(tokens, int):
+        return None
+    return 1 << min(13, (max(1, tokens // max(1, int(groups)))).bit_length() - 1)
 
 
 def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int] = None,

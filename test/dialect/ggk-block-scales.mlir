@@ -182,6 +182,36 @@ llvm.func @columns_not_a_box(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
 
 // -----
 
+llvm.func @columns_not_the_tile(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %map: !llvm.ptr, %bmap: !llvm.ptr) {
+  // expected-error @+1 {{b_columns must be the tile's block_n (128: the consumers read the stage's columns by the tile's), got 64}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%map) columns_map(%bmap) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = none>,
+      b_blocks = 0, b_columns = 64, block_n = 128, n = 4096, k = 7168,
+      window_bytes = 528, window_stride = 640}
+  llvm.return
+}
+
+// -----
+
+llvm.func @columns_with_halves(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+    %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %map: !llvm.ptr, %bmap: !llvm.ptr) {
+  // expected-error @+1 {{with column_halves takes B's 128x128 block scales, not b_columns}}
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%map) columns_map(%bmap) attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = none>,
+      b_blocks = 0, b_columns = 128, block_n = 128, n = 4096, k = 7168,
+      column_halves, window_bytes = 528, window_stride = 640}
+  llvm.return
+}
+
+// -----
+
 llvm.func @columns_without_map(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
     %s: i32, %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
     %map: !llvm.ptr) {

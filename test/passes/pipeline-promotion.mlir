@@ -65,6 +65,63 @@ func.func @serial(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32
 
 // -----
 
+// Before: the serial loop, the promotion reading its K block's stage
+// (promote_reads_stage: the scales in the stages). After: no prefetch;
+// issue, read the scales, wait, promote, and only then release the stage.
+// CHECK-LABEL: func.func @serial_reads_stage
+// CHECK-NOT: call @prefetch
+// CHECK: scf.for
+// CHECK: %[[STAGE:.*]] = arith.remui %{{.*}}, %c4_i32
+// CHECK: call @issue(%{{.*}}, %[[STAGE]], %{{.*}})
+// CHECK-NEXT: call @read_scales
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NEXT: call @promote
+// CHECK-NEXT: call @release(%[[STAGE]])
+// CHECK: scf.yield
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func @serial_reads_stage(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = none>, promote_reads_stage}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      func.call @start() : () -> ()
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
 // Before: pipelined promotion with the scales in the stages. After: block
 // 0 issued and its scales read, the overlap region while its wgmma runs,
 // then pairs: issue X, promote Y (pinned), issue the next Y, wait until one

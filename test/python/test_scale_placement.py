@@ -171,3 +171,5 @@ def test_expected_group_tokens_rounds_the_mean_down_to_a_power_of_two():
     assert ops.expected_group_tokens(16384, 32) == 512
     assert ops.expected_group_tokens(3, 8) == 1  # fewer tokens than groups
     assert ops.expected_group_tokens(0, 0) == 1
+    assert ops.expected_group_tokens(1 << 20, 4) == 8192  # capped
+    assert ops.expected_group_tokens(object(), 4) is None  # a symbolic count

@@ -427,8 +427,9 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
       !canStageBlockScales(op, config))
     return error() << " cannot carry scales in the stages: that takes "
                       "1x128 M-major block scales of 'a', 128x128 of 'b' "
-                      "(k_grouped: 1x128 N-major, M and N multiples of 4), "
-                      "no split_n and no a_rows";
+                      "(k_grouped: 1x128 N-major, 'a' K-major, M and N "
+                      "multiples of 4, block N at most 256), no split_n and "
+                      "no a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
                    << (hasStorePool(op) ? "'dense' or 'swizzled' with a "

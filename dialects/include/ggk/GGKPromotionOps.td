@@ -26,7 +26,9 @@ def GGK_PromoteOp : GGK_Op<"promote",
       128x128 block);
     - or, with `column_scales`, B's scale per column: f32 in shared memory,
       4 bytes per column of the tile, read at the thread's columns from
-      `column` (its first, `ggk.acc_origin`'s); `b_scales` is then empty.
+      `column` (its first, `ggk.acc_origin`'s, an even one) as one 8-byte
+      pair per 8-column block, so the table must be 8-byte aligned;
+      `b_scales` is then empty.
 
     A warpgroup whose width is not a multiple of 128 (112, 192) may have
     a boundary of B's 128x128 blocks inside its columns, which start at

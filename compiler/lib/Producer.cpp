@@ -84,8 +84,9 @@ void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
   b.create<mlir::ggk::StageBlockScalesOp>(
       smem, full, stage, scaleBlock(t, kBlock), t.rowStart, t.nBlock, t.group,
       bScalePtr, tensorMapAScale, tensorMapBScale, op.getKernelPlanAttr(),
-      p.bBlocks, p.columnScales ? p.blockN : 0, p.blockN, p.n, p.k, p.bScale.getMajor() == ScaleMajor::k_major,
-      p.columnHalves, p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
+      p.bBlocks, /*b_columns=*/p.columnScales ? p.blockN : 0, p.blockN, p.n,
+      p.k, p.bScale.getMajor() == ScaleMajor::k_major, p.columnHalves,
+      p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
       p.smem.stageAScaleBytes);
 }
 

@@ -257,16 +257,22 @@ _MAX_PLANS = 512
 _torch_ops = None
 
 
+def mean_hint(count, groups: int, cap: int) -> Optional[int]:
+    """An `expected_m` hint: count / groups rounded down to a power of two
+    and capped at `cap` (a power of two), so that every count compiles at
+    most log2(cap) + 1 kernels (each distinct hint is a kernel of its own).
+    None (no hint) where the count is symbolic (torch.compile's dynamic
+    shapes), which a hint would specialise."""
+    if not isinstance(count, int):
+        return None
+    mean = max(1, count // max(1, int(groups)))
+    return 1 << min(cap.bit_length() - 1, mean.bit_length() - 1)
+
+
 def expected_group_tokens(tokens, groups: int) -> Optional[int]:
     """A weight gradient's `expected_m` (k_offsets): the tokens a group
-    holds on average, rounded down to a power of two and capped at 8,192,
-    so that every token count compiles at most 14 kernels (each distinct
-    hint is a kernel of its own). None (no hint) where the count is
-    symbolic (torch.compile's dynamic shapes), which a hint would
-    specialise."""
-    if not isinstance(tokens, int):
-        return None
-    return 1 << min(13, (max(1, tokens // max(1, int(groups)))).bit_length() - 1)
+    holds on average (mean_hint, capped at 8,192)."""
+    return mean_hint(tokens, groups, 8192)
 
 
 def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int] = None,
@@ -432,6 +438,7 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     group_slot = _CSR if from_offs else _GROUP_SLOTS[given[0]]
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
+    hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if layout == "k_grouped":
         k_dim = 1 if k_major else 0
         if a.dim() != 2 or b.dim() != 2 or a.shape[k_dim] != b.shape[k_dim]:
@@ -447,7 +454,6 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         if out is None:
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
-        hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
         if a_scale is None and b_scale is None:
             return (_kernel_for(layout, operands, False), (a, b, groups, out), hint,
                     (_A, _B, group_slot, _OUT), out, validate)
@@ -470,7 +476,6 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         out = torch.empty(*rows_shape, n, dtype=dtype, device=a.device)
     scaled = a_scale is not None or b_scale is not None
     kernel = _kernel_for(layout, b_layout, scaled)
-    hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if not scaled:
         return kernel, (a, b, groups, out), hint, (_A, _B, group_slot, _OUT), out, validate
     # A missing side scales by ones, per group.

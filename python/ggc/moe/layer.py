@@ -206,14 +206,8 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
 
 def expected_rows(routes, experts: int) -> Optional[int]:
     """The rows an expert gets when routing is even (T * top_k / E), as the
-    grouped GEMMs' `expected_m` hint: rounded down to a power of two and
-    capped at 4,096, so that the hints of every batch size compile at most
-    13 kernels per GEMM (each distinct hint is a kernel of its own). None
-    (no hint) where the row count is symbolic (torch.compile's dynamic
-    shapes), which a hint would specialise."""
-    if not isinstance(routes, int):
-        return None
-    return 1 << min(12, max(1, routes // experts).bit_length() - 1)
+    grouped GEMMs' `expected_m` hint (ops.mean_hint, capped at 4,096)."""
+    return ops.mean_hint(routes, experts, 4096)
 
 
 def routing_weights(topk_weights: torch.Tensor, perm: Permutation) -> torch.Tensor:

@@ -34,9 +34,9 @@ inline BlockScale blockScale(KernelBuilder &b, Value amax) {
 }
 
 /// 8 `values` times `factor` as e4m3 (converted in pairs, saturating),
-/// stored as 8 bytes at byte `index` of `base` (8-byte aligned).
-inline void storeE4M3x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
-                        Value factor, Value base, Value index) {
+/// packed in two words (vector<2xi32>).
+inline Value packE4M3x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
+                        Value factor) {
   auto wordsType = mlir::VectorType::get({2}, b.i32());
   Value words = b.create<mlir::LLVM::PoisonOp>(wordsType);
   for (int64_t w = 0; w < 2; ++w) {
@@ -54,8 +54,19 @@ inline void storeE4M3x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
     }
     words = b.create<mlir::LLVM::InsertElementOp>(words, word, b.c32(w));
   }
+  return words;
+}
+/// packE4M3x8's words stored as 8 bytes at byte `index` of `base` (8-byte
+/// aligned).
+inline void storeWords(KernelBuilder &b, Value words, Value base, Value index) {
   b.create<mlir::LLVM::StoreOp>(words, at(b, b.getI8Type(), base, index),
                                 /*alignment=*/8);
+}
+/// 8 `values` times `factor` as e4m3, stored as 8 bytes at byte `index`
+/// of `base` (8-byte aligned).
+inline void storeE4M3x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
+                        Value factor, Value base, Value index) {
+  storeWords(b, packE4M3x8(b, values, factor), base, index);
 }
 
 /// max(running, |v|) over `values`.

@@ -5,7 +5,9 @@
 // amax comes from butterfly shuffles within the half-warp, its factor
 // 448 / amax from one IEEE division, and each lane converts its products
 // to e4m3 in pairs. A row's last block may be partial: the lanes past its
-// end read nothing, count as zeros and store nothing.
+// end read nothing, count as zeros and store nothing. With `scatter` the
+// warp's row is an input row, quantised once and stored to each of the
+// rows its `copies` indices name.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -29,9 +31,10 @@ constexpr int64_t kBlock = 128;    // columns a scale covers
 constexpr int64_t kLaneCols = kBf16PerVector; // columns a lane loads
 /// What the kernel knows of the op, and its parameters.
 struct Quantize {
-  int64_t k, inK, blocks, threads, steps;
+  int64_t k, inK, blocks, threads, steps, copies;
   bool gated;
-  Value input, rows, out, scales, m, r, ld;
+  Type scatterIndex; // i32 or i64 with `scatter`, else null
+  Value input, rows, scatter, out, scales, m, r, ld;
 };
 
 /// The 8 bf16 at `input[row, col]` as f32 (16 bytes, aligned).
@@ -81,23 +84,40 @@ BlockLoad loadBlock(KernelBuilder &b, const Quantize &q, Value source,
   return load;
 }
 
-/// The block's activation, amax, scale and stores.
-void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
-                   Value row, Value readable, Value lane16) {
+/// A block quantised: the lane's 8 values as e4m3 words and the scale.
+struct QuantizedBlock {
+  BlockLoad load;
+  Value words, scale;
+};
+
+/// The block's activation, amax, scale and e4m3 values (`readable`: null
+/// where every row is).
+QuantizedBlock quantizeBlock(KernelBuilder &b, const Quantize &q,
+                             BlockLoad load, Value readable) {
   SmallVector<Value> values = load.values;
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
       values[i] = storedSwiglu(b, values[i], load.ups[i]);
-  Value counted = load.inRow ? b.andI(readable, load.inRow) : readable;
-  for (Value &v : values)
-    v = b.select(counted, v, b.f32c(0.0));
+  Value counted = readable;
+  if (load.inRow)
+    counted = counted ? b.andI(counted, load.inRow) : load.inRow;
+  if (counted)
+    for (Value &v : values)
+      v = b.select(counted, v, b.f32c(0.0));
   // The half-warp's 16 lanes hold the block: their amax by shuffles.
   Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
   BlockScale block = blockScale(b, amax);
+  return {load, packE4M3x8(b, values, block.factor), block.scale};
+}
+
+/// The block's values and scale stored as row `row` of out.
+void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block,
+                Value row, Value lane16) {
+  const BlockLoad &load = block.load;
   ifThen(b, load.active, [&] {
     auto storeValues = [&] {
       Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
-      storeE4M3x8(b, values, block.factor, q.out, index);
+      storeWords(b, block.words, q.out, index);
     };
     if (load.inRow)
       ifThen(b, load.inRow, storeValues);
@@ -110,15 +130,57 @@ void quantizeBlock(KernelBuilder &b, const Quantize &q, BlockLoad load,
   });
 }
 
+/// A unit's blocks quantised from input row `source` and stored: to out
+/// row `row`, or (scatter) to each row the input row's indices name.
+void quantizeUnit(KernelBuilder &b, const Quantize &q, Value row,
+                  Value source, Value firstStep, Value half, Value lane16) {
+  // Out's rows may name rows off the input (a gathered index, or out longer
+  // than the input): they read a clamped row and count as zeros. Scattered,
+  // the unit's row is an input row.
+  Value readable, clamped = source;
+  if (!q.scatter) {
+    readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
+    clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
+  }
+  // The unit's loads (and its scatter indices) first, then its blocks.
+  SmallVector<Value> targets;
+  for (int64_t c = 0; c < (q.scatter ? q.copies : 0); ++c) {
+    Value at = b.add(b.mul(row, b.c64(q.copies)), b.c64(c));
+    targets.push_back(b.toI64(load(b, q.scatterIndex, q.scatter, at)));
+  }
+  SmallVector<BlockLoad> loads;
+  for (int64_t u = 0; u < q.steps; ++u) {
+    Value step = b.add(firstStep, b.c32(u));
+    loads.push_back(loadBlock(b, q, clamped,
+                              b.add(b.mul(step, b.c32(2)), half), lane16));
+  }
+  SmallVector<QuantizedBlock> blocks;
+  for (const BlockLoad &load : loads)
+    blocks.push_back(quantizeBlock(b, q, load, readable));
+  if (!q.scatter) {
+    for (const QuantizedBlock &block : blocks)
+      storeBlock(b, q, block, row, lane16);
+    return;
+  }
+  for (Value target : targets) {
+    Value inOut = b.andI(b.ge(target, b.c64(0)), b.lt(target, q.m));
+    ifThen(b, inOut, [&] {
+      for (const QuantizedBlock &block : blocks)
+        storeBlock(b, q, block, target, lane16);
+    });
+  }
+}
+
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
                  Quantize q) {
   Type global = b.ptr(ggc::kGlobal);
-  SmallVector<Type> params(q.rows ? 4 : 3, global);
+  SmallVector<Type> params(q.rows || q.scatter ? 4 : 3, global);
   params.append({b.i64(), b.i64(), b.i64()});
   ValueRange args = createKernel(b, module, name, q.threads, params);
   unsigned next = 0;
   q.input = args[next++];
   q.rows = q.rows ? args[next++] : Value();
+  q.scatter = q.scatter ? args[next++] : Value();
   q.out = args[next++];
   q.scales = args[next++];
   q.m = args[next++];
@@ -133,24 +195,16 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
   // A warp's unit of work: `steps` steps (two blocks each) of one
   // row, so that a short batch of long rows (a decode step) still spreads
   // over many warps. Units run row by row, a grid-stride loop over them.
+  // Scattered, the units walk the input's rows; else out's.
   int64_t steps = (q.blocks + 1) / 2;
   int64_t unitsPerRow = (steps + q.steps - 1) / q.steps;
-  gridStride(b, b.mul(q.m, b.c64(unitsPerRow)), warps, warp, [&](Value unit) {
+  Value walked = q.scatter ? q.r : q.m;
+  gridStride(b, b.mul(walked, b.c64(unitsPerRow)), warps, warp, [&](Value unit) {
     Value row = b.divU(unit, b.c64(unitsPerRow));
     Value firstStep = b.toI32(b.mul(b.remU(unit, b.c64(unitsPerRow)),
                                     b.c64(q.steps)));
     Value source = q.rows ? b.toI64(load(b, b.i32(), q.rows, row)) : row;
-    Value readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
-    Value clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
-    // The unit's loads first, then its blocks.
-    SmallVector<BlockLoad> loads;
-    for (int64_t u = 0; u < q.steps; ++u) {
-      Value step = b.add(firstStep, b.c32(u));
-      loads.push_back(loadBlock(b, q, clamped,
-                                b.add(b.mul(step, b.c32(2)), half), lane16));
-    }
-    for (const BlockLoad &load : loads)
-      quantizeBlock(b, q, load, row, readable, lane16);
+    quantizeUnit(b, q, row, source, firstStep, half, lane16);
   });
 }
 
@@ -167,8 +221,13 @@ struct LowerQuantizeRowsPass
                   cast<MemRefType>(op.getOut().getType()).getDimSize(1);
               Quantize q{k, op.getGated() ? 2 * k : k, (k + kBlock - 1) / kBlock,
                          int64_t(op.getThreads()), int64_t(op.getSteps()),
-                         op.getGated()};
-              q.rows = op.getRows(); // non-null: the kernel takes the list
+                         int64_t(op.getCopies()), op.getGated()};
+              // Non-null: the kernel takes the list.
+              q.rows = op.getRows();
+              q.scatter = op.getScatter();
+              if (q.scatter)
+                q.scatterIndex =
+                    cast<MemRefType>(q.scatter.getType()).getElementType();
               buildKernel(b, getOperation(),
                           (func.getSymName() + "_quantize").str(), q);
               return success();

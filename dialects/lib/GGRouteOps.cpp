@@ -136,6 +136,23 @@ LogicalResult SortRoutesOp::verify() {
 }
 
 
+/// scatter: one index (i32 or i64) for each of the input's rows' copies.
+LogicalResult QuantizeRowsOp::verifyScatter(Value scatter, int64_t inputRows) {
+  auto type = cast<MemRefType>(scatter.getType());
+  Type element = type.getElementType();
+  if (type.getRank() != 1 || !type.getLayout().isIdentity() ||
+      !(element.isInteger(32) || element.isInteger(64)))
+    return emitOpError() << "scatter must be a 1-D memref of i32 or i64 with "
+                            "the identity layout, got "
+                         << type;
+  int64_t listed = type.getDimSize(0);
+  if (known(listed) && known(inputRows) && listed != inputRows * getCopies())
+    return emitOpError() << "scatter lists " << listed << " rows where input's "
+                         << inputRows << " rows times " << getCopies()
+                         << " copies want " << inputRows * getCopies();
+  return success();
+}
+
 LogicalResult QuantizeRowsOp::verify() {
   int64_t threads = getThreads();
   if (failed(checkThreads(*this, threads)))
@@ -176,6 +193,12 @@ LogicalResult QuantizeRowsOp::verify() {
   if (known(m) && known(scales->getDimSize(1)) && scales->getDimSize(1) < m)
     return emitOpError() << "scales' rows of " << scales->getDimSize(1)
                          << " cannot hold out's " << m << " rows";
+  if (getRows() && getScatter())
+    return emitOpError() << "takes rows (a gather) or scatter, not both";
+  if (getCopies() < 1 || (getCopies() != 1 && !getScatter()))
+    return emitOpError() << "copies must be 1, or at least 1 with scatter (the "
+                            "out rows each input row fills), got "
+                         << getCopies();
   if (Value rows = getRows()) {
     FailureOr<MemRefType> list = shaped(*this, rows, "rows", 1,
                                         IntegerType::get(ctx, 32), "i32");
@@ -184,6 +207,8 @@ LogicalResult QuantizeRowsOp::verify() {
     if (known(m) && known(list->getDimSize(0)) && list->getDimSize(0) != m)
       return emitOpError() << "rows lists " << list->getDimSize(0)
                            << " rows where out has " << m;
+  } else if (Value scatter = getScatter()) {
+    return verifyScatter(scatter, input->getDimSize(0));
   } else if (known(m) && known(input->getDimSize(0)) &&
              input->getDimSize(0) != m) {
     return emitOpError() << "input has " << input->getDimSize(0)

@@ -125,3 +125,56 @@ func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x
       scales(%s : memref<2x?xf32>) {threads = 256 : i64, steps = 0 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{takes rows (a gather) or scatter, not both}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) rows(%r : memref<?xi32>)
+      scatter(%r : memref<?xi32>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{copies must be 1, or at least 1 with scatter (the out rows each input row fills), got 8}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {copies = 8 : i64, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %p: memref<?xi64>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{copies must be 1, or at least 1 with scatter (the out rows each input row fills), got 0}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) scatter(%p : memref<?xi64>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
+      {copies = 0 : i64, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %p: memref<?xf32>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{scatter must be a 1-D memref of i32 or i64 with the identity layout, got 'memref<?xf32>'}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) scatter(%p : memref<?xf32>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
+      {copies = 2 : i64, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<4x256xbf16>, %p: memref<7xi64>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{scatter lists 7 rows where input's 4 rows times 2 copies want 8}}
+  gg.quantize_rows input(%x : memref<4x256xbf16>) scatter(%p : memref<7xi64>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
+      {copies = 2 : i64, threads = 256 : i64}
+  return
+}

@@ -91,9 +91,9 @@ def test_fp8_layer_with_an_activation_apart(shape, monkeypatch):
     x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 2, gated=False)
     q13, q2, scales = fp8_weights(w13, w2)
     plain_calls, real = [], quant_kernel.rows_mn
-    def counted(x, rows=None, gated=False, steps=None):
-        plain_calls.append(rows is None and not gated)
-        return real(x, rows, gated, steps)
+    def counted(x, rows=None, gated=False, steps=None, positions=None):
+        plain_calls.append(rows is None and positions is None and not gated)
+        return real(x, rows, gated, steps, positions)
     monkeypatch.setattr(quant_kernel, "rows_mn", counted)
     out = moe.fused_moe(x, q13, q2, weights, ids, "silu", **scales)
     assert any(plain_calls), "the activation was not quantised by gg.quantize_rows' kernel"

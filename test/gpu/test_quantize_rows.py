@@ -1,7 +1,8 @@
 """gg.quantize_rows' kernel (ggc.moe.quant_kernel) against the torch path
 it replaces: quant.quantize_rows' e4m3 bytes and scales bit for bit, in
 quant.mn_major's M-major layout; gathered through a row list (repeated
-rows, rows off the input: zeros); SwiGLU over the column halves within
+rows, rows off the input: zeros); scattered through a position list
+(each row to its copies' rows; indices off out skipped); SwiGLU over the column halves within
 one bf16 rounding of the torch SwiGLU; ragged row counts, odd block
 counts, partial last blocks (K off 128), zero blocks and outliers."""
 
@@ -68,6 +69,51 @@ def test_gathered_rows(m, k):
     # +0 off the input (a product with 0 would keep a negative value's sign).
     picked = torch.where(valid[:, None], picked, torch.zeros((), dtype=x.dtype, device="cuda"))
     check_equal(got, torch_path(picked), m)
+
+
+@pytest.mark.parametrize("r,copies", [(1, 1), (37, 2), (300, 8), (5, 3)])
+@pytest.mark.parametrize("k", [512, 2880, 40])
+@pytest.mark.parametrize("index", [torch.int64, torch.int32])
+def test_scattered_rows(r, copies, k, index):
+    """positions a permutation (the MoE layer's route positions): every
+    out row is its input row quantised, as the gathered copy through the
+    inverse list gives it."""
+    x = rows_of(r, k, r + copies + k)
+    gen = torch.Generator(device="cuda").manual_seed(r * copies)
+    positions = torch.randperm(r * copies, device="cuda", generator=gen).to(index)
+    got = quant_kernel.rows_mn(x, positions=positions)
+    source = torch.empty_like(positions, dtype=torch.int64)
+    source[positions.long()] = torch.arange(r * copies, device="cuda")
+    check_equal(got, torch_path(x.index_select(0, source // copies)), r * copies)
+
+
+def test_scatter_skips_indices_off_out():
+    """Indices off out (negative, or past its rows) are skipped: the call
+    completes and the rows the valid ones name are right (benchmarks/
+    sanitize.sh's memcheck would see a write out of bounds)."""
+    r, copies, k = 64, 4, 256
+    x = rows_of(r, k, 7)
+    positions = torch.randperm(r * copies, device="cuda")
+    positions[5] = -1
+    positions[9] = r * copies
+    q, mn = quant_kernel.rows_mn(x, positions=positions)
+    want_q, want_mn = torch_path(x)
+    named = [i for i in range(r * copies) if i not in (5, 9)]
+    for i in named[:: 7]:
+        p, row = int(positions[i]), i // copies
+        assert torch.equal(q[p].view(torch.uint8), want_q[row].view(torch.uint8))
+        assert torch.equal(mn[:, p], want_mn[:, row])
+
+
+def test_scatter_refuses_bad_positions():
+    x = rows_of(10, 128, 1)
+    with pytest.raises(ValueError, match="whole number of rows for each of x's 10 rows, got 25"):
+        quant_kernel.rows_mn(x, positions=torch.arange(25, device="cuda"))
+    with pytest.raises(ValueError, match="positions must be 1-D int32 or int64"):
+        quant_kernel.rows_mn(x, positions=torch.arange(20, device="cuda").float())
+    with pytest.raises(ValueError, match="rows \\(a gather\\) or positions"):
+        quant_kernel.rows_mn(x, rows=torch.arange(20, device="cuda"),
+                             positions=torch.arange(20, device="cuda"))
 
 
 @pytest.mark.parametrize("m", [1, 77, 512])

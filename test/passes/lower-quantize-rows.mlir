@@ -81,19 +81,49 @@ func.func @one_step(%x: memref<?x512xbf16>, %q: memref<?x512xf8E4M3FN>, %s: memr
 // Before: 200 columns, a whole block and a partial one of 72 columns.
 // After: two blocks a row (one step); each lane's column is compared with
 // 200, a lane past it reads its block's first columns (a select), counts
-// as zeros in the amax, and stores no e4m3 (its store under an scf.if);
+// as zeros in the amax, and stores no e4m3 (its store, after the
+// conversion, under an scf.if);
 // the block's first lane still stores the scale.
 // CHECK-LABEL: llvm.func @partial_quantize
 // CHECK: %[[IN_ROW:.*]] = arith.cmpi slt, %[[COL:.*]], %c200_i32
 // CHECK: arith.select %[[IN_ROW]], %[[COL]], %{{.*}} : i32
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
-// CHECK: scf.if %[[IN_ROW]] {
 // CHECK: ggk.convert_e4m3x2
+// CHECK: scf.if %[[IN_ROW]] {
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
 // CHECK: }
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
 func.func @partial(%x: memref<?x200xbf16>, %q: memref<?x200xf8E4M3FN>, %s: memref<2x?xf32>) {
   gg.quantize_rows input(%x : memref<?x200xbf16>) out(%q : memref<?x200xf8E4M3FN>)
       scales(%s : memref<2x?xf32>) {threads = 256 : i64, steps = 1 : i64}
+  return
+}
+
+// -----
+
+// Scattered: a warp's row is an input row; the unit loads its row's two
+// copy indices (i64) with its values, quantises each block once (one
+// division, no row check: every input row is read), then stores the
+// block under each index's bounds check against out's rows M.
+// CHECK: llvm.func @scattered_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: scf.for
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-NOT: arith.select
+// CHECK: arith.divf
+// CHECK-NOT: arith.divf
+// CHECK: ggk.convert_e4m3x2
+// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %[[M]] : i64
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: arith.cmpi slt, %{{.*}}, %[[M]] : i64
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: llvm.return
+func.func @scattered(%x: memref<?x128xbf16>, %p: memref<?xi64>, %q: memref<?x128xf8E4M3FN>,
+                     %s: memref<1x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x128xbf16>) scatter(%p : memref<?xi64>)
+      out(%q : memref<?x128xf8E4M3FN>) scales(%s : memref<1x?xf32>)
+      {copies = 2 : i64, threads = 256 : i64, steps = 1 : i64}
   return
 }

@@ -48,7 +48,8 @@ def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
-@pytest.mark.parametrize("which", ["swiglu", "combine", "quantize", "quantize_gated"])
+@pytest.mark.parametrize("which", ["swiglu", "combine", "quantize", "quantize_gated",
+                                   "quantize_scattered"])
 def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
     """gg.swiglu_rows', gg.combine_routes' and gg.quantize_rows' kernels
     (FP8 conversion: sm_89 and sm_90a only)."""
@@ -58,7 +59,9 @@ def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
     name, code = {"swiglu": lambda: swiglu_kernel.kernel(768, arch),
                   "combine": lambda: combine_kernel.kernel(2048, 8, torch.int64, arch),
                   "quantize": lambda: quant_kernel.kernel(2048, True, False, arch),
-                  "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch)}[which]()
+                  "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch),
+                  "quantize_scattered": lambda: quant_kernel.kernel(
+                      2048, False, False, arch, scatter=("i64", 8))}[which]()
     source = tmp_path / "kernel.ptx"
     source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",

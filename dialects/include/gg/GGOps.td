@@ -299,7 +299,7 @@ def GG_SortRoutesOp : GG_Op<"sort_routes"> {
   }];
 }
 
-def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
+def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
   let summary = "rows quantised to FP8 e4m3 with a scale per row and 128 columns, in the layout an FP8 GEMM reads";
   let description = [{
     Writes `out[p, c] = e4m3(x[p, c] * (448 / a))` and `scale[c / 128, p]
@@ -312,6 +312,13 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
     - without `rows`: `input[p]`;
     - with `rows` (`[M]` i32): `input[rows[p]]`, zeros where the index lies
       outside `input` (a gathered copy quantised in the same pass);
+    - with `scatter` (`[R * copies]` i32 or i64, `copies` at least 1):
+      each row of `input` once, written to the `copies` rows of `out`
+      that `scatter[r * copies + c]` names (`c < copies`): the same copy
+      as `rows` with the inverse list, each input row read and quantised
+      once however many rows it fills. An index outside `out` is skipped;
+      rows of `out` that no index names are not written (the MoE layer's
+      route positions name each row once);
     - with `gated` (`input` has `2K` columns): `bf16(silu(g) * u)` for the
       gate `g = input[., c]` and up `u = input[., K + c]` (SwiGLU over the
       column halves, rounded to bf16 as an activation stored between the
@@ -321,28 +328,39 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows"> {
     multiple of 8 (where it is not of 128 the last block is partial: its
     amax and scale cover its valid columns), `scales` `[ceil(K / 128), LD]`;
     `M` and `R` may be dynamic. `gg-lower-quantize-rows`
-    makes one kernel `<func>_quantize(input, [rows,] out, scales, M, R,
-    LD)` of `threads` threads a CTA: a warp takes `steps` steps of a row at
-    a time (grid-stride), half a warp a 128-column block a step, the
-    step's loads issued together (more steps: more bytes in flight a
-    warp, more registers).
+    makes one kernel `<func>_quantize(input, [rows | scatter,] out, scales,
+    M, R, LD)` of `threads` threads a CTA: a warp takes `steps` steps of a
+    row at a time (grid-stride; of `input`'s rows with `scatter`, else of
+    `out`'s), half a warp a 128-column block a step, the step's loads
+    issued together (more steps: more bytes in flight a warp, more
+    registers).
 
     Example:
     ```mlir
     gg.quantize_rows input(%h : memref<?x1536xbf16>)
         out(%q : memref<?x768xf8E4M3FN>) scales(%s : memref<6x?xf32>)
         {gated, threads = 256 : i64}
+    // Each of the tokens' rows to its 8 routes' sorted rows.
+    gg.quantize_rows input(%x : memref<?x2048xbf16>)
+        scatter(%position : memref<?xi64>) out(%q : memref<?x2048xf8E4M3FN>)
+        scales(%s : memref<16x?xf32>) {copies = 8 : i64, threads = 256 : i64}
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$rows, AnyMemRef:$out,
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$rows,
+                       Optional<AnyMemRef>:$scatter, AnyMemRef:$out,
                        AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads,
-                       DefaultValuedAttr<I64Attr, "2">:$steps);
+                       DefaultValuedAttr<I64Attr, "2">:$steps,
+                       DefaultValuedAttr<I64Attr, "1">:$copies);
   let assemblyFormat = [{
     `input` `(` $input `:` type($input) `)`
     (`rows` `(` $rows^ `:` type($rows) `)`)?
+    (`scatter` `(` $scatter^ `:` type($scatter) `)`)?
     `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)` attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::LogicalResult verifyScatter(::mlir::Value scatter, int64_t inputRows);
+  }];
 }
 
 def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {

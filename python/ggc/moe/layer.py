@@ -175,10 +175,11 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
                                                              topk_ids, expert_map)
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
-    quantized = (quant_kernel.rows_mn(x, rows=source)
+    # Each token quantised once and written to its routes' sorted rows
+    # (position names each sorted row once): one kernel.
+    quantized = (quant_kernel.rows_mn(x, positions=position)
                  if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
     if quantized is not None:
-        # The sorted rows quantised as they are gathered: one kernel.
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
                            problem.mapped)
     elif problem.fp8:

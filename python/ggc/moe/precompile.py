@@ -155,9 +155,10 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
                 swiglu_kernel.kernel, shape.intermediate)
         if not (shape.fp8 and target_has_fp8):
             continue
-        if shape.hidden % lanes == 0:
-            found[f"quantize_rows gathered k{shape.hidden}"] = functools.partial(
-                quant_kernel.kernel, shape.hidden, True, False)
+        if shape.hidden % lanes == 0:  # each token to its routes' sorted rows
+            found[f"quantize_rows scattered k{shape.hidden} x{shape.top_k}"] = functools.partial(
+                quant_kernel.kernel, shape.hidden, False, False,
+                scatter=("i64", shape.top_k))
         if shape.intermediate % lanes == 0:  # SwiGLU's output, or another activation's
             gated = shape.activation == "swiglu"
             found[f"quantize_rows{' gated' if gated else ''} k{shape.intermediate}"] = \

@@ -4,8 +4,10 @@ quant.quantize_rows takes torch several passes over the rows (the blocks'
 amax, the division into e4m3), and the FP8 layer adds a gather of the
 quantised tokens, a gather of their scales into the M-major form the GEMM
 reads, and before the down projection a SwiGLU pass: `rows_mn` does each
-of those in one pass, a gathered copy (`rows`) or the SwiGLU over the
-column halves (`gated`) quantised as it is written. The values are
+of those in one pass, a gathered copy (`rows`), a scattered one
+(`positions`: each token's row quantised once and written to its routes'
+sorted rows) or the SwiGLU over the column halves (`gated`) quantised as
+it is written. The values are
 quant.quantize_rows' (the same amax, scale and factor 448 / amax); the
 scales come M-major ([ceil(K/128), align4(M)], quant.mn_major's layout;
 where K is not a multiple of 128 the last block is partial, as
@@ -15,7 +17,7 @@ quant.quantize_rows takes it).
 transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
 ggc.training, whose weights change every optimiser step).
 
-Kernels are compiled once per (K, gathered, gated, steps, target), or
+Kernels are compiled once per (K, gathered, scattered, gated, steps, target), or
 (N, K, transposed, target), and launched through ggc's runtime
 (ggc.moe.ptx).
 """
@@ -53,13 +55,20 @@ _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
-def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int) -> str:
-    """The gg IR of one quantisation kernel."""
+def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int,
+                scatter: Optional[Tuple[str, int]] = None) -> str:
+    """The gg IR of one quantisation kernel; `scatter`: (index type, copies)
+    for a scattered copy."""
     in_k = 2 * k if gated else k
     blocks = -(-k // BLOCK)
     rows_arg = ", %rows: memref<?xi32>" if gathered else ""
     rows_use = " rows(%rows : memref<?xi32>)" if gathered else ""
     attrs = "gated, " if gated else ""
+    if scatter is not None:
+        index, copies = scatter
+        rows_arg = f", %scatter: memref<?x{index}>"
+        rows_use = f" scatter(%scatter : memref<?x{index}>)"
+        attrs += f"copies = {copies} : i64, "
     return f"""
 func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8E4M3FN>,
     %scales: memref<{blocks}x?xf32>) {{
@@ -72,17 +81,19 @@ func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8
 
 
 def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None,
-           steps: Optional[int] = None) -> Tuple[str, str]:
+           steps: Optional[int] = None,
+           scatter: Optional[Tuple[str, int]] = None) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
-    first use; `steps` defaults to steps_for(k)."""
+    first use; `steps` defaults to steps_for(k); `scatter` as source_text's."""
     arch = arch or ggc_compiler.get_target()
     steps = steps or steps_for(k)
-    name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}"
+    scattered = "" if scatter is None else f"_scatter{scatter[1]}{scatter[0]}"
+    name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}{scattered}"
             f"{'_gated' if gated else ''}_s{steps}_{arch}")
-    key = (k, gathered, gated, arch, steps)
+    key = (k, gathered, gated, arch, steps, scatter)
     return ptx.compiled(_PTX, key, name,
-                        lambda name: source_text(name, k, gathered, gated, steps), arch,
-                        "_quantize")
+                        lambda name: source_text(name, k, gathered, gated, steps, scatter),
+                        arch, "_quantize")
 
 def usable(x: torch.Tensor, gated: bool = False) -> bool:
     """Whether rows_mn takes x: CUDA bf16 [R, K] rows (K = 2 * out's
@@ -103,16 +114,36 @@ def converts_fp8(arch: Optional[str] = None) -> bool:
 
 
 def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False,
-            steps: Optional[int] = None) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+            steps: Optional[int] = None, positions: Optional[torch.Tensor] = None
+            ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
     """(e4m3 [M, K], f32 scales [ceil(K/128), align4(M)] M-major) for x's rows
     (x[rows] with `rows` int32 [M], zeros off x; silu(gate) * up over the
     column halves where `gated`), or None where the kernel cannot take the
     call (an input not 16-byte aligned). Check usable(x, gated) first.
-    `steps`: gg.quantize_rows' steps of a row a warp loads together
-    (default steps_for(K))."""
+    `positions` (int32 or int64 [M], M = R * copies for x's R rows; not
+    with `rows`): out[positions[r * copies + c]] = x[r] for every c < copies,
+    each row quantised once (a permutation such as the MoE layer's route
+    positions writes every row; indices off out are skipped, rows no index
+    names are left unwritten). `steps`: gg.quantize_rows' steps of a row a
+    warp loads together (default steps_for(K))."""
     x = x.contiguous()
+    if rows is not None and positions is not None:
+        raise ValueError("rows_mn takes rows (a gather) or positions (a scatter), not both")
     if rows is not None:
         rows = rows.to(torch.int32).contiguous()
+    scatter = None
+    if positions is not None:
+        if positions.dtype not in (torch.int32, torch.int64) or positions.dim() != 1:
+            raise ValueError(f"positions must be 1-D int32 or int64, got {positions.dtype} "
+                             f"of shape {tuple(positions.shape)}")
+        if (x.shape[0] == 0) != (positions.shape[0] == 0) or (
+                x.shape[0] and positions.shape[0] % x.shape[0]):
+            raise ValueError(f"positions must list a whole number of rows for each of x's "
+                             f"{x.shape[0]} rows, got {positions.shape[0]}")
+        positions = positions.contiguous()
+        copies = positions.shape[0] // x.shape[0] if x.shape[0] else 1
+        scatter = (str(positions.dtype).replace("torch.int", "i"), copies)
+        rows = positions
     m = x.shape[0] if rows is None else rows.shape[0]
     k = x.shape[1] // 2 if gated else x.shape[1]
     out = torch.empty(m, k, dtype=FP8, device=x.device)
@@ -127,9 +158,11 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
             scales.fill_(1e-12 / 448.0)
         return out, scales
     steps = steps or steps_for(k)
-    name, code = kernel(k, rows is not None, gated, steps=steps)
-    # A warp takes `steps` steps of two 128-column blocks of a row.
-    units = m * -(-k // (2 * BLOCK * steps))
+    name, code = kernel(k, scatter is None and rows is not None, gated, steps=steps,
+                        scatter=scatter)
+    # A warp takes `steps` steps of two 128-column blocks of a row (of x's
+    # rows where scattered).
+    units = (x.shape[0] if scatter else m) * -(-k // (2 * BLOCK * steps))
     grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
     params = [("pointer", i) for i in range(len(tensors))]
     params += [("i64", m), ("i64", x.shape[0]), ("i64", ld)]

@@ -1,0 +1,120 @@
+"""Where the FP8 Qwen3-like layer's time can still go (#38: the FP8 layer
+at 1.16-1.24x the BF16 one at T >= 4,096, the target 1.3x). On the
+layer's own routing (bench_moe.inputs), graph replay, L2 flushed,
+interleaved, us:
+
+- the quantisations (ggc.moe.quant_kernel.rows_mn): the tokens alone, the
+  sorted rows gathered from them (source in expert order: the layer's way
+  before the scatter), the same gather with the source list sorted (the
+  same rows and bytes, read in token order: how much the gather's order
+  costs), the sorted rows scattered from the tokens (each token quantised
+  once, written to its top_k routes' rows: the layer's way now; checked
+  bit-identical to the gather), and SwiGLU's output quantised;
+- the two FP8 GEMMs as the layer calls them, as gg-select-config chooses
+  and with `idle_warpgroups = skip` (a group's last tile: the warpgroup
+  whose 64 rows are all past the group's end skips its wgmma), and the
+  BF16 GEMMs the same way.
+
+    python3 benchmarks/probes/moe_fp8_parts.py [--tokens 4096,16384] [--only quant]
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from bench_moe import SHAPES, captured, inputs, time_interleaved_flushed  # noqa: E402
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+from ggc.moe import layer, quant_kernel, routes  # noqa: E402
+
+
+def quantisations(x, source, position, inter, rounds):
+    m = source.shape[0]
+    h = torch.randn(m, 2 * inter, device="cuda").to(torch.bfloat16)
+    ordered = torch.sort(source).values
+    cases = {"tokens": lambda: quant_kernel.rows_mn(x),
+             "gathered": lambda: quant_kernel.rows_mn(x, source),
+             "gathered, source sorted": lambda: quant_kernel.rows_mn(x, ordered),
+             "scattered": lambda: quant_kernel.rows_mn(x, positions=position),
+             "scattered, steps 1": lambda: quant_kernel.rows_mn(x, positions=position, steps=1),
+             "scattered, steps 2": lambda: quant_kernel.rows_mn(x, positions=position, steps=2),
+             "SwiGLU output": lambda: quant_kernel.rows_mn(h, gated=True)}
+    calls, outs = {}, {}
+    for label, fn in cases.items():
+        calls[label], outs[label], _ = captured(fn)
+    times = time_interleaved_flushed(calls, rounds)
+    (gq, gs), (sq, ss) = outs["gathered"], outs["scattered"]
+    assert torch.equal(gq.view(torch.uint8), sq.view(torch.uint8))
+    assert torch.equal(gs[:, :m], ss[:, :m])
+    return times
+
+
+def gemm(m, g, n, k, hint, fp8, padding):
+    spec = dict(layout="contiguous", num_groups=g, n=n, k=k, expected_m=hint,
+                idle_warpgroups=padding)
+    if fp8:
+        spec.update(dtype="f8E4M3FN", a_scale="block_mn", b_scale="block")
+    return ggc.Kernel(ir.grouped_matmul("k", **spec))
+
+
+def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None):
+    """{(GEMM, dtype, padding): us}, outputs checked equal across paddings;
+    `only`: one 'GEMM:dtype' case."""
+    results = {}
+    for name, n, k in (("up", 2 * inter, hidden), ("down", hidden, inter)):
+        for fp8 in (True, False):
+            if only and only != f"{name}:{'fp8' if fp8 else 'bf16'}":
+                continue
+            if fp8:
+                a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+                b = (torch.randn(experts, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+                sa = torch.rand(-(-k // 128), (m + 3) // 4 * 4, device="cuda") + 0.5
+                sb = torch.rand(experts, -(-n // 128), -(-k // 128), device="cuda") + 0.5
+                args = (a, b, offsets, sa, sb)
+            else:
+                a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+                b = torch.randn(experts, n, k, device="cuda").to(torch.bfloat16)
+                args = (a, b, offsets)
+            calls, outs = {}, {}
+            for padding in (None, "skip"):
+                kern = gemm(m, experts, n, k, hint, fp8, padding)
+                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                calls[padding], _, _ = captured(lambda kern=kern, out=out: kern(*args, out))
+                outs[padding] = out
+            times = time_interleaved_flushed(calls, rounds)
+            assert torch.equal(outs[None], outs["skip"]), (name, fp8)
+            for padding, us in times.items():
+                results[(name, "fp8" if fp8 else "bf16", padding or "as chosen")] = us
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", default="4096,16384")
+    parser.add_argument("--only", choices=["quant", "gemm"])
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--case", help="one GEMM case, e.g. up:fp8")
+    args = parser.parse_args()
+    print(torch.cuda.get_device_name(), flush=True)
+    experts, top_k, hidden, inter = SHAPES["qwen3"]
+    for tokens in (int(t) for t in args.tokens.split(",")):
+        x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
+        offsets, _, source, position, _ = routes.sort_routes(ids, weights, experts)
+        m = source.shape[0]
+        if args.only != "gemm":
+            for label, us in quantisations(x, source, position, inter, args.rounds).items():
+                print(f"qwen3 T={tokens} quantise {label}: {us:.1f} us", flush=True)
+        if args.only != "quant":
+            hint = layer.expected_rows(m, experts)
+            for (name, dtype, padding), us in gemms(offsets, m, experts, hidden, inter, hint,
+                                                    args.rounds, args.case).items():
+                print(f"qwen3 T={tokens} {name} {dtype} {padding}: {us:.1f} us", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,7 @@
 // to e4m3 in pairs. A row's last block may be partial: the lanes past its
 // end read nothing, count as zeros and store nothing. With `scatter` the
 // warp's row is an input row, quantised once and stored to each of the
-// rows its `copies` indices name.
+// rows its `copies` indices name (its scales once, where `input_scales`).
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -32,7 +32,7 @@ constexpr int64_t kLaneCols = kBf16PerVector; // columns a lane loads
 /// What the kernel knows of the op, and its parameters.
 struct Quantize {
   int64_t k, inK, blocks, threads, steps, copies;
-  bool gated;
+  bool gated, inputScales;
   Type scatterIndex; // i32 or i64 with `scatter`, else null
   Value input, rows, scatter, out, scales, m, r, ld;
 };
@@ -90,29 +90,42 @@ struct QuantizedBlock {
   Value words, scale;
 };
 
-/// The block's activation, amax, scale and e4m3 values (`readable`: null
-/// where every row is).
+/// The block's activation, amax, scale and e4m3 values.
 QuantizedBlock quantizeBlock(KernelBuilder &b, const Quantize &q,
-                             BlockLoad load, Value readable) {
+                             BlockLoad load) {
   SmallVector<Value> values = load.values;
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
       values[i] = storedSwiglu(b, values[i], load.ups[i]);
-  Value counted = readable;
+  // A lane past a partial block's end counts as zeros.
   if (load.inRow)
-    counted = counted ? b.andI(counted, load.inRow) : load.inRow;
-  if (counted)
     for (Value &v : values)
-      v = b.select(counted, v, b.f32c(0.0));
+      v = b.select(load.inRow, v, b.f32c(0.0));
   // The half-warp's 16 lanes hold the block: their amax by shuffles.
   Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
   BlockScale block = blockScale(b, amax);
   return {load, packE4M3x8(b, values, block.factor), block.scale};
 }
 
-/// The block's values and scale stored as row `row` of out.
-void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block,
+/// A block of zeros (a row off the input): e4m3 zeros and the floor's scale.
+QuantizedBlock zeroBlock(KernelBuilder &b, BlockLoad load) {
+  Value zeros = b.create<LLVM::ZeroOp>(VectorType::get({2}, b.i32()));
+  return {load, zeros, blockScale(b, b.f32c(0.0)).scale};
+}
+
+/// The block's scale stored for row `row` by the half-warp's first lane.
+void storeScale(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block,
                 Value row, Value lane16) {
+  ifThen(b, b.andI(block.load.active, b.eq(lane16, b.c32(0))), [&] {
+    Value scaleAt = b.add(b.mul(b.toI64(block.load.block), q.ld), row);
+    store(b, block.scale, q.scales, scaleAt);
+  });
+}
+
+/// The block's values (and, with `withScale`, its scale) stored as row
+/// `row` of out.
+void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block,
+                Value row, Value lane16, bool withScale) {
   const BlockLoad &load = block.load;
   ifThen(b, load.active, [&] {
     auto storeValues = [&] {
@@ -123,10 +136,8 @@ void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block
       ifThen(b, load.inRow, storeValues);
     else
       storeValues();
-    ifThen(b, b.eq(lane16, b.c32(0)), [&] {
-      Value scaleAt = b.add(b.mul(b.toI64(load.block), q.ld), row);
-      store(b, block.scale, q.scales, scaleAt);
-    });
+    if (withScale)
+      storeScale(b, q, block, row, lane16);
   });
 }
 
@@ -135,8 +146,8 @@ void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block
 void quantizeUnit(KernelBuilder &b, const Quantize &q, Value row,
                   Value source, Value firstStep, Value half, Value lane16) {
   // Out's rows may name rows off the input (a gathered index, or out longer
-  // than the input): they read a clamped row and count as zeros. Scattered,
-  // the unit's row is an input row.
+  // than the input): they read a clamped row and are zeros. Scattered, the
+  // unit's row is an input row.
   Value readable, clamped = source;
   if (!q.scatter) {
     readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
@@ -154,19 +165,29 @@ void quantizeUnit(KernelBuilder &b, const Quantize &q, Value row,
     loads.push_back(loadBlock(b, q, clamped,
                               b.add(b.mul(step, b.c32(2)), half), lane16));
   }
-  SmallVector<QuantizedBlock> blocks;
-  for (const BlockLoad &load : loads)
-    blocks.push_back(quantizeBlock(b, q, load, readable));
   if (!q.scatter) {
-    for (const QuantizedBlock &block : blocks)
-      storeBlock(b, q, block, row, lane16);
+    // The row is the warp's: one branch for it, not a select a value.
+    auto storeAll = [&](function_ref<QuantizedBlock(const BlockLoad &)> make) {
+      for (const BlockLoad &load : loads)
+        storeBlock(b, q, make(load), row, lane16, /*withScale=*/true);
+    };
+    ifThenElse(
+        b, readable,
+        [&] { storeAll([&](const BlockLoad &l) { return quantizeBlock(b, q, l); }); },
+        [&] { storeAll([&](const BlockLoad &l) { return zeroBlock(b, l); }); });
     return;
   }
+  SmallVector<QuantizedBlock> blocks;
+  for (const BlockLoad &load : loads)
+    blocks.push_back(quantizeBlock(b, q, load));
+  if (q.inputScales)
+    for (const QuantizedBlock &block : blocks)
+      storeScale(b, q, block, row, lane16);
   for (Value target : targets) {
     Value inOut = b.andI(b.ge(target, b.c64(0)), b.lt(target, q.m));
     ifThen(b, inOut, [&] {
       for (const QuantizedBlock &block : blocks)
-        storeBlock(b, q, block, target, lane16);
+        storeBlock(b, q, block, target, lane16, !q.inputScales);
     });
   }
 }
@@ -221,7 +242,8 @@ struct LowerQuantizeRowsPass
                   cast<MemRefType>(op.getOut().getType()).getDimSize(1);
               Quantize q{k, op.getGated() ? 2 * k : k, (k + kBlock - 1) / kBlock,
                          int64_t(op.getThreads()), int64_t(op.getSteps()),
-                         int64_t(op.getCopies()), op.getGated()};
+                         int64_t(op.getCopies()), op.getGated(),
+                         op.getInputScales()};
               // Non-null: the kernel takes the list.
               q.rows = op.getRows();
               q.scatter = op.getScatter();

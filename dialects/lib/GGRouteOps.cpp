@@ -190,11 +190,17 @@ LogicalResult QuantizeRowsOp::verify() {
     return emitOpError() << "scales must have ceil(out's columns / 128) = " << blocks
                          << " rows (one per block), got "
                          << sizeText(scales->getDimSize(0));
-  if (known(m) && known(scales->getDimSize(1)) && scales->getDimSize(1) < m)
+  int64_t scaled = getInputScales() ? input->getDimSize(0) : m;
+  if (known(scaled) && known(scales->getDimSize(1)) &&
+      scales->getDimSize(1) < scaled)
     return emitOpError() << "scales' rows of " << scales->getDimSize(1)
-                         << " cannot hold out's " << m << " rows";
+                         << " cannot hold " << (getInputScales() ? "input's " : "out's ")
+                         << scaled << " rows";
   if (getRows() && getScatter())
     return emitOpError() << "takes rows (a gather) or scatter, not both";
+  if (getInputScales() && !getScatter())
+    return emitOpError() << "input_scales needs scatter (without it the input's "
+                            "rows are out's)";
   if (getCopies() < 1 || (getCopies() != 1 && !getScatter()))
     return emitOpError() << "copies must be 1, or at least 1 with scatter (the "
                             "out rows each input row fills), got "

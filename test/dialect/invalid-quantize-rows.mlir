@@ -178,3 +178,23 @@ func.func @bad(%x: memref<4x256xbf16>, %p: memref<7xi64>, %q: memref<?x256xf8E4M
       {copies = 2 : i64, threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{input_scales needs scatter (without it the input's rows are out's)}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
+      scales(%s : memref<2x?xf32>) {input_scales, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<8x256xbf16>, %p: memref<16xi64>, %q: memref<16x256xf8E4M3FN>,
+               %s: memref<2x4xf32>) {
+  // expected-error @+1 {{scales' rows of 4 cannot hold input's 8 rows}}
+  gg.quantize_rows input(%x : memref<8x256xbf16>) scatter(%p : memref<16xi64>)
+      out(%q : memref<16x256xf8E4M3FN>) scales(%s : memref<2x4xf32>)
+      {copies = 2 : i64, input_scales, threads = 256 : i64}
+  return
+}

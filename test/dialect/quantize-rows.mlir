@@ -40,3 +40,13 @@ func.func @scattered(%x: memref<?x2048xbf16>, %p: memref<?xi64>, %q: memref<?x20
       {copies = 8 : i64, threads = 256 : i64}
   return
 }
+
+// CHECK-LABEL: func.func @input_scales
+// CHECK: {copies = 8 : i64, input_scales, threads = 256 : i64}
+func.func @input_scales(%x: memref<?x2048xbf16>, %p: memref<?xi32>,
+                        %q: memref<?x2048xf8E4M3FN>, %s: memref<16x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x2048xbf16>) scatter(%p : memref<?xi32>)
+      out(%q : memref<?x2048xf8E4M3FN>) scales(%s : memref<16x?xf32>)
+      {copies = 8 : i64, input_scales, threads = 256 : i64}
+  return
+}

@@ -81,6 +81,22 @@ def test_fp8_layer_matches_fp64_and_the_reference_pipeline(shape, monkeypatch, t
     assert rel_err(out, pipeline.double()) < 1e-2
 
 
+@pytest.mark.parametrize("shape", [SHAPES[1], PARTIAL_BLOCKS[0]],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_layer_gathers_the_tokens_scales_bit_for_bit(shape, monkeypatch):
+    """From layer.GATHERED_SCALE_ROWS sorted rows the token quantisation
+    writes each token's scales once and gathers them: the same output,
+    bit for bit, as storing every sorted row's scales."""
+    from ggc.moe import layer as moe_layer
+    x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 3)
+    q13, q2, scales = fp8_weights(w13, w2)
+    monkeypatch.setattr(moe_layer, "GATHERED_SCALE_ROWS", 1 << 62)
+    stored = moe.fused_moe(x, q13, q2, weights, ids, **scales)
+    monkeypatch.setattr(moe_layer, "GATHERED_SCALE_ROWS", 1)
+    gathered = moe.fused_moe(x, q13, q2, weights, ids, **scales)
+    assert torch.equal(stored, gathered)
+
+
 @pytest.mark.parametrize("shape", [SHAPES[0], PARTIAL_BLOCKS[1]],
                          ids=lambda s: "x".join(map(str, s)))
 def test_fp8_layer_with_an_activation_apart(shape, monkeypatch):
@@ -91,9 +107,9 @@ def test_fp8_layer_with_an_activation_apart(shape, monkeypatch):
     x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 2, gated=False)
     q13, q2, scales = fp8_weights(w13, w2)
     plain_calls, real = [], quant_kernel.rows_mn
-    def counted(x, rows=None, gated=False, steps=None, positions=None):
+    def counted(x, rows=None, gated=False, steps=None, positions=None, sources=None):
         plain_calls.append(rows is None and positions is None and not gated)
-        return real(x, rows, gated, steps, positions)
+        return real(x, rows, gated, steps, positions, sources)
     monkeypatch.setattr(quant_kernel, "rows_mn", counted)
     out = moe.fused_moe(x, q13, q2, weights, ids, "silu", **scales)
     assert any(plain_calls), "the activation was not quantised by gg.quantize_rows' kernel"

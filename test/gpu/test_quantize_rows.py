@@ -84,7 +84,11 @@ def test_scattered_rows(r, copies, k, index):
     got = quant_kernel.rows_mn(x, positions=positions)
     source = torch.empty_like(positions, dtype=torch.int64)
     source[positions.long()] = torch.arange(r * copies, device="cuda")
-    check_equal(got, torch_path(x.index_select(0, source // copies)), r * copies)
+    want = torch_path(x.index_select(0, source // copies))
+    check_equal(got, want, r * copies)
+    # The input rows' scales written once and gathered: the same bits.
+    sources = (source // copies).to(index)
+    check_equal(quant_kernel.rows_mn(x, positions=positions, sources=sources), want, r * copies)
 
 
 def test_scatter_skips_indices_off_out():
@@ -111,6 +115,11 @@ def test_scatter_refuses_bad_positions():
         quant_kernel.rows_mn(x, positions=torch.arange(25, device="cuda"))
     with pytest.raises(ValueError, match="positions must be 1-D int32 or int64"):
         quant_kernel.rows_mn(x, positions=torch.arange(20, device="cuda").float())
+    with pytest.raises(ValueError, match="sources must name one input row for each of the 20"):
+        quant_kernel.rows_mn(x, positions=torch.arange(20, device="cuda"),
+                             sources=torch.arange(10, device="cuda"))
+    with pytest.raises(ValueError, match="sources only with positions"):
+        quant_kernel.rows_mn(x, sources=torch.arange(10, device="cuda"))
     with pytest.raises(ValueError, match="rows \\(a gather\\) or positions"):
         quant_kernel.rows_mn(x, rows=torch.arange(20, device="cuda"),
                              positions=torch.arange(20, device="cuda"))

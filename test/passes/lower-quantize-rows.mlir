@@ -127,3 +127,24 @@ func.func @scattered(%x: memref<?x128xbf16>, %p: memref<?xi64>, %q: memref<?x128
       {copies = 2 : i64, threads = 256 : i64, steps = 1 : i64}
   return
 }
+
+// -----
+
+// Scattered with input_scales: the block's scale is stored once, for the
+// input row, before the copies; the copies store values only.
+// CHECK: llvm.func @input_scales_quantize(
+// CHECK: scf.for
+// CHECK: ggk.convert_e4m3x2
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK-NOT: : f32, !llvm.ptr<1>
+// CHECK: llvm.return
+func.func @input_scales(%x: memref<?x128xbf16>, %p: memref<?xi32>, %q: memref<?x128xf8E4M3FN>,
+                        %s: memref<1x?xf32>) {
+  gg.quantize_rows input(%x : memref<?x128xbf16>) scatter(%p : memref<?xi32>)
+      out(%q : memref<?x128xf8E4M3FN>) scales(%s : memref<1x?xf32>)
+      {copies = 2 : i64, input_scales, threads = 256 : i64, steps = 1 : i64}
+  return
+}

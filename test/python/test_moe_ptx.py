@@ -61,7 +61,7 @@ def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
                   "quantize": lambda: quant_kernel.kernel(2048, True, False, arch),
                   "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch),
                   "quantize_scattered": lambda: quant_kernel.kernel(
-                      2048, False, False, arch, scatter=("i64", 8))}[which]()
+                      2048, False, False, arch, scatter=("i64", 8, True))}[which]()
     source = tmp_path / "kernel.ptx"
     source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",

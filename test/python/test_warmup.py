@@ -404,15 +404,17 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     report = moe.warmup(shapes, 4, progress=False)
     assert [k.kernel for k in report.helpers] == [
         "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows scattered k256 x2",
+        "quantize_rows scattered k256 x2 input scales",
         "quantize_rows gated k128", "quantize_rows k384", "swiglu_rows i128",
         "quantize_rows gated k1152"]
     assert {k.source for k in report.helpers} == {"compiled"}
-    assert "and 7 sort, quantisation, SwiGLU and combine kernels" in str(report)
+    assert "and 8 sort, quantisation, SwiGLU and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
     assert set(swiglu_kernel._PTX) == {(128, "sm_90a")}
     assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1, None),
-                                      (256, False, False, "sm_90a", 1, ("i64", 2)),
+                                      (256, False, False, "sm_90a", 1, ("i64", 2, False)),
+                                      (256, False, False, "sm_90a", 1, ("i64", 2, True)),
                                       (384, False, False, "sm_90a", 2, None),
                                       (1152, False, True, "sm_90a", 1, None)}
     # A second warm-up finds them in memory.

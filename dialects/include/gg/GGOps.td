@@ -318,7 +318,10 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
       as `rows` with the inverse list, each input row read and quantised
       once however many rows it fills. An index outside `out` is skipped;
       rows of `out` that no index names are not written (the MoE layer's
-      route positions name each row once);
+      route positions name each row once). With `input_scales`, `scales`
+      holds each input row's scales instead (`LD >= R`, written once a row;
+      the caller gathers them into out's rows): out's rows' scales are
+      4-byte stores at scattered rows, which cost more than the copy;
     - with `gated` (`input` has `2K` columns): `bf16(silu(g) * u)` for the
       gate `g = input[., c]` and up `u = input[., K + c]` (SwiGLU over the
       column halves, rounded to bf16 as an activation stored between the
@@ -350,7 +353,8 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$scatter, AnyMemRef:$out,
                        AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads,
                        DefaultValuedAttr<I64Attr, "2">:$steps,
-                       DefaultValuedAttr<I64Attr, "1">:$copies);
+                       DefaultValuedAttr<I64Attr, "1">:$copies,
+                       UnitAttr:$input_scales);
   let assemblyFormat = [{
     `input` `(` $input `:` type($input) `)`
     (`rows` `(` $rows^ `:` type($rows) `)`)?

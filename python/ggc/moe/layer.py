@@ -137,6 +137,14 @@ class Weights(NamedTuple):
     w2_bias: Optional[torch.Tensor] = None
 
 
+# Sorted rows from which the FP8 layer's token quantisation writes each
+# token's scales once and gathers them (one more kernel) instead of storing
+# every sorted row's scales from the scatter: measured level at 32,768
+# rows and faster at 131,072 (Qwen3-like; docs/performance-history.md,
+# twentieth session).
+GATHERED_SCALE_ROWS = 65536
+
+
 def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, expert_map):
     """(offsets, order, source, position, route): the routes sorted by
     local expert, each sorted row's weight (NaN for an invalid id, 0 for
@@ -176,8 +184,10 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     x = x.contiguous()
     hint = expected_rows(source.shape[0], problem.experts)
     # Each token quantised once and written to its routes' sorted rows
-    # (position names each sorted row once): one kernel.
-    quantized = (quant_kernel.rows_mn(x, positions=position)
+    # (position names each sorted row once); from GATHERED_SCALE_ROWS sorted
+    # rows its scales are written once and gathered by source.
+    sources = source if source.shape[0] >= GATHERED_SCALE_ROWS else None
+    quantized = (quant_kernel.rows_mn(x, positions=position, sources=sources)
                  if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
     if quantized is not None:
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,

@@ -156,9 +156,11 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if not (shape.fp8 and target_has_fp8):
             continue
         if shape.hidden % lanes == 0:  # each token to its routes' sorted rows
-            found[f"quantize_rows scattered k{shape.hidden} x{shape.top_k}"] = functools.partial(
-                quant_kernel.kernel, shape.hidden, False, False,
-                scatter=("i64", shape.top_k))
+            for gathered_scales in (False, True):  # layer.GATHERED_SCALE_ROWS
+                found[f"quantize_rows scattered k{shape.hidden} x{shape.top_k}"
+                      f"{' input scales' if gathered_scales else ''}"] = functools.partial(
+                    quant_kernel.kernel, shape.hidden, False, False,
+                    scatter=("i64", shape.top_k, gathered_scales))
         if shape.intermediate % lanes == 0:  # SwiGLU's output, or another activation's
             gated = shape.activation == "swiglu"
             found[f"quantize_rows{' gated' if gated else ''} k{shape.intermediate}"] = \

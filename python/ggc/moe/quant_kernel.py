@@ -56,19 +56,19 @@ _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
 def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int,
-                scatter: Optional[Tuple[str, int]] = None) -> str:
-    """The gg IR of one quantisation kernel; `scatter`: (index type, copies)
-    for a scattered copy."""
+                scatter: Optional[Tuple[str, int, bool]] = None) -> str:
+    """The gg IR of one quantisation kernel; `scatter`: (index type, copies,
+    input_scales) for a scattered copy."""
     in_k = 2 * k if gated else k
     blocks = -(-k // BLOCK)
     rows_arg = ", %rows: memref<?xi32>" if gathered else ""
     rows_use = " rows(%rows : memref<?xi32>)" if gathered else ""
     attrs = "gated, " if gated else ""
     if scatter is not None:
-        index, copies = scatter
+        index, copies, input_scales = scatter
         rows_arg = f", %scatter: memref<?x{index}>"
         rows_use = f" scatter(%scatter : memref<?x{index}>)"
-        attrs += f"copies = {copies} : i64, "
+        attrs += f"copies = {copies} : i64, " + ("input_scales, " if input_scales else "")
     return f"""
 func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8E4M3FN>,
     %scales: memref<{blocks}x?xf32>) {{
@@ -82,12 +82,13 @@ func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8
 
 def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None,
            steps: Optional[int] = None,
-           scatter: Optional[Tuple[str, int]] = None) -> Tuple[str, str]:
+           scatter: Optional[Tuple[str, int, bool]] = None) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
     first use; `steps` defaults to steps_for(k); `scatter` as source_text's."""
     arch = arch or ggc_compiler.get_target()
     steps = steps or steps_for(k)
-    scattered = "" if scatter is None else f"_scatter{scatter[1]}{scatter[0]}"
+    scattered = "" if scatter is None else (f"_scatter{scatter[1]}{scatter[0]}"
+                                            f"{'_inscales' if scatter[2] else ''}")
     name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}{scattered}"
             f"{'_gated' if gated else ''}_s{steps}_{arch}")
     key = (k, gathered, gated, arch, steps, scatter)
@@ -114,7 +115,8 @@ def converts_fp8(arch: Optional[str] = None) -> bool:
 
 
 def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = False,
-            steps: Optional[int] = None, positions: Optional[torch.Tensor] = None
+            steps: Optional[int] = None, positions: Optional[torch.Tensor] = None,
+            sources: Optional[torch.Tensor] = None
             ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
     """(e4m3 [M, K], f32 scales [ceil(K/128), align4(M)] M-major) for x's rows
     (x[rows] with `rows` int32 [M], zeros off x; silu(gate) * up over the
@@ -124,8 +126,12 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     with `rows`): out[positions[r * copies + c]] = x[r] for every c < copies,
     each row quantised once (a permutation such as the MoE layer's route
     positions writes every row; indices off out are skipped, rows no index
-    names are left unwritten). `steps`: gg.quantize_rows' steps of a row a
-    warp loads together (default steps_for(K))."""
+    names are left unwritten). With `sources` (int32 or int64 [M]: the
+    input row of each out row, positions' inverse divided by copies), the
+    kernel writes each input row's scales once and one gather puts them in
+    out's rows (the same scales; scattered 4-byte stores of every out row's
+    scales cost more). `steps`: gg.quantize_rows' steps of a row a warp
+    loads together (default steps_for(K))."""
     x = x.contiguous()
     if rows is not None and positions is not None:
         raise ValueError("rows_mn takes rows (a gather) or positions (a scatter), not both")
@@ -140,15 +146,22 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
                 x.shape[0] and positions.shape[0] % x.shape[0]):
             raise ValueError(f"positions must list a whole number of rows for each of x's "
                              f"{x.shape[0]} rows, got {positions.shape[0]}")
+        if sources is not None and sources.shape != positions.shape:
+            raise ValueError(f"sources must name one input row for each of the "
+                             f"{positions.shape[0]} out rows, got shape {tuple(sources.shape)}")
         positions = positions.contiguous()
         copies = positions.shape[0] // x.shape[0] if x.shape[0] else 1
-        scatter = (str(positions.dtype).replace("torch.int", "i"), copies)
+        scatter = (str(positions.dtype).replace("torch.int", "i"), copies, sources is not None)
         rows = positions
+    elif sources is not None:
+        raise ValueError("rows_mn takes sources only with positions")
     m = x.shape[0] if rows is None else rows.shape[0]
     k = x.shape[1] // 2 if gated else x.shape[1]
     out = torch.empty(m, k, dtype=FP8, device=x.device)
     ld = (m + 3) // 4 * 4
-    scales = torch.empty(-(-k // BLOCK), ld, dtype=torch.float32, device=x.device)
+    # With input_scales the kernel writes the input rows' scales.
+    scaled_ld = (x.shape[0] + 3) // 4 * 4 if scatter and scatter[2] else ld
+    scales = torch.empty(-(-k // BLOCK), scaled_ld, dtype=torch.float32, device=x.device)
     tensors = (x,) + (() if rows is None else (rows,)) + (out, scales)
     if not ptx.aligned(*tensors):
         return None
@@ -165,9 +178,20 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     units = (x.shape[0] if scatter else m) * -(-k // (2 * BLOCK * steps))
     grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
     params = [("pointer", i) for i in range(len(tensors))]
-    params += [("i64", m), ("i64", x.shape[0]), ("i64", ld)]
+    params += [("i64", m), ("i64", x.shape[0]), ("i64", scaled_ld)]
     ptx.launch(name, code, THREADS, grid, params, tensors, x.device)
+    if scatter and scatter[2]:
+        return out, _gathered_scales(scales, sources, ld)
     return out, scales
+
+
+def _gathered_scales(scales: torch.Tensor, sources: torch.Tensor, ld: int) -> torch.Tensor:
+    """The input rows' M-major scales [blocks, LD_R] as out's [blocks, ld]:
+    column p is sources[p]'s (one gather; the columns past M repeat row 0's,
+    which no GEMM reads)."""
+    if sources.shape[0] != ld:
+        sources = torch.nn.functional.pad(sources, (0, ld - sources.shape[0]))
+    return scales.index_select(1, sources)
 
 
 _BLOCK_PTX: Dict[tuple, Tuple[str, str]] = {}

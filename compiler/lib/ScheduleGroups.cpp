@@ -96,13 +96,17 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   return best;
 }
 
-/// f8 B tiles evict first (timed interleaved on the H200, fp8 K=7168:
-/// masked G=4 M=256 68.6 against 77.1 us, the decode batch 130.5 against
-/// 143.5 us, contiguous T=8192 G=8 549.9 against 554.7 us); bf16 measured
-/// no gain (T=8192 G=8 821.1 against 819.8 us) and keeps the default.
+/// f8 B tiles evict first, so that A's rows, which every N block reads
+/// again, stay in L2 (masked and decode batches measured 10-12% faster).
+/// Contiguous f8 keeps the default: a group's M blocks read each B tile in
+/// turn, and evicting it first made MoE-sized groups (a few hundred rows)
+/// read it again from DRAM, while groups of a thousand rows and more
+/// measured level (docs/performance-history.md, twentieth session). bf16
+/// measured no gain and keeps the default.
 CachePolicy chooseBCache(GroupedMatmulOp op) {
-  return op.getBType().getElementTypeBitWidth() == 8 ? CachePolicy::evict_first
-                                                     : CachePolicy::normal;
+  bool f8 = op.getBType().getElementTypeBitWidth() == 8;
+  return f8 && op.getLayout() != GroupLayout::contiguous ? CachePolicy::evict_first
+                                                         : CachePolicy::normal;
 }
 
 struct ScheduleGroupsPass

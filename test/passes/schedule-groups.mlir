@@ -36,6 +36,23 @@ func.func @tall_masked_groups(%a: memref<2x16384x512xbf16>,
 
 // -----
 
+// Contiguous f8 (an MoE layer's up projection): B keeps L2's default
+// policy, since a group's M blocks read each B tile in turn; evict-first
+// had them read it again from DRAM.
+// CHECK-LABEL: func.func @contiguous_f8
+// CHECK: schedule = #gg.schedule<order = m_fastest, m_band = {{[0-9]+}}>
+// CHECK-NOT: evict_first
+func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf8E4M3FN>,
+                         %off: memref<129xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // A decode batch: each group's 32 tiles run in one wave; M first. f8
 // weights load with L2's evict_first policy, so A's rows, which every N
 // block reads again, stay in L2 instead.

@@ -141,44 +141,51 @@ void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block
   });
 }
 
-/// A unit's blocks quantised from input row `source` and stored: to out
-/// row `row`, or (scatter) to each row the input row's indices name.
-void quantizeUnit(KernelBuilder &b, const Quantize &q, Value row,
-                  Value source, Value firstStep, Value half, Value lane16) {
-  // Out's rows may name rows off the input (a gathered index, or out longer
-  // than the input): they read a clamped row and are zeros. Scattered, the
-  // unit's row is an input row.
-  Value readable, clamped = source;
-  if (!q.scatter) {
-    readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
-    clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
-  }
-  // The unit's loads (and its scatter indices) first, then its blocks.
-  SmallVector<Value> targets;
-  for (int64_t c = 0; c < (q.scatter ? q.copies : 0); ++c) {
-    Value at = b.add(b.mul(row, b.c64(q.copies)), b.c64(c));
-    targets.push_back(b.toI64(load(b, q.scatterIndex, q.scatter, at)));
-  }
+/// A unit's loads: `steps` steps of input row `source` from `firstStep`.
+SmallVector<BlockLoad> loadUnit(KernelBuilder &b, const Quantize &q,
+                                Value source, Value firstStep, Value half,
+                                Value lane16) {
   SmallVector<BlockLoad> loads;
   for (int64_t u = 0; u < q.steps; ++u) {
     Value step = b.add(firstStep, b.c32(u));
-    loads.push_back(loadBlock(b, q, clamped,
+    loads.push_back(loadBlock(b, q, source,
                               b.add(b.mul(step, b.c32(2)), half), lane16));
   }
-  if (!q.scatter) {
-    // The row is the warp's: one branch for it, not a select a value.
-    auto storeAll = [&](function_ref<QuantizedBlock(const BlockLoad &)> make) {
-      for (const BlockLoad &load : loads)
-        storeBlock(b, q, make(load), row, lane16, /*withScale=*/true);
-    };
-    ifThenElse(
-        b, readable,
-        [&] { storeAll([&](const BlockLoad &l) { return quantizeBlock(b, q, l); }); },
-        [&] { storeAll([&](const BlockLoad &l) { return zeroBlock(b, l); }); });
-    return;
+  return loads;
+}
+
+/// A unit of out row `row`, quantised from input row `source`.
+void quantizeOutRow(KernelBuilder &b, const Quantize &q, Value row,
+                    Value source, Value firstStep, Value half, Value lane16) {
+  // Out's rows may name rows off the input (a gathered index, or out longer
+  // than the input): they read a clamped row and are zeros.
+  Value readable = b.andI(b.ge(source, b.c64(0)), b.lt(source, q.r));
+  Value clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
+  SmallVector<BlockLoad> loads =
+      loadUnit(b, q, clamped, firstStep, half, lane16);
+  // The row is the warp's: one branch for it, not a select a value.
+  auto storeAll = [&](function_ref<QuantizedBlock(const BlockLoad &)> make) {
+    for (const BlockLoad &load : loads)
+      storeBlock(b, q, make(load), row, lane16, /*withScale=*/true);
+  };
+  ifThenElse(
+      b, readable,
+      [&] { storeAll([&](const BlockLoad &l) { return quantizeBlock(b, q, l); }); },
+      [&] { storeAll([&](const BlockLoad &l) { return zeroBlock(b, l); }); });
+}
+
+/// A unit of input row `row`, quantised once and stored to each out row
+/// its copies' indices name (its scales once, where `input_scales`).
+void scatterInputRow(KernelBuilder &b, const Quantize &q, Value row,
+                     Value firstStep, Value half, Value lane16) {
+  // The indices load with the values.
+  SmallVector<Value> targets;
+  for (int64_t c = 0; c < q.copies; ++c) {
+    Value at = b.add(b.mul(row, b.c64(q.copies)), b.c64(c));
+    targets.push_back(b.toI64(load(b, q.scatterIndex, q.scatter, at)));
   }
   SmallVector<QuantizedBlock> blocks;
-  for (const BlockLoad &load : loads)
+  for (const BlockLoad &load : loadUnit(b, q, row, firstStep, half, lane16))
     blocks.push_back(quantizeBlock(b, q, load));
   if (q.inputScales)
     for (const QuantizedBlock &block : blocks)
@@ -224,8 +231,12 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
     Value row = b.divU(unit, b.c64(unitsPerRow));
     Value firstStep = b.toI32(b.mul(b.remU(unit, b.c64(unitsPerRow)),
                                     b.c64(q.steps)));
+    if (q.scatter) {
+      scatterInputRow(b, q, row, firstStep, half, lane16);
+      return;
+    }
     Value source = q.rows ? b.toI64(load(b, b.i32(), q.rows, row)) : row;
-    quantizeUnit(b, q, row, source, firstStep, half, lane16);
+    quantizeOutRow(b, q, row, source, firstStep, half, lane16);
   });
 }
 

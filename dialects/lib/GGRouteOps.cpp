@@ -136,20 +136,43 @@ LogicalResult SortRoutesOp::verify() {
 }
 
 
+/// The copies a scattered row may fill: the lowering loads one index and
+/// branches once a copy, unrolled.
+static constexpr int64_t kMaxCopies = 64;
+
+/// How out's rows come from the input: rows xor scatter, copies and
+/// input_scales only with scatter.
+static LogicalResult verifyRowSource(QuantizeRowsOp op) {
+  if (op.getRows() && op.getScatter())
+    return op.emitOpError() << "takes rows (a gather) or scatter, not both";
+  if (op.getInputScales() && !op.getScatter())
+    return op.emitOpError() << "input_scales needs scatter (without it the "
+                               "input's rows are out's)";
+  int64_t copies = op.getCopies();
+  if (copies != 1 && !op.getScatter())
+    return op.emitOpError() << "copies = " << copies
+                            << " needs scatter (the out rows each input row fills)";
+  if (copies < 1 || copies > kMaxCopies)
+    return op.emitOpError() << "copies must be in [1, " << kMaxCopies
+                            << "] (the out rows each input row fills), got "
+                            << copies;
+  return success();
+}
+
 /// scatter: one index (i32 or i64) for each of the input's rows' copies.
-LogicalResult QuantizeRowsOp::verifyScatter(Value scatter, int64_t inputRows) {
-  auto type = cast<MemRefType>(scatter.getType());
+static LogicalResult verifyScatter(QuantizeRowsOp op, int64_t inputRows) {
+  auto type = cast<MemRefType>(op.getScatter().getType());
   Type element = type.getElementType();
   if (type.getRank() != 1 || !type.getLayout().isIdentity() ||
       !(element.isInteger(32) || element.isInteger(64)))
-    return emitOpError() << "scatter must be a 1-D memref of i32 or i64 with "
-                            "the identity layout, got "
-                         << type;
-  int64_t listed = type.getDimSize(0);
-  if (known(listed) && known(inputRows) && listed != inputRows * getCopies())
-    return emitOpError() << "scatter lists " << listed << " rows where input's "
-                         << inputRows << " rows times " << getCopies()
-                         << " copies want " << inputRows * getCopies();
+    return op.emitOpError() << "scatter must be a 1-D memref of i32 or i64 "
+                               "with the identity layout, got "
+                            << type;
+  int64_t listed = type.getDimSize(0), copies = op.getCopies();
+  if (known(listed) && known(inputRows) && listed != inputRows * copies)
+    return op.emitOpError() << "scatter lists " << listed << " rows where input's "
+                            << inputRows << " rows times " << copies
+                            << " copies want " << inputRows * copies;
   return success();
 }
 
@@ -161,6 +184,8 @@ LogicalResult QuantizeRowsOp::verify() {
     return emitOpError() << "steps must be in [1, 8] (a warp's steps of a row "
                             "loaded together), got "
                          << getSteps();
+  if (failed(verifyRowSource(*this)))
+    return failure();
   MLIRContext *ctx = getContext();
   FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2,
                                        BFloat16Type::get(ctx), "bf16");
@@ -196,15 +221,6 @@ LogicalResult QuantizeRowsOp::verify() {
     return emitOpError() << "scales' rows of " << scales->getDimSize(1)
                          << " cannot hold " << (getInputScales() ? "input's " : "out's ")
                          << scaled << " rows";
-  if (getRows() && getScatter())
-    return emitOpError() << "takes rows (a gather) or scatter, not both";
-  if (getInputScales() && !getScatter())
-    return emitOpError() << "input_scales needs scatter (without it the input's "
-                            "rows are out's)";
-  if (getCopies() < 1 || (getCopies() != 1 && !getScatter()))
-    return emitOpError() << "copies must be 1, or at least 1 with scatter (the "
-                            "out rows each input row fills), got "
-                         << getCopies();
   if (Value rows = getRows()) {
     FailureOr<MemRefType> list = shaped(*this, rows, "rows", 1,
                                         IntegerType::get(ctx, 32), "i32");
@@ -213,8 +229,8 @@ LogicalResult QuantizeRowsOp::verify() {
     if (known(m) && known(list->getDimSize(0)) && list->getDimSize(0) != m)
       return emitOpError() << "rows lists " << list->getDimSize(0)
                            << " rows where out has " << m;
-  } else if (Value scatter = getScatter()) {
-    return verifyScatter(scatter, input->getDimSize(0));
+  } else if (getScatter()) {
+    return verifyScatter(*this, input->getDimSize(0));
   } else if (known(m) && known(input->getDimSize(0)) &&
              input->getDimSize(0) != m) {
     return emitOpError() << "input has " << input->getDimSize(0)

@@ -140,7 +140,7 @@ func.func @bad(%x: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x256xf8E4M
 // -----
 
 func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
-  // expected-error @+1 {{copies must be 1, or at least 1 with scatter (the out rows each input row fills), got 8}}
+  // expected-error @+1 {{copies = 8 needs scatter (the out rows each input row fills)}}
   gg.quantize_rows input(%x : memref<?x256xbf16>) out(%q : memref<?x256xf8E4M3FN>)
       scales(%s : memref<2x?xf32>) {copies = 8 : i64, threads = 256 : i64}
   return
@@ -150,7 +150,7 @@ func.func @bad(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<2x
 
 func.func @bad(%x: memref<?x256xbf16>, %p: memref<?xi64>, %q: memref<?x256xf8E4M3FN>,
                %s: memref<2x?xf32>) {
-  // expected-error @+1 {{copies must be 1, or at least 1 with scatter (the out rows each input row fills), got 0}}
+  // expected-error @+1 {{copies must be in [1, 64] (the out rows each input row fills), got 0}}
   gg.quantize_rows input(%x : memref<?x256xbf16>) scatter(%p : memref<?xi64>)
       out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
       {copies = 0 : i64, threads = 256 : i64}
@@ -196,5 +196,16 @@ func.func @bad(%x: memref<8x256xbf16>, %p: memref<16xi64>, %q: memref<16x256xf8E
   gg.quantize_rows input(%x : memref<8x256xbf16>) scatter(%p : memref<16xi64>)
       out(%q : memref<16x256xf8E4M3FN>) scales(%s : memref<2x4xf32>)
       {copies = 2 : i64, input_scales, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %p: memref<?xi64>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{copies must be in [1, 64] (the out rows each input row fills), got 65}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) scatter(%p : memref<?xi64>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
+      {copies = 65 : i64, threads = 256 : i64}
   return
 }

@@ -87,13 +87,21 @@ def test_fp8_layer_gathers_the_tokens_scales_bit_for_bit(shape, monkeypatch):
     """From layer.GATHERED_SCALE_ROWS sorted rows the token quantisation
     writes each token's scales once and gathers them: the same output,
     bit for bit, as storing every sorted row's scales."""
-    from ggc.moe import layer as moe_layer
+    from ggc.moe import layer as moe_layer, quant_kernel
     x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 3)
     q13, q2, scales = fp8_weights(w13, w2)
+    calls, real = [], quant_kernel.rows_mn
+    def spied(x, rows=None, gated=False, steps=None, positions=None, sources=None):
+        made = real(x, rows, gated, steps, positions, sources)
+        if positions is not None:
+            calls.append((sources is not None, made is not None))
+        return made
+    monkeypatch.setattr(quant_kernel, "rows_mn", spied)
     monkeypatch.setattr(moe_layer, "GATHERED_SCALE_ROWS", 1 << 62)
     stored = moe.fused_moe(x, q13, q2, weights, ids, **scales)
     monkeypatch.setattr(moe_layer, "GATHERED_SCALE_ROWS", 1)
     gathered = moe.fused_moe(x, q13, q2, weights, ids, **scales)
+    assert calls == [(False, True), (True, True)]  # both kernels ran
     assert torch.equal(stored, gathered)
 
 

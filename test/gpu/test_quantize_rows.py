@@ -100,11 +100,15 @@ def test_scatter_skips_indices_off_out():
     positions = torch.randperm(r * copies, device="cuda")
     positions[5] = -1
     positions[9] = r * copies
-    q, mn = quant_kernel.rows_mn(x, positions=positions)
     want_q, want_mn = torch_path(x)
-    named = [i for i in range(r * copies) if i not in (5, 9)]
-    for i in named[:: 7]:
-        p, row = int(positions[i]), i // copies
+    named = torch.ones(r * copies, dtype=torch.bool, device="cuda")
+    named[[5, 9]] = False
+    p, row = positions[named], torch.arange(r * copies, device="cuda")[named] // copies
+    inverse = torch.zeros(r * copies, dtype=torch.int64, device="cuda")
+    inverse[p] = row
+    for got in (quant_kernel.rows_mn(x, positions=positions),
+                quant_kernel.rows_mn(x, positions=positions, sources=inverse)):
+        q, mn = got
         assert torch.equal(q[p].view(torch.uint8), want_q[row].view(torch.uint8))
         assert torch.equal(mn[:, p], want_mn[:, row])
 
@@ -118,6 +122,11 @@ def test_scatter_refuses_bad_positions():
     with pytest.raises(ValueError, match="sources must name one input row for each of the 20"):
         quant_kernel.rows_mn(x, positions=torch.arange(20, device="cuda"),
                              sources=torch.arange(10, device="cuda"))
+    with pytest.raises(ValueError, match="sources must be 1-D int32 or int64, got torch.float32"):
+        quant_kernel.rows_mn(x, positions=torch.arange(20, device="cuda"),
+                             sources=torch.zeros(20, device="cuda"))
+    with pytest.raises(ValueError, match="positions must be on x's device cuda:0, got cpu"):
+        quant_kernel.rows_mn(x, positions=torch.arange(20))
     with pytest.raises(ValueError, match="sources only with positions"):
         quant_kernel.rows_mn(x, sources=torch.arange(10, device="cuda"))
     with pytest.raises(ValueError, match="rows \\(a gather\\) or positions"):

@@ -42,18 +42,26 @@ func.func @plain(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<
 // -----
 
 // Gathered and gated: the row list comes after the input; each row's
-// source is read once, rows off the input read zeros; the gate and the up
-// half 2 x 128 columns apart (512 bytes), silu by ex2 and an approximate
-// reciprocal, the product rounded to bf16 before the amax.
-// CHECK: llvm.func @both_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// source is read once; a row off the input (the source outside [0, R))
+// takes one branch, warp-wide, to zeros (e4m3 zero words, no SwiGLU); the
+// gate and the up half 2 x 128 columns apart (512 bytes), silu by ex2 and
+// an approximate reciprocal, the product rounded to bf16 before the amax.
+// CHECK: llvm.func @both_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %[[R:.*]]: i64, %{{.*}}: i64)
 // CHECK: scf.for
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %{{.*}}, %[[R]] : i64
+// CHECK: %[[READABLE:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-NOT: arith.select
+// CHECK: scf.if %[[READABLE]] {
 // CHECK: math.exp2
 // CHECK: arith.divf {{.*}} fastmath<arcp,afn> : f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: ggk.warp_shuffle_xor
+// CHECK: } else {
+// CHECK-NOT: math.exp2
+// CHECK: llvm.mlir.zero : vector<2xi32>
 func.func @both(%h: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x128xf8E4M3FN>,
                 %s: memref<1x?xf32>) {
   gg.quantize_rows input(%h : memref<?x256xbf16>) rows(%r : memref<?xi32>)
@@ -101,24 +109,30 @@ func.func @partial(%x: memref<?x200xbf16>, %q: memref<?x200xf8E4M3FN>, %s: memre
 
 // -----
 
-// Scattered: a warp's row is an input row; the unit loads its row's two
-// copy indices (i64) with its values, quantises each block once (one
-// division, no row check: every input row is read), then stores the
-// block under each index's bounds check against out's rows M.
-// CHECK: llvm.func @scattered_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64)
+// Scattered: a warp's row is an input row (no check against the input's
+// rows R, no zero branch); the unit loads its row's two copy indices
+// (i64) with its values, quantises each block once (one division, one
+// conversion), then stores the block under each index's bounds check
+// against out's rows M.
+// CHECK: llvm.func @scattered_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %[[M:.*]]: i64, %[[R:.*]]: i64, %{{.*}}: i64)
 // CHECK: scf.for
 // CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<1> -> i64
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-// CHECK-NOT: arith.select
+// CHECK-NOT: %[[R]]
 // CHECK: arith.divf
 // CHECK-NOT: arith.divf
 // CHECK: ggk.convert_e4m3x2
-// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %[[M]] : i64
-// CHECK: scf.if
-// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
 // CHECK: arith.cmpi slt, %{{.*}}, %[[M]] : i64
 // CHECK: scf.if
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK-NOT: arith.divf
+// CHECK-NOT: ggk.convert_e4m3x2
+// CHECK-NOT: } else {
+// CHECK: arith.cmpi slt, %{{.*}}, %[[M]] : i64
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK-NOT: arith.divf
+// CHECK-NOT: ggk.convert_e4m3x2
 // CHECK: llvm.return
 func.func @scattered(%x: memref<?x128xbf16>, %p: memref<?xi64>, %q: memref<?x128xf8E4M3FN>,
                      %s: memref<1x?xf32>) {

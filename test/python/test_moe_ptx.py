@@ -49,7 +49,7 @@ def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
 @pytest.mark.parametrize("which", ["swiglu", "combine", "quantize", "quantize_gated",
-                                   "quantize_scattered"])
+                                   "quantize_scattered", "quantize_scattered_input_scales"])
 def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
     """gg.swiglu_rows', gg.combine_routes' and gg.quantize_rows' kernels
     (FP8 conversion: sm_89 and sm_90a only)."""
@@ -61,7 +61,9 @@ def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
                   "quantize": lambda: quant_kernel.kernel(2048, True, False, arch),
                   "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch),
                   "quantize_scattered": lambda: quant_kernel.kernel(
-                      2048, False, False, arch, scatter=("i64", 8, True))}[which]()
+                      2048, False, False, arch, scatter=("i64", 8, False)),
+                  "quantize_scattered_input_scales": lambda: quant_kernel.kernel(
+                      2048, False, False, arch, scatter=("i32", 8, True))}[which]()
     source = tmp_path / "kernel.ptx"
     source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",

@@ -20,7 +20,8 @@ import torch
 import ggc
 from ggc import cache, moe, progress
 from ggc.moe import checks
-from ggc.moe.precompile import (LayerShape, _rows, expected_m_hints, kernel_calls,
+from ggc.moe.precompile import (LayerShape, _rows, expected_m_hints, helper_kernels,
+                                kernel_calls,
                                 layer_shapes_of)
 from ggc.moe.layer import expected_rows
 
@@ -404,19 +405,38 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     report = moe.warmup(shapes, 4, progress=False)
     assert [k.kernel for k in report.helpers] == [
         "sort_routes e8 k2", "combine_routes h256 k2", "quantize_rows scattered k256 x2",
-        "quantize_rows scattered k256 x2 input scales",
         "quantize_rows gated k128", "quantize_rows k384", "swiglu_rows i128",
         "quantize_rows gated k1152"]
     assert {k.source for k in report.helpers} == {"compiled"}
-    assert "and 8 sort, quantisation, SwiGLU and combine kernels" in str(report)
+    assert "and 7 sort, quantisation, SwiGLU and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
     assert set(swiglu_kernel._PTX) == {(128, "sm_90a")}
     assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1, None),
                                       (256, False, False, "sm_90a", 1, ("i64", 2, False)),
-                                      (256, False, False, "sm_90a", 1, ("i64", 2, True)),
                                       (384, False, False, "sm_90a", 2, None),
                                       (1152, False, True, "sm_90a", 1, None)}
     # A second warm-up finds them in memory.
     again = moe.warmup(shapes[:1], 4, progress=False)
     assert {k.source for k in again.helpers} == {"memory"}
+
+
+def test_the_scale_gathering_quantisation_only_where_the_rows_reach_it():
+    """FP8 layers get the token quantisation that gathers its scales only
+    when max_tokens * top_k reaches layer.GATHERED_SCALE_ROWS (or with no
+    bound); the scattered one always."""
+    from ggc.moe.layer import GATHERED_SCALE_ROWS
+    shape = LayerShape(256, 128, 8, 2, fp8=True)
+    plain = "quantize_rows scattered k256 x2"
+    gathering = plain + " input scales"
+    previous = ggc.get_target()
+    ggc.set_target("sm_90a")  # a target that converts to e4m3
+    try:
+        def names(max_tokens):
+            return {name for name, _ in helper_kernels([shape], max_tokens)
+                    if name.startswith(plain)}
+        assert names(GATHERED_SCALE_ROWS // 2 - 1) == {plain}
+        assert names(GATHERED_SCALE_ROWS // 2) == {plain, gathering}
+        assert names(None) == {plain, gathering}
+    finally:
+        ggc.set_target(previous)

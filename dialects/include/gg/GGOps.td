@@ -306,13 +306,15 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
     = a * f32(1 / 448)` with `a = max(amax_b(|x[p, :]|), 1e-12)`, the amax
     over the row's 128 columns of block `b` (one IEEE division a block,
     a multiply an element, as DeepGEMM's `per_token_cast_to_fp8`): the
-    1x128 block scales of DeepGEMM's sm90 FP8 recipe, stored M-major (`scales[ceil(K / 128), LD]`, `LD >= M`, the
-    `block_mn` layout `gg.grouped_matmul` reads for A). `x` is:
+    1x128 block scales of DeepGEMM's sm90 FP8 recipe, stored M-major
+    (`scales[ceil(K / 128), LD]`, `LD >= M`, the `block_mn` layout
+    `gg.grouped_matmul` reads for A; with `input_scales`, below, indexed by
+    input row, `LD >= R`). `x` is:
 
     - without `rows`: `input[p]`;
     - with `rows` (`[M]` i32): `input[rows[p]]`, zeros where the index lies
       outside `input` (a gathered copy quantised in the same pass);
-    - with `scatter` (`[R * copies]` i32 or i64, `copies` at least 1):
+    - with `scatter` (`[R * copies]` i32 or i64, `copies` in [1, 64]):
       each row of `input` once, written to the `copies` rows of `out`
       that `scatter[r * copies + c]` names (`c < copies`): the same copy
       as `rows` with the inverse list, each input row read and quantised
@@ -362,9 +364,6 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
     `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)` attr-dict
   }];
   let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    ::mlir::LogicalResult verifyScatter(::mlir::Value scatter, int64_t inputRows);
-  }];
 }
 
 def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {

@@ -118,7 +118,8 @@ def gathers_rows(x: Tensor, w13: Tensor) -> bool:
     the gathered quantised copy on the Qwen3-like layer at T = 1,024 /
     4,096 / 16,384 (H200, docs/performance-history.md, fifteenth session,
     call 2): its cp.async copies cost a GEMM twice as fast per K block
-    more than the copy's pass saves."""
+    more than the copy's pass saves (the layer now scatters each token's
+    quantised row instead, gg.quantize_rows' scatter)."""
     return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
             and gather_pays(w13.shape[1], w13.shape[2])
             and not torch_ops.wants_op((x, w13), grad=True))

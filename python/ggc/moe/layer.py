@@ -138,10 +138,10 @@ class Weights(NamedTuple):
 
 
 # Sorted rows from which the FP8 layer's token quantisation writes each
-# token's scales once and gathers them (one more kernel) instead of storing
-# every sorted row's scales from the scatter: measured level at 32,768
-# rows and faster at 131,072 (Qwen3-like; docs/performance-history.md,
-# twentieth session).
+# token's scales once and gathers them (one more kernel, a fixed cost)
+# instead of storing every sorted row's scales from the scatter (4-byte
+# stores at random rows, whose cost grows with the rows): where the
+# measured gain starts (docs/performance-history.md, twentieth session).
 GATHERED_SCALE_ROWS = 65536
 
 

@@ -53,7 +53,7 @@ from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
 from . import combine_kernel, kernels, quant_kernel, routes, swiglu_kernel
 from .activations import ACTIVATIONS, GATED
-from .layer import expected_rows
+from .layer import GATHERED_SCALE_ROWS, expected_rows
 from .quant import BLOCK
 
 # Kernels compiled at once (threads: the compiler releases the GIL).
@@ -127,15 +127,19 @@ def warmup(model_or_layer, max_tokens: int, fp8: Optional[bool] = None, *,
     ggc.get_target()."""
     shapes = layer_shapes(model_or_layer, fp8)
     report = precompile(kernel_calls(shapes, max_tokens), progress=progress, jobs=jobs)
-    helpers = tuple(_compile_helper(name, make) for name, make in helper_kernels(shapes))
+    helpers = tuple(_compile_helper(name, make)
+                    for name, make in helper_kernels(shapes, max_tokens))
     return report._replace(helpers=helpers,
                            seconds=report.seconds + sum(k.ms for k in helpers) / 1e3)
 
 
-def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[], Any]]]:
+def helper_kernels(shapes: Iterable[LayerShape], max_tokens: Optional[int] = None
+                   ) -> List[Tuple[str, Callable[[], Any]]]:
     """The layers' permutation, combine, SwiGLU and FP8 quantisation
     kernels, each once: (what it is, a call that compiles it into this
-    process's memory)."""
+    process's memory); the token quantisation that gathers its scales only
+    where `max_tokens` (None: any count) reaches layer.GATHERED_SCALE_ROWS
+    sorted rows."""
     found: Dict[str, Callable[[], Any]] = {}
     target_has_fp8 = quant_kernel.converts_fp8()
     for shape in shapes:
@@ -156,7 +160,10 @@ def helper_kernels(shapes: Iterable[LayerShape]) -> List[Tuple[str, Callable[[],
         if not (shape.fp8 and target_has_fp8):
             continue
         if shape.hidden % lanes == 0:  # each token to its routes' sorted rows
-            for gathered_scales in (False, True):  # layer.GATHERED_SCALE_ROWS
+            rows = None if max_tokens is None else max_tokens * shape.top_k
+            for gathered_scales in (False, True):
+                if gathered_scales and rows is not None and rows < GATHERED_SCALE_ROWS:
+                    continue
                 found[f"quantize_rows scattered k{shape.hidden} x{shape.top_k}"
                       f"{' input scales' if gathered_scales else ''}"] = functools.partial(
                     quant_kernel.kernel, shape.hidden, False, False,

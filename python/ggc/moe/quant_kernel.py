@@ -4,10 +4,11 @@ quant.quantize_rows takes torch several passes over the rows (the blocks'
 amax, the division into e4m3), and the FP8 layer adds a gather of the
 quantised tokens, a gather of their scales into the M-major form the GEMM
 reads, and before the down projection a SwiGLU pass: `rows_mn` does each
-of those in one pass, a gathered copy (`rows`), a scattered one
+of those in one kernel, a gathered copy (`rows`), a scattered one
 (`positions`: each token's row quantised once and written to its routes'
-sorted rows) or the SwiGLU over the column halves (`gated`) quantised as
-it is written. The values are
+sorted rows; with `sources`, the tokens' scales written once and
+gathered by a second, torch's index_select) or the SwiGLU over the column
+halves (`gated`) quantised as it is written. The values are
 quant.quantize_rows' (the same amax, scale and factor 448 / amax); the
 scales come M-major ([ceil(K/128), align4(M)], quant.mn_major's layout;
 where K is not a multiple of 128 the last block is partial, as
@@ -17,7 +18,8 @@ quant.quantize_rows takes it).
 transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
 ggc.training, whose weights change every optimiser step).
 
-Kernels are compiled once per (K, gathered, scattered, gated, steps, target), or
+Kernels are compiled once per (K, gathered, gated, target, steps, scatter:
+index type, copies and input_scales), or
 (N, K, transposed, target), and launched through ggc's runtime
 (ggc.moe.ptx).
 """
@@ -126,8 +128,9 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     with `rows`): out[positions[r * copies + c]] = x[r] for every c < copies,
     each row quantised once (a permutation such as the MoE layer's route
     positions writes every row; indices off out are skipped, rows no index
-    names are left unwritten). With `sources` (int32 or int64 [M]: the
-    input row of each out row, positions' inverse divided by copies), the
+    names are left unwritten). With `sources` (int32 or int64 [M] in
+    [0, R): the input row of each out row, positions' inverse divided by
+    copies; not checked on the device), the
     kernel writes each input row's scales once and one gather puts them in
     out's rows (the same scales; scattered 4-byte stores of every out row's
     scales cost more). `steps`: gg.quantize_rows' steps of a row a warp
@@ -139,19 +142,7 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
         rows = rows.to(torch.int32).contiguous()
     scatter = None
     if positions is not None:
-        if positions.dtype not in (torch.int32, torch.int64) or positions.dim() != 1:
-            raise ValueError(f"positions must be 1-D int32 or int64, got {positions.dtype} "
-                             f"of shape {tuple(positions.shape)}")
-        if (x.shape[0] == 0) != (positions.shape[0] == 0) or (
-                x.shape[0] and positions.shape[0] % x.shape[0]):
-            raise ValueError(f"positions must list a whole number of rows for each of x's "
-                             f"{x.shape[0]} rows, got {positions.shape[0]}")
-        if sources is not None and sources.shape != positions.shape:
-            raise ValueError(f"sources must name one input row for each of the "
-                             f"{positions.shape[0]} out rows, got shape {tuple(sources.shape)}")
-        positions = positions.contiguous()
-        copies = positions.shape[0] // x.shape[0] if x.shape[0] else 1
-        scatter = (str(positions.dtype).replace("torch.int", "i"), copies, sources is not None)
+        positions, scatter = _scatter_args(x, positions, sources)
         rows = positions
     elif sources is not None:
         raise ValueError("rows_mn takes sources only with positions")
@@ -183,6 +174,29 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     if scatter and scatter[2]:
         return out, _gathered_scales(scales, sources, ld)
     return out, scales
+
+
+def _scatter_args(x: torch.Tensor, positions: torch.Tensor, sources: Optional[torch.Tensor]):
+    """rows_mn's checked positions (contiguous) and its kernel's scatter
+    key (index type, copies, input_scales)."""
+    for name, t in (("positions", positions), ("sources", sources)):
+        if t is None:
+            continue
+        if t.dtype not in (torch.int32, torch.int64) or t.dim() != 1:
+            raise ValueError(f"{name} must be 1-D int32 or int64, got {t.dtype} "
+                             f"of shape {tuple(t.shape)}")
+        if t.device != x.device:
+            raise ValueError(f"{name} must be on x's device {x.device}, got {t.device}")
+    r, listed = x.shape[0], positions.shape[0]
+    if (r == 0) != (listed == 0) or (r and listed % r):
+        raise ValueError(f"positions must list a whole number of rows for each of x's "
+                         f"{r} rows, got {listed}")
+    if sources is not None and sources.shape != positions.shape:
+        raise ValueError(f"sources must name one input row for each of the {listed} out "
+                         f"rows, got shape {tuple(sources.shape)}")
+    copies = listed // r if r else 1
+    index = str(positions.dtype).replace("torch.int", "i")
+    return positions.contiguous(), (index, copies, sources is not None)
 
 
 def _gathered_scales(scales: torch.Tensor, sources: torch.Tensor, ld: int) -> torch.Tensor:

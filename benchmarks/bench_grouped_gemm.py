@@ -114,7 +114,8 @@ def extra(config):
     of S (0: none) (gg-schedule-groups), 'compute'
     keeps idle warpgroups computing and 'skip' lets them skip
     (gg-eliminate-padding), 'normal'/'evict_first'/'evict_last' set B's L2
-    policy (gg-schedule-groups), 'whole' loads
+    policy (gg-schedule-groups; 'nf', 'bandS' and a policy each state the
+    whole schedule, the rest at m_fastest, no bands, normal), 'whole' loads
     whole A tiles at group ends (gg-plan-overfetch), 'stages'/'slots' put
     the block scales in the ring's stages or each warp's slots and
     'serial'/'pipelined' order the promotion (a #gg.kernel_plan for

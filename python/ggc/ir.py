@@ -211,7 +211,10 @@ def grouped_matmul(
     `overfetch_rows` (block M - 1: whole-tile loads; 2^j - 1: a group's last
     tile loads its rows in units of 2^j) and `b_cache` (B's L2 policy:
     "normal", "evict_first", "evict_last") override the choices of
-    gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch; `kernel_plan` (a whole
+    gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch (naming
+    any of `tile_order`, `m_band` and `b_cache` states the whole schedule:
+    the others take m_fastest, no bands and "normal", not the pass's
+    choice); `kernel_plan` (a whole
     `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
     which checks it. `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,

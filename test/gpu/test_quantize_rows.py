@@ -127,6 +127,8 @@ def test_scatter_refuses_bad_positions():
                              sources=torch.zeros(20, device="cuda"))
     with pytest.raises(ValueError, match="positions must be on x's device cuda:0, got cpu"):
         quant_kernel.rows_mn(x, positions=torch.arange(20))
+    with pytest.raises(ValueError, match="at most 64 rows for each of x's 10 rows .* got 65"):
+        quant_kernel.rows_mn(x, positions=torch.arange(650, device="cuda"))
     with pytest.raises(ValueError, match="sources only with positions"):
         quant_kernel.rows_mn(x, sources=torch.arange(10, device="cuda"))
     with pytest.raises(ValueError, match="rows \\(a gather\\) or positions"):

@@ -53,6 +53,8 @@ def steps_for(k: int) -> int:
     """The steps a warp takes of a row of `k` output columns at once."""
     row_steps = -(-k // (2 * BLOCK))
     return max(s for s in range(1, MAX_STEPS + 1) if row_steps % s == 0)
+# gg.quantize_rows' most copies a scattered row fills (its verifier's).
+MAX_COPIES = 64
 _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
@@ -195,6 +197,9 @@ def _scatter_args(x: torch.Tensor, positions: torch.Tensor, sources: Optional[to
         raise ValueError(f"sources must name one input row for each of the {listed} out "
                          f"rows, got shape {tuple(sources.shape)}")
     copies = listed // r if r else 1
+    if copies > MAX_COPIES:
+        raise ValueError(f"positions must list at most {MAX_COPIES} rows for each of x's "
+                         f"{r} rows (gg.quantize_rows' copies), got {copies}")
     index = str(positions.dtype).replace("torch.int", "i")
     return positions.contiguous(), (index, copies, sources is not None)
 

@@ -19,7 +19,7 @@ interleaved, us:
   docs/performance-history.md, twentieth session).
 
     python3 benchmarks/probes/moe_fp8_parts.py [--tokens 4096,16384] [--only quant|gemm]
-        [--case up-fp8] [--configs "128,192,128,4,serial;128,128,128,6"]
+        [--shape qwen3|mixtral|deepseek|gptoss] [--case up-fp8] [--configs "128,192,128,4,serial;128,128,128,6"]
 """
 
 import argparse
@@ -79,11 +79,11 @@ def gemm(m, g, n, k, hint, fp8, padding, config=None):
 
 def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=()):
     """{(GEMM, dtype, padding): us}, outputs checked equal across paddings;
-    `only`: one 'GEMM-dtype' case."""
+    `only`: 'GEMM-dtype' cases, comma-separated."""
     results = {}
     for name, n, k in (("up", 2 * inter, hidden), ("down", hidden, inter)):
         for fp8 in (True, False):
-            if only and only != f"{name}-{'fp8' if fp8 else 'bf16'}":
+            if only and f"{name}-{'fp8' if fp8 else 'bf16'}" not in only.split(","):
                 continue
             if fp8:
                 a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -124,7 +124,9 @@ def main():
     parser.add_argument("--tokens", default="4096,16384")
     parser.add_argument("--only", choices=["quant", "gemm"])
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--case", help="one GEMM case, e.g. up-fp8")
+    parser.add_argument("--case", help="GEMM cases, e.g. up-fp8,down-fp8 (default: all four)")
+    parser.add_argument("--shape", default="qwen3", choices=sorted(SHAPES),
+                        help="the layer (bench_moe.SHAPES) whose routing and GEMMs to time")
     parser.add_argument("--configs", default="",
                         help="GEMM configs to time beside the chosen one, as "
                              "bench_grouped_gemm.py --configs takes them")
@@ -132,20 +134,20 @@ def main():
     print(torch.cuda.get_device_name(), flush=True)
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
                for c in args.configs.split(";") if c]
-    experts, top_k, hidden, inter = SHAPES["qwen3"]
+    experts, top_k, hidden, inter = SHAPES[args.shape]
     for tokens in (int(t) for t in args.tokens.split(",")):
         x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
         offsets, _, source, position, _ = routes.sort_routes(ids, weights, experts)
         m = source.shape[0]
         if args.only != "gemm":
             for label, us in quantisations(x, source, position, inter, args.rounds).items():
-                print(f"qwen3 T={tokens} quantise {label}: {us:.1f} us", flush=True)
+                print(f"{args.shape} T={tokens} quantise {label}: {us:.1f} us", flush=True)
         if args.only != "quant":
             hint = layer.expected_rows(m, experts)
             for (name, dtype, padding), us in gemms(offsets, m, experts, hidden, inter, hint,
                                                     args.rounds, args.case,
                                                     configs).items():
-                print(f"qwen3 T={tokens} {name} {dtype} {padding}: {us:.1f} us", flush=True)
+                print(f"{args.shape} T={tokens} {name} {dtype} {padding}: {us:.1f} us", flush=True)
 
 
 if __name__ == "__main__":

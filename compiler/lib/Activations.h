@@ -10,28 +10,43 @@
 #define GGC_ACTIVATIONS_H
 
 #include "KernelBuilder.h"
+#include "ggk/GGKDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace ggc {
+
+/// 2^x as one MUFU.EX2 (ggk.exp2_approx): its results below 2^-126
+/// flush to zero, which no activation here needs (each feeds 1 + e or a
+/// product that rounds to bf16 or e4m3). Other float types than f32 take
+/// math.exp2's lowering.
+inline mlir::Value exp2Approx(KernelBuilder &b, mlir::Value x) {
+  if (!x.getType().isF32())
+    return b.create<mlir::math::Exp2Op>(x);
+  return b.create<mlir::ggk::Exp2ApproxOp>(x.getType(), x);
+}
 
 /// exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
 inline mlir::Value exp(KernelBuilder &b, mlir::Value x) {
   mlir::Value scaled = b.create<mlir::arith::MulFOp>(
       x, b.create<mlir::arith::ConstantOp>(
              b.getFloatAttr(x.getType(), 1.4426950408889634)));
-  return b.create<mlir::math::Exp2Op>(scaled);
+  return exp2Approx(b, scaled);
 }
 
 inline mlir::Value sigmoid(KernelBuilder &b, mlir::Value x) {
   mlir::Value one =
       b.create<mlir::arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
   mlir::Value e = exp(b, b.create<mlir::arith::NegFOp>(x));
-  // 1 / (1 + e) >= 1 never needs IEEE division's slow path: an
-  // approximate reciprocal (one MUFU.RCP, within 2 ulp) serves, where
-  // div.rn is a Newton refinement and a call.
-  return b.create<mlir::arith::DivFOp>(
-      one, b.create<mlir::arith::AddFOp>(one, e),
-      mlir::arith::FastMathFlags::arcp | mlir::arith::FastMathFlags::afn);
+  // 1 / (1 + e) >= 1 never needs IEEE division's slow path: one MUFU.RCP
+  // (ggk.reciprocal_approx) serves, where div.rn is a Newton refinement and
+  // a call. It flushes results below 2^-126 to zero: sigmoid(x) for
+  // x < -87, where silu rounds to 0 anyway.
+  mlir::Value denominator = b.create<mlir::arith::AddFOp>(one, e);
+  if (!x.getType().isF32())
+    return b.create<mlir::arith::DivFOp>(
+        one, denominator,
+        mlir::arith::FastMathFlags::arcp | mlir::arith::FastMathFlags::afn);
+  return b.create<mlir::ggk::ReciprocalApproxOp>(x.getType(), denominator);
 }
 
 inline mlir::Value silu(KernelBuilder &b, mlir::Value x) {

@@ -2,8 +2,9 @@
 //
 // What the kernel asks of its threads (their, their CTA's and their
 // cluster's index, warp-uniform values, warps' and named groups' meeting
-// points, the async proxy's fence), lowered to the special register,
-// shuffle, barrier and fence instructions.
+// points, the async proxy's fence, the special-function unit's
+// approximations), lowered to the special register, shuffle, barrier,
+// fence and MUFU instructions.
 //
 //===----------------------------------------------------------------------===//
 #include "ConvertOps.h"
@@ -56,6 +57,14 @@ Value lower(Operation *op, KernelBuilder &b) {
         b.getI16Type(), convert.getHi(), convert.getLo(),
         NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
         /*relu=*/false, b.getType<Float8E4M3FNType>());
+  if (auto exp2 = dyn_cast<ggk::Exp2ApproxOp>(op))
+    return b
+        .create<LLVM::CallIntrinsicOp>(
+            b.f32(), b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+            ValueRange{exp2.getX()})
+        .getResult(0);
+  if (auto reciprocal = dyn_cast<ggk::ReciprocalApproxOp>(op))
+    return b.create<NVVM::RcpApproxFtzF32Op>(b.f32(), reciprocal.getX());
   if (isa<ggk::SyncCtaOp>(op)) {
     b.create<NVVM::Barrier0Op>();
     return Value();
@@ -82,8 +91,9 @@ struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
                      ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
                      ggk::WarpSyncOp, ggk::SyncThreadsOp, ggk::SyncCtaOp,
                      ggk::ClusterSyncOp, ggk::WarpMatchAnyOp,
-                     ggk::LanesBelowOp, ggk::ConvertE4M3x2Op>(getOperation(),
-                                                              lower);
+                     ggk::LanesBelowOp, ggk::ConvertE4M3x2Op,
+                     ggk::Exp2ApproxOp, ggk::ReciprocalApproxOp>(
+        getOperation(), lower);
   }
 };
 

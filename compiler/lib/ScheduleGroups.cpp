@@ -76,6 +76,12 @@ constexpr int64_t kMmaSyncBandColumns = 128;
 /// model of chooseOrder) shares both: 12 for 128x128 bf16 tiles on 132
 /// SMs, against 32 by 4 for a group of 4,096 rows. Groups no taller than
 /// the band walk as before. Static row counts keep chooseOrder's choice.
+/// Where the host expects groups no taller than the band (`expected_m`),
+/// the walk would be the one without bands, at the cost of the band's
+/// index arithmetic in every CTA's tile loop: no band (f8 MoE layers'
+/// groups of 256 and 1,024 rows measured 1-2.5% faster without, and
+/// groups of 4,096 rows 12% slower: docs/performance-history.md,
+/// twenty-first session).
 int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   if (order != TileOrder::m_fastest || staticRows(op))
     return 0;
@@ -93,6 +99,10 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
     if (wave.bytes(band, ceilDiv(wave.tiles, band)) <=
         wave.bytes(best, ceilDiv(wave.tiles, best)))
       best = band;
+  std::optional<int64_t> expected = op.getExpectedM();
+  int64_t unitRows = config.getBlockM() * config.getClusterM();
+  if (expected && ceilDiv(*expected, unitRows) <= best)
+    return 0;
   return best;
 }
 

@@ -1,14 +1,14 @@
 // RUN: ggc-opt %s -split-input-file -gg-eliminate-padding=skip-idle-warpgroups=true | FileCheck %s
-// RUN: ggc-opt %s -split-input-file -gg-eliminate-padding | FileCheck %s --check-prefix=OFF
+// RUN: ggc-opt %s -split-input-file -gg-eliminate-padding | FileCheck %s --check-prefix=DEFAULT
 
-// Before: a contiguous op with two consumer warpgroups (block M 128).
-// After, with skip-idle-warpgroups: a warpgroup whose 64 rows of a group's
-// last tile are all past the group's end skips its wgmma. By default (it
-// measured no faster) every warpgroup computes.
+// Before: a contiguous op with two consumer warpgroups (block M 128) and
+// a short main loop (K = 512 bf16: 1 KiB a row). After: a warpgroup whose
+// 64 rows of a group's last tile are all past the group's end skips its
+// wgmma, by default too (the skip pays over a short main loop).
 // CHECK-LABEL: func.func @contiguous
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
-// OFF-LABEL: func.func @contiguous
-// OFF: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT-LABEL: func.func @contiguous
+// DEFAULT: padding = #gg.padding<idle_warpgroups = skip>
 func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
@@ -20,16 +20,54 @@ func.func @contiguous(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
-// Masked decode tiles are mostly padding: skip (with the option).
+// The 2 KiB bound: K = 2,048 f8 (2 KiB a row) skips by default, K = 1,040
+// bf16 (2,080 bytes) computes unless skip-idle-warpgroups is set, since
+// over a longer main loop the branch around it costs more than it saves.
+// CHECK-LABEL: func.func @k_bytes
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// DEFAULT-LABEL: func.func @k_bytes
+// DEFAULT: padding = #gg.padding<idle_warpgroups = skip>
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
+func.func @k_bytes(%a8: memref<?x2048xf8E4M3FN>, %b8: memref<8x1024x2048xf8E4M3FN>,
+                   %a: memref<?x1040xbf16>, %b: memref<8x1024x1040xbf16>,
+                   %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a8 : memref<?x2048xf8E4M3FN>)
+      b(%b8 : memref<8x1024x2048xf8E4M3FN>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x1040xbf16>)
+      b(%b : memref<8x1024x1040xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// Masked decode tiles are mostly padding: skip with the option; by
+// default masked ops compute (the loads bound a decode batch, and full
+// groups have no idle warpgroup), K = 2,048 as well as 7,168.
 // CHECK-LABEL: func.func @masked
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// DEFAULT-LABEL: func.func @masked
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
 func.func @masked(%a: memref<16x128x7168xf8E4M3FN>,
                   %b: memref<16x4096x7168xf8E4M3FN>, %m: memref<16xi32>,
-                  %o: memref<16x128x4096xbf16>) {
+                  %o: memref<16x128x4096xbf16>,
+                  %a2: memref<4x256x2048xf8E4M3FN>,
+                  %b2: memref<4x7168x2048xf8E4M3FN>, %m2: memref<4xi32>,
+                  %o2: memref<4x256x7168xbf16>) {
   gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
       b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
       out(%o : memref<16x128x4096xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 6, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul masked a(%a2 : memref<4x256x2048xf8E4M3FN>)
+      b(%b2 : memref<4x7168x2048xf8E4M3FN>) groups(%m2 : memref<4xi32>)
+      out(%o2 : memref<4x256x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   return
 }
 

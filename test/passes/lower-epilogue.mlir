@@ -2,8 +2,9 @@
 
 // Before: an element's epilogue: the bias added, SiLU, times exp of a
 // group scalar. After: the region's ops where the op was, on its inputs,
-// with SiLU as x * 1 / (1 + exp2(-x * log2 e)) (an approximate
-// reciprocal) and exp through exp2; the result replaces the op's.
+// with SiLU as x * 1 / (1 + exp2(-x * log2 e)) (ex2 and an approximate
+// reciprocal, both flushing subnormals to zero) and exp through the same
+// ex2; the result replaces the op's.
 // CHECK-LABEL: func.func @epilogue
 // CHECK-SAME: (%[[ACC:.*]]: f32, %[[BIAS:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: index)
 // CHECK-NEXT: %[[Y:.*]] = arith.addf %[[ACC]], %[[BIAS]] : f32
@@ -11,11 +12,11 @@
 // CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[Y]] : f32
 // CHECK-NEXT: %[[LOG2E:.*]] = arith.constant 1.44269{{.*}} : f32
 // CHECK-NEXT: %[[M:.*]] = arith.mulf %[[NEG]], %[[LOG2E]] : f32
-// CHECK-NEXT: %[[E:.*]] = math.exp2 %[[M]] : f32
+// CHECK-NEXT: %[[E:.*]] = ggk.exp2_approx %[[M]]
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[ONE]], %[[E]] : f32
-// CHECK-NEXT: %[[SIG:.*]] = arith.divf %[[ONE]], %[[D]] fastmath<arcp,afn> : f32
+// CHECK-NEXT: %[[SIG:.*]] = ggk.reciprocal_approx %[[D]]
 // CHECK-NEXT: %[[SILU:.*]] = arith.mulf %[[Y]], %[[SIG]] : f32
-// CHECK: %[[ES:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[ES:.*]] = ggk.exp2_approx %{{.*}}
 // CHECK-NEXT: %[[OUT:.*]] = arith.mulf %[[SILU]], %[[ES]] : f32
 // CHECK-NEXT: return %[[OUT]] : f32
 func.func @epilogue(%acc: f32, %bias: f32, %s: f32, %g: index) -> f32 {

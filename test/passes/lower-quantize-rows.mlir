@@ -17,7 +17,7 @@
 // CHECK-NOT: %c256_i32
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-// CHECK-NOT: math.exp2
+// CHECK-NOT: ggk.exp2_approx
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 4
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 2
@@ -55,12 +55,12 @@ func.func @plain(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK-NOT: arith.select
 // CHECK: scf.if %[[READABLE]] {
-// CHECK: math.exp2
-// CHECK: arith.divf {{.*}} fastmath<arcp,afn> : f32
+// CHECK: ggk.exp2_approx
+// CHECK: ggk.reciprocal_approx
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: ggk.warp_shuffle_xor
 // CHECK: } else {
-// CHECK-NOT: math.exp2
+// CHECK-NOT: ggk.exp2_approx
 // CHECK: llvm.mlir.zero : vector<2xi32>
 func.func @both(%h: memref<?x256xbf16>, %r: memref<?xi32>, %q: memref<?x128xf8E4M3FN>,
                 %s: memref<1x?xf32>) {

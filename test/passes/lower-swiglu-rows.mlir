@@ -14,7 +14,7 @@
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
 // CHECK: arith.addi %{{.*}}, %c64_i64 : i64
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-// CHECK-COUNT-8: math.exp2
+// CHECK-COUNT-8: ggk.exp2_approx
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 func.func @act(%h: memref<?x128xbf16>, %a: memref<?x64xbf16>) {
@@ -35,8 +35,8 @@ func.func @act(%h: memref<?x128xbf16>, %a: memref<?x64xbf16>) {
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 256, 1, 1>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64
 // CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-// CHECK-COUNT-8: math.exp2
-// CHECK-NOT: math.exp2
+// CHECK-COUNT-8: ggk.exp2_approx
+// CHECK-NOT: ggk.exp2_approx
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK-COUNT-2: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 func.func @grad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %dh: memref<?x128xbf16>) {

@@ -79,3 +79,16 @@ llvm.func @moe_ops(%v: i32, %lo: f32, %hi: f32) -> i16 {
   %pair = ggk.convert_e4m3x2 %lo, %hi
   llvm.return %pair : i16
 }
+
+// The activations' special-function approximations (ggk-lower-epilogue,
+// gg-lower-quantize-rows, gg-lower-swiglu-rows): ex2 and rcp in their
+// flush-to-zero forms, one MUFU instruction each.
+// CHECK-LABEL: llvm.func @activations
+// CHECK: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%arg0) : (f32) -> f32
+// CHECK: nvvm.rcp.approx.ftz.f %[[E]] : f32
+// CHECK-NOT: ggk.
+llvm.func @activations(%x: f32) -> f32 {
+  %e = ggk.exp2_approx %x
+  %r = ggk.reciprocal_approx %e
+  llvm.return %r : f32
+}

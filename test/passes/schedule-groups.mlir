@@ -53,6 +53,43 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 
 // -----
 
+// The same with the host's hint: groups of about 1,024 rows are 8 M blocks,
+// no taller than a band of 12, so the walk is the unbanded one and the op
+// takes no band (no band arithmetic in the tile loop); groups of about
+// 4,096 rows (32 M blocks) take the band.
+// CHECK-LABEL: func.func @contiguous_f8_expected_rows
+// CHECK: expected_m = 1024
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: expected_m = 1536
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: expected_m = 1537
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
+// CHECK: expected_m = 4096
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
+func.func @contiguous_f8_expected_rows(%a: memref<?x2048xf8E4M3FN>,
+    %b: memref<128x1536x2048xf8E4M3FN>, %off: memref<129xi32>,
+    %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1536 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1537 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 4096 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // A decode batch: each group's 32 tiles run in one wave; M first. f8
 // weights load with L2's evict_first policy, so A's rows, which every N
 // block reads again, stay in L2 instead.

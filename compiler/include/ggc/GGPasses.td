@@ -82,7 +82,12 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     has the CTAs running at once on 32 M blocks by 4 N blocks: measured
     on an H100, Mixtral's down projection (N=4096, K=14336) at 4,096 rows
     a group took 11730 us unbanded and 9055 us in bands of 12 on 128x128
-    tiles, 5831 and 5285 us on 128x256 tiles (docs/performance.md). f8 ops
+    tiles, 5831 and 5285 us on 128x256 tiles (docs/performance.md). Where
+    the host's `expected_m` says a group is no taller than the band, the
+    walk is the unbanded one and the op takes no band, sparing every CTA
+    the band's index arithmetic: f8 MoE layers' groups of 256 and 1,024
+    rows measured 1-2.5% faster without, groups of 4,096 rows (Mixtral's
+    down projection at 16,384 tokens) 12% slower (H200). f8 ops
     other than contiguous load B with L2's evict-first policy
     (`chooseBCache`), so A's rows, which every N block reads again, stay
     in L2: measured 68.6 against 77.1 us on masked G=4 M=256 and 130.5
@@ -91,9 +96,8 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     groups evict-first had them read it again from DRAM (Qwen3-like up and
     down projections at 131,072 rows 749.5 against 777.5 us and 463.6
     against 489.9 us; level, 449.1 against 450.2 us, on groups of about
-    1,000 rows; both policies stated without bands, `m_band = 0`: the
-    default policy under the chosen bands is not measured). bf16 measured
-    no gain and keeps the default.
+    1,000 rows; both policies stated without bands, `m_band = 0`). bf16
+    measured no gain and keeps the default.
   }];
 }
 
@@ -108,20 +112,27 @@ def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
     (no padded copy of A, no alignment asked of group sizes); only a group's
     last tile runs past its end. `skip` makes each consumer warpgroup whose
     64 rows of such a tile are all past the end wait for and release the
-    tile's buffers without running its wgmma. The pass chooses `compute`
-    unless `skip-idle-warpgroups` is set: measured on the H200 (timed
-    interleaved with `compute`), skipping saved nothing on the decode
-    batch, which the loads bound (166.1 against 167.7 us), and the branch
-    around the main loop cost bf16 128x256 tiles 9% (907 against 832 us on
-    T=8192 G=8; 121 against 111 us masked). With the option set, `skip`
-    goes to contiguous and masked ops with more than one consumer
-    warpgroup, except tf32 with B given N-major, whose consumers transpose
+    tile's buffers without running its wgmma. The pass chooses `skip` for
+    contiguous ops whose rows of A's K take at most 2 KiB
+    (`kSkipMaxKBytes`), or everywhere with `skip-idle-warpgroups` set, and
+    `compute` elsewhere: measured on the H200 (each timed interleaved with
+    the other), over so short a main loop the skip saved 2-5% on MoE
+    projections with groups of about 256 rows (f8 K = 768 and 2,048, bf16
+    K = 768), 6-7% on about 64 and nothing on about 1,024; over longer
+    ones the branch around the main loop cost
+    more than it saved (bf16 K = 2,048 1-2%, f8 K = 4,096 4% and K =
+    7,168 5%, bf16 128x256 tiles on T=8192 G=8 K=7168 9%: 907 against
+    832 us). Masked batches keep `compute`: the decode batch, which the
+    loads bound, gained nothing (166.1 against 167.7 us), and full groups
+    (f8 G4 M256 N7168 K2048) lost 2% (33.1 against 32.4 us). `skip` goes to contiguous and masked ops
+    with more than one consumer warpgroup, except tf32 with B given
+    N-major, whose consumers transpose
     B's tile together.
   }];
   let options = [
     Option<"skipIdleWarpgroups", "skip-idle-warpgroups", "bool",
            /*default=*/"false",
-           "let warpgroups with only padding rows skip their wgmma">
+           "let warpgroups with only padding rows skip their wgmma at every K">
   ];
 }
 

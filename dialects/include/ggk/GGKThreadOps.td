@@ -274,6 +274,43 @@ def GGK_LanesBelowOp : GGK_Op<"lanes_below", [Pure]> {
   let assemblyFormat = "attr-dict";
 }
 
+def GGK_Exp2ApproxOp : GGK_Op<"exp2_approx", [Pure]> {
+  let summary = "2^x approximated by the special-function unit, subnormal results flushed to zero";
+  let description = [{
+    One MUFU.EX2, the approximation `math.exp2` lowers to, but a result
+    below 2^-126 is 0: `math.exp2` lowers to the form that keeps subnormal
+    results, a range test and two multiplies more, which none of the
+    activations' exps (`silu`, `sigmoid`, `math.exp` in epilogues) needs.
+    `ggk-lower-threads`: `ex2.approx.ftz.f32`.
+
+    Example:
+    ```mlir
+    %e = ggk.exp2_approx %x
+    ```
+  }];
+  let arguments = (ins F32:$x);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$x attr-dict";
+}
+
+def GGK_ReciprocalApproxOp : GGK_Op<"reciprocal_approx", [Pure]> {
+  let summary = "1/x approximated by the special-function unit, subnormals flushed to zero";
+  let description = [{
+    One MUFU.RCP, the approximation a division with `arcp` and `afn`
+    lowers to, but a subnormal x or result is 0 (x = +-0 gives +-inf).
+    `sigmoid`'s 1 / (1 + e), whose divisor is at least 1, uses it.
+    `ggk-lower-threads`: `rcp.approx.ftz.f32`.
+
+    Example:
+    ```mlir
+    %r = ggk.reciprocal_approx %x
+    ```
+  }];
+  let arguments = (ins F32:$x);
+  let results = (outs F32:$result);
+  let assemblyFormat = "$x attr-dict";
+}
+
 def GGK_ConvertE4M3x2Op : GGK_Op<"convert_e4m3x2", [Pure]> {
   let summary = "two f32 values rounded to e4m3 (nearest even, saturated to +-448), packed";
   let description = [{

@@ -15,10 +15,11 @@
 
 namespace ggc {
 
-/// 2^x as one MUFU.EX2 (ggk.exp2_approx): its results below 2^-126
-/// flush to zero, which no activation here needs (each feeds 1 + e or a
-/// product that rounds to bf16 or e4m3). Other float types than f32 take
-/// math.exp2's lowering.
+/// 2^x as one MUFU.EX2 (ggk.exp2_approx), without the non-ftz form's
+/// range test and two multiplies: results below 2^-126 flush to zero.
+/// In sigmoid and silu that value only ever joins 1 + e; an epilogue's
+/// math.exp of an argument below -87.3 gives 0 instead of a subnormal
+/// (under 1.2e-38). Other float types than f32 take math.exp2's lowering.
 inline mlir::Value exp2Approx(KernelBuilder &b, mlir::Value x) {
   if (!x.getType().isF32())
     return b.create<mlir::math::Exp2Op>(x);
@@ -40,7 +41,8 @@ inline mlir::Value sigmoid(KernelBuilder &b, mlir::Value x) {
   // 1 / (1 + e) >= 1 never needs IEEE division's slow path: one MUFU.RCP
   // (ggk.reciprocal_approx) serves, where div.rn is a Newton refinement and
   // a call. It flushes results below 2^-126 to zero: sigmoid(x) for
-  // x < -87, where silu rounds to 0 anyway.
+  // x < -87.3, where silu(x) becomes -0 instead of a value of magnitude
+  // below 1e-36.
   mlir::Value denominator = b.create<mlir::arith::AddFOp>(one, e);
   if (!x.getType().isF32())
     return b.create<mlir::arith::DivFOp>(

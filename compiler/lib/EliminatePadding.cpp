@@ -17,16 +17,12 @@ using namespace mlir::gg;
 namespace {
 
 /// The bytes of a row of A's K up to which idle warpgroups of contiguous
-/// ops skip without being asked: over so short a main loop a tile's fixed costs are a large
-/// share of it and an idle warpgroup's skip pays (f8 MoE projections with
-/// K = 768 and 2,048, bf16 with K = 768: 2-5% faster on groups of about
-/// 256 rows, 6-7% on about 64, level on about 1,024); over longer ones the
-/// branch around the main loop cost more than it saved (bf16 K = 2,048
-/// 1-2%, f8 K = 4,096 4%, K = 7,168 5%, bf16 128x256 tiles at K = 7,168
-/// 9%; docs/performance-history.md, twenty-first session).
-/// Contiguous groups only: their ends fall anywhere (tokens an expert),
-/// while a masked batch's are often whole tiles (f8 G4 M256 N7168 K2048,
-/// every group full: 2% slower with the skip) or its loads bound it.
+/// ops skip without being asked: over so short a main loop a tile's fixed
+/// costs are a large share of it and an idle warpgroup's skip pays; over
+/// longer ones the branch around the main loop cost more than it saved.
+/// Masked ops keep compute: a batch's groups are often whole tiles, or
+/// its loads bound it. Measured on MoE layers' GEMMs and the masked
+/// suite (GGPasses.td; docs/performance-history.md, twenty-first session).
 constexpr int64_t kSkipMaxKBytes = 2048;
 
 bool skipsByDefault(GroupedMatmulOp op) {

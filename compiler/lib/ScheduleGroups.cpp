@@ -79,9 +79,11 @@ constexpr int64_t kMmaSyncBandColumns = 128;
 /// Where the host expects groups no taller than the band (`expected_m`),
 /// the walk would be the one without bands, at the cost of the band's
 /// index arithmetic in every CTA's tile loop: no band (f8 MoE layers'
-/// groups of 256 and 1,024 rows measured 1-2.5% faster without, and
-/// groups of 4,096 rows 12% slower: docs/performance-history.md,
-/// twenty-first session).
+/// groups of 256 and 1,024 rows measured 1-5% faster without, groups of
+/// 4,096 rows 13.7% slower: docs/performance-history.md, twenty-first
+/// session). Hints are means rounded down to a power of two
+/// (ggc.ops.mean_hint), so a hint h stands for means in [h, 2h): groups
+/// count as 1.5 h rows, the middle of that range.
 int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   if (order != TileOrder::m_fastest || staticRows(op))
     return 0;
@@ -101,7 +103,8 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
       best = band;
   std::optional<int64_t> expected = op.getExpectedM();
   int64_t unitRows = config.getBlockM() * config.getClusterM();
-  if (expected && ceilDiv(*expected, unitRows) <= best)
+  // 1.5 h rows in at most `best` units, without forming 3 h (any int64_t).
+  if (expected && *expected <= 2 * unitRows * best / 3)
     return 0;
   return best;
 }

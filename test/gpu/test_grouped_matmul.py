@@ -118,15 +118,16 @@ def test_contiguous_three_and_four_consumer_warpgroups(block_m, direct_stores):
 
 
 # The other choices of gg-schedule-groups (N blocks first) and
-# gg-eliminate-padding (warpgroups with only padding rows skip their wgmma)
-# are as exact as the defaults, at 2, 3 and 4 consumer warpgroups.
+# gg-eliminate-padding (warpgroups with only padding rows skip their wgmma,
+# the default here, where K is short, or every warpgroup computes) are as
+# exact as the defaults, at 2, 3 and 4 consumer warpgroups.
 # gg-plan-overfetch's whole-tile loads and coarser granules of partial
 # A loads, too.
 @pytest.mark.parametrize("tile_order, idle_warpgroups, block_m, overfetch_rows",
                          [("n_fastest", None, 128, None), (None, "skip", 128, None),
                           (None, "skip", 192, None), ("n_fastest", "skip", 256, None),
                           (None, None, 128, 127), (None, None, 192, 191),
-                          (None, "skip", 256, 31)])
+                          (None, "skip", 256, 31), (None, "compute", 128, None)])
 def test_contiguous_schedule_and_padding_choices(tile_order, idle_warpgroups, block_m,
                                                  overfetch_rows):
     sizes = RAGGED + [191, 193, 255, 257]

@@ -74,23 +74,37 @@ func.func @masked(%a: memref<16x128x7168xf8E4M3FN>,
 // -----
 
 // One consumer warpgroup (block M 64): a scheduled tile always has valid
-// rows, so there is nothing to skip.
+// rows, so there is nothing to skip, with the option or (contiguous, a
+// short K) without it.
 // CHECK-LABEL: func.func @one_consumer
 // CHECK: padding = #gg.padding<idle_warpgroups = compute>
+// CHECK: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT-LABEL: func.func @one_consumer
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
 func.func @one_consumer(%a: memref<4x128x256xbf16>, %b: memref<4x512x256xbf16>,
-                        %m: memref<4xi32>, %o: memref<4x128x512xbf16>) {
+                        %m: memref<4xi32>, %o: memref<4x128x512xbf16>,
+                        %ac: memref<?x256xbf16>, %off: memref<5xi32>,
+                        %oc: memref<?x512xbf16>) {
   gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)
       b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>)
       out(%o : memref<4x128x512xbf16>)
+      {config = #gg.config<block = [64, 128, 64], stages = 8, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%ac : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%off : memref<5xi32>)
+      out(%oc : memref<?x512xbf16>)
       {config = #gg.config<block = [64, 128, 64], stages = 8, cluster = [1, 1], sms = 132>}
   return
 }
 
 // -----
 
-// padded_contiguous rows are valid by their tag, not as a prefix: compute.
+// padded_contiguous rows are valid by their tag, not as a prefix: compute,
+// whatever K.
 // CHECK-LABEL: func.func @padded
 // CHECK: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT-LABEL: func.func @padded
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
 func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
                   %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
   gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
@@ -103,9 +117,11 @@ func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
 // -----
 
 // tf32 with B given N-major: every consumer warpgroup helps transpose B's
-// tile, so none may skip.
+// tile, so none may skip (K = 256 f32, 1 KiB a row, would skip by default).
 // CHECK-LABEL: func.func @tf32_kn
 // CHECK: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT-LABEL: func.func @tf32_kn
+// DEFAULT: padding = #gg.padding<idle_warpgroups = compute>
 func.func @tf32_kn(%a: memref<?x256xf32>, %b: memref<4x256x512xf32>,
                    %off: memref<5xi32>, %o: memref<?x512xf32>) {
   gg.grouped_matmul contiguous a(%a : memref<?x256xf32>)

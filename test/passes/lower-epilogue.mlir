@@ -56,3 +56,23 @@ func.func @scale_and_pair(%acc: f32, %row: f32, %col: f32, %pair: vector<2xbf16>
   %s1 = ggk.insert_output %h into %s0[0] : bf16 into vector<2xf32>
   func.return %p, %s1 : vector<2xbf16>, vector<2xf32>
 }
+
+// Before: SiLU on f16 in an epilogue. After: the same formula in f16, with
+// math.exp2 and a division allowed to be approximate, not the f32-only
+// ggk.exp2_approx and ggk.reciprocal_approx.
+// CHECK-LABEL: func.func @f16_silu
+// CHECK: %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[E:.*]] = math.exp2 %{{.*}} : f16
+// CHECK: %[[D:.*]] = arith.addf %{{.*}}, %[[E]] : f16
+// CHECK: %[[S:.*]] = arith.divf %{{.*}}, %[[D]] fastmath<arcp,afn> : f16
+// CHECK: arith.mulf %[[H]], %[[S]] : f16
+func.func @f16_silu(%acc: f32) -> f32 {
+  %0 = ggk.epilogue(%acc) : (f32) -> f32 {
+  ^bb0(%x: f32):
+    %h = arith.truncf %x : f32 to f16
+    %z = gg.silu %h : f16
+    %o = arith.extf %z : f16 to f32
+    ggk.yield %o : f32
+  }
+  func.return %0 : f32
+}

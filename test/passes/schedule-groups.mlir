@@ -53,16 +53,17 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 
 // -----
 
-// The same with the host's hint: groups of about 1,024 rows are 8 M blocks,
-// no taller than a band of 12, so the walk is the unbanded one and the op
-// takes no band (no band arithmetic in the tile loop); groups of about
-// 4,096 rows (32 M blocks) take the band.
+// The same with the host's hint, a mean rounded down to a power of two:
+// groups count as 1.5 times the hint. A hint of 512 or 1,024 (768 or
+// 1,536 rows: 6 or 12 M blocks) is no taller than a band of 12, so the
+// walk is the unbanded one and the op takes no band (no band arithmetic
+// in the tile loop); 1,025 (13 M blocks) and 4,096 (48) take the band.
 // CHECK-LABEL: func.func @contiguous_f8_expected_rows
+// CHECK: expected_m = 512
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
 // CHECK: expected_m = 1024
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
-// CHECK: expected_m = 1536
-// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
-// CHECK: expected_m = 1537
+// CHECK: expected_m = 1025
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
 // CHECK: expected_m = 4096
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
@@ -72,15 +73,15 @@ func.func @contiguous_f8_expected_rows(%a: memref<?x2048xf8E4M3FN>,
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
+      {expected_m = 512 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
       {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
-      {expected_m = 1536 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
-  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
-      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
-      out(%o : memref<?x1536xbf16>)
-      {expected_m = 1537 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+      {expected_m = 1025 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)

@@ -85,6 +85,7 @@ def test_a_users_config_is_reported_as_written_and_plans_follow_module_order():
                                                       (16, [64, 64, 64], 0),
                                                       (64, [128, 128, 64], 0),
                                                       (1023, [128, 128, 64], 0),
+                                                      (1024, [128, 256, 64], 0),
                                                       (2560, [128, 256, 64], 19),
                                                       (4096, [128, 256, 64], 19)])
 def test_a_contiguous_groups_rows_hint_chooses_the_tile(expected_m, block, band):

@@ -228,14 +228,17 @@ def LowerEpilogue : Pass<"ggk-lower-epilogue", "::mlir::ModuleOp"> {
     region), wherever `ggk-defer-epilogue` and `ggk-stage-tile-stores` left
     them.
     Makes: the region's ops in place of each, on the op's inputs, with
-    `gg.sigmoid` as `1 / (1 + exp(-x))` (an approximate reciprocal),
-    `gg.silu` as `x * sigmoid(x)` and `math.exp(x)` as
-    `math.exp2(x * log2(e))`; other ops are copied. Also takes the
+    `gg.sigmoid` as `1 / (1 + exp(-x))` (`ggk.reciprocal_approx`),
+    `gg.silu` as `x * sigmoid(x)` and `math.exp(x)` of f32 as
+    `ggk.exp2_approx(x * log2(e))` (both flush subnormal results to
+    zero; other float types take `math.exp2` and a division with `arcp`
+    and `afn`); other ops are copied. Also takes the
     `ggk.scale` ops (an accumulator element times the scales constant
     along K: `arith.mulf` by each factor in order) and `ggk.insert_output`
     (a pair's output rounded or extended to the stored type, then
     `llvm.insertelement`), written where they sit: after this pass the
-    epilogue's arithmetic is plain arith.
+    epilogue's arithmetic is arith and the two approximations, which
+    `ggk-lower-threads` lowers.
     Runs before `ggk-lower-accumulators` and the conversions.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

@@ -215,21 +215,27 @@ def LowerThreads : Pass<"ggk-lower-threads", "::mlir::ModuleOp"> {
     passes before (through `KernelBuilder`: the tile schedule's CTA index
     and grid size, the operands' and the store pool's fences), and
     `ggk.warp_match_any`, `ggk.lanes_below` and `ggk.convert_e4m3x2`
-    (`gg-lower-sort-routes`, `gg-lower-quantize-rows`): last in the list,
-    after every pass that makes them.
+    (`gg-lower-sort-routes`, `gg-lower-quantize-rows`), and
+    `ggk.exp2_approx` and `ggk.reciprocal_approx` (the activations of
+    `ggk-lower-epilogue`, `gg-lower-quantize-rows` and
+    `gg-lower-swiglu-rows`): last in the list, after every pass that
+    makes them.
     Makes: `nvvm.read.ptx.sreg.tid.x`, `ctaid.x`, `nctaid.x` and
     `cluster.ctarank`, `nvvm.fence.proxy async.shared::cta`,
     `nvvm.shfl.sync idx` from lane 0 with every lane, `nvvm.shfl.sync bfly`
     with every lane, `nvvm.bar.warp.sync` with every lane,
     `nvvm.barrier id, count` (`bar.sync`), `nvvm.match.sync any` with
     every lane, `nvvm.read.ptx.sreg.lanemask.lt` and
-    `nvvm.convert.f32x2.to.f8x2` (rn, satfinite, e4m3), where the ops were. The same
+    `nvvm.convert.f32x2.to.f8x2` (rn, satfinite, e4m3),
+    `llvm.nvvm.ex2.approx.ftz.f32` (an intrinsic call) and
+    `nvvm.rcp.approx.ftz.f`, where the ops were. The same
     instructions on every target; the passes that make
     `ggk.cluster_rank` and `ggk.fence_async_shared` do so only for a
     target with clusters, or whose wgmma or TMA stores read shared memory
     through the async proxy.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::arith::ArithDialect"];
 }
 

@@ -87,7 +87,9 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     walk is the unbanded one and the op takes no band, sparing every CTA
     the band's index arithmetic: f8 MoE layers' groups of 256 and 1,024
     rows measured 1-2.5% faster without, groups of 4,096 rows (Mixtral's
-    down projection at 16,384 tokens) 12% slower (H200). f8 ops
+    down projection at 16,384 tokens) 13.7% slower (H200). A hint is a
+    mean rounded down to a power of two (`ggc.ops.mean_hint`), so groups
+    count as 1.5 times it. f8 ops
     other than contiguous load B with L2's evict-first policy
     (`chooseBCache`), so A's rows, which every N block reads again, stay
     in L2: measured 68.6 against 77.1 us on masked G=4 M=256 and 130.5
@@ -120,7 +122,8 @@ def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
     projections with groups of about 256 rows (f8 K = 768 and 2,048, bf16
     K = 768), 6-7% on about 64 and nothing on about 1,024; over longer
     ones the branch around the main loop cost
-    more than it saved (bf16 K = 2,048 1-2%, f8 K = 4,096 4% and K =
+    more than it saved (bf16 K = 2,048 2% at T = 4,096, within 1% either
+    way at 1,024 and 16,384; f8 K = 4,096 4% and K =
     7,168 5%, bf16 128x256 tiles on T=8192 G=8 K=7168 9%: 907 against
     832 us). Masked batches keep `compute`: the decode batch, which the
     loads bound, gained nothing (166.1 against 167.7 us), and full groups
@@ -412,7 +415,8 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
     or `gg.swiglu_rows_backward` and take only memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func @f_swiglu`
     (input, out) or `@f_swiglu_backward` (input, grad, out), pointers as
-    `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith); the
+    `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith, and the
+    activation's `ggk.exp2_approx` and `ggk.reciprocal_approx`); the
     function is removed.
 
     Each thread takes 8 output columns of one row (a grid-stride loop

@@ -279,9 +279,10 @@ def GGK_Exp2ApproxOp : GGK_Op<"exp2_approx", [Pure]> {
   let description = [{
     One MUFU.EX2, the approximation `math.exp2` lowers to, but a result
     below 2^-126 is 0: `math.exp2` lowers to the form that keeps subnormal
-    results, a range test and two multiplies more, which none of the
-    activations' exps (`silu`, `sigmoid`, `math.exp` in epilogues) needs.
-    `ggk-lower-threads`: `ex2.approx.ftz.f32`.
+    results, a range test and two multiplies more. The activations' exps
+    use it (`silu`, `sigmoid`, where the value joins 1 + e, and
+    `math.exp` in epilogues, where an argument below -87.3 gives 0
+    instead of a subnormal). `ggk-lower-threads`: `ex2.approx.ftz.f32`.
 
     Example:
     ```mlir
@@ -297,7 +298,8 @@ def GGK_ReciprocalApproxOp : GGK_Op<"reciprocal_approx", [Pure]> {
   let summary = "1/x approximated by the special-function unit, subnormals flushed to zero";
   let description = [{
     One MUFU.RCP, the approximation a division with `arcp` and `afn`
-    lowers to, but a subnormal x or result is 0 (x = +-0 gives +-inf).
+    lowers to, but a subnormal result is 0 and a subnormal x counts as
+    zero (x = +-0 or subnormal gives +-inf).
     `sigmoid`'s 1 / (1 + e), whose divisor is at least 1, uses it.
     `ggk-lower-threads`: `rcp.approx.ftz.f32`.
 

@@ -26,6 +26,18 @@ inline mlir::Value exp2Approx(KernelBuilder &b, mlir::Value x) {
   return b.create<mlir::ggk::Exp2ApproxOp>(x.getType(), x);
 }
 
+/// 1 / x as one MUFU.RCP (ggk.reciprocal_approx), for divisors that never
+/// need IEEE division's slow path (div.rn is a Newton refinement and a
+/// call): results below 2^-126 flush to zero. Other float types than f32
+/// take a division allowed to be approximate.
+inline mlir::Value reciprocalApprox(KernelBuilder &b, mlir::Value x) {
+  if (!x.getType().isF32())
+    return b.create<mlir::arith::DivFOp>(
+        b.create<mlir::arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0)),
+        x, mlir::arith::FastMathFlags::arcp | mlir::arith::FastMathFlags::afn);
+  return b.create<mlir::ggk::ReciprocalApproxOp>(x.getType(), x);
+}
+
 /// exp(x) = exp2(x * log2(e)): NVPTX has ex2 but no exp.
 inline mlir::Value exp(KernelBuilder &b, mlir::Value x) {
   mlir::Value scaled = b.create<mlir::arith::MulFOp>(
@@ -38,17 +50,10 @@ inline mlir::Value sigmoid(KernelBuilder &b, mlir::Value x) {
   mlir::Value one =
       b.create<mlir::arith::ConstantOp>(b.getFloatAttr(x.getType(), 1.0));
   mlir::Value e = exp(b, b.create<mlir::arith::NegFOp>(x));
-  // 1 / (1 + e) >= 1 never needs IEEE division's slow path: one MUFU.RCP
-  // (ggk.reciprocal_approx) serves, where div.rn is a Newton refinement and
-  // a call. It flushes results below 2^-126 to zero: sigmoid(x) for
-  // x < -87.3, where silu(x) becomes -0 instead of a value of magnitude
-  // below 1e-36.
-  mlir::Value denominator = b.create<mlir::arith::AddFOp>(one, e);
-  if (!x.getType().isF32())
-    return b.create<mlir::arith::DivFOp>(
-        one, denominator,
-        mlir::arith::FastMathFlags::arcp | mlir::arith::FastMathFlags::afn);
-  return b.create<mlir::ggk::ReciprocalApproxOp>(x.getType(), denominator);
+  // 1 + e >= 1: the approximate reciprocal serves. Its flush to zero
+  // reaches sigmoid(x) for x < -87.3, where silu(x) becomes -0 instead of
+  // a value of magnitude below 1e-36.
+  return reciprocalApprox(b, b.create<mlir::arith::AddFOp>(one, e));
 }
 
 inline mlir::Value silu(KernelBuilder &b, mlir::Value x) {

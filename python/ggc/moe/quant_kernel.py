@@ -53,6 +53,8 @@ def steps_for(k: int) -> int:
     """The steps a warp takes of a row of `k` output columns at once."""
     row_steps = -(-k // (2 * BLOCK))
     return max(s for s in range(1, MAX_STEPS + 1) if row_steps % s == 0)
+
+
 # gg.quantize_rows' most copies a scattered row fills (its verifier's).
 MAX_COPIES = 64
 _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the rows loop does the rest

@@ -8,7 +8,7 @@ fence.proxy.async lines removed (wrong in general: the consumers then
 read cp.async's rows without ordering them for wgmma's async proxy), to
 show what the fences cost. Medians over interleaved rounds, L2 flushed.
 
-    python3 benchmarks/probes/a_rows_up.py [--cases qwen3:1024,128x8x7168x768:4096]
+    python3 benchmarks/probes/a_rows_up.py [--cases qwen3:1024,128x8x7168x768:4096] [--fp8]
 
 A case is a bench_moe shape or E x top_k x H x I, and a token count.
 """
@@ -23,10 +23,12 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "gpu"))
 from bench_moe import SHAPES, time_interleaved_flushed  # noqa: E402
 from ggc.moe import kernels  # noqa: E402
 from ggc.moe.layer import expected_rows  # noqa: E402
 from ggc.moe.permute import sort_routes  # noqa: E402
+from test_a_rows import up_gathered_fp8  # noqa: E402 - the FP8 gathered up projection
 
 
 def routes(tokens, experts, top_k, seed=0):
@@ -87,20 +89,75 @@ def case(shape, tokens, rounds):
           f"{t['gathered']:.1f} | {t['gathered, no fence']:.1f} | {same} |", flush=True)
 
 
+def case_fp8(shape, tokens, rounds):
+    """The FP8 up projection (no epilogue activation, as the layer runs it):
+    each token quantised into its routes' sorted rows and the GEMM on them,
+    against each token quantised once, its scales gathered to the sorted
+    rows and the GEMM reading the rows through the list."""
+    from ggc import ops
+    from ggc.moe import quant_kernel
+    from ggc.moe.quant import as_row_view, quantize_weights
+    experts, top_k, hidden, inter = (SHAPES[shape] if shape in SHAPES else
+                                     tuple(int(v) for v in shape.split("x")))
+    x = torch.randn(tokens, hidden, device="cuda").bfloat16()
+    w13, w13_scale = quantize_weights(
+        (torch.randn(experts, 2 * inter, hidden, device="cuda") / hidden ** 0.5).bfloat16(), "w")
+    g = torch.Generator(device="cuda").manual_seed(0)
+    ids = torch.randint(0, experts, (tokens, top_k), device="cuda", generator=g)
+    offsets, _, source, position, _ = sort_routes(ids, experts)
+    source32 = source.to(torch.int32)
+    m, hint = source.shape[0], expected_rows(source.shape[0], experts)
+    h = torch.empty(m, 2 * inter, device="cuda", dtype=torch.bfloat16)
+    h2 = torch.empty_like(h)
+    sorted_q, sorted_s = quant_kernel.rows_mn(x, positions=position)
+    once_q, once_s = quant_kernel.rows_mn(x)
+    rows_s = once_s.new_empty(once_s.shape[0], (m + 3) // 4 * 4)
+
+    def gather_scales():
+        torch.index_select(once_s[:, :tokens], 1, source, out=rows_s.narrow(1, 0, m))
+
+    gather_scales()
+    fns = {"quant scatter": lambda: quant_kernel.rows_mn(x, positions=position),
+           "GEMM sorted": lambda: ops.grouped_gemm(
+               sorted_q, w13, offsets=offsets, a_scale=as_row_view(sorted_s, m),
+               b_scale=w13_scale, expected_m=hint, validate=False, out=h),
+           "quant once": lambda: quant_kernel.rows_mn(x),
+           "scale gather": gather_scales,
+           "GEMM gathered": lambda: up_gathered_fp8(once_q, source32, w13, offsets, rows_s,
+                                                    w13_scale, h2, EXPECTED_M=hint,
+                                                    validate=False)}
+    t = time_interleaved_flushed(fns, rounds)
+    fns["GEMM sorted"]()
+    fns["GEMM gathered"]()
+    torch.cuda.synchronize()
+    same = torch.equal(h, h2)
+    before = t["quant scatter"] + t["GEMM sorted"]
+    after = t["quant once"] + t["scale gather"] + t["GEMM gathered"]
+    print(f"| {shape} fp8 | {tokens} | {m} | {hint} | {t['quant scatter']:.1f} | "
+          f"{t['GEMM sorted']:.1f} | {before:.1f} | {t['quant once']:.1f} | "
+          f"{t['scale gather']:.1f} | {t['GEMM gathered']:.1f} | {after:.1f} | "
+          f"{before / after:.3f}x | {same} |", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="qwen3:16,qwen3:1024,qwen3:4096,qwen3:16384,"
                                            "mixtral:1024,mixtral:4096")
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--fp8", action="store_true",
+                        help="the FP8 up projection: quantised scatter + GEMM against "
+                             "quantised once + gathered GEMM")
     args = parser.parse_args()
     print(f"{torch.cuda.get_device_name()}")
-    print("| shape | T | rows | hint | up | copy us | GEMM on copy | both | gathered | "
-          "gathered, no fence | same bits |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    columns = (["quant scatter", "GEMM sorted", "both", "quant once", "scale gather",
+                "GEMM gathered", "all three", "speedup"] if args.fp8 else
+               ["up", "copy us", "GEMM on copy", "both", "gathered", "gathered, no fence"])
+    columns = ["shape", "T", "rows", "hint"] + columns + ["same bits"]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
     for item in args.cases.split(","):
         shape, tokens = item.split(":")
-        case(shape, int(tokens), args.rounds)
-
+        (case_fp8 if args.fp8 else case)(shape, int(tokens), args.rounds)
 
 if __name__ == "__main__":
     main()

@@ -13,13 +13,15 @@ interleaved, us:
   bit-identical to the gather), and SwiGLU's output quantised;
 - the two FP8 GEMMs as the layer calls them, as gg-select-config chooses,
   with `idle_warpgroups = skip` (a group's last tile: the warpgroup
-  whose 64 rows are all past the group's end skips its wgmma) and with
+  whose 64 rows are all past the group's end skips its wgmma), walking
+  each group's N blocks first (`tile_order = n_fastest`) and with
   each of `--configs`, and the BF16 GEMMs the same way; the GEMMs are
   timed eagerly (captured, they failed on replay here:
   docs/performance-history.md, twentieth session).
 
     python3 benchmarks/probes/moe_fp8_parts.py [--tokens 4096,16384] [--only quant|gemm]
         [--shape qwen3|mixtral|deepseek|gptoss] [--case up-fp8] [--configs "128,192,128,4,serial;128,128,128,6"]
+        [--launches 3]   # untimed, for ncu
 """
 
 import argparse
@@ -65,11 +67,14 @@ def quantisations(x, source, position, inter, rounds):
     return times
 
 
-def gemm(m, g, n, k, hint, fp8, padding, config=None):
+def gemm(m, g, n, k, hint, fp8, padding, config=None, order=None):
     """The layer's GEMM as a kernel: as chosen, or `config` (a
-    bench_grouped_gemm --configs entry) overriding the choice."""
+    bench_grouped_gemm --configs entry) or the tile `order` overriding the
+    choice."""
     spec = dict(layout="contiguous", num_groups=g, n=n, k=k, expected_m=hint,
                 idle_warpgroups=padding)
+    if order:
+        spec.update(tile_order=order)
     if fp8:
         spec.update(dtype="f8E4M3FN", a_scale="block_mn", b_scale="block")
     if config:
@@ -77,9 +82,11 @@ def gemm(m, g, n, k, hint, fp8, padding, config=None):
     return ggc.Kernel(ir.grouped_matmul("k", **spec))
 
 
-def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=()):
+def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=(),
+          launches=0):
     """{(GEMM, dtype, padding): us}, outputs checked equal across paddings;
-    `only`: 'GEMM-dtype' cases, comma-separated."""
+    `only`: 'GEMM-dtype' cases, comma-separated. `launches`: instead of
+    timing, launch each variant that many times (for a profiler)."""
     results = {}
     for name, n, k in (("up", 2 * inter, hidden), ("down", hidden, inter)):
         for fp8 in (True, False):
@@ -96,11 +103,12 @@ def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=(
                 b = torch.randn(experts, n, k, device="cuda").to(torch.bfloat16)
                 args = (a, b, offsets)
             calls, outs = {}, {}
-            variants = {"as chosen": (None, None), "skip": ("skip", None)}
-            variants.update({",".join(map(str, c)): (None, c) for c in configs})
-            for label, (padding, config) in variants.items():
+            variants = {"as chosen": (None, None, None), "skip": ("skip", None, None),
+                        "n_fastest": (None, None, "n_fastest")}
+            variants.update({",".join(map(str, c)): (None, c, None) for c in configs})
+            for label, (padding, config, order) in variants.items():
                 try:
-                    kern = gemm(m, experts, n, k, hint, fp8, padding, config)
+                    kern = gemm(m, experts, n, k, hint, fp8, padding, config, order)
                 except ggc.CompilationError as e:
                     print(f"{name} {label}: not compiled, {str(e).splitlines()[0][:100]}")
                     continue
@@ -110,6 +118,12 @@ def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=(
                 # a launch's host time (~12 us) hides behind the GEMM's.
                 calls[label] = lambda kern=kern, out=out: kern(*args, out)
                 outs[label] = out
+            if launches:
+                for label, call in calls.items():
+                    for _ in range(launches):
+                        call()
+                torch.cuda.synchronize()
+                continue
             times = time_interleaved_flushed(calls, rounds)
             want = outs["as chosen"].double()
             for label, us in times.items():
@@ -130,6 +144,8 @@ def main():
     parser.add_argument("--configs", default="",
                         help="GEMM configs to time beside the chosen one, as "
                              "bench_grouped_gemm.py --configs takes them")
+    parser.add_argument("--launches", type=int, default=0,
+                        help="launch each GEMM variant this many times untimed (for ncu)")
     args = parser.parse_args()
     print(torch.cuda.get_device_name(), flush=True)
     configs = [tuple(int(x) if x.isdigit() else x for x in c.split(","))
@@ -146,7 +162,7 @@ def main():
             hint = layer.expected_rows(m, experts)
             for (name, dtype, padding), us in gemms(offsets, m, experts, hidden, inter, hint,
                                                     args.rounds, args.case,
-                                                    configs).items():
+                                                    configs, args.launches).items():
                 print(f"{args.shape} T={tokens} {name} {dtype} {padding}: {us:.1f} us", flush=True)
 
 

@@ -200,6 +200,23 @@ constexpr int64_t kShortK = 1024;
 constexpr int64_t kWideWeightGradientTokens = 2048;
 constexpr int64_t kWeightGradientBlockN[] = {176, 160};
 
+/// Contiguous FP8 groups expected to hold at least kWideFp8GroupRows rows
+/// take 128x192 tiles (serial promotion: gg-plan-kernel's pipelined one
+/// needs a third accumulator that 192 columns leave no registers for)
+/// where N is a multiple of 192 and K at most kWideFp8MaxK, whatever B's
+/// 128x128 scale blocks (a tile straddles two: the serial loop takes both).
+/// Measured on MoE layers' FP8 projections, H200
+/// (docs/performance-history.md, twenty-second session, calls 2-4): the
+/// Qwen3-like up projection (N 1,536, K 2,048) 1.4-2.3% faster at 256 and
+/// 1,024 rows an expert (2% slower at 64), the gpt-oss-like down projection
+/// (N 2,880, K 2,880) 5-8% faster, its up projection (N 5,760) 3.8% faster
+/// at 128 rows an expert and 2.3% slower at 512; with longer K or N no
+/// multiple of 192 they lost (Mixtral-like up, K 4,096: 2-6%;
+/// DeepSeek-V3-like up, K 7,168: 6-10%).
+constexpr int64_t kWideFp8GroupRows = 128;
+constexpr int64_t kWideFp8BlockN = 192;
+constexpr int64_t kWideFp8MaxK = 3072;
+
 /// Contiguous groups expected to hold at most this many rows take 64x64
 /// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only
 /// up to 16 rows, since 128x128 tiles were 1.07-1.33x faster for groups
@@ -437,8 +454,20 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
       if (ggc::stagesBlockScales(op, config) && !op.storePoolObstacle(config))
         return candidate;
     }
+  // Short-K contiguous FP8 groups of N a multiple of 192: kWideFp8BlockN.
+  if (twoLevel && op.getLayout() == GroupLayout::contiguous &&
+      blockM == 128 && splitN == 1 && !op.getColumnHalves() &&
+      dims.n % kWideFp8BlockN == 0 && !ShapedType::isDynamic(dims.k) &&
+      dims.k <= kWideFp8MaxK && rows.groupRows &&
+      *rows.groupRows >= kWideFp8GroupRows && !ggc::usesMxScales(op)) {
+    auto config = ConfigAttr::get(ctx, blockM, kWideFp8BlockN, blockK, 1, 1,
+                                  1, numSMs, splitN);
+    if (!op.storePoolObstacle(config))
+      return kWideFp8BlockN;
+  }
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
-  // lowered, straddling two blocks, but measured slower).
+  // lowered, straddling two blocks, but measured slower; kWideFp8BlockN's
+  // straddle measured faster).
   ScaleAttr bScale = op.getBScaleKindAttr();
   if (bScale && bScale.getKind() == ScaleKind::block && blockN % 128 != 0)
     blockN = 128;

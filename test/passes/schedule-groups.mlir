@@ -53,8 +53,9 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 
 // -----
 
-// The same with the host's hint, a mean rounded down to a power of two:
-// groups count as 1.5 times the hint. A hint of 512 or 1,024 (768 or
+// The same with K = 4,096 (B 6 MiB an expert, walked M first) and the
+// host's hint, a mean rounded down to a power of two: groups count as 1.5
+// times the hint. A hint of 512 or 1,024 (768 or
 // 1,536 rows: 6 or 12 M blocks) is no taller than a band of 12, so the
 // walk is the unbanded one and the op takes no band (no band arithmetic
 // in the tile loop); 1,025 (13 M blocks) and 4,096 (48) take the band.
@@ -67,25 +68,77 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
 // CHECK: expected_m = 4096
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
-func.func @contiguous_f8_expected_rows(%a: memref<?x2048xf8E4M3FN>,
-    %b: memref<128x1536x2048xf8E4M3FN>, %off: memref<129xi32>,
+func.func @contiguous_f8_expected_rows(%a: memref<?x4096xf8E4M3FN>,
+    %b: memref<128x1536x4096xf8E4M3FN>, %off: memref<129xi32>,
     %o: memref<?x1536xbf16>) {
-  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
-      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
       {expected_m = 512 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
-  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
-      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
       {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1025 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 4096 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// Fine-grained experts (B at most 4 MiB an expert, N x K: Qwen3-like
+// FP8 weights of 3 MiB, and exactly 4 MiB) expected to hold at least 256
+// rows walk N blocks first (and take no band); a hint of 128, 4.25 MiB of
+// FP8 weights or the same N x K in bf16 (6 MiB) keep M first.
+// CHECK-LABEL: func.func @small_experts
+// CHECK: expected_m = 128
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: expected_m = 256
+// CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
+// CHECK: expected_m = 4096
+// CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
+// CHECK: memref<128x2048x2048xf8E4M3FN>
+// CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
+// CHECK: memref<128x2048x2176xf8E4M3FN>
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: memref<128x1536x2048xbf16>
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
+    %b: memref<128x1536x2048xf8E4M3FN>, %off: memref<129xi32>,
+    %o: memref<?x1536xbf16>, %b4: memref<128x2048x2048xf8E4M3FN>,
+    %o4: memref<?x2048xbf16>, %a5: memref<?x2176xf8E4M3FN>,
+    %b5: memref<128x2048x2176xf8E4M3FN>, %a16: memref<?x2048xbf16>,
+    %b16: memref<128x1536x2048xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
-      {expected_m = 1025 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+      {expected_m = 128 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
       {expected_m = 4096 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b4 : memref<128x2048x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o4 : memref<?x2048xbf16>)
+      {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a5 : memref<?x2176xf8E4M3FN>)
+      b(%b5 : memref<128x2048x2176xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o4 : memref<?x2048xbf16>)
+      {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a16 : memref<?x2048xbf16>)
+      b(%b16 : memref<128x1536x2048xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 64], stages = 6, cluster = [1, 1], sms = 132>}
   return
 }
 

@@ -305,3 +305,71 @@ func.func @full_height_long_k(%a: memref<?x2048xbf16>, %b: memref<128x2048x2048x
       out(%o : memref<?x2048xbf16>) {expected_m = 64 : i64}
   return
 }
+
+// -----
+
+// Contiguous FP8 MoE projections of short K whose N is a multiple of 192
+// take 128x192 tiles from 128 rows a group (the Qwen3-like up projection,
+// N 1,536 K 2,048; the gpt-oss-like down projection, N 2,880 K 2,880),
+// B's 128x128 scale blocks straddled; not at 64 rows, not with K past
+// 3,072, not where N is no multiple of 192 (2,048).
+// CHECK-LABEL: func.func @fp8_wide_up
+// CHECK: config = #gg.config<block = [128, 192, 128], stages = 5,
+// CHECK-LABEL: func.func @fp8_wide_gptoss_down
+// CHECK: config = #gg.config<block = [128, 192, 128], stages = 5,
+// CHECK-LABEL: func.func @fp8_wide_64_rows
+// CHECK: config = #gg.config<block = [128, 128, 128],
+// CHECK-LABEL: func.func @fp8_wide_long_k
+// CHECK: config = #gg.config<block = [128, 128, 128],
+// CHECK-LABEL: func.func @fp8_wide_n_2048
+// CHECK: config = #gg.config<block = [128, 128, 128],
+func.func @fp8_wide_up(%a: memref<?x2048xf8E4M3FN>, %sa: memref<16x?xf32>,
+                       %b: memref<128x1536x2048xf8E4M3FN>, %sb: memref<128x12x16xf32>,
+                       %off: memref<129xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<128x12x16xf32>, <block 128x128>)
+      out(%o : memref<?x1536xbf16>) {expected_m = 256 : i64}
+  return
+}
+func.func @fp8_wide_gptoss_down(%a: memref<?x2880xf8E4M3FN>, %sa: memref<23x?xf32>,
+                                %b: memref<128x2880x2880xf8E4M3FN>, %sb: memref<128x23x23xf32>,
+                                %off: memref<129xi32>, %o: memref<?x2880xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2880xf8E4M3FN>)
+      b(%b : memref<128x2880x2880xf8E4M3FN>) groups(%off : memref<129xi32>)
+      a_scale(%sa : memref<23x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<128x23x23xf32>, <block 128x128>)
+      out(%o : memref<?x2880xbf16>) {expected_m = 128 : i64}
+  return
+}
+func.func @fp8_wide_64_rows(%a: memref<?x2048xf8E4M3FN>, %sa: memref<16x?xf32>,
+                            %b: memref<128x1536x2048xf8E4M3FN>, %sb: memref<128x12x16xf32>,
+                            %off: memref<129xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<128x12x16xf32>, <block 128x128>)
+      out(%o : memref<?x1536xbf16>) {expected_m = 64 : i64}
+  return
+}
+func.func @fp8_wide_long_k(%a: memref<?x4096xf8E4M3FN>, %sa: memref<32x?xf32>,
+                           %b: memref<8x1536x4096xf8E4M3FN>, %sb: memref<8x12x32xf32>,
+                           %off: memref<9xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<8x1536x4096xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<32x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x12x32xf32>, <block 128x128>)
+      out(%o : memref<?x1536xbf16>) {expected_m = 1024 : i64}
+  return
+}
+func.func @fp8_wide_n_2048(%a: memref<?x768xf8E4M3FN>, %sa: memref<6x?xf32>,
+                           %b: memref<128x2048x768xf8E4M3FN>, %sb: memref<128x16x6xf32>,
+                           %off: memref<129xi32>, %o: memref<?x2048xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x768xf8E4M3FN>)
+      b(%b : memref<128x2048x768xf8E4M3FN>) groups(%off : memref<129xi32>)
+      a_scale(%sa : memref<6x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<128x16x6xf32>, <block 128x128>)
+      out(%o : memref<?x2048xbf16>) {expected_m = 1024 : i64}
+  return
+}

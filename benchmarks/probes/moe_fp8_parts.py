@@ -14,8 +14,9 @@ interleaved, us:
 - the two FP8 GEMMs as the layer calls them, as gg-select-config chooses,
   with `idle_warpgroups = skip` (a group's last tile: the warpgroup
   whose 64 rows are all past the group's end skips its wgmma), walking
-  each group's N blocks first (`tile_order = n_fastest`) and with
-  each of `--configs`, and the BF16 GEMMs the same way; the GEMMs are
+  each group's N blocks first (`tile_order = n_fastest`), the down
+  projection as the layer's kernel with the routing weight in its
+  epilogue (`routed`), and with each of `--configs`, and the BF16 GEMMs the same way; the GEMMs are
   timed eagerly (captured, they failed on replay here:
   docs/performance-history.md, twentieth session).
 
@@ -37,7 +38,7 @@ from bench_moe import SHAPES, captured, inputs, time_interleaved_flushed  # noqa
 from bench_grouped_gemm import config_text, extra  # noqa: E402
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
-from ggc.moe import layer, quant_kernel, routes  # noqa: E402
+from ggc.moe import kernels, layer, quant_kernel, routes  # noqa: E402
 
 
 def quantisations(x, source, position, inter, rounds):
@@ -118,6 +119,15 @@ def gemms(offsets, m, experts, hidden, inter, hint, rounds, only=None, configs=(
                 # a launch's host time (~12 us) hides behind the GEMM's.
                 calls[label] = lambda kern=kern, out=out: kern(*args, out)
                 outs[label] = out
+            if name == "down":
+                # The layer's own kernel: the routing weight (ones here) in
+                # its epilogue.
+                routed = kernels.moe_down_routed_fp8 if fp8 else kernels.moe_down_routed
+                route = torch.ones(m, device="cuda")
+                out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+                calls["routed"] = lambda routed=routed, route=route, out=out: routed(
+                    *args, route, out, EXPECTED_M=hint, validate=False)
+                outs["routed"] = out
             if launches:
                 for label, call in calls.items():
                     for _ in range(launches):

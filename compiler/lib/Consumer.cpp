@@ -66,6 +66,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
                                                  : 64 * kSwizzleBytes));
   Fragment f = fragment(consumerIndex);
   forEachTile([&](const Tile &t, Value counter) -> Value {
+    SmallVector<Value> rowWords = prefetchRowVectors(t, f);
     Value acc = zeroAccumulator();
     // Busy or idle, every consumer copies its share of the stages when
     // there is no producer.
@@ -80,14 +81,16 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
         [&] { return SmallVector<Value>{acc, emitIdleLoop(t, counter)}; });
     // The epilogue keeps every consumer at the staged store's barriers; an
     // idle one's rows are never stored.
-    tileEpilogue(t, f, done[0]);
+    tileEpilogue(t, f, done[0], rowWords);
     return done[1];
   });
 }
 
 void KernelGenerator::tileEpilogue(const Tile &t, const Fragment &f,
-                                   Value acc) {
+                                   Value acc, ValueRange rowWords) {
   SmallVector<Value> fields = tileValues(t);
+  size_t tileFields = fields.size();
+  llvm::append_range(fields, rowWords);
   auto end = b.create<ggk::TileEpilogueOp>(fields, acc);
   SmallVector<Type> types(fields.size(), b.i32());
   types.push_back(acc.getType());
@@ -97,8 +100,10 @@ void KernelGenerator::tileEpilogue(const Tile &t, const Fragment &f,
                     SmallVector<Location>(types.size(), b.getUnknownLoc()));
   // Only through the block's arguments: ggk-defer-epilogue may run it on
   // the values another tile carries.
-  emitEpilogue(tileFromValues(body->getArguments().drop_back()), f,
-               body->getArguments().back());
+  ValueRange arguments = body->getArguments();
+  emitEpilogue(tileFromValues(arguments.take_front(tileFields)), f,
+               arguments.back(),
+               arguments.drop_front(tileFields).drop_back());
   b.create<ggk::YieldOp>(ValueRange{});
 }
 

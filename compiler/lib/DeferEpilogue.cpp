@@ -9,9 +9,9 @@
 // first stages before its K loop: each tile's epilogue is deferred to just
 // after the next tile's first copies are issued, so that their latency
 // passes behind its stores. The loop over tiles then carries the finished
-// tile (its fields and accumulator; never a wgmma in flight) and the last
-// one is stored after the loop. Otherwise the epilogue runs where it
-// stands.
+// tile (its fields, the words it carries and its accumulator; never a
+// wgmma in flight) and the last one is stored after the loop. Otherwise
+// the epilogue runs where it stands.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -146,7 +146,9 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
   SmallVector<Value> inits(tiles.getInits());
   size_t carried = inits.size();
   inits.push_back(b.create<arith::ConstantIntOp>(b.getI1Type(), 0));
-  inits.append(ggk::ForeachTileOp::kTileFields, b.c32(0));
+  // The tile's fields and the words it carries besides (tileEpilogue's).
+  size_t fields = end.getFields().size();
+  inits.append(fields, b.c32(0));
   inits.push_back(zeros);
   auto next = b.create<ggk::ForeachTileOp>(
       ValueRange(inits).getTypes(), tiles.getLayout(), tiles.getNFastest(),
@@ -161,7 +163,7 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
   ValueRange state = body->getArguments().drop_front(
       ggk::ForeachTileOp::kTileFields + carried);
   Value pending = state[0], pendingAcc = state.back();
-  ValueRange pendingFields = state.slice(1, ggk::ForeachTileOp::kTileFields);
+  ValueRange pendingFields = state.slice(1, fields);
   place(b, body, [&] {
     finishPending(end, pending, pendingFields, pendingAcc, b);
   });
@@ -175,8 +177,7 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
   yield.getValuesMutable().assign(carry);
   b.setInsertionPointAfter(next);
   ValueRange last = next.getResults().drop_front(carried);
-  finishPending(end, last[0], last.slice(1, ggk::ForeachTileOp::kTileFields),
-                last.back(), b);
+  finishPending(end, last[0], last.slice(1, fields), last.back(), b);
   end.erase();
   tiles.replaceAllUsesWith(next.getResults().take_front(carried));
   tiles.erase();

@@ -62,7 +62,7 @@ FailureOr<Value> KernelGenerator::emitEpilogueRegion(
 }
 
 void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
-                                   Value acc) {
+                                   Value acc, ValueRange rowWords) {
   // Whether the outputs go through the TMA store pool (gg-tma-store-pool's
   // `store_pool`) is ggk-stage-tile-stores'; the maps are 3-D where the
   // group is the outermost coordinate.
@@ -77,19 +77,21 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       kWarpgroupThreads * p.numConsumers, p.storeColumns);
   OpBuilder::InsertionGuard guard(b);
   b.createBlock(&stores.getBody());
-  emitTileOutputs(t, f, acc);
+  emitTileOutputs(t, f, acc, rowWords);
   if (!failedEpilogue)
     b.create<ggk::YieldOp>(ValueRange{});
 }
 
 void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
-                                      Value acc) {
+                                      Value acc, ValueRange rowWords) {
   Value rowInTile = f.row, colInBlock = f.col;
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   SmallVector<Row> rows;
+  size_t vectors = op.getRowVectors().size();
   for (int64_t r = 0; r < accType.getRowGroups(); ++r)
-    rows.push_back(epilogueRow(t, rowInTile, r));
+    rows.push_back(epilogueRow(t, rowInTile, r,
+                               rowWords.slice(r * vectors, vectors)));
   SmallVector<Value> scalarValues;
   for (auto [i, v] : llvm::enumerate(op.getGroupScalars()))
     scalarValues.push_back(b.loadGlobal(
@@ -191,20 +193,14 @@ FailureOr<Value> KernelGenerator::emitPairOutputs(
   return stored;
 }
 
-KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
-                                                 Value rowInTile, int half) {
+KernelGenerator::Row KernelGenerator::rowPlace(const Tile &t, Value rowInTile,
+                                               int half) {
   bool masked = p.layout == GroupLayout::masked;
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   Value r = b.add(rowInTile, b.c32(8 * half));
   Row row;
   row.valid = b.lt(r, t.rowsValid);
   Value rowInA = b.add(t.rowStart, r); // row of A's row space
-  if (p.layout == GroupLayout::padded_contiguous) {
-    // Only rows tagged with this tile's group are stored.
-    Value safeRow = b.select(row.valid, rowInA, t.rowStart);
-    Value tag = b.loadGlobal(b.i32(), groupsPtr, safeRow);
-    row.valid = b.andI(row.valid, b.eq(tag, t.group));
-  }
   // Output row index in the flattened [rows, N] view of `out`.
   Value outRow = b.toI64(rowInA);
   if (masked)
@@ -212,21 +208,61 @@ KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
   if (kGrouped)
     outRow = b.add(b.mul(b.toI64(t.group), b.c64(p.m)), outRow);
   row.index = outRow;
-  // A row that is not valid reads the tile's first row instead, which is
-  // always in bounds.
   Value firstRow = b.toI64(t.rowStart);
   if (masked)
     firstRow = b.add(b.mul(b.toI64(t.group), b.toI64(dynamicSize)), firstRow);
-  Value vectorRow = kGrouped ? b.toI64(b.select(row.valid, rowInA, t.rowStart))
-                             : b.select(row.valid, outRow, firstRow);
-  for (Value v : op.getRowVectors()) {
-    Type elem = cast<MemRefType>(v.getType()).getElementType();
-    row.vectorValues.push_back(
-        b.loadGlobal(elem, rowPtrs[row.vectorValues.size()], vectorRow));
+  row.vectorRow = kGrouped
+                      ? b.toI64(b.select(row.valid, rowInA, t.rowStart))
+                      : b.select(row.valid, outRow, firstRow);
+  return row;
+}
+
+/// A row vector's value (f32, bf16 or f16: the gg verifier's) as an i32
+/// word a tile's fields can carry, and back.
+static Value asWord(KernelBuilder &b, Value v) {
+  unsigned bits = v.getType().getIntOrFloatBitWidth();
+  Value word = b.create<arith::BitcastOp>(b.getIntegerType(bits), v);
+  return bits == 32 ? word : b.create<arith::ExtUIOp>(b.i32(), word);
+}
+static Value fromWord(KernelBuilder &b, Value word, Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  if (bits != 32)
+    word = b.create<arith::TruncIOp>(b.getIntegerType(bits), word);
+  return b.create<arith::BitcastOp>(type, word);
+}
+
+SmallVector<Value> KernelGenerator::prefetchRowVectors(const Tile &t,
+                                                       const Fragment &f) {
+  SmallVector<Value> words;
+  if (op.getRowVectors().empty())
+    return words;
+  for (int64_t r = 0; r < accType.getRowGroups(); ++r) {
+    Value vectorRow = rowPlace(t, f.row, r).vectorRow;
+    for (auto [i, v] : llvm::enumerate(op.getRowVectors())) {
+      Type elem = cast<MemRefType>(v.getType()).getElementType();
+      words.push_back(asWord(b, b.loadGlobal(elem, rowPtrs[i], vectorRow)));
+    }
   }
+  return words;
+}
+
+KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
+                                                 Value rowInTile, int half,
+                                                 ValueRange words) {
+  Row row = rowPlace(t, rowInTile, half);
+  if (p.layout == GroupLayout::padded_contiguous) {
+    // Only rows tagged with this tile's group are stored.
+    Value rowInA = b.add(t.rowStart, b.add(rowInTile, b.c32(8 * half)));
+    Value safeRow = b.select(row.valid, rowInA, t.rowStart);
+    Value tag = b.loadGlobal(b.i32(), groupsPtr, safeRow);
+    row.valid = b.andI(row.valid, b.eq(tag, t.group));
+  }
+  for (auto [word, v] : llvm::zip(words, op.getRowVectors()))
+    row.vectorValues.push_back(
+        fromWord(b, word, cast<MemRefType>(v.getType()).getElementType()));
   // Per-row (per-token) scales follow the rows, like row vectors.
   if (isKind(p.aScale, ScaleKind::channel))
-    row.scale = b.loadGlobal(b.f32(), aScalePtr, vectorRow);
+    row.scale = b.loadGlobal(b.f32(), aScalePtr, row.vectorRow);
   else if (isKind(p.aScale, ScaleKind::tensor))
     row.scale = b.loadGlobal(b.f32(), aScalePtr, t.group);
   return row;

@@ -293,8 +293,15 @@ private:
   void fillStep(mlir::Region &region, ArrayRef<Type> arguments,
                 function_ref<SmallVector<Value>(ValueRange)> body);
   /// The consumer's end of tile `t` with accumulator `acc`
-  /// (ggk.tile_epilogue, placed by ggk-defer-epilogue).
-  void tileEpilogue(const Tile &t, const Fragment &f, Value acc);
+  /// (ggk.tile_epilogue, placed by ggk-defer-epilogue), `rowWords` its
+  /// rows' row-vector values (prefetchRowVectors), carried with the tile.
+  void tileEpilogue(const Tile &t, const Fragment &f, Value acc,
+                    ValueRange rowWords);
+  /// The row vectors' values of the thread's rows of tile `t`, loaded
+  /// when the tile starts, so that their latency passes behind its K loop
+  /// rather than in its epilogue; each as an i32 word, which the tile's
+  /// fields are (row group by row group, vector by vector).
+  SmallVector<Value> prefetchRowVectors(const Tile &t, const Fragment &f);
   Value emitIdleLoop(const Tile &t, Value counter);
   /// The loads of K block `kBlock` into ring slot `it`: the producer's, or
   /// without one (consumersCopy) every consumer thread's.
@@ -414,13 +421,18 @@ private:
   // and the scale of A that does not change along K.
   struct Row {
     Value valid, index;
+    /// Where the row's vectors are read: its own row, or the tile's first
+    /// where the row lies past the group (always in bounds).
+    Value vectorRow;
     SmallVector<Value> vectorValues;
     Value scale;
   };
-  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc);
+  void emitEpilogue(const Tile &tile, const Fragment &f, Value acc,
+                    ValueRange rowWords);
   /// The epilogue's outputs of the tile, each pair stated as a
   /// ggk.store_pair.
-  void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc);
+  void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc,
+                       ValueRange rowWords);
   /// The stored values of one pair of the thread's adjacent outputs,
   /// `inputs(j)` making the epilogue's scaled accumulators of output j:
   /// two outputs, or with column_pairs one that combines the pair.
@@ -428,8 +440,13 @@ private:
                                    const Row &row,
                                    ArrayRef<Value> colValues[2],
                                    ArrayRef<Value> scalarValues, Value group);
-  /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`.
-  Row epilogueRow(const Tile &t, Value rowInTile, int half);
+  /// Row `rowInTile` + 8 `half` of tile `t`: whether it lies in the
+  /// group, its output row and where its vectors are read.
+  Row rowPlace(const Tile &t, Value rowInTile, int half);
+  /// The epilogue's facts for the thread's row `rowInTile` + 8 `half`,
+  /// its row vectors' values from `words` (prefetchRowVectors' words of
+  /// this row).
+  Row epilogueRow(const Tile &t, Value rowInTile, int half, ValueRange words);
   void consumerBarrier();
   FailureOr<Value> emitEpilogueRegion(ArrayRef<Value> accs,
                                       ArrayRef<Value> rowValues,

@@ -207,9 +207,12 @@ LogicalResult KLoopOp::verify() {
 }
 
 LogicalResult TileEpilogueOp::verify() {
-  if (getFields().size() != ForeachTileOp::kTileFields)
+  // The tile's fields, then the words the tile carries besides (its rows'
+  // row-vector values, loaded when it started).
+  if (getFields().size() < ForeachTileOp::kTileFields)
     return emitOpError() << "takes the tile's " << ForeachTileOp::kTileFields
-                         << " fields, got " << getFields().size();
+                         << " fields (then any words it carries), got "
+                         << getFields().size();
   SmallVector<Type> arguments(getFields().getTypes());
   arguments.push_back(getAcc().getType());
   return verifyStepRegion(*this, "body", getBody(), arguments, {});

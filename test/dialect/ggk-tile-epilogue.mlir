@@ -16,7 +16,7 @@ llvm.func @roundtrip(%f: i32, %acc: f32) {
 // -----
 
 llvm.func @fields(%f: i32, %acc: f32) {
-  // expected-error @+1 {{takes the tile's 10 fields, got 2}}
+  // expected-error @+1 {{takes the tile's 10 fields (then any words it carries), got 2}}
   ggk.tile_epilogue(%f, %f) acc(%acc : f32) {
   ^bb0(%a0: i32, %a1: i32, %a: f32):
     ggk.yield

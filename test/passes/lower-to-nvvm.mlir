@@ -19,9 +19,12 @@
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] {isCTAOnly = true}
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] {isCTAOnly = true}
-// Consumers: take registers, wgmma over the four 16-wide K steps of a
-// 64-wide bf16 block, release the buffer, then the epilogue.
+// Consumers: take registers, load the routing weights of their two rows
+// as the tile starts (their latency behind the K loop), wgmma over the
+// four 16-wide K steps of a 64-wide bf16 block, release the buffer, then
+// the epilogue.
 // CHECK: nvvm.setmaxregister increase 232
+// CHECK-COUNT-2: llvm.load {{.*}} : !llvm.ptr<1> -> f32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned

@@ -214,8 +214,11 @@ def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
     What a consumer warpgroup does with a tile once its K loop is done:
     the body (the user's epilogue and the stores of the tile's valid rows)
     run on `fields` (the tile's ten fields, as `ggk.foreach_tile` gives
-    them) and `acc` (its finished accumulator), which are the body's block
-    arguments. The body reads the tile only through them, so
+    them, then any words the tile carries besides: the generator's row
+    vectors' values for the thread's rows, loaded when the tile started so
+    that their latency passes behind its K loop) and `acc` (its finished
+    accumulator), which are the body's block arguments. The body reads the
+    tile only through them, so
     `ggk-defer-epilogue` may run it later, for another tile's values: with
     a pipelined promotion loop in the same tile it is run in the next
     tile's `overlap` (beside that tile's first wgmma), in its idle path,

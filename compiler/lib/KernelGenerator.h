@@ -422,7 +422,9 @@ private:
   struct Row {
     Value valid, index;
     /// Where the row's vectors are read: its own row, or the tile's first
-    /// where the row lies past the group (always in bounds).
+    /// where the row lies past the tile's valid rows (always in bounds; a
+    /// padded_contiguous row of another group reads its own, never
+    /// stored).
     Value vectorRow;
     SmallVector<Value> vectorValues;
     Value scale;

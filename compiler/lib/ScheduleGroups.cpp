@@ -57,17 +57,21 @@ struct Wave {
 /// 2.2-3.4% at 1,024, bf16 down (3 MiB) level; at 64 rows an expert bf16
 /// lost 1-6%, and larger weights lost up to 42% (Mixtral-like, whose
 /// wave then reads 132 B tiles once each) or 4-12% (DeepSeek-V3- and
-/// gpt-oss-like up projections). The wave model below sees only static
-/// row counts.
+/// gpt-oss-like up projections). Measured on sm_90a's wgmma kernels only
+/// and up to kSmallExpertMaxRows (taller groups keep the bands, which
+/// groups of 4,096 rows measured faster with). The wave model below sees
+/// only static row counts.
 constexpr int64_t kSmallExpertGroupRows = 256;
+constexpr int64_t kSmallExpertMaxRows = 1024;
 constexpr int64_t kSmallExpertBBytes = 4 << 20;
 
 bool smallExperts(GroupedMatmulOp op) {
   GroupedMatmulOp::Dims dims = op.getDims();
   std::optional<int64_t> expected = op.getExpectedM();
   if (op.getLayout() != GroupLayout::contiguous || !expected ||
-      *expected < kSmallExpertGroupRows || ShapedType::isDynamic(dims.n) ||
-      ShapedType::isDynamic(dims.k))
+      *expected < kSmallExpertGroupRows || *expected > kSmallExpertMaxRows ||
+      ggc::targetOf(op).mma != ggc::MmaKind::wgmma ||
+      ShapedType::isDynamic(dims.n) || ShapedType::isDynamic(dims.k))
     return false;
   std::optional<int64_t> bBytes = gg::checkedMul(
       gg::checkedMul(dims.n, dims.k),

@@ -454,8 +454,10 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
       if (ggc::stagesBlockScales(op, config) && !op.storePoolObstacle(config))
         return candidate;
     }
-  // Short-K contiguous FP8 groups of N a multiple of 192: kWideFp8BlockN.
-  if (twoLevel && op.getLayout() == GroupLayout::contiguous &&
+  // Short-K contiguous FP8 groups of N a multiple of 192: kWideFp8BlockN
+  // (measured with wgmma only: without setmaxnreg a warpgroup keeps 128
+  // columns, above).
+  if (setmaxnreg && twoLevel && op.getLayout() == GroupLayout::contiguous &&
       blockM == 128 && splitN == 1 && !op.getColumnHalves() &&
       dims.n % kWideFp8BlockN == 0 && !ShapedType::isDynamic(dims.k) &&
       dims.k <= kWideFp8MaxK && rows.groupRows &&

@@ -30,6 +30,7 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: llvm.load {{.*}} : !llvm.ptr<1> -> f32
 // The epilogue multiplies by the routing weight and rounds to bf16 pairs,
 // which each quad exchanges (no store pool: store_columns = 8) and
 // stores as 16 bytes a thread.

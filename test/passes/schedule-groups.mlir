@@ -93,16 +93,21 @@ func.func @contiguous_f8_expected_rows(%a: memref<?x4096xf8E4M3FN>,
 // -----
 
 // Fine-grained experts (B at most 4 MiB an expert, N x K: Qwen3-like
-// FP8 weights of 3 MiB, and exactly 4 MiB) expected to hold at least 256
-// rows walk N blocks first (and take no band); a hint of 128, 4.25 MiB of
-// FP8 weights or the same N x K in bf16 (6 MiB) keep M first.
+// FP8 weights of 3 MiB, and exactly 4 MiB) expected to hold 256 to 1,024
+// rows walk N blocks first (and take no band); a hint of 128, taller
+// groups (2,048 and 4,096: bands of 12), 4.25 MiB of FP8 weights or the
+// same N x K in bf16 (6 MiB) keep M first.
 // CHECK-LABEL: func.func @small_experts
 // CHECK: expected_m = 128
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
 // CHECK: expected_m = 256
 // CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
-// CHECK: expected_m = 4096
+// CHECK: expected_m = 1024
 // CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
+// CHECK: expected_m = 2048
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
+// CHECK: expected_m = 4096
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
 // CHECK: memref<128x2048x2048xf8E4M3FN>
 // CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
 // CHECK: memref<128x2048x2176xf8E4M3FN>
@@ -123,6 +128,14 @@ func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
       {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 2048 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
@@ -215,4 +228,21 @@ module attributes {gg.target = "sm_80"} {
         {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
     return
   }
+}
+
+// -----
+
+// Before sm_90a (mma.sync) the rule is not taken: M first, and a group of
+// 1.5 x 256 rows is no taller than the band.
+// CHECK-LABEL: func.func @small_experts_sm80
+// CHECK: schedule = #gg.schedule<order = m_fastest>
+module attributes {gg.target = "sm_80"} {
+func.func @small_experts_sm80(%a: memref<?x1024xbf16>, %b: memref<128x1536x1024xbf16>,
+                              %off: memref<129xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x1024xbf16>)
+      b(%b : memref<128x1536x1024xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x1536xbf16>)
+      {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 64], stages = 3, cluster = [1, 1], sms = 132>}
+  return
+}
 }

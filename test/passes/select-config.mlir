@@ -373,3 +373,22 @@ func.func @fp8_wide_n_2048(%a: memref<?x768xf8E4M3FN>, %sa: memref<6x?xf32>,
       out(%o : memref<?x2048xbf16>) {expected_m = 1024 : i64}
   return
 }
+
+// -----
+
+// sm_89's FP8 mma.sync kernels keep 128 columns a warpgroup (no
+// setmaxnreg): the 192-column rule is wgmma's.
+// CHECK-LABEL: func.func @fp8_wide_up_sm89
+// CHECK: config = #gg.config<block = [128, 128, 128],
+module attributes {gg.target = "sm_89"} {
+func.func @fp8_wide_up_sm89(%a: memref<?x2048xf8E4M3FN>, %sa: memref<16x?xf32>,
+                            %b: memref<128x1536x2048xf8E4M3FN>, %sb: memref<128x12x16xf32>,
+                            %off: memref<129xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<128x12x16xf32>, <block 128x128>)
+      out(%o : memref<?x1536xbf16>) {expected_m = 256 : i64}
+  return
+}
+}

@@ -124,7 +124,7 @@ def DeferEpilogue : Pass<"ggk-defer-epilogue", "::mlir::ModuleOp"> {
     Makes, where the tile's K loop is a `ggk.promotion_loop` with
     `promotion = pipelined` (in the work region of the body's
     `ggk.warpgroup_tile`): the loop over tiles carries the finished tile
-    (whether one is pending, its ten fields, its accumulator; first
+    (whether one is pending, its fields and carried words, its accumulator; first
     nothing, zeros); the next tile runs the pending epilogue in the
     promotion loop's `overlap` (while its first wgmma runs) or at the start
     of its idle path, which a tile without K blocks now takes (the

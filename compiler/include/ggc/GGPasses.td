@@ -30,9 +30,10 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048
     or more takes 176, or 160 where 176 loses a 16-bit output's TMA store
     pool, with serial promotion; contiguous FP8 whose `expected_m` is 128
-    or more takes 192, with serial promotion, where N is a multiple of 192
-    and K at most 3,072 (MoE projections of short K, measured 1.4-8%
-    faster); before sm_90a see below);
+    or more takes 192 on sm_90a, with serial promotion, where N is a
+    multiple of 192 and K at most 3,072 (MoE projections of short K,
+    measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
+    at 512 rows an expert); before sm_90a see below);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM.
 
@@ -70,12 +71,12 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     from the offsets or counts (no host synchronisation; an empty group has
     no tiles). Within a group, `order` says which block index moves first.
 
-    The heuristic (`chooseOrder` in ScheduleGroups.cpp): contiguous
-    groups whose `expected_m` is 256 or more and whose B takes at most 4
-    MiB (N x K, a fine-grained expert's weights, in L2 whichever way they
-    are walked) go N blocks first: the Qwen3-like layer's FP8 projections
-    measured 0.5-1.7% faster at 256 rows an expert and 2.2-3.4% at 1,024
-    (H200), where larger weights lost 4-42%. Otherwise, when a group's
+    The heuristic (`chooseOrder` in ScheduleGroups.cpp): on sm_90a,
+    contiguous groups whose `expected_m` is 256 to 1,024 and whose B
+    takes at most 4 MiB (N x K, a fine-grained expert's weights, in L2
+    whichever way they are walked) go N blocks first: the Qwen3-like
+    layer's FP8 projections measured 0.5-1.7% faster at 256 rows an
+    expert and 2.2-3.4% at 1,024 (H200), where larger weights lost 4-42%. Otherwise, when a group's
     M block count is only known at run time (contiguous layouts), or a
     group's tiles fit in one wave, M blocks go first, so the CTAs running at
     once read the same columns of the group's B. When both counts are known

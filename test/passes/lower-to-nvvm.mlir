@@ -564,3 +564,32 @@ func.func @f8_wide(%a: memref<4x256x512xf8E4M3FN>, %b: memref<4x512x512xf8E4M3FN
       {config = #gg.config<block = [128, 256, 128], stages = 2, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// A bf16 row vector rides the tile's fields as an i32 word: loaded before
+// the tile's first wgmma and widened by its bits, narrowed back in the
+// epilogue, where the user's epilogue extends it.
+// CHECK-LABEL: llvm.func @routed16_kernel
+// CHECK: nvvm.setmaxregister increase
+// CHECK: llvm.load {{.*}} : !llvm.ptr<1> -> bf16
+// CHECK-NEXT: arith.bitcast {{.*}} : bf16 to i16
+// CHECK-NEXT: arith.extui {{.*}} : i16 to i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: arith.trunci {{.*}} : i32 to i16
+// CHECK-NEXT: arith.bitcast {{.*}} : i16 to bf16
+// CHECK: arith.extf {{.*}} : bf16 to f32
+func.func @routed16(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
+                    %off: memref<5xi32>, %w: memref<?xbf16>, %o: memref<?x128xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x128x256xbf16>) groups(%off : memref<5xi32>)
+      out(%o : memref<?x128xbf16>) rows(%w : memref<?xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>}
+      epilogue {
+      ^bb0(%acc: f32, %weight: bf16, %g: index):
+        %wf = arith.extf %weight : bf16 to f32
+        %r = arith.mulf %acc, %wf : f32
+        gg.yield %r : f32
+      }
+  return
+}

@@ -96,6 +96,31 @@ def test_a_contiguous_groups_rows_hint_chooses_the_tile(expected_m, block, band)
     assert out.plans[0]["schedule"]["m_band"] == band
 
 
+@pytest.mark.parametrize("n, k, expected_m, block_n, order", [
+    (1536, 2048, 256, 192, "n_fastest"),   # Qwen3-like up, 256 rows an expert
+    (1536, 2048, 1024, 192, "n_fastest"),  # ... 1,024 rows
+    (1536, 2048, 64, 128, "m_fastest"),    # decode-sized groups: neither rule
+    (2048, 768, 1024, 128, "n_fastest"),   # Qwen3-like down: N no multiple of 192
+    (2880, 2880, 128, 192, "m_fastest"),   # gpt-oss-like down: 128 rows, 8.3 MB of weights
+    (4096, 7168, 512, 128, "m_fastest"),   # DeepSeek-V3-like up: long K, large B
+])
+def test_fine_grained_fp8_experts_choose_wide_tiles_and_n_first(n, k, expected_m, block_n,
+                                                                order):
+    """The MoE layers' FP8 GEMMs as ggc.moe calls them (contiguous, 1x128
+    and 128x128 block scales, the rows hint) on sm_90a: 128x192 tiles where
+    N is a multiple of 192, K at most 3,072 and groups hold 128 rows or
+    more; N blocks first where an expert's weights take at most 4 MiB and
+    groups hold 256 to 1,024 rows (docs/performance-history.md,
+    twenty-second session)."""
+    from ggc import ir
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=128, n=n, k=k,
+                                           expected_m=expected_m, dtype="f8E4M3FN",
+                                           a_scale="block_mn", b_scale="block"),
+                         arch="sm_90a", emit="gg-config")
+    assert out.plans[0]["config"]["block"] == [128, block_n, 128]
+    assert out.plans[0]["schedule"]["order"] == order
+
+
 def test_scale_kinds_describe_operands_not_the_plan():
     with open(os.path.join(ROOT, "docs", "examples", "contiguous_mxfp8.mlir")) as f:
         out = ggc.compile_ir(f.read(), emit="gg-config")

@@ -26,8 +26,10 @@ namespace {
 constexpr int64_t kSkipMaxKBytes = 2048;
 
 bool skipsByDefault(GroupedMatmulOp op) {
-  int64_t kBytes = op.getDims().k * op.getAType().getElementTypeBitWidth() / 8;
-  return op.getLayout() == GroupLayout::contiguous && kBytes <= kSkipMaxKBytes;
+  int64_t k = op.getDims().k;
+  return op.getLayout() == GroupLayout::contiguous &&
+         !ShapedType::isDynamic(k) &&
+         k * ggc::byteWidth(op.getAType().getElementType()) <= kSkipMaxKBytes;
 }
 
 struct EliminatePaddingPass

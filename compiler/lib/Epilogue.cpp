@@ -251,10 +251,10 @@ KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
                                                  ValueRange words) {
   Row row = rowPlace(t, rowInTile, half);
   if (p.layout == GroupLayout::padded_contiguous) {
-    // Only rows tagged with this tile's group are stored.
-    Value rowInA = b.add(t.rowStart, b.add(rowInTile, b.c32(8 * half)));
-    Value safeRow = b.select(row.valid, rowInA, t.rowStart);
-    Value tag = b.loadGlobal(b.i32(), groupsPtr, safeRow);
+    // Only rows tagged with this tile's group are stored (the tag read at
+    // the row's vector row: its own, or the tile's first past the valid
+    // rows).
+    Value tag = b.loadGlobal(b.i32(), groupsPtr, row.vectorRow);
     row.valid = b.andI(row.valid, b.eq(tag, t.group));
   }
   for (auto [word, v] : llvm::zip(words, op.getRowVectors()))

@@ -73,9 +73,9 @@ bool smallExperts(GroupedMatmulOp op) {
       ggc::targetOf(op).mma != ggc::MmaKind::wgmma ||
       ShapedType::isDynamic(dims.n) || ShapedType::isDynamic(dims.k))
     return false;
-  std::optional<int64_t> bBytes = gg::checkedMul(
-      gg::checkedMul(dims.n, dims.k),
-      (op.getBType().getElementTypeBitWidth() + 7) / 8);
+  std::optional<int64_t> bBytes =
+      gg::checkedMul(gg::checkedMul(dims.n, dims.k),
+                     ggc::byteWidth(op.getBType().getElementType()));
   return bBytes && *bBytes <= kSmallExpertBBytes;
 }
 

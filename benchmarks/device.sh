@@ -29,7 +29,26 @@ export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/run_examples.py 2>&1 | tee "$OUT/examples.log"
-  timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
+  JOBS=${GGC_TEST_JOBS:-1}
+  if [ "$JOBS" -le 1 ]; then
+    timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
+  else
+    # The test files dealt round-robin to JOBS pytest processes at once:
+    # the suite's time is mostly kernels compiling on the host, one core
+    # each (the kernel cache is safe to share between processes).
+    FILES=(test/gpu/test_*.py)
+    for ((j = 0; j < JOBS; j++)); do
+      BUCKET=()
+      for ((i = j; i < ${#FILES[@]}; i += JOBS)); do BUCKET+=("${FILES[$i]}"); done
+      timeout "${GGC_TEST_TIMEOUT:-400}" $PY -m pytest -q -p no:cacheprovider "${BUCKET[@]}" \
+        ${GGC_PYTEST_ARGS:-} >"$OUT/pytest-gpu-$j.log" 2>&1 &
+    done
+    wait
+    for ((j = 0; j < JOBS; j++)); do
+      grep -E "^(FAILED|ERROR)" "$OUT/pytest-gpu-$j.log"
+      tail -1 "$OUT/pytest-gpu-$j.log"
+    done
+  fi
 fi
 if [ "${GGC_STRESS:-0}" = 1 ]; then
   timeout 330 $PY benchmarks/stress.py 2>&1 | tee "$OUT/stress.log" | tail -25

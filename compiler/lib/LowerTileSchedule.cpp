@@ -35,6 +35,14 @@ struct Tile {
   }
 };
 
+/// What the cursor knows of the group it points at: its first row of A, its
+/// rows and its tiles (all 0 past the last group). Carried from tile to
+/// tile, so that a tile of that group loads no offsets, and a step to the
+/// next group loads that group's alone.
+struct GroupSpan {
+  Value rowStart, rows, tiles;
+};
+
 class ScheduleLowering {
 public:
   explicit ScheduleLowering(ggk::ForeachTileOp op)
@@ -48,11 +56,19 @@ public:
 private:
   Value groupRows(Value group, Value *rowStart);
   std::pair<Value, Value> groupOffsets(Value group);
-  Value tilesInGroup(Value group);
+  /// M units of a group of `rows` rows (a cluster takes a pair of M blocks).
+  Value mUnitsOf(Value rows);
+  /// `guarded`: 0s past the last group (whose offsets are not there),
+  /// where `group` may be past it.
+  GroupSpan spanOf(Value group, bool guarded = true);
+  /// Whether the cursor carries its group's span: where the span is read
+  /// from the device (contiguous offsets, masked counts), not k_grouped's
+  /// constant one, which carried would only take registers.
+  bool carriesSpan() const { return layout != GroupLayout::k_grouped; }
   /// The M unit and N block of a group's `localTile`-th tile when M blocks
   /// go first, in bands of m_band units.
   std::pair<Value, Value> mFastest(Value localTile, Value mUnits);
-  Tile tileAt(Value group, Value localTile);
+  Tile tileAt(Value group, Value localTile, const GroupSpan &span);
   Tile paddedTile(Value tile, Value mBlocks);
   /// Moves the body into the current block with its arguments replaced by
   /// `tile` and `state`; returns what it yields.
@@ -106,12 +122,31 @@ std::pair<Value, Value> ScheduleLowering::groupOffsets(Value group) {
   return {b.toI32(begin), b.toI32(end)};
 }
 
-Value ScheduleLowering::tilesInGroup(Value group) {
-  Value rowStart;
-  Value rows = groupRows(group, &rowStart);
-  // A cluster works on a pair of M blocks at a time.
-  Value mUnits = b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
-  return b.mul(mUnits, b.c32(nBlocks));
+Value ScheduleLowering::mUnitsOf(Value rows) {
+  return b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
+}
+
+GroupSpan ScheduleLowering::spanOf(Value group, bool guarded) {
+  auto spanIn = [&]() -> GroupSpan {
+    Value rowStart;
+    Value rows = groupRows(group, &rowStart);
+    return {rowStart, rows, b.mul(mUnitsOf(rows), b.c32(nBlocks))};
+  };
+  if (!guarded)
+    return spanIn();
+  // The offsets past the last group are not there to load.
+  Value inRange = b.lt(group, b.c32(int64_t(op.getNumGroups())));
+  auto span = b.create<scf::IfOp>(
+      inRange,
+      [&](OpBuilder &, Location) {
+        GroupSpan in = spanIn();
+        b.create<scf::YieldOp>(ValueRange{in.rowStart, in.rows, in.tiles});
+      },
+      [&](OpBuilder &, Location) {
+        Value zero = b.c32(0);
+        b.create<scf::YieldOp>(ValueRange{zero, zero, zero});
+      });
+  return {span.getResult(0), span.getResult(1), span.getResult(2)};
 }
 
 std::pair<Value, Value> ScheduleLowering::mFastest(Value localTile,
@@ -131,12 +166,12 @@ std::pair<Value, Value> ScheduleLowering::mFastest(Value localTile,
   return {b.add(firstUnit, b.remU(inBand, height)), b.divU(inBand, height)};
 }
 
-Tile ScheduleLowering::tileAt(Value group, Value localTile) {
+Tile ScheduleLowering::tileAt(Value group, Value localTile,
+                              const GroupSpan &span) {
   Tile t;
   t.group = group;
-  Value rowStart;
-  Value rows = groupRows(group, &rowStart);
-  Value mUnits = b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
+  Value rowStart = span.rowStart, rows = span.rows;
+  Value mUnits = mUnitsOf(rows);
   // In the order gg-schedule-groups chose. In a cluster, the CTA of rank r
   // takes M block 2u + r of unit u (past the group's end for an odd count:
   // it then loads and stores nothing useful).
@@ -236,59 +271,73 @@ void ScheduleLowering::lowerPadded() {
 }
 
 /// Grouped layouts: the loop carries a cursor (group, first tile of the
-/// group) that only moves forward, since each CTA's tile ids increase.
+/// group and, where it is read from the device, the group's span) that only
+/// moves forward, since each CTA's tile ids increase.
 void ScheduleLowering::lowerGrouped() {
   Type i32 = b.i32();
   Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
   Value numGroups = b.c32(int64_t(op.getNumGroups()));
-  SmallVector<Type> types = {i32, i32, i32};
+  // The cursor: group, its first tile, then its tiles, first row and rows.
+  unsigned cursorSize = carriesSpan() ? 5 : 2;
+  // A tile's span: carried, or k_grouped's constant one (guarded where
+  // the cursor may be past the last group).
+  auto spanAt = [&](ValueRange cursor, bool guarded) -> GroupSpan {
+    if (!carriesSpan())
+      return spanOf(cursor[0], guarded);
+    return {cursor[3], cursor[4], cursor[2]};
+  };
+  auto cursorAt = [&](Value group, Value groupStart) {
+    SmallVector<Value> cursor = {group, groupStart};
+    if (carriesSpan()) {
+      GroupSpan span = spanOf(group);
+      cursor.append({span.tiles, span.rowStart, span.rows});
+    }
+    return cursor;
+  };
+  SmallVector<Type> types(1 + cursorSize, i32);
   llvm::append_range(types, op.getInits().getTypes());
-  SmallVector<Value> start = {firstTile, b.c32(0), b.c32(0)};
+  SmallVector<Value> start = {firstTile};
+  llvm::append_range(start, cursorAt(b.c32(0), b.c32(0)));
   llvm::append_range(start, op.getInits());
   auto loop = b.create<scf::WhileOp>(
       types, start,
       [&](OpBuilder &, Location, ValueRange args) {
         Value tile = args[0];
-        // Advance the cursor past groups that end at or before `tile`. The
-        // condition forwards (group, its first tile, the next group's first
-        // tile); when it stops, the first two are the tile's group.
+        // Advance the cursor past groups that end at or before `tile`,
+        // loading each new group's span once.
         auto advance = b.create<scf::WhileOp>(
-            TypeRange{i32, i32, i32}, ValueRange{args[1], args[2]},
+            TypeRange(SmallVector<Type>(cursorSize, i32)),
+            args.slice(1, cursorSize),
             [&](OpBuilder &, Location, ValueRange cursor) {
-              Value inRange = b.lt(cursor[0], numGroups);
-              auto tiles = b.create<scf::IfOp>(
-                  inRange,
-                  [&](OpBuilder &, Location) {
-                    b.create<scf::YieldOp>(tilesInGroup(cursor[0]));
-                  },
-                  [&](OpBuilder &, Location) {
-                    b.create<scf::YieldOp>(b.c32(0));
-                  });
-              Value nextStart = b.add(cursor[1], tiles.getResult(0));
-              b.create<scf::ConditionOp>(
-                  b.andI(inRange, b.ge(tile, nextStart)),
-                  ValueRange{cursor[0], cursor[1], nextStart});
+              Value nextStart = b.add(cursor[1], spanAt(cursor, true).tiles);
+              Value past = b.andI(b.lt(cursor[0], numGroups),
+                                  b.ge(tile, nextStart));
+              b.create<scf::ConditionOp>(past, cursor);
             },
             [&](OpBuilder &, Location, ValueRange cursor) {
+              Value nextStart = b.add(cursor[1], spanAt(cursor, true).tiles);
               b.create<scf::YieldOp>(
-                  ValueRange{b.add(cursor[0], b.c32(1)), cursor[2]});
+                  cursorAt(b.add(cursor[0], b.c32(1)), nextStart));
             });
-        Value group = advance.getResult(0);
-        Value groupStart = advance.getResult(1);
-        Value more = b.lt(group, numGroups);
-        SmallVector<Value> forwarded = {tile, group, groupStart};
-        forwarded.append(args.begin() + 3, args.end());
+        Value more = b.lt(advance.getResult(0), numGroups);
+        SmallVector<Value> forwarded = {tile};
+        llvm::append_range(forwarded, advance.getResults());
+        forwarded.append(args.begin() + 1 + cursorSize, args.end());
         b.create<scf::ConditionOp>(more, forwarded);
       },
       [&](OpBuilder &, Location, ValueRange args) {
-        Tile t = tileAt(args[1], b.sub(args[0], args[2]));
-        SmallVector<Value> state = inlineBody(t, args.drop_front(3));
-        SmallVector<Value> next = {b.add(args[0], gridSize), args[1], args[2]};
+        ValueRange cursor = args.slice(1, cursorSize);
+        Tile t = tileAt(cursor[0], b.sub(args[0], cursor[1]),
+                        spanAt(cursor, false));
+        SmallVector<Value> state =
+            inlineBody(t, args.drop_front(1 + cursorSize));
+        SmallVector<Value> next = {b.add(args[0], gridSize)};
+        llvm::append_range(next, cursor);
         llvm::append_range(next, state);
         b.create<scf::YieldOp>(next);
       });
-  op.replaceAllUsesWith(loop.getResults().drop_front(3));
+  op.replaceAllUsesWith(loop.getResults().drop_front(1 + cursorSize));
 }
 
 void ScheduleLowering::run() {

@@ -2,21 +2,30 @@
 
 // Before: the body counts the K blocks of every tile the CTA owns. After:
 // the persistent loop, CTA c taking tiles c, c + grid, ...; a cursor
-// (group, its first tile) advances past groups that end at or before the
-// tile, each group's tiles counted from its offsets clamped to [0, M]
-// (ceil(rows / 128) M blocks x 32 N blocks); the tile's fields replace the
-// body's arguments (7168 / 64 = 112 K blocks).
+// (group, its first tile, and the group's tiles, first row and rows)
+// advances past groups that end at or before the tile. Each group's span is
+// loaded once, when the cursor reaches it (group 0's before the loop): its
+// offsets clamped to [0, M], ceil(rows / 128) M blocks x 32 N blocks. A
+// tile of the group the cursor holds loads nothing; the tile's fields
+// replace the body's arguments (7168 / 64 = 112 K blocks).
 // CHECK-LABEL: llvm.func @contiguous
 // CHECK: %[[GRID:.*]] = ggk.grid_size
 // CHECK: %[[FIRST:.*]] = ggk.block_index
-// CHECK: scf.while (%[[TILE:.*]] = %[[FIRST]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[COUNT:.*]] = %{{.*}}) : (i32, i32, i32, i32)
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: %[[TILES0:.*]] = arith.muli %{{.*}}, %c32_i32
+// CHECK: scf.while (%[[TILE:.*]] = %[[FIRST]], %{{.*}} = %c0_i32, %{{.*}} = %c0_i32, %{{.*}} = %[[TILES0]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[COUNT:.*]] = %c0_i32) : (i32, i32, i32, i32, i32, i32, i32)
 // CHECK: scf.while
+// CHECK-NOT: llvm.load
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: scf.if
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // CHECK: arith.muli %{{.*}}, %c32_i32
 // CHECK: scf.condition
 // CHECK: } do {
+// CHECK-NOT: llvm.load
 // CHECK: arith.addi %{{.*}}, %c112_i32
 // CHECK: arith.addi %{{.*}}, %[[GRID]]
 // CHECK-NOT: ggk.foreach_tile
@@ -63,12 +72,18 @@ llvm.func @padded(%tags: !llvm.ptr<1>, %m: i64) -> i32 {
 // -----
 
 // k_grouped: every group has all M rows (4096 / 128 x 7168 / 128 = 1792
-// tiles); its K range comes from the offsets (i64 here, clamped to [0, K]
+// tiles, 0 past the last group: the cursor carries no span and loads
+// nothing); its K range comes from the offsets (i64 here, clamped to [0, K]
 // before narrowing), its first K block starting at the group's first K
 // rounded down to k_alignment (8). (The body reads only k_start, so the
 // group's end is folded away.)
 // CHECK-LABEL: llvm.func @k_grouped
+// CHECK: scf.while
+// CHECK-NOT: llvm.load
 // CHECK: arith.select %{{.*}}, %c1792_i32, %c0_i32
+// CHECK-NOT: llvm.load
+// CHECK: } do {
+// CHECK-NOT: llvm.load
 // CHECK: } do {
 // CHECK: %[[BEGIN:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
 // CHECK: %[[LO:.*]] = arith.maxsi %[[BEGIN]], %c0_i64

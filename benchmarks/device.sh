@@ -30,23 +30,36 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader | tee "$O
 if [ "${GGC_SKIP_TESTS:-0}" != 1 ]; then
   timeout 300 $PY benchmarks/run_examples.py 2>&1 | tee "$OUT/examples.log"
   JOBS=${GGC_TEST_JOBS:-1}
+  LIMIT=${GGC_TEST_TIMEOUT:-400}
+  [[ "$JOBS" =~ ^[0-9]+$ && "$LIMIT" =~ ^[0-9]+$ ]] ||
+    { echo "device.sh: GGC_TEST_JOBS and GGC_TEST_TIMEOUT must be whole numbers," \
+        "got '$JOBS' and '$LIMIT'" >&2; exit 2; }
   if [ "$JOBS" -le 1 ]; then
-    timeout 400 $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
+    timeout "$LIMIT" $PY -m pytest -q -x test/gpu ${GGC_PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log" | tail -40
   else
     # The test files dealt round-robin to JOBS pytest processes at once:
     # the suite's time is mostly kernels compiling on the host, one core
-    # each (the kernel cache is safe to share between processes).
+    # each (the kernel cache is safe to share between processes). Each
+    # runs its files to the end (no -x), so that one failure hides none of
+    # another file's.
     FILES=(test/gpu/test_*.py)
-    for ((j = 0; j < JOBS; j++)); do
+    PIDS=()
+    for ((j = 0; j < JOBS && j < ${#FILES[@]}; j++)); do
       BUCKET=()
       for ((i = j; i < ${#FILES[@]}; i += JOBS)); do BUCKET+=("${FILES[$i]}"); done
-      timeout "${GGC_TEST_TIMEOUT:-400}" $PY -m pytest -q -p no:cacheprovider "${BUCKET[@]}" \
+      timeout "$LIMIT" $PY -m pytest -q -p no:cacheprovider "${BUCKET[@]}" \
         ${GGC_PYTEST_ARGS:-} >"$OUT/pytest-gpu-$j.log" 2>&1 &
+      PIDS+=($!)
     done
-    wait
-    for ((j = 0; j < JOBS; j++)); do
+    for ((j = 0; j < ${#PIDS[@]}; j++)); do
+      wait "${PIDS[$j]}"
+      status=$?
       grep -E "^(FAILED|ERROR)" "$OUT/pytest-gpu-$j.log"
-      tail -1 "$OUT/pytest-gpu-$j.log"
+      case $status in
+        0) tail -1 "$OUT/pytest-gpu-$j.log" ;;
+        124) echo "pytest-gpu-$j: stopped at the $LIMIT s limit (GGC_TEST_TIMEOUT)" ;;
+        *) echo "pytest-gpu-$j: exit status $status: $(tail -1 "$OUT/pytest-gpu-$j.log")" ;;
+      esac
     done
   fi
 fi

@@ -278,14 +278,16 @@ void ScheduleLowering::lowerGrouped() {
   Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
   Value numGroups = b.c32(int64_t(op.getNumGroups()));
-  // The cursor: group, its first tile, then its tiles, first row and rows.
+  // The cursor's slots: the group, its first tile, then (carried) its
+  // tiles, first row and rows.
+  enum Slot : unsigned { kGroup, kFirstTile, kTiles, kRowStart, kRows };
   unsigned cursorSize = carriesSpan() ? 5 : 2;
   // A tile's span: carried, or k_grouped's constant one (guarded where
   // the cursor may be past the last group).
   auto spanAt = [&](ValueRange cursor, bool guarded) -> GroupSpan {
     if (!carriesSpan())
-      return spanOf(cursor[0], guarded);
-    return {cursor[3], cursor[4], cursor[2]};
+      return spanOf(cursor[kGroup], guarded);
+    return {cursor[kRowStart], cursor[kRows], cursor[kTiles]};
   };
   auto cursorAt = [&](Value group, Value groupStart) {
     SmallVector<Value> cursor = {group, groupStart};
@@ -294,6 +296,11 @@ void ScheduleLowering::lowerGrouped() {
       cursor.append({span.tiles, span.rowStart, span.rows});
     }
     return cursor;
+  };
+  // The first tile past the cursor's group.
+  auto endOf = [&](ValueRange cursor) {
+    Value tiles = spanAt(cursor, /*guarded=*/true).tiles;
+    return b.add(cursor[kFirstTile], tiles);
   };
   SmallVector<Type> types(1 + cursorSize, i32);
   llvm::append_range(types, op.getInits().getTypes());
@@ -310,17 +317,16 @@ void ScheduleLowering::lowerGrouped() {
             TypeRange(SmallVector<Type>(cursorSize, i32)),
             args.slice(1, cursorSize),
             [&](OpBuilder &, Location, ValueRange cursor) {
-              Value nextStart = b.add(cursor[1], spanAt(cursor, true).tiles);
-              Value past = b.andI(b.lt(cursor[0], numGroups),
-                                  b.ge(tile, nextStart));
-              b.create<scf::ConditionOp>(past, cursor);
+              Value past = b.ge(tile, endOf(cursor));
+              Value inRange = b.lt(cursor[kGroup], numGroups);
+              b.create<scf::ConditionOp>(b.andI(inRange, past), cursor);
             },
             [&](OpBuilder &, Location, ValueRange cursor) {
-              Value nextStart = b.add(cursor[1], spanAt(cursor, true).tiles);
-              b.create<scf::YieldOp>(
-                  cursorAt(b.add(cursor[0], b.c32(1)), nextStart));
+              Value nextStart = endOf(cursor);
+              Value nextGroup = b.add(cursor[kGroup], b.c32(1));
+              b.create<scf::YieldOp>(cursorAt(nextGroup, nextStart));
             });
-        Value more = b.lt(advance.getResult(0), numGroups);
+        Value more = b.lt(advance.getResult(kGroup), numGroups);
         SmallVector<Value> forwarded = {tile};
         llvm::append_range(forwarded, advance.getResults());
         forwarded.append(args.begin() + 1 + cursorSize, args.end());
@@ -328,8 +334,9 @@ void ScheduleLowering::lowerGrouped() {
       },
       [&](OpBuilder &, Location, ValueRange args) {
         ValueRange cursor = args.slice(1, cursorSize);
-        Tile t = tileAt(cursor[0], b.sub(args[0], cursor[1]),
-                        spanAt(cursor, false));
+        Value localTile = b.sub(args[0], cursor[kFirstTile]);
+        GroupSpan span = spanAt(cursor, /*guarded=*/false);
+        Tile t = tileAt(cursor[kGroup], localTile, span);
         SmallVector<Value> state =
             inlineBody(t, args.drop_front(1 + cursorSize));
         SmallVector<Value> next = {b.add(args[0], gridSize)};

@@ -78,7 +78,8 @@ llvm.func @padded(%tags: !llvm.ptr<1>, %m: i64) -> i32 {
 // rounded down to k_alignment (8). (The body reads only k_start, so the
 // group's end is folded away.)
 // CHECK-LABEL: llvm.func @k_grouped
-// CHECK: scf.while
+// CHECK: scf.while ({{.*}}) : (i32, i32, i32, i32) ->
+// CHECK: scf.while ({{.*}}) : (i32, i32) ->
 // CHECK-NOT: llvm.load
 // CHECK: arith.select %{{.*}}, %c1792_i32, %c0_i32
 // CHECK-NOT: llvm.load
@@ -112,7 +113,9 @@ llvm.func @k_grouped(%offsets: !llvm.ptr<1>, %k: i64) -> i32 {
 // CHECK-LABEL: llvm.func @banded
 // CHECK: } do {
 // CHECK: } do {
+// CHECK-NOT: llvm.load
 // CHECK: %[[LOCAL:.*]] = arith.subi
+// CHECK-NOT: llvm.load
 // CHECK: %[[UNITS:.*]] = arith.divui %{{.*}}, %c128_i32
 // CHECK: %[[BAND:.*]] = arith.minsi %[[UNITS]], %c12_i32
 // CHECK: %[[BAND_TILES:.*]] = arith.muli %[[BAND]], %c32_i32
@@ -136,6 +139,75 @@ llvm.func @banded(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
        %k_end: i32, %num_k_blocks: i32, %sum: i32):
     %mn = arith.addi %m_block, %n_block : i32
     %next = arith.addi %sum, %mn : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// The tile's fields come from the cursor's carried span (the body reads the
+// rows through row_start, rows_valid and group_start): the group's first
+// row and rows, no offsets loaded again.
+// CHECK-LABEL: llvm.func @spans
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: } do {
+// CHECK: } do {
+// CHECK-NEXT: ^bb0(%[[TILE:arg[0-9]+]]: i32, %{{arg[0-9]+}}: i32, %[[FIRST:arg[0-9]+]]: i32, %{{arg[0-9]+}}: i32, %[[ROW0:arg[0-9]+]]: i32, %[[ROWS:arg[0-9]+]]: i32, %{{arg[0-9]+}}: i32):
+// CHECK-NOT: llvm.load
+// CHECK: arith.subi %[[TILE]], %[[FIRST]]
+// CHECK: arith.addi %[[ROWS]], %c127_i32
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c128_i32
+// CHECK: arith.addi %[[ROW0]], %[[ROW]]
+// CHECK: arith.subi %[[ROWS]], %[[ROW]]
+// CHECK-NOT: llvm.load
+// CHECK: scf.yield
+llvm.func @spans(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+    %a = arith.addi %row_start, %rows_valid : i32
+    %b = arith.addi %a, %group_start : i32
+    %next = arith.addi %sum, %b : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
+// masked: each group's count is loaded once, when the cursor reaches the
+// group (group 0's before the loop), clamped to [0, M]; the body reads the
+// carried rows.
+// CHECK-LABEL: llvm.func @masked
+// CHECK: %[[COUNT0:.*]] = llvm.load %arg0 : !llvm.ptr<1> -> i32
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK-NOT: llvm.load
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: scf.if
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: arith.maxsi %{{.*}}, %c0_i32
+// CHECK-NOT: llvm.load
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK-NOT: llvm.load
+// CHECK: scf.yield
+llvm.func @masked(%counts: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%counts : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 4, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+    %next = arith.addi %sum, %rows_valid : i32
     ggk.yield %next : i32
   } -> i32
   llvm.return %n : i32

@@ -272,7 +272,11 @@ def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
     block per CTA). Grouped layouts carry a cursor (group, its first tile)
     that only moves forward, counting each group's tiles on the device from
     its offsets or count, clamped to the run-time size so that malformed
-    metadata never reaches outside the tensors; `padded_contiguous` numbers
+    metadata never reaches outside the tensors. Where the rows come from the
+    device (contiguous, masked) the cursor also carries its group's span
+    (tiles, first row, rows), read once when it reaches the group, so that
+    a tile's fields load nothing; k_grouped's span is a constant (all M
+    rows) and is not carried. `padded_contiguous` numbers
     tiles over A's rows and skips those whose first row is padding (group
     -1). The tile's fields replace the body's arguments: for k_grouped its
     K range starts at the group's first K rounded down to `k_alignment`.

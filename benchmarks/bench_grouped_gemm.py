@@ -119,7 +119,8 @@ def extra(config):
     whole A tiles at group ends (gg-plan-overfetch), 'stages'/'slots' put
     the block scales in the ring's stages or each warp's slots and
     'serial'/'pipelined' order the promotion (a #gg.kernel_plan for
-    128-row tiles: two consumer warpgroups)."""
+    128-row tiles: two consumer warpgroups), and 'eb2' issues two K blocks
+    before the deferred epilogue (pipelined: `epilogue_blocks = 2`)."""
     opts = {"direct_stores": "direct" in config[4:]}
     if "whole" in config[4:]:
         opts["overfetch_rows"] = config[0] - 1
@@ -137,13 +138,15 @@ def extra(config):
             opts["b_cache"] = policy
     scales = next((s for s in ("stages", "slots") if s in config[4:]), None)
     promotion = next((p for p in ("serial", "pipelined") if p in config[4:]), None)
-    if scales or promotion:
+    two_blocks = "eb2" in config[4:]
+    if scales or promotion or two_blocks:
         promotion = promotion or "pipelined"
         registers = "[24, 240]" if promotion == "pipelined" else "[40, 232]"
         staging = "none" if opts["direct_stores"] else "swizzled"
         opts["kernel_plan"] = (f"#gg.kernel_plan<promotion = {promotion}, scales = "
                                f"{scales or 'stages'}, registers = {registers}, "
-                               f"staging = {staging}>")
+                               f"staging = {staging}"
+                               f"{', epilogue_blocks = 2' if two_blocks else ''}>")
     return opts
 
 

@@ -55,6 +55,11 @@ private:
     std::function<Value()> ringCounter;
   };
   void pipelinedBlocks();
+  /// The tile's K block count where it is known when compiling: a
+  /// constant, or the enclosing tile loop's num_k_blocks field where the
+  /// op's K is static (every layout but k_grouped, whose groups' K ranges
+  /// come at run time).
+  std::optional<int64_t> knownBlocks();
   void pipelinedScaleBlocks();
   /// Issues `s`'s wgmma; returns its partial, then its stage's scales
   /// when the stages carry them.
@@ -182,6 +187,22 @@ void Lowering::pipelined() {
     pipelinedScaleBlocks();
 }
 
+std::optional<int64_t> Lowering::knownBlocks() {
+  Value n = op.getNumKBlocks();
+  if (std::optional<int64_t> constant = getConstantIntValue(n))
+    return constant;
+  auto loop = op->getParentOfType<ggk::ForeachTileOp>();
+  // num_k_blocks is the tile loop body's tenth argument.
+  constexpr unsigned kNumKBlocksField = 9;
+  auto field = dyn_cast<BlockArgument>(n);
+  if (!loop || loop.getLayout() == gg::GroupLayout::k_grouped || !field ||
+      field.getOwner() != &loop.getBody().front() ||
+      field.getArgNumber() != kNumKBlocksField || loop.getK() <= 0)
+    return std::nullopt;
+  int64_t blockK = loop.getTile()[2];
+  return (int64_t(loop.getK()) + blockK - 1) / blockK;
+}
+
 /// One scale block per K block: issue X(k); promote Y(k-1); issue Y(k+1);
 /// wait for X; promote X(k); wait for Y. Block 0 goes before the loop and
 /// an odd last block after it; the tile has at least one K block.
@@ -198,20 +219,40 @@ void Lowering::pipelinedBlocks() {
                       }};
   };
   Value zero = b.c32(0);
+  // Blocks issued before the overlap (the previous tile's deferred
+  // epilogue): the plan's epilogue_blocks, where the tile is known to have
+  // that many (a count known only at run time takes one).
+  std::optional<int64_t> blocks = knownBlocks();
+  int64_t ahead = op.getPlan().getEpilogueBlocks();
+  if (!blocks || *blocks < ahead)
+    ahead = 1;
   SmallVector<Value> first = issueStep(at(zero, counter));
+  SmallVector<Value> second;
+  if (ahead == 2)
+    second = issueStep(at(one, b.add(counter, one)));
   ggc::cloneBody(op.getOverlap(), {}, b);
-  awaitStep(0, at(zero, counter));
-  // The main accumulator starts as `acc`; block 0's product is promoted
-  // into it in the first pair (or after the loop when it is the only one).
-  Value pairs = b.divU(b.sub(n, one), two);
-  SmallVector<Value> initial = {op.getAcc(), b.add(counter, one)};
+  Value acc = op.getAcc();
+  if (ahead == 2) {
+    awaitStep(1, at(zero, counter));
+    acc = promoteStep(acc, first, at(zero, counter));
+    awaitStep(0, at(one, b.add(counter, one)));
+    first = second;
+  } else {
+    awaitStep(0, at(zero, counter));
+  }
+  // The main accumulator starts as `acc`; the last block issued before the
+  // loop is promoted into it in the first pair (or after the loop when
+  // no pair follows).
+  Value aheadBlocks = b.c32(ahead);
+  Value pairs = b.divU(b.sub(n, aheadBlocks), two);
+  SmallVector<Value> initial = {acc, b.add(counter, aheadBlocks)};
   initial.append(first);
   auto pairLoop = b.create<scf::ForOp>(
       b.c32(0), pairs, one, initial,
       [&](OpBuilder &, Location, Value pair, ValueRange iter) {
         Value acc = iter[0], it = iter[1];
         ValueRange y = iter.drop_front(2);
-        Value kx = b.add(b.mul(pair, two), one);
+        Value kx = b.add(b.mul(pair, two), aheadBlocks);
         Value ky = b.add(kx, one);
         SmallVector<Value> x = issueStep(at(kx, it));
         acc = promoteStep(acc, y, issuedBefore(b.sub(kx, one), it, 1));
@@ -223,23 +264,23 @@ void Lowering::pipelinedBlocks() {
         next.append(nextY);
         b.create<scf::YieldOp>(next);
       });
-  Value acc = pairLoop.getResult(0);
+  Value sum = pairLoop.getResult(0);
   Value it = pairLoop.getResult(1);
   SmallVector<Value> y(pairLoop.getResults().drop_front(2));
-  Value ky = b.mul(pairs, two); // Y's block
+  Value ky = b.add(b.mul(pairs, two), b.c32(ahead - 1)); // Y's block
   auto tail = b.create<scf::IfOp>(
       b.lt(b.add(ky, one), n),
       [&](OpBuilder &, Location) {
         Value kx = b.add(ky, one);
         SmallVector<Value> x = issueStep(at(kx, it));
-        Value sum = promoteStep(acc, y, issuedBefore(ky, it, 1));
+        Value total = promoteStep(sum, y, issuedBefore(ky, it, 1));
         awaitStep(0, at(kx, it));
-        sum = promoteStep(sum, x, issuedBefore(kx, it, 0));
-        b.create<scf::YieldOp>(ValueRange{sum, b.add(it, one)});
+        total = promoteStep(total, x, issuedBefore(kx, it, 0));
+        b.create<scf::YieldOp>(ValueRange{total, b.add(it, one)});
       },
       [&](OpBuilder &, Location) {
         b.create<scf::YieldOp>(ValueRange{
-            promoteStep(acc, y, issuedBefore(ky, it, 1)), it});
+            promoteStep(sum, y, issuedBefore(ky, it, 1)), it});
       });
   finish(tail.getResults());
 }

@@ -310,7 +310,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,
-      storeColumns);
+      storeColumns, /*epilogueBlocks=*/1);
 }
 
 /// The plan's warp layout, release lag, producer and registers against the

@@ -249,22 +249,25 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   if (failed(staging))
     return {};
   // The optional fields, in any order, each at most once.
-  int64_t warpColumns = 1, releaseLag = 1, storeColumns = 2;
+  int64_t warpColumns = 1, releaseLag = 1, storeColumns = 2,
+          epilogueBlocks = 1;
   Producer producer = Producer::warpgroup;
-  StringRef seen[4];
+  StringRef seen[5];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef field;
     if (parser.parseKeyword(&field))
       return {};
-    int64_t *number = field == "warp_columns"    ? &warpColumns
-                      : field == "release_lag"   ? &releaseLag
-                      : field == "store_columns" ? &storeColumns
-                                                 : nullptr;
+    int64_t *number = field == "warp_columns"      ? &warpColumns
+                      : field == "release_lag"     ? &releaseLag
+                      : field == "store_columns"   ? &storeColumns
+                      : field == "epilogue_blocks" ? &epilogueBlocks
+                                                   : nullptr;
     if (!number && field != "producer") {
       parser.emitError(at) << "kernel_plan has no field '" << field
                            << "' (expected 'warp_columns', 'release_lag', "
-                              "'producer' or 'store_columns')";
+                              "'producer', 'store_columns' or "
+                              "'epilogue_blocks')";
       return {};
     }
     if (llvm::is_contained(seen, field)) {
@@ -286,7 +289,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
     return {};
   return parser.getChecked<KernelPlanAttr>(
       parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
-      *staging, warpColumns, releaseLag, producer, storeColumns);
+      *staging, warpColumns, releaseLag, producer, storeColumns,
+      epilogueBlocks);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -303,6 +307,8 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", producer = " << stringifyProducer(getProducer());
   if (getStoreColumns() != 2)
     printer << ", store_columns = " << getStoreColumns();
+  if (getEpilogueBlocks() != 1)
+    printer << ", epilogue_blocks = " << getEpilogueBlocks();
   printer << ">";
 }
 
@@ -312,7 +318,7 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t producerRegisters, int64_t consumerRegisters,
                        Staging staging, int64_t warpColumns,
                        int64_t releaseLag, Producer producer,
-                       int64_t storeColumns) {
+                       int64_t storeColumns, int64_t epilogueBlocks) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;
@@ -322,6 +328,14 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (storeColumns != 2 && storeColumns != 8)
     return emitError() << "kernel_plan store_columns must be 2 or 8, got "
                        << storeColumns;
+  if (epilogueBlocks != 1 && epilogueBlocks != 2)
+    return emitError() << "kernel_plan epilogue_blocks must be 1 or 2, got "
+                       << epilogueBlocks;
+  // Only the pipelined promotion defers a tile's epilogue into the next.
+  if (epilogueBlocks == 2 && promotion != Promotion::pipelined)
+    return emitError() << "kernel_plan epilogue_blocks = 2 takes promotion "
+                          "= pipelined (the deferred epilogue), got "
+                       << stringifyPromotion(promotion);
   // setmaxnreg takes a multiple of 8 in [24, 256].
   for (auto [who, regs] : {std::pair{"producer", producerRegisters},
                            std::pair{"consumer", consumerRegisters}})

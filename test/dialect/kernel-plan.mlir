@@ -23,6 +23,40 @@ func.func @optional_fields(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
   return
 }
 
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>
+func.func @epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                           %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>}
+  return
+}
+
+// -----
+
+func.func @three_epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan epilogue_blocks must be 1 or 2, got 3}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 3>}
+  return
+}
+
+// -----
+
+func.func @serial_epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan epilogue_blocks = 2 takes promotion = pipelined (the deferred epilogue), got serial}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled, epilogue_blocks = 2>}
+  return
+}
+
 // -----
 
 func.func @odd_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
@@ -111,7 +145,7 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer' or 'store_columns')}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns' or 'epilogue_blocks')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

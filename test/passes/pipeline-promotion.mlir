@@ -199,6 +199,77 @@ func.func @pipelined_stages(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf3
 
 // -----
 
+// Before: the pipelined loop of @pipelined_stages with the plan's
+// epilogue_blocks = 2 and six K blocks known when compiled. After: blocks
+// 0 and 1 issued before the overlap (the previous tile's deferred
+// epilogue runs beside both wgmmas); block 0 waited for with one group
+// pending, its stage released and promoted; block 1 waited for and its
+// stage released, then carried into the pairs as Y, which start at block 2
+// (ring counter + 2).
+// CHECK-LABEL: func.func @two_epilogue_blocks
+// CHECK-SAME: (%[[COUNTER:.*]]: i32,
+// CHECK: %[[P0:.*]] = {{(func.)?}}call @issue(%c0_i32{{.*}}
+// CHECK-NEXT: %[[S0:.*]] = {{(func.)?}}call @read_scales(%c0_i32
+// CHECK: %[[P1:.*]] = {{(func.)?}}call @issue(%c1_i32{{.*}}
+// CHECK-NEXT: %[[S1:.*]] = {{(func.)?}}call @read_scales(%c1_i32
+// CHECK-NEXT: call @overlap()
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK: call @release(
+// CHECK: call @promote(%{{.*}}, %[[P0]], %c0_i32{{.*}}, %[[S0]])
+// CHECK: ggk.acc_pin
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK: call @release(
+// CHECK: %[[IT0:.*]] = arith.addi %[[COUNTER]], %c2_i32
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[IT0]], %{{.*}} = %[[P1]], %{{.*}} = %[[S1]])
+// CHECK: arith.addi %{{.*}}, %c2_i32
+// CHECK: call @issue
+// CHECK-NOT: call @overlap
+// CHECK: scf.yield
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func @two_epilogue_blocks(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %blocks = arith.constant 6 : i32
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
 // Before: the same loop, but the promotion reads its K block's stage
 // (promote_reads_stage: B's per-column scales ride it). After: no stage
 // goes back once its wgmma is done; each goes back right after its

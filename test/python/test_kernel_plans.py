@@ -121,6 +121,25 @@ def test_fine_grained_fp8_experts_choose_wide_tiles_and_n_first(n, k, expected_m
     assert out.plans[0]["schedule"]["order"] == order
 
 
+def test_two_epilogue_blocks_are_the_users_choice_and_change_the_kernel():
+    """gg-plan-kernel keeps epilogue_blocks at 1; a plan of 2 (bench_grouped_gemm's
+    'eb2') is kept, reported, and issues the tile's first two K blocks before the
+    deferred epilogue: another kernel, still without spills."""
+    from ggc import ir
+    spec = dict(layout="contiguous", num_groups=128, n=2048, k=768, expected_m=1024,
+                dtype="f8E4M3FN", a_scale="block_mn", b_scale="block")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), arch="sm_90a", emit="ptx")
+    assert "epilogue_blocks" not in chosen.plans[0]["attributes"]["kernel_plan"]
+    plan = ("#gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], "
+            "staging = swizzled, epilogue_blocks = 2>")
+    two = ggc.compile_ir(ir.grouped_matmul("k", kernel_plan=plan, **spec), arch="sm_90a",
+                         emit="cubin")
+    assert "epilogue_blocks = 2" in two.plans[0]["attributes"]["kernel_plan"]
+    assert two.asm["ptx"] != chosen.asm["ptx"]
+    (resources,) = two.resources.values()
+    assert resources["spill_store_bytes"] == 0
+
+
 def test_scale_kinds_describe_operands_not_the_plan():
     with open(os.path.join(ROOT, "docs", "examples", "contiguous_mxfp8.mlir")) as f:
         out = ggc.compile_ir(f.read(), emit="gg-config")

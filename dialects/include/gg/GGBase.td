@@ -343,8 +343,9 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
     staging = T[, warp_columns = N][, release_lag = N][, producer = P]
-    [, store_columns = N]>`, the optional fields printed only where they
-    are not their default (1, 1, warpgroup and 2). Written by `gg-plan-kernel` (or by
+    [, store_columns = N][, epilogue_blocks = N]>`, the optional fields
+    printed only where they are not their default (1, 1, warpgroup, 2 and
+    1). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -398,6 +399,14 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       bytes of one column block). 8 takes a row-major `out` of 16-bit
       elements, N a multiple of 8, no `column_pairs` and a multiple of 32
       columns per warp.
+    - `epilogue_blocks`: with `promotion = pipelined`, how many of a tile's
+      first K blocks the consumers issue before they run the previous
+      tile's deferred epilogue beside them: 1 (the default) or 2, where the
+      tile's K block count is known to be at least 2 when the kernel is
+      compiled (else 1). Two keep the tensor core busy through an epilogue
+      longer than one block's wgmma, at the cost of one more partial
+      accumulator live beside it. gg-plan-kernel does not choose 2 yet (not
+      measured).
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -408,7 +417,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     DefaultValuedParameter<"int64_t", "1">:$warpColumns,
     DefaultValuedParameter<"int64_t", "1">:$releaseLag,
     DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer,
-    DefaultValuedParameter<"int64_t", "2">:$storeColumns
+    DefaultValuedParameter<"int64_t", "2">:$storeColumns,
+    DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
@@ -416,12 +426,12 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
-                   Producer::warpgroup, 2);
+                   Producer::warpgroup, 2, 1);
     }]>
   ];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
   //  [, warp_columns = N][, release_lag = N][, producer = P]
-  //  [, store_columns = N]>`, the
+  //  [, store_columns = N][, epilogue_blocks = N]>`, the
   // optional fields only where they are not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

@@ -192,20 +192,23 @@ std::optional<int64_t> Lowering::knownBlocks() {
   if (std::optional<int64_t> constant = getConstantIntValue(n))
     return constant;
   auto loop = op->getParentOfType<ggk::ForeachTileOp>();
-  // num_k_blocks is the tile loop body's tenth argument.
-  constexpr unsigned kNumKBlocksField = 9;
+  // num_k_blocks is the last of the tile's fields.
+  constexpr unsigned kNumKBlocksField = ggk::ForeachTileOp::kTileFields - 1;
   auto field = dyn_cast<BlockArgument>(n);
   if (!loop || loop.getLayout() == gg::GroupLayout::k_grouped || !field ||
       field.getOwner() != &loop.getBody().front() ||
-      field.getArgNumber() != kNumKBlocksField || loop.getK() <= 0)
+      field.getArgNumber() != kNumKBlocksField ||
+      int64_t(loop.getK()) <= 0)
     return std::nullopt;
   int64_t blockK = loop.getTile()[2];
   return (int64_t(loop.getK()) + blockK - 1) / blockK;
 }
 
 /// One scale block per K block: issue X(k); promote Y(k-1); issue Y(k+1);
-/// wait for X; promote X(k); wait for Y. Block 0 goes before the loop and
-/// an odd last block after it; the tile has at least one K block.
+/// wait for X; promote X(k); wait for Y. Block 0 (with epilogue_blocks = 2,
+/// blocks 0 and 1: three accumulators live beside the overlap, as in a
+/// pair) goes before the loop and an odd last block after it; the tile has
+/// at least one K block.
 void Lowering::pipelinedBlocks() {
   Value one = b.c32(1), two = b.c32(2);
   Value n = op.getNumKBlocks(), counter = op.getCounter();

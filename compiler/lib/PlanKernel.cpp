@@ -417,6 +417,12 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                      << 3 * accumulatorRegisters(config) + kPipelinedOverhead
                      << " pipelined promotion needs; use promotion = serial";
   }
+  // MX promotes by scale blocks (pipelinedScaleBlocks), which issues one
+  // before the deferred epilogue; two would be a plan it does not keep.
+  if (plan.getEpilogueBlocks() == 2 && ggc::usesMxScales(op))
+    return error() << " cannot issue two K blocks before the deferred "
+                      "epilogue with MX scales (their promotion goes by "
+                      "scale blocks); use epilogue_blocks = 1";
   if ((plan.getScales() == ScalePlacement::none) == hasScalesAlongK(op))
     return error() << " must place scales "
                    << (hasScalesAlongK(op) ? "in 'slots' or 'stages': the op "

@@ -512,3 +512,22 @@ func.func @stages_k_grouped_m_off_4(%a: memref<250x?xf8E4M3FN>, %b: memref<512x?
        kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>}
   return
 }
+
+// -----
+
+// MX scales promote by scale blocks: two K blocks before the deferred
+// epilogue is a plan their loop does not keep.
+func.func @mx_epilogue_blocks(%a: memref<1000x2048xf8E4M3FN>, %sa: memref<1024x16xi32>,
+                              %b: memref<8x4096x2048xf8E4M3FN>, %sb: memref<8x4096x16xi32>,
+                              %off: memref<9xi32>, %o: memref<1000x4096xbf16>) {
+  // expected-error @+1 {{cannot issue two K blocks before the deferred epilogue with MX scales (their promotion goes by scale blocks); use epilogue_blocks = 1}}
+  gg.grouped_matmul contiguous
+      a(%a : memref<1000x2048xf8E4M3FN>) b(%b : memref<8x4096x2048xf8E4M3FN>)
+      groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<1024x16xi32>, <mx 1x32>)
+      b_scale(%sb : memref<8x4096x16xi32>, <mx 1x32>)
+      out(%o : memref<1000x4096xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = slots, registers = [24, 240], staging = none, epilogue_blocks = 2>}
+  return
+}

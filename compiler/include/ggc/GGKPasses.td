@@ -157,7 +157,9 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     after the last, promote it; `end_block` after the K block. For
     `promotion = pipelined`, DeepGEMM-style overlap in pairs, each scale
     block in a fresh partial accumulator: the first before the loop (with
-    the `overlap` region while its wgmma runs), then per pair issue X;
+    the `overlap` region while its wgmma runs; with the plan's
+    `epilogue_blocks = 2` and a K block count known to be at least 2, the
+    first two, the first promoted before the loop), then per pair issue X;
     promote the pending Y; issue the next Y; wait for X
     (`wgmma.wait_group 1`); promote X; wait for Y, so no wgmma is in flight
     across the loop's back edge (one pending there makes ptxas serialise

@@ -221,6 +221,23 @@ def test_scale_placement_follows_the_plan(layout, promotion, scales, registers):
                        kernel_plan=plan)
 
 
+TWO_EPILOGUE_BLOCKS = ("#gg.kernel_plan<promotion = pipelined, scales = stages, "
+                       "registers = [24, 240], staging = swizzled, epilogue_blocks = 2>")
+
+
+@pytest.mark.parametrize("k", [128, 256, 384, 400, 640])
+def test_two_epilogue_blocks(k):
+    """epilogue_blocks = 2: K blocks 0 and 1 issued before the previous
+    tile's epilogue; 1, 2, 3, 4 and 5 K blocks (the one-block fallback,
+    the pair loop with and without its tail, K ending inside a block)."""
+    run_contiguous(RAGGED, n=2112, k=k, a_scale="block_mn", b_scale="block",
+                   kernel_plan=TWO_EPILOGUE_BLOCKS)
+
+
+def test_two_epilogue_blocks_masked():
+    run_masked("block_mn", "block", kernel_plan=TWO_EPILOGUE_BLOCKS)
+
+
 def run_masked(a_scale, b_scale, **plan):  # plan: config, kernel_plan, ...
     g, m_max, n, k = 4, 256, 2112, 640
     counts = [256, 0, 129, 3]

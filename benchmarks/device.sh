@@ -21,7 +21,7 @@ PY=${PYTHON:-python3}
 # The extension is linked into python/ggc/, which every bundle's build
 # shares: drop it so this bundle's build links it again (a warm machine
 # keeps the previous call's files).
-rm -f python/ggc/_ggc*.so python/ggc/_executor*.so
+rm -f python/ggc/_ggc*.so python/ggc/_executor*.so python/ggc/_signature*.so
 cmake -S . -B "/tmp/ggc-build-$TAG" -DGGC_PREBUILT_COMPILER="/tmp/ggc-prebuilt-$TAG" \
   -DPython3_EXECUTABLE="$(command -v $PY)" -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&
   cmake --build "/tmp/ggc-build-$TAG" -j16 >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }

@@ -17,6 +17,9 @@ ggc.moe.fused_moe layer call (bf16, T=4 tokens, E=8, top-2, H=I=256; replayed
 from its cached CUDA graph, the default at that size, and eagerly), and
 the peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
 
+`--python-signature` keys cached calls by Python's tuples instead of
+ggc._signature's C++ packing (ggc.signature), for an A/B of the two.
+
 `--stub` runs on a machine without a GPU: CPU tensors stand in for CUDA
 ones and the driver's launch is a no-op, so the numbers are ggc's host path
 without cuLaunchKernelEx (and without a CUDA allocator). `--profile` adds a
@@ -276,8 +279,14 @@ def main():
     parser.add_argument("--stub", action="store_true", help="no GPU: CPU tensors, no-op launch")
     parser.add_argument("--profile", action="store_true", help="cProfile each ggc case")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--python-signature", action="store_true",
+                        help="key cached calls by Python's tuples, not ggc._signature's "
+                             "C++ packing (an A/B of the two)")
     args = parser.parse_args()
     device = "cpu" if args.stub else "cuda"
+    if args.python_signature:
+        import ggc.signature
+        ggc.signature._native = None
     if args.stub:
         install_stub()
     ggc_cases, peers = cases(device)
@@ -301,8 +310,10 @@ def main():
             profile.runcall(lambda: [fn() for _ in range(args.calls)])
             pstats.Stats(profile).sort_stats("tottime").print_stats(12)
     if args.json:
+        import ggc.signature
         meta = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu (stub)",
-                "torch": torch.__version__, "calls": args.calls, "shape": [G, M, N, K]}
+                "torch": torch.__version__, "calls": args.calls, "shape": [G, M, N, K],
+                "signature": "python" if ggc.signature._native is None else "native"}
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import cache as _cache
 from . import groups as _groups
+from . import signature as _signature
 from . import language as gl
 from . import compiler as _compiler
 from .compiler import check_num_sms
@@ -358,7 +359,6 @@ class JITFunction:
 
 
 _MAX_PLANS = 512
-_CONSTANTS = (int, float, bool, str, type(None))
 
 
 class _Plan:
@@ -375,23 +375,20 @@ class _Plan:
 
 
 def _call_key(args: Tuple[Any, ...], kwargs: Dict[str, Any], validate):
-    """What decides a call's checks, binding and kernel: for tensors their
-    signature (runtime.signature), for anything else its type and value
-    (unhashable: no plan); None when the call must take the full path (validation, torch.compile
-    tracing or a dispatch mode, anything else)."""
+    """What decides a call's checks, binding and kernel: its arguments'
+    signature (ggc.signature: a tensor's type, dtype, shape, strides,
+    device and requires_grad, a constant's type and value); None when the
+    call must take the full path (validation, torch.compile tracing or a
+    dispatch mode, an argument that is neither)."""
     bridge = _torch_ops
     if (validate if validate is not None else _groups.VALIDATE_BY_DEFAULT) or (
             bridge is None or bridge.tracing()):
         return None
-    try:
-        key = (tuple([(type(v), v) if type(v) in _CONSTANTS else
-                      (type(v), v.dtype, v.shape, v.stride(), v.device) for v in args]),
-               tuple([(k, (type(v), v) if type(v) in _CONSTANTS else
-                       (type(v), v.dtype, v.shape, v.stride(), v.device))
-                      for k, v in kwargs.items()]))
-    except AttributeError:
-        return None
-    return key
+    args_key = _signature.of(args)
+    if not kwargs or args_key is None:
+        return args_key
+    kwargs_key = _signature.of(tuple(kwargs.values()))
+    return None if kwargs_key is None else (args_key, tuple(kwargs), kwargs_key)
 
 
 def _runs_on_cpu(tensors: Dict[str, Any]) -> bool:

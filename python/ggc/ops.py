@@ -21,6 +21,7 @@ from typing import Optional
 from . import compiler as _compiler
 from . import language as gl
 from . import groups as _groups
+from . import signature as _signature
 from .jit import JITFunction
 
 _LAYOUT_ANNOTATIONS = {
@@ -307,14 +308,12 @@ def _plan_key(tensors, options, validate):
     if (validate if validate is not None else _groups.VALIDATE_BY_DEFAULT) or (
             bridge.tracing()):
         return None
-    try:
-        return (tuple([None if t is None else
-                       (type(t), t.dtype, t.shape, t.stride(), t.device, t.requires_grad)
-                       for t in tensors]), options, bridge.torch.is_grad_enabled(),
-                _compiler.get_num_sms(), _compiler.get_target(),
-                _compiler.get_shared_memory_bytes())
-    except AttributeError:
+    tensors_key = _signature.of(tensors)
+    if tensors_key is None:
         return None
+    return (tensors_key, options, bridge.torch.is_grad_enabled(),
+            _compiler.get_num_sms(), _compiler.get_target(),
+            _compiler.get_shared_memory_bytes())
 
 
 def remembered(tensors, options, validate=None):

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
+from .signature import of as signature
 from .compiler import (CompilationError, check_target, device_target, get_num_sms,
                        get_shared_memory_bytes, get_target)
 
@@ -386,16 +387,6 @@ class Kernel:
 
 # Signatures a kernel keeps launches for: one per token count in use.
 _MAX_SIGNATURES = 512
-
-
-def signature(args: Sequence[Any]):
-    """What decides every check of a launch of torch tensors but their
-    addresses' alignment: type, dtype, shape, strides and device; None for
-    other arguments (they take the checked path every time)."""
-    try:
-        return tuple([(type(a), a.dtype, a.shape, a.stride(), a.device) for a in args])
-    except (AttributeError, TypeError):
-        return None
 
 
 def _cacheable(args: Sequence[Any]) -> bool:

@@ -38,6 +38,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from . import language as gl
 from . import runtime as _rt
+from . import signature as _signature
 from .jit import _BY_KEY as _jit_functions, spec
 from .ops import _from_torch_offsets, grouped_gemm, plan_options, remembered
 
@@ -445,13 +446,12 @@ _MM_CHECKED = {}  # signatures of (x, w, offsets) that passed _check -> all cont
 
 
 def _mm_checked(x: Tensor, w: Tensor, offsets: Tensor) -> bool:
-    """_check, once per signature (type, dtype, shape, strides, device of
+    """_check, once per signature (ggc.signature: type, dtype, shape, strides, device of
     each: all it reads); whether all three are contiguous."""
     try:
-        key = tuple([(type(t), t.dtype, t.shape, t.stride(), t.device)
-                     for t in (x, w, offsets)])
-        contiguous = _MM_CHECKED.get(key)
-    except (AttributeError, TypeError):  # not tensors, or symbolic sizes
+        key = _signature.of((x, w, offsets))
+        contiguous = None if key is None else _MM_CHECKED.get(key)
+    except TypeError:  # symbolic sizes
         key = contiguous = None
     if contiguous is None:
         _check(x, w, offsets)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .. import compiler as _compiler
 from .. import groups as _groups
+from .. import signature as _signature
 from .. import ops
 
 # A drop-in call's signature -> (ggc.ops' plan of its launch, the tensors
@@ -18,18 +19,17 @@ _MAX_LAUNCHES = 256
 
 def fast_key(kind, tensors, c=None):
     """What decides a drop-in call's checks and launch: `kind` (the call and
-    its options), the tensors' dtype, shape, strides, device and
-    requires_grad, and the SM count; None where every call takes the full
-    path (an accumulating c, validation, tracing)."""
+    its options), the tensors' signature (ggc.signature) and the target;
+    None where every call takes the full path (an accumulating c,
+    validation, tracing)."""
     bridge = ops._torch_ops
     if c is not None or _groups.VALIDATE_BY_DEFAULT or bridge is None or bridge.tracing():
         return None
-    try:
-        return (kind, _compiler.get_num_sms(), _compiler.get_target(),
-                _compiler.get_shared_memory_bytes(), tuple(
-            [(t.dtype, t.shape, t.stride(), t.device, t.requires_grad) for t in tensors]))
-    except (AttributeError, TypeError):
+    tensors_key = _signature.of(tensors)
+    if tensors_key is None:
         return None
+    return (kind, _compiler.get_num_sms(), _compiler.get_target(),
+            _compiler.get_shared_memory_bytes(), tensors_key)
 
 
 def remember(key, call, options, prepare=None) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import List, Optional, Sequence, Tuple
 
 from .. import ops
+from .. import signature as _signature
 from .fast import fast_key, launched, remember
 from .utils.layout import (_ALIGNMENT, _check_sf, _is_mn_major_tma_aligned,
                            get_mn_major_tma_aligned_tensor)
@@ -142,11 +143,11 @@ def _checked(what: str, tensors, options, check):
     bridge = ops._torch_ops
     key = None
     if bridge is not None and not bridge.tracing():
+        tensors_key = _signature.of(tensors)
         try:
-            key = (what, tuple([(type(t), t.dtype, t.shape, t.stride(), t.device)
-                                for t in tensors]), options)
-            found = _CHECKED.get(key)
-        except (AttributeError, TypeError):  # not tensors, or an unhashable recipe
+            key = None if tensors_key is None else (what, tensors_key, options)
+            found = None if key is None else _CHECKED.get(key)
+        except TypeError:  # an unhashable recipe
             key = found = None
         if found is not None:
             return found

@@ -7,6 +7,7 @@ from typing import NamedTuple, Optional, Tuple
 
 import torch
 
+from .. import signature
 from .activations import ACTIVATIONS, GATED
 from .quant import BLOCK, FP8, FP8_ROW_ALIGNMENT
 
@@ -164,13 +165,12 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
     if torch.compiler.is_compiling():
         return check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
                                w2_scale, x_scale, w13_bias, w2_bias, expert_map), None
+    tensors_key = signature.of((x, w13, w2, topk_weights, topk_ids, w13_scale, w2_scale,
+                                x_scale, w13_bias, w2_bias, expert_map))
     try:
-        key = (activation, _signature(x), _signature(w13), _signature(w2),
-               _signature(topk_weights), _signature(topk_ids), _signature(w13_scale),
-               _signature(w2_scale), _signature(x_scale), _signature(w13_bias),
-               _signature(w2_bias), _signature(expert_map))
-        problem = _CHECKED.get(key)
-    except (AttributeError, TypeError):  # not a tensor, an unhashable activation
+        key = None if tensors_key is None else (activation, tensors_key)
+        problem = None if key is None else _CHECKED.get(key)
+    except TypeError:  # an unhashable activation
         key = problem = None
     if problem is None:
         problem = check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation,
@@ -182,12 +182,6 @@ def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_sca
         return problem, key
     require_device(x.device)
     return problem, key
-
-
-def _signature(t):
-    if t is None:
-        return None
-    return (type(t), t.dtype, t.shape, t.stride(), t.device)
 
 
 def _check_weight_shapes(x, w13, w2, activation) -> int:

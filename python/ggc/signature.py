@@ -1,0 +1,65 @@
+"""A call's signature: what every cached launch is found by (ggc.ops, the
+torch ops, the drop-ins, @ggc.jit, ggc.Kernel, ggc.moe's checks).
+
+`of(args)` is a hashable key, equal for two calls exactly when each
+argument is None in both, the same int, float, bool or str constant
+(type and value), or a tensor of the same type, dtype, layout, shape,
+strides, device and requires_grad. Addresses are not in it: a cached launch reads
+them from each call.
+
+The C++ module ggc._signature (python/src/signature.cpp) packs torch
+tensors' fields into one bytes object straight from the tensor, a few
+times cheaper than Python's attribute reads; it is used when it was built
+against the torch this process imported, and for arguments it covers
+(plain strided tensors and Parameters, constants, None). Otherwise the key is
+Python's tuple. The two kinds of key never compare equal, so one cache
+may hold both.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+_CONSTANTS = (int, float, bool, str)
+
+_native = ()  # ggc._signature.signature, None without it; () until looked for
+
+
+def _load_native():
+    """ggc._signature's function, when built and torch (the same version)
+    is imported; None otherwise. Looked for once torch is imported."""
+    global _native
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None  # no torch tensors yet: looked for again on a later call
+    try:
+        from . import _signature
+    except ImportError:
+        _native = None
+    else:
+        _native = (_signature.signature
+                   if _signature.torch_version == torch.__version__ else None)
+    return _native
+
+
+def of(args: Sequence[Any]) -> Optional[Any]:
+    """The signature of `args` (a tuple or list); None when one argument is
+    neither None, a constant nor a tensor-like object with dtype, shape,
+    stride() and device (such a call takes the checked path every time)."""
+    native = _native if _native != () else _load_native()
+    if native is not None:
+        key = native(args)
+        if key is not None:
+            return key
+    return _python_signature(args)
+
+
+def _python_signature(args: Sequence[Any]) -> Optional[tuple]:
+    try:
+        return tuple([None if a is None else (type(a), a) if type(a) in _CONSTANTS else
+                      (type(a), a.dtype, a.layout, a.shape, a.stride(), a.device,
+                       a.requires_grad)
+                      for a in args])
+    except (AttributeError, TypeError):
+        return None

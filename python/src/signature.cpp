@@ -1,0 +1,149 @@
+//===- signature.cpp - ggc._signature: a call's signature, read in C++ ----===//
+//
+// Every cached launch (ggc.ops, the torch ops, the drop-ins, @ggc.jit,
+// ggc.Kernel) is found by its call's signature: each argument's type, and a
+// tensor's dtype, shape, strides, device and requires_grad. Python reads
+// them through five attribute calls a tensor, most of a cached call's host
+// time; here they come straight from the at::Tensor behind each torch.Tensor
+// and are packed into one bytes object, equal exactly when the Python
+// tuples (ggc.runtime._python_signature) would be.
+//
+// Built against the torch the build's Python imports (python/CMakeLists.txt);
+// ggc.runtime loads it only under that torch version, else keeps Python's.
+//
+//===----------------------------------------------------------------------===//
+
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <Python.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace {
+
+// One tag byte a slot says what follows; the value is the layout of the
+// bytes, not an interface.
+enum Tag : char {
+  kNone = 0,
+  kTensor = 1,
+  kParameter = 2,
+  kBool = 3,
+  kInt = 4,
+  kFloat = 5,
+  kString = 6,
+};
+
+void put(std::string &out, int64_t value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof(value));
+}
+
+void putTensor(std::string &out, const at::Tensor &t) {
+  put(out, t.dim());
+  for (int64_t size : t.sizes())
+    put(out, size);
+  for (int64_t stride : t.strides())
+    put(out, stride);
+  put(out, static_cast<int64_t>(t.scalar_type()));
+  put(out, static_cast<int64_t>(t.device().type()));
+  put(out, t.device().index());
+  put(out, t.requires_grad());
+}
+
+// Appends one argument; false for one this packing does not cover (a
+// tensor subclass or one not strided, an int past 64 bits, any other object).
+bool putArgument(std::string &out, PyObject *arg) {
+  if (arg == Py_None) {
+    out.push_back(kNone);
+    return true;
+  }
+  PyTypeObject *type = Py_TYPE(arg);
+  if (THPVariableClass && THPVariable_CheckTypeExact(type)) {
+    const at::Tensor &tensor = THPVariable_Unpack(arg);
+    if (tensor.layout() != at::kStrided)
+      return false;
+    out.push_back(type == reinterpret_cast<PyTypeObject *>(ParameterClass)
+                      ? kParameter
+                      : kTensor);
+    putTensor(out, tensor);
+    return true;
+  }
+  if (PyBool_Check(arg)) {
+    out.push_back(kBool);
+    out.push_back(arg == Py_True);
+    return true;
+  }
+  if (PyLong_CheckExact(arg)) {
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
+    if (overflow)
+      return false;
+    out.push_back(kInt);
+    put(out, value);
+    return true;
+  }
+  if (PyFloat_CheckExact(arg)) {
+    double value = PyFloat_AS_DOUBLE(arg);
+    int64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    out.push_back(kFloat);
+    put(out, bits);
+    return true;
+  }
+  if (PyUnicode_CheckExact(arg)) {
+    Py_ssize_t length = 0;
+    const char *text = PyUnicode_AsUTF8AndSize(arg, &length);
+    if (!text) {
+      PyErr_Clear();
+      return false;
+    }
+    out.push_back(kString);
+    put(out, length);
+    out.append(text, length);
+    return true;
+  }
+  return false;
+}
+
+// signature(args) -> bytes, or None when an argument is not one this
+// packing covers (the caller then builds Python's tuple).
+PyObject *signature(PyObject *, PyObject *args) {
+  PyObject *sequence = PySequence_Fast(args, "signature: args must be a sequence");
+  if (!sequence)
+    return nullptr;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  PyObject **items = PySequence_Fast_ITEMS(sequence);
+  std::string packed;
+  packed.reserve(64 * count);
+  bool covered = true;
+  try {
+    for (Py_ssize_t i = 0; i < count && covered; ++i)
+      covered = putArgument(packed, items[i]);
+  } catch (const std::exception &) {
+    covered = false; // symbolic sizes, say: Python's path
+  }
+  Py_DECREF(sequence);
+  if (!covered)
+    Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(packed.data(), packed.size());
+}
+
+PyMethodDef methods[] = {
+    {"signature", signature, METH_O,
+     "The signature of a call's arguments as bytes, or None."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "_signature", nullptr, -1, methods};
+
+} // namespace
+
+PyMODINIT_FUNC PyInit__signature() {
+  PyObject *m = PyModule_Create(&module);
+  if (m && PyModule_AddStringConstant(m, "torch_version", GGC_TORCH_VERSION) < 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}

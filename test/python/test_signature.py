@@ -1,0 +1,109 @@
+"""ggc.signature: the key every cached launch is found by. Two calls get
+equal keys exactly when their arguments agree in everything a check reads;
+the C++ packing (ggc._signature) and Python's tuple agree on that."""
+
+import glob
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+from ggc import signature  # noqa: E402
+
+BUILT = bool(glob.glob(os.path.join(os.path.dirname(ggc.__file__), "_signature*.so")))
+
+
+@pytest.fixture(params=["native", "python"])
+def of(request, monkeypatch):
+    """signature.of with ggc._signature, and with Python's tuple alone."""
+    if request.param == "native":
+        if not BUILT:
+            pytest.skip("ggc._signature not built (no torch at configure time)")
+        monkeypatch.setattr(signature, "_native", ())
+        assert signature._load_native() is not None
+    else:
+        monkeypatch.setattr(signature, "_native", None)
+    return signature.of
+
+
+def test_the_native_packing_is_loaded_when_built():
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    signature.of([torch.zeros(1)])
+    assert signature._native is not None
+    assert isinstance(signature.of([torch.zeros(1)]), bytes)
+
+
+def test_another_torch_version_keeps_pythons_keys(monkeypatch):
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    monkeypatch.setattr(signature, "_native", ())
+    monkeypatch.setattr(torch, "__version__", "0.0.0-other")
+    assert signature._load_native() is None
+    assert isinstance(signature.of([torch.zeros(1)]), tuple)
+
+
+def base():
+    return torch.randn(4, 6)
+
+
+# Each variant differs from base() in one thing a check reads.
+VARIANTS = {
+    "dtype": lambda: torch.randn(4, 6).to(torch.bfloat16),
+    "shape": lambda: torch.randn(4, 7),
+    "rank": lambda: torch.randn(4, 6, 1),
+    "strides": lambda: torch.randn(6, 4).t(),
+    "device": lambda: torch.empty(4, 6, device="meta"),
+    "requires_grad": lambda: torch.randn(4, 6, requires_grad=True),
+    "parameter": lambda: torch.nn.Parameter(torch.randn(4, 6), requires_grad=False),
+    "none": lambda: None,
+    "constant": lambda: 4,
+}
+
+
+@pytest.mark.parametrize("field", sorted(VARIANTS))
+def test_keys_differ_in_each_field(of, field):
+    other = VARIANTS[field]()
+    assert of([base(), 1]) != of([other, 1])
+    assert of([base(), 1]) == of([base(), 1])  # fresh data, same signature
+
+
+def test_a_view_at_another_address_keeps_the_key(of):
+    whole = torch.randn(8, 6)
+    assert of([whole[:4]]) == of([whole[4:]])
+
+
+@pytest.mark.parametrize("a, b", [(1, True), (1, 1.0), (0, None), ("a", "b"), (2, 3),
+                                  (1.5, 2.5), ("1", 1)])
+def test_constants_differ_by_type_and_value(of, a, b):
+    assert of([a]) != of([b])
+    assert of([a]) == of([a])
+
+
+def test_a_tensor_subclass_is_keyed_by_its_type(of):
+    class Tagged(torch.Tensor):
+        pass
+
+    plain = torch.randn(4, 6)
+    tagged = plain.as_subclass(Tagged)
+    assert of([tagged]) != of([plain])
+    assert of([tagged]) == of([torch.randn(4, 6).as_subclass(Tagged)])
+
+
+@pytest.mark.parametrize("arg", [object(), [torch.zeros(1)], 2**70])
+def test_other_arguments_have_no_key_or_their_own(of, arg):
+    # An object without tensor fields: no key (the checked path every
+    # time); a big int is a constant Python keys by value.
+    key = of([arg])
+    if isinstance(arg, int):
+        assert key is not None and key != of([2**70 + 1])
+    else:
+        assert key is None
+
+
+def test_a_sparse_tensor_is_not_a_dense_one(of):
+    sparse = torch.eye(3).to_sparse()
+    broadcast = torch.zeros(1, 1).expand(3, 3)  # the strides torch gives sparse: (0, 0)
+    assert of([sparse]) != of([broadcast])

@@ -6,8 +6,11 @@ kernel loads it from disk instead of compiling. The disk cache lives in
 $GGC_CACHE_DIR (default $XDG_CACHE_HOME/ggc, or ~/.cache/ggc without it);
 set GGC_CACHE_DIR=off to disable it.
 Each entry records the size and SHA-256 of its files and a checksum of its
-launch data; an entry that does not match (truncated, edited, malformed) is
-a miss: the kernel is compiled again and the entry replaced.
+launch data; an entry whose meta.json or launched stage (cubin, or PTX)
+does not match (truncated, edited, malformed) is a miss: the kernel is
+compiled again and the entry replaced. A hit reads those two files alone;
+the other stages (the IR `kernel.asm` shows) are read and checked when
+first asked for, and compiled again then if they do not match.
 The disk cache holds at most $GGC_CACHE_MAX_MB megabytes (default 1024):
 storing an entry past that evicts the least recently used ones (a hit
 marks its entry used). `python -m ggc cache --info` / `--clear` shows or
@@ -34,7 +37,8 @@ import stat
 import tempfile
 import threading
 import time
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import progress
 from .compiler import CompiledIR, compile_ir, version
@@ -210,28 +214,70 @@ def read_regular_file(path: str) -> bytes:
         return f.read()
 
 
-def _load(path: str, emit: str) -> Optional[CompiledIR]:
-    """The entry at `path` if every file is whole and unchanged since it was
-    written and it holds the `emit` stage; None (a miss, compiled again and
-    repaired) otherwise."""
+def _read_stage(path: str, meta: dict, stage: str) -> Optional[Union[str, bytes]]:
+    """One stage of the entry at `path`, if its file is whole and unchanged
+    since it was written; None otherwise."""
+    try:
+        data = read_regular_file(os.path.join(path, _file_name(stage)))
+        record = meta["files"][stage]
+        if len(data) != record["bytes"] or _digest(data) != record["sha256"]:
+            return None
+        return data if stage == "cubin" else data.decode("utf-8")
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+class _Stages(Mapping):
+    """A disk hit's stages, in pipeline order: the one the launch needs read
+    and checked at once, the others (a megabyte or two of IR for
+    `kernel.asm`, which a launch never reads) when first asked for. A stage
+    found changed then is compiled again (`recompile`: the whole entry,
+    stored anew)."""
+
+    def __init__(self, path: str, meta: dict, loaded: dict, recompile):
+        self._path, self._meta, self._loaded, self._recompile = path, meta, loaded, recompile
+
+    def __getitem__(self, stage: str):
+        found = self._loaded.get(stage)
+        if found is None:
+            if stage not in self._meta["stages"]:
+                raise KeyError(stage)
+            found = _read_stage(self._path, self._meta, stage)
+            if found is None:
+                log.warning("cache entry %s: stage %s changed since it was stored: "
+                            "compiling it again", self._path, stage)
+                for name, text in self._recompile().asm.items():
+                    self._loaded.setdefault(name, text)
+                return self._loaded[stage]
+            self._loaded[stage] = found
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._meta["stages"])
+
+    def __len__(self) -> int:
+        return len(self._meta["stages"])
+
+
+def _load(path: str, emit: str, recompile) -> Optional[CompiledIR]:
+    """The entry at `path` if its meta.json and its `emit` stage are whole
+    and unchanged since they were written; None (a miss, compiled again and
+    repaired) otherwise. Its other stages are read when asked for (_Stages)."""
     try:
         meta = json.loads(read_regular_file(os.path.join(path, "meta.json")).decode("utf-8"))
-        if not _valid_meta(meta) or emit not in meta["stages"]:
-            return None
-        asm = {}
-        for stage in meta["stages"]:
-            data = read_regular_file(os.path.join(path, _file_name(stage)))
-            record = meta["files"][stage]
-            if len(data) != record["bytes"] or _digest(data) != record["sha256"]:
-                return None
-            asm[stage] = data if stage == "cubin" else data.decode("utf-8")
-        _mark_used(path)
-        return CompiledIR(asm=asm, diagnostics=meta["diagnostics"], ir_after_all="",
-                          kernel_info=meta["kernel_info"], plans=meta["plans"])
     # Missing, unreadable, not a regular file, cut, or nested past the JSON
     # parser's recursion.
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (OSError, ValueError, RecursionError):
         return None
+    if not _valid_meta(meta) or emit not in meta["stages"]:
+        return None
+    launched = _read_stage(path, meta, emit)
+    if launched is None:
+        return None
+    _mark_used(path)
+    return CompiledIR(asm=_Stages(path, meta, {emit: launched}, recompile),
+                      diagnostics=meta["diagnostics"], ir_after_all="",
+                      kernel_info=meta["kernel_info"], plans=meta["plans"])
 
 
 def write_file_durably(path: str, data: bytes) -> None:
@@ -411,12 +457,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
     folder = cache_dir()
     path = os.path.join(folder, key) if folder else None
     exists = bool(path) and os.path.isdir(path)
-    compiled = _load(path, emit) if exists else None
-    source = "disk" if compiled is not None else None
-    if compiled is None:
-        if exists:
-            log.warning("cache entry %s is broken (cut, edited or malformed): compiling "
-                        "it again", path)
+
+    def compile_and_store() -> CompiledIR:
         started = time.perf_counter()
         with progress.waiting(f"ggc: compiling {_short_subject(source_name)} for {arch}"):
             compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
@@ -434,6 +476,15 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
             except OSError as e:
                 # A read-only cache folder must not stop the compile.
                 log.warning("cannot store %s in the disk cache: %s", source_name, e)
+        return compiled
+
+    compiled = _load(path, emit, compile_and_store) if exists else None
+    source = "disk" if compiled is not None else None
+    if compiled is None:
+        if exists:
+            log.warning("cache entry %s is broken (cut, edited or malformed): compiling "
+                        "it again", path)
+        compiled = compile_and_store()
     else:
         _report(compiled, source_name, arch, num_sms, shared_memory_bytes, "disk",
                 (time.perf_counter() - started) * 1e3, path)

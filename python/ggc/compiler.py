@@ -77,14 +77,14 @@ class CompiledIR:
         found: Dict[str, Dict[str, int]] = {}
         current = None
         for line in self.diagnostics.splitlines():
-            entry = re.search(r"Function properties for (\S+)", line)
+            entry = _PTXAS_FUNCTION.search(line)
             if entry:
                 current = found.setdefault(entry.group(1), {})
                 continue
             if current is None:
                 continue
             for pattern, field in _PTXAS_FIELDS:
-                m = re.search(pattern, line)
+                m = pattern.search(line)
                 if m:
                     current[field] = int(m.group(1))
         for info in self.kernel_info:
@@ -92,10 +92,12 @@ class CompiledIR:
         return found
 
 
-_PTXAS_FIELDS = ((r"(\d+) bytes stack frame", "stack_bytes"),
-                 (r"(\d+) bytes spill stores", "spill_store_bytes"),
-                 (r"(\d+) bytes spill loads", "spill_load_bytes"),
-                 (r"Used (\d+) registers", "registers"))
+_PTXAS_FUNCTION = re.compile(r"Function properties for (\S+)")
+_PTXAS_FIELDS = tuple((re.compile(pattern), field) for pattern, field in (
+    (r"(\d+) bytes stack frame", "stack_bytes"),
+    (r"(\d+) bytes spill stores", "spill_store_bytes"),
+    (r"(\d+) bytes spill loads", "spill_load_bytes"),
+    (r"Used (\d+) registers", "registers")))
 
 
 def check_num_sms(num_sms) -> None:

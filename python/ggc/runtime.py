@@ -74,6 +74,9 @@ def _describe_torch(where: str, obj: Any) -> _Tensor:
     dtype = _TORCH_DTYPES.get(str(obj.dtype))
     if dtype is None:
         raise TypeError(f"{where} has dtype {obj.dtype}, which ggc does not take")
+    if obj.is_neg():  # the kernels read memory as it is, not negated
+        raise ValueError(f"{where} is a negated view (torch's negative bit, from "
+                         f".conj().imag, say): pass it .resolve_neg() first")
     if obj.device.type != "cuda":
         return _Tensor(0, tuple(obj.shape), tuple(obj.stride()), dtype, None, None,
                        location=obj.device.type)
@@ -186,8 +189,8 @@ class Kernel:
         self.resources = compiled.resources.get(self.info["name"], {})
         self.diagnostics = compiled.diagnostics
         self._launcher = None
-        # Checked launches by argument signature (signature()): what a check
-        # decides depends on the dtypes, shapes, strides and device alone, so
+        # Checked launches by argument signature (ggc.signature): what a check
+        # decides depends on the fields the signature holds alone, so
         # a call with new tensors of a known signature skips it, and reads
         # only their addresses. Plain dict operations: safe across threads.
         self._launches = {}

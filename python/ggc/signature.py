@@ -4,7 +4,7 @@ torch ops, the drop-ins, @ggc.jit, ggc.Kernel, ggc.moe's checks).
 `of(args)` is a hashable key, equal for two calls exactly when each
 argument is None in both, the same int, float, bool or str constant
 (type and value), or a tensor of the same type, dtype, layout, shape,
-strides, device and requires_grad. Addresses are not in it: a cached launch reads
+strides, device, requires_grad and negative bit. Addresses are not in it: a cached launch reads
 them from each call.
 
 The C++ module ggc._signature (python/src/signature.cpp) packs torch
@@ -27,8 +27,9 @@ _native = ()  # ggc._signature.signature, None without it; () until looked for
 
 
 def _load_native():
-    """ggc._signature's function, when built and torch (the same version)
-    is imported; None otherwise. Looked for once torch is imported."""
+    """ggc._signature's function, when built and the torch it was built
+    against (version, commit and C++ ABI) is imported; None otherwise.
+    Looked for once torch is imported."""
     global _native
     torch = sys.modules.get("torch")
     if torch is None:
@@ -38,8 +39,10 @@ def _load_native():
     except ImportError:
         _native = None
     else:
-        _native = (_signature.signature
-                   if _signature.torch_version == torch.__version__ else None)
+        same_build = (_signature.torch_version == torch.__version__
+                      and _signature.torch_git_version == torch.version.git_version
+                      and _signature.cxx11_abi == int(torch._C._GLIBCXX_USE_CXX11_ABI))
+        _native = _signature.signature if same_build else None
     return _native
 
 
@@ -59,7 +62,7 @@ def _python_signature(args: Sequence[Any]) -> Optional[tuple]:
     try:
         return tuple([None if a is None else (type(a), a) if type(a) in _CONSTANTS else
                       (type(a), a.dtype, a.layout, a.shape, a.stride(), a.device,
-                       a.requires_grad)
+                       a.requires_grad, a.is_neg())
                       for a in args])
-    except (AttributeError, TypeError):
+    except (AttributeError, TypeError, RuntimeError):  # RuntimeError: no strides
         return None

@@ -446,8 +446,8 @@ _MM_CHECKED = {}  # signatures of (x, w, offsets) that passed _check -> all cont
 
 
 def _mm_checked(x: Tensor, w: Tensor, offsets: Tensor) -> bool:
-    """_check, once per signature (ggc.signature: type, dtype, shape, strides, device of
-    each: all it reads); whether all three are contiguous."""
+    """_check, once per signature (ggc.signature of the three: all it
+    reads); whether all three are contiguous."""
     try:
         key = _signature.of((x, w, offsets))
         contiguous = None if key is None else _MM_CHECKED.get(key)

@@ -5,11 +5,12 @@
 // tensor's dtype, shape, strides, device and requires_grad. Python reads
 // them through five attribute calls a tensor, most of a cached call's host
 // time; here they come straight from the at::Tensor behind each torch.Tensor
-// and are packed into one bytes object, equal exactly when the Python
-// tuples (ggc.runtime._python_signature) would be.
+// and are packed into one bytes object: two calls get equal bytes exactly
+// when ggc.signature's Python tuples would be equal (which, unlike these
+// bytes, also take -0.0 for 0.0).
 //
 // Built against the torch the build's Python imports (python/CMakeLists.txt);
-// ggc.runtime loads it only under that torch version, else keeps Python's.
+// ggc.signature uses it only under that torch build, else keeps Python's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,7 @@ void putTensor(std::string &out, const at::Tensor &t) {
   put(out, static_cast<int64_t>(t.device().type()));
   put(out, t.device().index());
   put(out, t.requires_grad());
+  put(out, t.is_neg());
 }
 
 // Appends one argument; false for one this packing does not cover (a
@@ -120,7 +122,8 @@ PyObject *signature(PyObject *, PyObject *args) {
   try {
     for (Py_ssize_t i = 0; i < count && covered; ++i)
       covered = putArgument(packed, items[i]);
-  } catch (const std::exception &) {
+  } catch (...) {
+    PyErr_Clear();
     covered = false; // symbolic sizes, say: Python's path
   }
   Py_DECREF(sequence);
@@ -141,7 +144,11 @@ PyModuleDef module = {PyModuleDef_HEAD_INIT, "_signature", nullptr, -1, methods}
 
 PyMODINIT_FUNC PyInit__signature() {
   PyObject *m = PyModule_Create(&module);
-  if (m && PyModule_AddStringConstant(m, "torch_version", GGC_TORCH_VERSION) < 0) {
+  // The torch build this module reads tensors of: ggc.signature compares
+  // them with the imported torch's before using it.
+  if (m && (PyModule_AddStringConstant(m, "torch_version", GGC_TORCH_VERSION) < 0 ||
+            PyModule_AddStringConstant(m, "torch_git_version", GGC_TORCH_GIT_VERSION) < 0 ||
+            PyModule_AddIntConstant(m, "cxx11_abi", _GLIBCXX_USE_CXX11_ABI) < 0)) {
     Py_DECREF(m);
     return nullptr;
   }

@@ -105,16 +105,14 @@ def _edit_shared_bytes(path):
 CORRUPTIONS = {
     "cubin cut to 100 bytes": lambda e: _cut(e / "cubin.cubin", 100),
     "cubin empty": lambda e: _cut(e / "cubin.cubin", 0),
-    "ptx cut": lambda e: _cut(e / "ptx.ptx", 1000),
-    "ptx edited, same size": lambda e: (e / "ptx.ptx").write_text(
-        (e / "ptx.ptx").read_text().replace("wgmma", "WGMMA", 1)),
+    "cubin a FIFO": lambda e: _replace_by_fifo(e / "cubin.cubin"),
+    "cubin missing": lambda e: (e / "cubin.cubin").unlink(),
     "shared memory bytes edited": lambda e: _edit_shared_bytes(e / "meta.json"),
     "meta.json cut": lambda e: _cut(e / "meta.json", 40),
     "meta.json of another shape": lambda e: (e / "meta.json").write_text("[1, 2, 3]"),
     "meta.json without files": lambda e: (e / "meta.json").write_text(
         '{"format": 2, "stages": ["cubin"], "diagnostics": "", "kernel_info": []}'),
     "meta.json not UTF-8": lambda e: (e / "meta.json").write_bytes(b"\xff\xfe{"),
-    "a stage file missing": lambda e: (e / "llvm.ll").unlink(),
     # Nested past the JSON parser's recursion limit: RecursionError, a miss.
     "meta.json nested 100,000 deep": lambda e: (e / "meta.json").write_text(
         "[" * 100000 + "]" * 100000),
@@ -128,8 +126,17 @@ CORRUPTIONS = {
         e / "meta.json", files={"cubin": 7}),
     # Not regular files: a read of a FIFO blocked the compile forever.
     "meta.json a FIFO": lambda e: _replace_by_fifo(e / "meta.json"),
-    "ptx a FIFO": lambda e: _replace_by_fifo(e / "ptx.ptx"),
     "meta.json a symlink": lambda e: _replace_by_symlink(e / "meta.json"),
+}
+
+# Broken stages a launch does not read (the IR kernel.asm shows): the
+# entry is a hit, and the stage is compiled again when first read.
+IR_STAGE_CORRUPTIONS = {
+    "ptx cut": lambda e: _cut(e / "ptx.ptx", 1000),
+    "ptx edited, same size": lambda e: (e / "ptx.ptx").write_text(
+        (e / "ptx.ptx").read_text().replace("wgmma", "WGMMA", 1)),
+    "llvm.ll missing": lambda e: (e / "llvm.ll").unlink(),
+    "ptx a FIFO": lambda e: _replace_by_fifo(e / "ptx.ptx"),
 }
 
 
@@ -167,6 +174,33 @@ def test_a_broken_cache_entry_is_a_miss_and_is_repaired(tmp_path, corruption):
     repaired, source = _compile()
     assert source == "disk" and repaired.asm == good.asm
     assert repaired.kernel_info == good.kernel_info
+
+
+@pytest.mark.parametrize("corruption", sorted(IR_STAGE_CORRUPTIONS))
+def test_a_broken_ir_stage_is_compiled_again_when_read(tmp_path, corruption, caplog):
+    good, _ = _compile()
+    assert _compile()[1] == "disk"
+    IR_STAGE_CORRUPTIONS[corruption](_entry(tmp_path))
+    hit, source = _compile()
+    assert source == "disk"  # meta.json and the cubin are whole
+    assert hit.asm["cubin"] == good.asm["cubin"]
+    assert "changed since it was stored" not in caplog.text
+    assert hit.asm == good.asm  # every stage read: the broken one compiled again
+    assert "changed since it was stored" in caplog.text
+    repaired, source = _compile()
+    assert source == "disk" and repaired.asm == good.asm  # and stored anew
+
+
+def test_a_disk_hit_reads_only_the_launched_stage(tmp_path, monkeypatch):
+    _compile()
+    read = []
+    real = cache.read_regular_file
+    monkeypatch.setattr(cache, "read_regular_file",
+                        lambda path: read.append(os.path.basename(path)) or real(path))
+    hit, source = _compile()
+    assert source == "disk" and sorted(read) == ["cubin.cubin", "meta.json"]
+    assert list(hit.asm)[-1] == "cubin" and "ptx" in hit.asm  # every stage listed
+    assert ".version" in hit.asm["ptx"] and read[-1] == "ptx.ptx"
 
 
 def test_cache_entries_follow_the_umask(tmp_path):

@@ -58,6 +58,7 @@ VARIANTS = {
     "device": lambda: torch.empty(4, 6, device="meta"),
     "requires_grad": lambda: torch.randn(4, 6, requires_grad=True),
     "parameter": lambda: torch.nn.Parameter(torch.randn(4, 6), requires_grad=False),
+    "negative bit": lambda: torch._neg_view(torch.randn(4, 6)),
     "none": lambda: None,
     "constant": lambda: 4,
 }
@@ -70,13 +71,19 @@ def test_keys_differ_in_each_field(of, field):
     assert of([base(), 1]) == of([base(), 1])  # fresh data, same signature
 
 
+def test_a_parameter_is_not_a_tensor_needing_a_gradient(of):
+    grad = torch.randn(4, 6, requires_grad=True)
+    param = torch.nn.Parameter(torch.randn(4, 6))
+    assert of([grad]) != of([param])
+
+
 def test_a_view_at_another_address_keeps_the_key(of):
     whole = torch.randn(8, 6)
     assert of([whole[:4]]) == of([whole[4:]])
 
 
 @pytest.mark.parametrize("a, b", [(1, True), (1, 1.0), (0, None), ("a", "b"), (2, 3),
-                                  (1.5, 2.5), ("1", 1)])
+                                  (1.5, 2.5), ("1", 1), ("ab", "a"), ("\ud800", "\ud801")])
 def test_constants_differ_by_type_and_value(of, a, b):
     assert of([a]) != of([b])
     assert of([a]) == of([a])
@@ -107,3 +114,26 @@ def test_a_sparse_tensor_is_not_a_dense_one(of):
     sparse = torch.eye(3).to_sparse()
     broadcast = torch.zeros(1, 1).expand(3, 3)  # the strides torch gives sparse: (0, 0)
     assert of([sparse]) != of([broadcast])
+
+
+def test_a_jit_calls_keyword_arguments_are_keyed_by_name(of):
+    jit = __import__("sys").modules["ggc.jit"]
+    if jit._torch_ops is None or jit._torch_ops.tracing():
+        pytest.skip("no torch bridge")
+    x, y = base(), torch.randn(4, 6)
+    by_position = jit._call_key((x, y), {}, False)
+    assert by_position != jit._call_key((x,), {"y": y}, False)
+    assert jit._call_key((x,), {"y": y}, False) != jit._call_key((x,), {"z": y}, False)
+    assert jit._call_key((x,), {"y": y}, False) == jit._call_key((base(),), {"y": y}, False)
+
+
+def test_a_negated_view_is_refused_by_name():
+    from ggc import ir
+    kernel = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128,
+                                          k=128))
+    a = torch._neg_view(torch.randn(8, 128).to(torch.bfloat16))
+    b = torch.randn(2, 128, 128).to(torch.bfloat16)
+    offsets = torch.tensor([0, 4, 8], dtype=torch.int32)
+    out = torch.empty(8, 128, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"argument 0 \(a\) is a negated view"):
+        kernel(a, b, offsets, out)

@@ -135,8 +135,8 @@ _MAX_CHECKED = 512
 
 def _checked(what: str, tensors, options, check):
     """check() (the argument checks and translation of one call), once per
-    signature: the tensors' type, dtype, shape, strides and device (all the
-    checks read) and the options (recipes, flags). check returns (what the
+    signature: the tensors' (ggc.signature: all the checks read) and the
+    options (recipes, flags). check returns (what the
     call needs, whether that holds for every call of the signature: not
     when it holds a copy made for this call). Nothing is kept while
     torch.compile traces or a dispatch mode runs (symbolic sizes)."""

@@ -156,8 +156,8 @@ _MAX_CHECKED = 256
 def check_fused_moe_once(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
                          w2_scale, x_scale=None, w13_bias=None, w2_bias=None,
                          expert_map=None) -> Tuple[Problem, Optional[tuple]]:
-    """check_fused_moe, run once per call signature (each tensor's type,
-    dtype, shape, strides and device, and the activation): every check but
+    """check_fused_moe, run once per call signature (the tensors'
+    ggc.signature, and the activation): every check but
     the device rule reads those alone, so a signature that passed once
     passes again. The device rule runs every call (a test replaces it).
     While torch.compile traces, every check runs (a cache is not traced).

@@ -329,8 +329,14 @@ def bench_mxfp8_contiguous(t, g, n, k, block=32, seed=0, configs=()):
             *fp8_contiguous_work(t, g, n, k))
 
 
-def run_fp8(rows, configs=(), only=None):
-    """The FP8 cases; `only` (a list of indices into them) picks some."""
+def shapes_of(text):
+    """'T,G,N,K;...' as tuples of ints."""
+    return [tuple(int(x) for x in c.split(",")) for c in text.split(";") if c]
+
+
+def run_fp8(rows, configs=(), only=None, contiguous=()):
+    """The FP8 cases; `only` (a list of indices into them) picks some;
+    `contiguous` (T, G, N, K shapes), when given, replaces them."""
     gen = torch.Generator().manual_seed(3)
     decode_counts = torch.randint(1, 129, (16,), generator=gen).tolist()
     cases = [
@@ -345,6 +351,9 @@ def run_fp8(rows, configs=(), only=None):
     ]
     if only is not None:
         cases = [cases[i] for i in only]
+    if contiguous:
+        cases = [lambda shape=shape: bench_fp8_contiguous(*shape, configs=configs)
+                 for shape in contiguous]
     for case in cases:
         name, results, flops, bytes_moved = case()
         floor_mem = bytes_moved / HBM_BYTES_PER_S * 1e6
@@ -367,6 +376,10 @@ def main():
     parser.add_argument("--fp8-cases", default="",
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")
+    parser.add_argument("--fp8-contiguous", default="",
+                        help="FP8 contiguous shapes 'T,G,N,K;...' (1x128 / 128x128 block "
+                             "scales) to time instead of the FP8 cases, e.g. "
+                             "8192,8,7168,2048")
     parser.add_argument("--contiguous", default="",
                         help="bf16 contiguous shapes 'T,G,N,K;...' to time instead of the "
                              "bf16 suite, e.g. 32768,8,4096,14336 (Mixtral's down projection "
@@ -385,11 +398,11 @@ def main():
     if args.suite in ("all", "fp8"):
         print(f"{'shape':44} {'impl':26} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
         only = [int(i) for i in args.fp8_cases.split(",")] if args.fp8_cases else None
-        run_fp8(rows, [c for c in configs if c[2] == 128], only)
+        run_fp8(rows, [c for c in configs if c[2] == 128], only,
+                shapes_of(args.fp8_contiguous))
     if args.contiguous:
-        shapes = [tuple(int(x) for x in c.split(",")) for c in args.contiguous.split(";") if c]
         cases = [lambda shape=shape: bench_contiguous(*shape, configs=configs)
-                 for shape in shapes]
+                 for shape in shapes_of(args.contiguous)]
     if args.suite == "fp8":
         cases = []
     print(f"{'shape':44} {'impl':18} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")

@@ -8,10 +8,11 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
 Equal groups of T / G rows (a multiple of 128: DeepGEMM's padded layout
 needs no padding rows, so the three read the same operands). `ggc` is
 ggc's own contiguous kernel over CSR offsets (`ggc 128x192` with
-DeepGEMM's tile width); `ggc_dg` and `deep_gemm` are
+DeepGEMM's tile width, `ggc 128x192 c2` in clusters of two with B
+multicast); `ggc_dg` and `deep_gemm` are
 `m_grouped_fp8_gemm_nt_contiguous` through ggc's drop-in and DeepGEMM 2.6.1
 (on PYTHONPATH: ../shared/peers/setup-on-device.sh). `time` times the
-three interleaved (bench_grouped_gemm.time_interleaved); a name runs that
+kernels interleaved (bench_grouped_gemm.time_interleaved); a name runs that
 kernel once between cudaProfilerStart and Stop, after warming it.
 """
 
@@ -38,8 +39,10 @@ def fp8_operands(rows_shape, g, n, k):
     return (x, sx), (w, sw)
 
 
-# DeepGEMM's tile for these shapes (its kernel's template arguments).
+# DeepGEMM's tile for these shapes (its kernel's template arguments), and
+# with its cluster of two CTAs sharing B by multicast.
 WIDE = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [1, 1], sms = 132>"
+WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], sms = 132>"
 
 
 def ggc_contiguous(a, b, t, g, n, k, config=None, layout="contiguous", **plan):
@@ -77,6 +80,7 @@ def main():
     out_gd = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     own, out_own = ggc_contiguous(a, b, t, g, n, k)
     wide, out_wide = ggc_contiguous(a, b, t, g, n, k, config=WIDE)
+    pair, out_pair = ggc_contiguous(a, b, t, g, n, k, config=WIDE_PAIR)
     # The drop-in's layout with M bands that do or do not cross the groups
     # (T/G rows a group: T/G/128 M blocks), and N-fastest.
     padded = {"padded": ggc_contiguous(a, b, t, g, n, k, layout="padded_contiguous")[0]}
@@ -86,7 +90,7 @@ def main():
     padded["padded n_fastest"] = ggc_contiguous(
         a, b, t, g, n, k, layout="padded_contiguous", tile_order="n_fastest",
         b_cache="evict_first")[0]
-    fns = {"ggc": own, "ggc 128x192": wide, **padded,
+    fns = {"ggc": own, "ggc 128x192": wide, "ggc 128x192 c2": pair, **padded,
            "ggc_dg": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(a, b, out_gd, tags)}
     if deep_gemm is not None:
         fns["deep_gemm"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(a, b, out_dg, tags)
@@ -96,7 +100,8 @@ def main():
     torch.cuda.synchronize()
     peer = "deep_gemm" if deep_gemm is not None else "ggc"
     ref = (out_dg if deep_gemm is not None else out_own).double()
-    for name, out in (("ggc", out_own), ("ggc 128x192", out_wide), ("ggc_dg", out_gd)):
+    for name, out in (("ggc", out_own), ("ggc 128x192", out_wide),
+                      ("ggc 128x192 c2", out_pair), ("ggc_dg", out_gd)):
         err = ((out.double() - ref).norm() / ref.norm()).item()
         print(f"{name} against {peer}: relative error {err:.2e}")
     if which == "time":

@@ -53,7 +53,7 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 
 // -----
 
-// The same with K = 4,096 (B 6 MiB an expert, walked M first) and the
+// The same with K = 4,096 (N 4,352: B 17 MiB an expert, walked M first) and the
 // host's hint, a mean rounded down to a power of two: groups count as 1.5
 // times the hint. A hint of 512 or 1,024 (768 or
 // 1,536 rows: 6 or 12 M blocks) is no taller than a band of 12, so the
@@ -69,23 +69,23 @@ func.func @contiguous_f8(%a: memref<?x2048xf8E4M3FN>, %b: memref<128x1536x2048xf
 // CHECK: expected_m = 4096
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest, m_band = 12>
 func.func @contiguous_f8_expected_rows(%a: memref<?x4096xf8E4M3FN>,
-    %b: memref<128x1536x4096xf8E4M3FN>, %off: memref<129xi32>,
-    %o: memref<?x1536xbf16>) {
+    %b: memref<128x4352x4096xf8E4M3FN>, %off: memref<129xi32>,
+    %o: memref<?x4352xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
-      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
-      out(%o : memref<?x1536xbf16>)
+      b(%b : memref<128x4352x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x4352xbf16>)
       {expected_m = 512 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
-      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
-      out(%o : memref<?x1536xbf16>)
+      b(%b : memref<128x4352x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x4352xbf16>)
       {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
-      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
-      out(%o : memref<?x1536xbf16>)
+      b(%b : memref<128x4352x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x4352xbf16>)
       {expected_m = 1025 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
-      b(%b : memref<128x1536x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
-      out(%o : memref<?x1536xbf16>)
+      b(%b : memref<128x4352x4096xf8E4M3FN>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x4352xbf16>)
       {expected_m = 4096 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   return
 }
@@ -114,12 +114,25 @@ func.func @contiguous_f8_expected_rows(%a: memref<?x4096xf8E4M3FN>,
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
 // CHECK: memref<128x1536x2048xbf16>
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// FP8 weights of 14 MiB (N 7,168 x K 2,048) walk N first at a hint of
+// 1,024 alone; 16.5 MiB keep M first.
+// CHECK: memref<32x7168x2048xf8E4M3FN>
+// CHECK-SAME: expected_m = 1024
+// CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
+// CHECK: memref<32x7168x2048xf8E4M3FN>
+// CHECK-SAME: expected_m = 512
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: memref<32x8448x2048xf8E4M3FN>
+// CHECK-SAME: expected_m = 1024
+// CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
 func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
     %b: memref<128x1536x2048xf8E4M3FN>, %off: memref<129xi32>,
     %o: memref<?x1536xbf16>, %b4: memref<128x2048x2048xf8E4M3FN>,
     %o4: memref<?x2048xbf16>, %a5: memref<?x2176xf8E4M3FN>,
     %b5: memref<128x2048x2176xf8E4M3FN>, %a16: memref<?x2048xbf16>,
-    %b16: memref<128x1536x2048xbf16>) {
+    %b16: memref<128x1536x2048xbf16>, %b14: memref<32x7168x2048xf8E4M3FN>,
+    %off32: memref<33xi32>, %o14: memref<?x7168xbf16>,
+    %b17: memref<32x8448x2048xf8E4M3FN>, %o17: memref<?x8448xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
@@ -152,6 +165,18 @@ func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
       b(%b16 : memref<128x1536x2048xbf16>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
       {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 64], stages = 6, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b14 : memref<32x7168x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
+      out(%o14 : memref<?x7168xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b14 : memref<32x7168x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
+      out(%o14 : memref<?x7168xbf16>)
+      {expected_m = 512 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b17 : memref<32x8448x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
+      out(%o17 : memref<?x8448xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   return
 }
 

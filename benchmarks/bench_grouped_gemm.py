@@ -17,6 +17,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
+from ggc import ops as ggc_ops  # noqa: E402
 
 HBM_BYTES_PER_S = 4.3e12
 BF16_FLOPS = 700e12
@@ -100,8 +101,11 @@ def ragged_groups(total, groups, seed):
 
 def config_text(config):
     """BM,BN,BK,STAGES then options: 'c2' for clusters of 2 along M, 's2'
-    for two consumer warpgroups per 64 rows (split_n = 2)."""
+    for two consumer warpgroups per 64 rows (split_n = 2); 0,0,0,0 keeps
+    gg-select-config's choice (None: the options alone change)."""
     bm, bn, bk, stages = config[:4]
+    if bm == 0:
+        return None
     cluster = 2 if "c2" in config[4:] else 1
     split = ", split_n = 2" if "s2" in config[4:] else ""
     return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
@@ -120,8 +124,14 @@ def extra(config):
     the block scales in the ring's stages or each warp's slots and
     'serial'/'pipelined' order the promotion (a #gg.kernel_plan for
     128-row tiles: two consumer warpgroups), and 'eb2' issues two K blocks
-    before the deferred epilogue (pipelined: `epilogue_blocks = 2`)."""
+    before the deferred epilogue (pipelined: `epilogue_blocks = 2`); 'emN'
+    passes expected_m = N, 'emauto' the host's hint for the shape
+    (ggc.ops.mean_hint of its rows a group, capped at 4,096, as ggc.moe
+    passes it)."""
     opts = {"direct_stores": "direct" in config[4:]}
+    for option in config[4:]:
+        if isinstance(option, str) and option.startswith("em"):
+            opts["expected_m"] = "auto" if option == "emauto" else int(option[2:])
     if "whole" in config[4:]:
         opts["overfetch_rows"] = config[0] - 1
     if "nf" in config[4:]:
@@ -150,15 +160,19 @@ def extra(config):
     return opts
 
 
-def ggc_variants(run, make_kernel, configs):
+def ggc_variants(run, make_kernel, configs, hint=None):
     """The default config and every extra one that compiles, as
-    {label: callable} for time_interleaved."""
+    {label: callable} for time_interleaved; `hint` is the shape's
+    expected_m for 'emauto'."""
     fns = {"ggc": run(make_kernel(None))}
     for config in configs:
-        label = "ggc " + "x".join(map(str, config[:3])) + f" s{config[3]}" + \
-            "".join(f" {o}" for o in config[4:])
+        label = "ggc " + ("chosen" if config[0] == 0 else "x".join(map(str, config[:3])) +
+                          f" s{config[3]}") + "".join(f" {o}" for o in config[4:])
+        opts = extra(config)
+        if opts.get("expected_m") == "auto":
+            opts["expected_m"] = hint
         try:
-            kernel = make_kernel(config_text(config), **extra(config))
+            kernel = make_kernel(config_text(config), **opts)
         except ggc.CompilationError as e:
             # A config the shape cannot take is reported, not fatal.
             print(f"{label}: skipped, {str(e).splitlines()[0]}", flush=True)
@@ -176,7 +190,7 @@ def bench_contiguous(t, g, n, k, seed=0, configs=()):
         lambda kern: (lambda: kern(a, b, offsets, out)),
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="contiguous", num_groups=g, n=n, k=k, config=config, **opts)),
-        configs)
+        configs, ggc_ops.mean_hint(t, g, 4096))
     kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k))
     host = host_us(lambda: kern(a, b, offsets, out))
     kern(a, b, offsets, out)
@@ -271,7 +285,7 @@ def bench_fp8_contiguous(t, g, n, k, seed=0, configs=()):
         lambda config, **opts: ggc.Kernel(ir.grouped_matmul(
             "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
             a_scale="block_mn", b_scale="block", config=config, **opts)),
-        configs)
+        configs, ggc_ops.mean_hint(t, g, 4096))
     results = with_torch_rowwise_contiguous(fns, a, b, ends)
     return (f"contiguous fp8 T={t} G={g} N={n} K={k}", results,
             *fp8_contiguous_work(t, g, n, k))
@@ -372,7 +386,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first][,stages|slots][,serial|pipelined];...'")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first][,stages|slots][,serial|pipelined][,eb2][,emN|emauto];...' (0,0,0,0: the chosen tile)")
     parser.add_argument("--fp8-cases", default="",
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")
@@ -398,7 +412,7 @@ def main():
     if args.suite in ("all", "fp8"):
         print(f"{'shape':44} {'impl':26} {'us':>9} {'TFLOPS':>7} {'vs torch':>8}  floor us (mem/math)")
         only = [int(i) for i in args.fp8_cases.split(",")] if args.fp8_cases else None
-        run_fp8(rows, [c for c in configs if c[2] == 128], only,
+        run_fp8(rows, [c for c in configs if c[2] in (0, 128)], only,
                 shapes_of(args.fp8_contiguous))
     if args.contiguous:
         cases = [lambda shape=shape: bench_contiguous(*shape, configs=configs)

@@ -70,10 +70,12 @@ constexpr int64_t kSmallExpertBBytes = 4 << 20;
 /// means of 1,024 to 2,047): DeepSeek-V3-like down projections (N 7,168 x
 /// K 2,048, 14 MiB) measured 2.7-3.2% faster than the unbanded M-first walk
 /// that hint took before, and 4.0-6.9% than bands of 12, at T8192 G8 and
-/// T32768 G32 (ragged groups of 1,024 rows on average), where 24 MiB (N
-/// 3,072 x K 8,192) lost 2.1% against bands and 28 MiB was level (H200,
-/// 128x128 tiles: docs/performance-history.md, twenty-fourth session,
-/// calls 5-7). Measured in FP8 alone and at that one hint.
+/// T32768 G32 (ragged groups of 1,024 rows on average). Larger weights at
+/// those rows: 28 MiB (N 4,096 x K 7,168) was level; at 512 rows, 24 MiB
+/// (N 3,072 x K 8,192) lost 2.1% (H200, 128x128 tiles against bands of
+/// 12: docs/performance-history.md, twenty-fourth session, calls 5-7).
+/// The 16 MiB cut lies between the 14 measured to gain and the 28
+/// measured level; measured in FP8 alone and at means of 1,024.
 constexpr int64_t kMidExpertBBytes = 16 << 20;
 constexpr int64_t kMidExpertGroupRows = 1024;
 
@@ -85,13 +87,13 @@ bool smallExperts(GroupedMatmulOp op) {
       ggc::targetOf(op).mma != ggc::MmaKind::wgmma ||
       ShapedType::isDynamic(dims.n) || ShapedType::isDynamic(dims.k))
     return false;
-  int64_t elementBytes = ggc::byteWidth(op.getBType().getElementType());
-  std::optional<int64_t> bBytes =
-      gg::checkedMul(gg::checkedMul(dims.n, dims.k), elementBytes);
+  Type bElement = op.getBType().getElementType();
+  std::optional<int64_t> bBytes = gg::checkedMul(
+      gg::checkedMul(dims.n, dims.k), ggc::byteWidth(bElement));
   if (!bBytes)
     return false;
-  bool midFp8 = elementBytes == 1 && *expected >= kMidExpertGroupRows &&
-                *bBytes <= kMidExpertBBytes;
+  bool midFp8 = bElement.getIntOrFloatBitWidth() == 8 &&
+                *expected == kMidExpertGroupRows && *bBytes <= kMidExpertBBytes;
   return *bBytes <= kSmallExpertBBytes || midFp8;
 }
 

@@ -231,32 +231,45 @@ class _Stages(Mapping):
     """A disk hit's stages, in pipeline order: the one the launch needs read
     and checked at once, the others (a megabyte or two of IR for
     `kernel.asm`, which a launch never reads) when first asked for. A stage
-    found changed then is compiled again (`recompile`: the whole entry,
-    stored anew)."""
+    found missing or changed then is compiled again (`recompile`: the whole
+    entry, stored anew), so reading one can compile, and raise what a
+    compile raises."""
 
     def __init__(self, path: str, meta: dict, loaded: dict, recompile):
         self._path, self._meta, self._loaded, self._recompile = path, meta, loaded, recompile
+        self._lock = threading.Lock()  # one recompile, whichever thread reads first
 
     def __getitem__(self, stage: str):
         found = self._loaded.get(stage)
-        if found is None:
-            if stage not in self._meta["stages"]:
-                raise KeyError(stage)
-            found = _read_stage(self._path, self._meta, stage)
+        if found is not None:
+            return found
+        if stage not in self._meta["stages"]:
+            raise KeyError(stage)
+        with self._lock:
+            found = self._loaded.get(stage)
             if found is None:
-                log.warning("cache entry %s: stage %s changed since it was stored: "
-                            "compiling it again", self._path, stage)
+                found = _read_stage(self._path, self._meta, stage)
+            if found is None:
+                log.warning("cache entry %s: stage %s missing or changed since it was "
+                            "stored: compiling it again", self._path, stage)
                 for name, text in self._recompile().asm.items():
                     self._loaded.setdefault(name, text)
-                return self._loaded[stage]
+                found = self._loaded[stage]
             self._loaded[stage] = found
         return found
+
+    def __contains__(self, stage) -> bool:  # without reading the stage
+        return stage in self._meta["stages"]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._meta["stages"])
 
     def __len__(self) -> int:
         return len(self._meta["stages"])
+
+    def __repr__(self) -> str:
+        read = ", ".join(self._loaded)
+        return f"<stages {list(self._meta['stages'])} of {self._path} (read: {read})>"
 
 
 def _load(path: str, emit: str, recompile) -> Optional[CompiledIR]:
@@ -265,11 +278,11 @@ def _load(path: str, emit: str, recompile) -> Optional[CompiledIR]:
     repaired) otherwise. Its other stages are read when asked for (_Stages)."""
     try:
         meta = json.loads(read_regular_file(os.path.join(path, "meta.json")).decode("utf-8"))
+        if not _valid_meta(meta) or emit not in meta["stages"]:
+            return None
     # Missing, unreadable, not a regular file, cut, or nested past the JSON
-    # parser's recursion.
+    # parser's (or the checksum's) recursion.
     except (OSError, ValueError, RecursionError):
-        return None
-    if not _valid_meta(meta) or emit not in meta["stages"]:
         return None
     launched = _read_stage(path, meta, emit)
     if launched is None:
@@ -459,6 +472,11 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
     exists = bool(path) and os.path.isdir(path)
 
     def compile_and_store() -> CompiledIR:
+        # Also run long after the lookup (a lazily read stage found broken):
+        # the cache folder and its limit as they are then.
+        folder = cache_dir()
+        path = os.path.join(folder, key) if folder else None
+        limit = max_bytes()
         started = time.perf_counter()
         with progress.waiting(f"ggc: compiling {_short_subject(source_name)} for {arch}"):
             compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,

@@ -7,7 +7,7 @@ import json
 import os as _os
 import sys as _sys
 import re
-from typing import Dict, List, Tuple, Union
+from typing import Dict, List, Mapping, Tuple, Union
 
 try:
     from . import _ggc
@@ -58,7 +58,7 @@ class CompiledIR:
     "schedule", "padding", "overfetch", "store_pool", and "attributes" (every
     plan attribute as the IR prints it); empty before stage gg-config."""
 
-    asm: Dict[str, Union[str, bytes]]
+    asm: Mapping[str, Union[str, bytes]]  # a dict, or a disk hit's lazily read stages
     diagnostics: str
     ir_after_all: str
     kernel_info: list

@@ -70,13 +70,17 @@ def _describe(position: int, role: str, obj: Any) -> _Tensor:
                     f"__dlpack__ or __cuda_array_interface__), got {type(obj).__name__}")
 
 
+def _refuse_negated(where: str, t: Any) -> None:
+    if t.is_neg():  # the kernels read memory as it is, not negated
+        raise ValueError(f"{where} is a negated view (torch's negative bit, from "
+                         f".conj().imag, say): pass it .resolve_neg() first")
+
+
 def _describe_torch(where: str, obj: Any) -> _Tensor:
     dtype = _TORCH_DTYPES.get(str(obj.dtype))
     if dtype is None:
         raise TypeError(f"{where} has dtype {obj.dtype}, which ggc does not take")
-    if obj.is_neg():  # the kernels read memory as it is, not negated
-        raise ValueError(f"{where} is a negated view (torch's negative bit, from "
-                         f".conj().imag, say): pass it .resolve_neg() first")
+    _refuse_negated(where, obj)
     if obj.device.type != "cuda":
         return _Tensor(0, tuple(obj.shape), tuple(obj.stride()), dtype, None, None,
                        location=obj.device.type)
@@ -94,6 +98,7 @@ def describe_fake(position: int, role: str, t: Any) -> _Tensor:
     dtype = _TORCH_DTYPES.get(str(t.dtype))
     if dtype is None:
         raise TypeError(f"{where} has dtype {t.dtype}, which ggc does not take")
+    _refuse_negated(where, t)
     device = (t.device.index or 0) if t.device.type == "cuda" else -1
     return _Tensor(t.storage_offset() * t.element_size(), tuple(t.shape), tuple(t.stride()),
                    dtype, device, None)

@@ -114,14 +114,17 @@ func.func @contiguous_f8_expected_rows(%a: memref<?x4096xf8E4M3FN>,
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
 // CHECK: memref<128x1536x2048xbf16>
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
-// FP8 weights of 14 MiB (N 7,168 x K 2,048) walk N first at a hint of
-// 1,024 alone; 16.5 MiB keep M first.
+// FP8 weights of 14 MiB (N 7,168 x K 2,048) and of 16 MiB exactly (N
+// 8,192) walk N first at a hint of 1,024 alone; 16.5 MiB keep M first.
 // CHECK: memref<32x7168x2048xf8E4M3FN>
 // CHECK-SAME: expected_m = 1024
 // CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
 // CHECK: memref<32x7168x2048xf8E4M3FN>
 // CHECK-SAME: expected_m = 512
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
+// CHECK: memref<32x8192x2048xf8E4M3FN>
+// CHECK-SAME: expected_m = 1024
+// CHECK-SAME: schedule = #gg.schedule<order = n_fastest>
 // CHECK: memref<32x8448x2048xf8E4M3FN>
 // CHECK-SAME: expected_m = 1024
 // CHECK-SAME: schedule = #gg.schedule<order = m_fastest>
@@ -132,7 +135,8 @@ func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
     %b5: memref<128x2048x2176xf8E4M3FN>, %a16: memref<?x2048xbf16>,
     %b16: memref<128x1536x2048xbf16>, %b14: memref<32x7168x2048xf8E4M3FN>,
     %off32: memref<33xi32>, %o14: memref<?x7168xbf16>,
-    %b17: memref<32x8448x2048xf8E4M3FN>, %o17: memref<?x8448xbf16>) {
+    %b17: memref<32x8448x2048xf8E4M3FN>, %o17: memref<?x8448xbf16>,
+    %b16m: memref<32x8192x2048xf8E4M3FN>, %o16m: memref<?x8192xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b : memref<128x1536x2048xf8E4M3FN>) groups(%off : memref<129xi32>)
       out(%o : memref<?x1536xbf16>)
@@ -173,6 +177,10 @@ func.func @small_experts(%a: memref<?x2048xf8E4M3FN>,
       b(%b14 : memref<32x7168x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
       out(%o14 : memref<?x7168xbf16>)
       {expected_m = 512 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b16m : memref<32x8192x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
+      out(%o16m : memref<?x8192xbf16>)
+      {expected_m = 1024 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       b(%b17 : memref<32x8448x2048xf8E4M3FN>) groups(%off32 : memref<33xi32>)
       out(%o17 : memref<?x8448xbf16>)

@@ -176,6 +176,22 @@ def test_a_broken_cache_entry_is_a_miss_and_is_repaired(tmp_path, corruption):
     assert repaired.kernel_info == good.kernel_info
 
 
+def test_a_broken_ir_stage_read_by_threads_compiles_once(tmp_path, monkeypatch):
+    good, _ = _compile()
+    (_entry(tmp_path) / "llvm.ll").unlink()
+    hit, _ = _compile()
+    compiles = []
+    real = cache.compile_ir
+    monkeypatch.setattr(cache, "compile_ir",
+                        lambda *a, **kw: compiles.append(1) or real(*a, **kw))
+    threads = [threading.Thread(target=lambda: hit.asm["llvm"]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(compiles) == 1 and hit.asm["llvm"] == good.asm["llvm"]
+
+
 @pytest.mark.parametrize("corruption", sorted(IR_STAGE_CORRUPTIONS))
 def test_a_broken_ir_stage_is_compiled_again_when_read(tmp_path, corruption, caplog):
     good, _ = _compile()
@@ -200,6 +216,7 @@ def test_a_disk_hit_reads_only_the_launched_stage(tmp_path, monkeypatch):
     hit, source = _compile()
     assert source == "disk" and sorted(read) == ["cubin.cubin", "meta.json"]
     assert list(hit.asm)[-1] == "cubin" and "ptx" in hit.asm  # every stage listed
+    assert len(read) == 2  # listing and `in` read nothing
     assert ".version" in hit.asm["ptx"] and read[-1] == "ptx.ptx"
 
 

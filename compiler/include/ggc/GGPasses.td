@@ -79,7 +79,7 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     expert and 2.2-3.4% at 1,024 (H200), where larger weights lost 4-42%;
     so do FP8 weights of at most 16 MiB at an `expected_m` of 1,024 (the
     DeepSeek-V3-like down projection, N 7,168 x K 2,048: 2.7-3.2% faster
-    than M first, where 24 MiB lost 2.1%). Otherwise, when a group's
+    than M first; 28 MiB at those rows was level). Otherwise, when a group's
     M block count is only known at run time (contiguous layouts), or a
     group's tiles fit in one wave, M blocks go first, so the CTAs running at
     once read the same columns of the group's B. When both counts are known

@@ -1,0 +1,40 @@
+"""bench_grouped_gemm's config strings: what each option hands the kernel
+builder (CPU: the builder is recorded, nothing compiles)."""
+
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import bench_grouped_gemm as bench  # noqa: E402
+
+
+def built(configs, hint):
+    calls = []
+
+    def make_kernel(config, **opts):
+        calls.append((config, opts))
+        return object()
+    labels = list(bench.ggc_variants(lambda kernel: kernel, make_kernel, configs, hint))
+    return labels, calls
+
+
+def test_zero_tile_keeps_the_chosen_config_and_auto_takes_the_shapes_hint():
+    labels, calls = built([(0, 0, 0, 0, "emauto")], hint=1024)
+    assert labels == ["ggc", "ggc chosen emauto"]
+    assert calls[1][0] is None and calls[1][1]["expected_m"] == 1024
+    assert "expected_m" not in calls[0][1]  # the plain row passes no hint
+
+
+def test_a_given_hint_and_tile_order_reach_the_builder():
+    _, calls = built([(128, 128, 128, 5, "nf", "em512")], hint=1024)
+    config, opts = calls[1]
+    assert "block = [128, 128, 128], stages = 5" in config
+    assert opts["expected_m"] == 512 and opts["tile_order"] == "n_fastest"
+
+
+def test_the_fp8_contiguous_shapes_parse():
+    assert bench.shapes_of("8192,8,7168,2048;16,2,128,256") == [(8192, 8, 7168, 2048),
+                                                               (16, 2, 128, 256)]

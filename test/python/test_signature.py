@@ -137,3 +137,39 @@ def test_a_negated_view_is_refused_by_name():
     out = torch.empty(8, 128, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match=r"argument 0 \(a\) is a negated view"):
         kernel(a, b, offsets, out)
+
+
+def random_arguments(rng):
+    """A few arguments of the kinds a call passes, drawn so that equal and
+    unequal signatures both occur often."""
+    def tensor():
+        dtype = rng.choice([torch.float32, torch.bfloat16, torch.int32])
+        shape = [rng.choice([1, 2, 3]) for _ in range(rng.choice([1, 2]))]
+        t = torch.zeros(shape, dtype=dtype)
+        if t.dim() == 2 and rng.random() < 0.3:
+            t = t.t()
+        if rng.random() < 0.2 and dtype.is_floating_point:
+            t = t.requires_grad_()
+        if rng.random() < 0.1 and dtype.is_floating_point:
+            t = torch.nn.Parameter(t.detach(), requires_grad=False)
+        return t
+    kinds = [tensor, lambda: None, lambda: rng.choice([0, 1, True, False, 1.0, "a"])]
+    return [rng.choice(kinds)() for _ in range(rng.choice([1, 2]))]
+
+
+def test_the_native_and_python_keys_agree_on_which_calls_match():
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    import random
+    signature._native = ()
+    native = signature._load_native()
+    rng = random.Random(7)
+    calls = [random_arguments(rng) for _ in range(300)]
+    native_keys = [native(c) for c in calls]
+    python_keys = [signature._python_signature(c) for c in calls]
+    assert all(k is not None for k in native_keys + python_keys)
+    for i in range(len(calls)):
+        for j in range(i + 1, len(calls)):
+            assert (native_keys[i] == native_keys[j]) == (python_keys[i] == python_keys[j]), \
+                (calls[i], calls[j])
+    assert len(set(python_keys)) > 30 and len(set(python_keys)) < len(calls)  # both occur

@@ -286,7 +286,7 @@ def main():
     device = "cpu" if args.stub else "cuda"
     if args.python_signature:
         import ggc.signature
-        ggc.signature._native = None
+        ggc.signature._native = ggc.signature._native_addresses = None
     if args.stub:
         install_stub()
     ggc_cases, peers = cases(device)

@@ -371,7 +371,7 @@ class _Plan:
         self.launch, self.positions = launch, positions
 
     def run(self, values: Tuple[Any, ...], stream: Optional[int]) -> bool:
-        return self.launch.run([values[i].data_ptr() for i in self.positions], stream)
+        return self.launch.run(_signature.addresses(values, self.positions), stream)
 
 
 def _call_key(args: Tuple[Any, ...], kwargs: Dict[str, Any], validate):

@@ -358,7 +358,7 @@ class _Plan:
         if self.csr:
             offs = tensors[6]
             full[_CSR] = torch.cat([offs.new_zeros(1), offs])
-        if not self.launch.run([full[i].data_ptr() for i in self.sources], None):
+        if not self.launch.run(_signature.addresses(full, self.sources), None):
             return None
         return out
 

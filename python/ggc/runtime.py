@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from . import _ggc, groups
 from .cache import compile_cached, log
+from . import signature as _signature
 from .signature import of as signature
 from .compiler import (CompilationError, check_target, device_target, get_num_sms,
                        get_shared_memory_bytes, get_target)
@@ -337,7 +338,8 @@ class Kernel:
         if not validate:
             key = signature(args)
             launch = self._launches.get(key) if key is not None else None
-            if launch is not None and launch.run([a.data_ptr() for a in args], stream):
+            if launch is not None and launch.run(
+                    _signature.addresses(args, range(len(args))), stream):
                 return
         self._launch_checked(args, key, stream, validate)
 

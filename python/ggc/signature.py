@@ -19,18 +19,19 @@ may hold both.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 _CONSTANTS = (int, float, bool, str)
 
 _native = ()  # ggc._signature.signature, None without it; () until looked for
+_native_addresses = None  # ggc._signature.addresses, set with _native
 
 
 def _load_native():
     """ggc._signature's function, when built and the torch it was built
     against (version, commit and C++ ABI) is imported; None otherwise.
     Looked for once torch is imported."""
-    global _native
+    global _native, _native_addresses
     torch = sys.modules.get("torch")
     if torch is None:
         return None  # no torch tensors yet: looked for again on a later call
@@ -43,6 +44,7 @@ def _load_native():
                       and _signature.torch_git_version == torch.version.git_version
                       and _signature.cxx11_abi == int(torch._C._GLIBCXX_USE_CXX11_ABI))
         _native = _signature.signature if same_build else None
+        _native_addresses = _signature.addresses if same_build else None
     return _native
 
 
@@ -66,3 +68,13 @@ def _python_signature(args: Sequence[Any]) -> Optional[tuple]:
                       for a in args])
     except (AttributeError, TypeError, RuntimeError):  # RuntimeError: no strides
         return None
+
+
+def addresses(values: Sequence[Any], positions: Sequence[int]) -> List[int]:
+    """values[i].data_ptr() for each i of `positions`: what a cached launch
+    passes (read in C++ where ggc._signature is in use)."""
+    if _native_addresses is not None:
+        found = _native_addresses(values, positions)
+        if found is not None:
+            return found
+    return [values[i].data_ptr() for i in positions]

@@ -9,6 +9,8 @@
 // when ggc.signature's Python tuples would be equal (which, unlike these
 // bytes, also take -0.0 for 0.0).
 //
+// addresses() reads the data addresses a cached launch passes, the same way.
+//
 // Built against the torch the build's Python imports (python/CMakeLists.txt);
 // ggc.signature uses it only under that torch build, else keeps Python's.
 //
@@ -132,9 +134,56 @@ PyObject *signature(PyObject *, PyObject *args) {
   return PyBytes_FromStringAndSize(packed.data(), packed.size());
 }
 
+// addresses(values, positions) -> [values[i].data_ptr() for i in positions],
+// or None where one is not a plain tensor with data (Python's path then).
+PyObject *addresses(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "addresses(values, positions)");
+    return nullptr;
+  }
+  PyObject *values = PySequence_Fast(args[0], "addresses: values must be a sequence");
+  if (!values)
+    return nullptr;
+  PyObject *positions = PySequence_Fast(args[1], "addresses: positions must be a sequence");
+  if (!positions) {
+    Py_DECREF(values);
+    return nullptr;
+  }
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(positions);
+  Py_ssize_t size = PySequence_Fast_GET_SIZE(values);
+  PyObject *result = PyList_New(count);
+  bool covered = result != nullptr && THPVariableClass;
+  try {
+    for (Py_ssize_t i = 0; i < count && covered; ++i) {
+      Py_ssize_t at = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(positions, i));
+      covered = at >= 0 && at < size;
+      PyObject *value = covered ? PySequence_Fast_GET_ITEM(values, at) : nullptr;
+      covered = covered && THPVariable_CheckTypeExact(Py_TYPE(value));
+      if (!covered)
+        break;
+      auto address = reinterpret_cast<uintptr_t>(THPVariable_Unpack(value).data_ptr());
+      PyObject *number = PyLong_FromUnsignedLongLong(address);
+      covered = number != nullptr;
+      if (covered)
+        PyList_SET_ITEM(result, i, number);
+    }
+  } catch (...) {
+    covered = false; // no storage (a meta tensor, say): Python's path
+  }
+  Py_DECREF(values);
+  Py_DECREF(positions);
+  if (covered)
+    return result;
+  Py_XDECREF(result);
+  PyErr_Clear();
+  Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"signature", signature, METH_O,
      "The signature of a call's arguments as bytes, or None."},
+    {"addresses", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(addresses)),
+     METH_FASTCALL, "The data addresses of values[i] for each i of positions, or None."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -173,3 +173,26 @@ def test_the_native_and_python_keys_agree_on_which_calls_match():
             assert (native_keys[i] == native_keys[j]) == (python_keys[i] == python_keys[j]), \
                 (calls[i], calls[j])
     assert len(set(python_keys)) > 30 and len(set(python_keys)) < len(calls)  # both occur
+
+
+def test_addresses_are_the_tensors_data_pointers(monkeypatch):
+    base_tensor = torch.randn(16, 8)
+    values = [base_tensor[3:], None, torch.randn(4), base_tensor.t(), 7]
+    expected = [values[0].data_ptr(), values[3].data_ptr(), values[2].data_ptr()]
+    assert signature.addresses(values, [0, 3, 2]) == expected
+    monkeypatch.setattr(signature, "_native_addresses", None)
+    assert signature.addresses(values, [0, 3, 2]) == expected  # Python's path
+
+
+def test_addresses_of_other_values_take_pythons_path():
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    signature.of([torch.zeros(1)])  # loads the module
+    native = signature._native_addresses
+    assert native is not None
+    assert native([7], [0]) is None  # not a tensor: Python's data_ptr() raises
+    meta = torch.empty(4, device="meta")
+    assert native([meta], [0]) == [meta.data_ptr()]  # as Python reads it
+    assert native([torch.zeros(2)], [3]) is None  # out of range
+    with pytest.raises(AttributeError):
+        signature.addresses([7], [0])

@@ -44,7 +44,8 @@ def _load_native():
                       and _signature.torch_git_version == torch.version.git_version
                       and _signature.cxx11_abi == int(torch._C._GLIBCXX_USE_CXX11_ABI))
         _native = _signature.signature if same_build else None
-        _native_addresses = _signature.addresses if same_build else None
+        # (a module built before addresses() existed has none)
+        _native_addresses = getattr(_signature, "addresses", None) if same_build else None
     return _native
 
 

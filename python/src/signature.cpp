@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <ATen/PythonTorchFunctionTLS.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <Python.h>
@@ -113,6 +114,10 @@ bool putArgument(std::string &out, PyObject *arg) {
 // signature(args) -> bytes, or None when an argument is not one this
 // packing covers (the caller then builds Python's tuple).
 PyObject *signature(PyObject *, PyObject *args) {
+  // Under a TorchFunctionMode a tensor's attributes may answer otherwise:
+  // Python reads them through the mode.
+  if (at::impl::torch_function_mode_enabled())
+    Py_RETURN_NONE;
   PyObject *sequence = PySequence_Fast(args, "signature: args must be a sequence");
   if (!sequence)
     return nullptr;
@@ -141,6 +146,13 @@ PyObject *addresses(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "addresses(values, positions)");
     return nullptr;
   }
+  // Positions as a list, tuple or range only (an iterator read here would
+  // leave nothing for Python's path); no TorchFunctionMode (data_ptr() goes
+  // through it in Python).
+  if (!(PyList_CheckExact(args[1]) || PyTuple_CheckExact(args[1]) ||
+        PyRange_Check(args[1])) ||
+      at::impl::torch_function_mode_enabled())
+    Py_RETURN_NONE;
   PyObject *values = PySequence_Fast(args[0], "addresses: values must be a sequence");
   if (!values)
     return nullptr;

@@ -18,6 +18,7 @@ BUILT = bool(glob.glob(os.path.join(os.path.dirname(ggc.__file__), "_signature*.
 @pytest.fixture(params=["native", "python"])
 def of(request, monkeypatch):
     """signature.of with ggc._signature, and with Python's tuple alone."""
+    monkeypatch.setattr(signature, "_native_addresses", signature._native_addresses)
     if request.param == "native":
         if not BUILT:
             pytest.skip("ggc._signature not built (no torch at configure time)")
@@ -40,6 +41,7 @@ def test_another_torch_version_keeps_pythons_keys(monkeypatch):
     if not BUILT:
         pytest.skip("ggc._signature not built")
     monkeypatch.setattr(signature, "_native", ())
+    monkeypatch.setattr(signature, "_native_addresses", None)
     monkeypatch.setattr(torch, "__version__", "0.0.0-other")
     assert signature._load_native() is None
     assert isinstance(signature.of([torch.zeros(1)]), tuple)
@@ -177,11 +179,36 @@ def test_the_native_and_python_keys_agree_on_which_calls_match():
 
 def test_addresses_are_the_tensors_data_pointers(monkeypatch):
     base_tensor = torch.randn(16, 8)
-    values = [base_tensor[3:], None, torch.randn(4), base_tensor.t(), 7]
-    expected = [values[0].data_ptr(), values[3].data_ptr(), values[2].data_ptr()]
-    assert signature.addresses(values, [0, 3, 2]) == expected
+    values = [base_tensor[3:], None, torch.randn(4), base_tensor.t(), 7,
+              torch.empty(0, 8), torch.nn.Parameter(torch.randn(2)),
+              torch.randn(4).to(torch.float8_e4m3fn)]
+    positions = [0, 3, 2, 5, 6, 7]
+    expected = [values[i].data_ptr() for i in positions]
+    if BUILT:
+        signature.of([torch.zeros(1)])  # loads the module
+        assert signature._native_addresses is not None
+        assert signature._native_addresses(values, positions) == expected
+        assert signature._native_addresses(values, iter(positions)) is None  # kept for Python
+    assert signature.addresses(values, positions) == expected
     monkeypatch.setattr(signature, "_native_addresses", None)
-    assert signature.addresses(values, [0, 3, 2]) == expected  # Python's path
+    assert signature.addresses(values, positions) == expected  # Python's path
+
+
+def test_a_torch_function_mode_takes_pythons_path():
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    from torch.overrides import TorchFunctionMode
+
+    class Passing(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    signature.of([torch.zeros(1)])
+    t = torch.zeros(3)
+    with Passing():
+        assert signature._native([t]) is None
+        assert signature._native_addresses([t], [0]) is None
+        assert isinstance(signature.of([t]), tuple)
 
 
 def test_addresses_of_other_values_take_pythons_path():

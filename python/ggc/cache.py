@@ -459,7 +459,7 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
     """Compiles `ir`, or finds it in the caches. Returns the result and where
     it came from: "memory", "disk" or None (compiled now)."""
     started = time.perf_counter()
-    limit = max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
+    max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
     key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms,
                  shared_memory_bytes=shared_memory_bytes)
     with _lock:

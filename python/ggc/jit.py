@@ -376,8 +376,8 @@ class _Plan:
 
 def _call_key(args: Tuple[Any, ...], kwargs: Dict[str, Any], validate):
     """What decides a call's checks, binding and kernel: its arguments'
-    signature (ggc.signature: a tensor's type, dtype, shape, strides,
-    device and requires_grad, a constant's type and value); None when the
+    signature (ggc.signature.of: every field of a tensor a check reads, a
+    constant's type and value) and keyword names; None when the
     call must take the full path (validation, torch.compile tracing or a
     dispatch mode, an argument that is neither)."""
     bridge = _torch_ops

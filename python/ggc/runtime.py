@@ -15,7 +15,6 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 from . import _ggc, groups
 from .cache import compile_cached, log
 from . import signature as _signature
-from .signature import of as signature
 from .compiler import (CompilationError, check_target, device_target, get_num_sms,
                        get_shared_memory_bytes, get_target)
 
@@ -336,7 +335,7 @@ class Kernel:
             validate = groups.VALIDATE_BY_DEFAULT
         key = None
         if not validate:
-            key = signature(args)
+            key = _signature.of(args)
             launch = self._launches.get(key) if key is not None else None
             if launch is not None and launch.run(
                     _signature.addresses(args, range(len(args))), stream):
@@ -391,7 +390,7 @@ class Kernel:
     def launch_for(self, args: Sequence[Any]) -> Optional["Launch"]:
         """The checked launch of torch tensors of these arguments'
         signature, once a call with them has launched; else None."""
-        key = signature(args)
+        key = _signature.of(args)
         return None if key is None else self._launches.get(key)
 
 

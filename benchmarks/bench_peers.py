@@ -375,7 +375,8 @@ def svg(rows, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="", help="only cases whose name contains this")
+    parser.add_argument("--cases", default="",
+                        help="only cases whose name contains one of these (comma-separated)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--svg", help="draw ggc's speedup over the best peer here")
     args = parser.parse_args()
@@ -389,7 +390,7 @@ def main():
           f"copy {ceiling['bytes_per_s'] / 1e12:.2f} TB/s", flush=True)
     rows = []
     for label, dtype, build in CASES:
-        if args.cases not in label:
+        if not any(part in label for part in args.cases.split(",")):
             continue
         rows.append(run_case(label, dtype, build, ceiling))
         # Written after each case, so a run cut short keeps what it measured.

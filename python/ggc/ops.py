@@ -214,6 +214,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     the groups cover every row of an `out` allocated here (ggc.groups).
     `offs` takes torch._grouped_mm's convention instead: G cumulative ends
     ([G]), for a's rows (b 3-D) or, b 2-D, the tokens of a weight gradient.
+    `expected_m`, a host int, is the rows a group typically holds: it
+    chooses the tiles and their walk; contiguous calls of two or more
+    groups without it take mean_hint(a.shape[0], G, 4096).
 
     Under torch.compile, make_fx or fake tensors, and for inputs that need a
     gradient, the call goes through torch.ops.ggc.grouped_gemm[_out]
@@ -268,6 +271,26 @@ def mean_hint(count, groups: int, cap: int) -> Optional[int]:
         return None
     mean = max(1, count // max(1, int(groups)))
     return 1 << min(cap.bit_length() - 1, mean.bit_length() - 1)
+
+
+def _contiguous_hint(a, b) -> Optional[int]:
+    """The expected_m a grouped contiguous call without one compiles with:
+    the rows of `a` over the groups (mean_hint, capped at 4,096, as
+    ggc.moe passes it). The kernels' tile and schedule rules are measured
+    at such hints, and without one a call took rules made for no knowledge
+    of the rows (FP8 on ragged groups measured 1-7% slower:
+    docs/performance.md). Rows of `a` outside every group count too, so a
+    buffer much taller than its groups reads as taller groups (a
+    performance hint only). None for one group (a dense GEMM: its tiles
+    were measured without a hint), for symbolic sizes (torch.compile's
+    dynamic shapes, which a hint would specialise) and for shapes the
+    layout's checks refuse."""
+    if a.dim() != 2 or b.dim() != 3:
+        return None
+    rows, groups = a.shape[0], b.shape[0]
+    if not isinstance(rows, int) or not isinstance(groups, int) or groups < 2:
+        return None
+    return mean_hint(rows, groups, 4096)
 
 
 def expected_group_tokens(tokens, groups: int) -> Optional[int]:
@@ -437,6 +460,8 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     group_slot = _CSR if from_offs else _GROUP_SLOTS[given[0]]
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
+    if expected_m is None and layout == "contiguous":
+        expected_m = _contiguous_hint(a, b)
     hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if layout == "k_grouped":
         k_dim = 1 if k_major else 0

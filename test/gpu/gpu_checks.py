@@ -28,3 +28,13 @@ def rel_err(out, ref):
 def offsets_of(sizes):
     return torch.tensor([0] + list(torch.tensor(sizes).cumsum(0)), dtype=torch.int32,
                         device="cuda")
+
+
+def group_slices(sizes):
+    """(group, slice of its rows) for each non-empty group of contiguous
+    `sizes`, in order."""
+    start = 0
+    for group, size in enumerate(sizes):
+        if size:
+            yield group, slice(start, start + size)
+        start += size

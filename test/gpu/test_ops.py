@@ -9,7 +9,7 @@ import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ir, ops, torch_ops  # noqa: E402,F401
 
-from gpu_checks import offsets_of, rel_err  # noqa: E402,F401
+from gpu_checks import group_slices, offsets_of, rel_err  # noqa: E402,F401
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -80,6 +80,25 @@ def test_grouped_gemm_contiguous_and_masked(b_layout):
     torch.cuda.synchronize()
     assert rel_err(masked[0], am[0].double() @ b[0].double().T) < 1e-2
     assert rel_err(masked[1, :1], am[1, :1].double() @ b[1].double().T) < 1e-2
+
+
+@pytest.mark.parametrize("n, expected_m", [(1088, None), (1088, 1024), (16384, 256)])
+def test_contiguous_bf16_tile_rules_on_ragged_groups(n, expected_m):
+    """gg-select-config's 16-bit contiguous tiles (test_kernel_plans
+    checks the choices): N = 1,088 (a multiple of 64, not of 128) takes
+    128-wide tiles whose last one is ragged; N = 16,384 at 256 rows a group
+    takes 128x256. Every valid row right, every row outside the groups
+    untouched."""
+    sizes = [129, 0, 1, 300, 64, 77]
+    g, k, spare = len(sizes), 1280, 5  # K > 1,024: not the short-K rule's 128x256
+    a = torch.randn(sum(sizes) + spare, k, device="cuda").bfloat16()
+    b = torch.randn(g, n, k, device="cuda").bfloat16() / 8
+    out = torch.full((a.shape[0], n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.grouped_gemm(a, b, offsets=offsets_of(sizes), out=out, expected_m=expected_m)
+    torch.cuda.synchronize()
+    for gi, rows in group_slices(sizes):
+        assert rel_err(out[rows], a[rows].double() @ b[gi].double().T) < 1e-2
+    assert torch.isnan(out[sum(sizes):]).all(), "a row outside every group was written"
 
 
 def test_cached_launches_write_each_new_output():

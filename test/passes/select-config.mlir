@@ -20,14 +20,41 @@ func.func @contiguous_bf16(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>
 
 // -----
 
-// expected_m on contiguous groups: 1,024 rows or more a group keep the
-// 256-wide tiles N allows (their A and B tiles are then read by enough
-// CTAs); fewer keep 128. At most 16 rows a group on sm_90a (a MoE layer's
+// N a multiple of 64 but not of 128 (gpt-oss's 2,880): 16-bit contiguous
+// groups on sm_90a take 128-wide tiles, the last one ragged, from N =
+// 1,024; a narrower N keeps the 64-wide tiles that divide it.
+// CHECK-LABEL: func.func @ragged_column_tile
+// CHECK: config = #gg.config<block = [128, 128, 64]
+// CHECK-LABEL: func.func @narrow_n_960
+// CHECK: config = #gg.config<block = [128, 64, 64]
+func.func @ragged_column_tile(%a: memref<?x2880xbf16>, %b: memref<128x2880x2880xbf16>,
+                              %off: memref<129xi32>, %o: memref<?x2880xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2880xbf16>)
+      b(%b : memref<128x2880x2880xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x2880xbf16>)
+  return
+}
+func.func @narrow_n_960(%a: memref<?x2880xbf16>, %b: memref<128x960x2880xbf16>,
+                        %off: memref<129xi32>, %o: memref<?x960xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2880xbf16>)
+      b(%b : memref<128x960x2880xbf16>) groups(%off : memref<129xi32>)
+      out(%o : memref<?x960xbf16>)
+  return
+}
+
+// -----
+
+// expected_m on contiguous groups: 256 rows or more a group keep the
+// 256-wide tiles N allows where N is at least 16,384 (their A and B tiles
+// are then read by enough CTAs); fewer rows, or N 4,096 (tall_narrow),
+// keep 128. At most 16 rows a group on sm_90a (a MoE layer's
 // decode step, bound by reading the weights) take 64x64 tiles, for more
 // CTAs; 32 rows with K = 4,096 and A's rows not gathered keep 128x128.
 // CHECK-LABEL: func.func @contiguous_tall_groups
 // CHECK: config = #gg.config<block = [128, 256, 64], stages = 4,
 // CHECK-LABEL: func.func @contiguous_mid_groups
+// CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
+// CHECK-LABEL: func.func @contiguous_tall_narrow
 // CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 // CHECK-LABEL: func.func @contiguous_decode_hint
 // CHECK: config = #gg.config<block = [64, 64, 64], stages = 8,
@@ -37,14 +64,21 @@ func.func @contiguous_tall_groups(%a: memref<?x4096xbf16>, %b: memref<8x28672x40
                                   %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
       b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
-      out(%o : memref<?x28672xbf16>) {expected_m = 1024 : i64}
+      out(%o : memref<?x28672xbf16>) {expected_m = 256 : i64}
   return
 }
 func.func @contiguous_mid_groups(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,
                                  %off: memref<9xi32>, %o: memref<?x28672xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
       b(%b : memref<8x28672x4096xbf16>) groups(%off : memref<9xi32>)
-      out(%o : memref<?x28672xbf16>) {expected_m = 1023 : i64}
+      out(%o : memref<?x28672xbf16>) {expected_m = 255 : i64}
+  return
+}
+func.func @contiguous_tall_narrow(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>,
+                                  %off: memref<9xi32>, %o: memref<?x4096xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x7168xbf16>)
+      b(%b : memref<8x4096x7168xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x4096xbf16>) {expected_m = 4096 : i64}
   return
 }
 func.func @contiguous_decode_hint(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,

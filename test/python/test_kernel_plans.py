@@ -81,17 +81,22 @@ def test_a_users_config_is_reported_as_written_and_plans_follow_module_order():
     assert out.plans[1]["config"]["block"][0] == 64
 
 
-@pytest.mark.parametrize("expected_m, block, band", [(None, [128, 128, 64], 12),
-                                                      (16, [64, 64, 64], 0),
-                                                      (64, [128, 128, 64], 0),
-                                                      (1023, [128, 128, 64], 0),
-                                                      (1024, [128, 256, 64], 0),
-                                                      (2560, [128, 256, 64], 19),
-                                                      (4096, [128, 256, 64], 19)])
-def test_a_contiguous_groups_rows_hint_chooses_the_tile(expected_m, block, band):
+@pytest.mark.parametrize("n, k, expected_m, block, band", [
+    (28672, 4096, None, [128, 128, 64], 12),
+    (28672, 4096, 16, [64, 64, 64], 0),
+    (28672, 4096, 64, [128, 128, 64], 0),
+    (28672, 4096, 255, [128, 128, 64], 0),
+    (28672, 4096, 256, [128, 256, 64], 0),
+    (28672, 4096, 1024, [128, 256, 64], 0),
+    (28672, 4096, 2560, [128, 256, 64], 19),
+    (28672, 4096, 4096, [128, 256, 64], 19),
+    # N 4,096 keeps 128-wide tiles at every hint (kTallGroupMinN).
+    (4096, 7168, 1024, [128, 128, 64], 0),
+    (4096, 7168, 4096, [128, 128, 64], 12)])
+def test_a_contiguous_groups_rows_hint_chooses_the_tile(n, k, expected_m, block, band):
     from ggc import ir
-    out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=4096,
-                                           k=7168, expected_m=expected_m), emit="gg-config")
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=n,
+                                           k=k, expected_m=expected_m), emit="gg-config")
     assert out.plans[0]["config"]["block"] == block
     assert out.plans[0]["schedule"]["m_band"] == band
 
@@ -172,3 +177,57 @@ def test_the_disk_cache_keeps_the_plans(tmp_path, monkeypatch):
 def test_the_chosen_grid_follows_num_sms(num_sms):
     out = ggc.compile_ir(_example(), emit="gg-config", num_sms=num_sms)
     assert out.plans[0]["config"]["sms"] == num_sms
+
+
+def _launch_constants(a, b, expected_m=None, **groups):
+    """The constexprs ggc.ops.grouped_gemm launches with (checked on the
+    CPU: no launch)."""
+    from ggc import ops
+    slots = dict(offsets=None, masked_m=None, m_indices=None, k_offsets=None, offs=None)
+    slots.update(groups)
+    tensors = (a, b, slots["offsets"], slots["masked_m"], slots["m_indices"],
+               slots["k_offsets"], slots["offs"], None, None, None)
+    return ops._checked_call(tensors, out_dtype=None, b_layout="nk", expected_m=expected_m,
+                             a_scale_kind=None, b_scale_kind=None, k_major=False,
+                             validate=False)[2]
+
+
+@pytest.mark.parametrize("rows, groups, hint", [(8192, 8, 1024), (8191, 8, 512),
+                                                (100_000, 8, 4096), (3, 8, 1), (0, 8, 1),
+                                                (4096, 1, None)])
+def test_a_contiguous_call_without_a_hint_compiles_with_its_rows_mean(rows, groups, hint):
+    """ggc.ops derives expected_m from a's rows over the groups (mean_hint,
+    capped at 4,096) where the caller gives none and there are two groups
+    or more; a caller's hint is kept, and masked groups (whose M_max the
+    compiler reads), DeepGEMM's padded layout and weight gradients get
+    none."""
+    import torch
+    a = torch.zeros(rows, 64, dtype=torch.bfloat16)
+    b = torch.zeros(groups, 128, 64, dtype=torch.bfloat16)
+    offsets = torch.zeros(groups + 1, dtype=torch.int32)
+    ends = torch.zeros(groups, dtype=torch.int32)
+    for given in ({"offsets": offsets}, {"offs": ends}):
+        assert _launch_constants(a, b, **given).get("EXPECTED_M") == hint
+        assert _launch_constants(a, b, expected_m=64, **given)["EXPECTED_M"] == 64
+    masked = torch.zeros(groups, max(rows // groups, 1), 64, dtype=torch.bfloat16)
+    counts = torch.zeros(groups, dtype=torch.int32)
+    assert "EXPECTED_M" not in _launch_constants(masked, b, masked_m=counts)
+    tags = torch.zeros(rows, dtype=torch.int32)
+    assert "EXPECTED_M" not in _launch_constants(a, b, m_indices=tags)
+    grad = torch.zeros(rows, 32, dtype=torch.bfloat16)
+    assert "EXPECTED_M" not in _launch_constants(a, grad, offs=ends)
+
+
+@pytest.mark.parametrize("n, k, rows, block", [(2880, 2880, 64, [128, 128, 64]),
+                                               (1088, 1280, None, [128, 128, 64]),
+                                               (960, 2880, None, [128, 64, 64]),
+                                               (16384, 1280, 256, [128, 256, 64]),
+                                               (4096, 1280, 256, [128, 128, 64])])
+def test_sixteen_bit_contiguous_column_tiles(n, k, rows, block):
+    """N a multiple of 64 but not of 128 takes 128-wide tiles from N =
+    1,024 (the last ragged); 128x256 from 256 rows a group needs N >=
+    16,384 (gg-select-config, sm_90a)."""
+    from ggc import ir
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=n,
+                                           k=k, expected_m=rows), emit="gg-config")
+    assert out.plans[0]["config"]["block"] == block

@@ -18,13 +18,17 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches, f8
     ones on 64x256 tiles split between two consumer warpgroups; 64x64
-    tiles for contiguous groups expected to hold at most 64 rows, a MoE
-    decode step bound by reading weights; else 128, where f8's promotions
-    pipeline); block N
-    is the widest of 256/128/64 that divides N without waste (128 at most
+    tiles for contiguous groups expected to hold at most 64 rows (16 on
+    sm_90a), a MoE decode step bound by reading weights; else 128, where
+    f8's promotions pipeline); block N
+    is the widest of 256/128/64 that divides N without waste (on sm_90a,
+    16-bit contiguous 128-row tiles whose N is a multiple of 64 but not of
+    128 take 128 with a ragged last column tile from N = 1,024: 1.20-1.22x
+    on gpt-oss's N = 2,880; 128 at most
     for f8, and for contiguous ops, whose ragged groups balance better over
-    narrower tiles, unless their `expected_m` says a group holds 1,024 rows
-    or more, where 128x256 tiles measured 10-40% faster, or 128 or more
+    narrower tiles, unless their `expected_m` says a group holds 256 rows
+    or more and N is at least 16,384, where 128x256 tiles measured
+    2.5-6.9% faster (N 4,096 lost 3.8-6.1%), or 128 or more
     with `column_halves` (a gated up projection stores half its tile's
     columns), or 256 or more with K at most 1,024 (few K blocks a tile);
     an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048

@@ -27,7 +27,9 @@ The ceiling is measured in the same run: the best of dense bf16 and FP8
 (per-tensor scaled) matmuls of 8192^3, and a device-to-device copy for
 bandwidth. Prints us, TFLOPS, % of that ceiling and ggc's speedup per
 peer; --json writes every number; --svg draws ggc's speedup over the best
-peer per case (no plotting library needed). "% of roofline" is the
+peer per case and --roofline-svg ggc's and the best peer's share of the
+roofline (no plotting library needed); --from-json redraws both from an
+earlier run's --json. "% of roofline" is the
 larger of the FLOPs and the bytes (the weights of non-empty groups) over
 those ceilings, divided by the time.
 """
@@ -373,13 +375,54 @@ def svg(rows, path):
         f.write("\n".join(lines))
 
 
+def roofline_svg(rows, path, target=90.0):
+    """Two bars per case: ggc's share of the roofline measured in the run
+    (floor_us / us) and the best peer's, against 100% and #39's target
+    share (`target`, a dashed line)."""
+    rows = [r for r in rows if r["best_peer"]]
+    width, bar, left, right = 900, 9, 380, 120
+    scale = (width - left - right) / 100.0
+    pitch = 2 * bar + 8
+    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{len(rows) * pitch + 50}" font-family="sans-serif" font-size="11">',
+             f'<text x="{left}" y="14">share of the measured roofline: ggc (blue), '
+             f'best peer (grey)</text>']
+    for i, r in enumerate(rows):
+        y = 24 + i * pitch
+        lines.append(f'<text x="{left - 6}" y="{y + bar + 3}" text-anchor="end">{r["case"]}</text>')
+        for j, (name, color) in enumerate((("ggc", "#37c"), (r["best_peer"], "#999"))):
+            share = 100.0 * r["floor_us"] / r["us"][name]
+            lines.append(f'<rect x="{left}" y="{y + j * bar}" width="{share * scale:.1f}" '
+                         f'height="{bar}" fill="{color}"/>')
+            lines.append(f'<text x="{left + share * scale + 4:.1f}" y="{y + j * bar + 8}" '
+                         f'font-size="9">{share:.0f}% {name}</text>')
+    bottom = len(rows) * pitch + 30
+    for share, dash in ((100.0, ""), (target, ' stroke-dasharray="4"')):
+        x = left + share * scale
+        lines.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{bottom}" '
+                     f'stroke="#000"{dash}/>')
+        lines.append(f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="middle">{share:.0f}%</text>')
+    lines.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="",
                         help="only cases whose name contains one of these (comma-separated)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--svg", help="draw ggc's speedup over the best peer here")
+    parser.add_argument("--roofline-svg",
+                        help="draw ggc's and the best peer's share of the roofline here")
+    parser.add_argument("--from-json",
+                        help="draw --svg / --roofline-svg from an earlier run's --json "
+                             "instead of measuring (no GPU needed)")
     args = parser.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            draw(json.load(f)["rows"], args)
+        return
     for name, why in (("deep_gemm", DG_WHY), ("deep_gemm_v1", DG1_WHY)):
         if why:
             print(f"{name} not available: {why}")
@@ -398,8 +441,15 @@ def main():
             with open(args.json, "w") as f:
                 json.dump({"device": torch.cuda.get_device_name(), "ceiling": ceiling,
                            "rows": rows}, f, indent=1)
-        if args.svg:
-            svg(rows, args.svg)
+        draw(rows, args)
+
+
+def draw(rows, args):
+    """The pictures main's options ask for."""
+    if args.svg:
+        svg(rows, args.svg)
+    if args.roofline_svg:
+        roofline_svg(rows, args.roofline_svg)
 
 
 if __name__ == "__main__":

@@ -87,9 +87,12 @@ def padded_layout(sizes, align=128):
     return src.numel(), src, torch.tensor(tags, dtype=torch.int32, device="cuda")
 
 
-def pad_rows(x, src):
-    """x's rows gathered into the padded layout (zeros in padding rows)."""
-    out = torch.zeros(src.numel(), *x.shape[1:], dtype=x.dtype, device=x.device)
+def pad_rows(x, src, fill=None):
+    """x's rows gathered into the padded layout; padding rows zero, or from
+    `fill(*shape)` (a tensor of x's dtype) when given."""
+    shape = (src.numel(), *x.shape[1:])
+    out = (torch.zeros(shape, dtype=x.dtype, device=x.device) if fill is None
+           else fill(*shape))
     keep = src >= 0
     out[keep] = x[src[keep]]
     return out
@@ -420,6 +423,8 @@ def main():
                              "instead of measuring (no GPU needed)")
     args = parser.parse_args()
     if args.from_json:
+        if not (args.svg or args.roofline_svg):
+            parser.error("--from-json draws --svg and/or --roofline-svg: give one")
         with open(args.from_json) as f:
             draw(json.load(f)["rows"], args)
         return

@@ -2,7 +2,9 @@
 ggc the rows a group holds on average (`expected_m`, a host int known from
 the shapes: tokens / groups, rounded to a power of two), as ggc.moe does
 for inference (#40). Without it contiguous ops take 128-column tiles;
-with 1,024 rows or more per group, 128x256. Interleaved in one run.
+with 1,024 rows or more per group, 128x256 (the rule then; since the
+twenty-fifth session 2,048 rows, or 256 where N >= 16,384). Interleaved
+in one run.
 
     python3 benchmarks/probes/expected_m_training.py
 """

@@ -16,8 +16,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-import ggc  # noqa: E402 (bench_grouped_gemm puts python/ on the path)
 from bench_grouped_gemm import fp8, ragged_groups, time_interleaved  # noqa: E402
+import ggc  # noqa: E402 (bench_grouped_gemm put python/ on the path)
 from ggc import ir  # noqa: E402
 
 SWIGLU = """%s = gg.silu %acc0 : f32

@@ -1,14 +1,15 @@
 """Which tiles serve each of ggc.moe's two GEMMs at a few hundred rows an
 expert (#38: the Qwen3-like layer at T = 1,024 and 4,096 is short of 1.3x
 vLLM). ggc.moe hints both GEMMs with the even share of routes (the
-expected_m hint), and gg-select-config takes 128x256 tiles only from a
-hint of 1,024 rows (kTallGroupRows), or for a gated up projection from
-128 (kGatedWideGroupRows); the whole layer with every hint at 4x measured
+expected_m hint), and gg-select-config took 128x256 tiles only from a
+hint of 1,024 rows (since the twenty-fifth session: 2,048, kTallGroupRows,
+or 256 where N >= 16,384), or for a gated up projection from 128
+(kGatedWideGroupRows); the whole layer with every hint at 4x measured
 1.027x on the Qwen3-like layer at 256 rows an expert and 0.98x on the
 Mixtral-like one (docs/performance-history.md, twelfth session). This
 times the layer (graph replay, L2 flushed, interleaved) as chosen, with
 the up projection on 128x128 tiles (its hint lowered to 64), and with the
-down projection on 128x256 (its hint raised to 1,024), to find which GEMM
+down projection on 128x256 (its hint raised to TALL), to find which GEMM
 gains and which loses.
 
     python3 benchmarks/probes/moe_tile_hints.py [--shapes qwen3,mixtral]
@@ -26,7 +27,7 @@ from ggc import moe  # noqa: E402
 from ggc.moe import layer  # noqa: E402
 
 CASES = {"qwen3": (2048, 4096, 8192), "mixtral": (512, 1024, 2048), "deepseek": (1024, 4096)}
-TALL = 1024  # gg-select-config's kTallGroupRows
+TALL = 2048  # gg-select-config's kTallGroupRows (1,024 when this probe ran)
 NARROW = 64  # above its decode tiles, below kGatedWideGroupRows: 128x128
 
 

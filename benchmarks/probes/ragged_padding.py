@@ -2,7 +2,7 @@
 (#39, twenty-fifth session): the same ragged groups, kernels alone,
 interleaved.
 
-    python benchmarks/probes/ragged_padding.py [--cases 8192,8,7168,2048;...]
+    python benchmarks/probes/ragged_padding.py [--cases "T,G,N,K,SEED;..."]
 
 Variants, on Dirichlet group sizes (bench_grouped_gemm.ragged_groups):
   ggc ragged        ggc on the groups as they are (the benchmark's case)
@@ -26,17 +26,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from bench_grouped_gemm import fp8, ragged_groups, time_interleaved  # noqa: E402
-from bench_peers import DG, DG_WHY, mn_major, padded_layout  # noqa: E402
+from bench_peers import DG, DG_WHY, mn_major, pad_rows, padded_layout  # noqa: E402
 from ggc import ops  # noqa: E402
-
-
-def padded(x, src, fill):
-    """x's rows in the padded layout; padding rows from `fill` (zeros or
-    random rows of x's dtype)."""
-    out = fill(src.numel(), *x.shape[1:])
-    keep = src >= 0
-    out[keep] = x[src[keep]]
-    return out
 
 
 def case(t, g, n, k, seed):
@@ -52,7 +43,7 @@ def case(t, g, n, k, seed):
             ("zero", lambda *s: torch.zeros(*s, device="cuda").to(torch.float8_e4m3fn),
              lambda *s: torch.zeros(*s, device="cuda")),
             ("rand", lambda *s: fp8(*s), lambda *s: torch.rand(*s, device="cuda") + 0.5)):
-        inputs[name] = (padded(x, src, fill_x), mn_major(padded(sx, src, fill_s)))
+        inputs[name] = (pad_rows(x, src, fill_x), mn_major(pad_rows(sx, src, fill_s)))
     d = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     sx_mn = mn_major(sx)
     fns = {}
@@ -81,7 +72,9 @@ def case(t, g, n, k, seed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="8192,8,7168,2048,0;8192,8,4096,7168,0;"
-                                           "32768,32,7168,2048,3")
+                                           "32768,32,7168,2048,3",
+                        help="FP8 contiguous shapes 'T,G,N,K,SEED;...' (SEED: the groups' "
+                             "Dirichlet draw)")
     args = parser.parse_args()
     if DG is None:
         print(f"deep_gemm not importable ({DG_WHY}): ggc variants only")

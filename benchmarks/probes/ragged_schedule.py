@@ -2,7 +2,7 @@
 DeepGEMM 2.6.1 on the same groups padded (#39, twenty-fifth session):
 kernels alone, interleaved.
 
-    python benchmarks/probes/ragged_schedule.py [--cases fp8,8192,8,7168,2048,0;...]
+    python benchmarks/probes/ragged_schedule.py [--cases "DTYPE,T,G,N,K,SEED;..."]
 
 Variants (DeepGEMM walks its padded M blocks in bands of 8 or 16 across
 group boundaries; ggc walks each group's tiles):
@@ -26,8 +26,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-import ggc  # noqa: E402 (bench_grouped_gemm puts python/ on the path)
 from bench_grouped_gemm import fp8, ragged_groups, time_interleaved  # noqa: E402
+import ggc  # noqa: E402 (bench_grouped_gemm put python/ on the path)
 from bench_peers import DG, DG_WHY, mn_major, pad_rows, padded_layout  # noqa: E402
 from ggc import ir, ops  # noqa: E402
 
@@ -91,7 +91,8 @@ def case(dtype, t, g, n, k, seed, kernels):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default=CASES)
+    parser.add_argument("--cases", default=CASES,
+                        help="'DTYPE,T,G,N,K,SEED;...', DTYPE fp8 or bf16")
     parser.add_argument("--kernels", default="no hint,nf,band8,band16,band0",
                         help=f"ggc kernel variants beside ggc and ggc hint, of {list(KERNELS)}")
     args = parser.parse_args()

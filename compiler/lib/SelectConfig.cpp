@@ -162,18 +162,21 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
 namespace {
 
 /// The rows a contiguous group is expected to hold (its op's expected_m)
-/// from which 128x256 tiles are chosen where N is at least kTallGroupMinN.
-/// The Mixtral-like up projection (N 28,672, K 4,096, ragged groups)
-/// measured 2.5% faster on 128x256 tiles than 128x128 at 256 rows an
-/// expert, 5.8-6.9% at 512 and 3.2-4.6% at 1,024, but N 4,096 lost
-/// 4.1-6.1% at 1,024 rows (K 7,168 and 14,336) and 3.8% at 4,096 (H200,
-/// twenty-fifth session, calls 3 and 5, docs/performance-history.md; the
-/// rule once took every N from 1,024 rows, when 128x128 tiles walked
-/// without bands and lost there). The N cut lies between the 4,096
-/// measured to lose and the 28,672 measured to gain; fewer rows than 256
-/// were not measured.
-constexpr int64_t kTallGroupRows = 256;
-constexpr int64_t kTallGroupMinN = 16384;
+/// from which 128x256 tiles are chosen: kWideNGroupRows where N is at least
+/// kWideNMinN, kTallGroupRows otherwise. The Mixtral-like up projection (N
+/// 28,672, K 4,096, ragged groups) measured 2.5% faster on 128x256 tiles
+/// than 128x128 at 256 rows an expert, 5.8-6.9% at 512 and 3.2-4.6% at
+/// 1,024; N 4,096 lost 4.1-6.1% at 1,024 rows (K 7,168 and 14,336) and
+/// 3.8% at 4,096 (K 7,168) (H200, twenty-fifth session, calls 3 and 5,
+/// docs/performance-history.md). Groups of 2,048 rows and more keep 128x256
+/// whatever N: on an H100 (2026-11-25, older kernels) they won 20-40% at
+/// N 4,096 (K 7,168 at 2,048 rows, K 14,336 at 4,096), and the H200's one
+/// loss there (3.8%) does not outweigh that without a run of both cards.
+/// The N cut lies between the 4,096 measured to lose and the 28,672
+/// measured to gain; fewer rows than 256 were not measured.
+constexpr int64_t kTallGroupRows = 2048;
+constexpr int64_t kWideNGroupRows = 256;
+constexpr int64_t kWideNMinN = 16384;
 
 /// On sm_90a, a 16-bit contiguous op on 128-row tiles whose N is a
 /// multiple of 64 but not of 128 takes 128-wide tiles with a ragged last
@@ -181,7 +184,8 @@ constexpr int64_t kTallGroupMinN = 16384;
 /// kRaggedColumnTileMinN (the last tile then wastes at most 1/16 of the
 /// columns): the gpt-oss-like down projection (N = K = 2,880, G 128, T
 /// 8,192) measured 1.20-1.22x faster (H200, twenty-fifth session, call 3).
-/// Measured on that shape alone, at 128 rows a tile.
+/// Measured on that shape alone, at 128 rows a tile, without column_halves
+/// (whose pairs lie N / 2 apart: a ragged tile there is untested).
 constexpr int64_t kRaggedColumnTileMinN = 1024;
 
 /// Contiguous groups with paired gate and up columns (column_halves: a MoE
@@ -404,7 +408,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
     }
   bool sixteenBit = aElem.isBF16() || aElem.isF16();
   if (blockN == 64 && setmaxnreg && sixteenBit && blockM == 128 &&
-      op.getLayout() == GroupLayout::contiguous &&
+      op.getLayout() == GroupLayout::contiguous && !op.getColumnHalves() &&
       dims.n >= kRaggedColumnTileMinN)
     blockN = 128;
   if (rows.contiguousDecode)
@@ -446,13 +450,14 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   // 128-wide tiles balance the persistent grid's waves better where groups
   // are small (timed interleaved on an H100, bf16 K=7168: T=4096 G=64 657
   // against 690 us, T=2048 G=128 2346 against 2373). Groups expected to
-  // hold kTallGroupRows rows or more, N at least kTallGroupMinN, keep 256:
-  // their A and B tiles are each read by too few CTAs on 128x128 tiles
-  // (once 10-40% slower on Mixtral's GEMMs, before M bands; today's
-  // figures at kTallGroupRows). The mma.sync rule above has its own
-  // threshold.
-  bool tallGroups = rows.groupRows && *rows.groupRows >= kTallGroupRows &&
-                    dims.n >= kTallGroupMinN;
+  // hold kTallGroupRows rows or more, or kWideNGroupRows where N is at
+  // least kWideNMinN, keep 256: their A and B tiles are each read by too
+  // few CTAs on 128x128 tiles (the figures at kTallGroupRows). The
+  // mma.sync rule above has its own threshold.
+  bool tallGroups =
+      rows.groupRows &&
+      (*rows.groupRows >= kTallGroupRows ||
+       (*rows.groupRows >= kWideNGroupRows && dims.n >= kWideNMinN));
   bool gatedWide = op.getColumnHalves() && rows.groupRows &&
                    *rows.groupRows >= kGatedWideGroupRows;
   bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&

@@ -150,7 +150,7 @@ def test_contiguous_m_bands(m_band, cluster):
                             f"cluster = [{cluster}, 1], sms = 132>")
 
 
-# expected_m of 1,024 rows or more: gg-select-config keeps 128x256 tiles
+# expected_m of 2,048 rows or more: gg-select-config keeps 128x256 tiles
 # for contiguous groups, walked in bands of 19 M blocks; tall and ragged
 # groups, empty and 1-row ones among them.
 def test_contiguous_tall_group_hint():

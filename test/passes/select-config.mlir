@@ -46,8 +46,9 @@ func.func @narrow_n_960(%a: memref<?x2880xbf16>, %b: memref<128x960x2880xbf16>,
 
 // expected_m on contiguous groups: 256 rows or more a group keep the
 // 256-wide tiles N allows where N is at least 16,384 (their A and B tiles
-// are then read by enough CTAs); fewer rows, or N 4,096 (tall_narrow),
-// keep 128. At most 16 rows a group on sm_90a (a MoE layer's
+// are then read by enough CTAs), 2,048 rows or more whatever N
+// (tall_narrow); fewer rows, or N 4,096 at 2,047 rows (mid_narrow), keep
+// 128. At most 16 rows a group on sm_90a (a MoE layer's
 // decode step, bound by reading the weights) take 64x64 tiles, for more
 // CTAs; 32 rows with K = 4,096 and A's rows not gathered keep 128x128.
 // CHECK-LABEL: func.func @contiguous_tall_groups
@@ -55,6 +56,8 @@ func.func @narrow_n_960(%a: memref<?x2880xbf16>, %b: memref<128x960x2880xbf16>,
 // CHECK-LABEL: func.func @contiguous_mid_groups
 // CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 // CHECK-LABEL: func.func @contiguous_tall_narrow
+// CHECK: config = #gg.config<block = [128, 256, 64], stages = 4,
+// CHECK-LABEL: func.func @contiguous_mid_narrow
 // CHECK: config = #gg.config<block = [128, 128, 64], stages = 7,
 // CHECK-LABEL: func.func @contiguous_decode_hint
 // CHECK: config = #gg.config<block = [64, 64, 64], stages = 8,
@@ -78,7 +81,14 @@ func.func @contiguous_tall_narrow(%a: memref<?x7168xbf16>, %b: memref<8x4096x716
                                   %off: memref<9xi32>, %o: memref<?x4096xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x7168xbf16>)
       b(%b : memref<8x4096x7168xbf16>) groups(%off : memref<9xi32>)
-      out(%o : memref<?x4096xbf16>) {expected_m = 4096 : i64}
+      out(%o : memref<?x4096xbf16>) {expected_m = 2048 : i64}
+  return
+}
+func.func @contiguous_mid_narrow(%a: memref<?x7168xbf16>, %b: memref<8x4096x7168xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x4096xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x7168xbf16>)
+      b(%b : memref<8x4096x7168xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x4096xbf16>) {expected_m = 2047 : i64}
   return
 }
 func.func @contiguous_decode_hint(%a: memref<?x4096xbf16>, %b: memref<8x28672x4096xbf16>,

@@ -90,9 +90,11 @@ def test_a_users_config_is_reported_as_written_and_plans_follow_module_order():
     (28672, 4096, 1024, [128, 256, 64], 0),
     (28672, 4096, 2560, [128, 256, 64], 19),
     (28672, 4096, 4096, [128, 256, 64], 19),
-    # N 4,096 keeps 128-wide tiles at every hint (kTallGroupMinN).
+    # N 4,096 keeps 128-wide tiles up to 2,047 rows (kWideNMinN), 256 from
+    # 2,048 (kTallGroupRows).
     (4096, 7168, 1024, [128, 128, 64], 0),
-    (4096, 7168, 4096, [128, 128, 64], 12)])
+    (4096, 7168, 2047, [128, 128, 64], 12),
+    (4096, 7168, 2048, [128, 256, 64], 19)])
 def test_a_contiguous_groups_rows_hint_chooses_the_tile(n, k, expected_m, block, band):
     from ggc import ir
     out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=n,

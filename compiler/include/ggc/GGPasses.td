@@ -27,8 +27,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     on gpt-oss's N = 2,880; 128 at most
     for f8, and for contiguous ops, whose ragged groups balance better over
     narrower tiles, unless their `expected_m` says a group holds 256 rows
-    or more and N is at least 16,384, where 128x256 tiles measured
-    2.5-6.9% faster (N 4,096 lost 3.8-6.1%), or 128 or more
+    or more and N is at least 16,384 (128x256 tiles measured 2.5-6.9%
+    faster; N 4,096 lost 4.1-6.1% at 1,024 rows), or 2,048 rows or more
+    whatever N (20-40% faster on an H100), or 128 or more
     with `column_halves` (a gated up projection stores half its tile's
     columns), or 256 or more with K at most 1,024 (few K blocks a tile);
     an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048

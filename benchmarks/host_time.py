@@ -18,7 +18,8 @@ from its cached CUDA graph, the default at that size, and eagerly), and
 the peers: torch._grouped_mm, and DeepGEMM when `deep_gemm` imports.
 
 `--python-signature` keys cached calls by Python's tuples instead of
-ggc._signature's C++ packing (ggc.signature), for an A/B of the two.
+ggc._signature's C++ packing (ggc.signature), for an A/B of the two;
+`--python-empty` allocates a cached call's output with torch.empty.
 
 `--stub` runs on a machine without a GPU: CPU tensors stand in for CUDA
 ones and the driver's launch is a no-op, so the numbers are ggc's host path
@@ -282,11 +283,19 @@ def main():
     parser.add_argument("--python-signature", action="store_true",
                         help="key cached calls by Python's tuples, not ggc._signature's "
                              "C++ packing (an A/B of the two)")
+    parser.add_argument("--python-empty", action="store_true",
+                        help="allocate a cached call's output with torch.empty, not "
+                             "ggc._signature's empty() (an A/B of the two)")
     args = parser.parse_args()
     device = "cpu" if args.stub else "cuda"
     if args.python_signature:
         import ggc.signature
-        ggc.signature._native = ggc.signature._native_addresses = None
+        ggc.signature._native = None
+        ggc.signature._native_addresses = ggc.signature._native_empty = None
+    if args.python_empty:
+        import ggc.signature
+        ggc.signature.of([])  # loads the module, then sets its allocator aside
+        ggc.signature._native_empty = None
     if args.stub:
         install_stub()
     ggc_cases, peers = cases(device)

@@ -367,7 +367,7 @@ class _Plan:
     (a slot of the call's tensors), the unit scales it uses, and the output
     it allocates (when the call gives none)."""
 
-    __slots__ = ("launch", "sources", "constants", "out_shape", "out_dtype", "device",
+    __slots__ = ("launch", "sources", "constants", "out_shape", "out_like",
                  "csr")
 
     def run(self, tensors):
@@ -376,7 +376,7 @@ class _Plan:
         torch = _torch_ops.torch
         out = tensors[_OUT]
         if out is None:
-            out = torch.empty(self.out_shape, dtype=self.out_dtype, device=self.device)
+            out = _signature.empty(self.out_shape, self.out_like)
         full = [*tensors[:_OUT], out, None, *self.constants]
         if self.csr:
             offs = tensors[6]
@@ -405,7 +405,8 @@ def _remember(key, call, tensors) -> None:
             return  # a copy of the argument (.contiguous()) is made per call
         plan.sources.append(slot)
     plan.launch, plan.csr = launch, _CSR in slots
-    plan.out_shape, plan.out_dtype, plan.device = tuple(out.shape), out.dtype, out.device
+    # (an empty tensor of out's dtype and device: what a call's new out is like)
+    plan.out_shape, plan.out_like = tuple(out.shape), out.new_empty(0)
     if len(_PLANS) >= _MAX_PLANS:
         _PLANS.clear()
     _PLANS[key] = plan

@@ -25,13 +25,14 @@ _CONSTANTS = (int, float, bool, str)
 
 _native = ()  # ggc._signature.signature, None without it; () until looked for
 _native_addresses = None  # ggc._signature.addresses, set with _native
+_native_empty = None  # ggc._signature.empty, set with _native
 
 
 def _load_native():
     """ggc._signature's function, when built and the torch it was built
     against (version, commit and C++ ABI) is imported; None otherwise.
     Looked for once torch is imported."""
-    global _native, _native_addresses
+    global _native, _native_addresses, _native_empty
     torch = sys.modules.get("torch")
     if torch is None:
         return None  # no torch tensors yet: looked for again on a later call
@@ -44,8 +45,9 @@ def _load_native():
                       and _signature.torch_git_version == torch.version.git_version
                       and _signature.cxx11_abi == int(torch._C._GLIBCXX_USE_CXX11_ABI))
         _native = _signature.signature if same_build else None
-        # (a module built before addresses() existed has none)
+        # (a module built before addresses() or empty() existed has none)
         _native_addresses = getattr(_signature, "addresses", None) if same_build else None
+        _native_empty = getattr(_signature, "empty", None) if same_build else None
     return _native
 
 
@@ -79,3 +81,14 @@ def addresses(values: Sequence[Any], positions: Sequence[int]) -> List[int]:
         if found is not None:
             return found
     return [values[i].data_ptr() for i in positions]
+
+
+def empty(shape: tuple, like: Any) -> Any:
+    """torch.empty(shape, dtype=like.dtype, device=like.device): a cached
+    launch's output (made in C++ where ggc._signature is in use)."""
+    if _native_empty is not None:
+        made = _native_empty(shape, like)
+        if made is not None:
+            return made
+    import torch
+    return torch.empty(shape, dtype=like.dtype, device=like.device)

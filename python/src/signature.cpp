@@ -9,7 +9,9 @@
 // when ggc.signature's Python tuples would be equal (which, unlike these
 // bytes, also take -0.0 for 0.0).
 //
-// addresses() reads the data addresses a cached launch passes, the same way.
+// addresses() reads the data addresses a cached launch passes, the same way,
+// and empty() allocates a cached launch's output without Python's argument
+// parsing of torch.empty.
 //
 // Built against the torch the build's Python imports (python/CMakeLists.txt);
 // ggc.signature uses it only under that torch build, else keeps Python's.
@@ -17,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <Python.h>
@@ -24,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -191,11 +195,46 @@ PyObject *addresses(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
+// empty(sizes, like) -> a new contiguous tensor of `sizes` (a tuple of
+// ints) with like's dtype, device and layout, as torch.empty(sizes,
+// dtype=like.dtype, device=like.device) makes it; None where Python's
+// torch.empty must answer (a TorchFunctionMode, sizes not a tuple of
+// non-negative ints, like not a plain tensor).
+PyObject *empty(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "empty(sizes, like)");
+    return nullptr;
+  }
+  if (!PyTuple_CheckExact(args[0]) || !THPVariableClass ||
+      !THPVariable_CheckTypeExact(Py_TYPE(args[1])) ||
+      at::impl::torch_function_mode_enabled())
+    Py_RETURN_NONE;
+  Py_ssize_t rank = PyTuple_GET_SIZE(args[0]);
+  std::vector<int64_t> sizes(rank);
+  for (Py_ssize_t i = 0; i < rank; ++i) {
+    PyObject *size = PyTuple_GET_ITEM(args[0], i);
+    long long value = PyLong_CheckExact(size) ? PyLong_AsLongLong(size) : -1;
+    if (value < 0) {
+      PyErr_Clear();
+      Py_RETURN_NONE;
+    }
+    sizes[i] = value;
+  }
+  try {
+    return THPVariable_Wrap(at::empty(sizes, THPVariable_Unpack(args[1]).options()));
+  } catch (...) {
+    PyErr_Clear();
+    Py_RETURN_NONE; // Python's torch.empty says what is wrong
+  }
+}
+
 PyMethodDef methods[] = {
     {"signature", signature, METH_O,
      "The signature of a call's arguments as bytes, or None."},
     {"addresses", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(addresses)),
      METH_FASTCALL, "The data addresses of values[i] for each i of positions, or None."},
+    {"empty", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(empty)),
+     METH_FASTCALL, "A new contiguous tensor of sizes with like's dtype and device, or None."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -19,6 +19,7 @@ BUILT = bool(glob.glob(os.path.join(os.path.dirname(ggc.__file__), "_signature*.
 def of(request, monkeypatch):
     """signature.of with ggc._signature, and with Python's tuple alone."""
     monkeypatch.setattr(signature, "_native_addresses", signature._native_addresses)
+    monkeypatch.setattr(signature, "_native_empty", signature._native_empty)
     if request.param == "native":
         if not BUILT:
             pytest.skip("ggc._signature not built (no torch at configure time)")
@@ -42,9 +43,18 @@ def test_another_torch_version_keeps_pythons_keys(monkeypatch):
         pytest.skip("ggc._signature not built")
     monkeypatch.setattr(signature, "_native", ())
     monkeypatch.setattr(signature, "_native_addresses", None)
+    monkeypatch.setattr(signature, "_native_empty", None)
     monkeypatch.setattr(torch, "__version__", "0.0.0-other")
     assert signature._load_native() is None
     assert isinstance(signature.of([torch.zeros(1)]), tuple)
+
+
+class PassingMode(torch.overrides.TorchFunctionMode):
+    """A TorchFunctionMode that changes nothing: with one active, the C++
+    readers step aside for Python's."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 def base():
@@ -197,15 +207,9 @@ def test_addresses_are_the_tensors_data_pointers(monkeypatch):
 def test_a_torch_function_mode_takes_pythons_path():
     if not BUILT:
         pytest.skip("ggc._signature not built")
-    from torch.overrides import TorchFunctionMode
-
-    class Passing(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            return func(*args, **(kwargs or {}))
-
     signature.of([torch.zeros(1)])
     t = torch.zeros(3)
-    with Passing():
+    with PassingMode():
         assert signature._native([t]) is None
         assert signature._native_addresses([t], [0]) is None
         assert isinstance(signature.of([t]), tuple)
@@ -223,3 +227,47 @@ def test_addresses_of_other_values_take_pythons_path():
     assert native([torch.zeros(2)], [3]) is None  # out of range
     with pytest.raises(AttributeError):
         signature.addresses([7], [0])
+
+
+LIKES = [torch.empty(0, dtype=torch.bfloat16), torch.empty(0, dtype=torch.float8_e4m3fn),
+         torch.empty(0, dtype=torch.int32), torch.empty(0, device="meta"),
+         torch.ones(1, requires_grad=True)]
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("like", LIKES, ids=lambda t: f"{t.dtype}-{t.device}")
+@pytest.mark.parametrize("shape", [(3, 5), (0,), (), (2, 0, 7)])
+def test_empty_is_torch_empty_like_its_model(monkeypatch, native, like, shape):
+    """signature.empty(shape, like): a cached launch's new output, as
+    torch.empty(shape, dtype=like.dtype, device=like.device) makes it,
+    from C++ or Python alike."""
+    if native:
+        if not BUILT:
+            pytest.skip("ggc._signature not built")
+        signature.of([torch.zeros(1)])  # loads the module
+        assert signature._native_empty is not None
+    else:
+        monkeypatch.setattr(signature, "_native_empty", None)
+    made = signature.empty(shape, like)
+    want = torch.empty(shape, dtype=like.dtype, device=like.device)
+    assert type(made) is torch.Tensor
+    assert (made.shape, made.dtype, made.device, made.stride()) == \
+        (want.shape, want.dtype, want.device, want.stride())
+    assert not made.requires_grad
+    if made.numel() and made.device.type == "cpu":
+        assert made.data_ptr() != signature.empty(shape, like).data_ptr()  # a new buffer
+
+
+def test_empty_leaves_other_sizes_and_modes_to_python():
+    if not BUILT:
+        pytest.skip("ggc._signature not built")
+    signature.of([torch.zeros(1)])
+    native, like = signature._native_empty, torch.empty(0)
+    for sizes, model in (((2, -1), like), ([2, 3], like), ((2, True), like), ((2, 3), 5)):
+        assert native(sizes, model) is None, sizes
+    made = native((2, 3), torch.nn.Parameter(torch.zeros(1)))  # a Parameter's options
+    assert type(made) is torch.Tensor and not made.requires_grad
+    with PassingMode():
+        assert native((2, 3), like) is None
+    with pytest.raises(RuntimeError):
+        signature.empty((2, -1), like)  # torch.empty's own error

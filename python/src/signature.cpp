@@ -20,7 +20,9 @@
 
 #include <ATen/PythonTorchFunctionTLS.h>
 #include <ATen/ops/empty.h>
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <pybind11/pybind11.h>
 
 #include <Python.h>
 
@@ -197,10 +199,12 @@ PyObject *addresses(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
 
 // empty(sizes, like) -> a new contiguous tensor of `sizes` (a tuple of
 // ints) with like's dtype, device and layout, as torch.empty(sizes,
-// dtype=like.dtype, device=like.device) makes it; None where Python's
-// torch.empty must answer (a TorchFunctionMode, sizes not a tuple of
-// non-negative ints, like not a plain tensor).
+// dtype=like.dtype, device=like.device) makes it, the GIL released while
+// the allocator works, and its errors raised as torch.empty raises them;
+// None where Python's torch.empty must answer (a TorchFunctionMode, sizes
+// not a tuple of non-negative ints, like not a plain tensor).
 PyObject *empty(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
   if (nargs != 2) {
     PyErr_SetString(PyExc_TypeError, "empty(sizes, like)");
     return nullptr;
@@ -220,12 +224,14 @@ PyObject *empty(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     }
     sizes[i] = value;
   }
-  try {
-    return THPVariable_Wrap(at::empty(sizes, THPVariable_Unpack(args[1]).options()));
-  } catch (...) {
-    PyErr_Clear();
-    Py_RETURN_NONE; // Python's torch.empty says what is wrong
+  at::TensorOptions options = THPVariable_Unpack(args[1]).options();
+  at::Tensor made;
+  {
+    pybind11::gil_scoped_release released;
+    made = at::empty(sizes, options);
   }
+  return THPVariable_Wrap(std::move(made));
+  END_HANDLE_TH_ERRORS
 }
 
 PyMethodDef methods[] = {

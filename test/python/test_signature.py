@@ -246,6 +246,7 @@ def test_empty_is_torch_empty_like_its_model(monkeypatch, native, like, shape):
             pytest.skip("ggc._signature not built")
         signature.of([torch.zeros(1)])  # loads the module
         assert signature._native_empty is not None
+        assert signature._native_empty(shape, like) is not None  # C++ made it
     else:
         monkeypatch.setattr(signature, "_native_empty", None)
     made = signature.empty(shape, like)

@@ -353,14 +353,23 @@ def run_case(label, dtype, build, ceiling):
     return row
 
 
+def svg_header(width, height):
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="sans-serif" font-size="11">')
+
+
+def write_svg(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines + ["</svg>"]))
+
+
 def svg(rows, path):
     """A bar per case: ggc's speedup over the best peer (1 = level)."""
     rows = [r for r in rows if r["speedup_vs_best"]]
     width, bar, left = 900, 18, 380
     top = max(r["speedup_vs_best"] for r in rows + [{"speedup_vs_best": 1.5}])
     scale = (width - left - 60) / top
-    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{len(rows) * (bar + 6) + 40}" font-family="sans-serif" font-size="11">']
+    lines = [svg_header(width, len(rows) * (bar + 6) + 40)]
     for i, r in enumerate(rows):
         y = 20 + i * (bar + 6)
         s = r["speedup_vs_best"]
@@ -373,9 +382,7 @@ def svg(rows, path):
     x1 = left + scale
     lines.append(f'<line x1="{x1:.1f}" y1="10" x2="{x1:.1f}" '
                  f'y2="{len(rows) * (bar + 6) + 25}" stroke="#000" stroke-dasharray="4"/>')
-    lines.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
+    write_svg(path, lines)
 
 
 def roofline_svg(rows, path, target=90.0):
@@ -386,8 +393,7 @@ def roofline_svg(rows, path, target=90.0):
     width, bar, left, right = 900, 9, 380, 120
     scale = (width - left - right) / 100.0
     pitch = 2 * bar + 8
-    lines = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-             f'height="{len(rows) * pitch + 50}" font-family="sans-serif" font-size="11">',
+    lines = [svg_header(width, len(rows) * pitch + 50),
              f'<text x="{left}" y="14">share of the measured roofline: ggc (blue), '
              f'best peer (grey)</text>']
     for i, r in enumerate(rows):
@@ -405,9 +411,7 @@ def roofline_svg(rows, path, target=90.0):
         lines.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{bottom}" '
                      f'stroke="#000"{dash}/>')
         lines.append(f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="middle">{share:.0f}%</text>')
-    lines.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
+    write_svg(path, lines)
 
 
 def main():

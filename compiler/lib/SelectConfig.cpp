@@ -436,8 +436,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
                      *rows.groupRows < kWideMmaSyncGroupRows;
   bool wideMmaSync =
       !setmaxnreg && blockM == 128 && splitN == 1 && blockN == 256 &&
-      !smallGroups &&
-      (aElem.isBF16() || aElem.isF16()) &&
+      !smallGroups && sixteenBit &&
       op.getBType().getElementType() == aElem &&
       ggc::sharedMemoryLayout(
           op, ConfigAttr::get(ctx, blockM, blockN, blockK, kWideMmaSyncStages,

@@ -3,7 +3,12 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
 
   python3 benchmarks/profile_fp8_contiguous.py time [T,G,N,K]
   ncu --clock-control none --profile-from-start off \
-      python3 benchmarks/profile_fp8_contiguous.py ggc|ggc_dg|deep_gemm [T,G,N,K]
+      python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
+
+NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
+padded, "padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
+`--section SourceCounters -o REPORT`, `benchmarks/probes/stall_profile.py`
+summarises where the kernel's warps wait.
 
 Equal groups of T / G rows (a multiple of 128: DeepGEMM's padded layout
 needs no padding rows, so the three read the same operands). `ggc` is

@@ -118,7 +118,10 @@ def wants_op(tensors, grad: bool = False) -> bool:
 # mode or tensor subclass: the Python key, functionalization, neg/conj
 # views) takes custom_op's own autograd kernel, as before.
 _LIBS = []
-_AFTER_AUTOGRAD = torch._C._after_autograd_keyset
+# The keys below autograd as DispatchKeySet's bits: a call's keyset is
+# tested with one integer AND (a keyset's & is its bits' AND), where
+# DispatchKeySet's & and raw_repr() cost two bindings' calls.
+_AFTER_AUTOGRAD_BITS = torch._C._after_autograd_keyset.raw_repr()
 _DIRECT = frozenset(
     (torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, backend)) | extra).raw_repr()
     for backend in ("CPU", "CUDA")
@@ -162,7 +165,7 @@ def lean_eager(op, body, mutated=(), formula=None) -> None:
     required = len(arguments) - len(defaults)
 
     def autograd(keyset, *args, **kwargs):
-        if (keyset & _AFTER_AUTOGRAD).raw_repr() in _DIRECT:
+        if (keyset.raw_repr() & _AFTER_AUTOGRAD_BITS) in _DIRECT:
             if not (grad_enabled() and any_grad(*args, **kwargs)):
                 if mutated:
                     bump([args[i] for i in mutated])

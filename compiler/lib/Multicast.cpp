@@ -114,17 +114,17 @@ void lowerRelease(ggk::ReleaseStageOp op) {
   if (cluster == 1) {
     b.mbarrierArrive(barrier.at(b));
   } else {
-    // One arrival per warp, on every CTA's barrier. CTA scope is enough
-    // (the warp's reads of the stage are done) and avoids the cluster-wide
-    // fence a .release.cluster arrive implies (docs/performance.md, b621fa6).
+    // One arrival per warp on every CTA's barrier, lane r arriving on CTA
+    // r's: one predicated arrive, with no loop over the CTAs to keep a lane
+    // index live through the K loop for. CTA scope is enough (the warp's
+    // reads of the stage are done) and avoids the cluster-wide fence a
+    // .release.cluster arrive implies (docs/performance.md, b621fa6).
     // The warp meets first: its lanes' own loads from the stage (a
     // promotion's column scales, promote_reads_stage) are then done too.
     b.warpSync();
     Value lane = b.remU(b.threadIdx(), b.c32(32));
-    b.create<scf::IfOp>(b.eq(lane, b.c32(0)), [&](OpBuilder &, Location) {
-      Value bar = barrier.at(b);
-      for (int64_t r = 0; r < cluster; ++r)
-        b.create<ggk::MbarrierArriveClusterOp>(bar, b.c32(r));
+    b.create<scf::IfOp>(b.lt(lane, b.c32(cluster)), [&](OpBuilder &, Location) {
+      b.create<ggk::MbarrierArriveClusterOp>(barrier.at(b), lane);
       b.create<scf::YieldOp>();
     });
   }

@@ -92,15 +92,15 @@ llvm.func @release_alone(%empty: !llvm.ptr<3>) {
 
 // -----
 
-// Before: a stage's release in a cluster of two. After: lane 0 of each
-// warp arrives on the barrier in both CTAs' shared memory.
+// Before: a stage's release in a cluster of two. After: lanes 0 and 1 of
+// each warp arrive, lane r on the barrier in CTA r's shared memory.
 // CHECK-LABEL: llvm.func @release_pair
 // CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>)
+// CHECK: ggk.warp_sync
 // CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
-// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %[[LANE]], %c2_i32
 // CHECK: scf.if %[[FIRST]] {
-// CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %c0_i32
-// CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %c1_i32
+// CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %[[LANE]]
 // CHECK-NEXT: }
 llvm.func @release_pair(%empty: !llvm.ptr<3>) {
   ggk.release_stage %empty attributes {cluster = 2}

@@ -78,7 +78,8 @@ def Multicast : Pass<"ggk-multicast", "::mlir::ModuleOp"> {
     of c CTAs: CTA `rank` loads the rank-th 1/c of the tile (rows of N, or
     column chunks when B is N-major) with the multicast mask of all c CTAs
     into the same place of each CTA's stage (`nvvm.mapa`); the release is
-    one arrival per warp on every CTA's empty barrier, at CTA scope, which
+    one arrival per warp on every CTA's empty barrier (lane r on CTA r's),
+    at CTA scope, which
     counts c x the consumer warps; the leader's barrier inits are fenced
     for the cluster (`fence.mbarrier_init`) and the CTAs meet
     (`barrier.cluster`) after them and again before returning. A load

@@ -296,6 +296,11 @@ LogicalResult LoadBTileOp::verify() {
 LogicalResult ReleaseStageOp::verify() {
   if (getCluster() < 1)
     return emitOpError() << "cluster must be at least 1, got " << getCluster();
+  // Lane r of each warp arrives on CTA r's barrier (ggk-multicast).
+  if (getCluster() > 32)
+    return emitOpError() << "cluster must be at most 32 (a warp's lanes "
+                            "arrive one CTA each), got "
+                         << getCluster();
   return success();
 }
 

@@ -126,6 +126,14 @@ llvm.func @no_cluster(%empty: !llvm.ptr<3>) {
 
 // -----
 
+llvm.func @cluster_past_a_warp(%empty: !llvm.ptr<3>) {
+  // expected-error @+1 {{cluster must be at most 32 (a warp's lanes arrive one CTA each), got 64}}
+  ggk.release_stage %empty attributes {cluster = 64}
+  llvm.return
+}
+
+// -----
+
 llvm.func @load_no_cluster(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                            %map: !llvm.ptr, %k: i32, %n: i32) {
   // expected-error @+1 {{cluster must be at least 1, got 0}}

@@ -98,8 +98,8 @@ llvm.func @release_alone(%empty: !llvm.ptr<3>) {
 // CHECK-SAME: (%[[EMPTY:.*]]: !llvm.ptr<3>)
 // CHECK: ggk.warp_sync
 // CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32_i32
-// CHECK: %[[FIRST:.*]] = arith.cmpi slt, %[[LANE]], %c2_i32
-// CHECK: scf.if %[[FIRST]] {
+// CHECK: %[[ARRIVES:.*]] = arith.cmpi slt, %[[LANE]], %c2_i32
+// CHECK: scf.if %[[ARRIVES]] {
 // CHECK-NEXT: ggk.mbarrier_arrive_cluster %[[EMPTY]], %[[LANE]]
 // CHECK-NEXT: }
 llvm.func @release_pair(%empty: !llvm.ptr<3>) {

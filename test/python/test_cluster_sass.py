@@ -1,6 +1,7 @@
 """benchmarks/probes/cluster_sass.py's reading of cuobjdump's SASS, on a
 small made-up listing: instructions keep their predicates and lose their
-addresses and encodings, opcodes are counted past a predicate, and every
+addresses and encodings, opcodes are counted past a predicate and
+without modifiers (LDL.LU is a spill's reload), and every
 local-memory instruction is shown with the instructions around it."""
 
 import os
@@ -15,7 +16,7 @@ LISTING = """
                                                                    /* 0x000fe20000000f00 */
         /*0010*/                   STL [R1], R4 ;                  /* 0x0000000401007387 */
         /*0020*/              @!P0 BRA 0x80 ;                      /* 0x000000000000a947 */
-        /*0030*/                   LDL R4, [R1] ;                  /* 0x0000000001047983 */
+        /*0030*/                   LDL.LU R4, [R1] ;               /* 0x0000000001047983 */
         /*0040*/                   EXIT ;                          /* 0x000000000000794d */
 """
 
@@ -23,13 +24,13 @@ LISTING = """
 def test_parse_keeps_predicates_and_drops_addresses_and_encodings():
     lines = cluster_sass.parse_sass(LISTING)
     assert lines == ["MOV R1, c[0x0][0x28]", "STL [R1], R4", "@!P0 BRA 0x80",
-                     "LDL R4, [R1]", "EXIT"]
+                     "LDL.LU R4, [R1]", "EXIT"]
     assert [cluster_sass.opcode(line) for line in lines] == ["MOV", "STL", "BRA", "LDL",
                                                              "EXIT"]
 
 
 def test_report_lists_differing_opcodes_and_each_spill_in_context(capsys):
-    alone = cluster_sass.parse_sass(LISTING.replace("STL", "NOP").replace("LDL R4, [R1]",
+    alone = cluster_sass.parse_sass(LISTING.replace("STL", "NOP").replace("LDL.LU R4, [R1]",
                                                                           "NOP"))
     cluster_sass.report_sass({"alone": alone, "cluster": cluster_sass.parse_sass(LISTING)})
     out = capsys.readouterr().out
@@ -37,4 +38,4 @@ def test_report_lists_differing_opcodes_and_each_spill_in_context(capsys):
     assert "MOV" not in out.split("alone: ")[0].split("differ")[1]
     assert "alone: 5 instructions, 0 local-memory ones" in out
     assert "cluster: 5 instructions, 2 local-memory ones" in out
-    assert "> STL [R1], R4" in out and "> LDL R4, [R1]" in out
+    assert "> STL [R1], R4" in out and "> LDL.LU R4, [R1]" in out

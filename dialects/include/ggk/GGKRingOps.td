@@ -75,9 +75,10 @@ def GGK_ReleaseStageOp : GGK_Op<"release_stage"> {
     so that the producer may refill it. Alone (`cluster` = 1), every
     consumer thread arrives on `barrier` (initialised to the consumer
     threads' count). In a cluster, the peer CTAs multicast into this
-    CTA's stage too, so each of them must also learn it is free: one
-    thread per warp arrives on `barrier` at the same offset in every
-    CTA of the cluster (initialised to cluster x consumer warps).
+    CTA's stage too, so each of them must also learn it is free: lane r
+    of each warp arrives on `barrier` at the same offset in CTA r of the
+    cluster (initialised to cluster x consumer warps), so a cluster holds
+    at most 32 CTAs.
     `ggk-multicast` lowers it to the arrivals.
 
     Example:
@@ -97,7 +98,7 @@ def GGK_InitEmptyBarrierOp : GGK_Op<"init_empty_barrier"> {
     The count of a ring stage's empty barrier at `barrier`: the arrivals
     `ggk.release_stage` makes once every consumer is done with the stage.
     Alone (`cluster` = 1) every consumer thread arrives: 32 x
-    `consumer_warps`. In a cluster, one thread per consumer warp of each
+    `consumer_warps`. In a cluster, one lane of each consumer warp of each
     CTA arrives on every CTA's barrier: `cluster` x `consumer_warps`.
     `ggk-multicast` lowers it, beside the releases whose count it is.
 

@@ -1,0 +1,87 @@
+"""FP8 masked groups of random counts (bench_peers' cases): ggc's chosen
+kernel against the same with idle warpgroups skipping (`#gg.padding`),
+and 64-row tiles, beside DeepGEMM's masked kernel, interleaved in one
+process (#39: the G16 M128 case trails DeepGEMM).
+
+    python3 benchmarks/probes/masked_idle.py
+
+Each output's valid rows are checked against fp64 of the dequantised
+operands before timing; DG_PRINT_CONFIGS=1 prints DeepGEMM's choice.
+"""
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_peers import mn_major, random_counts  # noqa: E402
+from ggc import ops  # noqa: E402
+
+WIDE64 = ("#gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], sms = 132, "
+          "split_n = 2>")
+
+
+def case(g, m, n, k, seed):
+    counts = random_counts(g, m, seed)
+    expected = max(1, sum(counts) // g)
+    x = (torch.randn(g, m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    w = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sx = torch.rand(g, m, k // 128, device="cuda") + 0.5
+    sw = torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
+    sx_mn = mn_major(sx)  # as bench_peers passes it
+    sx_physical, a_kind = ops._physical_block_scale(sx_mn)
+    masked = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    fns, outs = {}, {}
+    variants = {"chosen": {}, "skip": {"idle_warpgroups": "skip"}}
+    if n % 256 == 0 and m % 64 == 0:
+        variants["64x256"] = {"config": WIDE64}
+    for name, extra in variants.items():
+        kern = ggc.Kernel(ir.grouped_matmul(
+            "k_" + name.replace("x", "_"), layout="masked", num_groups=g, m=m, n=n, k=k,
+            dtype="f8E4M3FN", a_scale=a_kind, b_scale="block", expected_m=expected,
+            **extra))
+        out = torch.full((g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        outs[name] = out
+        fns[name] = (lambda kern=kern, out=out: kern(x, w, masked, sx_physical, sw, out))
+    try:
+        import deep_gemm
+        outs["deep_gemm"] = torch.full((g, m, n), float("nan"), device="cuda",
+                                       dtype=torch.bfloat16)
+        fns["deep_gemm"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(
+            (x, sx_mn), (w, sw), outs["deep_gemm"], masked, expected)
+    except ImportError:
+        pass
+    for fn in fns.values():
+        fn()
+    torch.cuda.synchronize()
+    xd = x.double() * sx.double().repeat_interleave(128, -1)
+    wd = w.double() * sw.double().repeat_interleave(128, 1).repeat_interleave(128, 2)
+    for name, out in outs.items():
+        worst = 0.0
+        for gi, c in enumerate(counts):
+            ref = xd[gi, :c] @ wd[gi].T
+            got = out[gi, :c].double()
+            worst = max(worst, ((got - ref).norm() / ref.norm()).item())
+        print(f"  {name:10s} worst relative error over groups {worst:.2e}"
+              + ("" if worst < 1e-2 else "  WRONG"))
+    times = time_interleaved(fns)
+    flops = 2.0 * sum(counts) * n * k
+    for name, us in times.items():
+        print(f"G{g} M{m} N{n} K{k} counts avg {expected}: {name:10s} {us:8.1f} us "
+              f"{flops / us / 1e6:7.1f} TFLOPS", flush=True)
+
+
+def main():
+    print(torch.cuda.get_device_name(), flush=True)
+    case(16, 128, 4096, 7168, 1)
+    case(32, 64, 7168, 2048, 2)
+    case(16, 128, 7168, 2048, 3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,8 @@
 //===- DeferEpilogue.cpp - ggk-defer-epilogue -----------------------------===//
 //
 // Where a consumer's end of a tile (ggk.tile_epilogue) runs. With a
-// pipelined promotion loop, two consumer warpgroups finish a tile together
+// promotion loop whose plan overlaps (pipelined, or serial with
+// epilogue_blocks = 1), two consumer warpgroups finish a tile together
 // and the tensor core would idle through their epilogues: each tile's
 // epilogue is deferred into the next tile, where it runs while that tile's
 // first K block computes (the promotion loop's `overlap` step). Without a
@@ -48,11 +49,13 @@ void finishPending(ggk::TileEpilogueOp end, Value pending, ValueRange fields,
   });
 }
 
-/// The tile's pipelined promotion loops (a consumer's tile has one K loop).
-SmallVector<ggk::PromotionLoopOp> pipelinedLoops(ggk::ForeachTileOp tiles) {
+/// The tile's promotion loops whose plan runs the previous tile's epilogue
+/// beside their first K blocks: pipelined ones, and serial ones with
+/// `epilogue_blocks = 1` (a consumer's tile has one K loop).
+SmallVector<ggk::PromotionLoopOp> overlappingLoops(ggk::ForeachTileOp tiles) {
   SmallVector<ggk::PromotionLoopOp> found;
   tiles.getBody().walk([&](ggk::PromotionLoopOp loop) {
-    if (loop.getPlan().getPromotion() == gg::Promotion::pipelined)
+    if (loop.getPlan().getEpilogueBlocks() > 0)
       found.push_back(loop);
   });
   return found;
@@ -81,7 +84,7 @@ LogicalResult checkSelfContained(ggk::TileEpilogueOp end,
 using PlacePending = function_ref<void(KernelBuilder &b, Block *body,
                                        function_ref<void()> finish)>;
 
-/// The pipelined loop stands in the work region of its tile's
+/// The overlapping loop stands in the work region of its tile's
 /// ggk.warpgroup_tile, whose overlap step or idle path takes the previous
 /// tile's epilogue.
 LogicalResult checkOverlapStep(ggk::PromotionLoopOp loop,
@@ -96,7 +99,7 @@ LogicalResult checkOverlapStep(ggk::PromotionLoopOp loop,
 }
 
 /// The previous tile's epilogue in the loop's overlap step or on the idle
-/// path: one of them runs in every tile. The pipelined K loop needs a K
+/// path: one of them runs in every tile. The overlapping K loop needs a K
 /// block: a tile with none (an empty k_grouped group) takes the idle path,
 /// which also finishes the pending epilogue, and its zero accumulator is
 /// stored in turn. (At the body's start: the PTX of the consumer that had
@@ -196,12 +199,12 @@ struct DeferEpiloguePass
                              "ends one of its tiles";
         return signalPassFailure();
       }
-      SmallVector<ggk::PromotionLoopOp> loops = pipelinedLoops(tiles);
+      SmallVector<ggk::PromotionLoopOp> loops = overlappingLoops(tiles);
       size_t ends = llvm::count_if(tiles.getBodyBlock()->getOperations(),
                                    llvm::IsaPred<ggk::TileEpilogueOp>);
       if (!loops.empty() && (loops.size() > 1 || ends > 1)) {
         tiles.emitOpError() << "has " << loops.size()
-                            << " pipelined promotion loops and " << ends
+                            << " overlapping promotion loops and " << ends
                             << " tile epilogues; a deferred epilogue needs "
                                "one of each per tile";
         return signalPassFailure();

@@ -146,7 +146,8 @@ struct KernelPlan {
   /// 256 bytes put a warp's 8 rows on the same banks (8-way conflicts on
   /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
   /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
-  bool swizzledStaging = false;
+  /// The bytes its column chunks are swizzled by (128 or 64; 0: dense).
+  int64_t stagingSwizzle = 0;
   /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;
@@ -159,7 +160,7 @@ struct KernelPlan {
   int64_t outBlockN() const { return combinesColumns() ? blockN / 2 : blockN; }
   int64_t outN() const { return combinesColumns() ? n / 2 : n; }
   int64_t stagingChunkColumns() const {
-    return swizzledStaging ? kSwizzleBytes / byteWidth(outElem) : outBlockN();
+    return stagingSwizzle ? stagingSwizzle / byteWidth(outElem) : outBlockN();
   }
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,

@@ -164,9 +164,11 @@ void KernelGenerator::declareParams() {
     tensorMapBScale =
         tensorMap("b_scale", op.getBScale(), {p.blockN, 1}, "none");
   // The store pool: boxes of h rows and a column chunk of the staged tile
-  // (128 swizzled bytes, or all its BN columns, BN/2 with column_pairs,
-  // unswizzled).
-  StringRef poolSwizzle = p.swizzledStaging ? "128B" : "none";
+  // (128 or 64 swizzled bytes, or all its BN columns, BN/2 with
+  // column_pairs, unswizzled).
+  StringRef poolSwizzle = p.stagingSwizzle == 128  ? "128B"
+                          : p.stagingSwizzle == 64 ? "64B"
+                                                   : "none";
   for (int64_t h : p.storePool) {
     SmallVector<int64_t> box = {p.stagingChunkColumns(), h};
     if (masked || kGrouped)

@@ -48,16 +48,20 @@ Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op) {
   int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
   int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
   Value row = op.getRow(), column = op.getColumn();
-  if (!op.getSwizzled())
+  int64_t chunkBytes = op.getSwizzle();
+  if (!chunkBytes)
     return b.mul(b.toI64(b.add(b.mul(row, b.c32(columns)), column)),
                  b.c64(outBytes));
-  // Chunk of 128 bytes, then its row; the 16-byte unit within the row is
-  // XORed with row % 8 (the pair never crosses a unit).
-  int64_t chunkBytes = ggc::kSwizzleBytes;
+  // Chunk of `swizzle` bytes, then its row; the 16-byte unit within the row
+  // is XORed with bits 7 and up of the row's offset in the chunk (TMA's
+  // swizzle: row % 8 for 128-byte rows, row / 2 % 4 for 64-byte ones; the
+  // pair never crosses a unit).
+  int64_t units = chunkBytes / 16, rowsPer128 = 128 / chunkBytes;
   Value byteInRow = b.mul(column, b.c32(outBytes));
   Value chunk = b.divU(byteInRow, b.c32(chunkBytes));
   Value unit = b.divU(b.remU(byteInRow, b.c32(chunkBytes)), b.c32(16));
-  Value swizzledUnit = b.xorI(unit, b.remU(row, b.c32(8)));
+  Value line = rowsPer128 == 1 ? row : b.divU(row, b.c32(rowsPer128));
+  Value swizzledUnit = b.xorI(unit, b.remU(line, b.c32(units)));
   return b.toI64(b.add(
       b.add(b.mul(chunk, b.c32(rows * chunkBytes)),
             b.mul(row, b.c32(chunkBytes))),

@@ -194,7 +194,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
     return failure();
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
-  p.swizzledStaging = kernelPlan.getStaging() == Staging::swizzled;
+  p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
   p.columnPairs = op.getColumnPairs();
   p.columnHalves = op.getColumnHalves();
   p.accumulate = op.getAccumulate();

@@ -54,6 +54,10 @@ private:
     int64_t j;
     std::function<Value()> ringCounter;
   };
+  /// Serial K block `k` at ring counter `it` on `acc`: each scale block
+  /// issued, waited for and promoted in turn; with `overlapFirst`, the
+  /// overlap step runs while the first one's wgmma does.
+  Value serialBlock(Value acc, Value k, Value it, bool overlapFirst);
   void pipelinedBlocks();
   /// The tile's K block count where it is known when compiling: a
   /// constant, or the enclosing tile loop's num_k_blocks field where the
@@ -108,34 +112,48 @@ private:
   SmallVector<Value> scaleBlockIndex;
 };
 
-/// Block k + 1's slot scales are copied while block k computes.
+/// Block k + 1's slot scales are copied while block k computes. With
+/// epilogue_blocks = 1 block 0 goes before the loop, the overlap step (the
+/// previous tile's epilogue) beside its first wgmma; the tile then has at
+/// least one K block (the caller guards it).
 void Lowering::serial() {
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.c32(0));
   ggc::cloneBody(op.getStart(), {}, b);
+  Value acc = op.getAcc(), counter = op.getCounter(), first = b.c32(0);
+  if (op.getPlan().getEpilogueBlocks() == 1) {
+    acc = serialBlock(acc, first, counter, /*overlapFirst=*/true);
+    counter = b.add(counter, b.c32(1));
+    first = b.c32(1);
+  }
   auto loop = b.create<scf::ForOp>(
-      b.c32(0), op.getNumKBlocks(), b.c32(1),
-      ValueRange{op.getAcc(), op.getCounter()},
+      first, op.getNumKBlocks(), b.c32(1), ValueRange{acc, counter},
       [&](OpBuilder &, Location, Value k, ValueRange iter) {
-        Value acc = iter[0], it = iter[1];
-        auto [stage, phase] = ringSlot(it);
-        if (scales == gg::ScalePlacement::slots)
-          prefetch(b.add(k, b.c32(1)));
-        for (int64_t j = 0; j < promotions; ++j) {
-          Value partial = issue(k, j, stage, phase);
-          SmallVector<Value> blockScales = readScales(k, j, stage);
-          b.create<ggk::MmaWaitOp>(0);
-          bool last = j == promotions - 1;
-          if (last && !promoteReadsStage)
-            release(stage);
-          acc = promote(acc, partial, k, j, blockScales);
-          if (last && promoteReadsStage)
-            release(stage);
-        }
-        endBlock(k);
-        b.create<scf::YieldOp>(ValueRange{acc, b.add(it, b.c32(1))});
+        Value sum = serialBlock(iter[0], k, iter[1], /*overlapFirst=*/false);
+        b.create<scf::YieldOp>(ValueRange{sum, b.add(iter[1], b.c32(1))});
       });
   finish(loop.getResults());
+}
+
+Value Lowering::serialBlock(Value acc, Value k, Value it, bool overlapFirst) {
+  auto [stage, phase] = ringSlot(it);
+  if (scales == gg::ScalePlacement::slots)
+    prefetch(b.add(k, b.c32(1)));
+  for (int64_t j = 0; j < promotions; ++j) {
+    Value partial = issue(k, j, stage, phase);
+    SmallVector<Value> blockScales = readScales(k, j, stage);
+    if (overlapFirst && j == 0)
+      ggc::cloneBody(op.getOverlap(), {}, b);
+    b.create<ggk::MmaWaitOp>(0);
+    bool last = j == promotions - 1;
+    if (last && !promoteReadsStage)
+      release(stage);
+    acc = promote(acc, partial, k, j, blockScales);
+    if (last && promoteReadsStage)
+      release(stage);
+  }
+  endBlock(k);
+  return acc;
 }
 
 SmallVector<Value> Lowering::issueStep(const ScaleBlock &s) {

@@ -109,14 +109,33 @@ bool hasScalesAlongK(GroupedMatmulOp op) {
          variesAlongK(op.getBScaleKindAttr());
 }
 
-/// A staged output tile of whole 128-byte rows is kept as 128B-swizzled
-/// column chunks, which spread a warp's fragment stores over all 32 banks
-/// (dense 256-byte rows put a warp's 8 rows on the same banks).
-bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config) {
+/// Whether the staged output tile's rows are whole column chunks of
+/// `swizzleBytes`, so that `staging` can swizzle them.
+bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config,
+                       int64_t swizzleBytes) {
   Type out = op.getOutType().getElementType();
-  return op.outputTileColumns(config) * ggc::byteWidth(out) %
-             ggc::kSwizzleBytes ==
+  return op.outputTileColumns(config) * ggc::byteWidth(out) % swizzleBytes ==
          0;
+}
+
+/// A staged output tile is kept as swizzled column chunks, which spread a
+/// warp's fragment stores over all 32 banks: 128-byte chunks where its rows
+/// are whole ones (dense 256-byte rows put a warp's 8 rows on the same
+/// banks), else 64-byte chunks where they are whole ones and TMA stores
+/// them rather than adds them (dense 320-byte rows, 160 bf16 columns, put
+/// them on half the banks). Measured on the FP8 weight gradient (H200,
+/// docs/performance.md, twenty-ninth session): 128x160 bf16 tiles 7.1%
+/// faster with 64-byte chunks; 128x176 f32 tiles added to `out` 6-12%
+/// slower (TMA's reduce-add of eleven 64-byte boxes a row instead of one),
+/// so those stay dense.
+Staging chooseStaging(GroupedMatmulOp op, ConfigAttr config) {
+  if (canSwizzleStaging(op, config, ggc::kSwizzleBytes))
+    return Staging::swizzled;
+  if (!op.getAccumulate() &&
+      canSwizzleStaging(op, config,
+                        ggc::stagingSwizzleBytes(Staging::swizzled_64)))
+    return Staging::swizzled_64;
+  return Staging::dense;
 }
 
 bool hasStorePool(GroupedMatmulOp op) {
@@ -271,10 +290,9 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                                 : initialRegisters(consumers, roles);
   int64_t consumer =
       reallocate ? consumerRegisters(consumers, producer) : producer;
-  // 5. Staging: swizzled wherever the tile's rows are whole 128-byte rows.
-  Staging staging = !hasStorePool(op)                  ? Staging::none
-                    : canSwizzleStaging(op, config) ? Staging::swizzled
-                                                    : Staging::dense;
+  // 5. Staging: swizzled wherever the tile's rows are whole chunks.
+  Staging staging =
+      hasStorePool(op) ? chooseStaging(op, config) : Staging::none;
   // 6. Warp columns: wgmma's fragment as it is. mma.sync's warps each
   //    load the A and B fragments of every row and column they compute, so
   //    the squarer a warp's tile the less shared memory it reads per
@@ -307,10 +325,17 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
               !storeColumnsObstacle(op, config, staging, warpColumns)
           ? 8
           : 2;
+  // 9. Epilogue blocks: the pipelined promotion runs each tile's epilogue
+  //    beside the next tile's first K block. The serial one runs it at the
+  //    tile's end: beside the next tile's first wgmma (epilogue_blocks = 1)
+  //    it measured 0.86-0.88x on the f32 FP8 weight gradient, 1.03x with a
+  //    bf16 output and 0.99-1.03x on 128x192 forward tiles (H200,
+  //    docs/performance.md, twenty-ninth session).
+  int64_t epilogueBlocks = pipelined ? 1 : 0;
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,
-      storeColumns, /*epilogueBlocks=*/1);
+      storeColumns, epilogueBlocks);
 }
 
 /// The plan's warp layout, release lag, producer and registers against the
@@ -417,6 +442,12 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                      << 3 * accumulatorRegisters(config) + kPipelinedOverhead
                      << " pipelined promotion needs; use promotion = serial";
   }
+  if (plan.getPromotion() == Promotion::serial &&
+      plan.getEpilogueBlocks() == 1 && !canPipelinePromotion(op))
+    return error() << " cannot defer the epilogue beside the next tile's "
+                      "first wgmma: only two-level kernels (f8, scales that "
+                      "change along K) have a promotion loop to overlap; "
+                      "use epilogue_blocks = 0";
   // MX promotes by scale blocks (pipelinedScaleBlocks), which issues one
   // before the deferred epilogue; two would be a plan it does not keep.
   if (plan.getEpilogueBlocks() == 2 && ggc::usesMxScales(op))
@@ -438,18 +469,21 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "no a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
-                   << (hasStorePool(op) ? "'dense' or 'swizzled' with a "
-                                          "store_pool"
+                   << (hasStorePool(op) ? "'dense', 'swizzled' or "
+                                          "'swizzled_64' with a store_pool"
                                         : "'none' without a store_pool");
   if (plan.getStoreColumns() == 8)
     if (std::optional<std::string> obstacle = storeColumnsObstacle(
             op, config, plan.getStaging(), plan.getWarpColumns()))
       return error() << " stores 8 columns a thread, which it cannot: "
                      << *obstacle << "; use store_columns = 2";
-  if (plan.getStaging() == Staging::swizzled && !canSwizzleStaging(op, config))
-    return error() << " cannot swizzle the staged tile: its rows of "
-                   << op.outputTileColumns(config) << " outputs are not whole 128-byte rows; use staging = "
-                      "dense";
+  if (int64_t swizzle = ggc::stagingSwizzleBytes(plan.getStaging());
+      swizzle && !canSwizzleStaging(op, config, swizzle))
+    return error() << " cannot swizzle the staged tile by " << swizzle
+                   << " bytes: its rows of " << op.outputTileColumns(config)
+                   << " outputs are not whole " << swizzle
+                   << "-byte chunks; use staging = "
+                   << stringifyStaging(chooseStaging(op, config));
   return checkWarpsAndRegisters(op, config, plan, error);
 
 }
@@ -477,3 +511,16 @@ struct PlanKernelPass : public ggc::impl::PlanKernelBase<PlanKernelPass> {
   }
 };
 } // namespace
+
+int64_t ggc::stagingSwizzleBytes(Staging staging) {
+  switch (staging) {
+  case Staging::swizzled:
+    return kSwizzleBytes;
+  case Staging::swizzled_64:
+    return 64;
+  case Staging::none:
+  case Staging::dense:
+    return 0;
+  }
+  llvm_unreachable("unknown staging");
+}

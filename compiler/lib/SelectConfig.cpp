@@ -148,7 +148,7 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                             kScaleSlotBuffers * consumerWarps *
                                 scaleSlotsPerWarp(op, config).words() * 4,
                             1};
-  // The staged output tile is read by 128B-swizzled TMA stores.
+  // The staged output tile is read by 128B- or 64B-swizzled TMA stores.
   l.buffers[kStagedOutput] = {
       sharedBufferName(kStagedOutput),
       stagedOutput ? config.getBlockM() * op.outputTileColumns(config) *

@@ -249,7 +249,7 @@ LogicalResult lower(ggk::StoreTileOp tile) {
     b.setInsertionPoint(pair);
     if (pooled)
       b.create<ggk::StageOutputOp>(pair.getPair(), staging, pair.getRow(),
-                                   pair.getCol(), tile.getSwizzled(), shape);
+                                   pair.getCol(), tile.getSwizzle(), shape);
     else
       storeByThread(tile, pair, b);
     pair.erase();

@@ -245,12 +245,12 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser.parseKeyword("staging"))
     return {};
   FailureOr<Staging> staging = parseEnumEntry<Staging>(
-      parser, "none, dense or swizzled", symbolizeStaging);
+      parser, "none, dense, swizzled or swizzled_64", symbolizeStaging);
   if (failed(staging))
     return {};
   // The optional fields, in any order, each at most once.
   int64_t warpColumns = 1, releaseLag = 1, storeColumns = 2,
-          epilogueBlocks = 1;
+          epilogueBlocks = KernelPlanAttr::defaultEpilogueBlocks(*promotion);
   Producer producer = Producer::warpgroup;
   StringRef seen[5];
   while (succeeded(parser.parseOptionalComma())) {
@@ -307,7 +307,7 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", producer = " << stringifyProducer(getProducer());
   if (getStoreColumns() != 2)
     printer << ", store_columns = " << getStoreColumns();
-  if (getEpilogueBlocks() != 1)
+  if (getEpilogueBlocks() != defaultEpilogueBlocks(getPromotion()))
     printer << ", epilogue_blocks = " << getEpilogueBlocks();
   printer << ">";
 }
@@ -328,14 +328,16 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (storeColumns != 2 && storeColumns != 8)
     return emitError() << "kernel_plan store_columns must be 2 or 8, got "
                        << storeColumns;
-  if (epilogueBlocks != 1 && epilogueBlocks != 2)
-    return emitError() << "kernel_plan epilogue_blocks must be 1 or 2, got "
+  // The pipelined promotion always defers a tile's epilogue beside one or
+  // two of the next tile's K blocks; the serial one beside none (at the
+  // tile's end) or one.
+  bool pipelined = promotion == Promotion::pipelined;
+  if (pipelined ? epilogueBlocks != 1 && epilogueBlocks != 2
+                : epilogueBlocks != 0 && epilogueBlocks != 1)
+    return emitError() << "kernel_plan epilogue_blocks must be "
+                       << (pipelined ? "1 or 2" : "0 or 1") << " with promotion = "
+                       << stringifyPromotion(promotion) << ", got "
                        << epilogueBlocks;
-  // Only the pipelined promotion defers a tile's epilogue into the next.
-  if (epilogueBlocks == 2 && promotion != Promotion::pipelined)
-    return emitError() << "kernel_plan epilogue_blocks = 2 takes promotion "
-                          "= pipelined (the deferred epilogue), got "
-                       << stringifyPromotion(promotion);
   // setmaxnreg takes a multiple of 8 in [24, 256].
   for (auto [who, regs] : {std::pair{"producer", producerRegisters},
                            std::pair{"consumer", consumerRegisters}})

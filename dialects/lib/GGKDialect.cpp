@@ -177,10 +177,12 @@ LogicalResult PromotionLoopOp::verify() {
                            << acc;
   }
   if (getPlan().getPromotion() == gg::Promotion::serial &&
+      getPlan().getEpilogueBlocks() == 0 &&
       !getOverlap().front().without_terminator().empty())
     return emitOpError() << "region 'overlap' must be empty with serial "
-                            "promotion: no wgmma runs while the first block's "
-                            "does";
+                            "promotion and epilogue_blocks = 0: the tile's "
+                            "epilogue runs at its end, not beside the first "
+                            "wgmma";
   if (getPromoteReadsStage() &&
       getPlan().getScales() != gg::ScalePlacement::stages)
     return emitOpError() << "promote_reads_stage takes a plan whose scales "

@@ -14,8 +14,6 @@ using namespace mlir::ggk;
 
 namespace {
 
-constexpr int64_t kChunkBytes = 128; // a 128B-swizzled row
-
 /// `tile_shape` is [rows, columns], both positive.
 LogicalResult verifyTileShape(Operation *op, ArrayRef<int64_t> shape) {
   if (shape.size() != 2 || shape[0] <= 0 || shape[1] <= 0)
@@ -40,6 +38,21 @@ LogicalResult verifyThreads(Operation *op, int64_t issuer, int64_t threads) {
 
 int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
 
+/// A swizzled tile's rows are whole chunks of TMA's 64- or 128-byte
+/// swizzle (`swizzle` bytes; 0: dense rows).
+LogicalResult verifySwizzle(Operation *op, int64_t swizzle,
+                            int64_t rowBytes) {
+  if (swizzle != 0 && swizzle != 64 && swizzle != 128)
+    return op->emitOpError() << "swizzle must be 0 (dense), 64 or 128 "
+                                "bytes, got "
+                             << swizzle;
+  if (swizzle && rowBytes % swizzle != 0)
+    return op->emitOpError() << "a tile swizzled by " << swizzle
+                             << " bytes must have rows of whole " << swizzle
+                             << "-byte chunks, got " << rowBytes << " bytes";
+  return success();
+}
+
 } // namespace
 
 LogicalResult AwaitStagedTileOp::verify() {
@@ -51,11 +64,7 @@ LogicalResult StageOutputOp::verify() {
   if (failed(verifyTileShape(*this, shape)))
     return failure();
   int64_t rowBytes = shape[1] * byteWidth(getPair().getType().getElementType());
-  if (getSwizzled() && rowBytes % kChunkBytes != 0)
-    return emitOpError() << "a swizzled tile's rows must be whole 128-byte "
-                            "chunks, got "
-                         << rowBytes << " bytes";
-  return success();
+  return verifySwizzle(*this, getSwizzle(), rowBytes);
 }
 
 LogicalResult StoreStagedTileOp::verify() {
@@ -83,10 +92,11 @@ LogicalResult StoreStagedTileOp::verify() {
                          << element;
   int64_t chunk = getChunkColumns(), columns = shape[1];
   if (chunk <= 0 || columns % chunk != 0 ||
-      (chunk != columns && chunk * byteWidth(element) != kChunkBytes))
+      (chunk != columns && chunk * byteWidth(element) != 64 &&
+       chunk * byteWidth(element) != 128))
     return emitOpError() << "chunk_columns must be the tile's columns ("
-                         << columns << ", dense) or 128 bytes of them "
-                         << "(swizzled), got " << chunk;
+                         << columns << ", dense) or 64 or 128 bytes of them "
+                         << "(the maps' swizzle), got " << chunk;
   if (getN() <= 0)
     return emitOpError() << "n must be positive, got " << getN();
   if (getAdd() && !element.isF32())
@@ -143,6 +153,21 @@ LogicalResult StoreTileOp::verify() {
                          << getOutType();
   if (getN() <= 0)
     return emitOpError() << "n must be positive, got " << getN();
+  int64_t outBytes = byteWidth(getOutType());
+  if (failed(verifySwizzle(*this, getSwizzle(),
+                           getTileShape()[1] * outBytes)))
+    return failure();
+  if (!getPool().empty() &&
+      getChunkColumns() != (getSwizzle() ? getSwizzle() / outBytes
+                                         : getTileShape()[1]))
+    return emitOpError() << "chunk_columns must be the staged tile's "
+                            "column chunk, "
+                         << (getSwizzle() ? getSwizzle() / outBytes
+                                          : getTileShape()[1])
+                         << " columns (" << getSwizzle()
+                         << " swizzled bytes, or the whole row when dense), "
+                            "got "
+                         << getChunkColumns();
   if (getOutNm() && (getM() <= 0 || !getPool().empty()))
     return emitOpError() << "stores the transposed [G, N, M] output per "
                             "thread: it needs a positive m and no pool";

@@ -51,6 +51,18 @@ CUtensorMapDataType cudaType(ElementType t) {
   throw Error("ggc runtime: unknown element type");
 }
 
+CUtensorMapSwizzle encodedSwizzle(Swizzle s) {
+  switch (s) {
+  case Swizzle::None:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  case Swizzle::Bytes64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case Swizzle::Bytes128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+  throw Error("ggc runtime: unknown swizzle");
+}
+
 /// Encoded tensor maps, by spec: the same operands at the same addresses
 /// (the common case in a training or serving loop) skip the encoding.
 class TensorMapCache {
@@ -84,8 +96,7 @@ public:
               &map, cudaType(spec.type), spec.rank,
               reinterpret_cast<void *>(spec.address), dims, strides, box,
               elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-              spec.swizzle == Swizzle::Bytes128 ? CU_TENSOR_MAP_SWIZZLE_128B
-                                                : CU_TENSOR_MAP_SWIZZLE_NONE,
+              encodedSwizzle(spec.swizzle),
               CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
           "cuTensorMapEncodeTiled");
@@ -129,10 +140,12 @@ ElementType parseElementType(const std::string &name) {
 Swizzle parseSwizzle(const std::string &name) {
   if (name == "128B")
     return Swizzle::Bytes128;
+  if (name == "64B")
+    return Swizzle::Bytes64;
   if (name == "none")
     return Swizzle::None;
   throw Error("ggc runtime: unknown swizzle '" + name +
-              "'; expected 128B or none");
+              "'; expected 128B, 64B or none");
 }
 
 int64_t elementBytes(ElementType type) {
@@ -157,9 +170,13 @@ void TensorMapSpec::validate() const {
   if (address % 16 != 0)
     fail("the address must be 16-byte aligned, got " + std::to_string(address));
   int64_t innerBytes = static_cast<int64_t>(box[0]) * elementBytes(type);
-  if (swizzle == Swizzle::Bytes128 && innerBytes > 128)
+  int64_t swizzleBytes = swizzle == Swizzle::Bytes128  ? 128
+                         : swizzle == Swizzle::Bytes64 ? 64
+                                                       : 0;
+  if (swizzleBytes && innerBytes > swizzleBytes)
     fail("the innermost box dimension spans " + std::to_string(innerBytes) +
-         " bytes; the 128B swizzle allows at most 128");
+         " bytes; the " + std::to_string(swizzleBytes) +
+         "B swizzle allows at most " + std::to_string(swizzleBytes));
   if (innerBytes % 16 != 0)
     fail("the innermost box dimension spans " + std::to_string(innerBytes) +
          " bytes; TMA needs a multiple of 16");

@@ -3,7 +3,7 @@
 // The TMA store pool's ops print as they parse.
 // CHECK-LABEL: llvm.func @pool
 // CHECK: ggk.await_staged_tile %{{.*}} attributes {consumer_threads = 256 : i64, issuer = 128 : i64}
-// CHECK: ggk.stage_output %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] attributes {swizzled, tile_shape = array<i64: 128, 128>} : vector<2xbf16>
+// CHECK: ggk.stage_output %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] attributes {swizzle = 128 : i64, tile_shape = array<i64: 128, 128>} : vector<2xbf16>
 // CHECK: ggk.stage_output %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] attributes {tile_shape = array<i64: 128, 96>} : vector<2xf32>
 // CHECK: ggk.store_staged_tile %{{.*}} rows(%{{.*}}) at(%{{.*}}) n_block(%{{.*}}) group(%{{.*}}) maps(%{{.*}}, %{{.*}}) attributes {chunk_columns = 64 : i64
 // CHECK: ggk.store_staged_tile %{{.*}} rows(%{{.*}}) at(%{{.*}}) n_block(%{{.*}}) maps(
@@ -12,7 +12,7 @@ llvm.func @pool(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %wide: vector<2xf32>
                 %row: i32, %col: i32, %rows: i32, %start: i32, %nb: i32,
                 %g: i32, %m2: !llvm.ptr, %m1: !llvm.ptr) {
   ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
-  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzled,
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
       tile_shape = array<i64: 128, 128>} : vector<2xbf16>
   ggk.stage_output %wide, %tile[%row, %col] attributes {
       tile_shape = array<i64: 128, 96>} : vector<2xf32>
@@ -69,10 +69,10 @@ llvm.func @maps(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %nb: i32,
 
 llvm.func @chunk(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %nb: i32,
                  %m0: !llvm.ptr, %m1: !llvm.ptr) {
-  // expected-error @+1 {{chunk_columns must be the tile's columns (128, dense) or 128 bytes of them (swizzled), got 32}}
+  // expected-error @+1 {{chunk_columns must be the tile's columns (128, dense) or 64 or 128 bytes of them (the maps' swizzle), got 16}}
   ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%nb)
       maps(%m0, %m1) attributes {heights = array<i64: 2, 1>,
-      tile_shape = array<i64: 2, 128>, chunk_columns = 32, n = 4096,
+      tile_shape = array<i64: 2, 128>, chunk_columns = 16, n = 4096,
       element_type = bf16, issuer = 128, consumer_threads = 128}
   llvm.return
 }
@@ -101,9 +101,29 @@ llvm.func @threads(%tile: !llvm.ptr<3>) {
 
 llvm.func @swizzled_rows(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>,
                          %row: i32, %col: i32) {
-  // expected-error @+1 {{a swizzled tile's rows must be whole 128-byte chunks, got 192 bytes}}
-  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzled,
+  // expected-error @+1 {{a tile swizzled by 128 bytes must have rows of whole 128-byte chunks, got 192 bytes}}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
       tile_shape = array<i64: 128, 96>} : vector<2xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @swizzled_64_rows(%tile: !llvm.ptr<3>, %pair: vector<2xf32>,
+                            %row: i32, %col: i32) {
+  // expected-error @+1 {{a tile swizzled by 64 bytes must have rows of whole 64-byte chunks, got 360 bytes}}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 64,
+      tile_shape = array<i64: 128, 90>} : vector<2xf32>
+  llvm.return
+}
+
+// -----
+
+llvm.func @swizzle_width(%tile: !llvm.ptr<3>, %pair: vector<2xf32>,
+                         %row: i32, %col: i32) {
+  // expected-error @+1 {{swizzle must be 0 (dense), 64 or 128 bytes, got 32}}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 32,
+      tile_shape = array<i64: 128, 176>} : vector<2xf32>
   llvm.return
 }
 

@@ -11,7 +11,7 @@ llvm.func @roundtrip(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
                      %r: i64, %ok: i1) {
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
       attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
-      chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+      chunk_columns = 64, swizzle = 128, n = 4096, m = 0, out_type = bf16,
       group_maps, issuer = 128, threads = 128} {
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
     ggk.yield
@@ -75,7 +75,7 @@ llvm.func @scatter_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
   // expected-error @+1 {{scatters rows by index per thread, into a row-major output: it takes no pool (TMA boxes store consecutive rows) and no out_nm}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
       scatter(%ids) attributes {pool = array<i64: 1>,
-      tile_shape = array<i64: 1, 128>, chunk_columns = 64, swizzled, n = 4096,
+      tile_shape = array<i64: 1, 128>, chunk_columns = 64, swizzle = 128, n = 4096,
       m = 0, out_type = bf16, group_maps, issuer = 128, threads = 128} {
     ggk.yield
   }
@@ -267,8 +267,8 @@ llvm.func @quads_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %map: !l
   // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes per-thread stores (no pool)}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%map)
       attributes {pool = array<i64: 1>, tile_shape = array<i64: 128, 128>,
-      chunk_columns = 64, n = 4096, m = 0, out_type = bf16, issuer = 128,
-      threads = 256, store_columns = 8} {
+      chunk_columns = 64, swizzle = 128, n = 4096, m = 0, out_type = bf16,
+      issuer = 128, threads = 256, store_columns = 8} {
     ggk.yield
   }
   llvm.return
@@ -367,6 +367,19 @@ llvm.func @accumulate_rounded_pair(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
       issuer = 128, threads = 256} {
     // expected-error @+1 {{holds 'bf16' values, but its ggk.store_tile accumulates: they are f32, added to 'out' before rounding}}
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @chunk_of_swizzle(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %map: !llvm.ptr) {
+  // expected-error @+1 {{chunk_columns must be the staged tile's column chunk, 16 columns (64 swizzled bytes, or the whole row when dense), got 32}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%map)
+      attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 176>,
+      chunk_columns = 32, swizzle = 64, n = 7168, m = 0, out_type = f32,
+      issuer = 128, threads = 256} {
     ggk.yield
   }
   llvm.return

@@ -23,6 +23,23 @@ func.func @optional_fields(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
   return
 }
 
+// A serial plan's epilogue_blocks defaults to 0 (at the tile's end), so 1
+// prints; a pipelined plan's to 1, which does not.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled_64, epilogue_blocks = 1>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>
+func.func @serial_epilogue_block(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled_64, epilogue_blocks = 1>}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 1>}
+  return
+}
+
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>
 func.func @epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -37,7 +54,7 @@ func.func @epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @three_epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan epilogue_blocks must be 1 or 2, got 3}}
+  // expected-error @+4 {{kernel_plan epilogue_blocks must be 1 or 2 with promotion = pipelined, got 3}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
@@ -49,7 +66,7 @@ func.func @three_epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xb
 
 func.func @serial_epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                   %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan epilogue_blocks = 2 takes promotion = pipelined (the deferred epilogue), got serial}}
+  // expected-error @+4 {{kernel_plan epilogue_blocks must be 0 or 1 with promotion = serial, got 2}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
@@ -162,5 +179,17 @@ func.func @producer(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, producer = three>}
+  return
+}
+
+// -----
+
+func.func @pipelined_in_place(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan epilogue_blocks must be 1 or 2 with promotion = pipelined, got 0}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 0>}
   return
 }

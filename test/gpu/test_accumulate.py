@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ggc import ops  # noqa: E402
+import ggc  # noqa: E402
+from ggc import ir, ops  # noqa: E402
 from gpu_checks import offsets_of, rel_err  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -61,12 +62,22 @@ def test_micro_batches_sum_to_the_whole_batch():
     assert rel_err(grad, whole) < 1e-5
 
 
+def fp8_operands(m, n, k):
+    """dY^T [M, K] and X^T [N, K] in e4m3 (K-major over the tokens), and the
+    count of K's 128-token scale blocks."""
+    return ((torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn),
+            (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn), -(-k // 128))
+
+
+def dequantised(x, scale, k):
+    """x [rows, K] times its 1x128 scales ([rows, K blocks]) in fp64."""
+    return x.double() * scale.double().repeat_interleave(128, dim=1)[:, :k]
+
+
 def test_fp8_weight_gradient_with_block_scales_accumulates():
     k_sizes = [0, 70, 129, 1]
     g, m, n, k = len(k_sizes), 64, 136, 208
-    dy_t = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
-    x_t = (torch.randn(n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
-    kb = -(-k // 128)
+    dy_t, x_t, kb = fp8_operands(m, n, k)
     sa = torch.rand(kb, m, device="cuda") + 0.5
     sb = torch.rand(n, kb, device="cuda") + 0.5
     before = torch.randn(g, m, n, device="cuda") * 16
@@ -74,8 +85,7 @@ def test_fp8_weight_gradient_with_block_scales_accumulates():
     ops.grouped_gemm(dy_t, x_t, k_offsets=offsets_of(k_sizes), k_major=True,
                      a_scale=sa.T, b_scale=sb, out=dw, accumulate=True)
     torch.cuda.synchronize()
-    a_deq = dy_t.double() * sa.T.double().repeat_interleave(128, dim=1)[:, :k]
-    b_deq = x_t.double() * sb.double().repeat_interleave(128, dim=1)[:, :k]
+    a_deq, b_deq = dequantised(dy_t, sa.T, k), dequantised(x_t, sb, k)
     assert torch.equal(dw[0], before[0])
     start = 0
     for gi, size in enumerate(k_sizes):
@@ -83,6 +93,48 @@ def test_fp8_weight_gradient_with_block_scales_accumulates():
             ref = before[gi].double() + a_deq[:, start:start + size] @ \
                 b_deq[:, start:start + size].T
             assert rel_err(dw[gi], ref) < 2e-3, f"group {gi}"
+        start += size
+
+
+@pytest.mark.parametrize("epilogue_blocks", [0, 1])
+@pytest.mark.parametrize("staging", ["dense", "swizzled_64"])
+@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
+def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks):
+    """The long-group weight gradient's 128x176 tiles (f32, added by TMA's
+    reduce-add) and 128x160 (bf16), the staged tile dense or in 64-byte
+    swizzled chunks, each tile's epilogue at its end or beside the next
+    tile's first wgmma: M = 200 and N = 392 end inside a tile (boxes of 64
+    and 8 rows; N's last chunk clipped), groups of 0, 1 and 2,100 tokens
+    (2,400 in all: K-major rows of whole 16-byte units)."""
+    k_sizes = [2100, 0, 1, 299]
+    g, m, n, k = len(k_sizes), 200, 392, sum(k_sizes)
+    block_n, stages = (176, 3) if out_dtype == "f32" else (160, 4)
+    kern = ggc.Kernel(ir.grouped_matmul(
+        "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
+        dtype="f8E4M3FN", out_dtype=out_dtype, a_scale="block_mn", b_scale="block1x128_mn",
+        accumulate=out_dtype == "f32",
+        config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
+               "cluster = [1, 1], sms = 132>",
+        kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, registers = "
+                    f"[40, 232], staging = {staging}, epilogue_blocks = {epilogue_blocks}>"))
+    dy_t, x_t, kb = fp8_operands(m, n, k)
+    sa = torch.rand(kb, m, device="cuda") + 0.5
+    sb = torch.rand(kb, n, device="cuda") + 0.5
+    before = torch.randn(g, m, n, device="cuda") * 16
+    dw = before.clone() if out_dtype == "f32" else torch.full(
+        (g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kern(dy_t, x_t, offsets_of(k_sizes), sa, sb, dw)
+    torch.cuda.synchronize()
+    a_deq, b_deq = dequantised(dy_t, sa.T, k), dequantised(x_t, sb.T, k)
+    start = 0
+    for gi, size in enumerate(k_sizes):
+        ref = a_deq[:, start:start + size] @ b_deq[:, start:start + size].T
+        if out_dtype == "f32":
+            assert rel_err(dw[gi], ref + before[gi].double()) < 2e-3, f"group {gi}"
+        elif size:
+            assert rel_err(dw[gi], ref) < 4e-3, f"group {gi}"
+        else:
+            assert (dw[gi] == 0).all(), f"group {gi} has no tokens: dW must be zero"
         start += size
 
 

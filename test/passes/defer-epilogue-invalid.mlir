@@ -63,13 +63,13 @@ func.func @reads_the_body(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 
 // -----
 
-// A tile has one pipelined K loop and one end.
+// A tile has one overlapping K loop and one end.
 func.func private @store(i32, !ggk.acc<64x8xf32>)
 func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
 func.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
                           %zero: !ggk.acc<64x8xf32>) -> i32 {
   %c0 = arith.constant 0 : i32
-  // expected-error @+1 {{has 1 pipelined promotion loops and 2 tile epilogues; a deferred epilogue needs one of each per tile}}
+  // expected-error @+1 {{has 1 overlapping promotion loops and 2 tile epilogues; a deferred epilogue needs one of each per tile}}
   %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
       iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {

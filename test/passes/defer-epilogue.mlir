@@ -242,6 +242,85 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 
 // -----
 
+// Before: the same tile with a serial promotion loop whose plan says
+// epilogue_blocks = 1. After: deferred as with the pipelined one, the
+// finished tile carried and stored in the next tile's `overlap` or idle
+// path, the last after the loop.
+// CHECK-LABEL: func.func @serial_overlapped
+// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked
+// CHECK: ^bb0({{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
+// CHECK: overlap {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK: } idle {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK: scf.if %[[R]]#1 {
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
+func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @idle(i32, i32) -> i32
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+func.func @serial_overlapped(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !ggk.acc<64x8xf32>, i32 {
+      %acc, %end = ggk.promotion_loop %num_k_blocks from %count acc(%zero : !ggk.acc<64x8xf32>)
+          attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [24, 240], staging = none, epilogue_blocks = 1>}
+        prefetch {
+        ^bb0(%k: i32):
+          ggk.yield
+        } start {
+          ggk.yield
+        } issue {
+        ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+          %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %p : !ggk.acc<64x8xf32>
+        } read_scales {
+        ^bb0(%k: i32, %j: i32, %stage: i32):
+          ggk.yield
+        } promote {
+        ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32):
+          %sum = func.call @promote(%a, %p, %k) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32) -> !ggk.acc<64x8xf32>
+          ggk.yield %sum : !ggk.acc<64x8xf32>
+        } end_block {
+        ^bb0(%kb: i32):
+          ggk.yield
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !ggk.acc<64x8xf32>, i32
+    } idle {
+      %passed = func.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+        acc(%done#0 : !ggk.acc<64x8xf32>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+      func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  func.return %n : i32
+}
+
+// -----
+
 // Before: a kernel without a producer (the plan's producer = none): each
 // tile's consumers first copy its first stages (here a call), then run
 // their K loop, then its epilogue. After: the loop carries the finished

@@ -64,7 +64,7 @@ llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
                     %group: i32, %m4: !llvm.ptr, %m2: !llvm.ptr,
                     %m1: !llvm.ptr) {
   ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
-  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzled,
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
       tile_shape = array<i64: 4, 128>} : vector<2xbf16>
   ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
       group(%group) maps(%m4, %m2, %m1) attributes {
@@ -72,6 +72,47 @@ llvm.func @swizzled(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
       chunk_columns = 64, n = 4096, element_type = bf16, issuer = 128,
       consumer_threads = 256}
   ggk.drain_tile_stores attributes {issuer = 128}
+  llvm.return
+}
+
+// -----
+
+// 64B-swizzled staging (f32 rows of 48 columns, 192 bytes: three 64-byte
+// chunks of 16 columns), as TMA's SWIZZLE_64B maps read it: the pair goes
+// to chunk (column * 4) / 64, row, 16-byte unit (column * 4) % 64 / 16 XOR
+// row / 2 % 4; each height stores three chunks, the second 4 rows x 64
+// bytes on.
+// CHECK-LABEL: llvm.func @swizzled_64
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xf32>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[M4:arg7]]: !llvm.ptr, %[[M2:arg8]]: !llvm.ptr, %[[M1:arg9]]: !llvm.ptr)
+// CHECK: %[[BYTE:.*]] = arith.muli %[[COL]], %c4_i32
+// CHECK: %[[CHUNK:.*]] = arith.divui %[[BYTE]], %c64_i32
+// CHECK: %[[IN_CHUNK:.*]] = arith.remui %[[BYTE]], %c64_i32
+// CHECK: %[[UNIT:.*]] = arith.divui %[[IN_CHUNK]], %c16_i32
+// CHECK: %[[LINE:.*]] = arith.divui %[[ROW]], %c2_i32
+// CHECK: %[[LINE4:.*]] = arith.remui %[[LINE]], %c4_i32
+// CHECK: %[[SWIZZLED:.*]] = arith.xori %[[UNIT]], %[[LINE4]]
+// CHECK: arith.muli %[[SWIZZLED]], %c16_i32
+// CHECK: arith.muli %[[ROW]], %c64_i32
+// CHECK: arith.muli %[[CHUNK]], %c256_i32
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xf32>, !llvm.ptr<3>
+// CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c48_i32
+// CHECK: ggk.tma_store %[[TILE]], %[[M4]][%[[COL0]], %[[START]]] {add}
+// CHECK: %[[COL1:.*]] = arith.addi %[[COL0]], %c16_i32
+// CHECK: %[[CHUNK1:.*]] = llvm.getelementptr %[[TILE]][256]
+// CHECK: ggk.tma_store %[[CHUNK1]], %[[M4]][%[[COL1]], %[[START]]] {add}
+// CHECK: %[[COL2:.*]] = arith.addi %[[COL0]], %c32_i32
+// CHECK: %[[CHUNK2:.*]] = llvm.getelementptr %[[TILE]][512]
+// CHECK: ggk.tma_store %[[CHUNK2]], %[[M4]][%[[COL2]], %[[START]]] {add}
+llvm.func @swizzled_64(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
+                       %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                       %m4: !llvm.ptr, %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 64,
+      tile_shape = array<i64: 4, 48>} : vector<2xf32>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      maps(%m4, %m2, %m1) attributes {heights = array<i64: 4, 2, 1>,
+      tile_shape = array<i64: 4, 48>, chunk_columns = 16, n = 4096,
+      element_type = f32, issuer = 128, consumer_threads = 128, add}
   llvm.return
 }
 
@@ -129,7 +170,7 @@ llvm.func @one_value_a_pair(%tile: !llvm.ptr<3>, %one: vector<1xbf16>, %row: i32
                             %col: i32, %rows: i32, %start: i32, %n_block: i32,
                             %m4: !llvm.ptr, %m2: !llvm.ptr, %m1: !llvm.ptr) {
   ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
-  ggk.stage_output %one, %tile[%row, %col] attributes {swizzled,
+  ggk.stage_output %one, %tile[%row, %col] attributes {swizzle = 128,
       tile_shape = array<i64: 4, 64>} : vector<1xbf16>
   ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
       maps(%m4, %m2, %m1) attributes {

@@ -65,6 +65,65 @@ func.func @serial(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32
 
 // -----
 
+// Before: the serial loop with epilogue_blocks = 1 (the previous tile's
+// epilogue in `overlap`). After: block 0 before the loop, `overlap`
+// between its issue and its wait; the loop takes blocks 1 .. from the
+// next ring counter.
+// CHECK-LABEL: func.func @serial_overlapped
+// CHECK: call @start()
+// CHECK: %[[P0:.*]] = {{(func.)?}}call @issue(%c0_i32{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT: call @read_scales(%c0_i32
+// CHECK-NEXT: call @overlap()
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NEXT: call @release
+// CHECK-NEXT: %[[ACC0:.*]] = {{(func.)?}}call @promote(%{{.*}}, %[[P0]], %c0_i32
+// CHECK: %[[IT1:.*]] = arith.addi %{{.*}}, %c1_i32
+// CHECK: scf.for %{{.*}} = %c1_i32{{.*}} to %{{.*}} step %c1_i32{{.*}} iter_args(%{{.*}} = %[[ACC0]], %{{.*}} = %[[IT1]])
+// CHECK-NOT: call @overlap
+// CHECK: scf.yield
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func @serial_overlapped(%blocks: i32, %counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = none, epilogue_blocks = 1>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      func.call @start() : () -> ()
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
 // Before: the serial loop, the promotion reading its K block's stage
 // (promote_reads_stage: the scales in the stages). After: no prefetch;
 // issue, read the scales, wait, promote, and only then release the stage.

@@ -49,6 +49,22 @@ func.func @stages_k_major(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8
 
 // -----
 
+// A one-level kernel has no promotion loop whose first wgmma the previous
+// tile's epilogue could run beside.
+func.func @serial_overlap_one_level(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot defer the epilogue beside the next tile's first wgmma: only two-level kernels (f8, scales that change along K) have a promotion loop to overlap; use epilogue_blocks = 0}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, epilogue_blocks = 1>}
+  return
+}
+
+// -----
+
 // A staged tile needs a store pool, and the pool a staged tile.
 func.func @staging_without_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -66,7 +82,7 @@ func.func @staging_without_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf
 // 96 bf16 outputs are 192 bytes: not whole 128-byte rows to swizzle.
 func.func @swizzle_narrow(%a: memref<?x512xbf16>, %b: memref<8x960x512xbf16>,
                           %off: memref<9xi32>, %o: memref<?x960xbf16>) {
-  // expected-error @+1 {{cannot swizzle the staged tile: its rows of 96 outputs are not whole 128-byte rows; use staging = dense}}
+  // expected-error @+1 {{cannot swizzle the staged tile by 128 bytes: its rows of 96 outputs are not whole 128-byte chunks; use staging = swizzled_64}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x960x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x960xbf16>)
@@ -246,7 +262,7 @@ func.func @register_split_without_setmaxnreg(%a: memref<?x512xbf16>, %b: memref<
 // 128-byte rows.
 func.func @column_pairs_swizzle(%a: memref<?x512xbf16>, %b: memref<8x1536x512xbf16>,
                                 %off: memref<9xi32>, %o: memref<?x768xbf16>) {
-  // expected-error @+1 {{cannot swizzle the staged tile: its rows of 96 outputs are not whole 128-byte rows; use staging = dense}}
+  // expected-error @+1 {{cannot swizzle the staged tile by 128 bytes: its rows of 96 outputs are not whole 128-byte chunks; use staging = swizzled_64}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1536x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x768xbf16>)

@@ -34,6 +34,40 @@ func.func @bf16_accumulate(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 // -----
 
+// A store pool's rows that are no whole 128-byte chunks but whole 64-byte
+// ones (96 bf16 outputs, 192 bytes) are staged 64B-swizzled: dense rows of
+// 192 bytes would put a warp's 8 rows on half the banks.
+// CHECK-LABEL: func.func @bf16_96
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled_64>
+func.func @bf16_96(%a: memref<?x512xbf16>, %b: memref<8x960x512xbf16>,
+                   %off: memref<9xi32>, %o: memref<?x960xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x960x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x960xbf16>)
+      {config = #gg.config<block = [128, 96, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// The same rows added to an f32 `out` (176 columns, 704 bytes: eleven
+// 64-byte chunks) stay dense: TMA's reduce-add of 64-byte boxes measured
+// slower than of whole rows.
+// CHECK-LABEL: func.func @f32_176_accumulate
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense>
+func.func @f32_176_accumulate(%a: memref<?x512xbf16>, %b: memref<8x1056x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1056xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1056x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1056xf32>)
+      {accumulate, config = #gg.config<block = [128, 176, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
 // f8 with 1x128 M-major scales of A and 128x128 of B on 128x128 tiles: the
 // promotion pipelines (three 64-register accumulators fit the 240 a
 // 24-register producer leaves), the scales ride with the stages, and the

@@ -10,7 +10,7 @@
 // CHECK-NEXT: %[[STAGED:.*]] = ggk.shared_address %[[SMEM]] "staged_output" attributes {offset = 0 : i64, stride = 0 : i64}
 // CHECK-NEXT: ggk.await_staged_tile %[[STAGED]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64}
 // CHECK-NEXT: %[[X:.*]] = llvm.fadd
-// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[STAGED]][%[[ROW]], %[[COL]]] attributes {swizzled, tile_shape = array<i64: 2, 128>} : vector<2xbf16>
+// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[STAGED]][%[[ROW]], %[[COL]]] attributes {swizzle = 128 : i64, tile_shape = array<i64: 2, 128>} : vector<2xbf16>
 // CHECK-NEXT: ggk.store_staged_tile %[[STAGED]] rows(%[[ROWS]]) at(%[[START]]) n_block(%[[NB]]) group(%[[G]]) maps(%[[M2]], %[[M1]]) attributes {chunk_columns = 64 : i64, consumer_threads = 128 : i64, element_type = bf16, heights = array<i64: 2, 1>, issuer = 128 : i64, n = 4096 : i64, tile_shape = array<i64: 2, 128>}
 // CHECK-NEXT: llvm.return
 llvm.func @pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
@@ -20,7 +20,7 @@ llvm.func @pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
                   %row_ok: i1, %col_ok: i1, %f: f32) {
   ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
       group(%group) maps(%m2, %m1) attributes {pool = array<i64: 2, 1>,
-      tile_shape = array<i64: 2, 128>, chunk_columns = 64, swizzled,
+      tile_shape = array<i64: 2, 128>, chunk_columns = 64, swizzle = 128,
       n = 4096, m = 0, out_type = bf16, group_maps, issuer = 128, threads = 128} {
     %x = llvm.fadd %f, %f : f32
     ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
@@ -166,14 +166,14 @@ llvm.func @drain(%tid: i32, %leader: i1, %smem: !llvm.ptr<3>,
   ^bb0(%consumer: i32):
     ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
         attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
-        chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+        chunk_columns = 64, swizzle = 128, n = 4096, m = 0, out_type = bf16,
         group_maps, issuer = 128, threads = 128} {
       ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
       ggk.yield
     }
     ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
         attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
-        chunk_columns = 64, swizzled, n = 4096, m = 0, out_type = bf16,
+        chunk_columns = 64, swizzle = 128, n = 4096, m = 0, out_type = bf16,
         group_maps, issuer = 128, threads = 128} {
       ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
       ggk.yield
@@ -226,7 +226,7 @@ llvm.func @column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 // CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, {{.*}}, %[[ONE:[^:]*]]: vector<1xbf16>, %[[ROW:[^:]*]]: i32, %[[COL:[^:]*]]: i32,
 // CHECK: %[[STAGED:.*]] = ggk.shared_address %[[SMEM]] "staged_output"
 // CHECK: ggk.await_staged_tile %[[STAGED]]
-// CHECK: ggk.stage_output %[[ONE]], %[[STAGED]][%[[ROW]], %[[COL]]] attributes {swizzled, tile_shape = array<i64: 2, 64>} : vector<1xbf16>
+// CHECK: ggk.stage_output %[[ONE]], %[[STAGED]][%[[ROW]], %[[COL]]] attributes {swizzle = 128 : i64, tile_shape = array<i64: 2, 64>} : vector<1xbf16>
 // CHECK: ggk.store_staged_tile %[[STAGED]] {{.*}} attributes {chunk_columns = 64 : i64, {{.*}}n = 2048 : i64, tile_shape = array<i64: 2, 64>}
 llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
                                %row_start: i32, %n_block: i32, %group: i32,
@@ -235,7 +235,7 @@ llvm.func @column_pairs_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i
                                %row_ok: i1, %col_ok: i1) {
   ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
       group(%group) maps(%m2, %m1) attributes {pool = array<i64: 2, 1>,
-      tile_shape = array<i64: 2, 64>, chunk_columns = 64, swizzled,
+      tile_shape = array<i64: 2, 64>, chunk_columns = 64, swizzle = 128,
       n = 2048, m = 0, out_type = bf16, column_pairs, issuer = 128,
       threads = 128} {
     ggk.store_pair %one at(%row, %col) to(%out_row, %out_col)

@@ -148,21 +148,46 @@ def test_weight_gradient_columns_in_the_stages_take_wide_tiles():
             config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>")
 
 
-@pytest.mark.parametrize("tokens, out_dtype, block_n, promotion", [
-    (None, "f32", 128, "pipelined"),    # group sizes unknown: 128x128
-    (512, "f32", 128, "pipelined"),     # few K blocks a tile: 128x128
-    (2048, "f32", 176, "serial"),       # long groups: 176 keeps f32's store pool
-    (8192, "bf16", 160, "serial"),      # 176's bf16 rows would lose it
+@pytest.mark.parametrize("tokens, out_dtype, accumulate, block_n, promotion, staging", [
+    (None, "f32", True, 128, "pipelined", "swizzled"),     # group sizes unknown: 128x128
+    (512, "f32", True, 128, "pipelined", "swizzled"),      # few K blocks a tile: 128x128
+    # long groups: 176 keeps f32's store pool; its 704-byte rows are no
+    # whole 128-byte chunks, and TMA adds 64-byte ones slower than whole rows
+    (2048, "f32", True, 176, "serial", "dense"),
+    (2048, "f32", False, 176, "serial", "swizzled_64"),    # stored, not added
+    # 176's bf16 rows would lose it; 160's are five 64-byte chunks
+    (8192, "bf16", False, 160, "serial", "swizzled_64"),
 ])
-def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype, block_n,
-                                                               promotion):
+def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype, accumulate,
+                                                               block_n, promotion, staging):
     text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=2048, k=None,
                              m=1024, dtype="f8E4M3FN", a_scale="block_mn",
-                             b_scale="block1x128_mn", out_dtype=out_dtype, expected_m=tokens)
+                             b_scale="block1x128_mn", out_dtype=out_dtype, expected_m=tokens,
+                             accumulate=accumulate)
     attributes = ggc.compile_ir(text, emit="gg-config").plans[0]["attributes"]
     assert f"block = [128, {block_n}, 128]" in attributes["config"]
     assert f"promotion = {promotion}" in attributes["kernel_plan"]
     assert "scales = stages" in attributes["kernel_plan"]
+    assert f"staging = {staging}" in attributes["kernel_plan"]
+
+
+def test_a_staged_tile_of_64_byte_chunks_is_stored_through_64B_swizzled_maps():
+    # The f32 weight gradient's 128x176 tile as the plan's staging =
+    # swizzled_64 asks: 16-column boxes whose maps swizzle by 64 bytes, the
+    # layout its consumers stage in, without spills.
+    text = ir.grouped_matmul(
+        "wgrad", layout="k_grouped", num_groups=4, n=2048, k=None, m=1024,
+        dtype="f8E4M3FN", a_scale="block_mn", b_scale="block1x128_mn", out_dtype="f32",
+        config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>",
+        kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, "
+                    "registers = [40, 232], staging = swizzled_64>")
+    out = ggc.compile_ir(text, emit="cubin")
+    pool = [p for p in out.kernel_info[0]["params"]
+            if p["kind"] == "tensor_map" and p["operand"] == "out"]
+    assert [p["box"][:2] for p in pool] == [[16, h] for h in (128, 64, 32, 16, 8, 4, 2, 1)]
+    assert {p["swizzle"] for p in pool} == {"64B"}
+    (resources,) = out.resources.values()
+    assert resources["spill_store_bytes"] == 0
 
 
 def test_expected_group_tokens_rounds_the_mean_down_to_a_power_of_two():

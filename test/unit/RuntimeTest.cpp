@@ -51,6 +51,13 @@ TEST(Runtime, TensorMapValidationNamesTheField) {
                                 Swizzle::None),
               "spans 8 bytes; TMA needs a multiple of 16");
   EXPECT_THROW(rowMajorTensorMap(ElementType::BFloat16, {4, 4}, {4}, 0), Error);
+  // A staged f32 tile's 64B-swizzled chunks: 16 columns, no more.
+  EXPECT_NO_THROW(rowMajorTensorMap(ElementType::Float32, {64, 7168}, {16, 128},
+                                    0, Swizzle::Bytes64)
+                      .validate());
+  expectError(rowMajorTensorMap(ElementType::Float32, {64, 7168}, {32, 128}, 0,
+                                Swizzle::Bytes64),
+              "spans 128 bytes; the 64B swizzle allows at most 64");
 }
 
 TEST(Runtime, TensorMapKeysDifferWhenAnyFieldDiffers) {
@@ -71,6 +78,12 @@ TEST(Runtime, TensorMapKeysDifferWhenAnyFieldDiffers) {
   EXPECT_NE(a.key(), rowMajorTensorMap(ElementType::BFloat16, {1024, 7168},
                                        {64, 128}, 0x1000, Swizzle::None)
                          .key());
+  EXPECT_NE(rowMajorTensorMap(ElementType::BFloat16, {1024, 7168}, {32, 128},
+                              0x1000, Swizzle::Bytes64)
+                .key(),
+            rowMajorTensorMap(ElementType::BFloat16, {1024, 7168}, {32, 128},
+                              0x1000, Swizzle::None)
+                .key());
 }
 
 TEST(Runtime, ParametersFollowCudaAlignment) {
@@ -98,7 +111,8 @@ TEST(Runtime, ElementTypesParseByTheirTensorMapNames) {
   EXPECT_EQ(elementBytes(parseElementType("float32")), 4);
   EXPECT_THROW(parseElementType("float64"), Error);
   EXPECT_EQ(parseSwizzle("none"), Swizzle::None);
-  EXPECT_THROW(parseSwizzle("64B"), Error);
+  EXPECT_EQ(parseSwizzle("64B"), Swizzle::Bytes64);
+  EXPECT_THROW(parseSwizzle("32B"), Error);
 }
 
 TEST(Runtime, KernelArgumentsAreCheckedBeforeTheDriverIsNeeded) {

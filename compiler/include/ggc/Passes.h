@@ -197,6 +197,11 @@ mlir::LogicalResult checkKernelPlan(mlir::gg::GroupedMatmulOp op,
                                     mlir::gg::ConfigAttr config,
                                     mlir::gg::KernelPlanAttr plan);
 
+/// The bytes a staged output tile's column chunks are swizzled by under
+/// `staging` (TMA's swizzle of the store pool's maps): 128, 64, or 0 for
+/// dense rows and for no staged tile.
+int64_t stagingSwizzleBytes(mlir::gg::Staging staging);
+
 /// tf32 wgmma reads B only K-major: B given as [G, K, N] is copied
 /// transposed in shared memory.
 bool transposesB(mlir::gg::GroupedMatmulOp op);

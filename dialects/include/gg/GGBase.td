@@ -171,7 +171,11 @@ def GG_Staging : I32EnumAttr<"Staging",
   // Dense rows of BN elements.
   I32EnumAttrCase<"dense", 1>,
   // Column chunks of 128 bytes, 128B-swizzled like the operand tiles.
-  I32EnumAttrCase<"swizzled", 2>
+  I32EnumAttrCase<"swizzled", 2>,
+  // Column chunks of 64 bytes, 64B-swizzled: rows of an odd number of
+  // 64-byte chunks (176 f32 columns), whose dense rows would put a warp's
+  // 8 rows on half the banks.
+  I32EnumAttrCase<"swizzled_64", 3>
 ]> {
   let cppNamespace = "::mlir::gg";
   let genSpecializedAttr = 0;
@@ -344,8 +348,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
     staging = T[, warp_columns = N][, release_lag = N][, producer = P]
     [, store_columns = N][, epilogue_blocks = N]>`, the optional fields
-    printed only where they are not their default (1, 1, warpgroup, 2 and
-    1). Written by `gg-plan-kernel` (or by
+    printed only where they are not their default (1, 1, warpgroup, 2, and
+    1 with pipelined promotion, 0 with serial). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -399,14 +403,18 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       bytes of one column block). 8 takes a row-major `out` of 16-bit
       elements, N a multiple of 8, no `column_pairs` and a multiple of 32
       columns per warp.
-    - `epilogue_blocks`: with `promotion = pipelined`, how many of a tile's
-      first K blocks the consumers issue before they run the previous
-      tile's deferred epilogue beside them: 1 (the default) or 2, where the
+    - `epilogue_blocks`: how many of a tile's first K blocks the consumers
+      issue before they run the previous tile's deferred epilogue beside
+      them. With `promotion = pipelined`: 1 (the default) or 2, where the
       tile's K block count is known to be at least 2 when the kernel is
       compiled (else 1). Two keep the tensor core busy through an epilogue
       longer than one block's wgmma, at the cost of one more partial
       accumulator live beside it. gg-plan-kernel does not choose 2 yet (not
-      measured).
+      measured). With `promotion = serial` (two-level kernels): 0 (the
+      default: each tile's epilogue runs at its end, the tensor core idle
+      through it) or 1 (deferred beside the next tile's first wgmma, whose
+      partial accumulator is the only one live beside the finished tile's,
+      as in every serial K block).
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -426,9 +434,16 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
-                   Producer::warpgroup, 2, 1);
+                   Producer::warpgroup, 2, defaultEpilogueBlocks(promotion));
     }]>
   ];
+  let extraClassDeclaration = [{
+    /// epilogue_blocks where the plan does not say: pipelined promotion
+    /// defers each epilogue beside one K block, serial runs it in place.
+    static int64_t defaultEpilogueBlocks(Promotion promotion) {
+      return promotion == Promotion::pipelined ? 1 : 0;
+    }
+  }];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
   //  [, warp_columns = N][, release_lag = N][, producer = P]
   //  [, store_columns = N][, epilogue_blocks = N]>`, the

@@ -115,7 +115,9 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
     `!ggk.acc` accumulator (each promotion is pinned in its registers,
     `ggk.acc_pin`) and at least one K block (the caller guards it: the consumer's
     `ggk.warpgroup_tile` takes its idle path on a tile with none). Serial
-    promotion needs an empty `overlap`.
+    promotion runs `overlap` after the first scale block's wgmma is issued
+    where the plan says `epilogue_blocks = 1` (then it too needs a K
+    block); with 0 the region must be empty.
 
     Example:
     ```mlir

@@ -342,15 +342,20 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
     the staged tile `tile` of `tile_shape = [rows, columns]` elements of the
     pair's element type, laid out as `ggk.store_staged_tile`'s boxes read
     it back:
-    - `swizzled`: as column chunks of 128 bytes, each `rows` rows of 128
-      bytes, 128B-swizzled like the operand tiles (the 16-byte unit of a
-      row is XORed with `row % 8`), so that a warp's fragment stores hit 32
-      distinct banks; a row of the tile must be whole chunks;
-    - otherwise dense: `rows` rows of `columns` elements.
+    - `swizzle = 128`: as column chunks of 128 bytes, each `rows` rows of
+      128 bytes, 128B-swizzled like the operand tiles (the 16-byte unit of
+      a row is XORed with `row % 8`), so that a warp's fragment stores hit
+      32 distinct banks; a row of the tile must be whole chunks;
+    - `swizzle = 64`: as column chunks of 64 bytes, 64B-swizzled as TMA's
+      `SWIZZLE_64B` reads them (the 16-byte unit of a row is XORed with
+      `row / 2 % 4`): a warp's 8 rows of 32 bytes again spread over all
+      the banks, for rows of an odd number of 64-byte chunks;
+    - `swizzle = 0` (the default): dense, `rows` rows of `columns`
+      elements.
 
     Example:
     ```mlir
-    ggk.stage_output %pair, %tile[%row, %column] attributes {swizzled,
+    ggk.stage_output %pair, %tile[%row, %column] attributes {swizzle = 128,
         tile_shape = array<i64: 128, 128>} : vector<2xbf16>
     ```
   }];
@@ -359,7 +364,7 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
     LLVM_PointerInAddressSpace<3>:$tile,
     I32:$row,
     I32:$column,
-    UnitAttr:$swizzled,
+    DefaultValuedAttr<I64Attr, "0">:$swizzle,
     DenseI64ArrayAttr:$tile_shape
   );
   let hasVerifier = 1;
@@ -385,8 +390,8 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     full tiles take one box per chunk. `element_type` is the output's.
 
     The staged tile is read per column chunk of `chunk_columns` columns
-    (the whole tile's `tile_shape[1]` when dense, 128 bytes when
-    swizzled), each `tile_shape[0]` rows; a chunk that starts at or past
+    (the whole tile's `tile_shape[1]` when dense, 64 or 128 bytes when
+    swizzled: the maps' swizzle), each `tile_shape[0]` rows; a chunk that starts at or past
     `n` is skipped, and TMA clips a chunk that crosses it. With a `group`,
     the maps are 3-D (masked, k_grouped) and the group is the outermost
     coordinate. The stores are committed as one bulk-async group of the

@@ -16,8 +16,9 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     `store_pool` (the box heights; empty: none) and `ggk-stage-tile-stores`
     lowers it by it:
     - with a pool: the tile is staged in shared memory (`staged_output` in
-      the kernel's `smem`, `swizzled` 128-byte column chunks of
-      `chunk_columns` or dense rows of `tile_shape` [BM, BN]): the op becomes
+      the kernel's `smem`, column chunks of `chunk_columns` swizzled by
+      `swizzle` bytes (128 or 64; `ggk.stage_output`) or, with `swizzle =
+      0`, dense rows of `tile_shape` [BM, BN]): the op becomes
       a `ggk.await_staged_tile` at the region's start, a
       `ggk.stage_output` per pair and a `ggk.store_staged_tile` of the
       `rows_valid` rows from `row_start` and N block `n_block` (`group` is
@@ -66,8 +67,8 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     ```mlir
     ggk.store_tile %smem, %out rows(%rows_valid, %row_start) block(%n_block)
         group(%group) maps(%m128, %m64) attributes {pool = array<i64: 128, 64>,
-        tile_shape = array<i64: 128, 128>, chunk_columns = 64, swizzled,
-        n = 4096, m = 0, out_type = bf16, group_maps, issuer = 128,
+        tile_shape = array<i64: 128, 128>, chunk_columns = 64,
+        swizzle = 128, n = 4096, m = 0, out_type = bf16, group_maps, issuer = 128,
         threads = 256} {
       ...
       ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
@@ -88,7 +89,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     DenseI64ArrayAttr:$pool,
     DenseI64ArrayAttr:$tile_shape,
     I64Attr:$chunk_columns,
-    UnitAttr:$swizzled,
+    DefaultValuedAttr<I64Attr, "0">:$swizzle,
     I64Attr:$n,
     I64Attr:$m,
     TypeAttr:$out_type,

@@ -28,8 +28,10 @@ enum class ElementType { UInt8, Float16, BFloat16, Float32 };
 ElementType parseElementType(const std::string &name);
 
 /// How TMA lays a box out in shared memory: the 128-byte swizzle that wgmma
-/// reads operands with, or plain row-major (the epilogue's staging tile).
-enum class Swizzle { None, Bytes128 };
+/// reads operands with (and a staged output tile of whole 128-byte rows),
+/// the 64-byte one (a staged tile of rows of 64-byte chunks), or plain
+/// row-major (a dense staged tile).
+enum class Swizzle { None, Bytes64, Bytes128 };
 Swizzle parseSwizzle(const std::string &name);
 int64_t elementBytes(ElementType type);
 

@@ -148,6 +148,9 @@ struct KernelPlan {
   /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
   /// The bytes its column chunks are swizzled by (128 or 64; 0: dense).
   int64_t stagingSwizzle = 0;
+  /// The rows each consumer warpgroup stores of it itself (the plan's
+  /// store_issuers = warpgroup: 64), or 0 (one issuer for the tile).
+  int64_t warpgroupStoreRows = 0;
   /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;

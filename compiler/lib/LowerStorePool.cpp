@@ -5,7 +5,9 @@
 // tile that belong to its group, a prefix of `rows_valid` rows, as a sum of
 // boxes of BM, BM/2, ..., 1 rows (the binary digits of `rows_valid`), so no
 // row of the next group is ever written; columns past N are clipped by TMA.
-// This pass turns the pool's ggk ops into the NVVM ops that do it.
+// With `warpgroup_rows` each consumer warpgroup does so for its own 64
+// rows, meeting only its own threads. This pass turns the pool's ggk ops
+// into the NVVM ops that do it.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -22,13 +24,41 @@ using ggc::KernelBuilder;
 
 namespace {
 
-/// Runs `body` on the thread `issuer` only.
-void onIssuer(KernelBuilder &b, int64_t issuer, function_ref<void()> body) {
-  Value isIssuer = b.eq(b.threadIdx(), b.c32(issuer));
+/// The named barriers of consumer warpgroups that store their own rows:
+/// kWarpgroupBarriers + w for warpgroup w (0 is the CTA's, 1 all
+/// consumers', 2 + w MX's column factors).
+constexpr int64_t kWarpgroupBarriers = 8;
+
+/// The thread's consumer warpgroup, counted from the issuer's.
+Value warpgroupOf(KernelBuilder &b, int64_t issuer) {
+  return b.divU(b.sub(b.threadIdx(), b.c32(issuer)),
+                b.c32(ggc::kWarpgroupThreads));
+}
+
+/// Runs `body` on the thread `issuer` only, or with `warpgroupRows` on the
+/// first thread of each consumer warpgroup.
+void onIssuer(KernelBuilder &b, int64_t issuer, int64_t warpgroupRows,
+              function_ref<void()> body) {
+  Value isIssuer =
+      warpgroupRows
+          ? b.eq(b.remU(b.sub(b.threadIdx(), b.c32(issuer)),
+                        b.c32(ggc::kWarpgroupThreads)),
+                 b.c32(0))
+          : b.eq(b.threadIdx(), b.c32(issuer));
   b.create<scf::IfOp>(isIssuer, [&](OpBuilder &, Location) {
     body();
     b.create<scf::YieldOp>();
   });
+}
+
+/// The consumers meet, or with `warpgroupRows` each warpgroup's threads.
+void meet(KernelBuilder &b, int64_t issuer, int64_t consumerThreads,
+          int64_t warpgroupRows) {
+  if (!warpgroupRows)
+    return b.consumerBarrier(consumerThreads);
+  b.warpSync();
+  b.syncThreads(b.add(warpgroupOf(b, issuer), b.c32(kWarpgroupBarriers)),
+                b.c32(ggc::kWarpgroupThreads));
 }
 
 /// The issuer waits until the previous tile's stores have read the staged
@@ -36,10 +66,10 @@ void onIssuer(KernelBuilder &b, int64_t issuer, function_ref<void()> body) {
 /// consumers meet so that none overwrites it earlier.
 void lowerAwait(ggk::AwaitStagedTileOp op) {
   KernelBuilder b(op.getLoc(), op);
-  onIssuer(b, op.getIssuer(), [&] {
+  onIssuer(b, op.getIssuer(), op.getWarpgroupRows(), [&] {
     b.bulkWaitGroup(/*read=*/true);
   });
-  b.consumerBarrier(op.getConsumerThreads());
+  meet(b, op.getIssuer(), op.getConsumerThreads(), op.getWarpgroupRows());
   op.erase();
 }
 
@@ -103,16 +133,25 @@ void storeBoxes(KernelBuilder &b, ggk::StoreStagedTileOp op, Value map,
 /// Once every consumer has written its outputs and fenced them for the
 /// async proxy, the issuer stores a box of each height whose bit is set in
 /// the valid rows, the boxes stacked from the tile's first row, and
-/// commits them as one group.
+/// commits them as one group; with `warpgroup_rows`, each warpgroup's
+/// issuer its rows' boxes, stacked from its first row.
 void lowerStore(ggk::StoreStagedTileOp op) {
   KernelBuilder b(op.getLoc(), op);
+  int64_t warpgroupRows = op.getWarpgroupRows();
   b.fenceAsyncShared();
-  b.consumerBarrier(op.getConsumerThreads());
-  onIssuer(b, op.getIssuer(), [&] {
+  meet(b, op.getIssuer(), op.getConsumerThreads(), warpgroupRows);
+  onIssuer(b, op.getIssuer(), warpgroupRows, [&] {
     Value rows = b.maxS(op.getRowsValid(), b.c32(0));
     Value done = b.c32(0);
+    if (warpgroupRows) {
+      done = b.mul(warpgroupOf(b, op.getIssuer()), b.c32(warpgroupRows));
+      rows = b.minS(b.maxS(b.sub(op.getRowsValid(), done), b.c32(0)),
+                    b.c32(warpgroupRows));
+    }
     Value col = b.mul(op.getNBlock(), b.c32(op.getTileShape()[1]));
     for (auto [h, map] : llvm::zip(op.getHeights(), op.getMaps())) {
+      if (warpgroupRows && h > warpgroupRows)
+        continue; // a warpgroup's rows take boxes of at most its 64
       Value take = b.ne(b.andI(rows, b.c32(h)), b.c32(0));
       Value first = done;
       b.create<scf::IfOp>(take, [&](OpBuilder &, Location) {
@@ -129,7 +168,7 @@ void lowerStore(ggk::StoreStagedTileOp op) {
 /// The CTA must not end while its last TMA stores are in flight.
 void lowerDrain(ggk::DrainTileStoresOp op) {
   KernelBuilder b(op.getLoc(), op);
-  onIssuer(b, op.getIssuer(), [&] {
+  onIssuer(b, op.getIssuer(), op.getWarpgroupRows(), [&] {
     b.bulkWaitGroup(/*read=*/false);
   });
   op.erase();

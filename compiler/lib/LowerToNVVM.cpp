@@ -195,6 +195,8 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
+  p.warpgroupStoreRows =
+      kernelPlan.getStoreIssuers() == StoreIssuers::warpgroup ? 64 : 0;
   p.columnPairs = op.getColumnPairs();
   p.columnHalves = op.getColumnHalves();
   p.accumulate = op.getAccumulate();

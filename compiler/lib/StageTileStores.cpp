@@ -213,7 +213,8 @@ void drainAtTheConsumersEnd(ggk::StoreTileOp tile) {
   if (llvm::any_of(consumers, llvm::IsaPred<ggk::DrainTileStoresOp>))
     return;
   OpBuilder(consumers.getTerminator())
-      .create<ggk::DrainTileStoresOp>(tile.getLoc(), tile.getIssuer());
+      .create<ggk::DrainTileStoresOp>(tile.getLoc(), tile.getIssuer(),
+                                      tile.getWarpgroupRows());
 }
 
 LogicalResult lower(ggk::StoreTileOp tile) {
@@ -228,7 +229,8 @@ LogicalResult lower(ggk::StoreTileOp tile) {
     // Before this tile's outputs overwrite it, the previous tile's stores
     // must have read it.
     b.create<ggk::AwaitStagedTileOp>(staging, tile.getIssuer(),
-                                     tile.getThreads());
+                                     tile.getThreads(),
+                                     tile.getWarpgroupRows());
   }
   SmallVector<ggk::StorePairOp> pairs;
   tile.getBody().walk([&](ggk::StorePairOp pair) { pairs.push_back(pair); });
@@ -261,7 +263,7 @@ LogicalResult lower(ggk::StoreTileOp tile) {
         tile.getGroupMaps() ? tile.getGroup() : Value(), tile.getPoolMaps(),
         tile.getPool(), shape, tile.getChunkColumns(), tile.getN(),
         tile.getOutType(), tile.getIssuer(), tile.getThreads(),
-        tile.getAccumulate());
+        tile.getAccumulate(), tile.getWarpgroupRows());
     drainAtTheConsumersEnd(tile);
   }
   tile.erase();

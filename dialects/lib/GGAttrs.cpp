@@ -252,7 +252,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   int64_t warpColumns = 1, releaseLag = 1, storeColumns = 2,
           epilogueBlocks = KernelPlanAttr::defaultEpilogueBlocks(*promotion);
   Producer producer = Producer::warpgroup;
-  StringRef seen[5];
+  StoreIssuers storeIssuers = StoreIssuers::tile;
+  StringRef seen[6];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef field;
@@ -263,11 +264,11 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
                       : field == "store_columns"   ? &storeColumns
                       : field == "epilogue_blocks" ? &epilogueBlocks
                                                    : nullptr;
-    if (!number && field != "producer") {
+    if (!number && field != "producer" && field != "store_issuers") {
       parser.emitError(at) << "kernel_plan has no field '" << field
                            << "' (expected 'warp_columns', 'release_lag', "
-                              "'producer', 'store_columns' or "
-                              "'epilogue_blocks')";
+                              "'producer', 'store_columns', "
+                              "'epilogue_blocks' or 'store_issuers')";
       return {};
     }
     if (llvm::is_contained(seen, field)) {
@@ -275,7 +276,13 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     *llvm::find(seen, StringRef()) = field;
-    if (!number) {
+    if (field == "store_issuers") {
+      FailureOr<StoreIssuers> value = parseEnumEntry<StoreIssuers>(
+          parser, "tile or warpgroup", symbolizeStoreIssuers);
+      if (failed(value))
+        return {};
+      storeIssuers = *value;
+    } else if (!number) {
       FailureOr<Producer> value = parseEnumEntry<Producer>(
           parser, "warpgroup, none or all_threads", symbolizeProducer);
       if (failed(value))
@@ -290,7 +297,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<KernelPlanAttr>(
       parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
       *staging, warpColumns, releaseLag, producer, storeColumns,
-      epilogueBlocks);
+      epilogueBlocks, storeIssuers);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -309,6 +316,8 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", store_columns = " << getStoreColumns();
   if (getEpilogueBlocks() != defaultEpilogueBlocks(getPromotion()))
     printer << ", epilogue_blocks = " << getEpilogueBlocks();
+  if (getStoreIssuers() != StoreIssuers::tile)
+    printer << ", store_issuers = " << stringifyStoreIssuers(getStoreIssuers());
   printer << ">";
 }
 
@@ -318,7 +327,8 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t producerRegisters, int64_t consumerRegisters,
                        Staging staging, int64_t warpColumns,
                        int64_t releaseLag, Producer producer,
-                       int64_t storeColumns, int64_t epilogueBlocks) {
+                       int64_t storeColumns, int64_t epilogueBlocks,
+                       StoreIssuers storeIssuers) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;

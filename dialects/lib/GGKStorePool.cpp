@@ -38,6 +38,29 @@ LogicalResult verifyThreads(Operation *op, int64_t issuer, int64_t threads) {
 
 int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
 
+/// Consumer warpgroups that store their own rows (`warpgroup_rows` 64)
+/// each own 64 rows of the tile, 128 threads a warpgroup; 0: one issuer
+/// for the tile.
+LogicalResult verifyWarpgroupRows(Operation *op, int64_t warpgroupRows,
+                                  std::optional<int64_t> tileRows,
+                                  int64_t threads) {
+  if (warpgroupRows == 0)
+    return success();
+  if (warpgroupRows != 64)
+    return op->emitOpError() << "warpgroup_rows must be 0 (one issuer for the "
+                                "tile) or 64 (a consumer warpgroup's rows), "
+                                "got "
+                             << warpgroupRows;
+  if (threads % 128 != 0 ||
+      (tileRows && *tileRows != threads / 128 * warpgroupRows))
+    return op->emitOpError() << "stores each consumer warpgroup's 64 rows: "
+                                "the tile's rows must be 64 for every 128 "
+                                "consumer threads, got "
+                             << (tileRows ? *tileRows : 0) << " rows and "
+                             << threads << " threads";
+  return success();
+}
+
 /// A swizzled tile's rows are whole chunks of TMA's 64- or 128-byte
 /// swizzle (`swizzle` bytes; 0: dense rows).
 LogicalResult verifySwizzle(Operation *op, int64_t swizzle,
@@ -56,7 +79,10 @@ LogicalResult verifySwizzle(Operation *op, int64_t swizzle,
 } // namespace
 
 LogicalResult AwaitStagedTileOp::verify() {
-  return verifyThreads(*this, getIssuer(), getConsumerThreads());
+  if (failed(verifyThreads(*this, getIssuer(), getConsumerThreads())))
+    return failure();
+  return verifyWarpgroupRows(*this, getWarpgroupRows(), std::nullopt,
+                             getConsumerThreads());
 }
 
 LogicalResult StageOutputOp::verify() {
@@ -103,7 +129,8 @@ LogicalResult StoreStagedTileOp::verify() {
     return emitOpError() << "adds its boxes to the output with TMA's "
                             "reduce-add, which takes an f32 element_type, got "
                          << element;
-  return success();
+  return verifyWarpgroupRows(*this, getWarpgroupRows(), shape[0],
+                             getConsumerThreads());
 }
 
 /// A tile whose quads store 16 bytes a thread (`store_columns = 8`): what
@@ -153,6 +180,13 @@ LogicalResult StoreTileOp::verify() {
                          << getOutType();
   if (getN() <= 0)
     return emitOpError() << "n must be positive, got " << getN();
+  if (getWarpgroupRows() && getPool().empty())
+    return emitOpError() << "stores each consumer warpgroup's rows through "
+                            "the TMA store pool (warpgroup_rows), but has no "
+                            "pool";
+  if (failed(verifyWarpgroupRows(*this, getWarpgroupRows(), getTileShape()[0],
+                                 getThreads())))
+    return failure();
   int64_t outBytes = byteWidth(getOutType());
   if (failed(verifySwizzle(*this, getSwizzle(),
                            getTileShape()[1] * outBytes)))

@@ -157,3 +157,24 @@ llvm.func @add_bf16(%tile: !llvm.ptr<3>, %i: i32, %m1: !llvm.ptr) {
       consumer_threads = 128, add}
   llvm.return
 }
+
+// -----
+
+llvm.func @warpgroup_rows_of_a_tile(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %nb: i32,
+                                    %m0: !llvm.ptr, %m1: !llvm.ptr) {
+  // expected-error @+1 {{stores each consumer warpgroup's 64 rows: the tile's rows must be 64 for every 128 consumer threads, got 2 rows and 256 threads}}
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%nb)
+      maps(%m0, %m1) attributes {heights = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 128>, chunk_columns = 128, n = 4096,
+      element_type = bf16, issuer = 128, consumer_threads = 256, warpgroup_rows = 64}
+  llvm.return
+}
+
+// -----
+
+llvm.func @warpgroup_rows_value(%tile: !llvm.ptr<3>) {
+  // expected-error @+1 {{warpgroup_rows must be 0 (one issuer for the tile) or 64 (a consumer warpgroup's rows), got 32}}
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256,
+                                          warpgroup_rows = 32}
+  llvm.return
+}

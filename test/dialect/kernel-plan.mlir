@@ -26,7 +26,7 @@ func.func @optional_fields(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 // A serial plan's epilogue_blocks defaults to 0 (at the tile's end), so 1
 // prints; a pipelined plan's to 1, which does not.
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled_64, epilogue_blocks = 1>
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, store_issuers = warpgroup>
 func.func @serial_epilogue_block(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
@@ -36,7 +36,7 @@ func.func @serial_epilogue_block(%a: memref<?x512xbf16>, %b: memref<8x1024x512xb
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
-      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 1>}
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, store_issuers = warpgroup, epilogue_blocks = 1>}
   return
 }
 
@@ -162,7 +162,7 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns' or 'epilogue_blocks')}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns', 'epilogue_blocks' or 'store_issuers')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

@@ -221,6 +221,25 @@ def test_scale_placement_follows_the_plan(layout, promotion, scales, registers):
                        kernel_plan=plan)
 
 
+@pytest.mark.parametrize("layout", ["masked", "contiguous"])
+@pytest.mark.parametrize("promotion, registers, epilogue_blocks", [
+    ("serial", "[40, 232]", 0), ("serial", "[40, 232]", 1), ("pipelined", "[24, 240]", 1)])
+def test_warpgroups_store_their_own_rows(layout, promotion, registers, epilogue_blocks):
+    """store_issuers = warpgroup: each consumer warpgroup of a 128-row tile
+    stages and stores its own 64 rows (ragged groups: tiles whose second
+    warpgroup holds no valid row, or some); with serial promotion, the
+    epilogue at the tile's end or beside the next tile's first wgmma."""
+    plan = (f"#gg.kernel_plan<promotion = {promotion}, scales = stages, "
+            f"registers = {registers}, staging = swizzled, "
+            f"epilogue_blocks = {epilogue_blocks}, store_issuers = warpgroup>")
+    config = "#gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>"
+    if layout == "masked":
+        run_masked("block_mn", "block", config=config, kernel_plan=plan)
+    else:
+        run_contiguous(RAGGED, n=2112, k=400, a_scale="block_mn", b_scale="block",
+                       config=config, kernel_plan=plan)
+
+
 TWO_EPILOGUE_BLOCKS = ("#gg.kernel_plan<promotion = pipelined, scales = stages, "
                        "registers = [24, 240], staging = swizzled, epilogue_blocks = 2>")
 

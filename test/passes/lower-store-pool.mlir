@@ -197,3 +197,58 @@ llvm.func @adds(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %n_block: i32,
       consumer_threads = 128, add}
   llvm.return
 }
+
+// -----
+
+// Before: the same pool with warpgroup_rows = 64 (store_issuers =
+// warpgroup). After: the first thread of each consumer warpgroup ((tid -
+// 128) % 128 == 0) waits for its own stores; each warpgroup meets at named
+// barrier 8 + w of 128 threads; its issuer stores min(max(rows - 64 w, 0),
+// 64) rows from tile row 64 w with the boxes of 64 rows and down (no box of
+// 128).
+// CHECK-LABEL: llvm.func @per_warpgroup
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xbf16>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[M128:arg7]]: !llvm.ptr, %[[M64:arg8]]: !llvm.ptr, {{.*}}, %[[M1:arg14]]: !llvm.ptr)
+// CHECK: %[[TID:.*]] = ggk.thread_index
+// CHECK: %[[FROM:.*]] = arith.subi %[[TID]], %c128_i32
+// CHECK: %[[LANE:.*]] = arith.remui %[[FROM]], %c128_i32
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[LANE]], %c0_i32
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-NEXT: ggk.bulk_wait_group read
+// CHECK: %[[W:.*]] = arith.divui %{{.*}}, %c128_i32
+// CHECK: %[[BAR:.*]] = arith.addi %[[W]], %c8_i32
+// CHECK: ggk.sync_threads %[[BAR]], %c128_i32
+// CHECK: llvm.store %[[PAIR]]
+// CHECK: ggk.fence_async_shared
+// CHECK: ggk.sync_threads %{{.*}}, %c128_i32
+// CHECK: scf.if
+// CHECK: %[[W2:.*]] = arith.divui %{{.*}}, %c128_i32
+// CHECK: %[[DONE:.*]] = arith.muli %[[W2]], %c64_i32
+// CHECK: %[[LEFT:.*]] = arith.subi %[[VALID]], %[[DONE]]
+// CHECK: %[[POS:.*]] = arith.maxsi %[[LEFT]], %c0_i32
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[POS]], %c64_i32
+// CHECK-NOT: %[[M128]]
+// CHECK: arith.andi %[[ROWS]], %c64_i32
+// CHECK: %[[AT:.*]] = arith.addi %[[START]], %[[DONE]]
+// CHECK: ggk.tma_store %{{.*}}, %[[M64]][%{{.*}}, %[[AT]]]
+// CHECK: arith.andi %[[ROWS]], %c1_i32
+// CHECK: ggk.tma_store %{{.*}}, %[[M1]]
+// CHECK: ggk.bulk_commit_group
+// CHECK: ggk.bulk_wait_group attributes {pending = 0 : i64}
+llvm.func @per_warpgroup(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
+                         %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                         %m128: !llvm.ptr, %m64: !llvm.ptr, %m32: !llvm.ptr,
+                         %m16: !llvm.ptr, %m8: !llvm.ptr, %m4: !llvm.ptr,
+                         %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256,
+                                          warpgroup_rows = 64}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {
+      tile_shape = array<i64: 128, 64>} : vector<2xbf16>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      maps(%m128, %m64, %m32, %m16, %m8, %m4, %m2, %m1) attributes {
+      heights = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
+      tile_shape = array<i64: 128, 64>, chunk_columns = 64, n = 4096,
+      element_type = bf16, issuer = 128, consumer_threads = 256,
+      warpgroup_rows = 64}
+  ggk.drain_tile_stores attributes {issuer = 128, warpgroup_rows = 64}
+  llvm.return
+}

@@ -65,6 +65,22 @@ func.func @serial_overlap_one_level(%a: memref<?x512xbf16>, %b: memref<8x1024x51
 
 // -----
 
+// Warpgroups that split a tile's columns (split_n) share its rows: none
+// can store rows of its own.
+func.func @warpgroup_stores_split_n(%a: memref<4x256x512xbf16>, %b: memref<4x1024x512xbf16>,
+                                    %m: memref<4xi32>, %o: memref<4x256x1024xbf16>) {
+  // expected-error @+1 {{cannot have each consumer warpgroup store its own rows (store_issuers = warpgroup): that takes a store_pool and warpgroups that split the tile by rows (no split_n); use store_issuers = tile}}
+  gg.grouped_matmul masked a(%a : memref<4x256x512xbf16>)
+      b(%b : memref<4x1024x512xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x1024xbf16>)
+      {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>,
+       store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled, store_issuers = warpgroup>}
+  return
+}
+
+// -----
+
 // A staged tile needs a store pool, and the pool a staged tile.
 func.func @staging_without_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {

@@ -164,6 +164,19 @@ def GG_Producer : I32EnumAttr<"Producer",
   let genSpecializedAttr = 0;
 }
 
+def GG_StoreIssuers : I32EnumAttr<"StoreIssuers",
+    "who issues the store pool's TMA stores of a staged tile", [
+  // One thread for the whole tile: every consumer warpgroup meets before
+  // the stores and before its outputs overwrite the previous tile's.
+  I32EnumAttrCase<"tile", 0>,
+  // One thread of each consumer warpgroup for the warpgroup's 64 rows: the
+  // warpgroups meet only their own threads.
+  I32EnumAttrCase<"warpgroup", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_Staging : I32EnumAttr<"Staging",
     "how the output tile is laid out in shared memory for the store pool", [
   // No staged tile: per-thread stores from registers.
@@ -347,9 +360,10 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
     staging = T[, warp_columns = N][, release_lag = N][, producer = P]
-    [, store_columns = N][, epilogue_blocks = N]>`, the optional fields
-    printed only where they are not their default (1, 1, warpgroup, 2, and
-    1 with pipelined promotion, 0 with serial). Written by `gg-plan-kernel` (or by
+    [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]>`,
+    the optional fields printed only where they are not their default (1,
+    1, warpgroup, 2, 1 with pipelined promotion and 0 with serial, and
+    tile). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -415,6 +429,14 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       through it) or 1 (deferred beside the next tile's first wgmma, whose
       partial accumulator is the only one live beside the finished tile's,
       as in every serial K block).
+    - `store_issuers`: with a store pool, who stores the staged tile:
+      `tile` (the default: one thread, once every consumer warpgroup has
+      staged its rows; the warpgroups meet at a barrier of all their
+      threads before and after staging) or `warpgroup` (one thread of
+      each consumer warpgroup stores the warpgroup's own 64 rows, and each
+      warpgroup meets only its own threads, so that one can stage and
+      store its rows while another computes). `warpgroup` takes consumer
+      warpgroups that split the tile by rows (no `split_n`).
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -426,7 +448,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     DefaultValuedParameter<"int64_t", "1">:$releaseLag,
     DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer,
     DefaultValuedParameter<"int64_t", "2">:$storeColumns,
-    DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks
+    DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks,
+    DefaultValuedParameter<"StoreIssuers", "StoreIssuers::tile">:$storeIssuers
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
@@ -434,7 +457,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
                      "int64_t":$consumerRegisters, "Staging":$staging), [{
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
-                   Producer::warpgroup, 2, defaultEpilogueBlocks(promotion));
+                   Producer::warpgroup, 2, defaultEpilogueBlocks(promotion),
+                   StoreIssuers::tile);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -446,7 +470,7 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   }];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
   //  [, warp_columns = N][, release_lag = N][, producer = P]
-  //  [, store_columns = N][, epilogue_blocks = N]>`, the
+  //  [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]>`, the
   // optional fields only where they are not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;

@@ -318,6 +318,12 @@ def GGK_AwaitStagedTileOp : GGK_Op<"await_staged_tile"> {
     that the previous tile's stores overlap this tile's main loop (waiting
     right after `ggk.store_staged_tile` would serialise them with it).
 
+    With `warpgroup_rows = 64` (the plan's `store_issuers = warpgroup`)
+    each consumer warpgroup `w` (threads `issuer + 128 w ...`) stages and
+    stores only rows `64 w ...` of the tile: its first thread waits for its
+    own stores and the warpgroup's 128 threads meet at named barrier
+    `8 + w`.
+
     Example:
     ```mlir
     ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256}
@@ -326,7 +332,8 @@ def GGK_AwaitStagedTileOp : GGK_Op<"await_staged_tile"> {
   let arguments = (ins
     LLVM_PointerInAddressSpace<3>:$tile,
     I64Attr:$issuer,
-    I64Attr:$consumer_threads
+    I64Attr:$consumer_threads,
+    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows
   );
   let hasVerifier = 1;
   let assemblyFormat = "$tile attr-dict-with-keyword";
@@ -399,6 +406,12 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     wait for. With `add` (f32 only: gg's `accumulate`) each box is added to
     what the output holds (TMA's reduce-add) instead of replacing it.
 
+    With `warpgroup_rows = 64` each consumer warpgroup `w` (threads `issuer
+    + 128 w ...`) fences and meets only its own threads (named barrier `8 +
+    w`), and its first thread stores the valid rows of the tile's rows `64
+    w ... 64 w + 63` (`rows_valid - 64 w` of them, at most 64) with the
+    boxes of 64 rows and down: no warpgroup waits for another's outputs.
+
     Example (a swizzled 128 x 128 bf16 tile, masked):
     ```mlir
     ggk.store_staged_tile %tile rows(%rows_valid) at(%row_start)
@@ -422,7 +435,8 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     TypeAttr:$element_type,
     I64Attr:$issuer,
     I64Attr:$consumer_threads,
-    UnitAttr:$add
+    UnitAttr:$add,
+    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows
   );
   let hasVerifier = 1;
   let assemblyFormat = [{
@@ -437,14 +451,17 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
   let description = [{
     At the kernel's end, the thread `issuer` of `ggk.store_staged_tile`
     waits until all its committed TMA stores have completed, so that the
-    CTA, and its shared memory, does not go away while they still read it.
+    CTA, and its shared memory, does not go away while they still read it;
+    with `warpgroup_rows = 64`, the first thread of each consumer warpgroup
+    (`issuer + 128 w`) waits for its own.
 
     Example:
     ```mlir
     ggk.drain_tile_stores attributes {issuer = 128}
     ```
   }];
-  let arguments = (ins I64Attr:$issuer);
+  let arguments = (ins I64Attr:$issuer,
+                       DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows);
   let assemblyFormat = "attr-dict-with-keyword";
 }
 

@@ -26,7 +26,8 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
       at its end, `issuer` the thread that issues the TMA stores and
       `threads` the consumers' count; where the op stands in a
       `ggk.warp_specialize`, its consumers end with one
-      `ggk.drain_tile_stores`;
+      `ggk.drain_tile_stores`; `warpgroup_rows = 64` passes on to them
+      (each consumer warpgroup stores its own 64 rows);
     - without: each pair valid in its row and column goes to `out`
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
@@ -90,6 +91,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     DenseI64ArrayAttr:$tile_shape,
     I64Attr:$chunk_columns,
     DefaultValuedAttr<I64Attr, "0">:$swizzle,
+    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows,
     I64Attr:$n,
     I64Attr:$m,
     TypeAttr:$out_type,

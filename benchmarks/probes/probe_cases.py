@@ -1,0 +1,162 @@
+"""Operands, fp64 checks and the report shared by the probes that time
+variants of ggc's kernels (`serial_overlap.py`, `store_issuers.py`,
+`wgrad_once.py`): the FP8 weight gradient (dY and X quantised with 1x128
+scales over the tokens, groups of DeepGEMM's 128-token alignment) and
+contiguous forward projections (FP8 with 1x128 / 128x128 block scales, or
+BF16; ragged groups)."""
+import os
+import sys
+from dataclasses import dataclass
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from bench_grouped_gemm import ragged_groups, time_interleaved  # noqa: E402
+from bench_training import DG, deepgemm_wgrad, quantise_per_128_tokens  # noqa: E402
+
+
+def rel_err(out, ref):
+    out = out.double()
+    assert torch.isfinite(out).all(), "non-finite outputs"
+    return ((out - ref).norm() / ref.norm()).item()
+
+
+def report(name, times, errors, flops):
+    """One line a variant: us, TFLOPS, speed against the first, error."""
+    if name:
+        print(name, flush=True)
+    first = next(iter(times))
+    for label, us in times.items():
+        print(f"    {label:24} {us:9.1f} us {flops / us / 1e6:6.0f} TFLOPS "
+              f"{times[first] / us:6.3f}x of {first}  err {errors.get(label, float('nan')):.1e}",
+              flush=True)
+
+
+@dataclass
+class WeightGradient:
+    ks: list            # tokens a group, multiples of 128
+    dy_q: torch.Tensor  # [tokens, M] e4m3, with dy_s [tokens / 128, M]
+    dy_s: torch.Tensor
+    x_q: torch.Tensor   # [tokens, N] e4m3, with x_s [tokens / 128, N]
+    x_s: torch.Tensor
+    offsets: torch.Tensor
+
+    @property
+    def total(self):
+        return sum(self.ks)
+
+    def k_major(self):
+        """ggc's operands: dY^T [M, tokens] and X^T [N, tokens], K-major."""
+        return self.dy_q.t().contiguous(), self.x_q.t().contiguous()
+
+    def worst_error(self, out, c=None):
+        """The larger relative error of `out`'s first two groups against
+        fp64 of the dequantised operands (plus `c`, what `out` held)."""
+        worst, start = 0.0, 0
+        for gi in range(2):
+            end = start + self.ks[gi]
+            a = self.dy_q[start:end].double() * self.dy_s[start // 128:end // 128].double(
+            ).repeat_interleave(128, 0)
+            b = self.x_q[start:end].double() * self.x_s[start // 128:end // 128].double(
+            ).repeat_interleave(128, 0)
+            ref = a.T @ b + (c[gi].double() if c is not None else 0)
+            worst = max(worst, rel_err(out[gi], ref))
+            start = end
+        return worst
+
+    def time_kernels(self, kernels, c, out_dtype="f32"):
+        """({label: us}, {label: error}) of `kernels` ({label: ggc.Kernel}
+        on ggc's operands), each adding to a copy of `c` (f32) or writing a
+        NaN-filled bf16 output, beside DeepGEMM's kernel (f32, where it is
+        importable): checked against fp64 once, then timed interleaved."""
+        a, b = self.k_major()
+        accumulate = out_dtype == "f32"
+        fns, outs = {}, {}
+        for label, kern in kernels.items():
+            out = c.clone() if accumulate else torch.full(
+                c.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+            fns[label] = lambda kern=kern, out=out: kern(a, b, self.offsets, self.dy_s,
+                                                         self.x_s, out)
+            outs[label] = out
+        if DG is not None and accumulate:
+            outs["deep_gemm"] = c.clone()
+            fns["deep_gemm"] = deepgemm_wgrad(self.dy_q, self.dy_s, self.x_q, self.x_s,
+                                              self.offsets, self.ks, outs["deep_gemm"])
+        for fn in fns.values():
+            fn()
+        torch.cuda.synchronize()
+        errors = {label: self.worst_error(out, c if accumulate else None)
+                  for label, out in outs.items()}
+        return time_interleaved(fns), errors
+
+
+def weight_gradient(g, m, n, per_group, uniform=False):
+    """G groups of about `per_group` tokens (0.7-1.3x, seeded by the shape;
+    exactly, with `uniform`), rounded up to 128."""
+    gen = torch.Generator().manual_seed(g * 7 + m)
+    ks = [per_group if uniform else
+          int(per_group * (0.7 + 0.6 * torch.rand(1, generator=gen).item()))
+          for _ in range(g)]
+    ks = [-(-k // 128) * 128 for k in ks]
+    total = sum(ks)
+    dy_q, dy_s = quantise_per_128_tokens(torch.randn(total, m, device="cuda").bfloat16())
+    x_q, x_s = quantise_per_128_tokens(torch.randn(total, n, device="cuda").bfloat16())
+    offsets = torch.tensor([0] + ks, device="cuda").cumsum(0).to(torch.int32)
+    return WeightGradient(ks, dy_q, dy_s, x_q, x_s, offsets)
+
+
+@dataclass
+class Contiguous:
+    args: tuple          # the kernel's operands before `out`
+    spec: dict           # ir.grouped_matmul's dtype and scale arguments
+    offsets: torch.Tensor
+    a_deq: torch.Tensor  # A in fp64, dequantised
+    b_deq: object        # group -> B[g] in fp64, dequantised
+
+    def worst_error(self, out):
+        """The larger relative error of the first and last groups' rows."""
+        bounds, worst = self.offsets.tolist(), 0.0
+        for gi in (0, len(bounds) - 2):
+            s, e = bounds[gi], bounds[gi + 1]
+            if s < e:
+                worst = max(worst, rel_err(out[s:e], self.a_deq[s:e] @ self.b_deq(gi).T))
+        return worst
+
+    def time_kernels(self, kernels, n):
+        """({label: us}, {label: error}) of `kernels` ({label: ggc.Kernel}),
+        each into a NaN-filled [T, n] bf16 output: checked against fp64
+        once, then timed interleaved."""
+        fns, outs = {}, {}
+        for label, kern in kernels.items():
+            out = torch.full((self.a_deq.shape[0], n), float("nan"), device="cuda",
+                             dtype=torch.bfloat16)
+            fns[label] = lambda kern=kern, out=out: kern(*self.args, out)
+            outs[label] = out
+        for fn in fns.values():
+            fn()
+        torch.cuda.synchronize()
+        errors = {label: self.worst_error(out) for label, out in outs.items()}
+        return time_interleaved(fns), errors
+
+
+def contiguous(t, g, n, k, fp8):
+    """T ragged rows (Dirichlet shares, seed 0) of G groups, N x K weights."""
+    _, _, offsets = ragged_groups(t, g, 0)
+    if not fp8:
+        a = torch.randn(t, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(g, n, k, device="cuda", dtype=torch.bfloat16)
+        return Contiguous((a, b, offsets), {}, offsets, a.double(), lambda gi: b[gi].double())
+    kb = -(-k // 128)
+    a = (torch.randn(t, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    a_scale = torch.rand(kb, (t + 3) // 4 * 4, device="cuda") + 0.5
+    b_scale = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5
+    a_deq = a.double() * a_scale[:, :t].T.double().repeat_interleave(128, 1)[:, :k]
+
+    def b_deq(gi):
+        return b[gi].double() * b_scale[gi].double().repeat_interleave(
+            128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+    return Contiguous((a, b, offsets, a_scale, b_scale),
+                      dict(dtype="f8E4M3FN", a_scale="block_mn", b_scale="block"),
+                      offsets, a_deq, b_deq)

@@ -139,14 +139,14 @@ struct KernelPlan {
   /// Heights of the TMA store boxes (BM, BM/2, ..., 1); empty: per-thread
   /// stores from registers.
   SmallVector<int64_t> storePool;
-  /// The staged tile is kept as column chunks of 128 bytes, [BN / chunk]
-  /// x [BM rows of 128 bytes], 128B-swizzled like the operand tiles, which
-  /// the pool's TMA boxes (one per chunk) read back unswizzled: each
+  /// The staged tile is kept as column chunks of 128 (or 64) bytes, [BN /
+  /// chunk] x [BM rows of 128 bytes], swizzled like the operand tiles,
+  /// which the pool's TMA boxes (one per chunk) read back unswizzled: each
   /// warp's fragment stores then hit 32 distinct banks. Unswizzled rows of
   /// 256 bytes put a warp's 8 rows on the same banks (8-way conflicts on
   /// every store; 87% of the masked f8 kernel's shared-store wavefronts).
-  /// Rows that are no multiple of 128 bytes stay dense and unswizzled.
-  /// The bytes its column chunks are swizzled by (128 or 64; 0: dense).
+  /// The plan's staging says which: the bytes its column chunks are
+  /// swizzled by (128 or 64; 0: dense rows).
   int64_t stagingSwizzle = 0;
   /// The rows each consumer warpgroup stores of it itself (the plan's
   /// store_issuers = warpgroup: 64), or 0 (one issuer for the tile).

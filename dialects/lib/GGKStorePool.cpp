@@ -42,8 +42,9 @@ int64_t byteWidth(Type type) { return type.getIntOrFloatBitWidth() / 8; }
 /// each own 64 rows of the tile, 128 threads a warpgroup; 0: one issuer
 /// for the tile.
 LogicalResult verifyWarpgroupRows(Operation *op, int64_t warpgroupRows,
+                                  int64_t issuer,
                                   std::optional<int64_t> tileRows,
-                                  int64_t threads) {
+                                  std::optional<int64_t> threads) {
   if (warpgroupRows == 0)
     return success();
   if (warpgroupRows != 64)
@@ -51,13 +52,23 @@ LogicalResult verifyWarpgroupRows(Operation *op, int64_t warpgroupRows,
                                 "tile) or 64 (a consumer warpgroup's rows), "
                                 "got "
                              << warpgroupRows;
-  if (threads % 128 != 0 ||
-      (tileRows && *tileRows != threads / 128 * warpgroupRows))
+  if (issuer % 128 != 0)
+    return op->emitOpError() << "stores each consumer warpgroup's rows from "
+                                "its first thread: issuer must be the first "
+                                "consumer warpgroup's first thread (a multiple "
+                                "of 128), got "
+                             << issuer;
+  if (threads && *threads % 128 != 0)
+    return op->emitOpError() << "stores each consumer warpgroup's rows: "
+                                "consumer_threads must be whole warpgroups (a "
+                                "multiple of 128), got "
+                             << *threads;
+  if (threads && tileRows && *tileRows != *threads / 128 * warpgroupRows)
     return op->emitOpError() << "stores each consumer warpgroup's 64 rows: "
                                 "the tile's rows must be 64 for every 128 "
                                 "consumer threads, got "
-                             << (tileRows ? *tileRows : 0) << " rows and "
-                             << threads << " threads";
+                             << *tileRows << " rows and " << *threads
+                             << " threads";
   return success();
 }
 
@@ -81,8 +92,8 @@ LogicalResult verifySwizzle(Operation *op, int64_t swizzle,
 LogicalResult AwaitStagedTileOp::verify() {
   if (failed(verifyThreads(*this, getIssuer(), getConsumerThreads())))
     return failure();
-  return verifyWarpgroupRows(*this, getWarpgroupRows(), std::nullopt,
-                             getConsumerThreads());
+  return verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
+                             std::nullopt, getConsumerThreads());
 }
 
 LogicalResult StageOutputOp::verify() {
@@ -129,8 +140,8 @@ LogicalResult StoreStagedTileOp::verify() {
     return emitOpError() << "adds its boxes to the output with TMA's "
                             "reduce-add, which takes an f32 element_type, got "
                          << element;
-  return verifyWarpgroupRows(*this, getWarpgroupRows(), shape[0],
-                             getConsumerThreads());
+  return verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
+                             shape[0], getConsumerThreads());
 }
 
 /// A tile whose quads store 16 bytes a thread (`store_columns = 8`): what
@@ -184,8 +195,8 @@ LogicalResult StoreTileOp::verify() {
     return emitOpError() << "stores each consumer warpgroup's rows through "
                             "the TMA store pool (warpgroup_rows), but has no "
                             "pool";
-  if (failed(verifyWarpgroupRows(*this, getWarpgroupRows(), getTileShape()[0],
-                                 getThreads())))
+  if (failed(verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
+                                 getTileShape()[0], getThreads())))
     return failure();
   int64_t outBytes = byteWidth(getOutType());
   if (failed(verifySwizzle(*this, getSwizzle(),
@@ -254,4 +265,9 @@ LogicalResult StorePairOp::verify() {
                                  ? "combines column pairs: one a pair"
                                  : "stores two adjacent columns a pair");
   return success();
+}
+
+LogicalResult DrainTileStoresOp::verify() {
+  return verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
+                             std::nullopt, std::nullopt);
 }

@@ -178,3 +178,19 @@ llvm.func @warpgroup_rows_value(%tile: !llvm.ptr<3>) {
                                           warpgroup_rows = 32}
   llvm.return
 }
+
+// -----
+
+llvm.func @warpgroup_issuer() {
+  // expected-error @+1 {{stores each consumer warpgroup's rows from its first thread: issuer must be the first consumer warpgroup's first thread (a multiple of 128), got 160}}
+  ggk.drain_tile_stores attributes {issuer = 160, warpgroup_rows = 64}
+  llvm.return
+}
+
+// -----
+
+llvm.func @drain_warpgroup_rows() {
+  // expected-error @+1 {{warpgroup_rows must be 0 (one issuer for the tile) or 64 (a consumer warpgroup's rows), got 1}}
+  ggk.drain_tile_stores attributes {issuer = 128, warpgroup_rows = 1}
+  llvm.return
+}

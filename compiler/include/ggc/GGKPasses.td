@@ -326,14 +326,17 @@ def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
     `ggk-lower-tile-schedule` (they sit in the tile loop's body).
     Makes: the await as the issuer's `cp.async.bulk.wait_group.read 0` and
     the consumers' named barrier; each staged pair as a store into shared
-    memory at its place in the tile (swizzled: 128-byte column chunks, the
-    16-byte unit XORed with `row % 8`; dense: rows of the tile); the tile's
-    store as `fence.proxy.async.shared::cta`, the barrier, and, on the
-    issuer, for each pool height `h`, `if (max(rows_valid, 0) & h)` the TMA
-    stores (`cp.async.bulk.tensor` shared to global) of an `h`-row box per
-    column chunk that starts before N, the boxes stacked from the tile's
-    first row, then `cp.async.bulk.commit_group`; the drain as the issuer's
-    `cp.async.bulk.wait_group 0`.
+    memory at its place in the tile (swizzled: 128- or 64-byte column
+    chunks, the 16-byte unit XORed with `row % 8` or `row / 2 % 4`; dense:
+    rows of the tile); the tile's store as `fence.proxy.async.shared::cta`,
+    the barrier, and, on the issuer, for each pool height `h`, `if
+    (max(rows_valid, 0) & h)` the TMA stores (`cp.async.bulk.tensor` shared
+    to global) of an `h`-row box per column chunk that starts before N, the
+    boxes stacked from the tile's first row, then
+    `cp.async.bulk.commit_group`; the drain as the issuer's
+    `cp.async.bulk.wait_group 0`. With `warpgroup_rows = 64` the issuer is
+    each consumer warpgroup's first thread, storing its own 64 rows, and
+    the barrier its warpgroup's (named barrier 8 + w, 128 threads).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

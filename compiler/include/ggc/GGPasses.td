@@ -223,8 +223,9 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     (the staging follows the store pool).
     Makes: `kernel_plan = #gg.kernel_plan<promotion = serial | pipelined,
     scales = none | slots | stages, registers = [P, C], staging = none |
-    dense | swizzled>` on every op that has none; a plan the user wrote is
-    checked (`checkKernelPlan`, also run by the lowering) and kept.
+    dense | swizzled | swizzled_64, ...>` on every op that has none; a plan
+    the user wrote is checked (`checkKernelPlan`, also run by the lowering)
+    and kept.
 
     The choices (`chooseKernelPlan` in PlanKernel.cpp), in order:
     1. promotion: two-level kernels (f8, scales that change along K)
@@ -245,7 +246,15 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     3. registers: the producer keeps 40 (24 with three or more consumer
        warpgroups or pipelined promotion), the consumers share the rest;
     4. staging: the store pool's tile is 128B-swizzled when its rows are
-       whole 128-byte rows, else dense.
+       whole 128-byte rows, else 64B-swizzled when they are whole 64-byte
+       chunks that TMA stores rather than adds to an f32 `out` (a bf16
+       weight gradient's 128x160 tiles 7.1% faster; f32 reduce-adds of
+       64-byte boxes 6-12% slower: docs/performance.md, twenty-ninth
+       session), else dense;
+    5. epilogue_blocks: 1 with pipelined promotion, 0 with serial (the
+       serial kernels' epilogue beside the next tile's first wgmma measured
+       0.86-1.03x); store_issuers: one for the tile (each consumer
+       warpgroup storing its own rows measured 0.95-1.02x).
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
     (warps of 64 rows side by side) where a warpgroup has 256 columns or

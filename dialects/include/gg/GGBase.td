@@ -448,6 +448,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     DefaultValuedParameter<"int64_t", "1">:$releaseLag,
     DefaultValuedParameter<"Producer", "Producer::warpgroup">:$producer,
     DefaultValuedParameter<"int64_t", "2">:$storeColumns,
+    // Where unwritten, the parser and the builder take
+    // defaultEpilogueBlocks(promotion): 1 pipelined, 0 serial.
     DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks,
     DefaultValuedParameter<"StoreIssuers", "StoreIssuers::tile">:$storeIssuers
   );

@@ -462,6 +462,7 @@ def GGK_DrainTileStoresOp : GGK_Op<"drain_tile_stores"> {
   }];
   let arguments = (ins I64Attr:$issuer,
                        DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows);
+  let hasVerifier = 1;
   let assemblyFormat = "attr-dict-with-keyword";
 }
 

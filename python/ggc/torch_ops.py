@@ -533,14 +533,18 @@ def _(x, w, offsets):
 
 def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
-    # w [G, N, K] read as the "kn" form of a product over N.
-    out = _launch_remembered((grad_y, w, offsets, *_LEFT_OUT),
-                             plan_options(out_dtype=grad_y.dtype, b_layout="kn"))
-    if out is not None:
+    # w [G, N, K] read as the "kn" form of a product over N. Rows of x
+    # outside every group took no part in the forward: their gradient is
+    # zeros, not what the memory held (the kernel writes only the groups'
+    # rows, and where they end is on the device).
+    out = grad_y.new_zeros(grad_y.shape[0], w.shape[2])
+    tensors = (grad_y, w, offsets, *_LEFT_OUT[:6], out)
+    if _launch_remembered(tensors, plan_options(b_layout="kn")) is not None:
         return out
     with _op_body():
-        return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
-                            b_layout="kn", out_dtype=grad_y.dtype)
+        grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets, b_layout="kn",
+                     out=out)
+    return out
 
 
 grouped_mm_grad_x = torch.library.custom_op("ggc::grouped_mm_grad_x", _grouped_mm_grad_x,

@@ -118,6 +118,33 @@ def test_recipe_against_fp64(sizes, wgrad_dtype):
     check_recipe(sizes, 256, 384, "cpu", wgrad_dtype=wgrad_dtype)
 
 
+@pytest.mark.parametrize("path", ["torch.ops.ggc.grouped_mm", "ggc.ops.grouped_gemm",
+                                  "training.fp8_grouped_mm"])
+def test_rows_outside_every_group_get_a_zero_input_gradient(path):
+    """x's rows past the last group took no part in the product: each
+    autograd path gives them a zero gradient, whatever the memory held (the
+    kernels write only the groups' rows), and the groups' rows the fp64
+    one."""
+    import ggc
+    sizes, n, k = [0, 37, 130, 1], 256, 384
+    x, w, dy, offsets = problem(sizes, n, k, "cpu", seed=3)
+    tail = 45
+    x = torch.cat([x.detach(), torch.randn(tail, k).bfloat16()]).requires_grad_()
+    run = {"torch.ops.ggc.grouped_mm": lambda: torch.ops.ggc.grouped_mm(x, w, offsets),
+           "ggc.ops.grouped_gemm": lambda: ggc.ops.grouped_gemm(x, w, offsets=offsets),
+           "training.fp8_grouped_mm": lambda: training.fp8_grouped_mm(x, w, offsets)}[path]
+    for _ in range(2):  # the second call takes the op's kept launch
+        x.grad = None
+        y = run()
+        y.backward(torch.cat([dy, torch.randn(tail, n).bfloat16()]))
+        assert torch.count_nonzero(x.grad[-tail:]) == 0, "rows outside every group"
+        rows = sum(sizes)
+        _, dx, _ = fp64_products(x.detach()[:rows].double(), w.detach().double(),
+                                 dy.double(), offsets)
+        bound = FP8_BOUND if path.startswith("training") else QUANTISED_BOUND
+        assert rel_err(x.grad[:rows], dx) < bound
+
+
 @pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])
 def test_recipe_with_partial_scale_blocks(wgrad_dtype):
     """N = 208 and K = 144 end inside a 128-wide block (gpt-oss's 2,880

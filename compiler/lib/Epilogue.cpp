@@ -72,6 +72,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
       /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.stagingSwizzle, p.warpgroupStoreRows,
+      p.storeSlice,
       p.outN(), p.m, p.outElem, p.outNM,
       p.columnPairs, p.accumulate, groupMaps, kWarpgroupThreads,
       kWarpgroupThreads * p.numConsumers, p.storeColumns);

@@ -98,8 +98,8 @@ void KernelBuilder::tmaStore(Value tensorMap, Value src,
 
 void KernelBuilder::bulkCommitGroup() { create<ggk::BulkCommitGroupOp>(); }
 
-void KernelBuilder::bulkWaitGroup(bool read) {
-  create<ggk::BulkWaitGroupOp>(0, read);
+void KernelBuilder::bulkWaitGroup(bool read, int64_t pending) {
+  create<ggk::BulkWaitGroupOp>(pending, read);
 }
 
 Value KernelBuilder::gep(Value base, Value byteOffset) {

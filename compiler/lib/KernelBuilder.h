@@ -138,9 +138,9 @@ public:
   void tmaStore(mlir::Value tensorMap, mlir::Value src,
                 llvm::ArrayRef<mlir::Value> coords, bool add = false);
   void bulkCommitGroup();
-  /// Until none of the thread's bulk groups is in flight (`read`: has yet
-  /// to read its shared memory).
-  void bulkWaitGroup(bool read);
+  /// Until at most `pending` of the thread's bulk groups are in flight
+  /// (`read`: have yet to read their shared memory).
+  void bulkWaitGroup(bool read, int64_t pending = 0);
 
   /// A wgmma shared-memory matrix descriptor for a tile with 128-byte
   /// swizzle. K-major tiles: 8-row atoms of 1024 bytes apart (`strideBytes`

@@ -151,6 +151,9 @@ struct KernelPlan {
   /// The rows each consumer warpgroup stores of it itself (the plan's
   /// store_issuers = warpgroup: 64), or 0 (one issuer for the tile).
   int64_t warpgroupStoreRows = 0;
+  /// gg's store_slice: the columns staged and stored at a time through a
+  /// ring of two buffers, or 0 (the whole tile at once).
+  int64_t storeSlice = 0;
   /// gg's column_pairs: the epilogue combines product columns 2j, 2j+1
   /// into output column j, so a tile's outputs are BN/2 columns wide.
   bool columnPairs = false;
@@ -163,7 +166,9 @@ struct KernelPlan {
   int64_t outBlockN() const { return combinesColumns() ? blockN / 2 : blockN; }
   int64_t outN() const { return combinesColumns() ? n / 2 : n; }
   int64_t stagingChunkColumns() const {
-    return stagingSwizzle ? stagingSwizzle / byteWidth(outElem) : outBlockN();
+    return stagingSwizzle ? stagingSwizzle / byteWidth(outElem)
+           : storeSlice   ? storeSlice
+                          : outBlockN();
   }
   /// Each K block's wgmma result is scaled and added to the main f32
   /// accumulator (DeepGEMM's two-level accumulation): for block scales,

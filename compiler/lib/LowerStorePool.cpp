@@ -67,7 +67,7 @@ void meet(KernelBuilder &b, int64_t issuer, int64_t consumerThreads,
 void lowerAwait(ggk::AwaitStagedTileOp op) {
   KernelBuilder b(op.getLoc(), op);
   onIssuer(b, op.getIssuer(), op.getWarpgroupRows(), [&] {
-    b.bulkWaitGroup(/*read=*/true);
+    b.bulkWaitGroup(/*read=*/true, op.getPending());
   });
   meet(b, op.getIssuer(), op.getConsumerThreads(), op.getWarpgroupRows());
   op.erase();
@@ -148,7 +148,11 @@ void lowerStore(ggk::StoreStagedTileOp op) {
       rows = b.minS(b.maxS(b.sub(op.getRowsValid(), done), b.c32(0)),
                     b.c32(warpgroupRows));
     }
-    Value col = b.mul(op.getNBlock(), b.c32(op.getTileShape()[1]));
+    int64_t blockColumns =
+        op.getBlockColumns() ? op.getBlockColumns() : op.getTileShape()[1];
+    Value col = b.mul(op.getNBlock(), b.c32(blockColumns));
+    if (op.getFirstColumn())
+      col = b.add(col, b.c32(op.getFirstColumn()));
     for (auto [h, map] : llvm::zip(op.getHeights(), op.getMaps())) {
       if (warpgroupRows && h > warpgroupRows)
         continue; // a warpgroup's rows take boxes of at most its 64

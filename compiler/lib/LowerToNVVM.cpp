@@ -197,6 +197,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
   p.warpgroupStoreRows =
       kernelPlan.getStoreIssuers() == StoreIssuers::warpgroup ? 64 : 0;
+  p.storeSlice = op.getStoreSlice().value_or(0);
   p.columnPairs = op.getColumnPairs();
   p.columnHalves = op.getColumnHalves();
   p.accumulate = op.getAccumulate();

@@ -109,13 +109,13 @@ bool hasScalesAlongK(GroupedMatmulOp op) {
          variesAlongK(op.getBScaleKindAttr());
 }
 
-/// Whether the staged output tile's rows are whole column chunks of
-/// `swizzleBytes`, so that `staging` can swizzle them.
+/// Whether the staged output tile's rows (of a slice, with store_slice)
+/// are whole column chunks of `swizzleBytes`, so that `staging` can swizzle
+/// them.
 bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config,
                        int64_t swizzleBytes) {
   Type out = op.getOutType().getElementType();
-  return op.outputTileColumns(config) * ggc::byteWidth(out) % swizzleBytes ==
-         0;
+  return op.stagedColumns(config) * ggc::byteWidth(out) % swizzleBytes == 0;
 }
 
 /// A staged output tile is kept as swizzled column chunks, which spread a
@@ -456,6 +456,12 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                      << " pipelined promotion needs; use promotion = serial";
   }
   if (plan.getStoreIssuers() == StoreIssuers::warpgroup &&
+      op.getStoreSlice())
+    return error() << " cannot have each consumer warpgroup store its own "
+                      "rows (store_issuers = warpgroup) of a tile staged a "
+                      "slice at a time (store_slice); use store_issuers = "
+                      "tile";
+  if (plan.getStoreIssuers() == StoreIssuers::warpgroup &&
       !canIssueStoresByWarpgroup(op, config))
     return error() << " cannot have each consumer warpgroup store its own "
                       "rows (store_issuers = warpgroup): that takes a "
@@ -499,7 +505,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
   if (int64_t swizzle = ggc::stagingSwizzleBytes(plan.getStaging());
       swizzle && !canSwizzleStaging(op, config, swizzle))
     return error() << " cannot swizzle the staged tile by " << swizzle
-                   << " bytes: its rows of " << op.outputTileColumns(config)
+                   << " bytes: its rows of " << op.stagedColumns(config)
                    << " outputs are not whole " << swizzle
                    << "-byte chunks; use staging = "
                    << stringifyStaging(chooseStaging(op, config));

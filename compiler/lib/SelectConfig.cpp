@@ -148,10 +148,13 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                             kScaleSlotBuffers * consumerWarps *
                                 scaleSlotsPerWarp(op, config).words() * 4,
                             1};
-  // The staged output tile is read by 128B- or 64B-swizzled TMA stores.
+  // The staged output tile is read by 128B- or 64B-swizzled TMA stores; a
+  // tile stored a slice at a time (store_slice) takes a ring of two.
+  int64_t stagedBuffers = op.getStoreSlice() ? 2 : 1;
   l.buffers[kStagedOutput] = {
       sharedBufferName(kStagedOutput),
-      stagedOutput ? config.getBlockM() * op.outputTileColumns(config) *
+      stagedOutput ? stagedBuffers * config.getBlockM() *
+                         op.stagedColumns(config) *
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};

@@ -217,23 +217,100 @@ void drainAtTheConsumersEnd(ggk::StoreTileOp tile) {
                                       tile.getWarpgroupRows());
 }
 
+/// The pool's store of the staged tile `buffer` of `shape` (a slice's from
+/// column `firstColumn` of the tile's, or the whole tile's).
+void storeStaged(ggk::StoreTileOp tile, Value buffer, ArrayRef<int64_t> shape,
+                 int64_t firstColumn, KernelBuilder &b) {
+  bool slice = shape[1] != tile.getTileShape()[1];
+  b.create<ggk::StoreStagedTileOp>(
+      buffer, tile.getRowsValid(), tile.getRowStart(), tile.getNBlock(),
+      tile.getGroupMaps() ? tile.getGroup() : Value(), tile.getPoolMaps(),
+      tile.getPool(), shape, tile.getChunkColumns(), tile.getN(),
+      tile.getOutType(), tile.getIssuer(), tile.getThreads(),
+      tile.getAccumulate(), tile.getWarpgroupRows(), firstColumn,
+      slice ? tile.getTileShape()[1] : 0);
+}
+
+/// A tile staged a slice of `slice_columns` at a time: each slice's await,
+/// stores into its buffer of the ring of two, and store of its boxes, in
+/// place of the pairs (which stand together in column order, as the
+/// epilogue emits them).
+LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
+                          MutableArrayRef<ggk::StorePairOp> pairs,
+                          KernelBuilder &b) {
+  int64_t columns = tile.getSliceColumns(), rows = tile.getTileShape()[0];
+  int64_t sliceBytes = rows * columns * ggc::byteWidth(tile.getOutType());
+  SmallVector<int64_t> shape = {rows, columns};
+  auto sliceOf = [&](ggk::StorePairOp pair) {
+    return (*pair.getFragment())[1] * 8 / columns;
+  };
+  auto block = [](ggk::StorePairOp pair) { return (*pair.getFragment())[1]; };
+  for (ggk::StorePairOp pair : pairs)
+    if (!pair.getFragment())
+      return pair.emitOpError() << "needs its fragment ([row group, column "
+                                   "block]): its tile is staged "
+                                << columns << " columns at a time";
+  for (size_t i = 1; i < pairs.size(); ++i)
+    if (sliceOf(pairs[i]) < sliceOf(pairs[i - 1]) ||
+        pairs[i]->getBlock() != pairs[0]->getBlock())
+      return pairs[i].emitOpError()
+             << "stores column block " << block(pairs[i])
+             << " out of its slice's place: a tile staged " << columns
+             << " columns at a time takes its pairs in column order, in one "
+                "IR block";
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    ggk::StorePairOp pair = pairs[i];
+    int64_t slice = sliceOf(pair);
+    bool first = i == 0 || sliceOf(pairs[i - 1]) != slice;
+    bool last = i + 1 == pairs.size() || sliceOf(pairs[i + 1]) != slice;
+    b.setInsertionPoint(pair);
+    Value buffer = b.gep(staging, b.c64(slice % 2 * sliceBytes));
+    // Slice 0 waits for every earlier store to have read its buffer; the
+    // next ones for all but the newest (the other buffer's).
+    if (first)
+      b.create<ggk::AwaitStagedTileOp>(buffer, tile.getIssuer(),
+                                       tile.getThreads(),
+                                       tile.getWarpgroupRows(), i == 0 ? 0 : 1);
+    Value column = b.sub(pair.getCol(), b.c32(slice * columns));
+    auto staged = b.create<ggk::StageOutputOp>(pair.getPair(), buffer,
+                                               pair.getRow(), column,
+                                               tile.getSwizzle(), shape);
+    if (last) {
+      b.setInsertionPointAfter(staged);
+      storeStaged(tile, buffer, shape, slice * columns, b);
+    }
+    pair.erase();
+  }
+  drainAtTheConsumersEnd(tile);
+  return success();
+}
+
 LogicalResult lower(ggk::StoreTileOp tile) {
   KernelBuilder b(tile.getLoc(), tile);
   bool pooled = !tile.getPool().empty();
   SmallVector<int64_t> shape(tile.getTileShape());
   Value staging;
+  bool sliced = pooled && tile.getSliceColumns();
   if (pooled) {
     staging = b.create<ggk::SharedAddressOp>(
         b.ptr(ggc::kShared), tile.getSmem(),
         ggc::sharedBufferName(ggc::kStagedOutput), Value(), 0, 0);
     // Before this tile's outputs overwrite it, the previous tile's stores
     // must have read it.
-    b.create<ggk::AwaitStagedTileOp>(staging, tile.getIssuer(),
-                                     tile.getThreads(),
-                                     tile.getWarpgroupRows());
+    if (!sliced)
+      b.create<ggk::AwaitStagedTileOp>(staging, tile.getIssuer(),
+                                       tile.getThreads(),
+                                       tile.getWarpgroupRows());
   }
   SmallVector<ggk::StorePairOp> pairs;
   tile.getBody().walk([&](ggk::StorePairOp pair) { pairs.push_back(pair); });
+  if (sliced) {
+    ggc::moveBody(tile.getBody(), {}, b);
+    if (failed(stageSlices(tile, staging, pairs, b)))
+      return failure();
+    tile.erase();
+    return success();
+  }
   FailureOr<SmallVector<Quad>> quads;
   if (tile.getStoreColumns() == 8 && failed(quads = quadsOf(tile, pairs)))
     return failure();
@@ -258,12 +335,7 @@ LogicalResult lower(ggk::StoreTileOp tile) {
   }
   if (pooled) {
     b.setInsertionPoint(tile);
-    b.create<ggk::StoreStagedTileOp>(
-        staging, tile.getRowsValid(), tile.getRowStart(), tile.getNBlock(),
-        tile.getGroupMaps() ? tile.getGroup() : Value(), tile.getPoolMaps(),
-        tile.getPool(), shape, tile.getChunkColumns(), tile.getN(),
-        tile.getOutType(), tile.getIssuer(), tile.getThreads(),
-        tile.getAccumulate(), tile.getWarpgroupRows());
+    storeStaged(tile, staging, shape, /*firstColumn=*/0, b);
     drainAtTheConsumersEnd(tile);
   }
   tile.erase();

@@ -92,6 +92,11 @@ LogicalResult verifySwizzle(Operation *op, int64_t swizzle,
 LogicalResult AwaitStagedTileOp::verify() {
   if (failed(verifyThreads(*this, getIssuer(), getConsumerThreads())))
     return failure();
+  if (getPending() != 0 && getPending() != 1)
+    return emitOpError() << "pending must be 0 (every earlier store has read "
+                            "the tile) or 1 (all but the newest: a ring of two "
+                            "buffers), got "
+                         << getPending();
   return verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
                              std::nullopt, getConsumerThreads());
 }
@@ -140,6 +145,13 @@ LogicalResult StoreStagedTileOp::verify() {
     return emitOpError() << "adds its boxes to the output with TMA's "
                             "reduce-add, which takes an f32 element_type, got "
                          << element;
+  int64_t blockColumns = getBlockColumns() ? getBlockColumns() : columns;
+  if (getFirstColumn() < 0 || getFirstColumn() % columns != 0 ||
+      getFirstColumn() + columns > blockColumns)
+    return emitOpError() << "stores a slice of " << columns
+                         << " columns at first_column " << getFirstColumn()
+                         << " of a block of " << blockColumns
+                         << ": it must be a whole slice inside the block";
   return verifyWarpgroupRows(*this, getWarpgroupRows(), getIssuer(),
                              shape[0], getConsumerThreads());
 }
@@ -199,16 +211,20 @@ LogicalResult StoreTileOp::verify() {
                                  getTileShape()[0], getThreads())))
     return failure();
   int64_t outBytes = byteWidth(getOutType());
-  if (failed(verifySwizzle(*this, getSwizzle(),
-                           getTileShape()[1] * outBytes)))
+  int64_t slice = getSliceColumns(), columns = getTileShape()[1];
+  if (slice && (getPool().empty() || slice < 0 || slice >= columns ||
+                columns % slice != 0))
+    return emitOpError() << "slice_columns must divide the tile's " << columns
+                         << " columns, be fewer, and come with a pool, got "
+                         << slice;
+  int64_t staged = slice ? slice : columns;
+  if (failed(verifySwizzle(*this, getSwizzle(), staged * outBytes)))
     return failure();
   if (!getPool().empty() &&
-      getChunkColumns() != (getSwizzle() ? getSwizzle() / outBytes
-                                         : getTileShape()[1]))
+      getChunkColumns() != (getSwizzle() ? getSwizzle() / outBytes : staged))
     return emitOpError() << "chunk_columns must be the staged tile's "
                             "column chunk, "
-                         << (getSwizzle() ? getSwizzle() / outBytes
-                                          : getTileShape()[1])
+                         << (getSwizzle() ? getSwizzle() / outBytes : staged)
                          << " columns (" << getSwizzle()
                          << " swizzled bytes, or the whole row when dense), "
                             "got "

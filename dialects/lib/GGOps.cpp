@@ -408,6 +408,40 @@ static LogicalResult verifyStorePool(GroupedMatmulOp op) {
   return success();
 }
 
+/// A staged tile stored a slice of columns at a time: whole 128-byte chunks
+/// of whole tiles' rows, one warpgroup's columns.
+static LogicalResult verifyStoreSlice(GroupedMatmulOp op) {
+  std::optional<int64_t> slice = op.getStoreSlice();
+  if (!slice)
+    return success();
+  std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
+  if (pool && pool->empty())
+    return op.emitOpError() << "'store_slice' stages the tile for the TMA store "
+                               "pool, but 'store_pool' is empty (per-thread "
+                               "stores)";
+  if (op.combinesColumns())
+    return op.emitOpError() << "'store_slice' takes output columns that are "
+                               "the product's, not " << op.combiningName();
+  ConfigAttr config = op.getConfigAttr();
+  if (!config)
+    return success();
+  int64_t columns = op.outputTileColumns(config);
+  int64_t outBytes = (op.getOutType().getElementTypeBitWidth() + 7) / 8;
+  if (*slice <= 0 || *slice >= columns || columns % *slice != 0 ||
+      *slice * outBytes % 128 != 0)
+    return op.emitOpError() << "'store_slice' must divide the tile's "
+                            << columns << " output columns, be fewer, and "
+                               "make rows of whole 128-byte chunks ("
+                            << 128 / outBytes << " columns of "
+                            << op.getOutType().getElementType()
+                            << "), got " << *slice;
+  if (config.getSplitN() != 1)
+    return op.emitOpError() << "'store_slice' takes consumer warpgroups that "
+                               "split the tile by rows, not split_n = "
+                            << config.getSplitN();
+  return success();
+}
+
 /// Skipping idle warpgroups relies on a tile's valid rows being a prefix
 /// counted from the group's start.
 static LogicalResult verifyPaddingLayout(GroupedMatmulOp op) {
@@ -484,6 +518,7 @@ LogicalResult GroupedMatmulOp::verify() {
       failed(verifyScaleOperand(*this, /*isA=*/true, dims)) ||
       failed(verifyScaleOperand(*this, /*isA=*/false, dims)) ||
       failed(verifyMxScalePair(*this)) || failed(verifyStorePool(*this)) ||
+      failed(verifyStoreSlice(*this)) ||
       failed(verifyPaddingLayout(*this)) ||
       failed(verifyOverfetchLayout(*this)) ||
       failed(verifyEpilogueOperands(*this, dims)))

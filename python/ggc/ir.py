@@ -74,6 +74,7 @@ class FunctionSpec:
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
     kernel_plan: Optional[str] = None      # a #gg.kernel_plan<...> attribute
+    store_slice: Optional[int] = None      # columns the staged tile holds at a time
     epilogue: Optional[List[EpilogueOp]] = None  # ends with gg.yield
     loc: Optional[Location] = None
 
@@ -137,6 +138,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"padding = #gg.padding<idle_warpgroups = {spec.idle_warpgroups}>")
     if spec.kernel_plan is not None:
         attrs.append(f"kernel_plan = {spec.kernel_plan}")
+    if spec.store_slice is not None:
+        attrs.append(f"store_slice = {spec.store_slice} : i64")
     if attrs:
         lines.append("      {" + ", ".join(attrs) + "}")
     if spec.epilogue is not None:
@@ -187,6 +190,7 @@ def grouped_matmul(
     b_cache: Optional[str] = None,
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
+    store_slice: Optional[int] = None,
     column_pairs: bool = False,
     column_halves: bool = False,
     accumulate: bool = False,
@@ -216,7 +220,9 @@ def grouped_matmul(
     the others take m_fastest, no bands and "normal", not the pass's
     choice); `kernel_plan` (a whole
     `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
-    which checks it. `epilogue` is the body of the
+    which checks it. `store_slice` stages and stores the output tile that
+    many columns at a time through a ring of two buffers (gg's
+    `store_slice`). `epilogue` is the body of the
     epilogue block, whose arguments are %acc, %r0.., %c0.., %s0.., %group,
     ending in gg.yield. With `column_pairs` the epilogue combines columns
     2j and 2j+1 of the product (its first arguments are %acc0 and %acc1)
@@ -269,7 +275,7 @@ def grouped_matmul(
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
                         b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan,
-                        accumulate=accumulate, a_rows="a_rows" if a_rows else None)
+                        store_slice=store_slice, accumulate=accumulate, a_rows="a_rows" if a_rows else None)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

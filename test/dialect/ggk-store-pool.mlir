@@ -194,3 +194,24 @@ llvm.func @drain_warpgroup_rows() {
   ggk.drain_tile_stores attributes {issuer = 128, warpgroup_rows = 1}
   llvm.return
 }
+
+// -----
+
+llvm.func @pending_two(%tile: !llvm.ptr<3>) {
+  // expected-error @+1 {{pending must be 0 (every earlier store has read the tile) or 1 (all but the newest: a ring of two buffers), got 2}}
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 256, pending = 2}
+  llvm.return
+}
+
+// -----
+
+llvm.func @slice_outside_block(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %nb: i32,
+                               %m0: !llvm.ptr, %m1: !llvm.ptr) {
+  // expected-error @+1 {{stores a slice of 64 columns at first_column 128 of a block of 128: it must be a whole slice inside the block}}
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%nb)
+      maps(%m0, %m1) attributes {heights = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 64>, chunk_columns = 64, n = 4096,
+      element_type = bf16, issuer = 128, consumer_threads = 128,
+      first_column = 128, block_columns = 128}
+  llvm.return
+}

@@ -1422,3 +1422,19 @@ func.func @a_rows_out_rows(%a: memref<?x256xbf16>, %r: memref<64xi32>, %b: memre
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<64xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<32x512xbf16>)
   return
 }
+
+// -----
+
+func.func @store_slice_of_no_whole_chunks(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'store_slice' must divide the tile's 128 output columns, be fewer, and make rows of whole 128-byte chunks (64 columns of 'bf16'), got 32}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>, store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>, store_slice = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @store_slice_per_thread(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{'store_slice' stages the tile for the TMA store pool, but 'store_pool' is empty (per-thread stores)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64>, store_slice = 64 : i64}
+  return
+}

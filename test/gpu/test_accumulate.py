@@ -96,27 +96,21 @@ def test_fp8_weight_gradient_with_block_scales_accumulates():
         start += size
 
 
-@pytest.mark.parametrize("epilogue_blocks", [0, 1])
-@pytest.mark.parametrize("staging", ["dense", "swizzled_64"])
-@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
-def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks):
-    """The long-group weight gradient's 128x176 tiles (f32, added by TMA's
-    reduce-add) and 128x160 (bf16), the staged tile dense or in 64-byte
-    swizzled chunks, each tile's epilogue at its end or beside the next
-    tile's first wgmma: M = 200 and N = 392 end inside a tile (boxes of 64
-    and 8 rows; N's last chunk clipped), groups of 0, 1 and 2,100 tokens
-    (2,400 in all: K-major rows of whole 16-byte units)."""
+def check_wide_weight_gradient(out_dtype, block_n, stages, **spec):
+    """The FP8 weight gradient on 128 x block_n tiles of `stages` stages
+    (`spec`: ir.grouped_matmul's kernel_plan or store_slice), f32 added to
+    `out` or bf16 into a NaN-filled one, against fp64: M = 200 and N = 392
+    end inside a tile (boxes of 64 and 8 rows; N's last chunk clipped),
+    groups of 0, 1, 2,100 and 299 tokens (2,400 in all: K-major rows of
+    whole 16-byte units)."""
     k_sizes = [2100, 0, 1, 299]
     g, m, n, k = len(k_sizes), 200, 392, sum(k_sizes)
-    block_n, stages = (176, 3) if out_dtype == "f32" else (160, 4)
     kern = ggc.Kernel(ir.grouped_matmul(
         "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
         dtype="f8E4M3FN", out_dtype=out_dtype, a_scale="block_mn", b_scale="block1x128_mn",
         accumulate=out_dtype == "f32",
         config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
-               "cluster = [1, 1], sms = 132>",
-        kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, registers = "
-                    f"[40, 232], staging = {staging}, epilogue_blocks = {epilogue_blocks}>"))
+               "cluster = [1, 1], sms = 132>", **spec))
     dy_t, x_t, kb = fp8_operands(m, n, k)
     sa = torch.rand(kb, m, device="cuda") + 0.5
     sb = torch.rand(kb, n, device="cuda") + 0.5
@@ -136,6 +130,30 @@ def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks):
         else:
             assert (dw[gi] == 0).all(), f"group {gi} has no tokens: dW must be zero"
         start += size
+
+
+@pytest.mark.parametrize("epilogue_blocks", [0, 1])
+@pytest.mark.parametrize("staging", ["dense", "swizzled_64"])
+@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
+def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks):
+    """The long-group weight gradient's 128x176 tiles (f32, added by TMA's
+    reduce-add) and 128x160 (bf16), the staged tile dense or in 64-byte
+    swizzled chunks, each tile's epilogue at its end or beside the next
+    tile's first wgmma."""
+    block_n, stages = (176, 3) if out_dtype == "f32" else (160, 4)
+    check_wide_weight_gradient(
+        out_dtype, block_n, stages,
+        kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, registers = "
+                    f"[40, 232], staging = {staging}, epilogue_blocks = {epilogue_blocks}>")
+
+
+@pytest.mark.parametrize("block_n, stages", [(160, 5), (192, 4)])
+def test_fp8_weight_gradient_staged_a_slice_at_a_time(block_n, stages):
+    """store_slice = 32: the f32 tile staged and added to `out` 32 columns
+    at a time through a ring of two buffers, which leaves 128x160 five
+    stages and 128x192 four (N = 392: the last tile's third slice clipped
+    at N, the rest past it)."""
+    check_wide_weight_gradient("f32", block_n, stages, store_slice=32)
 
 
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])

@@ -252,3 +252,30 @@ llvm.func @per_warpgroup(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
   ggk.drain_tile_stores attributes {issuer = 128, warpgroup_rows = 64}
   llvm.return
 }
+
+// -----
+
+// Before: the second slice of a tile staged 64 columns at a time (pending =
+// 1: the first slice's store may still be reading the other buffer;
+// first_column 64 of a block of 128). After: the issuer waits until at most
+// one group is reading, and the boxes go to column n_block * 128 + 64.
+// CHECK-LABEL: llvm.func @second_slice
+// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %{{[^:]*}}: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[M2:arg7]]: !llvm.ptr, %[[M1:arg8]]: !llvm.ptr)
+// CHECK: ggk.bulk_wait_group read attributes {pending = 1 : i64}
+// CHECK: %[[BLOCK:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK: %[[COL:.*]] = arith.addi %[[BLOCK]], %c64_i32
+// CHECK: ggk.tma_store %[[TILE]], %[[M2]][%[[COL]], %[[START]]]
+llvm.func @second_slice(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>, %row: i32,
+                        %col: i32, %rows: i32, %start: i32, %n_block: i32,
+                        %m2: !llvm.ptr, %m1: !llvm.ptr) {
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 128,
+                                          pending = 1}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
+      tile_shape = array<i64: 2, 64>} : vector<2xbf16>
+  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
+      maps(%m2, %m1) attributes {heights = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 64>, chunk_columns = 64, n = 4096,
+      element_type = bf16, issuer = 128, consumer_threads = 128,
+      first_column = 64, block_columns = 128}
+  llvm.return
+}

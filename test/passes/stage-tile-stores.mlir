@@ -379,3 +379,44 @@ llvm.func @accumulate_transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
   }
   llvm.return
 }
+
+// -----
+
+// Before: a 2 x 128 tile staged 64 columns at a time (slice_columns = 64),
+// a pair in each slice (column blocks 0 and 8). After: per slice, the wait
+// (slice 0: for every earlier store; slice 1: all but the newest group),
+// its pair staged in its buffer of the ring (the second 2 x 64 x 2 bytes
+// on) at its column less the slice's first, and the slice's boxes stored
+// at first_column 0 and 64 of the block's 128.
+// CHECK-LABEL: llvm.func @sliced
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<1>, %[[ROWS:[^:]*]]: i32, %[[START:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[G:[^:]*]]: i32, %[[M2:[^:]*]]: !llvm.ptr, %[[M1:[^:]*]]: !llvm.ptr, %[[PAIR:[^:]*]]: vector<2xbf16>, %[[ROW:[^:]*]]: i32, %[[COL:[^:]*]]: i32,
+// CHECK: %[[STAGED:.*]] = ggk.shared_address %[[SMEM]] "staged_output"
+// CHECK: %[[B0:.*]] = llvm.getelementptr %[[STAGED]][%c0_i64]
+// CHECK-NEXT: ggk.await_staged_tile %[[B0]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64}
+// CHECK: %[[C0:.*]] = arith.subi %[[COL]], %c0_i32
+// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B0]][%[[ROW]], %[[C0]]] attributes {swizzle = 128 : i64, tile_shape = array<i64: 2, 64>}
+// CHECK-NEXT: ggk.store_staged_tile %[[B0]] rows(%[[ROWS]]) at(%[[START]]) n_block(%[[NB]]) group(%[[G]]) maps(%[[M2]], %[[M1]]) attributes {block_columns = 128 : i64, chunk_columns = 64 : i64, {{.*}}tile_shape = array<i64: 2, 64>}
+// CHECK: %[[B1:.*]] = llvm.getelementptr %[[STAGED]][%c256_i64]
+// CHECK-NEXT: ggk.await_staged_tile %[[B1]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64, pending = 1 : i64}
+// CHECK: %[[C1:.*]] = arith.subi %[[COL]], %c64_i32
+// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B1]][%[[ROW]], %[[C1]]]
+// CHECK-NEXT: ggk.store_staged_tile %[[B1]] {{.*}} attributes {block_columns = 128 : i64, chunk_columns = 64 : i64, {{.*}}first_column = 64 : i64, {{.*}}tile_shape = array<i64: 2, 64>}
+// CHECK: llvm.return
+llvm.func @sliced(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                  %row_start: i32, %n_block: i32, %group: i32,
+                  %m2: !llvm.ptr, %m1: !llvm.ptr, %pair: vector<2xbf16>,
+                  %row: i32, %col: i32, %out_row: i64, %out_col: i32,
+                  %row_ok: i1, %col_ok: i1) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) maps(%m2, %m1) attributes {pool = array<i64: 2, 1>,
+      tile_shape = array<i64: 2, 128>, chunk_columns = 64, swizzle = 128,
+      slice_columns = 64, n = 4096, m = 0, out_type = bf16, group_maps,
+      issuer = 128, threads = 128} {
+    ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
+    ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) attributes {fragment = array<i64: 0, 8>} : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}

@@ -198,3 +198,29 @@ def test_expected_group_tokens_rounds_the_mean_down_to_a_power_of_two():
     assert ops.expected_group_tokens(0, 0) == 1
     assert ops.expected_group_tokens(1 << 20, 4) == 8192  # capped
     assert ops.expected_group_tokens(object(), 4) is None  # a symbolic count
+
+
+def test_a_tile_staged_a_slice_at_a_time_keeps_its_stages():
+    # The f32 weight gradient's 128x160 tile with store_slice = 32: a ring
+    # of two 128 x 32 buffers (32 KB) instead of the whole 80 KB tile
+    # leaves five stages, where the whole tile keeps three; each of the five
+    # slices stores 32-column boxes (128B-swizzled), the second on waiting
+    # for all but the newest store group to have read its buffer.
+    def wgrad(store_slice):
+        text = ir.grouped_matmul(
+            "wgrad", layout="k_grouped", num_groups=4, n=2048, k=None, m=1024,
+            dtype="f8E4M3FN", a_scale="block_mn", b_scale="block1x128_mn", out_dtype="f32",
+            accumulate=True, store_slice=store_slice,
+            config="#gg.config<block = [128, 160, 128], stages = 5, cluster = [1, 1], sms = 132>")
+        return ggc.compile_ir(text, emit="cubin")
+    whole, sliced = wgrad(None), wgrad(32)
+    assert "stages = 3" in whole.plans[0]["attributes"]["config"]
+    assert "stages = 5" in sliced.plans[0]["attributes"]["config"]
+    pool = [p for p in sliced.kernel_info[0]["params"]
+            if p["kind"] == "tensor_map" and p["operand"] == "out"]
+    assert {tuple(p["box"][:1]) for p in pool} == {(32,)}
+    assert {p["swizzle"] for p in pool} == {"128B"}
+    waits = re.findall(r"cp\.async\.bulk\.wait_group\.read\s+(\d+);", sliced.asm["ptx"])
+    assert waits == ["0", "1", "1", "1", "1"]
+    (resources,) = sliced.resources.values()
+    assert resources["spill_store_bytes"] == 0

@@ -201,7 +201,8 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     group's rows of it as a sum of those box heights (TMA-Adaptive FP8
     Grouped GEMM's descriptor pool): no row of a neighbouring group is
     written, with whole-tile stores for all full tiles. The staging tile
-    takes BM x BN output elements of shared memory; when the config's
+    takes BM x BN output elements of shared memory (with the user's
+    `store_slice = C`, a ring of two BM x C buffers); when the config's
     pipeline leaves no room, stages are dropped down to `min-stages`, and
     below that the op keeps per-thread stores (an empty `store_pool`). A
     `store_pool` the user wrote is kept.

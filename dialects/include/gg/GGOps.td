@@ -101,7 +101,12 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     of the TMA store boxes, `BLOCK_M` halving down to 1: the rows of a tile
     that belong to its group are stored as a sum of such boxes, so no row of
     a neighbouring group is written; an empty list asks for per-thread
-    stores instead.
+    stores instead. `store_slice = C` (the user's, with a store pool)
+    stages and stores the output tile C columns at a time through a ring
+    of two buffers of BLOCK_M x C outputs instead of one of the whole tile,
+    so that a wide tile leaves the pipeline more shared memory: C divides
+    the tile's output columns, is fewer, makes rows of whole 128-byte
+    chunks, and takes no split_n, column_pairs or column_halves.
     `kernel_plan` (written by `gg-plan-kernel`) records how the kernel's
     warpgroups share the work: promotion, scale placement, register split,
     staging of the output tile (see `#gg.kernel_plan`).
@@ -158,6 +163,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     UnitAttr:$accumulate,
     OptionalAttr<GG_ConfigAttr>:$config,
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
+    OptionalAttr<I64Attr>:$store_slice,
     OptionalAttr<GG_ScheduleAttr>:$schedule,
     OptionalAttr<GG_PaddingAttr>:$padding,
     OptionalAttr<GG_OverfetchAttr>:$overfetch,
@@ -213,6 +219,12 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     }
     int64_t outputTileColumns(ConfigAttr config) {
       return outputColumns(config.getBlockN());
+    }
+    /// The columns the staged tile holds at a time: its `store_slice`, or
+    /// all its output columns.
+    int64_t stagedColumns(ConfigAttr config) {
+      std::optional<int64_t> slice = getStoreSlice();
+      return slice ? *slice : outputTileColumns(config);
     }
     /// The block of the epilogue, or null when the op has none.
     Block *getEpilogueBlock() {

@@ -322,7 +322,9 @@ def GGK_AwaitStagedTileOp : GGK_Op<"await_staged_tile"> {
     each consumer warpgroup `w` (threads `issuer + 128 w ...`) stages and
     stores only rows `64 w ...` of the tile: its first thread waits for its
     own stores and the warpgroup's 128 threads meet at named barrier
-    `8 + w`.
+    `8 + w`. `pending` (a tile staged a slice at a time in a ring of two
+    buffers: 1) lets that many of the issuer's newest store groups still be
+    reading: the buffer about to be written was read by an older one.
 
     Example:
     ```mlir
@@ -333,7 +335,8 @@ def GGK_AwaitStagedTileOp : GGK_Op<"await_staged_tile"> {
     LLVM_PointerInAddressSpace<3>:$tile,
     I64Attr:$issuer,
     I64Attr:$consumer_threads,
-    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows
+    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows,
+    DefaultValuedAttr<I64Attr, "0">:$pending
   );
   let hasVerifier = 1;
   let assemblyFormat = "$tile attr-dict-with-keyword";
@@ -406,6 +409,10 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     wait for. With `add` (f32 only: gg's `accumulate`) each box is added to
     what the output holds (TMA's reduce-add) instead of replacing it.
 
+    A slice of a tile staged a slice at a time stores at columns `n_block
+    * block_columns + first_column`, ... (`block_columns`: the whole tile's
+    columns; 0, the default, is `tile_shape[1]`, and `first_column` 0).
+
     With `warpgroup_rows = 64` each consumer warpgroup `w` (threads `issuer
     + 128 w ...`) fences and meets only its own threads (named barrier `8 +
     w`), and its first thread stores the valid rows of the tile's rows `64
@@ -436,7 +443,9 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     I64Attr:$issuer,
     I64Attr:$consumer_threads,
     UnitAttr:$add,
-    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows
+    DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows,
+    DefaultValuedAttr<I64Attr, "0">:$first_column,
+    DefaultValuedAttr<I64Attr, "0">:$block_columns
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

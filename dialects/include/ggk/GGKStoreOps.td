@@ -27,7 +27,15 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
       `threads` the consumers' count; where the op stands in a
       `ggk.warp_specialize`, its consumers end with one
       `ggk.drain_tile_stores`; `warpgroup_rows = 64` passes on to them
-      (each consumer warpgroup stores its own 64 rows);
+      (each consumer warpgroup stores its own 64 rows); with
+      `slice_columns = C` the tile is staged and stored C columns at a
+      time, slice `s` in buffer `s % 2` of a ring of two `[BM, C]` tiles
+      (the second `BM * C` elements after the first): an await before the
+      slice's first pair (for slice 0 every earlier store's read, after
+      that all but the newest group's), its pairs' stage_output, and its
+      store_staged_tile (first_column `s * C`) after its last pair; the
+      pairs of a slice (their `fragment`'s column block `c`: columns `8 c
+      ...`) must stand together, in column order, in the region's block;
     - without: each pair valid in its row and column goes to `out`
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
@@ -92,6 +100,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     I64Attr:$chunk_columns,
     DefaultValuedAttr<I64Attr, "0">:$swizzle,
     DefaultValuedAttr<I64Attr, "0">:$warpgroup_rows,
+    DefaultValuedAttr<I64Attr, "0">:$slice_columns,
     I64Attr:$n,
     I64Attr:$m,
     TypeAttr:$out_type,

@@ -424,13 +424,14 @@ std::string collectKernelPlans(ModuleOp module) {
     plan["store_pool"] = std::move(storePool);
     // Every plan attribute, also those added after this code: the gg
     // attributes but the scale kinds (which describe operands), and the
-    // store pool (a builtin array).
+    // store pool and slice (builtin attributes).
     llvm::json::Object attributes;
     for (NamedAttribute attr : op->getAttrs()) {
       Attribute value = attr.getValue();
       bool isPlan = isa<gg::GGDialect>(value.getDialect())
                         ? !isa<gg::ScaleAttr>(value)
-                        : attr.getName() == op.getStorePoolAttrName();
+                        : attr.getName() == op.getStorePoolAttrName() ||
+                              attr.getName() == op.getStoreSliceAttrName();
       if (!isPlan)
         continue;
       std::string text;

@@ -310,6 +310,8 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   std::optional<ArrayRef<int64_t>> pool = op.getStorePool();
   if (pool && !pool->empty() && !t.tensorMaps)
     return refuse("its store_pool stores by TMA; give store_pool = []");
+  if (op.getStoreSlice() && !t.tensorMaps)
+    return refuse("its store_slice stages the tile for TMA stores; drop it");
   ConfigAttr config = op.getConfigAttr();
   if (config && config.getClusterM() * config.getClusterN() > 1 &&
       !t.clusters)
@@ -566,6 +568,12 @@ struct SelectConfigPass
       if (failed(checkTargetSupports(op, target)))
         return WalkResult::interrupt();
       ConfigAttr config = op.getConfigAttr();
+      if (!config && op.getStoreSlice()) {
+        // A slice width fits the tile it slices: the user's.
+        op.emitOpError() << "has a store_slice but no config: give the "
+                            "config whose output tile it slices";
+        return WalkResult::interrupt();
+      }
       if (!config) {
         config =
             chooseConfig(op, numSMs, budget, target.registerReallocation);

@@ -250,14 +250,24 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
       return pair.emitOpError() << "needs its fragment ([row group, column "
                                    "block]): its tile is staged "
                                 << columns << " columns at a time";
-  for (size_t i = 1; i < pairs.size(); ++i)
-    if (sliceOf(pairs[i]) < sliceOf(pairs[i - 1]) ||
+  // The ring's waits count one store group a slice: every slice is there,
+  // each once, in order.
+  int64_t slices = tile.getTileShape()[1] / columns;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    int64_t previous = i ? sliceOf(pairs[i - 1]) : 0;
+    int64_t slice = sliceOf(pairs[i]);
+    if ((i ? slice != previous && slice != previous + 1 : slice != 0) ||
         pairs[i]->getBlock() != pairs[0]->getBlock())
       return pairs[i].emitOpError()
              << "stores column block " << block(pairs[i])
              << " out of its slice's place: a tile staged " << columns
-             << " columns at a time takes its pairs in column order, in one "
-                "IR block";
+             << " columns at a time takes its pairs in column order, every "
+                "slice from the first, in one IR block";
+  }
+  if (pairs.empty() || sliceOf(pairs.back()) != slices - 1)
+    return tile.emitOpError() << "stages " << slices << " slices of "
+                              << columns << " columns, but its pairs stop "
+                              << "short of the last";
   for (size_t i = 0; i < pairs.size(); ++i) {
     ggk::StorePairOp pair = pairs[i];
     int64_t slice = sliceOf(pair);

@@ -43,7 +43,13 @@ struct TmaStorePoolPass
       // row-major tile), an accumulating 16-bit output (a reduce-add would
       // round the sum twice) and rows like 112 bf16 (224 bytes, putting
       // 1-row boxes off TMA's alignment) keep per-thread stores.
-      if (op.storePoolObstacle(config)) {
+      if (std::optional<std::string> obstacle = op.storePoolObstacle(config)) {
+        if (op.getStoreSlice()) {
+          op.emitOpError() << "has a store_slice, which stages the tile for "
+                              "the TMA store pool, but the pool "
+                           << *obstacle;
+          return WalkResult::interrupt();
+        }
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
@@ -66,6 +72,14 @@ struct TmaStorePoolPass
         op.setConfigAttr(trial);
         op.setStorePoolAttr(b.getDenseI64ArrayAttr(pool));
         return WalkResult::advance();
+      }
+      if (op.getStoreSlice()) {
+        op.emitOpError() << "has a store_slice, but even "
+                         << std::max<int64_t>(minStages, 1)
+                         << " stages leave no room for its ring of staged "
+                            "slices beside the pipeline; lower the stages or "
+                            "the tile";
+        return WalkResult::interrupt();
       }
       op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
       return WalkResult::advance();

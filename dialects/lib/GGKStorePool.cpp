@@ -147,7 +147,7 @@ LogicalResult StoreStagedTileOp::verify() {
                          << element;
   int64_t blockColumns = getBlockColumns() ? getBlockColumns() : columns;
   if (getFirstColumn() < 0 || getFirstColumn() % columns != 0 ||
-      getFirstColumn() + columns > blockColumns)
+      getFirstColumn() + columns > blockColumns || blockColumns % columns != 0)
     return emitOpError() << "stores a slice of " << columns
                          << " columns at first_column " << getFirstColumn()
                          << " of a block of " << blockColumns
@@ -213,9 +213,12 @@ LogicalResult StoreTileOp::verify() {
   int64_t outBytes = byteWidth(getOutType());
   int64_t slice = getSliceColumns(), columns = getTileShape()[1];
   if (slice && (getPool().empty() || slice < 0 || slice >= columns ||
-                columns % slice != 0))
+                columns % slice != 0 || slice * outBytes % 128 != 0 ||
+                getColumnPairs()))
     return emitOpError() << "slice_columns must divide the tile's " << columns
-                         << " columns, be fewer, and come with a pool, got "
+                         << " columns, be fewer, make rows of whole 128-byte "
+                            "chunks, and come with a pool and no column_pairs, "
+                            "got "
                          << slice;
   int64_t staged = slice ? slice : columns;
   if (failed(verifySwizzle(*this, getSwizzle(), staged * outBytes)))

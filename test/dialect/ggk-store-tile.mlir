@@ -388,7 +388,7 @@ llvm.func @chunk_of_swizzle(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %m
 // -----
 
 llvm.func @slice_of_no_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
-  // expected-error @+1 {{slice_columns must divide the tile's 128 columns, be fewer, and come with a pool, got 64}}
+  // expected-error @+1 {{slice_columns must divide the tile's 128 columns, be fewer, make rows of whole 128-byte chunks, and come with a pool and no column_pairs, got 64}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, slice_columns = 64, n = 4096, m = 0, out_type = bf16,

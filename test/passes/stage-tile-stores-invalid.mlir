@@ -40,8 +40,8 @@ llvm.func @twice(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 // -----
 
-// A sliced tile's pairs come in column order: block 8 (slice 1) before
-// block 0 (slice 0) is an error, not a store into the wrong buffer.
+// A sliced tile's pairs come in column order from the first slice: block
+// 8 (slice 1) first is an error, not a store into the wrong buffer.
 llvm.func @sliced_out_of_order(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
                                %m2: !llvm.ptr, %m1: !llvm.ptr, %pair: vector<2xbf16>,
                                %r: i64, %ok: i1) {
@@ -49,8 +49,8 @@ llvm.func @sliced_out_of_order(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
       attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
       chunk_columns = 64, swizzle = 128, slice_columns = 64, n = 4096, m = 0,
       out_type = bf16, group_maps, issuer = 128, threads = 128} {
+    // expected-error @+1 {{stores column block 8 out of its slice's place: a tile staged 64 columns at a time takes its pairs in column order, every slice from the first, in one IR block}}
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 8>} : vector<2xbf16>
-    // expected-error @+1 {{stores column block 0 out of its slice's place: a tile staged 64 columns at a time takes its pairs in column order, in one IR block}}
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
     ggk.yield
   }
@@ -69,6 +69,23 @@ llvm.func @sliced_without_fragment(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: 
       out_type = bf16, group_maps, issuer = 128, threads = 128} {
     // expected-error @+1 {{needs its fragment ([row group, column block]): its tile is staged 64 columns at a time}}
     ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+// Every slice is there: the ring's waits count one store group a slice.
+llvm.func @sliced_missing_slice(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                                %m2: !llvm.ptr, %m1: !llvm.ptr, %pair: vector<2xbf16>,
+                                %r: i64, %ok: i1) {
+  // expected-error @+1 {{stages 2 slices of 64 columns, but its pairs stop short of the last}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m2, %m1)
+      attributes {pool = array<i64: 2, 1>, tile_shape = array<i64: 2, 128>,
+      chunk_columns = 64, swizzle = 128, slice_columns = 64, n = 4096, m = 0,
+      out_type = bf16, group_maps, issuer = 128, threads = 128} {
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) attributes {fragment = array<i64: 0, 0>} : vector<2xbf16>
     ggk.yield
   }
   llvm.return

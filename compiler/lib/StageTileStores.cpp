@@ -241,10 +241,13 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
   int64_t columns = tile.getSliceColumns(), rows = tile.getTileShape()[0];
   int64_t sliceBytes = rows * columns * ggc::byteWidth(tile.getOutType());
   SmallVector<int64_t> shape = {rows, columns};
-  auto sliceOf = [&](ggk::StorePairOp pair) {
-    return (*pair.getFragment())[1] * 8 / columns;
-  };
+  // The ring's two buffers, where the staged tile's address is taken.
+  b.setInsertionPointAfter(staging.getDefiningOp());
+  Value buffers[2] = {staging, b.gep(staging, b.c64(sliceBytes))};
   auto block = [](ggk::StorePairOp pair) { return (*pair.getFragment())[1]; };
+  auto sliceOf = [&](ggk::StorePairOp pair) {
+    return block(pair) * 8 / columns;
+  };
   for (ggk::StorePairOp pair : pairs)
     if (!pair.getFragment())
       return pair.emitOpError() << "needs its fragment ([row group, column "
@@ -274,7 +277,7 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
     bool first = i == 0 || sliceOf(pairs[i - 1]) != slice;
     bool last = i + 1 == pairs.size() || sliceOf(pairs[i + 1]) != slice;
     b.setInsertionPoint(pair);
-    Value buffer = b.gep(staging, b.c64(slice % 2 * sliceBytes));
+    Value buffer = buffers[slice % 2];
     // Slice 0 waits for every earlier store to have read its buffer; the
     // next ones for all but the newest (the other buffer's).
     if (first)

@@ -75,7 +75,7 @@ struct TmaStorePoolPass
       }
       if (op.getStoreSlice()) {
         op.emitOpError() << "has a store_slice, but even "
-                         << std::max<int64_t>(minStages, 1)
+                         << std::min<int64_t>(config.getStages(), minStages)
                          << " stages leave no room for its ring of staged "
                             "slices beside the pipeline; lower the stages or "
                             "the tile";

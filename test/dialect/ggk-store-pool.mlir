@@ -215,3 +215,12 @@ llvm.func @slice_outside_block(%tile: !llvm.ptr<3>, %rows: i32, %start: i32, %nb
       first_column = 128, block_columns = 128}
   llvm.return
 }
+
+// -----
+
+llvm.func @warpgroup_threads(%tile: !llvm.ptr<3>) {
+  // expected-error @+1 {{stores each consumer warpgroup's rows: consumer_threads must be whole warpgroups (a multiple of 128), got 160}}
+  ggk.await_staged_tile %tile attributes {issuer = 128, consumer_threads = 160,
+                                          warpgroup_rows = 64}
+  llvm.return
+}

@@ -397,3 +397,16 @@ llvm.func @slice_of_no_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
   }
   llvm.return
 }
+
+// -----
+
+llvm.func @warpgroup_rows_without_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
+  // expected-error @+1 {{stores each consumer warpgroup's rows through the TMA store pool (warpgroup_rows), but has no pool}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, warpgroup_rows = 64, n = 4096, m = 0, out_type = bf16,
+      issuer = 128, threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}

@@ -1438,3 +1438,22 @@ func.func @store_slice_per_thread(%a: memref<?x256xbf16>, %b: memref<8x512x256xb
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64>, store_slice = 64 : i64}
   return
 }
+
+// -----
+
+func.func @store_slice_of_column_pairs(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x256xbf16>) {
+  // expected-error @+1 {{'store_slice' takes output columns that are the product's, not column_pairs}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x256xbf16>) {column_pairs, store_slice = 64 : i64} epilogue {
+  ^bb0(%x: f32, %y: f32, %gi: index):
+    gg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @store_slice_split_n(%a: memref<4x64x256xbf16>, %b: memref<4x512x256xbf16>, %m: memref<4xi32>, %o: memref<4x64x512xbf16>) {
+  // expected-error @+1 {{'store_slice' takes consumer warpgroups that split the tile by rows, not split_n = 2}}
+  gg.grouped_matmul masked a(%a : memref<4x64x256xbf16>) b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>) out(%o : memref<4x64x512xbf16>) {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>, store_slice = 64 : i64}
+  return
+}

@@ -81,6 +81,22 @@ func.func @warpgroup_stores_split_n(%a: memref<4x256x512xbf16>, %b: memref<4x102
 
 // -----
 
+// A tile staged a slice at a time has one issuer: the slices' ring counts
+// its store groups.
+func.func @warpgroup_stores_of_slices(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                      %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot have each consumer warpgroup store its own rows (store_issuers = warpgroup) of a tile staged a slice at a time (store_slice); use store_issuers = tile}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>, store_slice = 64 : i64,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = swizzled, store_issuers = warpgroup>}
+  return
+}
+
+// -----
+
 // A staged tile needs a store pool, and the pool a staged tile.
 func.func @staging_without_pool(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {

@@ -390,13 +390,12 @@ llvm.func @accumulate_transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
 // at first_column 0 and 64 of the block's 128.
 // CHECK-LABEL: llvm.func @sliced
 // CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %{{[^:]*}}: !llvm.ptr<1>, %[[ROWS:[^:]*]]: i32, %[[START:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[G:[^:]*]]: i32, %[[M2:[^:]*]]: !llvm.ptr, %[[M1:[^:]*]]: !llvm.ptr, %[[PAIR:[^:]*]]: vector<2xbf16>, %[[ROW:[^:]*]]: i32, %[[COL:[^:]*]]: i32,
-// CHECK: %[[STAGED:.*]] = ggk.shared_address %[[SMEM]] "staged_output"
-// CHECK: %[[B0:.*]] = llvm.getelementptr %[[STAGED]][%c0_i64]
+// CHECK: %[[B0:.*]] = ggk.shared_address %[[SMEM]] "staged_output"
+// CHECK: %[[B1:.*]] = llvm.getelementptr %[[B0]][%c256_i64]
 // CHECK-NEXT: ggk.await_staged_tile %[[B0]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64}
 // CHECK: %[[C0:.*]] = arith.subi %[[COL]], %c0_i32
 // CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B0]][%[[ROW]], %[[C0]]] attributes {swizzle = 128 : i64, tile_shape = array<i64: 2, 64>}
 // CHECK-NEXT: ggk.store_staged_tile %[[B0]] rows(%[[ROWS]]) at(%[[START]]) n_block(%[[NB]]) group(%[[G]]) maps(%[[M2]], %[[M1]]) attributes {block_columns = 128 : i64, chunk_columns = 64 : i64, {{.*}}tile_shape = array<i64: 2, 64>}
-// CHECK: %[[B1:.*]] = llvm.getelementptr %[[STAGED]][%c256_i64]
 // CHECK-NEXT: ggk.await_staged_tile %[[B1]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64, pending = 1 : i64}
 // CHECK: %[[C1:.*]] = arith.subi %[[COL]], %c64_i32
 // CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B1]][%[[ROW]], %[[C1]]]

@@ -155,7 +155,7 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
   inits.push_back(zeros);
   auto next = b.create<ggk::ForeachTileOp>(
       ValueRange(inits).getTypes(), tiles.getLayout(), tiles.getNFastest(),
-      tiles.getMBand(), tiles.getTile(), tiles.getNumGroups(), tiles.getM(),
+      tiles.getZeroUngrouped(), tiles.getMBand(), tiles.getTile(), tiles.getNumGroups(), tiles.getM(),
       tiles.getN(), tiles.getK(), tiles.getCluster(), tiles.getKAlignment(),
       tiles.getGroupsType(), tiles.getGroups(), tiles.getSize(),
       tiles.getClusterRank(), inits);

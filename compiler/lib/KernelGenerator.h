@@ -81,6 +81,8 @@ struct KernelPlan {
   int64_t nBlocks;
   /// gg-schedule-groups: N blocks of a group before its M blocks.
   bool nFastest = false;
+  /// gg's zero_ungrouped: the schedule walks the rows outside every group.
+  bool zeroUngrouped = false;
   /// gg-schedule-groups: M blocks walked in bands of this many (0: one band).
   int64_t mBand = 0;
   /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).

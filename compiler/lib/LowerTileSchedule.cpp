@@ -6,7 +6,9 @@
 // host synchronisation; an empty group has no tiles), M blocks in bands
 // when the op has an m_band (gg-schedule-groups). The tile's fields
 // (group, blocks, first row, valid rows, K range) are computed here and
-// replace the body's arguments.
+// replace the body's arguments. With zero_ungrouped the rows before the
+// first group and past the last are walked as groups -1 and G, with no K
+// blocks: their tiles store the zero accumulator.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -49,7 +51,9 @@ public:
       : op(op), b(op.getLoc(), op), layout(op.getLayout()),
         blockM(op.getTile()[0]), blockN(op.getTile()[1]),
         blockK(op.getTile()[2]), cluster(int64_t(op.getCluster())),
-        nBlocks((int64_t(op.getN()) + blockN - 1) / blockN) {}
+        nBlocks((int64_t(op.getN()) + blockN - 1) / blockN),
+        numGroups(int64_t(op.getNumGroups())),
+        zeroUngrouped(op.getZeroUngrouped()) {}
 
   void run();
 
@@ -76,10 +80,16 @@ private:
   void lowerPadded();
   void lowerGrouped();
 
+  /// The groups the cursor walks, [firstGroup, endGroup): the real ones,
+  /// and with zero_ungrouped the rows before and after them.
+  int64_t firstGroup() const { return zeroUngrouped ? -1 : 0; }
+  int64_t endGroup() const { return numGroups + (zeroUngrouped ? 1 : 0); }
+
   ggk::ForeachTileOp op;
   KernelBuilder b;
   GroupLayout layout;
-  int64_t blockM, blockN, blockK, cluster, nBlocks;
+  int64_t blockM, blockN, blockK, cluster, nBlocks, numGroups;
+  bool zeroUngrouped;
 };
 
 /// Rows of A that belong to `group`, clamped so that a malformed offsets or
@@ -114,10 +124,22 @@ std::pair<Value, Value> ScheduleLowering::groupOffsets(Value group) {
   Type groupsType = op.getGroupsType();
   bool wide = groupsType.isInteger(64);
   Value size = wide ? op.getSize() : b.toI32(op.getSize());
-  Value begin = b.loadGlobal(groupsType, op.getGroups(), group);
-  Value end =
-      b.loadGlobal(groupsType, op.getGroups(), b.add(group, b.c32(1)));
-  begin = b.clampS(begin, wide ? b.c64(0) : b.c32(0), size);
+  Value zero = wide ? b.c64(0) : b.c32(0);
+  Value begin, end;
+  if (!zeroUngrouped) {
+    begin = b.loadGlobal(groupsType, op.getGroups(), group);
+    end = b.loadGlobal(groupsType, op.getGroups(), b.add(group, b.c32(1)));
+  } else {
+    // Group -1 is [0, offsets[0]), group G [offsets[G], size): each loads
+    // the one offset that is there.
+    Value beginIndex = b.maxS(group, b.c32(0));
+    Value endIndex = b.minS(b.add(group, b.c32(1)), b.c32(numGroups));
+    begin = b.select(b.lt(group, b.c32(0)), zero,
+                     b.loadGlobal(groupsType, op.getGroups(), beginIndex));
+    end = b.select(b.ge(group, b.c32(numGroups)), size,
+                   b.loadGlobal(groupsType, op.getGroups(), endIndex));
+  }
+  begin = b.clampS(begin, zero, size);
   end = b.clampS(end, begin, size);
   return {b.toI32(begin), b.toI32(end)};
 }
@@ -135,7 +157,7 @@ GroupSpan ScheduleLowering::spanOf(Value group, bool guarded) {
   if (!guarded)
     return spanIn();
   // The offsets past the last group are not there to load.
-  Value inRange = b.lt(group, b.c32(int64_t(op.getNumGroups())));
+  Value inRange = b.lt(group, b.c32(endGroup()));
   auto span = b.create<scf::IfOp>(
       inRange,
       [&](OpBuilder &, Location) {
@@ -205,6 +227,14 @@ Tile ScheduleLowering::tileAt(Value group, Value localTile,
   t.kStart = t.kFirst = b.c32(0);
   t.kEnd = b.c32(int64_t(op.getK()));
   t.numKBlocks = b.c32((int64_t(op.getK()) + blockK - 1) / blockK);
+  if (zeroUngrouped) {
+    // Rows outside every group: no K blocks (nothing is loaded, the
+    // accumulator stays zero), and the nearest real group's index for
+    // whatever the body reads per group.
+    Value real = b.andI(b.ge(group, b.c32(0)), b.lt(group, b.c32(numGroups)));
+    t.numKBlocks = b.select(real, t.numKBlocks, b.c32(0));
+    t.group = b.clampS(group, b.c32(0), b.c32(numGroups - 1));
+  }
   return t;
 }
 
@@ -277,7 +307,7 @@ void ScheduleLowering::lowerGrouped() {
   Type i32 = b.i32();
   Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
-  Value numGroups = b.c32(int64_t(op.getNumGroups()));
+  Value endGroup = b.c32(this->endGroup());
   // The cursor's slots: the group, its first tile, then (carried) its
   // tiles, first row and rows.
   enum Slot : unsigned { kGroup, kFirstTile, kTiles, kRowStart, kRows };
@@ -305,7 +335,7 @@ void ScheduleLowering::lowerGrouped() {
   SmallVector<Type> types(1 + cursorSize, i32);
   llvm::append_range(types, op.getInits().getTypes());
   SmallVector<Value> start = {firstTile};
-  llvm::append_range(start, cursorAt(b.c32(0), b.c32(0)));
+  llvm::append_range(start, cursorAt(b.c32(firstGroup()), b.c32(0)));
   llvm::append_range(start, op.getInits());
   auto loop = b.create<scf::WhileOp>(
       types, start,
@@ -318,7 +348,7 @@ void ScheduleLowering::lowerGrouped() {
             args.slice(1, cursorSize),
             [&](OpBuilder &, Location, ValueRange cursor) {
               Value past = b.ge(tile, endOf(cursor));
-              Value inRange = b.lt(cursor[kGroup], numGroups);
+              Value inRange = b.lt(cursor[kGroup], endGroup);
               b.create<scf::ConditionOp>(b.andI(inRange, past), cursor);
             },
             [&](OpBuilder &, Location, ValueRange cursor) {
@@ -326,7 +356,7 @@ void ScheduleLowering::lowerGrouped() {
               Value nextGroup = b.add(cursor[kGroup], b.c32(1));
               b.create<scf::YieldOp>(cursorAt(nextGroup, nextStart));
             });
-        Value more = b.lt(advance.getResult(kGroup), numGroups);
+        Value more = b.lt(advance.getResult(kGroup), endGroup);
         SmallVector<Value> forwarded = {tile};
         llvm::append_range(forwarded, advance.getResults());
         forwarded.append(args.begin() + 1 + cursorSize, args.end());

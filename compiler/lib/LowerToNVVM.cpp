@@ -201,6 +201,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.columnPairs = op.getColumnPairs();
   p.columnHalves = op.getColumnHalves();
   p.accumulate = op.getAccumulate();
+  p.zeroUngrouped = op.getZeroUngrouped();
   p.warpColumns = kernelPlan.getWarpColumns();
   p.releaseLag = kernelPlan.getReleaseLag();
   p.storeColumns = kernelPlan.getStoreColumns();

@@ -47,7 +47,7 @@ SmallVector<Value> KernelGenerator::forEachTile(
     ValueRange initial,
     function_ref<SmallVector<Value>(const Tile &, ValueRange)> body) {
   auto loop = b.create<ggk::ForeachTileOp>(
-      initial.getTypes(), p.layout, p.nFastest, p.mBand,
+      initial.getTypes(), p.layout, p.nFastest, p.zeroUngrouped, p.mBand,
       ArrayRef<int64_t>{p.blockM, p.blockN, p.blockK}, p.numGroups, p.m, p.n,
       p.k, p.cluster, p.kAlignment, p.groupsElem, groupsPtr, dynamicSize,
       p.cluster == 1 ? Value() : clusterRank, initial);

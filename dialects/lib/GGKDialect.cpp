@@ -58,6 +58,10 @@ LogicalResult ForeachTileOp::verify() {
   if (!getGroupsType().isInteger(32) && !getGroupsType().isInteger(64))
     return emitOpError() << "groups_type must be i32 or i64, got "
                          << getGroupsType();
+  if (getZeroUngrouped() && getLayout() != gg::GroupLayout::contiguous)
+    return emitOpError() << "zero_ungrouped walks the rows outside a "
+                            "contiguous layout's groups; got layout "
+                         << gg::stringifyGroupLayout(getLayout());
   Block *body = getBodyBlock();
   unsigned expected = kTileFields + getInits().size();
   if (body->getNumArguments() != expected)

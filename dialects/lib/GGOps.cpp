@@ -280,6 +280,30 @@ static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
   return success();
 }
 
+/// Zeros for the rows outside every group: rows of a contiguous product,
+/// stored as they are (no epilogue of zero, no sum with what out held).
+static LogicalResult verifyZeroUngrouped(GroupedMatmulOp op) {
+  if (!op.getZeroUngrouped())
+    return success();
+  if (op.getLayout() != GroupLayout::contiguous)
+    return op.emitOpError() << "zero_ungrouped clears the rows of a "
+                               "contiguous 'out' outside every group: it "
+                               "takes layout contiguous, got "
+                            << stringifyGroupLayout(op.getLayout());
+  if (op.getEpilogueBlock())
+    return op.emitOpError() << "zero_ungrouped writes zeros to the rows "
+                               "outside every group, which an epilogue would "
+                               "not leave zero: it takes no epilogue region";
+  if (op.getAccumulate())
+    return op.emitOpError() << "zero_ungrouped cannot go with accumulate, "
+                               "which would leave the rows outside every "
+                               "group as 'out' held them";
+  if (op.getARows())
+    return op.emitOpError() << "zero_ungrouped cannot go with a_rows (not "
+                               "lowered)";
+  return success();
+}
+
 /// A, B and out agree on the G, M, N and K that getDims() read off them.
 static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
                                         const GroupedMatmulOp::Dims &d) {
@@ -499,7 +523,8 @@ LogicalResult GroupedMatmulOp::verify() {
       failed(verifyElementTypes(*this)) ||
       failed(verifyOperandLayouts(*this)) ||
       failed(verifyRanksAndStaticSizes(*this)) ||
-      failed(verifyGatheredRows(*this)))
+      failed(verifyGatheredRows(*this)) ||
+      failed(verifyZeroUngrouped(*this)))
     return failure();
   // With the ranks checked, G, M, N and K can be read off the types; the
   // size checks above bound them, so what is derived from them cannot

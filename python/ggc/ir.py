@@ -65,6 +65,7 @@ class FunctionSpec:
     column_pairs: bool = False  # the epilogue combines columns 2j, 2j+1 into j
     column_halves: bool = False  # the epilogue combines columns j, j + N/2 into j
     accumulate: bool = False    # out += the epilogue's value
+    zero_ungrouped: bool = False  # zeros to the rows of out outside every group
     expected_m: Optional[int] = None
     config: Optional[str] = None
     direct_stores: bool = False  # per-thread stores instead of the TMA pool
@@ -123,6 +124,8 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append("column_halves")
     if spec.accumulate:
         attrs.append("accumulate")
+    if spec.zero_ungrouped:
+        attrs.append("zero_ungrouped")
     if spec.expected_m is not None:
         attrs.append(f"expected_m = {spec.expected_m} : i64")
     if spec.config is not None:
@@ -195,6 +198,7 @@ def grouped_matmul(
     column_halves: bool = False,
     accumulate: bool = False,
     a_rows: bool = False,
+    zero_ungrouped: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -230,7 +234,8 @@ def grouped_matmul(
     gate and up rows of B interleaved); `column_halves` combines columns j
     and j + n/2 the same way (gate rows of B first, then up rows).
     `accumulate` adds the result to
-    what `out` holds. `a_rows` (contiguous) reads row r of the product from
+    what `out` holds; `zero_ungrouped` (contiguous) writes zeros to the rows
+    of `out` outside every group. `a_rows` (contiguous) reads row r of the product from
     row a_rows[r] of A: A is then [T, k] with T dynamic, and a_rows [m] i32
     comes right after it.
 
@@ -275,7 +280,8 @@ def grouped_matmul(
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
                         b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan,
-                        store_slice=store_slice, accumulate=accumulate, a_rows="a_rows" if a_rows else None)
+                        store_slice=store_slice, accumulate=accumulate, zero_ungrouped=zero_ungrouped,
+                        a_rows="a_rows" if a_rows else None)
     kb = None if k is None else -(-k // 128)
     align4 = None if m is None else (m + 3) // 4 * 4
     def mx_words(kind):  # UE8M0 exponents, four per i32 along K

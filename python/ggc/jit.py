@@ -209,6 +209,7 @@ class JITFunction:
             a_layout="km" if layout == "k_grouped" and dot["b_layout"] == "kn" else "mk",
             tf32=dot["tf32"], column_pairs=trace.column_pairs == "column_pairs",
             column_halves=trace.column_pairs == "column_halves", accumulate=trace.accumulate,
+            zero_ungrouped=trace.zero_ungrouped,
             expected_m=dot["expected_m"], loc=dot["loc"],
             rows=[p.name for k, p in trace.epilogue_args if k == "r"],
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],

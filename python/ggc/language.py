@@ -207,6 +207,7 @@ class _Trace:
         # "column_pairs" or "column_halves" once one split the accumulator.
         self.column_pairs: Optional[str] = None
         self.accumulate = False  # gl.store(..., accumulate=True): out +=
+        self.zero_ungrouped = False  # gl.store(..., zero_ungrouped=True)
         self.counter = 0
 
     def fresh(self) -> str:
@@ -483,11 +484,15 @@ def _require_pair_values(t: _Trace, values) -> None:
                      "accumulator")
 
 
-def store(out: Param, value, *, accumulate=False) -> None:
+def store(out: Param, value, *, accumulate=False, zero_ungrouped=False) -> None:
     """Stores the epilogue's value to the valid rows of `out`; with
     `accumulate=True` adds it to what `out` holds (`out += value`, summed in
     f32 and rounded once; the same bits on every run), as a weight gradient
-    accumulated over micro-batches needs."""
+    accumulated over micro-batches needs. `zero_ungrouped=True`
+    (contiguous groups, the plain product: no epilogue, no accumulate)
+    also writes zeros to the rows of `out` outside every group, which are
+    otherwise left as they were (an input gradient's rows of x that no group
+    read)."""
     t = _trace()
     if t.dot is None:
         raise _error("gl.store needs a gl.grouped_dot first")
@@ -501,5 +506,12 @@ def store(out: Param, value, *, accumulate=False) -> None:
     if not isinstance(accumulate, bool):
         raise _error(f"gl.store's accumulate must be True or False (a constexpr); got "
                      f"{accumulate!r}")
+    if not isinstance(zero_ungrouped, bool):
+        raise _error(f"gl.store's zero_ungrouped must be True or False (a constexpr); got "
+                     f"{zero_ungrouped!r}")
+    if zero_ungrouped and accumulate:
+        raise _error("gl.store's zero_ungrouped writes zeros to the rows outside every "
+                     "group, which accumulate would leave as they were: take one")
     t.stored = (out, value)
     t.accumulate = accumulate
+    t.zero_ungrouped = zero_ungrouped

@@ -33,10 +33,11 @@ _LAYOUT_ANNOTATIONS = {
 
 
 def _kernel_body(a, b, groups, a_scale=None, b_scale=None, out=None, A_KIND="block_mn",
-                 B_KIND="block", EXPECTED_M=None, ACCUMULATE=False):
+                 B_KIND="block", EXPECTED_M=None, ACCUMULATE=False, ZERO_UNGROUPED=False):
     gl.store(out, gl.grouped_dot(a, b, groups, a_scale=a_scale, b_scale=b_scale,
                                  a_scale_kind=A_KIND, b_scale_kind=B_KIND,
-                                 expected_m=EXPECTED_M), accumulate=ACCUMULATE)
+                                 expected_m=EXPECTED_M), accumulate=ACCUMULATE,
+             zero_ungrouped=ZERO_UNGROUPED)
 
 
 def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
@@ -57,7 +58,8 @@ def _make_kernel(layout: str, b_layout: str, scaled: bool) -> JITFunction:
     params.append(P("out", P.POSITIONAL_OR_KEYWORD, annotation=gl.Out))
     params += [P(n, P.KEYWORD_ONLY, annotation=gl.constexpr, default=d)
                for n, d in (("A_KIND", "block_mn"), ("B_KIND", "block"),
-                            ("EXPECTED_M", None), ("ACCUMULATE", False))]
+                            ("EXPECTED_M", None), ("ACCUMULATE", False),
+                            ("ZERO_UNGROUPED", False))]
 
     def kernel(**kwargs):
         _kernel_body(**kwargs)
@@ -190,7 +192,8 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
                  b_scale=None, out=None, out_dtype=None, b_layout: str = "nk",
                  expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
                  b_scale_kind: Optional[str] = None, k_major: bool = False,
-                 accumulate: bool = False, validate: Optional[bool] = None):
+                 accumulate: bool = False, validate: Optional[bool] = None,
+                 zero_ungrouped: bool = False):
     """out[g] = scale(a[g]) @ scale(b[g])^T for every group (with
     `accumulate=True`, out[g] += ...: summed in f32, rounded once to out's
     dtype, the same bits on every run; `out` must be given).
@@ -209,7 +212,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     M-major form, B [G, N/128, K/128] or its N-major form); the kind is read
     off the rank unless `a_scale_kind`/`b_scale_kind` say it. Returns `out`
     (allocated as out_dtype, default bf16, when not given; its rows outside
-    every group are then uninitialised). `validate` (default:
+    every group are then uninitialised, unless `zero_ungrouped=True`:
+    contiguous groups only, the kernel then writes zeros to the rows before
+    offsets[0] and from offsets[G] on, with no pass of its own). `validate` (default:
     $GGC_VALIDATE) checks the group metadata on the device first, and that
     the groups cover every row of an `out` allocated here (ggc.groups).
     `offs` takes torch._grouped_mm's convention instead: G cumulative ends
@@ -225,12 +230,13 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     tensors = (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out)
     key, plan = remembered(tensors, plan_options(out_dtype, b_layout, expected_m,
                                                  a_scale_kind, b_scale_kind, k_major,
-                                                 accumulate), validate)
+                                                 accumulate, zero_ungrouped), validate)
     if plan is not None:
         result = plan.run(tensors)
         if result is not None:
             return result
     _check_accumulate(accumulate, out)
+    _check_zero_ungrouped(zero_ungrouped, accumulate, offsets, offs, b)
     bridge = _bridge(a)
     if bridge is not None and bridge.wants_op((a, b), grad=out is None):
         return bridge.call_grouped_gemm(
@@ -238,11 +244,11 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale, out=out,
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
             a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
-            validate=validate, accumulate=accumulate)
+            validate=validate, accumulate=accumulate, zero_ungrouped=zero_ungrouped)
     call = _checked_call(tensors, out_dtype=out_dtype, b_layout=b_layout,
                          expected_m=expected_m, a_scale_kind=a_scale_kind,
                          b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
-                         accumulate=accumulate)
+                         accumulate=accumulate, zero_ungrouped=zero_ungrouped)
     fn, args, consts, _, out, validate = call
     fn(*args, validate=validate, **consts)
     if key is not None and isinstance(fn, JITFunction) and not _wants_grad(tensors):
@@ -301,10 +307,12 @@ def expected_group_tokens(tokens, groups: int) -> Optional[int]:
 
 def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int] = None,
                  a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
-                 k_major: bool = False, accumulate: bool = False) -> tuple:
+                 k_major: bool = False, accumulate: bool = False,
+                 zero_ungrouped: bool = False) -> tuple:
     """grouped_gemm's options as its plan key holds them (the drop-ins'
     fast path looks plans up by the same tuple)."""
-    return (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, accumulate)
+    return (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, accumulate,
+            zero_ungrouped)
 
 
 def _bridge(value):
@@ -420,15 +428,30 @@ def _check_accumulate(accumulate, out) -> None:
                          "tensor to add to)")
 
 
-def _checked_call(tensors, *, accumulate=False, **options):
+def _check_zero_ungrouped(zero_ungrouped, accumulate, offsets, offs, b) -> None:
+    if not isinstance(zero_ungrouped, bool):
+        raise ValueError(f"zero_ungrouped must be True or False, got {zero_ungrouped!r}")
+    if not zero_ungrouped:
+        return
+    if accumulate:
+        raise ValueError("zero_ungrouped=True writes zeros to the rows outside every group, "
+                         "which accumulate=True would leave as they were: take one")
+    if offsets is None and (offs is None or getattr(b, "dim", lambda: 0)() != 3):
+        raise ValueError("zero_ungrouped=True clears the rows outside contiguous groups: "
+                         "it takes offsets= (or offs= with b [G, N, K]), not masked_m, "
+                         "m_indices or k_offsets")
+
+
+def _checked_call(tensors, *, accumulate=False, zero_ungrouped=False, **options):
     """Every check of a direct call (accumulate's: _check_accumulate, first),
     and what it launches: (kernel, arguments, constexprs, each argument's
     slot (None: a unit scale), out, validate)."""
     call = _layout_call(tensors, **options)
-    if not accumulate:
+    flags = {"ACCUMULATE": accumulate, "ZERO_UNGROUPED": zero_ungrouped}
+    if not any(flags.values()):
         return call
     kernel, args, consts, *rest = call
-    return (kernel, args, {**consts, "ACCUMULATE": True}, *rest)
+    return (kernel, args, {**consts, **{k: v for k, v in flags.items() if v}}, *rest)
 
 
 def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,

@@ -18,8 +18,10 @@ interpreted in torch:
   group scalars, the group id; `column_pairs` pairs columns 2j and 2j+1,
   `column_halves` j and j + N/2), rounded once to out's dtype; with
   `accumulate`, out += value summed in f32 and rounded once;
-- rows outside every group are never written (a k_grouped group with no
-  tokens writes its epilogue of zeros, as the kernel does).
+  `zero_ungrouped`, zeros in the rows of out outside every group;
+- rows outside every group are never written, unless `zero_ungrouped`
+  (a k_grouped group with no tokens writes its epilogue of zeros, as the
+  kernel does).
 
 It is slow (a torch matmul per group) and meant for CI and laptops; its
 results are exact f32 arithmetic, not bit-equal to a GPU's (the
@@ -144,6 +146,11 @@ def compute(fn_spec: FunctionSpec, tensors: Dict[str, torch.Tensor]) -> None:
         if fn_spec.accumulate:  # summed in f32, rounded once
             value = out[group.out_at].float() + value
         out[group.out_at] = value.to(out.dtype)
+    if fn_spec.zero_ungrouped:  # contiguous: rows before the first group and past the last
+        offsets = tensors[fn_spec.groups].tolist()
+        first, last = (min(max(o, 0), out.shape[0]) for o in (offsets[0], offsets[-1]))
+        out[:first] = 0
+        out[last:] = 0
 
 
 def _groups_of(fn_spec: FunctionSpec, groups: torch.Tensor, a, b) -> List[_Group]:

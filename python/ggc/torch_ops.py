@@ -193,12 +193,13 @@ def _grouped_gemm(a: Tensor, b: Tensor, offsets: Optional[Tensor] = None,
                   out_dtype: Optional[torch.dtype] = None, b_layout: str = "nk",
                   expected_m: Optional[int] = None, a_scale_kind: Optional[str] = None,
                   b_scale_kind: Optional[str] = None, k_major: bool = False,
-                  validate: Optional[bool] = None) -> Tensor:
+                  validate: Optional[bool] = None, zero_ungrouped: bool = False) -> Tensor:
     # grouped_gemm's own first step, before the body's context and keyword
     # call (2 us a call): a launch it keeps for the call's signature.
     out = _launch_remembered(
         (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, None),
-        plan_options(out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major),
+        plan_options(out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
+                     zero_ungrouped=zero_ungrouped),
         validate=validate)
     if out is not None:
         return out
@@ -207,7 +208,8 @@ def _grouped_gemm(a: Tensor, b: Tensor, offsets: Optional[Tensor] = None,
                             k_offsets=k_offsets, offs=offs, a_scale=a_scale,
                             b_scale=b_scale, out_dtype=out_dtype, b_layout=b_layout,
                             expected_m=expected_m, a_scale_kind=a_scale_kind,
-                            b_scale_kind=b_scale_kind, k_major=k_major, validate=validate)
+                            b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
+                            zero_ungrouped=zero_ungrouped)
 
 
 def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tensor] = None,
@@ -217,18 +219,18 @@ def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tenso
                       b_layout: str = "nk", expected_m: Optional[int] = None,
                       a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
                       k_major: bool = False, validate: Optional[bool] = None,
-                      accumulate: bool = False) -> None:
+                      accumulate: bool = False, zero_ungrouped: bool = False) -> None:
     if _launch_remembered(
             (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out),
             plan_options(None, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
-                         accumulate), validate=validate) is not None:
+                         accumulate, zero_ungrouped), validate=validate) is not None:
         return
     with _op_body():
         grouped_gemm(a, b, out=out, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
                      k_offsets=k_offsets, offs=offs, a_scale=a_scale, b_scale=b_scale,
                      b_layout=b_layout, expected_m=expected_m, a_scale_kind=a_scale_kind,
                      b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
-                     accumulate=accumulate)
+                     accumulate=accumulate, zero_ungrouped=zero_ungrouped)
 
 
 grouped_gemm_op = torch.library.custom_op("ggc::grouped_gemm", _grouped_gemm,
@@ -282,16 +284,17 @@ def _backward(ctx, grad):
     grad = grad.to(a.dtype).contiguous()
     grad_a = grad_b = None
     if ctx.needs_input_grad[0]:
-        # Rows outside every group get zeros, not what the memory held.
-        grad_a = torch.zeros_like(a, memory_format=torch.contiguous_format)
+        # Rows outside every group get zeros (the kernel's), not what the
+        # memory held.
+        grad_a = torch.empty_like(a, memory_format=torch.contiguous_format)
         flipped = "kn" if ctx.b_layout == "nk" else "nk"
         torch.ops.ggc.grouped_gemm_out(grad, b.contiguous(), grad_a, offsets=offsets,
-                                       b_layout=flipped)
+                                       b_layout=flipped, zero_ungrouped=True)
     if ctx.needs_input_grad[1]:
         rows, cols = (grad, a.contiguous()) if ctx.b_layout == "nk" else (a.contiguous(), grad)
         grad_b = torch.ops.ggc.grouped_gemm(rows, cols, k_offsets=offsets,
                                             out_dtype=b.dtype)
-    return (grad_a, grad_b) + (None,) * 14
+    return (grad_a, grad_b) + (None,) * 15
 
 
 lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward))
@@ -534,16 +537,15 @@ def _(x, w, offsets):
 def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # w [G, N, K] read as the "kn" form of a product over N. Rows of x
-    # outside every group took no part in the forward: their gradient is
-    # zeros, not what the memory held (the kernel writes only the groups'
-    # rows, and where they end is on the device).
-    out = grad_y.new_zeros(grad_y.shape[0], w.shape[2])
+    # outside every group took no part in the forward: the kernel writes
+    # zeros to them (zero_ungrouped; where the groups end is on the device).
+    out = grad_y.new_empty(grad_y.shape[0], w.shape[2])
     tensors = (grad_y, w, offsets, *_LEFT_OUT[:6], out)
-    if _launch_remembered(tensors, plan_options(b_layout="kn")) is not None:
+    if _launch_remembered(tensors, plan_options(b_layout="kn", zero_ungrouped=True)) is not None:
         return out
     with _op_body():
         grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets, b_layout="kn",
-                     out=out)
+                     out=out, zero_ungrouped=True)
     return out
 
 

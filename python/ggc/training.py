@@ -233,11 +233,11 @@ class _FP8GroupedMM(torch.autograd.Function):
             wtq, wts = rest[:2]
             rest = rest[2:]
             dyq, dys = quantized_rows(dy)
-            # Rows of x outside every group get zeros (the kernel writes
-            # only the groups' rows).
-            dx = dy.new_zeros(dy.shape[0], wtq.shape[1])
+            # Rows of x outside every group get zeros, which the kernel
+            # writes (zero_ungrouped).
+            dx = dy.new_empty(dy.shape[0], wtq.shape[1])
             ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts, out=dx,
-                             validate=False)
+                             validate=False, zero_ungrouped=True)
         if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
             xtq, xts = rest
             dytq, dyts = quantized_tokens(dy)

@@ -33,6 +33,20 @@ llvm.func @missing_fields(%groups: !llvm.ptr<1>, %m: i64) {
 
 // -----
 
+llvm.func @zero_ungrouped_masked(%groups: !llvm.ptr<1>, %m: i64) {
+  // expected-error @+1 {{zero_ungrouped walks the rows outside a contiguous layout's groups; got layout masked}}
+  ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 128,
+      n = 1024, k = 512, cluster = 1, k_alignment = 1, zero_ungrouped} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 llvm.func @cluster_without_rank(%groups: !llvm.ptr<1>, %m: i64) {
   // expected-error @+1 {{takes a cluster_rank exactly when its cluster (2) has more than one CTA}}
   ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)

@@ -1457,3 +1457,40 @@ func.func @store_slice_split_n(%a: memref<4x64x256xbf16>, %b: memref<4x512x256xb
   gg.grouped_matmul masked a(%a : memref<4x64x256xbf16>) b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>) out(%o : memref<4x64x512xbf16>) {config = #gg.config<block = [64, 256, 64], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>, store_slice = 64 : i64}
   return
 }
+
+// -----
+
+func.func @zero_ungrouped_masked(%a: memref<4x64x256xbf16>, %b: memref<4x512x256xbf16>, %m: memref<4xi32>, %o: memref<4x64x512xbf16>) {
+  // expected-error @+1 {{zero_ungrouped clears the rows of a contiguous 'out' outside every group: it takes layout contiguous, got masked}}
+  gg.grouped_matmul masked a(%a : memref<4x64x256xbf16>) b(%b : memref<4x512x256xbf16>) groups(%m : memref<4xi32>) out(%o : memref<4x64x512xbf16>) {zero_ungrouped}
+  return
+}
+
+// -----
+
+func.func @zero_ungrouped_epilogue(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{zero_ungrouped writes zeros to the rows outside every group, which an epilogue would not leave zero: it takes no epilogue region}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {zero_ungrouped} epilogue {
+  ^bb0(%acc: f32, %group: index):
+    %one = arith.constant 1.0 : f32
+    %r = arith.addf %acc, %one : f32
+    gg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func @zero_ungrouped_accumulate(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf32>) {
+  // expected-error @+1 {{zero_ungrouped cannot go with accumulate, which would leave the rows outside every group as 'out' held them}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf32>) {accumulate, zero_ungrouped}
+  return
+}
+
+// -----
+
+func.func @zero_ungrouped_a_rows(%a: memref<?x256xbf16>, %r: memref<?xi32>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{zero_ungrouped cannot go with a_rows (not lowered)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {zero_ungrouped}
+  return
+}

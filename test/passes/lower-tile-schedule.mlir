@@ -45,6 +45,52 @@ llvm.func @contiguous(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
 
 // -----
 
+// zero_ungrouped: the cursor starts at group -1, rows [0, offsets[0]) (its
+// span: 0 to the first offset, the one load before the loop), and walks to
+// group 8, rows [offsets[8], M), so it stops at 9. Each span loads the one
+// offset that is there (the begin of group -1 is 0, the end of group 8 is
+// M). A tile of group -1 or 8 has no K blocks and the nearest real group's
+// index (clamped to [0, 7]).
+// CHECK-LABEL: llvm.func @zero_ungrouped
+// CHECK: %[[M:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: %[[FIRST_END:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %c-1_i32, %{{.*}} = %c0_i32,
+// CHECK: arith.cmpi slt, %{{.*}}, %c9_i32
+// CHECK: } do {
+// CHECK: %[[NEXT:.*]] = arith.addi %{{.*}}, %c1_i32
+// CHECK: scf.if
+// CHECK: %[[BEGIN:.*]] = llvm.load
+// CHECK: %[[BEFORE:.*]] = arith.cmpi slt, %[[NEXT]], %c0_i32
+// CHECK: arith.select %[[BEFORE]], %c0_i32, %[[BEGIN]]
+// CHECK: %[[END:.*]] = llvm.load
+// CHECK: %[[AFTER:.*]] = arith.cmpi sge, %[[NEXT]], %c8_i32
+// CHECK: arith.select %[[AFTER]], %{{.*}}, %[[END]]
+// CHECK: } do {
+// CHECK: ^bb0(%{{[^:]*}}: i32, %[[GROUP:[^:]*]]: i32,
+// CHECK-DAG: %[[BELOW:.*]] = arith.cmpi slt, %[[GROUP]], %c8_i32
+// CHECK-DAG: %[[ABOVE:.*]] = arith.cmpi sge, %[[GROUP]], %c0_i32
+// CHECK: %[[REAL:.*]] = arith.andi %[[ABOVE]], %[[BELOW]]
+// CHECK: arith.select %[[REAL]], %c112_i32, %c0_i32
+// CHECK: %[[LO:.*]] = arith.maxsi %[[GROUP]], %c0_i32
+// CHECK: arith.minsi %[[LO]], %c7_i32
+llvm.func @zero_ungrouped(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1,
+      zero_ungrouped} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %blocks = arith.addi %count, %num_k_blocks : i32
+    %next = arith.addi %blocks, %group : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
 // padded_contiguous: tiles cover A's rows; a tile whose first row is tagged
 // -1 (padding) or with a group past G is skipped, its state passed on.
 // CHECK-LABEL: llvm.func @padded

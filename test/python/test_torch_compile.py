@@ -440,10 +440,10 @@ def test_schemas():
               "Tensor? k_offsets=None, Tensor? offs=None, Tensor? a_scale=None, "
               "Tensor? b_scale=None, ")
     options = ('str b_layout="nk", SymInt? expected_m=None, str? a_scale_kind=None, '
-               'str? b_scale_kind=None, bool k_major=False, bool? validate=None)')
+               'str? b_scale_kind=None, bool k_major=False, bool? validate=None')
     assert schemas["grouped_gemm"] == (
         "ggc::grouped_gemm(Tensor a, Tensor b, " + layout + "ScalarType? out_dtype=None, "
-        + options + " -> Tensor")
+        + options + ", bool zero_ungrouped=False) -> Tensor")
     assert schemas["grouped_gemm_out"] == (
         "ggc::grouped_gemm_out(Tensor a, Tensor b, Tensor(a2!) out, " + layout
-        + options.replace(")", ", bool accumulate=False)") + " -> ()")
+        + options + ", bool accumulate=False, bool zero_ungrouped=False) -> ()")

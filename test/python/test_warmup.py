@@ -76,7 +76,7 @@ def check_forwards_compile_nothing(layer, report, max_tokens, monkeypatch):
 
 
 def names_and_hints(report):
-    return [(k.kernel, int(k.specialisation.split("EXPECTED_M=")[1].rstrip(")")))
+    return [(k.kernel, int(re.search(r"EXPECTED_M=(\d+)", k.specialisation).group(1)))
             for k in report.kernels]
 
 

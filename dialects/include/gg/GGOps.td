@@ -93,6 +93,15 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     element); a 16-bit one takes per-thread stores (an empty `store_pool`),
     which add in f32 before rounding.
 
+    `zero_ungrouped` (contiguous only) writes zeros to the rows of `out`
+    that belong to no group, before `offsets[0]` and from `offsets[G]` on,
+    so that a caller needs no pass of its own to clear them (an input
+    gradient: rows of x outside every group took no part in the product).
+    The schedule walks them as two more groups with no K blocks, whose
+    tiles store their zero accumulator. It takes no epilogue region (a
+    zero row is written as zero, not as the epilogue of zero), no
+    `accumulate` (which would leave the rows as they were) and no `a_rows`.
+
     `expected_m` is the host's hint of the tokens a group typically holds,
     used to choose tiles: its valid rows (masked, contiguous,
     padded_contiguous), or, for k_grouped, its share of K (a weight
@@ -161,6 +170,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     UnitAttr:$column_pairs,
     UnitAttr:$column_halves,
     UnitAttr:$accumulate,
+    UnitAttr:$zero_ungrouped,
     OptionalAttr<GG_ConfigAttr>:$config,
     OptionalAttr<DenseI64ArrayAttr>:$store_pool,
     OptionalAttr<I64Attr>:$store_slice,

@@ -32,7 +32,10 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     other layouts' `m` may be dynamic); `cluster` the CTAs that walk the
     schedule together, one M block each (`cluster_rank` then gives this
     CTA's rank); `k_alignment` the alignment of a k_grouped group's first
-    K block (gg's overfetch).
+    K block (gg's overfetch). `zero_ungrouped` (contiguous) walks the rows
+    before the first group and past the last one as two more groups, with
+    no K blocks and the group field of the nearest real group (gg's
+    zero_ungrouped: their tiles store zeros).
 
     The body's block arguments are the tile's fields, all i32, then the
     carried values:
@@ -54,6 +57,7 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
   let arguments = (ins
     GG_GroupLayout:$layout,
     UnitAttr:$n_fastest,
+    UnitAttr:$zero_ungrouped,
     DefaultValuedAttr<I64Attr, "0">:$m_band,
     DenseI64ArrayAttr:$tile,
     I64Attr:$num_groups,

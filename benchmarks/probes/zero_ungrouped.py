@@ -1,0 +1,79 @@
+"""The input gradient's rows outside every group cleared by the kernel
+(gg's `zero_ungrouped`, what `torch.ops.ggc.grouped_mm`'s backward runs)
+against a zero fill before the kernel (its backward before) and against
+the kernel alone (nothing cleared: the floor), beside `torch._grouped_mm`'s
+kernel, on bench_training's BF16 projections, interleaved in one process;
+then the same with 1,000 rows past the last group (the kernel then stores
+their zeros as tiles of their own).
+
+    python3 benchmarks/probes/zero_ungrouped.py [--cases Qwen3]
+
+Every output is poisoned with NaN and checked first: zeros past the last
+group, the first two groups' rows against fp64.
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from ggc import ops, torch_ops  # noqa: E402
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from bench_training import BF16_CASES, projection_problem  # noqa: E402
+from probe_cases import rel_err, report  # noqa: E402
+
+
+def variants(dy, w, offsets):
+    t, k = dy.shape[0], w.shape[2]
+    empty = dy.new_empty(t, k)
+
+    def zero_fill():
+        out = dy.new_zeros(t, k)
+        ops.grouped_gemm(dy, w, offsets=offsets, b_layout="kn", out=out)
+        return out
+    return {
+        "kernel's zeros (op)": lambda: torch_ops.grouped_mm_grad_x(dy, w, offsets),
+        "zero fill + kernel": zero_fill,
+        "kernel alone": lambda: ops.grouped_gemm(dy, w, offsets=offsets, b_layout="kn",
+                                                 out=empty),
+    }
+
+
+def check(out, dy, w, sizes, end):
+    assert torch.count_nonzero(out[end:].float().nan_to_num(1.0)) == 0, "rows past the groups"
+    rows = sizes[0] + sizes[1]
+    ref = torch.cat([dy[:sizes[0]].double() @ w[0].double(),
+                     dy[sizes[0]:rows].double() @ w[1].double()])
+    return rel_err(out[:rows], ref)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", default="", help="only cases whose name contains this")
+    args = parser.parse_args()
+    print(torch.cuda.get_device_name(), flush=True)
+    for label, t, g, n, k, loads in BF16_CASES:
+        if args.cases not in label:
+            continue
+        sizes, ends, offsets, _, w, dy = projection_problem(t, g, n, k, loads, 0)
+        w = w.detach()
+        for tail in (0, 1000):
+            d = torch.cat([dy, torch.randn(tail, n, device="cuda").bfloat16()])
+            fns = variants(d, w, offsets)
+            errors = {}
+            for name, fn in fns.items():
+                if name == "kernel alone":
+                    continue  # leaves the rows past the groups as they were
+                torch.empty(d.shape[0] * k * 2, device="cuda").fill_(float("nan"))
+                errors[name] = check(fn(), d, w, sizes, sum(sizes))
+            fns["torch"] = lambda d=d: torch._grouped_mm(d, w, offs=ends)
+            report(f"{label} dgrad, {tail} rows past the groups", time_interleaved(fns),
+                   errors, 2.0 * t * n * k)
+
+
+if __name__ == "__main__":
+    main()

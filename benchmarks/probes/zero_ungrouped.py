@@ -4,7 +4,8 @@ against a zero fill before the kernel (its backward before) and against
 the kernel alone (nothing cleared: the floor), beside `torch._grouped_mm`'s
 kernel, on bench_training's BF16 projections, interleaved in one process;
 then the same with 1,000 rows past the last group (the kernel then stores
-their zeros as tiles of their own).
+their zeros as tiles of their own). "kernel's zeros (ops)" is the op's
+kernel called through ggc.ops into one buffer, as "kernel alone" is.
 
     python3 benchmarks/probes/zero_ungrouped.py [--cases Qwen3]
 
@@ -40,6 +41,8 @@ def variants(dy, w, offsets):
         "zero fill + kernel": zero_fill,
         "kernel alone": lambda: ops.grouped_gemm(dy, w, offsets=offsets, b_layout="kn",
                                                  out=empty),
+        "kernel's zeros (ops)": lambda: ops.grouped_gemm(dy, w, offsets=offsets, b_layout="kn",
+                                                         out=empty, zero_ungrouped=True),
     }
 
 

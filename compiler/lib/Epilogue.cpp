@@ -121,6 +121,7 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
                   b.toI64(b.add(safeCol, b.c32(j)))));
       else if (isKind(p.bScale, ScaleKind::tensor))
         colScale[j] = b.loadGlobal(b.f32(), bScalePtr, t.group);
+      colScale[j] = scaleOfTile(t, colScale[j]);
     }
     for (int j = 0; j < 2; ++j)
       for (auto [i, v] : llvm::enumerate(op.getColVectors())) {
@@ -266,7 +267,17 @@ KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,
     row.scale = b.loadGlobal(b.f32(), aScalePtr, row.vectorRow);
   else if (isKind(p.aScale, ScaleKind::tensor))
     row.scale = b.loadGlobal(b.f32(), aScalePtr, t.group);
+  row.scale = scaleOfTile(t, row.scale);
   return row;
+}
+
+Value KernelGenerator::scaleOfTile(const Tile &t, Value scale) {
+  // The tile's rows lie outside every group (no K block: contiguous K is
+  // at least 1), where the caller's scales need not hold a number; an Inf
+  // there would make its zeros NaN.
+  if (!p.zeroUngrouped || !scale)
+    return scale;
+  return b.select(b.eq(t.numKBlocks, b.c32(0)), b.f32c(0.0), scale);
 }
 
 void KernelGenerator::consumerBarrier() {

@@ -460,6 +460,9 @@ private:
   /// its row vectors' values from `words` (prefetchRowVectors' words of
   /// this row).
   Row epilogueRow(const Tile &t, Value rowInTile, int half, ValueRange words);
+  /// `scale` (a per-tensor or per-channel scale the epilogue multiplies
+  /// in), or 0 on a tile of zero_ungrouped's rows outside every group.
+  Value scaleOfTile(const Tile &t, Value scale);
   void consumerBarrier();
   FailureOr<Value> emitEpilogueRegion(ArrayRef<Value> accs,
                                       ArrayRef<Value> rowValues,

@@ -84,7 +84,8 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
       b.getContext(), name, stringifyGroupLayout(p.layout),
       /*block=*/std::nullopt, /*sharedBytes=*/std::nullopt, p.cluster,
       p.numSMs, {p.blockM, p.blockN, p.blockK}, p.numGroups, p.n, k,
-      /*params=*/ArrayAttr(), b.getArrayAttr(launchArgs()));
+      /*params=*/ArrayAttr(), b.getArrayAttr(launchArgs()),
+      /*ungroupedSpans=*/p.zeroUngrouped ? 2 : 0);
 }
 
 void KernelGenerator::declareParams() {

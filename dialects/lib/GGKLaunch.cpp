@@ -57,12 +57,13 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t cluster, int64_t maxGrid,
                                  ArrayRef<int64_t> tile, int64_t numGroups,
                                  int64_t n, std::optional<int64_t> k,
-                                 ArrayAttr params, ArrayAttr args) {
+                                 ArrayAttr params, ArrayAttr args,
+                                 int64_t ungroupedSpans) {
   if ((block && *block < 1) || (sharedBytes && *sharedBytes < 0) ||
-      cluster < 1 || maxGrid < 1)
+      cluster < 1 || maxGrid < 1 || ungroupedSpans < 0)
     return emitError() << "launch of '" << name
                        << "': block, cluster and max_grid must be positive "
-                          "and shared bytes not negative";
+                          "and shared bytes and ungrouped spans not negative";
   if (tile.size() != 3)
     return emitError() << "launch of '" << name
                        << "': tile must be [block M, block N, block K]";
@@ -131,6 +132,9 @@ std::string LaunchAttr::toJson() const {
       {"k", getK() ? llvm::json::Value(*getK()) : llvm::json::Value(nullptr)},
       {"params", std::move(params)},
       {"args", std::move(args)}};
+  // Only where there are any: the contracts of other kernels stay as they were.
+  if (getUngroupedSpans() != 0)
+    info["ungrouped_spans"] = getUngroupedSpans();
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(info));

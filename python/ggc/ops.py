@@ -446,7 +446,7 @@ def _checked_call(tensors, *, accumulate=False, zero_ungrouped=False, **options)
     """Every check of a direct call (accumulate's: _check_accumulate, first),
     and what it launches: (kernel, arguments, constexprs, each argument's
     slot (None: a unit scale), out, validate)."""
-    call = _layout_call(tensors, **options)
+    call = _layout_call(tensors, zero_ungrouped=zero_ungrouped, **options)
     flags = {"ACCUMULATE": accumulate, "ZERO_UNGROUPED": zero_ungrouped}
     if not any(flags.values()):
         return call
@@ -455,7 +455,7 @@ def _checked_call(tensors, *, accumulate=False, zero_ungrouped=False, **options)
 
 
 def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind,
-                 k_major, validate):
+                 k_major, validate, zero_ungrouped=False):
     """_checked_call's checks of the layout and its launch."""
     import torch
     a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out = tensors
@@ -470,8 +470,8 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         raise ValueError(problem)
     if validate is None:
         validate = _groups.VALIDATE_BY_DEFAULT
-    if validate and out is None and offsets is not None:
-        validate = "all_rows"
+    if validate and out is None and offsets is not None and not zero_ungrouped:
+        validate = "all_rows"  # (zero_ungrouped writes every row of a new out)
     described = {"offsets": offsets, "masked_m": masked_m, "m_indices": m_indices,
                  "k_offsets": k_offsets}
     given = [n for n, v in described.items() if v is not None]

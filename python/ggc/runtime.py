@@ -315,8 +315,10 @@ class Kernel:
         if rows == 0:
             return 0  # no rows: nothing to compute, nothing to write
         if layout == "contiguous":  # each group adds at most one partial tile
-            # (and, with clusters, one odd M block)
-            return (_ceil_div(rows, info["block_m"]) + groups * cluster) * n_blocks
+            # (and, with clusters, one odd M block), and so does each span of
+            # rows outside every group that the kernel zeroes (zero_ungrouped)
+            spans = groups + info.get("ungrouped_spans", 0)
+            return (_ceil_div(rows, info["block_m"]) + spans * cluster) * n_blocks
         if layout == "masked":
             return groups * per_group(rows) * n_blocks
         return _ceil_div(rows, info["block_m"]) * n_blocks

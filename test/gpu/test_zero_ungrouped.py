@@ -88,6 +88,38 @@ def test_fp8_block_scales_rows_outside_every_group_are_zeros():
     check_rows(out, offsets, ref, 8e-3)
 
 
+@pytest.mark.parametrize("a_kind, b_kind", [("channel", "channel"), ("tensor", "tensor")])
+def test_fp8_epilogue_scales_outside_every_group_do_not_reach_the_zeros(a_kind, b_kind):
+    """Per-token and per-tensor scales multiply the sum in the epilogue: a
+    caller's scales of rows outside every group need not hold a number
+    (Inf here), and the zeros stay zeros."""
+    n, k = 256, 192
+    t, offsets = rows_and_offsets(SIZES, LEAD, TAIL)
+    g = len(SIZES)
+    kernel = ggc.Kernel(ir.grouped_matmul("zero_ungrouped_scaled", layout="contiguous",
+                                          num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+                                          a_scale=a_kind, b_scale=b_kind,
+                                          zero_ungrouped=True))
+    a = (torch.randn(t, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    a_scale = torch.rand(t if a_kind == "channel" else g, device="cuda") + 0.5
+    b_scale = torch.rand((g, n) if b_kind == "channel" else (g,), device="cuda") + 0.5
+    bounds = offsets.tolist()
+    if a_kind == "channel":
+        a_scale[:bounds[0]] = float("inf")
+        a_scale[bounds[-1]:] = float("inf")
+    out = torch.full((t, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(a, b, offsets, a_scale, b_scale, out)
+    torch.cuda.synchronize()
+
+    def ref(gi, s, e):
+        rows = a_scale[s:e] if a_kind == "channel" else a_scale[gi].expand(e - s)
+        cols = b_scale[gi] if b_kind == "channel" else b_scale[gi].expand(n)
+        return (a[s:e].double() @ b[gi].double().T) * rows.double()[:, None] * \
+            cols.double()[None, :]
+    check_rows(out, offsets, ref, 8e-3)
+
+
 def test_sm80_lowering():
     ggc.set_target("sm_80")
     try:

@@ -35,6 +35,27 @@ def test_the_schedule_walks_the_rows_outside_the_groups(arch):
     assert out.asm["ptx"] != plain.asm["ptx"]
 
 
+def test_the_launch_contract_counts_the_two_spans():
+    """The host's tile count (the grid, the 32-bit tile-index check) takes
+    the spans before and after the groups as two more groups; other
+    kernels' contracts do not name them."""
+    info = ggc.compile_ir(source(), emit="nvvm").kernel_info[0]
+    assert info["ungrouped_spans"] == 2
+    plain = ggc.compile_ir(source().replace("{zero_ungrouped}", ""), emit="nvvm")
+    assert "ungrouped_spans" not in plain.kernel_info[0]
+
+
+def test_validation_takes_rows_outside_the_groups():
+    """validate=True on an `out` allocated by the call asks every row to be
+    in a group, unless zero_ungrouped writes the others."""
+    a, w = torch.randn(30, 64).to(BF16), torch.randn(3, 128, 64).to(BF16)
+    groups = torch.tensor([4, 7, 7, 20], dtype=I32)
+    with pytest.raises(Exception, match="row"):
+        ops.grouped_gemm(a, w, offsets=groups, validate=True)
+    out = ops.grouped_gemm(a, w, offsets=groups, validate=True, zero_ungrouped=True)
+    assert (out[:4] == 0).all() and (out[20:] == 0).all()
+
+
 @pytest.mark.parametrize("spec, message", [
     (dict(layout="masked", m=64), "it takes layout contiguous, got masked"),
     (dict(accumulate=True, out_dtype="f32"), "cannot go with accumulate"),

@@ -27,7 +27,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     `M` (the token count, or `K` for `k_grouped`) may be dynamic; `G`, `N`
     and `K` are static, since the kernel is specialised for them. Rows that
     belong to no group (past the last offset, past `masked_m[g]`, or index -1)
-    are never written.
+    are never written (unless `zero_ungrouped`, below).
 
     Element types: A and B are bf16, f16, f32 (`tf32` selects TF32 tensor-core
     math), f8E4M3FN or f8E5M2 (mixed f8 pairs allowed); out is bf16, f16 or

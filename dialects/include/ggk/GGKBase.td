@@ -118,7 +118,11 @@ def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
     `ggk-allocate-shared-memory` sets from the buffers it placed) and the
     parameters in order (each kernel argument's `ggk.param`). The compiler
     library hands the whole contract to hosts as JSON
-    (`ggc_result_kernel_info`, once stage `nvvm` ran).
+    (`ggc_result_kernel_info`, once stage `nvvm` ran). `ungroupedSpans`
+    counts the spans of rows outside every group that the schedule walks
+    as groups of their own (2 with gg's zero_ungrouped, else 0 and not
+    printed): each may add a partial tile, which the host's tile count
+    includes.
   }];
   let parameters = (ins
     StringRefParameter<"kernel name">:$name,
@@ -132,7 +136,8 @@ def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
     "int64_t":$n,
     OptionalParameter<"std::optional<int64_t>">:$k,
     OptionalParameter<"::mlir::ArrayAttr">:$params,
-    "::mlir::ArrayAttr":$args
+    "::mlir::ArrayAttr":$args,
+    DefaultValuedParameter<"int64_t", "0">:$ungroupedSpans
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -123,11 +123,13 @@ const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Persistent CTAs, as runtime.py's Kernel._grid for the contiguous layout:
-/// each group adds at most one partial M tile (per cluster).
+/// each group adds at most one partial M tile (per cluster), and so does
+/// each span of rows outside every group that a kernel zeroes.
 int grid(const json::Value &info, int64_t rows) {
   int64_t cluster = info.has("cluster") ? info.at("cluster").integer() : 1;
-  int64_t tiles = (ceilDiv(rows, info.at("block_m").integer()) +
-                   info.at("num_groups").integer() * cluster) *
+  int64_t spans = info.at("num_groups").integer() +
+                  (info.has("ungrouped_spans") ? info.at("ungrouped_spans").integer() : 0);
+  int64_t tiles = (ceilDiv(rows, info.at("block_m").integer()) + spans * cluster) *
                   ceilDiv(info.at("n").integer(), info.at("block_n").integer());
   int64_t units = ceilDiv(tiles, cluster) * cluster;
   return static_cast<int>(std::min(info.at("max_grid").integer() / cluster * cluster, units));

@@ -45,6 +45,20 @@ def test_the_launch_contract_counts_the_two_spans():
     assert "ungrouped_spans" not in plain.kernel_info[0]
 
 
+def test_epilogue_scales_are_zero_on_the_tiles_outside_the_groups():
+    """Per-token and per-tensor scales multiply the sum in the epilogue:
+    with zero_ungrouped each passes through a select of 0.0 (taken on the
+    tiles with no K block), so an Inf in a caller's scales of rows outside
+    every group cannot make their zeros NaN; without it, no such select."""
+    import re
+    spec = dict(dtype="f8E4M3FN", a_scale="channel", b_scale="tensor")
+    zero_select = r"arith\.select %\w+, %cst\w*, %\w+ : f32"
+    scaled = ggc.compile_ir(source(**spec), emit="ggk").asm["ggk"]
+    plain = ggc.compile_ir(source(**spec).replace("{zero_ungrouped}", ""), emit="ggk")
+    assert "ggk.scale" in scaled and len(re.findall(zero_select, scaled)) >= 2
+    assert not re.findall(zero_select, plain.asm["ggk"])
+
+
 def test_validation_takes_rows_outside_the_groups():
     """validate=True on an `out` allocated by the call asks every row to be
     in a group, unless zero_ungrouped writes the others."""

@@ -538,15 +538,17 @@ def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # w [G, N, K] read as the "kn" form of a product over N. Rows of x
     # outside every group took no part in the forward: the kernel writes
-    # zeros to them (zero_ungrouped; where the groups end is on the device).
-    out = grad_y.new_empty(grad_y.shape[0], w.shape[2])
-    tensors = (grad_y, w, offsets, *_LEFT_OUT[:6], out)
-    if _launch_remembered(tensors, plan_options(b_layout="kn", zero_ungrouped=True)) is not None:
+    # zeros to them (zero_ungrouped; where the groups end is on the device),
+    # so every row is written and the launch allocates the output, as the
+    # forward's does.
+    tensors = (grad_y, w, offsets, *_LEFT_OUT)
+    options = plan_options(out_dtype=grad_y.dtype, b_layout="kn", zero_ungrouped=True)
+    out = _launch_remembered(tensors, options)
+    if out is not None:
         return out
     with _op_body():
-        grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets, b_layout="kn",
-                     out=out, zero_ungrouped=True)
-    return out
+        return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
+                            b_layout="kn", out_dtype=grad_y.dtype, zero_ungrouped=True)
 
 
 grouped_mm_grad_x = torch.library.custom_op("ggc::grouped_mm_grad_x", _grouped_mm_grad_x,

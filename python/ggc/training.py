@@ -234,10 +234,9 @@ class _FP8GroupedMM(torch.autograd.Function):
             rest = rest[2:]
             dyq, dys = quantized_rows(dy)
             # Rows of x outside every group get zeros, which the kernel
-            # writes (zero_ungrouped).
-            dx = dy.new_empty(dy.shape[0], wtq.shape[1])
-            ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts, out=dx,
-                             validate=False, zero_ungrouped=True)
+            # writes (zero_ungrouped): every row is written.
+            dx = ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts,
+                                  out_dtype=dy.dtype, validate=False, zero_ungrouped=True)
         if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
             xtq, xts = rest
             dytq, dyts = quantized_tokens(dy)

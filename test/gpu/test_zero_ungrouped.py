@@ -45,12 +45,15 @@ CONFIGS = [None,
 
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-def test_bf16_rows_outside_every_group_are_zeros(config, b_layout):
+def test_bf16_rows_outside_every_group_are_zeros(config, b_layout, offsets_dtype="i32"):
     n, k = 320, 200
     t, offsets = rows_and_offsets(SIZES, LEAD, TAIL)
+    if offsets_dtype == "i64":
+        offsets = offsets.long()
     kernel = ggc.Kernel(ir.grouped_matmul("zero_ungrouped", layout="contiguous",
                                           num_groups=len(SIZES), n=n, k=k, b_layout=b_layout,
-                                          config=config, zero_ungrouped=True))
+                                          config=config, zero_ungrouped=True,
+                                          offsets_dtype=offsets_dtype))
     assert "zero_ungrouped" in kernel.asm["gg"]
     a = torch.randn(t, k, device="cuda").bfloat16()
     b = torch.randn(len(SIZES), n, k, device="cuda").bfloat16()
@@ -118,6 +121,10 @@ def test_fp8_epilogue_scales_outside_every_group_do_not_reach_the_zeros(a_kind, 
         return (a[s:e].double() @ b[gi].double().T) * rows.double()[:, None] * \
             cols.double()[None, :]
     check_rows(out, offsets, ref, 8e-3)
+
+
+def test_i64_offsets():
+    test_bf16_rows_outside_every_group_are_zeros(None, "nk", offsets_dtype="i64")
 
 
 def test_sm80_lowering():

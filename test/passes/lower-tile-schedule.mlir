@@ -91,6 +91,37 @@ llvm.func @zero_ungrouped(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
 
 // -----
 
+// zero_ungrouped with i64 offsets: group -1 begins at 0 and group 8 ends
+// at M (the i64 size), both chosen before the offsets are clamped to
+// [0, M] and narrowed.
+// CHECK-LABEL: llvm.func @zero_ungrouped_i64
+// CHECK: } do {
+// CHECK: scf.if
+// CHECK: %[[BEGIN:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[FIRST:.*]] = arith.select %{{.*}}, %c0_i64, %[[BEGIN]] : i64
+// CHECK: %[[END:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> i64
+// CHECK: %[[LAST:.*]] = arith.select %{{.*}}, %[[M:.*]], %[[END]] : i64
+// CHECK: arith.maxsi %[[FIRST]], %c0_i64 : i64
+// CHECK: arith.maxsi %[[LAST]], %{{.*}} : i64
+// CHECK: arith.trunci %{{.*}} : i64 to i32
+llvm.func @zero_ungrouped_i64(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i64) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1,
+      zero_ungrouped} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %count: i32):
+    %blocks = arith.addi %count, %num_k_blocks : i32
+    %next = arith.addi %blocks, %row_start : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}
+
+// -----
+
 // padded_contiguous: tiles cover A's rows; a tile whose first row is tagged
 // -1 (padding) or with a group past G is skipped, its state passed on.
 // CHECK-LABEL: llvm.func @padded

@@ -242,9 +242,11 @@ def _backward(ctx, grad):
     # product again.
     grad_a = grad_w = grad_route = None
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[3]:
-        unweighted = torch.zeros_like(a)  # grad @ w, zero on rows past every group
+        # grad @ w, zero on rows past every group (the kernel's zeros:
+        # zero_ungrouped, no fill before it)
+        unweighted = torch.empty_like(a, memory_format=torch.contiguous_format)
         torch.ops.ggc.grouped_gemm_out(grad, w.contiguous(), unweighted, offsets=offsets,
-                                       b_layout="kn")
+                                       b_layout="kn", zero_ungrouped=True)
         if ctx.needs_input_grad[0]:
             grad_a = row_scaled(unweighted, route)
         if ctx.needs_input_grad[3]:

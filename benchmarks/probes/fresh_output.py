@@ -18,9 +18,10 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 from ggc import ops, torch_ops  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402
-from bench_training import BF16_CASES, projection_problem  # noqa: E402
+from probe_cases import bf16_projections  # noqa: E402
 
 
 def allocator_events(fn, calls=20):
@@ -39,12 +40,8 @@ def main():
     parser.add_argument("--cases", default="", help="only cases whose name contains this")
     parser.add_argument("--op-last", action="store_true", help="time the op last in each round")
     args = parser.parse_args()
-    print(torch.cuda.get_device_name(), flush=True)
-    for label, t, g, n, k, loads in BF16_CASES:
-        if args.cases not in label:
-            continue
-        _, _, offsets, _, w, dy = projection_problem(t, g, n, k, loads, 0)
-        w = w.detach()
+    for p in bf16_projections(args.cases):
+        t, k, offsets, w, dy = p.t, p.k, p.offsets, p.w, p.dy
         kept = [dy.new_empty(t, k), dy.new_empty(t, k)]
         turn = [0]
 
@@ -63,7 +60,7 @@ def main():
             fns["op"] = fns.pop("op")
         times = time_interleaved(fns)
         first = times["op"]
-        print(f"{label} dgrad", flush=True)
+        print(f"{p.label} dgrad", flush=True)
         for name, us in times.items():
             print(f"    {name:26} {us:9.1f} us  {first / us:6.3f}x of op  "
                   f"allocator over 20 calls: {allocator_events(fns[name])}", flush=True)

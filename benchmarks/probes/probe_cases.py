@@ -13,7 +13,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from bench_grouped_gemm import ragged_groups, time_interleaved  # noqa: E402
-from bench_training import DG, deepgemm_wgrad, quantise_per_128_tokens  # noqa: E402
+from bench_training import (BF16_CASES, DG, deepgemm_wgrad, projection_problem,  # noqa: E402
+                            quantise_per_128_tokens)
 
 
 def rel_err(out, ref):
@@ -31,6 +32,40 @@ def report(name, times, errors, flops):
         print(f"    {label:24} {us:9.1f} us {flops / us / 1e6:6.0f} TFLOPS "
               f"{times[first] / us:6.3f}x of {first}  err {errors.get(label, float('nan')):.1e}",
               flush=True)
+
+
+@dataclass
+class Projection:
+    """One of bench_training's BF16 projections on the GPU (x and w
+    detached): y = x @ w[g]^T over T tokens in G groups, N x K weights."""
+    label: str
+    t: int
+    g: int
+    n: int
+    k: int
+    sizes: list
+    ends: torch.Tensor     # torch._grouped_mm's offs
+    offsets: torch.Tensor  # ggc's [G+1]
+    x: torch.Tensor
+    w: torch.Tensor
+    dy: torch.Tensor
+
+    def input_gradient_reference(self):
+        """dy @ w[g] in fp64 over the first two groups' rows."""
+        first, rows = self.sizes[0], self.sizes[0] + self.sizes[1]
+        return torch.cat([self.dy[:first].double() @ self.w[0].double(),
+                          self.dy[first:rows].double() @ self.w[1].double()])
+
+
+def bf16_projections(cases=""):
+    """bench_training's BF16 projections whose name contains `cases`, one
+    at a time, after printing the card's name."""
+    print(torch.cuda.get_device_name(), flush=True)
+    for label, t, g, n, k, loads in BF16_CASES:
+        if cases in label:
+            sizes, ends, offsets, x, w, dy = projection_problem(t, g, n, k, loads, 0)
+            yield Projection(label, t, g, n, k, sizes, ends, offsets, x.detach(),
+                             w.detach(), dy)
 
 
 @dataclass

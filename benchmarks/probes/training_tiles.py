@@ -25,8 +25,7 @@ sys.path.insert(0, HERE)
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 from ggc.ops import mean_hint  # noqa: E402
-from bench_training import BF16_CASES, projection_problem  # noqa: E402
-from probe_cases import rel_err, report  # noqa: E402
+from probe_cases import bf16_projections, rel_err, report  # noqa: E402
 
 # (label, block M, block N, stages, cluster M): None is gg-select-config's.
 TILES = (None, (128, 128, 6, 1), (128, 256, 3, 1), (256, 128, 3, 1), (128, 192, 4, 1),
@@ -80,16 +79,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default="", help="only cases whose name contains this")
     args = parser.parse_args()
-    print(torch.cuda.get_device_name(), flush=True)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for label, t, g, n, k, loads in BF16_CASES:
-        if args.cases not in label:
-            continue
-        sizes, ends, offsets, x, w, dy = projection_problem(t, g, n, k, loads, 0)
-        x, w = x.detach(), w.detach()
+    for p in bf16_projections(args.cases):
+        label, t, g, n, k = p.label, p.t, p.g, p.n, p.k
+        sizes, ends, offsets, x, w, dy = p.sizes, p.ends, p.offsets, p.x, p.w, p.dy
         rows = sizes[0] + sizes[1]
-        dx_ref = torch.cat([dy[:sizes[0]].double() @ w[0].double(),
-                            dy[sizes[0]:rows].double() @ w[1].double()])
+        dx_ref = p.input_gradient_reference()
         dgrad = dict(layout="contiguous", num_groups=g, n=k, k=n, b_layout="kn",
                      expected_m=mean_hint(t, g, 4096))
         time_part(f"{label} dgrad", dgrad,

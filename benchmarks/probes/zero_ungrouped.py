@@ -24,8 +24,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from ggc import ops, torch_ops  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402
-from bench_training import BF16_CASES, projection_problem  # noqa: E402
-from probe_cases import rel_err, report  # noqa: E402
+from probe_cases import bf16_projections, rel_err, report  # noqa: E402
 
 
 def variants(dy, w, offsets):
@@ -46,35 +45,29 @@ def variants(dy, w, offsets):
     }
 
 
-def check(out, dy, w, sizes, end):
+def check(out, ref, end):
     assert torch.count_nonzero(out[end:].float().nan_to_num(1.0)) == 0, "rows past the groups"
-    rows = sizes[0] + sizes[1]
-    ref = torch.cat([dy[:sizes[0]].double() @ w[0].double(),
-                     dy[sizes[0]:rows].double() @ w[1].double()])
-    return rel_err(out[:rows], ref)
+    return rel_err(out[:ref.shape[0]], ref)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cases", default="", help="only cases whose name contains this")
     args = parser.parse_args()
-    print(torch.cuda.get_device_name(), flush=True)
-    for label, t, g, n, k, loads in BF16_CASES:
-        if args.cases not in label:
-            continue
-        sizes, ends, offsets, _, w, dy = projection_problem(t, g, n, k, loads, 0)
-        w = w.detach()
+    for p in bf16_projections(args.cases):
+        t, n, k, w, dy = p.t, p.n, p.k, p.w, p.dy
+        ref = p.input_gradient_reference()
         for tail in (0, 1000):
             d = torch.cat([dy, torch.randn(tail, n, device="cuda").bfloat16()])
-            fns = variants(d, w, offsets)
+            fns = variants(d, w, p.offsets)
             errors = {}
             for name, fn in fns.items():
                 if name == "kernel alone":
                     continue  # leaves the rows past the groups as they were
                 torch.empty(d.shape[0] * k * 2, device="cuda").fill_(float("nan"))
-                errors[name] = check(fn(), d, w, sizes, sum(sizes))
-            fns["torch"] = lambda d=d: torch._grouped_mm(d, w, offs=ends)
-            report(f"{label} dgrad, {tail} rows past the groups", time_interleaved(fns),
+                errors[name] = check(fn(), ref, sum(p.sizes))
+            fns["torch"] = lambda d=d: torch._grouped_mm(d, w, offs=p.ends)
+            report(f"{p.label} dgrad, {tail} rows past the groups", time_interleaved(fns),
                    errors, 2.0 * t * n * k)
 
 

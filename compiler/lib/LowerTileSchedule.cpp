@@ -307,7 +307,7 @@ void ScheduleLowering::lowerGrouped() {
   Type i32 = b.i32();
   Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
-  Value endGroup = b.c32(this->endGroup());
+  Value pastLastGroup = b.c32(endGroup());
   // The cursor's slots: the group, its first tile, then (carried) its
   // tiles, first row and rows.
   enum Slot : unsigned { kGroup, kFirstTile, kTiles, kRowStart, kRows };
@@ -348,7 +348,7 @@ void ScheduleLowering::lowerGrouped() {
             args.slice(1, cursorSize),
             [&](OpBuilder &, Location, ValueRange cursor) {
               Value past = b.ge(tile, endOf(cursor));
-              Value inRange = b.lt(cursor[kGroup], endGroup);
+              Value inRange = b.lt(cursor[kGroup], pastLastGroup);
               b.create<scf::ConditionOp>(b.andI(inRange, past), cursor);
             },
             [&](OpBuilder &, Location, ValueRange cursor) {
@@ -356,7 +356,7 @@ void ScheduleLowering::lowerGrouped() {
               Value nextGroup = b.add(cursor[kGroup], b.c32(1));
               b.create<scf::YieldOp>(cursorAt(nextGroup, nextStart));
             });
-        Value more = b.lt(advance.getResult(kGroup), endGroup);
+        Value more = b.lt(advance.getResult(kGroup), pastLastGroup);
         SmallVector<Value> forwarded = {tile};
         llvm::append_range(forwarded, advance.getResults());
         forwarded.append(args.begin() + 1 + cursorSize, args.end());

@@ -126,6 +126,22 @@ llvm.func @float_size() attributes {p = #ggk.arg<dtype = "bf16", shape = [1.0 : 
 
 // -----
 
+// expected-error @+1 {{launch of 'k': block, cluster and max_grid must be positive and shared bytes and ungrouped spans not negative}}
+llvm.func @launch_negative_spans() attributes {l = #ggk.launch<name = "k", layout = "contiguous", block = 384, sharedBytes = 0, cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 1, n = 128, args = [], ungroupedSpans = -1>} {
+  llvm.return
+}
+
+// -----
+
+// ungroupedSpans prints where it is not 0 (gg's zero_ungrouped: 2).
+// CHECK-LABEL: llvm.func @launch_spans
+// CHECK-SAME: args = [], ungroupedSpans = 2>
+llvm.func @launch_spans() attributes {l = #ggk.launch<name = "k", layout = "contiguous", block = 384, sharedBytes = 0, cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 1, n = 128, args = [], ungroupedSpans = 2>} {
+  llvm.return
+}
+
+// -----
+
 // expected-error @+1 {{launch of 'k': params must all be #ggk.param}}
 llvm.func @launch_params() attributes {l = #ggk.launch<name = "k", layout = "contiguous", block = 384, sharedBytes = 0, cluster = 1, maxGrid = 132, tile = [128, 128, 64], numGroups = 1, n = 128, params = [1 : i64], args = []>} {
   llvm.return

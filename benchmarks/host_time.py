@@ -65,6 +65,13 @@ def install_stub(patch=setattr, launches=None):
             if launches is not None:
                 launches.append(list(addresses))
 
+        @property
+        def raw(self):
+            """What the torch ops' C++ kernels launch a record by
+            (LaunchRecord.raw): without `launches`, nothing (a null
+            function: no launch); with it, a C function that records."""
+            return (0, 0) if launches is None else (0, _recorder_address(launches))
+
     class StubKernel:
         def __init__(self, *args, **kwargs):
             pass
@@ -99,12 +106,40 @@ def install_stub(patch=setattr, launches=None):
         patch(runtime, "current_stream", lambda device: 0)
 
 
+_RECORDERS = []  # the C functions made below, kept alive
+
+
+def _recorder_address(launches) -> int:
+    """The address of a C function with LaunchRecord.raw's signature
+    (python/src/op_kernels.cpp's LaunchFn) that appends its addresses to
+    `launches`: what the stub's records give the torch ops' C++ kernels."""
+    import ctypes
+    for made_for, function in _RECORDERS:
+        if made_for is launches:
+            return ctypes.cast(function, ctypes.c_void_p).value
+    signature = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                 ctypes.c_size_t, ctypes.c_uint64, ctypes.c_char_p,
+                                 ctypes.c_size_t)
+
+    def record(_record, addresses, count, _stream, _error, _error_size):
+        launches.append([addresses[i] for i in range(count)])
+        return 0
+    function = signature(record)
+    _RECORDERS.append((launches, function))
+    return ctypes.cast(function, ctypes.c_void_p).value
+
+
 def stub_for_test(monkeypatch, cache_dir):
     """install_stub for a test: its own disk cache, ggc.ops' kernels and
-    plans of this test only (the recorder must not outlive it); returns
-    the list every launch's addresses go to."""
-    from ggc import ops
+    plans of this test only (the recorder must not outlive it: call
+    ggc.signature.forget_op_plans() after the test); returns the list every
+    launch's addresses go to."""
+    from ggc import ops, signature
     monkeypatch.setenv("GGC_CACHE_DIR", str(cache_dir))
+    # The torch ops' C++ kernels keep launches of the stub's records, which
+    # record to this test's list: none may outlive it (a CPU call of a
+    # later test would take one). The test's fixture forgets them after it.
+    signature.forget_op_plans()
     seen = []
     install_stub(monkeypatch.setattr, seen)
     monkeypatch.setattr(ops, "_PLANS", {})

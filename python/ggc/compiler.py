@@ -140,6 +140,13 @@ def device_shared_memory_bytes() -> int:
 _shared_memory_bytes = None  # set_shared_memory_bytes's; None: the device's
 
 
+def _forget_kept_launches() -> None:
+    """The torch ops' C++ kernels keep launches compiled under the old
+    settings, and look them up without asking for the settings."""
+    from . import signature
+    signature.forget_op_plans()
+
+
 def set_shared_memory_bytes(shared_memory_bytes) -> None:
     """The shared memory per CTA that kernels compiled from now on are
     planned for: an int (0: the target's, e.g. an A100's 163 KiB for
@@ -152,6 +159,7 @@ def set_shared_memory_bytes(shared_memory_bytes) -> None:
     if shared_memory_bytes is not None:
         check_shared_memory_bytes(shared_memory_bytes)
     _shared_memory_bytes = shared_memory_bytes
+    _forget_kept_launches()
 
 
 _env_shared_memory = ()  # GGC_SHARED_MEMORY_BYTES's, read once: () until then
@@ -213,6 +221,7 @@ def set_num_sms(num_sms: int) -> None:
     global _num_sms
     check_num_sms(num_sms)
     _num_sms = num_sms
+    _forget_kept_launches()
 
 
 def get_num_sms() -> int:
@@ -286,6 +295,7 @@ def set_target(arch) -> None:
     if arch is not None:
         check_target(arch)
     _target = arch
+    _forget_kept_launches()
 
 
 def device_target():

@@ -16,6 +16,8 @@ host synchronisation per call, and not allowed inside a CUDA-graph capture.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from typing import Any, List, Sequence
 
 import numpy as np
@@ -23,6 +25,21 @@ import numpy as np
 from . import _ggc
 
 VALIDATE_BY_DEFAULT = os.environ.get("GGC_VALIDATE", "") not in ("", "0", "off")
+
+
+class _Module(types.ModuleType):
+    """Setting VALIDATE_BY_DEFAULT drops the launches the torch ops' C++
+    kernels keep (ggc.signature.forget_op_plans), which they ran
+    unchecked: a kept launch decided by the old value runs no Python."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == "VALIDATE_BY_DEFAULT":
+            from . import signature
+            signature.forget_op_plans()
+
+
+sys.modules[__name__].__class__ = _Module
 
 _NUMPY_TYPES = {"i32": np.int32, "i64": np.int64}
 

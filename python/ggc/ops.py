@@ -393,6 +393,32 @@ class _Plan:
             return None
         return out
 
+    def describe(self, positions):
+        """This plan as a torch op's C++ kernel keeps it (its learn():
+        python/src/op_kernels.cpp), or None where it cannot run it (offsets
+        made from `offs` on every call; a launch record without a raw
+        launch). `positions`: the op's argument position of each slot of
+        the call's tensors it takes; the output's is absent where the call
+        allocates it."""
+        record = self.launch.record
+        raw = (0, 0) if record is None else getattr(record, "raw", None)
+        if self.csr or raw is None:
+            return None
+        sources = []
+        for slot in self.sources:
+            if slot >= _CONSTANTS:
+                sources.append(-2 - (slot - _CONSTANTS))  # op_kernels.cpp's kConstant
+            elif slot in positions:
+                sources.append(positions[slot])
+            elif slot == _OUT:
+                sources.append(-1)  # op_kernels.cpp's kNewOutput
+            else:
+                return None
+        allocates = _OUT not in positions
+        cuda_device = self.launch.device if self.out_like.device.type == "cuda" else -1
+        return (self, *raw, cuda_device, sources, [c.data_ptr() for c in self.constants],
+                self.out_shape if allocates else None, self.out_like if allocates else None)
+
 
 def _remember(key, call, tensors) -> None:
     """Keeps the plan of a call that just launched, when every kernel

@@ -18,6 +18,7 @@ may hold both.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, List, Optional, Sequence
 
@@ -26,13 +27,14 @@ _CONSTANTS = (int, float, bool, str)
 _native = ()  # ggc._signature.signature, None without it; () until looked for
 _native_addresses = None  # ggc._signature.addresses, set with _native
 _native_empty = None  # ggc._signature.empty, set with _native
+_native_module = None  # ggc._signature, where its build matches the imported torch
 
 
 def _load_native():
     """ggc._signature's function, when built and the torch it was built
     against (version, commit and C++ ABI) is imported; None otherwise.
     Looked for once torch is imported."""
-    global _native, _native_addresses, _native_empty
+    global _native, _native_addresses, _native_empty, _native_module
     torch = sys.modules.get("torch")
     if torch is None:
         return None  # no torch tensors yet: looked for again on a later call
@@ -48,7 +50,36 @@ def _load_native():
         # (a module built before addresses() or empty() existed has none)
         _native_addresses = getattr(_signature, "addresses", None) if same_build else None
         _native_empty = getattr(_signature, "empty", None) if same_build else None
+        _native_module = _signature if same_build else None
     return _native
+
+
+def op_kernel_installer():
+    """ggc._signature.install_op_kernel (the torch ops' C++ kernels:
+    python/src/op_kernels.cpp), or None without a module built against
+    the imported torch, or with GGC_PYTHON_OP_KERNELS=1 in the
+    environment (an A/B of the two: the ops keep Python kernels)."""
+    if os.environ.get("GGC_PYTHON_OP_KERNELS", "") not in ("", "0"):
+        return None
+    if _native == ():
+        _load_native()
+    return getattr(_native_module, "install_op_kernel", None)
+
+
+def forget_op_plans() -> None:
+    """Drops every launch the torch ops' C++ kernels keep: what decided
+    them (ggc's target, SMs, shared memory or validation default) changed.
+    Their next calls take the Python kernels, which keep them again."""
+    forget = getattr(_native_module, "forget_op_plans", None)
+    if forget is not None:
+        forget()
+
+
+def op_kernel_hits() -> int:
+    """How many calls the torch ops' C++ kernels have launched without
+    Python (0 without them)."""
+    hits = getattr(_native_module, "op_kernel_hits", None)
+    return 0 if hits is None else hits()
 
 
 def of(args: Sequence[Any]) -> Optional[Any]:

@@ -142,14 +142,19 @@ def _formula_function(op, body, setup_context, backward):
                 {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-def lean_eager(op, body, mutated=(), formula=None) -> None:
+def lean_eager(op, body, mutated=(), formula=None, learn=None) -> None:
     """Registers `body` (the custom_op `op`'s eager implementation) as
     described above; `mutated`: positions of the arguments it writes.
     `formula`: the op's (setup_context, backward), what its
     register_autograd gets, which a call on plain tensors that needs a
     gradient then runs in a plain autograd.Function instead of custom_op's
     generic autograd wrapper (which redispatches below autograd and fills
-    defaults: a third of a training step's host time)."""
+    defaults: a third of a training step's host time). `learn`: for an op
+    whose body runs launches ggc.ops keeps, learn(*all its arguments) ->
+    the kept launch's description (_Plan.describe) or None; with it and
+    ggc._signature, the four kernels are C++ (python/src/op_kernels.cpp),
+    which run a call seen before without Python and call these Python
+    kernels for any other."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
     function = _formula_function(op, body, *formula) if formula else None
@@ -174,12 +179,40 @@ def lean_eager(op, body, mutated=(), formula=None) -> None:
                 return function.apply(*args, *defaults[len(args) - required:])
         return full(keyset, *args, **kwargs)
 
+    install = _signature.op_kernel_installer() if learn is not None else None
+    if install is not None:
+        qualified = f"{op._namespace}::{op._name}"
+        for key in ("CPU", "CUDA"):
+            install(qualified, key, False, lambda bits, *args: body(*args), learn, mutated)
+        for key in ("AutogradCPU", "AutogradCUDA"):
+            install(qualified, key, True,
+                    lambda bits, *args: autograd(_keyset_of(bits), *args), learn, mutated)
+        return
     lib = torch.library.Library(op._namespace, "FRAGMENT")
     for key in ("CPU", "CUDA"):
         lib.impl(op._name, body, key)
     for key in ("AutogradCPU", "AutogradCUDA"):
         lib.impl(op._name, autograd, key, with_keyset=True)
     _LIBS.append(lib)  # a Library's registrations last as long as it does
+
+
+_keyset_of = torch._C.DispatchKeySet.from_raw_repr
+
+
+def kept_launch_learner(plan_call, positions, checked=None):
+    """lean_eager's learn= for an op whose body runs a launch ggc.ops
+    keeps: plan_call(*the op's arguments) -> (grouped_gemm's tensors,
+    plan_options, validate), as the body looks its launch up;
+    `positions`: each of those tensors' position among the op's
+    arguments (_Plan.describe); `checked()`: the plan keys the op's own
+    checks passed, where it has any."""
+    def learn(*args):
+        tensors, options, validate = plan_call(*args)
+        key, plan = remembered(tensors, options, validate)
+        if plan is None or (checked is not None and key not in checked()):
+            return None
+        return plan.describe(positions)
+    return learn
 
 
 # ---------------------------------------------------------------------------
@@ -196,11 +229,10 @@ def _grouped_gemm(a: Tensor, b: Tensor, offsets: Optional[Tensor] = None,
                   validate: Optional[bool] = None, zero_ungrouped: bool = False) -> Tensor:
     # grouped_gemm's own first step, before the body's context and keyword
     # call (2 us a call): a launch it keeps for the call's signature.
-    out = _launch_remembered(
-        (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, None),
-        plan_options(out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
-                     zero_ungrouped=zero_ungrouped),
-        validate=validate)
+    tensors, options, _ = _gemm_plan_call(
+        a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out_dtype,
+        b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, validate, zero_ungrouped)
+    out = _launch_remembered(tensors, options, validate=validate)
     if out is not None:
         return out
     with _op_body():
@@ -220,10 +252,10 @@ def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tenso
                       a_scale_kind: Optional[str] = None, b_scale_kind: Optional[str] = None,
                       k_major: bool = False, validate: Optional[bool] = None,
                       accumulate: bool = False, zero_ungrouped: bool = False) -> None:
-    if _launch_remembered(
-            (a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out),
-            plan_options(None, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
-                         accumulate, zero_ungrouped), validate=validate) is not None:
+    tensors, options, _ = _gemm_out_plan_call(
+        a, b, out, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, b_layout,
+        expected_m, a_scale_kind, b_scale_kind, k_major, validate, accumulate, zero_ungrouped)
+    if _launch_remembered(tensors, options, validate=validate) is not None:
         return
     with _op_body():
         grouped_gemm(a, b, out=out, offsets=offsets, masked_m=masked_m, m_indices=m_indices,
@@ -233,13 +265,38 @@ def _grouped_gemm_out(a: Tensor, b: Tensor, out: Tensor, offsets: Optional[Tenso
                      accumulate=accumulate, zero_ungrouped=zero_ungrouped)
 
 
+def _gemm_plan_call(a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale,
+                    out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
+                    validate, zero_ungrouped):
+    """grouped_gemm's arguments as ggc.ops keeps its launch: (tensors,
+    plan_options, validate)."""
+    return ((a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, None),
+            plan_options(out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
+                         zero_ungrouped=zero_ungrouped), validate)
+
+
+def _gemm_out_plan_call(a, b, out, offsets, masked_m, m_indices, k_offsets, offs, a_scale,
+                        b_scale, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
+                        validate, accumulate, zero_ungrouped):
+    """grouped_gemm_out's, likewise."""
+    return ((a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale, out),
+            plan_options(None, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major,
+                         accumulate, zero_ungrouped), validate)
+
+
+# Where each of grouped_gemm's tensors (ggc.ops' slots: a, b, the four
+# group layouts, offs, the scales, out) is among each op's arguments.
+_GEMM_POSITIONS = {slot: slot for slot in range(9)}
+_GEMM_OUT_POSITIONS = {0: 0, 1: 1, **{slot: slot + 1 for slot in range(2, 9)}, 9: 2}
+
 grouped_gemm_op = torch.library.custom_op("ggc::grouped_gemm", _grouped_gemm,
                                           mutates_args=(), tags=_TAGS)
 grouped_gemm_op.register_fake(_grouped_gemm)
 grouped_gemm_out_op = torch.library.custom_op("ggc::grouped_gemm_out", _grouped_gemm_out,
                                               mutates_args=("out",), tags=_TAGS)
 grouped_gemm_out_op.register_fake(_grouped_gemm_out)
-lean_eager(grouped_gemm_out_op, _grouped_gemm_out, mutated=(2,))
+lean_eager(grouped_gemm_out_op, _grouped_gemm_out, mutated=(2,),
+           learn=kept_launch_learner(_gemm_out_plan_call, _GEMM_OUT_POSITIONS))
 
 
 def call_grouped_gemm(a, b, *, out=None, out_dtype=None, accumulate=False, **kwargs):
@@ -297,7 +354,8 @@ def _backward(ctx, grad):
     return (grad_a, grad_b) + (None,) * 15
 
 
-lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward))
+lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward),
+           learn=kept_launch_learner(_gemm_plan_call, _GEMM_POSITIONS))
 
 
 grouped_gemm_op.register_autograd(_backward, setup_context=_setup_context)
@@ -511,9 +569,25 @@ def _mark_checked(checked, tensors, options) -> None:
 _MM_PLANS_CHECKED = set()  # plan keys of grouped_mm calls that passed _check
 
 
+def _mm_plan_call(x, w, offsets):
+    return (x, w, offsets, *_LEFT_OUT), plan_options(out_dtype=x.dtype), None
+
+
+def _mm_grad_x_plan_call(grad_y, w, offsets):
+    # w [G, N, K] read as the "kn" form of a product over N; zero_ungrouped:
+    # below.
+    return ((grad_y, w, offsets, *_LEFT_OUT),
+            plan_options(out_dtype=grad_y.dtype, b_layout="kn", zero_ungrouped=True), None)
+
+
+def _mm_grad_w_plan_call(grad_y, x, offsets):
+    return ((grad_y, x, None, None, None, offsets, *_LEFT_OUT[:4]),
+            plan_options(out_dtype=x.dtype), None)
+
+
 def _grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
     """y[rows of g] = x[rows of g] @ w[g]^T for contiguous groups."""
-    tensors, options = (x, w, offsets, *_LEFT_OUT), plan_options(out_dtype=x.dtype)
+    tensors, options, _ = _mm_plan_call(x, w, offsets)
     out = _launch_remembered(tensors, options, _MM_PLANS_CHECKED)
     if out is not None:
         return out
@@ -536,13 +610,11 @@ def _(x, w, offsets):
 
 def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
-    # w [G, N, K] read as the "kn" form of a product over N. Rows of x
-    # outside every group took no part in the forward: the kernel writes
-    # zeros to them (zero_ungrouped; where the groups end is on the device),
-    # so every row is written and the launch allocates the output, as the
-    # forward's does.
-    tensors = (grad_y, w, offsets, *_LEFT_OUT)
-    options = plan_options(out_dtype=grad_y.dtype, b_layout="kn", zero_ungrouped=True)
+    # Rows of x outside every group took no part in the forward: the kernel
+    # writes zeros to them (zero_ungrouped; where the groups end is on the
+    # device), so every row is written and the launch allocates the
+    # output, as the forward's does.
+    tensors, options, _ = _mm_grad_x_plan_call(grad_y, w, offsets)
     out = _launch_remembered(tensors, options)
     if out is not None:
         return out
@@ -553,7 +625,10 @@ def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
 
 grouped_mm_grad_x = torch.library.custom_op("ggc::grouped_mm_grad_x", _grouped_mm_grad_x,
                                             mutates_args=())
-lean_eager(grouped_mm_grad_x, _grouped_mm_grad_x)
+# (x or grad_y, w or x, offsets: the three slots the grouped_mm ops take)
+_MM_POSITIONS = {0: 0, 1: 1, 2: 2}
+lean_eager(grouped_mm_grad_x, _grouped_mm_grad_x,
+           learn=kept_launch_learner(_mm_grad_x_plan_call, _MM_POSITIONS))
 
 
 @grouped_mm_grad_x.register_fake
@@ -565,8 +640,7 @@ def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
                        offsets: torch.Tensor) -> torch.Tensor:
     # The tokens are the reduction: grad_y [T, N] and x [T, K] token-major.
     # Written in the weight's dtype (x's) by the kernel: no pass to cast it.
-    out = _launch_remembered((grad_y, x, None, None, None, offsets, *_LEFT_OUT[:4]),
-                             plan_options(out_dtype=x.dtype))
+    out = _launch_remembered(*_mm_grad_w_plan_call(grad_y, x, offsets)[:2])
     if out is not None:
         return out
     with _op_body():
@@ -576,7 +650,8 @@ def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
 
 grouped_mm_grad_w = torch.library.custom_op("ggc::grouped_mm_grad_w", _grouped_mm_grad_w,
                                             mutates_args=())
-lean_eager(grouped_mm_grad_w, _grouped_mm_grad_w)
+lean_eager(grouped_mm_grad_w, _grouped_mm_grad_w,
+           learn=kept_launch_learner(_mm_grad_w_plan_call, {0: 0, 1: 1, 5: 2}))
 
 
 @grouped_mm_grad_w.register_fake
@@ -602,4 +677,5 @@ def _mm_backward(ctx, grad_y):
 grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
 
 
-lean_eager(grouped_mm, _grouped_mm, formula=(_mm_setup_context, _mm_backward))
+lean_eager(grouped_mm, _grouped_mm, formula=(_mm_setup_context, _mm_backward),
+           learn=kept_launch_learner(_mm_plan_call, _MM_POSITIONS, lambda: _MM_PLANS_CHECKED))

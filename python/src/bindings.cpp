@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -103,6 +104,20 @@ void launchRecord(const rt::LaunchRecord &record, py::handle addresses,
   record.launch(values, static_cast<size_t>(count), stream);
 }
 
+/// A kept record's launch for the torch ops' C++ kernels
+/// (python/src/op_kernels.cpp), which launch without Python: errors as text,
+/// since an exception would cross into another module.
+int launchRecordRaw(const void *record, const uint64_t *addresses, size_t count,
+                    uint64_t stream, char *error, size_t errorSize) noexcept {
+  try {
+    static_cast<const rt::LaunchRecord *>(record)->launch(addresses, count, stream);
+    return 0;
+  } catch (const std::exception &e) {
+    std::snprintf(error, errorSize, "%s", e.what());
+    return 1;
+  }
+}
+
 } // namespace
 
 PYBIND11_MODULE(_ggc, m) {
@@ -196,7 +211,13 @@ PYBIND11_MODULE(_ggc, m) {
            py::arg("device") = -1, py::keep_alive<0, 1>());
   py::class_<rt::LaunchRecord>(m, "LaunchRecord")
       .def("launch", &launchRecord, py::arg("addresses"), py::arg("stream"))
-      .def_property_readonly("address_count", &rt::LaunchRecord::addressCount);
+      .def_property_readonly("address_count", &rt::LaunchRecord::addressCount)
+      // (the record's address, its launch function's): the torch ops' C++
+      // kernels launch it with them, while Python keeps the record alive.
+      .def_property_readonly("raw", [](const rt::LaunchRecord &record) {
+        return py::make_tuple(reinterpret_cast<uintptr_t>(&record),
+                              reinterpret_cast<uintptr_t>(&launchRecordRaw));
+      });
   py::class_<rt::PreparedLaunch>(m, "PreparedLaunch")
       .def("launch",
            [](const rt::PreparedLaunch &p, uint64_t stream) {

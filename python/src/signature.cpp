@@ -24,6 +24,8 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <pybind11/pybind11.h>
 
+#include "signature_packing.h"
+
 #include <Python.h>
 
 #include <cstdint>
@@ -33,34 +35,7 @@
 
 namespace {
 
-// One tag byte a slot says what follows; the value is the layout of the
-// bytes, not an interface.
-enum Tag : char {
-  kNone = 0,
-  kTensor = 1,
-  kParameter = 2,
-  kBool = 3,
-  kInt = 4,
-  kFloat = 5,
-  kString = 6,
-};
-
-void put(std::string &out, int64_t value) {
-  out.append(reinterpret_cast<const char *>(&value), sizeof(value));
-}
-
-void putTensor(std::string &out, const at::Tensor &t) {
-  put(out, t.dim());
-  for (int64_t size : t.sizes())
-    put(out, size);
-  for (int64_t stride : t.strides())
-    put(out, stride);
-  put(out, static_cast<int64_t>(t.scalar_type()));
-  put(out, static_cast<int64_t>(t.device().type()));
-  put(out, t.device().index());
-  put(out, t.requires_grad());
-  put(out, t.is_neg());
-}
+using namespace ggc::signature;
 
 // Appends one argument; false for one this packing does not cover (a
 // tensor subclass or one not strided, an int past 64 bits, any other object).
@@ -241,6 +216,13 @@ PyMethodDef methods[] = {
      METH_FASTCALL, "The data addresses of values[i] for each i of positions, or None."},
     {"empty", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(empty)),
      METH_FASTCALL, "A new contiguous tensor of sizes with like's dtype and device, or None."},
+    {"install_op_kernel",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(installOpKernel)),
+     METH_FASTCALL, "Registers a torch op's C++ kernel for one dispatch key."},
+    {"forget_op_plans", forgetOpPlans, METH_NOARGS,
+     "Drops every launch the torch ops' C++ kernels keep."},
+    {"op_kernel_hits", opKernelHits, METH_NOARGS,
+     "How many calls the torch ops' C++ kernels launched without Python."},
     {nullptr, nullptr, 0, nullptr},
 };
 

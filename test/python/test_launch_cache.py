@@ -32,7 +32,8 @@ def launches(tmp_path, monkeypatch):
     seen = host_time.stub_for_test(monkeypatch, tmp_path / "cache")
     monkeypatch.setattr(routed, "_specialisations", {})
     monkeypatch.setattr(routed, "_plans", {})
-    return seen
+    yield seen
+    ggc.signature.forget_op_plans()
 
 
 def operands(**changes):

@@ -6,7 +6,7 @@ whose dispatch keys ask for more than the backend) still takes the custom
 op's own path; a call unlike a checked one gets its error.
 
 CPU tensors stand in for CUDA ones and launches are recorded, as in
-benchmarks/host_time.py --stub."""
+benchmarks/host_time.py --stub. The last part covers the ops' C++ kernels."""
 
 import os
 import sys
@@ -20,7 +20,7 @@ import host_time  # noqa: E402
 
 import ggc  # noqa: E402
 import ggc.moe  # noqa: E402,F401
-from ggc import deepgemm as dg, ops, torch_ops  # noqa: E402
+from ggc import compiler, groups, signature, deepgemm as dg, ops, torch_ops  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
 
@@ -37,7 +37,8 @@ def launches(tmp_path, monkeypatch):
     monkeypatch.setattr(torch_ops, "_MM_PLANS_CHECKED", set())
     monkeypatch.setattr(ops, "_PLANS", {})
     torch._dynamo.reset()
-    return seen
+    yield seen
+    ggc.signature.forget_op_plans()
 
 
 def operands(**changes):
@@ -262,3 +263,144 @@ def test_lean_eager_formula_refuses_keyword_only_arguments():
     with pytest.raises(ValueError, match="keyword-only arguments; keyword_only has some"):
         torch_ops.lean_eager(op, body, formula=(lambda ctx, inputs, output: None,
                                                 lambda ctx, grad: (grad,)))
+
+# ---------------------------------------------------------------------------
+# The C++ kernels (python/src/op_kernels.cpp): a call whose signature
+# launched before runs the kept launch without Python, on the new call's
+# tensors, exactly as the Python kernel would have; anything that could
+# change the answer (a gradient, the settings, validation, an unaligned
+# address) takes the Python kernel again. The stub's records give them a C
+# function that records too.
+# ---------------------------------------------------------------------------
+
+cpp_kernels = pytest.mark.skipif(signature.op_kernel_installer() is None,
+                                 reason="ggc._signature not built against this torch")
+
+
+def tensors():
+    return operands(y=torch.randn(M, N).to(BF16), out=torch.empty(M, N, dtype=BF16))
+
+
+# Each op's call on a set of tensors: (the call, the names of its tensors).
+CALLS = {
+    "grouped_gemm": lambda t: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"]),
+    "grouped_gemm_out": lambda t: torch.ops.ggc.grouped_gemm_out(
+        t["a"], t["b"], t["out"], offsets=t["offsets"]) or t["out"],
+    "grouped_mm": lambda t: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"]),
+    "grouped_mm_grad_x": lambda t: torch.ops.ggc.grouped_mm_grad_x(t["y"], t["b"], t["offsets"]),
+    "grouped_mm_grad_w": lambda t: torch.ops.ggc.grouped_mm_grad_w(t["y"], t["a"], t["offsets"]),
+}
+
+
+def roles(addresses, t, result):
+    """Each launch address named by what it is: a tensor of `t`, the
+    result, or (any other) a constant of the plan, by value."""
+    names = {t[n].data_ptr(): n for n in t}
+    names[result.data_ptr()] = "result"
+    return [names.get(a, a) for a in addresses]
+
+
+@cpp_kernels
+@pytest.mark.parametrize("name", CALLS)
+def test_a_call_seen_before_runs_in_cpp_on_the_new_tensors(launches, name):
+    first = tensors()
+    result = CALLS[name](first)
+    python_roles = roles(launches[-1], first, result)
+    hits = signature.op_kernel_hits()
+    for _ in range(2):
+        t = tensors()
+        result = CALLS[name](t)
+        assert signature.op_kernel_hits() == hits + 1
+        hits += 1
+        assert roles(launches[-1], t, result) == python_roles
+        assert result.dtype == BF16 and result.grad_fn is None
+    assert len(launches) == 3
+
+
+@cpp_kernels
+def test_the_cpp_kernel_bumps_the_version_of_what_it_writes(launches):
+    t = tensors()
+    CALLS["grouped_gemm_out"](t)
+    hits, before = signature.op_kernel_hits(), t["out"]._version
+    CALLS["grouped_gemm_out"](t)
+    assert signature.op_kernel_hits() == hits + 1 and t["out"]._version > before
+
+
+@cpp_kernels
+def test_a_call_that_needs_a_gradient_takes_autograd(launches):
+    t = tensors()
+    CALLS["grouped_mm"](t)
+    t["a"].requires_grad_()
+    hits = signature.op_kernel_hits()
+    y = CALLS["grouped_mm"](t)
+    assert "ggc_grouped_mmBackward" in type(y.grad_fn).__name__
+    with torch.no_grad():  # a signature of its own (requires_grad): learnt, then kept
+        CALLS["grouped_mm"](t)
+        assert signature.op_kernel_hits() == hits
+        assert CALLS["grouped_mm"](t).grad_fn is None
+        assert signature.op_kernel_hits() == hits + 1
+
+
+@cpp_kernels
+def test_inference_mode_takes_the_backend_kernel(launches):
+    t = tensors()
+    with torch.inference_mode():
+        CALLS["grouped_mm"](t)
+        hits = signature.op_kernel_hits()
+        y = CALLS["grouped_mm"](t)
+    assert signature.op_kernel_hits() == hits + 1 and y.is_inference()
+
+
+@cpp_kernels
+def test_an_unaligned_address_takes_the_python_kernel_and_its_error(launches):
+    t = tensors()
+    CALLS["grouped_gemm"](t)
+    # The same signature (shape, strides, dtype), 2 bytes past an aligned address.
+    t["a"] = torch.randn(M * K + 1).to(BF16)[1:].view(M, K)
+    hits = signature.op_kernel_hits()
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        CALLS["grouped_gemm"](t)
+    assert signature.op_kernel_hits() == hits
+
+
+@cpp_kernels
+def test_a_new_setting_forgets_the_kept_launches(launches, monkeypatch):
+    t = tensors()
+    CALLS["grouped_mm"](t)
+    hits = signature.op_kernel_hits()
+    monkeypatch.setattr(compiler, "_num_sms", compiler._num_sms)  # restored after
+    compiler.set_num_sms(7)
+    calls = len(launches)
+    CALLS["grouped_mm"](t)
+    assert signature.op_kernel_hits() == hits and len(launches) == calls + 1
+    CALLS["grouped_mm"](t)
+    assert signature.op_kernel_hits() == hits + 1
+
+
+@cpp_kernels
+def test_validation_by_default_forgets_the_kept_launches(launches, monkeypatch):
+    t = tensors()
+    CALLS["grouped_mm_grad_x"](t)
+    hits = signature.op_kernel_hits()
+    checked = []  # (the stub has no device to read the offsets from)
+    monkeypatch.setattr(groups, "check", lambda *a, **k: checked.append(1))
+    monkeypatch.setattr(groups, "VALIDATE_BY_DEFAULT", True)
+    for _ in range(2):
+        CALLS["grouped_mm_grad_x"](t)
+    assert signature.op_kernel_hits() == hits and len(checked) == 2
+
+
+@cpp_kernels
+def test_an_op_the_cpp_kernel_cannot_call_back_is_refused():
+    torch.library.define("ggc_test::listed", "(Tensor x, int[] sizes) -> Tensor")
+    install = signature.op_kernel_installer()
+    with pytest.raises(ValueError, match="argument 'sizes' is a int\\[\\]"):
+        install("ggc_test::listed", "CPU", False, lambda *a: None, lambda *a: None, ())
+    with pytest.raises(ValueError, match="no op ggc_test::missing"):
+        install("ggc_test::missing", "CPU", False, lambda *a: None, lambda *a: None, ())
+
+
+@cpp_kernels
+def test_the_python_kernels_stay_on_request(monkeypatch):
+    monkeypatch.setenv("GGC_PYTHON_OP_KERNELS", "1")
+    assert signature.op_kernel_installer() is None

@@ -121,12 +121,18 @@ _LIBS = []
 # The keys below autograd as DispatchKeySet's bits: a call's keyset is
 # tested with one integer AND (a keyset's & is its bits' AND), where
 # DispatchKeySet's & and raw_repr() cost two bindings' calls.
+# The backends alone (CPU, CUDA or both), with or without ADInplaceOrView
+# (which the dispatcher leaves out of an op that mutates nothing: a plain
+# CUDA call's keys below autograd are CUDA's alone). Before 2026-12-02 the
+# CUDA-alone set was missing, so every eager CUDA call took custom_op's
+# generic autograd wrapper.
 _AFTER_AUTOGRAD_BITS = torch._C._after_autograd_keyset.raw_repr()
+_BACKENDS = tuple(torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, b)) for b in ("CPU", "CUDA"))
 _DIRECT = frozenset(
-    (torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, backend)) | extra).raw_repr()
-    for backend in ("CPU", "CUDA")
+    (backends | extra).raw_repr()
+    for backends in (_BACKENDS[0], _BACKENDS[1], _BACKENDS[0] | _BACKENDS[1])
     for extra in (torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView),
-                  torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)))
+                  torch._C.DispatchKeySet(torch._C.DispatchKey.Undefined)))
 
 
 def _formula_function(op, body, setup_context, backward):
@@ -142,7 +148,7 @@ def _formula_function(op, body, setup_context, backward):
                 {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-def lean_eager(op, body, mutated=(), formula=None, learn=None) -> None:
+def lean_eager(op, body, mutated=(), formula=None, learn=None, gradient_ops=None) -> None:
     """Registers `body` (the custom_op `op`'s eager implementation) as
     described above; `mutated`: positions of the arguments it writes.
     `formula`: the op's (setup_context, backward), what its
@@ -154,7 +160,11 @@ def lean_eager(op, body, mutated=(), formula=None, learn=None) -> None:
     the kept launch's description (_Plan.describe) or None; with it and
     ggc._signature, the four kernels are C++ (python/src/op_kernels.cpp),
     which run a call seen before without Python and call these Python
-    kernels for any other."""
+    kernels for any other. `gradient_ops`: `formula`'s backward as calls
+    of other ops, [(input, "ns::op", sources)] with each source -1 (the
+    incoming gradient) or one of the op's arguments (all tensors): then a
+    call seen before that needs a gradient runs its launch in a C++
+    autograd node too."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
     function = _formula_function(op, body, *formula) if formula else None
@@ -183,10 +193,11 @@ def lean_eager(op, body, mutated=(), formula=None, learn=None) -> None:
     if install is not None:
         qualified = f"{op._namespace}::{op._name}"
         for key in ("CPU", "CUDA"):
-            install(qualified, key, False, lambda bits, *args: body(*args), learn, mutated)
+            install(qualified, key, False, lambda bits, *args: body(*args), learn, mutated,
+                    None)
         for key in ("AutogradCPU", "AutogradCUDA"):
-            install(qualified, key, True,
-                    lambda bits, *args: autograd(_keyset_of(bits), *args), learn, mutated)
+            install(qualified, key, True, lambda bits, *args: autograd(_keyset_of(bits), *args),
+                    learn, mutated, gradient_ops)
         return
     lib = torch.library.Library(op._namespace, "FRAGMENT")
     for key in ("CPU", "CUDA"):
@@ -678,4 +689,7 @@ grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
 
 
 lean_eager(grouped_mm, _grouped_mm, formula=(_mm_setup_context, _mm_backward),
-           learn=kept_launch_learner(_mm_plan_call, _MM_POSITIONS, lambda: _MM_PLANS_CHECKED))
+           learn=kept_launch_learner(_mm_plan_call, _MM_POSITIONS, lambda: _MM_PLANS_CHECKED),
+           # _mm_backward's two calls, for the C++ kernels' autograd node
+           gradient_ops=((0, "ggc::grouped_mm_grad_x", (-1, 1, 2)),
+                         (1, "ggc::grouped_mm_grad_w", (-1, 0, 2))))

@@ -27,6 +27,7 @@
 #include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
@@ -98,16 +99,18 @@ std::mutex registryMutex;
 std::unordered_map<std::string, PlanTable *> tables; // by op; never freed
 std::atomic<uint64_t> hits{0};
 
-/// The keys below autograd of a call the fast path may take: a CPU or CUDA
-/// backend, with ADInplaceOrView or both backends at most (what
-/// torch_ops._DIRECT lets a Python kernel run its body for).
+/// The keys below autograd of a call the fast path may take: the CPU or
+/// CUDA backend or both, with or without ADInplaceOrView (left out of an op
+/// that mutates nothing); what torch_ops._DIRECT lets a Python kernel run
+/// its body for.
 bool plainBackend(c10::DispatchKeySet keys) {
   using c10::DispatchKey;
   using c10::DispatchKeySet;
   DispatchKeySet below = keys & c10::after_autograd_keyset;
-  for (DispatchKey backend : {DispatchKey::CPU, DispatchKey::CUDA})
-    for (DispatchKey extra : {DispatchKey::ADInplaceOrView, DispatchKey::CPU})
-      if (below == (DispatchKeySet(backend) | DispatchKeySet(extra)))
+  DispatchKeySet cpu(DispatchKey::CPU), cuda(DispatchKey::CUDA);
+  for (DispatchKeySet backends : {cpu, cuda, cpu | cuda})
+    for (DispatchKeySet extra : {DispatchKeySet(DispatchKey::ADInplaceOrView), DispatchKeySet()})
+      if (below == (backends | extra))
         return true;
   return false;
 }
@@ -119,11 +122,14 @@ bool anyRequiresGrad(c10::ArrayRef<c10::IValue> args) {
   return false;
 }
 
-/// The call's arguments packed as ggc.signature packs them, with grad mode
-/// first; false for an argument it does not cover.
-bool packKey(c10::ArrayRef<c10::IValue> args, std::string &key) {
+/// The first byte of a key: grad mode (0 or 1) of a call launched as is,
+/// or this for one launched in an autograd node (KeptLaunchWithGradients).
+constexpr char kThroughGradients = 2;
+
+/// packKey's packing: false where an argument is not covered.
+bool packArguments(c10::ArrayRef<c10::IValue> args, std::string &key, char mode) {
   key.reserve(64 * args.size());
-  key.push_back(c10::GradMode::is_enabled() ? 1 : 0);
+  key.push_back(mode);
   try {
     for (const c10::IValue &arg : args) {
       if (arg.isNone() || (arg.isTensor() && !arg.toTensor().defined())) {
@@ -153,6 +159,17 @@ bool packKey(c10::ArrayRef<c10::IValue> args, std::string &key) {
       }
     }
   } catch (...) { // symbolic sizes, say
+    return false;
+  }
+  return true;
+}
+
+/// The call's arguments packed as ggc.signature packs them, after `mode`
+/// (above); false, `key` left empty, for an argument it does not cover (a
+/// key of the arguments before it would find another call's plan).
+bool packKey(c10::ArrayRef<c10::IValue> args, std::string &key, char mode) {
+  if (!packArguments(args, key, mode)) {
+    key.clear();
     return false;
   }
   return true;
@@ -201,28 +218,146 @@ uint64_t currentStream(const Plan &plan) {
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
 }
 
+/// One call of a kept plan: its addresses gathered, then launched.
+struct KeptCall {
+  static constexpr size_t kMaxAddresses = 64;
+  const Plan *plan;
+  uint64_t addresses[kMaxAddresses];
+  int newOutputAt;
+
+  /// The call's addresses; false where one is not 16-byte aligned.
+  bool gather(c10::ArrayRef<c10::IValue> args) {
+    size_t n = plan->sources.size();
+    if (n > kMaxAddresses)
+      return false;
+    for (size_t i = 0; i < n; ++i) {
+      int source = plan->sources[i];
+      if (source == kNewOutput) {
+        newOutputAt = static_cast<int>(i);
+        addresses[i] = 0;
+      } else if (source <= kConstant) {
+        addresses[i] = plan->constants[kConstant - source];
+      } else {
+        addresses[i] = reinterpret_cast<uint64_t>(args[source].toTensor().data_ptr());
+      }
+      if (addresses[i] & 15)
+        return false;
+    }
+    return true;
+  }
+
+  /// Launches; the new output, where the plan allocates one.
+  at::Tensor run() {
+    at::Tensor out;
+    if (plan->allocates) {
+      out = at::empty(plan->outShape, plan->outOptions);
+      if (newOutputAt >= 0)
+        addresses[newOutputAt] = reinterpret_cast<uint64_t>(out.data_ptr());
+    }
+    if (plan->launch) {
+      char error[512] = {0};
+      if (plan->launch(plan->record, addresses, plan->sources.size(), currentStream(*plan),
+                       error, sizeof(error)))
+        throw std::runtime_error(error);
+    }
+    hits.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
+};
+
+/// An op's gradient for one of its inputs as another op's call: `op` on
+/// (for each source) the incoming gradient (-1) or the forward's argument.
+struct GradientOp {
+  int input;
+  c10::OperatorHandle op;
+  std::vector<int> sources;
+};
+
+/// The autograd node of a kept launch whose op's gradients are ops
+/// (GradientOp): the forward launches the plan, the backward calls the
+/// gradients' ops through the dispatcher (their own C++ kernels).
+struct KeptLaunchWithGradients
+    : public torch::autograd::Function<KeptLaunchWithGradients> {
+  using Variables = torch::autograd::variable_list;
+
+  static Variables forward(torch::autograd::AutogradContext *ctx, KeptCall *call,
+                           const std::vector<GradientOp> *gradients, at::TensorList inputs) {
+    ctx->saved_data["gradients"] = reinterpret_cast<int64_t>(gradients);
+    ctx->save_for_backward(inputs.vec());
+    return {call->run()};
+  }
+
+  static Variables backward(torch::autograd::AutogradContext *ctx, Variables grads) {
+    auto gradients = reinterpret_cast<const std::vector<GradientOp> *>(
+        ctx->saved_data["gradients"].toInt());
+    Variables saved = ctx->get_saved_variables();
+    Variables result(saved.size() + 2); // the call and the gradients' list first
+    if (!grads[0].defined())
+      return result;
+    for (const GradientOp &gradient : *gradients) {
+      if (!ctx->needs_input_grad(gradient.input))
+        continue;
+      torch::jit::Stack stack;
+      for (int source : gradient.sources)
+        stack.emplace_back(source < 0 ? grads[0] : saved[source]);
+      gradient.op.callBoxed(stack);
+      result[gradient.input + 2] = stack.at(0).toTensor();
+    }
+    return result;
+  }
+};
+
 class OpKernel final : public c10::OperatorKernel {
 public:
   OpKernel(PlanTable *table, bool autogradKey, PyObject *fallback, PyObject *learn,
-           std::vector<int> mutated)
+           std::vector<int> mutated, std::vector<GradientOp> gradients)
       : table_(table), autogradKey_(autogradKey), fallback_(fallback), learn_(learn),
-        mutated_(std::move(mutated)) {}
+        mutated_(std::move(mutated)), gradients_(std::move(gradients)) {}
 
   void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                   torch::jit::Stack *stack) {
     size_t count = op.schema().arguments().size();
     c10::ArrayRef<c10::IValue> args = torch::jit::last(*stack, count);
     std::string key;
-    if (!mayKeep(keys, args) || !packKey(args, key))
-      key.clear();
-    if (!key.empty())
+    bool withGradients = throughGradients(keys, args);
+    if (withGradients) {
+      if (packKey(args, key, kThroughGradients))
+        if (std::shared_ptr<const Plan> plan = table_->find(key))
+          if (launchWithGradients(*plan, args, stack, count))
+            return;
+    } else if (mayKeep(keys, args) && packKey(args, key, c10::GradMode::is_enabled())) {
       if (std::shared_ptr<const Plan> plan = table_->find(key))
         if (launchKept(*plan, args, stack, count))
           return;
-    runInPython(op, keys, stack, count, key);
+    }
+    runInPython(op, keys, stack, count, key, withGradients);
   }
 
 private:
+  /// Whether this call needs a gradient that the op's gradient ops give
+  /// (GradientOp): nothing but the backend below autograd, and grad mode.
+  bool throughGradients(c10::DispatchKeySet keys, c10::ArrayRef<c10::IValue> args) const {
+    return autogradKey_ && !gradients_.empty() && plainBackend(keys) &&
+           c10::GradMode::is_enabled() && anyRequiresGrad(args);
+  }
+
+  /// launchKept for a call that needs a gradient: the launch in an
+  /// autograd node whose backward calls the gradient ops.
+  bool launchWithGradients(const Plan &plan, c10::ArrayRef<c10::IValue> args,
+                           torch::jit::Stack *stack, size_t count) {
+    KeptCall call{&plan, {}, -1};
+    if (!plan.allocates || !call.gather(args))
+      return false;
+    std::vector<at::Tensor> inputs;
+    for (const c10::IValue &arg : args)
+      inputs.push_back(arg.toTensor());
+    Variables outputs = KeptLaunchWithGradients::apply(&call, &gradients_, at::TensorList(inputs));
+    torch::jit::drop(*stack, count);
+    stack->emplace_back(std::move(outputs.at(0)));
+    return true;
+  }
+
+  using Variables = torch::autograd::variable_list;
   /// Whether a kept plan may run this call: at an autograd key only when no
   /// gradient is needed and nothing but the backend is below.
   bool mayKeep(c10::DispatchKeySet keys, c10::ArrayRef<c10::IValue> args) const {
@@ -236,41 +371,14 @@ private:
   /// aligned (the Python kernel then says which).
   bool launchKept(const Plan &plan, c10::ArrayRef<c10::IValue> args, torch::jit::Stack *stack,
                   size_t count) {
-    constexpr size_t kMaxAddresses = 64;
-    uint64_t addresses[kMaxAddresses];
-    size_t n = plan.sources.size();
-    if (n > kMaxAddresses)
+    KeptCall call{&plan, {}, -1};
+    if (!call.gather(args))
       return false;
-    int newOutputAt = -1;
-    for (size_t i = 0; i < n; ++i) {
-      int source = plan.sources[i];
-      if (source == kNewOutput) {
-        newOutputAt = static_cast<int>(i);
-        addresses[i] = 0;
-      } else if (source <= kConstant) {
-        addresses[i] = plan.constants[kConstant - source];
-      } else {
-        addresses[i] = reinterpret_cast<uint64_t>(args[source].toTensor().data_ptr());
-      }
-      if (addresses[i] & 15)
-        return false;
-    }
-    at::Tensor out;
-    if (plan.allocates) {
-      out = at::empty(plan.outShape, plan.outOptions);
-      if (newOutputAt >= 0)
-        addresses[newOutputAt] = reinterpret_cast<uint64_t>(out.data_ptr());
-    }
-    if (plan.launch) {
-      char error[512] = {0};
-      if (plan.launch(plan.record, addresses, n, currentStream(plan), error, sizeof(error)))
-        throw std::runtime_error(error);
-    }
+    at::Tensor out = call.run();
     // What ADInplaceOrView would have done below this key.
     if (autogradKey_)
       for (int position : mutated_)
         torch::autograd::impl::bump_version(args[position].toTensor());
-    hits.fetch_add(1, std::memory_order_relaxed);
     torch::jit::drop(*stack, count);
     if (plan.allocates)
       stack->emplace_back(std::move(out));
@@ -281,7 +389,8 @@ private:
   /// Python kernel its keys) and every argument positional; then, for a
   /// call a kept plan may run, learn(*arguments).
   void runInPython(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
-                   torch::jit::Stack *stack, size_t count, const std::string &key) {
+                   torch::jit::Stack *stack, size_t count, const std::string &key,
+                   bool withGradients) {
     std::vector<c10::IValue> arguments = torch::jit::pop(*stack, count);
     const auto &schema = op.schema();
     PyGILState_STATE gil = PyGILState_Ensure();
@@ -300,6 +409,9 @@ private:
         pybind11::tuple plain(count);
         for (size_t i = 0; i < count; ++i)
           plain[i] = withKeys[i + 1];
+        // The Python kernel's autograd formula ran the body, and ggc.ops
+        // kept its launch, with grad mode off.
+        c10::AutoGradMode gradMode(withGradients ? false : c10::GradMode::is_enabled());
         keep(key, plain.ptr());
       }
     } catch (...) {
@@ -395,6 +507,7 @@ private:
   PyObject *fallback_; // strong references, never dropped: the
   PyObject *learn_;    // dispatcher keeps the kernel to the end
   std::vector<int> mutated_;
+  std::vector<GradientOp> gradients_; // none: gradients go through Python
 };
 
 std::vector<int> intList(PyObject *sequence) {
@@ -404,15 +517,48 @@ std::vector<int> intList(PyObject *sequence) {
   return out;
 }
 
+/// install_op_kernel's `gradients`: (input, op name, sources) for each
+/// input with a gradient, the sources -1 (the incoming gradient) or one of
+/// the forward's arguments, which must all be tensors.
+std::vector<GradientOp> gradientOps(const c10::FunctionSchema &schema, PyObject *given) {
+  std::vector<GradientOp> gradients;
+  if (given == Py_None)
+    return gradients;
+  int arguments = static_cast<int>(schema.arguments().size());
+  for (const c10::Argument &argument : schema.arguments())
+    TORCH_CHECK_VALUE(argument.real_type()->kind() == c10::TypeKind::TensorType,
+                      "install_op_kernel: gradient ops need every argument a tensor; '",
+                      argument.name(), "' is a ", argument.real_type()->str());
+  for (pybind11::handle item : pybind11::reinterpret_borrow<pybind11::object>(given)) {
+    auto entry = item.cast<pybind11::tuple>();
+    int input = entry[0].cast<int>();
+    std::string name = entry[1].cast<std::string>();
+    std::vector<int> sources = intList(entry[2].ptr());
+    auto op = c10::Dispatcher::singleton().findSchema({name, ""});
+    TORCH_CHECK_VALUE(op, "install_op_kernel: no gradient op ", name);
+    TORCH_CHECK_VALUE(input >= 0 && input < arguments, "install_op_kernel: input ", input,
+                      " is not an argument of ", schema.name());
+    for (int source : sources)
+      TORCH_CHECK_VALUE(source >= -1 && source < arguments, "install_op_kernel: source ",
+                        source, " of ", name, " is neither -1 nor an argument");
+    TORCH_CHECK_VALUE(sources.size() == op->schema().arguments().size(),
+                      "install_op_kernel: ", name, " takes ", op->schema().arguments().size(),
+                      " arguments, given ", sources.size());
+    gradients.push_back({input, *op, std::move(sources)});
+  }
+  return gradients;
+}
+
 } // namespace
 
-// install_op_kernel(op, key, autograd, fallback, learn, mutated): op
-// "ns::name", key a dispatch key's name ("CUDA", "AutogradCUDA", ...),
+// install_op_kernel(op, key, autograd, fallback, learn, mutated, gradients):
+// op "ns::name", key a dispatch key's name ("CUDA", "AutogradCUDA", ...),
 // autograd whether it is an autograd key, mutated the argument positions
-// the op writes.
+// the op writes, gradients None or gradientOps' list.
 PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
-  TORCH_CHECK_TYPE(nargs == 6, "install_op_kernel(op, key, autograd, fallback, learn, mutated)");
+  TORCH_CHECK_TYPE(nargs == 7, "install_op_kernel(op, key, autograd, fallback, learn, mutated, "
+                               "gradients)");
   std::string op = pybind11::reinterpret_borrow<pybind11::str>(args[0]);
   std::string keyName = pybind11::reinterpret_borrow<pybind11::str>(args[1]);
   bool autograd = PyObject_IsTrue(args[2]);
@@ -432,9 +578,11 @@ PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       slot = new PlanTable();
     table = slot;
   }
+  std::vector<GradientOp> gradients = gradientOps(handle->schema(), args[6]);
   Py_INCREF(args[3]);
   Py_INCREF(args[4]);
-  auto kernel = std::make_unique<OpKernel>(table, autograd, args[3], args[4], intList(args[5]));
+  auto kernel = std::make_unique<OpKernel>(table, autograd, args[3], args[4], intList(args[5]),
+                                           std::move(gradients));
   // Never freed: the dispatcher would otherwise drop the registration at
   // exit, after Python and perhaps the dispatcher itself are gone.
   auto *library = new torch::Library(torch::Library::IMPL, op.substr(0, colons),

@@ -176,30 +176,41 @@ def test_deepgemm_contiguous_drop_in():
         assert rel_err(out[sel], x_deq[sel] @ w_deq[gi].T) < 2e-3
 
 
-def test_torch_custom_op_forward_and_backward():
+@pytest.mark.parametrize("tail", [0, 9])
+def test_torch_custom_op_forward_and_backward(tail):
+    """Twice with fresh inputs of one signature: the second call runs the
+    kept launches (the C++ kernels' autograd node and gradient ops, where
+    ggc._signature is built), and both match fp64. `tail` rows of x lie
+    past the last group: their gradient is zero."""
     sizes = [33, 0, 200, 1]
     g, n, k = len(sizes), 128, 256
-    x = torch.randn(sum(sizes), k, device="cuda").bfloat16().requires_grad_()
-    w = (torch.randn(g, n, k, device="cuda") / 8).bfloat16().requires_grad_()
     offsets = offsets_of(sizes)
-    y = torch.ops.ggc.grouped_mm(x, w, offsets)
-    grad_y = torch.randn_like(y)
-    y.backward(grad_y)
-    torch.cuda.synchronize()
-    xd, wd, gd = x.detach().double(), w.detach().double(), grad_y.double()
-    start = 0
-    ref_dx = torch.zeros_like(xd)
-    ref_dw = torch.zeros_like(wd)
-    for gi, size in enumerate(sizes):
-        rows = slice(start, start + size)
-        if size:
-            assert rel_err(y[rows], xd[rows] @ wd[gi].T) < 1e-2
-        ref_dx[rows] = gd[rows] @ wd[gi]
-        ref_dw[gi] = gd[rows].T @ xd[rows]
-        start += size
-    assert rel_err(x.grad, ref_dx) < 1e-2
-    assert rel_err(w.grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
-    assert (w.grad[1] == 0).all()  # no tokens: zero gradient
+    for round in range(2):
+        hits = ggc.signature.op_kernel_hits()
+        x = torch.randn(sum(sizes) + tail, k, device="cuda").bfloat16().requires_grad_()
+        w = (torch.randn(g, n, k, device="cuda") / 8).bfloat16().requires_grad_()
+        y = torch.ops.ggc.grouped_mm(x, w, offsets)
+        grad_y = torch.randn_like(y)
+        y.backward(grad_y)
+        torch.cuda.synchronize()
+        if round == 1 and ggc.signature.op_kernel_installer() is not None:
+            assert ggc.signature.op_kernel_hits() == hits + 3  # forward, both gradients
+            assert "KeptLaunchWithGradients" in y.grad_fn.name()
+        xd, wd, gd = x.detach().double(), w.detach().double(), grad_y.double()
+        start = 0
+        ref_dx = torch.zeros_like(xd)
+        ref_dw = torch.zeros_like(wd)
+        for gi, size in enumerate(sizes):
+            rows = slice(start, start + size)
+            if size:
+                assert rel_err(y[rows], xd[rows] @ wd[gi].T) < 1e-2
+            ref_dx[rows] = gd[rows] @ wd[gi]
+            ref_dw[gi] = gd[rows].T @ xd[rows]
+            start += size
+        assert rel_err(x.grad, ref_dx) < 1e-2
+        assert (x.grad[sum(sizes):] == 0).all()
+        assert rel_err(w.grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
+        assert (w.grad[1] == 0).all()  # no tokens: zero gradient
 
 
 def test_grouped_gemm_k_offsets_weight_gradient():

@@ -318,6 +318,42 @@ def test_a_call_seen_before_runs_in_cpp_on_the_new_tensors(launches, name):
 
 
 @cpp_kernels
+@pytest.mark.parametrize("needs", ["a", "b", "ab"])
+def test_a_grouped_mm_seen_before_needing_a_gradient_runs_a_cpp_autograd_node(launches, needs):
+    """The second call takes the C++ kernels' autograd node, whose backward
+    calls the gradient ops grouped_mm declares (_mm_backward's): the same
+    launches as the Python formula's, on the new tensors."""
+    names, launched = [], []
+    for _ in range(2):
+        t = operands()
+        inputs = [t[n].requires_grad_() for n in needs]
+        hits = signature.op_kernel_hits()
+        y = torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+        names.append(y.grad_fn.name())
+        before = len(launches)
+        grad_y = torch.randn(M, N).to(BF16)
+        grads = torch.autograd.grad(y, inputs, grad_y)
+        assert [g.shape for g in grads] == [i.shape for i in inputs]
+        named = {**t, "grad_y": grad_y, **{f"grad_{n}": g for n, g in zip(needs, grads)}}
+        launched.append([roles(launch, named, grad_y) for launch in launches[before:]])
+    assert "ggc_grouped_mmBackward" in names[0] and "KeptLaunchWithGradients" in names[1]
+    assert signature.op_kernel_hits() == hits + 1 + len(needs)
+    assert launched[0] == launched[1] and len(launched[0]) == len(needs)
+
+
+@cpp_kernels
+def test_gradient_ops_are_checked_when_installed():
+    install = signature.op_kernel_installer()
+    torch.library.define("ggc_test::scaled", "(Tensor x, float s) -> Tensor")
+    with pytest.raises(ValueError, match="every argument a tensor; 's' is a float"):
+        install("ggc_test::scaled", "AutogradCPU", True, lambda *a: None, lambda *a: None, (),
+                [(0, "ggc::grouped_mm_grad_x", (-1, 0, 0))])
+    with pytest.raises(ValueError, match="grouped_mm_grad_x takes 3 arguments, given 2"):
+        install("ggc::grouped_mm", "AutogradCPU", True, lambda *a: None, lambda *a: None, (),
+                [(0, "ggc::grouped_mm_grad_x", (-1, 1))])
+
+
+@cpp_kernels
 def test_the_cpp_kernel_bumps_the_version_of_what_it_writes(launches):
     t = tensors()
     CALLS["grouped_gemm_out"](t)
@@ -395,12 +431,26 @@ def test_an_op_the_cpp_kernel_cannot_call_back_is_refused():
     torch.library.define("ggc_test::listed", "(Tensor x, int[] sizes) -> Tensor")
     install = signature.op_kernel_installer()
     with pytest.raises(ValueError, match="argument 'sizes' is a int\\[\\]"):
-        install("ggc_test::listed", "CPU", False, lambda *a: None, lambda *a: None, ())
+        install("ggc_test::listed", "CPU", False, lambda *a: None, lambda *a: None, (), None)
     with pytest.raises(ValueError, match="no op ggc_test::missing"):
-        install("ggc_test::missing", "CPU", False, lambda *a: None, lambda *a: None, ())
+        install("ggc_test::missing", "CPU", False, lambda *a: None, lambda *a: None, (), None)
 
 
 @cpp_kernels
 def test_the_python_kernels_stay_on_request(monkeypatch):
     monkeypatch.setenv("GGC_PYTHON_OP_KERNELS", "1")
     assert signature.op_kernel_installer() is None
+
+
+def test_a_plain_cuda_call_counts_as_plain():
+    """A CUDA call of an op that mutates nothing reaches its autograd kernel
+    with CUDA alone below autograd (ADInplaceOrView falls through): it must
+    take the eager path (the H200 showed every such call taking custom_op's
+    wrapper while CUDA alone was missing). Modes and subclasses do not."""
+    keys = torch._C.DispatchKeySet
+    cuda, cpu = keys(torch._C.DispatchKey.CUDA), keys(torch._C.DispatchKey.CPU)
+    inplace = keys(torch._C.DispatchKey.ADInplaceOrView)
+    for plain in (cuda, cpu, cuda | inplace, cpu | inplace, cuda | cpu):
+        assert plain.raw_repr() in torch_ops._DIRECT, plain
+    for other in (keys(torch._C.DispatchKey.Python), keys(torch._C.DispatchKey.Negative)):
+        assert (cuda | other).raw_repr() not in torch_ops._DIRECT, other

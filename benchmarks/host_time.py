@@ -334,21 +334,28 @@ def main():
     if args.stub:
         install_stub()
     ggc_cases, peers = cases(device)
+    from ggc.signature import op_kernel_hits
     results = {}
-    print(f"{'case':48} {'host us/call':>12} {'loop us/call':>12} {'GPU us/call':>12}")
+    # C++/call: launches the torch ops' C++ kernels ran without Python, a
+    # call (which path the ops took: 0 where they ran Python).
+    print(f"{'case':48} {'host us/call':>12} {'loop us/call':>12} {'GPU us/call':>12} "
+          f"{'C++/call':>8}")
     for label, fn in {**ggc_cases, **peers}.items():
         warm(fn, device)
+        hits = op_kernel_hits()
         loops = [back_to_back_us(fn, args.calls, device) for _ in range(args.repeats)]
+        cpp = (op_kernel_hits() - hits) / (args.calls * args.repeats)
         wall, gpu = min(loops, key=lambda r: r[0])
         if device == "cuda":
             queued = [h for h in (queued_host_us(fn) for _ in range(args.repeats)) if h]
             host = min(queued) if queued else None
         else:  # the stub's launches cost nothing: the loop is the host's time
             host = wall
-        results[label] = {"host_us": host, "loop_us": wall, "gpu_us": gpu}
+        results[label] = {"host_us": host, "loop_us": wall, "gpu_us": gpu,
+                          "cpp_launches_per_call": cpp}
         shown = "n/a (sleep too short)" if host is None else f"{host:12.2f}"
-        print(f"{label:48} {shown:>12} {wall:12.2f} {'' if gpu is None else f'{gpu:12.2f}'}",
-              flush=True)
+        print(f"{label:48} {shown:>12} {wall:12.2f} {'' if gpu is None else f'{gpu:12.2f}':>12} "
+              f"{cpp:8.2f}", flush=True)
         if args.profile and label in ggc_cases:
             profile = cProfile.Profile()
             profile.runcall(lambda: [fn() for _ in range(args.calls)])

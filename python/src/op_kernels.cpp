@@ -43,6 +43,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace ggc::signature {
@@ -80,14 +81,20 @@ struct Plan {
   }
 };
 
-/// An op's kept plans, shared by its kernels on every key.
+/// An op's kept plans, shared by its kernels on every key, and the keys
+/// whose calls learn() said ggc keeps no launch for (offsets made from
+/// `offs`, validation, a copied argument): those skip learn() until the
+/// plans are forgotten.
 struct PlanTable {
   std::mutex mutex;
   std::unordered_map<std::string, std::shared_ptr<const Plan>> plans;
+  std::unordered_set<std::string> refused;
 
-  std::shared_ptr<const Plan> find(const std::string &key) {
+  /// The key's plan, or null; `isRefused` whether learn() refused it.
+  std::shared_ptr<const Plan> find(const std::string &key, bool &isRefused) {
     std::lock_guard<std::mutex> lock(mutex);
     auto found = plans.find(key);
+    isRefused = found == plans.end() && refused.count(key);
     return found == plans.end() ? nullptr : found->second;
   }
 };
@@ -98,6 +105,9 @@ constexpr size_t kMaxPlans = 512;
 std::mutex registryMutex;
 std::unordered_map<std::string, PlanTable *> tables; // by op; never freed
 std::atomic<uint64_t> hits{0};
+// Counts forget_op_plans() calls: a plan learnt while one ran (another
+// thread's) is not kept.
+std::atomic<uint64_t> generation{0};
 
 /// The keys below autograd of a call the fast path may take: the CPU or
 /// CUDA backend or both, with or without ADInplaceOrView (left out of an op
@@ -318,19 +328,23 @@ public:
                   torch::jit::Stack *stack) {
     size_t count = op.schema().arguments().size();
     c10::ArrayRef<c10::IValue> args = torch::jit::last(*stack, count);
+    uint64_t seen = generation.load();
     std::string key;
     bool withGradients = throughGradients(keys, args);
-    if (withGradients) {
-      if (packKey(args, key, kThroughGradients))
-        if (std::shared_ptr<const Plan> plan = table_->find(key))
-          if (launchWithGradients(*plan, args, stack, count))
-            return;
-    } else if (mayKeep(keys, args) && packKey(args, key, c10::GradMode::is_enabled())) {
-      if (std::shared_ptr<const Plan> plan = table_->find(key))
-        if (launchKept(*plan, args, stack, count))
+    bool packed = withGradients ? packKey(args, key, kThroughGradients)
+                                : mayKeep(keys, args) &&
+                                      packKey(args, key, c10::GradMode::is_enabled());
+    if (packed) {
+      bool refused = false;
+      if (std::shared_ptr<const Plan> plan = table_->find(key, refused)) {
+        if (withGradients ? launchWithGradients(*plan, args, stack, count)
+                          : launchKept(*plan, args, stack, count))
           return;
+      } else if (refused) {
+        key.clear(); // nothing to learn
+      }
     }
-    runInPython(op, keys, stack, count, key, withGradients);
+    runInPython(op, keys, stack, count, key, withGradients, seen);
   }
 
 private:
@@ -374,11 +388,12 @@ private:
     KeptCall call{&plan, {}, -1};
     if (!call.gather(args))
       return false;
-    at::Tensor out = call.run();
-    // What ADInplaceOrView would have done below this key.
+    // What ADInplaceOrView would have done below this key, before the
+    // write (an inference tensor refuses it before anything is written).
     if (autogradKey_)
       for (int position : mutated_)
         torch::autograd::impl::bump_version(args[position].toTensor());
+    at::Tensor out = call.run();
     torch::jit::drop(*stack, count);
     if (plan.allocates)
       stack->emplace_back(std::move(out));
@@ -390,7 +405,7 @@ private:
   /// call a kept plan may run, learn(*arguments).
   void runInPython(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                    torch::jit::Stack *stack, size_t count, const std::string &key,
-                   bool withGradients) {
+                   bool withGradients, uint64_t seen) {
     std::vector<c10::IValue> arguments = torch::jit::pop(*stack, count);
     const auto &schema = op.schema();
     PyGILState_STATE gil = PyGILState_Ensure();
@@ -412,7 +427,7 @@ private:
         // The Python kernel's autograd formula ran the body, and ggc.ops
         // kept its launch, with grad mode off.
         c10::AutoGradMode gradMode(withGradients ? false : c10::GradMode::is_enabled());
-        keep(key, plain.ptr());
+        learnQuietly(key, plain.ptr(), seen);
       }
     } catch (...) {
       PyGILState_Release(gil);
@@ -462,16 +477,35 @@ private:
     stack->emplace_back(THPVariable_Unpack(result));
   }
 
+  /// keep(), whose failure must not fail a call that has run: it is
+  /// reported as Python reports an exception it cannot raise (stderr).
+  void learnQuietly(const std::string &key, PyObject *args, uint64_t seen) {
+    try {
+      keep(key, args, seen);
+    } catch (python_error &e) {
+      e.restore();
+      PyErr_WriteUnraisable(learn_);
+    } catch (const std::exception &e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_WriteUnraisable(learn_);
+    }
+  }
+
   /// learn(*arguments): None, or (owner, record address, launch
   /// function address, CUDA device or -1, sources, constants, output shape
-  /// or None, a tensor the output is like or None).
-  void keep(const std::string &key, PyObject *args) {
+  /// or None, a tensor the output is like or None). Kept unless plans were
+  /// forgotten since the call began (`seen`).
+  void keep(const std::string &key, PyObject *args, uint64_t seen) {
     PyObject *said = PyObject_Call(learn_, args, nullptr);
     if (!said)
       throw python_error();
     auto held = pybind11::reinterpret_steal<pybind11::object>(said);
-    if (said == Py_None)
+    if (said == Py_None) {
+      std::lock_guard<std::mutex> lock(table_->mutex);
+      if (generation.load() == seen && table_->refused.size() < kMaxPlans)
+        table_->refused.insert(key);
       return;
+    }
     if (!PyTuple_Check(said) || PyTuple_GET_SIZE(said) != 8)
       throw std::runtime_error("ggc: an op's learn() must return None or an 8-tuple");
     auto plan = std::make_shared<Plan>();
@@ -496,10 +530,20 @@ private:
         throw std::runtime_error("ggc: an op's learn() named a constant it did not give");
     Py_INCREF(item(0));
     plan->owner = item(0);
-    std::lock_guard<std::mutex> lock(table_->mutex);
-    if (table_->plans.size() >= kMaxPlans)
-      table_->plans.clear();
-    table_->plans[key] = std::move(plan);
+    std::vector<std::shared_ptr<const Plan>> dropped; // released after the lock
+    {
+      std::lock_guard<std::mutex> lock(table_->mutex);
+      if (generation.load() != seen)
+        return;
+      if (table_->plans.size() >= kMaxPlans) {
+        for (auto &[old, kept] : table_->plans)
+          dropped.push_back(std::move(kept));
+        table_->plans.clear();
+      }
+      auto &slot = table_->plans[key];
+      dropped.push_back(std::move(slot));
+      slot = std::move(plan);
+    }
   }
 
   PlanTable *table_;
@@ -600,11 +644,14 @@ PyObject *forgetOpPlans(PyObject *, PyObject *) {
     std::lock_guard<std::mutex> lock(registryMutex);
     for (auto &[name, table] : tables) {
       std::lock_guard<std::mutex> tableLock(table->mutex);
+      generation.fetch_add(1);
       for (auto &[key, plan] : table->plans)
         dropped.push_back(std::move(plan));
       table->plans.clear();
+      table->refused.clear();
     }
   }
+  generation.fetch_add(1); // also where no op has a table yet
   dropped.clear();
   Py_RETURN_NONE;
   END_HANDLE_TH_ERRORS

@@ -354,6 +354,53 @@ def test_gradient_ops_are_checked_when_installed():
 
 
 @cpp_kernels
+def test_a_call_without_a_kept_launch_is_not_asked_about_again(launches, monkeypatch):
+    """offs= offsets are made on every call: ggc.ops keeps no launch the C++
+    kernel can run, and after the first answer the kernel stops asking."""
+    described = []
+    real = ops._Plan.describe
+    monkeypatch.setattr(ops._Plan, "describe",
+                        lambda plan, positions: described.append(1) or real(plan, positions))
+    t = operands()
+    offs = t["offsets"][1:].contiguous()
+    hits = signature.op_kernel_hits()
+    for _ in range(3):
+        y = torch.ops.ggc.grouped_gemm(t["a"], t["b"], offs=offs)
+        assert launches[-1][0] == t["a"].data_ptr() and y.shape == (M, N)
+    assert len(described) == 1 and signature.op_kernel_hits() == hits
+
+
+@cpp_kernels
+def test_a_launch_learnt_across_a_forget_is_not_kept(launches, monkeypatch):
+    """Plans forgotten while a call learns its own (another thread setting
+    a setting, here the learning itself): that plan is not kept."""
+    real = ops._Plan.describe
+
+    def forgetting(plan, positions):
+        signature.forget_op_plans()
+        return real(plan, positions)
+    monkeypatch.setattr(ops._Plan, "describe", forgetting)
+    t = tensors()
+    hits = signature.op_kernel_hits()
+    for _ in range(3):
+        CALLS["grouped_mm"](t)
+    assert signature.op_kernel_hits() == hits
+
+
+@cpp_kernels
+def test_a_failing_learn_does_not_fail_the_call(launches, monkeypatch):
+    def broken(plan, positions):
+        raise KeyError("describe broke")
+    monkeypatch.setattr(ops._Plan, "describe", broken)
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    t = tensors()
+    y = CALLS["grouped_mm"](t)
+    assert y.shape == (M, N) and launches[-1][3] == y.data_ptr()
+    assert len(reported) == 1 and "describe broke" in str(reported[0].exc_value)
+
+
+@cpp_kernels
 def test_the_cpp_kernel_bumps_the_version_of_what_it_writes(launches):
     t = tensors()
     CALLS["grouped_gemm_out"](t)

@@ -123,9 +123,7 @@ _LIBS = []
 # DispatchKeySet's & and raw_repr() cost two bindings' calls.
 # The backends alone (CPU, CUDA or both), with or without ADInplaceOrView
 # (which the dispatcher leaves out of an op that mutates nothing: a plain
-# CUDA call's keys below autograd are CUDA's alone). Before 2026-12-02 the
-# CUDA-alone set was missing, so every eager CUDA call took custom_op's
-# generic autograd wrapper.
+# CUDA call's keys below autograd are CUDA's alone).
 _AFTER_AUTOGRAD_BITS = torch._C._after_autograd_keyset.raw_repr()
 _BACKENDS = tuple(torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, b)) for b in ("CPU", "CUDA"))
 _DIRECT = frozenset(

@@ -14,9 +14,11 @@
 // A plan holds for as long as what decided it: the packed arguments (each
 // tensor's signature and each constant), grad mode, and ggc's settings
 // (target, SMs, shared memory, validation by default), whose setters call
-// forget_op_plans(). A call that needs a gradient, or whose dispatch keys
-// ask for more than the backend (a mode, a subclass, a negative view),
-// always takes the Python kernel, which decides as before.
+// forget_op_plans(). A call whose dispatch keys ask for more than the
+// backend (a mode, a subclass, a negative view) always takes the Python
+// kernel, which decides as before; so does a call that needs a gradient,
+// but for an op whose backward is declared as calls of other ops
+// (GradientOp: grouped_mm's), which runs in a C++ autograd node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,20 +187,23 @@ bool packKey(c10::ArrayRef<c10::IValue> args, std::string &key, char mode) {
   return true;
 }
 
-bool isScalarType(const c10::Argument &argument) {
-  c10::TypePtr type = argument.real_type(); // type() says int
+/// An argument's type, an Optional's element type for an Optional
+/// (real_type: type() says int for a ScalarType).
+c10::TypePtr elementType(const c10::Argument &argument) {
+  c10::TypePtr type = argument.real_type();
   if (auto optional = type->cast<c10::OptionalType>())
-    type = optional->getElementType();
-  return type->kind() == c10::TypeKind::ScalarTypeType;
+    return optional->getElementType();
+  return type;
+}
+
+bool isScalarType(const c10::Argument &argument) {
+  return elementType(argument)->kind() == c10::TypeKind::ScalarTypeType;
 }
 
 /// Why the op's C++ kernel cannot pass its arguments to Python, or "".
 std::string unsupportedSchema(const c10::FunctionSchema &schema) {
   for (const c10::Argument &argument : schema.arguments()) {
-    c10::TypePtr type = argument.real_type();
-    if (auto optional = type->cast<c10::OptionalType>())
-      type = optional->getElementType();
-    switch (type->kind()) {
+    switch (elementType(argument)->kind()) {
     case c10::TypeKind::TensorType:
     case c10::TypeKind::BoolType:
     case c10::TypeKind::IntType:
@@ -216,7 +221,7 @@ std::string unsupportedSchema(const c10::FunctionSchema &schema) {
   if (schema.returns().size() > 1 ||
       (schema.returns().size() == 1 &&
        schema.returns()[0].type()->kind() != c10::TypeKind::TensorType))
-    return "it returns more than one tensor";
+    return "it returns something other than one tensor or nothing";
   return "";
 }
 

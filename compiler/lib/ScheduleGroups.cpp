@@ -161,17 +161,22 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   return best;
 }
 
-/// f8 B tiles evict first, so that A's rows, which every N block reads
-/// again, stay in L2 (masked and decode batches measured 10-12% faster).
-/// Contiguous f8 keeps the default: a group's M blocks read each B tile in
-/// turn, and evicting it first made MoE-sized groups (a few hundred rows)
-/// read it again from DRAM, while groups of a thousand rows and more
-/// measured level (docs/performance-history.md, twentieth session). bf16
-/// measured no gain and keeps the default.
+/// f8 B tiles evict first in masked and padded layouts, so that A's rows,
+/// which every N block reads again, stay in L2 (masked and decode batches
+/// measured 10-12% faster). Contiguous f8 keeps the default: a group's M
+/// blocks read each B tile in turn, and evicting it first made MoE-sized
+/// groups (a few hundred rows) read it again from DRAM, while groups of a
+/// thousand rows and more measured level (docs/performance-history.md,
+/// twentieth session). k_grouped f8 (the weight gradient) keeps it too:
+/// its B is a group's tokens, which all of the group's M blocks read, and
+/// the default policy measured 0.4-5.5% faster on DeepGEMM's six sm90
+/// shapes (thirty-second session). bf16 measured no gain and keeps the
+/// default.
 CachePolicy chooseBCache(GroupedMatmulOp op) {
   bool f8 = op.getBType().getElementTypeBitWidth() == 8;
-  return f8 && op.getLayout() != GroupLayout::contiguous ? CachePolicy::evict_first
-                                                         : CachePolicy::normal;
+  bool evictsB = op.getLayout() == GroupLayout::masked ||
+                   op.getLayout() == GroupLayout::padded_contiguous;
+  return f8 && evictsB ? CachePolicy::evict_first : CachePolicy::normal;
 }
 
 struct ScheduleGroupsPass

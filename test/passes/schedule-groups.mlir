@@ -279,3 +279,22 @@ func.func @small_experts_sm80(%a: memref<?x1024xbf16>, %b: memref<128x1536x1024x
   return
 }
 }
+
+// -----
+
+// The FP8 weight gradient (k_grouped): B is a group's tokens, read by all
+// of the group's M blocks, so its loads keep L2's default policy (no
+// b_cache); M blocks go first, the order whose wave loads fewer bytes.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK: schedule = #gg.schedule<order = m_fastest>
+func.func @weight_gradient(%a: memref<4096x?xf8E4M3FN>, %b: memref<7168x?xf8E4M3FN>,
+                           %groups: memref<17xi32>, %a_scale: memref<?x4096xf32>,
+                           %b_scale: memref<?x7168xf32>, %out: memref<16x4096x7168xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<4096x?xf8E4M3FN>) b(%b : memref<7168x?xf8E4M3FN>)
+      groups(%groups : memref<17xi32>)
+      a_scale(%a_scale : memref<?x4096xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x7168xf32>, <block 1x128, mn_major>)
+      out(%out : memref<16x4096x7168xf32>)
+      {accumulate, config = #gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>}
+  return
+}

@@ -21,31 +21,29 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
-from probe_cases import report, weight_gradient  # noqa: E402
+from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
 
 # (block N, stages, store_slice): the default, then the sliced tiles.
 VARIANTS = ((176, 3, None), (160, 5, 32), (192, 4, 32), (160, 4, 32))
 
 
-def main():
-    print(torch.cuda.get_device_name(), flush=True)
+def kernels_for(g, m, n):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for g in (4, 8, 16):
-        for m, n in ((4096, 7168), (7168, 2048)):
-            w = weight_gradient(g, m, n, 8192 * 4 // g)
-            kernels = {}
-            for block_n, stages, store_slice in VARIANTS:
-                label = f"128x{block_n} {stages} stages" + (
-                    f" slice {store_slice}" if store_slice else "")
-                kernels[label] = ggc.Kernel(ir.grouped_matmul(
-                    "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
-                    dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
-                    b_scale="block1x128_mn", accumulate=True, store_slice=store_slice,
-                    config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
-                           f"cluster = [1, 1], sms = {sms}>"))
-            times, errors = w.time_kernels(kernels, torch.randn(g, m, n, device="cuda") * 32)
-            report(f"FP8 wgrad G{g} M{m} N{n} tokens {w.total}", times, errors,
-                   2.0 * m * n * w.total)
+    kernels = {}
+    for block_n, stages, store_slice in VARIANTS:
+        label = f"128x{block_n} {stages} stages" + (
+            f" slice {store_slice}" if store_slice else "")
+        kernels[label] = ggc.Kernel(ir.grouped_matmul(
+            "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
+            dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
+            b_scale="block1x128_mn", accumulate=True, store_slice=store_slice,
+            config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
+                   f"cluster = [1, 1], sms = {sms}>"))
+    return kernels
+
+
+def main():
+    on_deepgemm_wgrad_shapes(kernels_for)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """The FP8 weight gradient's tile walk and B's L2 policy against
 DeepGEMM's `k_grouped_fp8_gemm_nt_contiguous`, on DeepGEMM's six sm90
-shapes, interleaved in one process (#40). gg-schedule-groups gives
-k_grouped f8 the masked layout's rule (B loads evict-first, M blocks
-fastest); this measures that choice against the default policy, N blocks
-first, and 2-CTA clusters (B multicast), all on ggc's 128x176 tiles with
-three stages.
+shapes, interleaved in one process (#40): B's evict-first L2 policy
+(gg-schedule-groups' choice for k_grouped f8 before 53c923d, made for the
+masked layout's weights) against the default, M or N blocks first, and
+2-CTA clusters (B multicast), all on ggc's 128x176 tiles with three
+stages; "chosen" is gg-schedule-groups' choice of the compiler in hand.
 
     python3 benchmarks/probes/wgrad_schedule.py
 
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
-from probe_cases import report, weight_gradient  # noqa: E402
+from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
 
 # label: (cluster M, ir.grouped_matmul's schedule arguments); None: the pass's choice.
 VARIANTS = {
@@ -33,7 +33,8 @@ VARIANTS = {
 }
 
 
-def kernels(g, m, n, sms):
+def kernels_for(g, m, n):
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = {}
     for label, (cluster, schedule) in VARIANTS.items():
         out[label] = ggc.Kernel(ir.grouped_matmul(
@@ -46,15 +47,7 @@ def kernels(g, m, n, sms):
 
 
 def main():
-    print(torch.cuda.get_device_name(), flush=True)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for g in (4, 8, 16):
-        for m, n in ((4096, 7168), (7168, 2048)):
-            w = weight_gradient(g, m, n, 8192 * 4 // g)
-            times, errors = w.time_kernels(kernels(g, m, n, sms),
-                                           torch.randn(g, m, n, device="cuda") * 32)
-            report(f"FP8 wgrad G{g} M{m} N{n} tokens {w.total}", times, errors,
-                   2.0 * m * n * w.total)
+    on_deepgemm_wgrad_shapes(kernels_for)
 
 
 if __name__ == "__main__":

@@ -195,6 +195,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
+  p.stagingHalves = kernelPlan.getStaging() == Staging::dense_halves;
   p.warpgroupStoreRows =
       kernelPlan.getStoreIssuers() == StoreIssuers::warpgroup ? 64 : 0;
   p.storeSlice = op.getStoreSlice().value_or(0);

@@ -160,9 +160,11 @@ def lean_eager(op, body, mutated=(), formula=None, learn=None, gradient_ops=None
     which run a call seen before without Python and call these Python
     kernels for any other. `gradient_ops`: `formula`'s backward as calls
     of other ops, [(input, "ns::op", sources)] with each source -1 (the
-    incoming gradient) or one of the op's arguments (all tensors): then a
-    call seen before that needs a gradient runs its launch in a C++
-    autograd node too."""
+    incoming gradient) or one of the op's arguments (all tensors), or a
+    function of a call's arguments that gives such calls for that call
+    (each with a fourth item, constants, which sources -2 - i name) or
+    None: then a call seen before that needs a gradient runs its launch
+    in a C++ autograd node too."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
     function = _formula_function(op, body, *formula) if formula else None
@@ -333,6 +335,28 @@ def _no_backward(inputs) -> Optional[str]:
     return None
 
 
+class _Forward(int):
+    """A gradient call's argument that is the forward's argument at this
+    position (an int subclass, so that it is not taken for a constant)."""
+
+
+_GRAD = object()  # a gradient call's argument that is the incoming gradient
+
+
+def _gradient_calls(b_layout: str, dtype: torch.dtype):
+    """grouped_gemm's backward (contiguous groups by `offsets`, a and b of
+    `dtype`, the incoming gradient cast to it) as calls of itself:
+    [(input, keyword arguments)], each argument _GRAD, a _Forward position
+    (0: a, 1: b, 2: offsets) or a constant. The input gradient writes zeros
+    to rows outside every group (the kernel's, not what the memory held);
+    the weight gradient reduces over each group's rows. Both are written
+    in `dtype`."""
+    rows, cols = (_GRAD, _Forward(0)) if b_layout == "nk" else (_Forward(0), _GRAD)
+    return [(0, dict(a=_GRAD, b=_Forward(1), offsets=_Forward(2), out_dtype=dtype,
+                     b_layout="kn" if b_layout == "nk" else "nk", zero_ungrouped=True)),
+            (1, dict(a=rows, b=cols, k_offsets=_Forward(2), out_dtype=dtype))]
+
+
 def _setup_context(ctx, inputs, output):
     ctx.no_backward = _no_backward(inputs)
     a, b, offsets, offs, b_layout = inputs[0], inputs[1], inputs[2], inputs[6], inputs[10]
@@ -347,24 +371,51 @@ def _backward(ctx, grad):
     if ctx.no_backward is not None:
         raise RuntimeError(f"ggc.grouped_gemm: no backward for {ctx.no_backward}")
     a, b, offsets = ctx.saved_tensors
+    forward = (a.contiguous(), b.contiguous(), offsets)
     grad = grad.to(a.dtype).contiguous()
-    grad_a = grad_b = None
-    if ctx.needs_input_grad[0]:
-        # Rows outside every group get zeros (the kernel's), not what the
-        # memory held.
-        grad_a = torch.empty_like(a, memory_format=torch.contiguous_format)
-        flipped = "kn" if ctx.b_layout == "nk" else "nk"
-        torch.ops.ggc.grouped_gemm_out(grad, b.contiguous(), grad_a, offsets=offsets,
-                                       b_layout=flipped, zero_ungrouped=True)
-    if ctx.needs_input_grad[1]:
-        rows, cols = (grad, a.contiguous()) if ctx.b_layout == "nk" else (a.contiguous(), grad)
-        grad_b = torch.ops.ggc.grouped_gemm(rows, cols, k_offsets=offsets,
-                                            out_dtype=b.dtype)
-    return (grad_a, grad_b) + (None,) * 15
+    grads = [None] * len(grouped_gemm_op._opoverload._schema.arguments)
+    for input, call in _gradient_calls(ctx.b_layout, a.dtype):
+        if ctx.needs_input_grad[input]:
+            grads[input] = torch.ops.ggc.grouped_gemm(**{
+                name: grad if v is _GRAD else forward[v] if isinstance(v, _Forward) else v
+                for name, v in call.items()})
+    return tuple(grads)
+
+
+def _gradient_ops(*args):
+    """lean_eager's gradient_ops for a grouped_gemm call that needs a
+    gradient: _gradient_calls as the C++ kernels' autograd node runs them,
+    [(input, "ggc::grouped_gemm", sources, constants)] with every argument
+    a source (_GRAD, a position of the forward's, or -2 - i for constant
+    i), or None where the node cannot run the call's backward as
+    _backward would (torch's offs, inputs _backward makes contiguous, an
+    output, and so an incoming gradient, in a dtype other than a's, which
+    _backward casts: f16 inputs with the default bf16 output, or no
+    backward at all)."""
+    a, b, offsets, out_dtype = args[0], args[1], args[2], args[9]
+    if (_no_backward(args) is not None or offsets is None or not a.is_contiguous()
+            or not b.is_contiguous() or (out_dtype or torch.bfloat16) != a.dtype):
+        return None
+    schema = grouped_gemm_op._opoverload._schema
+    ops = []
+    for input, call in _gradient_calls(args[10], a.dtype):
+        sources, constants = [], []
+        for argument in schema.arguments:
+            value = call.get(argument.name, argument.default_value)
+            if value is _GRAD:
+                sources.append(-1)
+            elif isinstance(value, _Forward):
+                sources.append(int(value))
+            else:
+                sources.append(-2 - len(constants))
+                constants.append(value)
+        ops.append((input, "ggc::grouped_gemm", sources, constants))
+    return ops
 
 
 lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward),
-           learn=kept_launch_learner(_gemm_plan_call, _GEMM_POSITIONS))
+           learn=kept_launch_learner(_gemm_plan_call, _GEMM_POSITIONS),
+           gradient_ops=_gradient_ops)
 
 
 grouped_gemm_op.register_autograd(_backward, setup_context=_setup_context)

@@ -18,7 +18,8 @@
 // backend (a mode, a subclass, a negative view) always takes the Python
 // kernel, which decides as before; so does a call that needs a gradient,
 // but for an op whose backward is declared as calls of other ops
-// (GradientOp: grouped_mm's), which runs in a C++ autograd node.
+// (GradientOp: grouped_mm's for every call, grouped_gemm's for each call
+// that learn() describes them for), which runs in a C++ autograd node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
@@ -40,6 +42,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -62,6 +65,18 @@ using LaunchFn = int (*)(const void *record, const uint64_t *addresses, size_t c
 constexpr int kNewOutput = -1;
 constexpr int kConstant = -2;
 
+/// An op's gradient for one of its inputs as another op's call: `op` on
+/// (for each of its arguments) the incoming gradient (-1), the forward's
+/// argument at a position (>= 0: a tensor, or None where the forward had
+/// none), or (kConstant - i) constants[i].
+struct GradientOp {
+  int input;
+  c10::OperatorHandle op;
+  std::vector<int> sources;
+  std::vector<c10::IValue> constants;
+};
+using GradientOps = std::vector<GradientOp>;
+
 /// A kept launch, as learn() describes it.
 struct Plan {
   PyObject *owner = nullptr; // Python's plan: keeps the launch, kernel, unit scales
@@ -73,6 +88,9 @@ struct Plan {
   bool allocates = false;
   std::vector<int64_t> outShape;
   at::TensorOptions outOptions;
+  /// For a call launched in an autograd node: its gradients' calls (the
+  /// op's, or interned ones learnt for this call; never freed), else null.
+  const GradientOps *gradients = nullptr;
 
   ~Plan() {
     if (owner && Py_IsInitialized()) {
@@ -280,43 +298,51 @@ struct KeptCall {
   }
 };
 
-/// An op's gradient for one of its inputs as another op's call: `op` on
-/// (for each source) the incoming gradient (-1) or the forward's argument.
-struct GradientOp {
-  int input;
-  c10::OperatorHandle op;
-  std::vector<int> sources;
-};
-
 /// The autograd node of a kept launch whose op's gradients are ops
 /// (GradientOp): the forward launches the plan, the backward calls the
-/// gradients' ops through the dispatcher (their own C++ kernels).
+/// gradients' ops through the dispatcher (their own C++ kernels). `inputs`
+/// are the call's tensors; `indexOf` gives each argument's index among
+/// them, or -1 where the argument is no tensor (autograd takes defined
+/// tensors only).
 struct KeptLaunchWithGradients
     : public torch::autograd::Function<KeptLaunchWithGradients> {
   using Variables = torch::autograd::variable_list;
+  static constexpr size_t kLeading = 3; // the arguments before `inputs`
 
   static Variables forward(torch::autograd::AutogradContext *ctx, KeptCall *call,
-                           const std::vector<GradientOp> *gradients, at::TensorList inputs) {
+                           const GradientOps *gradients, std::vector<int64_t> indexOf,
+                           at::TensorList inputs) {
     ctx->saved_data["gradients"] = reinterpret_cast<int64_t>(gradients);
+    ctx->saved_data["index_of"] = std::move(indexOf);
     ctx->save_for_backward(inputs.vec());
     return {call->run()};
   }
 
   static Variables backward(torch::autograd::AutogradContext *ctx, Variables grads) {
-    auto gradients = reinterpret_cast<const std::vector<GradientOp> *>(
-        ctx->saved_data["gradients"].toInt());
+    auto gradients = reinterpret_cast<const GradientOps *>(ctx->saved_data["gradients"].toInt());
+    std::vector<int64_t> indexOf = ctx->saved_data["index_of"].toIntVector();
     Variables saved = ctx->get_saved_variables();
-    Variables result(saved.size() + 2); // the call and the gradients' list first
+    Variables result(saved.size() + kLeading);
     if (!grads[0].defined())
       return result;
+    at::Tensor grad = grads[0].contiguous();
     for (const GradientOp &gradient : *gradients) {
-      if (!ctx->needs_input_grad(gradient.input))
+      int64_t input = indexOf[gradient.input];
+      if (input < 0 || !ctx->needs_input_grad(input))
         continue;
       torch::jit::Stack stack;
-      for (int source : gradient.sources)
-        stack.emplace_back(source < 0 ? grads[0] : saved[source]);
+      for (int source : gradient.sources) {
+        if (source <= kConstant)
+          stack.emplace_back(gradient.constants[kConstant - source]);
+        else if (source < 0)
+          stack.emplace_back(grad);
+        else if (indexOf[source] >= 0)
+          stack.emplace_back(saved[indexOf[source]]);
+        else
+          stack.emplace_back(); // None: the forward had no tensor there
+      }
       gradient.op.callBoxed(stack);
-      result[gradient.input + 2] = stack.at(0).toTensor();
+      result[input + kLeading] = stack.at(0).toTensor();
     }
     return result;
   }
@@ -325,9 +351,10 @@ struct KeptLaunchWithGradients
 class OpKernel final : public c10::OperatorKernel {
 public:
   OpKernel(PlanTable *table, bool autogradKey, PyObject *fallback, PyObject *learn,
-           std::vector<int> mutated, std::vector<GradientOp> gradients)
+           std::vector<int> mutated, GradientOps gradients, PyObject *gradientsFor)
       : table_(table), autogradKey_(autogradKey), fallback_(fallback), learn_(learn),
-        mutated_(std::move(mutated)), gradients_(std::move(gradients)) {}
+        mutated_(std::move(mutated)), gradients_(std::move(gradients)),
+        gradientsFor_(gradientsFor) {}
 
   void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                   torch::jit::Stack *stack) {
@@ -356,7 +383,7 @@ private:
   /// Whether this call needs a gradient that the op's gradient ops give
   /// (GradientOp): nothing but the backend below autograd, and grad mode.
   bool throughGradients(c10::DispatchKeySet keys, c10::ArrayRef<c10::IValue> args) const {
-    return autogradKey_ && !gradients_.empty() && plainBackend(keys) &&
+    return autogradKey_ && (!gradients_.empty() || gradientsFor_) && plainBackend(keys) &&
            c10::GradMode::is_enabled() && anyRequiresGrad(args);
   }
 
@@ -365,12 +392,18 @@ private:
   bool launchWithGradients(const Plan &plan, c10::ArrayRef<c10::IValue> args,
                            torch::jit::Stack *stack, size_t count) {
     KeptCall call{&plan, {}, -1};
-    if (!plan.allocates || !call.gather(args))
+    if (!plan.allocates || !plan.gradients || !call.gather(args))
       return false;
     std::vector<at::Tensor> inputs;
-    for (const c10::IValue &arg : args)
-      inputs.push_back(arg.toTensor());
-    Variables outputs = KeptLaunchWithGradients::apply(&call, &gradients_, at::TensorList(inputs));
+    std::vector<int64_t> indexOf;
+    for (const c10::IValue &arg : args) {
+      bool tensor = arg.isTensor() && arg.toTensor().defined();
+      indexOf.push_back(tensor ? static_cast<int64_t>(inputs.size()) : -1);
+      if (tensor)
+        inputs.push_back(arg.toTensor());
+    }
+    Variables outputs = KeptLaunchWithGradients::apply(&call, plan.gradients, std::move(indexOf),
+                                                       at::TensorList(inputs));
     torch::jit::drop(*stack, count);
     stack->emplace_back(std::move(outputs.at(0)));
     return true;
@@ -432,7 +465,7 @@ private:
         // The Python kernel's autograd formula ran the body, and ggc.ops
         // kept its launch, with grad mode off.
         c10::AutoGradMode gradMode(withGradients ? false : c10::GradMode::is_enabled());
-        learnQuietly(key, plain.ptr(), seen);
+        learnQuietly(key, plain.ptr(), seen, withGradients ? &schema : nullptr);
       }
     } catch (...) {
       PyGILState_Release(gil);
@@ -484,9 +517,10 @@ private:
 
   /// keep(), whose failure must not fail a call that has run: it is
   /// reported as Python reports an exception it cannot raise (stderr).
-  void learnQuietly(const std::string &key, PyObject *args, uint64_t seen) {
+  void learnQuietly(const std::string &key, PyObject *args, uint64_t seen,
+                    const c10::FunctionSchema *withGradients) {
     try {
-      keep(key, args, seen);
+      keep(key, args, seen, withGradients);
     } catch (python_error &e) {
       e.restore();
       PyErr_WriteUnraisable(learn_);
@@ -499,16 +533,32 @@ private:
   /// learn(*arguments): None, or (owner, record address, launch
   /// function address, CUDA device or -1, sources, constants, output shape
   /// or None, a tensor the output is like or None). Kept unless plans were
-  /// forgotten since the call began (`seen`).
-  void keep(const std::string &key, PyObject *args, uint64_t seen) {
+  /// forgotten since the call began (`seen`). `withGradients` (the op's
+  /// schema) for a call that needs a gradient: the plan's gradient calls
+  /// are the op's, or gradientsFor(*arguments)'s; where it gives none, the
+  /// call is refused like one learn() keeps nothing for.
+  void keep(const std::string &key, PyObject *args, uint64_t seen,
+            const c10::FunctionSchema *withGradients) {
     PyObject *said = PyObject_Call(learn_, args, nullptr);
     if (!said)
       throw python_error();
     auto held = pybind11::reinterpret_steal<pybind11::object>(said);
-    if (said == Py_None) {
+    auto refuse = [&] {
       std::lock_guard<std::mutex> lock(table_->mutex);
       if (generation.load() == seen && table_->refused.size() < kMaxPlans)
         table_->refused.insert(key);
+    };
+    const GradientOps *gradients = nullptr;
+    if (said != Py_None && withGradients) {
+      try {
+        gradients = gradientsFor_ ? learntGradients(*withGradients, args) : &gradients_;
+      } catch (...) {
+        refuse(); // reported once (learnQuietly), not on every call
+        throw;
+      }
+    }
+    if (said == Py_None || (withGradients && !gradients)) {
+      refuse();
       return;
     }
     if (!PyTuple_Check(said) || PyTuple_GET_SIZE(said) != 8)
@@ -533,6 +583,7 @@ private:
     for (int source : plan->sources)
       if (source <= kConstant && static_cast<size_t>(kConstant - source) >= plan->constants.size())
         throw std::runtime_error("ggc: an op's learn() named a constant it did not give");
+    plan->gradients = gradients;
     Py_INCREF(item(0));
     plan->owner = item(0);
     std::vector<std::shared_ptr<const Plan>> dropped; // released after the lock
@@ -551,12 +602,16 @@ private:
     }
   }
 
+  /// gradientsFor(*args)'s calls, interned (null where it gives none).
+  const GradientOps *learntGradients(const c10::FunctionSchema &schema, PyObject *args);
+
   PlanTable *table_;
   bool autogradKey_;
   PyObject *fallback_; // strong references, never dropped: the
   PyObject *learn_;    // dispatcher keeps the kernel to the end
   std::vector<int> mutated_;
-  std::vector<GradientOp> gradients_; // none: gradients go through Python
+  GradientOps gradients_;  // every call's; none: per call or through Python
+  PyObject *gradientsFor_; // per call (or null), as learn_
 };
 
 std::vector<int> intList(PyObject *sequence) {
@@ -566,36 +621,104 @@ std::vector<int> intList(PyObject *sequence) {
   return out;
 }
 
-/// install_op_kernel's `gradients`: (input, op name, sources) for each
-/// input with a gradient, the sources -1 (the incoming gradient) or one of
-/// the forward's arguments, which must all be tensors.
-std::vector<GradientOp> gradientOps(const c10::FunctionSchema &schema, PyObject *given) {
-  std::vector<GradientOp> gradients;
-  if (given == Py_None)
+/// One gradient call, (input, "ns::op", sources[, constants]), checked
+/// against the forward's schema: each source -1 (the incoming gradient),
+/// the position of a tensor argument of the forward's, or (kConstant - i)
+/// a constant, which becomes the gradient op's argument's IValue.
+GradientOp gradientOp(const c10::FunctionSchema &forward, pybind11::handle item) {
+  auto entry = item.cast<pybind11::tuple>();
+  int input = entry[0].cast<int>();
+  std::string name = entry[1].cast<std::string>();
+  std::vector<int> sources = intList(entry[2].ptr());
+  auto op = c10::Dispatcher::singleton().findSchema({name, ""});
+  TORCH_CHECK_VALUE(op, "ggc gradient ops: no op ", name);
+  const auto &arguments = forward.arguments();
+  const auto &taken = op->schema().arguments();
+  TORCH_CHECK_VALUE(input >= 0 && input < static_cast<int>(arguments.size()),
+                    "ggc gradient ops: input ", input, " is not an argument of ", forward.name());
+  TORCH_CHECK_VALUE(sources.size() == taken.size(), "ggc gradient ops: ", name, " takes ",
+                    taken.size(), " arguments, given ", sources.size());
+  std::vector<c10::IValue> constants;
+  if (entry.size() > 3)
+    for (pybind11::handle value : entry[3].cast<pybind11::list>())
+      constants.emplace_back();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    int source = sources[i];
+    if (source <= kConstant) {
+      size_t at = static_cast<size_t>(kConstant - source);
+      TORCH_CHECK_VALUE(at < constants.size(), "ggc gradient ops: source ", source, " of ",
+                        name, " names a constant not given");
+      constants[at] = torch::jit::toIValue(entry[3].cast<pybind11::list>()[at],
+                                           taken[i].real_type());
+      continue;
+    }
+    TORCH_CHECK_VALUE(source >= -1 && source < static_cast<int>(arguments.size()),
+                      "ggc gradient ops: source ", source, " of ", name,
+                      " is neither -1, an argument nor a constant");
+    TORCH_CHECK_VALUE(taken[i].type()->kind() == c10::TypeKind::TensorType ||
+                          taken[i].type()->isSubtypeOf(*c10::OptionalType::ofTensor()),
+                      "ggc gradient ops: ", name, "'s '", taken[i].name(),
+                      "' takes no tensor, given source ", source);
+    TORCH_CHECK_VALUE(source == -1 || arguments[source].type()->kind() == c10::TypeKind::TensorType ||
+                          arguments[source].type()->isSubtypeOf(*c10::OptionalType::ofTensor()),
+                      "ggc gradient ops: source ", source, " of ", name, " is '",
+                      arguments[source].name(), "', not a tensor");
+  }
+  return {input, *op, std::move(sources), std::move(constants)};
+}
+
+/// install_op_kernel's `gradients` when a list: every call's gradient
+/// calls, whose sources (no constants) are -1 or forward arguments that
+/// must all be tensors.
+GradientOps gradientOps(const c10::FunctionSchema &schema, PyObject *given) {
+  GradientOps gradients;
+  if (given == Py_None || PyCallable_Check(given))
     return gradients;
-  int arguments = static_cast<int>(schema.arguments().size());
   for (const c10::Argument &argument : schema.arguments())
     TORCH_CHECK_VALUE(argument.real_type()->kind() == c10::TypeKind::TensorType,
                       "install_op_kernel: gradient ops need every argument a tensor; '",
                       argument.name(), "' is a ", argument.real_type()->str());
-  for (pybind11::handle item : pybind11::reinterpret_borrow<pybind11::object>(given)) {
-    auto entry = item.cast<pybind11::tuple>();
-    int input = entry[0].cast<int>();
-    std::string name = entry[1].cast<std::string>();
-    std::vector<int> sources = intList(entry[2].ptr());
-    auto op = c10::Dispatcher::singleton().findSchema({name, ""});
-    TORCH_CHECK_VALUE(op, "install_op_kernel: no gradient op ", name);
-    TORCH_CHECK_VALUE(input >= 0 && input < arguments, "install_op_kernel: input ", input,
-                      " is not an argument of ", schema.name());
-    for (int source : sources)
-      TORCH_CHECK_VALUE(source >= -1 && source < arguments, "install_op_kernel: source ",
-                        source, " of ", name, " is neither -1 nor an argument");
-    TORCH_CHECK_VALUE(sources.size() == op->schema().arguments().size(),
-                      "install_op_kernel: ", name, " takes ", op->schema().arguments().size(),
-                      " arguments, given ", sources.size());
-    gradients.push_back({input, *op, std::move(sources)});
-  }
+  for (pybind11::handle item : pybind11::reinterpret_borrow<pybind11::object>(given))
+    gradients.push_back(gradientOp(schema, item));
   return gradients;
+}
+
+// Gradient calls learnt per call, by their op and description's repr: as
+// few as the ops' distinct backward programs (layouts and dtypes), kept to
+// the end since plans and autograd nodes point at them; past kMaxPlans a
+// new one is refused (its calls keep the Python formula).
+std::mutex internMutex;
+std::map<std::string, std::unique_ptr<const GradientOps>> interned;
+
+const GradientOps *OpKernel::learntGradients(const c10::FunctionSchema &schema, PyObject *args) {
+  auto said = pybind11::reinterpret_steal<pybind11::object>(
+      PyObject_Call(gradientsFor_, args, nullptr));
+  if (!said)
+    throw python_error();
+  if (said.is_none())
+    return nullptr;
+  std::string description =
+      schema.name() + ": " + pybind11::repr(said).cast<std::string>();
+  {
+    std::lock_guard<std::mutex> lock(internMutex);
+    auto found = interned.find(description);
+    if (found != interned.end())
+      return found->second.get();
+  }
+  // Built outside the lock: it runs Python, which may hand the GIL over.
+  auto ops = std::make_unique<GradientOps>();
+  for (pybind11::handle item : said)
+    ops->push_back(gradientOp(schema, item));
+  std::lock_guard<std::mutex> lock(internMutex);
+  auto &slot = interned[description];
+  if (!slot) {
+    if (interned.size() > kMaxPlans) {
+      interned.erase(description);
+      return nullptr;
+    }
+    slot = std::move(ops);
+  }
+  return slot.get();
 }
 
 } // namespace
@@ -603,7 +726,8 @@ std::vector<GradientOp> gradientOps(const c10::FunctionSchema &schema, PyObject 
 // install_op_kernel(op, key, autograd, fallback, learn, mutated, gradients):
 // op "ns::name", key a dispatch key's name ("CUDA", "AutogradCUDA", ...),
 // autograd whether it is an autograd key, mutated the argument positions
-// the op writes, gradients None or gradientOps' list.
+// the op writes, gradients None, gradientOps' list, or a function of a
+// call's arguments that gives that call's list (with constants) or None.
 PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   TORCH_CHECK_TYPE(nargs == 7, "install_op_kernel(op, key, autograd, fallback, learn, mutated, "
@@ -627,11 +751,12 @@ PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       slot = new PlanTable();
     table = slot;
   }
-  std::vector<GradientOp> gradients = gradientOps(handle->schema(), args[6]);
+  GradientOps gradients = gradientOps(handle->schema(), args[6]);
+  PyObject *gradientsFor = PyCallable_Check(args[6]) ? Py_NewRef(args[6]) : nullptr;
   Py_INCREF(args[3]);
   Py_INCREF(args[4]);
   auto kernel = std::make_unique<OpKernel>(table, autograd, args[3], args[4], intList(args[5]),
-                                           std::move(gradients));
+                                           std::move(gradients), gradientsFor);
   // Never freed: the dispatcher would otherwise drop the registration at
   // exit, after Python and perhaps the dispatcher itself are gone.
   auto *library = new torch::Library(torch::Library::IMPL, op.substr(0, colons),

@@ -176,27 +176,44 @@ def test_deepgemm_contiguous_drop_in():
         assert rel_err(out[sel], x_deq[sel] @ w_deq[gi].T) < 2e-3
 
 
+# Each op's forward of x [T, K] by weights [G, N, K] (y = x @ w[g]^T), or
+# [G, K, N] with b_layout "kn" (y = x @ w[g]).
+FORWARDS = {
+    "grouped_mm": (lambda x, w, offsets: torch.ops.ggc.grouped_mm(x, w, offsets), "nk"),
+    "ggc.ops nk": (lambda x, w, offsets: ops.grouped_gemm(x, w, offsets=offsets), "nk"),
+    "ggc.ops kn": (lambda x, w, offsets: ops.grouped_gemm(x, w, offsets=offsets,
+                                                          b_layout="kn"), "kn"),
+}
+
+
+@pytest.mark.parametrize("forward", FORWARDS)
 @pytest.mark.parametrize("tail", [0, 9])
-def test_torch_custom_op_forward_and_backward(tail):
+def test_torch_custom_op_forward_and_backward(tail, forward):
     """Twice with fresh inputs of one signature: the second call runs the
     kept launches (the C++ kernels' autograd node and gradient ops, where
-    ggc._signature is built), and both match fp64. `tail` rows of x lie
-    past the last group: their gradient is zero."""
+    ggc._signature is built: grouped_mm's declared for the op, grouped_gemm's
+    learnt for the call), and both match fp64. `tail` rows of x lie past
+    the last group: their gradient is zero."""
+    call, b_layout = FORWARDS[forward]
     sizes = [33, 0, 200, 1]
     g, n, k = len(sizes), 128, 256
     offsets = offsets_of(sizes)
     for round in range(2):
         hits = ggc.signature.op_kernel_hits()
         x = torch.randn(sum(sizes) + tail, k, device="cuda").bfloat16().requires_grad_()
-        w = (torch.randn(g, n, k, device="cuda") / 8).bfloat16().requires_grad_()
-        y = torch.ops.ggc.grouped_mm(x, w, offsets)
+        w_nk = torch.randn(g, n, k, device="cuda") / 8
+        w = (w_nk if b_layout == "nk" else w_nk.transpose(1, 2).contiguous()).bfloat16()
+        w.requires_grad_()
+        y = call(x, w, offsets)
         grad_y = torch.randn_like(y)
         y.backward(grad_y)
         torch.cuda.synchronize()
         if round == 1 and ggc.signature.op_kernel_installer() is not None:
             assert ggc.signature.op_kernel_hits() == hits + 3  # forward, both gradients
             assert "KeptLaunchWithGradients" in y.grad_fn.name()
-        xd, wd, gd = x.detach().double(), w.detach().double(), grad_y.double()
+        xd, gd = x.detach().double(), grad_y.double()
+        wd = w.detach().double() if b_layout == "nk" else w.detach().double().transpose(1, 2)
+        w_grad = w.grad if b_layout == "nk" else w.grad.transpose(1, 2)
         start = 0
         ref_dx = torch.zeros_like(xd)
         ref_dw = torch.zeros_like(wd)
@@ -209,8 +226,8 @@ def test_torch_custom_op_forward_and_backward(tail):
             start += size
         assert rel_err(x.grad, ref_dx) < 1e-2
         assert (x.grad[sum(sizes):] == 0).all()
-        assert rel_err(w.grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
-        assert (w.grad[1] == 0).all()  # no tokens: zero gradient
+        assert rel_err(w_grad[[0, 2, 3]], ref_dw[[0, 2, 3]]) < 1e-2
+        assert (w_grad[1] == 0).all()  # no tokens: zero gradient
 
 
 def test_grouped_gemm_k_offsets_weight_gradient():

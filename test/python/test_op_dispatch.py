@@ -501,3 +501,78 @@ def test_a_plain_cuda_call_counts_as_plain():
         assert plain.raw_repr() in torch_ops._DIRECT, plain
     for other in (keys(torch._C.DispatchKey.Python), keys(torch._C.DispatchKey.Negative)):
         assert (cuda | other).raw_repr() not in torch_ops._DIRECT, other
+
+
+@cpp_kernels
+@pytest.mark.parametrize("b_layout", ["nk", "kn"])
+@pytest.mark.parametrize("needs", ["a", "b", "ab"])
+def test_a_grouped_gemm_seen_before_needing_a_gradient_runs_a_cpp_autograd_node(
+        launches, needs, b_layout):
+    """grouped_gemm (the MoE layers' projections under autograd) learns its
+    gradient calls per call (torch_ops._gradient_ops): the second call takes
+    the C++ autograd node, whose backward launches what the Python formula
+    launched, on the new tensors."""
+    names, launched = [], []
+    for _ in range(2):
+        t = operands()
+        if b_layout == "kn":
+            t["b"] = t["b"].transpose(1, 2).contiguous()
+        inputs = [t[n].requires_grad_() for n in needs]
+        hits = signature.op_kernel_hits()
+        y = torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"], b_layout=b_layout)
+        names.append(y.grad_fn.name())
+        before = len(launches)
+        grad_y = torch.randn(M, N).to(BF16)
+        grads = torch.autograd.grad(y, inputs, grad_y)
+        assert [(g.shape, g.dtype) for g in grads] == [(i.shape, i.dtype) for i in inputs]
+        named = {**t, "grad_y": grad_y, **{f"grad_{n}": g for n, g in zip(needs, grads)}}
+        launched.append([roles(launch, named, grad_y) for launch in launches[before:]])
+    assert "ggc_grouped_gemmBackward" in names[0] and "KeptLaunchWithGradients" in names[1]
+    assert signature.op_kernel_hits() == hits + 1 + len(needs)
+    assert launched[0] == launched[1] and len(launched[0]) == len(needs)
+
+
+@cpp_kernels
+def test_grouped_gemm_calls_the_node_cannot_run_take_the_python_formula(launches):
+    """torch's offs (offsets made per call) and an output dtype other than
+    a's have no gradient calls the node runs (_gradient_ops: None): every
+    such call takes the Python formula."""
+    t = operands()
+    calls = {
+        "offs": lambda a, b: torch.ops.ggc.grouped_gemm(a, b, offs=t["offsets"][1:]),
+        "out_dtype": lambda a, b: torch.ops.ggc.grouped_gemm(
+            a, b, offsets=t["offsets"], out_dtype=torch.float32),
+    }
+    for name, call in calls.items():
+        for _ in range(3):
+            a = torch.randn(M, K).to(BF16).requires_grad_()
+            y = call(a, torch.randn(G, N, K).to(BF16))
+            assert "ggc_grouped_gemmBackward" in y.grad_fn.name(), name
+
+
+def test_grouped_gemm_gradient_calls_name_every_argument():
+    """_gradient_ops' calls take grouped_gemm's arguments in its schema's
+    order: the gradient (-1), the forward's a, b and offsets (0, 1, 2) and
+    constants for the rest, as _backward's keyword calls give them."""
+    a, b = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
+    offsets = torch.tensor([0, 30, M], dtype=I32)
+    schema = torch_ops.grouped_gemm_op._opoverload._schema
+    args = [a, b, offsets] + [arg.default_value for arg in schema.arguments[3:]]
+    (dx_input, dx_op, dx_sources, dx_constants), (dw_input, _, dw_sources, dw_constants) = (
+        torch_ops._gradient_ops(*args))
+    assert (dx_input, dw_input, dx_op) == (0, 1, "ggc::grouped_gemm")
+    names = [arg.name for arg in schema.arguments]
+    assert dx_sources[:3] == [-1, 1, 2] and dw_sources[:2] == [-1, 0]
+    assert dw_sources[names.index("k_offsets")] == 2
+    constant = {n: dx_constants[-2 - s] for n, s in zip(names, dx_sources) if s <= -2}
+    assert constant["b_layout"] == "kn" and constant["zero_ungrouped"] is True
+    assert constant["masked_m"] is None and constant["out_dtype"] == BF16
+    constant = {n: dw_constants[-2 - s] for n, s in zip(names, dw_sources) if s <= -2}
+    assert constant["out_dtype"] == BF16 and constant["offsets"] is None
+    args[9] = torch.float32  # an output dtype other than a's
+    assert torch_ops._gradient_ops(*args) is None
+    # f16 inputs: the default output is bf16, whose gradient _backward casts
+    f16 = [a.half(), b.half(), offsets] + args[3:9] + [None] + args[10:]
+    assert torch_ops._gradient_ops(*f16) is None
+    f16[9] = torch.float16
+    assert torch.float16 in torch_ops._gradient_ops(*f16)[0][3]  # grad_a in f16

@@ -5,6 +5,10 @@ interleaved in one process (#40). Dense rows of 176 f32 (704 bytes) put
 a warp's 8 rows of fragment stores on half the banks; halves of 88 (352
 bytes) spread them over all 32, at the cost of two TMA boxes a height.
 128x144 tiles (four stages) have the same conflict and the same cure.
+The plan's `column_scale_reads = at_issue` (B's column scales read into
+registers after each wgmma's issue, the stage given back before the
+promotion) on both: not yet run (thirty-second session, no device time
+left).
 
     python3 benchmarks/probes/wgrad_staging.py
 
@@ -23,23 +27,27 @@ import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
 
-# (block N, stages, staging); the first is gg-select-config's choice.
-VARIANTS = ((176, 3, "dense"), (176, 3, "dense_halves"), (144, 4, "dense"),
-            (144, 4, "dense_halves"))
+# (block N, stages, staging, column_scale_reads); the first is ggc's choice.
+VARIANTS = ((176, 3, "dense", "at_promotion"), (176, 3, "dense_halves", "at_promotion"),
+            (144, 4, "dense", "at_promotion"), (144, 4, "dense_halves", "at_promotion"),
+            (176, 3, "dense", "at_issue"), (144, 4, "dense_halves", "at_issue"))
 
 
 def kernels_for(g, m, n):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     kernels = {}
-    for block_n, stages, staging in VARIANTS:
-        kernels[f"128x{block_n} {stages} stages {staging}"] = ggc.Kernel(ir.grouped_matmul(
+    for block_n, stages, staging, reads in VARIANTS:
+        label = f"128x{block_n} {stages} stages {staging}" + (
+            " at_issue" if reads == "at_issue" else "")
+        kernels[label] = ggc.Kernel(ir.grouped_matmul(
             "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
             dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
             b_scale="block1x128_mn", accumulate=True,
             config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
                    f"cluster = [1, 1], sms = {sms}>",
             kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, "
-                        f"registers = [40, 232], staging = {staging}>"))
+                        f"registers = [40, 232], staging = {staging}, "
+                        f"column_scale_reads = {reads}>"))
     return kernels
 
 

@@ -250,20 +250,22 @@ void KernelGenerator::publishColumnScale(Value word, Value consumerIndex,
 Value KernelGenerator::promoteBlock(Value acc, Value partial,
                                     const BlockScales &scales, const Tile &t,
                                     const Fragment &f, Value consumerIndex,
-                                    Value kBlock, Value columnFactors) {
+                                    Value kBlock, Value columnFactors,
+                                    ValueRange columnValues) {
   // Per-column scales of B (1x128 blocks, MX factors): one f32 per column,
-  // from shared memory.
+  // from shared memory, or read already (columnValues).
   SmallVector<Value> bScales = scales.b;
   if (p.columnScales) {
-    bScales.clear();
-    if (!columnFactors)
+    bScales.assign(columnValues.begin(), columnValues.end());
+    if (!columnFactors && columnValues.empty())
       columnFactors = columnScales(consumerIndex, b.remU(kBlock, b.c32(2)));
   }
   return b.create<ggk::PromoteOp>(
       acc.getType(), acc, partial, ValueRange{scales.a[0], scales.a[1]}, bScales,
       columnFactors, t.nBlock, f.colBase, f.col,
       b.getI64IntegerAttr(p.blockN),
-      p.columnHalves && !p.columnScales ? b.getUnitAttr() : UnitAttr());
+      p.columnHalves && !p.columnScales ? b.getUnitAttr() : UnitAttr(),
+      columnValues.empty() ? UnitAttr() : b.getUnitAttr());
 }
 
 } // namespace ggc

@@ -213,7 +213,12 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
       acc.getType(), b.i32(), t.numKBlocks, counter, acc,
       b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(promotions),
       op.getKernelPlanAttr(),
-      p.columnScalesInStages ? b.getUnitAttr() : UnitAttr());
+      p.columnScalesInStages && !p.columnScalesAtIssue ? b.getUnitAttr()
+                                                       : UnitAttr());
+  // column_scale_reads = at_issue: the thread's columns' scales, two per
+  // 8 columns of the warpgroup, read from the stage with A's and carried
+  // to the promotion, so that the stage goes back before it.
+  int64_t columnCount = p.columnScalesAtIssue ? accType.getColumns() / 4 : 0;
   Type i32 = b.i32();
   // The slots' copies of block k; ggk-pipeline-promotion issues them where
   // the plan puts the scales in the slots.
@@ -264,7 +269,16 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
            [&](ValueRange a) -> SmallVector<Value> {
              if (p.mx)
                return readMxFactors(t, a[0], a[1], f, promotions);
-             return readBlockScales(t, a[0], a[2], f).values();
+             SmallVector<Value> scales = readBlockScales(t, a[0], a[2], f).values();
+             if (columnCount) {
+               Value table = sharedAddress(kStageBScales, a[2],
+                                           stageBScaleBytes(p.blockN));
+               auto columns = b.create<ggk::LoadColumnScalesOp>(
+                   SmallVector<Type>(columnCount, b.f32()), table, f.col,
+                   b.getI64IntegerAttr(accType.getColumns()));
+               llvm::append_range(scales, columns.getResults());
+             }
+             return scales;
            });
   SmallVector<Type> promoteArguments = {accType, accType, i32, i32};
   llvm::append_range(promoteArguments,
@@ -273,6 +287,12 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
            [&](ValueRange a) -> SmallVector<Value> {
              // MX: scale block j's column factors follow the first j's.
              Value columnFactors;
+             ValueRange scales = a.drop_front(4);
+             if (columnCount)
+               return {promoteBlock(a[0], a[1],
+                                    BlockScales::fromValues(scales.drop_back(columnCount)),
+                                    t, f, consumerIndex, a[2], Value(),
+                                    scales.take_back(columnCount))};
              if (p.columnScalesInStages)
                // K block k's stage, which the loop keeps until here
                // (promote_reads_stage): ring counter counter + k.

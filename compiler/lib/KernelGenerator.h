@@ -126,6 +126,10 @@ struct KernelPlan {
   /// The stages carry B's per-column scales too (k_grouped's 1x128 ones):
   /// one TMA box of the tile's columns a stage, read by the promotion.
   bool columnScalesInStages = false;
+  /// The plan's column_scale_reads = at_issue (with columnScalesInStages):
+  /// each K block's column scales read into registers after its wgmma is
+  /// issued, the stage given back before the promotion.
+  bool columnScalesAtIssue = false;
   /// Rows of A's scale window per stage (stageScales): the tile's, from
   /// its first row rounded down to 4.
   int64_t aScaleWindowRows() const { return blockM + ggc::kAScaleWindowPad; }
@@ -365,7 +369,8 @@ private:
   /// warpgroup's buffer for kBlock.
   Value promoteBlock(Value acc, Value partial, const BlockScales &scales,
                      const Tile &t, const Fragment &f, Value consumerIndex,
-                     Value kBlock, Value columnFactors = Value());
+                     Value kBlock, Value columnFactors = Value(),
+                     ValueRange columnValues = {});
   /// A K block's scales reach the consumers through per-warp shared-memory
   /// slots (ScaleSlots), filled by cp.async one K block ahead, so no load
   /// waits in a register the loop carries: ptxas copied such a carried

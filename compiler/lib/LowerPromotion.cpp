@@ -1,7 +1,8 @@
 //===- LowerPromotion.cpp - ggk-lower-promotion ---------------------------===//
 //
-// Two-level accumulation's promotion (ggk.promote) and MX's exponent
-// decoding (ggk.decode_ue8m0) as the fragment's arithmetic, where they sit.
+// Two-level accumulation's promotion (ggk.promote), the per-column scales
+// read ahead of it (ggk.load_column_scales) and MX's exponent decoding
+// (ggk.decode_ue8m0) as the fragment's arithmetic and loads, where they sit.
 //
 //===----------------------------------------------------------------------===//
 #include "ConvertOps.h"
@@ -43,6 +44,8 @@ public:
   Promotion(ggk::PromoteOp op, KernelBuilder &b)
       : op(op), b(b), type(cast<ggk::AccType>(op.getAcc().getType())),
         columns(type.getColumns()) {
+    if (op.getPerColumn())
+      return; // each column's own product, at its FMA
     for (int half = 0; half < 2; ++half)
       for (Value bScale : op.getBScales())
         factor.push_back(
@@ -50,7 +53,7 @@ public:
   }
 
   Value lower() {
-    if (op.getColumnScales())
+    if (op.getColumnScales() || op.getPerColumn())
       return accumulate(op.getAcc(), [](int64_t, int) { return Value(); });
     int64_t bScales = op.getBScales().size();
     // column_halves: the first half of the columns (B's gate rows) takes
@@ -95,6 +98,8 @@ private:
         Value bColumn;
         if (pair)
           bColumn = b.create<LLVM::ExtractElementOp>(pair, b.c32(j));
+        else if (op.getPerColumn())
+          bColumn = op.getBScales()[2 * c + j];
         for (int half = 0; half < 2; ++half) {
           SmallVector<int64_t> at = {half, c, j};
           Value x = b.create<ggk::AccGetOp>(partial, at);
@@ -164,6 +169,24 @@ private:
   SmallVector<Value> factor;
 };
 
+/// A thread's columns' scales: one 8-byte pair per 8-column block, as
+/// ggk.promote's column_scales reads them.
+void lowerLoadColumnScales(ggk::LoadColumnScalesOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  SmallVector<Value> scales;
+  for (int64_t c = 0; c < op.getColumns() / 8; ++c) {
+    Value column = b.add(op.getColumn(), b.c32(8 * c));
+    Value pair = b.create<LLVM::LoadOp>(
+        VectorType::get({2}, b.f32()),
+        b.gep(op.getTable(), b.mul(b.toI64(column), b.c64(4))),
+        /*alignment=*/8);
+    for (int j = 0; j < 2; ++j)
+      scales.push_back(b.create<LLVM::ExtractElementOp>(pair, b.c32(j)));
+  }
+  op.replaceAllUsesWith(scales);
+  op.erase();
+}
+
 Value lower(Operation *op, KernelBuilder &b) {
   if (auto decode = dyn_cast<ggk::DecodeUE8M0Op>(op))
     return decodeUE8M0(b, decode.getWord(), decode.getByte());
@@ -172,6 +195,10 @@ Value lower(Operation *op, KernelBuilder &b) {
 
 struct LowerPromotion : public ggc::impl::LowerPromotionBase<LowerPromotion> {
   void runOnOperation() override {
+    SmallVector<ggk::LoadColumnScalesOp> loads;
+    getOperation().walk([&](ggk::LoadColumnScalesOp op) { loads.push_back(op); });
+    for (ggk::LoadColumnScalesOp op : loads)
+      lowerLoadColumnScales(op);
     ggc::convertEach<ggk::PromoteOp, ggk::DecodeUE8M0Op>(getOperation(),
                                                           lower);
   }

@@ -196,6 +196,9 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
   p.stagingHalves = kernelPlan.getStaging() == Staging::dense_halves;
+  p.columnScalesAtIssue =
+      p.columnScalesInStages &&
+      kernelPlan.getColumnScaleReads() == ColumnScaleReads::at_issue;
   p.warpgroupStoreRows =
       kernelPlan.getStoreIssuers() == StoreIssuers::warpgroup ? 64 : 0;
   p.storeSlice = op.getStoreSlice().value_or(0);

@@ -354,10 +354,15 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     gradient 0.945-1.005x, FP8 forward 0.98-1.02x, BF16 0.99-1.01x
   //     (H200, docs/performance.md, twenty-ninth session).
   StoreIssuers storeIssuers = StoreIssuers::tile;
+  // 11. Column scale reads: at the promotion, holding the stage until the
+  //     K block's promotion is done. Reading them at the wgmma's issue,
+  //     the stage given back before the promotion (at_issue), is a plan a
+  //     user can state; not measured yet, so not chosen.
+  ColumnScaleReads columnScaleReads = ColumnScaleReads::at_promotion;
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,
-      storeColumns, epilogueBlocks, storeIssuers);
+      storeColumns, epilogueBlocks, storeIssuers, columnScaleReads);
 }
 
 /// The plan's warp layout, release lag, producer and registers against the
@@ -519,6 +524,13 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                    << " outputs are not whole " << swizzle
                    << "-byte chunks; use staging = "
                    << stringifyStaging(chooseStaging(op, config));
+  if (plan.getColumnScaleReads() == ColumnScaleReads::at_issue &&
+      !(plan.getScales() == ScalePlacement::stages &&
+        ggc::stagesColumnScales(op) && op.getLayout() == GroupLayout::k_grouped))
+    return error() << " reads B's per-column scales at the wgmma's issue "
+                      "(column_scale_reads = at_issue), which takes them in "
+                      "the stages: k_grouped with 1x128 scales of 'b' and "
+                      "scales = stages";
   if (plan.getStaging() == Staging::dense_halves && !canHalveStaging(op, config))
     return error() << " cannot stage the tile as dense halves: its "
                    << op.stagedColumns(config)

@@ -245,7 +245,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser.parseKeyword("staging"))
     return {};
   FailureOr<Staging> staging = parseEnumEntry<Staging>(
-      parser, "none, dense, swizzled or swizzled_64", symbolizeStaging);
+      parser, "none, dense, dense_halves, swizzled or swizzled_64",
+      symbolizeStaging);
   if (failed(staging))
     return {};
   // The optional fields, in any order, each at most once.
@@ -253,7 +254,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
           epilogueBlocks = KernelPlanAttr::defaultEpilogueBlocks(*promotion);
   Producer producer = Producer::warpgroup;
   StoreIssuers storeIssuers = StoreIssuers::tile;
-  StringRef seen[6];
+  ColumnScaleReads columnScaleReads = ColumnScaleReads::at_promotion;
+  StringRef seen[7];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef field;
@@ -264,11 +266,13 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
                       : field == "store_columns"   ? &storeColumns
                       : field == "epilogue_blocks" ? &epilogueBlocks
                                                    : nullptr;
-    if (!number && field != "producer" && field != "store_issuers") {
+    if (!number && field != "producer" && field != "store_issuers" &&
+        field != "column_scale_reads") {
       parser.emitError(at) << "kernel_plan has no field '" << field
                            << "' (expected 'warp_columns', 'release_lag', "
                               "'producer', 'store_columns', "
-                              "'epilogue_blocks' or 'store_issuers')";
+                              "'epilogue_blocks', 'store_issuers' or "
+                              "'column_scale_reads')";
       return {};
     }
     if (llvm::is_contained(seen, field)) {
@@ -276,7 +280,13 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     *llvm::find(seen, StringRef()) = field;
-    if (field == "store_issuers") {
+    if (field == "column_scale_reads") {
+      FailureOr<ColumnScaleReads> value = parseEnumEntry<ColumnScaleReads>(
+          parser, "at_promotion or at_issue", symbolizeColumnScaleReads);
+      if (failed(value))
+        return {};
+      columnScaleReads = *value;
+    } else if (field == "store_issuers") {
       FailureOr<StoreIssuers> value = parseEnumEntry<StoreIssuers>(
           parser, "tile or warpgroup", symbolizeStoreIssuers);
       if (failed(value))
@@ -297,7 +307,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<KernelPlanAttr>(
       parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
       *staging, warpColumns, releaseLag, producer, storeColumns,
-      epilogueBlocks, storeIssuers);
+      epilogueBlocks, storeIssuers, columnScaleReads);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -318,6 +328,9 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
     printer << ", epilogue_blocks = " << getEpilogueBlocks();
   if (getStoreIssuers() != StoreIssuers::tile)
     printer << ", store_issuers = " << stringifyStoreIssuers(getStoreIssuers());
+  if (getColumnScaleReads() != ColumnScaleReads::at_promotion)
+    printer << ", column_scale_reads = "
+            << stringifyColumnScaleReads(getColumnScaleReads());
   printer << ">";
 }
 
@@ -328,7 +341,8 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        Staging staging, int64_t warpColumns,
                        int64_t releaseLag, Producer producer,
                        int64_t storeColumns, int64_t epilogueBlocks,
-                       StoreIssuers storeIssuers) {
+                       StoreIssuers storeIssuers,
+                       ColumnScaleReads columnScaleReads) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;
@@ -356,6 +370,10 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " registers must be a multiple of 8 in [24, 256] "
                             "(setmaxnreg), got "
                          << regs;
+  if (columnScaleReads == ColumnScaleReads::at_issue && pipelined)
+    return emitError() << "kernel_plan column_scale_reads = at_issue takes "
+                          "promotion = serial (two partial accumulators and "
+                          "the columns' scales do not fit beside each other)";
   if (producerRegisters > consumerRegisters)
     return emitError() << "kernel_plan gives the producer more registers ("
                        << producerRegisters << ") than each consumer ("

@@ -28,6 +28,17 @@ LogicalResult PromoteOp::verify() {
                          << bScales << (getColumnScales() ? " and 'columns'" : "");
   if (getColumnHalves())
     return success();
+  if (getPerColumn()) {
+    int64_t columns = type.getColumns();
+    if (getColumnScales() || bScales != static_cast<size_t>(columns / 4))
+      return emitOpError() << "with per_column takes B's scales of the "
+                              "thread's columns, two per 8-column block: "
+                           << columns / 4 << " of " << columns
+                           << " columns and no 'columns' table, got "
+                           << bScales
+                           << (getColumnScales() ? " and a table" : "");
+    return success();
+  }
   if (getColumnScales()) {
     if (bScales != 0)
       return emitOpError() << "takes B's scales per column or per block, not "
@@ -45,5 +56,18 @@ LogicalResult PromoteOp::verify() {
   if (bScales == 2 && columns == 128)
     return emitOpError() << "has 2 of B's block scales, but its " << columns
                          << " columns lie in one 128-column block";
+  return success();
+}
+
+LogicalResult LoadColumnScalesOp::verify() {
+  int64_t columns = getColumns();
+  if (columns <= 0 || columns % 8 != 0)
+    return emitOpError() << "columns must be a positive multiple of 8 (whole "
+                            "8-column blocks), got "
+                         << columns;
+  if (getScales().size() != static_cast<size_t>(columns / 4))
+    return emitOpError() << "gives two scales per 8-column block: "
+                         << columns / 4 << " for " << columns
+                         << " columns, got " << getScales().size();
   return success();
 }

@@ -79,3 +79,43 @@ func.func @block_n(%acc: !ggk.acc<64x128xf32>, %s: f32, %x: i32) {
       {block_n = 0} : !ggk.acc<64x128xf32>
   func.return
 }
+
+// -----
+
+// Per-column scales read ahead (ggk.load_column_scales: two per 8-column
+// block) and promoted from registers (per_column) print as they parse.
+// CHECK-LABEL: func.func @per_column
+// CHECK: %[[S:.*]]:4 = ggk.load_column_scales %{{.*}} at(%{{.*}}) {columns = 16 : i64} : f32, f32, f32, f32
+// CHECK: ggk.promote %{{.*}} into %{{.*}} rows(%{{.*}}, %{{.*}}) blocks(%[[S]]#0, %[[S]]#1, %[[S]]#2, %[[S]]#3) at(%{{.*}}, %{{.*}}, %{{.*}}) {block_n = 16 : i64, per_column} : !ggk.acc<64x16xf32>
+func.func @per_column(%acc: !ggk.acc<64x16xf32>, %part: !ggk.acc<64x16xf32>, %s: f32,
+                      %table: !llvm.ptr<3>, %x: i32) {
+  %c:4 = ggk.load_column_scales %table at(%x) {columns = 16} : f32, f32, f32, f32
+  %0 = ggk.promote %part into %acc rows(%s, %s) blocks(%c#0, %c#1, %c#2, %c#3) at(%x, %x, %x)
+      {block_n = 16, per_column} : !ggk.acc<64x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @per_column_count(%acc: !ggk.acc<64x16xf32>, %s: f32, %x: i32) {
+  // expected-error @+1 {{with per_column takes B's scales of the thread's columns, two per 8-column block: 4 of 16 columns and no 'columns' table, got 2}}
+  %0 = ggk.promote %acc into %acc rows(%s, %s) blocks(%s, %s) at(%x, %x, %x)
+      {block_n = 16, per_column} : !ggk.acc<64x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @load_column_scales_count(%table: !llvm.ptr<3>, %x: i32) {
+  // expected-error @+1 {{gives two scales per 8-column block: 4 for 16 columns, got 2}}
+  %c:2 = ggk.load_column_scales %table at(%x) {columns = 16} : f32, f32
+  func.return
+}
+
+// -----
+
+func.func @load_column_scales_columns(%table: !llvm.ptr<3>, %x: i32) {
+  // expected-error @+1 {{columns must be a positive multiple of 8 (whole 8-column blocks), got 12}}
+  %c:3 = ggk.load_column_scales %table at(%x) {columns = 12} : f32, f32, f32
+  func.return
+}

@@ -40,6 +40,23 @@ func.func @serial_epilogue_block(%a: memref<?x512xbf16>, %b: memref<8x1024x512xb
   return
 }
 
+// column_scale_reads prints where it is not at_promotion, after every
+// other optional field; the staging may be dense_halves.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense_halves, store_issuers = warpgroup, column_scale_reads = at_issue>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense>
+func.func @column_scale_reads(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                              %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense_halves, column_scale_reads = at_issue, store_issuers = warpgroup>}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, column_scale_reads = at_promotion>}
+  return
+}
+
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>
 func.func @epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -162,7 +179,7 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns', 'epilogue_blocks' or 'store_issuers')}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns', 'epilogue_blocks', 'store_issuers' or 'column_scale_reads')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
@@ -191,5 +208,29 @@ func.func @pipelined_in_place(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 0>}
+  return
+}
+
+// -----
+
+func.func @column_scale_reads_pipelined(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan column_scale_reads = at_issue takes promotion = serial (two partial accumulators and the columns' scales do not fit beside each other)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, column_scale_reads = at_issue>}
+  return
+}
+
+// -----
+
+func.func @column_scale_reads_value(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      // expected-error @+1 {{expected at_promotion or at_issue}}
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, column_scale_reads = later>}
   return
 }

@@ -145,3 +145,30 @@ func.func @decode(%w: i32, %byte: i32) -> f32 {
   %0 = ggk.decode_ue8m0 %w[%byte]
   func.return %0 : f32
 }
+
+// -----
+
+// Before: a thread's columns' scales read ahead (column_scale_reads =
+// at_issue) and a promotion from them (per_column). After: one 8-byte
+// load per 8-column block at (column + 8 c) * 4 where the read stood,
+// and the promotion's FMAs take each column's own scale times A's, no
+// load of their own.
+// CHECK-LABEL: func.func @per_column
+// CHECK-SAME: %[[A0:[^:]*]]: f32, %{{.*}}: f32, %[[T:.*]]: !llvm.ptr<3>, %[[COL:.*]]: i32)
+// CHECK: %[[C0:.*]] = arith.addi %[[COL]], %c0_i32
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: %[[C1:.*]] = arith.addi %[[COL]], %c8_i32
+// CHECK: %[[PAIR1:.*]] = llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<3> -> vector<2xf32>
+// CHECK: %[[S2:.*]] = llvm.extractelement %[[PAIR1]][%c0_i32
+// CHECK-NOT: llvm.load
+// CHECK: %[[F:.*]] = arith.mulf %[[A0]], %[[S2]]
+// CHECK: math.fma %{{.*}}, %[[F]], %{{.*}}
+// CHECK-NOT: llvm.load
+// CHECK: return
+func.func @per_column(%acc: !ggk.acc<64x16xf32>, %part: !ggk.acc<64x16xf32>, %a0: f32, %a1: f32,
+                      %t: !llvm.ptr<3>, %col: i32) -> !ggk.acc<64x16xf32> {
+  %c:4 = ggk.load_column_scales %t at(%col) {columns = 16} : f32, f32, f32, f32
+  %0 = ggk.promote %part into %acc rows(%a0, %a1) blocks(%c#2, %c#3, %c#0, %c#1) at(%col, %col, %col)
+      {block_n = 16, per_column} : !ggk.acc<64x16xf32>
+  func.return %0 : !ggk.acc<64x16xf32>
+}

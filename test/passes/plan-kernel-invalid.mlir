@@ -595,3 +595,19 @@ func.func @halves_sliced(%a: memref<?x4096xbf16>, %b: memref<8x4096x4096xbf16>,
        kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense_halves>}
   return
 }
+
+// -----
+
+// column_scale_reads = at_issue reads B's per-column scales from the
+// stages: a contiguous op has none there.
+func.func @column_reads_without_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{reads B's per-column scales at the wgmma's issue (column_scale_reads = at_issue), which takes them in the stages: k_grouped with 1x128 scales of 'b' and scales = stages}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, column_scale_reads = at_issue>}
+  return
+}

@@ -200,7 +200,7 @@ def LowerKLoop : Pass<"ggk-lower-k-loop", "::mlir::ModuleOp"> {
 }
 
 def LowerPromotion : Pass<"ggk-lower-promotion", "::mlir::ModuleOp"> {
-  let summary = "lower ggk.promote and ggk.decode_ue8m0 to the fragment's FMAs";
+  let summary = "lower ggk.promote, ggk.load_column_scales and ggk.decode_ue8m0 to the fragment's FMAs and loads";
   let description = [{
     Takes: `ggk.promote` ops (made by `gg-lower-to-nvvm` for each K block,
     or MX scale block, of a two-level kernel, and placed by
@@ -208,7 +208,9 @@ def LowerPromotion : Pass<"ggk-lower-promotion", "::mlir::ModuleOp"> {
     Makes, where each sits: for every element of the thread's fragment
     (`ggk.acc_get` / `ggk.acc_set`), `fma(partial, scale_a * scale_b,
     acc)`, the scale of B being the element's column's (a load from
-    `column_scales`) or its 128-column block's. Where a block boundary
+    `column_scales`, or with `per_column` one of the values a
+    `ggk.load_column_scales` read earlier: its 8-byte loads, where it
+    sits) or its 128-column block's. Where a block boundary
     may fall inside the warpgroup's columns, each place it may take gets a
     copy of the FMAs with the scales fixed, picked once by an
     `scf.index_switch` on the place (up to 7 places; beyond, a select per

@@ -254,11 +254,15 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        chunks that TMA stores rather than adds to an f32 `out` (a bf16
        weight gradient's 128x160 tiles 7.1% faster; f32 reduce-adds of
        64-byte boxes 6-12% slower: docs/performance.md, twenty-ninth
-       session), else dense;
+       session), else dense (two dense halves, `dense_halves`, measured
+       level on the FP8 weight gradient's 128x176 tiles: a user's choice);
     5. epilogue_blocks: 1 with pipelined promotion, 0 with serial (the
        serial kernels' epilogue beside the next tile's first wgmma measured
        0.86-1.03x); store_issuers: one for the tile (each consumer
-       warpgroup storing its own rows measured 0.95-1.02x).
+       warpgroup storing its own rows measured 0.95-1.02x);
+       column_scale_reads: at the promotion (reading B's per-column scales
+       at the wgmma's issue, `at_issue`, which gives the stage back before
+       the promotion, is a user's choice until measured).
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
     (warps of 64 rows side by side) where a warpgroup has 256 columns or

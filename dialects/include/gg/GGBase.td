@@ -360,15 +360,28 @@ def GG_OverfetchAttr : GG_Attr<"Overfetch", "overfetch"> {
   let genVerifyDecl = 1;
 }
 
+def GG_ColumnScaleReads : I32EnumAttr<"ColumnScaleReads",
+    "when a two-level kernel reads B's per-column scales from the stage", [
+  // At the K block's promotion: the stage is kept until then.
+  I32EnumAttrCase<"at_promotion", 0>,
+  // Into registers right after the K block's wgmma is issued: the stage
+  // goes back once the wgmma is done, before the promotion.
+  I32EnumAttrCase<"at_issue", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let summary = "how the kernel's warpgroups share the work of one grouped matmul";
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
     staging = T[, warp_columns = N][, release_lag = N][, producer = P]
-    [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]>`,
+    [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]
+    [, column_scale_reads = C]>`,
     the optional fields printed only where they are not their default (1,
-    1, warpgroup, 2, 1 with pipelined promotion and 0 with serial, and
-    tile). Written by `gg-plan-kernel` (or by
+    1, warpgroup, 2, 1 with pipelined promotion and 0 with serial, tile,
+    and at_promotion). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -442,6 +455,15 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       warpgroup meets only its own threads, so that one can stage and
       store its rows while another computes). `warpgroup` takes consumer
       warpgroups that split the tile by rows (no `split_n`).
+    - `column_scale_reads`: where B's per-column scales ride the stages
+      (k_grouped's 1x128 scales of both operands, `scales = stages`),
+      when each consumer thread reads its columns' scales: `at_promotion`
+      (the default: the promotion reads them from the stage, which goes
+      back to the producer after the K block's promotion) or `at_issue`
+      (into registers right after the K block's wgmma is issued, two per
+      8 columns of the warpgroup; the stage goes back once the wgmma is
+      done, before the promotion, as where B's scales are per block).
+      `at_issue` takes serial promotion.
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -456,7 +478,9 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     // Where unwritten, the parser and the builder take
     // defaultEpilogueBlocks(promotion): 1 pipelined, 0 serial.
     DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks,
-    DefaultValuedParameter<"StoreIssuers", "StoreIssuers::tile">:$storeIssuers
+    DefaultValuedParameter<"StoreIssuers", "StoreIssuers::tile">:$storeIssuers,
+    DefaultValuedParameter<"ColumnScaleReads",
+                           "ColumnScaleReads::at_promotion">:$columnScaleReads
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
@@ -465,7 +489,7 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
                    Producer::warpgroup, 2, defaultEpilogueBlocks(promotion),
-                   StoreIssuers::tile);
+                   StoreIssuers::tile, ColumnScaleReads::at_promotion);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -477,8 +501,9 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   }];
   // `<promotion = P, scales = S, registers = [R, R], staging = T
   //  [, warp_columns = N][, release_lag = N][, producer = P]
-  //  [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]>`, the
-  // optional fields only where they are not their default.
+  //  [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]
+  //  [, column_scale_reads = C]>`, the optional fields only where they are
+  //  not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -28,7 +28,10 @@ def GGK_PromoteOp : GGK_Op<"promote",
       4 bytes per column of the tile, read at the thread's columns from
       `column` (its first, `ggk.acc_origin`'s, an even one) as one 8-byte
       pair per 8-column block, so the table must be 8-byte aligned;
-      `b_scales` is then empty.
+      `b_scales` is then empty;
+    - or, with `per_column`, B's scales of the thread's columns already
+      read (`ggk.load_column_scales`): `b_scales` holds two per 8-column
+      block, block `c`'s at `2 c` and `2 c + 1`.
 
     A warpgroup whose width is not a multiple of 128 (112, 192) may have
     a boundary of B's 128x128 blocks inside its columns, which start at
@@ -56,7 +59,8 @@ def GGK_PromoteOp : GGK_Op<"promote",
     I32:$column_base,
     I32:$column,
     I64Attr:$block_n,
-    UnitAttr:$column_halves
+    UnitAttr:$column_halves,
+    UnitAttr:$per_column
   );
   let results = (outs GGK_AccType:$result);
   let hasVerifier = 1;
@@ -65,6 +69,37 @@ def GGK_PromoteOp : GGK_Op<"promote",
     (`blocks` `(` $b_scales^ `)`)? (`columns` `(` $column_scales^ `)`)?
     `at` `(` $n_block `,` $column_base `,` $column `)` attr-dict `:`
     qualified(type($acc))
+  }];
+}
+
+def GGK_LoadColumnScalesOp : GGK_Op<"load_column_scales",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "a thread's columns' scales of B, read from shared memory into registers";
+  let description = [{
+    The per-column scales (f32, 4 bytes per column of the tile) that
+    `ggk.promote`'s `column_scales` would read at its promotion, read now:
+    the thread's two adjacent columns of each 8-column block of a
+    warpgroup's `columns`, from `column` (its first, an even one) on, one
+    8-byte pair per block (the table must be 8-byte aligned). The results
+    are `ggk.promote`'s `b_scales` with `per_column`: `columns / 4` of
+    them. Read right after a K block's wgmma is issued, they let its stage
+    go back to the producer before the promotion
+    (`column_scale_reads = at_issue`).
+
+    Example:
+    ```mlir
+    %s:4 = ggk.load_column_scales %table at(%column) {columns = 16} : f32, f32, f32, f32
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$table,
+    I32:$column,
+    I64Attr:$columns
+  );
+  let results = (outs Variadic<F32>:$scales);
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $table `at` `(` $column `)` attr-dict `:` type($scales)
   }];
 }
 

@@ -269,7 +269,8 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
            [&](ValueRange a) -> SmallVector<Value> {
              if (p.mx)
                return readMxFactors(t, a[0], a[1], f, promotions);
-             SmallVector<Value> scales = readBlockScales(t, a[0], a[2], f).values();
+             SmallVector<Value> scales =
+                 readBlockScales(t, a[0], a[2], f).values();
              if (columnCount) {
                Value table = sharedAddress(kStageBScales, a[2],
                                            stageBScaleBytes(p.blockN));
@@ -288,11 +289,13 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
              // MX: scale block j's column factors follow the first j's.
              Value columnFactors;
              ValueRange scales = a.drop_front(4);
-             if (columnCount)
-               return {promoteBlock(a[0], a[1],
-                                    BlockScales::fromValues(scales.drop_back(columnCount)),
-                                    t, f, consumerIndex, a[2], Value(),
+             if (columnCount) {
+               BlockScales blocks =
+                   BlockScales::fromValues(scales.drop_back(columnCount));
+               return {promoteBlock(a[0], a[1], blocks, t, f, consumerIndex,
+                                    a[2], Value(),
                                     scales.take_back(columnCount))};
+             }
              if (p.columnScalesInStages)
                // K block k's stage, which the loop keeps until here
                // (promote_reads_stage): ring counter counter + k.

@@ -196,7 +196,8 @@ Value lower(Operation *op, KernelBuilder &b) {
 struct LowerPromotion : public ggc::impl::LowerPromotionBase<LowerPromotion> {
   void runOnOperation() override {
     SmallVector<ggk::LoadColumnScalesOp> loads;
-    getOperation().walk([&](ggk::LoadColumnScalesOp op) { loads.push_back(op); });
+    getOperation().walk(
+        [&](ggk::LoadColumnScalesOp op) { loads.push_back(op); });
     for (ggk::LoadColumnScalesOp op : loads)
       lowerLoadColumnScales(op);
     ggc::convertEach<ggk::PromoteOp, ggk::DecodeUE8M0Op>(getOperation(),

@@ -526,12 +526,14 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                    << stringifyStaging(chooseStaging(op, config));
   if (plan.getColumnScaleReads() == ColumnScaleReads::at_issue &&
       !(plan.getScales() == ScalePlacement::stages &&
-        ggc::stagesColumnScales(op) && op.getLayout() == GroupLayout::k_grouped))
+        ggc::stagesColumnScales(op) &&
+        op.getLayout() == GroupLayout::k_grouped))
     return error() << " reads B's per-column scales at the wgmma's issue "
                       "(column_scale_reads = at_issue), which takes them in "
                       "the stages: k_grouped with 1x128 scales of 'b' and "
                       "scales = stages";
-  if (plan.getStaging() == Staging::dense_halves && !canHalveStaging(op, config))
+  if (plan.getStaging() == Staging::dense_halves &&
+      !canHalveStaging(op, config))
     return error() << " cannot stage the tile as dense halves: its "
                    << op.stagedColumns(config)
                    << " staged columns must split into two even halves of "

@@ -621,6 +621,12 @@ std::vector<int> intList(PyObject *sequence) {
   return out;
 }
 
+/// Whether an argument takes a tensor (or None: Optional[Tensor]).
+bool takesTensor(const c10::Argument &argument) {
+  return argument.type()->kind() == c10::TypeKind::TensorType ||
+         argument.type()->isSubtypeOf(*c10::OptionalType::ofTensor());
+}
+
 /// One gradient call, (input, "ns::op", sources[, constants]), checked
 /// against the forward's schema: each source -1 (the incoming gradient),
 /// the position of a tensor argument of the forward's, or (kConstant - i)
@@ -638,10 +644,9 @@ GradientOp gradientOp(const c10::FunctionSchema &forward, pybind11::handle item)
                     "ggc gradient ops: input ", input, " is not an argument of ", forward.name());
   TORCH_CHECK_VALUE(sources.size() == taken.size(), "ggc gradient ops: ", name, " takes ",
                     taken.size(), " arguments, given ", sources.size());
-  std::vector<c10::IValue> constants;
+  std::vector<c10::IValue> constants; // None where no source names it
   if (entry.size() > 3)
-    for (pybind11::handle value : entry[3].cast<pybind11::list>())
-      constants.emplace_back();
+    constants.resize(entry[3].cast<pybind11::list>().size());
   for (size_t i = 0; i < sources.size(); ++i) {
     int source = sources[i];
     if (source <= kConstant) {
@@ -655,12 +660,10 @@ GradientOp gradientOp(const c10::FunctionSchema &forward, pybind11::handle item)
     TORCH_CHECK_VALUE(source >= -1 && source < static_cast<int>(arguments.size()),
                       "ggc gradient ops: source ", source, " of ", name,
                       " is neither -1, an argument nor a constant");
-    TORCH_CHECK_VALUE(taken[i].type()->kind() == c10::TypeKind::TensorType ||
-                          taken[i].type()->isSubtypeOf(*c10::OptionalType::ofTensor()),
+    TORCH_CHECK_VALUE(takesTensor(taken[i]),
                       "ggc gradient ops: ", name, "'s '", taken[i].name(),
                       "' takes no tensor, given source ", source);
-    TORCH_CHECK_VALUE(source == -1 || arguments[source].type()->kind() == c10::TypeKind::TensorType ||
-                          arguments[source].type()->isSubtypeOf(*c10::OptionalType::ofTensor()),
+    TORCH_CHECK_VALUE(source == -1 || takesTensor(arguments[source]),
                       "ggc gradient ops: source ", source, " of ", name, " is '",
                       arguments[source].name(), "', not a tensor");
   }

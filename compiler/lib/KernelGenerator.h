@@ -154,10 +154,6 @@ struct KernelPlan {
   /// The plan's staging says which: the bytes its column chunks are
   /// swizzled by (128 or 64; 0: dense rows).
   int64_t stagingSwizzle = 0;
-  /// The plan's staging = dense_halves: dense, as two chunks of half the
-  /// columns (one TMA box each), whose rows spread a warp's stores over
-  /// all 32 banks where whole rows would not.
-  bool stagingHalves = false;
   /// The rows each consumer warpgroup stores of it itself (the plan's
   /// store_issuers = warpgroup: 64), or 0 (one issuer for the tile).
   int64_t warpgroupStoreRows = 0;
@@ -178,7 +174,6 @@ struct KernelPlan {
   int64_t stagingChunkColumns() const {
     return stagingSwizzle ? stagingSwizzle / byteWidth(outElem)
            : storeSlice   ? storeSlice
-           : stagingHalves ? outBlockN() / 2
                           : outBlockN();
   }
   /// Each K block's wgmma result is scaled and added to the main f32

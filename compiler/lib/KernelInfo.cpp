@@ -166,7 +166,7 @@ void KernelGenerator::declareParams() {
         tensorMap("b_scale", op.getBScale(), {p.blockN, 1}, "none");
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 or 64 swizzled bytes, or all its BN columns, BN/2 with
-  // column_pairs or dense_halves, unswizzled).
+  // column_pairs, unswizzled).
   StringRef poolSwizzle = p.stagingSwizzle == 128  ? "128B"
                           : p.stagingSwizzle == 64 ? "64B"
                                                    : "none";

@@ -79,20 +79,9 @@ Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op) {
   int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
   Value row = op.getRow(), column = op.getColumn();
   int64_t chunkBytes = op.getSwizzle();
-  int64_t chunkColumns = op.getChunkColumns();
-  if (!chunkBytes && (!chunkColumns || chunkColumns == columns))
+  if (!chunkBytes)
     return b.mul(b.toI64(b.add(b.mul(row, b.c32(columns)), column)),
                  b.c64(outBytes));
-  if (!chunkBytes) {
-    // Dense chunks of C columns, each `rows` rows of C: the chunk, then the
-    // row and the column within it.
-    Value chunk = b.divU(column, b.c32(chunkColumns));
-    Value inChunk = b.remU(column, b.c32(chunkColumns));
-    Value chunkStart = b.mul(chunk, b.c32(rows * chunkColumns));
-    Value rowStart = b.mul(row, b.c32(chunkColumns));
-    Value element = b.add(chunkStart, b.add(rowStart, inChunk));
-    return b.mul(b.toI64(element), b.c64(outBytes));
-  }
   // Chunk of `swizzle` bytes, then its row; the 16-byte unit within the row
   // is XORed with bits 7 and up of the row's offset in the chunk (TMA's
   // swizzle: row % 8 for 128-byte rows, row / 2 % 4 for 64-byte ones; the

@@ -195,7 +195,6 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
-  p.stagingHalves = kernelPlan.getStaging() == Staging::dense_halves;
   p.columnScalesAtIssue =
       p.columnScalesInStages &&
       kernelPlan.getColumnScaleReads() == ColumnScaleReads::at_issue;

@@ -118,15 +118,6 @@ bool canSwizzleStaging(GroupedMatmulOp op, ConfigAttr config,
   return op.stagedColumns(config) * ggc::byteWidth(out) % swizzleBytes == 0;
 }
 
-/// Whether the staged tile can be kept as two dense halves (dense_halves):
-/// even halves of whole 16-byte rows (TMA's boxes), the tile staged whole.
-bool canHalveStaging(GroupedMatmulOp op, ConfigAttr config) {
-  int64_t columns = op.stagedColumns(config);
-  return !op.getStoreSlice() && columns % 4 == 0 &&
-         columns / 2 * ggc::byteWidth(op.getOutType().getElementType()) % 16 ==
-             0;
-}
-
 /// A staged output tile is kept as swizzled column chunks, which spread a
 /// warp's fragment stores over all 32 banks: 128-byte chunks where its rows
 /// are whole ones (dense 256-byte rows put a warp's 8 rows on the same
@@ -508,9 +499,8 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "no a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
-                   << (hasStorePool(op) ? "'dense', 'dense_halves', "
-                                          "'swizzled' or 'swizzled_64' with "
-                                          "a store_pool"
+                   << (hasStorePool(op) ? "'dense', 'swizzled' or "
+                                          "'swizzled_64' with a store_pool"
                                         : "'none' without a store_pool");
   if (plan.getStoreColumns() == 8)
     if (std::optional<std::string> obstacle = storeColumnsObstacle(
@@ -532,14 +522,6 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "(column_scale_reads = at_issue), which takes them in "
                       "the stages: k_grouped with 1x128 scales of 'b' and "
                       "scales = stages";
-  if (plan.getStaging() == Staging::dense_halves &&
-      !canHalveStaging(op, config))
-    return error() << " cannot stage the tile as dense halves: its "
-                   << op.stagedColumns(config)
-                   << " staged columns must split into two even halves of "
-                      "whole 16-byte rows, and the tile must be staged "
-                      "whole (no store_slice); use staging = "
-                   << stringifyStaging(chooseStaging(op, config));
   return checkWarpsAndRegisters(op, config, plan, error);
 
 }
@@ -576,7 +558,6 @@ int64_t ggc::stagingSwizzleBytes(Staging staging) {
     return 64;
   case Staging::none:
   case Staging::dense:
-  case Staging::dense_halves:
     return 0;
   }
   llvm_unreachable("unknown staging");

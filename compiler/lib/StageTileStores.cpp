@@ -217,13 +217,6 @@ void drainAtTheConsumersEnd(ggk::StoreTileOp tile) {
                                       tile.getWarpgroupRows());
 }
 
-/// The columns of a dense tile's chunks where it is staged in several (0:
-/// swizzled, or whole rows).
-int64_t denseChunkColumns(ggk::StoreTileOp tile) {
-  int64_t chunk = tile.getChunkColumns();
-  return tile.getSwizzle() || chunk == tile.getTileShape()[1] ? 0 : chunk;
-}
-
 /// The pool's store of the staged tile `buffer` of `shape` (a slice's from
 /// column `firstColumn` of the tile's, or the whole tile's).
 void storeStaged(ggk::StoreTileOp tile, Value buffer, ArrayRef<int64_t> shape,
@@ -292,9 +285,9 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
                                        tile.getThreads(),
                                        tile.getWarpgroupRows(), i == 0 ? 0 : 1);
     Value column = b.sub(pair.getCol(), b.c32(slice * columns));
-    auto staged = b.create<ggk::StageOutputOp>(
-        pair.getPair(), buffer, pair.getRow(), column, tile.getSwizzle(),
-        /*chunk_columns=*/0, shape);
+    auto staged = b.create<ggk::StageOutputOp>(pair.getPair(), buffer,
+                                               pair.getRow(), column,
+                                               tile.getSwizzle(), shape);
     if (last) {
       b.setInsertionPointAfter(staged);
       storeStaged(tile, buffer, shape, slice * columns, b);
@@ -348,8 +341,7 @@ LogicalResult lower(ggk::StoreTileOp tile) {
     b.setInsertionPoint(pair);
     if (pooled)
       b.create<ggk::StageOutputOp>(pair.getPair(), staging, pair.getRow(),
-                                   pair.getCol(), tile.getSwizzle(),
-                                   denseChunkColumns(tile), shape);
+                                   pair.getCol(), tile.getSwizzle(), shape);
     else
       storeByThread(tile, pair, b);
     pair.erase();

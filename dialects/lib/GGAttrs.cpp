@@ -245,8 +245,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       parser.parseKeyword("staging"))
     return {};
   FailureOr<Staging> staging = parseEnumEntry<Staging>(
-      parser, "none, dense, dense_halves, swizzled or swizzled_64",
-      symbolizeStaging);
+      parser, "none, dense, swizzled or swizzled_64", symbolizeStaging);
   if (failed(staging))
     return {};
   // The optional fields, in any order, each at most once.

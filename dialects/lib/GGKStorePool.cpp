@@ -106,18 +106,7 @@ LogicalResult StageOutputOp::verify() {
   if (failed(verifyTileShape(*this, shape)))
     return failure();
   int64_t rowBytes = shape[1] * byteWidth(getPair().getType().getElementType());
-  if (failed(verifySwizzle(*this, getSwizzle(), rowBytes)))
-    return failure();
-  int64_t chunk = getChunkColumns();
-  if (chunk && (getSwizzle() || chunk < 0 || chunk % 2 != 0 ||
-                shape[1] % chunk != 0))
-    return emitOpError() << "chunk_columns must be 0 (whole rows) or an even "
-                            "divisor of the tile's "
-                         << shape[1]
-                         << " columns, with swizzle = 0 (swizzled chunks are "
-                            "the swizzle's bytes), got "
-                         << chunk;
-  return success();
+  return verifySwizzle(*this, getSwizzle(), rowBytes);
 }
 
 LogicalResult StoreStagedTileOp::verify() {
@@ -145,11 +134,11 @@ LogicalResult StoreStagedTileOp::verify() {
                          << element;
   int64_t chunk = getChunkColumns(), columns = shape[1];
   if (chunk <= 0 || columns % chunk != 0 ||
-      chunk * byteWidth(element) % 16 != 0)
-    return emitOpError() << "chunk_columns must divide the tile's " << columns
-                         << " columns in chunks of whole 16-byte rows (TMA's "
-                            "boxes), got "
-                         << chunk;
+      (chunk != columns && chunk * byteWidth(element) != 64 &&
+       chunk * byteWidth(element) != 128))
+    return emitOpError() << "chunk_columns must be the tile's columns ("
+                         << columns << ", dense) or 64 or 128 bytes of them "
+                         << "(the maps' swizzle), got " << chunk;
   if (getN() <= 0)
     return emitOpError() << "n must be positive, got " << getN();
   if (getAdd() && !element.isF32())
@@ -234,20 +223,15 @@ LogicalResult StoreTileOp::verify() {
   int64_t staged = slice ? slice : columns;
   if (failed(verifySwizzle(*this, getSwizzle(), staged * outBytes)))
     return failure();
-  int64_t chunk = getChunkColumns();
-  bool denseChunks = !getSwizzle() && !slice && chunk > 0 &&
-                     columns % chunk == 0 && chunk % 2 == 0 &&
-                     chunk * outBytes % 16 == 0;
-  if (!getPool().empty() && !denseChunks &&
-      chunk != (getSwizzle() ? getSwizzle() / outBytes : staged))
+  if (!getPool().empty() &&
+      getChunkColumns() != (getSwizzle() ? getSwizzle() / outBytes : staged))
     return emitOpError() << "chunk_columns must be the staged tile's "
                             "column chunk, "
                          << (getSwizzle() ? getSwizzle() / outBytes : staged)
                          << " columns (" << getSwizzle()
-                         << " swizzled bytes, or the whole row when dense; "
-                            "dense and unsliced, also an even divisor of it "
-                            "in whole 16-byte rows), got "
-                         << chunk;
+                         << " swizzled bytes, or the whole row when dense), "
+                            "got "
+                         << getChunkColumns();
   if (getOutNm() && (getM() <= 0 || !getPool().empty()))
     return emitOpError() << "stores the transposed [G, N, M] output per "
                             "thread: it needs a positive m and no pool";

@@ -375,7 +375,7 @@ llvm.func @accumulate_rounded_pair(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
 // -----
 
 llvm.func @chunk_of_swizzle(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %map: !llvm.ptr) {
-  // expected-error @+1 {{chunk_columns must be the staged tile's column chunk, 16 columns (64 swizzled bytes, or the whole row when dense; dense and unsliced, also an even divisor of it in whole 16-byte rows), got 32}}
+  // expected-error @+1 {{chunk_columns must be the staged tile's column chunk, 16 columns (64 swizzled bytes, or the whole row when dense), got 32}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%map)
       attributes {pool = array<i64: 1>, tile_shape = array<i64: 1, 176>,
       chunk_columns = 32, swizzle = 64, n = 7168, m = 0, out_type = f32,

@@ -41,15 +41,15 @@ func.func @serial_epilogue_block(%a: memref<?x512xbf16>, %b: memref<8x1024x512xb
 }
 
 // column_scale_reads prints where it is not at_promotion, after every
-// other optional field; the staging may be dense_halves.
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense_halves, store_issuers = warpgroup, column_scale_reads = at_issue>
+// other optional field.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, store_issuers = warpgroup, column_scale_reads = at_issue>
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense>
 func.func @column_scale_reads(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                               %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
-      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense_halves, column_scale_reads = at_issue, store_issuers = warpgroup>}
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, column_scale_reads = at_issue, store_issuers = warpgroup>}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)

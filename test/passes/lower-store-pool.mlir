@@ -150,46 +150,6 @@ llvm.func @dense(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
 
 // -----
 
-// Dense halves (staging = dense_halves: f32 rows of 176 columns, 704 bytes,
-// kept as two chunks of 88): the pair goes to chunk column / 88, then row
-// and column within it, ((column / 88) * 2 * 88 + row * 88 + column % 88)
-// * 4; each height stores two boxes, the second 2 * 88 * 4 = 704 bytes into
-// the tile (1 * 352 for the one-row box), at column n_block * 176 + 88.
-// CHECK-LABEL: llvm.func @dense_halves
-// CHECK-SAME: (%[[TILE:arg0]]: !llvm.ptr<3>, %[[PAIR:arg1]]: vector<2xf32>, %[[ROW:arg2]]: i32, %[[COL:arg3]]: i32, %[[VALID:arg4]]: i32, %[[START:arg5]]: i32, %[[NB:arg6]]: i32, %[[M2:arg7]]: !llvm.ptr, %[[M1:arg8]]: !llvm.ptr)
-// CHECK: %[[CHUNK:.*]] = arith.divui %[[COL]], %c88_i32
-// CHECK: %[[IN:.*]] = arith.remui %[[COL]], %c88_i32
-// CHECK: %[[BEFORE:.*]] = arith.muli %[[CHUNK]], %c176_i32
-// CHECK: %[[ROWS:.*]] = arith.muli %[[ROW]], %c88_i32
-// CHECK: %[[INROW:.*]] = arith.addi %[[ROWS]], %[[IN]]
-// CHECK: %[[ELEMENT:.*]] = arith.addi %[[BEFORE]], %[[INROW]]
-// CHECK: %[[WIDE:.*]] = arith.extsi %[[ELEMENT]] : i32 to i64
-// CHECK: %[[BYTES:.*]] = arith.muli %[[WIDE]], %c4_i64
-// CHECK: %[[AT:.*]] = llvm.getelementptr %[[TILE]][%[[BYTES]]]
-// CHECK: llvm.store %[[PAIR]], %[[AT]] : vector<2xf32>, !llvm.ptr<3>
-// CHECK: %[[COL0:.*]] = arith.muli %[[NB]], %c176_i32
-// CHECK: ggk.tma_store %[[TILE]], %[[M2]][%[[COL0]], %[[START]]]
-// CHECK: %[[COL1:.*]] = arith.addi %[[COL0]], %c88_i32
-// CHECK: %[[SECOND:.*]] = llvm.getelementptr %[[TILE]][704]
-// CHECK: ggk.tma_store %[[SECOND]], %[[M2]][%[[COL1]], %[[START]]]
-// CHECK: ggk.tma_store %{{.*}}, %[[M1]][%[[COL0]], %{{.*}}]
-// CHECK: ggk.tma_store %{{.*}}, %[[M1]][%{{.*}}, %{{.*}}]
-// CHECK-NOT: ggk.tma_
-// CHECK: ggk.bulk_commit_group
-llvm.func @dense_halves(%tile: !llvm.ptr<3>, %pair: vector<2xf32>, %row: i32,
-                        %col: i32, %rows: i32, %start: i32, %n_block: i32,
-                        %m2: !llvm.ptr, %m1: !llvm.ptr) {
-  ggk.stage_output %pair, %tile[%row, %col] attributes {chunk_columns = 88,
-      tile_shape = array<i64: 2, 176>} : vector<2xf32>
-  ggk.store_staged_tile %tile rows(%rows) at(%start) n_block(%n_block)
-      maps(%m2, %m1) attributes {heights = array<i64: 2, 1>,
-      tile_shape = array<i64: 2, 176>, chunk_columns = 88, n = 4096,
-      element_type = f32, issuer = 128, consumer_threads = 128}
-  llvm.return
-}
-
-// -----
-
 // Before: column_pairs' staged tile of 4 x 64 bf16 (a tile's BN/2 combined
 // outputs, one 128-byte swizzled chunk), each thread staging one value at
 // any column. After: a 2-byte store at its swizzled offset (column * 2

@@ -582,22 +582,6 @@ func.func @mx_epilogue_blocks(%a: memref<1000x2048xf8E4M3FN>, %sa: memref<1024x1
 
 // -----
 
-// dense_halves stages the whole tile in two chunks: a tile staged a slice
-// at a time (store_slice) cannot be.
-func.func @halves_sliced(%a: memref<?x4096xbf16>, %b: memref<8x4096x4096xbf16>,
-                         %off: memref<9xi32>, %o: memref<?x4096xbf16>) {
-  // expected-error @+1 {{cannot stage the tile as dense halves: its 64 staged columns must split into two even halves of whole 16-byte rows, and the tile must be staged whole (no store_slice); use staging = swizzled}}
-  gg.grouped_matmul contiguous a(%a : memref<?x4096xbf16>)
-      b(%b : memref<8x4096x4096xbf16>) groups(%off : memref<9xi32>)
-      out(%o : memref<?x4096xbf16>)
-      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
-       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>, store_slice = 64 : i64,
-       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense_halves>}
-  return
-}
-
-// -----
-
 // column_scale_reads = at_issue reads B's per-column scales from the
 // stages: a contiguous op has none there.
 func.func @column_reads_without_columns(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,

@@ -68,24 +68,6 @@ func.func @f32_176_accumulate(%a: memref<?x512xbf16>, %b: memref<8x1056x512xbf16
 
 // -----
 
-// The same tile with the plan's staging stated as two dense halves (88 f32
-// columns, 352-byte rows, whose stride spreads a warp's 8 rows over all
-// the banks): the plan is checked and kept.
-// CHECK-LABEL: func.func @f32_176_halves
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense_halves>
-func.func @f32_176_halves(%a: memref<?x512xbf16>, %b: memref<8x1056x512xbf16>,
-                          %off: memref<9xi32>, %o: memref<?x1056xf32>) {
-  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
-      b(%b : memref<8x1056x512xbf16>) groups(%off : memref<9xi32>)
-      out(%o : memref<?x1056xf32>)
-      {accumulate, config = #gg.config<block = [128, 176, 64], stages = 3, cluster = [1, 1], sms = 132>,
-       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>,
-       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = dense_halves>}
-  return
-}
-
-// -----
-
 // f8 with 1x128 M-major scales of A and 128x128 of B on 128x128 tiles: the
 // promotion pipelines (three 64-register accumulators fit the 240 a
 // 24-register producer leaves), the scales ride with the stages, and the

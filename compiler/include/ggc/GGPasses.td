@@ -254,8 +254,7 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        chunks that TMA stores rather than adds to an f32 `out` (a bf16
        weight gradient's 128x160 tiles 7.1% faster; f32 reduce-adds of
        64-byte boxes 6-12% slower: docs/performance.md, twenty-ninth
-       session), else dense (two dense halves, `dense_halves`, measured
-       level on the FP8 weight gradient's 128x176 tiles: a user's choice);
+       session), else dense;
     5. epilogue_blocks: 1 with pipelined promotion, 0 with serial (the
        serial kernels' epilogue beside the next tile's first wgmma measured
        0.86-1.03x); store_issuers: one for the tile (each consumer

@@ -188,12 +188,7 @@ def GG_Staging : I32EnumAttr<"Staging",
   // Column chunks of 64 bytes, 64B-swizzled: rows of an odd number of
   // 64-byte chunks (176 f32 columns), whose dense rows would put a warp's
   // 8 rows on half the banks.
-  I32EnumAttrCase<"swizzled_64", 3>,
-  // Two dense halves of BN/2 columns, one after the other, each stored by
-  // its own TMA box: rows whose dense stride puts a warp's 8 rows on half
-  // the banks (176 f32 columns, 704 bytes) but whose half stride (352
-  // bytes) spreads them over all 32.
-  I32EnumAttrCase<"dense_halves", 4>
+  I32EnumAttrCase<"swizzled_64", 3>
 ]> {
   let cppNamespace = "::mlir::gg";
   let genSpecializedAttr = 0;

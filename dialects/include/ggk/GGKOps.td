@@ -365,9 +365,7 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
       `row / 2 % 4`): a warp's 8 rows of 32 bytes again spread over all
       the banks, for rows of an odd number of 64-byte chunks;
     - `swizzle = 0` (the default): dense, `rows` rows of `columns`
-      elements, or with `chunk_columns = C` (a divisor of `columns`) as
-      column chunks of C columns, each `rows` dense rows of C elements (the
-      pair never crosses a chunk: C is even).
+      elements.
 
     Example:
     ```mlir
@@ -381,7 +379,6 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
     I32:$row,
     I32:$column,
     DefaultValuedAttr<I64Attr, "0">:$swizzle,
-    DefaultValuedAttr<I64Attr, "0">:$chunk_columns,
     DenseI64ArrayAttr:$tile_shape
   );
   let hasVerifier = 1;
@@ -407,10 +404,8 @@ def GGK_StoreStagedTileOp : GGK_Op<"store_staged_tile", [AttrSizedOperandSegment
     full tiles take one box per chunk. `element_type` is the output's.
 
     The staged tile is read per column chunk of `chunk_columns` columns
-    (the whole tile's `tile_shape[1]` when dense, or a divisor of it of
-    whole 16-byte rows, as `ggk.stage_output`'s `chunk_columns` laid them
-    out; 64 or 128 bytes when swizzled: the maps' swizzle), each
-    `tile_shape[0]` rows; a chunk that starts at or past
+    (the whole tile's `tile_shape[1]` when dense, 64 or 128 bytes when
+    swizzled: the maps' swizzle), each `tile_shape[0]` rows; a chunk that starts at or past
     `n` is skipped, and TMA clips a chunk that crosses it. With a `group`,
     the maps are 3-D (masked, k_grouped) and the group is the outermost
     coordinate. The stores are committed as one bulk-async group of the

@@ -18,8 +18,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     - with a pool: the tile is staged in shared memory (`staged_output` in
       the kernel's `smem`, column chunks of `chunk_columns` swizzled by
       `swizzle` bytes (128 or 64; `ggk.stage_output`) or, with `swizzle =
-      0`, dense rows of `tile_shape` [BM, BN], or dense column chunks of
-      `chunk_columns` (whole 16-byte rows) one after another): the op becomes
+      0`, dense rows of `tile_shape` [BM, BN]): the op becomes
       a `ggk.await_staged_tile` at the region's start, a
       `ggk.stage_output` per pair and a `ggk.store_staged_tile` of the
       `rows_valid` rows from `row_start` and N block `n_block` (`group` is

@@ -514,10 +514,10 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                    << " outputs are not whole " << swizzle
                    << "-byte chunks; use staging = "
                    << stringifyStaging(chooseStaging(op, config));
+  // The lowering reads the plan the same way (stagesColumnScalesInStages).
   if (plan.getColumnScaleReads() == ColumnScaleReads::at_issue &&
       !(plan.getScales() == ScalePlacement::stages &&
-        ggc::stagesColumnScales(op) &&
-        op.getLayout() == GroupLayout::k_grouped))
+        ggc::stagesColumnScalesInStages(op, config)))
     return error() << " reads B's per-column scales at the wgmma's issue "
                       "(column_scale_reads = at_issue), which takes them in "
                       "the stages: k_grouped with 1x128 scales of 'b' and "

@@ -256,6 +256,12 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     return out
 
 
+def default_out_dtype(out_dtype):
+    """What grouped_gemm writes for row layouts (contiguous, masked,
+    padded): `out_dtype`, or bf16 without one, whatever a's type."""
+    import torch
+    return out_dtype or torch.bfloat16
+
 # Slots of grouped_gemm's tensors in a plan's list of them: its arguments
 # in order, then the G+1 offsets made from `offs`, then unit scales.
 _A, _B, _A_SCALE, _B_SCALE, _OUT, _CSR, _CONSTANTS = 0, 1, 7, 8, 9, 10, 11
@@ -546,8 +552,8 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     n = b.shape[1] if b_layout == "nk" else b.shape[2]
     rows_shape = list(a.shape[:-1])
     if out is None:
-        dtype = out_dtype or torch.bfloat16
-        out = torch.empty(*rows_shape, n, dtype=dtype, device=a.device)
+        out = torch.empty(*rows_shape, n, dtype=default_out_dtype(out_dtype),
+                          device=a.device)
     scaled = a_scale is not None or b_scale is not None
     kernel = _kernel_for(layout, b_layout, scaled)
     if not scaled:

@@ -38,6 +38,7 @@ from torch._subclasses.fake_tensor import is_fake
 
 from . import language as gl
 from . import runtime as _rt
+from . import gemm_gradients
 from . import signature as _signature
 from .jit import _BY_KEY as _jit_functions, spec
 from .ops import _from_torch_offsets, grouped_gemm, plan_options, remembered
@@ -158,13 +159,12 @@ def lean_eager(op, body, mutated=(), formula=None, learn=None, gradient_ops=None
     the kept launch's description (_Plan.describe) or None; with it and
     ggc._signature, the four kernels are C++ (python/src/op_kernels.cpp),
     which run a call seen before without Python and call these Python
-    kernels for any other. `gradient_ops`: `formula`'s backward as calls
-    of other ops, [(input, "ns::op", sources)] with each source -1 (the
-    incoming gradient) or one of the op's arguments (all tensors), or a
-    function of a call's arguments that gives such calls for that call
-    (each with a fourth item, constants, which sources -2 - i name) or
-    None: then a call seen before that needs a gradient runs its launch
-    in a C++ autograd node too."""
+    kernels for any other. `gradient_ops(*a call's arguments)`: `formula`'s
+    backward for that call as calls of other ops, [(input, "ns::op",
+    sources[, constants])] with each source -1 (the incoming gradient),
+    the position of one of the op's tensor arguments, or -2 - i for
+    constants[i]; or None where it has none: a call seen before that needs
+    a gradient then runs its launch in a C++ autograd node too."""
     from torch._library.autograd import make_autograd_impl
     full = make_autograd_impl(op._opoverload, op)  # what custom_op registered
     function = _formula_function(op, body, *formula) if formula else None
@@ -319,106 +319,14 @@ def call_grouped_gemm(a, b, *, out=None, out_dtype=None, accumulate=False, **kwa
     return out
 
 
-def _no_backward(inputs) -> Optional[str]:
-    """Why grouped_gemm has no backward for these arguments, or None."""
-    a, b, offsets, masked_m, m_indices, k_offsets, offs, a_scale, b_scale = inputs[:9]
-    if offsets is None and (offs is None or b.dim() != 3):
-        return "this layout (only contiguous groups: offsets, or offs with b [G, N, K])"
-    if a_scale is not None or b_scale is not None:
-        return "scaled (f8) inputs"
-    # float32 on the CPU too, where ggc's reference backend runs its two
-    # GEMMs (not enabled on CUDA: untested there).
-    cpu_float32 = a.dtype == torch.float32 and a.device.type == "cpu"
-    if (a.dtype not in (torch.bfloat16, torch.float16) and not cpu_float32) or (
-            b.dtype != a.dtype):
-        return f"a {a.dtype} and b {b.dtype} (only bf16 or f16, both alike; float32 on the CPU)"
-    return None
-
-
-class _Forward(int):
-    """A gradient call's argument that is the forward's argument at this
-    position (an int subclass, so that it is not taken for a constant)."""
-
-
-_GRAD = object()  # a gradient call's argument that is the incoming gradient
-
-
-def _gradient_calls(b_layout: str, dtype: torch.dtype):
-    """grouped_gemm's backward (contiguous groups by `offsets`, a and b of
-    `dtype`, the incoming gradient cast to it) as calls of itself:
-    [(input, keyword arguments)], each argument _GRAD, a _Forward position
-    (0: a, 1: b, 2: offsets) or a constant. The input gradient writes zeros
-    to rows outside every group (the kernel's, not what the memory held);
-    the weight gradient reduces over each group's rows. Both are written
-    in `dtype`."""
-    rows, cols = (_GRAD, _Forward(0)) if b_layout == "nk" else (_Forward(0), _GRAD)
-    return [(0, dict(a=_GRAD, b=_Forward(1), offsets=_Forward(2), out_dtype=dtype,
-                     b_layout="kn" if b_layout == "nk" else "nk", zero_ungrouped=True)),
-            (1, dict(a=rows, b=cols, k_offsets=_Forward(2), out_dtype=dtype))]
-
-
-def _setup_context(ctx, inputs, output):
-    ctx.no_backward = _no_backward(inputs)
-    a, b, offsets, offs, b_layout = inputs[0], inputs[1], inputs[2], inputs[6], inputs[10]
-    ctx.b_layout = b_layout
-    if ctx.no_backward is None:
-        if offsets is None:  # torch's convention, as the forward read it
-            offsets = _from_torch_offsets(offs, b, None, None)[0]
-        ctx.save_for_backward(a, b, offsets)
-
-
-def _backward(ctx, grad):
-    if ctx.no_backward is not None:
-        raise RuntimeError(f"ggc.grouped_gemm: no backward for {ctx.no_backward}")
-    a, b, offsets = ctx.saved_tensors
-    forward = (a.contiguous(), b.contiguous(), offsets)
-    grad = grad.to(a.dtype).contiguous()
-    grads = [None] * len(grouped_gemm_op._opoverload._schema.arguments)
-    for input, call in _gradient_calls(ctx.b_layout, a.dtype):
-        if ctx.needs_input_grad[input]:
-            grads[input] = torch.ops.ggc.grouped_gemm(**{
-                name: grad if v is _GRAD else forward[v] if isinstance(v, _Forward) else v
-                for name, v in call.items()})
-    return tuple(grads)
-
-
-def _gradient_ops(*args):
-    """lean_eager's gradient_ops for a grouped_gemm call that needs a
-    gradient: _gradient_calls as the C++ kernels' autograd node runs them,
-    [(input, "ggc::grouped_gemm", sources, constants)] with every argument
-    a source (_GRAD, a position of the forward's, or -2 - i for constant
-    i), or None where the node cannot run the call's backward as
-    _backward would (torch's offs, inputs _backward makes contiguous, an
-    output, and so an incoming gradient, in a dtype other than a's, which
-    _backward casts: f16 inputs with the default bf16 output, or no
-    backward at all)."""
-    a, b, offsets, out_dtype = args[0], args[1], args[2], args[9]
-    if (_no_backward(args) is not None or offsets is None or not a.is_contiguous()
-            or not b.is_contiguous() or (out_dtype or torch.bfloat16) != a.dtype):
-        return None
-    schema = grouped_gemm_op._opoverload._schema
-    ops = []
-    for input, call in _gradient_calls(args[10], a.dtype):
-        sources, constants = [], []
-        for argument in schema.arguments:
-            value = call.get(argument.name, argument.default_value)
-            if value is _GRAD:
-                sources.append(-1)
-            elif isinstance(value, _Forward):
-                sources.append(int(value))
-            else:
-                sources.append(-2 - len(constants))
-                constants.append(value)
-        ops.append((input, "ggc::grouped_gemm", sources, constants))
-    return ops
-
-
-lean_eager(grouped_gemm_op, _grouped_gemm, formula=(_setup_context, _backward),
+lean_eager(grouped_gemm_op, _grouped_gemm,
+           formula=(gemm_gradients.setup_context, gemm_gradients.backward),
            learn=kept_launch_learner(_gemm_plan_call, _GEMM_POSITIONS),
-           gradient_ops=_gradient_ops)
+           gradient_ops=gemm_gradients.gradient_ops)
 
 
-grouped_gemm_op.register_autograd(_backward, setup_context=_setup_context)
+grouped_gemm_op.register_autograd(gemm_gradients.backward,
+                                  setup_context=gemm_gradients.setup_context)
 
 # ---------------------------------------------------------------------------
 # @ggc.jit kernels
@@ -724,6 +632,11 @@ def _mm_setup_context(ctx, inputs, output):
     ctx.save_for_backward(x, w, offsets)
 
 
+# _mm_backward's two calls, every call's, for the C++ kernels' autograd node
+_MM_GRADIENT_OPS = ((0, "ggc::grouped_mm_grad_x", (-1, 1, 2)),
+                    (1, "ggc::grouped_mm_grad_w", (-1, 0, 2)))
+
+
 def _mm_backward(ctx, grad_y):
     x, w, offsets = ctx.saved_tensors
     grad_x = grad_w = None
@@ -739,6 +652,4 @@ grouped_mm.register_autograd(_mm_backward, setup_context=_mm_setup_context)
 
 lean_eager(grouped_mm, _grouped_mm, formula=(_mm_setup_context, _mm_backward),
            learn=kept_launch_learner(_mm_plan_call, _MM_POSITIONS, lambda: _MM_PLANS_CHECKED),
-           # _mm_backward's two calls, for the C++ kernels' autograd node
-           gradient_ops=((0, "ggc::grouped_mm_grad_x", (-1, 1, 2)),
-                         (1, "ggc::grouped_mm_grad_w", (-1, 0, 2))))
+           gradient_ops=lambda *args: _MM_GRADIENT_OPS)

@@ -17,9 +17,9 @@
 // forget_op_plans(). A call whose dispatch keys ask for more than the
 // backend (a mode, a subclass, a negative view) always takes the Python
 // kernel, which decides as before; so does a call that needs a gradient,
-// but for an op whose backward is declared as calls of other ops
-// (GradientOp: grouped_mm's for every call, grouped_gemm's for each call
-// that learn() describes them for), which runs in a C++ autograd node.
+// but for an op that describes a call's backward as calls of other ops
+// (GradientOp: grouped_mm's and grouped_gemm's), which then runs in a C++
+// autograd node.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,18 +32,17 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/variable.h>
-#include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
+#include "op_gradients.h"
 #include "signature_packing.h"
 
 #include <Python.h>
 
 #include <atomic>
-#include <cstring>
-#include <map>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,18 +64,6 @@ using LaunchFn = int (*)(const void *record, const uint64_t *addresses, size_t c
 constexpr int kNewOutput = -1;
 constexpr int kConstant = -2;
 
-/// An op's gradient for one of its inputs as another op's call: `op` on
-/// (for each of its arguments) the incoming gradient (-1), the forward's
-/// argument at a position (>= 0: a tensor, or None where the forward had
-/// none), or (kConstant - i) constants[i].
-struct GradientOp {
-  int input;
-  c10::OperatorHandle op;
-  std::vector<int> sources;
-  std::vector<c10::IValue> constants;
-};
-using GradientOps = std::vector<GradientOp>;
-
 /// A kept launch, as learn() describes it.
 struct Plan {
   PyObject *owner = nullptr; // Python's plan: keeps the launch, kernel, unit scales
@@ -88,8 +75,8 @@ struct Plan {
   bool allocates = false;
   std::vector<int64_t> outShape;
   at::TensorOptions outOptions;
-  /// For a call launched in an autograd node: its gradients' calls (the
-  /// op's, or interned ones learnt for this call; never freed), else null.
+  /// For a call launched in an autograd node: its gradients' calls
+  /// (interned, never freed), else null.
   const GradientOps *gradients = nullptr;
 
   ~Plan() {
@@ -332,8 +319,8 @@ struct KeptLaunchWithGradients
         continue;
       torch::jit::Stack stack;
       for (int source : gradient.sources) {
-        if (source <= kConstant)
-          stack.emplace_back(gradient.constants[kConstant - source]);
+        if (source <= kFirstGradientConstant)
+          stack.emplace_back(gradient.constants[kFirstGradientConstant - source]);
         else if (source < 0)
           stack.emplace_back(grad);
         else if (indexOf[source] >= 0)
@@ -351,10 +338,9 @@ struct KeptLaunchWithGradients
 class OpKernel final : public c10::OperatorKernel {
 public:
   OpKernel(PlanTable *table, bool autogradKey, PyObject *fallback, PyObject *learn,
-           std::vector<int> mutated, GradientOps gradients, PyObject *gradientsFor)
+           std::vector<int> mutated, PyObject *gradientsFor)
       : table_(table), autogradKey_(autogradKey), fallback_(fallback), learn_(learn),
-        mutated_(std::move(mutated)), gradients_(std::move(gradients)),
-        gradientsFor_(gradientsFor) {}
+        mutated_(std::move(mutated)), gradientsFor_(gradientsFor) {}
 
   void operator()(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                   torch::jit::Stack *stack) {
@@ -383,7 +369,7 @@ private:
   /// Whether this call needs a gradient that the op's gradient ops give
   /// (GradientOp): nothing but the backend below autograd, and grad mode.
   bool throughGradients(c10::DispatchKeySet keys, c10::ArrayRef<c10::IValue> args) const {
-    return autogradKey_ && (!gradients_.empty() || gradientsFor_) && plainBackend(keys) &&
+    return autogradKey_ && gradientsFor_ && plainBackend(keys) &&
            c10::GradMode::is_enabled() && anyRequiresGrad(args);
   }
 
@@ -535,8 +521,8 @@ private:
   /// or None, a tensor the output is like or None). Kept unless plans were
   /// forgotten since the call began (`seen`). `withGradients` (the op's
   /// schema) for a call that needs a gradient: the plan's gradient calls
-  /// are the op's, or gradientsFor(*arguments)'s; where it gives none, the
-  /// call is refused like one learn() keeps nothing for.
+  /// are gradientsFor(*arguments)'s; where it gives none, the call is
+  /// refused like one learn() keeps nothing for.
   void keep(const std::string &key, PyObject *args, uint64_t seen,
             const c10::FunctionSchema *withGradients) {
     PyObject *said = PyObject_Call(learn_, args, nullptr);
@@ -551,7 +537,7 @@ private:
     const GradientOps *gradients = nullptr;
     if (said != Py_None && withGradients) {
       try {
-        gradients = gradientsFor_ ? learntGradients(*withGradients, args) : &gradients_;
+        gradients = learntGradients(*withGradients, args);
       } catch (...) {
         refuse(); // reported once (learnQuietly), not on every call
         throw;
@@ -610,8 +596,7 @@ private:
   PyObject *fallback_; // strong references, never dropped: the
   PyObject *learn_;    // dispatcher keeps the kernel to the end
   std::vector<int> mutated_;
-  GradientOps gradients_;  // every call's; none: per call or through Python
-  PyObject *gradientsFor_; // per call (or null), as learn_
+  PyObject *gradientsFor_; // as learn_; null: gradients go through Python
 };
 
 std::vector<int> intList(PyObject *sequence) {
@@ -621,107 +606,12 @@ std::vector<int> intList(PyObject *sequence) {
   return out;
 }
 
-/// Whether an argument takes a tensor (or None: Optional[Tensor]).
-bool takesTensor(const c10::Argument &argument) {
-  return argument.type()->kind() == c10::TypeKind::TensorType ||
-         argument.type()->isSubtypeOf(*c10::OptionalType::ofTensor());
-}
-
-/// One gradient call, (input, "ns::op", sources[, constants]), checked
-/// against the forward's schema: each source -1 (the incoming gradient),
-/// the position of a tensor argument of the forward's, or (kConstant - i)
-/// a constant, which becomes the gradient op's argument's IValue.
-GradientOp gradientOp(const c10::FunctionSchema &forward, pybind11::handle item) {
-  auto entry = item.cast<pybind11::tuple>();
-  int input = entry[0].cast<int>();
-  std::string name = entry[1].cast<std::string>();
-  std::vector<int> sources = intList(entry[2].ptr());
-  auto op = c10::Dispatcher::singleton().findSchema({name, ""});
-  TORCH_CHECK_VALUE(op, "ggc gradient ops: no op ", name);
-  const auto &arguments = forward.arguments();
-  const auto &taken = op->schema().arguments();
-  TORCH_CHECK_VALUE(input >= 0 && input < static_cast<int>(arguments.size()),
-                    "ggc gradient ops: input ", input, " is not an argument of ", forward.name());
-  TORCH_CHECK_VALUE(sources.size() == taken.size(), "ggc gradient ops: ", name, " takes ",
-                    taken.size(), " arguments, given ", sources.size());
-  std::vector<c10::IValue> constants; // None where no source names it
-  if (entry.size() > 3)
-    constants.resize(entry[3].cast<pybind11::list>().size());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    int source = sources[i];
-    if (source <= kConstant) {
-      size_t at = static_cast<size_t>(kConstant - source);
-      TORCH_CHECK_VALUE(at < constants.size(), "ggc gradient ops: source ", source, " of ",
-                        name, " names a constant not given");
-      constants[at] = torch::jit::toIValue(entry[3].cast<pybind11::list>()[at],
-                                           taken[i].real_type());
-      continue;
-    }
-    TORCH_CHECK_VALUE(source >= -1 && source < static_cast<int>(arguments.size()),
-                      "ggc gradient ops: source ", source, " of ", name,
-                      " is neither -1, an argument nor a constant");
-    TORCH_CHECK_VALUE(takesTensor(taken[i]),
-                      "ggc gradient ops: ", name, "'s '", taken[i].name(),
-                      "' takes no tensor, given source ", source);
-    TORCH_CHECK_VALUE(source == -1 || takesTensor(arguments[source]),
-                      "ggc gradient ops: source ", source, " of ", name, " is '",
-                      arguments[source].name(), "', not a tensor");
-  }
-  return {input, *op, std::move(sources), std::move(constants)};
-}
-
-/// install_op_kernel's `gradients` when a list: every call's gradient
-/// calls, whose sources (no constants) are -1 or forward arguments that
-/// must all be tensors.
-GradientOps gradientOps(const c10::FunctionSchema &schema, PyObject *given) {
-  GradientOps gradients;
-  if (given == Py_None || PyCallable_Check(given))
-    return gradients;
-  for (const c10::Argument &argument : schema.arguments())
-    TORCH_CHECK_VALUE(argument.real_type()->kind() == c10::TypeKind::TensorType,
-                      "install_op_kernel: gradient ops need every argument a tensor; '",
-                      argument.name(), "' is a ", argument.real_type()->str());
-  for (pybind11::handle item : pybind11::reinterpret_borrow<pybind11::object>(given))
-    gradients.push_back(gradientOp(schema, item));
-  return gradients;
-}
-
-// Gradient calls learnt per call, by their op and description's repr: as
-// few as the ops' distinct backward programs (layouts and dtypes), kept to
-// the end since plans and autograd nodes point at them; past kMaxPlans a
-// new one is refused (its calls keep the Python formula).
-std::mutex internMutex;
-std::map<std::string, std::unique_ptr<const GradientOps>> interned;
-
 const GradientOps *OpKernel::learntGradients(const c10::FunctionSchema &schema, PyObject *args) {
   auto said = pybind11::reinterpret_steal<pybind11::object>(
       PyObject_Call(gradientsFor_, args, nullptr));
   if (!said)
     throw python_error();
-  if (said.is_none())
-    return nullptr;
-  std::string description =
-      schema.name() + ": " + pybind11::repr(said).cast<std::string>();
-  {
-    std::lock_guard<std::mutex> lock(internMutex);
-    auto found = interned.find(description);
-    if (found != interned.end())
-      return found->second.get();
-  }
-  // Built outside the lock: it runs Python, which may hand the GIL over.
-  auto ops = std::make_unique<GradientOps>();
-  for (pybind11::handle item : said)
-    ops->push_back(gradientOp(schema, item));
-  std::lock_guard<std::mutex> lock(internMutex);
-  auto &slot = interned[description];
-  if (!slot) {
-    if (interned.size() > kMaxPlans) {
-      interned.erase(description);
-      return nullptr;
-    }
-    slot = std::move(ops);
-  }
-  return slot.get();
+  return said.is_none() ? nullptr : internGradients(schema, said);
 }
 
 } // namespace
@@ -729,8 +619,8 @@ const GradientOps *OpKernel::learntGradients(const c10::FunctionSchema &schema, 
 // install_op_kernel(op, key, autograd, fallback, learn, mutated, gradients):
 // op "ns::name", key a dispatch key's name ("CUDA", "AutogradCUDA", ...),
 // autograd whether it is an autograd key, mutated the argument positions
-// the op writes, gradients None, gradientOps' list, or a function of a
-// call's arguments that gives that call's list (with constants) or None.
+// the op writes, gradients None or a function of a call's arguments that
+// gives that call's gradient calls (gradientOp's entries) or None.
 PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   HANDLE_TH_ERRORS
   TORCH_CHECK_TYPE(nargs == 7, "install_op_kernel(op, key, autograd, fallback, learn, mutated, "
@@ -754,12 +644,14 @@ PyObject *installOpKernel(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
       slot = new PlanTable();
     table = slot;
   }
-  GradientOps gradients = gradientOps(handle->schema(), args[6]);
-  PyObject *gradientsFor = PyCallable_Check(args[6]) ? Py_NewRef(args[6]) : nullptr;
+  TORCH_CHECK_TYPE(args[6] == Py_None || PyCallable_Check(args[6]),
+                   "install_op_kernel: gradients must be None or a function of a call's "
+                   "arguments, got ", Py_TYPE(args[6])->tp_name);
+  PyObject *gradientsFor = args[6] == Py_None ? nullptr : Py_NewRef(args[6]);
   Py_INCREF(args[3]);
   Py_INCREF(args[4]);
   auto kernel = std::make_unique<OpKernel>(table, autograd, args[3], args[4], intList(args[5]),
-                                           std::move(gradients), gradientsFor);
+                                           gradientsFor);
   // Never freed: the dispatcher would otherwise drop the registration at
   // exit, after Python and perhaps the dispatcher itself are gone.
   auto *library = new torch::Library(torch::Library::IMPL, op.substr(0, colons),

@@ -20,7 +20,8 @@ import host_time  # noqa: E402
 
 import ggc  # noqa: E402
 import ggc.moe  # noqa: E402,F401
-from ggc import compiler, groups, signature, deepgemm as dg, ops, torch_ops  # noqa: E402
+from ggc import (compiler, groups, signature, deepgemm as dg, gemm_gradients, ops,  # noqa: E402
+                 torch_ops)
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
 
@@ -317,40 +318,78 @@ def test_a_call_seen_before_runs_in_cpp_on_the_new_tensors(launches, name):
     assert len(launches) == 3
 
 
+# The forward calls whose backward the C++ autograd node runs: grouped_mm
+# (gradient ops the same for every call) and grouped_gemm in both B
+# layouts (learnt per call, gemm_gradients.gradient_ops).
+NODE_FORWARDS = {
+    "grouped_mm": lambda t: torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"]),
+    "grouped_gemm nk": lambda t: torch.ops.ggc.grouped_gemm(t["a"], t["b"],
+                                                            offsets=t["offsets"]),
+    "grouped_gemm kn": lambda t: torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"],
+                                                            b_layout="kn"),
+}
+
+
 @cpp_kernels
+@pytest.mark.parametrize("forward", NODE_FORWARDS)
 @pytest.mark.parametrize("needs", ["a", "b", "ab"])
-def test_a_grouped_mm_seen_before_needing_a_gradient_runs_a_cpp_autograd_node(launches, needs):
+def test_a_call_seen_before_needing_a_gradient_runs_a_cpp_autograd_node(launches, needs, forward):
     """The second call takes the C++ kernels' autograd node, whose backward
-    calls the gradient ops grouped_mm declares (_mm_backward's): the same
-    launches as the Python formula's, on the new tensors."""
+    calls the op's gradient ops: the same launches as the Python formula's,
+    on the new tensors."""
     names, launched = [], []
     for _ in range(2):
         t = operands()
+        if forward.endswith("kn"):
+            t["b"] = t["b"].transpose(1, 2).contiguous()
         inputs = [t[n].requires_grad_() for n in needs]
         hits = signature.op_kernel_hits()
-        y = torch.ops.ggc.grouped_mm(t["a"], t["b"], t["offsets"])
+        y = NODE_FORWARDS[forward](t)
         names.append(y.grad_fn.name())
         before = len(launches)
         grad_y = torch.randn(M, N).to(BF16)
         grads = torch.autograd.grad(y, inputs, grad_y)
-        assert [g.shape for g in grads] == [i.shape for i in inputs]
+        assert [(g.shape, g.dtype) for g in grads] == [(i.shape, i.dtype) for i in inputs]
         named = {**t, "grad_y": grad_y, **{f"grad_{n}": g for n, g in zip(needs, grads)}}
         launched.append([roles(launch, named, grad_y) for launch in launches[before:]])
-    assert "ggc_grouped_mmBackward" in names[0] and "KeptLaunchWithGradients" in names[1]
+    op = forward.split()[0]
+    assert f"ggc_{op}Backward" in names[0] and "KeptLaunchWithGradients" in names[1]
     assert signature.op_kernel_hits() == hits + 1 + len(needs)
     assert launched[0] == launched[1] and len(launched[0]) == len(needs)
 
 
 @cpp_kernels
-def test_gradient_ops_are_checked_when_installed():
+def test_gradient_ops_must_be_a_function_of_the_call():
     install = signature.op_kernel_installer()
-    torch.library.define("ggc_test::scaled", "(Tensor x, float s) -> Tensor")
-    with pytest.raises(ValueError, match="every argument a tensor; 's' is a float"):
-        install("ggc_test::scaled", "AutogradCPU", True, lambda *a: None, lambda *a: None, (),
-                [(0, "ggc::grouped_mm_grad_x", (-1, 0, 0))])
-    with pytest.raises(ValueError, match="grouped_mm_grad_x takes 3 arguments, given 2"):
+    with pytest.raises(TypeError, match="gradients must be None or a function"):
         install("ggc::grouped_mm", "AutogradCPU", True, lambda *a: None, lambda *a: None, (),
-                [(0, "ggc::grouped_mm_grad_x", (-1, 1))])
+                [(0, "ggc::grouped_mm_grad_x", (-1, 1, 2))])
+
+
+@cpp_kernels
+@pytest.mark.parametrize("bad, says", [
+    (((0, "ggc::grouped_mm_grad_x", (-1, 1)),), "grouped_mm_grad_x takes 3 arguments, given 2"),
+    (((0, "ggc::no_such_op", (-1, 1, 2)),), "no op ggc::no_such_op"),
+    (((5, "ggc::grouped_mm_grad_x", (-1, 1, 2)),), "input 5 is not an argument of ggc::grouped_mm"),
+    (((0, "ggc::grouped_mm_grad_x", (-1, 1, 7)),), "source 7 of ggc::grouped_mm_grad_x is "
+                                                   "neither -1, an argument nor a constant"),
+])
+def test_bad_gradient_ops_are_reported_once_and_the_call_keeps_python(launches, monkeypatch,
+                                                                      bad, says):
+    """A call's gradient calls are checked when they are learnt: a bad
+    description is reported (sys.unraisablehook), the call keeps the Python
+    formula, and its signature is not asked about again."""
+    monkeypatch.setattr(torch_ops, "_MM_GRADIENT_OPS", bad)
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    for _ in range(3):
+        t = operands()
+        t["a"].requires_grad_()
+        y = NODE_FORWARDS["grouped_mm"](t)
+        assert "ggc_grouped_mmBackward" in y.grad_fn.name()
+        (grad_a,) = torch.autograd.grad(y, [t["a"]], torch.randn(M, N).to(BF16))
+        assert grad_a.shape == t["a"].shape
+    assert len(reported) == 1 and says in str(reported[0].exc_value)
 
 
 @cpp_kernels
@@ -504,39 +543,10 @@ def test_a_plain_cuda_call_counts_as_plain():
 
 
 @cpp_kernels
-@pytest.mark.parametrize("b_layout", ["nk", "kn"])
-@pytest.mark.parametrize("needs", ["a", "b", "ab"])
-def test_a_grouped_gemm_seen_before_needing_a_gradient_runs_a_cpp_autograd_node(
-        launches, needs, b_layout):
-    """grouped_gemm (the MoE layers' projections under autograd) learns its
-    gradient calls per call (torch_ops._gradient_ops): the second call takes
-    the C++ autograd node, whose backward launches what the Python formula
-    launched, on the new tensors."""
-    names, launched = [], []
-    for _ in range(2):
-        t = operands()
-        if b_layout == "kn":
-            t["b"] = t["b"].transpose(1, 2).contiguous()
-        inputs = [t[n].requires_grad_() for n in needs]
-        hits = signature.op_kernel_hits()
-        y = torch.ops.ggc.grouped_gemm(t["a"], t["b"], offsets=t["offsets"], b_layout=b_layout)
-        names.append(y.grad_fn.name())
-        before = len(launches)
-        grad_y = torch.randn(M, N).to(BF16)
-        grads = torch.autograd.grad(y, inputs, grad_y)
-        assert [(g.shape, g.dtype) for g in grads] == [(i.shape, i.dtype) for i in inputs]
-        named = {**t, "grad_y": grad_y, **{f"grad_{n}": g for n, g in zip(needs, grads)}}
-        launched.append([roles(launch, named, grad_y) for launch in launches[before:]])
-    assert "ggc_grouped_gemmBackward" in names[0] and "KeptLaunchWithGradients" in names[1]
-    assert signature.op_kernel_hits() == hits + 1 + len(needs)
-    assert launched[0] == launched[1] and len(launched[0]) == len(needs)
-
-
-@cpp_kernels
 def test_grouped_gemm_calls_the_node_cannot_run_take_the_python_formula(launches):
     """torch's offs (offsets made per call) and an output dtype other than
-    a's have no gradient calls the node runs (_gradient_ops: None): every
-    such call takes the Python formula."""
+    a's have no gradient calls the node runs (gemm_gradients.gradient_ops:
+    None): every such call takes the Python formula."""
     t = operands()
     calls = {
         "offs": lambda a, b: torch.ops.ggc.grouped_gemm(a, b, offs=t["offsets"][1:]),
@@ -551,7 +561,7 @@ def test_grouped_gemm_calls_the_node_cannot_run_take_the_python_formula(launches
 
 
 def test_grouped_gemm_gradient_calls_name_every_argument():
-    """_gradient_ops' calls take grouped_gemm's arguments in its schema's
+    """gradient_ops' calls take grouped_gemm's arguments in its schema's
     order: the gradient (-1), the forward's a, b and offsets (0, 1, 2) and
     constants for the rest, as _backward's keyword calls give them."""
     a, b = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
@@ -559,7 +569,7 @@ def test_grouped_gemm_gradient_calls_name_every_argument():
     schema = torch_ops.grouped_gemm_op._opoverload._schema
     args = [a, b, offsets] + [arg.default_value for arg in schema.arguments[3:]]
     (dx_input, dx_op, dx_sources, dx_constants), (dw_input, _, dw_sources, dw_constants) = (
-        torch_ops._gradient_ops(*args))
+        gemm_gradients.gradient_ops(*args))
     assert (dx_input, dw_input, dx_op) == (0, 1, "ggc::grouped_gemm")
     names = [arg.name for arg in schema.arguments]
     assert dx_sources[:3] == [-1, 1, 2] and dw_sources[:2] == [-1, 0]
@@ -570,9 +580,9 @@ def test_grouped_gemm_gradient_calls_name_every_argument():
     constant = {n: dw_constants[-2 - s] for n, s in zip(names, dw_sources) if s <= -2}
     assert constant["out_dtype"] == BF16 and constant["offsets"] is None
     args[9] = torch.float32  # an output dtype other than a's
-    assert torch_ops._gradient_ops(*args) is None
+    assert gemm_gradients.gradient_ops(*args) is None
     # f16 inputs: the default output is bf16, whose gradient _backward casts
     f16 = [a.half(), b.half(), offsets] + args[3:9] + [None] + args[10:]
-    assert torch_ops._gradient_ops(*f16) is None
+    assert gemm_gradients.gradient_ops(*f16) is None
     f16[9] = torch.float16
-    assert torch.float16 in torch_ops._gradient_ops(*f16)[0][3]  # grad_a in f16
+    assert torch.float16 in gemm_gradients.gradient_ops(*f16)[0][3]  # grad_a in f16

@@ -141,17 +141,19 @@ def weight_gradient(g, m, n, per_group, uniform=False):
     return WeightGradient(ks, dy_q, dy_s, x_q, x_s, offsets)
 
 
-def on_deepgemm_wgrad_shapes(kernels_for):
+def on_deepgemm_wgrad_shapes(kernels_for, out_dtype="f32"):
     """Times `kernels_for(g, m, n)` ({label: ggc.Kernel} of the FP8 weight
-    gradient, f32 added to `out`) on DeepGEMM's six sm90 k-grouped shapes
-    (G 4, 8, 16; M x N 4,096 x 7,168 and 7,168 x 2,048; about 33k-37k
-    tokens) beside DeepGEMM's kernel, and reports each shape."""
+    gradient, f32 added to `out`, or a bf16 `out` written) on DeepGEMM's
+    six sm90 k-grouped shapes (G 4, 8, 16; M x N 4,096 x 7,168 and
+    7,168 x 2,048; about 33k-37k tokens) beside DeepGEMM's kernel (f32
+    only), and reports each shape."""
     print(torch.cuda.get_device_name(), flush=True)
     for g in (4, 8, 16):
         for m, n in ((4096, 7168), (7168, 2048)):
             w = weight_gradient(g, m, n, 8192 * 4 // g)
             times, errors = w.time_kernels(kernels_for(g, m, n),
-                                           torch.randn(g, m, n, device="cuda") * 32)
+                                           torch.randn(g, m, n, device="cuda") * 32,
+                                           out_dtype)
             report(f"FP8 wgrad G{g} M{m} N{n} tokens {w.total}", times, errors,
                    2.0 * m * n * w.total)
 

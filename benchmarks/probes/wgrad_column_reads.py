@@ -6,10 +6,15 @@ back before the promotion), on 128x176 tiles with three stages and
 128x144 with four, beside DeepGEMM's `k_grouped_fp8_gemm_nt_contiguous`,
 on DeepGEMM's six sm90 shapes, interleaved in one process (#40).
 
-    python3 benchmarks/probes/wgrad_column_reads.py
+    python3 benchmarks/probes/wgrad_column_reads.py [--bf16] [N/STAGES/READS[/P-C[/STAGING]] ...]
 
-Every output is checked against fp64 (two groups) before timing. Not yet
-run (written in the thirty-second session, after its device time).
+Each argument is one variant (block N, stages, column_scale_reads and
+optionally the producer's and consumers' registers, 40-232 unless given,
+and the staging, dense unless given),
+replacing the default four; the first is the baseline of the ratios.
+--bf16 writes a bf16 weight gradient instead of adding to an f32 one
+(DeepGEMM has no such kernel: ggc's variants only).
+Every output is checked against fp64 (two groups) before timing.
 """
 import os
 import sys
@@ -24,30 +29,50 @@ import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
 
-# (block N, stages, column_scale_reads); the first is ggc's choice.
-VARIANTS = ((176, 3, "at_promotion"), (176, 3, "at_issue"), (144, 4, "at_promotion"),
-            (144, 4, "at_issue"))
+# (block N, stages, column_scale_reads, registers); the first is the baseline.
+VARIANTS = ((176, 3, "at_promotion", "40-232", "dense"), (176, 3, "at_issue", "40-232", "dense"),
+            (144, 4, "at_promotion", "40-232", "dense"), (144, 4, "at_issue", "40-232", "dense"))
+
+
+def parse_variant(text):
+    """'N/STAGES/READS[/P-C[/STAGING]]' -> (N, STAGES, READS, 'P-C', STAGING)."""
+    parts = text.split("/")
+    if len(parts) not in (3, 4, 5):
+        raise SystemExit(f"variant {text!r}: expected N/STAGES/READS[/P-C[/STAGING]]")
+    parts += ["40-232", "dense"][len(parts) - 3:]
+    return (int(parts[0]), int(parts[1]), parts[2], parts[3], parts[4])
+
+
+OUT_DTYPE = "f32"
 
 
 def kernels_for(g, m, n):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     kernels = {}
-    for block_n, stages, reads in VARIANTS:
-        label = f"128x{block_n} {stages} stages {reads}"
+    for block_n, stages, reads, regs, staging in VARIANTS:
+        producer, consumer = regs.split("-")
+        label = f"128x{block_n} {stages}st {reads} {regs} {staging}"
         kernels[label] = ggc.Kernel(ir.grouped_matmul(
             "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
-            dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
-            b_scale="block1x128_mn", accumulate=True,
+            dtype="f8E4M3FN", out_dtype=OUT_DTYPE, a_scale="block_mn",
+            b_scale="block1x128_mn", accumulate=OUT_DTYPE == "f32",
             config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
                    f"cluster = [1, 1], sms = {sms}>",
             kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, "
-                        "registers = [40, 232], staging = dense, "
+                        f"registers = [{producer}, {consumer}], staging = {staging}, "
                         f"column_scale_reads = {reads}>"))
     return kernels
 
 
 def main():
-    on_deepgemm_wgrad_shapes(kernels_for)
+    global VARIANTS, OUT_DTYPE
+    args = sys.argv[1:]
+    if "--bf16" in args:
+        args.remove("--bf16")
+        OUT_DTYPE = "bf16"
+    if args:
+        VARIANTS = tuple(parse_variant(v) for v in args)
+    on_deepgemm_wgrad_shapes(kernels_for, OUT_DTYPE)
 
 
 if __name__ == "__main__":

@@ -63,10 +63,14 @@ int64_t initialRegisters(int64_t consumers,
 /// The producer keeps 40 registers, as DeepGEMM, unless the consumers need
 /// every register: 24 (the least setmaxnreg allows) with three or more
 /// consumer warpgroups (a 192-row f8 tile spills 36 bytes at 152 registers
-/// per consumer, 4 at 160), and with pipelined promotion (three 64-register
-/// accumulators: 4 bytes spilled at 232, none at 240).
-int64_t producerRegisters(int64_t consumers, bool pipelined) {
-  return consumers >= 3 || pipelined ? 24 : 40;
+/// per consumer, 4 at 160), with pipelined promotion (three 64-register
+/// accumulators: 4 bytes spilled at 232, none at 240), and where B's
+/// column scales are read at the wgmma's issue (a thread holds its
+/// columns' scales across the K block: the FP8 weight gradient's 128x144
+/// tiles measured 0.3-5.5% faster at 240 than at 232, H200,
+/// docs/performance.md, thirty-third session).
+int64_t producerRegisters(int64_t consumers, bool consumersNeedAll) {
+  return consumers >= 3 || consumersNeedAll ? 24 : 40;
 }
 
 /// What the producer's spare registers give each consumer thread: 232 with
@@ -272,7 +276,23 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                           : canStageBlockScales(op, config)
                               ? ScalePlacement::stages
                               : ScalePlacement::slots;
-  // 3. Producer: with cp.async, none for one-level 16-bit kernels of two
+  // 3. Column scale reads: where B's per-column scales ride in the stages
+  //    of a serial kernel with an f32 output (the FP8 weight gradient, whose
+  //    f32 staged tile leaves room for 3-4 stages), each thread reads its
+  //    columns' scales right after the wgmma is issued and the stage goes
+  //    back before the promotion (at_issue): 128x144 tiles with 4 stages
+  //    measured 1.03-1.12x 128x176 with 3 read at the promotion on
+  //    DeepGEMM's six sm90 k-grouped shapes. With a bf16 output (4 stages
+  //    and a smaller staged tile) reading at the promotion stayed faster:
+  //    at_issue 0.93-0.98x (H200, docs/performance.md, thirty-third
+  //    session).
+  ColumnScaleReads columnScaleReads =
+      reallocate && !pipelined && scales == ScalePlacement::stages &&
+              ggc::stagesColumnScalesInStages(op, config) &&
+              ggc::byteWidth(op.getOutType().getElementType()) == 4
+          ? ColumnScaleReads::at_issue
+          : ColumnScaleReads::at_promotion;
+  // 4. Producer: with cp.async, none for one-level 16-bit kernels of two
   //    or more consumer warpgroups, whose threads then copy the stages
   //    themselves (CUTLASS's sm80 multistage shape) and keep more
   //    registers: 2-7% faster on the four 128-row bf16 shapes of
@@ -291,16 +311,19 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
                            consumersCanCopy(op, config)
                        ? Producer::none
                        : Producer::warpgroup;
-  // 4. Registers: what the producer keeps, the rest to the consumers
+  // 5. Registers: what the producer keeps, the rest to the consumers
   //    (without setmaxnreg, what every thread has).
-  int64_t producer = reallocate ? producerRegisters(consumers, pipelined)
-                                : initialRegisters(consumers, roles);
+  int64_t producer =
+      reallocate ? producerRegisters(consumers,
+                                     pipelined || columnScaleReads ==
+                                                      ColumnScaleReads::at_issue)
+                 : initialRegisters(consumers, roles);
   int64_t consumer =
       reallocate ? consumerRegisters(consumers, producer) : producer;
-  // 5. Staging: swizzled wherever the tile's rows are whole chunks.
+  // 6. Staging: swizzled wherever the tile's rows are whole chunks.
   Staging staging =
       hasStorePool(op) ? chooseStaging(op, config) : Staging::none;
-  // 6. Warp columns: wgmma's fragment as it is. mma.sync's warps each
+  // 7. Warp columns: wgmma's fragment as it is. mma.sync's warps each
   //    load the A and B fragments of every row and column they compute, so
   //    the squarer a warp's tile the less shared memory it reads per
   //    multiply, the bound of that lowering (docs/performance.md): warps
@@ -314,13 +337,13 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
     warpColumns = warpGroupColumns >= 256 && canSplitWarpColumns(config, 4) ? 4
                   : canSplitWarpColumns(config, 2)                          ? 2
                                                                             : 1;
-  // 7. Release lag: wgmma reads a stage after it is issued, so a consumer
+  // 8. Release lag: wgmma reads a stage after it is issued, so a consumer
   //    hands stage k back once block k+1's is issued; mma.sync's operands
   //    are in registers when it is issued, and handing the stage back then
   //    gives the producer's copies a whole K block longer to land (the
   //    sm_80 kernels wait on them: docs/performance.md).
   int64_t releaseLag = target.mma == ggc::MmaKind::wgmma ? 1 : 0;
-  // 8. Store columns: a pair's 4-byte store fills half of each 32-byte
+  // 9. Store columns: a pair's 4-byte store fills half of each 32-byte
   //    sector a warp's store touches; quads exchanging their pairs store
   //    16 bytes a thread and fill them (docs/performance.md). Measured:
   //    sm_90a's per-thread stores (the layouts the store pool does not
@@ -332,24 +355,19 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
               !storeColumnsObstacle(op, config, staging, warpColumns)
           ? 8
           : 2;
-  // 9. Epilogue blocks: the pipelined promotion runs each tile's epilogue
-  //    beside the next tile's first K block. The serial one runs it at the
-  //    tile's end: beside the next tile's first wgmma (epilogue_blocks = 1)
-  //    it measured 0.86-0.88x on the f32 FP8 weight gradient, 1.03x with a
-  //    bf16 output and 0.99-1.03x on 128x192 forward tiles (H200,
-  //    docs/performance.md, twenty-ninth session).
+  // 10. Epilogue blocks: the pipelined promotion runs each tile's epilogue
+  //     beside the next tile's first K block. The serial one runs it at the
+  //     tile's end: beside the next tile's first wgmma (epilogue_blocks = 1)
+  //     it measured 0.86-0.88x on the f32 FP8 weight gradient, 1.03x with a
+  //     bf16 output and 0.99-1.03x on 128x192 forward tiles (H200,
+  //     docs/performance.md, twenty-ninth session).
   int64_t epilogueBlocks = pipelined ? 1 : 0;
-  // 10. Store issuers: one for the tile. Each consumer warpgroup storing
+  // 11. Store issuers: one for the tile. Each consumer warpgroup storing
   //     its own rows, none waiting at a barrier for another's epilogue
   //     (store_issuers = warpgroup), measured 0.95-1.02x: FP8 weight
   //     gradient 0.945-1.005x, FP8 forward 0.98-1.02x, BF16 0.99-1.01x
   //     (H200, docs/performance.md, twenty-ninth session).
   StoreIssuers storeIssuers = StoreIssuers::tile;
-  // 11. Column scale reads: at the promotion, holding the stage until the
-  //     K block's promotion is done. Reading them at the wgmma's issue,
-  //     the stage given back before the promotion (at_issue), is a plan a
-  //     user can state; not measured yet, so not chosen.
-  ColumnScaleReads columnScaleReads = ColumnScaleReads::at_promotion;
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,

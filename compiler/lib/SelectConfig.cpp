@@ -215,15 +215,19 @@ constexpr int64_t kShortK = 1024;
 /// takes kWeightGradientBlockN's first width that keeps the TMA store
 /// pool, with serial promotion (two fragments of 176 columns fit the
 /// registers, three do not), as DeepGEMM takes 128x152. On DeepGEMM's
-/// six sm90 k-grouped shapes (2,048 to 8,192 tokens an expert) 128x176
-/// tiles measured 1.06-1.11x the pipelined 128x128 ones accumulating in
-/// f32 and faster than 144 and 160 on each, and 128x160 1.00-1.08x with a
-/// bf16 output (176's 352-byte bf16 rows keep no store pool: 0.90-1.05x);
-/// at 256 and 512 tokens an expert both lost (0.84-0.99x), the serial
-/// kernel's epilogue hidden by no K block of the next tile
-/// (docs/performance-history.md, nineteenth session, calls 5-7).
+/// six sm90 k-grouped shapes (2,048 to 8,192 tokens an expert) wide tiles
+/// measured 1.06-1.11x the pipelined 128x128 ones accumulating in f32
+/// (docs/performance-history.md, nineteenth session, calls 5-7). In f32,
+/// 144 columns leave room for a fourth stage, which reading B's column
+/// scales at the wgmma's issue (gg-plan-kernel) turns into 1.03-1.12x
+/// 176 columns with three stages and 1.01-1.12x 160 with three (H200,
+/// docs/performance.md, thirty-third session). A bf16 output's 288-byte
+/// rows keep no store pool, so it takes 160 (1.00-1.08x; 176 keeps none
+/// either: 0.90-1.05x). At 256 and 512 tokens an expert wide tiles lost
+/// (0.84-0.99x), the serial kernel's epilogue hidden by no K block of the
+/// next tile.
 constexpr int64_t kWideWeightGradientTokens = 2048;
-constexpr int64_t kWeightGradientBlockN[] = {176, 160};
+constexpr int64_t kWeightGradientBlockN[] = {144, 160};
 
 /// Contiguous FP8 groups expected to hold at least kWideFp8GroupRows rows
 /// take 128x192 tiles (serial promotion: gg-plan-kernel's pipelined one

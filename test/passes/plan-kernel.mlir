@@ -183,3 +183,44 @@ func.func @fp8_gathered_rows(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi32>,
       {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
   return
 }
+
+// -----
+
+// The FP8 weight gradient added to an f32 `out` (k_grouped, 1x128 scales
+// of both operands in the stages, serial promotion): each thread reads
+// B's column scales as the wgmma is issued, the stage given back before
+// the promotion (column_scale_reads = at_issue), and with those scales
+// held the producer keeps 24 registers so the consumers get 240.
+// CHECK-LABEL: func.func @wgrad_f32_reads_at_issue
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [24, 240], staging = dense, column_scale_reads = at_issue>
+func.func @wgrad_f32_reads_at_issue(%a: memref<256x?xf8E4M3FN>, %b: memref<288x?xf8E4M3FN>,
+                                    %groups: memref<3xi32>, %a_scale: memref<?x256xf32>,
+                                    %b_scale: memref<?x288xf32>, %out: memref<2x256x288xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<288x?xf8E4M3FN>)
+      groups(%groups : memref<3xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x288xf32>, <block 1x128, mn_major>)
+      out(%out : memref<2x256x288xf32>)
+      {accumulate, config = #gg.config<block = [128, 144, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// The same written as bf16 (4 stages of 128x160 beside a smaller staged
+// tile): the scales are read at the promotion, the producer keeps 40.
+// CHECK-LABEL: func.func @wgrad_bf16_reads_at_promotion
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled_64>
+func.func @wgrad_bf16_reads_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: memref<320x?xf8E4M3FN>,
+                                         %groups: memref<3xi32>, %a_scale: memref<?x256xf32>,
+                                         %b_scale: memref<?x320xf32>, %out: memref<2x256x320xbf16>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<320x?xf8E4M3FN>)
+      groups(%groups : memref<3xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x320xf32>, <block 1x128, mn_major>)
+      out(%out : memref<2x256x320xbf16>)
+      {config = #gg.config<block = [128, 160, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}

@@ -148,18 +148,21 @@ def test_weight_gradient_columns_in_the_stages_take_wide_tiles():
             config="#gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>")
 
 
-@pytest.mark.parametrize("tokens, out_dtype, accumulate, block_n, promotion, staging", [
-    (None, "f32", True, 128, "pipelined", "swizzled"),     # group sizes unknown: 128x128
-    (512, "f32", True, 128, "pipelined", "swizzled"),      # few K blocks a tile: 128x128
-    # long groups: 176 keeps f32's store pool; its 704-byte rows are no
+@pytest.mark.parametrize("tokens, out_dtype, accumulate, block_n, promotion, staging, reads", [
+    # group sizes unknown, or few K blocks a tile: 128x128, pipelined
+    (None, "f32", True, 128, "pipelined", "swizzled", None),
+    (512, "f32", True, 128, "pipelined", "swizzled", None),
+    # long groups: 144 keeps f32's store pool and a fourth stage, with B's
+    # column scales read at the wgmma's issue; its 576-byte rows are no
     # whole 128-byte chunks, and TMA adds 64-byte ones slower than whole rows
-    (2048, "f32", True, 176, "serial", "dense"),
-    (2048, "f32", False, 176, "serial", "swizzled_64"),    # stored, not added
-    # 176's bf16 rows would lose it; 160's are five 64-byte chunks
-    (8192, "bf16", False, 160, "serial", "swizzled_64"),
+    (2048, "f32", True, 144, "serial", "dense", "at_issue"),
+    (2048, "f32", False, 144, "serial", "swizzled_64", "at_issue"),  # stored, not added
+    # 144's bf16 rows would lose the pool; 160's are five 64-byte chunks
+    (8192, "bf16", False, 160, "serial", "swizzled_64", None),
 ])
 def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype, accumulate,
-                                                               block_n, promotion, staging):
+                                                               block_n, promotion, staging,
+                                                               reads):
     text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=2048, k=None,
                              m=1024, dtype="f8E4M3FN", a_scale="block_mn",
                              b_scale="block1x128_mn", out_dtype=out_dtype, expected_m=tokens,
@@ -169,6 +172,11 @@ def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype
     assert f"promotion = {promotion}" in attributes["kernel_plan"]
     assert "scales = stages" in attributes["kernel_plan"]
     assert f"staging = {staging}" in attributes["kernel_plan"]
+    if reads is None:
+        assert "column_scale_reads" not in attributes["kernel_plan"]
+    else:
+        assert f"column_scale_reads = {reads}" in attributes["kernel_plan"]
+        assert "registers = [24, 240]" in attributes["kernel_plan"]
 
 
 def test_a_staged_tile_of_64_byte_chunks_is_stored_through_64B_swizzled_maps():

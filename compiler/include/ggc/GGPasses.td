@@ -33,8 +33,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     with `column_halves` (a gated up projection stores half its tile's
     columns), or 256 or more with K at most 1,024 (few K blocks a tile);
     an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048
-    or more takes 176, or 160 where 176 loses a 16-bit output's TMA store
-    pool, with serial promotion; contiguous FP8 whose `expected_m` is 128
+    or more takes 144 (four stages beside an f32 staged tile), or 160
+    where 144 loses a 16-bit output's TMA store pool, with serial
+    promotion; contiguous FP8 whose `expected_m` is 128
     or more takes 192 on sm_90a, with serial promotion, where N is a
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
@@ -246,9 +247,17 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        where M and N are multiples of 4 (1.03-1.14x the slots on
        DeepGEMM's sm90 k-grouped shapes: docs/performance-history.md,
        nineteenth session); other scales that change along K go through
-       each warp's slots;
+       each warp's slots; column_scale_reads: where B's per-column scales
+       ride the stages of a serial kernel with an f32 output (the FP8
+       weight gradient), at the wgmma's issue (`at_issue`: each thread
+       reads its columns' scales into registers and the stage goes back
+       before the promotion; 128x144 tiles with four stages 1.03-1.12x
+       128x176 with three read at the promotion), else at the promotion
+       (a bf16 output's 128x160 with four stages: at_issue 0.93-0.98x;
+       docs/performance.md, thirty-third session);
     3. registers: the producer keeps 40 (24 with three or more consumer
-       warpgroups or pipelined promotion), the consumers share the rest;
+       warpgroups, pipelined promotion or column scales read at the
+       wgmma's issue), the consumers share the rest;
     4. staging: the store pool's tile is 128B-swizzled when its rows are
        whole 128-byte rows, else 64B-swizzled when they are whole 64-byte
        chunks that TMA stores rather than adds to an f32 `out` (a bf16
@@ -258,10 +267,7 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     5. epilogue_blocks: 1 with pipelined promotion, 0 with serial (the
        serial kernels' epilogue beside the next tile's first wgmma measured
        0.86-1.03x); store_issuers: one for the tile (each consumer
-       warpgroup storing its own rows measured 0.95-1.02x);
-       column_scale_reads: at the promotion (reading B's per-column scales
-       at the wgmma's issue, `at_issue`, which gives the stage back before
-       the promotion, is a user's choice until measured).
+       warpgroup storing its own rows measured 0.95-1.02x).
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
     (warps of 64 rows side by side) where a warpgroup has 256 columns or

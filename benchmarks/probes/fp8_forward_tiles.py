@@ -10,7 +10,9 @@ promotion serial or pipelined, the producer's and consumers' registers,
 24-240 unless given); the baseline is gg-select-config's choice for the
 call's `expected_m` (the rows over the groups rounded down to a power of
 two, as ggc.ops passes it). Every output is checked against fp64 (the
-first and last groups) before timing.
+first and last groups) before timing. gg-tma-store-pool lowers a
+variant's stages until its staged output tile fits beside them (a
+128x128 tile asked for with 6 stages runs with 5).
 """
 import os
 import sys
@@ -40,12 +42,11 @@ def parse_variant(text):
 
 def staging_for(block_n):
     """gg-plan-kernel's staging for a bf16 tile of `block_n` columns: 128B
-    swizzled for whole 128-byte rows, 64B for whole 64-byte chunks, none
-    where the store pool's 1-row boxes would start off TMA's 128-byte
-    alignment."""
+    swizzled for whole 128-byte rows, 64B for whole 64-byte chunks, else
+    none (the store pool's 1-row boxes would start off TMA's 128-byte
+    alignment)."""
     row = 2 * block_n
-    return ("swizzled" if row % 128 == 0 else "swizzled_64" if row % 64 == 0
-            else "dense" if row * 2 % 128 == 0 else "none")
+    return "swizzled" if row % 128 == 0 else "swizzled_64" if row % 64 == 0 else "none"
 
 
 def kernels_for(t, g, n, k, spec, variants):

@@ -1,7 +1,8 @@
 """The FP8 weight gradient with its f32 tile staged a slice at a time
 (gg's `store_slice = 32`: a ring of two 128 x 32 buffers, which leaves
-128x160 tiles five stages and 128x192 four) against ggc's default 128x176
-tiles with three stages (the whole 88 KB tile staged), beside DeepGEMM's
+128x160 tiles five stages and 128x192 four) against 128x176 tiles with
+three stages (the whole 88 KB tile staged; ggc's default until the
+thirty-third session), beside DeepGEMM's
 `k_grouped_fp8_gemm_nt_contiguous`, on DeepGEMM's six sm90 shapes,
 interleaved in one process (#40: Nsight Compute showed ggc's consumers
 waiting for full stages 1.8x as long as DeepGEMM's four-stage kernel's).
@@ -23,7 +24,8 @@ import ggc  # noqa: E402
 from ggc import ir  # noqa: E402
 from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
 
-# (block N, stages, store_slice): the default, then the sliced tiles.
+# (block N, stages, store_slice): 128x176 whole (the default until the
+# thirty-third session), then the sliced tiles.
 VARIANTS = ((176, 3, None), (160, 5, 32), (192, 4, 32), (160, 4, 32))
 
 

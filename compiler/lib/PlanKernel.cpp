@@ -67,7 +67,7 @@ int64_t initialRegisters(int64_t consumers,
 /// accumulators: 4 bytes spilled at 232, none at 240), and where B's
 /// column scales are read at the wgmma's issue (a thread holds its
 /// columns' scales across the K block: the FP8 weight gradient's 128x144
-/// tiles measured 0.3-5.5% faster at 240 than at 232, H200,
+/// tiles measured 0.3-5.8% faster at 240 than at 232, H200,
 /// docs/performance.md, thirty-third session).
 int64_t producerRegisters(int64_t consumers, bool consumersNeedAll) {
   return consumers >= 3 || consumersNeedAll ? 24 : 40;
@@ -105,6 +105,16 @@ bool canPipelinePromotion(GroupedMatmulOp op) {
 }
 bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
   return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
+}
+
+/// Column scales read at the wgmma's issue stay in each consumer thread's
+/// registers through the K block beside the serial kernel's two
+/// accumulators: two per 8 of the warpgroup's columns, half an
+/// accumulator's count.
+bool columnScalesAtIssueFit(ConfigAttr config, int64_t consumerRegs) {
+  int64_t accumulator = accumulatorRegisters(config);
+  return 2 * accumulator + accumulator / 2 + kAccumulatorOverhead <=
+         consumerRegs;
 }
 
 bool hasScalesAlongK(GroupedMatmulOp op) {
@@ -280,16 +290,22 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //    of a serial kernel with an f32 output (the FP8 weight gradient, whose
   //    f32 staged tile leaves room for 3-4 stages), each thread reads its
   //    columns' scales right after the wgmma is issued and the stage goes
-  //    back before the promotion (at_issue): 128x144 tiles with 4 stages
+  //    back before the promotion (at_issue), where the scales fit the
+  //    registers beside both accumulators: 128x144 tiles with 4 stages
   //    measured 1.03-1.12x 128x176 with 3 read at the promotion on
-  //    DeepGEMM's six sm90 k-grouped shapes. With a bf16 output (4 stages
+  //    DeepGEMM's six sm90 k-grouped shapes; 128x176 read at the issue,
+  //    whose scales do not fit, 0.89-0.95x. With a bf16 output (4 stages
   //    and a smaller staged tile) reading at the promotion stayed faster:
   //    at_issue 0.93-0.98x (H200, docs/performance.md, thirty-third
-  //    session).
+  //    session). A stored (not added) f32 output follows the added one,
+  //    unmeasured apart.
   ColumnScaleReads columnScaleReads =
       reallocate && !pipelined && scales == ScalePlacement::stages &&
               ggc::stagesColumnScalesInStages(op, config) &&
-              ggc::byteWidth(op.getOutType().getElementType()) == 4
+              ggc::byteWidth(op.getOutType().getElementType()) == 4 &&
+              columnScalesAtIssueFit(
+                  config, consumerRegisters(
+                              consumers, producerRegisters(consumers, true)))
           ? ColumnScaleReads::at_issue
           : ColumnScaleReads::at_promotion;
   // 4. Producer: with cp.async, none for one-level 16-bit kernels of two

@@ -220,7 +220,8 @@ constexpr int64_t kShortK = 1024;
 /// (docs/performance-history.md, nineteenth session, calls 5-7). In f32,
 /// 144 columns leave room for a fourth stage, which reading B's column
 /// scales at the wgmma's issue (gg-plan-kernel) turns into 1.03-1.12x
-/// 176 columns with three stages and 1.01-1.12x 160 with three (H200,
+/// 176 columns with three stages read at the promotion, and 1.01-1.12x
+/// 160 with three read at the issue (H200,
 /// docs/performance.md, thirty-third session). A bf16 output's 288-byte
 /// rows keep no store pool, so it takes 160 (1.00-1.08x; 176 keeps none
 /// either: 0.90-1.05x). At 256 and 512 tokens an expert wide tiles lost

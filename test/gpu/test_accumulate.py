@@ -105,34 +105,38 @@ def test_fp8_weight_gradient_with_block_scales_accumulates(k_sizes, m, n, expect
         start += size
 
 
-def check_wide_weight_gradient(out_dtype, block_n, stages, **spec):
+def check_wide_weight_gradient(out_dtype, block_n, stages, accumulate=None, **spec):
     """The FP8 weight gradient on 128 x block_n tiles of `stages` stages
     (`spec`: ir.grouped_matmul's kernel_plan or store_slice), f32 added to
-    `out` or bf16 into a NaN-filled one, against fp64: M = 200 and N = 392
+    `out` (or, with accumulate=False, stored) or bf16 into a NaN-filled
+    one, against fp64: M = 200 and N = 392
     end inside a tile (boxes of 64 and 8 rows; N's last chunk clipped),
     groups of 0, 1, 2,100 and 299 tokens (2,400 in all: K-major rows of
     whole 16-byte units)."""
     k_sizes = [2100, 0, 1, 299]
     g, m, n, k = len(k_sizes), 200, 392, sum(k_sizes)
+    if accumulate is None:
+        accumulate = out_dtype == "f32"
     kern = ggc.Kernel(ir.grouped_matmul(
         "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
         dtype="f8E4M3FN", out_dtype=out_dtype, a_scale="block_mn", b_scale="block1x128_mn",
-        accumulate=out_dtype == "f32",
+        accumulate=accumulate,
         config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
                "cluster = [1, 1], sms = 132>", **spec))
     dy_t, x_t, kb = fp8_operands(m, n, k)
     sa = torch.rand(kb, m, device="cuda") + 0.5
     sb = torch.rand(kb, n, device="cuda") + 0.5
     before = torch.randn(g, m, n, device="cuda") * 16
-    dw = before.clone() if out_dtype == "f32" else torch.full(
-        (g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    dw = before.clone() if accumulate else torch.full(
+        (g, m, n), float("nan"), device="cuda", dtype=getattr(torch, {
+            "f32": "float32", "bf16": "bfloat16"}[out_dtype]))
     kern(dy_t, x_t, offsets_of(k_sizes), sa, sb, dw)
     torch.cuda.synchronize()
     a_deq, b_deq = dequantised(dy_t, sa.T, k), dequantised(x_t, sb.T, k)
     start = 0
     for gi, size in enumerate(k_sizes):
         ref = a_deq[:, start:start + size] @ b_deq[:, start:start + size].T
-        if out_dtype == "f32":
+        if accumulate:
             assert rel_err(dw[gi], ref + before[gi].double()) < 2e-3, f"group {gi}"
         elif size:
             assert rel_err(dw[gi], ref) < 4e-3, f"group {gi}"
@@ -160,6 +164,14 @@ def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks, 
         kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, registers = "
                     f"{registers}, staging = {staging}, epilogue_blocks = {epilogue_blocks}, "
                     f"column_scale_reads = {reads}>")
+
+
+def test_fp8_weight_gradient_stored_in_f32_on_the_long_group_tile():
+    """An f32 weight gradient stored rather than added, on the long-group
+    tile with the plan gg-plan-kernel gives it (B's column scales read at
+    the wgmma's issue, the staged tile in 64-byte swizzled chunks): every
+    group written, the empty one as zeros."""
+    check_wide_weight_gradient("f32", 144, 4, accumulate=False)
 
 
 @pytest.mark.parametrize("block_n, stages", [(160, 5), (192, 4)])

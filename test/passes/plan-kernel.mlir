@@ -208,6 +208,26 @@ func.func @wgrad_f32_reads_at_issue(%a: memref<256x?xf8E4M3FN>, %b: memref<288x?
 
 // -----
 
+// The same on 128x176 tiles: two accumulators of 88 registers and 44
+// held column scales do not fit 240, so the scales are read at the
+// promotion and the producer keeps 40.
+// CHECK-LABEL: func.func @wgrad_f32_176_reads_at_promotion
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense>
+func.func @wgrad_f32_176_reads_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: memref<352x?xf8E4M3FN>,
+                                            %groups: memref<3xi32>, %a_scale: memref<?x256xf32>,
+                                            %b_scale: memref<?x352xf32>, %out: memref<2x256x352xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<352x?xf8E4M3FN>)
+      groups(%groups : memref<3xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x352xf32>, <block 1x128, mn_major>)
+      out(%out : memref<2x256x352xf32>)
+      {accumulate, config = #gg.config<block = [128, 176, 128], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
 // The same written as bf16 (4 stages of 128x160 beside a smaller staged
 // tile): the scales are read at the promotion, the producer keeps 40.
 // CHECK-LABEL: func.func @wgrad_bf16_reads_at_promotion

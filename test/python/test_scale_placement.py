@@ -179,6 +179,22 @@ def test_weight_gradient_tiles_follow_the_tokens_a_group_holds(tokens, out_dtype
         assert "registers = [24, 240]" in attributes["kernel_plan"]
 
 
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_long_group_weight_gradient_holds_its_column_scales_without_spills(accumulate):
+    # The f32 long-group default (128x144, four stages, B's column scales
+    # held in registers from the wgmma's issue, 240 a consumer) compiles
+    # without spills, added to `out` or stored.
+    text = ir.grouped_matmul("wgrad", layout="k_grouped", num_groups=4, n=2048, k=None,
+                             m=1024, dtype="f8E4M3FN", a_scale="block_mn",
+                             b_scale="block1x128_mn", out_dtype="f32", expected_m=4096,
+                             accumulate=accumulate)
+    out = ggc.compile_ir(text, emit="cubin")
+    assert "column_scale_reads = at_issue" in out.plans[0]["attributes"]["kernel_plan"]
+    assert "ggk.load_column_scales" in out.asm["ggk"]
+    (resources,) = out.resources.values()
+    assert resources["spill_store_bytes"] == 0 and resources["spill_load_bytes"] == 0
+
+
 def test_a_staged_tile_of_64_byte_chunks_is_stored_through_64B_swizzled_maps():
     # The f32 weight gradient's 128x176 tile as the plan's staging =
     # swizzled_64 asks: 16-column boxes whose maps swizzle by 64 bytes, the

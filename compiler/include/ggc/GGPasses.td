@@ -249,10 +249,12 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        nineteenth session); other scales that change along K go through
        each warp's slots; column_scale_reads: where B's per-column scales
        ride the stages of a serial kernel with an f32 output (the FP8
-       weight gradient), at the wgmma's issue (`at_issue`: each thread
-       reads its columns' scales into registers and the stage goes back
-       before the promotion; 128x144 tiles with four stages 1.03-1.12x
-       128x176 with three read at the promotion), else at the promotion
+       weight gradient) and fit the registers beside its two
+       accumulators (tiles up to 160 columns), at the wgmma's issue
+       (`at_issue`: each thread reads its columns' scales into registers
+       and the stage goes back before the promotion; 128x144 tiles with
+       four stages 1.03-1.12x 128x176 with three read at the promotion,
+       128x176 read at the issue 0.89-0.95x), else at the promotion
        (a bf16 output's 128x160 with four stages: at_issue 0.93-0.98x;
        docs/performance.md, thirty-third session);
     3. registers: the producer keeps 40 (24 with three or more consumer

@@ -1,0 +1,67 @@
+//===- KernelPlanRules.h - what gg-plan-kernel decides by ------*- C++ -*-===//
+//
+// The register arithmetic and the predicates on an op and its config that
+// gg-plan-kernel's rules (PlanKernel.cpp) and the checks of a user's plan
+// (CheckKernelPlan.cpp) share, so that what the pass chooses and what it
+// accepts are measured alike. Each definition's comment says why
+// (KernelPlanRules.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGC_KERNELPLANRULES_H
+#define GGC_KERNELPLANRULES_H
+
+#include "ggc/Passes.h"
+
+#include <optional>
+#include <string>
+
+namespace ggc::plan {
+
+inline constexpr int64_t kRegisterFile = 65536; // 32-bit registers per SM
+inline constexpr int64_t kMaxConsumerRegisters = 240;
+/// Registers ptxas needs around a wgmma accumulator fragment (measured: 154
+/// for a 256-column warpgroup's 128) and, with pipelined promotion, around
+/// its three (addresses, scales, counters).
+inline constexpr int64_t kAccumulatorOverhead = 26;
+inline constexpr int64_t kPipelinedOverhead = 40;
+/// A wgmma's operands beside its accumulator (two descriptors and their
+/// addresses): one instruction's registers must fit the cap ptxas puts on
+/// every thread of the CTA at launch, which setmaxnreg does not lift for
+/// it (a 192x256 tile, 128 accumulator registers under a cap of 128,
+/// failed in ptxas).
+inline constexpr int64_t kWgmmaOperandRegisters = 8;
+
+// Registers.
+int64_t numConsumers(mlir::gg::ConfigAttr config);
+int64_t accumulatorRegisters(mlir::gg::ConfigAttr config);
+int64_t initialRegisters(int64_t consumers, mlir::gg::Producer producer =
+                                                mlir::gg::Producer::warpgroup);
+int64_t producerRegisters(int64_t consumers, bool consumersNeedAll);
+int64_t consumerRegisters(int64_t consumers, int64_t producer);
+bool pipelinedPromotionFits(mlir::gg::ConfigAttr config, int64_t consumerRegs);
+bool columnScalesAtIssueFit(mlir::gg::ConfigAttr config,
+                            int64_t consumerRegs);
+
+// Copies and promotion.
+int64_t consumerCopyRows(mlir::gg::ConfigAttr config);
+bool consumersCanCopy(mlir::gg::GroupedMatmulOp op,
+                      mlir::gg::ConfigAttr config);
+bool canPipelinePromotion(mlir::gg::GroupedMatmulOp op);
+bool hasScalesAlongK(mlir::gg::GroupedMatmulOp op);
+
+// The output tile.
+bool canSwizzleStaging(mlir::gg::GroupedMatmulOp op,
+                       mlir::gg::ConfigAttr config, int64_t swizzleBytes);
+mlir::gg::Staging chooseStaging(mlir::gg::GroupedMatmulOp op,
+                                mlir::gg::ConfigAttr config);
+bool hasStorePool(mlir::gg::GroupedMatmulOp op);
+bool canIssueStoresByWarpgroup(mlir::gg::GroupedMatmulOp op,
+                               mlir::gg::ConfigAttr config);
+bool canSplitWarpColumns(mlir::gg::ConfigAttr config, int64_t warpColumns);
+std::optional<std::string>
+storeColumnsObstacle(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config,
+                     mlir::gg::Staging staging, int64_t warpColumns);
+
+} // namespace ggc::plan
+
+#endif // GGC_KERNELPLANRULES_H

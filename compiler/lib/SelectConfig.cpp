@@ -1,10 +1,11 @@
 //===- SelectConfig.cpp - gg-select-config ---------------------------------===//
 //
 // Chooses the tile configuration of every gg.grouped_matmul. All heuristics
-// are in chooseConfig and the steps it calls (chooseRows, chooseBlockN), in
-// the order they apply, so that a newcomer can read why a kernel got the
-// shape it did (DeepGEMM's get_best_configs is the model). A config
-// written by the user is kept.
+// are in chooseConfig and the steps it calls (chooseRows, chooseBlockN and
+// its steps 3a-3e), in the order they apply, so that a newcomer can read
+// why a kernel got the shape it did (DeepGEMM's get_best_configs is the
+// model). A config written by the user is kept. What a config costs in
+// shared memory is ConfigFacts.cpp's.
 //
 //===----------------------------------------------------------------------===//
 #include "Target.h"
@@ -12,8 +13,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <numeric>
 
 namespace ggc {
 #define GEN_PASS_DEF_SELECTCONFIG
@@ -24,143 +23,6 @@ using namespace mlir;
 using namespace mlir::gg;
 
 using ggc::byteWidth;
-
-int64_t ggc::byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
-
-ConfigAttr ggc::requireConfig(GroupedMatmulOp op, llvm::StringRef pass) {
-  ConfigAttr config = op.getConfigAttr();
-  if (!config)
-    op.emitOpError() << "has no #gg.config; run gg-select-config before "
-                     << pass;
-  return config;
-}
-
-bool ggc::usesMxScales(GroupedMatmulOp op) {
-  // The verifier requires MX on both operands or on neither.
-  ScaleAttr aScale = op.getAScaleKindAttr();
-  return aScale && aScale.getKind() == ScaleKind::mx;
-}
-
-bool ggc::stagesColumnScales(GroupedMatmulOp op) {
-  ScaleAttr bScale = op.getBScaleKindAttr();
-  return usesMxScales(op) ||
-         (bScale && bScale.getKind() == ScaleKind::block &&
-          bScale.getBlockMN() == 1);
-}
-
-int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
-  if (!usesMxScales(op))
-    return 1;
-  return std::max<int64_t>(
-      1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
-}
-
-int64_t ggc::bBlockScalesPerWarpgroup(GroupedMatmulOp op, ConfigAttr config) {
-  if (op.getColumnHalves())
-    return 2;
-  int64_t columns = config.getBlockN() / config.getSplitN();
-  if (columns % 128 == 0)
-    return columns / 128;
-  // A warpgroup starts on a multiple of gcd(columns, 128); the run that
-  // starts latest in a scale block touches the most of them.
-  int64_t latestStart = 128 - std::gcd(columns, int64_t(128));
-  return (latestStart + columns + 127) / 128;
-}
-
-ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
-                                       ConfigAttr config) {
-  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
-  ScaleSlots slots;
-  if (stagesBlockScales(op, config))
-    return slots; // the stages carry them
-  if (aScale && (aScale.getKind() == ScaleKind::block ||
-                 aScale.getKind() == ScaleKind::mx))
-    slots.aRows = 16;
-  if (stagesColumnScales(op))
-    slots.columns = 32;
-  else if (bScale && bScale.getKind() == ScaleKind::block)
-    slots.bBlocks = bBlockScalesPerWarpgroup(op, config);
-  return slots;
-}
-
-bool ggc::transposesB(GroupedMatmulOp op) {
-  return op.getBType().getElementType().isF32() &&
-         op.getBLayout() == OperandLayout::kn;
-}
-
-bool ggc::transposesA(GroupedMatmulOp op) {
-  return op.getAType().getElementType().isF32() &&
-         op.getALayout() == OperandLayout::km;
-}
-
-llvm::StringRef ggc::sharedBufferName(SharedBufferId id) {
-  static const char *const names[kNumSharedBuffers] = {
-      "a_tiles",        "b_tiles",        "transposed_b",  "transposed_a",
-      "full_barriers",  "empty_barriers", "stage_a_scales", "stage_b_scales",
-      "column_scales",  "scale_slots",    "staged_output"};
-  return names[id];
-}
-
-ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
-                                                ConfigAttr config,
-                                                bool stagedOutput) {
-  SharedMemoryLayout l;
-  Type a = op.getAType().getElementType(), b = op.getBType().getElementType();
-  l.stages = config.getStages();
-  l.aTileBytes = config.getBlockM() * config.getBlockK() * byteWidth(a);
-  l.bTileBytes = config.getBlockN() * config.getBlockK() * byteWidth(b);
-  l.transposesB = transposesB(op);
-  l.transposesA = transposesA(op);
-  bool stageScales = stagesBlockScales(op, config);
-  l.stageAScaleBytes =
-      stageScales
-          ? llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128)
-          : 0;
-  int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
-  int64_t s = l.stages;
-  l.buffers.resize(kNumSharedBuffers);
-  l.buffers[kATiles] = {sharedBufferName(kATiles), s * l.aTileBytes, 1};
-  l.buffers[kBTiles] = {sharedBufferName(kBTiles), s * l.bTileBytes, 1};
-  l.buffers[kTransposedB] = {sharedBufferName(kTransposedB),
-                             l.transposesB ? s * l.bTileBytes : 0, 1};
-  l.buffers[kTransposedA] = {sharedBufferName(kTransposedA),
-                             l.transposesA ? s * l.aTileBytes : 0, 1};
-  l.buffers[kFullBarriers] = {sharedBufferName(kFullBarriers), s * 8, 1};
-  l.buffers[kEmptyBarriers] = {sharedBufferName(kEmptyBarriers), s * 8, 1};
-  // TMA writes shared memory at 128-byte-aligned addresses.
-  l.buffers[kStageAScales] = {sharedBufferName(kStageAScales), s * l.stageAScaleBytes,
-                              stageScales ? 128 : 1};
-  bool columnsInStages = stagesColumnScalesInStages(op, config);
-  l.buffers[kStageBScales] = {
-      sharedBufferName(kStageBScales),
-      stageScales ? s * stageBScaleBytes(columnsInStages ? config.getBlockN() : 0)
-                  : 0,
-      columnsInStages ? 128 : 1};
-  l.buffers[kColumnScales] = {
-      sharedBufferName(kColumnScales),
-      stagesColumnScales(op) && !columnsInStages
-                             ? 2 * (config.getBlockM() / 64) *
-                                   config.getSplitN() * config.getBlockN() *
-                                   4 * columnScaleEntries(op, config)
-                             : 0,
-      16}; // the promotion reads a thread's two columns as one 8-byte load
-  l.buffers[kScaleSlots] = {sharedBufferName(kScaleSlots),
-                            kScaleSlotBuffers * consumerWarps *
-                                scaleSlotsPerWarp(op, config).words() * 4,
-                            1};
-  // The staged output tile is read by 128B- or 64B-swizzled TMA stores; a
-  // tile stored a slice at a time (store_slice) takes a ring of two.
-  int64_t stagedBuffers = op.getStoreSlice() ? 2 : 1;
-  l.buffers[kStagedOutput] = {
-      sharedBufferName(kStagedOutput),
-      stagedOutput ? stagedBuffers * config.getBlockM() *
-                         op.stagedColumns(config) *
-                         byteWidth(op.getOutType().getElementType())
-                   : 0,
-      1024};
-  l.total = allocateSharedMemory(l.buffers).back();
-  return l;
-}
 
 namespace {
 
@@ -401,15 +263,15 @@ TileRows chooseRows(GroupedMatmulOp op) {
   return rows;
 }
 
-/// Step 3 of chooseConfig: the tile's columns.
-int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
-                     int64_t numSMs, int64_t smemBudget, bool setmaxnreg) {
-  // 3. Block N: the widest tile that divides N, so no column tile is ragged;
-  //    otherwise 128 with a ragged last tile.
-  MLIRContext *ctx = op.getContext();
+/// Step 3a: the widest tile that divides N, so no column tile is ragged;
+/// otherwise 128 with a ragged last tile (kRaggedColumnTileMinN), 64 for
+/// contiguous decode tiles, and 128 where a 128x256 f32 accumulator would
+/// need 256 registers per thread across two consumer warpgroups (256 kept
+/// only where the tile is full height or split between two warpgroups).
+int64_t widestDividingBlockN(GroupedMatmulOp op, const TileRows &rows,
+                             bool setmaxnreg) {
   GroupedMatmulOp::Dims dims = op.getDims();
   Type aElem = op.getAType().getElementType();
-  int64_t blockM = rows.blockM, splitN = rows.splitN;
   int64_t blockN = 128;
   for (int64_t candidate : {256, 128, 64})
     if (dims.n % candidate == 0) {
@@ -417,52 +279,62 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
       break;
     }
   bool sixteenBit = aElem.isBF16() || aElem.isF16();
-  if (blockN == 64 && setmaxnreg && sixteenBit && blockM == 128 &&
+  if (blockN == 64 && setmaxnreg && sixteenBit && rows.blockM == 128 &&
       op.getLayout() == GroupLayout::contiguous && !op.getColumnHalves() &&
       dims.n >= kRaggedColumnTileMinN)
     blockN = 128;
   if (rows.contiguousDecode)
     blockN = 64;
-  // A 128x256 f32 accumulator needs 256 registers per thread across two
-  // consumer warpgroups; keep 256 only where the tile is full height or
-  // split between two warpgroups.
-  if (blockN == 256 && blockM < 128 && splitN == 1 && !rows.halfHeight)
+  if (blockN == 256 && rows.blockM < 128 && rows.splitN == 1 &&
+      !rows.halfHeight)
     blockN = 128;
-  // Without setmaxnreg (before sm_90a) every thread of the CTA gets the
-  // same registers: 168 of 65,536 for 384 threads leave a consumer's 64x256
-  // accumulator (128 of them) too few for its fragments. 16-bit operands
-  // on 128-row tiles need no producer (gg-plan-kernel: the consumers copy,
-  // 256 registers a thread), and their 128x256 tiles of 64x64 warps move
-  // the least shared and L2 memory per multiply. Where shared memory holds
-  // four of their stages (a Hopper card's 227 KiB) they measured up to 7%
-  // faster than 128x128 (H200, H100), but 2-7% slower on contiguous
-  // groups of 64 rows, whose tiles fill half as many waves: contiguous
-  // groups expected to hold fewer than kWideMmaSyncGroupRows keep 128.
-  // With the three stages that an A100's 163 KiB holds, 128x256 measured
-  // from 1% slower to 8% faster, not enough to pick it
-  // (docs/performance.md).
+  return blockN;
+}
+
+/// Step 3b: whether a target without setmaxnreg keeps 128x256 tiles.
+/// Without setmaxnreg (before sm_90a) every thread of the CTA gets the
+/// same registers: 168 of 65,536 for 384 threads leave a consumer's 64x256
+/// accumulator (128 of them) too few for its fragments. 16-bit operands
+/// on 128-row tiles need no producer (gg-plan-kernel: the consumers copy,
+/// 256 registers a thread), and their 128x256 tiles of 64x64 warps move
+/// the least shared and L2 memory per multiply. Where shared memory holds
+/// four of their stages (a Hopper card's 227 KiB) they measured up to 7%
+/// faster than 128x128 (H200, H100), but 2-7% slower on contiguous
+/// groups of 64 rows, whose tiles fill half as many waves: contiguous
+/// groups expected to hold fewer than kWideMmaSyncGroupRows keep 128.
+/// With the three stages that an A100's 163 KiB holds, 128x256 measured
+/// from 1% slower to 8% faster, not enough to pick it
+/// (docs/performance.md).
+bool mmaSyncTakesWideTiles(GroupedMatmulOp op, const TileRows &rows,
+                           int64_t blockN, int64_t blockK, int64_t numSMs,
+                           int64_t smemBudget, bool setmaxnreg) {
+  Type aElem = op.getAType().getElementType();
+  bool sixteenBit = aElem.isBF16() || aElem.isF16();
   bool smallGroups = op.getLayout() == GroupLayout::contiguous &&
                      rows.groupRows &&
                      *rows.groupRows < kWideMmaSyncGroupRows;
-  bool wideMmaSync =
-      !setmaxnreg && blockM == 128 && splitN == 1 && blockN == 256 &&
-      !smallGroups && sixteenBit &&
-      op.getBType().getElementType() == aElem &&
-      ggc::sharedMemoryLayout(
-          op, ConfigAttr::get(ctx, blockM, blockN, blockK, kWideMmaSyncStages,
-                              1, 1, numSMs, splitN),
-          /*stagedOutput=*/false)
-              .total <= smemBudget;
-  if (!setmaxnreg && blockN / splitN > 128 && !wideMmaSync)
-    blockN = 128 * splitN;
-  // Contiguous groups are ragged and their sizes unknown until run time:
-  // 128-wide tiles balance the persistent grid's waves better where groups
-  // are small (timed interleaved on an H100, bf16 K=7168: T=4096 G=64 657
-  // against 690 us, T=2048 G=128 2346 against 2373). Groups expected to
-  // hold kTallGroupRows rows or more, or kWideNGroupRows where N is at
-  // least kWideNMinN, keep 256: their A and B tiles are each read by too
-  // few CTAs on 128x128 tiles (the figures at kTallGroupRows). The
-  // mma.sync rule above has its own threshold.
+  return !setmaxnreg && rows.blockM == 128 && rows.splitN == 1 &&
+         blockN == 256 && !smallGroups && sixteenBit &&
+         op.getBType().getElementType() == aElem &&
+         ggc::sharedMemoryLayout(
+             op,
+             ConfigAttr::get(op.getContext(), rows.blockM, blockN, blockK,
+                             kWideMmaSyncStages, 1, 1, numSMs, rows.splitN),
+             /*stagedOutput=*/false)
+                 .total <= smemBudget;
+}
+
+/// Step 3c: whether contiguous groups keep 256-wide tiles.
+/// Contiguous groups are ragged and their sizes unknown until run time:
+/// 128-wide tiles balance the persistent grid's waves better where groups
+/// are small (timed interleaved on an H100, bf16 K=7168: T=4096 G=64 657
+/// against 690 us, T=2048 G=128 2346 against 2373). Groups expected to
+/// hold kTallGroupRows rows or more, or kWideNGroupRows where N is at
+/// least kWideNMinN, keep 256: their A and B tiles are each read by too
+/// few CTAs on 128x128 tiles (the figures at kTallGroupRows). The
+/// mma.sync rule above has its own threshold.
+bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows) {
+  GroupedMatmulOp::Dims dims = op.getDims();
   bool tallGroups =
       rows.groupRows &&
       (*rows.groupRows >= kTallGroupRows ||
@@ -471,38 +343,72 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
                    *rows.groupRows >= kGatedWideGroupRows;
   bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&
                 rows.groupRows && *rows.groupRows >= kShortKGroupRows;
+  return tallGroups || gatedWide || shortK || rows.halfHeight;
+}
+
+/// Step 3d: a long-group FP8 weight gradient's width (kWeightGradientBlockN),
+/// the first that keeps its scales in the stages and the TMA store pool.
+std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
+                                            const TileRows &rows,
+                                            int64_t blockK, int64_t numSMs) {
+  if (op.getLayout() != GroupLayout::k_grouped || op.getDims().n <= 128 ||
+      !rows.groupRows || *rows.groupRows < kWideWeightGradientTokens ||
+      !ggc::stagesColumnScales(op) || ggc::usesMxScales(op))
+    return std::nullopt;
+  for (int64_t candidate : kWeightGradientBlockN) {
+    auto config = ConfigAttr::get(op.getContext(), rows.blockM, candidate,
+                                  blockK, 1, 1, 1, numSMs, rows.splitN);
+    if (ggc::stagesBlockScales(op, config) && !op.storePoolObstacle(config))
+      return candidate;
+  }
+  return std::nullopt;
+}
+
+/// Step 3e: short-K contiguous FP8 groups of N a multiple of 192 take
+/// kWideFp8BlockN (measured with wgmma only: without setmaxnreg a
+/// warpgroup keeps 128 columns, step 3b).
+std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
+                                     int64_t blockK, int64_t numSMs,
+                                     bool setmaxnreg) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  if (!setmaxnreg || op.getLayout() != GroupLayout::contiguous ||
+      rows.blockM != 128 || rows.splitN != 1 || op.getColumnHalves() ||
+      dims.n % kWideFp8BlockN != 0 || ShapedType::isDynamic(dims.k) ||
+      dims.k > kWideFp8MaxK || !rows.groupRows ||
+      *rows.groupRows < kWideFp8GroupRows || ggc::usesMxScales(op))
+    return std::nullopt;
+  auto config = ConfigAttr::get(op.getContext(), rows.blockM, kWideFp8BlockN,
+                                blockK, 1, 1, 1, numSMs, rows.splitN);
+  if (op.storePoolObstacle(config))
+    return std::nullopt;
+  return kWideFp8BlockN;
+}
+
+/// Step 3 of chooseConfig: the tile's columns, by steps 3a-3e.
+int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
+                     int64_t numSMs, int64_t smemBudget, bool setmaxnreg) {
+  int64_t splitN = rows.splitN;
+  int64_t blockN = widestDividingBlockN(op, rows, setmaxnreg);
+  bool wideMmaSync = mmaSyncTakesWideTiles(op, rows, blockN, blockK, numSMs,
+                                           smemBudget, setmaxnreg);
+  if (!setmaxnreg && blockN / splitN > 128 && !wideMmaSync)
+    blockN = 128 * splitN;
   if (blockN == 256 && op.getLayout() == GroupLayout::contiguous &&
-      !tallGroups && !gatedWide && !shortK && !wideMmaSync && !rows.halfHeight)
+      !contiguousKeepsWideTiles(op, rows) && !wideMmaSync)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
   // fragments fit the registers, two 64x256 do not.
-  bool twoLevel = byteWidth(aElem) == 1;
+  bool twoLevel = byteWidth(op.getAType().getElementType()) == 1;
   if (twoLevel && blockN / splitN > 128)
     blockN = 128;
-  // A long-group FP8 weight gradient: kWeightGradientBlockN.
-  if (twoLevel && op.getLayout() == GroupLayout::k_grouped &&
-      dims.n > 128 &&
-      rows.groupRows && *rows.groupRows >= kWideWeightGradientTokens &&
-      ggc::stagesColumnScales(op) && !ggc::usesMxScales(op))
-    for (int64_t candidate : kWeightGradientBlockN) {
-      auto config = ConfigAttr::get(ctx, blockM, candidate, blockK, 1, 1, 1,
-                                    numSMs, splitN);
-      if (ggc::stagesBlockScales(op, config) && !op.storePoolObstacle(config))
-        return candidate;
-    }
-  // Short-K contiguous FP8 groups of N a multiple of 192: kWideFp8BlockN
-  // (measured with wgmma only: without setmaxnreg a warpgroup keeps 128
-  // columns, above).
-  if (setmaxnreg && twoLevel && op.getLayout() == GroupLayout::contiguous &&
-      blockM == 128 && splitN == 1 && !op.getColumnHalves() &&
-      dims.n % kWideFp8BlockN == 0 && !ShapedType::isDynamic(dims.k) &&
-      dims.k <= kWideFp8MaxK && rows.groupRows &&
-      *rows.groupRows >= kWideFp8GroupRows && !ggc::usesMxScales(op)) {
-    auto config = ConfigAttr::get(ctx, blockM, kWideFp8BlockN, blockK, 1, 1,
-                                  1, numSMs, splitN);
-    if (!op.storePoolObstacle(config))
-      return kWideFp8BlockN;
+  if (twoLevel) {
+    if (std::optional<int64_t> wide =
+            weightGradientBlockN(op, rows, blockK, numSMs))
+      return *wide;
+    if (std::optional<int64_t> wide =
+            wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg))
+      return *wide;
   }
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
   // lowered, straddling two blocks, but measured slower; kWideFp8BlockN's

@@ -1,0 +1,155 @@
+//===- ConfigFacts.cpp - what a config makes of an op ---------------------===//
+//
+// The facts of a configured gg.grouped_matmul that every pass asks alike:
+// its element sizes and scale kinds, which operands a tile transposes, its
+// scale slots and the shared memory its stages, scales and staged output
+// take (gg-select-config and gg-tma-store-pool size the pipeline by it,
+// the lowering allocates by it).
+//
+//===----------------------------------------------------------------------===//
+#include "Target.h"
+#include "ggc/Passes.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::gg;
+
+using ggc::byteWidth;
+
+int64_t ggc::byteWidth(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+ConfigAttr ggc::requireConfig(GroupedMatmulOp op, llvm::StringRef pass) {
+  ConfigAttr config = op.getConfigAttr();
+  if (!config)
+    op.emitOpError() << "has no #gg.config; run gg-select-config before "
+                     << pass;
+  return config;
+}
+
+bool ggc::usesMxScales(GroupedMatmulOp op) {
+  // The verifier requires MX on both operands or on neither.
+  ScaleAttr aScale = op.getAScaleKindAttr();
+  return aScale && aScale.getKind() == ScaleKind::mx;
+}
+
+bool ggc::stagesColumnScales(GroupedMatmulOp op) {
+  ScaleAttr bScale = op.getBScaleKindAttr();
+  return usesMxScales(op) ||
+         (bScale && bScale.getKind() == ScaleKind::block &&
+          bScale.getBlockMN() == 1);
+}
+
+int64_t ggc::columnScaleEntries(GroupedMatmulOp op, ConfigAttr config) {
+  if (!usesMxScales(op))
+    return 1;
+  return std::max<int64_t>(
+      1, config.getBlockK() / op.getBScaleKindAttr().getBlockK());
+}
+
+int64_t ggc::bBlockScalesPerWarpgroup(GroupedMatmulOp op, ConfigAttr config) {
+  if (op.getColumnHalves())
+    return 2;
+  int64_t columns = config.getBlockN() / config.getSplitN();
+  if (columns % 128 == 0)
+    return columns / 128;
+  // A warpgroup starts on a multiple of gcd(columns, 128); the run that
+  // starts latest in a scale block touches the most of them.
+  int64_t latestStart = 128 - std::gcd(columns, int64_t(128));
+  return (latestStart + columns + 127) / 128;
+}
+
+ggc::ScaleSlots ggc::scaleSlotsPerWarp(GroupedMatmulOp op,
+                                       ConfigAttr config) {
+  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+  ScaleSlots slots;
+  if (stagesBlockScales(op, config))
+    return slots; // the stages carry them
+  if (aScale && (aScale.getKind() == ScaleKind::block ||
+                 aScale.getKind() == ScaleKind::mx))
+    slots.aRows = 16;
+  if (stagesColumnScales(op))
+    slots.columns = 32;
+  else if (bScale && bScale.getKind() == ScaleKind::block)
+    slots.bBlocks = bBlockScalesPerWarpgroup(op, config);
+  return slots;
+}
+
+bool ggc::transposesB(GroupedMatmulOp op) {
+  return op.getBType().getElementType().isF32() &&
+         op.getBLayout() == OperandLayout::kn;
+}
+
+bool ggc::transposesA(GroupedMatmulOp op) {
+  return op.getAType().getElementType().isF32() &&
+         op.getALayout() == OperandLayout::km;
+}
+
+llvm::StringRef ggc::sharedBufferName(SharedBufferId id) {
+  static const char *const names[kNumSharedBuffers] = {
+      "a_tiles",        "b_tiles",        "transposed_b",  "transposed_a",
+      "full_barriers",  "empty_barriers", "stage_a_scales", "stage_b_scales",
+      "column_scales",  "scale_slots",    "staged_output"};
+  return names[id];
+}
+
+ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
+                                                ConfigAttr config,
+                                                bool stagedOutput) {
+  SharedMemoryLayout l;
+  Type a = op.getAType().getElementType(), b = op.getBType().getElementType();
+  l.stages = config.getStages();
+  l.aTileBytes = config.getBlockM() * config.getBlockK() * byteWidth(a);
+  l.bTileBytes = config.getBlockN() * config.getBlockK() * byteWidth(b);
+  l.transposesB = transposesB(op);
+  l.transposesA = transposesA(op);
+  bool stageScales = stagesBlockScales(op, config);
+  l.stageAScaleBytes =
+      stageScales
+          ? llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128)
+          : 0;
+  int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
+  int64_t s = l.stages;
+  l.buffers.resize(kNumSharedBuffers);
+  l.buffers[kATiles] = {sharedBufferName(kATiles), s * l.aTileBytes, 1};
+  l.buffers[kBTiles] = {sharedBufferName(kBTiles), s * l.bTileBytes, 1};
+  l.buffers[kTransposedB] = {sharedBufferName(kTransposedB),
+                             l.transposesB ? s * l.bTileBytes : 0, 1};
+  l.buffers[kTransposedA] = {sharedBufferName(kTransposedA),
+                             l.transposesA ? s * l.aTileBytes : 0, 1};
+  l.buffers[kFullBarriers] = {sharedBufferName(kFullBarriers), s * 8, 1};
+  l.buffers[kEmptyBarriers] = {sharedBufferName(kEmptyBarriers), s * 8, 1};
+  // TMA writes shared memory at 128-byte-aligned addresses.
+  l.buffers[kStageAScales] = {sharedBufferName(kStageAScales), s * l.stageAScaleBytes,
+                              stageScales ? 128 : 1};
+  bool columnsInStages = stagesColumnScalesInStages(op, config);
+  l.buffers[kStageBScales] = {
+      sharedBufferName(kStageBScales),
+      stageScales ? s * stageBScaleBytes(columnsInStages ? config.getBlockN() : 0)
+                  : 0,
+      columnsInStages ? 128 : 1};
+  l.buffers[kColumnScales] = {
+      sharedBufferName(kColumnScales),
+      stagesColumnScales(op) && !columnsInStages
+                             ? 2 * (config.getBlockM() / 64) *
+                                   config.getSplitN() * config.getBlockN() *
+                                   4 * columnScaleEntries(op, config)
+                             : 0,
+      16}; // the promotion reads a thread's two columns as one 8-byte load
+  l.buffers[kScaleSlots] = {sharedBufferName(kScaleSlots),
+                            kScaleSlotBuffers * consumerWarps *
+                                scaleSlotsPerWarp(op, config).words() * 4,
+                            1};
+  // The staged output tile is read by 128B- or 64B-swizzled TMA stores; a
+  // tile stored a slice at a time (store_slice) takes a ring of two.
+  int64_t stagedBuffers = op.getStoreSlice() ? 2 : 1;
+  l.buffers[kStagedOutput] = {
+      sharedBufferName(kStagedOutput),
+      stagedOutput ? stagedBuffers * config.getBlockM() *
+                         op.stagedColumns(config) *
+                         byteWidth(op.getOutType().getElementType())
+                   : 0,
+      1024};
+  l.total = allocateSharedMemory(l.buffers).back();
+  return l;
+}

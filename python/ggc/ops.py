@@ -221,7 +221,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     ([G]), for a's rows (b 3-D) or, b 2-D, the tokens of a weight gradient.
     `expected_m`, a host int, is the rows a group typically holds: it
     chooses the tiles and their walk; contiguous calls of two or more
-    groups without it take mean_hint(a.shape[0], G, 4096).
+    groups without it take mean_hint(a.shape[0], G, 4096), and FP8 weight
+    gradients (k_offsets) of two or more groups
+    expected_group_tokens(K, G).
 
     Under torch.compile, make_fx or fake tensors, and for inputs that need a
     gradient, the call goes through torch.ops.ggc.grouped_gemm[_out]
@@ -526,11 +528,17 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
             raise ValueError(f"with k_offsets{', k_major=True' if k_major else ''}, {want} "
                              f"span the same tokens; got a {list(a.shape)} and b "
                              f"{list(b.shape)}")
-        if a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2) and not k_major:
+        if _is_f8(a) and not k_major:
             raise ValueError("an f8 weight gradient needs K-major operands (wgmma reads f8 "
                              "only along K): pass a [M, K] and b [N, K] with k_major=True")
         m, n = a.shape[1 - k_dim], b.shape[1 - k_dim]
         g = groups.shape[0] - 1
+        if expected_m is None and _is_f8(a) and g >= 2:
+            # FP8 weight gradients take wider tiles from 2,048 tokens a
+            # group (gg-select-config): without the caller's hint, the
+            # tokens' mean over the groups (BF16's tiles read none).
+            expected_m = expected_group_tokens(a.shape[k_dim], g)
+            hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
         if out is None:
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
@@ -567,6 +575,11 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     return (kernel, (a, b, groups, a_scale, b_scale, out),
             {"A_KIND": a_kind, "B_KIND": b_kind, **hint},
             (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
+
+
+def _is_f8(t) -> bool:
+    import torch
+    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
 
 
 def _from_torch_offsets(offs, b, offsets, k_offsets):

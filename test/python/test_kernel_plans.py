@@ -181,7 +181,7 @@ def test_the_chosen_grid_follows_num_sms(num_sms):
     assert out.plans[0]["config"]["sms"] == num_sms
 
 
-def _launch_constants(a, b, expected_m=None, **groups):
+def _launch_constants(a, b, expected_m=None, k_major=False, **groups):
     """The constexprs ggc.ops.grouped_gemm launches with (checked on the
     CPU: no launch)."""
     from ggc import ops
@@ -190,7 +190,7 @@ def _launch_constants(a, b, expected_m=None, **groups):
     tensors = (a, b, slots["offsets"], slots["masked_m"], slots["m_indices"],
                slots["k_offsets"], slots["offs"], None, None, None)
     return ops._checked_call(tensors, out_dtype=None, b_layout="nk", expected_m=expected_m,
-                             a_scale_kind=None, b_scale_kind=None, k_major=False,
+                             a_scale_kind=None, b_scale_kind=None, k_major=k_major,
                              validate=False)[2]
 
 
@@ -218,6 +218,26 @@ def test_a_contiguous_call_without_a_hint_compiles_with_its_rows_mean(rows, grou
     assert "EXPECTED_M" not in _launch_constants(a, b, m_indices=tags)
     grad = torch.zeros(rows, 32, dtype=torch.bfloat16)
     assert "EXPECTED_M" not in _launch_constants(a, grad, offs=ends)
+
+
+@pytest.mark.parametrize("tokens, groups, hint", [(34304, 4, 8192), (34304, 16, 2048),
+                                                  (4096, 8, 512), (4096, 1, None)])
+def test_an_fp8_weight_gradient_without_a_hint_compiles_with_its_tokens_mean(tokens, groups,
+                                                                            hint):
+    """An FP8 weight gradient (k_offsets, K-major) without expected_m takes
+    the tokens' mean over its groups (ops.expected_group_tokens), which
+    gg-select-config's long-group tiles read; a caller's hint is kept, one
+    group gets none, and so does BF16 (whose tiles read none)."""
+    import torch
+    a = torch.zeros(256, tokens, dtype=torch.float8_e4m3fn)
+    b = torch.zeros(512, tokens, dtype=torch.float8_e4m3fn)
+    k_offsets = torch.zeros(groups + 1, dtype=torch.int32)
+    assert _launch_constants(a, b, k_major=True, k_offsets=k_offsets).get("EXPECTED_M") == hint
+    assert _launch_constants(a, b, expected_m=64, k_major=True,
+                             k_offsets=k_offsets)["EXPECTED_M"] == 64
+    bf16 = (torch.zeros(tokens, 256, dtype=torch.bfloat16),
+            torch.zeros(tokens, 512, dtype=torch.bfloat16))
+    assert "EXPECTED_M" not in _launch_constants(*bf16, k_offsets=k_offsets)
 
 
 @pytest.mark.parametrize("n, k, rows, block", [(2880, 2880, 64, [128, 128, 64]),

@@ -204,6 +204,12 @@ public:
 
 private:
   LogicalResult plan();
+  /// The plan's shape: the config's tile and the op's types and sizes.
+  LogicalResult readShape(ConfigAttr config);
+  /// The plan's scales: their kinds and where the promotion reads them.
+  LogicalResult readScales(ConfigAttr config);
+  /// What this lowering does not cover yet, refused by name.
+  LogicalResult checkCoverage(ConfigAttr config);
   /// The plan's part that earlier passes decided and recorded on the op
   /// (gg-schedule-groups, gg-eliminate-padding, gg-plan-overfetch and
   /// gg-plan-kernel), checked.

@@ -44,87 +44,8 @@ namespace ggc {
 
 LogicalResult KernelGenerator::plan() {
   ConfigAttr config = ggc::requireConfig(op, "gg-lower-to-nvvm");
-  if (!config)
-    return failure();
-  GroupedMatmulOp::Dims dims = op.getDims();
-  p.layout = op.getLayout();
-  p.numGroups = dims.numGroups;
-  p.n = dims.n;
-  p.k = dims.k;
-  p.m = dims.m;
-  p.blockM = config.getBlockM();
-  p.blockN = config.getBlockN();
-  p.blockK = config.getBlockK();
-  p.stages = config.getStages();
-  if (p.stages < 1)
-    return op.emitOpError() << "has stages = 0 in its #gg.config; run "
-                               "gg-select-config to choose them";
-  p.numSMs = config.getNumSMs();
-  p.splitN = config.getSplitN();
-  p.warpgroupN = p.blockN / p.splitN;
-  p.numConsumers = p.blockM / 64 * p.splitN;
-  p.aElem = op.getAType().getElementType();
-  p.bElem = op.getBType().getElementType();
-  p.outElem = op.getOutType().getElementType();
-  p.groupsElem = cast<MemRefType>(op.getGroups().getType()).getElementType();
-
-  // What this lowering does not cover yet is an error, never a wrong kernel.
-  auto unsupported = [&](const Twine &what) {
-    return op.emitOpError() << "is not supported by gg-lower-to-nvvm yet: "
-                            << what;
-  };
-  p.aScale = op.getAScaleKindAttr();
-  p.bScale = op.getBScaleKindAttr();
-  p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
-  p.mx = ggc::usesMxScales(op);
-  p.columnScales = ggc::stagesColumnScales(op);
-  p.columnEntries = ggc::columnScaleEntries(op, config);
-  p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
-  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
-      p.bScale.getBlockMN() == 128)
-    p.bBlocks = ggc::bBlockScalesPerWarpgroup(op, config);
-  p.columnScalesInStages = ggc::stagesColumnScalesInStages(op, config);
-  // One thread of each consumer warpgroup stages one column's scale (the
-  // stages' box of them takes up to 256 columns).
-  if (p.columnScales && !p.columnScalesInStages &&
-      p.warpgroupN > kWarpgroupThreads)
-    return unsupported(Twine(p.mx ? "mx" : "1x128 block") +
-                       " scales of 'b' with block N over " +
-                       Twine(kWarpgroupThreads));
-  p.bMNMajor = op.getBLayout() == OperandLayout::kn;
-  p.aMNMajor = op.getALayout() == OperandLayout::km;
-  // out in nm ([G, N, M], k_grouped): element (m, n) of group g is at
-  // (g N + n) M + m, written by per-thread stores.
-  p.outNM = op.getOutLayout() == OperandLayout::nm;
-
-  // A padded_contiguous tile takes the group of its first row. DeepGEMM's
-  // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
-  // never straddles two groups; a taller one could.
-  if (p.layout == GroupLayout::padded_contiguous && 128 % p.blockM != 0)
-    return op.emitOpError() << "padded_contiguous needs block M to divide the "
-                               "128-row group alignment (64 or 128), got "
-                            << p.blockM;
-  p.cluster = config.getClusterM();
-  if (config.getClusterN() != 1 || p.cluster > 2)
-    return unsupported("clusters other than [1, 1] and [2, 1]");
-  if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
-    return unsupported("clusters with padded_contiguous (the two M blocks of "
-                       "a pair may belong to different groups)");
-  // column_halves pairs a column with one half a tile away, so one
-  // warpgroup holds every column, and the CTA loads both halves itself.
-  if (op.getColumnHalves() && (p.cluster != 1 || p.splitN != 1))
-    return unsupported("column_halves with a cluster or split_n (one "
-                       "warpgroup holds each row's columns, and each CTA "
-                       "loads its own B)");
-  // Each CTA copies its own gathered rows; a cluster's pair shares B.
-  if (op.getARows() && p.cluster != 1)
-    return unsupported("a_rows with a cluster (each CTA gathers its own "
-                       "rows of A)");
-  if (failed(ggc::checkTmaAddressing(op, config)) ||
-      failed(ggc::checkTileIndices(op, config)))
-    return failure();
-
-  if (failed(readDecisions(config)))
+  if (!config || failed(readShape(config)) || failed(readScales(config)) ||
+      failed(checkCoverage(config)) || failed(readDecisions(config)))
     return failure();
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
@@ -149,6 +70,95 @@ LogicalResult KernelGenerator::plan() {
                             << p.blockN;
   accType = ggk::AccType::get(b.getContext(), 64, p.warpgroupN, b.f32(),
                               p.warpColumns);
+  return success();
+}
+
+LogicalResult KernelGenerator::readShape(ConfigAttr config) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  p.layout = op.getLayout();
+  p.numGroups = dims.numGroups;
+  p.n = dims.n;
+  p.k = dims.k;
+  p.m = dims.m;
+  p.blockM = config.getBlockM();
+  p.blockN = config.getBlockN();
+  p.blockK = config.getBlockK();
+  p.stages = config.getStages();
+  if (p.stages < 1)
+    return op.emitOpError() << "has stages = 0 in its #gg.config; run "
+                               "gg-select-config to choose them";
+  p.numSMs = config.getNumSMs();
+  p.splitN = config.getSplitN();
+  p.warpgroupN = p.blockN / p.splitN;
+  p.numConsumers = p.blockM / 64 * p.splitN;
+  p.aElem = op.getAType().getElementType();
+  p.bElem = op.getBType().getElementType();
+  p.outElem = op.getOutType().getElementType();
+  p.groupsElem = cast<MemRefType>(op.getGroups().getType()).getElementType();
+  p.bMNMajor = op.getBLayout() == OperandLayout::kn;
+  p.aMNMajor = op.getALayout() == OperandLayout::km;
+  // out in nm ([G, N, M], k_grouped): element (m, n) of group g is at
+  // (g N + n) M + m, written by per-thread stores.
+  p.outNM = op.getOutLayout() == OperandLayout::nm;
+  return success();
+}
+
+/// What this lowering does not cover yet is an error, never a wrong kernel.
+static InFlightDiagnostic unsupported(GroupedMatmulOp op, const Twine &what) {
+  return op.emitOpError() << "is not supported by gg-lower-to-nvvm yet: "
+                          << what;
+}
+
+LogicalResult KernelGenerator::readScales(ConfigAttr config) {
+  p.aScale = op.getAScaleKindAttr();
+  p.bScale = op.getBScaleKindAttr();
+  p.f8 = isa<Float8E4M3FNType, Float8E5M2Type>(p.aElem);
+  p.mx = ggc::usesMxScales(op);
+  p.columnScales = ggc::stagesColumnScales(op);
+  p.columnEntries = ggc::columnScaleEntries(op, config);
+  p.scaleSlots = ggc::scaleSlotsPerWarp(op, config);
+  if (p.bScale && p.bScale.getKind() == ScaleKind::block &&
+      p.bScale.getBlockMN() == 128)
+    p.bBlocks = ggc::bBlockScalesPerWarpgroup(op, config);
+  p.columnScalesInStages = ggc::stagesColumnScalesInStages(op, config);
+  // One thread of each consumer warpgroup stages one column's scale (the
+  // stages' box of them takes up to 256 columns).
+  if (p.columnScales && !p.columnScalesInStages &&
+      p.warpgroupN > kWarpgroupThreads)
+    return unsupported(op, Twine(p.mx ? "mx" : "1x128 block") +
+                               " scales of 'b' with block N over " +
+                               Twine(kWarpgroupThreads));
+  return success();
+}
+
+LogicalResult KernelGenerator::checkCoverage(ConfigAttr config) {
+  // A padded_contiguous tile takes the group of its first row. DeepGEMM's
+  // layout aligns every group to 128 rows, so a tile of 64 or 128 rows
+  // never straddles two groups; a taller one could.
+  if (p.layout == GroupLayout::padded_contiguous && 128 % p.blockM != 0)
+    return op.emitOpError() << "padded_contiguous needs block M to divide the "
+                               "128-row group alignment (64 or 128), got "
+                            << p.blockM;
+  p.cluster = config.getClusterM();
+  if (config.getClusterN() != 1 || p.cluster > 2)
+    return unsupported(op, "clusters other than [1, 1] and [2, 1]");
+  if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)
+    return unsupported(op, "clusters with padded_contiguous (the two M "
+                           "blocks of a pair may belong to different "
+                           "groups)");
+  // column_halves pairs a column with one half a tile away, so one
+  // warpgroup holds every column, and the CTA loads both halves itself.
+  if (op.getColumnHalves() && (p.cluster != 1 || p.splitN != 1))
+    return unsupported(op, "column_halves with a cluster or split_n (one "
+                           "warpgroup holds each row's columns, and each "
+                           "CTA loads its own B)");
+  // Each CTA copies its own gathered rows; a cluster's pair shares B.
+  if (op.getARows() && p.cluster != 1)
+    return unsupported(op, "a_rows with a cluster (each CTA gathers its "
+                           "own rows of A)");
+  if (failed(ggc::checkTmaAddressing(op, config)) ||
+      failed(ggc::checkTileIndices(op, config)))
+    return failure();
   return success();
 }
 

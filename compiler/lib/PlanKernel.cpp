@@ -149,11 +149,11 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   Producer roles = chooseProducer(op, config, target);
   // 5. Registers: what the producer keeps, the rest to the consumers
   //    (without setmaxnreg, what every thread has).
-  int64_t producer =
-      reallocate ? producerRegisters(consumers,
-                                     pipelined || columnScaleReads ==
-                                                      ColumnScaleReads::at_issue)
-                 : initialRegisters(consumers, roles);
+  bool consumersNeedAll =
+      pipelined || columnScaleReads == ColumnScaleReads::at_issue;
+  int64_t producer = reallocate
+                         ? producerRegisters(consumers, consumersNeedAll)
+                         : initialRegisters(consumers, roles);
   int64_t consumer =
       reallocate ? consumerRegisters(consumers, producer) : producer;
   // 6. Staging: swizzled wherever the tile's rows are whole chunks.

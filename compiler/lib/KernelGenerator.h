@@ -485,6 +485,22 @@ private:
   /// Its parameters, in order, as ggk.kernel_param ops at the top of the
   /// kernel (each with its #ggk.param), into the members below.
   void declareParams();
+  /// declareParams' steps: the operands' tensor maps (or their addresses
+  /// where they come without TMA), the store pool's maps, then the
+  /// pointers and run-time sizes.
+  void declareOperandMaps();
+  void declarePoolMaps();
+  void declarePointersAndSizes();
+  /// One parameter of each kind: `operand` names it, `v` is the source
+  /// func.func's argument it comes from.
+  Value declareTensorMap(StringRef operand, Value v, ArrayRef<int64_t> box,
+                         StringRef swizzle = "128B");
+  Value declarePointer(StringRef operand, Value v,
+                       unsigned space = ggc::kGlobal);
+  Value declareSize(StringRef operand, Value v, int64_t dim);
+  /// `v`'s position among the source func.func's arguments (-1: none), so
+  /// that a caller can match the kernel's parameters to its tensors.
+  int64_t argIndex(Value v);
   /// The source function's tensors as the kernel expects them (#ggk.arg).
   SmallVector<mlir::Attribute> launchArgs();
 

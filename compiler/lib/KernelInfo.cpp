@@ -88,36 +88,49 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
       /*ungroupedSpans=*/p.zeroUngrouped ? 2 : 0);
 }
 
-void KernelGenerator::declareParams() {
+int64_t KernelGenerator::argIndex(Value v) {
+  for (BlockArgument arg : func.getArguments())
+    if (arg == v)
+      return arg.getArgNumber();
+  return -1;
+}
+
+Value KernelGenerator::declareTensorMap(StringRef operand, Value v,
+                                        ArrayRef<int64_t> box,
+                                        StringRef swizzle) {
   MLIRContext *ctx = b.getContext();
-  // Positions refer to the arguments of the source func.func, so a caller can
-  // match the kernel's parameters to the tensors it passes.
-  auto argIndex = [&](Value v) -> int64_t {
-    for (BlockArgument arg : func.getArguments())
-      if (arg == v)
-        return arg.getArgNumber();
-    return -1;
-  };
-  auto param = [&](ggk::ParamAttr role, Type type) -> Value {
-    return b.create<ggk::KernelParamOp>(type, role);
-  };
-  auto tensorMap = [&](StringRef operand, Value v, ArrayRef<int64_t> box,
-                       StringRef swizzle = "128B") {
-    return param(
-        ggk::ParamAttr::get(
-            ctx, ggk::ParamKind::tensor_map, operand, argIndex(v),
-            b.getStringAttr(tensorMapType(
-                cast<MemRefType>(v.getType()).getElementType())),
-            box, b.getStringAttr(swizzle), std::nullopt),
-        b.ptr(ggc::kGeneric));
-  };
-  auto pointer = [&](StringRef operand, Value v,
-                     unsigned space = ggc::kGlobal) {
-    return param(ggk::ParamAttr::get(ctx, ggk::ParamKind::pointer, operand,
-                                     argIndex(v), StringAttr(), {},
-                                     StringAttr(), std::nullopt),
-                 b.ptr(space));
-  };
+  return b.create<ggk::KernelParamOp>(
+      b.ptr(ggc::kGeneric),
+      ggk::ParamAttr::get(ctx, ggk::ParamKind::tensor_map, operand,
+                          argIndex(v),
+                          b.getStringAttr(tensorMapType(
+                              cast<MemRefType>(v.getType()).getElementType())),
+                          box, b.getStringAttr(swizzle), std::nullopt));
+}
+
+Value KernelGenerator::declarePointer(StringRef operand, Value v,
+                                      unsigned space) {
+  return b.create<ggk::KernelParamOp>(
+      b.ptr(space),
+      ggk::ParamAttr::get(b.getContext(), ggk::ParamKind::pointer, operand,
+                          argIndex(v), StringAttr(), {}, StringAttr(),
+                          std::nullopt));
+}
+
+Value KernelGenerator::declareSize(StringRef operand, Value v, int64_t dim) {
+  return b.create<ggk::KernelParamOp>(
+      b.i64(), ggk::ParamAttr::get(b.getContext(), ggk::ParamKind::size,
+                                   operand, argIndex(v), StringAttr(), {},
+                                   StringAttr(), dim));
+}
+
+void KernelGenerator::declareParams() {
+  declareOperandMaps();
+  declarePoolMaps();
+  declarePointersAndSizes();
+}
+
+void KernelGenerator::declareOperandMaps() {
   bool masked = p.layout == GroupLayout::masked;
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   // Boxes are innermost first and span the operand's full rank. MN-major
@@ -126,28 +139,29 @@ void KernelGenerator::declareParams() {
   // Without TMA, A and B come as their addresses, where the maps would;
   // gathered rows of A come by address on every target.
   if (p.aByAddress())
-    aMaps.push_back(pointer("a", op.getA(), ggc::kGeneric));
+    aMaps.push_back(declarePointer("a", op.getA(), ggc::kGeneric));
   if (!p.tensorMaps)
-    tensorMapB = pointer("b", op.getB(), ggc::kGeneric);
+    tensorMapB = declarePointer("b", op.getB(), ggc::kGeneric);
   for (int64_t h : !p.aByAddress() ? ArrayRef<int64_t>(p.aLoadBoxes)
                                    : ArrayRef<int64_t>()) {
     if (p.aMNMajor)
-      aMaps.push_back(tensorMap("a", op.getA(), {chunk, p.blockK}));
+      aMaps.push_back(declareTensorMap("a", op.getA(), {chunk, p.blockK}));
     else if (masked)
-      aMaps.push_back(tensorMap("a", op.getA(), {p.blockK, h, 1}));
+      aMaps.push_back(declareTensorMap("a", op.getA(), {p.blockK, h, 1}));
     else
-      aMaps.push_back(tensorMap("a", op.getA(), {p.blockK, h}));
+      aMaps.push_back(declareTensorMap("a", op.getA(), {p.blockK, h}));
   }
   if (p.tensorMaps) {
     if (p.bMNMajor && kGrouped)
-      tensorMapB = tensorMap("b", op.getB(), {chunk, p.blockK});
+      tensorMapB = declareTensorMap("b", op.getB(), {chunk, p.blockK});
     else if (p.bMNMajor)
-      tensorMapB = tensorMap("b", op.getB(), {chunk, p.blockK, 1});
+      tensorMapB = declareTensorMap("b", op.getB(), {chunk, p.blockK, 1});
     else if (kGrouped)
-      tensorMapB = tensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
+      tensorMapB =
+          declareTensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
     else
       // A cluster CTA's share of rows, or one of column_halves' halves.
-      tensorMapB = tensorMap(
+      tensorMapB = declareTensorMap(
           "b", op.getB(),
           {p.blockK, p.blockN / (p.columnHalves ? 2 : p.cluster), 1});
   }
@@ -158,52 +172,57 @@ void KernelGenerator::declareParams() {
     SmallVector<int64_t> window = {p.aScaleWindowRows(), 1};
     if (masked)
       window.push_back(1);
-    tensorMapAScale = tensorMap("a_scale", op.getAScale(), window, "none");
+    tensorMapAScale =
+        declareTensorMap("a_scale", op.getAScale(), window, "none");
   }
   // B's per-column scales of a tile and K block: a box of its BN f32.
   if (p.columnScalesInStages)
     tensorMapBScale =
-        tensorMap("b_scale", op.getBScale(), {p.blockN, 1}, "none");
+        declareTensorMap("b_scale", op.getBScale(), {p.blockN, 1}, "none");
+}
+
+void KernelGenerator::declarePoolMaps() {
   // The store pool: boxes of h rows and a column chunk of the staged tile
   // (128 or 64 swizzled bytes, or all its BN columns, BN/2 with
   // column_pairs, unswizzled).
+  bool rank3 = p.layout == GroupLayout::masked ||
+               p.layout == GroupLayout::k_grouped;
   StringRef poolSwizzle = p.stagingSwizzle == 128  ? "128B"
                           : p.stagingSwizzle == 64 ? "64B"
                                                    : "none";
   for (int64_t h : p.storePool) {
     SmallVector<int64_t> box = {p.stagingChunkColumns(), h};
-    if (masked || kGrouped)
+    if (rank3)
       box.push_back(1);
-    poolMaps.push_back(tensorMap("out", op.getOut(), box, poolSwizzle));
+    poolMaps.push_back(declareTensorMap("out", op.getOut(), box, poolSwizzle));
   }
-  outPtr = pointer("out", op.getOut());
-  groupsPtr = pointer("groups", op.getGroups());
+}
+
+void KernelGenerator::declarePointersAndSizes() {
+  outPtr = declarePointer("out", op.getOut());
+  groupsPtr = declarePointer("groups", op.getGroups());
   // The run-time size: rows of A (M_max for masked, K for k_grouped), or
   // of the list that gathers them; then the rows the list indexes.
-  auto size = [&](StringRef operand, Value v, int64_t dim) {
-    return param(ggk::ParamAttr::get(ctx, ggk::ParamKind::size, operand,
-                                     argIndex(v), StringAttr(), {},
-                                     StringAttr(), dim),
-                 b.i64());
-  };
+  bool masked = p.layout == GroupLayout::masked;
+  bool kGrouped = p.layout == GroupLayout::k_grouped;
   int64_t sizeDim = masked ? 1 : (kGrouped && !p.aMNMajor) ? 1 : 0;
   if (p.gatherA) {
-    dynamicSize = size("a_rows", op.getARows(), 0);
-    aSourceRows = size("a", op.getA(), 0);
-    aRowsPtr = pointer("a_rows", op.getARows());
+    dynamicSize = declareSize("a_rows", op.getARows(), 0);
+    aSourceRows = declareSize("a", op.getA(), 0);
+    aRowsPtr = declarePointer("a_rows", op.getARows());
   } else {
-    dynamicSize = size("a", op.getA(), sizeDim);
+    dynamicSize = declareSize("a", op.getA(), sizeDim);
   }
   if (op.getAScale())
-    aScalePtr = pointer("a_scale", op.getAScale());
+    aScalePtr = declarePointer("a_scale", op.getAScale());
   if (op.getBScale())
-    bScalePtr = pointer("b_scale", op.getBScale());
+    bScalePtr = declarePointer("b_scale", op.getBScale());
   for (Value v : op.getRowVectors())
-    rowPtrs.push_back(pointer("rows", v));
+    rowPtrs.push_back(declarePointer("rows", v));
   for (Value v : op.getColVectors())
-    colPtrs.push_back(pointer("cols", v));
+    colPtrs.push_back(declarePointer("cols", v));
   for (Value v : op.getGroupScalars())
-    scalarPtrs.push_back(pointer("group_scalars", v));
+    scalarPtrs.push_back(declarePointer("group_scalars", v));
 }
 
 SmallVector<Attribute> KernelGenerator::launchArgs() {

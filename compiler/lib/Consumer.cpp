@@ -239,6 +239,28 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
       publishColumns(b.c32(0));
     return {};
   });
+  fillIssueStep(loop, t, f, rowOffset, promotions);
+  fillReadScalesStep(loop, t, f, promotions, columnCount);
+  fillPromoteStep(loop, t, f, consumerIndex, counter, columnCount);
+  fillStep(loop.getEndBlock(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
+    if (publishesColumns)
+      publishColumns(b.add(k[0], b.c32(1)));
+    return {};
+  });
+  fillStep(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
+    releaseStage(stage[0]);
+    return {};
+  });
+  fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
+    return {};
+  });
+  return {loop.getResult(), loop.getEnd()};
+}
+
+void KernelGenerator::fillIssueStep(ggk::PromotionLoopOp loop, const Tile &t,
+                                    const Fragment &f, Value rowOffset,
+                                    int64_t promotions) {
+  Type i32 = b.i32();
   fillStep(loop.getIssue(), {i32, i32, i32, i32},
            [&](ValueRange a) -> SmallVector<Value> {
     Value stage = a[2];
@@ -265,6 +287,13 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
     b.create<ggk::MmaCommitOp>();
     return {partial};
   });
+}
+
+void KernelGenerator::fillReadScalesStep(ggk::PromotionLoopOp loop,
+                                         const Tile &t, const Fragment &f,
+                                         int64_t promotions,
+                                         int64_t columnCount) {
+  Type i32 = b.i32();
   fillStep(loop.getReadScales(), {i32, i32, i32},
            [&](ValueRange a) -> SmallVector<Value> {
              if (p.mx)
@@ -281,6 +310,13 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
              }
              return scales;
            });
+}
+
+void KernelGenerator::fillPromoteStep(ggk::PromotionLoopOp loop,
+                                      const Tile &t, const Fragment &f,
+                                      Value consumerIndex, Value counter,
+                                      int64_t columnCount) {
+  Type i32 = b.i32();
   SmallVector<Type> promoteArguments = {accType, accType, i32, i32};
   llvm::append_range(promoteArguments,
                      loop.getReadScales().front().getTerminator()->getOperandTypes());
@@ -310,19 +346,6 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
                                   BlockScales::fromValues(a.drop_front(4)), t,
                                   f, consumerIndex, a[2], columnFactors)};
            });
-  fillStep(loop.getEndBlock(), {i32}, [&](ValueRange k) -> SmallVector<Value> {
-    if (publishesColumns)
-      publishColumns(b.add(k[0], b.c32(1)));
-    return {};
-  });
-  fillStep(loop.getRelease(), {i32}, [&](ValueRange stage) -> SmallVector<Value> {
-    releaseStage(stage[0]);
-    return {};
-  });
-  fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
-    return {};
-  });
-  return {loop.getResult(), loop.getEnd()};
 }
 
 /// MX: scale block `j` of K block `k`'s factors of the thread's two rows

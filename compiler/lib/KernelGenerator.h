@@ -306,6 +306,17 @@ private:
   std::pair<Value, Value> emitPromotionLoop(const Tile &t, Value counter,
                                             Value acc, Value consumerIndex,
                                             const Fragment &f, Value rowOffset);
+  /// emitPromotionLoop's steps that take more than a call: a scale block's
+  /// wgmma, its scales' reads and its promotion (`columnCount`: the
+  /// thread's column scales read at the wgmma's issue, else 0).
+  void fillIssueStep(mlir::ggk::PromotionLoopOp loop, const Tile &t,
+                     const Fragment &f, Value rowOffset, int64_t promotions);
+  void fillReadScalesStep(mlir::ggk::PromotionLoopOp loop, const Tile &t,
+                          const Fragment &f, int64_t promotions,
+                          int64_t columnCount);
+  void fillPromoteStep(mlir::ggk::PromotionLoopOp loop, const Tile &t,
+                       const Fragment &f, Value consumerIndex, Value counter,
+                       int64_t columnCount);
   /// One-level accumulation's K loop as a ggk.k_loop (ggk-lower-k-loop).
   std::pair<Value, Value> emitKLoop(const Tile &t, Value counter, Value acc,
                                     const Fragment &f, Value rowOffset);

@@ -317,6 +317,8 @@ void KernelGenerator::fillPromoteStep(ggk::PromotionLoopOp loop,
                                       Value consumerIndex, Value counter,
                                       int64_t columnCount) {
   Type i32 = b.i32();
+  // The promotion takes what read_scales yields (fillReadScalesStep runs
+  // first).
   SmallVector<Type> promoteArguments = {accType, accType, i32, i32};
   llvm::append_range(promoteArguments,
                      loop.getReadScales().front().getTerminator()->getOperandTypes());

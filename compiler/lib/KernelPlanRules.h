@@ -12,6 +12,7 @@
 
 #include "ggc/Passes.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 

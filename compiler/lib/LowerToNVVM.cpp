@@ -89,6 +89,7 @@ LogicalResult KernelGenerator::readShape(ConfigAttr config) {
                                "gg-select-config to choose them";
   p.numSMs = config.getNumSMs();
   p.splitN = config.getSplitN();
+  p.cluster = config.getClusterM();
   p.warpgroupN = p.blockN / p.splitN;
   p.numConsumers = p.blockM / 64 * p.splitN;
   p.aElem = op.getAType().getElementType();
@@ -139,7 +140,6 @@ LogicalResult KernelGenerator::checkCoverage(ConfigAttr config) {
     return op.emitOpError() << "padded_contiguous needs block M to divide the "
                                "128-row group alignment (64 or 128), got "
                             << p.blockM;
-  p.cluster = config.getClusterM();
   if (config.getClusterN() != 1 || p.cluster > 2)
     return unsupported(op, "clusters other than [1, 1] and [2, 1]");
   if (p.cluster == 2 && p.layout == GroupLayout::padded_contiguous)

@@ -351,7 +351,8 @@ bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows) {
 std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
                                             const TileRows &rows,
                                             int64_t blockK, int64_t numSMs) {
-  if (op.getLayout() != GroupLayout::k_grouped || op.getDims().n <= 128 ||
+  if (byteWidth(op.getAType().getElementType()) != 1 ||
+      op.getLayout() != GroupLayout::k_grouped || op.getDims().n <= 128 ||
       !rows.groupRows || *rows.groupRows < kWideWeightGradientTokens ||
       !ggc::stagesColumnScales(op) || ggc::usesMxScales(op))
     return std::nullopt;
@@ -366,12 +367,13 @@ std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
 
 /// Step 3e: short-K contiguous FP8 groups of N a multiple of 192 take
 /// kWideFp8BlockN (measured with wgmma only: without setmaxnreg a
-/// warpgroup keeps 128 columns, step 3b).
+/// warpgroup keeps 128 columns, chooseBlockN).
 std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
                                      int64_t blockK, int64_t numSMs,
                                      bool setmaxnreg) {
   GroupedMatmulOp::Dims dims = op.getDims();
-  if (!setmaxnreg || op.getLayout() != GroupLayout::contiguous ||
+  if (!setmaxnreg || byteWidth(op.getAType().getElementType()) != 1 ||
+      op.getLayout() != GroupLayout::contiguous ||
       rows.blockM != 128 || rows.splitN != 1 || op.getColumnHalves() ||
       dims.n % kWideFp8BlockN != 0 || ShapedType::isDynamic(dims.k) ||
       dims.k > kWideFp8MaxK || !rows.groupRows ||
@@ -402,14 +404,12 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   bool twoLevel = byteWidth(op.getAType().getElementType()) == 1;
   if (twoLevel && blockN / splitN > 128)
     blockN = 128;
-  if (twoLevel) {
-    if (std::optional<int64_t> wide =
-            weightGradientBlockN(op, rows, blockK, numSMs))
-      return *wide;
-    if (std::optional<int64_t> wide =
-            wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg))
-      return *wide;
-  }
+  if (std::optional<int64_t> wide =
+          weightGradientBlockN(op, rows, blockK, numSMs))
+    return *wide;
+  if (std::optional<int64_t> wide =
+          wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg))
+    return *wide;
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
   // lowered, straddling two blocks, but measured slower; kWideFp8BlockN's
   // straddle measured faster).

@@ -222,7 +222,7 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     `expected_m`, a host int, is the rows a group typically holds: it
     chooses the tiles and their walk; contiguous calls of two or more
     groups without it take mean_hint(a.shape[0], G, 4096), and FP8 weight
-    gradients (k_offsets) of two or more groups
+    gradients (k_offsets) with 1x128 scales of b
     expected_group_tokens(K, G).
 
     Under torch.compile, make_fx or fake tensors, and for inputs that need a
@@ -533,12 +533,6 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
                              "only along K): pass a [M, K] and b [N, K] with k_major=True")
         m, n = a.shape[1 - k_dim], b.shape[1 - k_dim]
         g = groups.shape[0] - 1
-        if expected_m is None and _is_f8(a) and g >= 2:
-            # FP8 weight gradients take wider tiles from 2,048 tokens a
-            # group (gg-select-config): without the caller's hint, the
-            # tokens' mean over the groups (BF16's tiles read none).
-            expected_m = expected_group_tokens(a.shape[k_dim], g)
-            hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
         if out is None:
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
         operands = "nk" if k_major else "kn"
@@ -550,6 +544,15 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
                            _k_grouped_scale_kind("a", a_scale, m, g, a_scale_kind))
         b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                            _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
+        if (expected_m is None and _is_f8(a) and b_kind.startswith("block1x128")
+                and isinstance(g, int)):
+            # An FP8 weight gradient with 1x128 scales of b takes wider
+            # tiles from 2,048 tokens a group (gg-select-config): without
+            # the caller's hint, the tokens' mean over the groups, as the
+            # DeepGEMM drop-in and ggc.training pass it (no other weight
+            # gradient's tiles read one).
+            expected_m = expected_group_tokens(a.shape[k_dim], g)
+            hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
         return (_kernel_for(layout, operands, True), (a, b, groups, a_scale, b_scale, out),
                 {"A_KIND": a_kind, "B_KIND": b_kind, **hint},
                 (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)

@@ -221,20 +221,33 @@ def test_a_contiguous_call_without_a_hint_compiles_with_its_rows_mean(rows, grou
 
 
 @pytest.mark.parametrize("tokens, groups, hint", [(34304, 4, 8192), (34304, 16, 2048),
-                                                  (4096, 8, 512), (4096, 1, None)])
+                                                  (4096, 8, 512), (4096, 1, 4096)])
 def test_an_fp8_weight_gradient_without_a_hint_compiles_with_its_tokens_mean(tokens, groups,
                                                                             hint):
-    """An FP8 weight gradient (k_offsets, K-major) without expected_m takes
-    the tokens' mean over its groups (ops.expected_group_tokens), which
-    gg-select-config's long-group tiles read; a caller's hint is kept, one
-    group gets none, and so does BF16 (whose tiles read none)."""
+    """An FP8 weight gradient (k_offsets, K-major) with 1x128 scales of b
+    and no expected_m takes the tokens' mean over its groups
+    (ops.expected_group_tokens, as the DeepGEMM drop-in and ggc.training
+    pass it), which gg-select-config's long-group tiles read; a caller's
+    hint is kept, and calls whose tiles read none get none: per-tensor
+    scales of b, no scales, BF16."""
     import torch
+    from ggc import ops
     a = torch.zeros(256, tokens, dtype=torch.float8_e4m3fn)
     b = torch.zeros(512, tokens, dtype=torch.float8_e4m3fn)
     k_offsets = torch.zeros(groups + 1, dtype=torch.int32)
-    assert _launch_constants(a, b, k_major=True, k_offsets=k_offsets).get("EXPECTED_M") == hint
-    assert _launch_constants(a, b, expected_m=64, k_major=True,
-                             k_offsets=k_offsets)["EXPECTED_M"] == 64
+    kb = -(-tokens // 128)
+    a_scale, b_scale = torch.ones(kb, 256).T, torch.ones(kb, 512).T  # M-/N-major
+
+    def constants(expected_m=None, b_scale=b_scale):
+        tensors = (a, b, None, None, None, k_offsets, None, a_scale, b_scale, None)
+        return ops._checked_call(tensors, out_dtype=None, b_layout="nk",
+                                 expected_m=expected_m, a_scale_kind=None, b_scale_kind=None,
+                                 k_major=True, validate=False)[2]
+    assert constants().get("EXPECTED_M") == hint
+    assert constants()["B_KIND"].startswith("block1x128")
+    assert constants(expected_m=64)["EXPECTED_M"] == 64
+    assert "EXPECTED_M" not in constants(b_scale=torch.ones(groups))
+    assert "EXPECTED_M" not in _launch_constants(a, b, k_major=True, k_offsets=k_offsets)
     bf16 = (torch.zeros(tokens, 256, dtype=torch.bfloat16),
             torch.zeros(tokens, 512, dtype=torch.bfloat16))
     assert "EXPECTED_M" not in _launch_constants(*bf16, k_offsets=k_offsets)

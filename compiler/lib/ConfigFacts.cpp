@@ -1,10 +1,11 @@
 //===- ConfigFacts.cpp - what a config makes of an op ---------------------===//
 //
 // The facts of a configured gg.grouped_matmul that every pass asks alike:
-// its element sizes and scale kinds, which operands a tile transposes, its
-// scale slots and the shared memory its stages, scales and staged output
-// take (gg-select-config and gg-tma-store-pool size the pipeline by it,
-// the lowering allocates by it).
+// its element sizes and scale kinds, which operands a tile transposes,
+// where its scales can ride (the stages or the warps' slots), its scale
+// slots and the shared memory its stages, scales and staged output take
+// (gg-select-config and gg-tma-store-pool size the pipeline by it, the
+// lowering allocates by it).
 //
 //===----------------------------------------------------------------------===//
 #include "Target.h"
@@ -152,4 +153,64 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
       1024};
   l.total = allocateSharedMemory(l.buffers).back();
   return l;
+}
+
+bool ggc::twoLevelAccumulation(GroupedMatmulOp op) {
+  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
+  Type a = op.getAType().getElementType();
+  return isa<Float8E4M3FNType, Float8E5M2Type>(a) ||
+         variesAlongK(op.getAScaleKindAttr()) ||
+         variesAlongK(op.getBScaleKindAttr());
+}
+
+bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
+  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
+  // A's scales are one TMA box per stage: a window of BM + 4 consecutive
+  // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
+  // 128x128 blocks shared by every consumer of the tile (no split columns).
+  // The window is a TMA box. Gathered rows of A (a_rows) arm each stage
+  // on every producer thread's arrival, not on one load the window could
+  // be counted in: their consumers copy the scales into slots.
+  bool aWindow = ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
+                 aScale.getKind() == ScaleKind::block &&
+                 aScale.getMajor() == ScaleMajor::mn_major &&
+                 config.getSplitN() == 1;
+  if (!aWindow || !bScale || bScale.getKind() != ScaleKind::block)
+    return false;
+  if (op.getLayout() != GroupLayout::k_grouped)
+    return bScale.getBlockMN() == 128;
+  // k_grouped: A's [ceil(K/128), M] and B's 1x128 [ceil(K/128), N] scales
+  // are TMA boxes of a tile's rows and columns where each row of them is a
+  // whole number of 16 bytes (M and N multiples of 4), and the tile's
+  // columns fit one box; A K-major, whose tile load the stage's bytes are
+  // counted in (f8 wgmma reads K-major tiles only).
+  GroupedMatmulOp::Dims dims = op.getDims();
+  return bScale.getBlockMN() == 1 && op.getALayout() != OperandLayout::km &&
+         bScale.getMajor() == ScaleMajor::mn_major && dims.m > 0 &&
+         dims.m % 4 == 0 &&
+         dims.n % 4 == 0 && config.getBlockN() <= 256;
+}
+
+bool ggc::stagesColumnScalesInStages(GroupedMatmulOp op, ConfigAttr config) {
+  return op.getLayout() == GroupLayout::k_grouped &&
+         stagesColumnScales(op) && stagesBlockScales(op, config);
+}
+
+bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
+  if (KernelPlanAttr plan = op.getKernelPlanAttr())
+    return plan.getScales() == ScalePlacement::stages;
+  return canStageBlockScales(op, config);
+}
+
+int64_t ggc::stagingSwizzleBytes(Staging staging) {
+  switch (staging) {
+  case Staging::swizzled:
+    return kSwizzleBytes;
+  case Staging::swizzled_64:
+    return 64;
+  case Staging::none:
+  case Staging::dense:
+    return 0;
+  }
+  llvm_unreachable("unknown staging");
 }

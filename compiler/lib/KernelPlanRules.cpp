@@ -1,7 +1,6 @@
 //===- KernelPlanRules.cpp - what gg-plan-kernel decides by ---------------===//
 //
-// The shared register arithmetic and predicates of KernelPlanRules.h, and
-// the scale placements other passes ask about (ggc/Passes.h).
+// The shared register arithmetic and predicates of KernelPlanRules.h.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelPlanRules.h"
@@ -9,14 +8,6 @@
 
 using namespace mlir;
 using namespace mlir::gg;
-
-bool ggc::twoLevelAccumulation(GroupedMatmulOp op) {
-  auto variesAlongK = [](ScaleAttr s) { return s && s.variesAlongK(); };
-  Type a = op.getAType().getElementType();
-  return isa<Float8E4M3FNType, Float8E5M2Type>(a) ||
-         variesAlongK(op.getAScaleKindAttr()) ||
-         variesAlongK(op.getBScaleKindAttr());
-}
 
 namespace ggc::plan {
 
@@ -173,58 +164,3 @@ storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
 }
 
 } // namespace ggc::plan
-
-using namespace ggc::plan;
-
-bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
-  ScaleAttr aScale = op.getAScaleKindAttr(), bScale = op.getBScaleKindAttr();
-  // A's scales are one TMA box per stage: a window of BM + 4 consecutive
-  // f32 of an M-major [.., ceil(K/128), align4(M)] tensor. B's are whole
-  // 128x128 blocks shared by every consumer of the tile (no split columns).
-  // The window is a TMA box. Gathered rows of A (a_rows) arm each stage
-  // on every producer thread's arrival, not on one load the window could
-  // be counted in: their consumers copy the scales into slots.
-  bool aWindow = ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
-                 aScale.getKind() == ScaleKind::block &&
-                 aScale.getMajor() == ScaleMajor::mn_major &&
-                 config.getSplitN() == 1;
-  if (!aWindow || !bScale || bScale.getKind() != ScaleKind::block)
-    return false;
-  if (op.getLayout() != GroupLayout::k_grouped)
-    return bScale.getBlockMN() == 128;
-  // k_grouped: A's [ceil(K/128), M] and B's 1x128 [ceil(K/128), N] scales
-  // are TMA boxes of a tile's rows and columns where each row of them is a
-  // whole number of 16 bytes (M and N multiples of 4), and the tile's
-  // columns fit one box; A K-major, whose tile load the stage's bytes are
-  // counted in (f8 wgmma reads K-major tiles only).
-  GroupedMatmulOp::Dims dims = op.getDims();
-  return bScale.getBlockMN() == 1 && op.getALayout() != OperandLayout::km &&
-         bScale.getMajor() == ScaleMajor::mn_major && dims.m > 0 &&
-         dims.m % 4 == 0 &&
-         dims.n % 4 == 0 && config.getBlockN() <= 256;
-}
-
-bool ggc::stagesColumnScalesInStages(GroupedMatmulOp op, ConfigAttr config) {
-  return op.getLayout() == GroupLayout::k_grouped &&
-         stagesColumnScales(op) && stagesBlockScales(op, config);
-}
-
-bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
-  if (KernelPlanAttr plan = op.getKernelPlanAttr())
-    return plan.getScales() == ScalePlacement::stages;
-  return canStageBlockScales(op, config);
-}
-
-int64_t ggc::stagingSwizzleBytes(Staging staging) {
-  switch (staging) {
-  case Staging::swizzled:
-    return kSwizzleBytes;
-  case Staging::swizzled_64:
-    return 64;
-  case Staging::none:
-  case Staging::dense:
-    return 0;
-  }
-  llvm_unreachable("unknown staging");
-}
-

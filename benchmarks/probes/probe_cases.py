@@ -141,6 +141,23 @@ def weight_gradient(g, m, n, per_group, uniform=False):
     return WeightGradient(ks, dy_q, dy_s, x_q, x_s, offsets)
 
 
+def fp8_wgrad_kernel(g, m, n, block_n, stages, cluster=1, out_dtype="f32", **spec):
+    """ggc's FP8 weight gradient (k_grouped, K-major operands, 1x128
+    MN-major scales over the tokens; f32 added to `out`, or bf16 written)
+    on 128 x block_n tiles of `stages` stages, in clusters of `cluster`
+    along M; `spec`: ir.grouped_matmul's other arguments (kernel_plan,
+    store_slice, schedule)."""
+    import ggc
+    from ggc import ir
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return ggc.Kernel(ir.grouped_matmul(
+        "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
+        dtype="f8E4M3FN", out_dtype=out_dtype, a_scale="block_mn",
+        b_scale="block1x128_mn", accumulate=out_dtype == "f32",
+        config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
+               f"cluster = [{cluster}, 1], sms = {sms}>", **spec))
+
+
 def on_deepgemm_wgrad_shapes(kernels_for, out_dtype="f32"):
     """Times `kernels_for(g, m, n)` ({label: ggc.Kernel} of the FP8 weight
     gradient, f32 added to `out`, or a bf16 `out` written) on DeepGEMM's

@@ -14,15 +14,11 @@ Every output is checked against fp64 (two groups) before timing.
 import os
 import sys
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-import ggc  # noqa: E402
-from ggc import ir  # noqa: E402
-from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
+from probe_cases import fp8_wgrad_kernel, on_deepgemm_wgrad_shapes  # noqa: E402
 
 # (block N, stages, store_slice): 128x176 whole (the default until the
 # thirty-third session), then the sliced tiles.
@@ -30,17 +26,11 @@ VARIANTS = ((176, 3, None), (160, 5, 32), (192, 4, 32), (160, 4, 32))
 
 
 def kernels_for(g, m, n):
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     kernels = {}
     for block_n, stages, store_slice in VARIANTS:
         label = f"128x{block_n} {stages} stages" + (
             f" slice {store_slice}" if store_slice else "")
-        kernels[label] = ggc.Kernel(ir.grouped_matmul(
-            "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
-            dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
-            b_scale="block1x128_mn", accumulate=True, store_slice=store_slice,
-            config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
-                   f"cluster = [1, 1], sms = {sms}>"))
+        kernels[label] = fp8_wgrad_kernel(g, m, n, block_n, stages, store_slice=store_slice)
     return kernels
 
 

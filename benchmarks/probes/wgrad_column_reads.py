@@ -22,15 +22,11 @@ Every output is checked against fp64 (two groups) before timing.
 import os
 import sys
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-import ggc  # noqa: E402
-from ggc import ir  # noqa: E402
-from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
+from probe_cases import fp8_wgrad_kernel, on_deepgemm_wgrad_shapes  # noqa: E402
 
 # (block N, stages, column_scale_reads, registers, staging) by output
 # dtype; the first is ggc's default and the baseline.
@@ -56,20 +52,14 @@ OUT_DTYPE = "f32"
 
 
 def kernels_for(g, m, n):
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
     kernels = {}
     for block_n, stages, reads, regs, staging in VARIANTS:
         producer, consumer = regs.split("-")
-        label = f"128x{block_n} {stages}st {reads} {regs} {staging}"
-        kernels[label] = ggc.Kernel(ir.grouped_matmul(
-            "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
-            dtype="f8E4M3FN", out_dtype=OUT_DTYPE, a_scale="block_mn",
-            b_scale="block1x128_mn", accumulate=OUT_DTYPE == "f32",
-            config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
-                   f"cluster = [1, 1], sms = {sms}>",
+        kernels[f"128x{block_n} {stages}st {reads} {regs} {staging}"] = fp8_wgrad_kernel(
+            g, m, n, block_n, stages, out_dtype=OUT_DTYPE,
             kernel_plan="#gg.kernel_plan<promotion = serial, scales = stages, "
                         f"registers = [{producer}, {consumer}], staging = {staging}, "
-                        f"column_scale_reads = {reads}>"))
+                        f"column_scale_reads = {reads}>")
     return kernels
 
 

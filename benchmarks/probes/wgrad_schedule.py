@@ -13,15 +13,11 @@ Every output is checked against fp64 (two groups) before timing.
 import os
 import sys
 
-import torch
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-import ggc  # noqa: E402
-from ggc import ir  # noqa: E402
-from probe_cases import on_deepgemm_wgrad_shapes  # noqa: E402
+from probe_cases import fp8_wgrad_kernel, on_deepgemm_wgrad_shapes  # noqa: E402
 
 # label: (cluster M, ir.grouped_matmul's schedule arguments); None: the pass's choice.
 VARIANTS = {
@@ -34,16 +30,8 @@ VARIANTS = {
 
 
 def kernels_for(g, m, n):
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    out = {}
-    for label, (cluster, schedule) in VARIANTS.items():
-        out[label] = ggc.Kernel(ir.grouped_matmul(
-            "k", layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
-            dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn",
-            b_scale="block1x128_mn", accumulate=True, **(schedule or {}),
-            config=f"#gg.config<block = [128, 176, 128], stages = 3, "
-                   f"cluster = [{cluster}, 1], sms = {sms}>"))
-    return out
+    return {label: fp8_wgrad_kernel(g, m, n, 176, 3, cluster, **(schedule or {}))
+            for label, (cluster, schedule) in VARIANTS.items()}
 
 
 def main():

@@ -61,7 +61,7 @@ class SegmentGEMMWrapper:
         offsets = _segment_offsets(batch_size, seg_lens, seg_indptr)
         w = _segment_weights(weights, batch_size, weight_indices)
         if out is None:
-            dtype = torch.bfloat16 if _is_f8(x.dtype) else x.dtype
+            dtype = torch.bfloat16 if ops.is_f8(x.dtype) else x.dtype
             out = torch.zeros(x.shape[0], d_out, dtype=dtype, device=x.device)
         elif tuple(out.shape) != (x.shape[0], d_out):
             raise ValueError(f"out must be {(x.shape[0], d_out)} (x's rows by d_out), got "
@@ -73,10 +73,6 @@ class SegmentGEMMWrapper:
     forward = run
 
 
-def _is_f8(dtype) -> bool:
-    return str(dtype) in ("torch.float8_e4m3fn", "torch.float8_e5m2")
-
-
 def _check_shapes(x, weights, b_layout: str) -> None:
     if x.dim() != 2 or weights.dim() != 3:
         raise ValueError(f"x must be [rows, d_in] and weights 3-D, got {list(x.shape)} and "
@@ -85,7 +81,7 @@ def _check_shapes(x, weights, b_layout: str) -> None:
     if x.shape[1] != d_in:
         raise ValueError(f"x has d_in = {x.shape[1]} but weights have d_in = {d_in} "
                          f"(weight_column_major={b_layout == 'nk'})")
-    if _is_f8(x.dtype) and b_layout == "kn":
+    if ops.is_f8(x.dtype) and b_layout == "kn":
         raise ValueError("f8 x needs weight_column_major=True: ggc's f8 kernels read the "
                          "weights along d_in")
 

@@ -528,7 +528,7 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
             raise ValueError(f"with k_offsets{', k_major=True' if k_major else ''}, {want} "
                              f"span the same tokens; got a {list(a.shape)} and b "
                              f"{list(b.shape)}")
-        if _is_f8(a) and not k_major:
+        if is_f8(a.dtype) and not k_major:
             raise ValueError("an f8 weight gradient needs K-major operands (wgmma reads f8 "
                              "only along K): pass a [M, K] and b [N, K] with k_major=True")
         m, n = a.shape[1 - k_dim], b.shape[1 - k_dim]
@@ -544,7 +544,7 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
                            _k_grouped_scale_kind("a", a_scale, m, g, a_scale_kind))
         b_scale, b_kind = ((ones, "tensor") if b_scale is None else
                            _k_grouped_scale_kind("b", b_scale, n, g, b_scale_kind))
-        if (expected_m is None and _is_f8(a) and b_kind.startswith("block1x128")
+        if (expected_m is None and is_f8(a.dtype) and b_kind.startswith("block1x128")
                 and isinstance(g, int)):
             # An FP8 weight gradient with 1x128 scales of b takes wider
             # tiles from 2,048 tokens a group (gg-select-config): without
@@ -580,9 +580,10 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
             (_A, _B, group_slot, a_slot, b_slot, _OUT), out, validate)
 
 
-def _is_f8(t) -> bool:
-    import torch
-    return t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+def is_f8(dtype) -> bool:
+    """Whether `dtype` is one of torch's FP8 types (compared by name, so
+    that no torch import is needed)."""
+    return str(dtype) in ("torch.float8_e4m3fn", "torch.float8_e5m2")
 
 
 def _from_torch_offsets(offs, b, offsets, k_offsets):

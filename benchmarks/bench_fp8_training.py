@@ -53,8 +53,8 @@ def projection_case(label, t, g, n, k, loads, seed=0):
     xq, xs = training.quantized_rows(x_)
     made = training.quantized_weights(w, transposed=True)
     dyq, dys = training.quantized_rows(dy)
-    xtq, xts = training.quantized_tokens(x_)
-    dytq, dyts = training.quantized_tokens(dy)
+    xtq, xts, padded = training.quantized_tokens(x_, offsets)
+    dytq, dyts, _ = training.quantized_tokens(dy, offsets)
     fns = {
         "fp8 fwd+bwd": lambda: fp8_step(True),
         "fp8 fwd+bwd, weights kept": lambda: fp8_step(False),
@@ -66,14 +66,14 @@ def projection_case(label, t, g, n, k, loads, seed=0):
         "quantise w (128x128, + transposed)": lambda: (
             training.release_quantized_weights(), training.quantized_weights(w, transposed=True)),
         "quantise x rows": lambda: training.quantized_rows(x_),
-        "quantise x tokens (transposed)": lambda: training.quantized_tokens(x_),
+        "quantise x tokens (transposed)": lambda: training.quantized_tokens(x_, offsets),
         "quantise dy rows": lambda: training.quantized_rows(dy),
-        "quantise dy tokens (transposed)": lambda: training.quantized_tokens(dy),
+        "quantise dy tokens (transposed)": lambda: training.quantized_tokens(dy, offsets),
         "fp8 fwd GEMM": lambda: ops.grouped_gemm(xq, made.q, offsets=offsets, a_scale=xs,
                                                  b_scale=made.scales, validate=False),
         "fp8 dgrad GEMM": lambda: ops.grouped_gemm(dyq, made.qt, offsets=offsets, a_scale=dys,
                                                    b_scale=made.scales_t, validate=False),
-        "fp8 wgrad GEMM": lambda: ops.grouped_gemm(dytq, xtq, k_offsets=offsets, k_major=True,
+        "fp8 wgrad GEMM": lambda: ops.grouped_gemm(dytq, xtq, k_offsets=padded, k_major=True,
                                                    a_scale=dyts, b_scale=xts,
                                                    out_dtype=torch.bfloat16, validate=False),
         "bf16 wgrad GEMM": lambda: torch_ops.grouped_mm_grad_w(dy, x_, offsets),

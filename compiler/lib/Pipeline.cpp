@@ -127,6 +127,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                      pm.addPass(createLowerSortRoutes());
                      pm.addPass(createLowerQuantizeRows());
                      pm.addPass(createLowerQuantizeBlocks());
+                     pm.addPass(createLowerQuantizeGroupTokens());
                      pm.addPass(createLowerCombineRoutes());
                      pm.addPass(createLowerSwigluRows());
                      pm.addPass(createLowerCopyRows());
@@ -544,6 +545,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                        ->walk([](Operation *op) {
                          return isa<gg::GroupedMatmulOp, gg::SortRoutesOp,
                                     gg::QuantizeRowsOp, gg::QuantizeBlocksOp,
+                                    gg::QuantizeGroupTokensOp,
                                     gg::CombineRoutesOp, gg::SwigluRowsOp,
                                     gg::SwigluRowsBackwardOp, gg::CopyRowsOp>(op)
                                     ? WalkResult::interrupt()
@@ -554,8 +556,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "error: '" << sourceName
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
-            "gg.quantize_blocks, gg.combine_routes, gg.swiglu_rows, "
-            "gg.swiglu_rows_backward, gg.copy_rows): no kernel to compile\n";
+            "gg.quantize_blocks, gg.quantize_group_tokens, gg.combine_routes, "
+            "gg.swiglu_rows, gg.swiglu_rows_backward, gg.copy_rows): no kernel "
+            "to compile\n";
     return result;
   }
   // The arch becomes the module's gg.target, which every pass reads; IR

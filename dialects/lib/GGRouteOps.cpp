@@ -3,7 +3,7 @@
 // The verifiers of a MoE layer's ops beside its GEMMs: each operand's
 // rank, element type and static size, and kernel sizes their lowerings
 // (gg-lower-sort-routes, gg-lower-quantize-rows, gg-lower-quantize-blocks,
-// gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-copy-rows) can
+// gg-lower-quantize-group-tokens, gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-copy-rows) can
 // build.
 //
 //===----------------------------------------------------------------------===//
@@ -368,6 +368,50 @@ LogicalResult QuantizeBlocksOp::verify() {
     if (failed(type) || failed(check(*type, "transposed", k, n)))
       return failure();
   }
+  return success();
+}
+
+LogicalResult QuantizeGroupTokensOp::verify() {
+  MLIRContext *ctx = getContext();
+  Type i32 = IntegerType::get(ctx, 32);
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", 2,
+                                       BFloat16Type::get(ctx), "bf16");
+  FailureOr<MemRefType> groups = shaped(*this, getGroups(), "groups", 1, i32, "i32");
+  FailureOr<MemRefType> padded =
+      shaped(*this, getPaddedGroups(), "padded_groups", 1, i32, "i32");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", 2,
+                                     Float8E4M3FNType::get(ctx), "f8E4M3FN");
+  FailureOr<MemRefType> scales = shaped(*this, getScales(), "scales", 2,
+                                        Float32Type::get(ctx), "f32");
+  if (failed(input) || failed(groups) || failed(padded) || failed(out) ||
+      failed(scales))
+    return failure();
+  int64_t c = input->getDimSize(1);
+  if (!known(c) || c <= 0 || c % 16 != 0)
+    return emitOpError() << "input must be [T, C] with C a static positive "
+                            "multiple of 16 (out's rows of whole 16-byte "
+                            "pieces of 8 tokens' columns), got [?, "
+                         << sizeText(c) << "]";
+  int64_t bounds = groups->getDimSize(0), paddedBounds = padded->getDimSize(0);
+  if (known(bounds) && bounds < 1)
+    return emitOpError() << "groups must hold G + 1 >= 1 offsets, got "
+                         << bounds;
+  if (known(bounds) && known(paddedBounds) && bounds != paddedBounds)
+    return emitOpError() << "padded_groups must be [" << bounds
+                         << "] like groups, got [" << paddedBounds << "]";
+  int64_t p = out->getDimSize(1);
+  if (out->getDimSize(0) != c || (known(p) && (p <= 0 || p % 128 != 0)))
+    return emitOpError() << "out must be [" << c << ", P] with P a multiple "
+                            "of 128 (whole token blocks), got ["
+                         << sizeText(out->getDimSize(0)) << ", " << sizeText(p)
+                         << "]";
+  int64_t blocks = scales->getDimSize(0);
+  if (scales->getDimSize(1) != c ||
+      (known(p) && known(blocks) && blocks != p / 128))
+    return emitOpError() << "scales must be [" << (known(p) ? sizeText(p / 128) : "P / 128")
+                         << ", " << c << "] (one per 128-token block and "
+                         << "column of out), got [" << sizeText(blocks) << ", "
+                         << sizeText(scales->getDimSize(1)) << "]";
   return success();
 }
 

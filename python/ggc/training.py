@@ -9,16 +9,19 @@ expert g), with BF16 master weights:
     dgrad     dx     = q(dy) @ q(w)        dy in 1x128 blocks along N; w's
                                            blocks transposed (the same scales)
     wgrad     dw[g]  = q(dy)_g^T q(x)_g    dy^T and x^T in 1x128 blocks along
-                                           the tokens (a k-grouped GEMM); or
+                                           each group's tokens, the groups
+                                           padded to whole blocks (a
+                                           k-grouped GEMM); or
                                            in BF16, dy_g^T x_g (the default)
 
 Each product is one of ggc's FP8 grouped GEMMs (ggc.ops.grouped_gemm);
 each q() a quantisation to e4m3 with f32 scales (ggc.moe.quant's values:
 448 / amax a block). Rows are quantised by the kernel ggc compiles from
 gg.quantize_rows where it takes them (CUDA, 128-column blocks; torch ops
-elsewhere), the tokens' blocks by the same kernel over a transposed copy,
-and the weights, with their transposed copy, by gg.quantize_blocks' kernel
-(torch ops elsewhere; the same bits).
+elsewhere), the tokens' blocks by gg.quantize_group_tokens' kernel
+(transposed, each group padded to whole blocks), and the weights, with
+their transposed copy, by gg.quantize_blocks' kernel (torch ops
+elsewhere; the same bits).
 
 The weight gradient runs in BF16 by default (`wgrad_dtype`): on the H200,
 ggc's FP8 k-grouped GEMM with 1x128 scales on both sides, even without
@@ -110,17 +113,44 @@ def quantized_rows(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return quantize_rows(x.contiguous())
 
 
-def quantized_tokens(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-    """x [T, C] in 1x128 blocks along the tokens, transposed for a weight
-    gradient's K-major operand: (e4m3 [C, T'], f32 scales [C, T'/128]),
-    T' = T rounded up to whole blocks (the padding tokens are zeros, past
-    every group)."""
+def quantized_tokens(x: torch.Tensor, offsets: torch.Tensor
+                     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x [T, C], its rows the groups `offsets` (int32 [G+1]), in 1x128
+    blocks along each group's tokens, transposed for a weight gradient's
+    K-major operand, each group padded to whole blocks: (e4m3 [C, P], f32
+    scales [C, P/128] (an M-major view), int32 padded offsets [G+1]),
+    group g's tokens at columns [padded[g], padded[g] + size_g), zeros to
+    the next multiple of 128 and past the last group; P = T rounded up to
+    128 plus 128 G, which no padding exceeds (no host synchronisation).
+    No 128-token block holds two groups' tokens, so the weight gradient
+    over the padded offsets reads every K block whole: a group starting
+    anywhere made it clear the neighbours' tokens in shared memory, 1.4-2.2x
+    slower on skewed loads (docs/performance-history.md, thirty-fourth
+    session). By gg.quantize_group_tokens' kernel on CUDA (one read of
+    x); torch ops elsewhere (the same bits)."""
+    tokens, groups = x.shape[0], offsets.shape[0] - 1
+    capacity = max(BLOCK, -(-tokens // BLOCK) * BLOCK + BLOCK * groups)
+    made = quant_kernel.group_tokens(x, offsets, capacity)
+    if made is not None:
+        q, scales, padded = made
+        return q, scales.t(), padded
+    return _torch_group_tokens(x, offsets, capacity)
+
+
+def _torch_group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int):
+    """quantized_tokens by torch ops (reads the offsets on the host)."""
     tokens = x.shape[0]
-    padded = -(-max(tokens, 1) // BLOCK) * BLOCK
-    transposed = x.new_empty(x.shape[1], padded)
-    transposed[:, :tokens].copy_(x.t())
-    transposed[:, tokens:].zero_()
-    return quantized_rows(transposed)
+    rows = x.new_zeros(capacity, x.shape[1])
+    padded = [0]
+    bounds = offsets.tolist()
+    for g in range(len(bounds) - 1):
+        lo = min(max(bounds[g], 0), tokens)
+        hi = min(max(bounds[g + 1], lo), tokens)
+        start = padded[-1]
+        rows[start:start + hi - lo] = x[lo:hi]
+        padded.append(start + -(-(hi - lo) // BLOCK) * BLOCK)
+    q, scales = quantize_rows(rows.t().contiguous())
+    return q, scales, torch.tensor(padded, dtype=torch.int32, device=x.device)
 
 
 class QuantizedWeights(NamedTuple):
@@ -218,7 +248,7 @@ class _FP8GroupedMM(torch.autograd.Function):
         if wants_x:
             saved += [quantized.qt, quantized.scales_t]
         if wants_w:
-            saved += (list(quantized_tokens(x.detach())) if fp8_wgrad
+            saved += (list(quantized_tokens(x.detach(), offsets)) if fp8_wgrad
                       else [x.detach().contiguous()])
         ctx.save_for_backward(*saved)
         ctx.w_dtype, ctx.fp8_wgrad = w.dtype, fp8_wgrad
@@ -238,10 +268,10 @@ class _FP8GroupedMM(torch.autograd.Function):
             dx = ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts,
                                   out_dtype=dy.dtype, validate=False, zero_ungrouped=True)
         if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
-            xtq, xts = rest
-            dytq, dyts = quantized_tokens(dy)
+            xtq, xts, padded = rest
+            dytq, dyts, _ = quantized_tokens(dy, offsets)
             hint = ops.expected_group_tokens(dy.shape[0], offsets.numel() - 1)
-            dw = ops.grouped_gemm(dytq, xtq, k_offsets=offsets, k_major=True, a_scale=dyts,
+            dw = ops.grouped_gemm(dytq, xtq, k_offsets=padded, k_major=True, a_scale=dyts,
                                   b_scale=xts, out_dtype=ctx.w_dtype, validate=False,
                                   expected_m=hint)
         elif ctx.needs_input_grad[1]:

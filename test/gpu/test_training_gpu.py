@@ -64,6 +64,47 @@ def test_weight_blocks_kernel_matches_torch(g, n, k):
     assert plain.qt is None and torch.equal(plain.q.view(torch.uint8), want.q.view(torch.uint8))
 
 
+@pytest.mark.parametrize("sizes, c", [([0, 1, 130, 67, 0, 255], 48), ([300, 0, 1, 1], 2880),
+                                      ([0, 700, 1, 129, 2048, 0, 63, 1000], 1536),
+                                      ([128] * 6, 256), ([], 128), ([5, 0], 16)])
+def test_group_tokens_kernel_matches_torch(sizes, c):
+    """gg.quantize_group_tokens' kernel gives the torch path's bytes,
+    scales and padded offsets over the whole of its outputs (the zeros
+    past the last group included; the outputs are poisoned first); a
+    column of zeros takes the floor's scale, an outlier one column's."""
+    gen = torch.Generator(device="cuda").manual_seed(sum(sizes) + c)
+    t = sum(sizes)
+    x = (torch.randn(t, c, device="cuda", generator=gen) * 2).bfloat16()
+    if t:
+        x[:, 0] = 0
+        x[t // 2, -1] = 300.0
+    offsets = torch.tensor([0] + sizes, device="cuda").cumsum(0).to(torch.int32)
+    capacity = max(128, -(-t // 128) * 128 + 128 * len(sizes))
+    for _ in range(2):  # the allocator hands the poisoned blocks back
+        torch.full((c * capacity * 8,), 255, dtype=torch.uint8, device="cuda")
+    made = quant_kernel.group_tokens(x, offsets, capacity)
+    assert made is not None
+    q, scales, padded = made
+    want_q, want_scales, want_padded = checks.training._torch_group_tokens(x, offsets, capacity)
+    assert torch.equal(padded, want_padded)
+    assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+    assert torch.equal(scales.t(), want_scales)
+
+
+def test_group_tokens_kernel_clamps_bad_offsets():
+    """Offsets past T, decreasing or negative: clamped as the torch path
+    clamps them (to [0, T], each end at least its start), nothing read or
+    written out of bounds."""
+    x = torch.randn(200, 64, device="cuda").bfloat16()
+    offsets = torch.tensor([-5, 150, 90, 260, 1000], dtype=torch.int32, device="cuda")
+    capacity = 256 + 128 * 4
+    q, scales, padded = quant_kernel.group_tokens(x, offsets, capacity)
+    want_q, want_scales, want_padded = checks.training._torch_group_tokens(x, offsets, capacity)
+    assert padded.tolist() == want_padded.tolist() == [0, 256, 256, 384, 384]
+    assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+    assert torch.equal(scales.t(), want_scales)
+
+
 def test_compiled_layer_is_close_to_eager():
     """Traced, the layer's quantisations, SwiGLU and combine are torch ops
     (eagerly ggc's kernels, whose SwiGLU's sigmoid is ex2-based): close,

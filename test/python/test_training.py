@@ -80,14 +80,23 @@ def quantised_reference(x, w, dy, offsets, fp8_wgrad):
                         for g in range(w.shape[0])])
     assert torch.equal(w64.transpose(1, 2), wt64)  # the transposed copy: the same values
     y, dx, _ = fp64_products(dequantized(xq, xs, 1), w64, dequantized(dyq, dys, 1), offsets)
-    tokens = x.shape[0]
-    if fp8_wgrad:  # the tokens' blocks, transposed back ([C, T'] -> [T, C])
-        xt, dyt = training.quantized_tokens(x.detach()), training.quantized_tokens(dy)
-        x_w, dy_w = (dequantized(*xt, 1)[:, :tokens].t(), dequantized(*dyt, 1)[:, :tokens].t())
+    if fp8_wgrad:  # the tokens' blocks, transposed back ([C, P] -> [T, C])
+        x_w, dy_w = (unpadded_tokens(training.quantized_tokens(t, offsets), offsets)
+                     for t in (x.detach(), dy))
     else:
         x_w, dy_w = x.detach().double(), dy.double()
     _, _, dw = fp64_products(x_w, w64, dy_w, offsets)
     return y, dx, dw
+
+
+def unpadded_tokens(quantized, offsets):
+    """quantized_tokens' (q [C, P], scales, padded offsets) dequantised in
+    fp64 and put back as [T, C]: group g's tokens from its padded span."""
+    q, scales, padded = quantized
+    values = dequantized(q, scales, 1)
+    return torch.cat([values[:, p:p + hi - lo] for lo, hi, p in
+                      zip(offsets[:-1].tolist(), offsets[1:].tolist(), padded.tolist())],
+                     dim=1).t()
 
 
 def check_recipe(sizes, n, k, device, seed=0, wgrad_dtype=torch.bfloat16):
@@ -110,6 +119,35 @@ def check_recipe(sizes, n, k, device, seed=0, wgrad_dtype=torch.bfloat16):
 # Ragged: an empty group, a 1-row group, sizes off every tile boundary,
 # a token count off 128 (the token blocks' padding).
 RAGGED = [[0, 1, 130, 67, 0, 255], [300, 0, 1, 1]]
+
+
+@pytest.mark.parametrize("sizes", RAGGED + [[], [128, 128]])
+def test_quantized_tokens_pad_each_group_to_whole_blocks(sizes):
+    """Group g's tokens start at padded[g], a multiple of 128 past the
+    previous group's blocks; each block is quantize_rows' of its column's
+    128 tokens of that group alone (zeros after them), and every column
+    past the last group is zero."""
+    gen = torch.Generator().manual_seed(len(sizes))
+    t, c = sum(sizes), 48
+    x = (torch.randn(t, c, generator=gen) * 3).bfloat16()
+    offsets = torch.tensor([0] + sizes).cumsum(0).to(torch.int32)
+    q, scales, padded = training.quantized_tokens(x, offsets)
+    want_padded = [0]
+    for size in sizes:
+        want_padded.append(want_padded[-1] + -(-size // 128) * 128)
+    assert padded.dtype == torch.int32 and padded.tolist() == want_padded
+    assert q.shape == (c, max(128, -(-t // 128) * 128 + 128 * len(sizes)))
+    assert scales.shape == (c, q.shape[1] // 128)
+    for g, size in enumerate(sizes):
+        lo, start = int(offsets[g]), want_padded[g]
+        span = x.new_zeros(c, want_padded[g + 1] - start)
+        span[:, :size] = x[lo:lo + size].t()
+        if size:
+            want_q, want_s = training.quantize_rows(span)
+            assert torch.equal(q[:, start:start + span.shape[1]].view(torch.uint8),
+                               want_q.view(torch.uint8))
+            assert torch.equal(scales[:, start // 128:(start + span.shape[1]) // 128], want_s)
+    assert torch.count_nonzero(q[:, want_padded[-1]:].view(torch.uint8)) == 0
 
 
 @pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])

@@ -426,6 +426,38 @@ def LowerQuantizeBlocks : Pass<"gg-lower-quantize-blocks", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def LowerQuantizeGroupTokens
+    : Pass<"gg-lower-quantize-group-tokens", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.quantize_group_tokens";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.quantize_group_tokens` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func
+    @f_quantize_group_tokens` (LLVM/NVVM, ggk thread ops, scf/arith); the
+    function is removed. Its parameters: input, groups, out, scales,
+    padded_groups as `!llvm.ptr<1>`, then T, G and P as i64.
+
+    256 threads a CTA take one 128-token x 128-column block of out at a
+    time (a grid-stride loop in block order, so a CTA's blocks come in
+    token order): a cursor over the groups, carried from block to block,
+    finds the group whose padded span holds the block and its first
+    source row. Each thread loads an 8x8 square (eight 16-byte loads of
+    8 columns, rows past the group's tokens read as zeros), takes each
+    column's amax over its 8 tokens, the two squares of a warp sharing
+    columns by one shuffle, the eight warps' through shared memory
+    between barriers (128 threads finish a column each and store its
+    scale); then each column's factor `448 / max(amax, 1e-12)` and 8-byte
+    stores of the square's columns (8 tokens each) into out's rows. CTA
+    0's thread 0 writes padded_groups.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
 def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
   let summary = "generate the kernel of each gg.combine_routes";
   let description = [{

@@ -388,6 +388,52 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def GG_QuantizeGroupTokensOp : GG_Op<"quantize_group_tokens"> {
+  let summary = "a weight gradient's operand: each group's tokens quantised to FP8 e4m3 in 1x128 blocks along the tokens, transposed, each group padded to whole blocks";
+  let description = [{
+    For `input` `[T, C]` (the tokens of consecutive groups, group `g` the
+    rows `[groups[g], groups[g+1])`), writes the K-major operand of a
+    k-grouped FP8 weight gradient (`dw[g] = dy_g^T x_g`): `out[c, p]`
+    holds token `p` of the padded token axis, on which group `g` starts
+    at `padded_groups[g] = sum over h < g of roundup(size_h, 128)`, its
+    tokens in order, then zeros to its next multiple of 128. Every
+    128-token block of `out` thus holds one group's tokens only, and a
+    weight gradient over `padded_groups` reads no K block shared by two
+    groups (none to clear in shared memory). Each block's column `c` is
+    quantised as `gg.quantize_rows` quantises a 128-wide block: `a =
+    max(amax, 1e-12)`, `out = e4m3(value * (448 / a))`, `scales[b, c] =
+    a * f32(1 / 448)` (MN-major: a block's scales of consecutive
+    columns are adjacent). The blocks past the last group's hold zeros.
+    DeepSeek-V3's FP8 recipe quantises a weight gradient's tokens so.
+
+    `input` bf16 `[T, C]` (`C` a static multiple of 16; the last 128
+    columns may be partial); `groups` and `padded_groups` i32 `[G + 1]`;
+    `out` f8E4M3FN `[C, P]` and `scales` f32 `[P / 128, C]`, where `P`
+    (dynamic) is a multiple of 128 of at least `padded_groups[G]` (`T` +
+    128 G always is). Offsets are clamped to `[0, T]` and to at least
+    the group's start; tokens of a group past `P` are not written.
+    `gg-lower-quantize-group-tokens` makes one kernel
+    `<func>_quantize_group_tokens(input, groups, out, scales,
+    padded_groups, T, G, P)` of 256 threads a CTA.
+
+    Example:
+    ```mlir
+    gg.quantize_group_tokens input(%x : memref<?x2048xbf16>)
+        groups(%offsets : memref<129xi32>)
+        out(%xt : memref<2048x?xf8E4M3FN>) scales(%s : memref<?x2048xf32>)
+        padded_groups(%padded : memref<129xi32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$groups, AnyMemRef:$out,
+                       AnyMemRef:$scales, AnyMemRef:$padded_groups);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `groups` `(` $groups `:` type($groups) `)`
+    `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)`
+    `padded_groups` `(` $padded_groups `:` type($padded_groups) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {
   let summary = "expert weights quantised to FP8 e4m3 in 128x128 blocks, with the transposed copy an input gradient reads";
   let description = [{

@@ -16,11 +16,13 @@ quant.quantize_rows takes it).
 
 `weight_blocks` quantises expert weights in 128x128 blocks, with the
 transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
-ggc.training, whose weights change every optimiser step).
+ggc.training, whose weights change every optimiser step). `group_tokens`
+quantises a weight gradient's tokens in 1x128 blocks along the tokens,
+transposed, each group padded to whole blocks (gg.quantize_group_tokens).
 
 Kernels are compiled once per (K, gathered, gated, target, steps, scatter:
-index type, copies and input_scales), or
-(N, K, transposed, target), and launched through ggc's runtime
+index type, copies and input_scales), (N, K, transposed, target) or
+(C, target), and launched through ggc's runtime
 (ggc.moe.ptx).
 """
 
@@ -267,3 +269,58 @@ def weight_blocks(w: torch.Tensor, transposed: bool):
         ptx.launch(name, code, _BLOCK_THREADS, min(blocks, _MAX_GRID), params, tensors,
                    w.device)
     return q, scales, qt
+
+
+_TOKEN_PTX: Dict[tuple, Tuple[str, str]] = {}
+_TOKEN_THREADS = 256  # gg.quantize_group_tokens' kernel: one 8x8 square a thread
+
+
+def group_tokens_source_text(name: str, c: int) -> str:
+    """The gg IR of one group-token quantisation kernel over [T, c]."""
+    return f"""
+func.func @{name}(%x: memref<?x{c}xbf16>, %groups: memref<?xi32>,
+    %q: memref<{c}x?xf8E4M3FN>, %s: memref<?x{c}xf32>, %padded: memref<?xi32>) {{
+  gg.quantize_group_tokens input(%x : memref<?x{c}xbf16>) groups(%groups : memref<?xi32>)
+      out(%q : memref<{c}x?xf8E4M3FN>) scales(%s : memref<?x{c}xf32>)
+      padded_groups(%padded : memref<?xi32>)
+  return
+}}
+"""
+
+
+def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int):
+    """(e4m3 [C, capacity], f32 scales [capacity / 128, C], int32 padded
+    offsets [G+1]) for bf16 CUDA x [T, C] (C a multiple of 16) whose
+    groups' rows are offsets (int32 [G+1]): each group's tokens quantised
+    in 1x128 blocks along the tokens and transposed, each group starting
+    at a multiple of 128 (zeros between and after), by
+    gg.quantize_group_tokens' kernel; `capacity` a multiple of 128 of at
+    least the padded tokens (T rounded up plus 128 G). None where the
+    kernel cannot take them (another dtype or device, a target without
+    FP8 conversion, while tracing, unaligned memory)."""
+    if not (x.is_cuda and x.dtype == torch.bfloat16 and x.dim() == 2) or tracing():
+        return None
+    t, c = x.shape
+    if c % FP8_ROW_ALIGNMENT or not c or capacity % BLOCK or not converts_fp8():
+        return None
+    if offsets.dtype != torch.int32 or offsets.dim() != 1 or offsets.device != x.device:
+        return None
+    x = x.contiguous()
+    offsets = offsets.contiguous()
+    q = torch.empty(c, capacity, dtype=FP8, device=x.device)
+    scales = torch.empty(capacity // BLOCK, c, dtype=torch.float32, device=x.device)
+    padded = torch.empty_like(offsets)
+    tensors = (x, offsets, q, scales, padded)
+    if not ptx.aligned(*tensors):
+        return None
+    arch = ggc_compiler.get_target()
+    name = f"ggc_quantize_group_tokens_c{c}_{arch}"
+    name, code = ptx.compiled(_TOKEN_PTX, (c, arch), name,
+                              lambda name: group_tokens_source_text(name, c),
+                              arch, "_quantize_group_tokens")
+    blocks = capacity // BLOCK * -(-c // BLOCK)
+    params = ([("pointer", i) for i in range(len(tensors))]
+              + [("i64", t), ("i64", offsets.shape[0] - 1), ("i64", capacity)])
+    ptx.launch(name, code, _TOKEN_THREADS, max(1, min(blocks, _MAX_GRID)), params, tensors,
+               x.device)
+    return q, scales, padded

@@ -1,8 +1,9 @@
 //===- E4M3.h - the FP8 e4m3 quantisation rule of the small kernels -*- C++ -*-===//
 //
-// How gg.quantize_rows' and gg.quantize_blocks' kernels turn a block of
-// values into e4m3 and a scale: the same rule as ggc.moe.quant and
-// DeepGEMM's casts, so that every path gives the same bits.
+// How gg.quantize_rows', gg.quantize_blocks' and gg.quantize_group_tokens'
+// kernels turn a block of values into e4m3 and a scale: the same rule as
+// ggc.moe.quant and DeepGEMM's casts, so that every path gives the same
+// bits.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_E4M3_H

@@ -86,10 +86,18 @@ constexpr int64_t kShortK = 1024;
 /// 160 with three read at the issue (H200,
 /// docs/performance.md, thirty-third session). A bf16 output's 288-byte
 /// rows keep no store pool, so it takes 160 (1.00-1.08x; 176 keeps none
-/// either: 0.90-1.05x). At 256 and 512 tokens an expert wide tiles lost
-/// (0.84-0.99x), the serial kernel's epilogue hidden by no K block of the
-/// next tile.
+/// either: 0.90-1.05x). Adding to an f32 gradient, at 256 and 512 tokens
+/// an expert wide tiles lost (0.84-0.99x), the serial kernel's epilogue
+/// hidden by no K block of the next tile. A 16-bit gradient written (the
+/// FP8 training recipe's, each group's tokens in whole 128-token blocks)
+/// takes them from kWideStoredWeightGradientTokens: on the training
+/// projections, 256 to 1,024 tokens an expert, 128x160 with four stages
+/// measured 1.025-1.093x the pipelined 128x128 (H200,
+/// docs/performance-history.md, thirty-fourth session, call 6); fewer
+/// tokens, and groups that straddle 128-token blocks (whose K blocks
+/// are cleared in shared memory, either tile), were not measured.
 constexpr int64_t kWideWeightGradientTokens = 2048;
+constexpr int64_t kWideStoredWeightGradientTokens = 256;
 constexpr int64_t kWeightGradientBlockN[] = {144, 160};
 
 /// Contiguous FP8 groups expected to hold at least kWideFp8GroupRows rows
@@ -347,13 +355,19 @@ bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows) {
 }
 
 /// Step 3d: a long-group FP8 weight gradient's width (kWeightGradientBlockN),
-/// the first that keeps its scales in the stages and the TMA store pool.
+/// the first that keeps its scales in the stages and the TMA store pool;
+/// long: kWideStoredWeightGradientTokens an expert where it writes a
+/// 16-bit out, else kWideWeightGradientTokens.
 std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
                                             const TileRows &rows,
                                             int64_t blockK, int64_t numSMs) {
+  bool stores16Bit = !op.getAccumulate() &&
+                     byteWidth(op.getOutType().getElementType()) == 2;
+  int64_t wideFrom = stores16Bit ? kWideStoredWeightGradientTokens
+                                 : kWideWeightGradientTokens;
   if (byteWidth(op.getAType().getElementType()) != 1 ||
       op.getLayout() != GroupLayout::k_grouped || op.getDims().n <= 128 ||
-      !rows.groupRows || *rows.groupRows < kWideWeightGradientTokens ||
+      !rows.groupRows || *rows.groupRows < wideFrom ||
       !ggc::stagesColumnScales(op) || ggc::usesMxScales(op))
     return std::nullopt;
   for (int64_t candidate : kWeightGradientBlockN) {

@@ -2,6 +2,7 @@
 //
 // Control flow, memory and the kernel function for the small kernels that
 // lower gg's MoE ops (gg-lower-sort-routes, gg-lower-quantize-rows,
+// gg-lower-quantize-blocks, gg-lower-quantize-group-tokens,
 // gg-lower-combine-routes, gg-lower-swiglu-rows): a few lines each, so
 // that those passes read as their algorithm.
 //

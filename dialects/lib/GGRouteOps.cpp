@@ -390,12 +390,15 @@ LogicalResult QuantizeGroupTokensOp::verify() {
   if (!known(c) || c <= 0 || c % 16 != 0)
     return emitOpError() << "input must be [T, C] with C a static positive "
                             "multiple of 16 (out's rows of whole 16-byte "
-                            "pieces of 8 tokens' columns), got [?, "
+                            "pieces of 8 tokens' columns), got ["
+                         << sizeText(input->getDimSize(0)) << ", "
                          << sizeText(c) << "]";
   int64_t bounds = groups->getDimSize(0), paddedBounds = padded->getDimSize(0);
-  if (known(bounds) && bounds < 1)
-    return emitOpError() << "groups must hold G + 1 >= 1 offsets, got "
-                         << bounds;
+  for (auto [name, size] : {std::pair<StringRef, int64_t>{"groups", bounds},
+                            {"padded_groups", paddedBounds}})
+    if (known(size) && size < 1)
+      return emitOpError() << name << " must hold G + 1 >= 1 offsets, got "
+                           << size;
   if (known(bounds) && known(paddedBounds) && bounds != paddedBounds)
     return emitOpError() << "padded_groups must be [" << bounds
                          << "] like groups, got [" << paddedBounds << "]";

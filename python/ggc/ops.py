@@ -547,7 +547,8 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         if (expected_m is None and is_f8(a.dtype) and b_kind.startswith("block1x128")
                 and isinstance(g, int)):
             # An FP8 weight gradient with 1x128 scales of b takes wider
-            # tiles from 2,048 tokens a group (gg-select-config): without
+            # tiles from 2,048 tokens a group, or 256 where it writes a
+            # 16-bit gradient (gg-select-config): without
             # the caller's hint, the tokens' mean over the groups, as the
             # DeepGEMM drop-in and ggc.training pass it (no other weight
             # gradient's tiles read one).

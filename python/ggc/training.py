@@ -24,13 +24,13 @@ their transposed copy, by gg.quantize_blocks' kernel (torch ops
 elsewhere; the same bits).
 
 The weight gradient runs in BF16 by default (`wgrad_dtype`): on the H200,
-ggc's FP8 k-grouped GEMM with 1x128 scales on both sides, even without
-the two transposed quantisations it needs, was slower than the BF16
-k-grouped GEMM on every shape of bench_fp8_training.py
-(docs/performance-history.md, sixteenth session), so FP8 there loses
-until that kernel is faster. With `wgrad_dtype=torch.float8_e4m3fn`, x^T
-is quantised in the forward and kept in FP8 for it (half the bytes of the
-BF16 x it replaces).
+ggc's FP8 k-grouped GEMM with 1x128 scales on both sides runs at
+1.07-1.19x the BF16 one on bench_fp8_training.py's projections, but the
+two transposed token quantisations it needs cost more than that (a step
+with it 0.74-0.97x; docs/performance-history.md, thirty-fourth session).
+With `wgrad_dtype=torch.float8_e4m3fn`, x^T is quantised in the forward
+and kept in FP8 for it: C (T + 128 G) bytes against the BF16 x's 2 C T
+(half of them once the groups hold many blocks each).
 
 The gradients are within FP8's error of fp64's (test_training.py checks
 the bound), not BF16's: this is the recipe's trade.
@@ -115,42 +115,73 @@ def quantized_rows(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
 
 def quantized_tokens(x: torch.Tensor, offsets: torch.Tensor
                      ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """x [T, C], its rows the groups `offsets` (int32 [G+1]), in 1x128
-    blocks along each group's tokens, transposed for a weight gradient's
-    K-major operand, each group padded to whole blocks: (e4m3 [C, P], f32
-    scales [C, P/128] (an M-major view), int32 padded offsets [G+1]),
-    group g's tokens at columns [padded[g], padded[g] + size_g), zeros to
-    the next multiple of 128 and past the last group; P = T rounded up to
-    128 plus 128 G, which no padding exceeds (no host synchronisation).
+    """x [T, C], its rows the groups `offsets` ([G+1] int32 or int64), in
+    1x128 blocks along each group's tokens, transposed for a weight
+    gradient's K-major operand, each group padded to whole blocks: (e4m3
+    [C, P], f32 scales [C, P/128], int32 padded offsets [G+1]), group g's
+    tokens at columns [padded[g], padded[g] + size_g), zeros to the next
+    multiple of 128 and past the last group; P = T rounded up to 128 plus
+    128 G, which no padding exceeds (no host synchronisation).
+    Offsets are clamped to [0, T] and made non-decreasing (each the
+    largest so far), as the groups' sizes are taken.
     No 128-token block holds two groups' tokens, so the weight gradient
     over the padded offsets reads every K block whole: a group starting
-    anywhere made it clear the neighbours' tokens in shared memory, 1.4-2.2x
+    anywhere made it clear the neighbours' tokens in shared memory, 1.6-2.4x
     slower on skewed loads (docs/performance-history.md, thirty-fourth
     session). By gg.quantize_group_tokens' kernel on CUDA (one read of
-    x); torch ops elsewhere (the same bits)."""
+    x; the scales an M-major view); torch ops elsewhere and while
+    torch.compile traces (the same bits)."""
+    _check_tokens(x, offsets)
     tokens, groups = x.shape[0], offsets.shape[0] - 1
     capacity = max(BLOCK, -(-tokens // BLOCK) * BLOCK + BLOCK * groups)
-    made = quant_kernel.group_tokens(x, offsets, capacity)
+    if capacity >= 2 ** 31:
+        raise ValueError(f"quantized_tokens: {tokens} tokens in {groups} groups pad to up to "
+                         f"{capacity} tokens, past the kernel's 2**31")
+    bounds = torch.cummax(offsets.clamp(0, tokens), 0).values.to(torch.int32)
+    made = quant_kernel.group_tokens(x, bounds, capacity)
     if made is not None:
         q, scales, padded = made
         return q, scales.t(), padded
-    return _torch_group_tokens(x, offsets, capacity)
+    return _torch_group_tokens(x, bounds, capacity)
 
 
-def _torch_group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int):
-    """quantized_tokens by torch ops (reads the offsets on the host)."""
-    tokens = x.shape[0]
-    rows = x.new_zeros(capacity, x.shape[1])
-    padded = [0]
-    bounds = offsets.tolist()
-    for g in range(len(bounds) - 1):
-        lo = min(max(bounds[g], 0), tokens)
-        hi = min(max(bounds[g + 1], lo), tokens)
-        start = padded[-1]
-        rows[start:start + hi - lo] = x[lo:hi]
-        padded.append(start + -(-(hi - lo) // BLOCK) * BLOCK)
+def _check_tokens(x, offsets) -> None:
+    for name, t in (("x", x), ("offsets", offsets)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"quantized_tokens: {name} must be a torch.Tensor, got "
+                            f"{type(t).__name__}")
+    if x.dim() != 2:
+        raise ValueError(f"quantized_tokens takes x [T, C], got shape {list(x.shape)}")
+    if offsets.dim() != 1 or offsets.shape[0] < 1:
+        raise ValueError(f"quantized_tokens: offsets must be [G+1] with G >= 0, got shape "
+                         f"{list(offsets.shape)}")
+    if offsets.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"quantized_tokens: offsets must be int32 or int64, got {offsets.dtype}")
+    if offsets.device != x.device:
+        raise ValueError(f"quantized_tokens: offsets must be on x's device {x.device}, got "
+                         f"{offsets.device}")
+
+
+def _torch_group_tokens(x: torch.Tensor, bounds: torch.Tensor, capacity: int):
+    """quantized_tokens by torch ops over non-decreasing `bounds` in [0, T]:
+    each column of out finds its group on the device (no host sync, so
+    torch.compile traces it)."""
+    tokens, groups = x.shape[0], bounds.shape[0] - 1
+    sizes = (bounds[1:] - bounds[:-1]).long()
+    padded = torch.cat([bounds.new_zeros(1),
+                        ((sizes + BLOCK - 1) // BLOCK * BLOCK).cumsum(0).to(torch.int32)])
+    if not groups:
+        rows = x.new_zeros(capacity, x.shape[1])
+    else:
+        position = torch.arange(capacity, device=x.device)
+        group = torch.searchsorted(padded[1:].long(), position, right=True).clamp(max=groups - 1)
+        local = position - padded[group].long()
+        valid = (position < padded[-1].long()) & (local < sizes[group])
+        # A row of zeros past x's for the positions holding no token.
+        source = torch.where(valid, bounds[group].long() + local, tokens)
+        rows = torch.cat([x, x.new_zeros(1, x.shape[1])])[source]
     q, scales = quantize_rows(rows.t().contiguous())
-    return q, scales, torch.tensor(padded, dtype=torch.int32, device=x.device)
+    return q, scales, padded
 
 
 class QuantizedWeights(NamedTuple):

@@ -98,3 +98,21 @@ func.func @bad(%x: memref<?x64xbf16>, %o: memref<?xi32>, %q: memref<64x?xf8E4M3F
       out(%q : memref<64x?xf8E4M3FN>) scales(%s : memref<?x64xf32>) padded_groups(%p : memref<2x3xi32>)
   return
 }
+
+// -----
+
+func.func @bad(%x: memref<?x64xbf16>, %o: memref<?xi32>, %q: memref<64x?xf8E4M3FN>, %s: memref<?x64xf32>, %p: memref<0xi32>) {
+  // expected-error @+1 {{padded_groups must hold G + 1 >= 1 offsets, got 0}}
+  gg.quantize_group_tokens input(%x : memref<?x64xbf16>) groups(%o : memref<?xi32>)
+      out(%q : memref<64x?xf8E4M3FN>) scales(%s : memref<?x64xf32>) padded_groups(%p : memref<0xi32>)
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<300x40xbf16>, %o: memref<?xi32>, %q: memref<40x?xf8E4M3FN>, %s: memref<?x40xf32>, %p: memref<?xi32>) {
+  // expected-error @+1 {{input must be [T, C] with C a static positive multiple of 16 (out's rows of whole 16-byte pieces of 8 tokens' columns), got [300, 40]}}
+  gg.quantize_group_tokens input(%x : memref<300x40xbf16>) groups(%o : memref<?xi32>)
+      out(%q : memref<40x?xf8E4M3FN>) scales(%s : memref<?x40xf32>) padded_groups(%p : memref<?xi32>)
+  return
+}

@@ -166,6 +166,37 @@ def test_fp8_weight_gradient_on_wide_tiles(out_dtype, staging, epilogue_blocks, 
                     f"column_scale_reads = {reads}>")
 
 
+@pytest.mark.parametrize("k_sizes", [[256, 0, 128, 640, 384], [512, 1, 255, 257]])
+def test_fp8_bf16_weight_gradient_of_short_groups_takes_the_wide_tile(k_sizes):
+    """ggc.training's FP8 weight gradient through ggc.ops: a bf16 gradient
+    written, 256 or more tokens an expert on average, gets the wide serial
+    tile (128x160, four stages; gg-select-config's step 3d) from the
+    tokens' mean; M = 200 and N = 392 end inside a tile. Groups of whole
+    128-token blocks (as quantized_tokens pads them) and groups that
+    straddle blocks (K entries of the neighbours cleared) alike; every
+    group written into a NaN-filled gradient, the empty one as zeros."""
+    g, m, n = len(k_sizes), 200, 392
+    k = -(-sum(k_sizes) // 16) * 16
+    dy_t, x_t, kb = fp8_operands(m, n, k)
+    sa = torch.rand(kb, m, device="cuda") + 0.5
+    sb = torch.rand(kb, n, device="cuda") + 0.5
+    dw = torch.full((g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    hint = ops.expected_group_tokens(sum(k_sizes), g)
+    assert hint >= 256
+    ops.grouped_gemm(dy_t, x_t, k_offsets=offsets_of(k_sizes), k_major=True, a_scale=sa.T,
+                     b_scale=sb.T, out=dw, expected_m=hint)
+    torch.cuda.synchronize()
+    a_deq, b_deq = dequantised(dy_t, sa.T, k), dequantised(x_t, sb.T, k)
+    start = 0
+    for gi, size in enumerate(k_sizes):
+        if size:
+            ref = a_deq[:, start:start + size] @ b_deq[:, start:start + size].T
+            assert rel_err(dw[gi], ref) < 4e-3, f"group {gi}"
+        else:
+            assert (dw[gi] == 0).all(), f"group {gi} has no tokens: dW must be zero"
+        start += size
+
+
 def test_fp8_weight_gradient_stored_in_f32_on_the_long_group_tile():
     """An f32 weight gradient stored rather than added, on the long-group
     tile with the plan gg-plan-kernel gives it (B's column scales read at

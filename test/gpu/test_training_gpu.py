@@ -66,12 +66,14 @@ def test_weight_blocks_kernel_matches_torch(g, n, k):
 
 @pytest.mark.parametrize("sizes, c", [([0, 1, 130, 67, 0, 255], 48), ([300, 0, 1, 1], 2880),
                                       ([0, 700, 1, 129, 2048, 0, 63, 1000], 1536),
-                                      ([128] * 6, 256), ([], 128), ([5, 0], 16)])
+                                      ([128] * 6, 256), ([], 128), ([5, 0], 16),
+                                      # 2,072 blocks: CTAs take several, the cursor moves on
+                                      ([1000, 37, 2048, 0, 1011], 7168)])
 def test_group_tokens_kernel_matches_torch(sizes, c):
     """gg.quantize_group_tokens' kernel gives the torch path's bytes,
-    scales and padded offsets over the whole of its outputs (the zeros
-    past the last group included; the outputs are poisoned first); a
-    column of zeros takes the floor's scale, an outlier one column's."""
+    scales and padded offsets over the whole of its outputs (poisoned
+    first: the zeros past the last group are written too); a column of
+    zeros takes the floor's scale, an outlier one column's."""
     gen = torch.Generator(device="cuda").manual_seed(sum(sizes) + c)
     t = sum(sizes)
     x = (torch.randn(t, c, device="cuda", generator=gen) * 2).bfloat16()
@@ -80,10 +82,11 @@ def test_group_tokens_kernel_matches_torch(sizes, c):
         x[t // 2, -1] = 300.0
     offsets = torch.tensor([0] + sizes, device="cuda").cumsum(0).to(torch.int32)
     capacity = max(128, -(-t // 128) * 128 + 128 * len(sizes))
-    for _ in range(2):  # the allocator hands the poisoned blocks back
-        torch.full((c * capacity * 8,), 255, dtype=torch.uint8, device="cuda")
-    made = quant_kernel.group_tokens(x, offsets, capacity)
-    assert made is not None
+    out = (torch.full((c, capacity), 0x7F, dtype=torch.uint8, device="cuda").view(checks.FP8),
+           torch.full((capacity // 128, c), float("nan"), device="cuda"),
+           torch.full_like(offsets, -7))
+    made = quant_kernel.group_tokens(x, offsets, capacity, out=out)
+    assert made is not None and made[0] is out[0]
     q, scales, padded = made
     want_q, want_scales, want_padded = checks.training._torch_group_tokens(x, offsets, capacity)
     assert torch.equal(padded, want_padded)
@@ -91,18 +94,20 @@ def test_group_tokens_kernel_matches_torch(sizes, c):
     assert torch.equal(scales.t(), want_scales)
 
 
-def test_group_tokens_kernel_clamps_bad_offsets():
-    """Offsets past T, decreasing or negative: clamped as the torch path
-    clamps them (to [0, T], each end at least its start), nothing read or
-    written out of bounds."""
+def test_group_tokens_take_bad_offsets_as_the_torch_path_does():
+    """Offsets past T, decreasing or negative: quantized_tokens clamps them
+    to [0, T] and makes them non-decreasing before the kernel (groups
+    [0, 150), [150, 150), [150, 200), [200, 200)); the kernel's call gives
+    the torch path's bytes, scales and padded offsets over those bounds,
+    the padding inside its columns."""
     x = torch.randn(200, 64, device="cuda").bfloat16()
-    offsets = torch.tensor([-5, 150, 90, 260, 1000], dtype=torch.int32, device="cuda")
-    capacity = 256 + 128 * 4
-    q, scales, padded = quant_kernel.group_tokens(x, offsets, capacity)
-    want_q, want_scales, want_padded = checks.training._torch_group_tokens(x, offsets, capacity)
+    offsets = torch.tensor([-5, 150, 90, 260, 1000], device="cuda")
+    q, scales, padded = checks.training.quantized_tokens(x, offsets)
+    bounds = torch.tensor([0, 150, 150, 200, 200], dtype=torch.int32, device="cuda")
+    want_q, want_scales, want_padded = checks.training._torch_group_tokens(x, bounds, q.shape[1])
     assert padded.tolist() == want_padded.tolist() == [0, 256, 256, 384, 384]
     assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
-    assert torch.equal(scales.t(), want_scales)
+    assert torch.equal(scales, want_scales)
 
 
 def test_compiled_layer_is_close_to_eager():

@@ -128,6 +128,33 @@ def test_fine_grained_fp8_experts_choose_wide_tiles_and_n_first(n, k, expected_m
     assert out.plans[0]["schedule"]["order"] == order
 
 
+@pytest.mark.parametrize("out_dtype, accumulate, expected_m, block_n, promotion", [
+    ("bf16", False, 256, 160, "serial"),     # the FP8 recipe's gradient, 256 tokens an expert
+    ("bf16", False, 1024, 160, "serial"),
+    ("bf16", False, 255, 128, "pipelined"),  # fewer tokens: not measured, kept
+    ("f32", True, 1024, 128, "pipelined"),   # added to f32: wide from 2,048 tokens
+    ("f32", True, 2048, 144, "serial"),
+    ("f32", False, 1024, 128, "pipelined"),  # f32 written: as added
+    ("bf16", True, 1024, 128, "pipelined"),  # bf16 added to: as f32 added
+])
+def test_fp8_weight_gradient_tiles_by_group_tokens_and_output(out_dtype, accumulate, expected_m,
+                                                               block_n, promotion):
+    """gg-select-config's step 3d: the FP8 weight gradient (k_grouped,
+    1x128 scales over the tokens) takes its wide serial tile from 256
+    tokens an expert where it writes a 16-bit gradient and from 2,048
+    where it adds to (or writes) an f32 one (docs/performance-history.md,
+    thirty-third and thirty-fourth sessions)."""
+    from ggc import ir
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="k_grouped", num_groups=32, n=2048,
+                                           k=None, m=7168, b_layout="nk", dtype="f8E4M3FN",
+                                           out_dtype=out_dtype, a_scale="block_mn",
+                                           b_scale="block1x128_mn", accumulate=accumulate,
+                                           expected_m=expected_m),
+                         arch="sm_90a", emit="gg-config")
+    assert out.plans[0]["config"]["block"] == [128, block_n, 128]
+    assert f"promotion = {promotion}" in out.asm["gg-config"]
+
+
 def test_two_epilogue_blocks_are_the_users_choice_and_change_the_kernel():
     """gg-plan-kernel keeps epilogue_blocks at 1; a plan of 2 (bench_grouped_gemm's
     'eb2') is kept, reported, and issues the tile's first two K blocks before the

@@ -150,6 +150,47 @@ def test_quantized_tokens_pad_each_group_to_whole_blocks(sizes):
     assert torch.count_nonzero(q[:, want_padded[-1]:].view(torch.uint8)) == 0
 
 
+@pytest.mark.parametrize("bounds, groups", [
+    ([0, 1000, 0, 1000], [(0, 1000), (1000, 1000), (1000, 1000)]),   # decreasing
+    ([-5, 150, 90, 260, 1000], [(0, 150), (150, 150), (150, 200), (200, 200)]),
+    ([0], []),
+])
+def test_quantized_tokens_clamp_offsets_and_stay_inside_their_columns(bounds, groups):
+    """Offsets clamped to [0, T] and made non-decreasing (each the largest
+    so far): the groups never overlap, so the padded offsets stay within
+    the P columns the weight gradient reads (decreasing offsets once
+    padded past them)."""
+    t = 1000 if len(bounds) == 4 else (200 if len(bounds) == 5 else 7)
+    x = torch.randn(t, 32).bfloat16()
+    q, scales, padded = training.quantized_tokens(x, torch.tensor(bounds, dtype=torch.int64))
+    starts = [0]
+    for lo, hi in groups:
+        starts.append(starts[-1] + -(-(hi - lo) // 128) * 128)
+    assert padded.tolist() == starts and starts[-1] <= q.shape[1]
+    for (lo, hi), start in zip(groups, starts):
+        if hi > lo:
+            want_q, _ = training.quantize_rows(torch.cat(
+                [x[lo:hi].t(), x.new_zeros(32, -(-(hi - lo) // 128) * 128 - (hi - lo))], 1))
+            assert torch.equal(q[:, start:start + want_q.shape[1]].view(torch.uint8),
+                               want_q.view(torch.uint8))
+
+
+@pytest.mark.parametrize("x, offsets, error, match", [
+    (torch.zeros(4, 32, dtype=torch.bfloat16), torch.zeros(0, dtype=torch.int32), ValueError,
+     r"offsets must be \[G\+1\] with G >= 0, got shape \[0\]"),
+    (torch.zeros(4, 32, dtype=torch.bfloat16), torch.zeros(2, 2, dtype=torch.int32), ValueError,
+     r"offsets must be \[G\+1\]"),
+    (torch.zeros(4, 32, dtype=torch.bfloat16), torch.zeros(2), TypeError,
+     "offsets must be int32 or int64, got torch.float32"),
+    (torch.zeros(4, 2, 16, dtype=torch.bfloat16), torch.zeros(2, dtype=torch.int32), ValueError,
+     r"takes x \[T, C\], got shape \[4, 2, 16\]"),
+    ([[0.0]], torch.zeros(2, dtype=torch.int32), TypeError, "x must be a torch.Tensor, got list"),
+])
+def test_quantized_tokens_bad_arguments(x, offsets, error, match):
+    with pytest.raises(error, match=match):
+        training.quantized_tokens(x, offsets)
+
+
 @pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])
 @pytest.mark.parametrize("sizes", RAGGED)
 def test_recipe_against_fp64(sizes, wgrad_dtype):
@@ -276,15 +317,17 @@ def test_fused_moe_refuses_fp8_weights_with_compute_dtype():
                   compute_dtype=FP8)
 
 
-def test_compiled_fullgraph_equals_eager():
-    """fp8_grouped_mm under torch.compile(fullgraph=True): no graph break,
-    the eager call's output and gradients."""
+@pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])
+def test_compiled_fullgraph_equals_eager(wgrad_dtype):
+    """fp8_grouped_mm under torch.compile(fullgraph=True): no graph break
+    (the FP8 weight gradient's token padding included: no host sync), the
+    eager call's output and gradients."""
     x, w, dy, offsets = problem([100, 0, 200], 128, 256, "cpu", 3)
     compiled = torch.compile(training.fp8_grouped_mm, fullgraph=True, backend="aot_eager")
     grads = []
     for fn in (training.fp8_grouped_mm, compiled):
         xi, wi = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
-        y = fn(xi, wi, offsets)
+        y = fn(xi, wi, offsets, wgrad_dtype=wgrad_dtype)
         y.backward(dy)
         grads.append((y, xi.grad, wi.grad))
     for eager, traced in zip(*grads):

@@ -33,9 +33,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     with `column_halves` (a gated up projection stores half its tile's
     columns), or 256 or more with K at most 1,024 (few K blocks a tile);
     an FP8 weight gradient whose `expected_m` (tokens a group) is 2,048
-    or more takes 144 (four stages beside an f32 staged tile), or 160
-    where 144 loses a 16-bit output's TMA store pool, with serial
-    promotion; contiguous FP8 whose `expected_m` is 128
+    or more (256 or more where it writes a 16-bit gradient) takes 144
+    (four stages beside an f32 staged tile), or 160 where 144 loses a
+    16-bit output's TMA store pool, with serial promotion; contiguous FP8 whose `expected_m` is 128
     or more takes 192 on sm_90a, with serial promotion, where N is a
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower

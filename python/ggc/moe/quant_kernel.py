@@ -288,16 +288,18 @@ func.func @{name}(%x: memref<?x{c}xbf16>, %groups: memref<?xi32>,
 """
 
 
-def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int):
+def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int, out=None):
     """(e4m3 [C, capacity], f32 scales [capacity / 128, C], int32 padded
     offsets [G+1]) for bf16 CUDA x [T, C] (C a multiple of 16) whose
-    groups' rows are offsets (int32 [G+1]): each group's tokens quantised
-    in 1x128 blocks along the tokens and transposed, each group starting
-    at a multiple of 128 (zeros between and after), by
-    gg.quantize_group_tokens' kernel; `capacity` a multiple of 128 of at
-    least the padded tokens (T rounded up plus 128 G). None where the
-    kernel cannot take them (another dtype or device, a target without
-    FP8 conversion, while tracing, unaligned memory)."""
+    groups' rows are offsets (int32 [G+1], non-decreasing in [0, T] for
+    the padding to fit: quantized_tokens makes them so): each group's
+    tokens quantised in 1x128 blocks along the tokens and transposed,
+    each group starting at a multiple of 128 (zeros between and after),
+    by gg.quantize_group_tokens' kernel; `capacity` a multiple of 128 of
+    at least the padded tokens (T rounded up plus 128 G); `out`: those
+    three tensors to write instead of new ones. None where the kernel
+    cannot take them (another dtype or device, a target without FP8
+    conversion, while tracing, unaligned memory)."""
     if not (x.is_cuda and x.dtype == torch.bfloat16 and x.dim() == 2) or tracing():
         return None
     t, c = x.shape
@@ -307,9 +309,11 @@ def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int):
         return None
     x = x.contiguous()
     offsets = offsets.contiguous()
-    q = torch.empty(c, capacity, dtype=FP8, device=x.device)
-    scales = torch.empty(capacity // BLOCK, c, dtype=torch.float32, device=x.device)
-    padded = torch.empty_like(offsets)
+    if out is None:
+        out = (torch.empty(c, capacity, dtype=FP8, device=x.device),
+               torch.empty(capacity // BLOCK, c, dtype=torch.float32, device=x.device),
+               torch.empty_like(offsets))
+    q, scales, padded = out
     tensors = (x, offsets, q, scales, padded)
     if not ptx.aligned(*tensors):
         return None

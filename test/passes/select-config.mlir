@@ -436,3 +436,49 @@ func.func @fp8_wide_up_sm89(%a: memref<?x2048xf8E4M3FN>, %sa: memref<16x?xf32>,
   return
 }
 }
+
+// -----
+
+// Step 3d, the FP8 weight gradient (k_grouped, 1x128 scales over the
+// tokens): a bf16 gradient written takes the wide tile (128 x 160; the
+// store pool then leaves it four stages, gg-plan-kernel serial promotion)
+// from 256 tokens an expert; below that, and where it adds to an f32
+// gradient below 2,048 tokens, 128 x 128.
+// CHECK-LABEL: func.func @wgrad_bf16_256
+// CHECK: config = #gg.config<block = [128, 160, 128],
+// CHECK-LABEL: func.func @wgrad_bf16_255
+// CHECK: config = #gg.config<block = [128, 128, 128],
+// CHECK-LABEL: func.func @wgrad_f32_added_1024
+// CHECK: config = #gg.config<block = [128, 128, 128],
+module attributes {gg.target = "sm_90a"} {
+func.func @wgrad_bf16_256(%a: memref<2048x?xf8E4M3FN>, %b: memref<768x?xf8E4M3FN>,
+                          %g: memref<129xi32>, %sa: memref<?x2048xf32>, %sb: memref<?x768xf32>,
+                          %o: memref<128x2048x768xbf16>) {
+  gg.grouped_matmul k_grouped a(%a : memref<2048x?xf8E4M3FN>) b(%b : memref<768x?xf8E4M3FN>)
+      groups(%g : memref<129xi32>)
+      a_scale(%sa : memref<?x2048xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<?x768xf32>, <block 1x128, mn_major>)
+      out(%o : memref<128x2048x768xbf16>) {expected_m = 256 : i64}
+  return
+}
+func.func @wgrad_bf16_255(%a: memref<2048x?xf8E4M3FN>, %b: memref<768x?xf8E4M3FN>,
+                          %g: memref<129xi32>, %sa: memref<?x2048xf32>, %sb: memref<?x768xf32>,
+                          %o: memref<128x2048x768xbf16>) {
+  gg.grouped_matmul k_grouped a(%a : memref<2048x?xf8E4M3FN>) b(%b : memref<768x?xf8E4M3FN>)
+      groups(%g : memref<129xi32>)
+      a_scale(%sa : memref<?x2048xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<?x768xf32>, <block 1x128, mn_major>)
+      out(%o : memref<128x2048x768xbf16>) {expected_m = 255 : i64}
+  return
+}
+func.func @wgrad_f32_added_1024(%a: memref<2048x?xf8E4M3FN>, %b: memref<768x?xf8E4M3FN>,
+                                %g: memref<129xi32>, %sa: memref<?x2048xf32>,
+                                %sb: memref<?x768xf32>, %o: memref<128x2048x768xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<2048x?xf8E4M3FN>) b(%b : memref<768x?xf8E4M3FN>)
+      groups(%g : memref<129xi32>)
+      a_scale(%sa : memref<?x2048xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<?x768xf32>, <block 1x128, mn_major>)
+      out(%o : memref<128x2048x768xf32>) {accumulate, expected_m = 1024 : i64}
+  return
+}
+}

@@ -41,14 +41,6 @@ struct GroupTokens {
   Value warpMaxima, factors;
 };
 
-/// body() built at the end of `block`, which has no terminator yet (an
-/// scf.for with iter_args, an scf.if with results): body makes its yield.
-void atEnd(KernelBuilder &b, Block *block, function_ref<void()> body) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(block);
-  body();
-}
-
 /// Group g's rows of input [lo, hi), clamped to [0, T] and hi >= lo; a
 /// g of G or more reads groups[G] twice (an empty group).
 std::pair<Value, Value> groupRows(KernelBuilder &b, const GroupTokens &q,

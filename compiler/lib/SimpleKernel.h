@@ -33,6 +33,14 @@ inline void buildAt(KernelBuilder &b, Block *block, function_ref<void()> body) {
   body();
 }
 
+/// body() built at the end of `block`, which has no terminator yet (an
+/// scf.for with iter_args, an scf.if with results): body makes its yield.
+inline void atEnd(KernelBuilder &b, Block *block, function_ref<void()> body) {
+  mlir::OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(block);
+  body();
+}
+
 /// for (i = lb; i < ub; i += step) body(i), on i32 values.
 inline void forEach(KernelBuilder &b, Value lb, Value ub, Value step,
              function_ref<void(Value)> body) {
@@ -45,15 +53,13 @@ inline SmallVector<Value> sumOver(KernelBuilder &b, Value lb, Value ub, Value st
                            ValueRange inits,
                            function_ref<SmallVector<Value>(Value)> body) {
   auto loop = b.create<mlir::scf::ForOp>(lb, ub, step, inits);
-  {
-    mlir::OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBody());
+  atEnd(b, loop.getBody(), [&] {
     SmallVector<Value> sums;
     for (auto [acc, addend] :
          llvm::zip(loop.getRegionIterArgs(), body(loop.getInductionVar())))
       sums.push_back(b.add(acc, addend));
     b.create<mlir::scf::YieldOp>(sums);
-  }
+  });
   return SmallVector<Value>(loop.getResults());
 }
 

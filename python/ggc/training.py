@@ -132,12 +132,23 @@ def quantized_tokens(x: torch.Tensor, offsets: torch.Tensor
     x; the scales an M-major view); torch ops elsewhere and while
     torch.compile traces (the same bits)."""
     _check_tokens(x, offsets)
-    tokens, groups = x.shape[0], offsets.shape[0] - 1
+    return _group_tokens(x, token_bounds(offsets, x.shape[0]))
+
+
+def token_bounds(offsets: torch.Tensor, tokens: int) -> torch.Tensor:
+    """The groups' bounds quantized_tokens takes: `offsets` clamped to
+    [0, tokens] and made non-decreasing (each the largest so far), int32,
+    on the device."""
+    return torch.cummax(offsets.clamp(0, tokens), 0).values.to(torch.int32)
+
+
+def _group_tokens(x: torch.Tensor, bounds: torch.Tensor):
+    """quantized_tokens over token_bounds' `bounds`."""
+    tokens, groups = x.shape[0], bounds.shape[0] - 1
     capacity = max(BLOCK, -(-tokens // BLOCK) * BLOCK + BLOCK * groups)
     if capacity >= 2 ** 31:
         raise ValueError(f"quantized_tokens: {tokens} tokens in {groups} groups pad to up to "
                          f"{capacity} tokens, past the kernel's 2**31")
-    bounds = torch.cummax(offsets.clamp(0, tokens), 0).values.to(torch.int32)
     made = quant_kernel.group_tokens(x, bounds, capacity)
     if made is not None:
         q, scales, padded = made
@@ -278,9 +289,14 @@ class _FP8GroupedMM(torch.autograd.Function):
         saved = [offsets]
         if wants_x:
             saved += [quantized.qt, quantized.scales_t]
-        if wants_w:
-            saved += (list(quantized_tokens(x.detach(), offsets)) if fp8_wgrad
-                      else [x.detach().contiguous()])
+        if wants_w and fp8_wgrad:
+            # The bounds once for x's tokens and dy's, whose padded offsets
+            # (the weight gradient's groups) are the same.
+            bounds = token_bounds(offsets, x.shape[0])
+            xtq, xts, _ = _group_tokens(x.detach(), bounds)
+            saved += [xtq, xts, bounds]
+        elif wants_w:
+            saved += [x.detach().contiguous()]
         ctx.save_for_backward(*saved)
         ctx.w_dtype, ctx.fp8_wgrad = w.dtype, fp8_wgrad
         return y
@@ -299,8 +315,8 @@ class _FP8GroupedMM(torch.autograd.Function):
             dx = ops.grouped_gemm(dyq, wtq, offsets=offsets, a_scale=dys, b_scale=wts,
                                   out_dtype=dy.dtype, validate=False, zero_ungrouped=True)
         if ctx.needs_input_grad[1] and ctx.fp8_wgrad:
-            xtq, xts, padded = rest
-            dytq, dyts, _ = quantized_tokens(dy, offsets)
+            xtq, xts, bounds = rest
+            dytq, dyts, padded = _group_tokens(dy, bounds)
             hint = ops.expected_group_tokens(dy.shape[0], offsets.numel() - 1)
             dw = ops.grouped_gemm(dytq, xtq, k_offsets=padded, k_major=True, a_scale=dyts,
                                   b_scale=xts, out_dtype=ctx.w_dtype, validate=False,

@@ -3,7 +3,7 @@ per step (torch.profiler) and how much of the step they fill, for the
 BF16 layer and compute_dtype=FP8 (weights kept), one shape.
 
     python3 benchmarks/probes/profile_training_step.py [--shape qwen3] [--tokens 4096]
-        [--steps 5] [--top 25]
+        [--steps 5] [--top 25] [--host]
 """
 
 import argparse
@@ -19,7 +19,42 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from bench_fp8_training import LAYERS, twin_layers  # noqa: E402
 
 
-def profile(layer, x, dy, steps, top):
+def print_host_ops(prof, steps, top):
+    """The host's top-level ops of a step (those no other op called), by
+    their own CPU time with what they called: where the step's host time
+    goes when the GPU waits on it."""
+    ops = defaultdict(lambda: [0, 0.0])
+    host = 0.0
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CPU or event.cpu_parent is not None:
+            continue
+        entry = ops[event.name[:90]]
+        entry[0] += 1
+        entry[1] += event.cpu_time_total
+        host += event.cpu_time_total
+    print(f"  host: {host / steps:9.1f} us a step in top-level ops", flush=True)
+    for name, (count, total) in sorted(ops.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
+
+
+def print_kernel_ops(prof, steps, top):
+    """The ops that launched the step's kernels (the innermost op around
+    each launch), by their kernels' GPU time, with their inputs' shapes:
+    which torch call each of the step's kernels comes from."""
+    ops = defaultdict(lambda: [0, 0.0])
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CPU or not event.kernels:
+            continue
+        gpu = sum(k.duration for k in event.kernels)
+        entry = ops[f"{event.name[:40]} {str(event.input_shapes)[:70]}"]
+        entry[0] += 1
+        entry[1] += gpu
+    print("  kernels by the op that launched them:", flush=True)
+    for name, (count, total) in sorted(ops.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
+
+
+def profile(layer, x, dy, steps, top, host=False):
     params = [x] + list(layer.parameters())
 
     def step():
@@ -36,7 +71,7 @@ def profile(layer, x, dy, steps, top):
     end.synchronize()
     wall = start.elapsed_time(end) * 1e3 / steps
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
+    with torch.profiler.profile(activities=activities, record_shapes=host) as prof:
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
@@ -52,6 +87,9 @@ def profile(layer, x, dy, steps, top):
           f"kernels a step", flush=True)
     for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
+    if host:
+        print_host_ops(prof, steps, top)
+        print_kernel_ops(prof, steps, top)
 
 
 def main():
@@ -60,13 +98,16 @@ def main():
     parser.add_argument("--tokens", type=int, default=4096)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--host", action="store_true",
+                        help="also the host's top-level ops by CPU time, and the ops "
+                             "that launched the kernels")
     args = parser.parse_args()
     label, experts, top_k, hidden, inter = next(s for s in LAYERS
                                                 if s[0].lower().startswith(args.shape))
     bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, args.tokens)
     for name, layer in (("bf16", bf16), ("fp8 (weights kept)", fp8)):
         print(f"{label} T={args.tokens} {name}:", flush=True)
-        profile(layer, x, dy, args.steps, args.top)
+        profile(layer, x, dy, args.steps, args.top, args.host)
 
 
 if __name__ == "__main__":

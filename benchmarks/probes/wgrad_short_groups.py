@@ -4,15 +4,16 @@ tokens an expert: 2-8 K blocks a tile), where each tile's fixed cost
 weighs most: plans and tiles against the default, beside the BF16 weight
 gradient, interleaved in one process (#40).
 
-    python3 benchmarks/probes/wgrad_short_groups.py [--cases SUBSTRING] [--f32] [VARIANT ...]
+    python3 benchmarks/probes/wgrad_short_groups.py [--cases SUBSTRING] [--f32] [--tokens T]
+        [VARIANT ...]
 
 A variant is 'BN/STAGES/PLAN': block N, stages and the kernel plan's
 fields (`#gg.kernel_plan<PLAN>`), or 'default' (ops.grouped_gemm's
 choice). Without variants: the default, then the plan fields that touch
 a tile's end (epilogue_blocks, store_issuers, column_scale_reads, staging)
 and other tiles. --f32: the gradient added to an f32 one instead (as the
-DeepGEMM drop-in's k-grouped calls do), against the serial 128x128 tiles
-whose kernel ptxas does not spill (the default's spills 36 bytes).
+DeepGEMM drop-in's k-grouped calls do). --tokens T: every case on T
+tokens (shorter groups).
 Every output is checked against the BF16 gradient.
 """
 import argparse
@@ -100,13 +101,18 @@ def main():
     parser.add_argument("--cases", default="")
     parser.add_argument("--f32", action="store_true",
                         help="add the gradient to an f32 one instead of writing bf16")
+    parser.add_argument("--tokens", type=int, default=0,
+                        help="each case's T replaced by this many tokens (shorter groups)")
     parser.add_argument("variants", nargs="*")
     args = parser.parse_args()
     variants = args.variants or (F32_VARIANTS if args.f32 else DEFAULT_VARIANTS)
     print(torch.cuda.get_device_name(), flush=True)
     for c in BF16_CASES:
         if args.cases in c[0] and any(s in c[0] for s in SHAPES):
-            case(*c, variants, args.f32)
+            label, t, *shape = c
+            if args.tokens:
+                label, t = label.replace(f"T{t}", f"T{args.tokens}"), args.tokens
+            case(label, t, *shape, variants, args.f32)
             torch.cuda.empty_cache()
 
 

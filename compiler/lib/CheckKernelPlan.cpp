@@ -140,7 +140,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     if (!pipelinedPromotionFits(config, plan.getConsumerRegisters()))
       return error() << " gives each consumer " << plan.getConsumerRegisters()
                      << " registers, fewer than the "
-                     << 3 * accumulatorRegisters(config) + kPipelinedOverhead
+                     << pipelinedPromotionRegisters(config, false)
                      << " pipelined promotion needs; use promotion = serial";
   }
   if (plan.getStoreIssuers() == StoreIssuers::warpgroup &&

@@ -69,8 +69,20 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 bool canPipelinePromotion(GroupedMatmulOp op) {
   return ggc::twoLevelAccumulation(op);
 }
-bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs) {
-  return 3 * accumulatorRegisters(config) + kPipelinedOverhead <= consumerRegs;
+/// A consumer thread's registers for pipelined promotion: three
+/// accumulators, and where B's column scales ride in the stages (the FP8
+/// weight gradient), its columns' scales beside them, two per 8 of the
+/// warpgroup's columns. Without room for those ptxas spills (128x128 tiles
+/// at 240 registers: 28 bytes a thread with a bf16 output, 36 adding to
+/// f32).
+int64_t pipelinedPromotionRegisters(ConfigAttr config, bool holdsColumnScales) {
+  int64_t accumulator = accumulatorRegisters(config);
+  return 3 * accumulator + (holdsColumnScales ? accumulator / 2 : 0) +
+         kPipelinedOverhead;
+}
+bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs,
+                            bool holdsColumnScales) {
+  return pipelinedPromotionRegisters(config, holdsColumnScales) <= consumerRegs;
 }
 
 /// Column scales read at the wgmma's issue stay in each consumer thread's

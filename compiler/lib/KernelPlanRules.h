@@ -39,7 +39,10 @@ int64_t initialRegisters(int64_t consumers, mlir::gg::Producer producer =
                                                 mlir::gg::Producer::warpgroup);
 int64_t producerRegisters(int64_t consumers, bool consumersNeedAll);
 int64_t consumerRegisters(int64_t consumers, int64_t producer);
-bool pipelinedPromotionFits(mlir::gg::ConfigAttr config, int64_t consumerRegs);
+bool pipelinedPromotionFits(mlir::gg::ConfigAttr config, int64_t consumerRegs,
+                            bool holdsColumnScales = false);
+int64_t pipelinedPromotionRegisters(mlir::gg::ConfigAttr config,
+                                    bool holdsColumnScales);
 bool columnScalesAtIssueFit(mlir::gg::ConfigAttr config,
                             int64_t consumerRegs);
 

@@ -29,16 +29,21 @@ using namespace ggc::plan;
 /// registers a 24-register producer leaves the consumers; MX stays
 /// serial: beside them its promotion holds B's column factors, and
 /// ptxas spills and serialises the wgmma (1x32), or gains nothing
-/// (1x128).
+/// (1x128). B's column scales in the stages (the FP8 weight gradient)
+/// count too: its 128x128 tiles spilled pipelined, and serial measured
+/// 1.03-1.07x them writing bf16 (256-1,024 tokens an expert) and
+/// 0.997-1.109x adding to f32 (H200, docs/performance.md,
+/// thirty-fourth and thirty-fifth sessions).
 bool choosePipelinedPromotion(GroupedMatmulOp op, ConfigAttr config,
                               bool reallocate) {
   int64_t consumers = numConsumers(config);
   return canPipelinePromotion(op) && !ggc::usesMxScales(op) &&
          pipelinedPromotionFits(
-             config, reallocate
-                         ? consumerRegisters(consumers,
-                                             producerRegisters(consumers, true))
-                         : initialRegisters(consumers));
+             config,
+             reallocate ? consumerRegisters(consumers,
+                                            producerRegisters(consumers, true))
+                        : initialRegisters(consumers),
+             ggc::stagesColumnScalesInStages(op, config));
 }
 
 /// Scales: with the stages where they can ride there (one TMA box and a
@@ -62,12 +67,15 @@ ScalePlacement chooseScalePlacement(GroupedMatmulOp op, ConfigAttr config) {
 /// and a smaller staged tile) reading at the promotion stayed faster:
 /// at_issue 0.93-0.98x (H200, docs/performance.md, thirty-third
 /// session). A stored (not added) f32 output follows the added one,
-/// unmeasured apart.
+/// unmeasured apart. On 128-column tiles (the short groups' f32 tile)
+/// reading at the promotion measured 1.00-1.03x reading at the issue
+/// (H200, thirty-fifth session), so only wider tiles read at the issue.
 ColumnScaleReads chooseColumnScaleReads(GroupedMatmulOp op, ConfigAttr config,
                                         bool reallocate, bool pipelined,
                                         ScalePlacement scales) {
   int64_t consumers = numConsumers(config);
   return reallocate && !pipelined && scales == ScalePlacement::stages &&
+                 config.getBlockN() > 128 &&
                  ggc::stagesColumnScalesInStages(op, config) &&
                  ggc::byteWidth(op.getOutType().getElementType()) == 4 &&
                  columnScalesAtIssueFit(

@@ -244,3 +244,43 @@ func.func @wgrad_bf16_reads_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: memref<
        store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }
+
+// -----
+
+// The FP8 weight gradient written as bf16 on 128x128 tiles: three
+// accumulators of 64 registers would fit 240, but not beside B's column
+// scales (ptxas spilled there), so the promotion is serial.
+// CHECK-LABEL: func.func @wgrad_bf16_128_serial
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
+func.func @wgrad_bf16_128_serial(%a: memref<256x?xf8E4M3FN>, %b: memref<256x?xf8E4M3FN>,
+                                 %groups: memref<3xi32>, %a_scale: memref<?x256xf32>,
+                                 %b_scale: memref<?x256xf32>, %out: memref<2x256x256xbf16>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<256x?xf8E4M3FN>)
+      groups(%groups : memref<3xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      out(%out : memref<2x256x256xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// The same added to an f32 `out` on 128x128 tiles (short groups): serial,
+// as above, and on 128 columns B's column scales are read at the
+// promotion, so the producer keeps 40.
+// CHECK-LABEL: func.func @wgrad_f32_128_serial_at_promotion
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
+func.func @wgrad_f32_128_serial_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: memref<256x?xf8E4M3FN>,
+                                             %groups: memref<3xi32>, %a_scale: memref<?x256xf32>,
+                                             %b_scale: memref<?x256xf32>, %out: memref<2x256x256xf32>) {
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<256x?xf8E4M3FN>)
+      groups(%groups : memref<3xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      out(%out : memref<2x256x256xf32>)
+      {accumulate, config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}

@@ -128,14 +128,26 @@ def test_fine_grained_fp8_experts_choose_wide_tiles_and_n_first(n, k, expected_m
     assert out.plans[0]["schedule"]["order"] == order
 
 
+def _fp8_weight_gradient(out_dtype, accumulate, expected_m, emit, m, n):
+    """The FP8 weight gradient (k_grouped over 32 groups, 1x128 scales over
+    the tokens) compiled for sm_90a up to `emit`."""
+    from ggc import ir
+    return ggc.compile_ir(ir.grouped_matmul("k", layout="k_grouped", num_groups=32, n=n, k=None,
+                                            m=m, b_layout="nk", dtype="f8E4M3FN",
+                                            out_dtype=out_dtype, a_scale="block_mn",
+                                            b_scale="block1x128_mn", accumulate=accumulate,
+                                            expected_m=expected_m),
+                          arch="sm_90a", emit=emit)
+
+
 @pytest.mark.parametrize("out_dtype, accumulate, expected_m, block_n, promotion", [
     ("bf16", False, 256, 160, "serial"),     # the FP8 recipe's gradient, 256 tokens an expert
     ("bf16", False, 1024, 160, "serial"),
-    ("bf16", False, 255, 128, "pipelined"),  # fewer tokens: not measured, kept
-    ("f32", True, 1024, 128, "pipelined"),   # added to f32: wide from 2,048 tokens
+    ("bf16", False, 255, 128, "serial"),  # fewer tokens: 128 columns, serial (no spill)
+    ("f32", True, 1024, 128, "serial"),   # added to f32: wide from 2,048 tokens
     ("f32", True, 2048, 144, "serial"),
-    ("f32", False, 1024, 128, "pipelined"),  # f32 written: as added
-    ("bf16", True, 1024, 128, "pipelined"),  # bf16 added to: as f32 added
+    ("f32", False, 1024, 128, "serial"),  # f32 written: as added
+    ("bf16", True, 1024, 128, "serial"),  # bf16 added to: as f32 added
 ])
 def test_fp8_weight_gradient_tiles_by_group_tokens_and_output(out_dtype, accumulate, expected_m,
                                                                block_n, promotion):
@@ -144,15 +156,25 @@ def test_fp8_weight_gradient_tiles_by_group_tokens_and_output(out_dtype, accumul
     tokens an expert where it writes a 16-bit gradient and from 2,048
     where it adds to (or writes) an f32 one (docs/performance-history.md,
     thirty-third and thirty-fourth sessions)."""
-    from ggc import ir
-    out = ggc.compile_ir(ir.grouped_matmul("k", layout="k_grouped", num_groups=32, n=2048,
-                                           k=None, m=7168, b_layout="nk", dtype="f8E4M3FN",
-                                           out_dtype=out_dtype, a_scale="block_mn",
-                                           b_scale="block1x128_mn", accumulate=accumulate,
-                                           expected_m=expected_m),
-                         arch="sm_90a", emit="gg-config")
+    out = _fp8_weight_gradient(out_dtype, accumulate, expected_m, "gg-config", m=7168, n=2048)
     assert out.plans[0]["config"]["block"] == [128, block_n, 128]
     assert f"promotion = {promotion}" in out.asm["gg-config"]
+
+
+@pytest.mark.parametrize("out_dtype, accumulate, expected_m", [
+    ("bf16", False, 128), ("f32", True, 1024), ("f32", True, 4096)])
+def test_fp8_weight_gradient_defaults_spill_nothing(out_dtype, accumulate, expected_m):
+    """gg-plan-kernel counts B's column scales beside pipelined promotion's
+    three accumulators: the FP8 weight gradient's 128x128 tiles, which
+    spilled pipelined (28-36 bytes a thread), are serial and spill
+    nothing; on 128 columns an f32 gradient reads the scales at the
+    promotion, wider tiles at the wgmma's issue."""
+    out = _fp8_weight_gradient(out_dtype, accumulate, expected_m, "cubin", m=2048, n=7168)
+    plan = out.plans[0]["attributes"]["kernel_plan"]
+    assert "promotion = serial" in plan
+    assert ("column_scale_reads = at_issue" in plan) == (out.plans[0]["config"]["block"][1] > 128)
+    (resources,) = out.resources.values()
+    assert resources["spill_store_bytes"] == 0 and resources["spill_load_bytes"] == 0
 
 
 def test_two_epilogue_blocks_are_the_users_choice_and_change_the_kernel():

@@ -236,9 +236,13 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     1. promotion: two-level kernels (f8, scales that change along K)
        pipeline each K block's promotion with the next block's wgmma
        wherever three accumulators fit the consumers' registers and the
-       scales are not MX (1x128 per-column scales of B pipeline too,
-       measured faster on the FP8 weight gradient: docs/performance.md,
-       eleventh session);
+       scales are not MX; where B's 1x128 per-column scales ride the
+       stages (the FP8 weight gradient) its columns' scales must fit
+       beside them too, so 128x128 tiles there are serial (pipelined,
+       ptxas spilled 28-36 bytes a thread; serial measured 1.03-1.07x
+       writing bf16 and 1.00-1.11x adding to f32 at 256-1,024 tokens an
+       expert: docs/performance-history.md, thirty-fourth and
+       thirty-fifth sessions);
     2. scales: 1x128 M-major scales of A and 128x128 of B ride with the
        stages (TMA box and cp.async per stage) unless split_n; so do a
        k_grouped weight gradient's 1x128 scales of A (M-major) and B
@@ -250,7 +254,8 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        each warp's slots; column_scale_reads: where B's per-column scales
        ride the stages of a serial kernel with an f32 output (the FP8
        weight gradient) and fit the registers beside its two
-       accumulators (tiles up to 160 columns), at the wgmma's issue
+       accumulators (tiles of 144-160 columns; on 128 columns reading at
+       the promotion measured 1.00-1.03x), at the wgmma's issue
        (`at_issue`: each thread reads its columns' scales into registers
        and the stage goes back before the promotion; 128x144 tiles with
        four stages 1.03-1.12x 128x176 with three read at the promotion,

@@ -224,7 +224,15 @@ def cases(device):
     tags = torch.arange(G, device=device, dtype=torch.int32).repeat_interleave(M // G)
     layer = moe_layer(device)
     peers = {}
-    if device == "cuda":
+    if device == "cuda":  # the FP8 recipe's quantisation kernels are CUDA's
+        from ggc import training
+
+        def fp8_step():  # the FP8 MoE layer's projections (weights kept)
+            y = training.fp8_grouped_mm(a_leaf, b_leaf, offsets)
+            return torch.autograd.grad(y, (a_leaf, b_leaf), out)
+        ggc_cases["ggc.training.fp8_grouped_mm forward (weights kept)"] = (
+            lambda: training.fp8_grouped_mm(a, b, offsets))
+        ggc_cases["ggc.training.fp8_grouped_mm forward + backward (autograd)"] = fp8_step
         ends = offsets[1:].contiguous()
         peers["torch._grouped_mm bf16"] = lambda: torch._grouped_mm(a, b.transpose(1, 2),
                                                                     offs=ends)
@@ -315,6 +323,7 @@ def main():
     parser.add_argument("--stub", action="store_true", help="no GPU: CPU tensors, no-op launch")
     parser.add_argument("--profile", action="store_true", help="cProfile each ggc case")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--cases", default="", help="only the cases whose label has this")
     parser.add_argument("--python-signature", action="store_true",
                         help="key cached calls by Python's tuples, not ggc._signature's "
                              "C++ packing (an A/B of the two)")
@@ -341,6 +350,8 @@ def main():
     print(f"{'case':48} {'host us/call':>12} {'loop us/call':>12} {'GPU us/call':>12} "
           f"{'C++/call':>8}")
     for label, fn in {**ggc_cases, **peers}.items():
+        if args.cases not in label:
+            continue
         warm(fn, device)
         hits = op_kernel_hits()
         loops = [back_to_back_us(fn, args.calls, device) for _ in range(args.repeats)]

@@ -54,6 +54,34 @@ def print_kernel_ops(prof, steps, top):
         print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
 
 
+def print_launch_and_syncs(step):
+    """The host's time to launch one step on an idle GPU (no sync inside
+    counted apart), and every call in it that synchronises with the GPU
+    (torch's sync debug mode), with the ggc frame that made it: a sync
+    inside the step leaves the GPU idle while the host launches what
+    follows it."""
+    import time
+    import traceback
+    import warnings
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    step()
+    launched = time.perf_counter() - start
+    torch.cuda.synchronize()
+    print(f"  host launch of one step: {launched * 1e6:9.1f} us", flush=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            step()
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    print(f"  synchronising calls in one step: {len(caught)}", flush=True)
+    for w in caught[:8]:
+        print(f"    {str(w.message)[:100]} at {w.filename}:{w.lineno}", flush=True)
+
+
 def profile(layer, x, dy, steps, top, host=False):
     params = [x] + list(layer.parameters())
 
@@ -88,6 +116,7 @@ def profile(layer, x, dy, steps, top, host=False):
     for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
         print(f"  {total / steps:9.1f} us  {count / steps:5.1f}x  {name}", flush=True)
     if host:
+        print_launch_and_syncs(step)
         print_host_ops(prof, steps, top)
         print_kernel_ops(prof, steps, top)
 

@@ -2,8 +2,11 @@
 //
 // gg.swiglu_rows as one kernel: each thread takes 8 output columns of one
 // row, loads the gate's and the up half's 16 bytes together, and stores
-// silu(gate) * up rounded to bf16. gg.swiglu_rows_backward likewise, with
-// the gradient's 16 bytes: the gate's and the up half's gradients.
+// silu(gate) * up (times the row's routing weight, where the op has one)
+// rounded to bf16. gg.swiglu_rows_backward likewise, with the gradient's
+// 16 bytes: the gate's and the up half's gradients. Routed, the backward
+// gives each row to a warp, whose lanes sum the routing weight's gradient
+// by shuffles.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -23,11 +26,14 @@ using namespace ggc::simple;
 namespace {
 
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
-                 int64_t inter, int64_t threads) {
+                 int64_t inter, int64_t threads, bool routed) {
   Type global = b.ptr(ggc::kGlobal);
-  ValueRange args =
-      createKernel(b, module, name, threads, {global, global, b.i64()});
-  Value input = args[0], out = args[1], rows = args[2];
+  SmallVector<Type> params{global, global, b.i64()};
+  if (routed)
+    params.insert(params.begin() + 1, global);
+  ValueRange args = createKernel(b, module, name, threads, params);
+  Value input = args[0], route = routed ? args[1] : Value();
+  Value out = args[routed ? 2 : 1], rows = args[routed ? 3 : 2];
   int64_t vectors = inter / kBf16PerVector;
   gridStride(b, b.mul(rows, b.c64(vectors)), threads, b.threadIdx(), [&](Value item) {
     Value row = b.divU(item, b.c64(vectors));
@@ -35,15 +41,50 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
     Value gateAt = b.add(b.mul(row, b.c64(2 * inter)), col);
     SmallVector<Value> gate = loadBf16x8(b, input, gateAt);
     SmallVector<Value> up = loadBf16x8(b, input, b.add(gateAt, b.c64(inter)));
+    Value weight = routed ? load(b, b.f32(), route, row) : Value();
     SmallVector<Value> act;
-    for (int64_t i = 0; i < kBf16PerVector; ++i)
-      act.push_back(ggc::swiglu(b, gate[i], up[i]));
+    for (int64_t i = 0; i < kBf16PerVector; ++i) {
+      Value a = ggc::swiglu(b, gate[i], up[i]);
+      act.push_back(routed ? b.create<arith::MulFOp>(a, weight) : a);
+    }
     storeBf16x8(b, act, out, b.add(b.mul(row, b.c64(inter)), col));
   });
 }
 
+/// One vector's gradients: for 8 columns of gate `g`, up `u` and the
+/// gradient `d` of silu(g) * u (times `weight` where given: d the routed
+/// rows' gradient), stores the gate's gradient d * u * s * (1 + g * (1 - s))
+/// at `gateAt` and up's d * silu(g) at `upAt`; returns the sum of
+/// d * silu(g) * u over the 8 columns where weighted (the weight's
+/// gradient), else null.
+Value storeVectorGradients(KernelBuilder &b, ArrayRef<Value> gate, ArrayRef<Value> up,
+                           ArrayRef<Value> d, Value weight, Value out, Value gateAt,
+                           Value upAt) {
+  SmallVector<Value> dGate, dUp;
+  Value one = b.f32c(1.0), weightGrad = weight ? b.f32c(0.0) : Value();
+  for (int64_t i = 0; i < kBf16PerVector; ++i) {
+    Value s = ggc::sigmoid(b, gate[i]);
+    Value silu = b.create<arith::MulFOp>(gate[i], s);
+    Value dAct = d[i];
+    if (weight) {
+      weightGrad = b.create<arith::AddFOp>(
+          weightGrad,
+          b.create<arith::MulFOp>(d[i], b.create<arith::MulFOp>(silu, up[i])));
+      dAct = b.create<arith::MulFOp>(d[i], weight);
+    }
+    Value slope = b.create<arith::AddFOp>(
+        one, b.create<arith::MulFOp>(gate[i], b.create<arith::SubFOp>(one, s)));
+    Value dSilu = b.create<arith::MulFOp>(b.create<arith::MulFOp>(dAct, up[i]), s);
+    dGate.push_back(b.create<arith::MulFOp>(dSilu, slope));
+    dUp.push_back(b.create<arith::MulFOp>(dAct, silu));
+  }
+  storeBf16x8(b, dGate, out, gateAt);
+  storeBf16x8(b, dUp, out, upAt);
+  return weightGrad;
+}
+
 /// The gradient of silu(gate) * up for 8 columns of one row, each thread
-/// a vector: gate's gradient d * u * s * (1 + g * (1 - s)), up's d * silu(g).
+/// a vector.
 void buildBackward(KernelBuilder &b, ModuleOp module, StringRef name,
                    int64_t inter, int64_t threads) {
   Type global = b.ptr(ggc::kGlobal);
@@ -55,23 +96,56 @@ void buildBackward(KernelBuilder &b, ModuleOp module, StringRef name,
     Value row = b.divU(item, b.c64(vectors));
     Value col = b.mul(b.remU(item, b.c64(vectors)), b.c64(kBf16PerVector));
     Value gateAt = b.add(b.mul(row, b.c64(2 * inter)), col);
-    Value upAt = b.add(gateAt, b.c64(inter));
     SmallVector<Value> gate = loadBf16x8(b, input, gateAt);
-    SmallVector<Value> up = loadBf16x8(b, input, upAt);
+    SmallVector<Value> up = loadBf16x8(b, input, b.add(gateAt, b.c64(inter)));
     SmallVector<Value> d = loadBf16x8(b, grad, b.add(b.mul(row, b.c64(inter)), col));
-    SmallVector<Value> dGate, dUp;
-    Value one = b.f32c(1.0);
-    for (int64_t i = 0; i < kBf16PerVector; ++i) {
-      Value s = ggc::sigmoid(b, gate[i]);
-      Value slope = b.create<arith::AddFOp>(
-          one, b.create<arith::MulFOp>(gate[i], b.create<arith::SubFOp>(one, s)));
-      Value dSilu = b.create<arith::MulFOp>(b.create<arith::MulFOp>(d[i], up[i]), s);
-      dGate.push_back(b.create<arith::MulFOp>(dSilu, slope));
-      dUp.push_back(b.create<arith::MulFOp>(
-          d[i], b.create<arith::MulFOp>(gate[i], s)));
-    }
-    storeBf16x8(b, dGate, out, gateAt);
-    storeBf16x8(b, dUp, out, upAt);
+    storeVectorGradients(b, gate, up, d, Value(), out, gateAt,
+                         b.add(gateAt, b.c64(inter)));
+  });
+}
+
+/// The sum of `value` over the warp's 32 lanes, in every lane: butterfly
+/// shuffles, the same order every run.
+Value warpSum(KernelBuilder &b, Value value) {
+  for (int64_t lanes = 16; lanes >= 1; lanes /= 2) {
+    Value bits = b.create<arith::BitcastOp>(b.i32(), value);
+    Value theirs = b.create<ggk::WarpShuffleXorOp>(b.i32(), bits, lanes);
+    value = b.create<arith::AddFOp>(value, b.create<arith::BitcastOp>(b.f32(), theirs));
+  }
+  return value;
+}
+
+/// The routed gradient: a warp a row, each lane 8 columns at a time, the
+/// lanes' sums of the routing weight's gradient added by shuffles and
+/// stored by lane 0.
+void buildRoutedBackward(KernelBuilder &b, ModuleOp module, StringRef name,
+                         int64_t inter, int64_t threads) {
+  Type global = b.ptr(ggc::kGlobal);
+  ValueRange args = createKernel(b, module, name, threads,
+                                 {global, global, global, global, global, b.i64()});
+  Value input = args[0], grad = args[1], route = args[2], out = args[3];
+  Value routeGrad = args[4], rows = args[5];
+  Value tid = b.threadIdx();
+  Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
+  Value lane = b.toI64(b.remU(tid, b.c32(32)));
+  gridStride(b, rows, threads / 32, warp, [&](Value row) {
+    Value weight = load(b, b.f32(), route, row);
+    auto loop = b.create<scf::ForOp>(b.mul(lane, b.c64(kBf16PerVector)), b.c64(inter),
+                                     b.c64(32 * kBf16PerVector),
+                                     ValueRange{b.f32c(0.0)});
+    atEnd(b, loop.getBody(), [&] {
+      Value col = loop.getInductionVar();
+      Value gateAt = b.add(b.mul(row, b.c64(2 * inter)), col);
+      Value upAt = b.add(gateAt, b.c64(inter));
+      SmallVector<Value> gate = loadBf16x8(b, input, gateAt);
+      SmallVector<Value> up = loadBf16x8(b, input, upAt);
+      SmallVector<Value> d = loadBf16x8(b, grad, b.add(b.mul(row, b.c64(inter)), col));
+      Value part = storeVectorGradients(b, gate, up, d, weight, out, gateAt, upAt);
+      b.create<scf::YieldOp>(ValueRange{
+          b.create<arith::AddFOp>(loop.getRegionIterArgs()[0], part)});
+    });
+    Value total = warpSum(b, loop.getResult(0));
+    ifThen(b, b.eq(lane, b.c64(0)), [&] { store(b, total, routeGrad, row); });
   });
 }
 
@@ -86,16 +160,21 @@ struct LowerSwigluRowsPass
             [&](gg::SwigluRowsOp op, func::FuncOp func, KernelBuilder &b) {
               buildKernel(b, getOperation(),
                           (func.getSymName() + "_swiglu").str(),
-                          interOf(op.getOut()), int64_t(op.getThreads()));
+                          interOf(op.getOut()), int64_t(op.getThreads()),
+                          bool(op.getRoute()));
               return success();
             })) ||
         failed(lowerEachFunction<gg::SwigluRowsBackwardOp>(
             getOperation(), "one kernel",
             [&](gg::SwigluRowsBackwardOp op, func::FuncOp func,
                 KernelBuilder &b) {
-              buildBackward(b, getOperation(),
-                            (func.getSymName() + "_swiglu_backward").str(),
-                            interOf(op.getGrad()), int64_t(op.getThreads()));
+              std::string name = (func.getSymName() + "_swiglu_backward").str();
+              if (op.getRoute())
+                buildRoutedBackward(b, getOperation(), name, interOf(op.getGrad()),
+                                    int64_t(op.getThreads()));
+              else
+                buildBackward(b, getOperation(), name, interOf(op.getGrad()),
+                              int64_t(op.getThreads()));
               return success();
             })))
       signalPassFailure();

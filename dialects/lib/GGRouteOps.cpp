@@ -304,10 +304,29 @@ FailureOr<int64_t> checkSwigluRows(Operation *op, int64_t threads, Value halves,
   return inter;
 }
 
+/// A routing weight a row for gg.swiglu_rows' `rows` rows (`name` in
+/// errors): f32 [M], M as the rows where both are static.
+LogicalResult checkRowWeights(Operation *op, Value weights, StringRef name, Value rowsOf) {
+  FailureOr<MemRefType> type =
+      shaped(op, weights, name, 1, Float32Type::get(op->getContext()), "f32");
+  if (failed(type))
+    return failure();
+  int64_t count = type->getDimSize(0);
+  int64_t rows = cast<MemRefType>(rowsOf.getType()).getDimSize(0);
+  if (known(count) && known(rows) && count != rows)
+    return op->emitOpError() << name << " must hold one value a row, " << rows
+                             << ", got " << count;
+  return success();
+}
+
 } // namespace
 
 LogicalResult SwigluRowsOp::verify() {
-  return checkSwigluRows(*this, getThreads(), getInput(), "input", getOut(), "out");
+  if (failed(checkSwigluRows(*this, getThreads(), getInput(), "input", getOut(), "out")))
+    return failure();
+  if (getRoute())
+    return checkRowWeights(*this, getRoute(), "route", getInput());
+  return success();
 }
 
 LogicalResult SwigluRowsBackwardOp::verify() {
@@ -325,6 +344,14 @@ LogicalResult SwigluRowsBackwardOp::verify() {
     return emitOpError() << "out must have input's shape [" << sizeText(rows) << ", "
                          << 2 * *inter << "], got [" << sizeText(m) << ", "
                          << sizeText(out->getDimSize(1)) << "]";
+  if (bool(getRoute()) != bool(getRouteGrad()))
+    return emitOpError() << "takes route and route_grad together (the routed rows' "
+                         << "gradient and the routing weight's), got only "
+                         << (getRoute() ? "route" : "route_grad");
+  if (getRoute() && (failed(checkRowWeights(*this, getRoute(), "route", getInput())) ||
+                     failed(checkRowWeights(*this, getRouteGrad(), "route_grad",
+                                            getInput()))))
+    return failure();
   return success();
 }
 

@@ -93,3 +93,53 @@ func.func @bad(%h: memref<4x128xbf16>, %d: memref<5x64xbf16>, %dh: memref<4x128x
       out(%dh : memref<4x128xbf16>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %r: memref<?xbf16>, %a: memref<?x64xbf16>) {
+  // expected-error @+1 {{route must hold f32, got 'bf16'}}
+  gg.swiglu_rows input(%h : memref<?x128xbf16>) route(%r : memref<?xbf16>)
+      out(%a : memref<?x64xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<4x128xbf16>, %r: memref<5xf32>, %a: memref<4x64xbf16>) {
+  // expected-error @+1 {{route must hold one value a row, 4, got 5}}
+  gg.swiglu_rows input(%h : memref<4x128xbf16>) route(%r : memref<5xf32>)
+      out(%a : memref<4x64xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %r: memref<?xf32>,
+               %dh: memref<?x128xbf16>) {
+  // expected-error @+1 {{takes route and route_grad together (the routed rows' gradient and the routing weight's), got only route}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x128xbf16>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %r: memref<?xf32>,
+               %dh: memref<?x128xbf16>, %dr: memref<?x1xf32>) {
+  // expected-error @+1 {{route_grad must be a 1-D memref with the identity layout, got 'memref<?x1xf32>'}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x128xbf16>)
+      route_grad(%dr : memref<?x1xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<4x128xbf16>, %d: memref<4x64xbf16>, %r: memref<4xf32>,
+               %dh: memref<4x128xbf16>, %dr: memref<3xf32>) {
+  // expected-error @+1 {{route_grad must hold one value a row, 4, got 3}}
+  gg.swiglu_rows_backward input(%h : memref<4x128xbf16>) grad(%d : memref<4x64xbf16>)
+      route(%r : memref<4xf32>) out(%dh : memref<4x128xbf16>)
+      route_grad(%dr : memref<3xf32>) {threads = 256 : i64}
+  return
+}

@@ -6,7 +6,9 @@ new_empty and are checked whole), row counts 0, 1 and off every block,
 widths of one vector up to 2,056 columns; the bits of the gated FP8
 quantisation's activation (the same silu); what it declines. The same
 for gg.swiglu_rows_backward's kernel against fp64's gradient, and
-SwiGLU (the autograd function the layer trains with)."""
+SwiGLU; and their routed forms (a routing weight a row: the routed rows,
+their gradient with the weights') and RoutedSwiGLU, the autograd
+function the layer trains with."""
 
 import pytest
 
@@ -113,3 +115,92 @@ def test_swiglu_backward_declines_what_it_cannot_take():
     assert swiglu_kernel.swiglu_backward(h.float(), d) is None
     assert swiglu_kernel.swiglu_backward(h, d[:3]) is None
     assert swiglu_kernel.swiglu_backward(h.cpu(), d.cpu()) is None
+
+
+def random_route(rows, gen):
+    """Routing weights in (0, 1), with a zero and a negative where rows allow
+    (a skipped route; a weight a caller's own rule made negative)."""
+    route = torch.rand(rows, device="cuda", generator=gen)
+    if rows >= 3:
+        route[1], route[2] = 0.0, -0.75
+    return route
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 257, 4099])
+@pytest.mark.parametrize("inter", [8, 768, 2056])
+def test_routed_swiglu_within_one_rounding_of_fp64(rows, inter):
+    gen = torch.Generator(device="cuda").manual_seed(rows * 11 + inter)
+    h = (torch.randn(rows, 2 * inter, device="cuda", generator=gen) * 4).to(BF16)
+    route = random_route(rows, gen)
+    got = swiglu_kernel.swiglu(h, route)
+    gate, up = h.double().chunk(2, dim=-1)
+    want = torch.nn.functional.silu(gate) * up * route.double().unsqueeze(1)
+    assert got.shape == (rows, inter) and got.dtype == BF16
+    assert within_one_rounding(got, want)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 257, 4099])
+@pytest.mark.parametrize("inter", [8, 768, 2056])
+def test_routed_swiglu_backward_against_fp64(rows, inter):
+    """The routed gradient: h's within one bf16 rounding of fp64's (and the
+    floor where 1 + g(1 - s) cancels), the weights' within 1e-5 of the
+    row's sum of |grad * activation| (f32 sums of approximate silu),
+    every row of both written (empty outputs checked whole), the same
+    bits on a second run."""
+    gen = torch.Generator(device="cuda").manual_seed(rows * 13 + inter)
+    h = (torch.randn(rows, 2 * inter, device="cuda", generator=gen) * 4).to(BF16)
+    d = torch.randn(rows, inter, device="cuda", generator=gen).to(BF16)
+    route = random_route(rows, gen)
+    if rows * inter > 8:
+        h[0, 0], h[0, 1], h[0, 2] = 90.0, -90.0, 0.0
+    got = swiglu_kernel.routed_swiglu_backward(h, d, route)
+    assert got is not None
+    dh, droute = got
+    assert dh.shape == h.shape and dh.dtype == BF16
+    assert droute.shape == (rows,) and droute.dtype == torch.float32
+    h64 = h.double().requires_grad_()
+    r64 = route.double().requires_grad_()
+    gate, up = h64.chunk(2, dim=-1)
+    act = torch.nn.functional.silu(gate) * up
+    (act * r64.unsqueeze(1)).backward(d.double())
+    floor = 1e-6 * float(h64.grad.abs().max()) if rows else 0.0
+    assert bool(((dh.double() - h64.grad).abs() <= h64.grad.abs() * 2.0 ** -7 + floor).all())
+    magnitude = (d.double() * act.detach()).abs().sum(dim=-1)
+    assert bool(((droute.double() - r64.grad).abs() <= magnitude * 1e-5 + 1e-30).all())
+    again = swiglu_kernel.routed_swiglu_backward(h, d, route)
+    assert torch.equal(again[0], dh) and torch.equal(again[1], droute)
+
+
+def test_routed_swiglu_function_runs_the_kernels_both_ways():
+    """RoutedSwiGLU.apply: forward the bits of swiglu(h, route), backward
+    those of routed_swiglu_backward; its torch path (the CPU's) close to
+    them."""
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    h = (torch.randn(300, 1536, device="cuda", generator=gen) * 3).to(BF16)
+    d = torch.randn(300, 768, device="cuda", generator=gen).to(BF16)
+    route = random_route(300, gen)
+    leaf, weights = h.clone().requires_grad_(), route.clone().requires_grad_()
+    out = swiglu_kernel.RoutedSwiGLU.apply(leaf, weights)
+    out.backward(d)
+    dh, droute = swiglu_kernel.routed_swiglu_backward(h, d, route)
+    assert torch.equal(out, swiglu_kernel.swiglu(h, route))
+    assert torch.equal(leaf.grad, dh) and torch.equal(weights.grad, droute)
+    cpu, cpu_route = h.cpu().requires_grad_(), route.cpu().requires_grad_()
+    out_cpu = swiglu_kernel.RoutedSwiGLU.apply(cpu, cpu_route)
+    out_cpu.backward(d.cpu())
+    for a, b in ((out_cpu, out), (cpu.grad, leaf.grad)):
+        b = b.cpu().double()
+        floor = 1e-4 * float(b.abs().max())  # where 1 + g(1 - s) cancels
+        assert bool(((a.double() - b).abs() <= b.abs() * 2.0 ** -6 + floor).all())
+    scale = float((d.double() * out.double()).abs().sum(dim=-1).max()) + 1.0
+    assert bool(((cpu_route.grad.double() - droute.cpu().double()).abs() <= 1e-3 * scale).all())
+
+
+def test_routed_kernels_decline_what_they_cannot_take():
+    h = torch.randn(4, 64, device="cuda").to(BF16)
+    d = torch.randn(4, 32, device="cuda").to(BF16)
+    route = torch.rand(4, device="cuda")
+    assert swiglu_kernel.swiglu(h, route.double()) is None  # f64 weights
+    assert swiglu_kernel.swiglu(h, route[:3]) is None  # a weight short
+    assert swiglu_kernel.routed_swiglu_backward(h, d, route.cpu()) is None
+    assert swiglu_kernel.routed_swiglu_backward(h, d, route.to(BF16)) is None

@@ -44,3 +44,58 @@ func.func @grad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %dh: memref<?x128
       out(%dh : memref<?x128xbf16>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+// Before: gg.swiglu_rows with a routing weight a row. After: the kernel
+// takes input, route, out, then M; each thread loads its row's weight and
+// multiplies it into silu(gate) * up before the one rounding to bf16.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @routed_swiglu(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK: scf.for
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: ggk.exp2_approx
+// CHECK: ggk.reciprocal_approx
+// CHECK: arith.mulf
+// CHECK: %[[ACT:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.mulf %[[ACT]], %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @routed(%h: memref<?x128xbf16>, %r: memref<?xf32>, %a: memref<?x64xbf16>) {
+  gg.swiglu_rows input(%h : memref<?x128xbf16>) route(%r : memref<?xf32>)
+      out(%a : memref<?x64xbf16>) {threads = 128 : i64}
+  return
+}
+
+// -----
+
+// Before: the routed gg.swiglu_rows_backward over I = 768. After: one
+// kernel taking input, grad, route, out, route_grad, then M: a warp a row
+// (a grid-stride loop over rows, 8 warps a CTA), each lane 8 columns a
+// step 256 columns apart, summing grad * silu(gate) * up in an f32 loop
+// value while it stores the gate's and up's gradients (the incoming
+// gradient times the row's weight); the lanes' sums added by butterfly
+// shuffles 16, 8, 4, 2, 1 apart and stored by lane 0.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @routed_grad_swiglu_backward(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c768_i64 step %c256_i64 iter_args(%{{.*}} = %{{.*}}) -> (f32) : i64 {
+// CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-COUNT-8: ggk.exp2_approx
+// CHECK-NOT: ggk.exp2_approx
+// CHECK-COUNT-2: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK: scf.yield %{{.*}} : f32
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 16
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 4
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 2
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+func.func @routed_grad(%h: memref<?x1536xbf16>, %d: memref<?x768xbf16>, %r: memref<?xf32>,
+                       %dh: memref<?x1536xbf16>, %dr: memref<?xf32>) {
+  gg.swiglu_rows_backward input(%h : memref<?x1536xbf16>) grad(%d : memref<?x768xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x1536xbf16>) route_grad(%dr : memref<?xf32>)
+      {threads = 256 : i64}
+  return
+}

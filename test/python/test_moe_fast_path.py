@@ -38,8 +38,9 @@ def plain_layer(x, w13, w2, weights, ids, fused_up=False, trained=False):
     """The BF16 layer through the autograd.Functions and the f32 combine;
     `fused_up`: the up projection and SwiGLU as the one kernel inference
     takes (ggc.moe.kernels.moe_up_swiglu: h never rounded to bf16);
-    `trained`: SwiGLU as training runs it (swiglu_kernel.SwiGLU, rounded
-    once, where torch's silu(gate) * up rounds twice)."""
+    `trained`: the experts as training runs them: the routed rows
+    route * silu(gate) * up rounded once (swiglu_kernel.RoutedSwiGLU),
+    then the down projection without a routing weight."""
     flat = plain_permute(ids, w13.shape[0])
     perm = moe.Permutation(*flat)
     route = torch.where(perm.valid, weights.reshape(-1).float(),
@@ -51,8 +52,12 @@ def plain_layer(x, w13, w2, weights, ids, fused_up=False, trained=False):
         kernels.moe_up_swiglu(rows, w13, perm.offsets, act)
     else:
         h = ggc.ops.grouped_gemm(rows, w13, offsets=perm.offsets, validate=False)
-        act = swiglu_kernel.SwiGLU.apply(h) if trained else moe.activate(h, "swiglu")
-    y = torch.ops.ggc.moe_down(act, w2, perm.offsets, route, None, None)
+        act = None if trained else moe.activate(h, "swiglu")
+    if trained:
+        routed = swiglu_kernel.RoutedSwiGLU.apply(h, route)
+        y = ggc.ops.grouped_gemm(routed, w2, offsets=perm.offsets, validate=False)
+    else:
+        y = torch.ops.ggc.moe_down(act, w2, perm.offsets, route, None, None)
     picked = y.index_select(0, perm.position).view(ids.shape[0], ids.shape[1], -1)
     return picked.sum(dim=1, dtype=torch.float32).to(BF16)
 

@@ -411,7 +411,7 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     assert "and 7 sort, quantisation, SwiGLU and combine kernels" in str(report)
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
-    assert set(swiglu_kernel._PTX) == {(128, "sm_90a")}
+    assert set(swiglu_kernel._PTX) == {(128, "sm_90a", "forward", False)}
     assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1, None),
                                       (256, False, False, "sm_90a", 1, ("i64", 2, False)),
                                       (384, False, False, "sm_90a", 2, None),

@@ -521,25 +521,38 @@ def GG_SwigluRowsOp : GG_Op<"swiglu_rows"> {
     projection's epilogue does not compute it (decode tiles, expert
     biases).
 
+    With `route` (f32 `[M]`, each row's routing weight), writes
+    `out[p, c] = bf16(silu(input[p, c]) * input[p, I + c] * route[p])`,
+    rounded once: the routed rows a training step's down projection
+    reads, whose routing weight then needs no pass of its own (and no
+    epilogue product: its gradient comes from gg.swiglu_rows_backward's
+    `route_grad`).
+
     `input` and `out` are bf16 `[M, 2I]` and `[M, I]` with `I` static and
     a multiple of 8; `M` may be dynamic. `gg-lower-swiglu-rows` makes one
-    kernel `<func>_swiglu(input, out, M)` of `threads` threads a CTA, each
+    kernel `<func>_swiglu(input, out, M)` (with `route`:
+    `<func>_swiglu(input, route, out, M)`) of `threads` threads a CTA, each
     thread 8 columns of one row (a grid-stride loop).
 
     Example:
     ```mlir
     gg.swiglu_rows input(%h : memref<?x1536xbf16>) out(%a : memref<?x768xbf16>)
         {threads = 256 : i64}
+    gg.swiglu_rows input(%h : memref<?x1536xbf16>) route(%r : memref<?xf32>)
+        out(%a : memref<?x768xbf16>) {threads = 256 : i64}
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, AnyMemRef:$out, I64Attr:$threads);
+  let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$route, AnyMemRef:$out,
+                       I64Attr:$threads);
   let assemblyFormat = [{
-    `input` `(` $input `:` type($input) `)` `out` `(` $out `:` type($out) `)` attr-dict
+    `input` `(` $input `:` type($input) `)`
+    (`route` `(` $route^ `:` type($route) `)`)?
+    `out` `(` $out `:` type($out) `)` attr-dict
   }];
   let hasVerifier = 1;
 }
 
-def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward"> {
+def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward", [AttrSizedOperandSegments]> {
   let summary = "the gradient of gg.swiglu_rows: a MoE layer's activation in training, as a kernel of its own";
   let description = [{
     For `a = silu(g) * u` over each row's column halves (`g = input[p, c]`,
@@ -549,22 +562,41 @@ def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward"> {
     (the up half's), each in f32 and rounded once, with
     `gg.swiglu_rows`' sigmoid (`ex2`, an approximate reciprocal).
 
+    With `route` and `route_grad` (f32 `[M]` each), `grad` is the
+    gradient of the routed rows `route[p] * a[p, c]` (gg.swiglu_rows with
+    `route`): `d` above becomes `route[p] * grad[p, c]`, and
+    `route_grad[p] = sum over c of grad[p, c] * a[p, c]` (`a` in f32,
+    unrounded), the routing weight's gradient: one pass where the product,
+    its gradient and the row sums took four. A warp takes a row then, each
+    lane 8 columns at a time, and sums its lanes by butterfly shuffles in a
+    fixed order (the same bits on every run).
+
     `input` and `out` are bf16 `[M, 2I]`, `grad` bf16 `[M, I]`, `I` static
     and a multiple of 8; `M` may be dynamic. `gg-lower-swiglu-rows` makes
-    one kernel `<func>_swiglu_backward(input, grad, out, M)` of `threads`
-    threads a CTA, each thread 8 columns of one row (a grid-stride loop).
+    one kernel `<func>_swiglu_backward(input, grad, out, M)` (with `route`:
+    `<func>_swiglu_backward(input, grad, route, out, route_grad, M)`) of
+    `threads` threads a CTA, each thread 8 columns of one row (a
+    grid-stride loop).
 
     Example:
     ```mlir
     gg.swiglu_rows_backward input(%h : memref<?x1536xbf16>)
         grad(%d : memref<?x768xbf16>) out(%dh : memref<?x1536xbf16>)
         {threads = 256 : i64}
+    gg.swiglu_rows_backward input(%h : memref<?x1536xbf16>)
+        grad(%d : memref<?x768xbf16>) route(%r : memref<?xf32>)
+        out(%dh : memref<?x1536xbf16>) route_grad(%dr : memref<?xf32>)
+        {threads = 256 : i64}
     ```
   }];
-  let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad, AnyMemRef:$out, I64Attr:$threads);
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad, Optional<AnyMemRef>:$route,
+                       AnyMemRef:$out, Optional<AnyMemRef>:$route_grad,
+                       I64Attr:$threads);
   let assemblyFormat = [{
     `input` `(` $input `:` type($input) `)` `grad` `(` $grad `:` type($grad) `)`
-    `out` `(` $out `:` type($out) `)` attr-dict
+    (`route` `(` $route^ `:` type($route) `)`)?
+    `out` `(` $out `:` type($out) `)`
+    (`route_grad` `(` $route_grad^ `:` type($route_grad) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

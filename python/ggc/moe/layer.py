@@ -137,6 +137,13 @@ class Weights(NamedTuple):
     w2_bias: Optional[torch.Tensor] = None
 
 
+# Training's SwiGLU experts apply the routing weight in the SwiGLU kernel
+# (_routed_swiglu_down), whose backward also gives the weights' gradient.
+# False takes the path before it (the weight in the down projection's
+# epilogue; the FP8 layer a pass of its own): benchmarks/probes/
+# routed_swiglu_step.py times the two in one run.
+ROUTED_SWIGLU_IN_TRAINING = True
+
 # Sorted rows from which the FP8 layer's token quantisation writes each
 # token's scales once and gathers them (one more kernel, a fixed cost)
 # instead of storing every sorted row's scales from the scatter (4-byte
@@ -277,7 +284,10 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     expert = None
     if weights.w13_bias is not None or w2_bias is not None:
         expert = row_experts(offsets, m, rows.device)
-    if fp8_compute:
+    if grad and activation == "swiglu" and rows_scale is None and ROUTED_SWIGLU_IN_TRAINING:
+        y = _routed_swiglu_down(rows, offsets, route, weights, hint, expert, mapped,
+                                fp8_compute)
+    elif fp8_compute:
         h = _biased(training.fp8_grouped_mm(rows, weights.w13, offsets), weights, expert)
         act = _trained(h, activation)
         # route * (act @ w2^T) = (route * act) @ w2^T: the routing weight
@@ -297,6 +307,29 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
         y = (y.float() + route.unsqueeze(1) * w2_bias.index_select(0, expert).float()).to(
             y.dtype)
     return y
+
+
+def _routed_swiglu_down(rows, offsets, route, weights: Weights, hint, expert, mapped: bool,
+                        fp8_compute: bool) -> torch.Tensor:
+    """Training's SwiGLU experts: the up projection, then the routed rows
+    route * silu(gate) * up in one kernel (swiglu_kernel.RoutedSwiGLU),
+    which the down projection reads as they are. Backward, one kernel
+    gives h's gradient and the routing weights' where the weight applied
+    in the down projection's epilogue took three passes over [M, I] and
+    SwiGLU's gradient a fourth (docs/performance-history.md, thirty-sixth
+    session). `fp8_compute`: both projections ggc.training.fp8_grouped_mm."""
+    if fp8_compute:
+        h = training.fp8_grouped_mm(rows, weights.w13, offsets)
+    else:
+        h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
+                             validate=False, out_dtype=output_dtype(rows))
+    routed = swiglu_kernel.RoutedSwiGLU.apply(_biased(h, weights, expert), route)
+    if fp8_compute:
+        return training.fp8_grouped_mm(routed, weights.w2, offsets)
+    # Rows past offsets[E] (another rank's routes, `mapped`) come out zero.
+    return ops.grouped_gemm(routed, weights.w2, offsets=offsets, expected_m=hint,
+                            validate=False, out_dtype=output_dtype(routed),
+                            zero_ungrouped=mapped)
 
 
 def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: bool, expert,

@@ -10,10 +10,15 @@ epilogue's own (ex2 and an approximate reciprocal), so both round alike.
 In training, `SwiGLU` (an autograd function) runs it forward and
 gg.swiglu_rows_backward's kernel backward: the gate's and the up half's
 gradients in one pass, each rounded once (torch's autograd of silu(gate)
-* up takes about six passes).
+* up takes about six passes). `RoutedSwiGLU` takes each row's routing
+weight too (gg.swiglu_rows' `route`): forward the routed rows
+route * silu(gate) * up, which the down projection reads as they are;
+backward the gradients of h and of the weights in one pass (its
+`route_grad`), where the weight's product, its gradient and the rows'
+sums took four passes over [M, I].
 
-Kernels are compiled once per (I, direction, target) and launched through
-ggc's runtime (ggc.moe.ptx).
+Kernels are compiled once per (I, direction, routed, target) and launched
+through ggc's runtime (ggc.moe.ptx).
 """
 
 from __future__ import annotations
@@ -31,59 +36,72 @@ _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the loop does the rest
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
-def source_text(name: str, inter: int) -> str:
-    """The gg IR of one SwiGLU kernel."""
-    return f"""
-func.func @{name}(%h: memref<?x{2 * inter}xbf16>, %a: memref<?x{inter}xbf16>) {{
-  gg.swiglu_rows input(%h : memref<?x{2 * inter}xbf16>) out(%a : memref<?x{inter}xbf16>)
-      {{threads = {THREADS} : i64}}
-  return
-}}
-"""
-
-
-def backward_source_text(name: str, inter: int) -> str:
-    """The gg IR of one SwiGLU gradient kernel."""
+def source_text(name: str, inter: int, routed: bool = False) -> str:
+    """The gg IR of one SwiGLU kernel (`routed`: with a weight a row)."""
     wide, narrow = f"memref<?x{2 * inter}xbf16>", f"memref<?x{inter}xbf16>"
+    route_arg = ", %r: memref<?xf32>" if routed else ""
+    route_use = " route(%r : memref<?xf32>)" if routed else ""
     return f"""
-func.func @{name}(%h: {wide}, %d: {narrow}, %dh: {wide}) {{
-  gg.swiglu_rows_backward input(%h : {wide}) grad(%d : {narrow}) out(%dh : {wide})
+func.func @{name}(%h: {wide}{route_arg}, %a: {narrow}) {{
+  gg.swiglu_rows input(%h : {wide}){route_use} out(%a : {narrow})
       {{threads = {THREADS} : i64}}
   return
 }}
 """
 
 
-def kernel(inter: int, arch: Optional[str] = None, backward: bool = False) -> Tuple[str, str]:
+def backward_source_text(name: str, inter: int, routed: bool = False) -> str:
+    """The gg IR of one SwiGLU gradient kernel (`routed`: the routed rows'
+    gradient, with the weights')."""
+    wide, narrow = f"memref<?x{2 * inter}xbf16>", f"memref<?x{inter}xbf16>"
+    route_args = ", %r: memref<?xf32>, %dr: memref<?xf32>" if routed else ""
+    route_use = " route(%r : memref<?xf32>)" if routed else ""
+    route_grad = " route_grad(%dr : memref<?xf32>)" if routed else ""
+    return f"""
+func.func @{name}(%h: {wide}, %d: {narrow}, %dh: {wide}{route_args}) {{
+  gg.swiglu_rows_backward input(%h : {wide}) grad(%d : {narrow}){route_use}
+      out(%dh : {wide}){route_grad} {{threads = {THREADS} : i64}}
+  return
+}}
+"""
+
+
+def kernel(inter: int, arch: Optional[str] = None, backward: bool = False,
+           routed: bool = False) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
-    first use; the gradient's with `backward`."""
+    first use; the gradient's with `backward`; with a weight a row where
+    `routed`."""
     arch = arch or ggc_compiler.get_target()
+    tag = "_routed" if routed else ""
     if backward:
-        return ptx.compiled(_PTX, (inter, arch, "backward"),
-                            f"ggc_moe_swiglu_backward_i{inter}_{arch}",
-                            lambda name: backward_source_text(name, inter), arch,
+        return ptx.compiled(_PTX, (inter, arch, "backward", routed),
+                            f"ggc_moe_swiglu_backward{tag}_i{inter}_{arch}",
+                            lambda name: backward_source_text(name, inter, routed), arch,
                             "_swiglu_backward")
-    return ptx.compiled(_PTX, (inter, arch), f"ggc_moe_swiglu_i{inter}_{arch}",
-                        lambda name: source_text(name, inter), arch, "_swiglu")
+    return ptx.compiled(_PTX, (inter, arch, "forward", routed),
+                        f"ggc_moe_swiglu{tag}_i{inter}_{arch}",
+                        lambda name: source_text(name, inter, routed), arch, "_swiglu")
 
 
-def swiglu(h: torch.Tensor) -> Optional[torch.Tensor]:
+def swiglu(h: torch.Tensor, route: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
     """silu(gate) * up of h [M, 2I] bf16 (gate columns first) as [M, I]
-    bf16, or None where the kernel cannot take h (not CUDA, not bf16, I
-    not a multiple of 8, not contiguous or 16-byte aligned, under
-    tracing)."""
-    if not _takes(h):
+    bf16 (times route[p] on row p, in f32 before the one rounding, with
+    `route` f32 [M]), or None where the kernel cannot take h (not CUDA,
+    not bf16, I not a multiple of 8, not contiguous or 16-byte aligned,
+    under tracing) or route."""
+    if not _takes(h) or (route is not None and not _takes_route(route, h)):
         return None
     rows, inter = h.shape[0], h.shape[1] // 2
     out = h.new_empty(rows, inter)
-    if not ptx.aligned(h, out):
+    tensors = (h, out) if route is None else (h, route, out)
+    if not ptx.aligned(*tensors):
         return None
     if rows == 0:
         return out
-    name, code = kernel(inter)
+    name, code = kernel(inter, routed=route is not None)
     grid = min(_MAX_GRID, -(-rows * inter // 8 // THREADS))
-    ptx.launch(name, code, THREADS, grid, [("pointer", 0), ("pointer", 1), ("i64", rows)],
-               (h, out), h.device)
+    params = [("pointer", i) for i in range(len(tensors))] + [("i64", rows)]
+    ptx.launch(name, code, THREADS, grid, params, tensors, h.device)
     return out
 
 
@@ -92,25 +110,49 @@ def _takes(h: torch.Tensor) -> bool:
             and h.is_contiguous() and not tracing())
 
 
-def swiglu_backward(h: torch.Tensor, grad: torch.Tensor) -> Optional[torch.Tensor]:
+def _takes_route(route: torch.Tensor, h: torch.Tensor) -> bool:
+    return (route.device == h.device and route.dtype == torch.float32
+            and route.shape == (h.shape[0],) and route.is_contiguous())
+
+
+def swiglu_backward(h: torch.Tensor, grad: torch.Tensor):
     """The gradient [M, 2I] of swiglu(h) for its gradient `grad` [M, I]
     (gate's columns, then up's), or None where the kernel cannot take them
     (as swiglu; grad must match)."""
+    made = _backward(h, grad, None)
+    return None if made is None else made[0]
+
+
+def routed_swiglu_backward(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
+    """For the routed rows r = route * swiglu(h) and their gradient `grad`
+    [M, I]: (h's gradient [M, 2I] bf16, route's f32 [M]: each row's sum of
+    grad * swiglu(h), unrounded), or None where the kernel cannot take
+    them (as swiglu_backward; route f32 [M] contiguous)."""
+    if not _takes_route(route, h):
+        return None
+    return _backward(h, grad, route)
+
+
+def _backward(h, grad, route):
     rows, inter = h.shape[0], h.shape[1] // 2
     if not _takes(h) or not (grad.is_cuda and grad.dtype == torch.bfloat16
                              and grad.shape == (rows, inter) and grad.is_contiguous()):
         return None
     out = torch.empty_like(h)
-    if not ptx.aligned(h, grad, out):
+    route_grad = None if route is None else route.new_empty(rows)
+    tensors = ((h, grad, out) if route is None else (h, grad, route, out, route_grad))
+    if not ptx.aligned(*tensors):
         return None
     if rows == 0:
-        return out
-    name, code = kernel(inter, backward=True)
-    grid = min(_MAX_GRID, -(-rows * inter // 8 // THREADS))
-    ptx.launch(name, code, THREADS, grid,
-               [("pointer", 0), ("pointer", 1), ("pointer", 2), ("i64", rows)],
-               (h, grad, out), h.device)
-    return out
+        return out, route_grad
+    name, code = kernel(inter, backward=True, routed=route is not None)
+    if route is None:
+        grid = min(_MAX_GRID, -(-rows * inter // 8 // THREADS))
+    else:  # a warp a row
+        grid = min(_MAX_GRID, -(-rows // (THREADS // 32)))
+    params = [("pointer", i) for i in range(len(tensors))] + [("i64", rows)]
+    ptx.launch(name, code, THREADS, grid, params, tensors, h.device)
+    return out, route_grad
 
 
 class SwiGLU(torch.autograd.Function):
@@ -138,3 +180,37 @@ class SwiGLU(torch.autograd.Function):
             d = grad.float()
             dh = torch.cat([d * up * s * (1 + gate * (1 - s)), d * gate * s], dim=-1).to(h.dtype)
         return dh
+
+
+class RoutedSwiGLU(torch.autograd.Function):
+    """route[p] * silu(gate) * up over h's column halves [M, 2I] -> [M, I]
+    bf16, rounded once, differentiable in h and route (f32 [M]): the
+    training step's routed rows, which the down projection reads as they
+    are. ggc's kernels both ways where they take h and route (CUDA bf16
+    and f32, eager), else the same formulas by torch ops in f32."""
+
+    @staticmethod
+    def forward(ctx, h, route):
+        h, route = h.contiguous(), route.contiguous()
+        ctx.save_for_backward(h, route)
+        out = swiglu(h, route)
+        if out is None:
+            gate, up = h.float().chunk(2, dim=-1)
+            out = (gate * torch.sigmoid(gate) * up * route.float().unsqueeze(1)).to(h.dtype)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        h, route = ctx.saved_tensors
+        grad = grad.contiguous()
+        made = routed_swiglu_backward(h, grad, route)
+        if made is not None:
+            dh, droute = made
+            return dh, droute.to(route.dtype)
+        gate, up = h.float().chunk(2, dim=-1)
+        s = torch.sigmoid(gate)
+        d = grad.float()
+        droute = (d * gate * s * up).sum(dim=-1).to(route.dtype)
+        d = d * route.float().unsqueeze(1)
+        dh = torch.cat([d * up * s * (1 + gate * (1 - s)), d * gate * s], dim=-1).to(h.dtype)
+        return dh, droute

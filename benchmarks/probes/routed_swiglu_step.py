@@ -1,0 +1,63 @@
+"""A MoE layer's training step with the routing weight in the SwiGLU
+kernel (ggc.moe.layer.ROUTED_SWIGLU_IN_TRAINING, the default) against the
+path before it (the weight in the down projection's epilogue, its
+gradient and SwiGLU's apart), BF16 and FP8 (weights kept), interleaved in
+one run; the gradients of the two paths against each other.
+
+    python3 benchmarks/probes/routed_swiglu_step.py [--shapes qwen3,mixtral] [--tokens 4096]
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from ggc.moe import layer as moe_layer  # noqa: E402
+from bench_fp8_training import LAYERS, chunked_rel_err, twin_layers  # noqa: E402
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="qwen3,mixtral")
+    parser.add_argument("--tokens", default="4096")
+    args = parser.parse_args()
+    print(torch.cuda.get_device_name(), flush=True)
+    for shape in args.shapes.split(","):
+        label, experts, top_k, hidden, inter = next(s for s in LAYERS
+                                                    if s[0].lower().startswith(shape))
+        for tokens in map(int, args.tokens.split(",")):
+            bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, tokens)
+            params = [x] + list(bf16.parameters())
+
+            def step(layer, routed):
+                moe_layer.ROUTED_SWIGLU_IN_TRAINING = routed
+                return torch.autograd.grad(layer(x), params, dy)
+
+            names = ["x"] + [n for n, _ in bf16.named_parameters()]
+            for name, layer in (("bf16", bf16), ("fp8", fp8)):
+                errors = {n: chunked_rel_err(new, old) for n, old, new in
+                          zip(names, step(layer, False), step(layer, True))}
+                print(f"  {label} T={tokens} {name}: new against old gradients "
+                      + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()), flush=True)
+            times = time_interleaved({"bf16 old": lambda: step(bf16, False),
+                                      "bf16 new": lambda: step(bf16, True),
+                                      "fp8 old": lambda: step(fp8, False),
+                                      "fp8 new": lambda: step(fp8, True)},
+                                     rounds=7, per_batch=3)
+            moe_layer.ROUTED_SWIGLU_IN_TRAINING = True
+            print(f"{label} T={tokens}: bf16 {times['bf16 old']:8.1f} -> "
+                  f"{times['bf16 new']:8.1f} us ({times['bf16 old'] / times['bf16 new']:.3f}x)"
+                  f" | fp8 {times['fp8 old']:8.1f} -> {times['fp8 new']:8.1f} us "
+                  f"({times['fp8 old'] / times['fp8 new']:.3f}x) | fp8 new vs bf16 new "
+                  f"{times['bf16 new'] / times['fp8 new']:.3f}x", flush=True)
+            del bf16, fp8, x, dy
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

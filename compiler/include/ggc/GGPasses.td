@@ -492,18 +492,25 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
     Takes: a module whose functions each hold at most one `gg.swiglu_rows`
     or `gg.swiglu_rows_backward` and take only memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func @f_swiglu`
-    (input, out) or `@f_swiglu_backward` (input, grad, out), pointers as
-    `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith, and the
-    activation's `ggk.exp2_approx` and `ggk.reciprocal_approx`); the
-    function is removed.
+    (input, out; routed: input, route, out) or `@f_swiglu_backward`
+    (input, grad, out; routed: input, grad, route, out, route_grad),
+    pointers as `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith,
+    and the activation's `ggk.exp2_approx` and `ggk.reciprocal_approx`,
+    `ggk.warp_shuffle_xor` where routed backward); the function is
+    removed.
 
     Each thread takes 8 output columns of one row (a grid-stride loop
     over M x I/8): it loads the gate's and the up half's 16 bytes
     together, computes `silu(gate) * up` in f32 with the epilogue's own
-    `silu` and stores the 8 results rounded to bf16 as 16 bytes. The
-    backward loads the gradient's 16 bytes too and stores the gate's and
-    the up half's gradients, each computed in f32 from the same sigmoid
-    and rounded once.
+    `silu` (times the row's routing weight where the op has `route`) and
+    stores the 8 results rounded to bf16 as 16 bytes. The backward loads
+    the gradient's 16 bytes too and stores the gate's and the up half's
+    gradients, each computed in f32 from the same sigmoid and rounded
+    once. The routed backward gives each row to a warp (a grid-stride
+    loop over M, each lane 8 columns a step, 256 columns apart), which
+    scales the gradient by the row's weight, sums `grad * silu(gate) *
+    up` in an f32 loop value, adds its lanes' sums by butterfly shuffles
+    and stores the row's `route_grad` from lane 0.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

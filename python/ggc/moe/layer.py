@@ -270,7 +270,8 @@ def sorted_experts(rows: torch.Tensor, rows_scale: Optional[torch.Tensor],
     """route[p] * expert_g(rows[p]) for rows [M, H] sorted by expert
     (expert g owns rows offsets[g] .. offsets[g+1]): the up projection,
     the activation, the down projection with the routing weight in its
-    epilogue. FP8: rows e4m3 with rows_scale their 1x128 scales in the
+    epilogue (in SwiGLU training, in the SwiGLU kernel:
+    _routed_swiglu_down). FP8: rows e4m3 with rows_scale their 1x128 scales in the
     M-major form (quant.mn_major); the activation is quantised again
     before the down projection. `mapped`: rows past offsets[E] belong to
     no expert here and come out zero. `source` (int32 [M], BF16 inference:

@@ -58,6 +58,7 @@ def main():
             torch.autograd.set_multithreading_enabled(True)
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(args.top)
+        stats.sort_stats("cumulative").print_stats(args.top)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,37 @@ from bench_fp8_training import LAYERS, chunked_rel_err, twin_layers  # noqa: E40
 from bench_grouped_gemm import time_interleaved  # noqa: E402
 
 
+def compare_weight_gradients(label, tokens, bf16, fp8, params, dy, x, names):
+    """The FP8 layer's step with FP8 weight gradients against BF16 ones
+    (and the BF16 layer's step), interleaved; their gradients against
+    each other."""
+    def step(layer, rows):
+        moe_layer.FP8_WEIGHT_GRADIENT_ROWS = rows
+        return torch.autograd.grad(layer(x), params, dy)
+
+    errors = {n: chunked_rel_err(a, b) for n, a, b in
+              zip(names, step(fp8, 1), step(fp8, None))}
+    print(f"  {label} T={tokens} fp8: FP8 against BF16 weight gradients "
+          + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()), flush=True)
+    times = time_interleaved({"bf16": lambda: step(bf16, None),
+                              "fp8 bf16 wgrad": lambda: step(fp8, None),
+                              "fp8 fp8 wgrad": lambda: step(fp8, 1)},
+                             rounds=7, per_batch=3)
+    moe_layer.FP8_WEIGHT_GRADIENT_ROWS = None
+    print(f"{label} T={tokens}: bf16 {times['bf16']:8.1f} us | fp8, bf16 wgrad "
+          f"{times['fp8 bf16 wgrad']:8.1f} us ({times['bf16'] / times['fp8 bf16 wgrad']:.3f}x) "
+          f"| fp8, fp8 wgrad {times['fp8 fp8 wgrad']:8.1f} us "
+          f"({times['bf16'] / times['fp8 fp8 wgrad']:.3f}x)", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="qwen3,mixtral")
     parser.add_argument("--tokens", default="4096")
+    parser.add_argument("--fp8-wgrad", action="store_true",
+                        help="the FP8 layer with FP8 weight gradients "
+                             "(ggc.moe.layer.FP8_WEIGHT_GRADIENT_ROWS = 1) against BF16 ones, "
+                             "both on the routed path, instead of old against new")
     args = parser.parse_args()
     print(torch.cuda.get_device_name(), flush=True)
     for shape in args.shapes.split(","):
@@ -39,6 +66,11 @@ def main():
                 return torch.autograd.grad(layer(x), params, dy)
 
             names = ["x"] + [n for n, _ in bf16.named_parameters()]
+            if args.fp8_wgrad:
+                compare_weight_gradients(label, tokens, bf16, fp8, params, dy, x, names)
+                del bf16, fp8, x, dy
+                torch.cuda.empty_cache()
+                continue
             for name, layer in (("bf16", bf16), ("fp8", fp8)):
                 errors = {n: chunked_rel_err(new, old) for n, old, new in
                           zip(names, step(layer, False), step(layer, True))}

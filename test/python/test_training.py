@@ -288,6 +288,19 @@ def test_layer_trains_in_fp8():
     check_layer("cpu")
 
 
+def test_layer_trains_in_fp8_with_fp8_weight_gradients(monkeypatch):
+    """ggc.moe.layer.FP8_WEIGHT_GRADIENT_ROWS at or below the rows an expert
+    gets: the layer's weight gradients run in FP8, within FP8's error too."""
+    from ggc.moe import layer as moe_layer
+    monkeypatch.setattr(moe_layer, "FP8_WEIGHT_GRADIENT_ROWS", 1)
+    calls = []
+    original = training.fp8_grouped_mm
+    monkeypatch.setattr(training, "fp8_grouped_mm",
+                        lambda *a, **k: calls.append(k["wgrad_dtype"]) or original(*a, **k))
+    check_layer("cpu")
+    assert calls == [FP8, FP8]
+
+
 def test_layer_trains_in_fp8_with_partial_scale_blocks():
     """H and I off 128 (gpt-oss's 2,880): the layer trains as with whole
     blocks."""

@@ -144,6 +144,12 @@ class Weights(NamedTuple):
 # routed_swiglu_step.py times the two in one run.
 ROUTED_SWIGLU_IN_TRAINING = True
 
+# The FP8 layer's weight gradients run in FP8 (ggc.training's
+# wgrad_dtype) from this many rows an expert on average (the `hint`,
+# a power of two), BF16 below it; None: BF16 always.
+# benchmarks/probes/routed_swiglu_step.py --fp8-wgrad times both.
+FP8_WEIGHT_GRADIENT_ROWS: Optional[int] = None
+
 # Sorted rows from which the FP8 layer's token quantisation writes each
 # token's scales once and gathers them (one more kernel, a fixed cost)
 # instead of storing every sorted row's scales from the scatter (4-byte
@@ -320,13 +326,15 @@ def _routed_swiglu_down(rows, offsets, route, weights: Weights, hint, expert, ma
     SwiGLU's gradient a fourth (docs/performance-history.md, thirty-sixth
     session). `fp8_compute`: both projections ggc.training.fp8_grouped_mm."""
     if fp8_compute:
-        h = training.fp8_grouped_mm(rows, weights.w13, offsets)
+        wgrad = (torch.float8_e4m3fn if FP8_WEIGHT_GRADIENT_ROWS is not None and hint
+                 and hint >= FP8_WEIGHT_GRADIENT_ROWS else torch.bfloat16)
+        h = training.fp8_grouped_mm(rows, weights.w13, offsets, wgrad_dtype=wgrad)
     else:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,
                              validate=False, out_dtype=output_dtype(rows))
     routed = swiglu_kernel.RoutedSwiGLU.apply(_biased(h, weights, expert), route)
     if fp8_compute:
-        return training.fp8_grouped_mm(routed, weights.w2, offsets)
+        return training.fp8_grouped_mm(routed, weights.w2, offsets, wgrad_dtype=wgrad)
     # Rows past offsets[E] (another rank's routes, `mapped`) come out zero.
     return ops.grouped_gemm(routed, weights.w2, offsets=offsets, expected_m=hint,
                             validate=False, out_dtype=output_dtype(routed),

@@ -48,15 +48,22 @@ def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
-@pytest.mark.parametrize("which", ["swiglu", "combine", "quantize", "quantize_gated",
-                                   "quantize_scattered", "quantize_scattered_input_scales"])
+@pytest.mark.parametrize("which", ["swiglu", "swiglu_routed", "swiglu_backward",
+                                   "swiglu_backward_routed", "combine", "quantize",
+                                   "quantize_gated", "quantize_scattered",
+                                   "quantize_scattered_input_scales"])
 def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
-    """gg.swiglu_rows', gg.combine_routes' and gg.quantize_rows' kernels
-    (FP8 conversion: sm_89 and sm_90a only)."""
+    """gg.swiglu_rows' (routed or not, forward and backward),
+    gg.combine_routes' and gg.quantize_rows' kernels (FP8 conversion: sm_89
+    and sm_90a only)."""
     from ggc.moe import combine_kernel, quant_kernel, swiglu_kernel
     if which.startswith("quantize") and arch == "sm_80":
         pytest.skip("sm_80 has no e4m3 conversion")
     name, code = {"swiglu": lambda: swiglu_kernel.kernel(768, arch),
+                  "swiglu_routed": lambda: swiglu_kernel.kernel(768, arch, routed=True),
+                  "swiglu_backward": lambda: swiglu_kernel.kernel(768, arch, backward=True),
+                  "swiglu_backward_routed": lambda: swiglu_kernel.kernel(
+                      768, arch, backward=True, routed=True),
                   "combine": lambda: combine_kernel.kernel(2048, 8, torch.int64, arch),
                   "quantize": lambda: quant_kernel.kernel(2048, True, False, arch),
                   "quantize_gated": lambda: quant_kernel.kernel(768, False, True, arch),

@@ -143,3 +143,24 @@ func.func @bad(%h: memref<4x128xbf16>, %d: memref<4x64xbf16>, %r: memref<4xf32>,
       route_grad(%dr : memref<3xf32>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %dh: memref<?x128xbf16>,
+               %dr: memref<?xf32>) {
+  // expected-error @+1 {{takes route and route_grad together (the routed rows' gradient and the routing weight's), got only route_grad}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xbf16>)
+      out(%dh : memref<?x128xbf16>) route_grad(%dr : memref<?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %r: memref<?xf64>,
+               %dh: memref<?x128xbf16>, %dr: memref<?xf32>) {
+  // expected-error @+1 {{route must hold f32, got 'f64'}}
+  gg.swiglu_rows_backward input(%h : memref<?x128xbf16>) grad(%d : memref<?x64xbf16>)
+      route(%r : memref<?xf64>) out(%dh : memref<?x128xbf16>)
+      route_grad(%dr : memref<?xf32>) {threads = 256 : i64}
+  return
+}

@@ -155,6 +155,30 @@ def _backward(h, grad, route):
     return out, route_grad
 
 
+def _torch_swiglu(h: torch.Tensor, route: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """swiglu(h[, route])'s values by torch ops in f32, rounded once."""
+    gate, up = h.float().chunk(2, dim=-1)
+    out = gate * torch.sigmoid(gate) * up
+    if route is not None:
+        out = out * route.float().unsqueeze(1)
+    return out.to(h.dtype)
+
+
+def _torch_backward(h: torch.Tensor, grad: torch.Tensor,
+                    route: Optional[torch.Tensor] = None):
+    """(h's gradient, route's or None) by torch ops in f32: the kernels'
+    formulas (gg.swiglu_rows_backward's)."""
+    gate, up = h.float().chunk(2, dim=-1)
+    s = torch.sigmoid(gate)
+    d = grad.float()
+    droute = None
+    if route is not None:
+        droute = (d * gate * s * up).sum(dim=-1).to(route.dtype)
+        d = d * route.float().unsqueeze(1)
+    dh = torch.cat([d * up * s * (1 + gate * (1 - s)), d * gate * s], dim=-1).to(h.dtype)
+    return dh, droute
+
+
 class SwiGLU(torch.autograd.Function):
     """silu(gate) * up over h's column halves [M, 2I] -> [M, I],
     differentiable: ggc's kernels both ways where they take h (CUDA bf16,
@@ -164,22 +188,14 @@ class SwiGLU(torch.autograd.Function):
     def forward(ctx, h):
         ctx.save_for_backward(h)
         out = swiglu(h)
-        if out is None:
-            gate, up = h.float().chunk(2, dim=-1)
-            out = (gate * torch.sigmoid(gate) * up).to(h.dtype)
-        return out
+        return _torch_swiglu(h) if out is None else out
 
     @staticmethod
     def backward(ctx, grad):
         (h,) = ctx.saved_tensors
         grad = grad.contiguous()
         dh = swiglu_backward(h, grad)
-        if dh is None:
-            gate, up = h.float().chunk(2, dim=-1)
-            s = torch.sigmoid(gate)
-            d = grad.float()
-            dh = torch.cat([d * up * s * (1 + gate * (1 - s)), d * gate * s], dim=-1).to(h.dtype)
-        return dh
+        return _torch_backward(h, grad)[0] if dh is None else dh
 
 
 class RoutedSwiGLU(torch.autograd.Function):
@@ -194,23 +210,11 @@ class RoutedSwiGLU(torch.autograd.Function):
         h, route = h.contiguous(), route.contiguous()
         ctx.save_for_backward(h, route)
         out = swiglu(h, route)
-        if out is None:
-            gate, up = h.float().chunk(2, dim=-1)
-            out = (gate * torch.sigmoid(gate) * up * route.float().unsqueeze(1)).to(h.dtype)
-        return out
+        return _torch_swiglu(h, route) if out is None else out
 
     @staticmethod
     def backward(ctx, grad):
         h, route = ctx.saved_tensors
         grad = grad.contiguous()
         made = routed_swiglu_backward(h, grad, route)
-        if made is not None:
-            dh, droute = made
-            return dh, droute.to(route.dtype)
-        gate, up = h.float().chunk(2, dim=-1)
-        s = torch.sigmoid(gate)
-        d = grad.float()
-        droute = (d * gate * s * up).sum(dim=-1).to(route.dtype)
-        d = d * route.float().unsqueeze(1)
-        dh = torch.cat([d * up * s * (1 + gate * (1 - s)), d * gate * s], dim=-1).to(h.dtype)
-        return dh, droute
+        return _torch_backward(h, grad, route) if made is None else made

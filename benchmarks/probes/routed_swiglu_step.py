@@ -2,9 +2,12 @@
 kernel (ggc.moe.layer.ROUTED_SWIGLU_IN_TRAINING, the default) against the
 path before it (the weight in the down projection's epilogue, its
 gradient and SwiGLU's apart), BF16 and FP8 (weights kept), interleaved in
-one run; the gradients of the two paths against each other.
+one run; the gradients of the two paths against each other. `--flag`
+names another of ggc.moe.layer's switches to time off (old) against on
+(new), say KERNEL_SORT_IN_TRAINING.
 
     python3 benchmarks/probes/routed_swiglu_step.py [--shapes qwen3,mixtral] [--tokens 4096]
+        [--flag ROUTED_SWIGLU_IN_TRAINING]
 """
 
 import argparse
@@ -52,7 +55,11 @@ def main():
                         help="the FP8 layer with FP8 weight gradients "
                              "(ggc.moe.layer.FP8_WEIGHT_GRADIENT_ROWS = 1) against BF16 ones, "
                              "both on the routed path, instead of old against new")
+    parser.add_argument("--flag", default="ROUTED_SWIGLU_IN_TRAINING",
+                        help="the ggc.moe.layer switch timed off (old) against on (new)")
     args = parser.parse_args()
+    if not isinstance(getattr(moe_layer, args.flag, None), bool):
+        parser.error(f"--flag must name a bool switch of ggc.moe.layer, got {args.flag!r}")
     print(torch.cuda.get_device_name(), flush=True)
     for shape in args.shapes.split(","):
         label, experts, top_k, hidden, inter = next(s for s in LAYERS
@@ -61,8 +68,8 @@ def main():
             bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, tokens)
             params = [x] + list(bf16.parameters())
 
-            def step(layer, routed):
-                moe_layer.ROUTED_SWIGLU_IN_TRAINING = routed
+            def step(layer, new):
+                setattr(moe_layer, args.flag, new)
                 return torch.autograd.grad(layer(x), params, dy)
 
             names = ["x"] + [n for n, _ in bf16.named_parameters()]
@@ -81,8 +88,8 @@ def main():
                                       "fp8 old": lambda: step(fp8, False),
                                       "fp8 new": lambda: step(fp8, True)},
                                      rounds=7, per_batch=3)
-            moe_layer.ROUTED_SWIGLU_IN_TRAINING = True
-            print(f"{label} T={tokens}: bf16 {times['bf16 old']:8.1f} -> "
+            setattr(moe_layer, args.flag, True)
+            print(f"{label} T={tokens} {args.flag}: bf16 {times['bf16 old']:8.1f} -> "
                   f"{times['bf16 new']:8.1f} us ({times['bf16 old'] / times['bf16 new']:.3f}x)"
                   f" | fp8 {times['fp8 old']:8.1f} -> {times['fp8 new']:8.1f} us "
                   f"({times['fp8 old'] / times['fp8 new']:.3f}x) | fp8 new vs bf16 new "

@@ -279,3 +279,26 @@ def test_bf16_layer_with_swiglu_in_the_up_projection(monkeypatch):
     fused = ggc.get_target() in targets
     assert calls == ([((600, 1024), (1200,))] if fused else []), calls
     assert rel_err(out, want) < 1e-2
+
+
+@pytest.mark.parametrize("compute_dtype", [None, torch.float8_e4m3fn], ids=["bf16", "fp8"])
+def test_training_sorts_by_the_kernel_as_torch_does(compute_dtype, monkeypatch):
+    """Training takes gg.sort_routes' kernels (layer.KERNEL_SORT_IN_TRAINING)
+    and the sorted weights' gradient from permute.SortedWeights: the
+    output and every gradient (x, w13, w2, topk_weights) are the bits of
+    torch's sort path, on ragged routing with empty and one-token
+    experts, bf16 topk_weights included."""
+    from ggc.moe import layer as layer_module
+    x, w13, w2, weights, ids = layer(*SHAPES[1], seed=12)
+    for topk_weights in (weights, weights.to(BF16)):
+        results = []
+        for kernel_sort in (True, False):
+            monkeypatch.setattr(layer_module, "KERNEL_SORT_IN_TRAINING", kernel_sort)
+            inputs = leaves(x, w13, w2, topk_weights)
+            out = moe.fused_moe(*inputs, ids, compute_dtype=compute_dtype)
+            grad = torch.randn(out.shape, device=out.device, dtype=out.dtype,
+                               generator=torch.Generator(device="cuda").manual_seed(4))
+            results.append([out] + list(torch.autograd.grad(out, inputs, grad)))
+        for name, got, want in zip(("out", "x", "w13", "w2", "topk_weights"), *results):
+            assert got.dtype == want.dtype and torch.equal(got, want), name
+        assert results[0][4].abs().sum() > 0

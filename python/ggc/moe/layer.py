@@ -10,12 +10,13 @@
     combine       out[t] = sum_j y[position[t, j]]    (gg.combine_routes, or torch:
                                                        a fixed-order f32 sum)
 
-Without gradients, on CUDA and outside torch.compile, the permutation is
-one or two kernels ggc compiles from gg.sort_routes (ggc.moe.routes, up
-to 512 experts), the combine one from gg.combine_routes
+On CUDA and outside torch.compile, the permutation is one or two kernels
+ggc compiles from gg.sort_routes (ggc.moe.routes, up to 512 experts; in
+training the sorted weights are differentiable through
+permute.SortedWeights), the combine one from gg.combine_routes
 (ggc.moe.combine_kernel) and SwiGLU, where the up projection's epilogue
-does not compute it, one from gg.swiglu_rows (ggc.moe.swiglu_kernel);
-elsewhere torch ops.
+does not compute it, one from gg.swiglu_rows (ggc.moe.swiglu_kernel),
+forward and backward; elsewhere torch ops.
 
 No step synchronises with the host and every buffer has T * top_k rows,
 so the layer runs inside a CUDA graph and under torch.compile(fullgraph=True).
@@ -34,8 +35,8 @@ from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kerne
 from .activations import activate
 from .kernels import (RouteWeighted, gated_up, gathered_up, gathers_rows, output_dtype,
                       routed_down)
-from .permute import (Permutation, _CombineRows, _GatherRows, constant_arange, sort_routes,
-                      summed_routes)
+from .permute import (Permutation, SortedWeights, _CombineRows, _GatherRows, constant_arange,
+                      sort_routes, summed_routes)
 from .quant import as_row_view, mn_major, quantize_rows
 
 
@@ -144,6 +145,13 @@ class Weights(NamedTuple):
 # routed_swiglu_step.py times the two in one run.
 ROUTED_SWIGLU_IN_TRAINING = True
 
+# Training sorts the routes by gg.sort_routes' kernels as inference does
+# (the sorted weights differentiable through permute.SortedWeights), where
+# torch's sort, searchsorted, scatter and gathers took about ten kernels
+# and their launches. False: torch's sort (benchmarks/probes/
+# routed_swiglu_step.py --flag KERNEL_SORT_IN_TRAINING times the two).
+KERNEL_SORT_IN_TRAINING = True
+
 # The FP8 layer's weight gradients run in FP8 (ggc.training's
 # wgrad_dtype) from this many rows an expert on average (the `hint`,
 # a power of two), BF16 below it; None: BF16 always.
@@ -163,10 +171,13 @@ def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, 
     local expert, each sorted row's weight (NaN for an invalid id, 0 for
     another rank's expert)."""
     if expert_map is None:
-        if not grad and routes.usable(topk_ids, problem.experts):
-            sorted_routes = routes.sort_routes(topk_ids, topk_weights, problem.experts)
+        if (not grad or KERNEL_SORT_IN_TRAINING) and routes.usable(topk_ids, problem.experts):
+            sorted_routes = routes.sort_routes(topk_ids, topk_weights.detach(), problem.experts)
             if sorted_routes is not None:
-                return sorted_routes
+                if not (grad and topk_weights.requires_grad):
+                    return sorted_routes
+                *indices, route = sorted_routes
+                return (*indices, SortedWeights.apply(topk_weights, route, indices[3]))
         offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
         return offsets, order, source, position, _poisoned(topk_weights, invalid).index_select(
             0, order)

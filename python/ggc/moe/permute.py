@@ -159,6 +159,28 @@ class _CombineRows(torch.autograd.Function):
         return grad.index_select(0, source), None, None, None
 
 
+class SortedWeights(torch.autograd.Function):
+    """topk_weights [T, top_k] -> the sorted rows' weights `route` (f32
+    [M]) that gg.sort_routes' kernel gathered (and poisoned with NaN for
+    an invalid expert id), differentiable in topk_weights: route r's
+    gradient is its sorted row's, position[r] (position inverts order),
+    one gather and no atomics. Unlike torch's masked_fill, the poisoned
+    weight of an invalid route passes its gradient on (its token's output
+    is NaN either way)."""
+
+    @staticmethod
+    def forward(ctx, topk_weights, route, position):
+        ctx.save_for_backward(position)
+        ctx.shape, ctx.dtype = topk_weights.shape, topk_weights.dtype
+        return route
+
+    @staticmethod
+    def backward(ctx, grad):
+        (position,) = ctx.saved_tensors
+        weights_grad = grad.index_select(0, position).view(ctx.shape)
+        return weights_grad.to(ctx.dtype), None, None
+
+
 def summed_routes(rows, position, top_k):
     """_sum_routes by gg.combine_routes' kernel (the same bits, one pass)
     where it takes the rows (CUDA bf16, eager), else by torch."""

@@ -8,6 +8,8 @@
 // end read nothing, count as zeros and store nothing. With `scatter` the
 // warp's row is an input row, quantised once and stored to each of the
 // rows its `copies` indices name (its scales once, where `input_scales`).
+// Gated with `route`, each row's SwiGLU is weighted before it is rounded;
+// with `activation` the rounded bf16 values are stored there as well.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -34,7 +36,9 @@ struct Quantize {
   int64_t k, inK, blocks, threads, steps, copies;
   bool gated, inputScales;
   Type scatterIndex; // i32 or i64 with `scatter`, else null
-  Value input, rows, scatter, out, scales, m, r, ld;
+  // Non-null where the op has them (at first the op's values, then the
+  // kernel's arguments).
+  Value input, rows, scatter, route, out, scales, activation, m, r, ld;
 };
 
 /// The 8 bf16 at `input[row, col]` as f32 (16 bytes, aligned).
@@ -43,11 +47,13 @@ SmallVector<Value> loadEight(KernelBuilder &b, const Quantize &q, Value row,
   return loadBf16x8(b, q.input, b.add(b.mul(row, b.c64(q.inK)), b.toI64(col)));
 }
 
-/// silu(gate) * up, rounded to bf16 as a stored activation is.
-Value storedSwiglu(KernelBuilder &b, Value gate, Value up) {
-  Value rounded =
-      b.create<arith::TruncFOp>(b.getBF16Type(), ggc::swiglu(b, gate, up));
-  return b.create<arith::ExtFOp>(b.f32(), rounded);
+/// silu(gate) * up (times the row's `weight` where given), rounded to
+/// bf16 as a stored activation is (gg.swiglu_rows' values).
+Value storedSwiglu(KernelBuilder &b, Value gate, Value up, Value weight) {
+  Value act = ggc::swiglu(b, gate, up);
+  if (weight)
+    act = b.create<arith::MulFOp>(act, weight);
+  return roundedToBf16(b, act);
 }
 
 /// One 128-column block a half-warp takes: where it lies, whether it is
@@ -84,19 +90,22 @@ BlockLoad loadBlock(KernelBuilder &b, const Quantize &q, Value source,
   return load;
 }
 
-/// A block quantised: the lane's 8 values as e4m3 words and the scale.
+/// A block quantised: the lane's 8 values as e4m3 words and the scale,
+/// and with `activation` the values themselves (bf16-rounded f32).
 struct QuantizedBlock {
   BlockLoad load;
   Value words, scale;
+  SmallVector<Value> activation;
 };
 
-/// The block's activation, amax, scale and e4m3 values.
+/// The block's activation (weighted by the row's `weight` where given),
+/// amax, scale and e4m3 values.
 QuantizedBlock quantizeBlock(KernelBuilder &b, const Quantize &q,
-                             BlockLoad load) {
+                             BlockLoad load, Value weight = Value()) {
   SmallVector<Value> values = load.values;
   if (q.gated)
     for (int64_t i = 0; i < kLaneCols; ++i)
-      values[i] = storedSwiglu(b, values[i], load.ups[i]);
+      values[i] = storedSwiglu(b, values[i], load.ups[i], weight);
   // A lane past a partial block's end counts as zeros.
   if (load.inRow)
     for (Value &v : values)
@@ -104,7 +113,8 @@ QuantizedBlock quantizeBlock(KernelBuilder &b, const Quantize &q,
   // The half-warp's 16 lanes hold the block: their amax by shuffles.
   Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
   BlockScale block = blockScale(b, amax);
-  return {load, packE4M3x8(b, values, block.factor), block.scale};
+  return {load, packE4M3x8(b, values, block.factor), block.scale,
+          q.activation ? values : SmallVector<Value>()};
 }
 
 /// A block of zeros (a row off the input): e4m3 zeros and the floor's scale.
@@ -131,6 +141,8 @@ void storeBlock(KernelBuilder &b, const Quantize &q, const QuantizedBlock &block
     auto storeValues = [&] {
       Value index = b.add(b.mul(row, b.c64(q.k)), b.toI64(load.col));
       storeWords(b, block.words, q.out, index);
+      if (!block.activation.empty())
+        storeBf16x8(b, block.activation, q.activation, index);
     };
     if (load.inRow)
       ifThen(b, load.inRow, storeValues);
@@ -163,6 +175,8 @@ void quantizeOutRow(KernelBuilder &b, const Quantize &q, Value row,
   Value clamped = b.clampS(source, b.c64(0), b.sub(q.r, b.c64(1)));
   SmallVector<BlockLoad> loads =
       loadUnit(b, q, clamped, firstStep, half, lane16);
+  // A routed row is its own source (no rows list): always readable.
+  Value weight = q.route ? load(b, b.f32(), q.route, row) : Value();
   // The row is the warp's: one branch for it, not a select a value.
   auto storeAll = [&](function_ref<QuantizedBlock(const BlockLoad &)> make) {
     for (const BlockLoad &load : loads)
@@ -170,7 +184,9 @@ void quantizeOutRow(KernelBuilder &b, const Quantize &q, Value row,
   };
   ifThenElse(
       b, readable,
-      [&] { storeAll([&](const BlockLoad &l) { return quantizeBlock(b, q, l); }); },
+      [&] {
+        storeAll([&](const BlockLoad &l) { return quantizeBlock(b, q, l, weight); });
+      },
       [&] { storeAll([&](const BlockLoad &l) { return zeroBlock(b, l); }); });
 }
 
@@ -202,15 +218,18 @@ void scatterInputRow(KernelBuilder &b, const Quantize &q, Value row,
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
                  Quantize q) {
   Type global = b.ptr(ggc::kGlobal);
-  SmallVector<Type> params(q.rows || q.scatter ? 4 : 3, global);
+  int pointers = 3 + bool(q.rows || q.scatter) + bool(q.route) + bool(q.activation);
+  SmallVector<Type> params(pointers, global);
   params.append({b.i64(), b.i64(), b.i64()});
   ValueRange args = createKernel(b, module, name, q.threads, params);
   unsigned next = 0;
   q.input = args[next++];
   q.rows = q.rows ? args[next++] : Value();
   q.scatter = q.scatter ? args[next++] : Value();
+  q.route = q.route ? args[next++] : Value();
   q.out = args[next++];
   q.scales = args[next++];
+  q.activation = q.activation ? args[next++] : Value();
   q.m = args[next++];
   q.r = args[next++];
   q.ld = args[next++];
@@ -258,6 +277,8 @@ struct LowerQuantizeRowsPass
               // Non-null: the kernel takes the list.
               q.rows = op.getRows();
               q.scatter = op.getScatter();
+              q.route = op.getRoute();
+              q.activation = op.getActivation();
               if (q.scatter)
                 q.scatterIndex =
                     cast<MemRefType>(q.scatter.getType()).getElementType();

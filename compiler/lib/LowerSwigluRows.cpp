@@ -6,10 +6,12 @@
 // rounded to bf16. gg.swiglu_rows_backward likewise, with the gradient's
 // 16 bytes: the gate's and the up half's gradients. Routed, the backward
 // gives each row to a warp, whose lanes sum the routing weight's gradient
-// by shuffles.
+// by shuffles; with `quantized`, each half-warp also quantises its 128
+// columns of the gradient to e4m3 (gg.quantize_rows' rule).
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
+#include "E4M3.h"
 #include "SimpleKernel.h"
 #include "ggc/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,36 +53,49 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name,
   });
 }
 
-/// One vector's gradients: for 8 columns of gate `g`, up `u` and the
+/// One vector's gradients, for 8 columns of gate `g`, up `u` and the
 /// gradient `d` of silu(g) * u (times `weight` where given: d the routed
-/// rows' gradient), stores the gate's gradient d * u * s * (1 + g * (1 - s))
-/// at `gateAt` and up's d * silu(g) at `upAt`; returns the sum of
-/// d * silu(g) * u over the 8 columns where weighted (the weight's
-/// gradient), else null.
-Value storeVectorGradients(KernelBuilder &b, ArrayRef<Value> gate, ArrayRef<Value> up,
-                           ArrayRef<Value> d, Value weight, Value out, Value gateAt,
-                           Value upAt) {
-  SmallVector<Value> dGate, dUp;
-  Value one = b.f32c(1.0), weightGrad = weight ? b.f32c(0.0) : Value();
+/// rows' gradient): the gate's d * u * s * (1 + g * (1 - s)), up's
+/// d * silu(g), and where weighted the sum of d * silu(g) * u over the 8
+/// columns (the weight's gradient), else null.
+struct VectorGradients {
+  SmallVector<Value> gate, up;
+  Value weight;
+};
+
+VectorGradients vectorGradients(KernelBuilder &b, ArrayRef<Value> gate, ArrayRef<Value> up,
+                                ArrayRef<Value> d, Value weight) {
+  VectorGradients grads;
+  Value one = b.f32c(1.0);
+  grads.weight = weight ? b.f32c(0.0) : Value();
   for (int64_t i = 0; i < kBf16PerVector; ++i) {
     Value s = ggc::sigmoid(b, gate[i]);
     Value silu = b.create<arith::MulFOp>(gate[i], s);
     Value dAct = d[i];
     if (weight) {
-      weightGrad = b.create<arith::AddFOp>(
-          weightGrad,
+      grads.weight = b.create<arith::AddFOp>(
+          grads.weight,
           b.create<arith::MulFOp>(d[i], b.create<arith::MulFOp>(silu, up[i])));
       dAct = b.create<arith::MulFOp>(d[i], weight);
     }
     Value slope = b.create<arith::AddFOp>(
         one, b.create<arith::MulFOp>(gate[i], b.create<arith::SubFOp>(one, s)));
     Value dSilu = b.create<arith::MulFOp>(b.create<arith::MulFOp>(dAct, up[i]), s);
-    dGate.push_back(b.create<arith::MulFOp>(dSilu, slope));
-    dUp.push_back(b.create<arith::MulFOp>(dAct, silu));
+    grads.gate.push_back(b.create<arith::MulFOp>(dSilu, slope));
+    grads.up.push_back(b.create<arith::MulFOp>(dAct, silu));
   }
-  storeBf16x8(b, dGate, out, gateAt);
-  storeBf16x8(b, dUp, out, upAt);
-  return weightGrad;
+  return grads;
+}
+
+/// vectorGradients' gate and up gradients stored at `gateAt` and `upAt`;
+/// returns the weight's gradient (null unweighted).
+Value storeVectorGradients(KernelBuilder &b, ArrayRef<Value> gate, ArrayRef<Value> up,
+                           ArrayRef<Value> d, Value weight, Value out, Value gateAt,
+                           Value upAt) {
+  VectorGradients grads = vectorGradients(b, gate, up, d, weight);
+  storeBf16x8(b, grads.gate, out, gateAt);
+  storeBf16x8(b, grads.up, out, upAt);
+  return grads.weight;
 }
 
 /// The gradient of silu(gate) * up for 8 columns of one row, each thread
@@ -149,6 +164,81 @@ void buildRoutedBackward(KernelBuilder &b, ModuleOp module, StringRef name,
   });
 }
 
+/// The 8 gradient values of a lane rounded to bf16, and their 128-column
+/// block (the half-warp's 16 lanes) quantised to e4m3: the words and the
+/// block's scale, as gg.quantize_rows takes a block.
+struct QuantizedVector {
+  SmallVector<Value> rounded;
+  Value words, scale;
+};
+
+QuantizedVector quantizeVector(KernelBuilder &b, ArrayRef<Value> values) {
+  QuantizedVector q;
+  for (Value v : values)
+    q.rounded.push_back(roundedToBf16(b, v));
+  Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), q.rounded), 8);
+  BlockScale block = blockScale(b, amax);
+  q.words = packE4M3x8(b, q.rounded, block.factor);
+  q.scale = block.scale;
+  return q;
+}
+
+/// The routed gradient with its FP8 copy: a warp a row, 256 columns a
+/// step (every lane takes every step, as the half-warps' shuffles need;
+/// with I an odd multiple of 128 the last step's upper half reads the
+/// lower half's columns and stores nothing); each half-warp quantises its
+/// gate block and its up block.
+void buildQuantizedRoutedBackward(KernelBuilder &b, ModuleOp module, StringRef name,
+                                  int64_t inter, int64_t threads) {
+  Type global = b.ptr(ggc::kGlobal);
+  SmallVector<Type> params(7, global);
+  params.append({b.i64(), b.i64()});
+  ValueRange args = createKernel(b, module, name, threads, params);
+  Value input = args[0], grad = args[1], route = args[2], out = args[3];
+  Value routeGrad = args[4], quantized = args[5], scales = args[6];
+  Value rows = args[7], ld = args[8];
+  Value tid = b.threadIdx();
+  Value warp = b.warpUniform(b.divU(tid, b.c32(32)));
+  Value lane = b.toI64(b.remU(tid, b.c32(32)));
+  Value lane16 = b.remU(lane, b.c64(16));
+  int64_t step = 32 * kBf16PerVector;
+  gridStride(b, rows, threads / 32, warp, [&](Value row) {
+    Value weight = load(b, b.f32(), route, row);
+    auto loop = b.create<scf::ForOp>(b.c64(0), b.c64(inter), b.c64(step),
+                                     ValueRange{b.f32c(0.0)});
+    atEnd(b, loop.getBody(), [&] {
+      Value col = b.add(loop.getInductionVar(), b.mul(lane, b.c64(kBf16PerVector)));
+      Value active = b.lt(col, b.c64(inter));
+      Value readCol = b.select(active, col, b.sub(col, b.c64(128)));
+      Value gateAt = b.add(b.mul(row, b.c64(2 * inter)), readCol);
+      Value upAt = b.add(gateAt, b.c64(inter));
+      SmallVector<Value> gate = loadBf16x8(b, input, gateAt);
+      SmallVector<Value> up = loadBf16x8(b, input, upAt);
+      SmallVector<Value> d = loadBf16x8(b, grad, b.add(b.mul(row, b.c64(inter)), readCol));
+      VectorGradients grads = vectorGradients(b, gate, up, d, weight);
+      QuantizedVector qGate = quantizeVector(b, grads.gate);
+      QuantizedVector qUp = quantizeVector(b, grads.up);
+      ifThen(b, active, [&] {
+        storeBf16x8(b, qGate.rounded, out, gateAt);
+        storeBf16x8(b, qUp.rounded, out, upAt);
+        storeWords(b, qGate.words, quantized, gateAt);
+        storeWords(b, qUp.words, quantized, upAt);
+        ifThen(b, b.eq(lane16, b.c64(0)), [&] {
+          Value gateBlock = b.divU(col, b.c64(128));
+          Value upBlock = b.add(gateBlock, b.c64(inter / 128));
+          store(b, qGate.scale, scales, b.add(b.mul(gateBlock, ld), row));
+          store(b, qUp.scale, scales, b.add(b.mul(upBlock, ld), row));
+        });
+      });
+      Value part = b.select(active, grads.weight, b.f32c(0.0));
+      b.create<scf::YieldOp>(ValueRange{
+          b.create<arith::AddFOp>(loop.getRegionIterArgs()[0], part)});
+    });
+    Value total = warpSum(b, loop.getResult(0));
+    ifThen(b, b.eq(lane, b.c64(0)), [&] { store(b, total, routeGrad, row); });
+  });
+}
+
 struct LowerSwigluRowsPass
     : public ggc::impl::LowerSwigluRowsBase<LowerSwigluRowsPass> {
   void runOnOperation() override {
@@ -169,7 +259,13 @@ struct LowerSwigluRowsPass
             [&](gg::SwigluRowsBackwardOp op, func::FuncOp func,
                 KernelBuilder &b) {
               std::string name = (func.getSymName() + "_swiglu_backward").str();
-              if (op.getRoute())
+              if (op.getQuantized()) {
+                if (failed(checkConvertsE4M3(op)))
+                  return failure();
+                buildQuantizedRoutedBackward(b, getOperation(), name,
+                                             interOf(op.getGrad()),
+                                             int64_t(op.getThreads()));
+              } else if (op.getRoute())
                 buildRoutedBackward(b, getOperation(), name, interOf(op.getGrad()),
                                     int64_t(op.getThreads()));
               else

@@ -135,6 +135,12 @@ inline SmallVector<Value> loadBf16x8(KernelBuilder &b, Value base, Value index) 
   return values;
 }
 
+/// `value` rounded to bf16 and back to f32: what a stored bf16 reads as.
+inline Value roundedToBf16(KernelBuilder &b, Value value) {
+  Value rounded = b.create<mlir::arith::TruncFOp>(b.getBF16Type(), value);
+  return b.create<mlir::arith::ExtFOp>(b.f32(), rounded);
+}
+
 /// 8 f32 `values` rounded to bf16, stored as 16 bytes at base[index..].
 inline void storeBf16x8(KernelBuilder &b, mlir::ArrayRef<Value> values,
                         Value base, Value index) {

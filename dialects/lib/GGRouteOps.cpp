@@ -159,6 +159,25 @@ static LogicalResult verifyRowSource(QuantizeRowsOp op) {
   return success();
 }
 
+namespace {
+
+/// A routing weight a row for gg.swiglu_rows' `rows` rows (`name` in
+/// errors): f32 [M], M as the rows where both are static.
+LogicalResult checkRowWeights(Operation *op, Value weights, StringRef name, Value rowsOf) {
+  FailureOr<MemRefType> type =
+      shaped(op, weights, name, 1, Float32Type::get(op->getContext()), "f32");
+  if (failed(type))
+    return failure();
+  int64_t count = type->getDimSize(0);
+  int64_t rows = cast<MemRefType>(rowsOf.getType()).getDimSize(0);
+  if (known(count) && known(rows) && count != rows)
+    return op->emitOpError() << name << " must hold one value a row, " << rows
+                             << ", got " << count;
+  return success();
+}
+
+} // namespace
+
 /// scatter: one index (i32 or i64) for each of the input's rows' copies.
 static LogicalResult verifyScatter(QuantizeRowsOp op, int64_t inputRows) {
   auto type = cast<MemRefType>(op.getScatter().getType());
@@ -173,6 +192,33 @@ static LogicalResult verifyScatter(QuantizeRowsOp op, int64_t inputRows) {
     return op.emitOpError() << "scatter lists " << listed << " rows where input's "
                             << inputRows << " rows times " << copies
                             << " copies want " << inputRows * copies;
+  return success();
+}
+
+/// route and activation: a routed SwiGLU's rows (gated, out's rows the
+/// input's), route f32 [M] and activation bf16 with out's shape.
+static LogicalResult verifyRoutedActivation(QuantizeRowsOp op, MemRefType out) {
+  if (!op.getRoute() && !op.getActivation())
+    return success();
+  StringRef name = op.getRoute() ? "route" : "activation";
+  if (!op.getGated() || op.getRows() || op.getScatter())
+    return op.emitOpError() << name << " takes gated without rows or scatter (the routed "
+                               "SwiGLU of each input row, stored to the same out row)";
+  if (op.getRoute() && failed(checkRowWeights(op, op.getRoute(), "route", op.getOut())))
+    return failure();
+  if (!op.getActivation())
+    return success();
+  FailureOr<MemRefType> activation =
+      shaped(op, op.getActivation(), "activation", 2,
+             BFloat16Type::get(op.getContext()), "bf16");
+  if (failed(activation))
+    return failure();
+  int64_t m = out.getDimSize(0), rows = activation->getDimSize(0);
+  if (activation->getDimSize(1) != out.getDimSize(1) ||
+      (known(m) && known(rows) && m != rows))
+    return op.emitOpError() << "activation must have out's shape [" << sizeText(m) << ", "
+                            << out.getDimSize(1) << "], got [" << sizeText(rows) << ", "
+                            << sizeText(activation->getDimSize(1)) << "]";
   return success();
 }
 
@@ -237,7 +283,7 @@ LogicalResult QuantizeRowsOp::verify() {
                          << " rows where out has " << m
                          << " (a gathered copy takes rows)";
   }
-  return success();
+  return verifyRoutedActivation(*this, *out);
 }
 
 LogicalResult CombineRoutesOp::verify() {
@@ -304,21 +350,6 @@ FailureOr<int64_t> checkSwigluRows(Operation *op, int64_t threads, Value halves,
   return inter;
 }
 
-/// A routing weight a row for gg.swiglu_rows' `rows` rows (`name` in
-/// errors): f32 [M], M as the rows where both are static.
-LogicalResult checkRowWeights(Operation *op, Value weights, StringRef name, Value rowsOf) {
-  FailureOr<MemRefType> type =
-      shaped(op, weights, name, 1, Float32Type::get(op->getContext()), "f32");
-  if (failed(type))
-    return failure();
-  int64_t count = type->getDimSize(0);
-  int64_t rows = cast<MemRefType>(rowsOf.getType()).getDimSize(0);
-  if (known(count) && known(rows) && count != rows)
-    return op->emitOpError() << name << " must hold one value a row, " << rows
-                             << ", got " << count;
-  return success();
-}
-
 } // namespace
 
 LogicalResult SwigluRowsOp::verify() {
@@ -326,6 +357,46 @@ LogicalResult SwigluRowsOp::verify() {
     return failure();
   if (getRoute())
     return checkRowWeights(*this, getRoute(), "route", getInput());
+  return success();
+}
+
+/// quantized and quantized_scales: out quantised in 1x128 blocks (routed,
+/// I a multiple of 128), f8E4M3FN [M, 2I] and f32 [2I / 128, LD >= M].
+static LogicalResult verifyQuantizedGradient(SwigluRowsBackwardOp op, int64_t inter,
+                                             int64_t m) {
+  if (bool(op.getQuantized()) != bool(op.getQuantizedScales()))
+    return op.emitOpError() << "takes quantized and quantized_scales together (the "
+                            << "gradient's e4m3 values and their scales), got only "
+                            << (op.getQuantized() ? "quantized" : "quantized_scales");
+  if (!op.getQuantized())
+    return success();
+  if (!op.getRoute())
+    return op.emitOpError() << "quantized needs route (the routed kernel, a warp a row, "
+                               "whose half-warps take the 128-column blocks)";
+  if (inter % 128 != 0)
+    return op.emitOpError() << "quantized needs grad's columns a multiple of 128 (each "
+                               "block within the gate or the up half), got "
+                            << inter;
+  MLIRContext *ctx = op.getContext();
+  FailureOr<MemRefType> values = shaped(op, op.getQuantized(), "quantized", 2,
+                                        Float8E4M3FNType::get(ctx), "f8E4M3FN");
+  FailureOr<MemRefType> scales = shaped(op, op.getQuantizedScales(), "quantized_scales",
+                                        2, Float32Type::get(ctx), "f32");
+  if (failed(values) || failed(scales))
+    return failure();
+  int64_t rows = values->getDimSize(0);
+  if (values->getDimSize(1) != 2 * inter || (known(m) && known(rows) && m != rows))
+    return op.emitOpError() << "quantized must have out's shape [" << sizeText(m) << ", "
+                            << 2 * inter << "], got [" << sizeText(rows) << ", "
+                            << sizeText(values->getDimSize(1)) << "]";
+  int64_t blocks = 2 * inter / 128, ld = scales->getDimSize(1);
+  if (scales->getDimSize(0) != blocks)
+    return op.emitOpError() << "quantized_scales must have " << blocks
+                            << " rows (one per 128 columns of out), got "
+                            << sizeText(scales->getDimSize(0));
+  if (known(ld) && known(m) && ld < m)
+    return op.emitOpError() << "quantized_scales' rows of " << ld << " cannot hold out's "
+                            << m << " rows";
   return success();
 }
 
@@ -352,7 +423,7 @@ LogicalResult SwigluRowsBackwardOp::verify() {
                      failed(checkRowWeights(*this, getRouteGrad(), "route_grad",
                                             getInput()))))
     return failure();
-  return success();
+  return verifyQuantizedGradient(*this, *inter, m);
 }
 
 LogicalResult QuantizeBlocksOp::verify() {

@@ -209,3 +209,54 @@ func.func @bad(%x: memref<?x256xbf16>, %p: memref<?xi64>, %q: memref<?x256xf8E4M
       {copies = 65 : i64, threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%x: memref<?x256xbf16>, %r: memref<?xf32>, %q: memref<?x256xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{route takes gated without rows or scatter (the routed SwiGLU of each input row, stored to the same out row)}}
+  gg.quantize_rows input(%x : memref<?x256xbf16>) route(%r : memref<?xf32>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<8x512xbf16>, %rows: memref<8xi32>, %q: memref<8x256xf8E4M3FN>,
+               %s: memref<2x8xf32>, %a: memref<8x256xbf16>) {
+  // expected-error @+1 {{activation takes gated without rows or scatter}}
+  gg.quantize_rows input(%x : memref<8x512xbf16>) rows(%rows : memref<8xi32>)
+      out(%q : memref<8x256xf8E4M3FN>) scales(%s : memref<2x8xf32>)
+      activation(%a : memref<8x256xbf16>) {gated, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<8x512xbf16>, %r: memref<4xf32>, %q: memref<8x256xf8E4M3FN>,
+               %s: memref<2x8xf32>) {
+  // expected-error @+1 {{route must hold one value a row, 8, got 4}}
+  gg.quantize_rows input(%x : memref<8x512xbf16>) route(%r : memref<4xf32>)
+      out(%q : memref<8x256xf8E4M3FN>) scales(%s : memref<2x8xf32>) {gated, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<8x512xbf16>, %q: memref<8x256xf8E4M3FN>, %s: memref<2x8xf32>,
+               %a: memref<8x128xbf16>) {
+  // expected-error @+1 {{activation must have out's shape [8, 256], got [8, 128]}}
+  gg.quantize_rows input(%x : memref<8x512xbf16>) out(%q : memref<8x256xf8E4M3FN>)
+      scales(%s : memref<2x8xf32>) activation(%a : memref<8x128xbf16>) {gated, threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%x: memref<8x512xbf16>, %q: memref<8x256xf8E4M3FN>, %s: memref<2x8xf32>,
+               %a: memref<8x256xf16>) {
+  // expected-error @+1 {{activation must hold bf16}}
+  gg.quantize_rows input(%x : memref<8x512xbf16>) out(%q : memref<8x256xf8E4M3FN>)
+      scales(%s : memref<2x8xf32>) activation(%a : memref<8x256xf16>) {gated, threads = 256 : i64}
+  return
+}

@@ -164,3 +164,77 @@ func.func @bad(%h: memref<?x128xbf16>, %d: memref<?x64xbf16>, %r: memref<?xf64>,
       route_grad(%dr : memref<?xf32>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<?x256xbf16>, %d: memref<?x128xbf16>, %r: memref<?xf32>,
+               %dh: memref<?x256xbf16>, %dr: memref<?xf32>, %q: memref<?x256xf8E4M3FN>) {
+  // expected-error @+1 {{takes quantized and quantized_scales together (the gradient's e4m3 values and their scales), got only quantized}}
+  gg.swiglu_rows_backward input(%h : memref<?x256xbf16>) grad(%d : memref<?x128xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x256xbf16>) route_grad(%dr : memref<?xf32>)
+      quantized(%q : memref<?x256xf8E4M3FN>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x256xbf16>, %d: memref<?x128xbf16>, %dh: memref<?x256xbf16>,
+               %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  // expected-error @+1 {{quantized needs route (the routed kernel, a warp a row, whose half-warps take the 128-column blocks)}}
+  gg.swiglu_rows_backward input(%h : memref<?x256xbf16>) grad(%d : memref<?x128xbf16>)
+      out(%dh : memref<?x256xbf16>) quantized(%q : memref<?x256xf8E4M3FN>)
+      quantized_scales(%s : memref<2x?xf32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<?x192xbf16>, %d: memref<?x96xbf16>, %r: memref<?xf32>,
+               %dh: memref<?x192xbf16>, %dr: memref<?xf32>, %q: memref<?x192xf8E4M3FN>,
+               %s: memref<2x?xf32>) {
+  // expected-error @+1 {{quantized needs grad's columns a multiple of 128 (each block within the gate or the up half), got 96}}
+  gg.swiglu_rows_backward input(%h : memref<?x192xbf16>) grad(%d : memref<?x96xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x192xbf16>) route_grad(%dr : memref<?xf32>)
+      quantized(%q : memref<?x192xf8E4M3FN>) quantized_scales(%s : memref<2x?xf32>)
+      {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<8x256xbf16>, %d: memref<8x128xbf16>, %r: memref<8xf32>,
+               %dh: memref<8x256xbf16>, %dr: memref<8xf32>, %q: memref<8x256xbf16>,
+               %s: memref<2x8xf32>) {
+  // expected-error @+1 {{quantized must hold f8E4M3FN}}
+  gg.swiglu_rows_backward input(%h : memref<8x256xbf16>) grad(%d : memref<8x128xbf16>)
+      route(%r : memref<8xf32>) out(%dh : memref<8x256xbf16>) route_grad(%dr : memref<8xf32>)
+      quantized(%q : memref<8x256xbf16>) quantized_scales(%s : memref<2x8xf32>)
+      {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<8x256xbf16>, %d: memref<8x128xbf16>, %r: memref<8xf32>,
+               %dh: memref<8x256xbf16>, %dr: memref<8xf32>, %q: memref<8x256xf8E4M3FN>,
+               %s: memref<1x8xf32>) {
+  // expected-error @+1 {{quantized_scales must have 2 rows (one per 128 columns of out), got 1}}
+  gg.swiglu_rows_backward input(%h : memref<8x256xbf16>) grad(%d : memref<8x128xbf16>)
+      route(%r : memref<8xf32>) out(%dh : memref<8x256xbf16>) route_grad(%dr : memref<8xf32>)
+      quantized(%q : memref<8x256xf8E4M3FN>) quantized_scales(%s : memref<1x8xf32>)
+      {threads = 256 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%h: memref<8x256xbf16>, %d: memref<8x128xbf16>, %r: memref<8xf32>,
+               %dh: memref<8x256xbf16>, %dr: memref<8xf32>, %q: memref<8x256xf8E4M3FN>,
+               %s: memref<2x4xf32>) {
+  // expected-error @+1 {{quantized_scales' rows of 4 cannot hold out's 8 rows}}
+  gg.swiglu_rows_backward input(%h : memref<8x256xbf16>) grad(%d : memref<8x128xbf16>)
+      route(%r : memref<8xf32>) out(%dh : memref<8x256xbf16>) route_grad(%dr : memref<8xf32>)
+      quantized(%q : memref<8x256xf8E4M3FN>) quantized_scales(%s : memref<2x4xf32>)
+      {threads = 256 : i64}
+  return
+}

@@ -50,3 +50,14 @@ func.func @input_scales(%x: memref<?x2048xbf16>, %p: memref<?xi32>,
       {copies = 8 : i64, input_scales, threads = 256 : i64}
   return
 }
+
+// CHECK-LABEL: func.func @routed_activation
+// CHECK: gg.quantize_rows input(%{{.*}} : memref<?x1536xbf16>) route(%{{.*}} : memref<?xf32>) out(%{{.*}} : memref<?x768xf8E4M3FN>) scales(%{{.*}} : memref<6x?xf32>) activation(%{{.*}} : memref<?x768xbf16>) {gated, threads = 256 : i64}
+func.func @routed_activation(%h: memref<?x1536xbf16>, %r: memref<?xf32>,
+                             %q: memref<?x768xf8E4M3FN>, %s: memref<6x?xf32>,
+                             %a: memref<?x768xbf16>) {
+  gg.quantize_rows input(%h : memref<?x1536xbf16>) route(%r : memref<?xf32>)
+      out(%q : memref<?x768xf8E4M3FN>) scales(%s : memref<6x?xf32>)
+      activation(%a : memref<?x768xbf16>) {gated, threads = 256 : i64}
+  return
+}

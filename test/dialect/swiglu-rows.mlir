@@ -37,3 +37,15 @@ func.func @routed_backward(%h: memref<4x128xbf16>, %d: memref<4x64xbf16>, %r: me
       {threads = 128 : i64}
   return
 }
+
+// CHECK-LABEL: func.func @quantized_backward
+// CHECK: route_grad(%{{.*}} : memref<?xf32>) quantized(%{{.*}} : memref<?x256xf8E4M3FN>) quantized_scales(%{{.*}} : memref<2x?xf32>) {threads = 256 : i64}
+func.func @quantized_backward(%h: memref<?x256xbf16>, %d: memref<?x128xbf16>, %r: memref<?xf32>,
+                              %dh: memref<?x256xbf16>, %dr: memref<?xf32>,
+                              %q: memref<?x256xf8E4M3FN>, %s: memref<2x?xf32>) {
+  gg.swiglu_rows_backward input(%h : memref<?x256xbf16>) grad(%d : memref<?x128xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x256xbf16>) route_grad(%dr : memref<?xf32>)
+      quantized(%q : memref<?x256xf8E4M3FN>) quantized_scales(%s : memref<2x?xf32>)
+      {threads = 256 : i64}
+  return
+}

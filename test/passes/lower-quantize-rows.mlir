@@ -162,3 +162,31 @@ func.func @input_scales(%x: memref<?x128xbf16>, %p: memref<?xi32>, %q: memref<?x
       {copies = 2 : i64, input_scales, threads = 256 : i64, steps = 1 : i64}
   return
 }
+
+// -----
+
+// Before: gated with a routing weight a row and the bf16 activation kept.
+// After: the kernel takes input, route, out, scales, activation, then M, R
+// and LD; the row's weight is loaded with the step's values and multiplies
+// silu(gate) * up before the one rounding to bf16; the rounded values are
+// what the amax and the e4m3 conversion take, and they are stored as 16
+// bytes of bf16 beside the 8 bytes of e4m3.
+// CHECK-LABEL: llvm.func @routed_quantize(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: %[[WEIGHT:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: ggk.exp2_approx
+// CHECK: ggk.reciprocal_approx
+// CHECK: arith.mulf
+// CHECK: %[[ACT:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[ROUTED:.*]] = arith.mulf %[[ACT]], %[[WEIGHT]] : f32
+// CHECK: arith.truncf %[[ROUTED]] : f32 to bf16
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 8
+// CHECK: ggk.convert_e4m3x2
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+func.func @routed(%h: memref<?x512xbf16>, %r: memref<?xf32>, %q: memref<?x256xf8E4M3FN>,
+                  %s: memref<2x?xf32>, %a: memref<?x256xbf16>) {
+  gg.quantize_rows input(%h : memref<?x512xbf16>) route(%r : memref<?xf32>)
+      out(%q : memref<?x256xf8E4M3FN>) scales(%s : memref<2x?xf32>)
+      activation(%a : memref<?x256xbf16>) {gated, threads = 256 : i64, steps = 1 : i64}
+  return
+}

@@ -99,3 +99,48 @@ func.func @routed_grad(%h: memref<?x1536xbf16>, %d: memref<?x768xbf16>, %r: memr
       {threads = 256 : i64}
   return
 }
+
+// -----
+
+// Before: the routed gg.swiglu_rows_backward with the gradient's FP8 copy,
+// I = 384 (an odd number of 128-column blocks). After: one kernel taking
+// input, grad, route, out, route_grad, quantized, quantized_scales, then M
+// and LD. Every lane takes every 256-column step from 0 (the half-warps'
+// shuffles need the whole warp); a half-warp past I reads the columns 128
+// before its own and stores nothing. Each half-warp quantises its gate
+// block and its up block (four butterfly shuffles and one division each),
+// then, where active, stores both bf16 vectors, both e4m3 words and, from
+// its first lane, both scales at scales[block * LD + row]; the weight's
+// gradient counts active lanes only.
+// CHECK: llvm.func @quantized_grad_swiglu_backward(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %[[LD:.*]]: i64)
+// CHECK: scf.for %{{.*}} = %c0_i64 to %c384_i64 step %c256_i64 iter_args(%{{.*}} = %{{.*}}) -> (f32) : i64 {
+// CHECK: %[[ACTIVE:.*]] = arith.cmpi slt, %{{.*}}, %c384_i64{{.*}} : i64
+// CHECK: arith.select %[[ACTIVE]], %{{.*}}, %{{.*}} : i64
+// CHECK-COUNT-3: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-COUNT-8: ggk.exp2_approx
+// CHECK-NOT: ggk.exp2_approx
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: arith.divf
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: arith.divf
+// CHECK-NOT: arith.divf
+// CHECK: scf.if %[[ACTIVE]] {
+// CHECK-COUNT-2: llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK-COUNT-2: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK: scf.if
+// CHECK: arith.muli %{{.*}}, %[[LD]] : i64
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: arith.muli %{{.*}}, %[[LD]] : i64
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: arith.select %[[ACTIVE]], %{{.*}}, %{{.*}} : f32
+// CHECK: scf.yield %{{.*}} : f32
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 16
+func.func @quantized_grad(%h: memref<?x768xbf16>, %d: memref<?x384xbf16>, %r: memref<?xf32>,
+                          %dh: memref<?x768xbf16>, %dr: memref<?xf32>,
+                          %q: memref<?x768xf8E4M3FN>, %s: memref<6x?xf32>) {
+  gg.swiglu_rows_backward input(%h : memref<?x768xbf16>) grad(%d : memref<?x384xbf16>)
+      route(%r : memref<?xf32>) out(%dh : memref<?x768xbf16>) route_grad(%dr : memref<?xf32>)
+      quantized(%q : memref<?x768xf8E4M3FN>) quantized_scales(%s : memref<6x?xf32>)
+      {threads = 256 : i64}
+  return
+}

@@ -394,7 +394,10 @@ def LowerQuantizeRows : Pass<"gg-lower-quantize-rows", "::mlir::ModuleOp"> {
     butterfly shuffles, each lane multiplies by the block's factor `448 /
     max(amax, 1e-12)` (one IEEE division a block) and converts pairs with
     `cvt.rn.satfinite.e4m3x2.f32` (`ggk.convert_e4m3x2`), storing 8 bytes;
-    the block's first lane stores the scale.
+    the block's first lane stores the scale. With `route` each row's
+    weight is loaded with its values and multiplies the SwiGLU before the
+    rounding to bf16; with `activation` the rounded values are stored as
+    16 bytes of bf16 beside the e4m3 ones.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
@@ -493,7 +496,8 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
     or `gg.swiglu_rows_backward` and take only memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func @f_swiglu`
     (input, out; routed: input, route, out) or `@f_swiglu_backward`
-    (input, grad, out; routed: input, grad, route, out, route_grad),
+    (input, grad, out; routed: input, grad, route, out, route_grad;
+    quantised: those, then quantized and quantized_scales),
     pointers as `!llvm.ptr<1>`, then M (the rows) as i64 (LLVM, scf/arith,
     and the activation's `ggk.exp2_approx` and `ggk.reciprocal_approx`,
     `ggk.warp_shuffle_xor` where routed backward); the function is
@@ -510,7 +514,12 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
     loop over M, each lane 8 columns a step, 256 columns apart), which
     scales the gradient by the row's weight, sums `grad * silu(gate) *
     up` in an f32 loop value, adds its lanes' sums by butterfly shuffles
-    and stores the row's `route_grad` from lane 0.
+    and stores the row's `route_grad` from lane 0. With `quantized` (then
+    M and LD, the scales' row length), every lane takes every 256-column
+    step and each half-warp quantises its 128 columns of the gate's and
+    of the up half's gradient as `gg-lower-quantize-rows` quantises a
+    block (shuffled amax, one division, e4m3 pairs), storing both the bf16
+    and the e4m3 values and, from its first lane, the two scales.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

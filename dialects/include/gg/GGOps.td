@@ -349,14 +349,20 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
     - with `gated` (`input` has `2K` columns): `bf16(silu(g) * u)` for the
       gate `g = input[., c]` and up `u = input[., K + c]` (SwiGLU over the
       column halves, rounded to bf16 as an activation stored between the
-      steps would be).
+      steps would be). With `route` (f32 `[M]`, a weight a row):
+      `bf16(silu(g) * u * route[p])`, gg.swiglu_rows' routed rows. With
+      `activation` (bf16 `[M, K]`), those bf16 values are stored there too:
+      one pass gives a training step both the rows its weight gradient
+      reads and their FP8 copy, which `gated` alone would leave to a
+      second read. `route` and `activation` take `gated` without `rows`
+      or `scatter`.
 
     `input` is bf16 `[R, K or 2K]`, `out` f8E4M3FN `[M, K]` with `K` a
     multiple of 8 (where it is not of 128 the last block is partial: its
     amax and scale cover its valid columns), `scales` `[ceil(K / 128), LD]`;
     `M` and `R` may be dynamic. `gg-lower-quantize-rows`
-    makes one kernel `<func>_quantize(input, [rows | scatter,] out, scales,
-    M, R, LD)` of `threads` threads a CTA: a warp takes `steps` steps of a
+    makes one kernel `<func>_quantize(input, [rows | scatter,] [route,] out,
+    scales, [activation,] M, R, LD)` of `threads` threads a CTA: a warp takes `steps` steps of a
     row at a time (grid-stride; of `input`'s rows with `scatter`, else of
     `out`'s), half a warp a 128-column block a step, the step's loads
     issued together (more steps: more bytes in flight a warp, more
@@ -371,11 +377,16 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
     gg.quantize_rows input(%x : memref<?x2048xbf16>)
         scatter(%position : memref<?xi64>) out(%q : memref<?x2048xf8E4M3FN>)
         scales(%s : memref<16x?xf32>) {copies = 8 : i64, threads = 256 : i64}
+    // A training step's routed SwiGLU rows, in bf16 and in FP8.
+    gg.quantize_rows input(%h : memref<?x1536xbf16>) route(%r : memref<?xf32>)
+        out(%q : memref<?x768xf8E4M3FN>) scales(%s : memref<6x?xf32>)
+        activation(%a : memref<?x768xbf16>) {gated, threads = 256 : i64}
     ```
   }];
   let arguments = (ins AnyMemRef:$input, Optional<AnyMemRef>:$rows,
-                       Optional<AnyMemRef>:$scatter, AnyMemRef:$out,
-                       AnyMemRef:$scales, UnitAttr:$gated, I64Attr:$threads,
+                       Optional<AnyMemRef>:$scatter, Optional<AnyMemRef>:$route,
+                       AnyMemRef:$out, AnyMemRef:$scales,
+                       Optional<AnyMemRef>:$activation, UnitAttr:$gated, I64Attr:$threads,
                        DefaultValuedAttr<I64Attr, "2">:$steps,
                        DefaultValuedAttr<I64Attr, "1">:$copies,
                        UnitAttr:$input_scales);
@@ -383,7 +394,9 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
     `input` `(` $input `:` type($input) `)`
     (`rows` `(` $rows^ `:` type($rows) `)`)?
     (`scatter` `(` $scatter^ `:` type($scatter) `)`)?
-    `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)` attr-dict
+    (`route` `(` $route^ `:` type($route) `)`)?
+    `out` `(` $out `:` type($out) `)` `scales` `(` $scales `:` type($scales) `)`
+    (`activation` `(` $activation^ `:` type($activation) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -571,10 +584,20 @@ def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward", [AttrSizedOperandSeg
     lane 8 columns at a time, and sums its lanes by butterfly shuffles in a
     fixed order (the same bits on every run).
 
+    With `quantized` (f8E4M3FN `[M, 2I]`) and `quantized_scales` (f32
+    `[2I / 128, LD]`, `LD >= M`; routed only, `I` a multiple of 128), the
+    same pass also writes `out`'s bf16 values quantised as
+    gg.quantize_rows quantises them (1x128 blocks, M-major scales): the
+    FP8 input gradient's operand, without a second read of `out`. Each
+    half-warp's 128 columns are a block (of the gate half or the up
+    half): its amax by shuffles, as gg.quantize_rows takes it.
+
     `input` and `out` are bf16 `[M, 2I]`, `grad` bf16 `[M, I]`, `I` static
     and a multiple of 8; `M` may be dynamic. `gg-lower-swiglu-rows` makes
     one kernel `<func>_swiglu_backward(input, grad, out, M)` (with `route`:
-    `<func>_swiglu_backward(input, grad, route, out, route_grad, M)`) of
+    `<func>_swiglu_backward(input, grad, route, out, route_grad, M)`;
+    quantised: `<func>_swiglu_backward(input, grad, route, out, route_grad,
+    quantized, quantized_scales, M, LD)`) of
     `threads` threads a CTA, each thread 8 columns of one row (a
     grid-stride loop).
 
@@ -587,16 +610,24 @@ def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward", [AttrSizedOperandSeg
         grad(%d : memref<?x768xbf16>) route(%r : memref<?xf32>)
         out(%dh : memref<?x1536xbf16>) route_grad(%dr : memref<?xf32>)
         {threads = 256 : i64}
+    gg.swiglu_rows_backward input(%h : memref<?x1536xbf16>)
+        grad(%d : memref<?x768xbf16>) route(%r : memref<?xf32>)
+        out(%dh : memref<?x1536xbf16>) route_grad(%dr : memref<?xf32>)
+        quantized(%q : memref<?x1536xf8E4M3FN>) quantized_scales(%s : memref<12x?xf32>)
+        {threads = 256 : i64}
     ```
   }];
   let arguments = (ins AnyMemRef:$input, AnyMemRef:$grad, Optional<AnyMemRef>:$route,
                        AnyMemRef:$out, Optional<AnyMemRef>:$route_grad,
-                       I64Attr:$threads);
+                       Optional<AnyMemRef>:$quantized,
+                       Optional<AnyMemRef>:$quantized_scales, I64Attr:$threads);
   let assemblyFormat = [{
     `input` `(` $input `:` type($input) `)` `grad` `(` $grad `:` type($grad) `)`
     (`route` `(` $route^ `:` type($route) `)`)?
     `out` `(` $out `:` type($out) `)`
-    (`route_grad` `(` $route_grad^ `:` type($route_grad) `)`)? attr-dict
+    (`route_grad` `(` $route_grad^ `:` type($route_grad) `)`)?
+    (`quantized` `(` $quantized^ `:` type($quantized) `)`)?
+    (`quantized_scales` `(` $quantized_scales^ `:` type($quantized_scales) `)`)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -284,7 +284,7 @@ def test_bf16_layer_with_swiglu_in_the_up_projection(monkeypatch):
 @pytest.mark.parametrize("compute_dtype", [None, torch.float8_e4m3fn], ids=["bf16", "fp8"])
 def test_training_sorts_by_the_kernel_as_torch_does(compute_dtype, monkeypatch):
     """Training takes gg.sort_routes' kernels (layer.KERNEL_SORT_IN_TRAINING)
-    and the sorted weights' gradient from permute.SortedWeights: the
+    and the sorted weights' gradient from permute._SortedWeights: the
     output and every gradient (x, w13, w2, topk_weights) are the bits of
     torch's sort path, on ragged routing with empty and one-token
     experts, bf16 topk_weights included."""
@@ -302,3 +302,33 @@ def test_training_sorts_by_the_kernel_as_torch_does(compute_dtype, monkeypatch):
         for name, got, want in zip(("out", "x", "w13", "w2", "topk_weights"), *results):
             assert got.dtype == want.dtype and torch.equal(got, want), name
         assert results[0][4].abs().sum() > 0
+
+
+def test_fp8_training_experts_fused_match_the_chained_path(monkeypatch):
+    """The FP8 layer's SwiGLU experts as one autograd function whose
+    kernels also quantise what they write (layer.FUSED_FP8_EXPERTS,
+    ggc.moe.fp8_experts): the output and every gradient the bits of
+    fp8_grouped_mm, RoutedSwiGLU and fp8_grouped_mm chained, on ragged
+    routing with empty and one-token experts; and within FP8's error of
+    fp64."""
+    from ggc import training
+    from ggc.moe import layer as layer_module
+    x, w13, w2, weights, ids = layer(*SHAPES[1], seed=13)
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(layer_module, "FUSED_FP8_EXPERTS", fused)
+        training.release_quantized_weights()
+        inputs = leaves(x, w13, w2, weights)
+        out = moe.fused_moe(*inputs, ids, compute_dtype=torch.float8_e4m3fn)
+        grad = torch.randn(out.shape, device=out.device, dtype=out.dtype,
+                           generator=torch.Generator(device="cuda").manual_seed(6))
+        results.append([out] + list(torch.autograd.grad(out, inputs, grad)))
+    for name, got, want in zip(("out", "x", "w13", "w2", "topk_weights"), *results):
+        assert got.dtype == want.dtype and torch.equal(got, want), name
+    exact = leaves(*as64(x, w13, w2, weights))
+    want = reference_moe(*exact, ids)
+    want_grads = torch.autograd.grad(want, exact, grad.double())
+    # Two FP8 GEMMs in a row (test_training.check_layer: about 6% from BF16).
+    assert rel_err(results[0][0], want) < 0.1
+    for name, g, w in zip(("x", "w13", "w2", "topk_weights"), results[0][1:], want_grads):
+        assert rel_err(g, w) < 0.1, name

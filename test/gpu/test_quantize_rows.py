@@ -164,3 +164,28 @@ def test_declines_what_it_cannot_take():
                                    gated=True)  # 196 columns out
     big = torch.zeros(5, 128, dtype=torch.bfloat16, device="cuda")
     assert quant_kernel.rows_mn(big.view(-1)[4:4 + 512].view(4, 128)) is None  # unaligned
+
+
+@pytest.mark.parametrize("m", [0, 1, 77, 513])
+@pytest.mark.parametrize("k", [128, 768, 208, 1440])  # 208, 1440: a partial last block
+def test_routed_swiglu_matches_swiglu_then_quantize(m, k):
+    """gg.quantize_rows with `route` and `activation`: the bf16 activation
+    is swiglu_kernel.swiglu(h, route)'s bits, and its e4m3 values and
+    scales are rows_mn's of that activation, bit for bit (weights in
+    (0, 1) with a zero and a negative one); every row written (the
+    outputs come from torch.empty and are checked whole)."""
+    from ggc.moe import swiglu_kernel
+    h = rows_of(m, 2 * k, 5 * m + k)
+    gen = torch.Generator(device="cuda").manual_seed(m + k)
+    route = torch.rand(m, device="cuda", generator=gen)
+    if m > 3:
+        route[1], route[3] = 0.0, -0.5
+    act, q, mn = quant_kernel.routed_swiglu(h, route)
+    want_act = swiglu_kernel.swiglu(h, route)
+    assert act.dtype == torch.bfloat16 and act.shape == (m, k)
+    assert torch.equal(act, want_act)
+    if m:
+        check_equal((q, mn), quant_kernel.rows_mn(want_act), m)
+    assert quant_kernel.routed_swiglu(h, route.double()) is None
+    assert quant_kernel.routed_swiglu(h, route[: m // 2] if m > 1 else route[:0]) is None \
+        or m == 0

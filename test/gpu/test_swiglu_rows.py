@@ -204,3 +204,33 @@ def test_routed_kernels_decline_what_they_cannot_take():
     assert swiglu_kernel.swiglu(h, route[:3]) is None  # a weight short
     assert swiglu_kernel.routed_swiglu_backward(h, d, route.cpu()) is None
     assert swiglu_kernel.routed_swiglu_backward(h, d, route.to(BF16)) is None
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 257, 1031])
+@pytest.mark.parametrize("inter", [128, 384, 768, 2048])  # 128, 384: a last half-step
+def test_quantized_routed_backward_matches_backward_then_quantize(rows, inter):
+    """gg.swiglu_rows_backward with `quantized`: h's gradient and the
+    weights' are routed_swiglu_backward's bits, and the e4m3 copy and its
+    M-major scales are quant_kernel.rows_mn's of that gradient, bit for
+    bit; every row of every output written (all come from torch.empty and
+    are checked whole); I off a multiple of 128 declined."""
+    from ggc.moe import quant_kernel
+    gen = torch.Generator(device="cuda").manual_seed(rows * 17 + inter)
+    h = (torch.randn(rows, 2 * inter, device="cuda", generator=gen) * 4).to(BF16)
+    d = torch.randn(rows, inter, device="cuda", generator=gen).to(BF16)
+    route = random_route(rows, gen)
+    got = swiglu_kernel.quantized_routed_swiglu_backward(h, d, route)
+    assert got is not None
+    dh, droute, q, mn = got
+    want_dh, want_droute = swiglu_kernel.routed_swiglu_backward(h, d, route)
+    assert torch.equal(dh, want_dh)
+    assert torch.equal(droute, want_droute)
+    assert q.dtype == torch.float8_e4m3fn and q.shape == (rows, 2 * inter)
+    assert mn.shape == (2 * inter // 128, (rows + 3) // 4 * 4)
+    if rows:
+        want_q, want_mn = quant_kernel.rows_mn(want_dh)
+        assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+        assert torch.equal(mn[:, :rows], want_mn[:, :rows])
+    narrow = h[:, :2 * 120].contiguous()
+    assert swiglu_kernel.quantized_routed_swiglu_backward(
+        narrow, d[:, :120].contiguous(), route) is None

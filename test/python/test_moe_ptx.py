@@ -51,13 +51,14 @@ def test_the_routes_kernels_assemble_without_spills(tmp_path, arch, experts, id_
 @pytest.mark.parametrize("which", ["swiglu", "swiglu_routed", "swiglu_backward",
                                    "swiglu_backward_routed", "combine", "quantize",
                                    "quantize_gated", "quantize_scattered",
-                                   "quantize_scattered_input_scales"])
+                                   "quantize_scattered_input_scales", "quantize_routed",
+                                   "swiglu_backward_quantized"])
 def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
-    """gg.swiglu_rows' (routed or not, forward and backward),
-    gg.combine_routes' and gg.quantize_rows' kernels (FP8 conversion: sm_89
-    and sm_90a only)."""
+    """gg.swiglu_rows' (routed or not, forward and backward, the backward
+    quantised), gg.combine_routes' and gg.quantize_rows' kernels (routed
+    too; FP8 conversion: sm_89 and sm_90a only)."""
     from ggc.moe import combine_kernel, quant_kernel, swiglu_kernel
-    if which.startswith("quantize") and arch == "sm_80":
+    if (which.startswith("quantize") or which.endswith("quantized")) and arch == "sm_80":
         pytest.skip("sm_80 has no e4m3 conversion")
     name, code = {"swiglu": lambda: swiglu_kernel.kernel(768, arch),
                   "swiglu_routed": lambda: swiglu_kernel.kernel(768, arch, routed=True),
@@ -70,7 +71,11 @@ def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
                   "quantize_scattered": lambda: quant_kernel.kernel(
                       2048, False, False, arch, scatter=("i64", 8, False)),
                   "quantize_scattered_input_scales": lambda: quant_kernel.kernel(
-                      2048, False, False, arch, scatter=("i32", 8, True))}[which]()
+                      2048, False, False, arch, scatter=("i32", 8, True)),
+                  "quantize_routed": lambda: quant_kernel.kernel(768, False, True, arch,
+                                                                 routed=True),
+                  "swiglu_backward_quantized": lambda: swiglu_kernel.kernel(
+                      768, arch, backward=True, routed=True, quantized=True)}[which]()
     source = tmp_path / "kernel.ptx"
     source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",

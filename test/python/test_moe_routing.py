@@ -147,12 +147,12 @@ def test_routes_sort_on_the_narrowest_key_as_on_int32(experts, key):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_sorted_weights_gradient_is_the_gathered_weights_gradient(dtype):
-    """permute.SortedWeights (training's sorted weights from gg.sort_routes'
+    """permute._SortedWeights (training's sorted weights from gg.sort_routes'
     kernel) passes route r's gradient from its sorted row position[r]:
     topk_weights' gradient equals the one through torch's gather of the
     weights by `order`, in topk_weights' dtype, for valid routes; the
     forward returns the kernel's weights unchanged."""
-    from ggc.moe.permute import SortedWeights, sort_routes
+    from ggc.moe.permute import _SortedWeights, sort_routes
     gen = torch.Generator().manual_seed(3)
     ids = torch.randint(0, 16, (30, 4), generator=gen, dtype=torch.int32)
     weights = torch.rand(30, 4, generator=gen).to(dtype).requires_grad_()
@@ -160,7 +160,7 @@ def test_sorted_weights_gradient_is_the_gathered_weights_gradient(dtype):
     assert not invalid.any()
     route = weights.detach().reshape(-1).float().index_select(0, order)
     upstream = torch.randn(120, generator=gen)
-    got = SortedWeights.apply(weights, route, position)
+    got = _SortedWeights.apply(weights, route, position)
     assert torch.equal(got, route)
     (got_grad,) = torch.autograd.grad(got, weights, upstream)
     want = weights.reshape(-1).float().index_select(0, order)

@@ -7,6 +7,7 @@ error: a few percent) and with the product of the operands as quantised
 (within the bf16 output's rounding), which catches a scale read from the
 wrong block or a transposed operand that the loose bound would not."""
 
+import itertools
 import os
 import sys
 
@@ -389,3 +390,36 @@ def check_compiled_layer(device, tolerance):
 
 def test_compiled_layer_equals_eager():
     check_compiled_layer("cpu", 0)
+
+
+@pytest.mark.parametrize("wants", [(True, True, True, True), (True, False, False, False),
+                                   (False, False, True, False), (False, True, False, True)])
+def test_fused_swiglu_experts_match_the_chained_recipe(wants):
+    """ggc.moe.fp8_experts.swiglu_experts (the FP8 layer's SwiGLU experts
+    as one autograd function) gives the bits of fp8_grouped_mm,
+    RoutedSwiGLU and fp8_grouped_mm chained, forward and for each input's
+    gradient, whichever inputs want one (an empty expert included)."""
+    from ggc.moe import fp8_experts, swiglu_kernel
+    gen = torch.Generator().manual_seed(sum(wants))
+    hidden, inter, sizes = 256, 128, [5, 0, 40, 19]
+    offsets = torch.tensor([0] + list(itertools.accumulate(sizes)), dtype=torch.int32)
+    m = int(offsets[-1])
+    rows = torch.randn(m, hidden, generator=gen).bfloat16()
+    w13 = (torch.randn(len(sizes), 2 * inter, hidden, generator=gen) * 0.05).bfloat16()
+    w2 = (torch.randn(len(sizes), hidden, inter, generator=gen) * 0.05).bfloat16()
+    route = torch.rand(m, generator=gen)
+    dy = torch.randn(m, hidden, generator=gen).bfloat16()
+    results = []
+    for fused in (True, False):
+        training.release_quantized_weights()
+        inputs = [t.clone().requires_grad_(w) for t, w in zip((rows, w13, w2, route), wants)]
+        if fused:
+            y = fp8_experts.swiglu_experts(inputs[0], inputs[1], inputs[2], offsets, inputs[3])
+        else:
+            h = training.fp8_grouped_mm(inputs[0], inputs[1], offsets)
+            y = training.fp8_grouped_mm(swiglu_kernel.RoutedSwiGLU.apply(h, inputs[3]),
+                                        inputs[2], offsets)
+        wanted = [t for t in inputs if t.requires_grad]
+        results.append([y] + list(torch.autograd.grad(y, wanted, dy)))
+    for got, want in zip(*results):
+        assert got.dtype == want.dtype and torch.equal(got, want)

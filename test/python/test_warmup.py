@@ -412,10 +412,11 @@ def test_warmup_compiles_the_sort_and_quantisation_kernels(monkeypatch):
     assert set(routes._PTX) == {(8, 2, "i32", "sm_90a")}
     assert set(combine_kernel._PTX) == {(256, 2, "i64", "sm_90a")}
     assert set(swiglu_kernel._PTX) == {(128, "sm_90a", "forward", False)}
-    assert set(quant_kernel._PTX) == {(128, False, True, "sm_90a", 1, None),
-                                      (256, False, False, "sm_90a", 1, ("i64", 2, False)),
-                                      (384, False, False, "sm_90a", 2, None),
-                                      (1152, False, True, "sm_90a", 1, None)}
+    assert set(quant_kernel._PTX) == {
+        (128, False, True, "sm_90a", 1, None, False),
+        (256, False, False, "sm_90a", 1, ("i64", 2, False), False),
+        (384, False, False, "sm_90a", 2, None, False),
+        (1152, False, True, "sm_90a", 1, None, False)}
     # A second warm-up finds them in memory.
     again = moe.warmup(shapes[:1], 4, progress=False)
     assert {k.source for k in again.helpers} == {"memory"}

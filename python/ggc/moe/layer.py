@@ -13,7 +13,7 @@
 On CUDA and outside torch.compile, the permutation is one or two kernels
 ggc compiles from gg.sort_routes (ggc.moe.routes, up to 512 experts; in
 training the sorted weights are differentiable through
-permute.SortedWeights), the combine one from gg.combine_routes
+permute._SortedWeights), the combine one from gg.combine_routes
 (ggc.moe.combine_kernel) and SwiGLU, where the up projection's epilogue
 does not compute it, one from gg.swiglu_rows (ggc.moe.swiglu_kernel),
 forward and backward; elsewhere torch ops.
@@ -31,12 +31,12 @@ import torch
 from .. import compiler as ggc_compiler
 from .. import ops
 from .. import training
-from . import checks, combine_kernel, graphs, quant_kernel, routes, swiglu_kernel
+from . import checks, combine_kernel, fp8_experts, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
 from .kernels import (RouteWeighted, gated_up, gathered_up, gathers_rows, output_dtype,
                       routed_down)
-from .permute import (Permutation, SortedWeights, _CombineRows, _GatherRows, constant_arange,
-                      sort_routes, summed_routes)
+from .permute import (Permutation, _CombineRows, _GatherRows, _SortedWeights,
+                      constant_arange, sort_routes, summed_routes)
 from .quant import as_row_view, mn_major, quantize_rows
 
 
@@ -146,11 +146,18 @@ class Weights(NamedTuple):
 ROUTED_SWIGLU_IN_TRAINING = True
 
 # Training sorts the routes by gg.sort_routes' kernels as inference does
-# (the sorted weights differentiable through permute.SortedWeights), where
+# (the sorted weights differentiable through permute._SortedWeights), where
 # torch's sort, searchsorted, scatter and gathers took about ten kernels
 # and their launches. False: torch's sort (benchmarks/probes/
 # routed_swiglu_step.py --flag KERNEL_SORT_IN_TRAINING times the two).
 KERNEL_SORT_IN_TRAINING = True
+
+# The FP8 layer's SwiGLU experts in training as one autograd function
+# whose SwiGLU kernels also quantise what they write (ggc.moe.fp8_experts;
+# BF16 weight gradients, no expert biases). False: fp8_grouped_mm, the
+# routed SwiGLU and fp8_grouped_mm chained (routed_swiglu_step.py --flag
+# FUSED_FP8_EXPERTS times the two).
+FUSED_FP8_EXPERTS = True
 
 # The FP8 layer's weight gradients run in FP8 (ggc.training's
 # wgrad_dtype) from this many rows an expert on average (the `hint`,
@@ -177,7 +184,7 @@ def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, 
                 if not (grad and topk_weights.requires_grad):
                     return sorted_routes
                 *indices, route = sorted_routes
-                return (*indices, SortedWeights.apply(topk_weights, route, indices[3]))
+                return (*indices, _SortedWeights.apply(topk_weights, route, indices[3]))
         offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
         return offsets, order, source, position, _poisoned(topk_weights, invalid).index_select(
             0, order)
@@ -339,6 +346,9 @@ def _routed_swiglu_down(rows, offsets, route, weights: Weights, hint, expert, ma
     if fp8_compute:
         wgrad = (torch.float8_e4m3fn if FP8_WEIGHT_GRADIENT_ROWS is not None and hint
                  and hint >= FP8_WEIGHT_GRADIENT_ROWS else torch.bfloat16)
+        if (FUSED_FP8_EXPERTS and wgrad == torch.bfloat16 and weights.w13_bias is None
+                and fp8_experts.usable(rows, weights.w13)):
+            return fp8_experts.swiglu_experts(rows, weights.w13, weights.w2, offsets, route)
         h = training.fp8_grouped_mm(rows, weights.w13, offsets, wgrad_dtype=wgrad)
     else:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,

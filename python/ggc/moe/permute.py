@@ -159,7 +159,7 @@ class _CombineRows(torch.autograd.Function):
         return grad.index_select(0, source), None, None, None
 
 
-class SortedWeights(torch.autograd.Function):
+class _SortedWeights(torch.autograd.Function):
     """topk_weights [T, top_k] -> the sorted rows' weights `route` (f32
     [M]) that gg.sort_routes' kernel gathered (and poisoned with NaN for
     an invalid expert id), differentiable in topk_weights: route r's

@@ -64,13 +64,18 @@ _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
 def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int,
-                scatter: Optional[Tuple[str, int, bool]] = None) -> str:
+                scatter: Optional[Tuple[str, int, bool]] = None, routed: bool = False) -> str:
     """The gg IR of one quantisation kernel; `scatter`: (index type, copies,
-    input_scales) for a scattered copy."""
+    input_scales) for a scattered copy; `routed` (gated): a weight a row,
+    and the bf16 activation stored too."""
     in_k = 2 * k if gated else k
     blocks = -(-k // BLOCK)
     rows_arg = ", %rows: memref<?xi32>" if gathered else ""
     rows_use = " rows(%rows : memref<?xi32>)" if gathered else ""
+    route_arg = ", %route: memref<?xf32>" if routed else ""
+    route_use = " route(%route : memref<?xf32>)" if routed else ""
+    act_arg = f", %act: memref<?x{k}xbf16>" if routed else ""
+    act_use = f" activation(%act : memref<?x{k}xbf16>)" if routed else ""
     attrs = "gated, " if gated else ""
     if scatter is not None:
         index, copies, input_scales = scatter
@@ -78,10 +83,10 @@ def source_text(name: str, k: int, gathered: bool, gated: bool, steps: int,
         rows_use = f" scatter(%scatter : memref<?x{index}>)"
         attrs += f"copies = {copies} : i64, " + ("input_scales, " if input_scales else "")
     return f"""
-func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8E4M3FN>,
-    %scales: memref<{blocks}x?xf32>) {{
-  gg.quantize_rows input(%input : memref<?x{in_k}xbf16>){rows_use}
-      out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{blocks}x?xf32>)
+func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}{route_arg},
+    %out: memref<?x{k}xf8E4M3FN>, %scales: memref<{blocks}x?xf32>{act_arg}) {{
+  gg.quantize_rows input(%input : memref<?x{in_k}xbf16>){rows_use}{route_use}
+      out(%out : memref<?x{k}xf8E4M3FN>) scales(%scales : memref<{blocks}x?xf32>){act_use}
       {{{attrs}threads = {THREADS} : i64, steps = {steps} : i64}}
   return
 }}
@@ -90,18 +95,21 @@ func.func @{name}(%input: memref<?x{in_k}xbf16>{rows_arg}, %out: memref<?x{k}xf8
 
 def kernel(k: int, gathered: bool, gated: bool, arch: Optional[str] = None,
            steps: Optional[int] = None,
-           scatter: Optional[Tuple[str, int, bool]] = None) -> Tuple[str, str]:
+           scatter: Optional[Tuple[str, int, bool]] = None,
+           routed: bool = False) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
-    first use; `steps` defaults to steps_for(k); `scatter` as source_text's."""
+    first use; `steps` defaults to steps_for(k); `scatter` and `routed` as
+    source_text's."""
     arch = arch or ggc_compiler.get_target()
     steps = steps or steps_for(k)
     scattered = "" if scatter is None else (f"_scatter{scatter[1]}{scatter[0]}"
                                             f"{'_inscales' if scatter[2] else ''}")
     name = (f"ggc_moe_quantize_k{k}{'_gathered' if gathered else ''}{scattered}"
-            f"{'_gated' if gated else ''}_s{steps}_{arch}")
-    key = (k, gathered, gated, arch, steps, scatter)
+            f"{'_gated' if gated else ''}{'_routed' if routed else ''}_s{steps}_{arch}")
+    key = (k, gathered, gated, arch, steps, scatter, routed)
     return ptx.compiled(_PTX, key, name,
-                        lambda name: source_text(name, k, gathered, gated, steps, scatter),
+                        lambda name: source_text(name, k, gathered, gated, steps, scatter,
+                                                 routed),
                         arch, "_quantize")
 
 def usable(x: torch.Tensor, gated: bool = False) -> bool:
@@ -180,6 +188,39 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     if scatter and scatter[2]:
         return out, _gathered_scales(scales, sources, ld)
     return out, scales
+
+
+def routed_swiglu(h: torch.Tensor, route: torch.Tensor
+                  ) -> Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """(a bf16 [M, I], e4m3 [M, I], f32 scales [ceil(I/128), align4(M)]
+    M-major) for h [M, 2I] (gate columns first) and the rows' weights
+    route (f32 [M]): a = bf16(silu(gate) * up * route), the bits of
+    swiglu_kernel.swiglu(h, route), and its 1x128 quantisation (rows_mn's
+    values for a), from one read of h (gg.quantize_rows' `route` and
+    `activation`). None where the kernel cannot take the call (check
+    usable(h, gated=True) first; route not f32 [M] on h's device,
+    unaligned memory)."""
+    m, k = h.shape[0], h.shape[1] // 2
+    if (not usable(h, gated=True) or route.dtype != torch.float32 or route.shape != (m,)
+            or route.device != h.device):
+        return None
+    h, route = h.contiguous(), route.contiguous()
+    act = torch.empty(m, k, dtype=torch.bfloat16, device=h.device)
+    out = torch.empty(m, k, dtype=FP8, device=h.device)
+    ld = (m + 3) // 4 * 4
+    scales = torch.empty(-(-k // BLOCK), ld, dtype=torch.float32, device=h.device)
+    tensors = (h, route, out, scales, act)
+    if not ptx.aligned(*tensors):
+        return None
+    if m:
+        steps = steps_for(k)
+        name, code = kernel(k, False, True, steps=steps, routed=True)
+        units = m * -(-k // (2 * BLOCK * steps))
+        grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
+        params = [("pointer", i) for i in range(len(tensors))]
+        params += [("i64", m), ("i64", m), ("i64", ld)]
+        ptx.launch(name, code, THREADS, grid, params, tensors, h.device)
+    return act, out, scales
 
 
 def _scatter_args(x: torch.Tensor, positions: torch.Tensor, sources: Optional[torch.Tensor]):

@@ -15,7 +15,10 @@ weight too (gg.swiglu_rows' `route`): forward the routed rows
 route * silu(gate) * up, which the down projection reads as they are;
 backward the gradients of h and of the weights in one pass (its
 `route_grad`), where the weight's product, its gradient and the rows'
-sums took four passes over [M, I].
+sums took four passes over [M, I]. `quantized_routed_swiglu_backward`
+also writes h's gradient in e4m3 with 1x128 scales for an FP8 input
+gradient (gg.swiglu_rows_backward's `quantized`), where a quantisation
+pass would read it again.
 
 Kernels are compiled once per (I, direction, routed, target) and launched
 through ggc's runtime (ggc.moe.ptx).
@@ -30,6 +33,7 @@ import torch
 from .. import compiler as ggc_compiler
 from ..torch_ops import tracing
 from . import ptx
+from .quant_kernel import converts_fp8
 
 THREADS = 256
 _MAX_GRID = 132 * 8  # CTAs: enough to fill the GPU; the loop does the rest
@@ -50,34 +54,39 @@ func.func @{name}(%h: {wide}{route_arg}, %a: {narrow}) {{
 """
 
 
-def backward_source_text(name: str, inter: int, routed: bool = False) -> str:
+def backward_source_text(name: str, inter: int, routed: bool = False,
+                         quantized: bool = False) -> str:
     """The gg IR of one SwiGLU gradient kernel (`routed`: the routed rows'
-    gradient, with the weights')."""
+    gradient, with the weights'; `quantized`, routed: h's gradient in
+    e4m3 too, 1x128 blocks)."""
     wide, narrow = f"memref<?x{2 * inter}xbf16>", f"memref<?x{inter}xbf16>"
+    fp8, scales = f"memref<?x{2 * inter}xf8E4M3FN>", f"memref<{2 * inter // 128}x?xf32>"
     route_args = ", %r: memref<?xf32>, %dr: memref<?xf32>" if routed else ""
     route_use = " route(%r : memref<?xf32>)" if routed else ""
     route_grad = " route_grad(%dr : memref<?xf32>)" if routed else ""
+    q_args = f", %q: {fp8}, %s: {scales}" if quantized else ""
+    q_use = f" quantized(%q : {fp8}) quantized_scales(%s : {scales})" if quantized else ""
     return f"""
-func.func @{name}(%h: {wide}, %d: {narrow}, %dh: {wide}{route_args}) {{
+func.func @{name}(%h: {wide}, %d: {narrow}, %dh: {wide}{route_args}{q_args}) {{
   gg.swiglu_rows_backward input(%h : {wide}) grad(%d : {narrow}){route_use}
-      out(%dh : {wide}){route_grad} {{threads = {THREADS} : i64}}
+      out(%dh : {wide}){route_grad}{q_use} {{threads = {THREADS} : i64}}
   return
 }}
 """
 
 
 def kernel(inter: int, arch: Optional[str] = None, backward: bool = False,
-           routed: bool = False) -> Tuple[str, str]:
+           routed: bool = False, quantized: bool = False) -> Tuple[str, str]:
     """(kernel name, PTX) on `arch` (default: ggc's target), compiled on
-    first use; the gradient's with `backward`; with a weight a row where
-    `routed`."""
+    first use; the gradient's with `backward` (and its FP8 copy where
+    `quantized`); with a weight a row where `routed`."""
     arch = arch or ggc_compiler.get_target()
-    tag = "_routed" if routed else ""
+    tag = ("_routed" if routed else "") + ("_fp8" if quantized else "")
     if backward:
-        return ptx.compiled(_PTX, (inter, arch, "backward", routed),
+        return ptx.compiled(_PTX, (inter, arch, "backward", routed, quantized),
                             f"ggc_moe_swiglu_backward{tag}_i{inter}_{arch}",
-                            lambda name: backward_source_text(name, inter, routed), arch,
-                            "_swiglu_backward")
+                            lambda name: backward_source_text(name, inter, routed, quantized),
+                            arch, "_swiglu_backward")
     return ptx.compiled(_PTX, (inter, arch, "forward", routed),
                         f"ggc_moe_swiglu{tag}_i{inter}_{arch}",
                         lambda name: source_text(name, inter, routed), arch, "_swiglu")
@@ -133,7 +142,20 @@ def routed_swiglu_backward(h: torch.Tensor, grad: torch.Tensor, route: torch.Ten
     return _backward(h, grad, route)
 
 
-def _backward(h, grad, route):
+def quantized_routed_swiglu_backward(h: torch.Tensor, grad: torch.Tensor,
+                                     route: torch.Tensor):
+    """routed_swiglu_backward's (h's gradient dh, route's), and dh in
+    1x128 blocks as quant_kernel.rows_mn quantises it (e4m3 [M, 2I], f32
+    scales [2I/128, align4(M)] M-major: an FP8 input gradient's operand),
+    from one kernel, or None where it cannot take them (as
+    routed_swiglu_backward; I a multiple of 128; a target without FP8
+    conversion)."""
+    if not _takes_route(route, h) or (h.shape[1] // 2) % 128 or not converts_fp8():
+        return None
+    return _backward(h, grad, route, quantized=True)
+
+
+def _backward(h, grad, route, quantized=False):
     rows, inter = h.shape[0], h.shape[1] // 2
     if not _takes(h) or not (grad.is_cuda and grad.dtype == torch.bfloat16
                              and grad.shape == (rows, inter) and grad.is_contiguous()):
@@ -141,18 +163,26 @@ def _backward(h, grad, route):
     out = torch.empty_like(h)
     route_grad = None if route is None else route.new_empty(rows)
     tensors = ((h, grad, out) if route is None else (h, grad, route, out, route_grad))
+    ld = (rows + 3) // 4 * 4
+    if quantized:
+        fp8 = torch.empty(rows, 2 * inter, dtype=torch.float8_e4m3fn, device=h.device)
+        scales = torch.empty(2 * inter // 128, ld, dtype=torch.float32, device=h.device)
+        tensors += (fp8, scales)
     if not ptx.aligned(*tensors):
         return None
+    made = (out, route_grad) + ((fp8, scales) if quantized else ())
     if rows == 0:
-        return out, route_grad
-    name, code = kernel(inter, backward=True, routed=route is not None)
+        return made
+    name, code = kernel(inter, backward=True, routed=route is not None, quantized=quantized)
     if route is None:
         grid = min(_MAX_GRID, -(-rows * inter // 8 // THREADS))
     else:  # a warp a row
         grid = min(_MAX_GRID, -(-rows // (THREADS // 32)))
     params = [("pointer", i) for i in range(len(tensors))] + [("i64", rows)]
+    if quantized:
+        params.append(("i64", ld))
     ptx.launch(name, code, THREADS, grid, params, tensors, h.device)
-    return out, route_grad
+    return made
 
 
 def _torch_swiglu(h: torch.Tensor, route: Optional[torch.Tensor] = None) -> torch.Tensor:

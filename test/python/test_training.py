@@ -395,31 +395,37 @@ def test_compiled_layer_equals_eager():
 @pytest.mark.parametrize("wants", [(True, True, True, True), (True, False, False, False),
                                    (False, False, True, False), (False, True, False, True)])
 def test_fused_swiglu_experts_match_the_chained_recipe(wants):
-    """ggc.moe.fp8_experts.swiglu_experts (the FP8 layer's SwiGLU experts
-    as one autograd function) gives the bits of fp8_grouped_mm,
-    RoutedSwiGLU and fp8_grouped_mm chained, forward and for each input's
-    gradient, whichever inputs want one (an empty expert included)."""
+    """ggc.moe.fp8_experts.swiglu_experts (the FP8 layer's gather, SwiGLU
+    experts and combine as one autograd function) gives the bits of the
+    gather, fp8_grouped_mm, RoutedSwiGLU, fp8_grouped_mm and the combine
+    chained, forward and for each input's gradient, whichever inputs want
+    one (an empty expert included)."""
     from ggc.moe import fp8_experts, swiglu_kernel
+    from ggc.moe.permute import _CombineRows, _GatherRows, sort_routes
     gen = torch.Generator().manual_seed(sum(wants))
-    hidden, inter, sizes = 256, 128, [5, 0, 40, 19]
-    offsets = torch.tensor([0] + list(itertools.accumulate(sizes)), dtype=torch.int32)
-    m = int(offsets[-1])
-    rows = torch.randn(m, hidden, generator=gen).bfloat16()
-    w13 = (torch.randn(len(sizes), 2 * inter, hidden, generator=gen) * 0.05).bfloat16()
-    w2 = (torch.randn(len(sizes), hidden, inter, generator=gen) * 0.05).bfloat16()
-    route = torch.rand(m, generator=gen)
-    dy = torch.randn(m, hidden, generator=gen).bfloat16()
+    hidden, inter, experts, tokens, top_k = 256, 128, 4, 30, 2
+    ids = torch.randint(1, experts, (tokens, top_k), generator=gen)  # expert 0 empty
+    offsets, order, source, position, _ = sort_routes(ids, experts)
+    x = torch.randn(tokens, hidden, generator=gen).bfloat16()
+    w13 = (torch.randn(experts, 2 * inter, hidden, generator=gen) * 0.05).bfloat16()
+    w2 = (torch.randn(experts, hidden, inter, generator=gen) * 0.05).bfloat16()
+    route = torch.rand(tokens * top_k, generator=gen)
+    dy = torch.randn(tokens, hidden, generator=gen).bfloat16()
     results = []
     for fused in (True, False):
         training.release_quantized_weights()
-        inputs = [t.clone().requires_grad_(w) for t, w in zip((rows, w13, w2, route), wants)]
+        inputs = [t.clone().requires_grad_(w) for t, w in zip((x, w13, w2, route), wants)]
         if fused:
-            y = fp8_experts.swiglu_experts(inputs[0], inputs[1], inputs[2], offsets, inputs[3])
+            routes = fp8_experts.Routes(offsets, source, position, inputs[3], top_k, False)
+            y = fp8_experts.swiglu_experts(inputs[0], inputs[1], inputs[2], routes)
         else:
-            h = training.fp8_grouped_mm(inputs[0], inputs[1], offsets)
+            rows = _GatherRows.apply(inputs[0], source, position, top_k)
+            h = training.fp8_grouped_mm(rows, inputs[1], offsets)
             y = training.fp8_grouped_mm(swiglu_kernel.RoutedSwiGLU.apply(h, inputs[3]),
                                         inputs[2], offsets)
+            y = _CombineRows.apply(y, source, position, top_k)
         wanted = [t for t in inputs if t.requires_grad]
         results.append([y] + list(torch.autograd.grad(y, wanted, dy)))
+    assert offsets[1] == 0
     for got, want in zip(*results):
         assert got.dtype == want.dtype and torch.equal(got, want)

@@ -11,38 +11,74 @@ and `activation` gives the routed rows in bf16 (for the down projection's
 weight gradient) and in FP8 (for its forward) from one read of h, and
 gg.swiglu_rows_backward with `quantized` gives h's gradient in bf16 (for
 the up projection's weight gradient) and in FP8 (for its input gradient).
-One autograd node instead of three also costs the host less in the
-backward, which torch runs on its engine thread. The values are the
+The function also takes the tokens' gather and the combine: the up
+projection's FP8 rows are quantised from the tokens, each token once and
+written to its routes' sorted rows (gg.quantize_rows' `scatter`), and
+backward the down projection's from the output's gradient likewise,
+where the chain quantised the gathered [M, H] rows (top_k times the
+bytes). One autograd node instead of five also costs the host less in
+the backward, which torch runs on its engine thread. The values are the
 chained path's, bit for bit.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 from .. import ops, training
 from . import quant_kernel, swiglu_kernel
+from .permute import summed_routes
 from .quant import as_row_view
 
 
-def usable(rows: torch.Tensor, w13: torch.Tensor) -> bool:
-    """Whether swiglu_experts' kernels take this layer: CUDA bf16 rows, I
-    (w13's rows / 2) a multiple of 128, eager, a target with FP8
+def usable(x: torch.Tensor, w13: torch.Tensor) -> bool:
+    """Whether swiglu_experts' kernels take this layer: CUDA bf16 tokens
+    x, I (w13's rows / 2) a multiple of 128, eager, a target with FP8
     conversion."""
     inter = w13.shape[1] // 2
-    return (quant_kernel.usable(rows) and w13.shape[1] % 2 == 0 and inter % 128 == 0
-            and rows.dtype == torch.bfloat16)
+    return (quant_kernel.usable(x) and x.dtype == torch.bfloat16 and w13.shape[1] % 2 == 0
+            and inter % 128 == 0)
 
 
-def swiglu_experts(rows: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
-                   offsets: torch.Tensor, route: torch.Tensor) -> torch.Tensor:
-    """y[p] = (route[p] * swiglu(rows[p] @ w13[g]^T)) @ w2[g]^T for the
-    sorted rows p of expert g (offsets int32 [E+1]), differentiable in
-    rows, w13, w2 and route, every GEMM in FP8 (module docstring). rows
-    bf16 [M, H], w13 [E, 2I, H], w2 [E, H, I] bf16 (the master weights,
-    quantised as ggc.training.quantized_weights keeps them), route f32
-    [M]. Check usable(rows, w13) first."""
-    return _SwiGLUExperts.apply(rows, w13, w2, offsets, route)
+def swiglu_experts(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
+                   routes: Routes) -> torch.Tensor:
+    """out[t] = sum over t's routes p of (route[p] * swiglu(x[t] @
+    w13[g]^T)) @ w2[g]^T, g the route's expert: a SwiGLU MoE layer's
+    experts and combine, differentiable in x, w13, w2 and route, every
+    GEMM in FP8 (module docstring). x bf16 [T, H], w13 [E, 2I, H], w2
+    [E, H, I] bf16 (the master weights, quantised as
+    ggc.training.quantized_weights keeps them); `routes` the sorted
+    routes. Returns bf16 [T, H]. Check usable(x, w13) first."""
+    return _SwiGLUExperts.apply(x, w13, w2, routes.route, routes)
+
+
+class Routes(NamedTuple):
+    """The routes sorted by expert (layer._sorted_routes'): group offsets
+    int32 [E+1], each sorted row's token `source` [M] and each route's
+    sorted row `position` [M], the routing weights `route` f32 [M] (by
+    sorted row), top_k routes a token; `gathered_scales`: quantise each
+    token's scales once and gather them (layer.GATHERED_SCALE_ROWS)."""
+    offsets: torch.Tensor
+    source: torch.Tensor
+    position: torch.Tensor
+    route: torch.Tensor
+    top_k: int
+    gathered_scales: bool
+
+
+def _token_rows(x: torch.Tensor, routes: Routes):
+    """x's tokens in e4m3 on their routes' sorted rows, with the scales'
+    [M, H/128] row view: each token quantised once and scattered where
+    the kernel takes x, else the gathered rows quantised."""
+    if quant_kernel.usable(x):
+        sources = routes.source if routes.gathered_scales else None
+        made = quant_kernel.rows_mn(x, positions=routes.position, sources=sources)
+        if made is not None:
+            q, scales = made
+            return q, as_row_view(scales, routes.source.shape[0])
+    return training.quantized_rows(x.index_select(0, routes.source))
 
 
 def _gemm(a, a_scale, b, b_scale, offsets, **kw):
@@ -79,40 +115,47 @@ def _h_gradients(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
 
 class _SwiGLUExperts(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, rows, w13, w2, offsets, route):
-        rows, route = rows.detach().contiguous(), route.detach().contiguous()
-        # h's gradient is needed for rows', w13's and route's.
-        wants_h = any(ctx.needs_input_grad[i] for i in (0, 1, 4))
-        xq, xs = training.quantized_rows(rows)
+    def forward(ctx, x, w13, w2, route, routes):
+        x, route = x.detach().contiguous(), route.detach().contiguous()
+        offsets = routes.offsets
+        # h's gradient is needed for x's, w13's and route's.
+        wants_h = any(ctx.needs_input_grad[i] for i in (0, 1, 3))
+        xq, xs = _token_rows(x, routes)
         up = training.quantized_weights(w13, transposed=ctx.needs_input_grad[0])
         h = _gemm(xq, xs, up.q, up.scales, offsets)
         act, aq, scales = _routed_rows(h, route)
         down = training.quantized_weights(w2, transposed=wants_h)
         y = _gemm(aq, scales, down.q, down.scales, offsets)
-        ctx.save_for_backward(rows, h, act, route, offsets, up.qt, up.scales_t, down.qt,
+        # The up projection's weight gradient reads the bf16 sorted rows.
+        rows = x.index_select(0, routes.source) if ctx.needs_input_grad[1] else None
+        ctx.save_for_backward(rows, h, act, route, up.qt, up.scales_t, down.qt,
                               down.scales_t)
-        ctx.wants_h = wants_h
+        ctx.routes, ctx.wants_h = routes, wants_h
         ctx.weight_dtypes = (w13.dtype, w2.dtype)
-        return y
+        return summed_routes(y, routes.position, routes.top_k)
 
     @staticmethod
-    def backward(ctx, dy):
-        rows, h, act, route, offsets, up_t, up_scales_t, down_t, down_scales_t = \
-            ctx.saved_tensors
-        dy = dy.contiguous()
-        d_rows = d_w13 = d_w2 = d_route = None
+    def backward(ctx, grad):
+        rows, h, act, route, up_t, up_scales_t, down_t, down_scales_t = ctx.saved_tensors
+        routes = ctx.routes
+        offsets = routes.offsets
+        grad = grad.contiguous()
+        d_x = d_w13 = d_w2 = d_route = None
         if ctx.needs_input_grad[2]:
+            # Each sorted row's gradient is its token's.
+            dy = grad.index_select(0, routes.source)
             d_w2 = ops.grouped_gemm(dy, act, k_offsets=offsets, out_dtype=ctx.weight_dtypes[1],
                                     validate=False)
         if not ctx.wants_h:
-            return d_rows, d_w13, d_w2, None, d_route
-        dyq, dys = training.quantized_rows(dy)
+            return d_x, d_w13, d_w2, d_route, None
+        dyq, dys = _token_rows(grad, routes)
         # Rows outside every group get zeros, which the kernel writes.
         d_act = _gemm(dyq, dys, down_t, down_scales_t, offsets, zero_ungrouped=True)
         dh, d_route, dhq, dh_scales = _h_gradients(h, d_act, route)
         if ctx.needs_input_grad[0]:
             d_rows = _gemm(dhq, dh_scales, up_t, up_scales_t, offsets, zero_ungrouped=True)
+            d_x = summed_routes(d_rows, routes.position, routes.top_k)
         if ctx.needs_input_grad[1]:
             d_w13 = ops.grouped_gemm(dh, rows, k_offsets=offsets,
                                      out_dtype=ctx.weight_dtypes[0], validate=False)
-        return d_rows, d_w13, d_w2, None, d_route if ctx.needs_input_grad[4] else None
+        return d_x, d_w13, d_w2, d_route if ctx.needs_input_grad[3] else None, None

@@ -152,11 +152,12 @@ ROUTED_SWIGLU_IN_TRAINING = True
 # routed_swiglu_step.py --flag KERNEL_SORT_IN_TRAINING times the two).
 KERNEL_SORT_IN_TRAINING = True
 
-# The FP8 layer's SwiGLU experts in training as one autograd function
-# whose SwiGLU kernels also quantise what they write (ggc.moe.fp8_experts;
-# BF16 weight gradients, no expert biases). False: fp8_grouped_mm, the
-# routed SwiGLU and fp8_grouped_mm chained (routed_swiglu_step.py --flag
-# FUSED_FP8_EXPERTS times the two).
+# The FP8 layer's SwiGLU experts, with the tokens' gather and the
+# combine, as one autograd function whose kernels also quantise what they
+# write (ggc.moe.fp8_experts; BF16 weight gradients, no expert biases).
+# False: the gather, fp8_grouped_mm, the routed SwiGLU, fp8_grouped_mm and
+# the combine chained (routed_swiglu_step.py --flag FUSED_FP8_EXPERTS
+# times the two).
 FUSED_FP8_EXPERTS = True
 
 # The FP8 layer's weight gradients run in FP8 (ggc.training's
@@ -220,6 +221,10 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     sources = source if source.shape[0] >= GATHERED_SCALE_ROWS else None
     quantized = (quant_kernel.rows_mn(x, positions=position, sources=sources)
                  if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
+    if fp8_compute and _fused_fp8_experts(x, weights, activation, hint):
+        by_expert = fp8_experts.Routes(offsets, source, position, route, top_k,
+                                       gathered_scales=sources is not None)
+        return fp8_experts.swiglu_experts(x, weights.w13, weights.w2, by_expert)
     if quantized is not None:
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
                            problem.mapped)
@@ -244,6 +249,23 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     if grad:
         return _CombineRows.apply(y, source, position, top_k)
     return summed_routes(y, position, top_k)
+
+
+def _fp8_weight_gradient_dtype(hint: Optional[int]) -> torch.dtype:
+    """The FP8 layer's weight gradients' GEMM dtype (FP8_WEIGHT_GRADIENT_ROWS)."""
+    if FP8_WEIGHT_GRADIENT_ROWS is not None and hint and hint >= FP8_WEIGHT_GRADIENT_ROWS:
+        return torch.float8_e4m3fn
+    return torch.bfloat16
+
+
+def _fused_fp8_experts(x, weights: Weights, activation: str, hint: Optional[int]) -> bool:
+    """Whether the FP8 layer takes ggc.moe.fp8_experts (FUSED_FP8_EXPERTS):
+    SwiGLU on the routed path, BF16 weight gradients, no expert biases,
+    the kernels taking x and w13."""
+    return (FUSED_FP8_EXPERTS and ROUTED_SWIGLU_IN_TRAINING and activation == "swiglu"
+            and _fp8_weight_gradient_dtype(hint) == torch.bfloat16
+            and weights.w13_bias is None and weights.w2_bias is None
+            and fp8_experts.usable(x, weights.w13))
 
 
 def expected_rows(routes, experts: int) -> Optional[int]:
@@ -344,11 +366,7 @@ def _routed_swiglu_down(rows, offsets, route, weights: Weights, hint, expert, ma
     SwiGLU's gradient a fourth (docs/performance-history.md, thirty-sixth
     session). `fp8_compute`: both projections ggc.training.fp8_grouped_mm."""
     if fp8_compute:
-        wgrad = (torch.float8_e4m3fn if FP8_WEIGHT_GRADIENT_ROWS is not None and hint
-                 and hint >= FP8_WEIGHT_GRADIENT_ROWS else torch.bfloat16)
-        if (FUSED_FP8_EXPERTS and wgrad == torch.bfloat16 and weights.w13_bias is None
-                and fp8_experts.usable(rows, weights.w13)):
-            return fp8_experts.swiglu_experts(rows, weights.w13, weights.w2, offsets, route)
+        wgrad = _fp8_weight_gradient_dtype(hint)
         h = training.fp8_grouped_mm(rows, weights.w13, offsets, wgrad_dtype=wgrad)
     else:
         h = ops.grouped_gemm(rows, weights.w13, offsets=offsets, expected_m=hint,

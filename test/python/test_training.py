@@ -429,3 +429,27 @@ def test_fused_swiglu_experts_match_the_chained_recipe(wants):
     assert offsets[1] == 0
     for got, want in zip(*results):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def test_fused_swiglu_experts_name_what_does_not_fit():
+    """swiglu_experts' checks: each error names the argument and what it
+    expected, before anything runs."""
+    from ggc.moe import fp8_experts
+    from ggc.moe.permute import sort_routes
+    ids = torch.randint(0, 4, (6, 2))
+    offsets, _, source, position, _ = sort_routes(ids, 4)
+    x = torch.randn(6, 128).bfloat16()
+    w13, w2 = torch.randn(4, 256, 128).bfloat16(), torch.randn(4, 128, 128).bfloat16()
+    routes = fp8_experts.Routes(offsets, source, position, torch.rand(12), 2, False)
+    cases = [((x, w13[:, :, :64], w2, routes), ValueError, "w13 must be"),
+             ((x, w13, w2.float(), routes), TypeError, "w2 must be bf16"),
+             ((x, w13, w2, routes._replace(offsets=offsets.long())), ValueError,
+              "routes.offsets must be int32"),
+             ((x, w13, w2, routes._replace(position=position[:5])), ValueError,
+              "routes.position must hold T \\* top_k = 12"),
+             ((x, w13, w2, routes._replace(route=torch.rand(12).double())), TypeError,
+              "routes.route must be f32"),
+             ((x[0], w13, w2, routes), ValueError, "takes x \\[T, H\\]")]
+    for args, error, message in cases:
+        with pytest.raises(error, match=message):
+            fp8_experts.swiglu_experts(*args)

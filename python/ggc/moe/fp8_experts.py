@@ -1,7 +1,8 @@
-"""A training step's SwiGLU experts in FP8 as one autograd function: the
-up projection, the routed SwiGLU and the down projection, each GEMM
-ggc.training's recipe (1x128 activation and 128x128 weight scales, the
-input gradients FP8, the weight gradients BF16).
+"""A SwiGLU MoE layer's experts with compute_dtype=FP8 as one autograd
+function: the tokens' gather, the up projection, the routed SwiGLU, the
+down projection and the combine, each GEMM ggc.training's recipe (1x128
+activation and 128x128 weight scales, the input gradients FP8, the
+weight gradients BF16).
 
 Chained from ggc.training.fp8_grouped_mm and swiglu_kernel.RoutedSwiGLU,
 the step quantises the routed rows in a pass of their own after SwiGLU
@@ -51,7 +52,32 @@ def swiglu_experts(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     [E, H, I] bf16 (the master weights, quantised as
     ggc.training.quantized_weights keeps them); `routes` the sorted
     routes. Returns bf16 [T, H]. Check usable(x, w13) first."""
+    _check(x, w13, w2, routes)
     return _SwiGLUExperts.apply(x, w13, w2, routes.route, routes)
+
+
+def _check(x, w13, w2, routes) -> None:
+    """ValueError or TypeError naming the argument that does not fit."""
+    if x.dim() != 2 or w13.dim() != 3 or w2.dim() != 3:
+        raise ValueError(f"swiglu_experts takes x [T, H], w13 [E, 2I, H] and w2 [E, H, I]; "
+                         f"got x {list(x.shape)}, w13 {list(w13.shape)}, w2 {list(w2.shape)}")
+    (tokens, hidden), (experts, two_inter, _) = x.shape, w13.shape
+    if w13.shape[2] != hidden or w2.shape != (experts, hidden, two_inter // 2):
+        raise ValueError(f"w13 must be [E, 2I, H = {hidden}] and w2 [E, H, I] with w13's E "
+                         f"and I; got w13 {list(w13.shape)}, w2 {list(w2.shape)}")
+    for name, t in (("x", x), ("w13", w13), ("w2", w2)):
+        if t.dtype != torch.bfloat16:
+            raise TypeError(f"swiglu_experts: {name} must be bf16, got {t.dtype}")
+    rows = tokens * routes.top_k
+    if routes.offsets.shape != (experts + 1,) or routes.offsets.dtype != torch.int32:
+        raise ValueError(f"routes.offsets must be int32 [E+1] = [{experts + 1}], got "
+                         f"{routes.offsets.dtype} {list(routes.offsets.shape)}")
+    for name in ("source", "position", "route"):
+        if getattr(routes, name).shape != (rows,):
+            raise ValueError(f"routes.{name} must hold T * top_k = {rows} entries, got "
+                             f"{list(getattr(routes, name).shape)}")
+    if routes.route.dtype != torch.float32:
+        raise TypeError(f"routes.route must be f32, got {routes.route.dtype}")
 
 
 class Routes(NamedTuple):

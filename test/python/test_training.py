@@ -453,3 +453,32 @@ def test_fused_swiglu_experts_name_what_does_not_fit():
     for args, error, message in cases:
         with pytest.raises(error, match=message):
             fp8_experts.swiglu_experts(*args)
+
+
+def test_layer_takes_the_fused_fp8_experts_as_the_chain(monkeypatch):
+    """MoE(compute_dtype=FP8)'s SwiGLU layer through ggc.moe.fp8_experts
+    (forced here, where its kernels are not: the torch fallbacks inside)
+    gives the chained path's output and gradients, bit for bit, and the
+    layer calls it once a step."""
+    from ggc.moe import fp8_experts
+    from ggc.moe import layer as moe_layer
+    calls = []
+    original = fp8_experts.swiglu_experts
+    monkeypatch.setattr(fp8_experts, "usable", lambda x, w13: True)
+    monkeypatch.setattr(fp8_experts, "swiglu_experts",
+                        lambda *a: calls.append(a[3].top_k) or original(*a))
+    torch.manual_seed(1)
+    layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
+    x = torch.randn(37, 256).bfloat16()
+    grad = torch.randn(37, 256).bfloat16()
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(moe_layer, "FUSED_FP8_EXPERTS", fused)
+        training.release_quantized_weights()
+        xi = x.clone().requires_grad_()
+        params = [xi] + list(layer.parameters())
+        out = layer(xi)
+        results.append([out] + list(torch.autograd.grad(out, params, grad)))
+    assert calls == [2]
+    for got, want in zip(*results):
+        assert torch.equal(got, want)

@@ -115,3 +115,19 @@ def test_compiled_layer_is_close_to_eager():
     (eagerly ggc's kernels, whose SwiGLU's sigmoid is ex2-based): close,
     not equal."""
     checks.check_compiled_layer("cuda", 2e-2)
+
+
+@pytest.mark.parametrize("wants", checks.WANTS)
+@pytest.mark.parametrize("inter", [128, 384])  # 384: an odd number of 128-column blocks
+def test_fused_swiglu_experts_match_the_chained_recipe(wants, inter):
+    """On the GPU's kernels (the fused ones against the chain's): the same
+    bits forward and for each input's gradient."""
+    checks.check_fused_experts(wants, "cuda", inter=inter, tokens=300)
+
+
+def test_fused_swiglu_experts_with_gathered_scales():
+    """The tokens' scales quantised once and gathered (the layer's choice
+    from GATHERED_SCALE_ROWS sorted rows), forward and backward: the
+    chain's bits as with scattered scales."""
+    checks.check_fused_experts((True, True, True, True), "cuda", gathered_scales=True,
+                               tokens=300)

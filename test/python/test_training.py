@@ -392,31 +392,34 @@ def test_compiled_layer_equals_eager():
     check_compiled_layer("cpu", 0)
 
 
-@pytest.mark.parametrize("wants", [(True, True, True, True), (True, False, False, False),
-                                   (False, False, True, False), (False, True, False, True)])
-def test_fused_swiglu_experts_match_the_chained_recipe(wants):
+WANTS = [(True, True, True, True), (True, False, False, False), (False, False, True, False),
+         (False, True, False, True)]
+
+
+def check_fused_experts(wants, device, inter=128, gathered_scales=False, tokens=30):
     """ggc.moe.fp8_experts.swiglu_experts (the FP8 layer's gather, SwiGLU
     experts and combine as one autograd function) gives the bits of the
     gather, fp8_grouped_mm, RoutedSwiGLU, fp8_grouped_mm and the combine
     chained, forward and for each input's gradient, whichever inputs want
-    one (an empty expert included)."""
+    one (expert 0 left empty)."""
     from ggc.moe import fp8_experts, swiglu_kernel
     from ggc.moe.permute import _CombineRows, _GatherRows, sort_routes
-    gen = torch.Generator().manual_seed(sum(wants))
-    hidden, inter, experts, tokens, top_k = 256, 128, 4, 30, 2
-    ids = torch.randint(1, experts, (tokens, top_k), generator=gen)  # expert 0 empty
+    gen = torch.Generator().manual_seed(sum(wants) + inter)
+    hidden, experts, top_k = 256, 4, 2
+    ids = torch.randint(1, experts, (tokens, top_k), generator=gen).to(device)
     offsets, order, source, position, _ = sort_routes(ids, experts)
-    x = torch.randn(tokens, hidden, generator=gen).bfloat16()
-    w13 = (torch.randn(experts, 2 * inter, hidden, generator=gen) * 0.05).bfloat16()
-    w2 = (torch.randn(experts, hidden, inter, generator=gen) * 0.05).bfloat16()
-    route = torch.rand(tokens * top_k, generator=gen)
-    dy = torch.randn(tokens, hidden, generator=gen).bfloat16()
+    x = torch.randn(tokens, hidden, generator=gen).bfloat16().to(device)
+    w13 = (torch.randn(experts, 2 * inter, hidden, generator=gen) * 0.05).bfloat16().to(device)
+    w2 = (torch.randn(experts, hidden, inter, generator=gen) * 0.05).bfloat16().to(device)
+    route = torch.rand(tokens * top_k, generator=gen).to(device)
+    dy = torch.randn(tokens, hidden, generator=gen).bfloat16().to(device)
     results = []
     for fused in (True, False):
         training.release_quantized_weights()
         inputs = [t.clone().requires_grad_(w) for t, w in zip((x, w13, w2, route), wants)]
         if fused:
-            routes = fp8_experts.Routes(offsets, source, position, inputs[3], top_k, False)
+            routes = fp8_experts.Routes(offsets, source, position, inputs[3], top_k,
+                                        gathered_scales)
             y = fp8_experts.swiglu_experts(inputs[0], inputs[1], inputs[2], routes)
         else:
             rows = _GatherRows.apply(inputs[0], source, position, top_k)
@@ -429,6 +432,33 @@ def test_fused_swiglu_experts_match_the_chained_recipe(wants):
     assert offsets[1] == 0
     for got, want in zip(*results):
         assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+@pytest.mark.parametrize("wants", WANTS)
+def test_fused_swiglu_experts_match_the_chained_recipe(wants):
+    check_fused_experts(wants, "cpu")
+
+
+def test_fused_swiglu_experts_keep_nothing_without_grad_mode(monkeypatch):
+    """Under torch.no_grad (an FP8 layer in eval, its weights Parameters
+    that require grad) swiglu_experts quantises no transposed weights and
+    saves no graph: inference does no backward-only work."""
+    from ggc.moe import fp8_experts
+    from ggc.moe.permute import sort_routes
+    asked = []
+    original = training.quantized_weights
+    monkeypatch.setattr(training, "quantized_weights",
+                        lambda w, transposed: asked.append(transposed) or original(w, transposed))
+    ids = torch.randint(0, 4, (6, 2))
+    offsets, _, source, position, _ = sort_routes(ids, 4)
+    x = torch.randn(6, 128).bfloat16()
+    w13 = torch.nn.Parameter(torch.randn(4, 256, 128).bfloat16())
+    w2 = torch.nn.Parameter(torch.randn(4, 128, 128).bfloat16())
+    routes = fp8_experts.Routes(offsets, source, position, torch.rand(12), 2, False)
+    with torch.no_grad():
+        out = fp8_experts.swiglu_experts(x, w13, w2, routes)
+    assert asked == [False, False] and out.grad_fn is None
+    assert out.shape == (6, 128) and torch.isfinite(out.float()).all()
 
 
 def test_fused_swiglu_experts_name_what_does_not_fit():

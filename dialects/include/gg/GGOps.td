@@ -355,7 +355,8 @@ def GG_QuantizeRowsOp : GG_Op<"quantize_rows", [AttrSizedOperandSegments]> {
       one pass gives a training step both the rows its weight gradient
       reads and their FP8 copy, which `gated` alone would leave to a
       second read. `route` and `activation` take `gated` without `rows`
-      or `scatter`.
+      or `scatter`, and an input of out's rows (R = M, which the verifier
+      checks where both are static).
 
     `input` is bf16 `[R, K or 2K]`, `out` f8E4M3FN `[M, K]` with `K` a
     multiple of 8 (where it is not of 128 the last block is partial: its
@@ -599,7 +600,7 @@ def GG_SwigluRowsBackwardOp : GG_Op<"swiglu_rows_backward", [AttrSizedOperandSeg
     quantised: `<func>_swiglu_backward(input, grad, route, out, route_grad,
     quantized, quantized_scales, M, LD)`) of
     `threads` threads a CTA, each thread 8 columns of one row (a
-    grid-stride loop).
+    grid-stride loop; routed, a warp a row).
 
     Example:
     ```mlir

@@ -53,7 +53,7 @@ def swiglu_experts(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     ggc.training.quantized_weights keeps them); `routes` the sorted
     routes. Returns bf16 [T, H]. Check usable(x, w13) first."""
     _check(x, w13, w2, routes)
-    return _SwiGLUExperts.apply(x, w13, w2, routes.route, routes)
+    return _SwiGLUExperts.apply(x, w13, w2, routes.route, routes, torch.is_grad_enabled())
 
 
 def _check(x, w13, w2, routes) -> None:
@@ -62,7 +62,8 @@ def _check(x, w13, w2, routes) -> None:
         raise ValueError(f"swiglu_experts takes x [T, H], w13 [E, 2I, H] and w2 [E, H, I]; "
                          f"got x {list(x.shape)}, w13 {list(w13.shape)}, w2 {list(w2.shape)}")
     (tokens, hidden), (experts, two_inter, _) = x.shape, w13.shape
-    if w13.shape[2] != hidden or w2.shape != (experts, hidden, two_inter // 2):
+    if (w13.shape[2] != hidden or two_inter % 2
+            or w2.shape != (experts, hidden, two_inter // 2)):
         raise ValueError(f"w13 must be [E, 2I, H = {hidden}] and w2 [E, H, I] with w13's E "
                          f"and I; got w13 {list(w13.shape)}, w2 {list(w2.shape)}")
     for name, t in (("x", x), ("w13", w13), ("w2", w2)):
@@ -78,6 +79,11 @@ def _check(x, w13, w2, routes) -> None:
                              f"{list(getattr(routes, name).shape)}")
     if routes.route.dtype != torch.float32:
         raise TypeError(f"routes.route must be f32, got {routes.route.dtype}")
+    for name in ("source", "position"):
+        index = getattr(routes, name)
+        if index.dtype not in (torch.int32, torch.int64) or index.device != x.device:
+            raise TypeError(f"routes.{name} must be int32 or int64 on x's device {x.device}, "
+                            f"got {index.dtype} on {index.device}")
 
 
 class Routes(NamedTuple):
@@ -141,47 +147,53 @@ def _h_gradients(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
 
 class _SwiGLUExperts(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w13, w2, route, routes):
+    def forward(ctx, x, w13, w2, route, routes, grad_enabled):
         x, route = x.detach().contiguous(), route.detach().contiguous()
-        offsets = routes.offsets
+        # needs_input_grad follows requires_grad even under torch.no_grad:
+        # without grad mode (inference) nothing is kept for a backward.
+        wants = [grad_enabled and needed for needed in ctx.needs_input_grad[:4]]
         # h's gradient is needed for x's, w13's and route's.
-        wants_h = any(ctx.needs_input_grad[i] for i in (0, 1, 3))
+        wants_h = wants[0] or wants[1] or wants[3]
+        offsets = routes.offsets
         xq, xs = _token_rows(x, routes)
-        up = training.quantized_weights(w13, transposed=ctx.needs_input_grad[0])
+        up = training.quantized_weights(w13, transposed=wants[0])
         h = _gemm(xq, xs, up.q, up.scales, offsets)
         act, aq, scales = _routed_rows(h, route)
         down = training.quantized_weights(w2, transposed=wants_h)
         y = _gemm(aq, scales, down.q, down.scales, offsets)
         # The up projection's weight gradient reads the bf16 sorted rows.
-        rows = x.index_select(0, routes.source) if ctx.needs_input_grad[1] else None
-        ctx.save_for_backward(rows, h, act, route, up.qt, up.scales_t, down.qt,
-                              down.scales_t)
-        ctx.routes, ctx.wants_h = routes, wants_h
+        rows = x.index_select(0, routes.source) if wants[1] else None
+        ctx.save_for_backward(rows, h if wants_h else None, act if wants[2] else None,
+                              route, up.qt, up.scales_t, down.qt, down.scales_t, offsets,
+                              routes.source, routes.position)
+        ctx.wants, ctx.wants_h = wants, wants_h
+        ctx.top_k, ctx.gathered_scales = routes.top_k, routes.gathered_scales
         ctx.weight_dtypes = (w13.dtype, w2.dtype)
         return summed_routes(y, routes.position, routes.top_k)
 
     @staticmethod
     def backward(ctx, grad):
-        rows, h, act, route, up_t, up_scales_t, down_t, down_scales_t = ctx.saved_tensors
-        routes = ctx.routes
-        offsets = routes.offsets
+        (rows, h, act, route, up_t, up_scales_t, down_t, down_scales_t, offsets, source,
+         position) = ctx.saved_tensors
+        routes = Routes(offsets, source, position, route, ctx.top_k, ctx.gathered_scales)
+        wants = ctx.wants
         grad = grad.contiguous()
         d_x = d_w13 = d_w2 = d_route = None
-        if ctx.needs_input_grad[2]:
+        if wants[2]:
             # Each sorted row's gradient is its token's.
-            dy = grad.index_select(0, routes.source)
+            dy = grad.index_select(0, source)
             d_w2 = ops.grouped_gemm(dy, act, k_offsets=offsets, out_dtype=ctx.weight_dtypes[1],
                                     validate=False)
         if not ctx.wants_h:
-            return d_x, d_w13, d_w2, d_route, None
+            return d_x, d_w13, d_w2, d_route, None, None
         dyq, dys = _token_rows(grad, routes)
         # Rows outside every group get zeros, which the kernel writes.
         d_act = _gemm(dyq, dys, down_t, down_scales_t, offsets, zero_ungrouped=True)
         dh, d_route, dhq, dh_scales = _h_gradients(h, d_act, route)
-        if ctx.needs_input_grad[0]:
+        if wants[0]:
             d_rows = _gemm(dhq, dh_scales, up_t, up_scales_t, offsets, zero_ungrouped=True)
-            d_x = summed_routes(d_rows, routes.position, routes.top_k)
-        if ctx.needs_input_grad[1]:
+            d_x = summed_routes(d_rows, position, ctx.top_k)
+        if wants[1]:
             d_w13 = ops.grouped_gemm(dh, rows, k_offsets=offsets,
                                      out_dtype=ctx.weight_dtypes[0], validate=False)
-        return d_x, d_w13, d_w2, d_route if ctx.needs_input_grad[3] else None, None
+        return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None

@@ -148,7 +148,9 @@ ROUTED_SWIGLU_IN_TRAINING = True
 # Training sorts the routes by gg.sort_routes' kernels as inference does
 # (the sorted weights differentiable through permute._SortedWeights), where
 # torch's sort, searchsorted, scatter and gathers took about ten kernels
-# and their launches. False: torch's sort (benchmarks/probes/
+# and their launches. The same bits both ways, but for an invalid expert
+# id's weight, whose gradient the kernel path passes on and torch's zeroes
+# (its token's output and gradients are NaN either way). False: torch's sort (benchmarks/probes/
 # routed_swiglu_step.py --flag KERNEL_SORT_IN_TRAINING times the two).
 KERNEL_SORT_IN_TRAINING = True
 

@@ -90,6 +90,19 @@ inline Value shuffleMax(KernelBuilder &b, Value value, int64_t lanes) {
   return value;
 }
 
+/// A 128-column block that a half-warp holds, 8 `values` a lane, as e4m3:
+/// the lane's packed words and the block's scale (its amax from butterfly
+/// shuffles across the 16 lanes).
+struct HalfWarpBlock {
+  Value words, scale;
+};
+
+inline HalfWarpBlock quantizeHalfWarpBlock(KernelBuilder &b, mlir::ArrayRef<Value> values) {
+  Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
+  BlockScale block = blockScale(b, amax);
+  return {packE4M3x8(b, values, block.factor), block.scale};
+}
+
 /// success where `op`'s target converts f32 to e4m3 (cvt's e4m3x2 came
 /// with FP8 tensor cores); else an error on `op` naming the target.
 inline mlir::LogicalResult checkConvertsE4M3(mlir::Operation *op) {

@@ -110,11 +110,9 @@ QuantizedBlock quantizeBlock(KernelBuilder &b, const Quantize &q,
   if (load.inRow)
     for (Value &v : values)
       v = b.select(load.inRow, v, b.f32c(0.0));
-  // The half-warp's 16 lanes hold the block: their amax by shuffles.
-  Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), values), 8);
-  BlockScale block = blockScale(b, amax);
-  return {load, packE4M3x8(b, values, block.factor), block.scale,
-          q.activation ? values : SmallVector<Value>()};
+  // The half-warp's 16 lanes hold the block.
+  HalfWarpBlock block = quantizeHalfWarpBlock(b, values);
+  return {load, block.words, block.scale, q.activation ? values : SmallVector<Value>()};
 }
 
 /// A block of zeros (a row off the input): e4m3 zeros and the floor's scale.

@@ -176,9 +176,8 @@ QuantizedVector quantizeVector(KernelBuilder &b, ArrayRef<Value> values) {
   QuantizedVector q;
   for (Value v : values)
     q.rounded.push_back(roundedToBf16(b, v));
-  Value amax = shuffleMax(b, absMax(b, b.f32c(0.0), q.rounded), 8);
-  BlockScale block = blockScale(b, amax);
-  q.words = packE4M3x8(b, q.rounded, block.factor);
+  HalfWarpBlock block = quantizeHalfWarpBlock(b, q.rounded);
+  q.words = block.words;
   q.scale = block.scale;
   return q;
 }

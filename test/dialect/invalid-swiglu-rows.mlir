@@ -238,3 +238,16 @@ func.func @bad(%h: memref<8x256xbf16>, %d: memref<8x128xbf16>, %r: memref<8xf32>
       {threads = 256 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%h: memref<8x256xbf16>, %d: memref<8x128xbf16>, %r: memref<8xf32>,
+               %dh: memref<8x256xbf16>, %dr: memref<8xf32>, %q: memref<8x128xf8E4M3FN>,
+               %s: memref<2x8xf32>) {
+  // expected-error @+1 {{quantized must have out's shape [8, 256], got [8, 128]}}
+  gg.swiglu_rows_backward input(%h : memref<8x256xbf16>) grad(%d : memref<8x128xbf16>)
+      route(%r : memref<8xf32>) out(%dh : memref<8x256xbf16>) route_grad(%dr : memref<8xf32>)
+      quantized(%q : memref<8x128xf8E4M3FN>) quantized_scales(%s : memref<2x8xf32>)
+      {threads = 256 : i64}
+  return
+}

@@ -127,8 +127,7 @@ def _routed_rows(h: torch.Tensor, route: torch.Tensor):
     if made is not None:
         act, q, scales = made
         return act, q, as_row_view(scales, h.shape[0])
-    act = swiglu_kernel.swiglu(h, route)
-    act = swiglu_kernel._torch_swiglu(h, route) if act is None else act
+    act = swiglu_kernel.swiglu_values(h, route)
     return (act,) + training.quantized_rows(act)
 
 
@@ -140,8 +139,7 @@ def _h_gradients(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
     if made is not None:
         dh, droute, q, scales = made
         return dh, droute, q, as_row_view(scales, h.shape[0])
-    made = swiglu_kernel.routed_swiglu_backward(h, grad, route)
-    dh, droute = swiglu_kernel._torch_backward(h, grad, route) if made is None else made
+    dh, droute = swiglu_kernel.swiglu_gradients(h, grad, route)
     return (dh, droute) + training.quantized_rows(dh)
 
 

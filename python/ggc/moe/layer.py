@@ -150,8 +150,9 @@ ROUTED_SWIGLU_IN_TRAINING = True
 # torch's sort, searchsorted, scatter and gathers took about ten kernels
 # and their launches. The same bits both ways, but for an invalid expert
 # id's weight, whose gradient the kernel path passes on and torch's zeroes
-# (its token's output and gradients are NaN either way). False: torch's sort (benchmarks/probes/
-# routed_swiglu_step.py --flag KERNEL_SORT_IN_TRAINING times the two).
+# (its token's output and gradients are NaN either way). False: torch's
+# sort (benchmarks/probes/routed_swiglu_step.py --flag
+# KERNEL_SORT_IN_TRAINING times the two).
 KERNEL_SORT_IN_TRAINING = True
 
 # The FP8 layer's SwiGLU experts, with the tokens' gather and the
@@ -186,8 +187,9 @@ def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, 
             if sorted_routes is not None:
                 if not (grad and topk_weights.requires_grad):
                     return sorted_routes
-                *indices, route = sorted_routes
-                return (*indices, _SortedWeights.apply(topk_weights, route, indices[3]))
+                offsets, order, source, position, route = sorted_routes
+                return (offsets, order, source, position,
+                        _SortedWeights.apply(topk_weights, route, position))
         offsets, order, source, position, invalid = sort_routes(topk_ids, problem.experts)
         return offsets, order, source, position, _poisoned(topk_weights, invalid).index_select(
             0, order)
@@ -221,12 +223,12 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     # (position names each sorted row once); from GATHERED_SCALE_ROWS sorted
     # rows its scales are written once and gathered by source.
     sources = source if source.shape[0] >= GATHERED_SCALE_ROWS else None
-    quantized = (quant_kernel.rows_mn(x, positions=position, sources=sources)
-                 if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
     if fp8_compute and _fused_fp8_experts(x, weights, activation, hint):
         by_expert = fp8_experts.Routes(offsets, source, position, route, top_k,
                                        gathered_scales=sources is not None)
         return fp8_experts.swiglu_experts(x, weights.w13, weights.w2, by_expert)
+    quantized = (quant_kernel.rows_mn(x, positions=position, sources=sources)
+                 if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
     if quantized is not None:
         y = sorted_experts(*quantized, offsets, route, weights, activation, hint, grad,
                            problem.mapped)

@@ -178,13 +178,8 @@ def rows_mn(x: torch.Tensor, rows: Optional[torch.Tensor] = None, gated: bool = 
     steps = steps or steps_for(k)
     name, code = kernel(k, scatter is None and rows is not None, gated, steps=steps,
                         scatter=scatter)
-    # A warp takes `steps` steps of two 128-column blocks of a row (of x's
-    # rows where scattered).
-    units = (x.shape[0] if scatter else m) * -(-k // (2 * BLOCK * steps))
-    grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
-    params = [("pointer", i) for i in range(len(tensors))]
-    params += [("i64", m), ("i64", x.shape[0]), ("i64", scaled_ld)]
-    ptx.launch(name, code, THREADS, grid, params, tensors, x.device)
+    _launch(name, code, tensors, x.shape[0] if scatter else m, k, steps,
+            (m, x.shape[0], scaled_ld))
     if scatter and scatter[2]:
         return out, _gathered_scales(scales, sources, ld)
     return out, scales
@@ -215,12 +210,18 @@ def routed_swiglu(h: torch.Tensor, route: torch.Tensor
     if m:
         steps = steps_for(k)
         name, code = kernel(k, False, True, steps=steps, routed=True)
-        units = m * -(-k // (2 * BLOCK * steps))
-        grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
-        params = [("pointer", i) for i in range(len(tensors))]
-        params += [("i64", m), ("i64", m), ("i64", ld)]
-        ptx.launch(name, code, THREADS, grid, params, tensors, h.device)
+        _launch(name, code, tensors, m, k, steps, (m, m, ld))
     return act, out, scales
+
+
+def _launch(name, code, tensors, walked_rows, k, steps, sizes):
+    """gg.quantize_rows' kernel on `tensors` (its pointers) and `sizes`
+    (M, R, LD): a warp takes `steps` steps of two 128-column blocks of one
+    of `walked_rows` rows (x's where scattered, else out's)."""
+    units = walked_rows * -(-k // (2 * BLOCK * steps))
+    grid = min(_MAX_GRID, -(-units // (THREADS // 32)))
+    params = [("pointer", i) for i in range(len(tensors))] + [("i64", v) for v in sizes]
+    ptx.launch(name, code, THREADS, grid, params, tensors, tensors[0].device)
 
 
 def _scatter_args(x: torch.Tensor, positions: torch.Tensor, sources: Optional[torch.Tensor]):

@@ -209,6 +209,23 @@ def _torch_backward(h: torch.Tensor, grad: torch.Tensor,
     return dh, droute
 
 
+def swiglu_values(h: torch.Tensor, route: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """swiglu(h[, route]) by the kernel where it takes them, else by torch
+    ops (the same formulas)."""
+    out = swiglu(h, route)
+    return _torch_swiglu(h, route) if out is None else out
+
+
+def swiglu_gradients(h: torch.Tensor, grad: torch.Tensor,
+                     route: Optional[torch.Tensor] = None):
+    """(h's gradient, route's or None): swiglu_backward's or
+    routed_swiglu_backward's kernel where it takes them, else by torch
+    ops (the same formulas)."""
+    made = (_backward(h, grad, None) if route is None
+            else routed_swiglu_backward(h, grad, route))
+    return _torch_backward(h, grad, route) if made is None else made
+
+
 class SwiGLU(torch.autograd.Function):
     """silu(gate) * up over h's column halves [M, 2I] -> [M, I],
     differentiable: ggc's kernels both ways where they take h (CUDA bf16,
@@ -217,15 +234,12 @@ class SwiGLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h):
         ctx.save_for_backward(h)
-        out = swiglu(h)
-        return _torch_swiglu(h) if out is None else out
+        return swiglu_values(h)
 
     @staticmethod
     def backward(ctx, grad):
         (h,) = ctx.saved_tensors
-        grad = grad.contiguous()
-        dh = swiglu_backward(h, grad)
-        return _torch_backward(h, grad)[0] if dh is None else dh
+        return swiglu_gradients(h, grad.contiguous())[0]
 
 
 class RoutedSwiGLU(torch.autograd.Function):
@@ -239,12 +253,9 @@ class RoutedSwiGLU(torch.autograd.Function):
     def forward(ctx, h, route):
         h, route = h.contiguous(), route.contiguous()
         ctx.save_for_backward(h, route)
-        out = swiglu(h, route)
-        return _torch_swiglu(h, route) if out is None else out
+        return swiglu_values(h, route)
 
     @staticmethod
     def backward(ctx, grad):
         h, route = ctx.saved_tensors
-        grad = grad.contiguous()
-        made = routed_swiglu_backward(h, grad, route)
-        return _torch_backward(h, grad, route) if made is None else made
+        return swiglu_gradients(h, grad.contiguous(), route)

@@ -4,13 +4,15 @@ path before it (the weight in the down projection's epilogue, its
 gradient and SwiGLU's apart), BF16 and FP8 (weights kept), interleaved in
 one run; the gradients of the two paths against each other. `--flag`
 names another of ggc.moe.layer's switches to time off (old) against on
-(new), say KERNEL_SORT_IN_TRAINING.
+(new), say KERNEL_SORT_IN_TRAINING, or MODULE.NAME another ggc.moe
+module's (routing.ONE_NODE_ROUTING).
 
     python3 benchmarks/probes/routed_swiglu_step.py [--shapes qwen3,mixtral] [--tokens 4096]
         [--flag ROUTED_SWIGLU_IN_TRAINING]
 """
 
 import argparse
+import importlib
 import os
 import sys
 
@@ -56,10 +58,16 @@ def main():
                              "(ggc.moe.layer.FP8_WEIGHT_GRADIENT_ROWS = 1) against BF16 ones, "
                              "both on the routed path, instead of old against new")
     parser.add_argument("--flag", default="ROUTED_SWIGLU_IN_TRAINING",
-                        help="the ggc.moe.layer switch timed off (old) against on (new)")
+                        help="the ggc.moe.layer switch timed off (old) against on (new); "
+                             "MODULE.NAME for another ggc.moe module's (routing.ONE_NODE_ROUTING)")
     args = parser.parse_args()
-    if not isinstance(getattr(moe_layer, args.flag, None), bool):
-        parser.error(f"--flag must name a bool switch of ggc.moe.layer, got {args.flag!r}")
+    owner, flag = moe_layer, args.flag
+    if "." in flag:
+        module, flag = flag.rsplit(".", 1)
+        owner = importlib.import_module(f"ggc.moe.{module}")
+    if not isinstance(getattr(owner, flag, None), bool):
+        parser.error(f"--flag must name a bool switch of ggc.moe.layer (or MODULE.NAME of "
+                     f"another ggc.moe module), got {args.flag!r}")
     print(torch.cuda.get_device_name(), flush=True)
     for shape in args.shapes.split(","):
         label, experts, top_k, hidden, inter = next(s for s in LAYERS
@@ -69,7 +77,7 @@ def main():
             params = [x] + list(bf16.parameters())
 
             def step(layer, new):
-                setattr(moe_layer, args.flag, new)
+                setattr(owner, flag, new)
                 return torch.autograd.grad(layer(x), params, dy)
 
             names = ["x"] + [n for n, _ in bf16.named_parameters()]
@@ -88,7 +96,7 @@ def main():
                                       "fp8 old": lambda: step(fp8, False),
                                       "fp8 new": lambda: step(fp8, True)},
                                      rounds=7, per_batch=3)
-            setattr(moe_layer, args.flag, True)
+            setattr(owner, flag, True)
             print(f"{label} T={tokens} {args.flag}: bf16 {times['bf16 old']:8.1f} -> "
                   f"{times['bf16 new']:8.1f} us ({times['bf16 old'] / times['bf16 new']:.3f}x)"
                   f" | fp8 {times['fp8 old']:8.1f} -> {times['fp8 new']:8.1f} us "

@@ -167,3 +167,58 @@ def test_sorted_weights_gradient_is_the_gathered_weights_gradient(dtype):
     (want_grad,) = torch.autograd.grad(want, weights, upstream)
     assert got_grad.dtype == dtype and got_grad.shape == weights.shape
     assert torch.equal(got_grad, want_grad)
+
+
+ROUTINGS = [dict(scoring="softmax"), dict(scoring="softmax", renormalize=False),
+            dict(scoring="sigmoid", scaling_factor=2.5),
+            dict(scoring="sigmoid", renormalize=False),
+            dict(scoring="topk_softmax", scaling_factor=0.5),
+            dict(scoring="sigmoid", n_group=4, topk_group=2, correction_bias="bias"),
+            dict(scoring="softmax", n_group=4, topk_group=2)]
+
+
+@pytest.mark.parametrize("kwargs", ROUTINGS, ids=lambda kw: "-".join(
+    f"{k}={v}" for k, v in kw.items()))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_one_node_routing_gradient_matches_an_fp64_reference(kwargs, dtype):
+    """The differentiable route() is one autograd node (routing._RouteWeights)
+    with its backward written out: its weights and ids are the graph-
+    recording path's, bit for bit, and the logits' gradient matches fp64
+    autograd over the same choice (a wrong sign, a missing
+    renormalisation term or scale would be far off)."""
+    from ggc.moe import routing
+    kwargs = dict(kwargs)
+    if kwargs.get("correction_bias") == "bias":
+        kwargs["correction_bias"] = torch.randn(16, generator=torch.Generator().manual_seed(3))
+    x = logits(seed=5).to(dtype).requires_grad_()
+    upstream = torch.randn(40, 4, generator=torch.Generator().manual_seed(6))
+    assert routing.ONE_NODE_ROUTING
+    weights, ids = moe.route(x, 4, **kwargs)
+    assert weights.grad_fn is not None and type(weights.grad_fn).__name__ == "_RouteWeightsBackward"
+    (got,) = torch.autograd.grad(weights, x, upstream)
+    routing.ONE_NODE_ROUTING = False
+    try:
+        want_weights, want_ids = moe.route(x, 4, **kwargs)
+    finally:
+        routing.ONE_NODE_ROUTING = True
+    assert torch.equal(weights, want_weights) and torch.equal(ids, want_ids)
+    # fp64 reference on the same choice of experts.
+    x64 = x.detach().double().requires_grad_()
+    chosen = ids.long()
+    if kwargs["scoring"] == "topk_softmax":
+        ref = torch.softmax(x64.gather(1, chosen), dim=-1)
+    else:
+        scores = torch.softmax(x64, -1) if kwargs["scoring"] == "softmax" else x64.sigmoid()
+        ref = scores.gather(1, chosen)
+        if kwargs.get("renormalize", True):
+            ref = ref / ref.sum(-1, keepdim=True)
+    ref = ref * kwargs.get("scaling_factor", 1.0)
+    (want,) = torch.autograd.grad(ref, x64, upstream.double())
+    assert got.dtype == dtype and got.shape == x.shape
+    err = (got.double() - want).norm() / want.norm()
+    assert err < (1e-2 if dtype == torch.bfloat16 else 1e-6), err
+    # Columns of experts not chosen get a gradient only through the
+    # softmax's normalisation; topk_softmax's none at all.
+    if kwargs["scoring"] != "softmax":
+        mask = torch.ones_like(got, dtype=torch.bool).scatter_(1, chosen, False)
+        assert torch.count_nonzero(got[mask]) == 0

@@ -32,9 +32,31 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (and groups, by the sum of each group's two best) but not to the
     weights. `scaling_factor` multiplies the final weights
     (routed_scaling_factor)."""
-    num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
-                                    correction_bias, scaling_factor)
+    _check_route_args(router_logits, top_k, scoring, n_group, topk_group, correction_bias,
+                      scaling_factor)
+    args = (top_k, scoring, renormalize, n_group, topk_group, correction_bias, scaling_factor)
+    if ONE_NODE_ROUTING and router_logits.requires_grad and torch.is_grad_enabled():
+        return _RouteWeights.apply(router_logits, *args)
+    weights, ids, _ = _routed(router_logits, *args)
+    return weights, ids
+
+
+# A differentiable route() is one autograd node (_RouteWeights) whose
+# backward writes out the weights' gradient, where torch's autograd
+# recorded a node for each of the float cast, softmax, gather, division
+# and sum, each a visit of the host's. The same weights and ids; the
+# logits' gradient equal up to f32 rounding.
+# benchmarks/probes/routed_swiglu_step.py --flag ONE_NODE_ROUTING times both.
+ONE_NODE_ROUTING = True
+
+
+def _routed(router_logits, top_k, scoring, renormalize, n_group, topk_group,
+            correction_bias, scaling_factor):
+    """(weights, ids int32, scores f32 [T, E] or None for "topk_softmax"):
+    route() once its arguments are checked."""
+    num_experts = router_logits.shape[1]
     logits = router_logits.float()
+    scores = None
     if scoring == "topk_softmax":
         chosen, ids = _choose(logits, logits, top_k, n_group, topk_group, num_experts)
         weights = torch.softmax(chosen, dim=-1)
@@ -48,7 +70,53 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
             weights = weights / weights.sum(dim=-1, keepdim=True)
     if scaling_factor != 1.0:
         weights = weights * scaling_factor
-    return weights, ids.to(torch.int32)
+    return weights, ids.to(torch.int32), scores
+
+
+class _RouteWeights(torch.autograd.Function):
+    """route() as one autograd node: forward _routed() with no graph
+    recorded, backward the weights' gradient to the logits (the chosen ids
+    carry none)."""
+
+    @staticmethod
+    def forward(ctx, router_logits, top_k, scoring, renormalize, n_group, topk_group,
+                correction_bias, scaling_factor):
+        weights, ids, scores = _routed(router_logits.detach(), top_k, scoring, renormalize,
+                                       n_group, topk_group, correction_bias, scaling_factor)
+        ctx.save_for_backward(weights, ids, scores)
+        ctx.scoring, ctx.renormalize, ctx.scaling = scoring, renormalize, scaling_factor
+        ctx.logits_dtype, ctx.experts = router_logits.dtype, router_logits.shape[1]
+        ctx.mark_non_differentiable(ids)
+        return weights, ids
+
+    @staticmethod
+    def backward(ctx, grad_weights, _grad_ids):
+        weights, ids, scores = ctx.saved_tensors
+        ids, grad = ids.long(), grad_weights.float()
+        if ctx.scaling != 1.0:
+            grad = grad * ctx.scaling
+            weights = weights / ctx.scaling
+        if ctx.scoring == "topk_softmax":
+            # weights = softmax(the chosen logits); the chosen logits'
+            # gradient goes to their experts' columns.
+            chosen = torch._softmax_backward_data(grad, weights, -1, torch.float32)
+            grad_logits = _scattered(weights.new_zeros(weights.shape[0], ctx.experts), ids, chosen)
+            return (grad_logits.to(ctx.logits_dtype),) + (None,) * 7
+        if ctx.renormalize:
+            # w = s / S, S the chosen scores' sum: ds = (dw - sum(dw * w)) / S.
+            total = scores.gather(1, ids).sum(dim=-1, keepdim=True)
+            grad = (grad - (grad * weights).sum(dim=-1, keepdim=True)) / total
+        grad_scores = _scattered(torch.zeros_like(scores), ids, grad)
+        if ctx.scoring == "softmax":
+            grad_logits = torch._softmax_backward_data(grad_scores, scores, -1, torch.float32)
+        else:
+            grad_logits = torch.ops.aten.sigmoid_backward(grad_scores, scores)
+        return (grad_logits.to(ctx.logits_dtype),) + (None,) * 7
+
+
+def _scattered(zeros, ids, values):
+    """zeros with values [T, k] at columns ids (a token's ids differ)."""
+    return zeros.scatter_(1, ids, values)
 
 
 def _choose(choice, scores, top_k, n_group, topk_group, num_experts, biased=False):

@@ -461,6 +461,29 @@ def test_fused_swiglu_experts_keep_nothing_without_grad_mode(monkeypatch):
     assert out.shape == (6, 128) and torch.isfinite(out.float()).all()
 
 
+def test_fused_swiglu_experts_keep_the_tokens_not_their_sorted_rows():
+    """For the up projection's weight gradient the function keeps x's T
+    rows and gathers the T * top_k sorted rows in its backward: no tensor
+    of [T * top_k, H] bf16 rows is held between forward and backward."""
+    from ggc.moe import fp8_experts
+    from ggc.moe.permute import sort_routes
+    tokens, hidden, top_k = 6, 384, 4  # H apart from 2I and I (h, act)
+    ids = torch.randint(0, 4, (tokens, top_k))
+    offsets, _, source, position, _ = sort_routes(ids, 4)
+    x = torch.randn(tokens, hidden).bfloat16().requires_grad_()
+    w13 = torch.randn(4, 256, hidden).bfloat16().requires_grad_()
+    w2 = torch.randn(4, hidden, 128).bfloat16().requires_grad_()
+    routes = fp8_experts.Routes(offsets, source, position, torch.rand(tokens * top_k), top_k,
+                                False)
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        out = fp8_experts.swiglu_experts(x, w13, w2, routes)
+    bf16_rows = [tuple(t.shape) for t in saved if t.dtype == torch.bfloat16 and t.dim() == 2]
+    assert (tokens, hidden) in bf16_rows and (tokens * top_k, hidden) not in bf16_rows
+    (d_w13,) = torch.autograd.grad(out, [w13], torch.randn(tokens, hidden).bfloat16())
+    assert torch.isfinite(d_w13.float()).all() and d_w13.abs().sum() > 0
+
+
 def test_fused_swiglu_experts_name_what_does_not_fit():
     """swiglu_experts' checks: each error names the argument and what it
     expected, before anything runs."""

@@ -159,9 +159,11 @@ class _SwiGLUExperts(torch.autograd.Function):
         act, aq, scales = _routed_rows(h, route)
         down = training.quantized_weights(w2, transposed=wants_h)
         y = _gemm(aq, scales, down.q, down.scales, offsets)
-        # The up projection's weight gradient reads the bf16 sorted rows.
-        rows = x.index_select(0, routes.source) if wants[1] else None
-        ctx.save_for_backward(rows, h if wants_h else None, act if wants[2] else None,
+        # The up projection's weight gradient reads the bf16 sorted rows,
+        # gathered in the backward: kept until then are x's T rows, not the
+        # T * top_k sorted ones.
+        ctx.save_for_backward(x if wants[1] else None, h if wants_h else None,
+                              act if wants[2] else None,
                               route, up.qt, up.scales_t, down.qt, down.scales_t, offsets,
                               routes.source, routes.position)
         ctx.wants, ctx.wants_h = wants, wants_h
@@ -171,7 +173,7 @@ class _SwiGLUExperts(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (rows, h, act, route, up_t, up_scales_t, down_t, down_scales_t, offsets, source,
+        (x, h, act, route, up_t, up_scales_t, down_t, down_scales_t, offsets, source,
          position) = ctx.saved_tensors
         routes = Routes(offsets, source, position, route, ctx.top_k, ctx.gathered_scales)
         wants = ctx.wants
@@ -192,6 +194,7 @@ class _SwiGLUExperts(torch.autograd.Function):
             d_rows = _gemm(dhq, dh_scales, up_t, up_scales_t, offsets, zero_ungrouped=True)
             d_x = summed_routes(d_rows, position, ctx.top_k)
         if wants[1]:
+            rows = x.index_select(0, source)
             d_w13 = ops.grouped_gemm(dh, rows, k_offsets=offsets,
                                      out_dtype=ctx.weight_dtypes[0], validate=False)
         return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None

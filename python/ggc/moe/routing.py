@@ -7,7 +7,7 @@ graph with the rest of the layer.
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 
@@ -37,8 +37,8 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     args = (top_k, scoring, renormalize, n_group, topk_group, correction_bias, scaling_factor)
     if ONE_NODE_ROUTING and router_logits.requires_grad and torch.is_grad_enabled():
         return _RouteWeights.apply(router_logits, *args)
-    weights, ids, _ = _routed(router_logits, *args)
-    return weights, ids
+    routing = _routed(router_logits, *args)
+    return routing.weights, routing.ids
 
 
 # A differentiable route() is one autograd node (_RouteWeights) whose
@@ -50,13 +50,24 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
 ONE_NODE_ROUTING = True
 
 
+class _Routing(NamedTuple):
+    """_routed()'s result: what route() returns, and what its backward
+    reads. `scores` f32 [T, E] (None for "topk_softmax"); `unscaled` the
+    weights before scaling_factor; `total` [T, 1] the sum the chosen
+    scores were divided by (None without renormalisation)."""
+    weights: torch.Tensor
+    ids: torch.Tensor
+    scores: Optional[torch.Tensor]
+    unscaled: torch.Tensor
+    total: Optional[torch.Tensor]
+
+
 def _routed(router_logits, top_k, scoring, renormalize, n_group, topk_group,
-            correction_bias, scaling_factor):
-    """(weights, ids int32, scores f32 [T, E] or None for "topk_softmax"):
-    route() once its arguments are checked."""
+            correction_bias, scaling_factor) -> _Routing:
+    """route() once its arguments are checked."""
     num_experts = router_logits.shape[1]
     logits = router_logits.float()
-    scores = None
+    scores = total = None
     if scoring == "topk_softmax":
         chosen, ids = _choose(logits, logits, top_k, n_group, topk_group, num_experts)
         weights = torch.softmax(chosen, dim=-1)
@@ -67,10 +78,12 @@ def _routed(router_logits, top_k, scoring, renormalize, n_group, topk_group,
                          biased=correction_bias is not None)
         weights = scores.gather(1, ids)
         if renormalize:
-            weights = weights / weights.sum(dim=-1, keepdim=True)
+            total = weights.sum(dim=-1, keepdim=True)
+            weights = weights / total
+    unscaled = weights
     if scaling_factor != 1.0:
         weights = weights * scaling_factor
-    return weights, ids.to(torch.int32), scores
+    return _Routing(weights, ids.to(torch.int32), scores, unscaled, total)
 
 
 class _RouteWeights(torch.autograd.Function):
@@ -81,30 +94,28 @@ class _RouteWeights(torch.autograd.Function):
     @staticmethod
     def forward(ctx, router_logits, top_k, scoring, renormalize, n_group, topk_group,
                 correction_bias, scaling_factor):
-        weights, ids, scores = _routed(router_logits.detach(), top_k, scoring, renormalize,
-                                       n_group, topk_group, correction_bias, scaling_factor)
-        ctx.save_for_backward(weights, ids, scores)
-        ctx.scoring, ctx.renormalize, ctx.scaling = scoring, renormalize, scaling_factor
+        routing = _routed(router_logits.detach(), top_k, scoring, renormalize, n_group,
+                          topk_group, correction_bias, scaling_factor)
+        ctx.save_for_backward(routing.ids, routing.scores, routing.unscaled, routing.total)
+        ctx.scoring, ctx.scaling = scoring, scaling_factor
         ctx.logits_dtype, ctx.experts = router_logits.dtype, router_logits.shape[1]
-        ctx.mark_non_differentiable(ids)
-        return weights, ids
+        ctx.mark_non_differentiable(routing.ids)
+        return routing.weights, routing.ids
 
     @staticmethod
     def backward(ctx, grad_weights, _grad_ids):
-        weights, ids, scores = ctx.saved_tensors
+        ids, scores, weights, total = ctx.saved_tensors
         ids, grad = ids.long(), grad_weights.float()
         if ctx.scaling != 1.0:
             grad = grad * ctx.scaling
-            weights = weights / ctx.scaling
         if ctx.scoring == "topk_softmax":
             # weights = softmax(the chosen logits); the chosen logits'
             # gradient goes to their experts' columns.
             chosen = torch._softmax_backward_data(grad, weights, -1, torch.float32)
-            grad_logits = _scattered(weights.new_zeros(weights.shape[0], ctx.experts), ids, chosen)
-            return (grad_logits.to(ctx.logits_dtype),) + (None,) * 7
-        if ctx.renormalize:
+            zeros = weights.new_zeros(weights.shape[0], ctx.experts)
+            return (_scattered(zeros, ids, chosen).to(ctx.logits_dtype),) + (None,) * 7
+        if total is not None:
             # w = s / S, S the chosen scores' sum: ds = (dw - sum(dw * w)) / S.
-            total = scores.gather(1, ids).sum(dim=-1, keepdim=True)
             grad = (grad - (grad * weights).sum(dim=-1, keepdim=True)) / total
         grad_scores = _scattered(torch.zeros_like(scores), ids, grad)
         if ctx.scoring == "softmax":

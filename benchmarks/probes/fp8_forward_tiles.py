@@ -3,7 +3,8 @@ bf16 out) on tiles other than gg-select-config's, against its choice,
 interleaved in one process (#39: the kernels where ggc trails DeepGEMM
 by 1-5%).
 
-    python3 benchmarks/probes/fp8_forward_tiles.py [N/STAGES/PROMOTION[/P-C] ...]
+    python3 benchmarks/probes/fp8_forward_tiles.py [--shapes T:G:N:K,...]
+        [N/STAGES/PROMOTION[/P-C] ...]
 
 Each argument is one variant of a 128-row tile (block N, stages,
 promotion serial or pipelined, the producer's and consumers' registers,
@@ -66,9 +67,20 @@ def kernels_for(t, g, n, k, spec, variants):
 
 
 def main():
-    variants = [parse_variant(v) for v in sys.argv[1:]]
+    args, shapes = sys.argv[1:], SHAPES
+    if args[:1] == ["--shapes"]:
+        if len(args) < 2:
+            raise SystemExit("--shapes takes T:G:N:K[,T:G:N:K...]")
+        try:
+            shapes = [tuple(int(v) for v in shape.split(":")) for shape in args[1].split(",")]
+        except ValueError:
+            shapes = []
+        if not shapes or any(len(shape) != 4 for shape in shapes):
+            raise SystemExit(f"--shapes {args[1]!r}: expected T:G:N:K[,T:G:N:K...]")
+        args = args[2:]
+    variants = [parse_variant(v) for v in args]
     print(torch.cuda.get_device_name(), flush=True)
-    for t, g, n, k in SHAPES:
+    for t, g, n, k in shapes:
         case = contiguous(t, g, n, k, fp8=True)
         kernels = kernels_for(t, g, n, k, case.spec, variants)
         report(f"FP8 contiguous T{t} G{g} N{n} K{k}", *case.time_kernels(kernels, n),

@@ -4,8 +4,8 @@ path before it (the weight in the down projection's epilogue, its
 gradient and SwiGLU's apart), BF16 and FP8 (weights kept), interleaved in
 one run; the gradients of the two paths against each other. `--flag`
 names another of ggc.moe.layer's switches to time off (old) against on
-(new), say KERNEL_SORT_IN_TRAINING, or MODULE.NAME another ggc.moe
-module's (routing.ONE_NODE_ROUTING).
+(new), say KERNEL_SORT_IN_TRAINING, or MODULE.NAME a switch of another
+ggc.moe module.
 
     python3 benchmarks/probes/routed_swiglu_step.py [--shapes qwen3,mixtral] [--tokens 4096]
         [--flag ROUTED_SWIGLU_IN_TRAINING]
@@ -59,7 +59,7 @@ def main():
                              "both on the routed path, instead of old against new")
     parser.add_argument("--flag", default="ROUTED_SWIGLU_IN_TRAINING",
                         help="the ggc.moe.layer switch timed off (old) against on (new); "
-                             "MODULE.NAME for another ggc.moe module's (routing.ONE_NODE_ROUTING)")
+                             "MODULE.NAME for another ggc.moe module's")
     args = parser.parse_args()
     owner, flag = moe_layer, args.flag
     if "." in flag:

@@ -7,7 +7,7 @@ graph with the rest of the layer.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -32,42 +32,9 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (and groups, by the sum of each group's two best) but not to the
     weights. `scaling_factor` multiplies the final weights
     (routed_scaling_factor)."""
-    _check_route_args(router_logits, top_k, scoring, n_group, topk_group, correction_bias,
-                      scaling_factor)
-    args = (top_k, scoring, renormalize, n_group, topk_group, correction_bias, scaling_factor)
-    if ONE_NODE_ROUTING and router_logits.requires_grad and torch.is_grad_enabled():
-        return _RouteWeights.apply(router_logits, *args)
-    routing = _routed(router_logits, *args)
-    return routing.weights, routing.ids
-
-
-# A differentiable route() is one autograd node (_RouteWeights) whose
-# backward writes out the weights' gradient, where torch's autograd
-# recorded a node for each of the float cast, softmax, gather, division
-# and sum, each a visit of the host's. The same weights and ids; the
-# logits' gradient equal up to f32 rounding.
-# benchmarks/probes/routed_swiglu_step.py --flag ONE_NODE_ROUTING times both.
-ONE_NODE_ROUTING = True
-
-
-class _Routing(NamedTuple):
-    """_routed()'s result: what route() returns, and what its backward
-    reads. `scores` f32 [T, E] (None for "topk_softmax"); `unscaled` the
-    weights before scaling_factor; `total` [T, 1] the sum the chosen
-    scores were divided by (None without renormalisation)."""
-    weights: torch.Tensor
-    ids: torch.Tensor
-    scores: Optional[torch.Tensor]
-    unscaled: torch.Tensor
-    total: Optional[torch.Tensor]
-
-
-def _routed(router_logits, top_k, scoring, renormalize, n_group, topk_group,
-            correction_bias, scaling_factor) -> _Routing:
-    """route() once its arguments are checked."""
-    num_experts = router_logits.shape[1]
+    num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
+                                    correction_bias, scaling_factor)
     logits = router_logits.float()
-    scores = total = None
     if scoring == "topk_softmax":
         chosen, ids = _choose(logits, logits, top_k, n_group, topk_group, num_experts)
         weights = torch.softmax(chosen, dim=-1)
@@ -78,56 +45,10 @@ def _routed(router_logits, top_k, scoring, renormalize, n_group, topk_group,
                          biased=correction_bias is not None)
         weights = scores.gather(1, ids)
         if renormalize:
-            total = weights.sum(dim=-1, keepdim=True)
-            weights = weights / total
-    unscaled = weights
+            weights = weights / weights.sum(dim=-1, keepdim=True)
     if scaling_factor != 1.0:
         weights = weights * scaling_factor
-    return _Routing(weights, ids.to(torch.int32), scores, unscaled, total)
-
-
-class _RouteWeights(torch.autograd.Function):
-    """route() as one autograd node: forward _routed() with no graph
-    recorded, backward the weights' gradient to the logits (the chosen ids
-    carry none)."""
-
-    @staticmethod
-    def forward(ctx, router_logits, top_k, scoring, renormalize, n_group, topk_group,
-                correction_bias, scaling_factor):
-        routing = _routed(router_logits.detach(), top_k, scoring, renormalize, n_group,
-                          topk_group, correction_bias, scaling_factor)
-        ctx.save_for_backward(routing.ids, routing.scores, routing.unscaled, routing.total)
-        ctx.scoring, ctx.scaling = scoring, scaling_factor
-        ctx.logits_dtype, ctx.experts = router_logits.dtype, router_logits.shape[1]
-        ctx.mark_non_differentiable(routing.ids)
-        return routing.weights, routing.ids
-
-    @staticmethod
-    def backward(ctx, grad_weights, _grad_ids):
-        ids, scores, weights, total = ctx.saved_tensors
-        ids, grad = ids.long(), grad_weights.float()
-        if ctx.scaling != 1.0:
-            grad = grad * ctx.scaling
-        if ctx.scoring == "topk_softmax":
-            # weights = softmax(the chosen logits); the chosen logits'
-            # gradient goes to their experts' columns.
-            chosen = torch._softmax_backward_data(grad, weights, -1, torch.float32)
-            zeros = weights.new_zeros(weights.shape[0], ctx.experts)
-            return (_scattered(zeros, ids, chosen).to(ctx.logits_dtype),) + (None,) * 7
-        if total is not None:
-            # w = s / S, S the chosen scores' sum: ds = (dw - sum(dw * w)) / S.
-            grad = (grad - (grad * weights).sum(dim=-1, keepdim=True)) / total
-        grad_scores = _scattered(torch.zeros_like(scores), ids, grad)
-        if ctx.scoring == "softmax":
-            grad_logits = torch._softmax_backward_data(grad_scores, scores, -1, torch.float32)
-        else:
-            grad_logits = torch.ops.aten.sigmoid_backward(grad_scores, scores)
-        return (grad_logits.to(ctx.logits_dtype),) + (None,) * 7
-
-
-def _scattered(zeros, ids, values):
-    """zeros with values [T, k] at columns ids (a token's ids differ)."""
-    return zeros.scatter_(1, ids, values)
+    return weights, ids.to(torch.int32)
 
 
 def _choose(choice, scores, top_k, n_group, topk_group, num_experts, biased=False):

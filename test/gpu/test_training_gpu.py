@@ -131,3 +131,32 @@ def test_fused_swiglu_experts_with_gathered_scales():
     chain's bits as with scattered scales."""
     checks.check_fused_experts((True, True, True, True), "cuda", gathered_scales=True,
                                tokens=300)
+
+
+def test_layer_hands_the_fused_experts_its_topk_weights(monkeypatch):
+    """On the GPU the routes are sorted by gg.sort_routes' kernel, whose
+    sorted weights come without an autograd node: the FP8 layer hands
+    fp8_experts its topk_weights (SORTED_WEIGHTS_IN_EXPERTS), with the
+    same output and gradients, bit for bit, as through
+    permute._SortedWeights' node."""
+    from ggc.moe import MoE, fp8_experts
+    from ggc.moe import layer as moe_layer
+    handed = []
+    original = fp8_experts.swiglu_experts
+    monkeypatch.setattr(fp8_experts, "swiglu_experts",
+                        lambda *a: handed.append(a[4] is not None) or original(*a))
+    torch.manual_seed(3)
+    layer = MoE(256, 128, 8, 2, compute_dtype=checks.FP8, device="cuda")
+    x = torch.randn(300, 256, device="cuda").bfloat16()
+    grad = torch.randn(300, 256, device="cuda").bfloat16()
+    results = []
+    for in_experts in (True, False):
+        monkeypatch.setattr(moe_layer, "SORTED_WEIGHTS_IN_EXPERTS", in_experts)
+        checks.training.release_quantized_weights()
+        xi = x.clone().requires_grad_()
+        params = [xi] + list(layer.parameters())
+        out = layer(xi)
+        results.append([out] + list(torch.autograd.grad(out, params, grad)))
+    assert handed == [True, False]
+    for got, want in zip(*results):
+        assert torch.equal(got, want)

@@ -535,3 +535,80 @@ def test_layer_takes_the_fused_fp8_experts_as_the_chain(monkeypatch):
     assert calls == [2]
     for got, want in zip(*results):
         assert torch.equal(got, want)
+
+
+def test_fused_swiglu_experts_take_the_topk_weights_gradient():
+    """swiglu_experts(..., topk_weights) differentiates the weights the
+    sorted routes were gathered from in its own backward: the output and
+    every gradient are those of permute._SortedWeights' node before it,
+    bit for bit; a topk_weights of the wrong shape is refused by name."""
+    from ggc.moe import fp8_experts
+    from ggc.moe.permute import _SortedWeights, sort_routes
+    gen = torch.Generator().manual_seed(7)
+    tokens, hidden, top_k = 9, 256, 2
+    ids = torch.randint(0, 4, (tokens, top_k), generator=gen)
+    offsets, order, source, position, _ = sort_routes(ids, 4)
+    x = torch.randn(tokens, hidden, generator=gen).bfloat16()
+    w13 = (torch.randn(4, 256, hidden, generator=gen) * 0.05).bfloat16()
+    w2 = (torch.randn(4, hidden, 128, generator=gen) * 0.05).bfloat16()
+    weights = torch.rand(tokens, top_k, generator=gen)
+    dy = torch.randn(tokens, hidden, generator=gen).bfloat16()
+    sorted_weights = weights.flatten().index_select(0, order)  # the sort kernel's route
+    results = []
+    for by_token in (True, False):
+        inputs = [t.clone().requires_grad_() for t in (x, w13, w2, weights)]
+        if by_token:
+            routes = fp8_experts.Routes(offsets, source, position, sorted_weights, top_k, False)
+            y = fp8_experts.swiglu_experts(*inputs[:3], routes, topk_weights=inputs[3])
+        else:
+            route = _SortedWeights.apply(inputs[3], sorted_weights, position)
+            routes = fp8_experts.Routes(offsets, source, position, route, top_k, False)
+            y = fp8_experts.swiglu_experts(*inputs[:3], routes)
+        results.append([y] + list(torch.autograd.grad(y, inputs, dy)))
+    for got, want in zip(*results):
+        assert got.dtype == want.dtype and torch.equal(got, want)
+    assert results[0][4].abs().sum() > 0
+    with pytest.raises(ValueError, match=r"topk_weights must be floating point \[T, top_k\]"):
+        fp8_experts.swiglu_experts(x, w13, w2, routes, topk_weights=weights[:, :1])
+
+
+def test_layer_hands_the_fused_fp8_experts_its_topk_weights(monkeypatch):
+    """With the kernels' sort (emulated here by torch, as gg.sort_routes'
+    kernel writes it: the sorted weights without an autograd node), the
+    FP8 layer hands fp8_experts its topk_weights (SORTED_WEIGHTS_IN_EXPERTS)
+    and trains as with permute._SortedWeights' node: the same output and
+    gradients, bit for bit."""
+    from ggc.moe import fp8_experts, routes
+    from ggc.moe import layer as moe_layer
+    from ggc.moe.permute import sort_routes
+
+    def kernel_sort(topk_ids, topk_weights, experts):
+        offsets, order, source, position, invalid = sort_routes(topk_ids, experts)
+        flat = topk_weights.reshape(-1).float().masked_fill(invalid, float("nan"))
+        return offsets, order, source, position, flat.index_select(0, order)
+
+    handed = []
+    original = fp8_experts.swiglu_experts
+    monkeypatch.setattr(fp8_experts, "usable", lambda x, w13: True)
+    monkeypatch.setattr(routes, "usable", lambda ids, experts: True)
+    monkeypatch.setattr(routes, "sort_routes", kernel_sort)
+    monkeypatch.setattr(fp8_experts, "swiglu_experts",
+                        lambda *a: handed.append(a[4] is not None) or original(*a))
+    torch.manual_seed(2)
+    layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
+    x = torch.randn(21, 256).bfloat16()
+    grad = torch.randn(21, 256).bfloat16()
+    results = []
+    for in_experts in (True, False):
+        monkeypatch.setattr(moe_layer, "SORTED_WEIGHTS_IN_EXPERTS", in_experts)
+        training.release_quantized_weights()
+        xi = x.clone().requires_grad_()
+        params = [xi] + list(layer.parameters())
+        out = layer(xi)
+        results.append([out] + list(torch.autograd.grad(out, params, grad)))
+    assert handed == [True, False]
+    for got, want in zip(*results):
+        assert torch.equal(got, want)
+    # The router's gradient comes through topk_weights' alone.
+    names = ["out", "x"] + [name for name, _ in layer.named_parameters()]
+    assert results[0][names.index("gate.weight")].abs().sum() > 0

@@ -24,7 +24,7 @@ chained path's, bit for bit.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 
@@ -44,19 +44,27 @@ def usable(x: torch.Tensor, w13: torch.Tensor) -> bool:
 
 
 def swiglu_experts(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
-                   routes: Routes) -> torch.Tensor:
+                   routes: Routes, topk_weights: Optional[torch.Tensor] = None
+                   ) -> torch.Tensor:
     """out[t] = sum over t's routes p of (route[p] * swiglu(x[t] @
     w13[g]^T)) @ w2[g]^T, g the route's expert: a SwiGLU MoE layer's
     experts and combine, differentiable in x, w13, w2 and route, every
     GEMM in FP8 (module docstring). x bf16 [T, H], w13 [E, 2I, H], w2
     [E, H, I] bf16 (the master weights, quantised as
     ggc.training.quantized_weights keeps them); `routes` the sorted
-    routes. Returns bf16 [T, H]. Check usable(x, w13) first."""
-    _check(x, w13, w2, routes)
-    return _SwiGLUExperts.apply(x, w13, w2, routes.route, routes, torch.is_grad_enabled())
+    routes. `topk_weights` [T, top_k], if given, is what the sorted
+    weights routes.route were gathered from (route[position[r]] =
+    topk_weights.flatten()[r], as gg.sort_routes' kernel writes them): the
+    function is then differentiable in topk_weights instead, its gradient
+    gathered by position in the function's own backward (one autograd
+    node less than permute._SortedWeights before it). Returns bf16 [T, H].
+    Check usable(x, w13) first."""
+    _check(x, w13, w2, routes, topk_weights)
+    weights = routes.route if topk_weights is None else topk_weights
+    return _SwiGLUExperts.apply(x, w13, w2, weights, routes, torch.is_grad_enabled())
 
 
-def _check(x, w13, w2, routes) -> None:
+def _check(x, w13, w2, routes, topk_weights=None) -> None:
     """ValueError or TypeError naming the argument that does not fit."""
     if x.dim() != 2 or w13.dim() != 3 or w2.dim() != 3:
         raise ValueError(f"swiglu_experts takes x [T, H], w13 [E, 2I, H] and w2 [E, H, I]; "
@@ -79,6 +87,11 @@ def _check(x, w13, w2, routes) -> None:
                              f"{list(getattr(routes, name).shape)}")
     if routes.route.dtype != torch.float32:
         raise TypeError(f"routes.route must be f32, got {routes.route.dtype}")
+    if topk_weights is not None and (topk_weights.shape != (tokens, routes.top_k)
+                                     or not topk_weights.is_floating_point()):
+        raise ValueError(f"topk_weights must be floating point [T, top_k] = "
+                         f"[{tokens}, {routes.top_k}], got {topk_weights.dtype} "
+                         f"{list(topk_weights.shape)}")
     for name in ("source", "position"):
         index = getattr(routes, name)
         if index.dtype not in (torch.int32, torch.int64) or index.device != x.device:
@@ -145,8 +158,11 @@ def _h_gradients(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
 
 class _SwiGLUExperts(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w13, w2, route, routes, grad_enabled):
-        x, route = x.detach().contiguous(), route.detach().contiguous()
+    def forward(ctx, x, w13, w2, weights, routes, grad_enabled):
+        # `weights` is routes.route, or the topk_weights it was gathered
+        # from (swiglu_experts): the gradient goes to it either way.
+        ctx.weights_shape = None if weights is routes.route else (weights.shape, weights.dtype)
+        x, route = x.detach().contiguous(), routes.route.detach().contiguous()
         # needs_input_grad follows requires_grad even under torch.no_grad:
         # without grad mode (inference) nothing is kept for a backward.
         wants = [grad_enabled and needed for needed in ctx.needs_input_grad[:4]]
@@ -197,4 +213,8 @@ class _SwiGLUExperts(torch.autograd.Function):
             rows = x.index_select(0, source)
             d_w13 = ops.grouped_gemm(dh, rows, k_offsets=offsets,
                                      out_dtype=ctx.weight_dtypes[0], validate=False)
+        if wants[3] and ctx.weights_shape is not None:
+            # Route r's weight went to sorted row position[r].
+            shape, dtype = ctx.weights_shape
+            d_route = d_route.index_select(0, position).view(shape).to(dtype)
         return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None

@@ -163,6 +163,12 @@ KERNEL_SORT_IN_TRAINING = True
 # times the two).
 FUSED_FP8_EXPERTS = True
 
+# The fused FP8 experts take topk_weights and gather its gradient in
+# their own backward, where permute._SortedWeights was an autograd node
+# of its own. False: _SortedWeights (routed_swiglu_step.py --flag
+# SORTED_WEIGHTS_IN_EXPERTS times the two).
+SORTED_WEIGHTS_IN_EXPERTS = True
+
 # The FP8 layer's weight gradients run in FP8 (ggc.training's
 # wgrad_dtype) from this many rows an expert on average (the `hint`,
 # a power of two), BF16 below it; None: BF16 always.
@@ -177,15 +183,19 @@ FP8_WEIGHT_GRADIENT_ROWS: Optional[int] = None
 GATHERED_SCALE_ROWS = 65536
 
 
-def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, expert_map):
+def _sorted_routes(problem: checks.Problem, grad: bool, topk_weights, topk_ids, expert_map,
+                   weights_graph: bool = True):
     """(offsets, order, source, position, route): the routes sorted by
     local expert, each sorted row's weight (NaN for an invalid id, 0 for
-    another rank's expert)."""
+    another rank's expert). Without `weights_graph` the kernel's sorted
+    weights come without their autograd node (the caller differentiates
+    them itself: fp8_experts' topk_weights); torch's sort's always carry
+    theirs."""
     if expert_map is None:
         if (not grad or KERNEL_SORT_IN_TRAINING) and routes.usable(topk_ids, problem.experts):
             sorted_routes = routes.sort_routes(topk_ids, topk_weights.detach(), problem.experts)
             if sorted_routes is not None:
-                if not (grad and topk_weights.requires_grad):
+                if not (grad and topk_weights.requires_grad and weights_graph):
                     return sorted_routes
                 offsets, order, source, position, route = sorted_routes
                 return (offsets, order, source, position,
@@ -215,18 +225,24 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
     """fused_moe's work once its arguments are checked (`fp8_compute`:
     sorted_experts' FP8 GEMMs on bf16 weights)."""
     top_k = problem.top_k
-    offsets, order, source, position, route = _sorted_routes(problem, grad, topk_weights,
-                                                             topk_ids, expert_map)
+    hint = expected_rows(topk_ids.numel(), problem.experts)
+    fused = fp8_compute and _fused_fp8_experts(x, weights, activation, hint)
+    offsets, order, source, position, route = _sorted_routes(
+        problem, grad, topk_weights, topk_ids, expert_map,
+        weights_graph=not (fused and SORTED_WEIGHTS_IN_EXPERTS))
     x = x.contiguous()
-    hint = expected_rows(source.shape[0], problem.experts)
     # Each token quantised once and written to its routes' sorted rows
     # (position names each sorted row once); from GATHERED_SCALE_ROWS sorted
     # rows its scales are written once and gathered by source.
     sources = source if source.shape[0] >= GATHERED_SCALE_ROWS else None
-    if fp8_compute and _fused_fp8_experts(x, weights, activation, hint):
+    if fused:
         by_expert = fp8_experts.Routes(offsets, source, position, route, top_k,
                                        gathered_scales=sources is not None)
-        return fp8_experts.swiglu_experts(x, weights.w13, weights.w2, by_expert)
+        # The kernel's sorted weights without their node: the function
+        # takes topk_weights' gradient itself.
+        by_token = grad and topk_weights.requires_grad and not route.requires_grad
+        return fp8_experts.swiglu_experts(x, weights.w13, weights.w2, by_expert,
+                                          topk_weights if by_token else None)
     quantized = (quant_kernel.rows_mn(x, positions=position, sources=sources)
                  if problem.fp8 and x_scale is None and quant_kernel.usable(x) else None)
     if quantized is not None:

@@ -147,16 +147,8 @@ def test_layer_hands_the_fused_experts_its_topk_weights(monkeypatch):
                         lambda *a: handed.append(a[4] is not None) or original(*a))
     torch.manual_seed(3)
     layer = MoE(256, 128, 8, 2, compute_dtype=checks.FP8, device="cuda")
-    x = torch.randn(300, 256, device="cuda").bfloat16()
-    grad = torch.randn(300, 256, device="cuda").bfloat16()
-    results = []
-    for in_experts in (True, False):
-        monkeypatch.setattr(moe_layer, "SORTED_WEIGHTS_IN_EXPERTS", in_experts)
-        checks.training.release_quantized_weights()
-        xi = x.clone().requires_grad_()
-        params = [xi] + list(layer.parameters())
-        out = layer(xi)
-        results.append([out] + list(torch.autograd.grad(out, params, grad)))
+    results = checks.steps_by_switch(monkeypatch, moe_layer, "SORTED_WEIGHTS_IN_EXPERTS",
+                                     layer, 300, "cuda")
     assert handed == [True, False]
     for got, want in zip(*results):
         assert torch.equal(got, want)

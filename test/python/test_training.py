@@ -522,19 +522,27 @@ def test_layer_takes_the_fused_fp8_experts_as_the_chain(monkeypatch):
                         lambda *a: calls.append(a[3].top_k) or original(*a))
     torch.manual_seed(1)
     layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
-    x = torch.randn(37, 256).bfloat16()
-    grad = torch.randn(37, 256).bfloat16()
+    results = steps_by_switch(monkeypatch, moe_layer, "FUSED_FP8_EXPERTS", layer, 37, "cpu")
+    assert calls == [2]
+    for got, want in zip(*results):
+        assert torch.equal(got, want)
+
+
+def steps_by_switch(monkeypatch, module, switch, layer, tokens, device):
+    """[output, x's gradient, each parameter's] of one step of `layer`
+    with module.switch True, then False, on the same random x and output
+    gradient."""
+    x = torch.randn(tokens, layer.hidden_size, device=device).bfloat16()
+    grad = torch.randn(tokens, layer.hidden_size, device=device).bfloat16()
     results = []
-    for fused in (True, False):
-        monkeypatch.setattr(moe_layer, "FUSED_FP8_EXPERTS", fused)
+    for value in (True, False):
+        monkeypatch.setattr(module, switch, value)
         training.release_quantized_weights()
         xi = x.clone().requires_grad_()
         params = [xi] + list(layer.parameters())
         out = layer(xi)
         results.append([out] + list(torch.autograd.grad(out, params, grad)))
-    assert calls == [2]
-    for got, want in zip(*results):
-        assert torch.equal(got, want)
+    return results
 
 
 def test_fused_swiglu_experts_take_the_topk_weights_gradient():
@@ -596,16 +604,8 @@ def test_layer_hands_the_fused_fp8_experts_its_topk_weights(monkeypatch):
                         lambda *a: handed.append(a[4] is not None) or original(*a))
     torch.manual_seed(2)
     layer = MoE(256, 128, 4, 2, compute_dtype=FP8)
-    x = torch.randn(21, 256).bfloat16()
-    grad = torch.randn(21, 256).bfloat16()
-    results = []
-    for in_experts in (True, False):
-        monkeypatch.setattr(moe_layer, "SORTED_WEIGHTS_IN_EXPERTS", in_experts)
-        training.release_quantized_weights()
-        xi = x.clone().requires_grad_()
-        params = [xi] + list(layer.parameters())
-        out = layer(xi)
-        results.append([out] + list(torch.autograd.grad(out, params, grad)))
+    results = steps_by_switch(monkeypatch, moe_layer, "SORTED_WEIGHTS_IN_EXPERTS", layer, 21,
+                              "cpu")
     assert handed == [True, False]
     for got, want in zip(*results):
         assert torch.equal(got, want)

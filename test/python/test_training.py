@@ -578,6 +578,10 @@ def test_fused_swiglu_experts_take_the_topk_weights_gradient():
     assert results[0][4].abs().sum() > 0
     with pytest.raises(ValueError, match=r"topk_weights must be floating point \[T, top_k\]"):
         fp8_experts.swiglu_experts(x, w13, w2, routes, topk_weights=weights[:, :1])
+    with pytest.raises(ValueError, match="differentiate one of them, not both"):
+        graphed = fp8_experts.Routes(offsets, source, position,
+                                     sorted_weights.clone().requires_grad_(), top_k, False)
+        fp8_experts.swiglu_experts(x, w13, w2, graphed, topk_weights=weights)
 
 
 def test_layer_hands_the_fused_fp8_experts_its_topk_weights(monkeypatch):

@@ -60,8 +60,9 @@ def swiglu_experts(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     node less than permute._SortedWeights before it). Returns bf16 [T, H].
     Check usable(x, w13) first."""
     _check(x, w13, w2, routes, topk_weights)
-    weights = routes.route if topk_weights is None else topk_weights
-    return _SwiGLUExperts.apply(x, w13, w2, weights, routes, torch.is_grad_enabled())
+    by_token = topk_weights is not None
+    weights = topk_weights if by_token else routes.route
+    return _SwiGLUExperts.apply(x, w13, w2, weights, routes, torch.is_grad_enabled(), by_token)
 
 
 def _check(x, w13, w2, routes, topk_weights=None) -> None:
@@ -92,6 +93,10 @@ def _check(x, w13, w2, routes, topk_weights=None) -> None:
         raise ValueError(f"topk_weights must be floating point [T, top_k] = "
                          f"[{tokens}, {routes.top_k}], got {topk_weights.dtype} "
                          f"{list(topk_weights.shape)}")
+    if topk_weights is not None and routes.route.requires_grad:
+        # Its graph would be dropped: the gradient goes to topk_weights.
+        raise ValueError("with topk_weights, routes.route must be the sorted weights' values "
+                         "(no autograd graph): differentiate one of them, not both")
     for name in ("source", "position"):
         index = getattr(routes, name)
         if index.dtype not in (torch.int32, torch.int64) or index.device != x.device:
@@ -158,10 +163,10 @@ def _h_gradients(h: torch.Tensor, grad: torch.Tensor, route: torch.Tensor):
 
 class _SwiGLUExperts(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, w13, w2, weights, routes, grad_enabled):
-        # `weights` is routes.route, or the topk_weights it was gathered
-        # from (swiglu_experts): the gradient goes to it either way.
-        ctx.weights_shape = None if weights is routes.route else (weights.shape, weights.dtype)
+    def forward(ctx, x, w13, w2, weights, routes, grad_enabled, by_token):
+        # `weights` is routes.route, or (by_token) the topk_weights it was
+        # gathered from: the gradient goes to it either way.
+        ctx.weights_shape = (weights.shape, weights.dtype) if by_token else None
         x, route = x.detach().contiguous(), routes.route.detach().contiguous()
         # needs_input_grad follows requires_grad even under torch.no_grad:
         # without grad mode (inference) nothing is kept for a backward.
@@ -201,7 +206,7 @@ class _SwiGLUExperts(torch.autograd.Function):
             d_w2 = ops.grouped_gemm(dy, act, k_offsets=offsets, out_dtype=ctx.weight_dtypes[1],
                                     validate=False)
         if not ctx.wants_h:
-            return d_x, d_w13, d_w2, d_route, None, None
+            return d_x, d_w13, d_w2, d_route, None, None, None
         dyq, dys = _token_rows(grad, routes)
         # Rows outside every group get zeros, which the kernel writes.
         d_act = _gemm(dyq, dys, down_t, down_scales_t, offsets, zero_ungrouped=True)
@@ -217,4 +222,4 @@ class _SwiGLUExperts(torch.autograd.Function):
             # Route r's weight went to sorted row position[r].
             shape, dtype = ctx.weights_shape
             d_route = d_route.index_select(0, position).view(shape).to(dtype)
-        return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None
+        return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None, None

@@ -120,6 +120,16 @@ LAYERS = [("Qwen3-30B-A3B-like", 128, 8, 2048, 768),
           ("DeepSeek-V3-like", 256, 8, 7168, 2048)]
 
 
+def layer_shape(name):
+    """The LAYERS entry whose label starts with `name` (case aside:
+    qwen3, mixtral, deepseek); SystemExit naming the choices otherwise."""
+    for shape in LAYERS:
+        if shape[0].lower().startswith(name.lower()):
+            return shape
+    raise SystemExit(f"layer {name!r}: expected one of "
+                     f"{', '.join(s[0].split('-')[0].lower() for s in LAYERS)}")
+
+
 def twin_layers(experts, top_k, hidden, intermediate, tokens):
     """(a BF16 MoE layer, the same layer with compute_dtype FP8, x, dy):
     the two share their parameters (DeepSeek-V3's are 22 GB)."""

@@ -20,7 +20,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from bench_fp8_training import LAYERS, twin_layers  # noqa: E402
+from bench_fp8_training import layer_shape, twin_layers  # noqa: E402
 from bench_grouped_gemm import host_us  # noqa: E402
 
 
@@ -32,8 +32,7 @@ def main():
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--no-profile", action="store_true")
     args = parser.parse_args()
-    label, experts, top_k, hidden, inter = next(s for s in LAYERS
-                                                if s[0].lower().startswith(args.shape))
+    label, experts, top_k, hidden, inter = layer_shape(args.shape)
     bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, args.tokens)
     params = [x] + list(bf16.parameters())
     print(f"{torch.cuda.get_device_name()} {label} T={args.tokens}", flush=True)

@@ -16,7 +16,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
-from bench_fp8_training import LAYERS, twin_layers  # noqa: E402
+from bench_fp8_training import layer_shape, twin_layers  # noqa: E402
 
 
 def print_host_ops(prof, steps, top):
@@ -131,8 +131,7 @@ def main():
                         help="also the host's top-level ops by CPU time, and the ops "
                              "that launched the kernels")
     args = parser.parse_args()
-    label, experts, top_k, hidden, inter = next(s for s in LAYERS
-                                                if s[0].lower().startswith(args.shape))
+    label, experts, top_k, hidden, inter = layer_shape(args.shape)
     bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, args.tokens)
     for name, layer in (("bf16", bf16), ("fp8 (weights kept)", fp8)):
         print(f"{label} T={args.tokens} {name}:", flush=True)

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 from ggc.moe import layer as moe_layer  # noqa: E402
-from bench_fp8_training import LAYERS, chunked_rel_err, twin_layers  # noqa: E402
+from bench_fp8_training import layer_shape, chunked_rel_err, twin_layers  # noqa: E402
 from bench_grouped_gemm import time_interleaved  # noqa: E402
 
 
@@ -70,8 +70,7 @@ def main():
                      f"another ggc.moe module), got {args.flag!r}")
     print(torch.cuda.get_device_name(), flush=True)
     for shape in args.shapes.split(","):
-        label, experts, top_k, hidden, inter = next(s for s in LAYERS
-                                                    if s[0].lower().startswith(shape))
+        label, experts, top_k, hidden, inter = layer_shape(shape)
         for tokens in map(int, args.tokens.split(",")):
             bf16, fp8, x, dy = twin_layers(experts, top_k, hidden, inter, tokens)
             params = [x] + list(bf16.parameters())

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import ggc  # noqa: E402
 from ggc import ir, ops  # noqa: E402
-from bench_fp8_training import LAYERS  # noqa: E402
+from bench_fp8_training import layer_shape  # noqa: E402
 from bench_grouped_gemm import runnable, time_interleaved  # noqa: E402
 
 ONE_LEVEL = "promotion = serial, scales = none, registers = [40, 232], staging = swizzled"
@@ -65,8 +65,7 @@ def main():
     parser.add_argument("--tokens", type=int, default=4096)
     parser.add_argument("variants", nargs="*")
     args = parser.parse_args()
-    label, experts, top_k, hidden, inter = next(s for s in LAYERS
-                                                if s[0].lower().startswith(args.layer))
+    label, experts, top_k, hidden, inter = layer_shape(args.layer)
     print(torch.cuda.get_device_name(), flush=True)
     gen = torch.Generator(device="cuda").manual_seed(0)
     ids = torch.randint(0, experts, (args.tokens * top_k,), device="cuda", generator=gen)

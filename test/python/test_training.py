@@ -578,6 +578,8 @@ def test_fused_swiglu_experts_take_the_topk_weights_gradient():
     assert results[0][4].abs().sum() > 0
     with pytest.raises(ValueError, match=r"topk_weights must be floating point \[T, top_k\]"):
         fp8_experts.swiglu_experts(x, w13, w2, routes, topk_weights=weights[:, :1])
+    with pytest.raises(ValueError, match="on x's device cpu, got .* on meta"):
+        fp8_experts.swiglu_experts(x, w13, w2, routes, topk_weights=weights.to("meta"))
     with pytest.raises(ValueError, match="differentiate one of them, not both"):
         graphed = fp8_experts.Routes(offsets, source, position,
                                      sorted_weights.clone().requires_grad_(), top_k, False)

@@ -30,7 +30,7 @@ import torch
 
 from .. import ops, training
 from . import quant_kernel, swiglu_kernel
-from .permute import summed_routes
+from .permute import sorted_weights_gradient, summed_routes
 from .quant import as_row_view
 
 
@@ -89,10 +89,12 @@ def _check(x, w13, w2, routes, topk_weights=None) -> None:
     if routes.route.dtype != torch.float32:
         raise TypeError(f"routes.route must be f32, got {routes.route.dtype}")
     if topk_weights is not None and (topk_weights.shape != (tokens, routes.top_k)
-                                     or not topk_weights.is_floating_point()):
+                                     or not topk_weights.is_floating_point()
+                                     or topk_weights.device != x.device):
         raise ValueError(f"topk_weights must be floating point [T, top_k] = "
-                         f"[{tokens}, {routes.top_k}], got {topk_weights.dtype} "
-                         f"{list(topk_weights.shape)}")
+                         f"[{tokens}, {routes.top_k}] on x's device {x.device}, got "
+                         f"{topk_weights.dtype} {list(topk_weights.shape)} on "
+                         f"{topk_weights.device}")
     if topk_weights is not None and routes.route.requires_grad:
         # Its graph would be dropped: the gradient goes to topk_weights.
         raise ValueError("with topk_weights, routes.route must be the sorted weights' values "
@@ -219,7 +221,5 @@ class _SwiGLUExperts(torch.autograd.Function):
             d_w13 = ops.grouped_gemm(dh, rows, k_offsets=offsets,
                                      out_dtype=ctx.weight_dtypes[0], validate=False)
         if wants[3] and ctx.weights_shape is not None:
-            # Route r's weight went to sorted row position[r].
-            shape, dtype = ctx.weights_shape
-            d_route = d_route.index_select(0, position).view(shape).to(dtype)
+            d_route = sorted_weights_gradient(d_route, position, *ctx.weights_shape)
         return d_x, d_w13, d_w2, d_route if wants[3] else None, None, None, None

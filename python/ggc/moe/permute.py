@@ -177,8 +177,13 @@ class _SortedWeights(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         (position,) = ctx.saved_tensors
-        weights_grad = grad.index_select(0, position).view(ctx.shape)
-        return weights_grad.to(ctx.dtype), None, None
+        return sorted_weights_gradient(grad, position, ctx.shape, ctx.dtype), None, None
+
+
+def sorted_weights_gradient(grad, position, shape, dtype):
+    """topk_weights' gradient (`shape`, `dtype`) from its sorted rows'
+    `grad` [M]: route r's weight went to sorted row position[r]."""
+    return grad.index_select(0, position).view(shape).to(dtype)
 
 
 def summed_routes(rows, position, top_k):

@@ -119,17 +119,6 @@ void buildBackward(KernelBuilder &b, ModuleOp module, StringRef name,
   });
 }
 
-/// The sum of `value` over the warp's 32 lanes, in every lane: butterfly
-/// shuffles, the same order every run.
-Value warpSum(KernelBuilder &b, Value value) {
-  for (int64_t lanes = 16; lanes >= 1; lanes /= 2) {
-    Value bits = b.create<arith::BitcastOp>(b.i32(), value);
-    Value theirs = b.create<ggk::WarpShuffleXorOp>(b.i32(), bits, lanes);
-    value = b.create<arith::AddFOp>(value, b.create<arith::BitcastOp>(b.f32(), theirs));
-  }
-  return value;
-}
-
 /// The routed gradient: a warp a row, each lane 8 columns at a time, the
 /// lanes' sums of the routing weight's gradient added by shuffles and
 /// stored by lane 0.

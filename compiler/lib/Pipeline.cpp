@@ -130,6 +130,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                      pm.addPass(createLowerQuantizeGroupTokens());
                      pm.addPass(createLowerCombineRoutes());
                      pm.addPass(createLowerSwigluRows());
+                     pm.addPass(createLowerSelectExperts());
                      pm.addPass(createLowerCopyRows());
                      pm.addPass(createLowerToNVVM());
                    });
@@ -547,7 +548,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                                     gg::QuantizeRowsOp, gg::QuantizeBlocksOp,
                                     gg::QuantizeGroupTokensOp,
                                     gg::CombineRoutesOp, gg::SwigluRowsOp,
-                                    gg::SwigluRowsBackwardOp, gg::CopyRowsOp>(op)
+                                    gg::SwigluRowsBackwardOp, gg::CopyRowsOp,
+                                    gg::SelectExpertsOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -557,7 +559,8 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
          << "' holds no function with an op that makes a kernel "
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
             "gg.quantize_blocks, gg.quantize_group_tokens, gg.combine_routes, "
-            "gg.swiglu_rows, gg.swiglu_rows_backward, gg.copy_rows): no kernel "
+            "gg.swiglu_rows, gg.swiglu_rows_backward, gg.copy_rows, "
+            "gg.select_experts): no kernel "
             "to compile\n";
     return result;
   }

@@ -3,8 +3,8 @@
 // Control flow, memory and the kernel function for the small kernels that
 // lower gg's MoE ops (gg-lower-sort-routes, gg-lower-quantize-rows,
 // gg-lower-quantize-blocks, gg-lower-quantize-group-tokens,
-// gg-lower-combine-routes, gg-lower-swiglu-rows): a few lines each, so
-// that those passes read as their algorithm.
+// gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-select-experts): a
+// few lines each, so that those passes read as their algorithm.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_SIMPLEKERNEL_H
@@ -102,6 +102,21 @@ inline void atomicAdd(KernelBuilder &b, Value base, Value index, Value value) {
                               mlir::LLVM::AtomicOrdering::monotonic);
 }
 inline void syncCta(KernelBuilder &b) { b.create<mlir::ggk::SyncCtaOp>(); }
+
+/// `value` (f32) from lane `lane ^ lanes` of the warp.
+inline Value shuffleXorF32(KernelBuilder &b, Value value, int64_t lanes) {
+  Value bits = b.create<mlir::arith::BitcastOp>(b.i32(), value);
+  Value theirs = b.create<mlir::ggk::WarpShuffleXorOp>(b.i32(), bits, lanes);
+  return b.create<mlir::arith::BitcastOp>(b.f32(), theirs);
+}
+
+/// The sum of `value` (f32) over the warp's 32 lanes, in every lane:
+/// butterfly shuffles, the same order every run.
+inline Value warpSum(KernelBuilder &b, Value value) {
+  for (int64_t lanes = 16; lanes >= 1; lanes /= 2)
+    value = b.create<mlir::arith::AddFOp>(value, shuffleXorF32(b, value, lanes));
+  return value;
+}
 
 /// A statically sized shared array of `count` `element`s, one per kernel.
 inline Value sharedArray(KernelBuilder &b, ModuleOp module, StringRef name,

@@ -3,8 +3,8 @@
 // The verifiers of a MoE layer's ops beside its GEMMs: each operand's
 // rank, element type and static size, and kernel sizes their lowerings
 // (gg-lower-sort-routes, gg-lower-quantize-rows, gg-lower-quantize-blocks,
-// gg-lower-quantize-group-tokens, gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-copy-rows) can
-// build.
+// gg-lower-quantize-group-tokens, gg-lower-combine-routes, gg-lower-swiglu-rows, gg-lower-copy-rows,
+// gg-lower-select-experts) can build.
 //
 //===----------------------------------------------------------------------===//
 #include "gg/GGDialect.h"
@@ -561,5 +561,50 @@ LogicalResult CopyRowsOp::verify() {
       known(out.getDimSize(0)) && out.getDimSize(0) < input.getDimSize(0))
     return emitOpError() << "out's " << out.getDimSize(0)
                          << " rows cannot hold input's " << input.getDimSize(0);
+  return success();
+}
+
+/// The most experts a router kernel takes: 32 logits a lane.
+static constexpr int64_t kMaxSelectExperts = 1024;
+/// The most experts a token chooses: one a lane.
+static constexpr int64_t kMaxSelectTopK = 32;
+
+LogicalResult SelectExpertsOp::verify() {
+  if (failed(checkThreads(*this, getThreads())))
+    return failure();
+  auto logits = cast<MemRefType>(getLogits().getType());
+  Type element = logits.getElementType();
+  if (logits.getRank() != 2 || !logits.getLayout().isIdentity())
+    return emitOpError() << "logits must be a 2-D memref with the identity layout, got "
+                         << logits;
+  if (!element.isBF16() && !element.isF16() && !element.isF32())
+    return emitOpError() << "logits must hold bf16, f16 or f32, got " << element;
+  int64_t experts = logits.getDimSize(1);
+  if (!known(experts) || experts < 1 || experts > kMaxSelectExperts)
+    return emitOpError() << "logits' columns (the experts) must be static in [1, "
+                         << kMaxSelectExperts << "], got " << sizeText(experts);
+  MLIRContext *ctx = getContext();
+  FailureOr<MemRefType> weights =
+      shaped(*this, getWeights(), "weights", 2, Float32Type::get(ctx), "f32");
+  FailureOr<MemRefType> ids =
+      shaped(*this, getIds(), "ids", 2, IntegerType::get(ctx, 32), "i32");
+  if (failed(weights) || failed(ids))
+    return failure();
+  int64_t topK = weights->getDimSize(1);
+  int64_t most = std::min(experts, kMaxSelectTopK);
+  if (!known(topK) || topK < 1 || topK > most)
+    return emitOpError() << "weights' columns (top_k) must be static in [1, " << most
+                         << "], got " << sizeText(topK);
+  if (ids->getDimSize(1) != topK)
+    return emitOpError() << "ids must have weights' " << topK << " columns, got "
+                         << sizeText(ids->getDimSize(1));
+  int64_t tokens = logits.getDimSize(0);
+  for (auto [name, type] : {std::pair<StringRef, MemRefType>{"weights", *weights},
+                            std::pair<StringRef, MemRefType>{"ids", *ids}}) {
+    int64_t rows = type.getDimSize(0);
+    if (known(tokens) && known(rows) && rows != tokens)
+      return emitOpError() << name << " must have a row a token, " << tokens << ", got "
+                           << rows;
+  }
   return success();
 }

@@ -1,5 +1,5 @@
 """The PTX of ggc.moe's small kernels, which ggc compiles from gg ops for
-each target (gg.sort_routes, gg.quantize_rows, gg.swiglu_rows,
+each target (gg.sort_routes, gg.quantize_rows, gg.swiglu_rows, gg.select_experts,
 gg.combine_routes), assembles with ptxas without spills: what this
 machine can check of them without a GPU (test/gpu/test_moe_routes.py,
 test_quantize_rows.py, test_swiglu_rows.py and test_combine_routes.py run
@@ -76,10 +76,31 @@ def test_the_row_kernels_assemble_without_spills(tmp_path, which, arch):
                                                                  routed=True),
                   "swiglu_backward_quantized": lambda: swiglu_kernel.kernel(
                       768, arch, backward=True, routed=True, quantized=True)}[which]()
+    assemble_one_kernel_without_spills(tmp_path, name, code, arch)
+
+
+def assemble_one_kernel_without_spills(tmp_path, name, code, arch):
     source = tmp_path / "kernel.ptx"
     source.write_text(code)
     done = subprocess.run([ptxas(), f"-arch={arch}", "-O3", "-v", str(source), "-o",
                            str(tmp_path / "kernel.cubin")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert f"Compiling entry function '{name}'" in done.stderr
-    assert "0 bytes spill stores" in done.stderr
+    assert "0 bytes spill stores" in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
+@pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
+@pytest.mark.parametrize("experts,top_k,dtype,renormalize", [
+    (128, 8, torch.bfloat16, True), (8, 2, torch.float32, False),
+    (1024, 32, torch.float16, True), (40, 1, torch.bfloat16, False)])
+def test_the_router_kernel_assembles_without_spills(tmp_path, arch, experts, top_k, dtype,
+                                                    renormalize):
+    """gg.select_experts' kernel at the edges of what it takes (E up to
+    1,024: 32 logits a lane; top_k up to 32) fits its registers."""
+    from ggc.moe import router_kernel
+    name, code = router_kernel.kernel(experts, top_k, dtype, renormalize, arch)
+    assemble_one_kernel_without_spills(tmp_path, name, code, arch)
+    # One weight exp a round and, unless renormalised, one a logit slot.
+    slots = -(-experts // 32)
+    assert code.count("ex2.approx") == top_k + (0 if renormalize else slots)

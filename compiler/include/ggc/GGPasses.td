@@ -487,6 +487,35 @@ def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def LowerSelectExperts : Pass<"gg-lower-select-experts", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.select_experts";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.select_experts` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func
+    @f_select_experts(logits, weights, ids, T)`, pointers as
+    `!llvm.ptr<1>` and T (the tokens) as i64 (LLVM, scf/arith, the
+    exponential's `ggk.exp2_approx` and `ggk.warp_shuffle_xor`); the
+    function is removed.
+
+    A warp takes a token (a grid-stride loop over T), each lane the
+    logits of experts `lane + 32 i` in f32 (an expert past E as already
+    chosen). The row's largest logit is the lanes' maximum by butterfly
+    shuffles. Then K rounds, each choosing one expert: every lane offers
+    its best unchosen logit, ordered as an integer key with the expert's
+    index behind it (larger logit first, equal logits the lower expert),
+    the butterfly leaves every lane with the winner, whose lane marks it
+    chosen, and lane `j` of round `j` keeps its id and `exp(l - m)`.
+    Lanes below K store their weight, divided by the sum over all
+    experts or, with `renormalize`, by the chosen ones' in round order,
+    and id.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
 #endif // GGC_GG_PASSES_TD
 
 def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {

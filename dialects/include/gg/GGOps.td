@@ -662,4 +662,42 @@ def GG_CombineRoutesOp : GG_Op<"combine_routes"> {
   let hasVerifier = 1;
 }
 
+def GG_SelectExpertsOp : GG_Op<"select_experts"> {
+  let summary = "each token's top-k experts and their softmax weights: a MoE layer's router as one kernel";
+  let description = [{
+    For each token `t` (a row of `logits`, `[T, E]`), writes the `K`
+    experts with the largest logits to `ids[t, 0..K)` (i32, largest
+    first; equal logits: the lower expert first) and their routing
+    weights to `weights[t, 0..K)` (f32): `exp(l - m) / S`, with `m` the
+    row's largest logit and `S` the sum of `exp(l - m)` over all `E`
+    experts, or with `renormalize` over the `K` chosen ones (softmax,
+    top-k, then division by the chosen weights' sum: Mixtral's and
+    Qwen3's routers; the same as a softmax over the `K` chosen logits,
+    gpt-oss's). The chosen weights are summed in the order they were
+    chosen, so every run gives the same bits. `exp` is `ex2` of `(l - m)
+    * log2(e)` (as gg.swiglu_rows'); a NaN logit makes the row's weights
+    NaN.
+
+    `logits` is bf16, f16 or f32 `[T, E]` with `E` static in [1, 1024];
+    `weights` f32 and `ids` i32 `[T, K]`, `K` static in [1, min(E, 32)];
+    `T` may be dynamic. `gg-lower-select-experts` makes one kernel
+    `<func>_select_experts(logits, weights, ids, T)` of `threads` threads
+    a CTA, a warp a token (a grid-stride loop), each lane holding the
+    logits of every 32nd expert.
+
+    Example:
+    ```mlir
+    gg.select_experts logits(%l : memref<?x128xbf16>) weights(%w : memref<?x8xf32>)
+        ids(%i : memref<?x8xi32>) {renormalize, threads = 256 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$logits, AnyMemRef:$weights, AnyMemRef:$ids,
+                       UnitAttr:$renormalize, I64Attr:$threads);
+  let assemblyFormat = [{
+    `logits` `(` $logits `:` type($logits) `)` `weights` `(` $weights `:` type($weights) `)`
+    `ids` `(` $ids `:` type($ids) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GG_OPS_TD

@@ -1,8 +1,11 @@
 """Routing: which experts each token goes to, and with what weight.
 
-Everything here is torch on the router logits' device, with no host
-synchronisation, so routing can sit inside a CUDA graph or a compiled
-graph with the rest of the layer.
+On CUDA, softmax routing without groups, correction bias or scaling, where
+no gradient is asked for, is one kernel (ggc.moe.router_kernel, from
+gg.select_experts; `ROUTER_KERNEL = False` turns it off); the rest is torch
+on the router logits' device. Neither synchronises with the host, so
+routing can sit inside a CUDA graph or a compiled graph with the rest of
+the layer.
 """
 
 from __future__ import annotations
@@ -11,7 +14,11 @@ from typing import Optional, Tuple
 
 import torch
 
+from . import router_kernel
+
 SCORINGS = ("softmax", "topk_softmax", "sigmoid")
+# Softmax routing by gg.select_experts' kernel where it takes the logits.
+ROUTER_KERNEL = True
 
 
 def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
@@ -34,6 +41,13 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (routed_scaling_factor)."""
     num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
                                     correction_bias, scaling_factor)
+    if (ROUTER_KERNEL and scoring != "sigmoid" and n_group is None
+            and correction_bias is None and scaling_factor == 1.0):
+        # topk_softmax's softmax over the chosen logits is the renormalised one.
+        made = router_kernel.select_experts(router_logits, top_k,
+                                            renormalize or scoring == "topk_softmax")
+        if made is not None:
+            return made
     logits = router_logits.float()
     if scoring == "topk_softmax":
         chosen, ids = _choose(logits, logits, top_k, n_group, topk_group, num_experts)

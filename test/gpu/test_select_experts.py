@@ -1,0 +1,134 @@
+"""gg.select_experts' kernel (ggc.moe.router_kernel) against fp64: each
+token's top-k experts exactly as a stable descending sort of its logits
+chooses them (equal logits: the lower expert first) and their softmax
+weights within 1e-5, on fresh random logits (bf16, f16, f32), with and
+without renormalisation, token counts 0, 1 and off every CTA's four, E
+from 1 to 1,024 (off the lanes' 32 too) and top_k up to 32; heavy ties;
+masked (-inf) experts; a NaN logit. And `ggc.moe.route`'s use of it:
+the same as its torch path, which it keeps for gradients, scaling,
+sigmoid and grouped routing; inside a CUDA graph."""
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ggc.moe import route, router_kernel, routing  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def fresh_generator():
+    seed = int.from_bytes(os.urandom(4), "little")
+    return torch.Generator(device="cuda").manual_seed(seed), seed
+
+
+def reference(logits, top_k, renormalize):
+    """fp64 weights and the ids a stable descending sort chooses."""
+    values = logits.double()
+    ids = torch.sort(values, dim=1, descending=True, stable=True).indices[:, :top_k]
+    weights = torch.softmax(values, dim=1).gather(1, ids)
+    if renormalize:
+        weights = weights / weights.sum(dim=1, keepdim=True)
+    return weights, ids.int()
+
+
+def check(logits, top_k, renormalize, seed):
+    made = router_kernel.select_experts(logits, top_k, renormalize)
+    assert made is not None, "the kernel declined logits it takes"
+    weights, ids = made
+    want_weights, want_ids = reference(logits, top_k, renormalize)
+    assert weights.dtype == torch.float32 and ids.dtype == torch.int32
+    assert weights.shape == ids.shape == (logits.shape[0], top_k)
+    assert torch.equal(ids, want_ids), f"seed {seed}"
+    if logits.shape[0]:
+        error = ((weights.double() - want_weights).norm() / want_weights.norm()).item()
+        assert error < 1e-5, f"relative error {error:.2e}, seed {seed}"
+        worst = ((weights.double() - want_weights).abs() / want_weights).max().item()
+        assert worst < 2e-5, f"worst element {worst:.2e}, seed {seed}"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("experts,top_k", [(1, 1), (8, 2), (40, 3), (128, 8), (256, 8),
+                                           (1024, 32)])
+@pytest.mark.parametrize("tokens", [0, 1, 5, 1031])
+@pytest.mark.parametrize("renormalize", [True, False])
+def test_matches_fp64(dtype, experts, top_k, tokens, renormalize):
+    gen, seed = fresh_generator()
+    logits = (torch.randn(tokens, experts, device="cuda", generator=gen) * 3).to(dtype)
+    check(logits, top_k, renormalize, seed)
+
+
+@pytest.mark.parametrize("experts,top_k", [(8, 2), (128, 8), (300, 32)])
+def test_equal_logits_choose_the_lower_expert_first(experts, top_k):
+    gen, seed = fresh_generator()
+    logits = torch.randint(-2, 3, (777, experts), device="cuda", generator=gen).to(torch.bfloat16)
+    check(logits, top_k, True, seed)
+
+
+def test_masked_experts_are_chosen_last_with_weight_zero():
+    gen, seed = fresh_generator()
+    logits = torch.randn(64, 128, device="cuda", generator=gen)
+    logits[:, 3:] = float("-inf")  # three experts left a token
+    weights, ids = router_kernel.select_experts(logits, 5, False)
+    assert torch.equal(ids[:, :3].sort(dim=1).values,
+                       torch.arange(3, device="cuda", dtype=torch.int32).expand(64, 3)), seed
+    assert (weights[:, 3:] == 0).all() and (ids[:, 3:] >= 3).all()
+    assert (ids.sort(dim=1).values.diff(dim=1) > 0).all(), "an expert chosen twice"
+    check(logits, 3, True, seed)
+
+
+def test_a_nan_logit_makes_its_token_weights_nan_only():
+    gen, seed = fresh_generator()
+    logits = torch.randn(9, 64, device="cuda", generator=gen).bfloat16()
+    logits[4, 17] = float("nan")
+    weights, ids = router_kernel.select_experts(logits, 4, True)
+    assert weights[4].isnan().all()
+    assert ((ids[4] >= 0) & (ids[4] < 64)).all() and ids[4].unique().numel() == 4
+    rest = [t for t in range(9) if t != 4]
+    want_weights, want_ids = reference(logits[rest], 4, True)
+    assert torch.equal(ids[rest], want_ids), seed
+    assert torch.allclose(weights[rest].double(), want_weights, rtol=2e-5, atol=0)
+
+
+@pytest.mark.parametrize("scoring,renormalize", [("softmax", True), ("softmax", False),
+                                                 ("topk_softmax", True)])
+def test_route_takes_the_kernel_and_agrees_with_its_torch_path(monkeypatch, scoring,
+                                                               renormalize):
+    gen, seed = fresh_generator()
+    logits = torch.randn(4099, 128, device="cuda", generator=gen)
+    assert router_kernel.takes(logits, 8)
+    weights, ids = route(logits, 8, scoring=scoring, renormalize=renormalize)
+    monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
+    torch_weights, torch_ids = route(logits, 8, scoring=scoring, renormalize=renormalize)
+    assert torch.equal(ids, torch_ids), seed
+    assert torch.allclose(weights, torch_weights, rtol=2e-5, atol=0), seed
+
+
+def test_route_keeps_torch_where_a_gradient_or_scaling_is_asked_for():
+    logits = torch.randn(33, 64, device="cuda", requires_grad=True)
+    assert not router_kernel.takes(logits, 4)
+    weights, _ = route(logits, 4)
+    weights.sum().backward()
+    assert logits.grad is not None and logits.grad.abs().sum() > 0
+    with torch.no_grad():
+        assert router_kernel.takes(logits, 4)
+        scaled, ids = route(logits, 4, scaling_factor=2.5)
+        plain, plain_ids = route(logits, 4)
+    assert torch.equal(ids, plain_ids)
+    assert torch.allclose(scaled, plain * 2.5, rtol=2e-5, atol=0)
+
+
+def test_route_in_a_cuda_graph():
+    gen, seed = fresh_generator()
+    logits = torch.randn(16, 128, device="cuda", generator=gen).bfloat16()
+    route(logits, 8)  # compiled and recorded before capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        weights, ids = route(logits, 8)
+    logits.copy_(torch.randn(16, 128, device="cuda", generator=gen).bfloat16())
+    graph.replay()
+    want_weights, want_ids = reference(logits, 8, True)
+    assert torch.equal(ids, want_ids), seed
+    assert torch.allclose(weights.double(), want_weights, rtol=2e-5, atol=0), seed

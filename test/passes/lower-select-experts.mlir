@@ -1,0 +1,56 @@
+// RUN: ggc-opt %s -split-input-file -gg-lower-select-experts | FileCheck %s
+
+// Before: a function holding gg.select_experts over E = 40 f32 logits,
+// top-2, renormalised. After: the function is gone and one kernel takes its
+// place: logits, weights, ids, then T. A warp a token (a grid-stride loop
+// over T): each lane loads two logits (experts lane and lane + 32; the
+// second past E = 40 for lanes 8 and up, read at expert 39 and offered as
+// taken), the warp's maximum by five shuffles, then two rounds of a
+// (key, expert) butterfly of ten shuffles each, each round's exp by ex2;
+// the weight divided by the chosen ones' sum; lanes below 2 store.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @router_select_experts(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64
+// CHECK: arith.minsi %{{.*}}, %c39_i32 : i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: arith.minsi %{{.*}}, %c39_i32{{.*}} : i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT: llvm.load
+// CHECK-COUNT-5: arith.maximumf
+// CHECK-COUNT-10: ggk.warp_shuffle_xor
+// CHECK: ggk.exp2_approx
+// CHECK-COUNT-10: ggk.warp_shuffle_xor
+// CHECK: ggk.exp2_approx
+// CHECK-NOT: ggk.warp_shuffle_xor
+// CHECK: arith.divf
+// CHECK: arith.cmpi slt, %{{.*}}, %c2_i32{{.*}} : i32
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: llvm.store %{{.*}} : i32, !llvm.ptr<1>
+func.func @router(%l: memref<?x40xf32>, %w: memref<?x2xf32>, %i: memref<?x2xi32>) {
+  gg.select_experts logits(%l : memref<?x40xf32>) weights(%w : memref<?x2xf32>)
+      ids(%i : memref<?x2xi32>) {renormalize, threads = 64 : i64}
+  return
+}
+
+// -----
+
+// Before: bf16 logits of 8 experts, top-1, not renormalised. After: each
+// lane reads one bf16 logit (lanes 8 and up the eighth again, offered as
+// taken) and widens it; the weight divides by the sum over all 8 experts'
+// exp (five more shuffles before the one round's ten).
+// CHECK-NOT: func.func
+// CHECK: llvm.func @top1_select_experts(
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-COUNT-5: arith.maximumf
+// CHECK: ggk.exp2_approx
+// CHECK-COUNT-15: ggk.warp_shuffle_xor
+// CHECK-NOT: ggk.warp_shuffle_xor
+// CHECK: arith.divf
+func.func @top1(%l: memref<?x8xbf16>, %w: memref<?x1xf32>, %i: memref<?x1xi32>) {
+  gg.select_experts logits(%l : memref<?x8xbf16>) weights(%w : memref<?x1xf32>)
+      ids(%i : memref<?x1xi32>) {threads = 256 : i64}
+  return
+}

@@ -6,7 +6,8 @@
 // each winner without shared memory or a barrier. Experts compare by an
 // integer key (the logit's order as a float, then the lower expert on
 // equal logits), a strict order in which every lane's reduction ends on
-// the same winner.
+// the same winner. gg.select_experts_backward's kernel gives the
+// renormalised weights' gradient to the logits, a warp a token too.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"
@@ -171,6 +172,44 @@ void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name, const Shape 
   });
 }
 
+/// The gradient of the renormalised weights: a warp a token, lane j < K
+/// holding the j-th chosen expert's weight w, gradient g and id; the
+/// row's zeros first, then (after the warp meets, so that they land
+/// before) w * (g - sum of w * g) at each chosen expert.
+void buildBackward(KernelBuilder &b, ModuleOp module, StringRef name, const Shape &s) {
+  Type global = b.ptr(ggc::kGlobal);
+  ValueRange args = createKernel(b, module, name, s.threads,
+                                 {global, global, global, global, b.i64()});
+  Value weights = args[0], ids = args[1], grad = args[2], out = args[3];
+  Value tokens = args[4];
+  Value tid = b.threadIdx();
+  Value warp = b.warpUniform(b.divU(tid, b.c32(kLanes)));
+  Value lane = b.remU(tid, b.c32(kLanes));
+  Value chooses = b.lt(lane, b.c32(s.topK));
+  Value zero = b.create<arith::ConstantOp>(b.getFloatAttr(s.logit, 0.0));
+  gridStride(b, tokens, s.threads / kLanes, warp, [&](Value token) {
+    Value at = b.add(b.mul(token, b.c64(s.topK)),
+                     b.toI64(b.minS(lane, b.c32(s.topK - 1))));
+    Value w = load(b, b.f32(), weights, at), g = load(b, b.f32(), grad, at);
+    Value expert = load(b, b.i32(), ids, at);
+    Value mine = b.select(chooses, b.create<arith::MulFOp>(w, g), b.f32c(0.0));
+    Value sum = warpSum(b, mine);
+    Value d = b.create<arith::MulFOp>(w, b.create<arith::SubFOp>(g, sum));
+    Value rowStart = b.mul(token, b.c64(s.experts));
+    for (int64_t slot = 0; slot * kLanes < s.experts; ++slot) {
+      Value column = b.add(lane, b.c32(slot * kLanes));
+      ifThen(b, b.lt(column, b.c32(s.experts)),
+             [&] { store(b, zero, out, b.add(rowStart, b.toI64(column))); });
+    }
+    b.warpSync();
+    Value inRange = b.andI(b.ge(expert, b.c32(0)), b.lt(expert, b.c32(s.experts)));
+    ifThen(b, b.andI(chooses, inRange), [&] {
+      Value rounded = s.logit.isF32() ? d : b.create<arith::TruncFOp>(s.logit, d);
+      store(b, rounded, out, b.add(rowStart, b.toI64(expert)));
+    });
+  });
+}
+
 struct LowerSelectExpertsPass
     : public ggc::impl::LowerSelectExpertsBase<LowerSelectExpertsPass> {
   void runOnOperation() override {
@@ -184,6 +223,17 @@ struct LowerSelectExpertsPass
                           op.getRenormalize()};
               buildKernel(b, getOperation(),
                           (func.getSymName() + "_select_experts").str(), shape);
+              return success();
+            })) ||
+        failed(lowerEachFunction<gg::SelectExpertsBackwardOp>(
+            getOperation(), "one kernel",
+            [&](gg::SelectExpertsBackwardOp op, func::FuncOp func, KernelBuilder &b) {
+              auto out = cast<MemRefType>(op.getOut().getType());
+              auto weights = cast<MemRefType>(op.getWeights().getType());
+              Shape shape{out.getElementType(), out.getDimSize(1), weights.getDimSize(1),
+                          int64_t(op.getThreads()), /*renormalize=*/true};
+              buildBackward(b, getOperation(),
+                            (func.getSymName() + "_select_experts_backward").str(), shape);
               return success();
             })))
       signalPassFailure();

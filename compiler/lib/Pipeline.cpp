@@ -549,7 +549,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                                     gg::QuantizeGroupTokensOp,
                                     gg::CombineRoutesOp, gg::SwigluRowsOp,
                                     gg::SwigluRowsBackwardOp, gg::CopyRowsOp,
-                                    gg::SelectExpertsOp>(op)
+                                    gg::SelectExpertsOp, gg::SelectExpertsBackwardOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -560,7 +560,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
             "gg.quantize_blocks, gg.quantize_group_tokens, gg.combine_routes, "
             "gg.swiglu_rows, gg.swiglu_rows_backward, gg.copy_rows, "
-            "gg.select_experts): no kernel "
+            "gg.select_experts, gg.select_experts_backward): no kernel "
             "to compile\n";
     return result;
   }

@@ -569,42 +569,77 @@ static constexpr int64_t kMaxSelectExperts = 1024;
 /// The most experts a token chooses: one a lane.
 static constexpr int64_t kMaxSelectTopK = 32;
 
+/// `value` (operand `name`) as the router's [T, E] logits or their
+/// gradient: bf16, f16 or f32, E static in [1, kMaxSelectExperts];
+/// returns E.
+static FailureOr<int64_t> checkExpertRows(Operation *op, Value value, StringRef name) {
+  auto type = cast<MemRefType>(value.getType());
+  Type element = type.getElementType();
+  if (type.getRank() != 2 || !type.getLayout().isIdentity())
+    return op->emitOpError() << name << " must be a 2-D memref with the identity layout, got "
+                             << type;
+  if (!element.isBF16() && !element.isF16() && !element.isF32())
+    return op->emitOpError() << name << " must hold bf16, f16 or f32, got " << element;
+  int64_t experts = type.getDimSize(1);
+  if (!known(experts) || experts < 1 || experts > kMaxSelectExperts)
+    return op->emitOpError() << name << (name.ends_with("s") ? "'" : "'s")
+                             << " columns (the experts) must be static in [1, "
+                             << kMaxSelectExperts << "], got " << sizeText(experts);
+  return experts;
+}
+
+/// The chosen experts' [T, K] operands (`named`: name, value, element,
+/// its name): K static in [1, min(E, 32)] and shared, and a row a token
+/// where `rows` (the [T, E] operand) knows T.
+static LogicalResult
+checkChosen(Operation *op, int64_t experts, Value rows,
+            ArrayRef<std::tuple<StringRef, Value, Type, StringRef>> named) {
+  int64_t topK = ShapedType::kDynamic;
+  int64_t tokens = cast<MemRefType>(rows.getType()).getDimSize(0);
+  for (auto [name, value, element, expected] : named) {
+    FailureOr<MemRefType> type = shaped(op, value, name, 2, element, expected);
+    if (failed(type))
+      return failure();
+    int64_t columns = type->getDimSize(1), most = std::min(experts, kMaxSelectTopK);
+    if (!known(topK)) {
+      if (!known(columns) || columns < 1 || columns > most)
+        return op->emitOpError() << name << "' columns (top_k) must be static in [1, "
+                                 << most << "], got " << sizeText(columns);
+      topK = columns;
+    } else if (columns != topK) {
+      return op->emitOpError() << name << " must have " << std::get<0>(named[0]) << "' "
+                               << topK << " columns, got " << sizeText(columns);
+    }
+    int64_t count = type->getDimSize(0);
+    if (known(tokens) && known(count) && count != tokens)
+      return op->emitOpError() << name << " must have a row a token, " << tokens
+                               << ", got " << count;
+  }
+  return success();
+}
+
 LogicalResult SelectExpertsOp::verify() {
   if (failed(checkThreads(*this, getThreads())))
     return failure();
-  auto logits = cast<MemRefType>(getLogits().getType());
-  Type element = logits.getElementType();
-  if (logits.getRank() != 2 || !logits.getLayout().isIdentity())
-    return emitOpError() << "logits must be a 2-D memref with the identity layout, got "
-                         << logits;
-  if (!element.isBF16() && !element.isF16() && !element.isF32())
-    return emitOpError() << "logits must hold bf16, f16 or f32, got " << element;
-  int64_t experts = logits.getDimSize(1);
-  if (!known(experts) || experts < 1 || experts > kMaxSelectExperts)
-    return emitOpError() << "logits' columns (the experts) must be static in [1, "
-                         << kMaxSelectExperts << "], got " << sizeText(experts);
-  MLIRContext *ctx = getContext();
-  FailureOr<MemRefType> weights =
-      shaped(*this, getWeights(), "weights", 2, Float32Type::get(ctx), "f32");
-  FailureOr<MemRefType> ids =
-      shaped(*this, getIds(), "ids", 2, IntegerType::get(ctx, 32), "i32");
-  if (failed(weights) || failed(ids))
+  FailureOr<int64_t> experts = checkExpertRows(*this, getLogits(), "logits");
+  if (failed(experts))
     return failure();
-  int64_t topK = weights->getDimSize(1);
-  int64_t most = std::min(experts, kMaxSelectTopK);
-  if (!known(topK) || topK < 1 || topK > most)
-    return emitOpError() << "weights' columns (top_k) must be static in [1, " << most
-                         << "], got " << sizeText(topK);
-  if (ids->getDimSize(1) != topK)
-    return emitOpError() << "ids must have weights' " << topK << " columns, got "
-                         << sizeText(ids->getDimSize(1));
-  int64_t tokens = logits.getDimSize(0);
-  for (auto [name, type] : {std::pair<StringRef, MemRefType>{"weights", *weights},
-                            std::pair<StringRef, MemRefType>{"ids", *ids}}) {
-    int64_t rows = type.getDimSize(0);
-    if (known(tokens) && known(rows) && rows != tokens)
-      return emitOpError() << name << " must have a row a token, " << tokens << ", got "
-                           << rows;
-  }
-  return success();
+  MLIRContext *ctx = getContext();
+  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  return checkChosen(*this, *experts, getLogits(),
+                     {{"weights", getWeights(), f32, "f32"}, {"ids", getIds(), i32, "i32"}});
+}
+
+LogicalResult SelectExpertsBackwardOp::verify() {
+  if (failed(checkThreads(*this, getThreads())))
+    return failure();
+  FailureOr<int64_t> experts = checkExpertRows(*this, getOut(), "out");
+  if (failed(experts))
+    return failure();
+  MLIRContext *ctx = getContext();
+  Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
+  return checkChosen(*this, *experts, getOut(),
+                     {{"weights", getWeights(), f32, "f32"},
+                      {"ids", getIds(), i32, "i32"},
+                      {"grad", getGrad(), f32, "f32"}});
 }

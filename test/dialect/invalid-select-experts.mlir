@@ -87,3 +87,53 @@ func.func @bad(%l: memref<4x8xbf16>, %w: memref<4x2xf32>, %i: memref<5x2xi32>) {
   gg.select_experts logits(%l : memref<4x8xbf16>) weights(%w : memref<4x2xf32>) ids(%i : memref<5x2xi32>) {threads = 32 : i64}
   return
 }
+
+// -----
+
+// gg.select_experts_backward.
+
+func.func @bad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %d: memref<?x128xi32>) {
+  // expected-error @+1 {{out must hold bf16, f16 or f32, got 'i32'}}
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xf32>) out(%d : memref<?x128xi32>) {threads = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %d: memref<?x?xbf16>) {
+  // expected-error @+1 {{out's columns (the experts) must be static in [1, 1024], got ?}}
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xf32>) out(%d : memref<?x?xbf16>) {threads = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xbf16>, %d: memref<?x128xbf16>) {
+  // expected-error @+1 {{grad must hold f32, got 'bf16'}}
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xbf16>) out(%d : memref<?x128xbf16>) {threads = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x4xf32>, %d: memref<?x128xbf16>) {
+  // expected-error @+1 {{grad must have weights' 8 columns, got 4}}
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x4xf32>) out(%d : memref<?x128xbf16>) {threads = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %d: memref<?x4xbf16>) {
+  // expected-error @+1 {{weights' columns (top_k) must be static in [1, 4], got 8}}
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xf32>) out(%d : memref<?x4xbf16>) {threads = 64 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%w: memref<6x2xf32>, %i: memref<7x2xi32>, %g: memref<6x2xf32>, %d: memref<6x8xbf16>) {
+  // expected-error @+1 {{ids must have a row a token, 6, got 7}}
+  gg.select_experts_backward weights(%w : memref<6x2xf32>) ids(%i : memref<7x2xi32>) grad(%g : memref<6x2xf32>) out(%d : memref<6x8xbf16>) {threads = 64 : i64}
+  return
+}

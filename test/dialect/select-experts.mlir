@@ -18,3 +18,10 @@ func.func @static(%l: memref<3x8xf32>, %w: memref<3x2xf32>, %i: memref<3x2xi32>)
   gg.select_experts logits(%l : memref<3x8xf32>) weights(%w : memref<3x2xf32>) ids(%i : memref<3x2xi32>) {threads = 32 : i64}
   return
 }
+
+// CHECK-LABEL: func.func @backward
+// CHECK: gg.select_experts_backward weights(%{{.*}} : memref<?x8xf32>) ids(%{{.*}} : memref<?x8xi32>) grad(%{{.*}} : memref<?x8xf32>) out(%{{.*}} : memref<?x128xbf16>) {threads = 128 : i64}
+func.func @backward(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %d: memref<?x128xbf16>) {
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xf32>) out(%d : memref<?x128xbf16>) {threads = 128 : i64}
+  return
+}

@@ -4,9 +4,11 @@ chooses them (equal logits: the lower expert first) and their softmax
 weights within 1e-5, on fresh random logits (bf16, f16, f32), with and
 without renormalisation, token counts 0, 1 and off every CTA's four, E
 from 1 to 1,024 (off the lanes' 32 too) and top_k up to 32; heavy ties;
-masked (-inf) experts; a NaN logit. And `ggc.moe.route`'s use of it:
-the same as its torch path, which it keeps for gradients, scaling,
-sigmoid and grouped routing; inside a CUDA graph."""
+masked (-inf) experts; a NaN logit. gg.select_experts_backward's
+kernel: the renormalised weights' gradient against fp64's, exactly zero
+at every expert not chosen. And `ggc.moe.route`'s use of them: the same
+as its torch path, which it keeps for scaling, sigmoid and grouped
+routing and a gradient without renormalisation; inside a CUDA graph."""
 
 import os
 
@@ -106,10 +108,43 @@ def test_route_takes_the_kernel_and_agrees_with_its_torch_path(monkeypatch, scor
     assert torch.allclose(weights, torch_weights, rtol=2e-5, atol=0), seed
 
 
+def reference_gradient(logits, ids, grad):
+    """The logits' gradient of sum(w * grad) in fp64, w the renormalised
+    weights of the given ids."""
+    values = logits.detach().double().requires_grad_()
+    chosen = torch.softmax(values, dim=1).gather(1, ids.long())
+    (chosen / chosen.sum(dim=1, keepdim=True) * grad.double()).sum().backward()
+    return values.grad
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("experts,top_k", [(8, 2), (128, 8), (300, 32)])
+@pytest.mark.parametrize("tokens", [0, 1, 1031])
+def test_the_gradient_matches_fp64(dtype, experts, top_k, tokens):
+    gen, seed = fresh_generator()
+    logits = (torch.randn(tokens, experts, device="cuda", generator=gen) * 3).to(dtype)
+    logits.requires_grad_()
+    assert router_kernel.takes(logits, top_k)
+    weights, ids = route(logits, top_k)
+    assert weights.grad_fn is not None and "SelectExperts" in type(weights.grad_fn).__name__
+    grad = torch.randn(tokens, top_k, device="cuda", generator=gen)
+    (weights * grad).sum().backward()
+    got = logits.grad
+    assert got.dtype == dtype and got.shape == logits.shape
+    if not tokens:
+        return
+    want = reference_gradient(logits, ids, grad)
+    unchosen = torch.ones_like(got, dtype=torch.bool).scatter_(1, ids.long(), False)
+    assert (got[unchosen] == 0).all(), f"seed {seed}"
+    error = ((got.double() - want).norm() / want.norm()).item()
+    assert error < (4e-3 if dtype == torch.bfloat16 else 2e-5), f"{error:.2e}, seed {seed}"
+
+
 def test_route_keeps_torch_where_a_gradient_or_scaling_is_asked_for():
     logits = torch.randn(33, 64, device="cuda", requires_grad=True)
-    assert not router_kernel.takes(logits, 4)
-    weights, _ = route(logits, 4)
+    assert not router_kernel.takes(logits, 4, renormalize=False)
+    weights, _ = route(logits, 4, renormalize=False)
+    assert "SelectExperts" not in type(weights.grad_fn).__name__
     weights.sum().backward()
     assert logits.grad is not None and logits.grad.abs().sum() > 0
     with torch.no_grad():

@@ -54,3 +54,30 @@ func.func @top1(%l: memref<?x8xbf16>, %w: memref<?x1xf32>, %i: memref<?x1xi32>) 
       ids(%i : memref<?x1xi32>) {threads = 256 : i64}
   return
 }
+
+// -----
+
+// Before: gg.select_experts_backward, top-8 of 128 experts, a bf16
+// gradient. After: one kernel taking weights, ids, grad, out, then T. A
+// warp a token: lane j < 8 loads the j-th weight, gradient and id (lanes
+// past 7 the eighth's, adding nothing), the lanes' w * g added by five
+// shuffles; each lane stores zeros at its four experts of the row, the
+// warp meets, then lanes below 8 store w * (g - sum), rounded to bf16, at
+// their expert (one inside [0, 128)).
+// CHECK-NOT: func.func
+// CHECK: llvm.func @grad_select_experts_backward(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK-COUNT-5: ggk.warp_shuffle_xor
+// CHECK-COUNT-4: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
+// CHECK: ggk.warp_sync
+// CHECK: arith.cmpi slt, %{{.*}}, %c128_i32{{.*}} : i32
+// CHECK: scf.if
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: llvm.store %{{.*}} : bf16, !llvm.ptr<1>
+func.func @grad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %d: memref<?x128xbf16>) {
+  gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>)
+      grad(%g : memref<?x8xf32>) out(%d : memref<?x128xbf16>) {threads = 128 : i64}
+  return
+}

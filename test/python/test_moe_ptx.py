@@ -104,3 +104,7 @@ def test_the_router_kernel_assembles_without_spills(tmp_path, arch, experts, top
     # One weight exp a round and, unless renormalised, one a logit slot.
     slots = -(-experts // 32)
     assert code.count("ex2.approx") == top_k + (0 if renormalize else slots)
+    name, code = router_kernel.kernel(experts, top_k, dtype, True, arch, backward=True)
+    assemble_one_kernel_without_spills(tmp_path, name, code, arch)
+    # The lanes' w * g added by five shuffles; the zeros before the warp meets.
+    assert code.count("shfl.sync.bfly") == 5 and "bar.warp.sync" in code

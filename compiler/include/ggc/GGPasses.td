@@ -488,12 +488,14 @@ def LowerCombineRoutes : Pass<"gg-lower-combine-routes", "::mlir::ModuleOp"> {
 }
 
 def LowerSelectExperts : Pass<"gg-lower-select-experts", "::mlir::ModuleOp"> {
-  let summary = "generate the kernel of each gg.select_experts";
+  let summary = "generate the kernel of each gg.select_experts and gg.select_experts_backward";
   let description = [{
     Takes: a module whose functions each hold at most one
-    `gg.select_experts` and take only memrefs.
+    `gg.select_experts` or `gg.select_experts_backward` and take only
+    memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func
-    @f_select_experts(logits, weights, ids, T)`, pointers as
+    @f_select_experts(logits, weights, ids, T)` or
+    `@f_select_experts_backward(weights, ids, grad, out, T)`, pointers as
     `!llvm.ptr<1>` and T (the tokens) as i64 (LLVM, scf/arith, the
     exponential's `ggk.exp2_approx` and `ggk.warp_shuffle_xor`); the
     function is removed.
@@ -508,7 +510,11 @@ def LowerSelectExperts : Pass<"gg-lower-select-experts", "::mlir::ModuleOp"> {
     chosen, and lane `j` of round `j` keeps its id and `exp(l - m)`.
     Lanes below K store their weight, divided by the sum over all
     experts or, with `renormalize`, by the chosen ones' in round order,
-    and id.
+    and id. The backward takes a token a warp too: lane `j < K` loads
+    the j-th chosen weight, gradient and id, the lanes add `w * g` by
+    butterfly shuffles, every lane stores zeros over its experts of the
+    row, the warp meets (`ggk.warp_sync`, so the zeros land first) and
+    lanes below K store `w * (g - sum)` at their expert.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

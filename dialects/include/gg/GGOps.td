@@ -700,4 +700,36 @@ def GG_SelectExpertsOp : GG_Op<"select_experts"> {
   let hasVerifier = 1;
 }
 
+def GG_SelectExpertsBackwardOp : GG_Op<"select_experts_backward"> {
+  let summary = "the gradient of gg.select_experts' renormalised weights: a MoE router's backward as one kernel";
+  let description = [{
+    For the renormalised weights `w` a token's `K` chosen experts got from
+    gg.select_experts (`renormalize`: a softmax over the chosen logits)
+    and their gradient `g`, writes the logits' gradient: `out[t, ids[t,
+    j]] = w_j * (g_j - s)` with `s` the sum over the chosen of `w_k *
+    g_k` (in f32, added by butterfly shuffles in a fixed order, rounded
+    once to `out`'s type), and zero at every expert not chosen.
+
+    `weights` and `grad` are f32, `ids` i32 `[T, K]` (ids in `[0, E)`; a
+    chosen id outside it writes nothing); `out` bf16, f16 or f32 `[T, E]`,
+    `E` static in [1, 1024], `K` static in [1, min(E, 32)]; `T` may be
+    dynamic. `gg-lower-select-experts` makes one kernel
+    `<func>_select_experts_backward(weights, ids, grad, out, T)` of
+    `threads` threads a CTA, a warp a token.
+
+    Example:
+    ```mlir
+    gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>)
+        grad(%g : memref<?x8xf32>) out(%d : memref<?x128xbf16>) {threads = 128 : i64}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$weights, AnyMemRef:$ids, AnyMemRef:$grad,
+                       AnyMemRef:$out, I64Attr:$threads);
+  let assemblyFormat = [{
+    `weights` `(` $weights `:` type($weights) `)` `ids` `(` $ids `:` type($ids) `)`
+    `grad` `(` $grad `:` type($grad) `)` `out` `(` $out `:` type($out) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GG_OPS_TD

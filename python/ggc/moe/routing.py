@@ -1,9 +1,9 @@
 """Routing: which experts each token goes to, and with what weight.
 
-On CUDA, softmax routing without groups, correction bias or scaling, where
-no gradient is asked for, is one kernel (ggc.moe.router_kernel, from
-gg.select_experts; `ROUTER_KERNEL = False` turns it off); the rest is torch
-on the router logits' device. Neither synchronises with the host, so
+On CUDA, softmax routing without groups, correction bias or scaling is
+one kernel (ggc.moe.router_kernel, from gg.select_experts; renormalised,
+its gradient another, gg.select_experts_backward; `ROUTER_KERNEL = False`
+turns them off); the rest is torch on the router logits' device. Neither synchronises with the host, so
 routing can sit inside a CUDA graph or a compiled graph with the rest of
 the layer.
 """

@@ -441,3 +441,26 @@ def test_the_scale_gathering_quantisation_only_where_the_rows_reach_it():
         assert names(None) == {plain, gathering}
     finally:
         ggc.set_target(previous)
+
+
+def test_a_layers_router_kernel_is_warmed_where_route_takes_it(monkeypatch):
+    """A softmax router without groups, bias or scaling becomes
+    gg.select_experts' kernel (its routed experts and top_k, its logits'
+    dtype, renormalised or not), compiled by warmup; a sigmoid router
+    (DeepSeek-V3's) stays torch's, and so does any with ROUTER_KERNEL off."""
+    from ggc.moe import router_kernel, routing
+    from ggc.moe.precompile import shape_of
+    monkeypatch.setattr(router_kernel, "_PTX", {})
+    ggc.set_target("sm_90a")
+    qwen = moe.MoE(256, 128, 8, 2, device="meta")
+    top1 = moe.MoE(256, 128, 16, 1, renormalize=False, router_dtype=torch.float32,
+                   shared_experts=1, device="meta")
+    deepseek = moe.MoE(256, 128, 8, 2, scoring="sigmoid", device="meta")
+    assert shape_of(qwen).router == (8, 2, "bf16", True)
+    assert shape_of(top1).router == (16, 1, "f32", False)
+    assert shape_of(deepseek).router is None
+    report = moe.warmup(qwen, 4, progress=False)
+    assert "select_experts e8 k2 bf16 renormalised" in [k.kernel for k in report.helpers]
+    assert set(router_kernel._PTX) == {(8, 2, "bf16", True, "sm_90a")}
+    monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
+    assert shape_of(qwen).router is None

@@ -51,10 +51,11 @@ from .. import ops
 from .. import progress as progress_bars
 from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
-from . import combine_kernel, kernels, quant_kernel, routes, swiglu_kernel
+from . import combine_kernel, kernels, quant_kernel, router_kernel, routes, swiglu_kernel
 from .activations import ACTIVATIONS, GATED
 from .layer import GATHERED_SCALE_ROWS, expected_rows
 from .quant import BLOCK
+from .routing import kernel_routing
 
 # Kernels compiled at once (threads: the compiler releases the GIL).
 MAX_JOBS = 8
@@ -70,6 +71,10 @@ class LayerShape(NamedTuple):
     fp8: bool = False             # FP8 expert weights (128x128 block scales)
     expert_bias: bool = False     # w13_bias / w2_bias (gpt-oss)
     ranks: int | None = None      # expert-parallel: the group's size; None: one GPU
+    # The router's kernel (gg.select_experts), where route() takes it:
+    # (routed experts, their top_k, the logits' dtype "bf16"/"f16"/"f32",
+    # renormalised); None: routing by torch, or not known.
+    router: Tuple[int, int, str, bool] | None = None
 
 
 class KernelCall(NamedTuple):
@@ -147,6 +152,11 @@ def helper_kernels(shapes: Iterable[LayerShape], max_tokens: Optional[int] = Non
         if shape.ranks is None and 1 <= shape.experts <= routes.MAX_EXPERTS:
             found[f"sort_routes e{shape.experts} k{shape.top_k}"] = functools.partial(
                 routes.kernels, shape.experts, shape.top_k, torch.int32)
+        if shape.router is not None:
+            experts, top_k, dtype, renormalize = shape.router
+            found[f"select_experts e{experts} k{top_k} {dtype}"
+                  f"{' renormalised' if renormalize else ''}"] = functools.partial(
+                router_kernel.kernel, experts, top_k, _ROUTER_DTYPES[dtype], renormalize)
         if shape.hidden % 8 == 0:
             found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
                 combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
@@ -178,7 +188,8 @@ def helper_kernels(shapes: Iterable[LayerShape], max_tokens: Optional[int] = Non
 def _compile_helper(name: str, make: Callable[[], Any]) -> Compiled:
     started = time.perf_counter()
     def held():
-        return sum(len(m._PTX) for m in (routes, quant_kernel, combine_kernel, swiglu_kernel))
+        return sum(len(m._PTX) for m in (routes, quant_kernel, combine_kernel, swiglu_kernel,
+                                         router_kernel))
     before = held()
     make()
     source = "compiled" if held() > before else "memory"
@@ -222,7 +233,26 @@ def shape_of(layer, fp8: Optional[bool] = None) -> LayerShape:
     return LayerShape(layer.hidden_size, layer.intermediate_size, layer.w13.shape[0],
                       layer.top_k + shared, layer.activation,
                       layer.w13_scale is not None if fp8 is None else bool(fp8),
-                      getattr(layer, "w13_bias", None) is not None, ranks)
+                      getattr(layer, "w13_bias", None) is not None, ranks, _router_of(layer))
+
+
+_ROUTER_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def _router_of(layer) -> Tuple[int, int, str, bool] | None:
+    """LayerShape.router of a MoE or ExpertParallelMoE layer."""
+    gate = getattr(layer, "gate", None)
+    routing = getattr(layer, "routing", None)
+    if gate is None or routing is None:
+        return None
+    renormalize = kernel_routing(routing["scoring"], routing["renormalize"],
+                                 routing["n_group"], layer.correction_bias,
+                                 routing["scaling_factor"])
+    dtype = getattr(layer, "router_dtype", None) or gate.weight.dtype
+    names = {v: k for k, v in _ROUTER_DTYPES.items()}
+    if renormalize is None or dtype not in names:
+        return None
+    return gate.out_features, layer.top_k, names[dtype], renormalize
 
 
 def layer_shapes_of(hidden_size: int, intermediate_size: int, num_experts: int, top_k: int,

@@ -41,11 +41,10 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (routed_scaling_factor)."""
     num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
                                     correction_bias, scaling_factor)
-    if (ROUTER_KERNEL and scoring != "sigmoid" and n_group is None
-            and correction_bias is None and scaling_factor == 1.0):
-        # topk_softmax's softmax over the chosen logits is the renormalised one.
-        made = router_kernel.select_experts(router_logits, top_k,
-                                            renormalize or scoring == "topk_softmax")
+    kernel_renormalizes = kernel_routing(scoring, renormalize, n_group, correction_bias,
+                                         scaling_factor)
+    if kernel_renormalizes is not None:
+        made = router_kernel.select_experts(router_logits, top_k, kernel_renormalizes)
         if made is not None:
             return made
     logits = router_logits.float()
@@ -63,6 +62,18 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     if scaling_factor != 1.0:
         weights = weights * scaling_factor
     return weights, ids.to(torch.int32)
+
+
+def kernel_routing(scoring: str, renormalize: bool, n_group: Optional[int],
+                   correction_bias, scaling_factor: float) -> Optional[bool]:
+    """Whether route() with these arguments takes gg.select_experts'
+    kernel (where the logits suit it): None if not, else the kernel's
+    `renormalize` (topk_softmax's softmax over the chosen logits is the
+    renormalised one)."""
+    if (not ROUTER_KERNEL or scoring == "sigmoid" or n_group is not None
+            or correction_bias is not None or scaling_factor != 1.0):
+        return None
+    return renormalize or scoring == "topk_softmax"
 
 
 def _choose(choice, scores, top_k, n_group, topk_group, num_experts, biased=False):

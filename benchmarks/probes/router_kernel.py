@@ -3,7 +3,8 @@
 path: route() alone (GPU us with an L2 flush, interleaved; the host's us
 a call with the GPU kept busy), then a MoE layer's forward (the router's
 linear, route(), fused_moe; inference) eager and replayed from a CUDA
-graph, Qwen3-like and Mixtral-like, off against on in one run.
+graph, Qwen3-, Mixtral- and DeepSeek-V3-like (sigmoid scores,
+correction bias, grouped top-k, scaling), off against on in one run.
 
     python3 benchmarks/probes/router_kernel.py [--tokens 1,16,128,1024,4096]
 """
@@ -21,8 +22,13 @@ from ggc import moe  # noqa: E402
 from ggc.moe import routing  # noqa: E402
 from bench_moe import captured, host_time_us, time_interleaved_flushed  # noqa: E402
 
-ROUTERS = ((128, 8), (8, 2), (256, 8))  # (E, top_k): Qwen3-, Mixtral-, DeepSeek-sized
-LAYERS = {"qwen3": (128, 8, 2048, 768), "mixtral": (8, 2, 4096, 14336)}
+# (label, E, top_k, route()'s arguments)
+DEEPSEEK = dict(scoring="sigmoid", n_group=8, topk_group=4, scaling_factor=2.5)
+ROUTERS = (("qwen3", 128, 8, {}), ("mixtral", 8, 2, {}), ("softmax", 256, 8, {}),
+           ("deepseek-v3", 256, 8, DEEPSEEK))
+# (E, top_k, H, I, MoE's routing arguments)
+LAYERS = {"qwen3": (128, 8, 2048, 768, {}), "mixtral": (8, 2, 4096, 14336, {}),
+          "deepseek": (256, 8, 7168, 2048, dict(DEEPSEEK, correction_bias=True))}
 
 
 def switched(fn, on):
@@ -36,28 +42,35 @@ def switched(fn, on):
 
 
 def route_alone(tokens_list):
-    print("route() alone, bf16 logits, softmax + renormalise: GPU us (L2 flushed) | host us")
-    for experts, top_k in ROUTERS:
+    print("route() alone, bf16 logits: GPU us (L2 flushed) | host us")
+    for label, experts, top_k, args in ROUTERS:
+        bias = torch.randn(experts, device="cuda") * 0.1 if args else None
         for tokens in tokens_list:
             logits = torch.randn(tokens, experts, device="cuda").bfloat16()
-            fns = {on: switched(lambda: moe.route(logits, top_k), on) for on in (False, True)}
+            fns = {on: switched(lambda: moe.route(logits, top_k, correction_bias=bias, **args), on)
+                   for on in (False, True)}
             (w0, i0), (w1, i1) = fns[False](), fns[True]()
             same = torch.equal(i0, i1)
+            tokens_apart = int((i0.sort(1).values != i1.sort(1).values).any(1).sum())
             err = ((w1 - w0).norm() / w0.norm()).item()
             gpu = time_interleaved_flushed(fns, rounds=21)
             host = {on: host_time_us(fn, calls=200) for on, fn in fns.items()}
-            print(f"  E{experts} k{top_k} T={tokens:6d}: torch {gpu[False]:7.1f} us, host "
+            print(f"  {label} E{experts} k{top_k} T={tokens:6d}: torch {gpu[False]:7.1f} us, host "
                   f"{host[False] or float('nan'):6.1f} | kernel {gpu[True]:6.1f} us, host "
                   f"{host[True] or float('nan'):6.1f} | {gpu[False] / gpu[True]:5.2f}x GPU, "
-                  f"ids {'equal' if same else 'DIFFER'}, weights {err:.1e}", flush=True)
+                  f"ids {'equal' if same else 'in another order'}, {tokens_apart} tokens with "
+                  f"other experts, weights {err:.1e}", flush=True)
 
 
 def layer_forward(tokens_list):
     print("MoE layer forward (router linear + route + fused_moe), bf16, inference: us")
-    for name, (experts, top_k, hidden, inter) in LAYERS.items():
+    for name, (experts, top_k, hidden, inter, args) in LAYERS.items():
         torch.manual_seed(0)
-        layer = moe.MoE(hidden, inter, experts, top_k, device="cuda")
-        for tokens in tokens_list:
+        layer = moe.MoE(hidden, inter, experts, top_k, device="cuda", **args)
+        if layer.correction_bias is not None:
+            with torch.no_grad():
+                layer.correction_bias.normal_(0, 0.1)
+        for tokens in tokens_list if name != "deepseek" else [t for t in tokens_list if t <= 1024]:
             x = torch.randn(tokens, hidden, device="cuda").bfloat16()
             fns = {}
             with torch.no_grad():

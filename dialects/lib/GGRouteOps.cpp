@@ -618,6 +618,40 @@ checkChosen(Operation *op, int64_t experts, Value rows,
   return success();
 }
 
+/// The most expert groups a router kernel takes: one bit each of a mask.
+static constexpr int64_t kMaxSelectGroups = 32;
+
+/// gg.select_experts' groups, topk_groups and bias against E experts and
+/// K chosen a token.
+static LogicalResult checkGroupsAndBias(SelectExpertsOp op, int64_t experts) {
+  int64_t groups = op.getGroups();
+  int64_t kept = op.getTopkGroups().value_or(groups);
+  if (groups < 1 || groups > kMaxSelectGroups || experts % groups != 0)
+    return op.emitOpError() << "groups must divide the " << experts
+                            << " experts and be in [1, " << kMaxSelectGroups << "], got "
+                            << groups;
+  if (kept < 1 || kept > groups)
+    return op.emitOpError() << "topk_groups must be in [1, groups = " << groups << "], got "
+                            << kept;
+  int64_t topK = cast<MemRefType>(op.getWeights().getType()).getDimSize(1);
+  if (topK > kept * (experts / groups))
+    return op.emitOpError() << "top_k = " << topK << " exceeds the " << kept * (experts / groups)
+                            << " experts of the topk_groups = " << kept << " groups kept";
+  if (!op.getBias())
+    return success();
+  FailureOr<MemRefType> bias =
+      shaped(op, op.getBias(), "bias", 1, Float32Type::get(op.getContext()), "f32");
+  if (failed(bias))
+    return failure();
+  if (bias->getDimSize(0) != experts)
+    return op.emitOpError() << "bias must hold one value an expert, " << experts << ", got "
+                            << sizeText(bias->getDimSize(0));
+  if (groups > 1 && experts / groups < 2)
+    return op.emitOpError() << "with bias a group ranks by its two best experts; " << experts
+                            << " experts in " << groups << " groups leave one a group";
+  return success();
+}
+
 LogicalResult SelectExpertsOp::verify() {
   if (failed(checkThreads(*this, getThreads())))
     return failure();
@@ -626,8 +660,11 @@ LogicalResult SelectExpertsOp::verify() {
     return failure();
   MLIRContext *ctx = getContext();
   Type f32 = Float32Type::get(ctx), i32 = IntegerType::get(ctx, 32);
-  return checkChosen(*this, *experts, getLogits(),
-                     {{"weights", getWeights(), f32, "f32"}, {"ids", getIds(), i32, "i32"}});
+  if (failed(checkChosen(*this, *experts, getLogits(),
+                         {{"weights", getWeights(), f32, "f32"},
+                          {"ids", getIds(), i32, "i32"}})))
+    return failure();
+  return checkGroupsAndBias(*this, *experts);
 }
 
 LogicalResult SelectExpertsBackwardOp::verify() {

@@ -137,3 +137,61 @@ func.func @bad(%w: memref<6x2xf32>, %i: memref<7x2xi32>, %g: memref<6x2xf32>, %d
   gg.select_experts_backward weights(%w : memref<6x2xf32>) ids(%i : memref<7x2xi32>) grad(%g : memref<6x2xf32>) out(%d : memref<6x8xbf16>) {threads = 64 : i64}
   return
 }
+
+// -----
+
+// gg.select_experts' groups and bias.
+
+func.func @bad(%l: memref<?x64xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{groups must divide the 64 experts and be in [1, 32], got 5}}
+  gg.select_experts logits(%l : memref<?x64xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 5 : i64, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{groups must divide the 64 experts and be in [1, 32], got 64}}
+  gg.select_experts logits(%l : memref<?x64xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 64 : i64, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{topk_groups must be in [1, groups = 4], got 5}}
+  gg.select_experts logits(%l : memref<?x64xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 4 : i64, topk_groups = 5 : i64, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{top_k = 8 exceeds the 4 experts of the topk_groups = 1 groups kept}}
+  gg.select_experts logits(%l : memref<?x64xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 16 : i64, topk_groups = 1 : i64, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %b: memref<32xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{bias must hold one value an expert, 64, got 32}}
+  gg.select_experts logits(%l : memref<?x64xf32>) bias(%b : memref<32xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %b: memref<64xbf16>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{bias must hold f32, got 'bf16'}}
+  gg.select_experts logits(%l : memref<?x64xf32>) bias(%b : memref<64xbf16>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, threads = 32 : i64}
+  return
+}
+
+// -----
+
+func.func @bad(%l: memref<?x32xf32>, %b: memref<32xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{with bias a group ranks by its two best experts; 32 experts in 32 groups leave one a group}}
+  gg.select_experts logits(%l : memref<?x32xf32>) bias(%b : memref<32xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 32 : i64, threads = 32 : i64}
+  return
+}

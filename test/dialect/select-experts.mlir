@@ -25,3 +25,10 @@ func.func @backward(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32
   gg.select_experts_backward weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) grad(%g : memref<?x8xf32>) out(%d : memref<?x128xbf16>) {threads = 128 : i64}
   return
 }
+
+// CHECK-LABEL: func.func @grouped
+// CHECK: gg.select_experts logits(%{{.*}} : memref<?x256xf32>) bias(%{{.*}} : memref<256xf32>) weights(%{{.*}} : memref<?x8xf32>) ids(%{{.*}} : memref<?x8xi32>) {groups = 8 : i64, renormalize, scaling = 2.500000e+00 : f32, sigmoid, threads = 128 : i64, topk_groups = 4 : i64}
+func.func @grouped(%l: memref<?x256xf32>, %b: memref<256xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  gg.select_experts logits(%l : memref<?x256xf32>) bias(%b : memref<256xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, renormalize, groups = 8 : i64, topk_groups = 4 : i64, scaling = 2.5 : f32, threads = 128 : i64}
+  return
+}

@@ -4,11 +4,13 @@ chooses them (equal logits: the lower expert first) and their softmax
 weights within 1e-5, on fresh random logits (bf16, f16, f32), with and
 without renormalisation, token counts 0, 1 and off every CTA's four, E
 from 1 to 1,024 (off the lanes' 32 too) and top_k up to 32; heavy ties;
-masked (-inf) experts; a NaN logit. gg.select_experts_backward's
-kernel: the renormalised weights' gradient against fp64's, exactly zero
-at every expert not chosen. And `ggc.moe.route`'s use of them: the same
-as its torch path, which it keeps for scaling, sigmoid and grouped
-routing and a gradient without renormalisation; inside a CUDA graph."""
+masked (-inf) experts; a NaN logit; sigmoid scores, correction biases,
+grouped top-k and scaling (DeepSeek-V3), where near ties (within 1e-6)
+may go either way. gg.select_experts_backward's kernel: the renormalised
+weights' gradient against fp64's, exactly zero at every expert not
+chosen. And `ggc.moe.route`'s use of them: the same
+as its torch path, which it keeps for a gradient of any routing but
+renormalised softmax; inside a CUDA graph."""
 
 import os
 
@@ -37,7 +39,7 @@ def reference(logits, top_k, renormalize):
 
 
 def check(logits, top_k, renormalize, seed):
-    made = router_kernel.select_experts(logits, top_k, renormalize)
+    made = router_kernel.select_experts(logits, top_k, router_kernel.KernelRouting(renormalize))
     assert made is not None, "the kernel declined logits it takes"
     weights, ids = made
     want_weights, want_ids = reference(logits, top_k, renormalize)
@@ -73,7 +75,7 @@ def test_masked_experts_are_chosen_last_with_weight_zero():
     gen, seed = fresh_generator()
     logits = torch.randn(64, 128, device="cuda", generator=gen)
     logits[:, 3:] = float("-inf")  # three experts left a token
-    weights, ids = router_kernel.select_experts(logits, 5, False)
+    weights, ids = router_kernel.select_experts(logits, 5, router_kernel.KernelRouting(False))
     assert torch.equal(ids[:, :3].sort(dim=1).values,
                        torch.arange(3, device="cuda", dtype=torch.int32).expand(64, 3)), seed
     assert (weights[:, 3:] == 0).all() and (ids[:, 3:] >= 3).all()
@@ -85,7 +87,7 @@ def test_a_nan_logit_makes_its_token_weights_nan_only():
     gen, seed = fresh_generator()
     logits = torch.randn(9, 64, device="cuda", generator=gen).bfloat16()
     logits[4, 17] = float("nan")
-    weights, ids = router_kernel.select_experts(logits, 4, True)
+    weights, ids = router_kernel.select_experts(logits, 4, router_kernel.KernelRouting(True))
     assert weights[4].isnan().all()
     assert ((ids[4] >= 0) & (ids[4] < 64)).all() and ids[4].unique().numel() == 4
     rest = [t for t in range(9) if t != 4]
@@ -140,9 +142,9 @@ def test_the_gradient_matches_fp64(dtype, experts, top_k, tokens):
     assert error < (4e-3 if dtype == torch.bfloat16 else 2e-5), f"{error:.2e}, seed {seed}"
 
 
-def test_route_keeps_torch_where_a_gradient_or_scaling_is_asked_for():
+def test_route_keeps_torch_for_a_gradient_without_renormalisation_and_scales():
     logits = torch.randn(33, 64, device="cuda", requires_grad=True)
-    assert not router_kernel.takes(logits, 4, renormalize=False)
+    assert not router_kernel.takes(logits, 4, router_kernel.KernelRouting(False))
     weights, _ = route(logits, 4, renormalize=False)
     assert "SelectExperts" not in type(weights.grad_fn).__name__
     weights.sum().backward()
@@ -167,3 +169,99 @@ def test_route_in_a_cuda_graph():
     want_weights, want_ids = reference(logits, 8, True)
     assert torch.equal(ids, want_ids), seed
     assert torch.allclose(weights.double(), want_weights, rtol=2e-5, atol=0), seed
+
+
+def routing_reference(logits, top_k, kr, bias):
+    """fp64: (scores, ranking values, group ranks or None, kept-group mask
+    per expert or None, ids by a stable descending sort)."""
+    values = logits.double()
+    scores = torch.sigmoid(values) if kr.sigmoid else torch.softmax(values, dim=1)
+    # Without a bias softmax ranks by logit: the same order as its scores.
+    choice = scores + bias.double() if bias is not None else (scores if kr.sigmoid else values)
+    ranks = allowed = None
+    ranked = choice
+    if kr.groups > 1:
+        tokens, experts = choice.shape
+        grouped = choice.view(tokens, kr.groups, experts // kr.groups)
+        ranks = grouped.topk(2, dim=-1).values.sum(-1) if bias is not None else grouped.amax(-1)
+        keep = torch.sort(ranks, dim=1, descending=True, stable=True).indices[:, :kr.topk_groups]
+        kept = torch.zeros_like(ranks, dtype=torch.bool).scatter_(1, keep, True)
+        allowed = kept.repeat_interleave(experts // kr.groups, dim=1)
+        ranked = choice.masked_fill(~allowed, float("-inf"))
+    ids = torch.sort(ranked, dim=1, descending=True, stable=True).indices[:, :top_k]
+    return scores, choice, ranks, allowed, ids
+
+
+def check_routing(logits, top_k, kr, bias, weights, ids, seed, near=1e-6):
+    """ids as fp64 chooses them, but where choice values (or group ranks)
+    lie within `near` of each other, where either may be chosen; weights
+    within 1e-5 of fp64's for the ids chosen."""
+    scores, choice, ranks, allowed, want = routing_reference(logits, top_k, kr, bias)
+    got = ids.long()
+    assert ((got >= 0) & (got < logits.shape[1])).all(), seed
+    assert (got.sort(dim=1).values.diff(dim=1) > 0).all(), f"an expert chosen twice, seed {seed}"
+    differ = (got != want).any(dim=1).nonzero().flatten().tolist()
+    for t in differ:
+        if ranks is not None:  # every chosen group at least the last kept one's rank - near
+            last_kept = ranks[t].sort(descending=True).values[kr.topk_groups - 1]
+            chosen_groups = got[t] // (logits.shape[1] // kr.groups)
+            assert (ranks[t][chosen_groups] >= last_kept - near).all(), (t, seed)
+            if not allowed[t][got[t]].all():
+                continue  # a near-tied group stood in for a kept one
+        pool = choice[t] if allowed is None else choice[t].masked_fill(~allowed[t], float("-inf"))
+        assert torch.allclose(choice[t][got[t]], pool.sort(descending=True).values[:top_k],
+                              atol=near, rtol=0), (t, seed)
+    assert len(differ) <= max(2, logits.shape[0] // 100), f"{len(differ)} tokens differ, seed {seed}"
+    want_weights = scores.gather(1, got)
+    if kr.renormalize:
+        want_weights = want_weights / want_weights.sum(dim=1, keepdim=True)
+    want_weights = want_weights * kr.scaling
+    if logits.shape[0]:
+        error = ((weights.double() - want_weights).norm() / want_weights.norm()).item()
+        assert error < 1e-5, f"relative error {error:.2e}, seed {seed}"
+
+
+ROUTINGS = {  # name: (E, top_k, KernelRouting(...), bias)
+    "deepseek-v3": (256, 8, (True, True, 8, 4, True, 2.5), True),
+    "sigmoid-bias": (160, 6, (False, True, 1, 1, True, 1.0), True),
+    "softmax-groups": (64, 6, (False, False, 8, 3, False, 1.0), False),
+    "softmax-bias-groups-of-10": (40, 4, (True, False, 4, 2, True, 0.5), True),
+    "sigmoid-groups-no-bias": (96, 5, (True, True, 3, 2, False, 1.0), False),
+}
+
+
+@pytest.mark.parametrize("name", list(ROUTINGS))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("tokens", [0, 1, 1031])
+def test_grouped_and_biased_routing_matches_fp64(name, dtype, tokens):
+    experts, top_k, routing, biased = ROUTINGS[name]
+    kr = router_kernel.KernelRouting(*routing)
+    gen, seed = fresh_generator()
+    logits = (torch.randn(tokens, experts, device="cuda", generator=gen) * 2).to(dtype)
+    bias = torch.randn(experts, device="cuda", generator=gen) * 0.1 if biased else None
+    made = router_kernel.select_experts(logits, top_k, kr, bias)
+    assert made is not None
+    weights, ids = made
+    assert weights.shape == ids.shape == (tokens, top_k)
+    check_routing(logits, top_k, kr, bias, weights, ids, seed)
+
+
+def test_route_runs_deepseek_v3_routing_as_the_kernel(monkeypatch):
+    """route()'s sigmoid, correction bias, grouped top-k and scaling go
+    to the kernel; both paths choose as fp64 does (near ties aside)."""
+    gen, seed = fresh_generator()
+    logits = torch.randn(2048, 256, device="cuda", generator=gen)
+    bias = torch.randn(256, device="cuda", generator=gen) * 0.1
+    args = dict(scoring="sigmoid", n_group=8, topk_group=4, correction_bias=bias,
+                scaling_factor=2.5)
+    kr = router_kernel.KernelRouting(True, True, 8, 4, True, 2.5)
+    calls = []
+    original = router_kernel._forward
+    monkeypatch.setattr(router_kernel, "_forward",
+                        lambda *a: calls.append(a[2]) or original(*a))
+    weights, ids = route(logits, 8, **args)
+    assert calls == [kr]
+    check_routing(logits, 8, kr, bias, weights, ids, seed)
+    monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
+    torch_weights, torch_ids = route(logits, 8, **args)
+    check_routing(logits, 8, kr, bias, torch_weights, torch_ids, seed)

@@ -5,9 +5,9 @@
 // place: logits, weights, ids, then T. A warp a token (a grid-stride loop
 // over T): each lane loads two logits (experts lane and lane + 32; the
 // second past E = 40 for lanes 8 and up, read at expert 39 and offered as
-// taken), the warp's maximum by five shuffles, then two rounds of a
-// (key, expert) butterfly of ten shuffles each, each round's exp by ex2;
-// the weight divided by the chosen ones' sum; lanes below 2 store.
+// taken), the warp's maximum by five shuffles, each logit's exp by ex2,
+// then two rounds of a (key, expert, score) butterfly of fifteen shuffles
+// each; the weight divided by the chosen ones' sum; lanes below 2 store.
 // CHECK-NOT: func.func
 // CHECK: llvm.func @router_select_experts(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
 // CHECK-SAME: nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>
@@ -17,13 +17,13 @@
 // CHECK: arith.minsi %{{.*}}, %c39_i32{{.*}} : i32
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // CHECK-NOT: llvm.load
-// CHECK-COUNT-5: arith.maximumf
-// CHECK-COUNT-10: ggk.warp_shuffle_xor
-// CHECK: ggk.exp2_approx
-// CHECK-COUNT-10: ggk.warp_shuffle_xor
-// CHECK: ggk.exp2_approx
+// CHECK-COUNT-5: ggk.warp_shuffle_xor
+// CHECK-COUNT-2: ggk.exp2_approx
+// CHECK-NOT: ggk.exp2_approx
+// CHECK-COUNT-30: ggk.warp_shuffle_xor
 // CHECK-NOT: ggk.warp_shuffle_xor
 // CHECK: arith.divf
+// CHECK-NOT: arith.mulf
 // CHECK: arith.cmpi slt, %{{.*}}, %c2_i32{{.*}} : i32
 // CHECK: scf.if
 // CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<1>
@@ -39,19 +39,55 @@ func.func @router(%l: memref<?x40xf32>, %w: memref<?x2xf32>, %i: memref<?x2xi32>
 // Before: bf16 logits of 8 experts, top-1, not renormalised. After: each
 // lane reads one bf16 logit (lanes 8 and up the eighth again, offered as
 // taken) and widens it; the weight divides by the sum over all 8 experts'
-// exp (five more shuffles before the one round's ten).
+// exp (five shuffles after the maximum's five, before the round's
+// fifteen).
 // CHECK-NOT: func.func
 // CHECK: llvm.func @top1_select_experts(
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> bf16
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK-COUNT-5: arith.maximumf
 // CHECK: ggk.exp2_approx
-// CHECK-COUNT-15: ggk.warp_shuffle_xor
+// CHECK-COUNT-20: ggk.warp_shuffle_xor
 // CHECK-NOT: ggk.warp_shuffle_xor
 // CHECK: arith.divf
 func.func @top1(%l: memref<?x8xbf16>, %w: memref<?x1xf32>, %i: memref<?x1xi32>) {
   gg.select_experts logits(%l : memref<?x8xbf16>) weights(%w : memref<?x1xf32>)
       ids(%i : memref<?x1xi32>) {threads = 256 : i64}
+  return
+}
+
+// -----
+
+// Before: DeepSeek-V3's router in small: sigmoid scores of 64 experts, a
+// correction bias, 4 groups of 16 of which 2 are kept, top-4,
+// renormalised, scaled by 2.5. After: one kernel taking logits, bias,
+// weights, ids, then T. Each lane's two sigmoids (ex2, approximate
+// reciprocal), each plus the expert's bias (two bias loads); each group's
+// two best by a butterfly of ten shuffles (four groups: forty); the two
+// kept groups' mask by shifts; four rounds of fifteen shuffles; the
+// weight divided by the chosen scores' sum, then times 2.5.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @deepseek_select_experts(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-2: ggk.reciprocal_approx
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: arith.addf
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: arith.addf
+// CHECK-COUNT-40: ggk.warp_shuffle_xor
+// CHECK: arith.shli
+// CHECK: arith.shli
+// CHECK: arith.shrui
+// CHECK-COUNT-60: ggk.warp_shuffle_xor
+// CHECK-NOT: ggk.warp_shuffle_xor
+// CHECK: arith.divf
+// CHECK: arith.mulf %{{.*}}, %cst{{.*}} : f32
+// CHECK: scf.if
+func.func @deepseek(%l: memref<?x64xf32>, %b: memref<64xf32>, %w: memref<?x4xf32>, %i: memref<?x4xi32>) {
+  gg.select_experts logits(%l : memref<?x64xf32>) bias(%b : memref<64xf32>)
+      weights(%w : memref<?x4xf32>) ids(%i : memref<?x4xi32>)
+      {sigmoid, renormalize, groups = 4 : i64, topk_groups = 2 : i64, scaling = 2.5 : f32,
+       threads = 128 : i64}
   return
 }
 

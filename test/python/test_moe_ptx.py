@@ -91,19 +91,24 @@ def assemble_one_kernel_without_spills(tmp_path, name, code, arch):
 
 @pytest.mark.skipif(ptxas() is None, reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("arch", ARCHS + ["sm_89"])
-@pytest.mark.parametrize("experts,top_k,dtype,renormalize", [
-    (128, 8, torch.bfloat16, True), (8, 2, torch.float32, False),
-    (1024, 32, torch.float16, True), (40, 1, torch.bfloat16, False)])
+@pytest.mark.parametrize("experts,top_k,dtype,routing", [
+    (128, 8, torch.bfloat16, (True,)), (8, 2, torch.float32, (False,)),
+    (1024, 32, torch.float16, (True,)), (40, 1, torch.bfloat16, (False,)),
+    (256, 8, torch.float32, (True, True, 8, 4, True, 2.5)),
+    (512, 16, torch.bfloat16, (False, False, 16, 8, True, 1.0))])
 def test_the_router_kernel_assembles_without_spills(tmp_path, arch, experts, top_k, dtype,
-                                                    renormalize):
+                                                    routing):
     """gg.select_experts' kernel at the edges of what it takes (E up to
-    1,024: 32 logits a lane; top_k up to 32) fits its registers."""
+    1,024: 32 logits a lane; top_k up to 32; 16 groups with a bias, each
+    ranked by its two best) and DeepSeek-V3's routing fit their registers."""
     from ggc.moe import router_kernel
-    name, code = router_kernel.kernel(experts, top_k, dtype, renormalize, arch)
+    routing = router_kernel.KernelRouting(*routing)
+    name, code = router_kernel.kernel(experts, top_k, dtype, routing, arch)
     assemble_one_kernel_without_spills(tmp_path, name, code, arch)
-    # One weight exp a round and, unless renormalised, one a logit slot.
+    # One exp a logit slot (sigmoid's with its reciprocal).
     slots = -(-experts // 32)
-    assert code.count("ex2.approx") == top_k + (0 if renormalize else slots)
+    assert code.count("ex2.approx") == slots
+    assert code.count("rcp.approx") == (slots if routing.sigmoid else 0)
     name, code = router_kernel.kernel(experts, top_k, dtype, True, arch, backward=True)
     assemble_one_kernel_without_spills(tmp_path, name, code, arch)
     # The lanes' w * g added by five shuffles; the zeros before the warp meets.

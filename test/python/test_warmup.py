@@ -444,23 +444,29 @@ def test_the_scale_gathering_quantisation_only_where_the_rows_reach_it():
 
 
 def test_a_layers_router_kernel_is_warmed_where_route_takes_it(monkeypatch):
-    """A softmax router without groups, bias or scaling becomes
-    gg.select_experts' kernel (its routed experts and top_k, its logits'
-    dtype, renormalised or not), compiled by warmup; a sigmoid router
-    (DeepSeek-V3's) stays torch's, and so does any with ROUTER_KERNEL off."""
+    """A layer's router becomes gg.select_experts' kernel (its routed
+    experts and top_k, its logits' dtype, its routing), compiled by
+    warmup: softmax renormalised or not, DeepSeek-V3's sigmoid with bias,
+    groups and scaling; none with ROUTER_KERNEL off."""
     from ggc.moe import router_kernel, routing
     from ggc.moe.precompile import shape_of
+    from ggc.moe.router_kernel import KernelRouting
     monkeypatch.setattr(router_kernel, "_PTX", {})
     ggc.set_target("sm_90a")
     qwen = moe.MoE(256, 128, 8, 2, device="meta")
     top1 = moe.MoE(256, 128, 16, 1, renormalize=False, router_dtype=torch.float32,
                    shared_experts=1, device="meta")
-    deepseek = moe.MoE(256, 128, 8, 2, scoring="sigmoid", device="meta")
-    assert shape_of(qwen).router == (8, 2, "bf16", True)
-    assert shape_of(top1).router == (16, 1, "f32", False)
-    assert shape_of(deepseek).router is None
-    report = moe.warmup(qwen, 4, progress=False)
-    assert "select_experts e8 k2 bf16 renormalised" in [k.kernel for k in report.helpers]
-    assert set(router_kernel._PTX) == {(8, 2, "bf16", True, "sm_90a")}
+    deepseek = moe.MoE(256, 128, 16, 4, scoring="sigmoid", n_group=4, topk_group=2,
+                       correction_bias=True, scaling_factor=2.5, device="meta")
+    assert shape_of(qwen).router == (8, 2, "bf16", KernelRouting(True))
+    assert shape_of(top1).router == (16, 1, "f32", KernelRouting(False))
+    assert shape_of(deepseek).router == (16, 4, "bf16", KernelRouting(True, True, 4, 2, True, 2.5))
+    report = moe.warmup(torch.nn.Sequential(qwen, deepseek), 4, progress=False)
+    names = [k.kernel for k in report.helpers]
+    assert "select_experts e8 k2 bf16_renorm" in names
+    assert "select_experts e16 k4 bf16_renorm_sigmoid_g4x2_bias_s2p500000000e00" in names
+    assert set(router_kernel._PTX) == {(8, 2, "bf16", KernelRouting(True), "sm_90a"),
+                                       (16, 4, "bf16", KernelRouting(True, True, 4, 2, True, 2.5),
+                                        "sm_90a")}
     monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
     assert shape_of(qwen).router is None

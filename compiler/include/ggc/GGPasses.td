@@ -495,22 +495,29 @@ def LowerSelectExperts : Pass<"gg-lower-select-experts", "::mlir::ModuleOp"> {
     memrefs.
     Makes: for each such function `@f`, one kernel `llvm.func
     @f_select_experts(logits, weights, ids, T)` or
-    `@f_select_experts_backward(weights, ids, grad, out, T)`, pointers as
+    `@f_select_experts_backward(weights, ids, grad, out, T)` (with a
+    bias: `(logits, bias, weights, ids, T)` forward), pointers as
     `!llvm.ptr<1>` and T (the tokens) as i64 (LLVM, scf/arith, the
-    exponential's `ggk.exp2_approx` and `ggk.warp_shuffle_xor`); the
-    function is removed.
+    exponential's `ggk.exp2_approx`, sigmoid's `ggk.reciprocal_approx`
+    and `ggk.warp_shuffle_xor`); the function is removed.
 
     A warp takes a token (a grid-stride loop over T), each lane the
     logits of experts `lane + 32 i` in f32 (an expert past E as already
-    chosen). The row's largest logit is the lanes' maximum by butterfly
-    shuffles. Then K rounds, each choosing one expert: every lane offers
-    its best unchosen logit, ordered as an integer key with the expert's
-    index behind it (larger logit first, equal logits the lower expert),
-    the butterfly leaves every lane with the winner, whose lane marks it
-    chosen, and lane `j` of round `j` keeps its id and `exp(l - m)`.
-    Lanes below K store their weight, divided by the sum over all
-    experts or, with `renormalize`, by the chosen ones' in round order,
-    and id. The backward takes a token a warp too: lane `j < K` loads
+    chosen). Each expert's score: softmax's `exp(l - m)` (the row's
+    largest logit the lanes' maximum by butterfly shuffles) or
+    sigmoid's; and its ranking value: with `bias` the normalised score
+    plus the expert's bias, else the logit. With groups, each group's
+    rank (its best value, with `bias` its two best) by a butterfly, and
+    the best `topk_groups` as a mask the same in every lane; experts of
+    other groups offer nothing. Then K rounds, each choosing one expert:
+    every lane offers its best unchosen ranking value, ordered as an
+    integer key with the expert's index behind it (larger first, equal
+    values the lower expert) and its score beside it, the butterfly
+    leaves every lane with the winner, whose lane marks it chosen, and
+    lane `j` of round `j` keeps its id and score. Lanes below K store
+    their weight (the score divided by the chosen ones' sum in round
+    order with `renormalize`, else by the row's sum with softmax, times
+    `scaling`) and id. The backward takes a token a warp too: lane `j < K` loads
     the j-th chosen weight, gradient and id, the lanes add `w * g` by
     butterfly shuffles, every lane stores zeros over its experts of the
     row, the warp meets (`ggk.warp_sync`, so the zeros land first) and

@@ -663,39 +663,61 @@ def GG_CombineRoutesOp : GG_Op<"combine_routes"> {
 }
 
 def GG_SelectExpertsOp : GG_Op<"select_experts"> {
-  let summary = "each token's top-k experts and their softmax weights: a MoE layer's router as one kernel";
+  let summary = "each token's top-k experts and their weights: a MoE layer's router as one kernel";
   let description = [{
     For each token `t` (a row of `logits`, `[T, E]`), writes the `K`
-    experts with the largest logits to `ids[t, 0..K)` (i32, largest
-    first; equal logits: the lower expert first) and their routing
-    weights to `weights[t, 0..K)` (f32): `exp(l - m) / S`, with `m` the
-    row's largest logit and `S` the sum of `exp(l - m)` over all `E`
-    experts, or with `renormalize` over the `K` chosen ones (softmax,
-    top-k, then division by the chosen weights' sum: Mixtral's and
-    Qwen3's routers; the same as a softmax over the `K` chosen logits,
-    gpt-oss's). The chosen weights are summed in the order they were
-    chosen, so every run gives the same bits. `exp` is `ex2` of `(l - m)
-    * log2(e)` (as gg.swiglu_rows'); a NaN logit makes the row's weights
-    NaN.
+    chosen experts to `ids[t, 0..K)` (i32, best first; equal choices: the
+    lower expert first) and their routing weights to `weights[t, 0..K)`
+    (f32).
+
+    Softmax (the default): the experts with the largest logits, weighted
+    `exp(l - m) / S`, with `m` the row's largest logit and `S` the sum of
+    `exp(l - m)` over all `E` experts, or with `renormalize` over the `K`
+    chosen ones (softmax, top-k, then division by the chosen weights'
+    sum: Mixtral's and Qwen3's routers; the same as a softmax over the
+    `K` chosen logits, gpt-oss's). With `sigmoid` (DeepSeek-V3's), each
+    expert's score is `sigmoid(l)` and a chosen expert's weight its
+    score, divided with `renormalize` by the chosen scores' sum. With
+    `bias` (f32 `[E]`, DeepSeek-V3's correction bias), experts are chosen
+    by score plus bias (softmax's score: `exp(l - m) / S`) and weighted by
+    the score alone. With `groups` (dividing `E`), the experts split into
+    that many groups of consecutive experts; a group ranks by its best
+    choice value (with `bias`: the sum of its two best), the
+    `topk_groups` best groups are kept (equal: the lower group) and the
+    `K` experts are chosen among theirs. `scaling` multiplies the final
+    weights. Weights are summed in the order they were chosen, so every
+    run gives the same bits. `exp` is `ex2` of `x * log2(e)` and sigmoid
+    gg.swiglu_rows' (`ex2`, an approximate reciprocal); a NaN logit makes
+    the row's weights NaN.
 
     `logits` is bf16, f16 or f32 `[T, E]` with `E` static in [1, 1024];
-    `weights` f32 and `ids` i32 `[T, K]`, `K` static in [1, min(E, 32)];
-    `T` may be dynamic. `gg-lower-select-experts` makes one kernel
-    `<func>_select_experts(logits, weights, ids, T)` of `threads` threads
-    a CTA, a warp a token (a grid-stride loop), each lane holding the
-    logits of every 32nd expert.
+    `weights` f32 and `ids` i32 `[T, K]`, `K` static in [1, min(E, 32)]
+    and at most the kept groups' experts; `groups` at most 32, and with
+    `bias` at least two experts a group; `T` may be dynamic.
+    `gg-lower-select-experts` makes one kernel
+    `<func>_select_experts(logits, weights, ids, T)` (with `bias`:
+    `(logits, bias, weights, ids, T)`) of `threads` threads a CTA, a warp
+    a token (a grid-stride loop), each lane holding the logits of every
+    32nd expert.
 
     Example:
     ```mlir
     gg.select_experts logits(%l : memref<?x128xbf16>) weights(%w : memref<?x8xf32>)
         ids(%i : memref<?x8xi32>) {renormalize, threads = 256 : i64}
+    gg.select_experts logits(%l : memref<?x256xf32>) bias(%b : memref<256xf32>)
+        weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>)
+        {sigmoid, renormalize, groups = 8 : i64, topk_groups = 4 : i64,
+         scaling = 2.5 : f32, threads = 128 : i64}
     ```
   }];
-  let arguments = (ins AnyMemRef:$logits, AnyMemRef:$weights, AnyMemRef:$ids,
-                       UnitAttr:$renormalize, I64Attr:$threads);
+  let arguments = (ins AnyMemRef:$logits, Optional<AnyMemRef>:$bias, AnyMemRef:$weights,
+                       AnyMemRef:$ids, UnitAttr:$renormalize, UnitAttr:$sigmoid,
+                       DefaultValuedAttr<I64Attr, "1">:$groups,
+                       OptionalAttr<I64Attr>:$topk_groups,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$scaling, I64Attr:$threads);
   let assemblyFormat = [{
-    `logits` `(` $logits `:` type($logits) `)` `weights` `(` $weights `:` type($weights) `)`
-    `ids` `(` $ids `:` type($ids) `)` attr-dict
+    `logits` `(` $logits `:` type($logits) `)` (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `weights` `(` $weights `:` type($weights) `)` `ids` `(` $ids `:` type($ids) `)` attr-dict
   }];
   let hasVerifier = 1;
 }

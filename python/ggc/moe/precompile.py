@@ -73,8 +73,8 @@ class LayerShape(NamedTuple):
     ranks: int | None = None      # expert-parallel: the group's size; None: one GPU
     # The router's kernel (gg.select_experts), where route() takes it:
     # (routed experts, their top_k, the logits' dtype "bf16"/"f16"/"f32",
-    # renormalised); None: routing by torch, or not known.
-    router: Tuple[int, int, str, bool] | None = None
+    # router_kernel.KernelRouting); None: routing by torch, or not known.
+    router: Tuple[int, int, str, Any] | None = None
 
 
 class KernelCall(NamedTuple):
@@ -153,10 +153,10 @@ def helper_kernels(shapes: Iterable[LayerShape], max_tokens: Optional[int] = Non
             found[f"sort_routes e{shape.experts} k{shape.top_k}"] = functools.partial(
                 routes.kernels, shape.experts, shape.top_k, torch.int32)
         if shape.router is not None:
-            experts, top_k, dtype, renormalize = shape.router
-            found[f"select_experts e{experts} k{top_k} {dtype}"
-                  f"{' renormalised' if renormalize else ''}"] = functools.partial(
-                router_kernel.kernel, experts, top_k, _ROUTER_DTYPES[dtype], renormalize)
+            experts, top_k, dtype, routing = shape.router
+            found[f"select_experts e{experts} k{top_k} {dtype}{routing.tag()}"] = \
+                functools.partial(router_kernel.kernel, experts, top_k,
+                                  _ROUTER_DTYPES[dtype], routing)
         if shape.hidden % 8 == 0:
             found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
                 combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
@@ -239,20 +239,20 @@ def shape_of(layer, fp8: Optional[bool] = None) -> LayerShape:
 _ROUTER_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
-def _router_of(layer) -> Tuple[int, int, str, bool] | None:
+def _router_of(layer) -> Tuple[int, int, str, Any] | None:
     """LayerShape.router of a MoE or ExpertParallelMoE layer."""
     gate = getattr(layer, "gate", None)
     routing = getattr(layer, "routing", None)
     if gate is None or routing is None:
         return None
-    renormalize = kernel_routing(routing["scoring"], routing["renormalize"],
-                                 routing["n_group"], layer.correction_bias,
-                                 routing["scaling_factor"])
+    kernel = kernel_routing(routing["scoring"], routing["renormalize"], routing["n_group"],
+                            routing["topk_group"], layer.correction_bias is not None,
+                            routing["scaling_factor"])
     dtype = getattr(layer, "router_dtype", None) or gate.weight.dtype
     names = {v: k for k, v in _ROUTER_DTYPES.items()}
-    if renormalize is None or dtype not in names:
+    if kernel is None or dtype not in names or kernel.groups > router_kernel.MAX_GROUPS:
         return None
-    return gate.out_features, layer.top_k, names[dtype], renormalize
+    return gate.out_features, layer.top_k, names[dtype], kernel
 
 
 def layer_shapes_of(hidden_size: int, intermediate_size: int, num_experts: int, top_k: int,

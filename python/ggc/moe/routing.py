@@ -1,9 +1,10 @@
 """Routing: which experts each token goes to, and with what weight.
 
-On CUDA, softmax routing without groups, correction bias or scaling is
-one kernel (ggc.moe.router_kernel, from gg.select_experts; renormalised,
-its gradient another, gg.select_experts_backward; `ROUTER_KERNEL = False`
-turns them off); the rest is torch on the router logits' device. Neither synchronises with the host, so
+On CUDA, routing is one kernel (ggc.moe.router_kernel, from
+gg.select_experts; renormalised softmax routing's gradient another,
+gg.select_experts_backward; `ROUTER_KERNEL = False` turns them off);
+elsewhere (CPU, tracing, more than 1,024 experts, a gradient of other
+routing) it is torch on the router logits' device. Neither synchronises with the host, so
 routing can sit inside a CUDA graph or a compiled graph with the rest of
 the layer.
 """
@@ -17,7 +18,7 @@ import torch
 from . import router_kernel
 
 SCORINGS = ("softmax", "topk_softmax", "sigmoid")
-# Softmax routing by gg.select_experts' kernel where it takes the logits.
+# Routing by gg.select_experts' kernel where it takes the logits.
 ROUTER_KERNEL = True
 
 
@@ -41,10 +42,10 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (routed_scaling_factor)."""
     num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
                                     correction_bias, scaling_factor)
-    kernel_renormalizes = kernel_routing(scoring, renormalize, n_group, correction_bias,
-                                         scaling_factor)
-    if kernel_renormalizes is not None:
-        made = router_kernel.select_experts(router_logits, top_k, kernel_renormalizes)
+    kernel = kernel_routing(scoring, renormalize, n_group, topk_group,
+                            correction_bias is not None, scaling_factor)
+    if kernel is not None:
+        made = router_kernel.select_experts(router_logits, top_k, kernel, correction_bias)
         if made is not None:
             return made
     logits = router_logits.float()
@@ -65,15 +66,18 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
 
 
 def kernel_routing(scoring: str, renormalize: bool, n_group: Optional[int],
-                   correction_bias, scaling_factor: float) -> Optional[bool]:
-    """Whether route() with these arguments takes gg.select_experts'
-    kernel (where the logits suit it): None if not, else the kernel's
-    `renormalize` (topk_softmax's softmax over the chosen logits is the
-    renormalised one)."""
-    if (not ROUTER_KERNEL or scoring == "sigmoid" or n_group is not None
-            or correction_bias is not None or scaling_factor != 1.0):
+                   topk_group: Optional[int], biased: bool, scaling_factor: float
+                   ) -> Optional[router_kernel.KernelRouting]:
+    """The gg.select_experts kernel route() takes for these (checked)
+    arguments where the logits suit it, or None with ROUTER_KERNEL off.
+    topk_softmax's softmax over the chosen logits is the renormalised
+    softmax, its groups ranked by logit as the kernel ranks softmax's."""
+    if not ROUTER_KERNEL:
         return None
-    return renormalize or scoring == "topk_softmax"
+    return router_kernel.KernelRouting(
+        renormalize=renormalize or scoring == "topk_softmax", sigmoid=scoring == "sigmoid",
+        groups=n_group or 1, topk_groups=topk_group or 1, bias=biased,
+        scaling=float(scaling_factor))
 
 
 def _choose(choice, scores, top_k, n_group, topk_group, num_experts, biased=False):

@@ -22,7 +22,8 @@ call ggc where it called vLLM's Triton path:
 What ggc does not run raises NotImplementedError naming the argument
 (int8/int4/MXFP4 weights, zero points, per-channel FP8, static activation
 scales a1_scale/a2_scale); errors name vLLM's arguments (`w1`,
-`hidden_states`), not ggc.moe's. `fused_topk` is vLLM's softmax top-k.
+`hidden_states`), not ggc.moe's. `fused_topk` is vLLM's softmax top-k,
+`grouped_topk` its grouped (DeepSeek) top-k.
 """
 
 from __future__ import annotations
@@ -172,3 +173,30 @@ def fused_topk(hidden_states: torch.Tensor, gating_output: torch.Tensor, topk: i
         raise ValueError(f"gating_output must have one row per token ({hidden_states.shape[0]}), "
                          f"got {list(gating_output.shape)}")
     return route(gating_output, topk, scoring="softmax", renormalize=renormalize)
+
+
+def grouped_topk(hidden_states: torch.Tensor, gating_output: torch.Tensor, topk: int,
+                 renormalize: bool, num_expert_group: int = 0, topk_group: int = 0,
+                 scoring_func: str = "softmax", routed_scaling_factor: float = 1.0,
+                 e_score_correction_bias: Optional[torch.Tensor] = None
+                 ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """vLLM's grouped_topk (DeepSeek-V2/V3's routing): softmax or sigmoid
+    scores, the correction bias added for choosing, each token's best
+    `topk_group` of `num_expert_group` expert groups (ranked by their best
+    score, with a bias by their two best), top-k among their experts,
+    renormalised if asked, times `routed_scaling_factor`; returns
+    (topk_weights f32, topk_ids int32). On CUDA one kernel
+    (gg.select_experts) computes it all."""
+    if gating_output.shape[0] != hidden_states.shape[0]:
+        raise ValueError(f"gating_output must have one row per token ({hidden_states.shape[0]}), "
+                         f"got {list(gating_output.shape)}")
+    if scoring_func not in ("softmax", "sigmoid"):
+        raise NotImplementedError(f"scoring_func={scoring_func!r}: ggc's grouped_topk takes "
+                                  f"'softmax' or 'sigmoid' (vLLM's)")
+    for name, value in (("num_expert_group", num_expert_group), ("topk_group", topk_group)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return route(gating_output, topk, scoring=scoring_func, renormalize=renormalize,
+                 n_group=num_expert_group, topk_group=topk_group,
+                 correction_bias=e_score_correction_bias,
+                 scaling_factor=routed_scaling_factor)

@@ -135,6 +135,33 @@ def test_fused_topk_is_softmax_top_k():
         vllm.fused_topk(x, logits[:3], 2, True)
 
 
+def test_grouped_topk_is_deepseeks_routing():
+    """vLLM's grouped_topk: DeepSeek-V3's sigmoid scores, correction bias,
+    kept groups and scaling, as ggc.moe.route computes them (and as
+    written out here with torch); its bad arguments named."""
+    x, _, _, _, _ = layer_inputs(T, H, I, 16, K, seed=9)
+    logits, bias = torch.randn(T, 16), torch.randn(16) * 0.1
+    weights, ids = vllm.grouped_topk(x, logits, 3, True, num_expert_group=4, topk_group=2,
+                                     scoring_func="sigmoid", routed_scaling_factor=2.5,
+                                     e_score_correction_bias=bias)
+    scores = logits.sigmoid()
+    choice = scores + bias
+    ranks = choice.view(T, 4, 4).topk(2, dim=-1).values.sum(-1)
+    kept = torch.zeros(T, 4, dtype=torch.bool).scatter_(1, ranks.topk(2, dim=-1).indices, True)
+    allowed = kept.repeat_interleave(4, dim=1)
+    want_ids = choice.masked_fill(~allowed, float("-inf")).topk(3, dim=-1).indices
+    want = scores.gather(1, want_ids)
+    want = want / want.sum(dim=-1, keepdim=True) * 2.5
+    assert ids.dtype == torch.int32 and torch.equal(ids.long(), want_ids)
+    assert torch.allclose(weights, want)
+    with pytest.raises(NotImplementedError, match="scoring_func='sqrtsoftplus'"):
+        vllm.grouped_topk(x, logits, 3, True, 4, 2, scoring_func="sqrtsoftplus")
+    with pytest.raises(ValueError, match="num_expert_group must be a positive int, got 0"):
+        vllm.grouped_topk(x, logits, 3, True)
+    with pytest.raises(ValueError, match="one row per token"):
+        vllm.grouped_topk(x, logits[:3], 3, True, 4, 2)
+
+
 def test_errors_name_vllms_arguments():
     """What ggc.moe refuses is reported in the caller's terms: w1, w1_bias
     and hidden_states, not ggc's w13, w13_bias and x."""

@@ -193,7 +193,9 @@ void keepBestGroups(KernelBuilder &b, const Shape &s, LaneExperts &l, Value lane
   for (int64_t round = 0; round < s.keptGroups; ++round) {
     Value best = b.c32(s.groups), bestRank = b.f32c(0.0);
     for (int64_t g = 0; g < s.groups; ++g) {
-      Value free = b.eq(b.andI(kept, b.c32(int64_t(1) << g)), b.c32(0));
+      // Group 31's bit as the i32 it is (INT32_MIN), not 2^31.
+      Value bit = b.c32(int32_t(uint32_t(1) << g));
+      Value free = b.eq(b.andI(kept, bit), b.c32(0));
       Value none = b.eq(best, b.c32(s.groups));
       Value above = b.create<arith::CmpFOp>(arith::CmpFPredicate::OGT, ranks[g], bestRank);
       Value take = b.andI(free, b.create<arith::OrIOp>(none, above));

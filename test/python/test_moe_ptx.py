@@ -95,12 +95,14 @@ def assemble_one_kernel_without_spills(tmp_path, name, code, arch):
     (128, 8, torch.bfloat16, (True,)), (8, 2, torch.float32, (False,)),
     (1024, 32, torch.float16, (True,)), (40, 1, torch.bfloat16, (False,)),
     (256, 8, torch.float32, (True, True, 8, 4, True, 2.5)),
-    (512, 16, torch.bfloat16, (False, False, 16, 8, True, 1.0))])
+    (512, 16, torch.bfloat16, (False, False, 16, 8, True, 1.0)),
+    (64, 4, torch.bfloat16, (True, True, 32, 31, True, 1.0))])
 def test_the_router_kernel_assembles_without_spills(tmp_path, arch, experts, top_k, dtype,
                                                     routing):
     """gg.select_experts' kernel at the edges of what it takes (E up to
-    1,024: 32 logits a lane; top_k up to 32; 16 groups with a bias, each
-    ranked by its two best) and DeepSeek-V3's routing fit their registers."""
+    1,024: 32 logits a lane; top_k up to 32; 16 and 32 groups with a
+    bias, each ranked by its two best: group 31's bit the i32's sign) and
+    DeepSeek-V3's routing fit their registers."""
     from ggc.moe import router_kernel
     routing = router_kernel.KernelRouting(*routing)
     name, code = router_kernel.kernel(experts, top_k, dtype, routing, arch)

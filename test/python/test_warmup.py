@@ -468,5 +468,8 @@ def test_a_layers_router_kernel_is_warmed_where_route_takes_it(monkeypatch):
     assert set(router_kernel._PTX) == {(8, 2, "bf16", KernelRouting(True), "sm_90a"),
                                        (16, 4, "bf16", KernelRouting(True, True, 4, 2, True, 2.5),
                                         "sm_90a")}
+    # More experts than the kernel's 1,024: torch routes, warmup compiles none.
+    assert shape_of(moe.MoE(64, 32, 2048, 2, device="meta")).router is None
+    assert shape_of(moe.MoE(64, 32, 64, 33, device="meta")).router is None
     monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
     assert shape_of(qwen).router is None

@@ -250,7 +250,8 @@ def _router_of(layer) -> Tuple[int, int, str, Any] | None:
                             routing["scaling_factor"])
     dtype = getattr(layer, "router_dtype", None) or gate.weight.dtype
     names = {v: k for k, v in _ROUTER_DTYPES.items()}
-    if kernel is None or dtype not in names or kernel.groups > router_kernel.MAX_GROUPS:
+    if (kernel is None or dtype not in names
+            or not router_kernel.shape_fits(gate.out_features, layer.top_k, kernel)):
         return None
     return gate.out_features, layer.top_k, names[dtype], kernel
 

@@ -127,16 +127,28 @@ def kernel(experts: int, top_k: int, dtype: torch.dtype, routing,
 
 def takes(logits: torch.Tensor, top_k: int, routing: KernelRouting = KernelRouting(True)) -> bool:
     """Whether the kernel takes these logits: CUDA, bf16/f16/f32, [T, E]
-    contiguous and 16-byte aligned, E <= 1024, top_k <= min(E, 32), at
-    most 32 groups, not under tracing; a gradient only where the routing
-    `trains`."""
+    contiguous and 16-byte aligned, a shape that `shape_fits`, not under
+    tracing; a gradient only where the routing `trains`."""
     if tracing():  # first: torch.compile cannot trace data_ptr()
         return False
     wants_grad = logits.requires_grad and torch.is_grad_enabled()
     return (logits.is_cuda and logits.dtype in _DTYPES and logits.dim() == 2
-            and 1 <= logits.shape[1] <= MAX_EXPERTS and 1 <= top_k <= min(logits.shape[1], MAX_TOP_K)
-            and routing.groups <= MAX_GROUPS and logits.is_contiguous() and ptx.aligned(logits)
-            and (routing.trains or not wants_grad))
+            and shape_fits(logits.shape[1], top_k, routing) and logits.is_contiguous()
+            and ptx.aligned(logits) and (routing.trains or not wants_grad))
+
+
+def shape_fits(experts: int, top_k: int, routing: KernelRouting) -> bool:
+    """Whether gg.select_experts' verifier takes E experts, top_k and the
+    routing's groups (E up to 1,024, top_k up to min(E, 32) and the kept
+    groups' experts, up to 32 groups dividing E, with a bias two experts
+    a group)."""
+    if not (1 <= experts <= MAX_EXPERTS and 1 <= top_k <= min(experts, MAX_TOP_K)):
+        return False
+    groups, kept = routing.groups, routing.topk_groups
+    if not (1 <= groups <= MAX_GROUPS and experts % groups == 0 and 1 <= kept <= groups):
+        return False
+    size = experts // groups
+    return top_k <= kept * size and not (routing.bias and groups > 1 and size < 2)
 
 
 def select_experts(logits: torch.Tensor, top_k: int, routing: KernelRouting,
@@ -175,6 +187,8 @@ class SelectExperts(torch.autograd.Function):
         weights, ids = ctx.saved_tensors
         shape, dtype = ctx.logits
         grad = grad_weights.float().contiguous()
+        if not ptx.aligned(grad):  # a view into a larger gradient (torch.cat's backward)
+            grad = grad.clone()
         out = torch.empty(shape, dtype=dtype, device=weights.device)
         tokens, top_k = weights.shape
         if tokens:

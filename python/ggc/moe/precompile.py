@@ -74,7 +74,7 @@ class LayerShape(NamedTuple):
     # The router's kernel (gg.select_experts), where route() takes it:
     # (routed experts, their top_k, the logits' dtype "bf16"/"f16"/"f32",
     # router_kernel.KernelRouting); None: routing by torch, or not known.
-    router: Tuple[int, int, str, Any] | None = None
+    router: tuple | None = None
 
 
 class KernelCall(NamedTuple):

@@ -117,3 +117,29 @@ func.func @grad(%w: memref<?x8xf32>, %i: memref<?x8xi32>, %g: memref<?x8xf32>, %
       grad(%g : memref<?x8xf32>) out(%d : memref<?x128xbf16>) {threads = 128 : i64}
   return
 }
+
+// -----
+
+// Before: softmax scores with a correction bias, not renormalised: each
+// expert ranks by exp(l - max) / S plus its bias, so S (five shuffles)
+// comes before the ranking values; the weight is the chosen exp over S.
+// After: the bias loaded beside the logits' divisions, no groups (no
+// group butterflies), one round.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @biased_select_experts(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64)
+// CHECK-COUNT-5: arith.maximumf
+// CHECK: ggk.exp2_approx
+// CHECK-COUNT-5: ggk.warp_shuffle_xor
+// CHECK: arith.divf
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: arith.addf
+// CHECK-COUNT-15: ggk.warp_shuffle_xor
+// CHECK-NOT: ggk.warp_shuffle_xor
+// CHECK: arith.divf
+// CHECK-NOT: arith.mulf
+// CHECK: scf.if
+func.func @biased(%l: memref<?x32xbf16>, %b: memref<32xf32>, %w: memref<?x1xf32>, %i: memref<?x1xi32>) {
+  gg.select_experts logits(%l : memref<?x32xbf16>) bias(%b : memref<32xf32>)
+      weights(%w : memref<?x1xf32>) ids(%i : memref<?x1xi32>) {threads = 32 : i64}
+  return
+}

@@ -2,7 +2,8 @@
 
 - `route(router_logits, top_k, ...)`: top-k routing (softmax before or
   after top-k, sigmoid, renormalisation, DeepSeek-V3's grouped top-k with
-  its correction bias).
+  its correction bias); on CUDA one kernel ggc compiles
+  (gg.select_experts, `ggc.moe.router_kernel`).
 - `permute(topk_ids, num_experts)`: the routes sorted by expert on the
   device (offsets, counts, row indices), with no host synchronisation.
 - `fused_moe(x, w13, w2, topk_weights, topk_ids, activation="swiglu", ...)`:

@@ -2,12 +2,13 @@
 //
 // gg.select_experts as one kernel: a warp a token, each lane the logits of
 // every 32nd expert. The row's largest logit, the groups' ranks, and K
-// times the best expert not yet chosen, come from butterfly shuffles, so every lane agrees on
-// each winner without shared memory or a barrier. Experts compare by an
-// integer key (the logit's order as a float, then the lower expert on
-// equal logits), a strict order in which every lane's reduction ends on
-// the same winner. gg.select_experts_backward's kernel gives the
-// renormalised weights' gradient to the logits, a warp a token too.
+// times the best expert not yet chosen, come from butterfly shuffles, so
+// every lane agrees on each winner without shared memory or a barrier.
+// Experts compare by an integer key (the ranking value's order as a
+// float, then the lower expert on equal values), a strict order in which
+// every lane's reduction ends on the same winner.
+// gg.select_experts_backward's kernel gives the renormalised weights'
+// gradient to the logits, a warp a token too.
 //
 //===----------------------------------------------------------------------===//
 #include "Activations.h"

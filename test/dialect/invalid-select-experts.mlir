@@ -195,3 +195,11 @@ func.func @bad(%l: memref<?x32xf32>, %b: memref<32xf32>, %w: memref<?x8xf32>, %i
   gg.select_experts logits(%l : memref<?x32xf32>) bias(%b : memref<32xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {sigmoid, groups = 32 : i64, threads = 32 : i64}
   return
 }
+
+// -----
+
+func.func @bad(%l: memref<?x64xf32>, %b: memref<1x64xf32>, %w: memref<?x8xf32>, %i: memref<?x8xi32>) {
+  // expected-error @+1 {{bias must be a 1-D memref with the identity layout, got 'memref<1x64xf32>'}}
+  gg.select_experts logits(%l : memref<?x64xf32>) bias(%b : memref<1x64xf32>) weights(%w : memref<?x8xf32>) ids(%i : memref<?x8xi32>) {threads = 32 : i64}
+  return
+}

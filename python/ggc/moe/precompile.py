@@ -156,7 +156,7 @@ def helper_kernels(shapes: Iterable[LayerShape], max_tokens: Optional[int] = Non
             experts, top_k, dtype, routing = shape.router
             found[f"select_experts e{experts} k{top_k} {dtype}{routing.tag()}"] = \
                 functools.partial(router_kernel.kernel, experts, top_k,
-                                  _ROUTER_DTYPES[dtype], routing)
+                                  router_kernel.LOGIT_DTYPES[dtype], routing)
         if shape.hidden % 8 == 0:
             found[f"combine_routes h{shape.hidden} k{shape.top_k}"] = functools.partial(
                 combine_kernel.kernel, shape.hidden, shape.top_k, torch.int64)
@@ -236,9 +236,6 @@ def shape_of(layer, fp8: Optional[bool] = None) -> LayerShape:
                       getattr(layer, "w13_bias", None) is not None, ranks, _router_of(layer))
 
 
-_ROUTER_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-
-
 def _router_of(layer) -> Tuple[int, int, str, Any] | None:
     """LayerShape.router of a MoE or ExpertParallelMoE layer."""
     gate = getattr(layer, "gate", None)
@@ -249,7 +246,7 @@ def _router_of(layer) -> Tuple[int, int, str, Any] | None:
                             routing["topk_group"], layer.correction_bias is not None,
                             routing["scaling_factor"])
     dtype = getattr(layer, "router_dtype", None) or gate.weight.dtype
-    names = {v: k for k, v in _ROUTER_DTYPES.items()}
+    names = router_kernel.LOGIT_TAGS
     if (kernel is None or dtype not in names
             or not router_kernel.shape_fits(gate.out_features, layer.top_k, kernel)):
         return None

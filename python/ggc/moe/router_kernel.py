@@ -40,7 +40,9 @@ _MAX_GRID = 132 * 16  # CTAs: enough to fill the GPU; the loop does the rest
 MAX_EXPERTS = 1024  # gg.select_experts: 32 logits a lane
 MAX_TOP_K = 32      # one chosen expert a lane
 MAX_GROUPS = 32     # one bit each of the kept groups' mask
-_DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+# The logits' dtypes the kernel takes, by their IR names (as LayerShape.router names them).
+LOGIT_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+LOGIT_TAGS = {dtype: tag for tag, dtype in LOGIT_DTYPES.items()}
 _PTX: Dict[tuple, Tuple[str, str]] = {}
 
 
@@ -111,7 +113,7 @@ def kernel(experts: int, top_k: int, dtype: torch.dtype, routing,
     or not); with `backward`, the renormalised weights' gradient kernel,
     writing `dtype`."""
     arch = arch or ggc_compiler.get_target()
-    tag = _DTYPES[dtype]
+    tag = LOGIT_TAGS[dtype]
     if backward:
         return ptx.compiled(_PTX, (experts, top_k, tag, "backward", arch),
                             f"ggc_moe_select_experts_backward_e{experts}_k{top_k}_{tag}_{arch}",
@@ -132,7 +134,7 @@ def takes(logits: torch.Tensor, top_k: int, routing: KernelRouting = KernelRouti
     if tracing():  # first: torch.compile cannot trace data_ptr()
         return False
     wants_grad = logits.requires_grad and torch.is_grad_enabled()
-    return (logits.is_cuda and logits.dtype in _DTYPES and logits.dim() == 2
+    return (logits.is_cuda and logits.dtype in LOGIT_TAGS and logits.dim() == 2
             and shape_fits(logits.shape[1], top_k, routing) and logits.is_contiguous()
             and ptx.aligned(logits) and (routing.trains or not wants_grad))
 

@@ -4,9 +4,9 @@ On CUDA, routing is one kernel (ggc.moe.router_kernel, from
 gg.select_experts; renormalised softmax routing's gradient another,
 gg.select_experts_backward; `ROUTER_KERNEL = False` turns them off);
 elsewhere (CPU, tracing, more than 1,024 experts, a gradient of other
-routing) it is torch on the router logits' device. Neither synchronises with the host, so
-routing can sit inside a CUDA graph or a compiled graph with the rest of
-the layer.
+routing) it is torch on the router logits' device. Neither synchronises
+with the host, so routing can sit inside a CUDA graph or a compiled
+graph with the rest of the layer.
 """
 
 from __future__ import annotations

@@ -50,17 +50,29 @@ WIDE = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [1, 1], sms = 
 WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], sms = 132>"
 
 
+def mn_major_scales(sx):
+    """A's [T, ceil(K/128)] scales as ggc's "block_mn" storage:
+    [ceil(K/128), align4(T)], zeros past T."""
+    t, kb = sx.shape
+    a_scale = torch.zeros(kb, (t + 3) // 4 * 4, device="cuda")
+    a_scale[:, :t] = sx.t()
+    return a_scale
+
+
+def equal_groups(t, g, layout):
+    """G groups of T/G rows: CSR offsets (contiguous) or each row's group
+    (padded_contiguous, DeepGEMM's m_indices)."""
+    if layout == "contiguous":
+        return torch.arange(0, t + 1, t // g, dtype=torch.int32, device="cuda")
+    return torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(t // g)
+
+
 def ggc_contiguous(a, b, t, g, n, k, config=None, layout="contiguous", **plan):
     """ggc's kernel on DeepGEMM's operands (A's scales M-major): over CSR
     offsets, or (`padded_contiguous`, the drop-in's layout) over row tags."""
     (x, sx), (w, sw) = a, b
-    kb = k // 128
-    a_scale = torch.zeros(kb, (t + 3) // 4 * 4, device="cuda")
-    a_scale[:, :t] = sx.t()
-    if layout == "contiguous":
-        groups = torch.arange(0, t + 1, t // g, dtype=torch.int32, device="cuda")
-    else:
-        groups = torch.arange(g, device="cuda", dtype=torch.int32).repeat_interleave(t // g)
+    a_scale = mn_major_scales(sx)
+    groups = equal_groups(t, g, layout)
     out = torch.empty(t, n, device="cuda", dtype=torch.bfloat16)
     kern = ggc.Kernel(ir.grouped_matmul(
         "k", layout=layout, num_groups=g, n=n, k=k, dtype="f8E4M3FN",

@@ -190,7 +190,8 @@ KernelGenerator::readBlockScales(const Tile &t, Value kBlock, Value stage,
   auto read = b.create<mlir::ggk::ReadBlockScalesOp>(
       SmallVector<Type>(results, b.f32()), smem, kBlock, stage, t.rowStart,
       f.row, f.lane, op.getKernelPlanAttr(), p.bBlocks, p.scaleSlots.aRows,
-      p.scaleSlots.words(), p.numConsumers * 4, p.smem.stageAScaleBytes);
+      p.scaleSlots.words(), p.numConsumers * 4, p.smem.stageAScaleBytes,
+      p.aScaleKMajor);
   return BlockScales::fromValues(read.getResults());
 }
 

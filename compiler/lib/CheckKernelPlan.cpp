@@ -176,7 +176,8 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
   if (plan.getScales() == ScalePlacement::stages &&
       !canStageBlockScales(op, config))
     return error() << " cannot carry scales in the stages: that takes "
-                      "1x128 M-major block scales of 'a', 128x128 of 'b' "
+                      "1x128 block scales of 'a' M-major, or K-major with "
+                      "ceil(K/128) a multiple of 4, 128x128 of 'b' "
                       "(k_grouped: 1x128 N-major, 'a' K-major, M and N "
                       "multiples of 4, block N at most 256), no split_n and "
                       "no a_rows";

@@ -106,9 +106,10 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
   l.transposesA = transposesA(op);
   bool stageScales = stagesBlockScales(op, config);
   l.stageAScaleBytes =
-      stageScales
-          ? llvm::alignTo((config.getBlockM() + kAScaleWindowPad) * 4, 128)
-          : 0;
+      stageScales ? llvm::alignTo(aScaleWindowBytes(config.getBlockM(),
+                                                    stagesKMajorAScales(op)),
+                                  128)
+                  : 0;
   int64_t consumerWarps = config.getBlockM() / 64 * config.getSplitN() * 4;
   int64_t s = l.stages;
   l.buffers.resize(kNumSharedBuffers);
@@ -173,7 +174,8 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // be counted in: their consumers copy the scales into slots.
   bool aWindow = ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
                  aScale.getKind() == ScaleKind::block &&
-                 aScale.getMajor() == ScaleMajor::mn_major &&
+                 (aScale.getMajor() == ScaleMajor::mn_major ||
+                  stagesKMajorAScales(op)) &&
                  config.getSplitN() == 1;
   if (!aWindow || !bScale || bScale.getKind() != ScaleKind::block)
     return false;
@@ -191,15 +193,48 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
          dims.n % 4 == 0 && config.getBlockN() <= 256;
 }
 
+bool ggc::stagesKMajorAScales(GroupedMatmulOp op) {
+  // A K-major window is a box four K blocks wide: its rows (M's stride)
+  // must be whole 16-byte units for TMA.
+  ScaleAttr aScale = op.getAScaleKindAttr();
+  int64_t k = op.getDims().k;
+  return aScale && aScale.getKind() == ScaleKind::block &&
+         aScale.getMajor() == ScaleMajor::k_major &&
+         op.getLayout() != GroupLayout::k_grouped &&
+         !ShapedType::isDynamic(k) && llvm::divideCeil(k, 128) % 4 == 0;
+}
+
+int64_t ggc::aScaleWindowBytes(int64_t blockM, bool kMajor) {
+  return (blockM + kAScaleWindowPad) * 4 * (kMajor ? 4 : 1);
+}
+
 bool ggc::stagesColumnScalesInStages(GroupedMatmulOp op, ConfigAttr config) {
   return op.getLayout() == GroupLayout::k_grouped &&
          stagesColumnScales(op) && stagesBlockScales(op, config);
 }
 
+/// K-major scales of A ride the stages by default from this many K blocks
+/// a row: each stage's box of four K blocks by the tile's rows is one TMA
+/// line a row (132 of them, against one line of the M-major window),
+/// which the warps' slots beat where a row is short and its words share
+/// cache lines. Measured (H200, DeepGEMM's padded layout, 128x128 FP8,
+/// docs/performance.md, fortieth session, benchmarks/probes/dropin_gap.py):
+/// stages against slots 1.069x at 56 K blocks (T8192 G8 N4096 K7168) and
+/// 1.146x at 64 (T16384 G32 N3072 K8192), 0.923x at 16 (T8192 G8 N7168
+/// K2048); the cut at 32 lies between, unmeasured.
+constexpr int64_t kKMajorStagedScaleBlocks = 32;
+
+bool ggc::stagesBlockScalesByDefault(GroupedMatmulOp op, ConfigAttr config) {
+  bool shortKMajorRows =
+      stagesKMajorAScales(op) &&
+      llvm::divideCeil(op.getDims().k, 128) < kKMajorStagedScaleBlocks;
+  return canStageBlockScales(op, config) && !shortKMajorRows;
+}
+
 bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   if (KernelPlanAttr plan = op.getKernelPlanAttr())
     return plan.getScales() == ScalePlacement::stages;
-  return canStageBlockScales(op, config);
+  return stagesBlockScalesByDefault(op, config);
 }
 
 int64_t ggc::stagingSwizzleBytes(Staging staging) {

@@ -133,6 +133,9 @@ struct KernelPlan {
   /// Rows of A's scale window per stage (stageScales): the tile's, from
   /// its first row rounded down to 4.
   int64_t aScaleWindowRows() const { return blockM + ggc::kAScaleWindowPad; }
+  /// A's scales ride the stages K-major, four K blocks a row of the window
+  /// (ggc::stagesKMajorAScales).
+  bool aScaleKMajor = false;
   /// 128x128 block scales of B per K block of a warpgroup's columns.
   int64_t bBlocks = 0;
   /// wgmma K steps between promotions: one K block, or one MX scale block.

@@ -166,10 +166,12 @@ void KernelGenerator::declareOperandMaps() {
           {p.blockK, p.blockN / (p.columnHalves ? 2 : p.cluster), 1});
   }
   // A's 1x128 block scales for a tile's rows and one K block (stageScales):
-  // a window of BM + 4 consecutive f32 of the M-major scale tensor,
-  // unswizzled.
+  // a window of BM + 4 consecutive f32 of the M-major scale tensor, or of
+  // BM + 4 rows of four K blocks of the K-major one, unswizzled.
   if (p.stageScales) {
     SmallVector<int64_t> window = {p.aScaleWindowRows(), 1};
+    if (p.aScaleKMajor)
+      window = {4, p.aScaleWindowRows()};
     if (masked)
       window.push_back(1);
     tensorMapAScale =

@@ -204,6 +204,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
     return failure();
   p.stageScales = kernelPlan.getScales() == ScalePlacement::stages;
   p.scalesCanRideStages = ggc::canStageBlockScales(op, config);
+  p.aScaleKMajor = p.scalesCanRideStages && ggc::stagesKMajorAScales(op);
   p.stagingSwizzle = ggc::stagingSwizzleBytes(kernelPlan.getStaging());
   p.columnScalesAtIssue =
       p.columnScalesInStages &&

@@ -94,6 +94,8 @@ LogicalResult lowerStageScales(ggk::StageBlockScalesOp op) {
               full);
   SmallVector<Value> coords = {b.andI(op.getRowStart(), b.c32(~3)),
                                op.getScaleBlock()};
+  if (op.getAKMajor()) // four K blocks by the window's rows
+    coords = {b.andI(op.getScaleBlock(), b.c32(~3)), coords[0]};
   if (op.getAGroup())
     coords.push_back(op.getGroup());
   b.tmaLoad(stageBuffer(b, smem, ggc::kStageAScales, stage,
@@ -107,14 +109,19 @@ SmallVector<Value> readStageScales(KernelBuilder &b,
                                    ggk::ReadBlockScalesOp op) {
   Value smem = op.getSmem(), stage = op.getStage();
   SmallVector<Value> scales;
-  // The window starts at the tile's first row rounded down to 4.
+  // The window starts at the tile's first row rounded down to 4; K-major,
+  // a row is four K blocks' words, of which the block's is block % 4.
   Value first = b.add(b.andI(op.getRowStart(), b.c32(3)), op.getRow());
   Value aScales = stageBuffer(b, smem, ggc::kStageAScales, stage,
                               int64_t(op.getWindowStride()));
-  for (int half = 0; half < 2; ++half)
+  int64_t rowWords = op.getAKMajor() ? 4 : 1;
+  Value word = op.getAKMajor() ? b.andI(op.getBlock(), b.c32(3)) : b.c32(0);
+  for (int half = 0; half < 2; ++half) {
+    Value row = b.add(first, b.c32(8 * half));
+    Value index = b.add(b.mul(row, b.c32(rowWords)), word);
     scales.push_back(b.create<LLVM::LoadOp>(
-        b.f32(), b.gep(aScales, b.toI64(b.mul(b.add(first, b.c32(8 * half)),
-                                              b.c32(4))))));
+        b.f32(), b.gep(aScales, b.toI64(b.mul(index, b.c32(4))))));
+  }
   // 128x128 block scales: 16 bytes a stage (ggc::stageBScaleBytes(0)).
   Value bScales = stageBuffer(b, smem, ggc::kStageBScales, stage,
                               ggc::stageBScaleBytes(0));

@@ -46,13 +46,13 @@ bool choosePipelinedPromotion(GroupedMatmulOp op, ConfigAttr config,
              ggc::stagesColumnScalesInStages(op, config));
 }
 
-/// Scales: with the stages where they can ride there (one TMA box and a
-/// cp.async per stage), else each warp's own slots.
+/// Scales: with the stages where gg-plan-kernel's rule puts them there
+/// (ggc::stagesBlockScalesByDefault), else each warp's own slots.
 ScalePlacement chooseScalePlacement(GroupedMatmulOp op, ConfigAttr config) {
   if (!hasScalesAlongK(op))
     return ScalePlacement::none;
-  return ggc::canStageBlockScales(op, config) ? ScalePlacement::stages
-                                              : ScalePlacement::slots;
+  return ggc::stagesBlockScalesByDefault(op, config) ? ScalePlacement::stages
+                                                     : ScalePlacement::slots;
 }
 
 /// Column scale reads: where B's per-column scales ride in the stages

@@ -86,8 +86,9 @@ void KernelGenerator::stageBlockScales(const Tile &t, Value kBlock,
       bScalePtr, tensorMapAScale, tensorMapBScale, op.getKernelPlanAttr(),
       p.bBlocks, /*b_columns=*/p.columnScales ? p.blockN : 0, p.blockN, p.n,
       p.k, p.bScale.getMajor() == ScaleMajor::k_major, p.columnHalves,
-      p.layout == GroupLayout::masked, p.aScaleWindowRows() * 4,
-      p.smem.stageAScaleBytes);
+      p.layout == GroupLayout::masked,
+      ggc::aScaleWindowBytes(p.blockM, p.aScaleKMajor), p.smem.stageAScaleBytes,
+      p.aScaleKMajor);
 }
 
 void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,

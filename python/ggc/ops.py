@@ -113,7 +113,13 @@ def _physical_block_scale(scale):
             scale, (*scale.shape[:-2], scale.shape[-1], rows_padded),
             (*scale.stride()[:-2], rows_padded, 1))
         return physical, "block_mn"
-    return scale.contiguous(), "block"
+    scale = scale.contiguous()
+    # K-major scales may ride the stages as TMA boxes, which start 16-byte
+    # aligned (ggc::stagesKMajorAScales): a view into a larger buffer is
+    # copied to a fresh allocation (fake tensors have no address to check).
+    if _torch_ops is not None and _torch_ops.without_data((scale,)):
+        return scale, "block"
+    return (scale if scale.data_ptr() % 16 == 0 else scale.clone()), "block"
 
 
 def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):

@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ggc.deepgemm as dg  # noqa: E402
+from ggc import ops  # noqa: E402
 from ggc.flashinfer import SegmentGEMMWrapper  # noqa: E402
 from deep_gemm_peer import import_deep_gemm  # noqa: E402
 
@@ -155,6 +156,31 @@ def test_fp8_contiguous_repeated_calls_read_their_own_scales(sfa_layout):
         dg.m_grouped_fp8_gemm_nt_contiguous((x, sx_arg), (w, sw), d, tags)
         torch.cuda.synchronize()
         check_rows(d, tags, x_deq, w_deq, TOL_F8)
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_ops_k_major_scales_of_a_any_alignment(aligned):
+    """ggc.ops.grouped_gemm over DeepGEMM's padded layout with K-major scales
+    of A (K = 1,024: rows of 8 K blocks, whole 16-byte units, which TMA
+    boxes may carry), given as they are or as a view that does not start
+    16-byte aligned (TMA's rule: copied, not refused), on repeated calls
+    (the remembered plan's path) with new values each time."""
+    k = 1024
+    tags = padded_m_indices(SIZES)
+    m, g = tags.numel(), len(SIZES)
+    w, sw, w_deq = weights_fp8(g, N, k)
+    x = f8(m, k)
+    storage = positive(m * (k // 128) + 1)
+    sx = (storage[:-1] if aligned else storage[1:]).view(m, k // 128)
+    assert (sx.data_ptr() % 16 == 0) == aligned
+    d = torch.empty((m, N), dtype=torch.bfloat16, device="cuda")
+    for _ in range(3):
+        sx.copy_(positive(*sx.shape))
+        d.fill_(float("nan"))
+        ops.grouped_gemm(x, w, m_indices=tags, a_scale=sx, a_scale_kind="block", b_scale=sw,
+                         b_scale_kind="block", out=d)
+        torch.cuda.synchronize()
+        check_rows(d, tags, x.double() * per_k_block(sx, k), w_deq, TOL_F8)
 
 
 def test_fp8_contiguous_psum_layout():

@@ -257,8 +257,8 @@ def test_two_epilogue_blocks_masked():
     run_masked("block_mn", "block", kernel_plan=TWO_EPILOGUE_BLOCKS)
 
 
-def run_masked(a_scale, b_scale, **plan):  # plan: config, kernel_plan, ...
-    g, m_max, n, k = 4, 256, 2112, 640
+def run_masked(a_scale, b_scale, k=640, **plan):  # plan: config, kernel_plan, ...
+    g, m_max, n = 4, 256, 2112
     counts = [256, 0, 129, 3]
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
                   expected_m=97, a_scale=a_scale, b_scale=b_scale, **plan)
@@ -362,18 +362,57 @@ def test_k_grouped_scale_shape_names_k_blocks():
              positive(200, 3), positive(136, 2), torch.empty(2, 200, 136, device="cuda"))
 
 
-def test_padded_contiguous_deepgemm_layout():
-    g, n, k, align = 3, 2112, 400, 128
+def a_scale_window(kern):
+    """The box of the A-scale tensor map where the stages carry A's scales
+    (None where the warps copy them into slots)."""
+    maps = [p["box"] for p in kern.info["params"]
+            if p["kind"] == "tensor_map" and p["operand"] == "a_scale"]
+    return maps[0] if maps else None
+
+
+STAGED_K_MAJOR = "#gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled>"
+
+
+@pytest.mark.parametrize("k, kernel_plan", [(7168, None), (1024, STAGED_K_MAJOR)])
+def test_k_major_a_scales_ride_the_stages_contiguous(k, kernel_plan):
+    """K-major 1x128 scales of A whose rows are whole 16-byte units (56 K
+    blocks by default, 8 where the plan says so) ride the stages as boxes
+    four K blocks wide, each K block reading its own word (scales differ
+    per block: a wrong word is a large error); ragged groups, empty and
+    one-row ones, tails off every tile."""
+    kern = kernel(layout="contiguous", num_groups=len(RAGGED), n=2112, k=k,
+                  dtype="f8E4M3FN", a_dtype="f8E4M3FN", a_scale="block", b_scale="block",
+                  kernel_plan=kernel_plan)
+    assert a_scale_window(kern)[:2] == [4, 132]
+    run_contiguous(RAGGED, n=2112, k=k, a_scale="block", b_scale="block",
+                   kernel_plan=kernel_plan)
+
+
+@pytest.mark.parametrize("k, kernel_plan", [(4096, None), (512, STAGED_K_MAJOR)])
+def test_k_major_a_scales_ride_the_stages_masked(k, kernel_plan):
+    run_masked("block", "block", k=k, kernel_plan=kernel_plan)
+
+
+@pytest.mark.parametrize("a_scale, k", [("block_mn", 400), ("block", 7168), ("block", 1024),
+                                        ("block", 640)])
+def test_padded_contiguous_deepgemm_layout(a_scale, k):
+    """DeepGEMM's layout with A's scales M-major, K-major riding the stages
+    (56 K blocks a row) and K-major in the warps' slots (8 K blocks: short
+    rows, gg-plan-kernel's rule; 5: not whole 16-byte units); padding rows
+    never written."""
+    g, n, align = 3, 2112, 128
     sizes = [5, 128, 130]
     tags = []
     for gi, size in enumerate(sizes):
         tags += [gi] * size + [-1] * (-(-size // align) * align - size)
     m = len(tags)
     kern = kernel(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
-                  a_scale="block_mn", b_scale="block")
+                  a_scale=a_scale, b_scale="block")
+    rides = a_scale == "block_mn" or k == 7168
+    assert (a_scale_window(kern) is not None) == rides
     a = f8(m, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")
-    sa, fa = scales_a("block_mn", "padded_contiguous", g, m, k)
+    sa, fa = scales_a(a_scale, "padded_contiguous", g, m, k)
     sb, fb = scales_b("block", g, n, k)
     m_indices = torch.tensor(tags, dtype=torch.int32, device="cuda")
     out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")

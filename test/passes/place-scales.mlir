@@ -57,8 +57,53 @@ llvm.func @stages(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
 
 // -----
 
+// Before: the same masked kernel with A's scales K-major ([G, M, 56]):
+// a_k_major. After: the window is a box four K blocks wide by its rows,
+// 16 bytes a row (132 rows: 2112 bytes, 2176 a stage), loaded at
+// (k & ~3, row & ~3, g); the consumer reads word k % 4 of its rows
+// ((row % 4 + its row) * 4 + k % 4, and 8 rows below).
+// CHECK-LABEL: llvm.func @stages_k_major
+// CHECK-SAME: (%[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[FULL:[^:]*]]: !llvm.ptr<3>, %[[S:[^:]*]]: i32, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %[[N:[^:]*]]: i32, %[[G:[^:]*]]: i32, %[[B:[^:]*]]: !llvm.ptr<1>, %[[AMAP:[^:]*]]: !llvm.ptr
+// CHECK: ggk.copy_async_arrive %[[FULL]]
+// CHECK-NEXT: ggk.load_tile_rows {{.*}} other_bytes = 18496 : i64
+// CHECK-NEXT: %[[FIRST:.*]] = arith.andi %[[ROW]], %c-4_i32
+// CHECK-NEXT: %[[KBOX:.*]] = arith.andi %[[K]], %c-4_i32
+// CHECK-NEXT: %[[WINDOW:.*]] = ggk.shared_address %[[SMEM]] "stage_a_scales"[%[[S]] : i32] attributes {offset = 0 : i64, stride = 2176 : i64}
+// CHECK-NEXT: ggk.tma_load %[[WINDOW]], %[[AMAP]][%[[KBOX]], %[[FIRST]], %[[G]]], %[[FULL]]
+// CHECK: %[[OFF:.*]] = arith.andi %[[ROW]], %c3_i32
+// CHECK: %[[MINE:.*]] = arith.addi %[[OFF]], %{{.*}}
+// CHECK: %[[WORD:.*]] = arith.andi %[[K]], %c3_i32
+// CHECK: %[[R4:.*]] = arith.muli %[[MINE]], %c4_i32
+// CHECK: arith.addi %[[R4]], %[[WORD]]
+// CHECK-COUNT-2: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+llvm.func @stages_k_major(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>, %s: i32,
+    %k: i32, %row: i32, %n: i32, %g: i32, %b: !llvm.ptr<1>,
+    %amap: !llvm.ptr, %a: !llvm.ptr, %dst: !llvm.ptr<3>, %valid: i32,
+    %lane: i32, %thread_row: i32) -> f32 {
+  ggk.stage_block_scales %smem, %full stage(%s) at[%k, %row, %n, %g]
+      from(%b) map(%amap) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 1, block_n = 128, n = 4096, k = 7168, b_k_major, a_group,
+      window_bytes = 2112, window_stride = 2176, a_k_major}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row, %g] valid(%valid)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 16384,
+      granule = 128, box_rows = array<i64: 128>}
+  %a0, %a1, %b0 = ggk.read_block_scales %smem block(%k) stage(%s)
+      rows(%row, %thread_row) lane(%lane) attributes {
+      plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+                             registers = [24, 240], staging = swizzled>,
+      b_blocks = 1, a_rows = 0, slot_words = 0, slot_warps = 8,
+      window_stride = 2176, a_k_major} : f32, f32, f32
+  %ab = arith.mulf %a0, %a1 : f32
+  %f = arith.mulf %ab, %b0 : f32
+  llvm.return %f : f32
+}
+
+// -----
+
 // Before: the same statement, but the plan puts the scales in the slots
-// (as for K-major scales of A, whose rows are no TMA box). After: the
+// (as for K-major scales of A whose rows are not whole 16-byte units). After: the
 // producer does nothing (the A tile's bytes stay 16384); the consumer waits
 // for all but its newest copy group, meets its warp, and reads its rows
 // (lane / 4, + 8) and B's word (after the 16 of A) from slot buffer k % 2

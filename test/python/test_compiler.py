@@ -84,17 +84,23 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     assert "Used" in out.diagnostics  # ptxas -v resource report
 
 
-@pytest.mark.parametrize("layout, a_scale, box", [
-    ("masked", "block_mn", [132, 1, 1]),     # [G, ceil(K/128), align4(M)]
-    ("contiguous", "block_mn", [132, 1]),    # [ceil(K/128), align4(M)]
-    ("masked", "block", None),               # K-major: per-warp slots
+@pytest.mark.parametrize("layout, a_scale, k, box", [
+    ("masked", "block_mn", 512, [132, 1, 1]),     # [G, ceil(K/128), align4(M)]
+    ("contiguous", "block_mn", 512, [132, 1]),    # [ceil(K/128), align4(M)]
+    ("masked", "block", 7168, [4, 132, 1]),       # [G, M, ceil(K/128)], 56 blocks a row
+    ("contiguous", "block", 8192, [4, 132]),      # [M, ceil(K/128)]
+    ("masked", "block", 640, None),               # K-major, 5 blocks a row: per-warp slots
+    ("contiguous", "block", 1024, None),          # 8 blocks: slots by gg-plan-kernel's rule
 ])
-def test_block_scales_of_a_reach_the_kernel_by_tma_only_when_m_major(layout, a_scale, box):
+def test_block_scales_of_a_reach_the_kernel_by_tma_where_a_row_is_a_box(layout, a_scale, k,
+                                                                         box):
     # M-major 1x128 scales ride with the stages: one TMA box of 128 + 4 rows
     # per K block (the window starts at the tile's first row rounded down to
-    # 4). K-major ones keep only their pointer.
+    # 4); K-major ones as a box four K blocks wide where a row of them is
+    # whole 16-byte units and long (gg-plan-kernel's rule). Other K-major
+    # ones keep only their pointer.
     from ggc import ir
-    src = ir.grouped_matmul("k", layout=layout, num_groups=4, n=256, k=512,
+    src = ir.grouped_matmul("k", layout=layout, num_groups=4, n=256, k=k,
                             m=256 if layout == "masked" else None, dtype="f8E4M3FN",
                             a_scale=a_scale, b_scale="block")
     info = ggc.compile_ir(src, emit="nvvm").kernel_info[0]

@@ -18,8 +18,8 @@ def plan(promotion, scales, registers):
             f"registers = {registers}, staging = swizzled>")
 
 
-def compile_masked(a_scale="block_mn", kernel_plan=None, emit="ptx"):
-    text = ir.grouped_matmul("k", layout="masked", num_groups=4, n=2112, k=640, m=256,
+def compile_masked(a_scale="block_mn", kernel_plan=None, emit="ptx", k=640):
+    text = ir.grouped_matmul("k", layout="masked", num_groups=4, n=2112, k=k, m=256,
                              dtype="f8E4M3FN", expected_m=97, a_scale=a_scale,
                              b_scale="block", kernel_plan=kernel_plan)
     return ggc.compile_ir(text, emit=emit)
@@ -71,8 +71,38 @@ def test_the_kernel_stage_states_the_scales_and_the_nvvm_stage_has_placed_them(s
     assert counts == {str(arrivals), "256"}
 
 
+def test_k_major_scales_ride_the_stages_as_boxes_four_k_blocks_wide():
+    # K-major 1x128 scales of A with long rows (ceil(7168/128) = 56 blocks):
+    # each stage's window is a box of four K blocks by the tile's rows, no
+    # copy into the M-major form first.
+    out = compile_masked(a_scale="block", k=7168)
+    assert "scales = stages" in out.plans[0]["attributes"]["kernel_plan"]
+    ptx = out.asm["ptx"]
+    assert "cp.async.mbarrier.arrive.noinc" in ptx
+    assert not re.search(r"cp\.async\.wait_group", ptx)
+    (window,) = a_scale_maps(out)
+    assert window["box"][:2] == [4, 128 + 4]
+    # The consumers read their block's word of a 16-byte row.
+    kernel = out.asm["ggk"]
+    assert re.search(r"ggk\.read_block_scales [^\n]*a_k_major", kernel)
+    assert re.search(r"ggk\.stage_block_scales [^\n]*a_k_major", kernel)
+
+
+def test_short_k_major_rows_take_the_slots_unless_the_plan_says_stages():
+    # 8 K blocks a row: the warps' slots by default (gg-plan-kernel's rule);
+    # a plan that says stages gets the boxes, which fit.
+    out = compile_masked(a_scale="block", k=1024)
+    assert "scales = slots" in out.plans[0]["attributes"]["kernel_plan"]
+    assert a_scale_maps(out) == []
+    out = compile_masked(a_scale="block", k=1024,
+                         kernel_plan=plan("pipelined", "stages", "[24, 240]"))
+    (window,) = a_scale_maps(out)
+    assert window["box"][:2] == [4, 128 + 4]
+
+
 def test_stages_are_rejected_where_the_scales_cannot_ride_them():
-    # K-major 1x128 scales of A: a tile's rows of scales are no TMA box.
+    # K-major 1x128 scales of A whose rows are not whole 16-byte units
+    # (ceil(640/128) = 5 blocks): no TMA box.
     with pytest.raises(ggc.CompilationError, match="cannot carry scales in the stages"):
         compile_masked(a_scale="block", kernel_plan=plan("pipelined", "stages", "[24, 240]"))
 

@@ -115,7 +115,8 @@ bool twoLevelAccumulation(mlir::gg::GroupedMatmulOp op);
 int64_t bBlockScalesPerWarpgroup(mlir::gg::GroupedMatmulOp op,
                                  mlir::gg::ConfigAttr config);
 
-/// 1x128 block scales of A (M-major) and 128x128 of B ride with each
+/// 1x128 block scales of A (M-major, or K-major: stagesKMajorAScales) and
+/// 128x128 of B ride with each
 /// stage of the A and B tiles: the producer loads A's for the tile's rows by
 /// TMA and B's by cp.async, both completing on the stage's full barrier, so
 /// the consumers read them from shared memory instead of fetching them
@@ -130,6 +131,23 @@ int64_t bBlockScalesPerWarpgroup(mlir::gg::GroupedMatmulOp op,
 bool canStageBlockScales(mlir::gg::GroupedMatmulOp op,
                          mlir::gg::ConfigAttr config);
 constexpr int64_t kAScaleWindowPad = 4;
+
+/// A's 1x128 block scales are K-major ([.., M, ceil(K/128)]) and ride the
+/// stages as they are (no copy into the M-major form): each stage's window
+/// is a TMA box of four K blocks by the window's rows (16 bytes a row, so
+/// ceil(K/128) must be a multiple of 4 and K static); the consumers read
+/// their block's word of a row. Not for k_grouped.
+bool stagesKMajorAScales(mlir::gg::GroupedMatmulOp op);
+
+/// Whether gg-plan-kernel puts the block scales in the stages (the plan's
+/// `scales`): wherever they can ride there, but K-major scales of A with
+/// short rows, which the warps' slots read faster (ConfigFacts.cpp's rule).
+bool stagesBlockScalesByDefault(mlir::gg::GroupedMatmulOp op,
+                                mlir::gg::ConfigAttr config);
+
+/// Bytes of one stage's window of A's scales for `blockM` rows: 4 a row
+/// M-major, 16 K-major (before the 128-byte alignment of the stages).
+int64_t aScaleWindowBytes(int64_t blockM, bool kMajor);
 
 /// The stages carry B's per-column (1x128) scales: a k_grouped op whose
 /// block scales ride the stages (stagesBlockScales).

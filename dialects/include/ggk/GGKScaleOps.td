@@ -37,7 +37,11 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales",
       `stage_a_scales`, `window_stride` bytes a stage. Its bytes are
       added to the `other_bytes` of the `ggk.load_tile_rows` after it that
       arms `barrier` (so the stage has one expect_tx), and its TMA goes
-      right after that load.
+      right after that load. With `a_k_major` A's scales are K-major
+      (`[.., M, ceil(k/128)]`, a row's K blocks contiguous): the box is
+      four K blocks wide, loaded at (`scale_block` & ~3, `row_start` & ~3[,
+      `group`]), 16 bytes a row of the window (no copy into the M-major
+      form first).
     With `slots` (or `none`) it is erased: each consumer warp copies the
     scales itself (`ggk.read_block_scales`).
 
@@ -75,7 +79,8 @@ def GGK_StageBlockScalesOp : GGK_Op<"stage_block_scales",
     UnitAttr:$column_halves,
     UnitAttr:$a_group,
     I64Attr:$window_bytes,
-    I64Attr:$window_stride
+    I64Attr:$window_stride,
+    UnitAttr:$a_k_major
   );
   let hasVerifier = 1;
   let assemblyFormat = [{
@@ -97,7 +102,8 @@ def GGK_ReadBlockScalesOp : GGK_Op<"read_block_scales"> {
     the ring stage holding the block's tiles (full, not yet released).
     `ggk-place-scales` reads them as `plan`'s `scales` says:
     - `stages`: from the stage's `stage_a_scales` window (`window_stride`
-      bytes a stage, starting at row `row_start` & ~3) and its
+      bytes a stage, starting at row `row_start` & ~3; with `a_k_major`
+      16 bytes a row, of which `block` % 4 picks the word) and its
       `stage_b_scales`, which `ggk.stage_block_scales` filled;
     - `slots`: from the warp's scale slots (`scale_slots`: two buffers, by
       `block` % 2, of `slot_warps` warps x `slot_words` words), once the
@@ -130,7 +136,8 @@ def GGK_ReadBlockScalesOp : GGK_Op<"read_block_scales"> {
     I64Attr:$a_rows,
     I64Attr:$slot_words,
     I64Attr:$slot_warps,
-    I64Attr:$window_stride
+    I64Attr:$window_stride,
+    UnitAttr:$a_k_major
   );
   let results = (outs Variadic<F32>:$scales);
   let hasVerifier = 1;

@@ -233,8 +233,10 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     if not as_given:
         x, w = x.contiguous(), w.contiguous()
     a_scale = sx if a_scale is None else a_scale
-    # K-major f32 scales of A go to the warps' slots; MN-major ones ride with
-    # each stage, 12-18% faster on an H200 (docs/performance.md). DeepGEMM
+    # MN-major f32 scales of A ride with each stage as one TMA box of the
+    # tile's rows; K-major ones would ride as boxes four K blocks wide or in
+    # the warps' slots, both slower than this copy and the MN-major kernel
+    # together (H200: docs/performance.md, fortieth session). DeepGEMM
     # transposes them too. The copy is each call's own, the fast path's too:
     # the signature says whether to copy, never what.
     copied = a_kind == "block" and not _is_mn_major_tma_aligned(a_scale)

@@ -1,0 +1,112 @@
+"""Where the DeepGEMM drop-in's FP8 contiguous call loses to DeepGEMM
+(#39: the drop-in at least level with DeepGEMM on its own layouts): the
+same operands through DeepGEMM 2.6.1 and ggc's drop-in, each with A's
+scales K-major (as DeepGEMM's tests make them: both calls transpose them)
+and MN-major TMA-aligned (no copy), beside the pieces of the drop-in's
+call: the scales' copy alone, `ggc.ops.grouped_gemm` over m_indices (what
+the drop-in calls), and the padded_contiguous kernel as a `ggc.Kernel`,
+also over K-major scales with the stages or the warps' slots carrying
+them.
+Timed interleaved (bench_grouped_gemm.time_interleaved); every output
+checked against DeepGEMM's.
+
+    python3 benchmarks/probes/dropin_gap.py [--shapes T,G,N,K;...]
+"""
+import argparse
+import os
+import re
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import ggc  # noqa: E402
+from ggc import deepgemm as ggc_dg, ir, ops  # noqa: E402
+from ggc.deepgemm.utils.layout import get_mn_major_tma_aligned_tensor  # noqa: E402
+from bench_grouped_gemm import time_interleaved  # noqa: E402
+from profile_fp8_contiguous import equal_groups, fp8_operands, ggc_contiguous  # noqa: E402
+
+SHAPES = "8192,8,4096,7168;16384,32,3072,8192;8192,8,7168,2048"
+
+
+def padded_k_major(x, sx, w, sw, tags, out, g, n, k, scales):
+    """The padded_contiguous kernel over K-major scales of A, its plan's
+    `scales` set to `scales` (the rest of the plan gg-plan-kernel's)."""
+    spec = dict(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+                a_scale="block", b_scale="block")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config")
+    plan = chosen.plans[0]["attributes"]["kernel_plan"]
+    plan = re.sub(r"scales = \w+", f"scales = {scales}", plan)
+    kern = ggc.Kernel(ir.grouped_matmul("k", kernel_plan=plan, **spec))
+    return lambda: kern(x, w, tags, sx, sw, out)
+
+
+def case(t, g, n, k, deep_gemm):
+    torch.manual_seed(0)
+    (x, sx), (w, sw) = fp8_operands((t,), g, n, k)
+    sx_mn = get_mn_major_tma_aligned_tensor(sx)
+    tags = equal_groups(t, g, "padded_contiguous")
+    outs = {}
+
+    def out(name):
+        return outs.setdefault(name, torch.empty(t, n, device="cuda", dtype=torch.bfloat16))
+
+    fns = {
+        "drop-in, K-major sfa": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx), (w, sw), out("drop-in, K-major sfa"), tags),
+        "drop-in, MN-major sfa": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx_mn), (w, sw), out("drop-in, MN-major sfa"), tags),
+        "ops.grouped_gemm m_indices": lambda: ops.grouped_gemm(
+            x, w, m_indices=tags, a_scale=sx_mn, a_scale_kind="block", b_scale=sw,
+            b_scale_kind="block", out=out("ops.grouped_gemm m_indices")),
+        "sfa copy alone": lambda: get_mn_major_tma_aligned_tensor(sx),
+    }
+    padded, outs["ggc.Kernel padded"] = ggc_contiguous((x, sx), (w, sw), t, g, n, k,
+                                                       layout="padded_contiguous")
+    fns["ggc.Kernel padded"] = padded
+    own, outs["ggc.Kernel contiguous"] = ggc_contiguous((x, sx), (w, sw), t, g, n, k)
+    fns["ggc.Kernel contiguous"] = own
+    # The padded kernel on K-major scales as they are: its plan's choice
+    # (the stages carry them where a row is whole 16-byte units) against the
+    # same plan with the warps' slots.
+    for scales in ("stages", "slots"):
+        name = f"ggc.Kernel padded K-major {scales}"
+        fns[name] = padded_k_major(x, sx, w, sw, tags, out(name), g, n, k, scales)
+    if deep_gemm is not None:
+        fns["deep_gemm, K-major sfa"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx), (w, sw), out("deep_gemm, K-major sfa"), tags)
+        fns["deep_gemm, MN-major sfa"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx_mn), (w, sw), out("deep_gemm, MN-major sfa"), tags)
+    for fn in fns.values():
+        fn()
+    torch.cuda.synchronize()
+    ref_name = "deep_gemm, K-major sfa" if deep_gemm is not None else "ggc.Kernel contiguous"
+    ref = outs[ref_name].double()
+    for name, o in outs.items():
+        err = ((o.double() - ref).norm() / ref.norm()).item()
+        print(f"  {name:28s} against {ref_name}: relative difference {err:.2e}", flush=True)
+    times = time_interleaved(fns)
+    base = times.get("deep_gemm, K-major sfa")
+    for name, us in times.items():
+        vs = f"  deep_gemm K-major / this {base / us:.3f}x" if base else ""
+        print(f"T={t} G={g} N={n} K={k} {name:28s} {us:8.1f} us{vs}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default=SHAPES)
+    args = parser.parse_args()
+    try:
+        import deep_gemm
+    except ImportError:
+        deep_gemm = None
+        print("deep_gemm not importable: ggc's rows alone", flush=True)
+    print(torch.cuda.get_device_name(), flush=True)
+    for shape in args.shapes.split(";"):
+        case(*(int(v) for v in shape.split(",")), deep_gemm)
+
+
+if __name__ == "__main__":
+    main()

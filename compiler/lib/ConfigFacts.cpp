@@ -213,22 +213,24 @@ bool ggc::stagesColumnScalesInStages(GroupedMatmulOp op, ConfigAttr config) {
          stagesColumnScales(op) && stagesBlockScales(op, config);
 }
 
-/// K-major scales of A ride the stages by default from this many K blocks
-/// a row: each stage's box of four K blocks by the tile's rows is one TMA
-/// line a row (132 of them, against one line of the M-major window),
-/// which the warps' slots beat where a row is short and its words share
-/// cache lines. Measured (H200, DeepGEMM's padded layout, 128x128 FP8,
-/// docs/performance.md, fortieth session, benchmarks/probes/dropin_gap.py):
-/// stages against slots 1.069x at 56 K blocks (T8192 G8 N4096 K7168) and
-/// 1.146x at 64 (T16384 G32 N3072 K8192), 0.923x at 16 (T8192 G8 N7168
-/// K2048); the cut at 32 lies between, unmeasured.
-constexpr int64_t kKMajorStagedScaleBlocks = 32;
+/// K-major scales of A ride the stages by default, but in DeepGEMM's padded
+/// layout not below this many K blocks a row. Each stage's box of four K
+/// blocks by the tile's rows is one TMA line a row (132 of them, against
+/// one line of the M-major window); the warps' slots read short rows,
+/// whose words share cache lines, cheaply. Measured against the slots
+/// (H200, 128x128 FP8, T8192 G8 N4096 / N7168 and T16384 G32 N3072,
+/// benchmarks/probes/k_major_scales.py, docs/performance.md, fortieth
+/// session): contiguous 1.04-1.25x at 16 to 64 K blocks, level with
+/// M-major scales (0.99-1.02x); padded 1.14-1.22x at 32 to 64 but
+/// 0.93-0.95x at 16 (its kernel stores directly and keeps six stages).
+constexpr int64_t kPaddedKMajorStagedScaleBlocks = 32;
 
 bool ggc::stagesBlockScalesByDefault(GroupedMatmulOp op, ConfigAttr config) {
-  bool shortKMajorRows =
+  bool shortPaddedRows =
       stagesKMajorAScales(op) &&
-      llvm::divideCeil(op.getDims().k, 128) < kKMajorStagedScaleBlocks;
-  return canStageBlockScales(op, config) && !shortKMajorRows;
+      op.getLayout() == GroupLayout::padded_contiguous &&
+      llvm::divideCeil(op.getDims().k, 128) < kPaddedKMajorStagedScaleBlocks;
+  return canStageBlockScales(op, config) && !shortPaddedRows;
 }
 
 bool ggc::stagesBlockScales(GroupedMatmulOp op, ConfigAttr config) {

@@ -90,15 +90,17 @@ def test_cubin_is_bytes_and_kernel_info_describes_the_launch():
     ("masked", "block", 7168, [4, 132, 1]),       # [G, M, ceil(K/128)], 56 blocks a row
     ("contiguous", "block", 8192, [4, 132]),      # [M, ceil(K/128)]
     ("masked", "block", 640, None),               # K-major, 5 blocks a row: per-warp slots
-    ("contiguous", "block", 1024, None),          # 8 blocks: slots by gg-plan-kernel's rule
+    ("contiguous", "block", 1024, [4, 132]),      # 8 blocks a row
+    ("padded_contiguous", "block", 1024, None),   # 8 blocks, padded: slots (gg-plan-kernel)
 ])
 def test_block_scales_of_a_reach_the_kernel_by_tma_where_a_row_is_a_box(layout, a_scale, k,
                                                                          box):
     # M-major 1x128 scales ride with the stages: one TMA box of 128 + 4 rows
     # per K block (the window starts at the tile's first row rounded down to
     # 4); K-major ones as a box four K blocks wide where a row of them is
-    # whole 16-byte units and long (gg-plan-kernel's rule). Other K-major
-    # ones keep only their pointer.
+    # whole 16-byte units (in the padded layout, rows of at least 32 K
+    # blocks: gg-plan-kernel's rule). Other K-major ones keep only their
+    # pointer.
     from ggc import ir
     src = ir.grouped_matmul("k", layout=layout, num_groups=4, n=256, k=k,
                             m=256 if layout == "masked" else None, dtype="f8E4M3FN",

@@ -88,15 +88,21 @@ def test_k_major_scales_ride_the_stages_as_boxes_four_k_blocks_wide():
     assert re.search(r"ggk\.stage_block_scales [^\n]*a_k_major", kernel)
 
 
-def test_short_k_major_rows_take_the_slots_unless_the_plan_says_stages():
-    # 8 K blocks a row: the warps' slots by default (gg-plan-kernel's rule);
-    # a plan that says stages gets the boxes, which fit.
-    out = compile_masked(a_scale="block", k=1024)
-    assert "scales = slots" in out.plans[0]["attributes"]["kernel_plan"]
-    assert a_scale_maps(out) == []
-    out = compile_masked(a_scale="block", k=1024,
-                         kernel_plan=plan("pipelined", "stages", "[24, 240]"))
-    (window,) = a_scale_maps(out)
+@pytest.mark.parametrize("layout, scales", [("masked", "stages"), ("contiguous", "stages"),
+                                           ("padded_contiguous", "slots")])
+def test_short_k_major_rows_ride_the_stages_but_in_the_padded_layout(layout, scales):
+    # 8 K blocks a row: the stages by default, but DeepGEMM's padded layout
+    # takes the warps' slots (gg-plan-kernel's rule); a plan that says
+    # stages gets the boxes there too.
+    spec = dict(layout=layout, num_groups=4, n=2112, k=1024, dtype="f8E4M3FN",
+                a_scale="block", b_scale="block",
+                **({"m": 256, "expected_m": 97} if layout == "masked" else {}))
+    out = ggc.compile_ir(ir.grouped_matmul("k", **spec))
+    assert f"scales = {scales}" in out.plans[0]["attributes"]["kernel_plan"]
+    assert (a_scale_maps(out) == []) == (scales == "slots")
+    staged = out.plans[0]["attributes"]["kernel_plan"].replace("scales = slots",
+                                                               "scales = stages")
+    (window,) = a_scale_maps(ggc.compile_ir(ir.grouped_matmul("k", kernel_plan=staged, **spec)))
     assert window["box"][:2] == [4, 128 + 4]
 
 

@@ -250,7 +250,13 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        reads from the stage, so the loop gives the stage back after it)
        where M and N are multiples of 4 (1.03-1.14x the slots on
        DeepGEMM's sm90 k-grouped shapes: docs/performance-history.md,
-       nineteenth session); other scales that change along K go through
+       nineteenth session); K-major 1x128 scales of A ride too, as boxes
+       four K blocks wide, where a row of them is whole 16-byte units
+       (1.04-1.25x the slots on contiguous groups at 16 to 64 K blocks,
+       level with M-major scales), but in DeepGEMM's padded layout only
+       from 32 K blocks a row (1.14-1.22x there, 0.93-0.95x at 16:
+       docs/performance.md, fortieth session); other scales that change
+       along K go through
        each warp's slots; column_scale_reads: where B's per-column scales
        ride the stages of a serial kernel with an f32 output (the FP8
        weight gradient) and fit the registers beside its two

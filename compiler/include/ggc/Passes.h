@@ -141,7 +141,8 @@ bool stagesKMajorAScales(mlir::gg::GroupedMatmulOp op);
 
 /// Whether gg-plan-kernel puts the block scales in the stages (the plan's
 /// `scales`): wherever they can ride there, but K-major scales of A with
-/// short rows, which the warps' slots read faster (ConfigFacts.cpp's rule).
+/// short rows in the padded layout, which the warps' slots read faster
+/// there (ConfigFacts.cpp's rule).
 bool stagesBlockScalesByDefault(mlir::gg::GroupedMatmulOp op,
                                 mlir::gg::ConfigAttr config);
 

@@ -79,10 +79,22 @@ constexpr int64_t kSmallExpertBBytes = 4 << 20;
 constexpr int64_t kMidExpertBBytes = 16 << 20;
 constexpr int64_t kMidExpertGroupRows = 1024;
 
+/// DeepGEMM's padded layout (each group's rows contiguous, padded to whole
+/// tiles) walks as contiguous groups do where a hint says their rows, for
+/// the mid FP8 weights below: N blocks first measured 1.026x and 1.071x
+/// the padded kernel's banded M-first walk with B under L2's default
+/// policy (0.966x and 1.060x with evict-first), on N 7,168 x K 2,048 FP8
+/// weights at 1,024 rows a group (T8192 G8, T32768 G32; H200, fortieth
+/// session, benchmarks/probes/padded_walk.py).
+bool groupsOfContiguousRows(GroupedMatmulOp op) {
+  return op.getLayout() == GroupLayout::contiguous ||
+         op.getLayout() == GroupLayout::padded_contiguous;
+}
+
 bool smallExperts(GroupedMatmulOp op) {
   GroupedMatmulOp::Dims dims = op.getDims();
   std::optional<int64_t> expected = op.getExpectedM();
-  if (op.getLayout() != GroupLayout::contiguous || !expected ||
+  if (!groupsOfContiguousRows(op) || !expected ||
       *expected < kSmallExpertGroupRows || *expected > kSmallExpertMaxRows ||
       ggc::targetOf(op).mma != ggc::MmaKind::wgmma ||
       ShapedType::isDynamic(dims.n) || ShapedType::isDynamic(dims.k))
@@ -94,6 +106,9 @@ bool smallExperts(GroupedMatmulOp op) {
     return false;
   bool midFp8 = bElement.getIntOrFloatBitWidth() == 8 &&
                 *expected == kMidExpertGroupRows && *bBytes <= kMidExpertBBytes;
+  // The padded layout was measured at the mid FP8 weights only.
+  if (op.getLayout() == GroupLayout::padded_contiguous)
+    return midFp8;
   return *bBytes <= kSmallExpertBBytes || midFp8;
 }
 
@@ -156,7 +171,11 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   std::optional<int64_t> expected = op.getExpectedM();
   int64_t unitRows = config.getBlockM() * config.getClusterM();
   // 1.5 h rows in at most `best` units, without forming 3 h (any int64_t).
-  if (expected && *expected <= 2 * unitRows * best / 3)
+  // The padded layout keeps its bands: unbanded, its M-first walk measured
+  // 0.65-0.84x the banded one at 512 and 1,024 rows a group (H200,
+  // fortieth session, benchmarks/probes/padded_walk.py).
+  if (expected && op.getLayout() == GroupLayout::contiguous &&
+      *expected <= 2 * unitRows * best / 3)
     return 0;
   return best;
 }
@@ -172,10 +191,13 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
 /// the default policy measured 0.4-5.5% faster on DeepGEMM's six sm90
 /// shapes (thirty-second session). bf16 measured no gain and keeps the
 /// default.
-CachePolicy chooseBCache(GroupedMatmulOp op) {
+/// The padded layout's groups walked N first (smallExperts) keep the
+/// default, as contiguous groups do.
+CachePolicy chooseBCache(GroupedMatmulOp op, TileOrder order) {
   bool f8 = op.getBType().getElementTypeBitWidth() == 8;
   bool evictsB = op.getLayout() == GroupLayout::masked ||
-                   op.getLayout() == GroupLayout::padded_contiguous;
+                 (op.getLayout() == GroupLayout::padded_contiguous &&
+                  !(order == TileOrder::n_fastest && smallExperts(op)));
   return f8 && evictsB ? CachePolicy::evict_first : CachePolicy::normal;
 }
 
@@ -193,7 +215,7 @@ struct ScheduleGroupsPass
       TileOrder order = chooseOrder(op, config);
       op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order,
                                            chooseMBand(op, config, order),
-                                           chooseBCache(op)));
+                                           chooseBCache(op, order)));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

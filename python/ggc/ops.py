@@ -226,8 +226,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     `offs` takes torch._grouped_mm's convention instead: G cumulative ends
     ([G]), for a's rows (b 3-D) or, b 2-D, the tokens of a weight gradient.
     `expected_m`, a host int, is the rows a group typically holds: it
-    chooses the tiles and their walk; contiguous calls of two or more
-    groups without it take mean_hint(a.shape[0], G, 4096), and FP8 weight
+    chooses the tiles and their walk; contiguous and padded (m_indices)
+    calls of two or more groups without it take mean_hint(a.shape[0], G,
+    4096), and FP8 weight
     gradients (k_offsets) with 1x128 scales of b
     expected_group_tokens(K, G).
 
@@ -524,7 +525,7 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     group_slot = _CSR if from_offs else _GROUP_SLOTS[given[0]]
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
-    if expected_m is None and layout == "contiguous":
+    if expected_m is None and layout in ("contiguous", "padded_contiguous"):
         expected_m = _contiguous_hint(a, b)
     hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if layout == "k_grouped":

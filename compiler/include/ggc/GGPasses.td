@@ -256,8 +256,7 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        level with M-major scales), but in DeepGEMM's padded layout only
        from 32 K blocks a row (1.14-1.22x there, 0.93-0.95x at 16:
        docs/performance.md, fortieth session); other scales that change
-       along K go through
-       each warp's slots; column_scale_reads: where B's per-column scales
+       along K go through each warp's slots; column_scale_reads: where B's per-column scales
        ride the stages of a serial kernel with an f32 output (the FP8
        weight gradient) and fit the registers beside its two
        accumulators (tiles of 144-160 columns; on 128 columns reading at

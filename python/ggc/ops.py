@@ -114,12 +114,16 @@ def _physical_block_scale(scale):
             (*scale.stride()[:-2], rows_padded, 1))
         return physical, "block_mn"
     scale = scale.contiguous()
-    # K-major scales may ride the stages as TMA boxes, which start 16-byte
-    # aligned (ggc::stagesKMajorAScales): a view into a larger buffer is
-    # copied to a fresh allocation (fake tensors have no address to check).
+    # Every tensor a kernel takes starts 16-byte aligned (the runtime's
+    # rule; TMA's where K-major scales ride the stages as boxes): a view
+    # into a larger buffer that does not is copied to a fresh allocation.
+    # A fake tensor's address is its storage offset, as the runtime's
+    # checks of fake tensors read it.
     if _torch_ops is not None and _torch_ops.without_data((scale,)):
-        return scale, "block"
-    return (scale if scale.data_ptr() % 16 == 0 else scale.clone()), "block"
+        misaligned = scale.storage_offset() * scale.element_size() % 16
+    else:
+        misaligned = scale.data_ptr() % 16
+    return (scale.clone() if misaligned else scale), "block"
 
 
 def _scale_kind(side: str, scale, a, b, layout: str, kind: Optional[str]):
@@ -226,9 +230,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     `offs` takes torch._grouped_mm's convention instead: G cumulative ends
     ([G]), for a's rows (b 3-D) or, b 2-D, the tokens of a weight gradient.
     `expected_m`, a host int, is the rows a group typically holds: it
-    chooses the tiles and their walk; contiguous and padded (m_indices)
-    calls of two or more groups without it take mean_hint(a.shape[0], G,
-    4096), and FP8 weight
+    chooses the tiles and their walk; contiguous and f8 padded
+    (m_indices) calls of two or more groups without it take
+    mean_hint(a.shape[0], G, 4096), and FP8 weight
     gradients (k_offsets) with 1x128 scales of b
     expected_group_tokens(K, G).
 
@@ -525,7 +529,11 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
     group_slot = _CSR if from_offs else _GROUP_SLOTS[given[0]]
     a_slot = _A_SCALE if a_scale is not None else None
     b_slot = _B_SCALE if b_scale is not None else None
-    if expected_m is None and layout in ("contiguous", "padded_contiguous"):
+    # DeepGEMM's padded layout reads a hint in its f8 walk only
+    # (gg-schedule-groups): others compile without one, so that their row
+    # counts share a kernel.
+    if expected_m is None and (layout == "contiguous" or
+                               (layout == "padded_contiguous" and is_f8(a.dtype))):
         expected_m = _contiguous_hint(a, b)
     hint = {} if expected_m is None else {"EXPECTED_M": expected_m}
     if layout == "k_grouped":

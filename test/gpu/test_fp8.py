@@ -393,13 +393,15 @@ def test_k_major_a_scales_ride_the_stages_masked(k, kernel_plan):
     run_masked("block", "block", k=k, kernel_plan=kernel_plan)
 
 
-@pytest.mark.parametrize("a_scale, k", [("block_mn", 400), ("block", 7168), ("block", 1024),
-                                        ("block", 640)])
-def test_padded_contiguous_deepgemm_layout(a_scale, k):
+@pytest.mark.parametrize("a_scale, k, expected_m", [
+    ("block_mn", 400, None), ("block", 7168, None), ("block", 1024, None), ("block", 640, None),
+    ("block_mn", 400, 1024)])
+def test_padded_contiguous_deepgemm_layout(a_scale, k, expected_m):
     """DeepGEMM's layout with A's scales M-major, K-major riding the stages
     (56 K blocks a row) and K-major in the warps' slots (8 K blocks: short
-    rows, gg-plan-kernel's rule; 5: not whole 16-byte units); padding rows
-    never written."""
+    rows, gg-plan-kernel's rule; 5: not whole 16-byte units), and walked N
+    first (a hint of 1,024 rows on small FP8 weights); padding rows never
+    written."""
     g, n, align = 3, 2112, 128
     sizes = [5, 128, 130]
     tags = []
@@ -407,9 +409,10 @@ def test_padded_contiguous_deepgemm_layout(a_scale, k):
         tags += [gi] * size + [-1] * (-(-size // align) * align - size)
     m = len(tags)
     kern = kernel(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
-                  a_scale=a_scale, b_scale="block")
+                  a_scale=a_scale, b_scale="block", expected_m=expected_m)
     rides = a_scale == "block_mn" or k == 7168
     assert (a_scale_window(kern) is not None) == rides
+    assert ("order = n_fastest" in kern.asm["gg-config"]) == (expected_m is not None)
     a = f8(m, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")
     sa, fa = scales_a(a_scale, "padded_contiguous", g, m, k)

@@ -249,9 +249,10 @@ def _launch_constants(a, b, expected_m=None, k_major=False, **groups):
 def test_a_contiguous_call_without_a_hint_compiles_with_its_rows_mean(rows, groups, hint):
     """ggc.ops derives expected_m from a's rows over the groups (mean_hint,
     capped at 4,096) where the caller gives none and there are two groups
-    or more, over CSR offsets and DeepGEMM's padded layout (m_indices: its
-    padding rows count too); a caller's hint is kept, and masked groups
-    (whose M_max the compiler reads) and weight gradients get none."""
+    or more, over CSR offsets and, f8 only, DeepGEMM's padded layout
+    (m_indices: its padding rows count too); a caller's hint is kept, and
+    masked groups (whose M_max the compiler reads), bf16 padded calls
+    (whose kernel reads none) and weight gradients get none."""
     import torch
     a = torch.zeros(rows, 64, dtype=torch.bfloat16)
     b = torch.zeros(groups, 128, 64, dtype=torch.bfloat16)
@@ -264,7 +265,9 @@ def test_a_contiguous_call_without_a_hint_compiles_with_its_rows_mean(rows, grou
     counts = torch.zeros(groups, dtype=torch.int32)
     assert "EXPECTED_M" not in _launch_constants(masked, b, masked_m=counts)
     tags = torch.zeros(rows, dtype=torch.int32)
-    assert _launch_constants(a, b, m_indices=tags).get("EXPECTED_M") == hint
+    assert "EXPECTED_M" not in _launch_constants(a, b, m_indices=tags)
+    a8, b8 = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+    assert _launch_constants(a8, b8, m_indices=tags).get("EXPECTED_M") == hint
     grad = torch.zeros(rows, 32, dtype=torch.bfloat16)
     assert "EXPECTED_M" not in _launch_constants(a, grad, offs=ends)
 

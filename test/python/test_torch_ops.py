@@ -1,6 +1,8 @@
 """PyTorch integration without a GPU: custom op registration, fake tensors
 (what torch.compile traces with), and the checks of ggc.ops."""
 
+import contextlib
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -25,6 +27,23 @@ def test_fake_tensors_give_output_shapes_without_running():
         assert y.shape == (100, 256) and y.dtype == torch.bfloat16
         assert torch.ops.ggc.grouped_mm_grad_x(y, w, offsets).shape == (100, 512)
         assert torch.ops.ggc.grouped_mm_grad_w(y, x, offsets).shape == (8, 256, 512)
+
+
+def test_a_misaligned_k_major_scale_view_is_copied_under_fake_tensors_too():
+    """A K-major block scale that is a view not starting 16-byte aligned
+    (every kernel argument must) is copied to a fresh tensor, as an eager
+    call copies it, also for a fake tensor (whose storage offset the
+    traced call's checks read as its address); aligned ones pass as they
+    are."""
+    for fake in (False, True):
+        mode = FakeTensorMode() if fake else contextlib.nullcontext()
+        with mode:
+            storage = torch.empty(256 * 8 + 4)
+            shifted, physical_kind = ops._physical_block_scale(storage[1:1 + 256 * 8].view(256, 8))
+            assert physical_kind == "block"
+            assert shifted.storage_offset() == 0 and shifted.shape == (256, 8)
+            view = storage[4:].view(256, 8)  # 16 bytes in: aligned
+            assert ops._physical_block_scale(view)[0] is view
 
 
 def test_fake_checks_reject_bad_shapes():

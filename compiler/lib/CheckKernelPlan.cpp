@@ -179,8 +179,9 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "1x128 block scales of 'a' M-major, or K-major with "
                       "ceil(K/128) a multiple of 4, 128x128 of 'b' "
                       "(k_grouped: 1x128 N-major, 'a' K-major, M and N "
-                      "multiples of 4, block N at most 256), no split_n and "
-                      "no a_rows";
+                      "multiples of 4, block N at most 256), block M at "
+                      "most 252 (a TMA box of block M + 4 rows), no "
+                      "split_n and no a_rows";
   if ((plan.getStaging() == Staging::none) == hasStorePool(op))
     return error() << " must have staging "
                    << (hasStorePool(op) ? "'dense', 'swizzled' or "

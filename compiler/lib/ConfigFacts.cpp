@@ -172,11 +172,13 @@ bool ggc::canStageBlockScales(GroupedMatmulOp op, ConfigAttr config) {
   // The window is a TMA box. Gathered rows of A (a_rows) arm each stage
   // on every producer thread's arrival, not on one load the window could
   // be counted in: their consumers copy the scales into slots.
+  // The window's BM + 4 rows are one TMA box dimension: at most 256.
   bool aWindow = ggc::targetOf(op).tensorMaps && !op.getARows() && aScale &&
                  aScale.getKind() == ScaleKind::block &&
                  (aScale.getMajor() == ScaleMajor::mn_major ||
                   stagesKMajorAScales(op)) &&
-                 config.getSplitN() == 1;
+                 config.getSplitN() == 1 &&
+                 config.getBlockM() + kAScaleWindowPad <= kMaxTmaBoxRows;
   if (!aWindow || !bScale || bScale.getKind() != ScaleKind::block)
     return false;
   if (op.getLayout() != GroupLayout::k_grouped)

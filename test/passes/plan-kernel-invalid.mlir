@@ -36,7 +36,7 @@ func.func @unplaced_scales(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x20
 func.func @stages_k_major(%a: memref<?x768xf8E4M3FN>, %b: memref<4x1024x768xf8E4M3FN>,
                           %off: memref<5xi32>, %sa: memref<?x6xf32>,
                           %sb: memref<4x8x6xf32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), no split_n and no a_rows}}
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), block M at most 252 (a TMA box of block M + 4 rows), no split_n and no a_rows}}
   gg.grouped_matmul contiguous a(%a : memref<?x768xf8E4M3FN>)
       b(%b : memref<4x1024x768xf8E4M3FN>) groups(%off : memref<5xi32>)
       a_scale(%sa : memref<?x6xf32>, <block 1x128, k_major>)
@@ -44,6 +44,24 @@ func.func @stages_k_major(%a: memref<?x768xf8E4M3FN>, %b: memref<4x1024x768xf8E4
       out(%o : memref<?x1024xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
        kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = none>}
+  return
+}
+
+// -----
+
+// A's scale window of a 256-row tile would be a TMA box of 260 rows,
+// past TMA's 256.
+func.func @stages_tall_tile(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
+                            %off: memref<5xi32>, %sa: memref<16x?xf32>,
+                            %sb: memref<4x8x16xf32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{block M at most 252 (a TMA box of block M + 4 rows)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<4x1024x2048xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x8x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [256, 128, 128], stages = 3, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [24, 112], staging = none>}
   return
 }
 
@@ -530,7 +548,7 @@ func.func @gathered_scales_in_stages(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi
                                      %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
                                      %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
                                      %o: memref<?x1536xbf16>) {
-  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), no split_n and no a_rows}}
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), block M at most 252 (a TMA box of block M + 4 rows), no split_n and no a_rows}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
       groups(%off : memref<9xi32>)
@@ -550,7 +568,7 @@ func.func @gathered_scales_in_stages(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi
 func.func @stages_k_grouped_m_off_4(%a: memref<250x?xf8E4M3FN>, %b: memref<512x?xf8E4M3FN>,
                                     %groups: memref<5xi32>, %a_scale: memref<?x250xf32>,
                                     %b_scale: memref<?x512xf32>, %out: memref<4x250x512xf32>) {
-  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), no split_n and no a_rows}}
+  // expected-error @+1 {{cannot carry scales in the stages: that takes 1x128 block scales of 'a' M-major, or K-major with ceil(K/128) a multiple of 4, 128x128 of 'b' (k_grouped: 1x128 N-major, 'a' K-major, M and N multiples of 4, block N at most 256), block M at most 252 (a TMA box of block M + 4 rows), no split_n and no a_rows}}
   gg.grouped_matmul k_grouped a(%a : memref<250x?xf8E4M3FN>) b(%b : memref<512x?xf8E4M3FN>)
       groups(%groups : memref<5xi32>)
       a_scale(%a_scale : memref<?x250xf32>, <block 1x128, mn_major>)

@@ -106,6 +106,17 @@ def test_short_k_major_rows_ride_the_stages_but_in_the_padded_layout(layout, sca
     assert window["box"][:2] == [4, 128 + 4]
 
 
+def test_tiles_of_256_rows_keep_the_slots():
+    # A's window would be a TMA box of 256 + 4 rows, past TMA's 256.
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=4096, k=7168,
+                             dtype="f8E4M3FN", a_scale="block_mn", b_scale="block",
+                             config="#gg.config<block = [256, 128, 128], stages = 3, "
+                                    "cluster = [1, 1], sms = 132>")
+    out = ggc.compile_ir(text, emit="nvvm")
+    assert "scales = slots" in out.plans[0]["attributes"]["kernel_plan"]
+    assert a_scale_maps(out) == []
+
+
 def test_stages_are_rejected_where_the_scales_cannot_ride_them():
     # K-major 1x128 scales of A whose rows are not whole 16-byte units
     # (ceil(640/128) = 5 blocks): no TMA box.

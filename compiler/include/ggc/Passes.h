@@ -131,6 +131,9 @@ int64_t bBlockScalesPerWarpgroup(mlir::gg::GroupedMatmulOp op,
 bool canStageBlockScales(mlir::gg::GroupedMatmulOp op,
                          mlir::gg::ConfigAttr config);
 constexpr int64_t kAScaleWindowPad = 4;
+/// TMA's largest box dimension (elements): the window's BM + 4 rows must
+/// fit, so 256-row tiles keep the slots.
+constexpr int64_t kMaxTmaBoxRows = 256;
 
 /// A's 1x128 block scales are K-major ([.., M, ceil(K/128)]) and ride the
 /// stages as they are (no copy into the M-major form): each stage's window

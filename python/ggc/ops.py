@@ -99,7 +99,8 @@ def _kernel_for(layout: str, b_layout: str, scaled: bool) -> JITFunction:
 
 def _physical_block_scale(scale):
     """A block scale tensor as the kernel takes it: row-major as it is
-    (K-major, "block"), or, for a view whose last two dims are transposed in
+    (K-major, "block"; copied where it does not start 16-byte aligned), or,
+    for a view whose last two dims are transposed in
     memory (DeepGEMM's M-major, 4-aligned [M, K/128] view of a
     [K/128, align4(M)] buffer), its storage ("block_mn")."""
     import torch
@@ -299,7 +300,8 @@ def mean_hint(count, groups: int, cap: int) -> Optional[int]:
 
 
 def _contiguous_hint(a, b) -> Optional[int]:
-    """The expected_m a grouped contiguous call without one compiles with:
+    """The expected_m a grouped contiguous call (or an f8 call over
+    DeepGEMM's padded layout) without one compiles with:
     the rows of `a` over the groups (mean_hint, capped at 4,096, as
     ggc.moe passes it). The kernels' tile and schedule rules are measured
     at such hints, and without one a call took rules made for no knowledge

@@ -94,16 +94,23 @@ def case(t, g, n, k, deep_gemm):
         print(f"T={t} G={g} N={n} K={k} {name:28s} {us:8.1f} us{vs}", flush=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", default=SHAPES)
-    args = parser.parse_args()
+def deep_gemm_or_none():
+    """DeepGEMM where it imports (benchmarks/peers_env.sh builds it on the
+    device), else None and a line saying so; then the card's name."""
     try:
         import deep_gemm
     except ImportError:
         deep_gemm = None
         print("deep_gemm not importable: ggc's rows alone", flush=True)
     print(torch.cuda.get_device_name(), flush=True)
+    return deep_gemm
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default=SHAPES)
+    args = parser.parse_args()
+    deep_gemm = deep_gemm_or_none()
     for shape in args.shapes.split(";"):
         case(*(int(v) for v in shape.split(",")), deep_gemm)
 

@@ -67,6 +67,7 @@ void KernelGenerator::emitConsumer(Value consumerIndex) {
   Fragment f = fragment(consumerIndex);
   forEachTile([&](const Tile &t, Value counter) -> Value {
     SmallVector<Value> rowWords = prefetchRowVectors(t, f);
+    llvm::append_range(rowWords, prefetchRowTags(t));
     Value acc = zeroAccumulator();
     // Busy or idle, every consumer copies its share of the stages when
     // there is no producer.

@@ -68,9 +68,11 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   // group is the outermost coordinate.
   bool groupMaps = p.layout == GroupLayout::masked ||
                    p.layout == GroupLayout::k_grouped;
+  ValueRange tags = rowWords.take_back(tagWordCount());
+  rowWords = rowWords.drop_back(tagWordCount());
   auto stores = b.create<ggk::StoreTileOp>(
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
-      /*indices=*/Value(), p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
+      /*indices=*/Value(), tags, p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.stagingSwizzle, p.warpgroupStoreRows,
       p.storeSlice,
       p.outN(), p.m, p.outElem, p.outNM,
@@ -246,6 +248,25 @@ SmallVector<Value> KernelGenerator::prefetchRowVectors(const Tile &t,
     }
   }
   return words;
+}
+
+int64_t KernelGenerator::tagWordCount() const {
+  bool tagged =
+      p.layout == GroupLayout::padded_contiguous && !p.storePool.empty();
+  return tagged ? p.blockM / 32 : 0;
+}
+
+SmallVector<Value> KernelGenerator::prefetchRowTags(const Tile &t) {
+  SmallVector<Value> tags;
+  Value lane = b.remU(b.threadIdx(), b.c32(32));
+  for (int64_t j = 0; j < tagWordCount(); ++j) {
+    Value r = b.add(lane, b.c32(32 * j));
+    Value inTile = b.lt(r, t.rowsValid);
+    Value row = b.add(t.rowStart, b.select(inTile, r, b.c32(0)));
+    Value tag = b.loadGlobal(b.i32(), groupsPtr, b.toI64(row));
+    tags.push_back(b.select(inTile, tag, b.c32(-1)));
+  }
+  return tags;
 }
 
 KernelGenerator::Row KernelGenerator::epilogueRow(const Tile &t,

@@ -337,6 +337,12 @@ private:
   /// rather than in its epilogue; each as an i32 word, which the tile's
   /// fields are (row group by row group, vector by vector).
   SmallVector<Value> prefetchRowVectors(const Tile &t, const Fragment &f);
+  /// padded_contiguous through the store pool: the tile's rows' group tags,
+  /// lane l's word j the tag of row 32 j + l (-1 past the valid rows),
+  /// loaded when the tile starts like the row vectors and carried after
+  /// their words to ggk.store_tile's `tagged` (tagWordCount of them).
+  SmallVector<Value> prefetchRowTags(const Tile &t);
+  int64_t tagWordCount() const;
   Value emitIdleLoop(const Tile &t, Value counter);
   /// The loads of K block `kBlock` into ring slot `it`: the producer's, or
   /// without one (consumersCopy) every consumer thread's.

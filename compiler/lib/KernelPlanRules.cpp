@@ -156,7 +156,11 @@ bool canSplitWarpColumns(ConfigAttr config, int64_t warpColumns) {
 std::optional<std::string>
 storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
                      int64_t warpColumns) {
-  if (staging != Staging::none)
+  // DeepGEMM's padded layout keeps per-thread stores beside the pool, for
+  // the tiles whose group's rows are not their leading ones
+  // (ggk.store_tile's `tagged`).
+  if (staging != Staging::none &&
+      op.getLayout() != GroupLayout::padded_contiguous)
     return std::string("the store pool stores the tile");
   if (op.getOutLayout() == OperandLayout::nm)
     return std::string(

@@ -49,6 +49,10 @@ Value lower(Operation *op, KernelBuilder &b) {
   if (auto match = dyn_cast<ggk::WarpMatchAnyOp>(op))
     return b.create<NVVM::MatchSyncOp>(b.i32(), b.c32(-1), match.getValue(),
                                        NVVM::MatchSyncKind::any);
+  if (auto ballot = dyn_cast<ggk::WarpBallotOp>(op))
+    return b.create<NVVM::VoteSyncOp>(b.i32(), b.c32(-1),
+                                      ballot.getPredicate(),
+                                      NVVM::VoteSyncKind::ballot);
   if (isa<ggk::LanesBelowOp>(op))
     return b.create<NVVM::LaneMaskLtOp>(b.i32());
   if (auto convert = dyn_cast<ggk::ConvertE4M3x2Op>(op))
@@ -90,7 +94,7 @@ struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
                      ggk::ClusterRankOp, ggk::FenceAsyncSharedOp,
                      ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
                      ggk::WarpSyncOp, ggk::SyncThreadsOp, ggk::SyncCtaOp,
-                     ggk::ClusterSyncOp, ggk::WarpMatchAnyOp,
+                     ggk::ClusterSyncOp, ggk::WarpMatchAnyOp, ggk::WarpBallotOp,
                      ggk::LanesBelowOp, ggk::ConvertE4M3x2Op,
                      ggk::Exp2ApproxOp, ggk::ReciprocalApproxOp>(
         getOperation(), lower);

@@ -133,9 +133,15 @@ int64_t chooseWarpColumns(GroupedMatmulOp op, ConfigAttr config,
 /// take, such as padded_contiguous) 7-21% faster; before sm_90a 6-10%
 /// faster for 64x64 warps (warp_columns = 4) but 0-5% slower for the
 /// 32x64 warps of 128x128 tiles, which keep their pairs.
+/// DeepGEMM's padded layout stores by thread only the tiles whose group's
+/// rows do not lead, beside the pool; there the pipelined promotion's
+/// consumers (two products in flight at 240 registers) keep their pairs:
+/// the quads' exchange made them spill 4 bytes (ptxas -v, FP8 128x128).
 int64_t chooseStoreColumns(GroupedMatmulOp op, ConfigAttr config,
                            const ggc::Target &target, Staging staging,
-                           int64_t warpColumns) {
+                           int64_t warpColumns, bool pipelined) {
+  if (staging != Staging::none && pipelined)
+    return 2;
   return (target.mma == ggc::MmaKind::wgmma || warpColumns == 4) &&
                  !storeColumnsObstacle(op, config, staging, warpColumns)
              ? 8
@@ -177,7 +183,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   int64_t releaseLag = target.mma == ggc::MmaKind::wgmma ? 1 : 0;
   // 9. Store columns: chooseStoreColumns.
   int64_t storeColumns =
-      chooseStoreColumns(op, config, target, staging, warpColumns);
+      chooseStoreColumns(op, config, target, staging, warpColumns, pipelined);
   // 10. Epilogue blocks: the pipelined promotion runs each tile's epilogue
   //     beside the next tile's first K block. The serial one runs it at the
   //     tile's end: beside the next tile's first wgmma (epilogue_blocks = 1)

@@ -298,7 +298,56 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
   return success();
 }
 
+/// A tagged tile's count of leading rows tagged with its group, and of all
+/// its rows tagged so: each warp ballots the tile's tags 32 rows at a time
+/// (lane l's word j: row 32 j + l).
+std::pair<Value, Value> taggedRows(ggk::StoreTileOp tile, KernelBuilder &b) {
+  Value leading = b.c32(0), all = b.c32(0);
+  Value gap = b.create<arith::ConstantIntOp>(b.getI1Type(), 0);
+  for (Value tag : tile.getTags()) {
+    Value mask = b.create<ggk::WarpBallotOp>(b.i32(),
+                                             b.eq(tag, tile.getGroup()));
+    all = b.add(all, b.create<LLVM::CtPopOp>(b.i32(), mask));
+    // The mask's trailing ones; 32 when every row is tagged.
+    Value ones = b.create<LLVM::CountTrailingZerosOp>(
+        b.i32(), b.create<LLVM::XOrOp>(mask, b.c32(-1)), false);
+    leading = b.add(leading, b.select(gap, b.c32(0), ones));
+    gap = b.create<arith::OrIOp>(gap, b.ne(mask, b.c32(-1)));
+  }
+  return {leading, all};
+}
+
+LogicalResult lower(ggk::StoreTileOp tile);
+
+/// A tagged tile: through the pool where its group's rows are its leading
+/// ones, else by thread; two untagged copies of it, each lowered as such.
+LogicalResult splitTagged(ggk::StoreTileOp tile) {
+  KernelBuilder b(tile.getLoc(), tile);
+  auto [leading, all] = taggedRows(tile, b);
+  ggk::StoreTileOp copies[2];
+  auto copy = [&](int i) {
+    copies[i] = cast<ggk::StoreTileOp>(b.clone(*tile));
+    copies[i].getTagsMutable().clear();
+    b.create<scf::YieldOp>();
+  };
+  b.create<scf::IfOp>(
+      b.eq(leading, all), [&](OpBuilder &, Location) { copy(0); },
+      [&](OpBuilder &, Location) { copy(1); });
+  tile.erase();
+  copies[0].getRowsValidMutable().assign(leading);
+  copies[0].setStoreColumns(2);
+  // The by-thread copy keeps the tile's store_columns (the kernel plan's).
+  ggk::StoreTileOp byThread = copies[1];
+  byThread.getPoolMapsMutable().clear();
+  byThread.setPool({});
+  byThread.setWarpgroupRows(0);
+  byThread.setSliceColumns(0);
+  return success(succeeded(lower(copies[0])) && succeeded(lower(byThread)));
+}
+
 LogicalResult lower(ggk::StoreTileOp tile) {
+  if (!tile.getTags().empty())
+    return splitTagged(tile);
   KernelBuilder b(tile.getLoc(), tile);
   bool pooled = !tile.getPool().empty();
   SmallVector<int64_t> shape(tile.getTileShape());

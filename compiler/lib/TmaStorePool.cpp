@@ -20,6 +20,16 @@ using namespace mlir::gg;
 
 namespace {
 
+/// DeepGEMM's padded layout tests each tile's tags before it takes the
+/// pool (ggk.store_tile's `tagged`), and the pool paid there only beside a
+/// deep pipeline: FP8 128x128 tiles with five stages and the pool ran
+/// 1.009-1.025x six stages with per-thread stores at K = 2,048 and
+/// 0.99-1.01x at 7,168 and 8,192; BF16 128x256 tiles with three stages and
+/// the pool 0.90x four with per-thread stores (H200, docs/performance.md,
+/// forty-first session, benchmarks/probes/padded_pool.py). The layout keeps
+/// per-thread stores where the pool would leave fewer stages than this.
+constexpr int64_t kPaddedPoolMinStages = 4;
+
 struct TmaStorePoolPass
     : public ggc::impl::TmaStorePoolBase<TmaStorePoolPass> {
   using TmaStorePoolBase::TmaStorePoolBase;
@@ -39,8 +49,7 @@ struct TmaStorePoolPass
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
-      // padded_contiguous rows (valid one by one), an nm output (no
-      // row-major tile), an accumulating 16-bit output (a reduce-add would
+      // An nm output (no row-major tile), an accumulating 16-bit output (a reduce-add would
       // round the sum twice) and rows like 112 bf16 (224 bytes, putting
       // 1-row boxes off TMA's alignment) keep per-thread stores.
       if (std::optional<std::string> obstacle = op.storePoolObstacle(config)) {
@@ -53,8 +62,11 @@ struct TmaStorePoolPass
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
+      int64_t fewest = op.getLayout() == GroupLayout::padded_contiguous
+                           ? std::max<int64_t>(minStages, kPaddedPoolMinStages)
+                           : int64_t(minStages);
       for (int64_t stages = config.getStages(); stages >= 1; --stages) {
-        if (stages < minStages && stages < config.getStages())
+        if (stages < fewest && stages < config.getStages())
           break;
         ConfigAttr trial = ConfigAttr::get(
             op.getContext(), config.getBlockM(), config.getBlockN(),
@@ -75,7 +87,7 @@ struct TmaStorePoolPass
       }
       if (op.getStoreSlice()) {
         op.emitOpError() << "has a store_slice, but even "
-                         << std::min<int64_t>(config.getStages(), minStages)
+                         << std::min<int64_t>(config.getStages(), fewest)
                          << " stages leave no room for its ring of staged "
                             "slices beside the pipeline; lower the stages or "
                             "the tile";

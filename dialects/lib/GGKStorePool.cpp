@@ -170,8 +170,9 @@ static LogicalResult verifyStoreColumns(StoreTileOp tile) {
            << "stores 8 columns a thread (store_columns = 8), which takes "
            << why;
   };
-  if (!tile.getPool().empty())
-    return refuse("per-thread stores (no pool)");
+  if (!tile.getPool().empty() && tile.getTags().empty())
+    return refuse("per-thread stores (no pool, or a tagged tile's stores "
+                  "where its group's rows do not lead)");
   if (tile.getOutNm() || tile.getColumnPairs())
     return refuse("a row-major output of pairs (no out_nm, no column_pairs)");
   if (tile.getOutType().getIntOrFloatBitWidth() != 16)
@@ -242,6 +243,16 @@ LogicalResult StoreTileOp::verify() {
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "
                             "store consecutive rows) and no out_nm";
+  if (!getTags().empty() &&
+      (getPool().empty() || getIndices() || getOutNm() ||
+       getTileShape()[0] % 32 != 0 ||
+       int64_t(getTags().size()) != getTileShape()[0] / 32))
+    return emitOpError() << "picks the pool or per-thread stores by its "
+                            "rows' tags (tagged): it needs a pool, no "
+                            "scatter, no out_nm, and one tag word a lane "
+                            "per 32 rows of the tile ("
+                         << getTileShape()[0] << "), got "
+                         << getTags().size();
   if (getAccumulate() &&
       ((!getPool().empty() && !getOutType().isF32()) ||
        getStoreColumns() != 2 || getIndices()))

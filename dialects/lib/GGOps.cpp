@@ -48,9 +48,6 @@ GroupedMatmulOp::Dims GroupedMatmulOp::getDims() {
 
 std::optional<std::string>
 GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
-  if (getLayout() == GroupLayout::padded_contiguous)
-    return std::string("needs the valid rows of a tile to be a prefix, which "
-                       "padded_contiguous does not promise");
   if (getOutLayout() == OperandLayout::nm)
     return std::string("stores rows of an 'out' in layout mn; 'out' in layout "
                        "nm takes per-thread stores (an empty store_pool)");

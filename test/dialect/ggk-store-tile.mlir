@@ -264,7 +264,7 @@ llvm.func @quads_f32(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
 // -----
 
 llvm.func @quads_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32, %map: !llvm.ptr) {
-  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes per-thread stores (no pool)}}
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes per-thread stores (no pool, or a tagged tile's stores where its group's rows do not lead)}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%map)
       attributes {pool = array<i64: 1>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 64, swizzle = 128, n = 4096, m = 0, out_type = bf16,

@@ -1082,14 +1082,6 @@ func.func @store_pool_wrong_start(%a: memref<?x256xbf16>, %b: memref<8x512x256xb
 
 // -----
 
-func.func @store_pool_padded(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<?xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{'store_pool' needs the valid rows of a tile to be a prefix, which padded_contiguous does not promise}}
-  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<?xi32>) out(%o : memref<?x512xbf16>) {store_pool = array<i64: 1>}
-  return
-}
-
-// -----
-
 func.func @padding_skip_padded(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<?xi32>, %o: memref<?x512xbf16>) {
   // expected-error @+1 {{'padding' with idle_warpgroups = skip needs a contiguous or masked layout, whose valid rows of a tile are a prefix; got padded_contiguous}}
   gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<?xi32>) out(%o : memref<?x512xbf16>) {padding = #gg.padding<idle_warpgroups = skip>}

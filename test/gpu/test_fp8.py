@@ -393,25 +393,30 @@ def test_k_major_a_scales_ride_the_stages_masked(k, kernel_plan):
     run_masked("block", "block", k=k, kernel_plan=kernel_plan)
 
 
-@pytest.mark.parametrize("a_scale, k, expected_m", [
-    ("block_mn", 400, None), ("block", 7168, None), ("block", 1024, None), ("block", 640, None),
-    ("block_mn", 400, 1024)])
-def test_padded_contiguous_deepgemm_layout(a_scale, k, expected_m):
+@pytest.mark.parametrize("a_scale, k, expected_m, gap", [
+    ("block_mn", 400, None, False), ("block", 7168, None, False), ("block", 1024, None, False),
+    ("block", 640, None, False), ("block_mn", 400, 1024, False), ("block_mn", 400, None, True)])
+def test_padded_contiguous_deepgemm_layout(a_scale, k, expected_m, gap):
     """DeepGEMM's layout with A's scales M-major, K-major riding the stages
     (56 K blocks a row) and K-major in the warps' slots (8 K blocks: short
     rows, gg-plan-kernel's rule; 5: not whole 16-byte units), and walked N
     first (a hint of 1,024 rows on small FP8 weights); padding rows never
-    written."""
+    written. With `gap`, a padding row in the middle of group 1's tile: its
+    rows lead no more, and the tile is stored by thread, not through the
+    TMA store pool the others take."""
     g, n, align = 3, 2112, 128
     sizes = [5, 128, 130]
     tags = []
     for gi, size in enumerate(sizes):
         tags += [gi] * size + [-1] * (-(-size // align) * align - size)
+    if gap:
+        tags[128 + 60] = -1
     m = len(tags)
     kern = kernel(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
                   a_scale=a_scale, b_scale="block", expected_m=expected_m)
     rides = a_scale == "block_mn" or k == 7168
     assert (a_scale_window(kern) is not None) == rides
+    assert "store_pool = array<i64: 128," in kern.asm["gg-config"]
     assert ("order = n_fastest" in kern.asm["gg-config"]) == (expected_m is not None)
     a = f8(m, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")

@@ -6,6 +6,7 @@ error; rows outside every group must still hold the poison.
 """
 
 import functools
+import re
 
 import pytest
 
@@ -263,6 +264,40 @@ def test_padded_contiguous_skips_padding_rows(dtype, b_layout):
 # walk): 15 M blocks in bands of 4, the last one of 3.
 def test_padded_contiguous_m_bands():
     check_padded_contiguous([3, 0, 200, 128, 1300], "bf16", "nk", m_band=4)
+
+
+# A tile stores its group's rows through the TMA store pool where they are
+# its leading rows, else each by its thread (ggk.store_tile's `tagged`): a
+# tile with a gap in its group's rows, one whose later rows are another
+# group's, tiles of leading rows and a last partial tile, both ways.
+@pytest.mark.parametrize("dtype, direct_stores", [
+    ("bf16", False), ("bf16", True), ("f32", False)])
+def test_padded_contiguous_rows_not_a_prefix(dtype, direct_stores):
+    g, n, k = 4, 264, 136 if dtype != "f32" else 132
+    tags = ([0] * 10 + [-1] * 5 + [0] * 20 + [-1] * 29 + [0] * 3 + [-1] * 61
+            + [1] * 128 + [2] * 70 + [-1] * 58 + [1] * 5 + [3] * 123
+            + [3] * 64 + [2] * 1 + [-1] * 20 + [2] * 7)
+    kern = cached_kernel(layout="padded_contiguous", num_groups=g, n=n, k=k,
+                         dtype=dtype, out_dtype=dtype, tf32=dtype == "f32",
+                         direct_stores=direct_stores)
+    assert ("store_pool = array<i64>" in kern.asm["gg-config"]) == direct_stores
+    block_m = int(re.search(r"block = \[(\d+)", kern.asm["gg-config"]).group(1))
+    m, t = len(tags), TORCH_TYPES[dtype]
+    a = randn(m, k, dtype=t)
+    b = randn(g, n, k, dtype=t)
+    out = torch.full((m, n), float("nan"), dtype=t, device="cuda")
+    kern(a, b, torch.tensor(tags, dtype=torch.int32, device="cuda"), out)
+    torch.cuda.synchronize()
+    # A row is stored where its tag is its tile's group (its first row's).
+    tile_group = [tags[r - r % block_m] for r in range(m)]
+    stored = torch.tensor([tag >= 0 and tag == tile_group[r] for r, tag in enumerate(tags)],
+                          device="cuda")
+    assert torch.isnan(out[~stored]).all(), "rows outside their tile's group were written"
+    tags_t = torch.tensor(tags, device="cuda")
+    for gi in range(g):
+        sel = stored & (tags_t == gi)
+        err = rel_err(out[sel], a[sel].double() @ b[gi].double().T)
+        assert err < TOLERANCE[dtype], f"group {gi}: rel err {err:.2e}"
 
 
 def check_padded_contiguous(sizes, dtype, b_layout, **plan):

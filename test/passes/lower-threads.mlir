@@ -67,15 +67,19 @@ llvm.func @meet() {
 
 // The MoE ops' warp ops and FP8 conversion (gg-lower-sort-routes,
 // gg-lower-quantize-rows): match.any over the whole warp, the mask of the
-// lanes below, and the e4m3 pair with the high value first.
+// lanes below, and the e4m3 pair with the high value first; and the
+// padded layout's tag ballot (ggk-stage-tile-stores): vote.sync over the
+// whole warp.
 // CHECK-LABEL: llvm.func @moe_ops
 // CHECK: nvvm.match.sync any %c-1_i32, %{{.*}} : i32 -> i32
 // CHECK: nvvm.read.ptx.sreg.lanemask.lt : i32
+// CHECK: nvvm.vote.sync ballot %c-1_i32{{.*}}, %arg3 -> i32
 // CHECK: nvvm.convert.f32x2.to.f8x2 %arg2, %arg1 {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 // CHECK-NOT: ggk.
-llvm.func @moe_ops(%v: i32, %lo: f32, %hi: f32) -> i16 {
+llvm.func @moe_ops(%v: i32, %lo: f32, %hi: f32, %p: i1) -> i16 {
   %same = ggk.warp_match_any %v
   %below = ggk.lanes_below
+  %tagged = ggk.warp_ballot %p
   %pair = ggk.convert_e4m3x2 %lo, %hi
   llvm.return %pair : i16
 }

@@ -90,3 +90,34 @@ llvm.func @sliced_missing_slice(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32
   }
   llvm.return
 }
+
+// -----
+
+// A tagged tile (DeepGEMM's padded layout) picks the pool or per-thread
+// stores: it needs a pool, and one tag word a lane per 32 rows.
+llvm.func @tagged_without_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
+                               %i: i32) {
+  // expected-error @+1 {{picks the pool or per-thread stores by its rows' tags (tagged): it needs a pool, no scatter, no out_nm, and one tag word a lane per 32 rows of the tile (128), got 4}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      tagged(%i, %i, %i, %i) attributes {pool = array<i64>,
+      tile_shape = array<i64: 128, 128>, chunk_columns = 128, n = 4096,
+      m = 0, out_type = bf16, issuer = 128, threads = 256} {
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @tagged_words(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                        %m: !llvm.ptr) {
+  // expected-error @+1 {{one tag word a lane per 32 rows of the tile (64), got 1}}
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      maps(%m, %m, %m, %m, %m, %m, %m) tagged(%i)
+      attributes {pool = array<i64: 64, 32, 16, 8, 4, 2, 1>,
+      tile_shape = array<i64: 64, 128>, chunk_columns = 64, swizzle = 128,
+      n = 4096, m = 0, out_type = bf16, issuer = 128, threads = 128} {
+    ggk.yield
+  }
+  llvm.return
+}

@@ -32,6 +32,50 @@ llvm.func @pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 
 // -----
 
+// Before: DeepGEMM's padded layout, a 64-row tile whose rows' group tags
+// two words a lane carry (`tagged`). After: each word's ballot of the rows
+// tagged with the group; the count of the leading ones (the mask's
+// trailing ones, none after a word with a gap) against the count of all;
+// where they agree the pool stores that many rows, else each valid pair
+// goes by its thread.
+// CHECK-LABEL: llvm.func @tagged
+// CHECK-SAME: %[[ROW_START:arg3]]: i32, %{{[^:]*}}: i32, %[[G:arg5]]: i32, {{.*}}, %[[TAG0:[^:]*]]: i32, %[[TAG1:[^:]*]]: i32)
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[TAG0]], %[[G]] : i32
+// CHECK-NEXT: %[[MASK0:.*]] = ggk.warp_ballot %[[IS0]]
+// CHECK: llvm.intr.ctpop(%[[MASK0]])
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %[[TAG1]], %[[G]] : i32
+// CHECK-NEXT: %[[MASK1:.*]] = ggk.warp_ballot %[[IS1]]
+// CHECK: %[[ALL:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: "llvm.intr.cttz"
+// CHECK: %[[LEADING:.*]] = arith.addi
+// CHECK: %[[PREFIX:.*]] = arith.cmpi eq, %[[LEADING]], %[[ALL]] : i32
+// CHECK-NEXT: scf.if %[[PREFIX]] {
+// CHECK: ggk.await_staged_tile
+// CHECK: ggk.stage_output
+// CHECK: ggk.store_staged_tile %{{.*}} rows(%[[LEADING]]) at(%[[ROW_START]])
+// CHECK-NEXT: } else {
+// CHECK-NOT: ggk.
+// CHECK: llvm.store
+// CHECK: llvm.return
+llvm.func @tagged(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
+                  %row_start: i32, %n_block: i32, %group: i32,
+                  %m: !llvm.ptr, %pair: vector<2xbf16>,
+                  %row: i32, %col: i32, %out_row: i64, %out_col: i32,
+                  %row_ok: i1, %col_ok: i1, %tag0: i32, %tag1: i32) {
+  ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
+      group(%group) maps(%m, %m, %m, %m, %m, %m, %m) tagged(%tag0, %tag1)
+      attributes {pool = array<i64: 64, 32, 16, 8, 4, 2, 1>,
+      tile_shape = array<i64: 64, 128>, chunk_columns = 64, swizzle = 128,
+      n = 4096, m = 0, out_type = bf16, issuer = 128, threads = 128} {
+    ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)
+        valid(%row_ok, %col_ok) : vector<2xbf16>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 // Before: no pool (`pool = array<i64>`). After: each pair valid in its row
 // and columns stored by its thread at (out_row * 4096 + out_col) * 2 bytes
 // of `out`.

@@ -56,16 +56,31 @@ func.func @block_m_192(%a: memref<?x256xbf16>, %b: memref<4x128x256xbf16>,
 
 // -----
 
-// padded_contiguous rows are valid one by one, by their group tag: per-thread
-// stores (an empty pool).
+// padded_contiguous rows are valid by their group tag, and a tile's are
+// usually its leading rows: the pool, which each tile takes only where
+// they are (ggk.store_tile's `tagged`), where it leaves four stages or
+// more (128x128 bf16: its four); 128x256 tiles would keep three, and keep
+// per-thread stores and their four stages.
 // CHECK-LABEL: func.func @padded
-// CHECK: store_pool = array<i64>}
+// CHECK: stages = 4,
+// CHECK-SAME: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+// CHECK-LABEL: func.func @padded_wide
+// CHECK: block = [128, 256, 64], stages = 4,
+// CHECK-SAME: store_pool = array<i64>}
 func.func @padded(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
                   %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
   gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x512x256xbf16>) groups(%tags : memref<?xi32>)
       out(%o : memref<?x512xbf16>)
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+func.func @padded_wide(%a: memref<?x256xbf16>, %b: memref<4x512x256xbf16>,
+                       %tags: memref<?xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul padded_contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x512x256xbf16>) groups(%tags : memref<?xi32>)
+      out(%o : memref<?x512xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
 

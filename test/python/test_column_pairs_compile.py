@@ -52,10 +52,16 @@ def test_each_pair_is_one_output(arch, layout):
         assert "st.global.b16" in ptx and "st.global.b32" not in ptx
 
 
-def test_padded_contiguous_pairs_are_stored_by_their_threads():
+def test_padded_contiguous_pairs_take_the_pool_or_their_threads():
+    """DeepGEMM's padded layout: each tile tests its rows' tags (a warp
+    ballot) and stages its pairs for the pool, or stores each by its
+    thread where the group's rows are not its leading ones."""
     out = ggc.compile_ir(source(layout="padded_contiguous"), emit="ptx", arch="sm_90a")
-    assert out.plans[0]["attributes"]["store_pool"] == "array<i64>"
-    assert "st.global.b16" in out.asm["ptx"]
+    assert out.plans[0]["attributes"]["store_pool"].startswith("array<i64: 128, 64")
+    assert " tagged(" in out.asm["ggk"]
+    ptx = out.asm["ptx"]
+    assert "vote.sync.ballot.b32" in ptx
+    assert "st.shared.b16" in ptx and "st.global.b16" in ptx
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -311,8 +311,13 @@ def StageTileStores : Pass<"ggk-stage-tile-stores", "::mlir::ModuleOp"> {
     pairs of each row group and four column blocks (their `fragment`s)
     go through two rounds of `ggk.warp_shuffle_xor` (lanes ^ 1, then ^ 2)
     and each thread of a quad stores one block's 8 columns as a 16-byte
-    `vector<4xi32>`, where the row and that block are valid. Runs before
-    `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).
+    `vector<4xi32>`, where the row and that block are valid. A `tagged`
+    tile (DeepGEMM's padded layout) becomes each warp's `ggk.warp_ballot`
+    of its tag words, the count of the leading rows tagged with the group
+    against the count of all (`llvm.intr.cttz`, `llvm.intr.ctpop`), and an
+    `scf.if` on their agreement holding two copies of the tile: the pool's
+    with that count as its valid rows, and the per-thread stores'. Runs
+    before `ggk-allocate-shared-memory` (it makes a `ggk.shared_address`).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -199,12 +199,15 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
     first).
     Makes: `store_pool = array<i64: BM, BM/2, ..., 1>` (from 128 when BM is
-    192) on ops whose layout keeps a tile's valid rows a prefix
-    (contiguous, masked, k_grouped with `out` in mn). The
-    lowering then stages the output tile in shared memory and stores the
+    192) on ops whose `out` is row-major (every layout but k_grouped with
+    `out` in nm). The lowering then stages the output tile in shared memory and stores the
     group's rows of it as a sum of those box heights (TMA-Adaptive FP8
     Grouped GEMM's descriptor pool): no row of a neighbouring group is
-    written, with whole-tile stores for all full tiles. The staging tile
+    written, with whole-tile stores for all full tiles. DeepGEMM's padded
+    layout promises no prefix: each of its tiles tests its rows' tags when
+    it is stored (`ggk.store_tile`'s `tagged`) and stores through the pool
+    only where the group's rows are its leading ones, else per thread.
+    The staging tile
     takes BM x BN output elements of shared memory (with the user's
     `store_slice = C`, a ring of two BM x C buffers); when the config's
     pipeline leaves no room, stages are dropped down to `min-stages`, and
@@ -308,8 +311,12 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     filling the 32-byte sectors a pair's 4-byte store half fills
     (padded_contiguous on sm_90a 7-21% faster, the 128x256 sm_80 kernels
     6-10%, on an H200; the 32x64 warps of 128x128 sm_80 tiles ran 0-5%
-    slower with it and keep 2). Else 2. A user's plan may give 8
-    wherever a warp's columns are a multiple of 32 and the rest holds.
+    slower with it and keep 2). DeepGEMM's padded layout with a pool
+    stores by thread the tiles whose group's rows do not lead: 8 there
+    too, but 2 where the promotion is pipelined (its consumers spilled 4
+    bytes with the quads' exchange beside the staged epilogue, ptxas -v).
+    Else 2. A user's plan may give 8 wherever a warp's columns are a
+    multiple of 32 and the rest holds.
   }];
   let dependentDialects = ["::mlir::gg::GGDialect"];
 }

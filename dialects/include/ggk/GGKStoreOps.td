@@ -40,6 +40,18 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
       (`n` columns of `out_type`, or with `out_nm` the transposed
       `[G, N, m]` output of group `group`) by the thread.
 
+    `tagged(%tags...)` (DeepGEMM's padded layout, with a pool): the tile's
+    rows' group tags, `BM / 32` i32 words a lane, word `j` of lane `l` the
+    tag of row `32 j + l` of the tile (-1 from `rows_valid` on). A row is
+    the group's where its tag is `group` (the region's `row_valid`s test
+    it). The layout pads each group after its rows, so the group's rows of
+    a tile are usually its first ones, but nothing promises it: the op
+    ballots the tags over each warp, counts the leading rows tagged
+    `group` and all of them, and where the two agree stores the tile
+    through the pool with that count as its valid rows; else every pair
+    by its thread, as without a pool. Every lane of each warp in the
+    region takes part.
+
     `column_pairs` (row-major `out`): the region's epilogue combined each
     pair of adjacent accumulator columns into one output, so each
     `ggk.store_pair` holds one value (a `vector<1x...>`) for output column
@@ -95,6 +107,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     I32:$group,
     Variadic<LLVM_PointerInAddressSpace<0>>:$pool_maps,
     Optional<LLVM_PointerInAddressSpace<1>>:$indices,
+    Variadic<I32>:$tags,
     DenseI64ArrayAttr:$pool,
     DenseI64ArrayAttr:$tile_shape,
     I64Attr:$chunk_columns,
@@ -117,7 +130,8 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
   let assemblyFormat = [{
     $smem `,` $out `rows` `(` $rows_valid `,` $row_start `)` `block` `(`
     $n_block `)` `group` `(` $group `)` (`maps` `(` $pool_maps^ `)`)?
-    (`scatter` `(` $indices^ `)`)? attr-dict-with-keyword $body
+    (`scatter` `(` $indices^ `)`)? (`tagged` `(` $tags^ `)`)?
+    attr-dict-with-keyword $body
   }];
 }
 

@@ -259,6 +259,23 @@ def GGK_WarpMatchAnyOp : GGK_Op<"warp_match_any", [NoMemoryEffect]> {
   let assemblyFormat = "$value attr-dict";
 }
 
+def GGK_WarpBallotOp : GGK_Op<"warp_ballot", [NoMemoryEffect]> {
+  let summary = "the lanes of the warp whose `predicate` holds, as a mask";
+  let description = [{
+    Bit `l` of the result is lane `l`'s `predicate`. Every lane of the
+    warp takes part. `ggk-lower-threads`: `vote.sync.ballot.b32` over the
+    whole warp.
+
+    Example:
+    ```mlir
+    %tagged = ggk.warp_ballot %same_group
+    ```
+  }];
+  let arguments = (ins I1:$predicate);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$predicate attr-dict";
+}
+
 def GGK_LanesBelowOp : GGK_Op<"lanes_below", [Pure]> {
   let summary = "the mask of the warp's lanes below this one";
   let description = [{

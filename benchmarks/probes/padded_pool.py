@@ -13,6 +13,7 @@ takes the per-thread fallback). Interleaved; outputs checked bit for bit
 against the per-thread kernel's, padding rows left as the NaN poison.
 
     python3 benchmarks/probes/padded_pool.py [--shapes DT,T,G,N,K;...] [--groups equal,ragged,gaps]
+        [--walks]
 """
 import argparse
 import os
@@ -57,7 +58,7 @@ def tags_of(t, g, kind):
     return torch.tensor(tags, dtype=torch.int32, device="cuda"), len(tags)
 
 
-def case(dt, t, g, n, k, kind, deep_gemm):
+def case(dt, t, g, n, k, kind, deep_gemm, walks=False):
     torch.manual_seed(0)
     tags, m = tags_of(t, g, kind)
     fp8 = dt == "f8"
@@ -94,6 +95,12 @@ def case(dt, t, g, n, k, kind, deep_gemm):
         ggc_kernel("padded 128x128, direct", "padded_contiguous", tags, direct_stores=True,
                    config=NARROW)
         ggc_kernel("padded 128x128, pool", "padded_contiguous", tags, config=NARROW)
+        if walks:
+            # The padded walk (M first in bands over the whole row space)
+            # against N first and narrower bands, on the rule's tiles.
+            for order, band in (("n_fastest", None), ("m_fastest", 8), ("m_fastest", 0)):
+                label = f"padded, {order}" + (f" band {band}" if band is not None else "")
+                ggc_kernel(label, "padded_contiguous", tags, tile_order=order, m_band=band)
     if kind == "equal":
         ggc_kernel("contiguous", "contiguous", equal_groups(t, g, "contiguous"))
     if deep_gemm is not None:
@@ -130,12 +137,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=SHAPES)
     parser.add_argument("--groups", default="equal,ragged,gaps")
+    parser.add_argument("--walks", action="store_true",
+                        help="16-bit cases: also the padded kernel walked N first and in "
+                             "bands of 8 M blocks and none")
     args = parser.parse_args()
     deep_gemm = deep_gemm_or_none()
     for shape in args.shapes.split(";"):
         dt, *sizes = shape.split(",")
         for kind in args.groups.split(","):
-            case(dt, *(int(v) for v in sizes), kind, deep_gemm)
+            case(dt, *(int(v) for v in sizes), kind, deep_gemm, args.walks)
 
 
 if __name__ == "__main__":

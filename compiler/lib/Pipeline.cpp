@@ -132,6 +132,7 @@ LogicalResult lowerToKernel(CompileState &state) {
                      pm.addPass(createLowerSwigluRows());
                      pm.addPass(createLowerSelectExperts());
                      pm.addPass(createLowerCopyRows());
+                     pm.addPass(createLowerTransposeScales());
                      pm.addPass(createLowerToNVVM());
                    });
 }
@@ -549,7 +550,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
                                     gg::QuantizeGroupTokensOp,
                                     gg::CombineRoutesOp, gg::SwigluRowsOp,
                                     gg::SwigluRowsBackwardOp, gg::CopyRowsOp,
-                                    gg::SelectExpertsOp, gg::SelectExpertsBackwardOp>(op)
+                                    gg::TransposeScalesOp, gg::SelectExpertsOp, gg::SelectExpertsBackwardOp>(op)
                                     ? WalkResult::interrupt()
                                     : WalkResult::advance();
                        })
@@ -560,7 +561,7 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
             "(gg.grouped_matmul, gg.sort_routes, gg.quantize_rows, "
             "gg.quantize_blocks, gg.quantize_group_tokens, gg.combine_routes, "
             "gg.swiglu_rows, gg.swiglu_rows_backward, gg.copy_rows, "
-            "gg.select_experts, gg.select_experts_backward): no kernel "
+            "gg.transpose_scales, gg.select_experts, gg.select_experts_backward): no kernel "
             "to compile\n";
     return result;
   }

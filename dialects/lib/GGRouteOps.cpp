@@ -426,6 +426,38 @@ LogicalResult SwigluRowsBackwardOp::verify() {
   return verifyQuantizedGradient(*this, *inter, m);
 }
 
+LogicalResult TransposeScalesOp::verify() {
+  auto inputType = cast<MemRefType>(getInput().getType());
+  int64_t rank = inputType.getRank();
+  if (rank != 2 && rank != 3)
+    return emitOpError() << "input must be [R, C] or [B, R, C], got a "
+                         << rank << "-D memref";
+  Type f32 = Float32Type::get(getContext());
+  FailureOr<MemRefType> input = shaped(*this, getInput(), "input", rank, f32, "f32");
+  FailureOr<MemRefType> out = shaped(*this, getOut(), "out", rank, f32, "f32");
+  if (failed(input) || failed(out))
+    return failure();
+  ArrayRef<int64_t> in = input->getShape(), to = out->getShape();
+  int64_t rows = in[rank - 2], columns = in[rank - 1];
+  int64_t outColumns = to[rank - 2], aligned = to[rank - 1];
+  bool batchDiffers = rank == 3 && known(in[0]) && known(to[0]) && in[0] != to[0];
+  bool columnsDiffer = known(columns) && known(outColumns) && columns != outColumns;
+  bool tooShort = known(rows) && known(aligned) && aligned < rows;
+  if (batchDiffers || columnsDiffer || tooShort) {
+    InFlightDiagnostic diag = emitOpError() << "out must be ";
+    if (rank == 3)
+      diag << "[" << sizeText(in[0]) << ", ";
+    else
+      diag << "[";
+    diag << sizeText(columns) << ", A] with A at least R = " << sizeText(rows)
+         << " (input's rows as out's columns), got [";
+    for (int64_t d = 0; d < rank; ++d)
+      diag << (d ? ", " : "") << sizeText(to[d]);
+    return diag << "]";
+  }
+  return success();
+}
+
 LogicalResult QuantizeBlocksOp::verify() {
   MLIRContext *ctx = getContext();
   Type f8 = Float8E4M3FNType::get(ctx);

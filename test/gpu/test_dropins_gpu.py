@@ -498,3 +498,26 @@ def test_transform_sf_matches_deep_gemm(num_groups):
     theirs = DEEP_GEMM.transform_sf_into_required_layout(sf, 4097, 7 * 128, (1, 128, 128),
                                                          num_groups, True)
     assert ours.stride() == theirs.stride() and torch.equal(ours, theirs)
+
+
+# ---------------------------------------------------------------------------
+# A's K-major scales to the M-major form, by ggc's kernel
+
+
+@pytest.mark.parametrize("shape", [(4097, 56), (8, 16), (1, 5), (3, 250, 7), (2, 0, 16)])
+def test_scales_transposed_by_ggc_kernel(shape):
+    """gg.transpose_scales' kernel (the drop-in's copy of K-major sfa):
+    every row's scales in their column of the storage, zeros in the TMA
+    alignment's padding columns, over a storage poisoned with NaN; and
+    DeepGEMM's helper returns the same values as a view of it."""
+    from ggc.moe.quant_kernel import transposed_scales
+    sf = torch.rand(*shape, device="cuda") + 0.5
+    *batch, r, c = shape
+    aligned = -(-r // 4) * 4
+    storage = torch.full((*batch, c, aligned), float("nan"), device="cuda")
+    assert transposed_scales(sf, aligned, out=storage) is storage
+    torch.cuda.synchronize()
+    assert torch.equal(storage[..., :r], sf.transpose(-1, -2))
+    assert (storage[..., r:] == 0).all()
+    view = dg.get_mn_major_tma_aligned_tensor(sf)
+    assert torch.equal(view, sf) and view.stride()[-2:] == (1, aligned)

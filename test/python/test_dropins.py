@@ -552,3 +552,24 @@ def test_fp8_operand_without_its_scales_names_the_argument(launches, call):
     with pytest.raises(ValueError, match=r"^b must be a pair .* got a tuple of 3$"):
         fn((x, sx), (w, sw, sw))
     assert launches.calls == []
+
+
+def test_scale_transposition_kernel_compiles_and_checks_its_storage():
+    """gg.transpose_scales' kernel for the drop-in's K-major scales: its
+    IR compiles for every target (one kernel, C loads issued together), a
+    storage of the wrong shape is refused by name, and off CUDA the copy
+    is torch's (None from the kernel's launcher)."""
+    import ggc
+    from ggc.moe import quant_kernel as qk
+    for arch in ("sm_90a", "sm_80"):
+        ptx = ggc.compile_ir(qk.scales_source_text("t", 56, batched=arch == "sm_80"),
+                             emit="ptx", arch=arch).asm["ptx"]
+        assert ".entry t_transpose_scales(" in ptx
+        assert ptx.count("ld.global") == 56
+    sf = torch.rand(10, 7)
+    assert qk.transposed_scales(sf, 12) is None
+    if torch.cuda.is_available():
+        with pytest.raises(ValueError, match="out must be a contiguous float32 tensor of shape"):
+            qk.transposed_scales(sf.cuda(), 12, out=torch.empty(7, 10, device="cuda"))
+    with pytest.raises(ValueError, match=r"aligned must be at least the scales' rows \(10\)"):
+        qk.transposed_scales(sf, 8)

@@ -582,6 +582,29 @@ def LowerSwigluRows : Pass<"gg-lower-swiglu-rows", "::mlir::ModuleOp"> {
                            "::mlir::ggk::GGKDialect"];
 }
 
+def LowerTransposeScales : Pass<"gg-lower-transpose-scales", "::mlir::ModuleOp"> {
+  let summary = "generate the kernel of each gg.transpose_scales";
+  let description = [{
+    Takes: a module whose functions each hold at most one
+    `gg.transpose_scales` and take only memrefs.
+    Makes: for each such function `@f`, one kernel `llvm.func
+    @f_transpose_scales` (LLVM, scf/arith) of 256 threads a CTA; the
+    function is removed. Its parameters: input and out as `!llvm.ptr<1>`,
+    then B (1 for 2-D scales), R, C and A as i64.
+
+    Each thread takes one row `r` of one batch at a time (a grid-stride
+    loop over B x A): for each of the row's C scales in order it stores
+    `input[(b R + r) C + c]` (0 from R on) at `out[(b C + c) A + r]`, so
+    that consecutive threads write adjacent words of one row of `out`.
+    DeepGEMM's drop-in copies K-major scales of A to the M-major form
+    with it (`ggc.deepgemm.utils.layout`).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::ggk::GGKDialect"];
+}
+
 def LowerCopyRows : Pass<"gg-lower-copy-rows", "::mlir::ModuleOp"> {
   let summary = "generate the kernel of each gg.copy_rows";
   let description = [{

@@ -488,6 +488,35 @@ def GG_QuantizeBlocksOp : GG_Op<"quantize_blocks"> {
   let hasVerifier = 1;
 }
 
+def GG_TransposeScalesOp : GG_Op<"transpose_scales"> {
+  let summary = "f32 scales of rows, K-major, copied to the M-major form a grouped matmul's `block_mn` scales take";
+  let description = [{
+    `out[.., c, r] = input[.., r, c]` for `r < R`, and 0 for `R <= r < A`:
+    `input` f32 `[R, C]` or `[B, R, C]` (a row's C scales adjacent, as a
+    per-token quantiser writes them, DeepGEMM's `sfa`), `out` f32 `[C, A]`
+    or `[B, C, A]` with `A >= R` (a row of out holds one K block's scales
+    of every row; DeepGEMM's TMA alignment makes `A` R rounded up to 4).
+    Any size may be dynamic; where both are known they must agree.
+    `gg-lower-transpose-scales` makes one kernel
+    `<func>_transpose_scales(input, out, B, R, C, A)` of 256 threads a
+    CTA: each thread one row `r` of one batch, its `C` scales read in
+    order and written a row of `out` apart, so that a warp's writes of one
+    K block are 32 adjacent words.
+
+    Example:
+    ```mlir
+    gg.transpose_scales input(%sfa : memref<?x56xf32>)
+        out(%t : memref<56x?xf32>)
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$out);
+  let assemblyFormat = [{
+    `input` `(` $input `:` type($input) `)` `out` `(` $out `:` type($out) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def GG_CopyRowsOp : GG_Op<"copy_rows", [AttrSizedOperandSegments]> {
   let summary = "rows copied through optional row-index lists: a gather, a scatter, or both";
   let description = [{

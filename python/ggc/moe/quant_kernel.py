@@ -19,6 +19,9 @@ transposed copy an FP8 input gradient reads (gg.quantize_blocks; for
 ggc.training, whose weights change every optimiser step). `group_tokens`
 quantises a weight gradient's tokens in 1x128 blocks along the tokens,
 transposed, each group padded to whole blocks (gg.quantize_group_tokens).
+`transposed_scales` copies f32 scales of rows from K-major to the M-major
+storage the GEMMs' "block_mn" scales read (gg.transpose_scales; the
+DeepGEMM drop-in's copy of A's scales).
 
 Kernels are compiled once per (K, gathered, gated, target, steps, scatter:
 index type, copies and input_scales), (N, K, transposed, target) or
@@ -370,3 +373,57 @@ def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int, out=None
     ptx.launch(name, code, _TOKEN_THREADS, max(1, min(blocks, _MAX_GRID)), params, tensors,
                x.device)
     return q, scales, padded
+
+
+_SCALE_PTX: Dict[tuple, Tuple[str, str]] = {}
+_SCALE_THREADS = 256  # gg.transpose_scales' kernel: one row a thread
+
+
+def scales_source_text(name: str, c: int, batched: bool) -> str:
+    """The gg IR of one scale transposition kernel over [R, c] or [B, R, c]."""
+    b = "?x" if batched else ""
+    return f"""
+func.func @{name}(%s: memref<{b}?x{c}xf32>, %t: memref<{b}{c}x?xf32>) {{
+  gg.transpose_scales input(%s : memref<{b}?x{c}xf32>) out(%t : memref<{b}{c}x?xf32>)
+  return
+}}
+"""
+
+
+def transposed_scales(sf: torch.Tensor, aligned: int,
+                      out: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
+    """The storage [.., C, aligned] of f32 CUDA scales sf [.., R, C] (2-D or
+    3-D, `aligned` >= R): row c holds scale c of every row, zeros from R
+    on; the M-major form a grouped matmul's "block_mn" scales read, made
+    by gg.transpose_scales' kernel (one read of sf, one write of the
+    storage; `out`: a contiguous storage to write instead of a new one).
+    None where the kernel cannot take them (another dtype or device, while
+    tracing, unaligned memory)."""
+    if sf.dtype != torch.float32 or sf.dim() not in (2, 3):
+        return None
+    *batch, r, c = sf.shape
+    if aligned < r:
+        raise ValueError(f"aligned must be at least the scales' rows ({r}), got {aligned}")
+    if not sf.is_cuda or tracing():
+        return None
+    sf = sf.contiguous()
+    shape = (*batch, c, aligned)
+    storage = torch.empty(shape, dtype=torch.float32, device=sf.device) if out is None else out
+    if (tuple(storage.shape) != shape or storage.dtype != torch.float32
+            or storage.device != sf.device or not storage.is_contiguous()):
+        raise ValueError(f"out must be a contiguous float32 tensor of shape {list(shape)} on "
+                         f"{sf.device}, got {storage.dtype} {list(storage.shape)}")
+    if not ptx.aligned(sf, storage):
+        return None
+    batches = batch[0] if batch else 1
+    if batches * aligned and c:
+        arch = ggc_compiler.get_target()
+        name = f"ggc_transpose_scales_c{c}{'_b' if batch else ''}_{arch}"
+        name, code = ptx.compiled(_SCALE_PTX, (c, bool(batch), arch), name,
+                                  lambda name: scales_source_text(name, c, bool(batch)),
+                                  arch, "_transpose_scales")
+        params = [("pointer", 0), ("pointer", 1), ("i64", batches), ("i64", r), ("i64", c),
+                  ("i64", aligned)]
+        grid = min(-(-batches * aligned // _SCALE_THREADS), _MAX_GRID)
+        ptx.launch(name, code, _SCALE_THREADS, grid, params, (sf, storage), sf.device)
+    return storage

@@ -60,11 +60,16 @@ def get_mn_major_tma_aligned_tensor(sf):
         return sf
     mn, kb = sf.shape[-2:]
     aligned = get_tma_aligned_size(mn, 4)
-    # One copy kernel, and a fill of the padding only where there is some.
-    storage = torch.empty(*sf.shape[:-2], kb, aligned, dtype=sf.dtype, device=sf.device)
-    storage[..., :mn].copy_(sf.transpose(-1, -2))
-    if aligned != mn:
-        storage[..., mn:].zero_()
+    # On CUDA one kernel that ggc compiles (gg.transpose_scales) writes the
+    # storage, padding included; else torch's copy, and a fill of the
+    # padding only where there is some.
+    from ...moe.quant_kernel import transposed_scales
+    storage = transposed_scales(sf, aligned)
+    if storage is None:
+        storage = torch.empty(*sf.shape[:-2], kb, aligned, dtype=sf.dtype, device=sf.device)
+        storage[..., :mn].copy_(sf.transpose(-1, -2))
+        if aligned != mn:
+            storage[..., mn:].zero_()
     return storage.transpose(-1, -2)[..., :mn, :]
 
 

@@ -27,7 +27,8 @@ namespace {
 /// 0.99-1.01x at 7,168 and 8,192; BF16 128x256 tiles with three stages and
 /// the pool 0.90x four with per-thread stores (H200, docs/performance.md,
 /// forty-first session, benchmarks/probes/padded_pool.py). The layout keeps
-/// per-thread stores where the pool would leave fewer stages than this.
+/// per-thread stores where the pool would take it below this many stages
+/// (a config that asks for fewer keeps its own count, pool or not).
 constexpr int64_t kPaddedPoolMinStages = 4;
 
 struct TmaStorePoolPass

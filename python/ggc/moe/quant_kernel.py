@@ -397,8 +397,8 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
     on; the M-major form a grouped matmul's "block_mn" scales read, made
     by gg.transpose_scales' kernel (one read of sf, one write of the
     storage; `out`: a contiguous storage to write instead of a new one).
-    None where the kernel cannot take them (another dtype or device, while
-    tracing, unaligned memory)."""
+    None, and `out` left unwritten, where the kernel cannot take them
+    (another dtype or device, while tracing, unaligned memory)."""
     if sf.dtype != torch.float32 or sf.dim() not in (2, 3):
         return None
     *batch, r, c = sf.shape

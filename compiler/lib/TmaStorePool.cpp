@@ -50,9 +50,10 @@ struct TmaStorePoolPass
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
-      // An nm output (no row-major tile), an accumulating 16-bit output (a reduce-add would
-      // round the sum twice) and rows like 112 bf16 (224 bytes, putting
-      // 1-row boxes off TMA's alignment) keep per-thread stores.
+      // An nm output (no row-major tile), an accumulating 16-bit output (a
+      // reduce-add would round the sum twice) and rows like 112 bf16 (224
+      // bytes, putting 1-row boxes off TMA's alignment) keep per-thread
+      // stores.
       if (std::optional<std::string> obstacle = op.storePoolObstacle(config)) {
         if (op.getStoreSlice()) {
           op.emitOpError() << "has a store_slice, which stages the tile for "

@@ -43,7 +43,7 @@ def padded_k_major(x, sx, w, sw, tags, out, g, n, k, scales):
     return lambda: kern(x, w, tags, sx, sw, out)
 
 
-def case(t, g, n, k, deep_gemm):
+def case(t, g, n, k, deep_gemm, timeline=False):
     torch.manual_seed(0)
     (x, sx), (w, sw) = fp8_operands((t,), g, n, k)
     sx_mn = get_mn_major_tma_aligned_tensor(sx)
@@ -61,6 +61,9 @@ def case(t, g, n, k, deep_gemm):
         "ops.grouped_gemm m_indices": lambda: ops.grouped_gemm(
             x, w, m_indices=tags, a_scale=sx_mn, a_scale_kind="block", b_scale=sw,
             b_scale_kind="block", out=out("ops.grouped_gemm m_indices")),
+        "ops.grouped_gemm K-major sfa": lambda: ops.grouped_gemm(
+            x, w, m_indices=tags, a_scale=sx, a_scale_kind="block", b_scale=sw,
+            b_scale_kind="block", out=out("ops.grouped_gemm K-major sfa")),
         "sfa copy alone": lambda: get_mn_major_tma_aligned_tensor(sx),
     }
     padded, outs["ggc.Kernel padded"] = ggc_contiguous((x, sx), (w, sw), t, g, n, k,
@@ -87,11 +90,32 @@ def case(t, g, n, k, deep_gemm):
     for name, o in outs.items():
         err = ((o.double() - ref).norm() / ref.norm()).item()
         print(f"  {name:28s} against {ref_name}: relative difference {err:.2e}", flush=True)
+    if timeline:
+        show_timeline({k: fns[k] for k in fns if "K-major sfa" in k})
     times = time_interleaved(fns)
     base = times.get("deep_gemm, K-major sfa")
     for name, us in times.items():
         vs = f"  deep_gemm K-major / this {base / us:.3f}x" if base else ""
         print(f"T={t} G={g} N={n} K={k} {name:28s} {us:8.1f} us{vs}", flush=True)
+
+
+def show_timeline(fns, calls=4):
+    """The GPU's timeline of `calls` back-to-back calls of each of `fns`:
+    every kernel's duration and the idle gap before it (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+    for name, fn in fns.items():
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+        kernels = sorted((e for e in prof.events() if e.device_type.name == "CUDA"),
+                         key=lambda e: e.time_range.start)
+        line, last = [], None
+        for e in kernels:
+            gap = 0.0 if last is None else e.time_range.start - last
+            line.append(f"{e.name[:24]}[gap {gap:.1f} dur {e.time_range.elapsed_us():.1f}]")
+            last = e.time_range.end
+        print(f"  timeline {name}: " + " ".join(line), flush=True)
 
 
 def deep_gemm_or_none():
@@ -109,10 +133,12 @@ def deep_gemm_or_none():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=SHAPES)
+    parser.add_argument("--timeline", action="store_true",
+                        help="also print the GPU timeline of the K-major calls")
     args = parser.parse_args()
     deep_gemm = deep_gemm_or_none()
     for shape in args.shapes.split(";"):
-        case(*(int(v) for v in shape.split(",")), deep_gemm)
+        case(*(int(v) for v in shape.split(",")), deep_gemm, args.timeline)
 
 
 if __name__ == "__main__":

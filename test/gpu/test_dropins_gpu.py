@@ -520,4 +520,6 @@ def test_scales_transposed_by_ggc_kernel(shape):
     assert torch.equal(storage[..., :r], sf.transpose(-1, -2))
     assert (storage[..., r:] == 0).all()
     view = dg.get_mn_major_tma_aligned_tensor(sf)
-    assert torch.equal(view, sf) and view.stride()[-2:] == (1, aligned)
+    assert torch.equal(view, sf)
+    if r:  # torch gives a view without elements strides of its own
+        assert view.stride()[-2:] == (1, aligned)

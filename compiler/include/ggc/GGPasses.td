@@ -592,10 +592,10 @@ def LowerTransposeScales : Pass<"gg-lower-transpose-scales", "::mlir::ModuleOp">
     function is removed. Its parameters: input and out as `!llvm.ptr<1>`,
     then B (1 for 2-D scales), R, C and A as i64.
 
-    Each thread takes one row `r` of one batch at a time (a grid-stride
-    loop over B x A): for each of the row's C scales in order it stores
-    `input[(b R + r) C + c]` (0 from R on) at `out[(b C + c) A + r]`, so
-    that consecutive threads write adjacent words of one row of `out`.
+    Each thread takes one scale of `out` at a time, in out's order (a
+    grid-stride loop over B x C x A, rows fastest): scale `(b C + c) A + r`
+    of `out` is `input[(b R + r) C + c]` (0 from R on), so that a warp's
+    stores are one 128-byte line and enough CTAs fill the GPU.
     DeepGEMM's drop-in copies K-major scales of A to the M-major form
     with it (`ggc.deepgemm.utils.layout`).
   }];

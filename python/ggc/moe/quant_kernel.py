@@ -376,15 +376,15 @@ def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int, out=None
 
 
 _SCALE_PTX: Dict[tuple, Tuple[str, str]] = {}
-_SCALE_THREADS = 256  # gg.transpose_scales' kernel: one row a thread
+_SCALE_THREADS = 256  # gg.transpose_scales' kernel: one scale a thread
 
 
-def scales_source_text(name: str, c: int, batched: bool) -> str:
-    """The gg IR of one scale transposition kernel over [R, c] or [B, R, c]."""
+def scales_source_text(name: str, batched: bool) -> str:
+    """The gg IR of the scale transposition kernel over [R, C] or [B, R, C]."""
     b = "?x" if batched else ""
     return f"""
-func.func @{name}(%s: memref<{b}?x{c}xf32>, %t: memref<{b}{c}x?xf32>) {{
-  gg.transpose_scales input(%s : memref<{b}?x{c}xf32>) out(%t : memref<{b}{c}x?xf32>)
+func.func @{name}(%s: memref<{b}?x?xf32>, %t: memref<{b}?x?xf32>) {{
+  gg.transpose_scales input(%s : memref<{b}?x?xf32>) out(%t : memref<{b}?x?xf32>)
   return
 }}
 """
@@ -418,12 +418,12 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
     batches = batch[0] if batch else 1
     if batches * aligned and c:
         arch = ggc_compiler.get_target()
-        name = f"ggc_transpose_scales_c{c}{'_b' if batch else ''}_{arch}"
-        name, code = ptx.compiled(_SCALE_PTX, (c, bool(batch), arch), name,
-                                  lambda name: scales_source_text(name, c, bool(batch)),
+        name = f"ggc_transpose_scales{'_b' if batch else ''}_{arch}"
+        name, code = ptx.compiled(_SCALE_PTX, (bool(batch), arch), name,
+                                  lambda name: scales_source_text(name, bool(batch)),
                                   arch, "_transpose_scales")
         params = [("pointer", 0), ("pointer", 1), ("i64", batches), ("i64", r), ("i64", c),
                   ("i64", aligned)]
-        grid = min(-(-batches * aligned // _SCALE_THREADS), _MAX_GRID)
+        grid = min(-(-batches * c * aligned // _SCALE_THREADS), _MAX_GRID)
         ptx.launch(name, code, _SCALE_THREADS, grid, params, (sf, storage), sf.device)
     return storage

@@ -91,7 +91,7 @@ def case(t, g, n, k, deep_gemm, timeline=False):
         err = ((o.double() - ref).norm() / ref.norm()).item()
         print(f"  {name:28s} against {ref_name}: relative difference {err:.2e}", flush=True)
     if timeline:
-        show_timeline({k: fns[k] for k in fns if "K-major sfa" in k})
+        show_timeline({k: fns[k] for k in fns if k.endswith("-major sfa")})
     times = time_interleaved(fns)
     base = times.get("deep_gemm, K-major sfa")
     for name, us in times.items():
@@ -134,7 +134,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=SHAPES)
     parser.add_argument("--timeline", action="store_true",
-                        help="also print the GPU timeline of the K-major calls")
+                        help="also print the GPU timeline of the calls given K-major or MN-major sfa")
     args = parser.parse_args()
     deep_gemm = deep_gemm_or_none()
     for shape in args.shapes.split(";"):

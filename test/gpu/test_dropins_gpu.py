@@ -504,7 +504,10 @@ def test_transform_sf_matches_deep_gemm(num_groups):
 # A's K-major scales to the M-major form, by ggc's kernel
 
 
-@pytest.mark.parametrize("shape", [(4097, 56), (8, 16), (1, 5), (3, 250, 7), (2, 0, 16)])
+# (3, 50000, 64): 9,384 tiles of 128 x 8 on a grid of at most 1,056 CTAs,
+# so that every CTA loops.
+@pytest.mark.parametrize("shape", [(4097, 56), (8, 16), (1, 5), (3, 250, 7), (2, 0, 16),
+                                   (3, 50000, 64)])
 def test_scales_transposed_by_ggc_kernel(shape):
     """gg.transpose_scales' kernel (the drop-in's copy of K-major sfa):
     every row's scales in their column of the storage, zeros in the TMA
@@ -523,3 +526,18 @@ def test_scales_transposed_by_ggc_kernel(shape):
     assert torch.equal(view, sf)
     if r:  # torch gives a view without elements strides of its own
         assert view.stride()[-2:] == (1, aligned)
+
+
+def test_scales_transposed_with_zero_rows_past_a_tile():
+    """An `aligned` 300 rows past R (over three 128-row tiles): every row
+    from R on is written 0, rows of both batches, over NaN; nothing past
+    the storage is touched."""
+    from ggc.moe.quant_kernel import transposed_scales
+    sf = torch.rand(2, 37, 9, device="cuda") + 0.5
+    memory = torch.full((2 * 9 * 337 + 4096,), float("nan"), device="cuda")
+    storage = memory[:2 * 9 * 337].view(2, 9, 337)
+    assert transposed_scales(sf, 337, out=storage) is storage
+    torch.cuda.synchronize()
+    assert torch.equal(storage[..., :37], sf.transpose(-1, -2))
+    assert (storage[..., 37:] == 0).all()
+    assert memory[2 * 9 * 337:].isnan().all()

@@ -565,7 +565,13 @@ def test_scale_transposition_kernel_compiles_and_checks_its_storage():
         ptx = ggc.compile_ir(qk.scales_source_text("t", batched=arch == "sm_80"),
                              emit="ptx", arch=arch).asm["ptx"]
         assert ".entry t_transpose_scales(" in ptx
-        assert ptx.count("ld.global") == 1 and ptx.count("st.global") == 1
+        # Four scales a thread through a shared tile, the four reads issued
+        # before the tile's stores, a barrier either side of them.
+        assert ptx.count("ld.global") == 4 and ptx.count("st.global") == 4
+        assert ptx.count("st.shared") == 4 and ptx.count("ld.shared") == 4
+        assert ptx.count("bar.sync") == 2
+        reads = ptx[ptx.index("ld.global"):ptx.index("st.shared")]
+        assert reads.count("ld.global") == 4
     sf = torch.rand(10, 7)
     assert qk.transposed_scales(sf, 12) is None
     if torch.cuda.is_available():

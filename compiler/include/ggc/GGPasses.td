@@ -592,10 +592,16 @@ def LowerTransposeScales : Pass<"gg-lower-transpose-scales", "::mlir::ModuleOp">
     function is removed. Its parameters: input and out as `!llvm.ptr<1>`,
     then B (1 for 2-D scales), R, C and A as i64.
 
-    Each thread takes one scale of `out` at a time, in out's order (a
-    grid-stride loop over B x C x A, rows fastest): scale `(b C + c) A + r`
-    of `out` is `input[(b R + r) C + c]` (0 from R on), so that a warp's
-    stores are one 128-byte line and enough CTAs fill the GPU.
+    Each CTA moves tiles of 128 rows x 8 columns through a shared array
+    (a grid-stride loop over the B x ceil(C/8) x ceil(A/128) tiles, row
+    tiles fastest; a tile's place divided out in i32): each thread reads
+    four scales with the columns fastest (a warp reads four rows' 32
+    bytes whole; the four loads issued together), waits at a barrier,
+    and writes four with the rows fastest (a warp writes 32 rows of one
+    column as one 128-byte line), then waits again before the next tile.
+    Scale `(b C + c) A + r` of `out` is `input[(b R + r) C + c]`, 0 from
+    R on. A column of the shared tile is 132 floats long, so that the
+    reads' stores to it fall in 32 different banks.
     DeepGEMM's drop-in copies K-major scales of A to the M-major form
     with it (`ggc.deepgemm.utils.layout`).
   }];

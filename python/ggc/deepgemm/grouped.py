@@ -235,8 +235,9 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
     a_scale = sx if a_scale is None else a_scale
     # MN-major f32 scales of A ride with each stage as one TMA box of the
     # tile's rows; K-major ones would ride as boxes four K blocks wide or in
-    # the warps' slots, both slower than this copy and the MN-major kernel
-    # together (H200: docs/performance.md, fortieth session). DeepGEMM
+    # the warps' slots, both slower on the GPU than this copy (ggc's
+    # gg.transpose_scales kernel) and the MN-major kernel together (H200:
+    # docs/performance.md, fortieth and forty-fourth sessions). DeepGEMM
     # transposes them too. The copy is each call's own, the fast path's too:
     # the signature says whether to copy, never what.
     copied = a_kind == "block" and not _is_mn_major_tma_aligned(a_scale)

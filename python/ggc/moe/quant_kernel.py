@@ -376,7 +376,8 @@ def group_tokens(x: torch.Tensor, offsets: torch.Tensor, capacity: int, out=None
 
 
 _SCALE_PTX: Dict[tuple, Tuple[str, str]] = {}
-_SCALE_THREADS = 256  # gg.transpose_scales' kernel: one scale a thread
+# gg.transpose_scales' kernel: a CTA of 256 threads moves tiles of 128 rows x 8 columns
+_SCALE_THREADS, _SCALE_TILE_ROWS, _SCALE_TILE_COLUMNS = 256, 128, 8
 
 
 def scales_source_text(name: str, batched: bool) -> str:
@@ -424,6 +425,7 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
                                   arch, "_transpose_scales")
         params = [("pointer", 0), ("pointer", 1), ("i64", batches), ("i64", r), ("i64", c),
                   ("i64", aligned)]
-        grid = min(-(-batches * c * aligned // _SCALE_THREADS), _MAX_GRID)
+        tiles = batches * -(-c // _SCALE_TILE_COLUMNS) * -(-aligned // _SCALE_TILE_ROWS)
+        grid = min(tiles, _MAX_GRID)
         ptx.launch(name, code, _SCALE_THREADS, grid, params, (sf, storage), sf.device)
     return storage

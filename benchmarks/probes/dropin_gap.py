@@ -10,7 +10,7 @@ them.
 Timed interleaved (bench_grouped_gemm.time_interleaved); every output
 checked against DeepGEMM's.
 
-    python3 benchmarks/probes/dropin_gap.py [--shapes T,G,N,K;...]
+    python3 benchmarks/probes/dropin_gap.py [--shapes T,G,N,K;...] [--timeline] [--per-batch N]
 """
 import argparse
 import os
@@ -43,7 +43,7 @@ def padded_k_major(x, sx, w, sw, tags, out, g, n, k, scales):
     return lambda: kern(x, w, tags, sx, sw, out)
 
 
-def case(t, g, n, k, deep_gemm, timeline=False):
+def case(t, g, n, k, deep_gemm, timeline=False, per_batch=10):
     torch.manual_seed(0)
     (x, sx), (w, sw) = fp8_operands((t,), g, n, k)
     sx_mn = get_mn_major_tma_aligned_tensor(sx)
@@ -92,7 +92,7 @@ def case(t, g, n, k, deep_gemm, timeline=False):
         print(f"  {name:28s} against {ref_name}: relative difference {err:.2e}", flush=True)
     if timeline:
         show_timeline({k: fns[k] for k in fns if k.endswith("-major sfa")})
-    times = time_interleaved(fns)
+    times = time_interleaved(fns, per_batch=per_batch)
     base = times.get("deep_gemm, K-major sfa")
     for name, us in times.items():
         vs = f"  deep_gemm K-major / this {base / us:.3f}x" if base else ""
@@ -135,10 +135,13 @@ def main():
     parser.add_argument("--shapes", default=SHAPES)
     parser.add_argument("--timeline", action="store_true",
                         help="also print the GPU timeline of the calls given K-major or MN-major sfa")
+    parser.add_argument("--per-batch", type=int, default=10,
+                        help="calls between a batch's two events (time_interleaved's "
+                             "per_batch): more calls share each batch's first host lead")
     args = parser.parse_args()
     deep_gemm = deep_gemm_or_none()
     for shape in args.shapes.split(";"):
-        case(*(int(v) for v in shape.split(",")), deep_gemm, args.timeline)
+        case(*(int(v) for v in shape.split(",")), deep_gemm, args.timeline, args.per_batch)
 
 
 if __name__ == "__main__":

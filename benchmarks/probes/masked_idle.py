@@ -1,9 +1,9 @@
 """FP8 masked groups of random counts (bench_peers' cases): ggc's chosen
-kernel against the same with idle warpgroups skipping (`#gg.padding`),
+kernel against the same with idle warpgroups computing and skipping (`#gg.padding`),
 and 64-row tiles, beside DeepGEMM's masked kernel, interleaved in one
 process (#39: the G16 M128 case trails DeepGEMM).
 
-    python3 benchmarks/probes/masked_idle.py
+    python3 benchmarks/probes/masked_idle.py [--cases G,M,N,K,SEED;...]
 
 Each output's valid rows are checked against fp64 of the dequantised
 operands before timing; DG_PRINT_CONFIGS=1 prints DeepGEMM's choice.
@@ -37,7 +37,8 @@ def case(g, m, n, k, seed):
     sx_physical, a_kind = ops._physical_block_scale(sx_mn)
     masked = torch.tensor(counts, dtype=torch.int32, device="cuda")
     fns, outs = {}, {}
-    variants = {"chosen": {}, "skip": {"idle_warpgroups": "skip"}}
+    variants = {"chosen": {}, "compute": {"idle_warpgroups": "compute"},
+                "skip": {"idle_warpgroups": "skip"}}
     if n % 256 == 0 and m % 64 == 0:
         variants["64x256"] = {"config": WIDE64}
     for name, extra in variants.items():
@@ -76,11 +77,21 @@ def case(g, m, n, k, seed):
               f"{flops / us / 1e6:7.1f} TFLOPS", flush=True)
 
 
+# bench_peers' random-count cases, then taller groups, decode and N 2,048.
+CASES = ("16,128,4096,7168,1;32,64,7168,2048,2;16,128,7168,2048,3;8,256,4096,7168,4;"
+         "32,32,4096,7168,5;16,128,2048,7168,6")
+
+
 def main():
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default=CASES,
+                        help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "
+                             "(counts uniform in [1, M])")
+    args = parser.parse_args()
     print(torch.cuda.get_device_name(), flush=True)
-    case(16, 128, 4096, 7168, 1)
-    case(32, 64, 7168, 2048, 2)
-    case(16, 128, 7168, 2048, 3)
+    for spec in args.cases.split(";"):
+        case(*(int(v) for v in spec.split(",")))
 
 
 if __name__ == "__main__":

@@ -20,16 +20,29 @@ namespace {
 /// ops skip without being asked: over so short a main loop a tile's fixed
 /// costs are a large share of it and an idle warpgroup's skip pays; over
 /// longer ones the branch around the main loop cost more than it saved.
-/// Masked ops keep compute: a batch's groups are often whole tiles, or
-/// its loads bound it. Measured on MoE layers' GEMMs and the masked
-/// suite (GGPasses.td; docs/performance-history.md, twenty-first session).
+/// Measured on MoE layers' GEMMs (GGPasses.td; docs/performance-history.md,
+/// twenty-first session).
 constexpr int64_t kSkipMaxKBytes = 2048;
 
-bool skipsByDefault(GroupedMatmulOp op) {
+bool contiguousSkips(GroupedMatmulOp op) {
   int64_t k = op.getDims().k;
   return op.getLayout() == GroupLayout::contiguous &&
          !ShapedType::isDynamic(k) &&
          k * ggc::byteWidth(op.getAType().getElementType()) <= kSkipMaxKBytes;
+}
+
+/// An f8 masked batch skips where its expected_m is not a whole number of
+/// tiles, so that a typical group's last tile is partial: on random
+/// counts (uniform in [1, M]) the skip was 0.6-11% faster at K = 2,048 and
+/// 7,168, one case of nine 1% slower; batches without a hint, or whose
+/// hint fills whole tiles (the full groups of a prefill batch, where the
+/// skip lost 1-2%), compute (H200; docs/performance-history.md,
+/// twenty-first and forty-fourth sessions).
+bool maskedSkips(GroupedMatmulOp op, ConfigAttr config) {
+  std::optional<int64_t> expected = op.getExpectedM();
+  return op.getLayout() == GroupLayout::masked &&
+         ggc::byteWidth(op.getAType().getElementType()) == 1 && expected &&
+         *expected % config.getBlockM() != 0;
 }
 
 struct EliminatePaddingPass
@@ -48,7 +61,8 @@ struct EliminatePaddingPass
       // transpose of B is shared work of all consumers.
       bool prefixRows = op.getLayout() == GroupLayout::contiguous ||
                         op.getLayout() == GroupLayout::masked;
-      bool skip = (skipIdleWarpgroups || skipsByDefault(op)) && prefixRows &&
+      bool byDefault = contiguousSkips(op) || maskedSkips(op, config);
+      bool skip = (skipIdleWarpgroups || byDefault) && prefixRows &&
                   config.getBlockM() > 64 && !ggc::transposesB(op) &&
                   !ggc::transposesA(op);
       op.setPaddingAttr(PaddingAttr::get(

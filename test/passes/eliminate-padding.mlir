@@ -45,9 +45,9 @@ func.func @k_bytes(%a8: memref<?x2048xf8E4M3FN>, %b8: memref<8x1024x2048xf8E4M3F
 
 // -----
 
-// Masked decode tiles are mostly padding: skip with the option; by
-// default masked ops compute (the loads bound a decode batch, and full
-// groups have no idle warpgroup), K = 2,048 as well as 7,168.
+// Masked batches without a hint are taken as full groups: skip with the
+// option; by default they compute (full groups have no idle warpgroup),
+// K = 2,048 as well as 7,168.
 // CHECK-LABEL: func.func @masked
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
@@ -68,6 +68,41 @@ func.func @masked(%a: memref<16x128x7168xf8E4M3FN>,
       b(%b2 : memref<4x7168x2048xf8E4M3FN>) groups(%m2 : memref<4xi32>)
       out(%o2 : memref<4x256x7168xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// f8 masked batches with a hint: 150 rows a group on 128-row tiles (a
+// typical group's last tile partial) skips by default; 256 (whole tiles)
+// computes, as does bf16 with the same partial hint (not measured).
+// CHECK-LABEL: func.func @masked_expected_rows
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// DEFAULT-LABEL: func.func @masked_expected_rows
+// DEFAULT: expected_m = 150
+// DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = skip>
+// DEFAULT: expected_m = 256
+// DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT: expected_m = 150
+// DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = compute>
+func.func @masked_expected_rows(%a: memref<8x256x7168xf8E4M3FN>,
+    %b: memref<8x4096x7168xf8E4M3FN>, %m: memref<8xi32>,
+    %o: memref<8x256x4096xbf16>, %a16: memref<8x256x7168xbf16>,
+    %b16: memref<8x4096x7168xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x256x7168xf8E4M3FN>)
+      b(%b : memref<8x4096x7168xf8E4M3FN>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x4096xbf16>)
+      {expected_m = 150 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul masked a(%a : memref<8x256x7168xf8E4M3FN>)
+      b(%b : memref<8x4096x7168xf8E4M3FN>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x4096xbf16>)
+      {expected_m = 256 : i64, config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul masked a(%a16 : memref<8x256x7168xbf16>)
+      b(%b16 : memref<8x4096x7168xbf16>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x4096xbf16>)
+      {expected_m = 150 : i64, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
   return
 }
 

@@ -318,3 +318,25 @@ def test_sixteen_bit_contiguous_column_tiles(n, k, rows, block):
     out = ggc.compile_ir(ir.grouped_matmul("k", layout="contiguous", num_groups=8, n=n,
                                            k=k, expected_m=rows), emit="gg-config")
     assert out.plans[0]["config"]["block"] == block
+
+
+@pytest.mark.parametrize("expected_m, dtype, idle", [
+    (150, "f8E4M3FN", "skip"),     # a typical group's last 128-row tile partial
+    (97, "f8E4M3FN", "skip"),
+    (256, "f8E4M3FN", "compute"),  # whole tiles: the full groups of a prefill batch
+    (None, "f8E4M3FN", "compute"),  # no hint: taken as full groups
+    (150, "bf16", "compute"),      # bf16 masked not measured: computes
+])
+def test_masked_batches_skip_idle_warpgroups_where_their_hint_leaves_a_partial_tile(
+        expected_m, dtype, idle):
+    """gg-eliminate-padding's default for masked ops, end to end from the
+    op the Python API builds (128-row tiles at these hints)."""
+    from ggc import ir
+    scales = dict(a_scale="block_mn", b_scale="block") if dtype.startswith("f8") else {}
+    hint = {} if expected_m is None else {"expected_m": expected_m}
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="masked", num_groups=8, m=256, n=4096,
+                                           k=7168, dtype=dtype, **scales, **hint),
+                         emit="gg-config")
+    (plan,) = out.plans
+    assert plan["config"]["block"][0] == 128
+    assert plan["padding"]["idle_warpgroups"] == idle

@@ -26,6 +26,16 @@ WIDE64 = ("#gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], sms 
           "split_n = 2>")
 
 
+SMS = 132
+
+
+def tile_counts(counts, n):
+    """(block M, block N, tiles) of the batch's valid rows on 128x128 and
+    64x256 tiles: the wave count behind the two tilings' difference."""
+    return [(bm, bn, sum(-(-c // bm) for c in counts) * -(-n // bn))
+            for bm, bn in ((128, 128), (64, 256))]
+
+
 def case(g, m, n, k, seed):
     counts = random_counts(g, m, seed)
     expected = max(1, sum(counts) // g)
@@ -72,6 +82,8 @@ def case(g, m, n, k, seed):
               + ("" if worst < 1e-2 else "  WRONG"))
     times = time_interleaved(fns)
     flops = 2.0 * sum(counts) * n * k
+    print(f"  tiles (waves on {SMS} SMs): " + ", ".join(
+        f"{bm}x{bn} {t} ({t / SMS:.2f})" for bm, bn, t in tile_counts(counts, n)), flush=True)
     for name, us in times.items():
         print(f"G{g} M{m} N{n} K{k} counts avg {expected}: {name:10s} {us:8.1f} us "
               f"{flops / us / 1e6:7.1f} TFLOPS", flush=True)

@@ -33,10 +33,12 @@ bool contiguousSkips(GroupedMatmulOp op) {
 
 /// An f8 masked batch skips where its expected_m is not a whole number of
 /// tiles, so that a typical group's last tile is partial: on random
-/// counts (uniform in [1, M]) the skip was 0.6-11% faster at K = 2,048 and
-/// 7,168, one case of nine 1% slower; batches without a hint, or whose
-/// hint fills whole tiles (the full groups of a prefill batch, where the
-/// skip lost 1-2%), compute (H200; docs/performance-history.md,
+/// counts (uniform in [1, M]; e4m3 with 1x128 / 128x128 scales) the skip
+/// was 0.6-11% faster at K = 2,048 and 7,168 in seven batches of eight,
+/// 1% slower in one; batches without a hint, or whose hint fills whole
+/// tiles (the full groups of a prefill batch, where the skip lost 2%),
+/// compute. The hint is a mean: full groups of, say, 200 rows also skip,
+/// and pay the branch for no idle warpgroup (H200; docs/performance-history.md,
 /// twenty-first and forty-fourth sessions).
 bool maskedSkips(GroupedMatmulOp op, ConfigAttr config) {
   std::optional<int64_t> expected = op.getExpectedM();

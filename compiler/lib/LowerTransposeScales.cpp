@@ -7,7 +7,7 @@
 // barrier it writes four with the rows fastest, so a warp writes 32 rows
 // of one column of out as one 128-byte line. Rows from R to A are written
 // 0. (Without the tile, a warp's reads were a row apart, one
-// column of eight in each sector: the copy took 1.4x to 2.4x DeepGEMM's
+// column of eight in each sector: the copy took 1.05x to 2.4x DeepGEMM's
 // on an H200, docs/performance-history.md.)
 //
 //===----------------------------------------------------------------------===//
@@ -32,9 +32,10 @@ constexpr int64_t kThreads = 256, kTileColumns = 8;
 constexpr int64_t kPasses = 4;
 constexpr int64_t kPassRows = kThreads / kTileColumns; // 32: a warp's rows
 constexpr int64_t kTileRows = kPassRows * kPasses;     // 128
-// A column's row in shared memory, padded so that a warp's stores in the
-// read phase (8 columns x 4 rows) fall in 32 different banks.
-constexpr int64_t kSharedRow = kTileRows + 4;
+// The floats between two columns of the shared tile: a column's 128 rows
+// and 4 of padding, so that a warp's stores in the read phase (8 columns x
+// 4 rows) fall in 32 different banks.
+constexpr int64_t kColumnStride = kTileRows + 4;
 
 struct TilePlace {
   Value batch, firstRow, firstColumn;
@@ -42,7 +43,7 @@ struct TilePlace {
 
 /// Tile `index`'s batch, first row and first column; row tiles fastest.
 /// Divided out in i32: a 64-bit division is a long subroutine (tiles
-/// number fewer than 2^31 while the scales fit in memory).
+/// number fewer than 2^31: transposed_scales, the launcher, checks it).
 TilePlace placeTile(KernelBuilder &b, Value index, Value rowTiles,
                     Value columnTiles) {
   Value index32 = b.toI32(index);
@@ -57,63 +58,82 @@ TilePlace placeTile(KernelBuilder &b, Value index, Value rowTiles,
   return place;
 }
 
+/// What every phase of the kernel reads: its operands, the shared tile
+/// and this thread's index.
+struct Copy {
+  Value input, out, tile;
+  Value rows, columns, aligned; // R, C and A
+  Value tid;
+};
+
+/// The tile's scales into shared memory, with the columns fastest: scale c
+/// of row r of batch b is at (b R + r) C + c in input; 0 from R on and
+/// past C. All of a thread's loads are issued before its stores.
+void readTile(KernelBuilder &b, const Copy &c, const TilePlace &at) {
+  Value lane = b.remU(c.tid, b.c64(kTileColumns));
+  Value readColumn = b.add(at.firstColumn, lane);
+  SmallVector<Value> values, slots;
+  for (int64_t pass = 0; pass < kPasses; ++pass) {
+    Value tileRow =
+        b.add(b.divU(c.tid, b.c64(kTileColumns)), b.c64(pass * kPassRows));
+    Value readRow = b.add(at.firstRow, tileRow);
+    Value inside = b.andI(b.lt(readRow, c.rows), b.lt(readColumn, c.columns));
+    Value from = b.add(
+        b.mul(b.add(b.mul(at.batch, c.rows), readRow), c.columns), readColumn);
+    values.push_back(b.create<scf::IfOp>(
+        inside,
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(ValueRange{load(b, b.f32(), c.input, from)});
+        },
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(ValueRange{b.f32c(0.0)});
+        }).getResult(0));
+    slots.push_back(b.add(b.mul(lane, b.c64(kColumnStride)), tileRow));
+  }
+  for (auto [value, slot] : llvm::zip(values, slots))
+    store(b, value, c.tile, slot);
+}
+
+/// The tile from shared memory to out, with the rows fastest: scale (r, c)
+/// of batch b is at (b C + c) A + r, a warp's 32 rows one 128-byte line
+/// (warp w writes column w: a CTA's 8 warps, one column each).
+void writeTile(KernelBuilder &b, const Copy &c, const TilePlace &at) {
+  Value tileColumn = b.divU(c.tid, b.c64(kPassRows));
+  for (int64_t pass = 0; pass < kPasses; ++pass) {
+    Value tileRow =
+        b.add(b.remU(c.tid, b.c64(kPassRows)), b.c64(pass * kPassRows));
+    Value writeRow = b.add(at.firstRow, tileRow);
+    Value writeColumn = b.add(at.firstColumn, tileColumn);
+    Value inside =
+        b.andI(b.lt(writeRow, c.aligned), b.lt(writeColumn, c.columns));
+    ifThen(b, inside, [&] {
+      Value scale = load(b, b.f32(), c.tile,
+                         b.add(b.mul(tileColumn, b.c64(kColumnStride)), tileRow));
+      Value outColumn = b.add(b.mul(at.batch, c.columns), writeColumn);
+      store(b, scale, c.out, b.add(b.mul(outColumn, c.aligned), writeRow));
+    });
+  }
+}
+
 /// `out`'s scales, tile by tile, each read from its row of `input` (or 0).
 void buildKernel(KernelBuilder &b, ModuleOp module, StringRef name) {
   Type global = b.ptr(ggc::kGlobal);
   ValueRange args = createKernel(b, module, name, kThreads,
                                  {global, global, b.i64(), b.i64(), b.i64(), b.i64()});
-  Value input = args[0], out = args[1];
-  Value batches = args[2], rows = args[3], columns = args[4], aligned = args[5];
-  Value tile = sharedArray(b, module, (name + "_tile").str(), b.f32(),
-                           kTileColumns * kSharedRow);
-  Value rowTiles = b.ceilDivU(aligned, kTileRows);
-  Value columnTiles = b.ceilDivU(columns, kTileColumns);
+  Value batches = args[2];
+  Copy c{args[0], args[1],
+         sharedArray(b, module, (name + "_tile").str(), b.f32(),
+                     kTileColumns * kColumnStride),
+         args[3], args[4], args[5], Value()};
+  Value rowTiles = b.ceilDivU(c.aligned, kTileRows);
+  Value columnTiles = b.ceilDivU(c.columns, kTileColumns);
   Value tiles = b.mul(b.mul(batches, columnTiles), rowTiles);
-  Value tid = b.toI64(b.threadIdx());
+  c.tid = b.toI64(b.threadIdx());
   gridStride(b, tiles, /*perCta=*/1, b.c32(0), [&](Value index) {
     TilePlace at = placeTile(b, index, rowTiles, columnTiles);
-    // Read with the columns fastest: scale c of row r of batch b is at
-    // (b R + r) C + c in input; 0 from R on and past C.
-    Value readColumn = b.add(at.firstColumn, b.remU(tid, b.c64(kTileColumns)));
-    SmallVector<Value> values, slots;
-    for (int64_t pass = 0; pass < kPasses; ++pass) {
-      Value tileRow =
-          b.add(b.divU(tid, b.c64(kTileColumns)), b.c64(pass * kPassRows));
-      Value readRow = b.add(at.firstRow, tileRow);
-      Value inside = b.andI(b.lt(readRow, rows), b.lt(readColumn, columns));
-      Value from = b.add(b.mul(b.add(b.mul(at.batch, rows), readRow), columns),
-                         readColumn);
-      values.push_back(b.create<scf::IfOp>(
-          inside,
-          [&](OpBuilder &, Location) {
-            b.create<scf::YieldOp>(ValueRange{load(b, b.f32(), input, from)});
-          },
-          [&](OpBuilder &, Location) {
-            b.create<scf::YieldOp>(ValueRange{b.f32c(0.0)});
-          }).getResult(0));
-      slots.push_back(b.add(
-          b.mul(b.remU(tid, b.c64(kTileColumns)), b.c64(kSharedRow)), tileRow));
-    }
-    for (auto [value, slot] : llvm::zip(values, slots))
-      store(b, value, tile, slot);
+    readTile(b, c, at);
     syncCta(b);
-    // Write with the rows fastest: scale (r, c) of batch b is at
-    // (b C + c) A + r in out, a warp's 32 rows one 128-byte line.
-    // Warp w writes column w (a CTA's 8 warps, one column each).
-    Value tileColumn = b.divU(tid, b.c64(kPassRows));
-    for (int64_t pass = 0; pass < kPasses; ++pass) {
-      Value tileRow =
-          b.add(b.remU(tid, b.c64(kPassRows)), b.c64(pass * kPassRows));
-      Value writeRow = b.add(at.firstRow, tileRow);
-      Value writeColumn = b.add(at.firstColumn, tileColumn);
-      ifThen(b, b.andI(b.lt(writeRow, aligned), b.lt(writeColumn, columns)), [&] {
-        Value scale = load(b, b.f32(), tile,
-                           b.add(b.mul(tileColumn, b.c64(kSharedRow)), tileRow));
-        store(b, scale, out,
-              b.add(b.mul(b.add(b.mul(at.batch, columns), writeColumn), aligned),
-                    writeRow));
-      });
-    }
+    writeTile(b, c, at);
     // The next tile's reads overwrite the shared tile.
     syncCta(b);
   });

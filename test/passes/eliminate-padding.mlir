@@ -75,17 +75,21 @@ func.func @masked(%a: memref<16x128x7168xf8E4M3FN>,
 
 // f8 masked batches with a hint: 150 rows a group on 128-row tiles (a
 // typical group's last tile partial) skips by default; 256 (whole tiles)
-// computes, as does bf16 with the same partial hint (not measured).
+// computes, as do bf16 with the same partial hint (not measured) and f8
+// on 64-row tiles split between the two consumers (no idle warpgroup).
 // CHECK-LABEL: func.func @masked_expected_rows
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
 // CHECK: padding = #gg.padding<idle_warpgroups = skip>
+// CHECK: padding = #gg.padding<idle_warpgroups = compute>
 // DEFAULT-LABEL: func.func @masked_expected_rows
 // DEFAULT: expected_m = 150
 // DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = skip>
 // DEFAULT: expected_m = 256
 // DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = compute>
 // DEFAULT: expected_m = 150
+// DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = compute>
+// DEFAULT: expected_m = 40
 // DEFAULT-SAME: padding = #gg.padding<idle_warpgroups = compute>
 func.func @masked_expected_rows(%a: memref<8x256x7168xf8E4M3FN>,
     %b: memref<8x4096x7168xf8E4M3FN>, %m: memref<8xi32>,
@@ -103,6 +107,10 @@ func.func @masked_expected_rows(%a: memref<8x256x7168xf8E4M3FN>,
       b(%b16 : memref<8x4096x7168xbf16>) groups(%m : memref<8xi32>)
       out(%o : memref<8x256x4096xbf16>)
       {expected_m = 150 : i64, config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>}
+  gg.grouped_matmul masked a(%a : memref<8x256x7168xf8E4M3FN>)
+      b(%b : memref<8x4096x7168xf8E4M3FN>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x4096xbf16>)
+      {expected_m = 40 : i64, config = #gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], sms = 132, split_n = 2>}
   return
 }
 

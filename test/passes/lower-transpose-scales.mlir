@@ -38,7 +38,7 @@
 // CHECK: %[[BATCH:.*]] = arith.extsi %[[BATCH32]] : i32 to i64
 // CHECK: %[[LANE_COL:.*]] = arith.remui %[[TID]], %c8_i64{{.*}} : i64
 // CHECK: %[[READ_COL:.*]] = arith.addi %[[FIRST_COL]], %[[LANE_COL]] : i64
-// CHECK: %[[READ_ROW:.*]] = arith.addi %[[FIRST_ROW]], %{{.*}} : i64
+// CHECK: %[[READ_ROW:.*]] = arith.addi %[[FIRST_ROW]], %[[TILE_ROW0:.*]] : i64
 // CHECK: %[[COL_IN:.*]] = arith.cmpi slt, %[[READ_COL]], %[[C]] : i64
 // CHECK: %[[ROW_IN:.*]] = arith.cmpi slt, %[[READ_ROW]], %[[R]] : i64
 // CHECK: %[[INSIDE:.*]] = arith.andi %[[ROW_IN]], %[[COL_IN]] : i1
@@ -51,14 +51,17 @@
 // CHECK: llvm.load %[[SRC]] : !llvm.ptr<1> -> f32
 // CHECK: } else {
 // CHECK: arith.constant 0.000000e+00 : f32
-// CHECK: %c132_i64
+// Its place in the tile: column c's 132 floats, then the row.
+// CHECK: %[[SLOT_BASE:.*]] = arith.muli %[[LANE_COL]], %c132_i64{{.*}} : i64
+// CHECK-NEXT: %[[SLOT0:.*]] = arith.addi %[[SLOT_BASE]], %[[TILE_ROW0]] : i64
 // CHECK: %[[V1:.*]] = scf.if %{{.*}} -> (f32) {
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // CHECK: %[[V2:.*]] = scf.if %{{.*}} -> (f32) {
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
 // CHECK: %[[V3:.*]] = scf.if %{{.*}} -> (f32) {
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// CHECK: llvm.store %[[V0]], %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: %[[PUT0:.*]] = llvm.getelementptr %[[TILE]][%[[SLOT0]]]
+// CHECK-NEXT: llvm.store %[[V0]], %[[PUT0]] : f32, !llvm.ptr<3>
 // CHECK-NEXT: llvm.getelementptr %[[TILE]]
 // CHECK-NEXT: llvm.store %[[V1]], %{{.*}} : f32, !llvm.ptr<3>
 // CHECK-NEXT: llvm.getelementptr %[[TILE]]
@@ -75,7 +78,9 @@
 // CHECK: %[[ROW_OUT:.*]] = arith.cmpi slt, %[[WRITE_ROW]], %[[A]] : i64
 // CHECK: %[[WRITES:.*]] = arith.andi %[[ROW_OUT]], %[[COL_OUT]] : i1
 // CHECK: scf.if %[[WRITES]] {
-// CHECK: %[[GET:.*]] = llvm.getelementptr %[[TILE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32
+// CHECK: %[[GET_BASE:.*]] = arith.muli %[[WRITE_COL_AT]], %c132_i64{{.*}} : i64
+// CHECK-NEXT: %[[GET_AT:.*]] = arith.addi %[[GET_BASE]], %[[TILE_ROW]] : i64
+// CHECK-NEXT: %[[GET:.*]] = llvm.getelementptr %[[TILE]][%[[GET_AT]]] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, f32
 // CHECK: %[[SCALE:.*]] = llvm.load %[[GET]] : !llvm.ptr<3> -> f32
 // CHECK: %[[BATCH_C:.*]] = arith.muli %[[BATCH]], %[[C]] : i64
 // CHECK: %[[OUT_COL:.*]] = arith.addi %[[BATCH_C]], %[[WRITE_COL]] : i64

@@ -556,7 +556,7 @@ def test_fp8_operand_without_its_scales_names_the_argument(launches, call):
 
 def test_scale_transposition_kernel_compiles_and_checks_its_storage():
     """gg.transpose_scales' kernel for the drop-in's K-major scales: its
-    IR compiles for every target (one kernel, one scale a thread), a
+    IR compiles for every target (one kernel, four scales a thread), a
     storage of the wrong shape is refused by name, and off CUDA the copy
     is torch's (None from the kernel's launcher)."""
     import ggc
@@ -579,3 +579,7 @@ def test_scale_transposition_kernel_compiles_and_checks_its_storage():
             qk.transposed_scales(sf.cuda(), 12, out=torch.empty(7, 10, device="cuda"))
     with pytest.raises(ValueError, match=r"aligned must be at least the scales' rows \(10\)"):
         qk.transposed_scales(sf, 8)
+    # Tiles of 128 rows x 8 columns, numbered in i32 by the kernel: from
+    # 2^31 of them (a narrow, very tall storage) the launcher declines.
+    assert qk.scale_tiles(3, 56, 8193) == 3 * 7 * 65
+    assert qk.scale_tiles(1, 1, 2**31 * 128) == 2**31

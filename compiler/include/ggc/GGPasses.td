@@ -149,8 +149,8 @@ def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
     832 us). f8 masked batches skip where their `expected_m` is not a
     multiple of block M (a typical group's last tile partial): on random
     counts (uniform in [1, M], block M 128) the skip was 0.6-11% faster at
-    K = 2,048 and 7,168 (G8 M256 N4096 K7168: 112.1 against 125.9 us), one
-    case of nine 1% slower (G16 M128 N2048 K7168). Other masked batches
+    K = 2,048 and 7,168 in seven batches of eight (G8 M256 N4096 K7168:
+    112.1 against 125.9 us), 1% slower in one (G16 M128 N2048 K7168). Other masked batches
     keep `compute`: full groups (f8 G4 M256 N7168 K2048) lost 2% with the
     skip (33.1 against 32.4 us), and a batch without a hint is taken as
     full. `skip` goes to contiguous and masked ops

@@ -380,6 +380,12 @@ _SCALE_PTX: Dict[tuple, Tuple[str, str]] = {}
 _SCALE_THREADS, _SCALE_TILE_ROWS, _SCALE_TILE_COLUMNS = 256, 128, 8
 
 
+def scale_tiles(batches: int, c: int, aligned: int) -> int:
+    """The tiles gg.transpose_scales' kernel walks over [batches, c, aligned]
+    storage; it numbers them in i32, so it takes fewer than 2^31."""
+    return batches * -(-c // _SCALE_TILE_COLUMNS) * -(-aligned // _SCALE_TILE_ROWS)
+
+
 def scales_source_text(name: str, batched: bool) -> str:
     """The gg IR of the scale transposition kernel over [R, C] or [B, R, C]."""
     b = "?x" if batched else ""
@@ -399,13 +405,15 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
     by gg.transpose_scales' kernel (one read of sf, one write of the
     storage; `out`: a contiguous storage to write instead of a new one).
     None, and `out` left unwritten, where the kernel cannot take them
-    (another dtype or device, while tracing, unaligned memory)."""
+    (another dtype or device, while tracing, unaligned memory, 2^31 tiles
+    or more)."""
     if sf.dtype != torch.float32 or sf.dim() not in (2, 3):
         return None
     *batch, r, c = sf.shape
     if aligned < r:
         raise ValueError(f"aligned must be at least the scales' rows ({r}), got {aligned}")
-    if not sf.is_cuda or tracing():
+    batches = batch[0] if batch else 1
+    if not sf.is_cuda or tracing() or scale_tiles(batches, c, aligned) >= 2**31:
         return None
     sf = sf.contiguous()
     shape = (*batch, c, aligned)
@@ -416,7 +424,6 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
                          f"{sf.device}, got {storage.dtype} {list(storage.shape)}")
     if not ptx.aligned(sf, storage):
         return None
-    batches = batch[0] if batch else 1
     if batches * aligned and c:
         arch = ggc_compiler.get_target()
         name = f"ggc_transpose_scales{'_b' if batch else ''}_{arch}"
@@ -425,7 +432,6 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
                                   arch, "_transpose_scales")
         params = [("pointer", 0), ("pointer", 1), ("i64", batches), ("i64", r), ("i64", c),
                   ("i64", aligned)]
-        tiles = batches * -(-c // _SCALE_TILE_COLUMNS) * -(-aligned // _SCALE_TILE_ROWS)
-        grid = min(tiles, _MAX_GRID)
+        grid = min(scale_tiles(batches, c, aligned), _MAX_GRID)
         ptx.launch(name, code, _SCALE_THREADS, grid, params, (sf, storage), sf.device)
     return storage

@@ -8,6 +8,7 @@ process (#39: the G16 M128 case trails DeepGEMM).
 Each output's valid rows are checked against fp64 of the dequantised
 operands before timing; DG_PRINT_CONFIGS=1 prints DeepGEMM's choice.
 """
+import argparse
 import os
 import sys
 
@@ -95,7 +96,6 @@ CASES = ("16,128,4096,7168,1;32,64,7168,2048,2;16,128,7168,2048,3;8,256,4096,716
 
 
 def main():
-    import argparse
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=CASES,
                         help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "

@@ -413,7 +413,8 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
     if aligned < r:
         raise ValueError(f"aligned must be at least the scales' rows ({r}), got {aligned}")
     batches = batch[0] if batch else 1
-    if not sf.is_cuda or tracing() or scale_tiles(batches, c, aligned) >= 2**31:
+    tiles = scale_tiles(batches, c, aligned)
+    if not sf.is_cuda or tracing() or tiles >= 2**31:
         return None
     sf = sf.contiguous()
     shape = (*batch, c, aligned)
@@ -432,6 +433,6 @@ def transposed_scales(sf: torch.Tensor, aligned: int,
                                   arch, "_transpose_scales")
         params = [("pointer", 0), ("pointer", 1), ("i64", batches), ("i64", r), ("i64", c),
                   ("i64", aligned)]
-        grid = min(scale_tiles(batches, c, aligned), _MAX_GRID)
+        grid = min(tiles, _MAX_GRID)
         ptx.launch(name, code, _SCALE_THREADS, grid, params, (sf, storage), sf.device)
     return storage

@@ -14,6 +14,11 @@ time_interleaved: medians of batches of back-to-back calls, CUDA events):
 - torch         torch._grouped_mm (bf16) and torch._scaled_grouped_mm (fp8
                 with rowwise scales: another recipe, timed for reference).
 
+ggc launches its kernels as dependent launches (each waits at entry for
+the kernel ahead: ggk-await-prior-grid), its default. DeepGEMM has the same
+as an opt-in (`set_pdl`, off by default): `deep_gemm pdl` is DeepGEMM 2.6.1
+with it on, a peer of its own.
+
 DeepGEMM's contiguous kernels need every group padded to 128 rows; ggc's
 reads CSR offsets. The peers' contiguous kernels are timed alone on input
 padded beforehand (the target, as #39 states it); the copy that pads is
@@ -312,8 +317,26 @@ def rel_err(got, want):
     return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
 
 
+def with_deep_gemm_pdl(fns, views):
+    """`deep_gemm` as DeepGEMM launches it by default (PDL off) and, as
+    `deep_gemm pdl`, with its programmatic dependent launch on: each call
+    sets the switch it is timed under."""
+    if "deep_gemm" not in fns or not hasattr(DG, "set_pdl"):
+        return
+    def switched(fn, enabled):
+        def call():
+            DG.set_pdl(enabled)
+            return fn()
+        return call
+    plain = fns["deep_gemm"]
+    fns["deep_gemm"] = switched(plain, False)
+    fns["deep_gemm pdl"] = switched(plain, True)
+    views["deep_gemm pdl"] = views["deep_gemm"]
+
+
 def run_case(label, dtype, build, ceiling):
     fns, views, flops, bytes_moved = build()
+    with_deep_gemm_pdl(fns, views)
     usable = {}
     for name, fn in fns.items():
         try:

@@ -21,7 +21,7 @@ const std::vector<ggc_target_info> &targetInfos() {
                      ggc::stringifyMmaKind(t.mma).data(),
                      ggc::stringifyAsyncCopyKind(t.asyncCopy).data(),
                      t.tensorMaps, t.clusters, t.registerReallocation,
-                     t.mbarrierTryWait, t.fp8Mma});
+                     t.mbarrierTryWait, t.fp8Mma, t.gridDependencies});
     return out;
   }();
   return infos;

@@ -95,7 +95,8 @@ FailureOr<ggk::LaunchAttr> collect(LLVM::LLVMFuncOp fn,
       threads, bytes, partial.getCluster(), partial.getMaxGrid(),
       partial.getTile(), partial.getNumGroups(), partial.getN(),
       partial.getK(), ArrayAttr::get(fn.getContext(), params),
-      partial.getArgs(), partial.getUngroupedSpans());
+      partial.getArgs(), partial.getUngroupedSpans(),
+      partial.getDependentLaunch());
 }
 
 struct CollectLaunchPass

@@ -85,7 +85,7 @@ ggk::LaunchAttr KernelGenerator::launchContract(StringRef name) {
       /*block=*/std::nullopt, /*sharedBytes=*/std::nullopt, p.cluster,
       p.numSMs, {p.blockM, p.blockN, p.blockK}, p.numGroups, p.n, k,
       /*params=*/ArrayAttr(), b.getArrayAttr(launchArgs()),
-      /*ungroupedSpans=*/p.zeroUngrouped ? 2 : 0);
+      /*ungroupedSpans=*/p.zeroUngrouped ? 2 : 0, /*dependentLaunch=*/false);
 }
 
 int64_t KernelGenerator::argIndex(Value v) {

@@ -141,7 +141,8 @@ LogicalResult lowerToKernel(CompileState &state) {
 /// tile live, the shared memory, the loads, the operands, the epilogue, the
 /// promotion, the schedule and the roles; then the conversions of the
 /// ring, the MMA, the loads, async copies and threads to the target's NVVM;
-/// last, the launch contract collected from the kernel.
+/// the wait for the grid ahead at entry; last, the launch contract
+/// collected from the kernel.
 LogicalResult lowerKernelOps(CompileState &state) {
   Target target = targetOf(*state.module);
   return runPasses(state, [&](OpPassManager &pm) {
@@ -181,6 +182,7 @@ LogicalResult lowerKernelOps(CompileState &state) {
     pm.addPass(createLowerAsyncCopies());
     pm.addPass(createLowerTma());
     pm.addPass(createLowerThreads());
+    pm.addPass(createAwaitPriorGrid());
     // Last: the launch contract from the kernel that remains.
     pm.addPass(createCollectLaunch());
   });

@@ -19,19 +19,20 @@ const int kAda[] = {89};
 const Target kTargets[] = {
     {"sm_90a", kHopper, 232448, MmaKind::wgmma, AsyncCopyKind::tma,
      /*tensorMaps=*/true, /*clusters=*/true, /*registerReallocation=*/true,
-     /*mbarrierTryWait=*/true, /*fp8Mma=*/true},
+     /*mbarrierTryWait=*/true, /*fp8Mma=*/true,
+     /*gridDependencies=*/true},
     {"sm_80", kA100, 166912, MmaKind::mmaSync, AsyncCopyKind::cpAsync,
      /*tensorMaps=*/false, /*clusters=*/false,
      /*registerReallocation=*/false, /*mbarrierTryWait=*/false,
-     /*fp8Mma=*/false},
+     /*fp8Mma=*/false, /*gridDependencies=*/false},
     {"sm_86", kAmpereConsumer, 101376, MmaKind::mmaSync,
      AsyncCopyKind::cpAsync, /*tensorMaps=*/false, /*clusters=*/false,
      /*registerReallocation=*/false, /*mbarrierTryWait=*/false,
-     /*fp8Mma=*/false},
+     /*fp8Mma=*/false, /*gridDependencies=*/false},
     {"sm_89", kAda, 101376, MmaKind::mmaSync, AsyncCopyKind::cpAsync,
      /*tensorMaps=*/false, /*clusters=*/false,
      /*registerReallocation=*/false, /*mbarrierTryWait=*/false,
-     /*fp8Mma=*/true},
+     /*fp8Mma=*/true, /*gridDependencies=*/false},
 };
 } // namespace
 

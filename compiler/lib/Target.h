@@ -63,6 +63,10 @@ struct Target {
   /// Tensor cores that multiply FP8 (e4m3, e5m2): wgmma's, or sm_89's
   /// mma.sync m16n8k32.
   bool fp8Mma;
+  /// griddepcontrol: a kernel launched with programmatic stream
+  /// serialization may start before the kernel ahead of it in the stream
+  /// ends, and waits for that grid's memory where it must (sm_90).
+  bool gridDependencies;
 
   bool runsOn(int major, int minor) const {
     return llvm::is_contained(capabilities, major * 10 + minor);

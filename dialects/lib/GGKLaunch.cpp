@@ -58,7 +58,7 @@ LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> tile, int64_t numGroups,
                                  int64_t n, std::optional<int64_t> k,
                                  ArrayAttr params, ArrayAttr args,
-                                 int64_t ungroupedSpans) {
+                                 int64_t ungroupedSpans, bool) {
   if ((block && *block < 1) || (sharedBytes && *sharedBytes < 0) ||
       cluster < 1 || maxGrid < 1 || ungroupedSpans < 0)
     return emitError() << "launch of '" << name
@@ -135,6 +135,8 @@ std::string LaunchAttr::toJson() const {
   // Only where there are any: the contracts of other kernels stay as they were.
   if (getUngroupedSpans() != 0)
     info["ungrouped_spans"] = getUngroupedSpans();
+  if (getDependentLaunch())
+    info["dependent_launch"] = true;
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(info));

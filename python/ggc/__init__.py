@@ -54,7 +54,7 @@ from .compiler import (  # noqa: E402
     targets,
     version,
 )
-from .runtime import Kernel  # noqa: E402
+from .runtime import Kernel, dependent_launches, set_dependent_launches  # noqa: E402
 from .jit import JITFunction, jit, spec
 from .autotune import Config, autotune
 from . import language

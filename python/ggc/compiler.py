@@ -242,7 +242,9 @@ class Target:
     target's kernels (Orin's (8, 7) runs sm_86's); `mma` is "wgmma" or
     "mma_sync", `async_copy` "tma" or "cp_async"; `tensor_maps` (TMA loads
     and stores), `clusters`, `register_reallocation` (setmaxnreg),
-    `mbarrier_try_wait` and `fp8_mma` (FP8 tensor cores) say what it has.
+    `mbarrier_try_wait`, `fp8_mma` (FP8 tensor cores) and
+    `grid_dependencies` (griddepcontrol: a kernel may launch while the one
+    ahead of it ends, and waits for its memory) say what it has.
     """
     name: str
     capabilities: Tuple[Tuple[int, int], ...]
@@ -254,6 +256,7 @@ class Target:
     register_reallocation: bool
     mbarrier_try_wait: bool
     fp8_mma: bool
+    grid_dependencies: bool
 
 
 def _read_targets() -> Dict[str, Target]:

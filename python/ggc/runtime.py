@@ -386,7 +386,8 @@ class Kernel:
             image = self.asm.get("cubin") or self.asm["ptx"].encode()
             self._launcher = _ggc.Kernel(image, self.name,
                                          self.info["shared_bytes"], self.info["block"],
-                                         self.info.get("cluster", 1))
+                                         self.info.get("cluster", 1),
+                                         self.info.get("dependent_launch", False))
         return self._launcher.record(grid, launch_args, sources, device)
 
     def launch_for(self, args: Sequence[Any]) -> Optional["Launch"]:
@@ -431,6 +432,23 @@ class Launch:
 
 
 _raw_stream = None
+
+
+def dependent_launches() -> bool:
+    """Whether ggc's kernels for sm_90a launch with programmatic stream
+    serialization: each waits at entry for the kernel ahead of it in the
+    stream (griddepcontrol.wait), so its CTAs may start while that kernel's
+    last ones run. On by default; GGC_DEPENDENT_LAUNCH=0 turns it off."""
+    return _ggc.dependent_launches()
+
+
+def set_dependent_launches(enabled: bool) -> None:
+    """Turns dependent launches (see dependent_launches()) on or off for
+    every launch after the call, in this process."""
+    if not isinstance(enabled, bool):
+        raise TypeError(f"set_dependent_launches: enabled must be a bool, got "
+                        f"{type(enabled).__name__}")
+    _ggc.set_dependent_launches(enabled)
 
 
 def current_stream(device: int) -> int:

@@ -155,12 +155,17 @@ PYBIND11_MODULE(_ggc, m) {
       d["register_reallocation"] = t.register_reallocation != 0;
       d["mbarrier_try_wait"] = t.mbarrier_try_wait != 0;
       d["fp8_mma"] = t.fp8_mma != 0;
+      d["grid_dependencies"] = t.grid_dependencies != 0;
       targets.append(d);
     }
     return targets;
   });
 
   py::register_exception<rt::Error>(m, "RuntimeError", PyExc_RuntimeError);
+  m.def("dependent_launches", &rt::dependentLaunches,
+        "Whether kernels that allow it launch before the grid ahead ends.");
+  m.def("set_dependent_launches", &rt::setDependentLaunches,
+        py::arg("enabled"));
   m.def("driver_available", []() {
     std::string why;
     bool ok = rt::driverAvailable(&why);
@@ -181,12 +186,14 @@ PYBIND11_MODULE(_ggc, m) {
       py::arg("stream"));
   py::class_<rt::Kernel>(m, "Kernel")
       .def(py::init([](py::bytes image, std::string name, int sharedBytes,
-                       int block, int cluster) {
+                       int block, int cluster, bool dependentLaunch) {
              return std::make_unique<rt::Kernel>(std::string(image), name,
-                                                 sharedBytes, block, cluster);
+                                                 sharedBytes, block, cluster,
+                                                 dependentLaunch);
            }),
            py::arg("image"), py::arg("name"), py::arg("shared_bytes"),
-           py::arg("block"), py::arg("cluster") = 1)
+           py::arg("block"), py::arg("cluster") = 1,
+           py::arg("dependent_launch") = false)
       .def("launch",
            [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream,
               int device) {

@@ -6,6 +6,8 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -301,11 +303,25 @@ struct KernelCache {
   std::map<void *, Kernel::Loaded> byContext;
 };
 
+namespace {
+std::atomic<bool> &dependentLaunchSwitch() {
+  static std::atomic<bool> enabled = [] {
+    const char *v = std::getenv("GGC_DEPENDENT_LAUNCH");
+    return !(v && std::string(v) == "0");
+  }();
+  return enabled;
+}
+} // namespace
+
+bool dependentLaunches() { return dependentLaunchSwitch().load(); }
+void setDependentLaunches(bool enabled) { dependentLaunchSwitch() = enabled; }
+
 Kernel::Kernel(std::string image, std::string name, int sharedBytes,
-               int blockThreads, int clusterSize)
+               int blockThreads, int clusterSize, bool dependentLaunch)
     : image_(std::move(image)), name_(std::move(name)),
       sharedBytes_(sharedBytes), blockThreads_(blockThreads),
-      clusterSize_(clusterSize), cache_(std::make_unique<KernelCache>()) {
+      clusterSize_(clusterSize), dependentLaunch_(dependentLaunch),
+      cache_(std::make_unique<KernelCache>()) {
   if (clusterSize_ < 1 || clusterSize_ > 8)
     throw Error("ggc runtime: cluster size must be in [1, 8], got " +
                 std::to_string(clusterSize_));
@@ -404,14 +420,21 @@ void Kernel::launchLoaded(void *context, void *function, int grid,
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(sharedBytes_);
   config.hStream = reinterpret_cast<CUstream>(stream);
-  CUlaunchAttribute cluster{};
+  CUlaunchAttribute attrs[2]{};
+  unsigned count = 0;
   if (clusterSize_ > 1) {
+    CUlaunchAttribute &cluster = attrs[count++];
     cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     cluster.value.clusterDim.x = static_cast<unsigned>(clusterSize_);
     cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
   }
+  if (dependentLaunch_ && dependentLaunches()) {
+    CUlaunchAttribute &serialization = attrs[count++];
+    serialization.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    serialization.value.programmaticStreamSerializationAllowed = 1;
+  }
+  config.attrs = count ? attrs : nullptr;
+  config.numAttrs = count;
   ScopedContext scope(static_cast<CUcontext>(context));
   CUresult rc = driver::usable().launchKernelEx(
       &config, static_cast<CUfunction>(function), parameters, nullptr);

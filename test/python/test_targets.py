@@ -34,6 +34,7 @@ def test_targets_are_the_compilers_one_list():
     assert hopper.tensor_maps and hopper.clusters and hopper.register_reallocation
     assert (ada.mma, ada.async_copy) == ("mma_sync", "cp_async")
     assert ada.fp8_mma and not targets["sm_86"].fp8_mma
+    assert hopper.grid_dependencies and not ada.grid_dependencies
     assert not ada.tensor_maps and not ada.clusters
     assert (8, 7) in targets["sm_86"].capabilities  # Orin runs sm_86's kernels
     assert targets["sm_80"].shared_memory_bytes == 166912
@@ -52,6 +53,42 @@ def test_the_target_reaches_the_module_and_the_contract():
     kinds = {p["operand"]: p["kind"] for p in hopper.kernel_info[0]["params"]
              if p["kind"] != "size"}
     assert kinds["a"] == kinds["b"] == "tensor_map"
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_kernels_wait_for_the_prior_grid_where_the_target_can(arch):
+    """ggk-await-prior-grid: on sm_90a the kernel's first instruction waits
+    for the grid ahead (before any memory access), and the contract tells
+    the runtime it may launch the kernel early; on sm_80 neither."""
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128, k=64)
+    result = ggc.compile_ir(text, emit="ptx", arch=arch)
+    ptx = result.asm["ptx"]
+    hopper = arch == "sm_90a"
+    assert result.kernel_info[0].get("dependent_launch", False) == hopper
+    assert ("griddepcontrol.wait" in ptx) == hopper
+    if hopper:
+        body = ptx[ptx.index(".entry"):]
+        body = body[body.index("{"):]
+        instructions = [line.strip() for line in body.splitlines()[1:]
+                        if line.strip() and not line.strip().startswith((".", "//", "$"))]
+        wait = instructions.index("griddepcontrol.wait;")
+        assert "launch_dependents" not in ptx  # the next launches at this one's exit
+        # Before the wait, only the parameters' addresses: no memory access.
+        ahead = [i.split()[0] for i in instructions[:wait]]
+        assert set(ahead) <= {"mov.b64", "mov.u64", "cvta.param.u64"}, instructions[:wait]
+
+
+def test_dependent_launches_switch_is_checked_and_settable():
+    before = ggc.dependent_launches()
+    try:
+        ggc.set_dependent_launches(False)
+        assert ggc.dependent_launches() is False
+        ggc.set_dependent_launches(True)
+        assert ggc.dependent_launches() is True
+        with pytest.raises(TypeError, match="enabled must be a bool, got int"):
+            ggc.set_dependent_launches(1)
+    finally:
+        ggc.set_dependent_launches(before)
 
 
 @pytest.mark.parametrize("dtype, block_m, threads, producer", [

@@ -46,14 +46,14 @@ TEST(CompilerAPI, TargetsDescribeTheirHardware) {
   EXPECT_STREQ(hopper.async_copy, "tma");
   EXPECT_TRUE(hopper.tensor_maps && hopper.clusters &&
               hopper.register_reallocation && hopper.mbarrier_try_wait &&
-              hopper.fp8_mma);
+              hopper.fp8_mma && hopper.grid_dependencies);
   EXPECT_EQ(hopper.shared_memory_bytes, 232448);
   for (size_t i = 1; i < ggc_num_targets(); ++i) {
     const ggc_target_info &t = *ggc_target(i);
     EXPECT_STREQ(t.mma, "mma_sync") << t.name;
     EXPECT_STREQ(t.async_copy, "cp_async") << t.name;
     EXPECT_FALSE(t.tensor_maps || t.clusters || t.register_reallocation ||
-                 t.mbarrier_try_wait)
+                 t.mbarrier_try_wait || t.grid_dependencies)
         << t.name;
     EXPECT_EQ(t.fp8_mma != 0, std::string(t.name) == "sm_89") << t.name;
   }

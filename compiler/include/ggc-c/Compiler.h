@@ -89,6 +89,7 @@ typedef struct ggc_target_info {
   int register_reallocation;     /* setmaxnreg */
   int mbarrier_try_wait;         /* mbarrier.try_wait (else test_wait) */
   int fp8_mma;                   /* FP8 tensor cores */
+  int grid_dependencies;         /* griddepcontrol: dependent launches */
 } ggc_target_info;
 
 /* The targets ggc compiles for, the default (sm_90a) first; i in

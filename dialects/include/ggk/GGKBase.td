@@ -122,7 +122,11 @@ def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
     counts the spans of rows outside every group that the schedule walks
     as groups of their own (2 with gg's zero_ungrouped, else 0 and not
     printed): each may add a partial tile, which the host's tile count
-    includes.
+    includes. `dependentLaunch` (set by `ggk-await-prior-grid`, printed
+    only where true) says that the kernel waits for the grid ahead of it
+    in the stream before it touches global memory, so that the runtime may
+    launch it with programmatic stream serialization: its CTAs start while
+    that grid's last CTAs still run.
   }];
   let parameters = (ins
     StringRefParameter<"kernel name">:$name,
@@ -137,7 +141,8 @@ def GGK_LaunchAttr : GGK_Attr<"Launch", "launch"> {
     OptionalParameter<"std::optional<int64_t>">:$k,
     OptionalParameter<"::mlir::ArrayAttr">:$params,
     "::mlir::ArrayAttr":$args,
-    DefaultValuedParameter<"int64_t", "0">:$ungroupedSpans
+    DefaultValuedParameter<"int64_t", "0">:$ungroupedSpans,
+    DefaultValuedParameter<"bool", "false">:$dependentLaunch
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -50,13 +50,20 @@ def aligned(*tensors: torch.Tensor) -> bool:
     return all(t.data_ptr() % 16 == 0 for t in tensors)
 
 
+def _waits_at_entry(ptx: str) -> bool:
+    return "griddepcontrol.wait" in ptx
+
+
 def _record(key, ptx, threads):
     name, device, grid, params = key
     from .._ggc import Kernel  # the extension: only where a launch happens
     with _LOCK:
         kernel = _KERNELS.get(name)
         if kernel is None:
-            kernel = _KERNELS[name] = Kernel(ptx.encode(), name, 0, threads)
+            # ggc's kernels for sm_90a wait for the grid ahead of them at
+            # entry (ggk-await-prior-grid), so they may launch before it ends.
+            kernel = _KERNELS[name] = Kernel(ptx.encode(), name, 0, threads,
+                                             dependent_launch=_waits_at_entry(ptx))
         args = [("pointer", 0) if kind == "pointer" else ("i64", value)
                 for kind, value in params]
         sources = [value if kind == "pointer" else -1 for kind, value in params]

@@ -72,6 +72,14 @@ std::vector<size_t> parameterOffsets(const std::vector<KernelArg> &args,
 /// True when a CUDA driver with at least one device can be loaded.
 bool driverAvailable(std::string *whyNot = nullptr);
 
+/// Whether kernels whose contract allows it (they wait for the grid ahead
+/// of them at entry: `dependent_launch`) are launched with programmatic
+/// stream serialization, so that their CTAs start while that grid ends.
+/// On unless the environment's GGC_DEPENDENT_LAUNCH is 0 when first asked;
+/// the setter wins over it, for every launch after the call.
+bool dependentLaunches();
+void setDependentLaunches(bool enabled);
+
 /// The ordinal of the device whose memory holds `address`; throws Error
 /// for a null pointer or one that is not device memory.
 int pointerDevice(uint64_t address);
@@ -145,8 +153,11 @@ class Kernel {
 public:
   /// `image` is a cubin (or PTX, NUL-free text) holding `name`.
   /// `clusterSize` CTAs along x form a cluster (1: no clusters).
+  /// `dependentLaunch`: the kernel waits for the grid ahead of it before
+  /// it touches global memory (griddepcontrol.wait at entry), so it may be
+  /// launched before that grid ends (see dependentLaunches()).
   Kernel(std::string image, std::string name, int sharedBytes,
-         int blockThreads, int clusterSize = 1);
+         int blockThreads, int clusterSize = 1, bool dependentLaunch = false);
   ~Kernel();
   Kernel(const Kernel &) = delete;
   Kernel &operator=(const Kernel &) = delete;
@@ -182,6 +193,7 @@ private:
                     uint64_t stream) const;
   std::string image_, name_;
   int sharedBytes_, blockThreads_, clusterSize_;
+  bool dependentLaunch_;
   std::unique_ptr<struct KernelCache> cache_;
 };
 

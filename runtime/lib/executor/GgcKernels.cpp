@@ -88,7 +88,8 @@ Compiled compile(const std::string &ir, const CompileTarget &target) {
   c.kernel = std::make_unique<runtime::Kernel>(
       image, c.info.at("name").text(),
       static_cast<int>(c.info.at("shared_bytes").integer()),
-      static_cast<int>(c.info.at("block").integer()), cluster);
+      static_cast<int>(c.info.at("block").integer()), cluster,
+      c.info.has("dependent_launch") && c.info.at("dependent_launch").boolean);
   return c;
 }
 

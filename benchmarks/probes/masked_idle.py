@@ -1,6 +1,6 @@
 """FP8 masked groups of random counts (bench_peers' cases): ggc's chosen
-kernel against the same with idle warpgroups computing and skipping (`#gg.padding`),
-and 64-row tiles, beside DeepGEMM's masked kernel, interleaved in one
+kernel against 128x128 tiles with idle warpgroups computing and skipping
+(`#gg.padding`), and 64x256 split tiles, beside DeepGEMM's masked kernel, interleaved in one
 process (#39: the G16 M128 case trails DeepGEMM).
 
     python3 benchmarks/probes/masked_idle.py [--cases G,M,N,K,SEED;...]
@@ -25,6 +25,9 @@ from ggc import ops  # noqa: E402
 
 WIDE64 = ("#gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], sms = 132, "
           "split_n = 2>")
+# 128x128 tiles as gg-select-config chose them for every such batch before
+# the forty-sixth session's wave rule (stages: as many as fit).
+SQUARE = "#gg.config<block = [128, 128, 128], stages = 0, cluster = [1, 1], sms = 132>"
 
 
 SMS = 132
@@ -48,8 +51,8 @@ def case(g, m, n, k, seed):
     sx_physical, a_kind = ops._physical_block_scale(sx_mn)
     masked = torch.tensor(counts, dtype=torch.int32, device="cuda")
     fns, outs = {}, {}
-    variants = {"chosen": {}, "compute": {"idle_warpgroups": "compute"},
-                "skip": {"idle_warpgroups": "skip"}}
+    variants = {"chosen": {}, "compute": {"idle_warpgroups": "compute", "config": SQUARE},
+                "skip": {"idle_warpgroups": "skip", "config": SQUARE}}
     if n % 256 == 0 and m % 64 == 0:
         variants["64x256"] = {"config": WIDE64}
     for name, extra in variants.items():
@@ -57,6 +60,8 @@ def case(g, m, n, k, seed):
             "k_" + name.replace("x", "_"), layout="masked", num_groups=g, m=m, n=n, k=k,
             dtype="f8E4M3FN", a_scale=a_kind, b_scale="block", expected_m=expected,
             **extra))
+        if name == "chosen":
+            print(f"  chosen: {kern.info['block_m']}x{kern.info['block_n']}, {kern.info['block']} threads", flush=True)
         out = torch.full((g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         outs[name] = out
         fns[name] = (lambda kern=kern, out=out: kern(x, w, masked, sx_physical, sw, out))

@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 namespace ggc {
 #define GEN_PASS_DEF_SELECTCONFIG
 #include "ggc/Passes.h.inc"
@@ -138,6 +140,29 @@ constexpr int64_t kWgmmaDecodeGroupRows = 16;
 /// DeepSeek-V3-like) they were 0.93-1.00x, so those keep 128 rows.
 constexpr int64_t kHalfHeightGroupRows = 128;
 
+/// Masked f8 batches whose counts are known by their mean alone (expected_m
+/// below M) take 64x256 tiles split between two consumer warpgroups, as
+/// decode batches do, where the persistent grid's waves of them are fewer
+/// than of 128x128 tiles (maskedWaves), and M is at least
+/// kWideMaskedMinRows. Measured on batches of counts uniform in [1, M]
+/// with expected_m their mean (H200, benchmarks/probes/masked_idle.py,
+/// docs/performance-history.md, forty-fourth session, calls 3-5, against
+/// 128x128 tiles skipping idle warpgroups): one wave fewer gained 2.6-9.4%
+/// (G8 and G16 at M 256 N 4,096 K 7,168, G8 M 256 N 7,168 K 2,048, G8
+/// M 512 N 4,096), two waves fewer 1.56x (G4 M256 N4096 K7168); as many
+/// waves lost 6-13% (N 2,048; G4 M384 N7168 K2048); G16 M 192, one wave
+/// fewer, lost 3.2%: its half-empty 128-row tiles, which skip their idle
+/// warpgroup, are the cheaper there (not measured between 192 and 256).
+constexpr int64_t kWideMaskedMinRows = 256;
+/// The margin in waves by which a batch's expected waves must part
+/// (maskedTakesSplitTiles). With it the rule, fed each measured batch's
+/// mean, picks the faster tile on all eight batches of at least 256 rows
+/// but G8 M512 (1.026x for 64x256, 4.54 against 5.00 expected waves: it
+/// keeps 128x128); without it, G4 M384 N7168 K2048 at the mean of counts
+/// uniform in [1, 384] would take 64x256 (2.97 against 3.39 waves),
+/// whose real counts measured 0.91x.
+constexpr double kMaskedWaveMargin = 0.05;
+
 /// The stages that 128x256 mma.sync tiles need before they beat 128x128
 /// ones (three were not enough: docs/performance.md).
 constexpr int64_t kWideMmaSyncStages = 4;
@@ -199,6 +224,48 @@ LogicalResult checkTargetSupports(GroupedMatmulOp op, const ggc::Target &t) {
   return success();
 }
 
+/// The expected row tiles of `blockM` rows in a masked group of `mean` rows
+/// at most `maxRows`, its count taken spread evenly around the mean:
+/// [2 mean - hi, hi] with hi = min(maxRows, 2 mean) (maxRows each where
+/// the mean is maxRows).
+double expectedRowTiles(int64_t mean, int64_t maxRows, int64_t blockM) {
+  int64_t hi = std::min(maxRows, 2 * mean);
+  int64_t lo = std::max<int64_t>(1, 2 * mean - hi);
+  int64_t tiles = 0;
+  for (int64_t rows = lo; rows <= hi; ++rows)
+    tiles += (rows + blockM - 1) / blockM;
+  return double(tiles) / double(hi - lo + 1);
+}
+
+/// The persistent grid's waves, in fractions of one, of a masked batch's
+/// expected tiles of `blockM` x `blockN`.
+double maskedWaves(GroupedMatmulOp op, int64_t mean, int64_t blockM,
+                   int64_t blockN, int64_t numSMs) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  double tiles = dims.numGroups * expectedRowTiles(mean, dims.m, blockM) *
+                 double((dims.n + blockN - 1) / blockN);
+  return tiles / double(numSMs);
+}
+
+/// Whether a masked f8 batch takes 64x256 split tiles (kWideMaskedMinRows):
+/// where their whole waves are fewer than 128x128 tiles' by a margin of
+/// kMaskedWaveMargin either side, since a batch's real counts are not its
+/// expected ones (at equal waves 64x256 tiles lost 6-13%).
+bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  std::optional<int64_t> mean = op.getExpectedM();
+  if (op.getLayout() != GroupLayout::masked || !mean || *mean < 1 ||
+      ShapedType::isDynamic(dims.m) || dims.m < kWideMaskedMinRows ||
+      ShapedType::isDynamic(dims.n) ||
+      ggc::targetOf(op).mma != ggc::MmaKind::wgmma)
+    return false;
+  int64_t clamped = std::min(*mean, dims.m);
+  double split = maskedWaves(op, clamped, 64, 256, numSMs);
+  double square = maskedWaves(op, clamped, 128, 128, numSMs);
+  return std::ceil(split + kMaskedWaveMargin) <
+         std::ceil(square - kMaskedWaveMargin);
+}
+
 /// Step 2 of chooseConfig: a tile's rows, and how its consumer warpgroups
 /// share it.
 struct TileRows {
@@ -212,7 +279,7 @@ struct TileRows {
   std::optional<int64_t> groupRows;
 };
 
-TileRows chooseRows(GroupedMatmulOp op) {
+TileRows chooseRows(GroupedMatmulOp op, int64_t numSMs) {
   // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
   //    f8 needs two consumer warpgroups, which take turns on the tensor
   //    cores while the other scales its K block's product (one alone:
@@ -261,7 +328,8 @@ TileRows chooseRows(GroupedMatmulOp op) {
                     (op.getARows() || shortK);
   if (rows.contiguousDecode || rows.halfHeight || (decode && !f8)) {
     rows.blockM = 64;
-  } else if (decode && !ggc::usesMxScales(op) && dims.n % 256 == 0 &&
+  } else if ((decode || (f8 && maskedTakesSplitTiles(op, numSMs))) &&
+             !ggc::usesMxScales(op) && dims.n % 256 == 0 &&
              !op.getColumnHalves()) {
     // (column_halves pairs columns half a tile apart: one warpgroup holds
     // them all.)
@@ -448,7 +516,7 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   int64_t blockK = 128 / byteWidth(aElem);
 
   // 2. Block M and split N: chooseRows.
-  TileRows rows = chooseRows(op);
+  TileRows rows = chooseRows(op, numSMs);
   // 3. Block N: chooseBlockN.
   int64_t blockN =
       chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg);

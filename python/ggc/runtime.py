@@ -438,7 +438,7 @@ def dependent_launches() -> bool:
     """Whether ggc's kernels for sm_90a launch with programmatic stream
     serialization: each waits at entry for the kernel ahead of it in the
     stream (griddepcontrol.wait), so its CTAs may start while that kernel's
-    last ones run. On by default; GGC_DEPENDENT_LAUNCH=0 turns it off."""
+    last ones run. On by default; GGC_DEPENDENT_LAUNCH=0 (or off, false, no) turns it off."""
     return _ggc.dependent_launches()
 
 

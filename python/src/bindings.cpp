@@ -194,6 +194,7 @@ PYBIND11_MODULE(_ggc, m) {
            py::arg("image"), py::arg("name"), py::arg("shared_bytes"),
            py::arg("block"), py::arg("cluster") = 1,
            py::arg("dependent_launch") = false)
+      .def_property_readonly("dependent_launch", &rt::Kernel::dependentLaunch)
       .def("launch",
            [](rt::Kernel &k, int grid, const py::list &args, uint64_t stream,
               int device) {

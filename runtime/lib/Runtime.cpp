@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -307,7 +308,12 @@ namespace {
 std::atomic<bool> &dependentLaunchSwitch() {
   static std::atomic<bool> enabled = [] {
     const char *v = std::getenv("GGC_DEPENDENT_LAUNCH");
-    return !(v && std::string(v) == "0");
+    if (!v)
+      return true;
+    std::string off(v);
+    for (char &c : off)
+      c = char(std::tolower(static_cast<unsigned char>(c)));
+    return !(off == "0" || off == "off" || off == "false" || off == "no");
   }();
   return enabled;
 }

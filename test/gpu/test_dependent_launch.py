@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import ggc  # noqa: E402
-from ggc import moe, ops  # noqa: E402
+from ggc import ir, moe, ops  # noqa: E402
+from ggc.moe import ptx as moe_ptx  # noqa: E402
 from gpu_checks import offsets_of, rel_err  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -134,3 +135,31 @@ def test_moe_layer_is_the_same_with_and_without(fp8, dependent_launches):
         torch.cuda.synchronize()
     assert torch.isfinite(results[0].float()).all()
     assert torch.equal(results[0], results[1])
+
+
+def test_launchers_are_declared_dependent_where_the_kernels_wait():
+    """The launch contract reaches the runtime's Kernel: a GEMM compiled
+    for sm_90a and the MoE layer's small kernels are launched as dependent
+    launches exactly where their code waits for the grid ahead."""
+    hopper = torch.cuda.get_device_capability() >= (9, 0)
+    kernel = ggc.Kernel(ir.grouped_matmul("dependent_probe", layout="contiguous",
+                                          num_groups=2, n=128, k=64))
+    a = torch.randn(100, 64, device="cuda").to(torch.bfloat16)
+    b = torch.randn(2, 128, 64, device="cuda").to(torch.bfloat16)
+    out = torch.full((100, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(a, b, offsets_of([37, 63]), out)
+    torch.cuda.synchronize()
+    assert torch.isfinite(out.float()).all()
+    waits = "griddepcontrol.wait" in kernel.asm["ptx"]
+    assert waits == hopper
+    assert kernel._launcher.dependent_launch == waits
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    x = torch.randn(40, 256, device="cuda", generator=gen).to(torch.bfloat16)
+    w13 = torch.randn(8, 256, 256, device="cuda", generator=gen).to(torch.bfloat16)
+    w2 = torch.randn(8, 256, 128, device="cuda", generator=gen).to(torch.bfloat16)
+    weights, ids = moe.route(torch.randn(40, 8, device="cuda", generator=gen), 2)
+    moe.fused_moe(x, w13, w2, weights, ids, graph=False)
+    torch.cuda.synchronize()
+    assert moe_ptx._KERNELS, "the layer launched no small kernel through ptx.launch"
+    for name, launcher in moe_ptx._KERNELS.items():
+        assert launcher.dependent_launch == hopper, name

@@ -184,6 +184,62 @@ func.func @masked_decode_fp8_split(%a: memref<16x128x7168xf8E4M3FN>,
 
 // -----
 
+// A masked f8 batch known by its mean (expected_m 150 of M 256) takes
+// 64x256 split tiles where their waves are fewer: counts spread around the
+// mean fill about 410 128x128 tiles (4 waves of 132) against 359 64x256
+// ones (3 waves).
+// CHECK-LABEL: func.func @masked_fp8_fewer_waves
+// CHECK: config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>
+func.func @masked_fp8_fewer_waves(%a: memref<8x256x7168xf8E4M3FN>,
+                                  %b: memref<8x4096x7168xf8E4M3FN>,
+                                  %m: memref<8xi32>, %o: memref<8x256x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x256x7168xf8E4M3FN>)
+      b(%b : memref<8x4096x7168xf8E4M3FN>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x4096xbf16>) {expected_m = 150 : i64}
+  return
+}
+
+// -----
+
+// The same batch at N = 2048 fills two waves either way: it keeps 128x128.
+// CHECK-LABEL: func.func @masked_fp8_same_waves
+// CHECK: config = #gg.config<block = [128, 128, 128],
+func.func @masked_fp8_same_waves(%a: memref<8x256x7168xf8E4M3FN>,
+                                 %b: memref<8x2048x7168xf8E4M3FN>,
+                                 %m: memref<8xi32>, %o: memref<8x256x2048xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x256x7168xf8E4M3FN>)
+      b(%b : memref<8x2048x7168xf8E4M3FN>) groups(%m : memref<8xi32>)
+      out(%o : memref<8x256x2048xbf16>) {expected_m = 154 : i64}
+  return
+}
+
+// -----
+
+// Full groups (expected_m = M) fill as many waves on either tile: 128x128.
+// Below 256 rows a group (M 192) the rule does not apply at all.
+// CHECK-LABEL: func.func @masked_fp8_full_groups
+// CHECK: config = #gg.config<block = [128, 128, 128],
+func.func @masked_fp8_full_groups(%a: memref<4x256x7168xf8E4M3FN>,
+                                  %b: memref<4x4096x7168xf8E4M3FN>,
+                                  %m: memref<4xi32>, %o: memref<4x256x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x256x7168xf8E4M3FN>)
+      b(%b : memref<4x4096x7168xf8E4M3FN>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x256x4096xbf16>) {expected_m = 256 : i64}
+  return
+}
+// CHECK-LABEL: func.func @masked_fp8_below_256_rows
+// CHECK: config = #gg.config<block = [128, 128, 128],
+func.func @masked_fp8_below_256_rows(%a: memref<16x192x7168xf8E4M3FN>,
+                                     %b: memref<16x4096x7168xf8E4M3FN>,
+                                     %m: memref<16xi32>, %o: memref<16x192x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x192x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x192x4096xbf16>) {expected_m = 81 : i64}
+  return
+}
+
+// -----
+
 // A small f8 decode batch whose N = 2112 does not take 256-wide tiles
 // keeps 128-row tiles (two consumer warpgroups take turns scaling their K
 // blocks); 2112 is divisible by 64 only; f8 rows of 128 bytes are 128

@@ -1,6 +1,10 @@
 """Choosing the target (ggc.set_target, GGC_TARGET, compile_ir's arch) and
 what the sm_80 lowering's kernels check before a launch, without a GPU."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import ggc
@@ -75,7 +79,24 @@ def test_kernels_wait_for_the_prior_grid_where_the_target_can(arch):
         assert "launch_dependents" not in ptx  # the next launches at this one's exit
         # Before the wait, only the parameters' addresses: no memory access.
         ahead = [i.split()[0] for i in instructions[:wait]]
-        assert set(ahead) <= {"mov.b64", "mov.u64", "cvta.param.u64"}, instructions[:wait]
+        # ld.param reads the kernel's parameter space, not global memory.
+        allowed = {"mov.b64", "mov.u64", "cvta.param.u64"}
+        assert all(op in allowed or op.startswith("ld.param.") for op in ahead), \
+            instructions[:wait]
+
+
+@pytest.mark.parametrize("value,enabled", [("0", False), ("off", False), ("No", False),
+                                           ("1", True)])
+def test_dependent_launch_environment_switch(value, enabled):
+    """GGC_DEPENDENT_LAUNCH: 0, off, false and no (any case) turn dependent
+    launches off; any other value leaves them on."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(ggc.__file__)))
+    env = dict(os.environ, GGC_DEPENDENT_LAUNCH=value,
+               PYTHONPATH=os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]))
+    code = "import ggc; print(ggc.dependent_launches())"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == str(enabled)
 
 
 def test_dependent_launches_switch_is_checked_and_settable():

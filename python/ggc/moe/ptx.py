@@ -51,6 +51,12 @@ def aligned(*tensors: torch.Tensor) -> bool:
 
 
 def _waits_at_entry(ptx: str) -> bool:
+    """Whether the kernel waits for the grid ahead of it. These kernels
+    carry no launch contract (ggc_result_kernel_info's dependent_launch),
+    so the code itself is asked: a kernel is launched early only if it
+    holds the wait (ggk-await-prior-grid's, the only pass that emits it),
+    which the target table alone (grid_dependencies) would not promise
+    for a pipeline run with the pass off."""
     return "griddepcontrol.wait" in ptx
 
 

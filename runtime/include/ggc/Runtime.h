@@ -181,6 +181,9 @@ public:
                       const std::vector<int> &sources, int device = -1);
 
   const std::string &name() const { return name_; }
+  /// Whether the kernel was declared to wait for the grid ahead of it (its
+  /// launches are dependent ones while dependentLaunches() is on).
+  bool dependentLaunch() const { return dependentLaunch_; }
 
   /// The module and function loaded in one context.
   struct Loaded;

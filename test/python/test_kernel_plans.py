@@ -330,11 +330,12 @@ def test_sixteen_bit_contiguous_column_tiles(n, k, rows, block):
 def test_masked_batches_skip_idle_warpgroups_where_their_hint_leaves_a_partial_tile(
         expected_m, dtype, idle):
     """gg-eliminate-padding's default for masked ops, end to end from the
-    op the Python API builds (128-row tiles at these hints)."""
+    op the Python API builds (128-row tiles at these hints: N 2,048 fills
+    as many waves of 64x256 tiles, so gg-select-config keeps 128x128)."""
     from ggc import ir
     scales = dict(a_scale="block_mn", b_scale="block") if dtype.startswith("f8") else {}
     hint = {} if expected_m is None else {"expected_m": expected_m}
-    out = ggc.compile_ir(ir.grouped_matmul("k", layout="masked", num_groups=8, m=256, n=4096,
+    out = ggc.compile_ir(ir.grouped_matmul("k", layout="masked", num_groups=8, m=256, n=2048,
                                            k=7168, dtype=dtype, **scales, **hint),
                          emit="gg-config")
     (plan,) = out.plans

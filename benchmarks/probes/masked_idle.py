@@ -40,7 +40,7 @@ def tile_counts(counts, n):
             for bm, bn in ((128, 128), (64, 256))]
 
 
-def case(g, m, n, k, seed):
+def case(g, m, n, k, seed, configs=()):
     counts = random_counts(g, m, seed)
     expected = max(1, sum(counts) // g)
     x = (torch.randn(g, m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -55,11 +55,17 @@ def case(g, m, n, k, seed):
                 "skip": {"idle_warpgroups": "skip", "config": SQUARE}}
     if n % 256 == 0 and m % 64 == 0:
         variants["64x256"] = {"config": WIDE64}
-    for name, extra in variants.items():
-        kern = ggc.Kernel(ir.grouped_matmul(
-            "k_" + name.replace("x", "_"), layout="masked", num_groups=g, m=m, n=n, k=k,
-            dtype="f8E4M3FN", a_scale=a_kind, b_scale="block", expected_m=expected,
-            **extra))
+    for i, (name, config) in enumerate(configs):
+        variants[name] = {"config": config}
+    for i, (name, extra) in enumerate(variants.items()):
+        try:
+            kern = ggc.Kernel(ir.grouped_matmul(
+                f"k_{i}", layout="masked", num_groups=g, m=m, n=n, k=k,
+                dtype="f8E4M3FN", a_scale=a_kind, b_scale="block", expected_m=expected,
+                **extra))
+        except Exception as err:  # a --configs variant ggc refuses: say why, go on
+            print(f"  {name}: not compiled: {str(err).splitlines()[0][:300]}", flush=True)
+            continue
         if name == "chosen":
             print(f"  chosen: {kern.info['block_m']}x{kern.info['block_n']}, {kern.info['block']} threads", flush=True)
         out = torch.full((g, m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
@@ -105,10 +111,13 @@ def main():
     parser.add_argument("--cases", default=CASES,
                         help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "
                              "(counts uniform in [1, M])")
+    parser.add_argument("--configs", default="",
+                        help="NAME=#gg.config<...>;...: more variants, each a config")
     args = parser.parse_args()
+    configs = [tuple(c.split("=", 1)) for c in args.configs.split(";") if c]
     print(torch.cuda.get_device_name(), flush=True)
     for spec in args.cases.split(";"):
-        case(*(int(v) for v in spec.split(",")))
+        case(*(int(v) for v in spec.split(",")), configs=configs)
 
 
 if __name__ == "__main__":

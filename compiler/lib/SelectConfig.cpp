@@ -143,25 +143,29 @@ constexpr int64_t kHalfHeightGroupRows = 128;
 /// Masked f8 batches whose counts are known by their mean alone (expected_m
 /// below M) take 64x256 tiles split between two consumer warpgroups, as
 /// decode batches do, where the persistent grid's waves of them are fewer
-/// than of 128x128 tiles (maskedWaves), and M is at least
-/// kWideMaskedMinRows. Measured on batches of counts uniform in [1, M]
-/// with expected_m their mean (H200, benchmarks/probes/masked_idle.py,
-/// docs/performance-history.md, forty-fourth session, calls 3-5, against
-/// 128x128 tiles skipping idle warpgroups): one wave fewer gained 2.6-9.4%
-/// (G8 and G16 at M 256 N 4,096 K 7,168, G8 M 256 N 7,168 K 2,048, G8
-/// M 512 N 4,096), two waves fewer 1.56x (G4 M256 N4096 K7168); as many
-/// waves lost 6-13% (N 2,048; G4 M384 N7168 K2048); G16 M 192, one wave
-/// fewer, lost 3.2%: its half-empty 128-row tiles, which skip their idle
-/// warpgroup, are the cheaper there (not measured between 192 and 256).
+/// than of 128x128 tiles (maskedTakesSplitTiles), M is at least
+/// kWideMaskedMinRows and 128x128 tiles fill at most kMaskedMaxWaves.
+/// Measured on batches of counts uniform in [1, M] with expected_m their
+/// mean (H200, benchmarks/probes/masked_idle.py, docs/performance-history.md,
+/// forty-fourth session calls 3-5 and forty-sixth session call 1, against
+/// 128x128 tiles skipping idle warpgroups): at 4 waves and fewer a wave
+/// saved gained 1.088x and 1.094x (G8 M256 N4096 K7168) and 1.56x (G4
+/// M256 N4096 K7168, 2 waves to 1); beyond 4 waves a wave saved measured
+/// 0.90-1.05x, the batch's real counts deciding (G8 M256 N7168 K2048
+/// 1.05x and 0.904x on two draws, G32 M256 N7168 K2048 0.907x at 22.5
+/// against 19.5 waves, G16 M384 N4096 K7168 0.983x, G8 M512 N4096 K7168
+/// 1.018-1.026x); as many waves lost 6-14% (N 2,048; G4 M384 N7168
+/// K2048). G16 M192, one wave fewer of five, lost 3.2%: its half-empty
+/// 128-row tiles, which skip their idle warpgroup, are the cheaper there.
 constexpr int64_t kWideMaskedMinRows = 256;
-/// The margin in waves by which a batch's expected waves must part
-/// (maskedTakesSplitTiles). With it the rule, fed each measured batch's
-/// mean, picks the faster tile on all eight batches of at least 256 rows
-/// but G8 M512 (1.026x for 64x256, 4.54 against 5.00 expected waves: it
-/// keeps 128x128); without it, G4 M384 N7168 K2048 at the mean of counts
-/// uniform in [1, 384] would take 64x256 (2.97 against 3.39 waves),
-/// whose real counts measured 0.91x.
+/// The margin in waves by which a batch's expected waves must part: a
+/// batch's real counts are not its expected ones (G4 M384 N7168 K2048 at
+/// the mean of counts uniform in [1, 384] expects 2.97 against 3.39
+/// waves, where one draw of real counts measured 0.91x).
 constexpr double kMaskedWaveMargin = 0.05;
+/// There a wave saved is a quarter of the kernel or more, beyond what
+/// 64x256 tiles cost over 128x128 ones at equal waves.
+constexpr double kMaskedMaxWaves = 4;
 
 /// The stages that 128x256 mma.sync tiles need before they beat 128x128
 /// ones (three were not enough: docs/performance.md).
@@ -250,7 +254,8 @@ double maskedWaves(GroupedMatmulOp op, int64_t mean, int64_t blockM,
 /// Whether a masked f8 batch takes 64x256 split tiles (kWideMaskedMinRows):
 /// where their whole waves are fewer than 128x128 tiles' by a margin of
 /// kMaskedWaveMargin either side, since a batch's real counts are not its
-/// expected ones (at equal waves 64x256 tiles lost 6-13%).
+/// expected ones (at equal waves 64x256 tiles lost 6-13%), and 128x128
+/// tiles fill at most kMaskedMaxWaves.
 bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
   GroupedMatmulOp::Dims dims = op.getDims();
   std::optional<int64_t> mean = op.getExpectedM();
@@ -262,8 +267,9 @@ bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
   int64_t clamped = std::min(*mean, dims.m);
   double split = maskedWaves(op, clamped, 64, 256, numSMs);
   double square = maskedWaves(op, clamped, 128, 128, numSMs);
-  return std::ceil(split + kMaskedWaveMargin) <
-         std::ceil(square - kMaskedWaveMargin);
+  double squareWaves = std::ceil(square - kMaskedWaveMargin);
+  return squareWaves <= kMaskedMaxWaves &&
+         std::ceil(split + kMaskedWaveMargin) < squareWaves;
 }
 
 /// Step 2 of chooseConfig: a tile's rows, and how its consumer warpgroups

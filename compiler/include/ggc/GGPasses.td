@@ -19,9 +19,10 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     follows the expected rows per group (64 for small masked batches, f8
     ones on 64x256 tiles split between two consumer warpgroups; also f8
     masked batches of M 256 or more whose `expected_m`, counts taken
-    spread evenly around it, fills fewer waves of 64x256 tiles than of
-    128x128 ones on the SMs (1.03-1.56x measured where a wave is saved,
-    6-13% lost where none is); 64x64
+    spread evenly around it, fills fewer waves of 64x256 tiles than the
+    at most 4 of 128x128 ones on the SMs (1.09-1.56x measured there; a
+    wave saved of more measured 0.90-1.05x, 6-14% lost where none is
+    saved); 64x64
     tiles for contiguous groups expected to hold at most 64 rows (16 on
     sm_90a), a MoE decode step bound by reading weights; else 128, where
     f8's promotions pipeline); block N

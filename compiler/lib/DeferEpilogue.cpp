@@ -108,7 +108,7 @@ void inOverlapStep(ggk::PromotionLoopOp loop, KernelBuilder &b, Block *body,
                    function_ref<void()> finish) {
   auto work = cast<ggk::WarpgroupTileOp>(loop->getParentOp());
   b.setInsertionPointToStart(body);
-  Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kTileFields - 1);
+  Value numKBlocks = body->getArgument(ggk::ForeachTileOp::kNumKBlocksField);
   Value works = b.lt(b.c32(0), numKBlocks);
   if (Value given = work.getWorks()) {
     b.setInsertionPoint(work);

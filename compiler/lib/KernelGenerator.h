@@ -235,6 +235,8 @@ private:
                       // after kStart, which is aligned for TMA)
     Value kEnd;       // i32: end of the group's K range (k_grouped)
     Value numKBlocks; // i32
+    Value sharesB;    // i32: 1 where the cluster's CTAs load one B tile
+                      // together (multicast), 0 where each loads its own
   };
   /// The persistent tile schedule (one ggk.foreach_tile), calling `body`
   /// for each tile this CTA owns with the pipeline counter; `body` returns

@@ -4,7 +4,9 @@
 // of a grid of g takes tiles c, c + g, ..., numbered group by group, with
 // the group boundaries read on the device from the offsets or counts (no
 // host synchronisation; an empty group has no tiles), M blocks in bands
-// when the op has an m_band (gg-schedule-groups). The tile's fields
+// when the op has an m_band (gg-schedule-groups). A cluster of two walks
+// units of two tiles, sharing B where they are M blocks of one N block
+// (the shares_b field). The tile's fields
 // (group, blocks, first row, valid rows, K range) are computed here and
 // replace the body's arguments. With zero_ungrouped the rows before the
 // first group and past the last are walked as groups -1 and G, with no K
@@ -30,10 +32,10 @@ namespace {
 /// The tile's fields, in the order of the body's arguments.
 struct Tile {
   Value group, mBlock, nBlock, rowStart, groupStart, rowsValid, kStart, kFirst,
-      kEnd, numKBlocks;
+      kEnd, numKBlocks, sharesB;
   SmallVector<Value> values() const {
-    return {group, mBlock,  nBlock, rowStart, groupStart,
-            rowsValid, kStart, kFirst, kEnd,   numKBlocks};
+    return {group,     mBlock, nBlock, rowStart, groupStart, rowsValid,
+            kStart,    kFirst, kEnd,   numKBlocks, sharesB};
   }
 };
 
@@ -60,8 +62,10 @@ public:
 private:
   Value groupRows(Value group, Value *rowStart);
   std::pair<Value, Value> groupOffsets(Value group);
-  /// M units of a group of `rows` rows (a cluster takes a pair of M blocks).
-  Value mUnitsOf(Value rows);
+  /// The units a cluster walks in a group of `rows` rows: its tiles alone;
+  /// in a pair, the pairs of M blocks by N blocks, then the odd last M
+  /// block's N blocks two a unit.
+  Value unitsOf(Value rows);
   /// `guarded`: 0s past the last group (whose offsets are not there),
   /// where `group` may be past it.
   GroupSpan spanOf(Value group, bool guarded = true);
@@ -72,6 +76,12 @@ private:
   /// The M unit and N block of a group's `localTile`-th tile when M blocks
   /// go first, in bands of m_band units.
   std::pair<Value, Value> mFastest(Value localTile, Value mUnits);
+  /// The M unit and N block of the `unit`-th of `mUnits` x N blocks, in the
+  /// order gg-schedule-groups chose.
+  std::pair<Value, Value> inOrder(Value unit, Value mUnits);
+  /// This CTA's M block, N block and shares_b in unit `unit` of a group of
+  /// `mBlocks` M blocks, walked by a pair (the shares_b of foreach_tile).
+  std::tuple<Value, Value, Value> pairedTile(Value unit, Value mBlocks);
   Tile tileAt(Value group, Value localTile, const GroupSpan &span);
   Tile paddedTile(Value tile, Value mBlocks);
   /// Moves the body into the current block with its arguments replaced by
@@ -144,15 +154,21 @@ std::pair<Value, Value> ScheduleLowering::groupOffsets(Value group) {
   return {b.toI32(begin), b.toI32(end)};
 }
 
-Value ScheduleLowering::mUnitsOf(Value rows) {
-  return b.ceilDivU(b.ceilDivU(rows, blockM), cluster);
+Value ScheduleLowering::unitsOf(Value rows) {
+  Value mBlocks = b.ceilDivU(rows, blockM);
+  if (cluster == 1)
+    return b.mul(mBlocks, b.c32(nBlocks));
+  Value pairs = b.divU(mBlocks, b.c32(2));
+  Value odd = b.remU(mBlocks, b.c32(2));
+  return b.add(b.mul(pairs, b.c32(nBlocks)),
+               b.mul(odd, b.c32((nBlocks + 1) / 2)));
 }
 
 GroupSpan ScheduleLowering::spanOf(Value group, bool guarded) {
   auto spanIn = [&]() -> GroupSpan {
     Value rowStart;
     Value rows = groupRows(group, &rowStart);
-    return {rowStart, rows, b.mul(mUnitsOf(rows), b.c32(nBlocks))};
+    return {rowStart, rows, unitsOf(rows)};
   };
   if (!guarded)
     return spanIn();
@@ -188,25 +204,51 @@ std::pair<Value, Value> ScheduleLowering::mFastest(Value localTile,
   return {b.add(firstUnit, b.remU(inBand, height)), b.divU(inBand, height)};
 }
 
+std::pair<Value, Value> ScheduleLowering::inOrder(Value unit, Value mUnits) {
+  if (op.getNFastest())
+    return {b.divU(unit, b.c32(nBlocks)), b.remU(unit, b.c32(nBlocks))};
+  return mFastest(unit, mUnits);
+}
+
+std::tuple<Value, Value, Value>
+ScheduleLowering::pairedTile(Value unit, Value mBlocks) {
+  Value rank = op.getClusterRank();
+  Value pairs = b.divU(mBlocks, b.c32(2));
+  Value pairedUnits = b.mul(pairs, b.c32(nBlocks));
+  // Units [0, pairedUnits): M blocks 2p and 2p + 1 of one N block. (Both
+  // paths are computed and one selected: the divisor is kept nonzero.)
+  auto [pair, pairedN] = inOrder(unit, b.maxS(pairs, b.c32(1)));
+  Value pairedM = b.add(b.mul(pair, b.c32(2)), rank);
+  // Then the odd last M block, N blocks 2v and 2v + 1; where N blocks are
+  // odd, the last unit's rank 1 takes M block mBlocks (past the group's
+  // end: it computes nothing) of rank 0's N block, which they share.
+  Value v = b.sub(unit, pairedUnits);
+  Value firstN = b.mul(v, b.c32(2));
+  Value loneN = b.add(firstN, rank);
+  Value pastN = b.ge(loneN, b.c32(nBlocks));
+  Value oneN = b.ge(b.add(firstN, b.c32(1)), b.c32(nBlocks));
+  Value loneM = b.select(pastN, mBlocks, b.sub(mBlocks, b.c32(1)));
+  loneN = b.select(pastN, firstN, loneN);
+  Value paired = b.lt(unit, pairedUnits);
+  Value one = b.c32(1), zero = b.c32(0);
+  return {b.select(paired, pairedM, loneM), b.select(paired, pairedN, loneN),
+          b.select(paired, one, b.select(oneN, one, zero))};
+}
+
 Tile ScheduleLowering::tileAt(Value group, Value localTile,
                               const GroupSpan &span) {
   Tile t;
   t.group = group;
   Value rowStart = span.rowStart, rows = span.rows;
-  Value mUnits = mUnitsOf(rows);
-  // In the order gg-schedule-groups chose. In a cluster, the CTA of rank r
-  // takes M block 2u + r of unit u (past the group's end for an odd count:
-  // it then loads and stores nothing useful).
-  Value mUnit;
-  if (op.getNFastest()) {
-    t.nBlock = b.remU(localTile, b.c32(nBlocks));
-    mUnit = b.divU(localTile, b.c32(nBlocks));
+  Value mBlocks = b.ceilDivU(rows, blockM);
+  // In the order gg-schedule-groups chose; a pair walks its units
+  // (pairedTile).
+  if (cluster == 1) {
+    std::tie(t.mBlock, t.nBlock) = inOrder(localTile, mBlocks);
+    t.sharesB = b.c32(1);
   } else {
-    std::tie(mUnit, t.nBlock) = mFastest(localTile, mUnits);
+    std::tie(t.mBlock, t.nBlock, t.sharesB) = pairedTile(localTile, mBlocks);
   }
-  t.mBlock = cluster == 1 ? mUnit
-                          : b.add(b.mul(mUnit, b.c32(cluster)),
-                                  op.getClusterRank());
   Value tileRow = b.mul(t.mBlock, b.c32(blockM));
   t.rowStart = b.add(rowStart, tileRow);
   t.groupStart = rowStart;
@@ -256,6 +298,7 @@ Tile ScheduleLowering::paddedTile(Value tile, Value mBlocks) {
   } else {
     std::tie(t.mBlock, t.nBlock) = mFastest(tile, mBlocks);
   }
+  t.sharesB = b.c32(1); // (alone: the verifier refuses a cluster)
   t.rowStart = b.mul(t.mBlock, b.c32(blockM));
   t.groupStart = t.rowStart;
   t.rowsValid =
@@ -268,7 +311,6 @@ Tile ScheduleLowering::paddedTile(Value tile, Value mBlocks) {
 }
 
 void ScheduleLowering::lowerPadded() {
-  // Clusters walk the schedule together, one unit (a pair of M blocks) each.
   Value gridSize = b.divU(b.gridDim(), b.c32(cluster));
   Value firstTile = b.divU(b.blockIdx(), b.c32(cluster));
   Value mBlocks = b.ceilDivU(b.toI32(op.getSize()), blockM);

@@ -3,7 +3,9 @@
 // Cluster multicast of B: the CTAs of a cluster compute M blocks of the
 // same N block, so they need the same B tile. Each loads its share and the
 // TMA unit writes it into every CTA's stage, completing on every CTA's
-// full barrier; B's traffic from L2 falls by the cluster's size. Since a
+// full barrier; B's traffic from L2 falls by the cluster's size. Where the
+// schedule gives the pair different N blocks (`shared` false), each CTA
+// loads its whole tile itself. Since a
 // peer writes into this CTA's stages, a stage is free only when the
 // consumers of every CTA are done with it: the release arrives on each
 // CTA's empty barrier, whose count (ggk.init_empty_barrier) says so, and
@@ -38,7 +40,11 @@ public:
 private:
   /// One box of B at `coords` into `dst`: this CTA's own, or multicast to
   /// the cluster's.
-  void load(Value dst, ArrayRef<Value> coords);
+  void load(Value dst, ArrayRef<Value> coords, bool multicast);
+  /// Share `share` (of `cluster`) of the tile whose first column is `n0`,
+  /// multicast or this CTA's own.
+  void loadShare(Value n0, Value share, bool multicast);
+  Value firstColumn() { return b.mul(op.getNBlock(), b.c32(op.getBlockN())); }
   /// `coords` with the group appended, for a 3-D B.
   SmallVector<Value> withGroup(SmallVector<Value> coords) {
     if (op.getGroup())
@@ -53,10 +59,10 @@ private:
   ggc::Rematerialized destination;
 };
 
-void BLoads::load(Value dst, ArrayRef<Value> coords) {
+void BLoads::load(Value dst, ArrayRef<Value> coords, bool multicast) {
   Value hint = op.getCachePolicy() ? b.c64(int64_t(op.getCachePolicy()))
                                    : Value();
-  if (cluster == 1) {
+  if (!multicast) {
     b.tmaLoad(dst, op.getMap(), coords, op.getBarrier(), hint);
     return;
   }
@@ -68,40 +74,58 @@ void BLoads::load(Value dst, ArrayRef<Value> coords) {
                                     cluster);
 }
 
-void BLoads::run() {
+void BLoads::loadShare(Value n0, Value share, bool multicast) {
   int64_t blockN = op.getBlockN(), chunk = op.getChunkColumns();
-  Value k = op.getK();
-  if (int64_t secondHalf = op.getSecondHalfRow()) {
-    // column_halves: block_n / 2 rows of each half of B (alone, K-major:
-    // the verifier's).
-    Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
-    Value dst = destination.at(b);
-    load(dst, withGroup({k, half0}));
-    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
-         withGroup({k, b.add(half0, b.c32(secondHalf))}));
-    op.erase();
-    destination.eraseOriginals();
-    return;
-  }
-  Value n0 = b.mul(op.getNBlock(), b.c32(blockN));
-  Value rank = cluster == 1 ? b.c32(0) : op.getClusterRank();
   if (op.getNMajor()) {
     // One [BK, chunk] box per column chunk, each its own 128B-swizzled
-    // block of BK rows; a cluster CTA loads its share of the chunks.
+    // block of BK rows; a share is a run of whole chunks.
     int64_t chunks = blockN / chunk / cluster;
     for (int64_t jj = 0; jj < chunks; ++jj) {
-      Value j = b.add(b.mul(rank, b.c32(chunks)), b.c32(jj));
+      Value j = b.add(b.mul(share, b.c32(chunks)), b.c32(jj));
       Value n = b.add(n0, b.mul(j, b.c32(chunk)));
       Value dst = b.gep(destination.at(b),
                         b.mul(b.toI64(j), b.c64(op.getBlockK() * kSwizzleBytes)));
-      load(dst, withGroup({n, k}));
+      load(dst, withGroup({op.getK(), n}), multicast);
     }
+    return;
+  }
+  // Rows of N, 128 bytes of K each.
+  Value first = b.mul(share, b.c32(blockN / cluster));
+  Value dst =
+      b.gep(destination.at(b), b.mul(b.toI64(first), b.c64(kSwizzleBytes)));
+  load(dst, withGroup({op.getK(), b.add(n0, first)}), multicast);
+}
+
+void BLoads::run() {
+  int64_t blockN = op.getBlockN();
+  if (int64_t secondHalf = op.getSecondHalfRow()) {
+    // column_halves: block_n / 2 rows of each half of B (alone, K-major:
+    // the verifier's).
+    Value k = op.getK();
+    Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
+    Value dst = destination.at(b);
+    load(dst, withGroup({k, half0}), /*multicast=*/false);
+    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
+         withGroup({k, b.add(half0, b.c32(secondHalf))}), /*multicast=*/false);
+  } else if (cluster == 1) {
+    loadShare(firstColumn(), b.c32(0), /*multicast=*/false);
+  } else if (!op.getShared()) {
+    loadShare(firstColumn(), op.getClusterRank(), /*multicast=*/true);
   } else {
-    // Rows of N, 128 bytes of K each; a cluster CTA loads its share.
-    Value share = b.mul(rank, b.c32(blockN / cluster));
-    Value dst = b.gep(destination.at(b),
-                      b.mul(b.toI64(share), b.c64(kSwizzleBytes)));
-    load(dst, withGroup({k, b.add(n0, share)}));
+    // Where the pair computes different N blocks, each CTA loads every
+    // share of its own tile: the same bytes arrive on its barrier.
+    b.create<scf::IfOp>(
+        op.getShared(),
+        [&](OpBuilder &, Location) {
+          loadShare(firstColumn(), op.getClusterRank(), /*multicast=*/true);
+          b.create<scf::YieldOp>();
+        },
+        [&](OpBuilder &, Location) {
+          Value n0 = firstColumn();
+          for (int64_t share = 0; share < cluster; ++share)
+            loadShare(n0, b.c32(share), /*multicast=*/false);
+          b.create<scf::YieldOp>();
+        });
   }
   op.erase();
   destination.eraseOriginals();

@@ -210,8 +210,8 @@ std::optional<int64_t> Lowering::knownBlocks() {
   if (std::optional<int64_t> constant = getConstantIntValue(n))
     return constant;
   auto loop = op->getParentOfType<ggk::ForeachTileOp>();
-  // num_k_blocks is the last of the tile's fields.
-  constexpr unsigned kNumKBlocksField = ggk::ForeachTileOp::kTileFields - 1;
+  // num_k_blocks, a field of the tile.
+  constexpr unsigned kNumKBlocksField = ggk::ForeachTileOp::kNumKBlocksField;
   auto field = dyn_cast<BlockArgument>(n);
   if (!loop || loop.getLayout() == gg::GroupLayout::k_grouped || !field ||
       field.getOwner() != &loop.getBody().front() ||

@@ -129,12 +129,14 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
 
 void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
                                 Value k) {
-  // In a cluster, each CTA loads its share and multicasts it
-  // (ggk-multicast).
+  // In a cluster, each CTA loads its share and multicasts it where the
+  // pair shares the N block (the tile's shares_b; ggk-multicast).
   b.create<mlir::ggk::LoadBTileOp>(
       full, stageB(stage), tensorMapB, k, t.nBlock,
       p.layout == GroupLayout::k_grouped ? Value() : t.group,
-      p.cluster == 1 ? Value() : clusterRank, extentsOf(op.getB()), p.blockN,
+      p.cluster == 1 ? Value() : clusterRank,
+      p.cluster == 1 ? Value() : b.ne(t.sharesB, b.c32(0)),
+      extentsOf(op.getB()), p.blockN,
       p.blockK,
       kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
       p.bCachePolicy, p.copyThreads(), p.columnHalves ? p.n / 2 : 0);

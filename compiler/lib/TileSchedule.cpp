@@ -25,7 +25,8 @@ void KernelGenerator::forEachTile(
 
 SmallVector<Value> KernelGenerator::tileValues(const Tile &t) {
   return {t.group,   t.mBlock, t.nBlock, t.rowStart, t.groupStart,
-          t.rowsValid, t.kStart, t.kFirst, t.kEnd,     t.numKBlocks};
+          t.rowsValid, t.kStart, t.kFirst, t.kEnd,     t.numKBlocks,
+          t.sharesB};
 }
 
 KernelGenerator::Tile KernelGenerator::tileFromValues(ValueRange v) {
@@ -40,6 +41,7 @@ KernelGenerator::Tile KernelGenerator::tileFromValues(ValueRange v) {
   t.kFirst = v[7];
   t.kEnd = v[8];
   t.numKBlocks = v[9];
+  t.sharesB = v[10];
   return t;
 }
 

@@ -48,6 +48,13 @@ LogicalResult ForeachTileOp::verify() {
   if (getCluster() < 1 || (getCluster() > 1) != bool(getClusterRank()))
     return emitOpError() << "takes a cluster_rank exactly when its cluster ("
                          << getCluster() << ") has more than one CTA";
+  // The schedule pairs tiles (shares_b): no larger cluster is walked.
+  if (getCluster() > 2 ||
+      (getCluster() > 1 && getLayout() == gg::GroupLayout::padded_contiguous))
+    return emitOpError() << "walks clusters of 1 or 2 CTAs (padded_contiguous "
+                            "alone), got "
+                         << getCluster() << " with layout "
+                         << gg::stringifyGroupLayout(getLayout());
   if (getMBand() < 0 || getMBand() > gg::kMaxMBand ||
       (getMBand() > 0 && getNFastest()))
     return emitOpError() << "m_band must be in [0, " << gg::kMaxMBand
@@ -270,6 +277,10 @@ LogicalResult LoadBTileOp::verify() {
   if ((cluster > 1) != bool(getClusterRank()))
     return emitOpError() << "takes a cluster_rank exactly when its cluster ("
                          << cluster << ") has more than one CTA";
+  if (getShared() && cluster == 1)
+    return emitOpError() << "takes `shared` (whether the cluster's CTAs "
+                            "load one tile together) only in a cluster, "
+                            "got cluster 1";
   if (blockN <= 0 || getBlockK() <= 0 || getChunkColumns() <= 0)
     return emitOpError() << "block_n, block_k and chunk_columns must be "
                             "positive";

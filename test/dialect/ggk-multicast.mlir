@@ -4,15 +4,20 @@
 // CHECK-LABEL: llvm.func @round_trip
 // CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] rank(%{{.*}}) attributes {block_k = 64 : i64, block_n = 128 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 2 : i64}
 // CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}] attributes {block_k = 64 : i64, block_n = 256 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 1 : i64, n_major}
+// CHECK: ggk.load_b_tile %{{.*}}, %{{.*}} from(%{{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}] rank(%{{.*}}) shared(%{{.*}}) attributes {block_k = 64 : i64, block_n = 128 : i64, cache_policy = 0 : i64, chunk_columns = 64 : i64, cluster = 2 : i64}
 // CHECK: ggk.release_stage %{{.*}} attributes {cluster = 2 : i64}
 llvm.func @round_trip(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
-                      %k: i32, %n: i32, %g: i32, %rank: i32) {
+                      %k: i32, %n: i32, %g: i32, %rank: i32, %shared: i1) {
   ggk.load_b_tile %dst, %full from(%map) at[%k, %n, %g] rank(%rank)
       attributes {block_n = 128, block_k = 64, chunk_columns = 64,
                   cluster = 2, cache_policy = 0}
   ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
       attributes {n_major, block_n = 256, block_k = 64, chunk_columns = 64,
                   cluster = 1, cache_policy = 0}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n, %g] rank(%rank)
+      shared(%shared) attributes {block_n = 128, block_k = 64,
+                                  chunk_columns = 64, cluster = 2,
+                                  cache_policy = 0}
   ggk.release_stage %full attributes {cluster = 2}
   llvm.return
 }
@@ -65,6 +70,17 @@ llvm.func @rank_alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                       %map: !llvm.ptr, %k: i32, %n: i32, %rank: i32) {
   // expected-error @+1 {{takes a cluster_rank exactly when its cluster (1) has more than one CTA}}
   ggk.load_b_tile %dst, %full from(%map) at[%k, %n] rank(%rank)
+      attributes {block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+llvm.func @shared_alone(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                        %map: !llvm.ptr, %k: i32, %n: i32, %shared: i1) {
+  // expected-error @+1 {{takes `shared` (whether the cluster's CTAs load one tile together) only in a cluster, got cluster 1}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n] shared(%shared)
       attributes {block_n = 128, block_k = 64, chunk_columns = 64,
                   cluster = 1, cache_policy = 0}
   llvm.return

@@ -11,7 +11,7 @@ llvm.func @walk(%groups: !llvm.ptr<1>, %m: i64) -> i32 attributes {ggk.launch = 
       iter_args(%c0 : i32) attributes {tile = array<i64: 64, 128, 64>,
       num_groups = 4, m = 256, n = 1024, k = 512, cluster = 1, k_alignment = 1} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %count: i32):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32, %count: i32):
     %next = arith.addi %count, %nk : i32
     ggk.yield %next : i32
   } -> i32
@@ -21,7 +21,7 @@ llvm.func @walk(%groups: !llvm.ptr<1>, %m: i64) -> i32 attributes {ggk.launch = 
 // -----
 
 llvm.func @missing_fields(%groups: !llvm.ptr<1>, %m: i64) {
-  // expected-error @+1 {{body must take the 10 tile fields and the 0 carried values, 10 arguments, got 2}}
+  // expected-error @+1 {{body must take the 11 tile fields and the 0 carried values, 11 arguments, got 2}}
   ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
       attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
       n = 1024, k = 512, cluster = 1, k_alignment = 1} {
@@ -39,7 +39,35 @@ llvm.func @zero_ungrouped_masked(%groups: !llvm.ptr<1>, %m: i64) {
       attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 128,
       n = 1024, k = 512, cluster = 1, k_alignment = 1, zero_ungrouped} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @cluster_of_four(%groups: !llvm.ptr<1>, %m: i64, %rank: i32) {
+  // expected-error @+1 {{walks clusters of 1 or 2 CTAs (padded_contiguous alone), got 4 with layout contiguous}}
+  ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      rank(%rank) attributes {tile = array<i64: 128, 128, 64>, num_groups = 4,
+      m = 0, n = 1024, k = 512, cluster = 4, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @padded_pair(%groups: !llvm.ptr<1>, %m: i64, %rank: i32) {
+  // expected-error @+1 {{walks clusters of 1 or 2 CTAs (padded_contiguous alone), got 2 with layout padded_contiguous}}
+  ggk.foreach_tile padded_contiguous groups(%groups : !llvm.ptr<1>, i32)
+      size(%m) rank(%rank) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 4, m = 0, n = 1024, k = 512, cluster = 2, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
     ggk.yield
   }
   llvm.return
@@ -53,7 +81,7 @@ llvm.func @cluster_without_rank(%groups: !llvm.ptr<1>, %m: i64) {
       attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
       n = 1024, k = 512, cluster = 2, k_alignment = 1} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
     ggk.yield
   }
   llvm.return
@@ -67,7 +95,7 @@ llvm.func @band_with_n_fastest(%groups: !llvm.ptr<1>, %m: i64) {
       attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
       n = 1024, k = 512, cluster = 1, k_alignment = 1, n_fastest, m_band = 4} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
     ggk.yield
   }
   llvm.return
@@ -81,7 +109,7 @@ llvm.func @groups_type(%groups: !llvm.ptr<1>, %m: i64) {
       attributes {tile = array<i64: 128, 128, 64>, num_groups = 4, m = 0,
       n = 1024, k = 512, cluster = 1, k_alignment = 1} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
     ggk.yield
   }
   llvm.return
@@ -96,7 +124,7 @@ llvm.func @carried_types(%groups: !llvm.ptr<1>, %m: i64) {
       iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
       num_groups = 4, m = 0, n = 1024, k = 512, cluster = 1, k_alignment = 1} {
   ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
-       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %count: i64):
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32, %count: i64):
     %c = arith.constant 0 : i32
     ggk.yield %c : i32
   } -> i32

@@ -441,15 +441,17 @@ CLUSTER = "#gg.config<block = [128, {bn}, {bk}], stages = {stages}, cluster = [2
 
 
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-def test_cluster_pairs_share_b_by_multicast(b_layout):
+@pytest.mark.parametrize("n,bn", [(512, 256), (384, 128)])
+def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn):
     """Clusters of 2 CTAs: each loads half of the B tile and multicasts it;
-    ragged groups give odd M-block counts, where one CTA of a pair has no
-    rows."""
+    ragged groups give odd M-block counts, whose last M block the pair
+    walks two N blocks at a time, each CTA loading its own B (with 3 N
+    blocks, the last such unit pairs a tile with one that has no rows)."""
     sizes = [0, 1, 129, 300, 64, 1100]
-    g, n, k = len(sizes), 512, 192
+    g, k = len(sizes), 192
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, b_layout=b_layout,
-                         config=CLUSTER.format(bn=256, bk=64, stages=3))
+                         config=CLUSTER.format(bn=bn, bk=64, stages=3))
     assert kern.info["cluster"] == 2
     a = randn(m, k, dtype=torch.bfloat16)
     b_arg, b = weights(g, n, k, torch.bfloat16, b_layout)
@@ -467,25 +469,33 @@ def test_cluster_pairs_share_b_by_multicast(b_layout):
         start += size
 
 
-@pytest.mark.parametrize("config", [
-    CLUSTER.format(bn=128, bk=128, stages=4),
+@pytest.mark.parametrize("config,n", [
+    (CLUSTER.format(bn=128, bk=128, stages=4), 512),
     # 64-row tiles split between two warpgroups, paired along M (decode).
-    "#gg.config<block = [64, 256, 128], stages = 0, cluster = [2, 1], sms = 132, "
-    "split_n = 2>"])
-def test_cluster_masked_fp8_block_scaled(config):
-    g, m_max, n, k = 4, 256, 512, 512
-    counts = [256, 129, 0, 3]
+    ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [2, 1], sms = 132, "
+     "split_n = 2>", 512),
+    # Odd N blocks (3): the last unit of an odd M block pairs a tile with
+    # one past the group's end.
+    (CLUSTER.format(bn=128, bk=128, stages=4), 384),
+    # 192-column tiles, the last of 3 ragged (64 columns).
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448)])
+def test_cluster_masked_fp8_block_scaled(config, n):
+    """Pairs walk M blocks two by two (sharing B) and a group's odd last M
+    block two N blocks at a time (each loading its own B): counts of 1, 2
+    and 3 M blocks, an empty group, a full one."""
+    g, m_max, k = 6, 384, 512
+    counts = [256, 129, 0, 3, 384, 300]
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
                          a_scale="block_mn", b_scale="block", config=config)
     a = (torch.randn(g, m_max, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     sa = torch.rand(g, k // 128, m_max, device="cuda") + 0.5
-    sb = torch.rand(g, n // 128, k // 128, device="cuda") + 0.5
+    sb = torch.rand(g, -(-n // 128), k // 128, device="cuda") + 0.5
     out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
     kern(a, b, torch.tensor(counts, dtype=torch.int32, device="cuda"), sa, sb, out)
     torch.cuda.synchronize()
     a_deq = a.double() * sa.transpose(1, 2).double().repeat_interleave(128, dim=2)
-    b_deq = b.double() * sb.double().repeat_interleave(128, 1).repeat_interleave(128, 2)
+    b_deq = b.double() * sb.double().repeat_interleave(128, 1)[:, :n].repeat_interleave(128, 2)
     for gi, c in enumerate(counts):
         if c:
             assert rel_err(out[gi, :c], a_deq[gi, :c] @ b_deq[gi].T) < 2e-3

@@ -13,7 +13,7 @@ func.func @reads_the_body(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -49,10 +49,11 @@ func.func @reads_the_body(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
     }
     // expected-error @+1 {{reads a value of its tile's body other than its operands; the deferred epilogue would read the next tile's}}
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%m_block, %a) : (i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -75,7 +76,7 @@ func.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -110,18 +111,20 @@ func.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %count : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %a) : (i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %a) : (i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -143,7 +146,7 @@ func.func @f32_accumulator(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -179,10 +182,11 @@ func.func @f32_accumulator(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
     }
     // expected-error @+1 {{carries its accumulator to the next tile, which starts as zeros: it must be a !ggk.acc, got 'i32'}}
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%k_end : i32) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: i32):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: i32):
       func.call @store(%mb, %zero) : (i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -206,7 +210,7 @@ func.func @nested_loop(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -245,10 +249,11 @@ func.func @nested_loop(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %count : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %a) : (i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -262,9 +267,9 @@ func.func @nested_loop(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // An epilogue ends a tile of a ggk.foreach_tile.
 func.func @no_loop(%f: i32, %acc: f32) {
   // expected-error @+1 {{must stand in a ggk.foreach_tile's body: it ends one of its tiles}}
-  ggk.tile_epilogue(%f, %f, %f, %f, %f, %f, %f, %f, %f, %f) acc(%acc : f32) {
+  ggk.tile_epilogue(%f, %f, %f, %f, %f, %f, %f, %f, %f, %f, %f) acc(%acc : f32) {
   ^bb0(%a0: i32, %a1: i32, %a2: i32, %a3: i32, %a4: i32, %a5: i32, %a6: i32,
-       %a7: i32, %a8: i32, %a9: i32, %a: f32):
+       %a7: i32, %a8: i32, %a9: i32, %a10: i32, %a: f32):
     ggk.yield
   }
   func.return

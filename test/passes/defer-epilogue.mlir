@@ -10,8 +10,8 @@
 // stored after the loop.
 // CHECK-LABEL: func.func @pipelined
 // CHECK: %[[ZEROS:.*]] = ggk.acc_zero : !ggk.acc<64x8xf32>
-// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %[[ZEROS]] : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !ggk.acc<64x8xf32>)
-// CHECK: ^bb0(%[[G:[^:]*]]: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[NK:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
+// CHECK: %[[R:.*]]:14 = ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %[[ZEROS]] : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !ggk.acc<64x8xf32>)
+// CHECK: ^bb0(%[[G:[^:]*]]: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[NK:[^:]*]]: i32, %[[SB:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
 // CHECK: %[[WORKS:.*]] = arith.cmpi sgt, %[[NK]], %c0_i32
 // CHECK: %[[DONE:.*]]:2 = ggk.warpgroup_tile {{.*}} when(%[[WORKS]])
 // CHECK: overlap {
@@ -23,9 +23,9 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: call @idle
 // CHECK-NOT: call @store
-// CHECK: ggk.yield %[[DONE]]#1, %true, %[[G]], %[[MB]], %[[NB]], {{.*}}, %[[NK]], %[[DONE]]#0 :
+// CHECK: ggk.yield %[[DONE]]#1, %true, %[[G]], %[[MB]], %[[NB]], {{.*}}, %[[NK]], %[[SB]], %[[DONE]]#0 :
 // CHECK: scf.if %[[R]]#1 {
-// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#13)
 // CHECK: return %[[R]]#0
 func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
 func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
@@ -40,7 +40,7 @@ func.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -77,10 +77,11 @@ func.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -96,7 +97,7 @@ func.func @pipelined(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // carried with the fields and the next tile's overlap stores the pending
 // tile with its own word.
 // CHECK-LABEL: func.func @pipelined_words
-// CHECK: ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %{{.*}} : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !ggk.acc<64x8xf32>)
+// CHECK: ggk.foreach_tile masked {{.*}} iter_args(%c0_i32, %false, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %c0_i32, %{{.*}} : i32, i1, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, !ggk.acc<64x8xf32>)
 // CHECK: ^bb0({{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PW:[^:]*]]: i32, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
 // CHECK: %[[W:[^ ]*]] = func.call @weight
 // CHECK: overlap {
@@ -116,7 +117,7 @@ func.func @pipelined_words(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %w = func.call @weight(%row_start) : (i32) -> i32
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
@@ -154,10 +155,10 @@ func.func @pipelined_words(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks, %w)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks, %shares_b, %w)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %wd: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %wd: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store_weighted(%nb, %wd, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -191,7 +192,7 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -228,10 +229,11 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -247,7 +249,7 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // finished tile carried and stored in the next tile's `overlap` or idle
 // path, the last after the loop.
 // CHECK-LABEL: func.func @serial_overlapped
-// CHECK: %[[R:.*]]:13 = ggk.foreach_tile masked
+// CHECK: %[[R:.*]]:14 = ggk.foreach_tile masked
 // CHECK: ^bb0({{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
 // CHECK: overlap {
 // CHECK-NEXT: scf.if %[[PENDING]] {
@@ -256,7 +258,7 @@ func.func @serial(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // CHECK-NEXT: scf.if %[[PENDING]] {
 // CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
 // CHECK: scf.if %[[R]]#1 {
-// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#13)
 func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
 func.func private @main_loop(i32, i32) -> !ggk.acc<64x8xf32>
 func.func private @idle(i32, i32) -> i32
@@ -270,7 +272,7 @@ func.func @serial_overlapped(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
         attributes {padding = #gg.padding<idle_warpgroups = compute>}
         -> !ggk.acc<64x8xf32>, i32 {
@@ -307,10 +309,11 @@ func.func @serial_overlapped(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
       ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
     }
     ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
         acc(%done#0 : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-         %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
       func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
       ggk.yield
     }
@@ -329,7 +332,7 @@ func.func @serial_overlapped(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // stores; the last tile is stored after the loop.
 // CHECK-LABEL: func.func @no_producer
 // CHECK: ggk.warp_specialize
-// CHECK: %[[R:.*]]:13 = ggk.foreach_tile contiguous
+// CHECK: %[[R:.*]]:14 = ggk.foreach_tile contiguous
 // CHECK: ^bb0(%{{[^:]*}}: i32, %[[MB:[^:]*]]: i32, %[[NB:[^:]*]]: i32, {{.*}}, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
 // CHECK-NEXT: call @copy_first_stages
 // CHECK-NEXT: scf.if %[[PENDING]] {
@@ -339,7 +342,7 @@ func.func @serial_overlapped(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
 // CHECK-NOT: call @store
 // CHECK: ggk.yield %[[DONE]]#1, %true, %{{[^,]*}}, %[[MB]], %[[NB]], {{.*}}, %[[DONE]]#0 :
 // CHECK: scf.if %[[R]]#1 {
-// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#12)
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#13)
 module attributes {gg.target = "sm_80"} {
 func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
 func.func private @copy_first_stages(i32)
@@ -362,7 +365,7 @@ func.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         num_groups = 8, m = -1, n = 4096, k = 4096, cluster = 1, k_alignment = 1} {
     ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
          %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-         %k_end: i32, %num_k_blocks: i32, %count: i32):
+         %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
       func.call @copy_first_stages(%count) : (i32) -> ()
       %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
           attributes {padding = #gg.padding<idle_warpgroups = compute>}
@@ -374,10 +377,11 @@ func.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
         ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
       }
       ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
-                        %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks)
+                        %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
           acc(%done#0 : !ggk.acc<64x8xf32>) {
       ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
-           %kf: i32, %ke: i32, %nk: i32, %a: !ggk.acc<64x8xf32>):
+           %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
         func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
         ggk.yield
       }

@@ -36,7 +36,7 @@ llvm.func @contiguous(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
       num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %next = arith.addi %count, %num_k_blocks : i32
     ggk.yield %next : i32
   } -> i32
@@ -81,7 +81,7 @@ llvm.func @zero_ungrouped(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
       zero_ungrouped} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %blocks = arith.addi %count, %num_k_blocks : i32
     %next = arith.addi %blocks, %group : i32
     ggk.yield %next : i32
@@ -112,7 +112,7 @@ llvm.func @zero_ungrouped_i64(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
       zero_ungrouped} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %count: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
     %blocks = arith.addi %count, %num_k_blocks : i32
     %next = arith.addi %blocks, %row_start : i32
     ggk.yield %next : i32
@@ -139,7 +139,7 @@ llvm.func @padded(%tags: !llvm.ptr<1>, %m: i64) -> i32 {
       num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %sum: i32):
     %next = arith.addi %sum, %group : i32
     ggk.yield %next : i32
   } -> i32
@@ -175,7 +175,7 @@ llvm.func @k_grouped(%offsets: !llvm.ptr<1>, %k: i64) -> i32 {
       num_groups = 8, m = 4096, n = 7168, k = 0, cluster = 1, k_alignment = 8} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %sum: i32):
     %next = arith.addi %sum, %k_start : i32
     ggk.yield %next : i32
   } -> i32
@@ -213,7 +213,7 @@ llvm.func @banded(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
       num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %sum: i32):
     %mn = arith.addi %m_block, %n_block : i32
     %next = arith.addi %sum, %mn : i32
     ggk.yield %next : i32
@@ -247,7 +247,7 @@ llvm.func @spans(%groups: !llvm.ptr<1>, %m: i64) -> i32 {
       num_groups = 8, m = 0, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %sum: i32):
     %a = arith.addi %row_start, %rows_valid : i32
     %b = arith.addi %a, %group_start : i32
     %next = arith.addi %sum, %b : i32
@@ -283,9 +283,65 @@ llvm.func @masked(%counts: !llvm.ptr<1>, %m: i64) -> i32 {
       num_groups = 4, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
   ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
        %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
-       %k_end: i32, %num_k_blocks: i32, %sum: i32):
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %sum: i32):
     %next = arith.addi %sum, %rows_valid : i32
     ggk.yield %next : i32
   } -> i32
   llvm.return %n : i32
+}
+
+// -----
+
+// A pair (cluster 2) walks units of two tiles: a group of B M blocks has
+// B / 2 pairs x 3 N blocks of units where M blocks 2p + rank share an N
+// block (shares_b 1), then, where B is odd, (3 + 1) / 2 units of its last
+// M block, N blocks 2v + rank, each CTA loading its own B (shares_b 0);
+// the last of those has no N block 3 for rank 1, which takes M block B
+// (past the group's end) of rank 0's N block, shared.
+// CHECK-LABEL: llvm.func @paired
+// CHECK-SAME: %[[RANK:[^:]*]]: i32)
+// CHECK: %[[MB0:.*]] = arith.divui %{{.*}}, %c128_i32
+// CHECK-NEXT: %[[PAIRS0:.*]] = arith.divui %[[MB0]], %c2_i32
+// CHECK-NEXT: %[[ODD0:.*]] = arith.remui %[[MB0]], %c2_i32
+// CHECK-NEXT: %[[LONE0:.*]] = arith.muli %[[ODD0]], %c2_i32
+// CHECK-NEXT: %[[PAIRED0:.*]] = arith.muli %[[PAIRS0]], %c3_i32
+// CHECK-NEXT: %[[UNITS0:.*]] = arith.addi %[[PAIRED0]], %[[LONE0]]
+// CHECK: } do {
+// CHECK: } do {
+// CHECK: %[[UNIT:.*]] = arith.subi
+// CHECK: %[[MB:.*]] = arith.divui %{{.*}}, %c128_i32
+// CHECK-NEXT: %[[PAIRS:.*]] = arith.divui %[[MB]], %c2_i32
+// CHECK-NEXT: %[[PAIRED:.*]] = arith.muli %[[PAIRS]], %c3_i32
+// CHECK-NEXT: %[[SAFE:.*]] = arith.maxsi %[[PAIRS]], %c1_i32
+// CHECK-NEXT: %[[PAIR:.*]] = arith.remui %[[UNIT]], %[[SAFE]]
+// CHECK-NEXT: %[[PAIRN:.*]] = arith.divui %[[UNIT]], %[[SAFE]]
+// CHECK-NEXT: %[[TWICE:.*]] = arith.muli %[[PAIR]], %c2_i32
+// CHECK-NEXT: %[[PAIRM:.*]] = arith.addi %[[TWICE]], %[[RANK]]
+// CHECK-NEXT: %[[V:.*]] = arith.subi %[[UNIT]], %[[PAIRED]]
+// CHECK-NEXT: %[[FIRSTN:.*]] = arith.muli %[[V]], %c2_i32
+// CHECK-NEXT: %[[LONEN:.*]] = arith.addi %[[FIRSTN]], %[[RANK]]
+// CHECK-NEXT: %[[PASTN:.*]] = arith.cmpi sge, %[[LONEN]], %c3_i32
+// CHECK-NEXT: %[[SECONDN:.*]] = arith.addi %[[FIRSTN]], %c1_i32
+// CHECK-NEXT: %[[ONEN:.*]] = arith.cmpi sge, %[[SECONDN]], %c3_i32
+// CHECK-NEXT: %[[LASTM:.*]] = arith.subi %[[MB]], %c1_i32
+// CHECK-NEXT: %[[LONEM:.*]] = arith.select %[[PASTN]], %[[MB]], %[[LASTM]]
+// CHECK-NEXT: %[[LONEN2:.*]] = arith.select %[[PASTN]], %[[FIRSTN]], %[[LONEN]]
+// CHECK-NEXT: %[[ISPAIRED:.*]] = arith.cmpi slt, %[[UNIT]], %[[PAIRED]]
+// CHECK-NEXT: %[[M:.*]] = arith.select %[[ISPAIRED]], %[[PAIRM]], %[[LONEM]]
+// CHECK-NEXT: %[[N:.*]] = arith.select %[[ISPAIRED]], %[[PAIRN]], %[[LONEN2]]
+// CHECK-NEXT: %[[LONESHARES:.*]] = arith.extui %[[ONEN]] : i1 to i32
+// CHECK-NEXT: %[[SHARES:.*]] = arith.select %[[ISPAIRED]], %c1_i32, %[[LONESHARES]]
+// CHECK-NEXT: call @use(%[[M]], %[[N]], %[[SHARES]])
+func.func private @use(i32, i32, i32)
+llvm.func @paired(%groups: !llvm.ptr<1>, %m: i64, %rank: i32) {
+  ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      rank(%rank) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 4, m = 384, n = 384, k = 512, cluster = 2, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32):
+    func.call @use(%m_block, %n_block, %shares_b) : (i32, i32, i32) -> ()
+    ggk.yield
+  }
+  llvm.return
 }

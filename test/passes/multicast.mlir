@@ -144,3 +144,32 @@ llvm.func @frame_pair(%empty: !llvm.ptr<3>, %leader: i1) {
   ggk.leave_cluster attributes {cluster = 2}
   llvm.return
 }
+
+// -----
+
+// Before: a pair whose tiles may differ in N block (the tile's shares_b,
+// as i1 `shared`). After: where shared, this CTA's half multicast as in
+// @pair; otherwise both halves of its own tile, rows [0, 64) and
+// [64, 128), by plain TMA into its own stage.
+// CHECK-LABEL: llvm.func @pair_shared
+// CHECK-SAME: (%[[DST:.*]]: !llvm.ptr<3>, %[[FULL:.*]]: !llvm.ptr<3>, %[[MAP:.*]]: !llvm.ptr, %[[K:.*]]: i32, %[[NB:.*]]: i32, %[[G:.*]]: i32, %[[RANK:.*]]: i32, %[[SHARED:.*]]: i1)
+// CHECK: scf.if %[[SHARED]] {
+// CHECK: ggk.tma_load_multicast %{{.*}}, %[[MAP]][%[[K]], %{{.*}}, %[[G]]], %[[FULL]] rank(%[[RANK]]) attributes {cluster = 2 : i64}
+// CHECK-NOT: ggk.tma_load
+// CHECK: } else {
+// CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK: ggk.tma_load %[[DST]], %[[MAP]][%[[K]], %[[N0]], %[[G]]], %[[FULL]]
+// CHECK: %[[SECOND:.*]] = llvm.getelementptr %[[DST]][8192]
+// CHECK: %[[N1:.*]] = arith.addi %[[N0]], %c64_i32
+// CHECK: ggk.tma_load %[[SECOND]], %[[MAP]][%[[K]], %[[N1]], %[[G]]], %[[FULL]]
+// CHECK-NOT: ggk.tma_load
+// CHECK: }
+llvm.func @pair_shared(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                       %k: i32, %n_block: i32, %group: i32, %rank: i32,
+                       %shared: i1) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block, %group] rank(%rank)
+      shared(%shared) attributes {block_n = 128, block_k = 64,
+                                  chunk_columns = 64, cluster = 2,
+                                  cache_policy = 0}
+  llvm.return
+}

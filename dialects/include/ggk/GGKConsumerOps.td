@@ -215,7 +215,7 @@ def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
   let description = [{
     What a consumer warpgroup does with a tile once its K loop is done:
     the body (the user's epilogue and the stores of the tile's valid rows)
-    run on `fields` (the tile's ten fields, as `ggk.foreach_tile` gives
+    run on `fields` (the tile's eleven fields, as `ggk.foreach_tile` gives
     them, then any words the tile carries besides: the generator's row
     vectors' values for the thread's rows, loaded when the tile started so
     that their latency passes behind its K loop) and `acc` (its finished
@@ -228,7 +228,7 @@ def GGK_TileEpilogueOp : GGK_Op<"tile_epilogue", [RecursiveMemoryEffects]> {
 
     Example:
     ```mlir
-    ggk.tile_epilogue(%group, %m_block, ..., %num_k_blocks) acc(%acc : !ggk.acc<64x8xf32>) {
+    ggk.tile_epilogue(%group, %m_block, ..., %num_k_blocks, %shares_b) acc(%acc : !ggk.acc<64x8xf32>) {
     ^bb0(%g: i32, ..., %n: i32, %a: !ggk.acc<64x8xf32>):
       ...
       ggk.yield

@@ -30,8 +30,8 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     of `m_band` M blocks when it is positive: gg's #gg.schedule); `tile` the block sizes
     [BM, BN, BK]; `m`, `n`, `k` the static sizes (k_grouped's `k` and
     other layouts' `m` may be dynamic); `cluster` the CTAs that walk the
-    schedule together, one M block each (`cluster_rank` then gives this
-    CTA's rank); `k_alignment` the alignment of a k_grouped group's first
+    schedule together, one tile each (`cluster_rank` then gives this
+    CTA's rank; see `shares_b`); `k_alignment` the alignment of a k_grouped group's first
     K block (gg's overfetch). `zero_ungrouped` (contiguous) walks the rows
     before the first group and past the last one as two more groups, with
     no K blocks and the group field of the nearest real group (gg's
@@ -42,7 +42,17 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     `group, m_block, n_block, row_start` (the tile's first row in A's row
     space), `group_start` (the group's), `rows_valid` (rows of the tile
     that belong to the group), `k_start` (where its K blocks start),
-    `k_first`, `k_end` (the group's K range), `num_k_blocks`.
+    `k_first`, `k_end` (the group's K range), `num_k_blocks`, `shares_b`.
+
+    In a cluster of two (cluster along M, sharing B by multicast) the pair
+    walks units of two tiles: while a group has M blocks left in pairs, the
+    unit is M blocks 2u and 2u + 1 of one N block (rank r takes 2u + r) and
+    `shares_b` is 1; a group's odd last M block is walked two N blocks a
+    unit (rank r takes N block 2v + r), each CTA loading its own B, and
+    `shares_b` is 0, so that no CTA of the pair idles beside a tile past
+    the group's end (where N blocks are odd, the last unit's rank 1 still
+    does: M block past the end, the same N block, `shares_b` 1). Alone,
+    `shares_b` is 1.
 
     Example (before `ggk-lower-tile-schedule`):
     ```mlir
@@ -83,7 +93,9 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
   }];
   let extraClassDeclaration = [{
     /// Fields of a tile the body receives before the carried values.
-    static constexpr unsigned kTileFields = 10;
+    static constexpr unsigned kTileFields = 11;
+    /// The position of `num_k_blocks` among them.
+    static constexpr unsigned kNumKBlocksField = 9;
     mlir::Block *getBodyBlock() { return &getBody().front(); }
   }];
 }
@@ -503,8 +515,12 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     loads the rank-th 1/c of the tile (of its rows of N, or of its column
     chunks) and multicasts it to the same place in every CTA's `dst`,
     completing on each CTA's `barrier`, which cuts B's traffic from L2 by
-    c. `cache_policy` is gg-schedule-groups' L2 policy for B (0: none).
-    `ggk-multicast` lowers it to the TMA loads for sm_90a.
+    c. With `shared` (an i1: the tile field `shares_b` of
+    `ggk.foreach_tile`), that is decided per tile at run time: where it is
+    false the CTAs compute different N blocks, and each loads its whole tile
+    itself (every share, without multicast), completing on its own barrier
+    with the same bytes. `cache_policy` is gg-schedule-groups' L2 policy for
+    B (0: none). `ggk-multicast` lowers it to the TMA loads for sm_90a.
 
     With `second_half_row` = S > 0 (gg's `column_halves`; K-major, alone)
     the tile is two boxes of `block_n` / 2 rows: B's rows from
@@ -532,6 +548,7 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     I32:$n_block,
     Optional<I32>:$group,
     Optional<I32>:$cluster_rank,
+    Optional<I1>:$shared,
     Variadic<I32>:$extents,
     I64Attr:$block_n,
     I64Attr:$block_k,
@@ -546,7 +563,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $dst `,` $barrier `from` `(` $map `)` `at` `[` $k `,` $n_block
     (`,` $group^)? `]` (`rank` `(` $cluster_rank^ `)`)?
-    (`extents` `(` $extents^ `)`)? attr-dict-with-keyword
+    (`shared` `(` $shared^ `)`)? (`extents` `(` $extents^ `)`)?
+    attr-dict-with-keyword
   }];
 }
 

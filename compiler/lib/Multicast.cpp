@@ -85,7 +85,7 @@ void BLoads::loadShare(Value n0, Value share, bool multicast) {
       Value n = b.add(n0, b.mul(j, b.c32(chunk)));
       Value dst = b.gep(destination.at(b),
                         b.mul(b.toI64(j), b.c64(op.getBlockK() * kSwizzleBytes)));
-      load(dst, withGroup({op.getK(), n}), multicast);
+      load(dst, withGroup({n, op.getK()}), multicast);
     }
     return;
   }

@@ -68,7 +68,8 @@ llvm.func @pair(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
 // each a [64, 64] box at column n_block * 256 + 64 j, into chunk j's 8 KiB
 // of the stage, multicast to both CTAs.
 // CHECK-LABEL: llvm.func @pair_n_major
-// CHECK-COUNT-2: ggk.tma_load_multicast %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} rank(%{{.*}}) attributes {cluster = 2 : i64}
+// CHECK-SAME: %[[K:[^:]*]]: i32, %[[NB:[^:]*]]: i32, %[[RANK:[^:]*]]: i32)
+// CHECK-COUNT-2: ggk.tma_load_multicast %{{.*}}, %{{.*}}[%{{.*}}, %[[K]]], %{{.*}} rank(%[[RANK]]) attributes {cluster = 2 : i64}
 // CHECK-NOT: ggk.tma_load
 llvm.func @pair_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
                         %k: i32, %n_block: i32, %rank: i32) {
@@ -171,5 +172,24 @@ llvm.func @pair_shared(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
       shared(%shared) attributes {block_n = 128, block_k = 64,
                                   chunk_columns = 64, cluster = 2,
                                   cache_policy = 0}
+  llvm.return
+}
+
+// -----
+
+// Before: N-major B alone, two 64-column chunks. After: each chunk's box at
+// (column n_block * 128 + 64 j, K): N first, the tensor map's order.
+// CHECK-LABEL: llvm.func @alone_n_major
+// CHECK-SAME: %[[K:[^:]*]]: i32, %[[NB:[^:]*]]: i32)
+// CHECK: %[[N0:.*]] = arith.muli %[[NB]], %c128_i32
+// CHECK: ggk.tma_load %{{.*}}, %{{.*}}[%[[N0]], %[[K]]], %{{.*}}
+// CHECK: %[[N1:.*]] = arith.addi %[[N0]], %c64_i32
+// CHECK: ggk.tma_load %{{.*}}, %{{.*}}[%[[N1]], %[[K]]], %{{.*}}
+// CHECK-NOT: ggk.tma_load
+llvm.func @alone_n_major(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>, %map: !llvm.ptr,
+                         %k: i32, %n_block: i32) {
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n_block]
+      attributes {n_major, block_n = 128, block_k = 64, chunk_columns = 64,
+                  cluster = 1, cache_policy = 0}
   llvm.return
 }

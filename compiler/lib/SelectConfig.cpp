@@ -167,6 +167,21 @@ constexpr double kMaskedWaveMargin = 0.05;
 /// 64x256 tiles cost over 128x128 ones at equal waves.
 constexpr double kMaskedMaxWaves = 4;
 
+/// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles (so not
+/// taking split tiles), with M at least kWideMaskedMinRows and K at least
+/// kPairedMaskedMinK, take 128x192 tiles in pairs of CTAs sharing B by
+/// multicast (cluster = [2, 1]; a group's odd last M block walked two N
+/// blocks at a time, ggk-lower-tile-schedule). Measured on batches of
+/// counts uniform in [1, M] (H100, benchmarks/probes/masked_idle.py,
+/// docs/performance-history.md, forty-seventh session, call 3), against
+/// the 128x128 tiles chosen before: K 7,168, N 4,096 at 5.1-8.2 waves
+/// 1.032x (G8 M512), 1.054x (G16 M256) and 1.095x (G16 M384); with K
+/// 2,048 (N 7,168) 1.013x at 21 waves but 0.973x at 5.5 (G8 M256), so
+/// short K keeps 128x128. Alone, 128x192 gained less (0.98-1.07x) and
+/// pairs of 128x128 lost 9-22% there.
+constexpr int64_t kPairedMaskedMinK = 4096;
+constexpr int64_t kPairedMaskedBlockN = 192;
+
 /// The stages that 128x256 mma.sync tiles need before they beat 128x128
 /// ones (three were not enough: docs/performance.md).
 constexpr int64_t kWideMmaSyncStages = 4;
@@ -270,6 +285,26 @@ bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
   double squareWaves = std::ceil(square - kMaskedWaveMargin);
   return squareWaves <= kMaskedMaxWaves &&
          std::ceil(split + kMaskedWaveMargin) < squareWaves;
+}
+
+/// Whether a masked f8 batch takes 128x192 tiles in pairs
+/// (kPairedMaskedMinK).
+bool maskedTakesPairedWideTiles(GroupedMatmulOp op, int64_t numSMs) {
+  GroupedMatmulOp::Dims dims = op.getDims();
+  std::optional<int64_t> mean = op.getExpectedM();
+  const ggc::Target &target = ggc::targetOf(op);
+  if (op.getLayout() != GroupLayout::masked ||
+      byteWidth(op.getAType().getElementType()) != 1 ||
+      ggc::usesMxScales(op) || op.getColumnHalves() || op.getARows() ||
+      target.mma != ggc::MmaKind::wgmma || !target.clusters ||
+      !target.registerReallocation || ShapedType::isDynamic(dims.m) ||
+      dims.m < kWideMaskedMinRows || ShapedType::isDynamic(dims.n) ||
+      ShapedType::isDynamic(dims.k) || dims.k < kPairedMaskedMinK ||
+      dims.n < kPairedMaskedBlockN)
+    return false;
+  int64_t rows = mean && *mean >= 1 ? std::min(*mean, dims.m) : dims.m;
+  double square = maskedWaves(op, rows, 128, 128, numSMs);
+  return std::ceil(square - kMaskedWaveMargin) > kMaskedMaxWaves;
 }
 
 /// Step 2 of chooseConfig: a tile's rows, and how its consumer warpgroups
@@ -498,6 +533,9 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   if (std::optional<int64_t> wide =
           wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg))
     return *wide;
+  if (rows.blockM == 128 && rows.splitN == 1 &&
+      maskedTakesPairedWideTiles(op, numSMs))
+    return kPairedMaskedBlockN;
   // 128x128 scales of B: whole 128-column blocks (narrower tiles are
   // lowered, straddling two blocks, but measured slower; kWideFp8BlockN's
   // straddle measured faster).
@@ -528,14 +566,20 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
       chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg);
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
-  // 5. Cluster: [1, 1]. Pairs sharing B by TMA multicast ([2, 1]) are
-  //    lowered and correct but measured no faster on the large FP8 shapes
-  //    and 1.8x slower on decode (docs/performance.md).
+  // 5. Cluster: [1, 1], but pairs sharing B by TMA multicast ([2, 1]) for
+  //    the masked f8 batches of kPairedMaskedMinK. Elsewhere pairs
+  //    measured no faster on the large FP8 shapes and 1.8x slower on
+  //    decode (docs/performance.md; before a group's odd last M block
+  //    stopped idling one CTA of the pair).
   // 6. Grid: persistent, one CTA per SM.
+  int64_t clusterM = blockN == kPairedMaskedBlockN && rows.blockM == 128 &&
+                             maskedTakesPairedWideTiles(op, numSMs)
+                         ? 2
+                         : 1;
   return deepestPipeline(
       op,
-      ConfigAttr::get(ctx, rows.blockM, blockN, blockK, 1, 1, 1, numSMs,
-                      rows.splitN),
+      ConfigAttr::get(ctx, rows.blockM, blockN, blockK, 1, clusterM, 1,
+                      numSMs, rows.splitN),
       smemBudget);
 }
 

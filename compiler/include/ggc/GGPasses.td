@@ -44,9 +44,13 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     or more takes 192 on sm_90a, with serial promotion, where N is a
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
-    at 512 rows an expert); before sm_90a see below);
+    at 512 rows an expert); masked f8 batches of M 256 or more and K 4,096
+    or more whose 128x128 tiles fill more than 4 waves take 128x192 tiles
+    in pairs sharing B by multicast (cluster [2, 1]; 1.03-1.10x measured
+    at K 7,168, 0.97x at K 2,048); before sm_90a see below);
     the pipeline is as deep as shared memory allows after the epilogue
-    buffer; the persistent grid has one CTA per SM.
+    buffer; the persistent grid has one CTA per SM, and clusters are
+    [1, 1] but for those masked pairs.
 
     Shared memory is the device's where `shared-memory-bytes` gives it (the
     runtime passes the card's opt-in maximum), else the module's

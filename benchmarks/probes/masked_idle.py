@@ -7,6 +7,9 @@ process (#39: the G16 M128 case trails DeepGEMM).
 
 Each output's valid rows are checked against fp64 of the dequantised
 operands before timing; DG_PRINT_CONFIGS=1 prints DeepGEMM's choice.
+`--profile NAME,...` skips the timing and launches only those variants
+once more between cudaProfilerStart and Stop, for
+`ncu --profile-from-start off` (stall_profile.py reads its export).
 """
 import argparse
 import os
@@ -40,7 +43,7 @@ def tile_counts(counts, n):
             for bm, bn in ((128, 128), (64, 256))]
 
 
-def case(g, m, n, k, seed, configs=()):
+def case(g, m, n, k, seed, configs=(), profile=()):
     counts = random_counts(g, m, seed)
     expected = max(1, sum(counts) // g)
     x = (torch.randn(g, m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -92,6 +95,17 @@ def case(g, m, n, k, seed, configs=()):
             worst = max(worst, ((got - ref).norm() / ref.norm()).item())
         print(f"  {name:10s} worst relative error over groups {worst:.2e}"
               + ("" if worst < 1e-2 else "  WRONG"))
+    if profile:
+        unknown = [name for name in profile if name not in fns]
+        if unknown:
+            raise SystemExit(f"--profile: no variant {unknown}; variants: {sorted(fns)}")
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        for name in profile:
+            fns[name]()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        return
     times = time_interleaved(fns)
     flops = 2.0 * sum(counts) * n * k
     print(f"  tiles (waves on {SMS} SMs): " + ", ".join(
@@ -113,11 +127,14 @@ def main():
                              "(counts uniform in [1, M])")
     parser.add_argument("--configs", default="",
                         help="NAME=#gg.config<...>;...: more variants, each a config")
+    parser.add_argument("--profile", default="",
+                        help="NAME,...: no timing; launch these variants once for ncu")
     args = parser.parse_args()
+    profile = [name for name in args.profile.split(",") if name]
     configs = [tuple(c.split("=", 1)) for c in args.configs.split(";") if c]
     print(torch.cuda.get_device_name(), flush=True)
     for spec in args.cases.split(";"):
-        case(*(int(v) for v in spec.split(",")), configs=configs)
+        case(*(int(v) for v in spec.split(",")), configs=configs, profile=profile)
 
 
 if __name__ == "__main__":

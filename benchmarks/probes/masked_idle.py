@@ -58,8 +58,9 @@ def case(g, m, n, k, seed, configs=(), profile=()):
                 "skip": {"idle_warpgroups": "skip", "config": SQUARE}}
     if n % 256 == 0 and m % 64 == 0:
         variants["64x256"] = {"config": WIDE64}
-    for i, (name, config) in enumerate(configs):
-        variants[name] = {"config": config}
+    for name, spec in configs:
+        config, *options = spec.split("|")
+        variants[name] = {"config": config, **dict(o.split("=", 1) for o in options)}
     for i, (name, extra) in enumerate(variants.items()):
         try:
             kern = ggc.Kernel(ir.grouped_matmul(
@@ -126,7 +127,9 @@ def main():
                         help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "
                              "(counts uniform in [1, M])")
     parser.add_argument("--configs", default="",
-                        help="NAME=#gg.config<...>;...: more variants, each a config")
+                        help="NAME=#gg.config<...>[|OPTION=VALUE...];...: more variants, "
+                             "each a config and ir.grouped_matmul's string options "
+                             "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>)")
     parser.add_argument("--profile", default="",
                         help="NAME,...: no timing; launch these variants once for ncu")
     args = parser.parse_args()

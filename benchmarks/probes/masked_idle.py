@@ -43,7 +43,7 @@ def tile_counts(counts, n):
             for bm, bn in ((128, 128), (64, 256))]
 
 
-def case(g, m, n, k, seed, configs=(), profile=()):
+def case(g, m, n, k, seed, configs=(), profile=(), only_configs=False):
     counts = random_counts(g, m, seed)
     expected = max(1, sum(counts) // g)
     x = (torch.randn(g, m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -54,13 +54,16 @@ def case(g, m, n, k, seed, configs=(), profile=()):
     sx_physical, a_kind = ops._physical_block_scale(sx_mn)
     masked = torch.tensor(counts, dtype=torch.int32, device="cuda")
     fns, outs = {}, {}
-    variants = {"chosen": {}, "compute": {"idle_warpgroups": "compute", "config": SQUARE},
-                "skip": {"idle_warpgroups": "skip", "config": SQUARE}}
-    if n % 256 == 0 and m % 64 == 0:
-        variants["64x256"] = {"config": WIDE64}
+    variants = {"chosen": {}}
+    if not only_configs:
+        variants.update({"compute": {"idle_warpgroups": "compute", "config": SQUARE},
+                         "skip": {"idle_warpgroups": "skip", "config": SQUARE}})
+        if n % 256 == 0 and m % 64 == 0:
+            variants["64x256"] = {"config": WIDE64}
     for name, spec in configs:
         config, *options = spec.split("|")
-        variants[name] = {"config": config, **dict(o.split("=", 1) for o in options)}
+        variants[name] = {**({"config": config} if config else {}),
+                          **dict(o.split("=", 1) for o in options)}
     for i, (name, extra) in enumerate(variants.items()):
         try:
             kern = ggc.Kernel(ir.grouped_matmul(
@@ -127,9 +130,12 @@ def main():
                         help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "
                              "(counts uniform in [1, M])")
     parser.add_argument("--configs", default="",
-                        help="NAME=#gg.config<...>[|OPTION=VALUE...];...: more variants, "
-                             "each a config and ir.grouped_matmul's string options "
+                        help="NAME=[#gg.config<...>][|OPTION=VALUE...];...: more variants, "
+                             "each a config (none: gg-select-config's) and "
+                             "ir.grouped_matmul's string options "
                              "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>)")
+    parser.add_argument("--only-configs", action="store_true",
+                        help="time the chosen kernel, --configs and DeepGEMM alone")
     parser.add_argument("--profile", default="",
                         help="NAME,...: no timing; launch these variants once for ncu")
     args = parser.parse_args()
@@ -137,7 +143,8 @@ def main():
     configs = [tuple(c.split("=", 1)) for c in args.configs.split(";") if c]
     print(torch.cuda.get_device_name(), flush=True)
     for spec in args.cases.split(";"):
-        case(*(int(v) for v in spec.split(",")), configs=configs, profile=profile)
+        case(*(int(v) for v in spec.split(",")), configs=configs, profile=profile,
+             only_configs=args.only_configs)
 
 
 if __name__ == "__main__":

@@ -239,6 +239,23 @@ func.func @decode(%a: memref<16x128x7168xf8E4M3FN>,
 
 // -----
 
+// The same batch on 128x192 tiles in pairs sharing B: the default policy,
+// as each group's odd last M block reads B's tiles again soon after the
+// pair above it.
+// CHECK-LABEL: func.func @decode_pairs
+// CHECK: schedule = #gg.schedule<order = m_fastest>
+func.func @decode_pairs(%a: memref<16x384x7168xf8E4M3FN>,
+                        %b: memref<16x4096x7168xf8E4M3FN>, %m: memref<16xi32>,
+                        %o: memref<16x384x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x384x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x384x4096xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [2, 1], sms = 132>}
+  return
+}
+
+// -----
+
 // A schedule the user wrote is kept.
 // CHECK-LABEL: func.func @user_order
 // CHECK: schedule = #gg.schedule<order = n_fastest>

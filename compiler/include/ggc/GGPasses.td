@@ -120,7 +120,10 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     load B with L2's evict-first policy
     (`chooseBCache`), so A's rows, which every N block reads again, stay
     in L2: measured 68.6 against 77.1 us on masked G=4 M=256 and 130.5
-    against 143.5 us on the decode batch. Contiguous f8 keeps the default
+    against 143.5 us on the decode batch; masked pairs of CTAs (cluster
+    [2, 1]) keep the default, as their odd last M block reads each B tile
+    again soon after the pair's multicast (paired 128x192 tiles 1.033-1.070x
+    faster with it at K 7,168, H100). Contiguous f8 keeps the default
     policy: a group's M blocks read each B tile in turn, and on MoE-sized
     groups evict-first had them read it again from DRAM (Qwen3-like up and
     down projections at 131,072 rows 749.5 against 777.5 us and 463.6

@@ -180,32 +180,27 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
   return best;
 }
 
-/// f8 B tiles evict first in masked and padded layouts, so that A's rows,
-/// which every N block reads again, stay in L2 (masked and decode batches
-/// measured 10-12% faster). Contiguous f8 keeps the default: a group's M
-/// blocks read each B tile in turn, and evicting it first made MoE-sized
-/// groups (a few hundred rows) read it again from DRAM, while groups of a
-/// thousand rows and more measured level (docs/performance-history.md,
-/// twentieth session). k_grouped f8 (the weight gradient) keeps it too:
-/// its B is a group's tokens, which all of the group's M blocks read, and
-/// the default policy measured 0.4-5.5% faster on DeepGEMM's six sm90
-/// shapes (thirty-second session). bf16 measured no gain and keeps the
-/// default.
-/// The padded layout's groups walked N first (smallExperts) keep the
-/// default, as contiguous groups do.
-/// Masked pairs of CTAs (cluster [2, 1]) keep the default too: a group's
-/// odd last M block reads each B tile again (each CTA its own, two N
-/// blocks a unit) soon after the pair above it multicast it, and
-/// evict-first sent those reads to DRAM: paired 128x192 tiles measured
-/// 1.033-1.070x faster with the default policy on three masked batches
-/// at K 7,168 (H100, forty-eighth session, masked_idle.py).
-CachePolicy chooseBCache(GroupedMatmulOp op, ConfigAttr config,
-                         TileOrder order) {
+/// f8 B tiles evict first in the padded layout, so that A's rows, which
+/// every N block reads again, stay in L2. Masked f8 keeps the default: it
+/// once measured 10-12% faster with evict-first (twentieth session), but
+/// today's masked kernels measured 1.025-1.071x faster with the default on
+/// eight masked batches (single CTAs on 64x256 and 128x128 tiles, and pairs
+/// of CTAs, whose odd last M block reads each B tile again soon after the
+/// pair's multicast; H100, forty-eighth session, masked_idle.py).
+/// Contiguous f8 keeps the default: a group's M blocks read each B tile in
+/// turn, and evicting it first made MoE-sized groups (a few hundred rows)
+/// read it again from DRAM, while groups of a thousand rows and more
+/// measured level (docs/performance-history.md, twentieth session).
+/// k_grouped f8 (the weight gradient) keeps it too: its B is a group's
+/// tokens, which all of the group's M blocks read, and the default policy
+/// measured 0.4-5.5% faster on DeepGEMM's six sm90 shapes (thirty-second
+/// session). bf16 measured no gain and keeps the default. The padded
+/// layout's groups walked N first (smallExperts) keep the default, as
+/// contiguous groups do.
+CachePolicy chooseBCache(GroupedMatmulOp op, TileOrder order) {
   bool f8 = op.getBType().getElementTypeBitWidth() == 8;
-  bool paired = config.getClusterM() * config.getClusterN() > 1;
-  bool evictsB = (op.getLayout() == GroupLayout::masked && !paired) ||
-                 (op.getLayout() == GroupLayout::padded_contiguous &&
-                  !(order == TileOrder::n_fastest && smallExperts(op)));
+  bool evictsB = op.getLayout() == GroupLayout::padded_contiguous &&
+                 !(order == TileOrder::n_fastest && smallExperts(op));
   return f8 && evictsB ? CachePolicy::evict_first : CachePolicy::normal;
 }
 
@@ -223,7 +218,7 @@ struct ScheduleGroupsPass
       TileOrder order = chooseOrder(op, config);
       op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order,
                                            chooseMBand(op, config, order),
-                                           chooseBCache(op, config, order)));
+                                           chooseBCache(op, order)));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

@@ -361,8 +361,9 @@ func.func @split_columns(%a: memref<16x128x7168xf8E4M3FN>,
 
 // -----
 
-// gg-schedule-groups' `b_cache = evict_first`: B's TMA loads carry L2's
-// evict-first policy as their cache hint (A's carry none).
+// `b_cache = evict_first` (stated here: gg-schedule-groups gives masked
+// ops the default): B's TMA loads carry L2's evict-first policy as their
+// cache hint (A's carry none).
 // CHECK-LABEL: llvm.func @evict_first_b_kernel
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] {isCTAOnly = true}
 // CHECK: %[[POLICY:.*]] = arith.constant 1364590687093260288 : i64
@@ -372,7 +373,8 @@ func.func @evict_first_b(%a: memref<4x128x256xf8E4M3FN>, %b: memref<4x256x256xf8
   gg.grouped_matmul masked a(%a : memref<4x128x256xf8E4M3FN>)
       b(%b : memref<4x256x256xf8E4M3FN>) groups(%m : memref<4xi32>)
       out(%o : memref<4x128x256xbf16>)
-      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>}
+      {config = #gg.config<block = [128, 128, 128], stages = 2, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = m_fastest, b_cache = evict_first>}
   return
 }
 

@@ -116,14 +116,12 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     rows measured 1-2.5% faster without, groups of 4,096 rows (Mixtral's
     down projection at 16,384 tokens) 13.7% slower (H200). A hint is a
     mean rounded down to a power of two (`ggc.ops.mean_hint`), so groups
-    count as 1.5 times it. Masked and padded f8 ops
-    load B with L2's evict-first policy
-    (`chooseBCache`), so A's rows, which every N block reads again, stay
-    in L2: measured 68.6 against 77.1 us on masked G=4 M=256 and 130.5
-    against 143.5 us on the decode batch; masked pairs of CTAs (cluster
-    [2, 1]) keep the default, as their odd last M block reads each B tile
-    again soon after the pair's multicast (paired 128x192 tiles 1.033-1.070x
-    faster with it at K 7,168, H100). Contiguous f8 keeps the default
+    count as 1.5 times it. Padded f8 ops load B with L2's evict-first
+    policy (`chooseBCache`), so A's rows, which every N block reads again,
+    stay in L2. Masked f8 ops keep the default: 1.025-1.071x faster than
+    evict-first on eight masked batches (single CTAs and pairs of CTAs,
+    whose odd last M block reads each B tile again; H100, 2026-12-05).
+    Contiguous f8 keeps the default
     policy: a group's M blocks read each B tile in turn, and on MoE-sized
     groups evict-first had them read it again from DRAM (Qwen3-like up and
     down projections at 131,072 rows 749.5 against 777.5 us and 463.6

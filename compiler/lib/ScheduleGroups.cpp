@@ -183,7 +183,7 @@ int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order) {
 /// f8 B tiles evict first in the padded layout, so that A's rows, which
 /// every N block reads again, stay in L2. Masked f8 keeps the default: it
 /// once measured 10-12% faster with evict-first (twentieth session), but
-/// today's masked kernels measured 1.025-1.071x faster with the default on
+/// today's masked kernels measured 1.014-1.079x faster with the default on
 /// eight masked batches (single CTAs on 64x256 and 128x128 tiles, and pairs
 /// of CTAs, whose odd last M block reads each B tile again soon after the
 /// pair's multicast; H100, forty-eighth session, masked_idle.py).

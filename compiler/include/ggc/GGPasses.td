@@ -118,7 +118,7 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     mean rounded down to a power of two (`ggc.ops.mean_hint`), so groups
     count as 1.5 times it. Padded f8 ops load B with L2's evict-first
     policy (`chooseBCache`), so A's rows, which every N block reads again,
-    stay in L2. Masked f8 ops keep the default: 1.025-1.071x faster than
+    stay in L2. Masked f8 ops keep the default: 1.014-1.079x faster than
     evict-first on eight masked batches (single CTAs and pairs of CTAs,
     whose odd last M block reads each B tile again; H100, 2026-12-05).
     Contiguous f8 keeps the default

@@ -62,6 +62,8 @@ def case(g, m, n, k, seed, configs=(), profile=(), only_configs=False):
             variants["64x256"] = {"config": WIDE64}
     for name, spec in configs:
         config, *options = spec.split("|")
+        if any("=" not in option for option in options):
+            raise SystemExit(f"--configs {name}: options are OPTION=VALUE, got {options}")
         variants[name] = {**({"config": config} if config else {}),
                           **dict(o.split("=", 1) for o in options)}
     for i, (name, extra) in enumerate(variants.items()):

@@ -90,7 +90,7 @@ llvm::StringRef ggc::sharedBufferName(SharedBufferId id) {
   static const char *const names[kNumSharedBuffers] = {
       "a_tiles",        "b_tiles",        "transposed_b",  "transposed_a",
       "full_barriers",  "empty_barriers", "stage_a_scales", "stage_b_scales",
-      "column_scales",  "scale_slots",    "staged_output"};
+      "column_scales",  "scale_slots",    "staged_output", "group_table"};
   return names[id];
 }
 
@@ -152,8 +152,22 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};
+  // Last, so that the other buffers keep their places with or without it;
+  // an empty table aligns nothing.
+  int64_t tableBytes = groupTableEntries(op) *
+                       byteWidth(cast<MemRefType>(op.getGroups().getType()).getElementType());
+  l.buffers[kGroupTable] = {sharedBufferName(kGroupTable), tableBytes,
+                            tableBytes ? 16 : 1};
   l.total = allocateSharedMemory(l.buffers).back();
   return l;
+}
+
+int64_t ggc::groupTableEntries(GroupedMatmulOp op) {
+  ScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule || schedule.getGroupReads() != GroupReads::shared)
+    return 0;
+  int64_t groups = op.getDims().numGroups;
+  return op.getLayout() == GroupLayout::contiguous ? groups + 1 : groups;
 }
 
 bool ggc::twoLevelAccumulation(GroupedMatmulOp op) {

@@ -158,7 +158,7 @@ LogicalResult defer(ggk::ForeachTileOp tiles, ggk::TileEpilogueOp end,
       tiles.getZeroUngrouped(), tiles.getMBand(), tiles.getTile(), tiles.getNumGroups(), tiles.getM(),
       tiles.getN(), tiles.getK(), tiles.getCluster(), tiles.getKAlignment(),
       tiles.getGroupsType(), tiles.getGroups(), tiles.getSize(),
-      tiles.getClusterRank(), inits);
+      tiles.getClusterRank(), tiles.getTable(), inits);
   next.getBody().takeBody(tiles.getBody());
   Block *body = next.getBodyBlock();
   for (Value v : ValueRange(inits).drop_front(carried))

@@ -87,6 +87,9 @@ struct KernelPlan {
   int64_t mBand = 0;
   /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).
   int64_t bCachePolicy = 0;
+  /// gg-schedule-groups' group_reads = shared: the counts or offsets the
+  /// CTA copies into shared memory at entry (0: the walk loads them).
+  int64_t groupTableEntries = 0;
   /// gg-eliminate-padding: whether a consumer warpgroup whose rows of a
   /// tile are all past its group's end skips the tile's wgmma
   /// (ggk.warpgroup_tile, lowered by ggk-skip-idle-warpgroups).
@@ -545,6 +548,7 @@ private:
   SmallVector<Value> rowPtrs, colPtrs, scalarPtrs;
   Value smem; // 1024-byte aligned base of dynamic shared memory
   Value clusterRank; // this CTA's rank in its cluster (i32)
+  Value groupTable;  // the group table in shared memory, or null
   mlir::ggk::AccType accType;
   bool failedEpilogue = false;
 };

@@ -10,11 +10,15 @@
 // (group, blocks, first row, valid rows, K range) are computed here and
 // replace the body's arguments. With zero_ungrouped the rows before the
 // first group and past the last are walked as groups -1 and G, with no K
-// blocks: their tiles store the zero accumulator.
+// blocks: their tiles store the zero accumulator. Where the op has a table
+// (gg's group_reads = shared), the CTA's threads copy the counts or offsets
+// into it at entry (ggk.fill_group_table, lowered here) and the walk reads
+// them there.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
 #include "RegionBodies.h"
+#include "SimpleKernel.h"
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
@@ -60,6 +64,9 @@ public:
   void run();
 
 private:
+  /// Entry `index` of the group counts or offsets: from the op's table in
+  /// shared memory where it has one, else from global memory.
+  Value loadGroupEntry(Type type, Value index);
   Value groupRows(Value group, Value *rowStart);
   std::pair<Value, Value> groupOffsets(Value group);
   /// The units a cluster walks in a group of `rows` rows: its tiles alone;
@@ -102,6 +109,11 @@ private:
   bool zeroUngrouped;
 };
 
+Value ScheduleLowering::loadGroupEntry(Type type, Value index) {
+  Value table = op.getTable();
+  return ggc::simple::load(b, type, table ? table : op.getGroups(), index);
+}
+
 /// Rows of A that belong to `group`, clamped so that a malformed offsets or
 /// count array can never make the kernel write outside `out`.
 Value ScheduleLowering::groupRows(Value group, Value *rowStart) {
@@ -113,7 +125,7 @@ Value ScheduleLowering::groupRows(Value group, Value *rowStart) {
   }
   case GroupLayout::masked: {
     Value m = b.toI32(op.getSize());
-    Value count = b.loadGlobal(b.i32(), op.getGroups(), group);
+    Value count = loadGroupEntry(b.i32(), group);
     *rowStart = b.c32(0);
     return b.clampS(count, b.c32(0), m);
   }
@@ -137,17 +149,17 @@ std::pair<Value, Value> ScheduleLowering::groupOffsets(Value group) {
   Value zero = wide ? b.c64(0) : b.c32(0);
   Value begin, end;
   if (!zeroUngrouped) {
-    begin = b.loadGlobal(groupsType, op.getGroups(), group);
-    end = b.loadGlobal(groupsType, op.getGroups(), b.add(group, b.c32(1)));
+    begin = loadGroupEntry(groupsType, group);
+    end = loadGroupEntry(groupsType, b.add(group, b.c32(1)));
   } else {
     // Group -1 is [0, offsets[0]), group G [offsets[G], size): each loads
     // the one offset that is there.
     Value beginIndex = b.maxS(group, b.c32(0));
     Value endIndex = b.minS(b.add(group, b.c32(1)), b.c32(numGroups));
     begin = b.select(b.lt(group, b.c32(0)), zero,
-                     b.loadGlobal(groupsType, op.getGroups(), beginIndex));
+                     loadGroupEntry(groupsType, beginIndex));
     end = b.select(b.ge(group, b.c32(numGroups)), size,
-                   b.loadGlobal(groupsType, op.getGroups(), endIndex));
+                   loadGroupEntry(groupsType, endIndex));
   }
   begin = b.clampS(begin, zero, size);
   end = b.clampS(end, begin, size);
@@ -427,9 +439,28 @@ void ScheduleLowering::run() {
   op.erase();
 }
 
+/// Thread t copies entries t, t + threads, ... of the groups into the
+/// table.
+void lowerFillGroupTable(ggk::FillGroupTableOp op) {
+  KernelBuilder b(op.getLoc(), op);
+  Type type = op.getGroupsType();
+  ggc::simple::forEach(
+      b, op.getThread(), b.c32(int64_t(op.getEntries())),
+      b.c32(int64_t(op.getThreads())), [&](Value entry) {
+        ggc::simple::store(b, b.loadGlobal(type, op.getGroups(), entry),
+                           op.getTable(), entry);
+      });
+  op.erase();
+}
+
 struct LowerTileSchedulePass
     : public ggc::impl::LowerTileScheduleBase<LowerTileSchedulePass> {
   void runOnOperation() override {
+    SmallVector<ggk::FillGroupTableOp> fills;
+    getOperation().walk(
+        [&](ggk::FillGroupTableOp op) { fills.push_back(op); });
+    for (ggk::FillGroupTableOp op : fills)
+      lowerFillGroupTable(op);
     SmallVector<ggk::ForeachTileOp> loops;
     getOperation().walk([&](ggk::ForeachTileOp op) { loops.push_back(op); });
     for (ggk::ForeachTileOp op : loops)

@@ -54,6 +54,17 @@ LogicalResult KernelGenerator::plan() {
     p.storePool.assign(pool->begin(), pool->end());
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
   p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
+  p.groupTableEntries = ggc::groupTableEntries(op);
+  int64_t sharedLimit = ggc::targetOf(op).sharedMemoryBytes;
+  if (p.groupTableEntries && p.smem.total > sharedLimit)
+    return op.emitOpError()
+           << "schedule group_reads = shared adds a table of "
+           << p.smem.buffers[ggc::kGroupTable].bytes
+           << " bytes, which takes the kernel's shared memory to "
+           << p.smem.total << " bytes, more than the target's "
+           << sharedLimit
+           << "; lower the stages, or read the groups from global memory "
+              "(group_reads = global)";
   p.nBlocks = (p.n + p.blockN - 1) / p.blockN;
   if (p.twoLevel() && p.blockK != 128)
     return op.emitOpError() << "block scales are applied per 128-wide K "
@@ -293,6 +304,15 @@ void KernelGenerator::emitBody() {
     }
     b.create<scf::YieldOp>();
   });
+  // The group table is published by the same barrier as the mbarriers.
+  if (p.groupTableEntries) {
+    groupTable = sharedAddress(ggc::kGroupTable, Value(), 0);
+    b.create<ggk::FillGroupTableOp>(
+        groupTable, groupsPtr, tid, p.groupTableEntries,
+        ggc::ctaThreads(p.numConsumers,
+                        op.getKernelPlanAttr().getProducer()),
+        p.groupsElem);
+  }
   b.create<ggk::PublishBarrierInitOp>(isLeader, p.cluster);
 
   // The roles and their registers (ggk-warp-specialize).

@@ -411,7 +411,8 @@ std::string collectKernelPlans(ModuleOp module) {
       schedule = llvm::json::Object{
           {"order", gg::stringifyTileOrder(s.getOrder())},
           {"m_band", s.getMBand()},
-          {"b_cache", gg::stringifyCachePolicy(s.getBCache())}};
+          {"b_cache", gg::stringifyCachePolicy(s.getBCache())},
+          {"group_reads", gg::stringifyGroupReads(s.getGroupReads())}};
     plan["schedule"] = std::move(schedule);
     llvm::json::Value padding = nullptr;
     if (gg::PaddingAttr p = op.getPaddingAttr())

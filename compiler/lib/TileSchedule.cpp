@@ -52,7 +52,7 @@ SmallVector<Value> KernelGenerator::forEachTile(
       initial.getTypes(), p.layout, p.nFastest, p.zeroUngrouped, p.mBand,
       ArrayRef<int64_t>{p.blockM, p.blockN, p.blockK}, p.numGroups, p.m, p.n,
       p.k, p.cluster, p.kAlignment, p.groupsElem, groupsPtr, dynamicSize,
-      p.cluster == 1 ? Value() : clusterRank, initial);
+      p.cluster == 1 ? Value() : clusterRank, groupTable, initial);
   SmallVector<Type> argTypes(ggk::ForeachTileOp::kTileFields, b.i32());
   llvm::append_range(argTypes, initial.getTypes());
   OpBuilder::InsertionGuard guard(b);

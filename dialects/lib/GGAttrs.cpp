@@ -141,7 +141,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
-// ScheduleAttr: `<order = O[, m_band = S][, b_cache = P]>`
+// ScheduleAttr: `<order = O[, m_band = S][, b_cache = P][, group_reads = R]>`
 //===----------------------------------------------------------------------===//
 
 /// Parses `keyword` `=` and an enum case that `symbolize` knows.
@@ -168,13 +168,22 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
     return {};
   int64_t mBand = 0;
   CachePolicy bCache = CachePolicy::normal;
+  GroupReads groupReads = GroupReads::global;
   while (succeeded(parser.parseOptionalComma())) {
     if (succeeded(parser.parseOptionalKeyword("m_band"))) {
       if (parser.parseEqual() || parser.parseInteger(mBand))
         return {};
       continue;
     }
-    if (parser.parseKeyword("b_cache", " or 'm_band'"))
+    if (succeeded(parser.parseOptionalKeyword("group_reads"))) {
+      FailureOr<GroupReads> reads = parseEnumEntry<GroupReads>(
+          parser, "global or shared", symbolizeGroupReads);
+      if (failed(reads))
+        return {};
+      groupReads = *reads;
+      continue;
+    }
+    if (parser.parseKeyword("b_cache", ", 'm_band' or 'group_reads'"))
       return {};
     FailureOr<CachePolicy> policy = parseEnumEntry<CachePolicy>(
         parser, "normal, evict_first or evict_last", symbolizeCachePolicy);
@@ -185,7 +194,7 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ScheduleAttr>(parser.getContext(), *order, mBand,
-                                         bCache);
+                                         bCache, groupReads);
 }
 
 void ScheduleAttr::print(AsmPrinter &printer) const {
@@ -194,12 +203,15 @@ void ScheduleAttr::print(AsmPrinter &printer) const {
     printer << ", m_band = " << getMBand();
   if (getBCache() != CachePolicy::normal)
     printer << ", b_cache = " << stringifyCachePolicy(getBCache());
+  if (getGroupReads() != GroupReads::global)
+    printer << ", group_reads = " << stringifyGroupReads(getGroupReads());
   printer << ">";
 }
 
 LogicalResult
 ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     TileOrder order, int64_t mBand, CachePolicy) {
+                     TileOrder order, int64_t mBand, CachePolicy,
+                     GroupReads) {
   // The kernel counts a band's tiles in i32: m_band * N blocks.
   if (mBand < 0 || mBand > kMaxMBand)
     return emitError() << "schedule m_band must be in [0, " << kMaxMBand

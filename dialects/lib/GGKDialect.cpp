@@ -69,6 +69,11 @@ LogicalResult ForeachTileOp::verify() {
     return emitOpError() << "zero_ungrouped walks the rows outside a "
                             "contiguous layout's groups; got layout "
                          << gg::stringifyGroupLayout(getLayout());
+  if (getTable() && getLayout() != gg::GroupLayout::masked &&
+      getLayout() != gg::GroupLayout::contiguous)
+    return emitOpError() << "reads a table of group counts or offsets in "
+                            "a masked or contiguous walk only; got layout "
+                         << gg::stringifyGroupLayout(getLayout());
   Block *body = getBodyBlock();
   unsigned expected = kTileFields + getInits().size();
   if (body->getNumArguments() != expected)
@@ -91,6 +96,17 @@ LogicalResult ForeachTileOp::verify() {
   if (yield.getValues().getTypes() != getInits().getTypes())
     return yield.emitOpError()
            << "must yield the carried values' types " << getInits().getTypes();
+  return success();
+}
+
+LogicalResult FillGroupTableOp::verify() {
+  if (!getGroupsType().isInteger(32) && !getGroupsType().isInteger(64))
+    return emitOpError() << "groups_type must be i32 or i64, got "
+                         << getGroupsType();
+  if (getEntries() < 1 || getThreads() < 1)
+    return emitOpError() << "copies at least one entry with at least one "
+                            "thread; got entries = "
+                         << getEntries() << ", threads = " << getThreads();
   return success();
 }
 

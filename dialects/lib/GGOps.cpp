@@ -301,6 +301,24 @@ static LogicalResult verifyZeroUngrouped(GroupedMatmulOp op) {
   return success();
 }
 
+/// A table of group counts or offsets in shared memory replaces the loads
+/// of the walk that steps from group to group: masked and contiguous. A
+/// k_grouped tile loads its own group's K range, and padded_contiguous
+/// reads a tag per row tile, with no walk over groups.
+static LogicalResult verifyGroupReads(GroupedMatmulOp op) {
+  ScheduleAttr schedule = op.getScheduleAttr();
+  if (!schedule || schedule.getGroupReads() != GroupReads::shared)
+    return success();
+  if (op.getLayout() != GroupLayout::masked &&
+      op.getLayout() != GroupLayout::contiguous)
+    return op.emitOpError() << "schedule group_reads = shared tables the "
+                               "counts or offsets a masked or contiguous "
+                               "walk steps over; layout "
+                            << stringifyGroupLayout(op.getLayout())
+                            << " takes group_reads = global";
+  return success();
+}
+
 /// A, B and out agree on the G, M, N and K that getDims() read off them.
 static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
                                         const GroupedMatmulOp::Dims &d) {
@@ -521,7 +539,8 @@ LogicalResult GroupedMatmulOp::verify() {
       failed(verifyOperandLayouts(*this)) ||
       failed(verifyRanksAndStaticSizes(*this)) ||
       failed(verifyGatheredRows(*this)) ||
-      failed(verifyZeroUngrouped(*this)))
+      failed(verifyZeroUngrouped(*this)) ||
+      failed(verifyGroupReads(*this)))
     return failure();
   // With the ranks checked, G, M, N and K can be read off the types; the
   // size checks above bound them, so what is derived from them cannot

@@ -72,6 +72,7 @@ class FunctionSpec:
     tile_order: Optional[str] = None       # "m_fastest" / "n_fastest"
     m_band: Optional[int] = None           # M blocks per band (m_fastest; 0: none)
     b_cache: Optional[str] = None          # "normal" / "evict_first" / "evict_last"
+    group_reads: Optional[str] = None      # "global" / "shared"
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
     kernel_plan: Optional[str] = None      # a #gg.kernel_plan<...> attribute
@@ -132,9 +133,11 @@ def emit(spec: FunctionSpec) -> str:
         attrs.append(f"config = {spec.config}")
     if spec.direct_stores:
         attrs.append("store_pool = array<i64>")
-    if spec.tile_order is not None or spec.b_cache is not None or spec.m_band is not None:
+    if any(x is not None for x in (spec.tile_order, spec.b_cache, spec.m_band,
+                                   spec.group_reads)):
         attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order or 'm_fastest'}, "
-                     f"m_band = {spec.m_band or 0}, b_cache = {spec.b_cache or 'normal'}>")
+                     f"m_band = {spec.m_band or 0}, b_cache = {spec.b_cache or 'normal'}, "
+                     f"group_reads = {spec.group_reads or 'global'}>")
     if spec.overfetch_rows is not None:
         attrs.append(f"overfetch = #gg.overfetch<rows = {spec.overfetch_rows}, k = 0>")
     if spec.idle_warpgroups is not None:
@@ -191,6 +194,7 @@ def grouped_matmul(
     idle_warpgroups: Optional[str] = None,
     overfetch_rows: Optional[int] = None,
     b_cache: Optional[str] = None,
+    group_reads: Optional[str] = None,
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
     store_slice: Optional[int] = None,
@@ -217,11 +221,14 @@ def grouped_matmul(
     stores instead of the TMA store pool. `tile_order` ("m_fastest",
     "n_fastest"), `m_band` (M blocks per band with m_fastest; 0: none), `idle_warpgroups` ("skip", "compute") and
     `overfetch_rows` (block M - 1: whole-tile loads; 2^j - 1: a group's last
-    tile loads its rows in units of 2^j) and `b_cache` (B's L2 policy:
-    "normal", "evict_first", "evict_last") override the choices of
-    gg-schedule-groups, gg-eliminate-padding and gg-plan-overfetch (naming
-    any of `tile_order`, `m_band` and `b_cache` states the whole schedule:
-    the others take m_fastest, no bands and "normal", not the pass's
+    tile loads its rows in units of 2^j), `b_cache` (B's L2 policy:
+    "normal", "evict_first", "evict_last") and `group_reads` (masked and
+    contiguous: "shared" copies the counts or offsets into shared memory at
+    the kernel's entry for the walk to read, "global" loads them as the walk
+    reaches each group) override the choices of gg-schedule-groups,
+    gg-eliminate-padding and gg-plan-overfetch (naming any of `tile_order`,
+    `m_band`, `b_cache` and `group_reads` states the whole schedule: the
+    others take m_fastest, no bands, "normal" and "global", not the pass's
     choice); `kernel_plan` (a whole
     `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
     which checks it. `store_slice` stages and stores the output tile that
@@ -279,7 +286,7 @@ def grouped_matmul(
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
-                        b_cache=b_cache, out_layout=out_layout, kernel_plan=kernel_plan,
+                        b_cache=b_cache, group_reads=group_reads, out_layout=out_layout, kernel_plan=kernel_plan,
                         store_slice=store_slice, accumulate=accumulate, zero_ungrouped=zero_ungrouped,
                         a_rows="a_rows" if a_rows else None)
     kb = None if k is None else -(-k // 128)

@@ -47,6 +47,58 @@ llvm.func @zero_ungrouped_masked(%groups: !llvm.ptr<1>, %m: i64) {
 
 // -----
 
+// A walk reading a group table, and the op that fills it, print as they
+// parse.
+// CHECK-LABEL: llvm.func @group_table
+// CHECK: ggk.fill_group_table %{{.*}} from(%{{.*}} : !llvm.ptr<1>) thread(%{{.*}}) attributes {entries = 4 : i64, groups_type = i32, threads = 384 : i64}
+// CHECK: ggk.foreach_tile masked groups(%{{.*}} : !llvm.ptr<1>, i32) size(%{{.*}}) table(%{{.*}}) attributes
+llvm.func @group_table(%groups: !llvm.ptr<1>, %m: i64, %table: !llvm.ptr<3>, %tid: i32) {
+  ggk.fill_group_table %table from(%groups : !llvm.ptr<1>) thread(%tid)
+      attributes {entries = 4, threads = 384, groups_type = i32}
+  ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      table(%table) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 4, m = 128, n = 1024, k = 512, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @group_table_k_grouped(%groups: !llvm.ptr<1>, %k: i64, %table: !llvm.ptr<3>) {
+  // expected-error @+1 {{reads a table of group counts or offsets in a masked or contiguous walk only; got layout k_grouped}}
+  ggk.foreach_tile k_grouped groups(%groups : !llvm.ptr<1>, i32) size(%k)
+      table(%table) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 4, m = 256, n = 1024, k = 0, cluster = 1, k_alignment = 1} {
+  ^bb0(%g: i32, %mb: i32, %nb: i32, %row: i32, %gs: i32, %valid: i32,
+       %ks: i32, %kf: i32, %ke: i32, %nk: i32, %sb: i32):
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
+llvm.func @group_table_f32(%groups: !llvm.ptr<1>, %table: !llvm.ptr<3>, %tid: i32) {
+  // expected-error @+1 {{groups_type must be i32 or i64, got 'f32'}}
+  ggk.fill_group_table %table from(%groups : !llvm.ptr<1>) thread(%tid)
+      attributes {entries = 4, threads = 384, groups_type = f32}
+  llvm.return
+}
+
+// -----
+
+llvm.func @group_table_empty(%groups: !llvm.ptr<1>, %table: !llvm.ptr<3>, %tid: i32) {
+  // expected-error @+1 {{copies at least one entry with at least one thread; got entries = 0, threads = 384}}
+  ggk.fill_group_table %table from(%groups : !llvm.ptr<1>) thread(%tid)
+      attributes {entries = 0, threads = 384, groups_type = i32}
+  llvm.return
+}
+
+// -----
+
 llvm.func @cluster_of_four(%groups: !llvm.ptr<1>, %m: i64, %rank: i32) {
   // expected-error @+1 {{walks clusters of 1 or 2 CTAs (padded_contiguous alone), got 4 with layout contiguous}}
   ggk.foreach_tile contiguous groups(%groups : !llvm.ptr<1>, i32) size(%m)

@@ -1115,7 +1115,7 @@ func.func @schedule_band_range(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16
 // -----
 
 func.func @schedule_unknown_entry(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{expected 'b_cache' or 'm_band'}}
+  // expected-error @+1 {{expected 'b_cache', 'm_band' or 'group_reads'}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, band = 3>}
   return
 }
@@ -1125,6 +1125,22 @@ func.func @schedule_unknown_entry(%a: memref<?x256xbf16>, %b: memref<8x512x256xb
 func.func @schedule_unknown_policy(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
   // expected-error @+1 {{expected normal, evict_first or evict_last, got 'evict_never'}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, b_cache = evict_never>}
+  return
+}
+
+// -----
+
+func.func @schedule_unknown_group_reads(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{expected global or shared, got 'local'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, group_reads = local>}
+  return
+}
+
+// -----
+
+func.func @schedule_group_reads_k_grouped(%a: memref<256x?xbf16>, %b: memref<512x?xbf16>, %g: memref<9xi32>, %o: memref<8x256x512xf32>) {
+  // expected-error @+1 {{schedule group_reads = shared tables the counts or offsets a masked or contiguous walk steps over; layout k_grouped takes group_reads = global}}
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xbf16>) b(%b : memref<512x?xbf16>) groups(%g : memref<9xi32>) out(%o : memref<8x256x512xf32>) {schedule = #gg.schedule<order = m_fastest, group_reads = shared>}
   return
 }
 

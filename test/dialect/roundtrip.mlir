@@ -585,6 +585,20 @@ func.func @b_cache_policy(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
   return
 }
 
+// group_reads prints only when not the default (global).
+// CHECK-LABEL: func.func @group_reads_shared(
+// CHECK: {schedule = #gg.schedule<order = m_fastest, group_reads = shared>}{{$}}
+// CHECK-LABEL: func.func @group_reads_global(
+// CHECK: {schedule = #gg.schedule<order = n_fastest>}{{$}}
+func.func @group_reads_shared(%a: memref<8x128x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<8xi32>, %o: memref<8x128x512xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x128x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<8xi32>) out(%o : memref<8x128x512xbf16>) {schedule = #gg.schedule<order = m_fastest, group_reads = shared, b_cache = normal>}
+  return
+}
+func.func @group_reads_global(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = n_fastest, group_reads = global>}
+  return
+}
+
 // Gathered rows: a_rows prints after 'a', and the product's rows follow it.
 // CHECK-LABEL: func.func @gathered_rows(
 // CHECK: gg.grouped_matmul contiguous a(%{{.*}} : memref<?x256xbf16>) a_rows(%{{.*}} : memref<?xi32>) b(%{{.*}} : memref<8x512x256xbf16>)

@@ -241,6 +241,41 @@ def test_masked_uneven_counts(dtype, b_layout):
         assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
 
 
+# gg's group_reads = shared: the walk reads the counts or offsets from a
+# table the CTA fills at its entry. More groups than the CTA has threads
+# (each thread copies two entries or one), empty, 1-row and ragged groups,
+# counts past M clamped; a tile skipped or a row past a count written
+# shows as NaN.
+@pytest.mark.parametrize("offsets_dtype", ["i32", "i64"])
+def test_contiguous_group_table(offsets_dtype):
+    gen = torch.Generator().manual_seed(3)
+    sizes = torch.randint(0, 300, (500,), generator=gen)
+    sizes[::7] = 0
+    sizes[1::11] = 1
+    check_contiguous(sizes.tolist(), n=200, k=136, dtype="bf16",
+                     offsets_dtype=offsets_dtype, group_reads="shared")
+
+
+def test_masked_group_table():
+    g, m_max, n, k = 450, 130, 72, 64
+    counts = torch.randint(0, m_max + 1, (g,))
+    counts[::5] = 0
+    counts[1::9] = 1
+    counts[2] = 1000  # clamped to M
+    kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max,
+                         group_reads="shared")
+    a = randn(g, m_max, k, dtype=torch.bfloat16)
+    b = randn(g, n, k, dtype=torch.bfloat16)
+    out = torch.full((g, m_max, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    kern(a, b, counts.to(torch.int32).cuda(), out)
+    torch.cuda.synchronize()
+    for gi, count in enumerate(counts.clamp(max=m_max).tolist()):
+        if count:
+            err = rel_err(out[gi, :count], a[gi, :count].double() @ b[gi].double().T)
+            assert err < TOLERANCE["bf16"], f"group {gi}: rel err {err:.2e}"
+        assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+
+
 def test_masked_counts_beyond_m_max_are_clamped():
     g, m_max, n, k = 2, 64, 64, 64
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max)
@@ -469,24 +504,27 @@ def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn):
         start += size
 
 
-@pytest.mark.parametrize("config,n", [
-    (CLUSTER.format(bn=128, bk=128, stages=4), 512),
+@pytest.mark.parametrize("config,n,group_reads", [
+    (CLUSTER.format(bn=128, bk=128, stages=4), 512, None),
     # 64-row tiles split between two warpgroups, paired along M (decode).
     ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [2, 1], sms = 132, "
-     "split_n = 2>", 512),
+     "split_n = 2>", 512, None),
     # Odd N blocks (3): the last unit of an odd M block pairs a tile with
     # one past the group's end.
-    (CLUSTER.format(bn=128, bk=128, stages=4), 384),
+    (CLUSTER.format(bn=128, bk=128, stages=4), 384, None),
     # 192-column tiles, the last of 3 ragged (64 columns).
-    (CLUSTER.format(bn=192, bk=128, stages=0), 448)])
-def test_cluster_masked_fp8_block_scaled(config, n):
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448, None),
+    # The same, the counts read from a table in shared memory.
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448, "shared")])
+def test_cluster_masked_fp8_block_scaled(config, n, group_reads):
     """Pairs walk M blocks two by two (sharing B) and a group's odd last M
     block two N blocks at a time (each loading its own B): counts of 1, 2
     and 3 M blocks, an empty group, a full one."""
     g, m_max, k = 6, 384, 512
     counts = [256, 129, 0, 3, 384, 300]
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                         a_scale="block_mn", b_scale="block", config=config)
+                         a_scale="block_mn", b_scale="block", config=config,
+                         group_reads=group_reads)
     a = (torch.randn(g, m_max, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     sa = torch.rand(g, k // 128, m_max, device="cuda") + 0.5

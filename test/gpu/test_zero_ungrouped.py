@@ -45,7 +45,8 @@ CONFIGS = [None,
 
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
-def test_bf16_rows_outside_every_group_are_zeros(config, b_layout, offsets_dtype="i32"):
+def test_bf16_rows_outside_every_group_are_zeros(config, b_layout, offsets_dtype="i32",
+                                                 group_reads=None):
     n, k = 320, 200
     t, offsets = rows_and_offsets(SIZES, LEAD, TAIL)
     if offsets_dtype == "i64":
@@ -53,7 +54,8 @@ def test_bf16_rows_outside_every_group_are_zeros(config, b_layout, offsets_dtype
     kernel = ggc.Kernel(ir.grouped_matmul("zero_ungrouped", layout="contiguous",
                                           num_groups=len(SIZES), n=n, k=k, b_layout=b_layout,
                                           config=config, zero_ungrouped=True,
-                                          offsets_dtype=offsets_dtype))
+                                          offsets_dtype=offsets_dtype,
+                                          group_reads=group_reads))
     assert "zero_ungrouped" in kernel.asm["gg"]
     a = torch.randn(t, k, device="cuda").bfloat16()
     b = torch.randn(len(SIZES), n, k, device="cuda").bfloat16()
@@ -125,6 +127,22 @@ def test_fp8_epilogue_scales_outside_every_group_do_not_reach_the_zeros(a_kind, 
 
 def test_i64_offsets():
     test_bf16_rows_outside_every_group_are_zeros(None, "nk", offsets_dtype="i64")
+
+
+@pytest.mark.parametrize("offsets_dtype", ["i32", "i64"])
+def test_offsets_read_from_a_group_table(offsets_dtype):
+    """group_reads = shared: the walk over groups -1 to G reads the offsets
+    from the table the CTA fills at entry (G + 1 of them)."""
+    test_bf16_rows_outside_every_group_are_zeros(None, "nk", offsets_dtype=offsets_dtype,
+                                                 group_reads="shared")
+
+
+def test_sm80_group_table():
+    ggc.set_target("sm_80")
+    try:
+        test_bf16_rows_outside_every_group_are_zeros(None, "nk", group_reads="shared")
+    finally:
+        ggc.set_target(None)
 
 
 def test_sm80_lowering():

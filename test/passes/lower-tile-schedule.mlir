@@ -345,3 +345,40 @@ llvm.func @paired(%groups: !llvm.ptr<1>, %m: i64, %rank: i32) {
   }
   llvm.return
 }
+
+// -----
+
+// A table of the group counts in shared memory (gg's group_reads = shared):
+// thread t copies counts t, t + 384, ... into it, and the walk reads group
+// 0's count and each next group's there; no count is loaded from global
+// memory inside the walk.
+// CHECK-LABEL: llvm.func @group_table
+// CHECK-SAME: (%[[GROUPS:.*]]: !llvm.ptr<1>, %{{.*}}: i64, %[[TABLE:.*]]: !llvm.ptr<3>, %[[TID:.*]]: i32)
+// CHECK: scf.for %[[I:.*]] = %[[TID]] to %c16_i32 step %c384_i32 : i32 {
+// CHECK: %[[FROM:.*]] = llvm.getelementptr %[[GROUPS]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK: %[[COUNT:.*]] = llvm.load %[[FROM]] : !llvm.ptr<1> -> i32
+// CHECK: %[[TO:.*]] = llvm.getelementptr %[[TABLE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i32
+// CHECK: llvm.store %[[COUNT]], %[[TO]] : i32, !llvm.ptr<3>
+// CHECK: }
+// CHECK: llvm.load %[[TABLE]] : !llvm.ptr<3> -> i32
+// CHECK-NOT: !llvm.ptr<1> -> i32
+// CHECK: scf.while
+// CHECK: scf.if
+// CHECK: llvm.getelementptr %[[TABLE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i32
+// CHECK-NOT: !llvm.ptr<1> -> i32
+// CHECK: llvm.return
+llvm.func @group_table(%groups: !llvm.ptr<1>, %m: i64, %table: !llvm.ptr<3>, %tid: i32) -> i32 {
+  %c0 = arith.constant 0 : i32
+  ggk.fill_group_table %table from(%groups : !llvm.ptr<1>) thread(%tid)
+      attributes {entries = 16, threads = 384, groups_type = i32}
+  %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      table(%table) iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
+      num_groups = 16, m = 384, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
+    %next = arith.addi %count, %num_k_blocks : i32
+    ggk.yield %next : i32
+  } -> i32
+  llvm.return %n : i32
+}

@@ -204,3 +204,18 @@ func.func @gathered_rows_in_a_cluster(%a: memref<?x256xbf16>, %r: memref<?xi32>,
       {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [2, 1], sms = 132>}
   return
 }
+
+// -----
+
+// Seven stages of 128x128x64 bf16 tiles fill the 227 KiB; a table of 1,024
+// counts does not fit beside them.
+func.func @group_table_too_large(%a: memref<1024x128x256xbf16>, %b: memref<1024x256x256xbf16>,
+                                 %m: memref<1024xi32>, %o: memref<1024x128x256xbf16>) {
+  // expected-error @+1 {{schedule group_reads = shared adds a table of 4096 bytes, which takes the kernel's shared memory to 235520 bytes, more than the target's 232448; lower the stages, or read the groups from global memory (group_reads = global)}}
+  gg.grouped_matmul masked a(%a : memref<1024x128x256xbf16>)
+      b(%b : memref<1024x256x256xbf16>) groups(%m : memref<1024xi32>)
+      out(%o : memref<1024x128x256xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 7, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = m_fastest, group_reads = shared>}
+  return
+}

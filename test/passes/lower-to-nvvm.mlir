@@ -380,6 +380,34 @@ func.func @evict_first_b(%a: memref<4x128x256xf8E4M3FN>, %b: memref<4x256x256xf8
 
 // -----
 
+// `group_reads = shared`: the table of the four counts (16 bytes at 66,560,
+// after the other buffers; sharedBytes counts it) is filled by the CTA's
+// 384 threads before the barrier that publishes the mbarriers, and the
+// walks of the producer and the consumers load no count from global memory.
+// CHECK-LABEL: llvm.func @group_table_kernel
+// CHECK-SAME: sharedBytes = 67600
+// CHECK: %[[TABLE:.*]] = llvm.getelementptr %{{.*}}[%c66560_i64] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c4_i32 step %c384_i32 : i32 {
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK: %[[ENTRY:.*]] = llvm.getelementptr %[[TABLE]][%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i32
+// CHECK: llvm.store %{{.*}}, %[[ENTRY]] : i32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-NOT: !llvm.ptr<1> -> i32
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK-NOT: !llvm.ptr<1> -> i32
+// CHECK: llvm.return
+func.func @group_table(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf16>,
+                       %m: memref<4xi32>, %o: memref<4x128x256xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)
+      b(%b : memref<4x256x256xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x128x256xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = m_fastest, group_reads = shared>}
+  return
+}
+
+// -----
+
 // `out` in nm ([G, N, M], a transposed weight gradient): per-thread stores
 // (no store pool), the two columns of each pair as two scalars M apart.
 // CHECK-LABEL: llvm.func @out_nm_kernel

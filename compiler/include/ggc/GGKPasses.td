@@ -285,6 +285,10 @@ def LowerTileSchedule : Pass<"ggk-lower-tile-schedule", "::mlir::ModuleOp"> {
     tiles over A's rows and skips those whose first row is padding (group
     -1). The tile's fields replace the body's arguments: for k_grouped its
     K range starts at the group's first K rounded down to `k_alignment`.
+    A walk with a `table` (gg's `group_reads = shared`) reads the counts or
+    offsets from that shared-memory copy; the pass also lowers the
+    `ggk.fill_group_table` that writes it at the kernel's entry (thread t
+    copies entries t, t + threads, ...).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -81,7 +81,8 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
     first).
     Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest[,
-    m_band = S][, b_cache = evict_first]>` on every op that has none. The kernel walks the tiles group by group, each CTA
+    m_band = S][, b_cache = evict_first][, group_reads = shared]>` on every
+    op that has none. The kernel walks the tiles group by group, each CTA
     taking every grid-th tile, with the group boundaries found on the device
     from the offsets or counts (no host synchronisation; an empty group has
     no tiles). Within a group, `order` says which block index moves first.
@@ -131,6 +132,13 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     the group's M blocks read: 0.4-5.5% faster than evict-first on
     DeepGEMM's six sm90 shapes (H200, 2026-12-02). bf16 measured no gain
     and keeps the default.
+
+    `group_reads` (`chooseGroupReads`) stays `global`: each CTA loads a
+    group's count or offsets from global memory when its walk reaches the
+    group. `shared`, which a user may state on masked and contiguous ops,
+    copies them all into shared memory at the kernel's entry so that a step
+    over several groups between two tiles waits on no load; it is not
+    chosen before a GPU run measures it.
   }];
 }
 

@@ -38,6 +38,7 @@ enum SharedBufferId {
   kColumnScales,
   kScaleSlots,
   kStagedOutput,
+  kGroupTable,
   kNumSharedBuffers
 };
 
@@ -66,8 +67,9 @@ llvm::SmallVector<int64_t> allocateSharedMemory(
 /// stageBScaleBytes of B's, cp.async or TMA), per-column scales of B as f32 factors (each consumer
 /// warpgroup's two buffers of [entries][columns of the tile]), each
 /// consumer warp's scale slots (kScaleSlotBuffers buffers of [consumer
-/// warps][ScaleSlots::words()], filled by cp.async a block ahead), and the
-/// output tile staged for TMA stores. Placed by allocateSharedMemory; one
+/// warps][ScaleSlots::words()], filled by cp.async a block ahead), the
+/// output tile staged for TMA stores, and the table of group counts or
+/// offsets the schedule reads (groupTableEntries; group_reads = shared). Placed by allocateSharedMemory; one
 /// function, so gg-select-config, gg-tma-store-pool and the lowering
 /// agree.
 struct SharedMemoryLayout {
@@ -81,6 +83,10 @@ struct SharedMemoryLayout {
 SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
                                       mlir::gg::ConfigAttr config,
                                       bool stagedOutput);
+
+/// The counts (masked: G) or offsets (contiguous: G + 1) that a schedule
+/// with group_reads = shared copies into shared memory; 0 without one.
+int64_t groupTableEntries(mlir::gg::GroupedMatmulOp op);
 
 /// Bytes of one row of TMA's 128B swizzle: every operand tile is loaded
 /// this many bytes along its contiguous dimension at a time.

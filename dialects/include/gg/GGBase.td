@@ -111,6 +111,17 @@ def GG_CachePolicy : I32EnumAttr<"CachePolicy",
   let genSpecializedAttr = 0;
 }
 
+def GG_GroupReads : I32EnumAttr<"GroupReads",
+    "where the persistent schedule reads each group's offsets or count", [
+  // From global memory, when a CTA's walk reaches the group.
+  I32EnumAttrCase<"global", 0>,
+  // From a table in shared memory that the CTA's threads fill at entry.
+  I32EnumAttrCase<"shared", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_IdleWarpgroups : I32EnumAttr<"IdleWarpgroups",
     "what a consumer warpgroup does when all its rows of a tile are padding", [
   // Run the wgmma anyway (rows past the group are computed, never stored).
@@ -301,19 +312,32 @@ def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
     running at once then cover a band of A's rows by a band of B's columns
     instead of all of a large group's rows by a few columns, so each K
     slice they load is shared by more of them in L2.
+
+    `group_reads` (masked and contiguous layouts) says where the walk reads
+    the counts or offsets that bound each group's tiles. With `global`, the
+    default, a CTA loads a group's from global memory when its walk reaches
+    the group, so a step over several groups waits for one load after
+    another. With `shared` the CTA's threads copy all of them into a table
+    in shared memory at the kernel's entry (G counts, or G + 1 offsets),
+    and the walk reads the table; the table's bytes count in the kernel's
+    shared memory.
   }];
   let parameters = (ins
     EnumParameter<GG_TileOrder>:$order,
     DefaultValuedParameter<"int64_t", "0">:$mBand,
     DefaultValuedParameter<"::mlir::gg::CachePolicy",
-                           "::mlir::gg::CachePolicy::normal">:$bCache
+                           "::mlir::gg::CachePolicy::normal">:$bCache,
+    DefaultValuedParameter<"::mlir::gg::GroupReads",
+                           "::mlir::gg::GroupReads::global">:$groupReads
   );
   let builders = [
     AttrBuilder<(ins "::mlir::gg::TileOrder":$order), [{
-      return $_get($_ctxt, order, 0, ::mlir::gg::CachePolicy::normal);
+      return $_get($_ctxt, order, 0, ::mlir::gg::CachePolicy::normal,
+                   ::mlir::gg::GroupReads::global);
     }]>
   ];
-  // `<order = O[, m_band = S][, b_cache = P]>`, defaults elided.
+  // `<order = O[, m_band = S][, b_cache = P][, group_reads = R]>`, defaults
+  // elided.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -54,6 +54,11 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     does: M block past the end, the same N block, `shares_b` 1). Alone,
     `shares_b` is 1.
 
+    With `table` (masked and contiguous; gg's `group_reads = shared`) the
+    walk reads each group's count or offsets from that shared-memory copy
+    of `groups`, which `ggk.fill_group_table` wrote at the kernel's entry,
+    instead of loading them from global memory.
+
     Example (before `ggk-lower-tile-schedule`):
     ```mlir
     %end = ggk.foreach_tile contiguous groups(%offsets : i32)
@@ -80,6 +85,7 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     AnyType:$groups,
     I64:$size,
     Optional<I32>:$cluster_rank,
+    Optional<LLVM_PointerInAddressSpace<3>>:$table,
     Variadic<AnyType>:$inits
   );
   let results = (outs Variadic<AnyType>:$results);
@@ -88,6 +94,7 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
   let assemblyFormat = [{
     $layout `groups` `(` $groups `:` type($groups) `,` $groups_type `)`
     `size` `(` $size `)` (`rank` `(` $cluster_rank^ `)`)?
+    (`table` `(` $table^ `)`)?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? attr-dict-with-keyword
     $body (`->` type($results)^)?
   }];
@@ -97,6 +104,38 @@ def GGK_ForeachTileOp : GGK_Op<"foreach_tile", [
     /// The position of `num_k_blocks` among them.
     static constexpr unsigned kNumKBlocksField = 9;
     mlir::Block *getBodyBlock() { return &getBody().front(); }
+  }];
+}
+
+def GGK_FillGroupTableOp : GGK_Op<"fill_group_table"> {
+  let summary = "copy the group counts or offsets into shared memory";
+  let description = [{
+    The CTA's `threads` threads copy the `entries` elements of type
+    `groups_type` (i32 or i64) at `groups` into the shared memory at
+    `table`, thread `thread` taking entries `thread`, `thread + threads`,
+    ... It stands at the kernel's entry, before the barrier that publishes
+    the mbarriers' initialisation, which publishes the table too; the
+    `ggk.foreach_tile` that takes `table` then reads each group's count or
+    offsets there. Lowered by `ggk-lower-tile-schedule`.
+
+    Example (eight masked counts, 384 threads):
+    ```mlir
+    ggk.fill_group_table %table from(%counts : !llvm.ptr<1>) thread(%tid)
+        attributes {entries = 8, threads = 384, groups_type = i32}
+    ```
+  }];
+  let arguments = (ins
+    LLVM_PointerInAddressSpace<3>:$table,
+    AnyType:$groups,
+    I32:$thread,
+    I64Attr:$entries,
+    I64Attr:$threads,
+    TypeAttr:$groups_type
+  );
+  let hasVerifier = 1;
+  let assemblyFormat = [{
+    $table `from` `(` $groups `:` type($groups) `)` `thread` `(` $thread `)`
+    attr-dict-with-keyword
   }];
 }
 

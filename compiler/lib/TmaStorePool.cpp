@@ -31,6 +31,24 @@ namespace {
 /// (a config that asks for fewer keeps its own count, pool or not).
 constexpr int64_t kPaddedPoolMinStages = 4;
 
+/// Masked f8 batches on 128x192 tiles in pairs (gg-select-config's rule
+/// for batches beyond four waves at K >= 4,096) store per thread where the
+/// staged tile would cost the pipeline a stage: five stages with per-thread
+/// stores ran 1.011-1.021x four with the pool on the three batches that
+/// rule picks them for (G16 M384, G8 M512 and G16 M256 at N 4,096,
+/// K 7,168, random counts; H100, docs/performance-history.md, forty-eighth
+/// session, call 2, masked_idle.py's p192d5 against the chosen kernel).
+bool pairedMaskedKeepsStages(GroupedMatmulOp op, ConfigAttr config,
+                             int64_t budget) {
+  return op.getLayout() == GroupLayout::masked &&
+         op.getAType().getElementTypeBitWidth() == 8 &&
+         config.getBlockM() == 128 && config.getBlockN() == 192 &&
+         config.getClusterM() == 2 && config.getSplitN() == 1 &&
+         !op.getStoreSlice() &&
+         ggc::sharedMemoryLayout(op, config, /*stagedOutput=*/true).total >
+             budget;
+}
+
 struct TmaStorePoolPass
     : public ggc::impl::TmaStorePoolBase<TmaStorePoolPass> {
   using TmaStorePoolBase::TmaStorePoolBase;
@@ -61,6 +79,10 @@ struct TmaStorePoolPass
                            << *obstacle;
           return WalkResult::interrupt();
         }
+        op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
+        return WalkResult::advance();
+      }
+      if (pairedMaskedKeepsStages(op, config, budget)) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

@@ -512,8 +512,12 @@ def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn):
     # Odd N blocks (3): the last unit of an odd M block pairs a tile with
     # one past the group's end.
     (CLUSTER.format(bn=128, bk=128, stages=4), 384, None),
-    # 192-column tiles, the last of 3 ragged (64 columns).
+    # 192-column tiles, the last of 3 ragged (64 columns): five stages and
+    # per-thread stores (gg-tma-store-pool's pairedMaskedKeepsStages)...
     (CLUSTER.format(bn=192, bk=128, stages=0), 448, None),
+    # ... and with four stages, which leave room for the staged tile, the
+    # TMA store pool.
+    (CLUSTER.format(bn=192, bk=128, stages=4), 448, None),
     # The same, the counts read from a table in shared memory.
     (CLUSTER.format(bn=192, bk=128, stages=0), 448, "shared")])
 def test_cluster_masked_fp8_block_scaled(config, n, group_reads):

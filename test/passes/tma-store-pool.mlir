@@ -194,3 +194,31 @@ module attributes {gg.target = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// Masked f8 on 128x192 tiles in pairs: the staged tile would cost the fifth
+// stage, so the op keeps per-thread stores and its five stages; the same
+// tiles alone take the pool and four stages.
+// CHECK-LABEL: func.func @masked_fp8_pairs
+// CHECK: config = #gg.config<block = [128, 192, 128], stages = 5, cluster = [2, 1], sms = 132>
+// CHECK-SAME: store_pool = array<i64>}
+// CHECK-LABEL: func.func @masked_fp8_alone
+// CHECK: config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>
+// CHECK-SAME: store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>
+func.func @masked_fp8_pairs(%a: memref<16x384x7168xf8E4M3FN>, %b: memref<16x4096x7168xf8E4M3FN>,
+                            %m: memref<16xi32>, %o: memref<16x384x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x384x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x384x4096xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 5, cluster = [2, 1], sms = 132>}
+  return
+}
+func.func @masked_fp8_alone(%a: memref<16x384x7168xf8E4M3FN>, %b: memref<16x4096x7168xf8E4M3FN>,
+                            %m: memref<16xi32>, %o: memref<16x384x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x384x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x384x4096xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 5, cluster = [1, 1], sms = 132>}
+  return
+}

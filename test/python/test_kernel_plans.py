@@ -341,3 +341,19 @@ def test_masked_batches_skip_idle_warpgroups_where_their_hint_leaves_a_partial_t
     (plan,) = out.plans
     assert plan["config"]["block"][0] == 128
     assert plan["padding"]["idle_warpgroups"] == idle
+
+
+@pytest.mark.parametrize("stages, kept, pool", [(0, 5, []), (4, 4, [128, 64, 32, 16, 8, 4, 2, 1])])
+def test_masked_fp8_pairs_keep_their_fifth_stage(stages, kept, pool):
+    """gg-tma-store-pool: paired 128x192 masked f8 tiles store per thread
+    where the staged tile would cost a stage (five stages, no pool), and
+    take the pool where the stated stages leave it room (as the GPU test of
+    clusters runs both)."""
+    from ggc import ir
+    config = (f"#gg.config<block = [128, 192, 128], stages = {stages}, cluster = [2, 1], "
+              "sms = 132>")
+    plan = ggc.compile_ir(ir.grouped_matmul(
+        "k", layout="masked", num_groups=6, n=448, k=512, m=384, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", config=config), emit="gg-config").plans[0]
+    assert plan["config"]["stages"] == kept
+    assert plan["store_pool"] == pool

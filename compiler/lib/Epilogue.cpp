@@ -72,7 +72,7 @@ void KernelGenerator::emitEpilogue(const Tile &t, const Fragment &f,
   rowWords = rowWords.drop_back(tagWordCount());
   auto stores = b.create<ggk::StoreTileOp>(
       smem, outPtr, t.rowsValid, t.rowStart, t.nBlock, t.group, poolMaps,
-      /*indices=*/Value(), tags, p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
+      outRowsPtr, outRowCount, tags, p.storePool, ArrayRef<int64_t>{p.blockM, p.outBlockN()},
       p.stagingChunkColumns(), p.stagingSwizzle, p.warpgroupStoreRows,
       p.storeSlice,
       p.outN(), p.m, p.outElem, p.outNM,

@@ -539,6 +539,7 @@ private:
   Value tensorMapB, outPtr, groupsPtr, dynamicSize;
   /// gg's a_rows: the row-index list and the rows of A it indexes (T).
   Value aRowsPtr, aSourceRows;
+  Value outRowsPtr, outRowCount; // scattered rows of out (out_rows), or null
   /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
   SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales

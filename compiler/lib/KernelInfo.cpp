@@ -65,9 +65,12 @@ Attribute dynamicDimName(Builder &b, const KernelPlan &p, GroupedMatmulOp op,
       p.mx && p.aScale.getBlockK() == 128 ? "ceil(K/512)" : "ceil(K/128)";
   if (kGrouped)
     return b.getStringAttr(isScale ? kScaleBlocks : "K");
-  // Gathered rows: A's own rows are as many as the caller has (T).
+  // Gathered rows: A's own rows are as many as the caller has (T); so are
+  // scattered rows of out (R).
   if (arg == op.getA() && op.getARows())
     return b.getStringAttr("T");
+  if (arg == op.getOut() && op.getOutRows())
+    return b.getStringAttr("R");
   if (alignedRows && dim + 1 == rank)
     return b.getStringAttr("align4(M)");
   return b.getStringAttr(mxRows ? "(M+3G)/4*4" : "M");
@@ -202,6 +205,11 @@ void KernelGenerator::declarePoolMaps() {
 
 void KernelGenerator::declarePointersAndSizes() {
   outPtr = declarePointer("out", op.getOut());
+  // Scattered rows: the list, and out's rows, which bound its indices.
+  if (op.getOutRows()) {
+    outRowsPtr = declarePointer("out_rows", op.getOutRows());
+    outRowCount = declareSize("out", op.getOut(), 0);
+  }
   groupsPtr = declarePointer("groups", op.getGroups());
   // The run-time size: rows of A (M_max for masked, K for k_grouped), or
   // of the list that gathers them; then the rows the list indexes.

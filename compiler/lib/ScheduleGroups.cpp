@@ -209,7 +209,10 @@ CachePolicy chooseBCache(GroupedMatmulOp op, TileOrder order) {
 /// that steps over several groups between two tiles of a CTA (a profile of
 /// paired masked f8 tiles found 5.5% of its warps' stalls at a tile's
 /// start, waiting on them: H100, forty-eighth session); it is a choice a
-/// user states until a GPU run measures it against this default.
+/// user states until a GPU run measures it against this default. A rule
+/// that chooses it must leave room for the table: this pass runs after
+/// gg-select-config and gg-tma-store-pool have sized the stages to the
+/// device's budget without it.
 GroupReads chooseGroupReads(GroupedMatmulOp) { return GroupReads::global; }
 
 struct ScheduleGroupsPass

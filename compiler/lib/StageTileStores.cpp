@@ -26,7 +26,7 @@ using ggc::KernelBuilder;
 namespace {
 
 /// A scattering tile's row for output row `rowIndex`: entry `rowIndex` of
-/// its index list (negative: the row is dropped).
+/// its index list (negative or not below the bound: the row is dropped).
 Value scatteredRow(KernelBuilder &b, ggk::StoreTileOp tile, Value rowIndex) {
   return b.toI64(b.loadGlobal(b.i32(), tile.getIndices(), rowIndex));
 }
@@ -68,7 +68,7 @@ void storeRow(ggk::StoreTileOp tile, Value values, Value rowIndex, Value col,
           b.create<scf::YieldOp>(ValueRange{b.c64(-1)});
         });
     rowIndex = read.getResult(0);
-    valid = b.ge(rowIndex, b.c64(0));
+    valid = b.andI(b.ge(rowIndex, b.c64(0)), b.lt(rowIndex, tile.getBound()));
   }
   int64_t outBytes = ggc::byteWidth(tile.getOutType());
   b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {

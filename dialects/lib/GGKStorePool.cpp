@@ -239,6 +239,10 @@ LogicalResult StoreTileOp::verify() {
   if (getColumnPairs() && getOutNm())
     return emitOpError() << "stores combined column pairs into a row-major "
                             "output: it takes no out_nm";
+  if (bool(getIndices()) != bool(getBound()))
+    return emitOpError() << "scatters rows by index with the output's row "
+                            "count as the indices' bound: it takes both or "
+                            "neither";
   if (getIndices() && (!getPool().empty() || getOutNm()))
     return emitOpError() << "scatters rows by index per thread, into a "
                             "row-major output: it takes no pool (TMA boxes "

@@ -51,6 +51,10 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
   if (getOutLayout() == OperandLayout::nm)
     return std::string("stores rows of an 'out' in layout mn; 'out' in layout "
                        "nm takes per-thread stores (an empty store_pool)");
+  if (getOutRows())
+    return std::string("stores boxes of consecutive rows; rows scattered "
+                       "through 'out_rows' take per-thread stores (an empty "
+                       "store_pool)");
   if (getAccumulate() && !getOutType().getElementType().isF32())
     return std::string("adds to 'out' with TMA's reduce-add only for f32 "
                        "(a 16-bit sum would be rounded twice); accumulate "
@@ -258,22 +262,60 @@ static LogicalResult verifyColumnPairs(GroupedMatmulOp op,
   return success();
 }
 
-/// What gathered rows of A take: the contiguous layout (whose A is mk) and
-/// a 1-D i32 list. Scales of A index the product's rows (the list's), as
-/// verifyScaleOperand checks them, so they need no gathering here.
-static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
-  Value rows = op.getARows();
-  if (!rows)
-    return success();
+/// A row-index list of the contiguous layout: `name` and what it does
+/// (`does`: "gathers rows of a token-packed 'a'"), a 1-D i32 list, `[M]`
+/// where `m` is known (else not checked: a_rows sets M).
+static LogicalResult verifyRowList(GroupedMatmulOp op, Value rows,
+                                   StringRef name, StringRef does,
+                                   StringRef entry, int64_t m) {
   if (op.getLayout() != GroupLayout::contiguous)
-    return op.emitOpError() << "a_rows gathers rows of a token-packed 'a': it "
-                               "takes layout contiguous, got "
+    return op.emitOpError() << name << " " << does
+                            << ": it takes layout contiguous, got "
                             << stringifyGroupLayout(op.getLayout());
   auto type = cast<MemRefType>(rows.getType());
-  if (type.getRank() != 1 || !type.getElementType().isInteger(32))
-    return op.emitOpError() << "'a_rows' must be [M] i32 (a row index of 'a' "
-                               "per row of the product), got "
-                            << type;
+  bool lengthOff = !ShapedType::isDynamic(m) && !type.isDynamicDim(0) &&
+                   type.getDimSize(0) != m;
+  if (type.getRank() != 1 || !type.getElementType().isInteger(32) || lengthOff)
+    return op.emitOpError()
+           << "'" << name << "' must be [M] i32 (" << entry
+           << " per row of the product"
+           << (ShapedType::isDynamic(m) ? std::string()
+                                        : ", M = " + std::to_string(m))
+           << "), got " << type;
+  return success();
+}
+
+/// What gathered rows of A take: the contiguous layout (whose A is mk) and
+/// a 1-D i32 list, which sets M. Scales of A index the product's rows (the
+/// list's), as verifyScaleOperand checks them, so they need no gathering
+/// here.
+static LogicalResult verifyGatheredRows(GroupedMatmulOp op) {
+  if (!op.getARows())
+    return success();
+  return verifyRowList(op, op.getARows(), "a_rows",
+                       "gathers rows of a token-packed 'a'", "a row index of 'a'",
+                       ShapedType::kDynamic);
+}
+
+/// What scattered rows of out take: the contiguous layout, a 1-D i32 list
+/// of the product's M rows, and stores that write each output once (no
+/// accumulate: a repeated index would add in no fixed order) and only
+/// where the list says (no zero_ungrouped).
+static LogicalResult verifyScatteredRows(GroupedMatmulOp op,
+                                         const GroupedMatmulOp::Dims &d) {
+  if (!op.getOutRows())
+    return success();
+  if (failed(verifyRowList(op, op.getOutRows(), "out_rows",
+                           "scatters the rows of a token-packed product",
+                           "a row of 'out'", d.m)))
+    return failure();
+  if (op.getAccumulate())
+    return op.emitOpError() << "out_rows cannot go with accumulate: two "
+                               "indices naming one row would add in no "
+                               "fixed order";
+  if (op.getZeroUngrouped())
+    return op.emitOpError() << "out_rows cannot go with zero_ungrouped: the "
+                               "rows of 'out' are the list's, not the groups'";
   return success();
 }
 
@@ -327,12 +369,16 @@ static LogicalResult verifyMatrixShapes(GroupedMatmulOp op,
   switch (op.getLayout()) {
   case GroupLayout::contiguous:
   case GroupLayout::padded_contiguous:
+    // Scattered rows: out has as many rows as the caller's (R).
     return success(
         succeeded(check.shape("a", op.getA(), {kDynamic, k}, "M x K")) &&
-        succeeded(check.shape("out", op.getOut(), {m, op.outputColumns(n)},
-                              op.combinesColumns()
-                                  ? ("M x N/2 (" + op.combiningName() + ")").str()
-                                  : std::string("M x N"))));
+        succeeded(check.shape("out", op.getOut(),
+                              {op.getOutRows() ? kDynamic : m,
+                               op.outputColumns(n)},
+                              (op.getOutRows() ? "R" : "M") +
+                                  (op.combinesColumns()
+                                       ? (" x N/2 (" + op.combiningName() + ")").str()
+                                       : std::string(" x N")))));
   case GroupLayout::masked:
     return success(
         succeeded(check.shape("a", op.getA(), {g, kDynamic, k},
@@ -553,6 +599,7 @@ LogicalResult GroupedMatmulOp::verify() {
                             "reduction dimension of 'a' and 'b')";
   if (failed(verifyColumnPairs(*this, dims)) ||
       failed(verifyMatrixShapes(*this, dims)) ||
+      failed(verifyScatteredRows(*this, dims)) ||
       failed(verifyGroupsOperand(*this, dims)) ||
       failed(verifyGroupCount(*this, dims)) ||
       failed(verifyExpectedM(*this, dims)) ||

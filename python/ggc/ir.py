@@ -56,6 +56,7 @@ class FunctionSpec:
     a_layout: str = "mk"
     out_layout: str = "mn"
     a_rows: Optional[str] = None  # argument: row r of the product is a[a_rows[r]]
+    out_rows: Optional[str] = None  # argument: row r of the product goes to out[out_rows[r]]
     a_scale: Optional[Tuple[str, str]] = None   # (argument, kind)
     b_scale: Optional[Tuple[str, str]] = None
     rows: List[str] = field(default_factory=list)
@@ -110,7 +111,9 @@ def emit(spec: FunctionSpec) -> str:
             name, kind = scale
             lines.append(f"      {side}_scale(%{name} : {t[name]}, {SCALE_ATTRS[side, kind]})")
     out_suffix = ", nm" if spec.out_layout == "nm" else ""
-    lines.append(f"      out(%{spec.out} : {t[spec.out]}{out_suffix})")
+    lines.append(f"      out(%{spec.out} : {t[spec.out]}{out_suffix})"
+                 + (f" out_rows(%{spec.out_rows} : {t[spec.out_rows]})"
+                    if spec.out_rows else ""))
     for keyword, names in (("rows", spec.rows), ("cols", spec.cols),
                            ("group_scalars", spec.group_scalars)):
         if names:
@@ -203,6 +206,7 @@ def grouped_matmul(
     accumulate: bool = False,
     a_rows: bool = False,
     zero_ungrouped: bool = False,
+    out_rows: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -245,6 +249,10 @@ def grouped_matmul(
     of `out` outside every group. `a_rows` (contiguous) reads row r of the product from
     row a_rows[r] of A: A is then [T, k] with T dynamic, and a_rows [m] i32
     comes right after it.
+
+    `out_rows` (contiguous) writes row r of the product to row out_rows[r] of
+    `out` (none where it is negative or past out's rows): `out` is then [R, n]
+    with R dynamic, and out_rows [m] i32 comes right after it.
 
     Arguments, in order: a, [a_rows], b, groups, [a_scale], [b_scale], one per `rows`
     entry (element types), per `cols` entry (shapes, f32), per group scalar
@@ -329,6 +337,12 @@ def grouped_matmul(
         args.append(Arg(f"group_scalar{i}", [g], "f32"))
         spec.group_scalars.append(f"group_scalar{i}")
     args.append(out)
+    if out_rows:
+        if layout != "contiguous":
+            raise ValueError(f"out_rows takes layout 'contiguous', got {layout!r}")
+        out.shape = [None] + out.shape[1:]
+        args.append(Arg("out_rows", [m], "i32"))
+        spec.out_rows = "out_rows"
     if epilogue is not None:
         spec.epilogue = [EpilogueOp(line.strip()) for line in epilogue.strip().splitlines()]
     return emit(spec)

@@ -66,11 +66,14 @@ class Rows(Role):
 
 
 class RowIndices(Role):
-    """Row indices of A, [M] int32, for `grouped_dot(a_rows=...)`: row r of
-    the product is row a_rows[r] of A (a MoE layer's tokens read in expert
-    order, with no permuted copy written). A negative index, or one past
-    A's rows, reads zeros."""
-    role = "a_rows"
+    """Row indices, [M] int32 (one per row of the product). For
+    `grouped_dot(a_rows=...)`: row r of the product is row a_rows[r] of A
+    (a MoE layer's tokens read in expert order, with no permuted copy
+    written); a negative index, or one past A's rows, reads zeros. For
+    `store(out, value, rows=...)`: row r of the value goes to row rows[r]
+    of `out` (a route's row put back in token order, with no permuting
+    pass); a negative index, or one past out's rows, writes nothing."""
+    role = "row_indices"
 
 
 class MaskedRows(Role):
@@ -208,6 +211,7 @@ class _Trace:
         self.column_pairs: Optional[str] = None
         self.accumulate = False  # gl.store(..., accumulate=True): out +=
         self.zero_ungrouped = False  # gl.store(..., zero_ungrouped=True)
+        self.out_rows = None  # gl.store(..., rows=...)
         self.counter = 0
 
     def fresh(self) -> str:
@@ -484,7 +488,8 @@ def _require_pair_values(t: _Trace, values) -> None:
                      "accumulator")
 
 
-def store(out: Param, value, *, accumulate=False, zero_ungrouped=False) -> None:
+def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
+          rows: Optional[Param] = None) -> None:
     """Stores the epilogue's value to the valid rows of `out`; with
     `accumulate=True` adds it to what `out` holds (`out += value`, summed in
     f32 and rounded once; the same bits on every run), as a weight gradient
@@ -492,7 +497,13 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False) -> None:
     (contiguous groups, the plain product: no epilogue, no accumulate)
     also writes zeros to the rows of `out` outside every group, which are
     otherwise left as they were (an input gradient's rows of x that no group
-    read)."""
+    read). `rows` (contiguous groups; a parameter annotated RowIndices)
+    scatters the rows: row r of the value goes to row rows[r] of `out`,
+    which may then have any number of rows, and nowhere where that index is
+    negative or past out's rows (a route's row, weighted by a row vector in
+    the epilogue, put back in token order). Rows no index names are left as
+    they were; where two indices name one row, one of the two is written.
+    It takes no accumulate and no zero_ungrouped."""
     t = _trace()
     if t.dot is None:
         raise _error("gl.store needs a gl.grouped_dot first")
@@ -512,6 +523,17 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False) -> None:
     if zero_ungrouped and accumulate:
         raise _error("gl.store's zero_ungrouped writes zeros to the rows outside every "
                      "group, which accumulate would leave as they were: take one")
+    if rows is not None:
+        if not isinstance(rows, Param) or rows.annotation is not RowIndices:
+            raise _error("gl.store's 'rows' must be a parameter annotated RowIndices")
+        if t.dot["layout"] != "contiguous":
+            raise _error(f"gl.store's rows scatter the rows of Rows (the contiguous "
+                         f"layout); '{t.dot['a'].name}' is {t.dot['a'].annotation.__name__}")
+        if accumulate or zero_ungrouped:
+            raise _error("gl.store's rows write each row once where its index says: it "
+                         "takes no accumulate (two indices naming one row would add in "
+                         "no fixed order) and no zero_ungrouped")
     t.stored = (out, value)
     t.accumulate = accumulate
     t.zero_ungrouped = zero_ungrouped
+    t.out_rows = rows

@@ -143,6 +143,11 @@ def compute(fn_spec: FunctionSpec, tensors: Dict[str, torch.Tensor]) -> None:
     for group in _groups_of(fn_spec, tensors[fn_spec.groups], a, b):
         product = group.product if factor is None else group.product * factor[group.index]
         value = epilogue(product, group)
+        if fn_spec.out_rows is not None:  # scattered rows: none off out, as the kernels
+            index = tensors[fn_spec.out_rows][group.out_at].long()
+            inside = (index >= 0) & (index < out.shape[0])
+            out[index[inside]] = value[inside].to(out.dtype)
+            continue
         if fn_spec.accumulate:  # summed in f32, rounded once
             value = out[group.out_at].float() + value
         out[group.out_at] = value.to(out.dtype)

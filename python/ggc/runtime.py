@@ -495,8 +495,9 @@ def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str 
 # concatenated K.
 _RUN_TIME_SIZES = ("M", "K")
 
-# Sizes that follow none: the rows of an A read through a_rows (T).
-_FREE_SIZES = ("T",)
+# Sizes that follow none: the rows of an A read through a_rows (T), and of
+# an out written through out_rows (R).
+_FREE_SIZES = ("T", "R")
 
 # How each named run-time size follows it.
 _SIZE_RULES = {

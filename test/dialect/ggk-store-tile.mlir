@@ -55,10 +55,10 @@ llvm.func @out_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
 
 // A scatter by a row-index list prints as it parses, after the maps.
 // CHECK-LABEL: llvm.func @scatter
-// CHECK: ggk.store_tile %{{.*}}, %{{.*}} rows(%{{.*}}, %{{.*}}) block(%{{.*}}) group(%{{.*}}) scatter(%{{.*}}) attributes
+// CHECK: ggk.store_tile %{{.*}}, %{{.*}} rows(%{{.*}}, %{{.*}}) block(%{{.*}}) group(%{{.*}}) scatter(%{{.*}} bound %{{.*}}) attributes
 llvm.func @scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
-                   %ids: !llvm.ptr<1>) {
-  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%ids)
+                   %ids: !llvm.ptr<1>, %rows: i64) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%ids bound %rows)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = bf16, issuer = 128,
       threads = 256} {
@@ -71,10 +71,10 @@ llvm.func @scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 // The pool's TMA boxes store consecutive rows: no scatter through them.
 llvm.func @scatter_pooled(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
-                          %m1: !llvm.ptr, %ids: !llvm.ptr<1>) {
+                          %m1: !llvm.ptr, %ids: !llvm.ptr<1>, %rows: i64) {
   // expected-error @+1 {{scatters rows by index per thread, into a row-major output: it takes no pool (TMA boxes store consecutive rows) and no out_nm}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) maps(%m1)
-      scatter(%ids) attributes {pool = array<i64: 1>,
+      scatter(%ids bound %rows) attributes {pool = array<i64: 1>,
       tile_shape = array<i64: 1, 128>, chunk_columns = 64, swizzle = 128, n = 4096,
       m = 0, out_type = bf16, group_maps, issuer = 128, threads = 128} {
     ggk.yield
@@ -345,9 +345,9 @@ llvm.func @accumulate_pooled_bf16(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i
 // -----
 
 llvm.func @accumulate_scatter(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
-                              %idx: !llvm.ptr<1>) {
+                              %idx: !llvm.ptr<1>, %rows: i64) {
   // expected-error @+1 {{it takes store_columns = 2, no scatter}}
-  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%idx)
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i) scatter(%idx bound %rows)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = f32, accumulate,
       issuer = 128, threads = 256} {
@@ -408,5 +408,19 @@ llvm.func @warpgroup_rows_without_pool(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, 
       issuer = 128, threads = 256} {
     ggk.yield
   }
+  llvm.return
+}
+
+// -----
+
+llvm.func @scatter_unbounded(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                             %ids: !llvm.ptr<1>) {
+  // expected-error @+1 {{scatters rows by index with the output's row count as the indices' bound: it takes both or neither}}
+  "ggk.store_tile"(%smem, %out, %i, %i, %i, %i, %ids) <{pool = array<i64>,
+      tile_shape = array<i64: 128, 128>, chunk_columns = 128, n = 4096, m = 0,
+      out_type = bf16, issuer = 128, threads = 256,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 1, 0, 0>}> ({
+    ggk.yield
+  }) : (!llvm.ptr<3>, !llvm.ptr<1>, i32, i32, i32, i32, !llvm.ptr<1>) -> ()
   llvm.return
 }

@@ -454,7 +454,7 @@ func.func @expected_m_negative_dynamic(%a: memref<8x?x256xbf16>, %b: memref<8x51
 // A scale operand without its #gg.scale kind can only be written generically.
 func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>, %as: memref<4xf32>) {
   // expected-error @+1 {{'a_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>, memref<4xf32>) -> ()
   return
 }
@@ -463,7 +463,7 @@ func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512
 
 func.func @b_scale_kind_without_operand(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>) {
   // expected-error @+1 {{'b_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>) -> ()
   return
 }
@@ -1500,5 +1500,53 @@ func.func @zero_ungrouped_accumulate(%a: memref<?x256xbf16>, %b: memref<8x512x25
 func.func @zero_ungrouped_a_rows(%a: memref<?x256xbf16>, %r: memref<?xi32>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
   // expected-error @+1 {{zero_ungrouped cannot go with a_rows (not lowered)}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {zero_ungrouped}
+  return
+}
+
+// -----
+
+func.func @out_rows_masked(%a: memref<8x128x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<8xi32>, %o: memref<8x128x512xbf16>, %r: memref<128xi32>) {
+  // expected-error @+1 {{out_rows scatters the rows of a token-packed product: it takes layout contiguous, got masked}}
+  gg.grouped_matmul masked a(%a : memref<8x128x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<8xi32>) out(%o : memref<8x128x512xbf16>) out_rows(%r : memref<128xi32>)
+  return
+}
+
+// -----
+
+func.func @out_rows_i64(%a: memref<100x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<100xi64>) {
+  // expected-error @+1 {{'out_rows' must be [M] i32 (a row of 'out' per row of the product, M = 100), got 'memref<100xi64>'}}
+  gg.grouped_matmul contiguous a(%a : memref<100x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<100xi64>)
+  return
+}
+
+// -----
+
+func.func @out_rows_length(%a: memref<100x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<99xi32>) {
+  // expected-error @+1 {{'out_rows' must be [M] i32 (a row of 'out' per row of the product, M = 100), got 'memref<99xi32>'}}
+  gg.grouped_matmul contiguous a(%a : memref<100x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<99xi32>)
+  return
+}
+
+// -----
+
+func.func @out_rows_accumulate(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf32>, %r: memref<?xi32>) {
+  // expected-error @+1 {{out_rows cannot go with accumulate: two indices naming one row would add in no fixed order}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf32>) out_rows(%r : memref<?xi32>) {accumulate}
+  return
+}
+
+// -----
+
+func.func @out_rows_zero_ungrouped(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<?xi32>) {
+  // expected-error @+1 {{out_rows cannot go with zero_ungrouped: the rows of 'out' are the list's, not the groups'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<?xi32>) {zero_ungrouped}
+  return
+}
+
+// -----
+
+func.func @out_rows_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<?xi32>) {
+  // expected-error @+1 {{'store_pool' stores boxes of consecutive rows; rows scattered through 'out_rows' take per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<?xi32>) {store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }

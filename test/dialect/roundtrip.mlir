@@ -606,3 +606,12 @@ func.func @gathered_rows(%a: memref<?x256xbf16>, %r: memref<?xi32>, %b: memref<8
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) a_rows(%r : memref<?xi32>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>)
   return
 }
+
+// Scattered rows: out_rows prints after 'out', and out's rows are the
+// caller's (any R).
+// CHECK-LABEL: func.func @scattered_rows(
+// CHECK: gg.grouped_matmul contiguous a(%{{.*}} : memref<?x256xbf16>) b(%{{.*}} : memref<8x512x256xbf16>) groups(%{{.*}} : memref<9xi32>) out(%{{.*}} : memref<?x512xbf16>) out_rows(%{{.*}} : memref<?xi32>)
+func.func @scattered_rows(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<?xi32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<?xi32>)
+  return
+}

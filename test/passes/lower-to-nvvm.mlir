@@ -408,6 +408,34 @@ func.func @group_table(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf16>,
 
 // -----
 
+// `out_rows`: the launch takes the list and out's row count (R, the
+// indices' bound); each stored pair reads its product row's index from the
+// list and is stored only where 0 <= index < R (the plan's 16-byte stores
+// of a quad's eight columns).
+// CHECK-LABEL: llvm.func @scattered_kernel
+// CHECK-SAME: %[[OUT:[^:]*]]: !llvm.ptr<1>, %[[LIST:[^:]*]]: !llvm.ptr<1>, %[[BOUND:[^:]*]]: i64, %{{[^:]*}}: !llvm.ptr<1>, %{{[^:]*}}: i64)
+// CHECK-SAME: #ggk.param<pointer, operand = "out_rows", arg = 4>, #ggk.param<size, operand = "out", arg = 3, dim = 0>
+// CHECK-SAME: #ggk.arg<dtype = "bf16", shape = ["R", 256], written = true>, #ggk.arg<dtype = "i32", shape = ["M"], written = false>
+// CHECK: %[[SLOT:.*]] = llvm.getelementptr %[[LIST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK: llvm.load %[[SLOT]] : !llvm.ptr<1> -> i32
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[BOUND]] : i64
+// CHECK: %[[FROM:.*]] = arith.cmpi sge, %[[ROW]], %{{.*}} : i64
+// CHECK: %[[STORED:.*]] = arith.andi %[[FROM]], %[[BELOW]] : i1
+// CHECK: scf.if %[[STORED]]
+// CHECK: arith.muli %[[ROW]], %c256_i64 : i64
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+func.func @scattered(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
+                     %g: memref<5xi32>, %o: memref<?x256xbf16>, %r: memref<?xi32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<4x256x256xbf16>) groups(%g : memref<5xi32>)
+      out(%o : memref<?x256xbf16>) out_rows(%r : memref<?xi32>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}
+
+// -----
+
 // `out` in nm ([G, N, M], a transposed weight gradient): per-thread stores
 // (no store pool), the two columns of each pair as two scalars M apart.
 // CHECK-LABEL: llvm.func @out_nm_kernel

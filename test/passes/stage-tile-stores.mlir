@@ -110,9 +110,10 @@ llvm.func @per_thread(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 // Before: no pool, the rows scattered by an index list (a permute-free
 // MoE's outputs back in token order). After: a valid pair reads its row's
 // index (-1 for the others, which may lie past the list) and is stored at
-// (index * 4096 + out_col) * 2 bytes where the index is not negative.
+// (index * 4096 + out_col) * 2 bytes where the index is not negative and
+// below the output's row count.
 // CHECK-LABEL: llvm.func @scattered
-// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[PAIR:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[OUT_COL:[^:]*]]: i32, %[[ROW_OK:[^:]*]]: i1, %[[COL_OK:[^:]*]]: i1, %[[IDS:[^:]*]]: !llvm.ptr<1>)
+// CHECK-SAME: (%{{[^:]*}}: !llvm.ptr<3>, %[[OUT:[^:]*]]: !llvm.ptr<1>, {{.*}}, %[[PAIR:[^:]*]]: vector<2xbf16>, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OUT_ROW:[^:]*]]: i64, %[[OUT_COL:[^:]*]]: i32, %[[ROW_OK:[^:]*]]: i1, %[[COL_OK:[^:]*]]: i1, %[[IDS:[^:]*]]: !llvm.ptr<1>, %[[BOUND:[^:]*]]: i64)
 // CHECK-NEXT: %[[VALID:.*]] = arith.andi %[[ROW_OK]], %[[COL_OK]] : i1
 // CHECK-NEXT: %[[DEST:.*]] = scf.if %[[VALID]] -> (i64) {
 // CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[IDS]][%[[OUT_ROW]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
@@ -122,7 +123,9 @@ llvm.func @per_thread(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
 // CHECK-NEXT: } else {
 // CHECK-NEXT: %[[NONE:.*]] = arith.constant -1 : i64
 // CHECK-NEXT: scf.yield %[[NONE]] : i64
-// CHECK: %[[STORED:.*]] = arith.cmpi sge, %[[DEST]], %{{.*}} : i64
+// CHECK-DAG: %[[BEFORE_END:.*]] = arith.cmpi slt, %[[DEST]], %[[BOUND]] : i64
+// CHECK-DAG: %[[AFTER_FIRST:.*]] = arith.cmpi sge, %[[DEST]], %{{.*}} : i64
+// CHECK: %[[STORED:.*]] = arith.andi %[[AFTER_FIRST]], %[[BEFORE_END]] : i1
 // CHECK-NEXT: scf.if %[[STORED]] {
 // CHECK-DAG: %[[COL64:.*]] = arith.extsi %[[OUT_COL]] : i32 to i64
 // CHECK-DAG: %[[AT:.*]] = arith.muli %[[DEST]], %c4096_i64
@@ -135,9 +138,9 @@ llvm.func @scattered(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,
                      %row_start: i32, %n_block: i32, %group: i32,
                      %pair: vector<2xbf16>, %row: i32, %col: i32,
                      %out_row: i64, %out_col: i32, %row_ok: i1, %col_ok: i1,
-                     %ids: !llvm.ptr<1>) {
+                     %ids: !llvm.ptr<1>, %bound: i64) {
   ggk.store_tile %smem, %out rows(%rows, %row_start) block(%n_block)
-      group(%group) scatter(%ids) attributes {pool = array<i64>,
+      group(%group) scatter(%ids bound %bound) attributes {pool = array<i64>,
       tile_shape = array<i64: 128, 128>, chunk_columns = 128,
       n = 4096, m = 0, out_type = bf16, issuer = 128, threads = 256} {
     ggk.store_pair %pair at(%row, %col) to(%out_row, %out_col)

@@ -84,6 +84,20 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     producer thread, not by one load a scale box could ride). A in layout
     `mk`.
 
+    `out_rows` (contiguous only) writes the product's rows through a list
+    of row indices, as a MoE layer puts each route's row back in token
+    order without a permuting pass: row `r` of the product (and of the
+    epilogue, whose `rows` vectors index the product's rows: a route's
+    weight) goes to row `out_rows[r]` of `out`, and nowhere where that index
+    is negative or not below `out`'s row count (a dropped row). `out_rows`
+    is `[M]` i32 and `out` `[R, N]` (N/2 with `column_pairs` or
+    `column_halves`) with any R. Rows stay unwritten where no index names
+    them; where two indices name one row, one of the two rows is written,
+    which one is not fixed. The stores are per thread (TMA's boxes store
+    consecutive rows:
+    `store_pool` empty). It takes no `accumulate` (two indices naming one
+    row would add in no fixed order) and no `zero_ungrouped`.
+
     `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
     as a weight gradient accumulated over micro-batches): the sum is taken
     in f32 and rounded once to out's type. Each output element is read and
@@ -154,6 +168,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     Arg<AnyMemRef, "B matrices", [MemRead]>:$b,
     Arg<AnyMemRef, "group offsets, valid counts or row group indices", [MemRead]>:$groups,
     Arg<AnyMemRef, "output", [MemWrite]>:$out,
+    Arg<Optional<AnyMemRef>, "row-index list of out (scattered rows)", [MemRead]>:$out_rows,
     Arg<Optional<AnyMemRef>, "scales of A", [MemRead]>:$a_scale,
     Arg<Optional<AnyMemRef>, "scales of B", [MemRead]>:$b_scale,
     Arg<Variadic<AnyMemRef>, "per-row epilogue vectors", [MemRead]>:$row_vectors,
@@ -190,6 +205,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     (`a_scale` `(` $a_scale^ `:` type($a_scale) `,` $a_scale_kind `)`)?
     (`b_scale` `(` $b_scale^ `:` type($b_scale) `,` $b_scale_kind `)`)?
     `out` `(` $out `:` type($out) (`,` $out_layout^)? `)`
+    (`out_rows` `(` $out_rows^ `:` type($out_rows) `)`)?
     (`rows` `(` $row_vectors^ `:` type($row_vectors) `)`)?
     (`cols` `(` $col_vectors^ `:` type($col_vectors) `)`)?
     (`group_scalars` `(` $group_scalars^ `:` type($group_scalars) `)`)?

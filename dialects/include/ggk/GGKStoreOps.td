@@ -80,8 +80,8 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     consecutive rows): the rows go by a list of row indices, `i32` in
     global memory, as a permute-free MoE puts its outputs back in token
     order: the pair of output row `out_row` goes to row
-    `indices[out_row]`, and nowhere where that index is negative (a
-    dropped row). A per-row weight is the epilogue's (gg's `rows`
+    `indices[out_row]`, and nowhere where that index is negative or not
+    below `bound` (an i64: the output's row count; a dropped row). A per-row weight is the epilogue's (gg's `rows`
     operands), applied in f32 before the pair is rounded.
 
     Example:
@@ -107,6 +107,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
     I32:$group,
     Variadic<LLVM_PointerInAddressSpace<0>>:$pool_maps,
     Optional<LLVM_PointerInAddressSpace<1>>:$indices,
+    Optional<I64>:$bound,
     Variadic<I32>:$tags,
     DenseI64ArrayAttr:$pool,
     DenseI64ArrayAttr:$tile_shape,
@@ -130,7 +131,7 @@ def GGK_StoreTileOp : GGK_Op<"store_tile", [RecursiveMemoryEffects,
   let assemblyFormat = [{
     $smem `,` $out `rows` `(` $rows_valid `,` $row_start `)` `block` `(`
     $n_block `)` `group` `(` $group `)` (`maps` `(` $pool_maps^ `)`)?
-    (`scatter` `(` $indices^ `)`)? (`tagged` `(` $tags^ `)`)?
+    (`scatter` `(` $indices^ `bound` $bound `)`)? (`tagged` `(` $tags^ `)`)?
     attr-dict-with-keyword $body
   }];
 }

@@ -205,11 +205,6 @@ void KernelGenerator::declarePoolMaps() {
 
 void KernelGenerator::declarePointersAndSizes() {
   outPtr = declarePointer("out", op.getOut());
-  // Scattered rows: the list, and out's rows, which bound its indices.
-  if (op.getOutRows()) {
-    outRowsPtr = declarePointer("out_rows", op.getOutRows());
-    outRowCount = declareSize("out", op.getOut(), 0);
-  }
   groupsPtr = declarePointer("groups", op.getGroups());
   // The run-time size: rows of A (M_max for masked, K for k_grouped), or
   // of the list that gathers them; then the rows the list indexes.
@@ -222,6 +217,12 @@ void KernelGenerator::declarePointersAndSizes() {
     aRowsPtr = declarePointer("a_rows", op.getARows());
   } else {
     dynamicSize = declareSize("a", op.getA(), sizeDim);
+  }
+  // Scattered rows: the list, and out's rows, which bound its indices
+  // (after the run-time size, the first size the host sizes the grid by).
+  if (op.getOutRows()) {
+    outRowsPtr = declarePointer("out_rows", op.getOutRows());
+    outRowCount = declareSize("out", op.getOut(), 0);
   }
   if (op.getAScale())
     aScalePtr = declarePointer("a_scale", op.getAScale());

@@ -68,7 +68,9 @@ void storeRow(ggk::StoreTileOp tile, Value values, Value rowIndex, Value col,
           b.create<scf::YieldOp>(ValueRange{b.c64(-1)});
         });
     rowIndex = read.getResult(0);
-    valid = b.andI(b.ge(rowIndex, b.c64(0)), b.lt(rowIndex, tile.getBound()));
+    Value fromFirst = b.ge(rowIndex, b.c64(0));
+    Value beforeEnd = b.lt(rowIndex, tile.getBound());
+    valid = b.andI(fromFirst, beforeEnd);
   }
   int64_t outBytes = ggc::byteWidth(tile.getOutType());
   b.create<scf::IfOp>(valid, [&](OpBuilder &, Location) {

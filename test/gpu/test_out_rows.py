@@ -27,9 +27,13 @@ SIZES = [0, 1, 130, 0, 257, 63, 129]
 
 
 def destinations(m, rows, dropped):
-    """A permutation of the product's m rows into `rows` >= m rows of out,
-    with `dropped` entries negative or past out's end."""
-    dest = torch.randperm(rows, device="cuda")[:m].to(torch.int32)
+    """Distinct rows of out for the product's m rows (where out has fewer
+    rows than the product, min(m, rows) of them named, the others -1), with
+    `dropped` more entries negative or past out's end."""
+    dest = torch.full((m,), -1, dtype=torch.int32, device="cuda")
+    named = min(m, rows)
+    dest[torch.randperm(m, device="cuda")[:named]] = \
+        torch.randperm(rows, device="cuda")[:named].to(torch.int32)
     where = torch.randperm(m, device="cuda")[:dropped]
     dest[where[::2]] = -1
     dest[where[1::2]] = rows + 3
@@ -50,7 +54,8 @@ def check_scattered(out, product, dest):
 
 
 @pytest.mark.parametrize("target", ["sm_90a", "sm_80"])
-def test_weighted_rows_go_where_the_list_says(target):
+@pytest.mark.parametrize("extra_rows", [40, -300])  # out taller, or shorter, than the product
+def test_weighted_rows_go_where_the_list_says(target, extra_rows):
     g, n, k = len(SIZES), 200, 136
     m = sum(SIZES)
     kernel = ggc.Kernel(ir.grouped_matmul(
@@ -60,7 +65,7 @@ def test_weighted_rows_go_where_the_list_says(target):
     a = torch.randn(m, k, device="cuda").bfloat16()
     b = torch.randn(g, n, k, device="cuda").bfloat16()
     route = torch.rand(m, device="cuda") + 0.5
-    rows = m + 40
+    rows = m + extra_rows
     dest = destinations(m, rows, dropped=12)
     guarded = torch.full((rows + 1, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     out = guarded[:rows]

@@ -409,17 +409,18 @@ func.func @group_table(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf16>,
 // -----
 
 // `out_rows`: the launch takes the list and out's row count (R, the
-// indices' bound); each stored pair reads its product row's index from the
+// indices' bound) after the run-time size M (the first size, which the
+// host sizes the grid by); each stored pair reads its product row's index from the
 // list and is stored only where 0 <= index < R (the plan's 16-byte stores
 // of a quad's eight columns).
 // CHECK-LABEL: llvm.func @scattered_kernel
-// CHECK-SAME: %[[OUT:[^:]*]]: !llvm.ptr<1>, %[[LIST:[^:]*]]: !llvm.ptr<1>, %[[BOUND:[^:]*]]: i64, %{{[^:]*}}: !llvm.ptr<1>, %{{[^:]*}}: i64)
-// CHECK-SAME: #ggk.param<pointer, operand = "out_rows", arg = 4>, #ggk.param<size, operand = "out", arg = 3, dim = 0>
+// CHECK-SAME: %[[OUT:[^:]*]]: !llvm.ptr<1>, %{{[^:]*}}: !llvm.ptr<1>, %{{[^:]*}}: i64, %[[LIST:[^:]*]]: !llvm.ptr<1>, %[[BOUND:[^:]*]]: i64)
+// CHECK-SAME: #ggk.param<size, operand = "a", arg = 0, dim = 0>, #ggk.param<pointer, operand = "out_rows", arg = 4>, #ggk.param<size, operand = "out", arg = 3, dim = 0>
 // CHECK-SAME: #ggk.arg<dtype = "bf16", shape = ["R", 256], written = true>, #ggk.arg<dtype = "i32", shape = ["M"], written = false>
 // CHECK: %[[SLOT:.*]] = llvm.getelementptr %[[LIST]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK: llvm.load %[[SLOT]] : !llvm.ptr<1> -> i32
-// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[ROW:.*]], %[[BOUND]] : i64
-// CHECK: %[[FROM:.*]] = arith.cmpi sge, %[[ROW]], %{{.*}} : i64
+// CHECK: %[[FROM:.*]] = arith.cmpi sge, %[[ROW:.*]], %{{.*}} : i64
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[ROW]], %[[BOUND]] : i64
 // CHECK: %[[STORED:.*]] = arith.andi %[[FROM]], %[[BELOW]] : i1
 // CHECK: scf.if %[[STORED]]
 // CHECK: arith.muli %[[ROW]], %c256_i64 : i64

@@ -40,6 +40,8 @@ def test_every_target_stores_per_thread_within_outs_rows(arch):
     assert info["args"][5]["shape"] == ["M"]       # the list: the product's
     params = [(p["kind"], p["operand"], p.get("dim")) for p in info["params"]]
     assert ("pointer", "out_rows", None) in params and ("size", "out", 0) in params
+    # The host sizes the grid by the first size: the product's rows (M), not R.
+    assert next(p for p in params if p[0] == "size") == ("size", "a", 0)
     assert "scatter(" in out.asm["ggk"] and " bound " in out.asm["ggk"]
     plain = ggc.compile_ir(source(out_rows=False), emit="ptx", arch=arch)
     assert "scatter(" not in plain.asm["ggk"]

@@ -87,6 +87,9 @@ struct KernelPlan {
   int64_t mBand = 0;
   /// gg-schedule-groups: the L2 cache policy of B's loads (0: none given).
   int64_t bCachePolicy = 0;
+  /// The schedule's odd_block_a = multicast: where a pair computes one M
+  /// block (shares_b 0), rank 0 loads its A rows into both CTAs.
+  bool oddBlockAMulticast = false;
   /// gg-schedule-groups' group_reads = shared: the counts or offsets the
   /// CTA copies into shared memory at entry (0: the walk loads them).
   int64_t groupTableEntries = 0;

@@ -54,6 +54,18 @@ LogicalResult KernelGenerator::plan() {
     p.storePool.assign(pool->begin(), pool->end());
   // Ring of A tiles, ring of B tiles, the mbarriers, the staged output.
   p.smem = ggc::sharedMemoryLayout(op, config, !p.storePool.empty());
+  p.oddBlockAMulticast =
+      op.getScheduleAttr().getOddBlockA() == OddBlockA::multicast;
+  if (p.oddBlockAMulticast &&
+      (p.cluster != 2 || !p.tensorMaps || p.gatherA || p.aMNMajor))
+    return op.emitOpError()
+           << "schedule odd_block_a = multicast shares A's rows between the "
+              "CTAs of a pair by TMA: it needs cluster [2, 1], tensor maps "
+              "(sm_90a) and K-major rows of A that are not gathered, got "
+              "cluster "
+           << p.cluster << (p.tensorMaps ? "" : ", no tensor maps")
+           << (p.gatherA ? ", gathered rows" : "")
+           << (p.aMNMajor ? ", M-major A" : "");
   p.groupTableEntries = ggc::groupTableEntries(op);
   int64_t sharedLimit = ggc::targetOf(op).sharedMemoryBytes;
   if (p.groupTableEntries && p.smem.total > sharedLimit)

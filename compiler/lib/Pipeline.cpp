@@ -412,7 +412,8 @@ std::string collectKernelPlans(ModuleOp module) {
           {"order", gg::stringifyTileOrder(s.getOrder())},
           {"m_band", s.getMBand()},
           {"b_cache", gg::stringifyCachePolicy(s.getBCache())},
-          {"group_reads", gg::stringifyGroupReads(s.getGroupReads())}};
+          {"group_reads", gg::stringifyGroupReads(s.getGroupReads())},
+          {"odd_block_a", gg::stringifyOddBlockA(s.getOddBlockA())}};
     plan["schedule"] = std::move(schedule);
     llvm::json::Value padding = nullptr;
     if (gg::PaddingAttr p = op.getPaddingAttr())

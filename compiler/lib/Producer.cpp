@@ -110,18 +110,23 @@ void KernelGenerator::loadATile(const Tile &t, Value stage, Value full,
     b.create<mlir::ggk::LoadTileRowsOp>(
         full, stageA(stage), aMaps, k, t.rowStart, Value(), t.rowsValid,
         ValueRange{b.c32(p.k), b.toI32(aSourceRows)}, aRowsPtr,
-        b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
+        /*shared=*/Value(), /*rank=*/Value(), b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
         p.blockK * byteWidth(p.aElem), p.bTileBytes, p.blockM,
         ArrayRef<int64_t>{p.blockM}, p.copyThreads());
     return;
   }
   // K-major A: the rows the tile needs, whole or, with gg-plan-overfetch's
-  // granule, its valid rows rounded up to it (ggk-split-partial-loads).
+  // granule, its valid rows rounded up to it (ggk-split-partial-loads). A
+  // pair's CTAs load the same rows where they do not share B (a group's
+  // odd last M block): with odd_block_a = multicast, one load for both.
   bool partial = p.aLoadBoxes.size() > 1;
+  Value sharedRows =
+      p.oddBlockAMulticast ? b.eq(t.sharesB, b.c32(0)) : Value();
   b.create<mlir::ggk::LoadTileRowsOp>(
       full, stageA(stage), aMaps, k, t.rowStart,
       p.layout == GroupLayout::masked ? t.group : Value(), t.rowsValid,
-      extentsOf(op.getA()), /*indices=*/Value(),
+      extentsOf(op.getA()), /*indices=*/Value(), sharedRows,
+      p.oddBlockAMulticast ? clusterRank : Value(),
       b.getI64IntegerAttr(byteWidth(p.aElem)), p.blockM,
       p.blockK * byteWidth(p.aElem), p.bTileBytes,
       partial ? p.aLoadGranule : p.blockM, p.aLoadBoxes, p.copyThreads());

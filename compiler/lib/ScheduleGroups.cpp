@@ -204,6 +204,10 @@ CachePolicy chooseBCache(GroupedMatmulOp op, TileOrder order) {
   return f8 && evictsB ? CachePolicy::evict_first : CachePolicy::normal;
 }
 
+/// Pairs load A's rows of a group's odd last M block on each CTA
+/// (`odd_block_a = own`, passed below): `multicast`, one load for both,
+/// is a user's choice until a GPU run measures it.
+///
 /// Every walk loads its groups from global memory. The table in shared
 /// memory (group_reads = shared) takes the dependent loads out of a walk
 /// that steps over several groups between two tiles of a CTA (a profile of
@@ -230,7 +234,8 @@ struct ScheduleGroupsPass
       op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order,
                                            chooseMBand(op, config, order),
                                            chooseBCache(op, order),
-                                           chooseGroupReads(op)));
+                                           chooseGroupReads(op),
+                                           OddBlockA::own));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

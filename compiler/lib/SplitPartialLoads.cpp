@@ -7,6 +7,8 @@
 // their bytes of L2 and TMA traffic (TMA-Adaptive FP8 Grouped GEMM). A TMA
 // box has a fixed height, so the rounded count is loaded as a sum of
 // power-of-two boxes, one tensor map each, picked by the count's bits.
+// Rows a pair of CTAs both need (`shared`) are loaded once, by rank 0, into
+// both CTAs' stages (TMA multicast).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -66,7 +68,29 @@ void RowLoads::loadBox(Value offset, size_t box) {
   SmallVector<Value> coords = {op.getK(), row};
   if (op.getGroup())
     coords.push_back(op.getGroup());
-  b.tmaLoad(dst, op.getMaps()[box], coords, op.getBarrier());
+  Value map = op.getMaps()[box];
+  if (!op.getShared()) {
+    b.tmaLoad(dst, map, coords, op.getBarrier());
+    return;
+  }
+  // Rows the pair shares: rank 0 loads them into both CTAs; else each CTA
+  // its own.
+  b.create<scf::IfOp>(
+      op.getShared(),
+      [&](OpBuilder &, Location) {
+        b.create<scf::IfOp>(b.eq(op.getRank(), b.c32(0)),
+                            [&](OpBuilder &, Location) {
+                              b.create<ggk::TmaLoadMulticastOp>(
+                                  dst, map, coords, op.getBarrier(),
+                                  op.getRank(), /*l2Hint=*/Value(), 2);
+                              b.create<scf::YieldOp>();
+                            });
+        b.create<scf::YieldOp>();
+      },
+      [&](OpBuilder &, Location) {
+        b.tmaLoad(dst, map, coords, op.getBarrier());
+        b.create<scf::YieldOp>();
+      });
 }
 
 Value RowLoads::roundedRows() {

@@ -141,7 +141,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
-// ScheduleAttr: `<order = O[, m_band = S][, b_cache = P][, group_reads = R]>`
+// ScheduleAttr: `<order = O[, m_band = S][, b_cache = P][, group_reads = R][, odd_block_a = A]>`
 //===----------------------------------------------------------------------===//
 
 /// Parses `keyword` `=` and an enum case that `symbolize` knows.
@@ -159,6 +159,19 @@ parseEnumEntry(AsmParser &parser, StringRef expected,
                                             << "'";
 }
 
+/// parseEnumEntry into `out`; failure (reported) on a case `symbolize`
+/// does not know.
+template <typename Enum>
+static ParseResult parseEnumInto(AsmParser &parser, StringRef expected,
+                                 std::optional<Enum> (*symbolize)(StringRef),
+                                 Enum &out) {
+  FailureOr<Enum> value = parseEnumEntry<Enum>(parser, expected, symbolize);
+  if (failed(value))
+    return failure();
+  out = *value;
+  return success();
+}
+
 Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess() || parser.parseKeyword("order"))
     return {};
@@ -169,6 +182,7 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
   int64_t mBand = 0;
   CachePolicy bCache = CachePolicy::normal;
   GroupReads groupReads = GroupReads::global;
+  OddBlockA oddBlockA = OddBlockA::own;
   while (succeeded(parser.parseOptionalComma())) {
     if (succeeded(parser.parseOptionalKeyword("m_band"))) {
       if (parser.parseEqual() || parser.parseInteger(mBand))
@@ -176,25 +190,27 @@ Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
       continue;
     }
     if (succeeded(parser.parseOptionalKeyword("group_reads"))) {
-      FailureOr<GroupReads> reads = parseEnumEntry<GroupReads>(
-          parser, "global or shared", symbolizeGroupReads);
-      if (failed(reads))
+      if (parseEnumInto(parser, "global or shared", symbolizeGroupReads,
+                        groupReads))
         return {};
-      groupReads = *reads;
       continue;
     }
-    if (parser.parseKeyword("b_cache", ", 'm_band' or 'group_reads'"))
+    if (succeeded(parser.parseOptionalKeyword("odd_block_a"))) {
+      if (parseEnumInto(parser, "own or multicast", symbolizeOddBlockA,
+                        oddBlockA))
+        return {};
+      continue;
+    }
+    if (parser.parseKeyword("b_cache",
+                            ", 'm_band', 'group_reads' or 'odd_block_a'") ||
+        parseEnumInto(parser, "normal, evict_first or evict_last",
+                      symbolizeCachePolicy, bCache))
       return {};
-    FailureOr<CachePolicy> policy = parseEnumEntry<CachePolicy>(
-        parser, "normal, evict_first or evict_last", symbolizeCachePolicy);
-    if (failed(policy))
-      return {};
-    bCache = *policy;
   }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ScheduleAttr>(parser.getContext(), *order, mBand,
-                                         bCache, groupReads);
+                                         bCache, groupReads, oddBlockA);
 }
 
 void ScheduleAttr::print(AsmPrinter &printer) const {
@@ -205,13 +221,15 @@ void ScheduleAttr::print(AsmPrinter &printer) const {
     printer << ", b_cache = " << stringifyCachePolicy(getBCache());
   if (getGroupReads() != GroupReads::global)
     printer << ", group_reads = " << stringifyGroupReads(getGroupReads());
+  if (getOddBlockA() != OddBlockA::own)
+    printer << ", odd_block_a = " << stringifyOddBlockA(getOddBlockA());
   printer << ">";
 }
 
 LogicalResult
 ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                      TileOrder order, int64_t mBand, CachePolicy,
-                     GroupReads) {
+                     GroupReads, OddBlockA) {
   // The kernel counts a band's tiles in i32: m_band * N blocks.
   if (mBand < 0 || mBand > kMaxMBand)
     return emitError() << "schedule m_band must be in [0, " << kMaxMBand

@@ -356,6 +356,11 @@ LogicalResult LoadTileRowsOp::verify() {
     return emitOpError() << "gathers rows by index only from the operand's "
                             "address (extents): TMA boxes load consecutive "
                             "rows";
+  if (bool(getShared()) != bool(getRank()) ||
+      (getShared() && getIndices()))
+    return emitOpError() << "shares its rows with the pair's other CTA by "
+                            "TMA multicast: it takes shared and rank "
+                            "together, and neither with a gather";
   int64_t tileRows = getTileRows(), granule = getGranule();
   ArrayRef<int64_t> boxes = getBoxRows();
   if (tileRows <= 0 || getRowBytes() <= 0 || getOtherBytes() < 0)

@@ -74,6 +74,7 @@ class FunctionSpec:
     m_band: Optional[int] = None           # M blocks per band (m_fastest; 0: none)
     b_cache: Optional[str] = None          # "normal" / "evict_first" / "evict_last"
     group_reads: Optional[str] = None      # "global" / "shared"
+    odd_block_a: Optional[str] = None      # "own" / "multicast"
     overfetch_rows: Optional[int] = None   # #gg.overfetch rows (k = 0)
     idle_warpgroups: Optional[str] = None  # "skip" / "compute"
     kernel_plan: Optional[str] = None      # a #gg.kernel_plan<...> attribute
@@ -137,10 +138,11 @@ def emit(spec: FunctionSpec) -> str:
     if spec.direct_stores:
         attrs.append("store_pool = array<i64>")
     if any(x is not None for x in (spec.tile_order, spec.b_cache, spec.m_band,
-                                   spec.group_reads)):
+                                   spec.group_reads, spec.odd_block_a)):
         attrs.append(f"schedule = #gg.schedule<order = {spec.tile_order or 'm_fastest'}, "
                      f"m_band = {spec.m_band or 0}, b_cache = {spec.b_cache or 'normal'}, "
-                     f"group_reads = {spec.group_reads or 'global'}>")
+                     f"group_reads = {spec.group_reads or 'global'}, "
+                     f"odd_block_a = {spec.odd_block_a or 'own'}>")
     if spec.overfetch_rows is not None:
         attrs.append(f"overfetch = #gg.overfetch<rows = {spec.overfetch_rows}, k = 0>")
     if spec.idle_warpgroups is not None:
@@ -198,6 +200,7 @@ def grouped_matmul(
     overfetch_rows: Optional[int] = None,
     b_cache: Optional[str] = None,
     group_reads: Optional[str] = None,
+    odd_block_a: Optional[str] = None,
     out_layout: str = "mn",
     kernel_plan: Optional[str] = None,
     store_slice: Optional[int] = None,
@@ -229,11 +232,13 @@ def grouped_matmul(
     "normal", "evict_first", "evict_last") and `group_reads` (masked and
     contiguous: "shared" copies the counts or offsets into shared memory at
     the kernel's entry for the walk to read, "global" loads them as the walk
-    reaches each group) override the choices of gg-schedule-groups,
+    reaches each group) and `odd_block_a` (pairs of CTAs: "multicast" has
+    rank 0 load the rows of a group's odd last M block into both CTAs,
+    "own" each CTA its own) override the choices of gg-schedule-groups,
     gg-eliminate-padding and gg-plan-overfetch (naming any of `tile_order`,
-    `m_band`, `b_cache` and `group_reads` states the whole schedule: the
-    others take m_fastest, no bands, "normal" and "global", not the pass's
-    choice); `kernel_plan` (a whole
+    `m_band`, `b_cache`, `group_reads` and `odd_block_a` states the whole
+    schedule: the others take m_fastest, no bands, "normal", "global" and
+    "own", not the pass's choice); `kernel_plan` (a whole
     `#gg.kernel_plan<...>`: promotion, where scales live, registers, staging) gg-plan-kernel's,
     which checks it. `store_slice` stages and stores the output tile that
     many columns at a time through a ring of two buffers (gg's
@@ -294,7 +299,8 @@ def grouped_matmul(
                         expected_m=expected_m, config=config,
                         direct_stores=direct_stores, tile_order=tile_order, m_band=m_band,
                         idle_warpgroups=idle_warpgroups, overfetch_rows=overfetch_rows,
-                        b_cache=b_cache, group_reads=group_reads, out_layout=out_layout, kernel_plan=kernel_plan,
+                        b_cache=b_cache, group_reads=group_reads,
+                        odd_block_a=odd_block_a, out_layout=out_layout, kernel_plan=kernel_plan,
                         store_slice=store_slice, accumulate=accumulate, zero_ungrouped=zero_ungrouped,
                         a_rows="a_rows" if a_rows else None)
     kb = None if k is None else -(-k // 128)

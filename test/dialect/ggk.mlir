@@ -290,3 +290,15 @@ llvm.func @address_negative_offset(%smem: !llvm.ptr<3>, %s: i32) -> !llvm.ptr<3>
   %p = ggk.shared_address %smem "a_tiles"[%s : i32] attributes {stride = 8, offset = -4}
   llvm.return %p : !llvm.ptr<3>
 }
+
+// -----
+
+llvm.func @shared_rows_gathered(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32, %ids: !llvm.ptr<1>, %shared: i1, %rank: i32) {
+  // expected-error @+1 {{shares its rows with the pair's other CTA by TMA multicast: it takes shared and rank together, and neither with a gather}}
+  ggk.load_tile_rows %dst, %full from(%a) at[%k, %row] valid(%valid)
+      extents(%k, %row) gather(%ids) shared(%shared) rank(%rank)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 0,
+      granule = 128, box_rows = array<i64: 128>, element_bytes = 2}
+  llvm.return
+}

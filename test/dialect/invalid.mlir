@@ -1115,7 +1115,7 @@ func.func @schedule_band_range(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16
 // -----
 
 func.func @schedule_unknown_entry(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
-  // expected-error @+1 {{expected 'b_cache', 'm_band' or 'group_reads'}}
+  // expected-error @+1 {{expected 'b_cache', 'm_band', 'group_reads' or 'odd_block_a'}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, band = 3>}
   return
 }
@@ -1548,5 +1548,13 @@ func.func @out_rows_zero_ungrouped(%a: memref<?x256xbf16>, %b: memref<8x512x256x
 func.func @out_rows_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %r: memref<?xi32>) {
   // expected-error @+1 {{'store_pool' stores boxes of consecutive rows; rows scattered through 'out_rows' take per-thread stores (an empty store_pool)}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<?xi32>) {store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+func.func @schedule_unknown_odd_block_a(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
+  // expected-error @+1 {{expected own or multicast, got 'broadcast'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, odd_block_a = broadcast>}
   return
 }

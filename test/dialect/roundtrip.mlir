@@ -615,3 +615,11 @@ func.func @scattered_rows(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_rows(%r : memref<?xi32>)
   return
 }
+
+// odd_block_a prints only when not the default (own).
+// CHECK-LABEL: func.func @odd_block_a(
+// CHECK: {schedule = #gg.schedule<order = m_fastest, odd_block_a = multicast>}{{$}}
+func.func @odd_block_a(%a: memref<8x128x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<8xi32>, %o: memref<8x128x512xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x128x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<8xi32>) out(%o : memref<8x128x512xbf16>) {schedule = #gg.schedule<order = m_fastest, odd_block_a = multicast, group_reads = global>}
+  return
+}

@@ -475,18 +475,22 @@ def test_rows_tma_cannot_read_are_rejected_before_launch():
 CLUSTER = "#gg.config<block = [128, {bn}, {bk}], stages = {stages}, cluster = [2, 1], sms = 132>"
 
 
+@pytest.mark.parametrize("odd_block_a", [None, "multicast"])
 @pytest.mark.parametrize("b_layout", ["nk", "kn"])
 @pytest.mark.parametrize("n,bn", [(512, 256), (384, 128)])
-def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn):
+def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn, odd_block_a):
     """Clusters of 2 CTAs: each loads half of the B tile and multicasts it;
     ragged groups give odd M-block counts, whose last M block the pair
     walks two N blocks at a time, each CTA loading its own B (with 3 N
-    blocks, the last such unit pairs a tile with one that has no rows)."""
+    blocks, the last such unit pairs a tile with one that has no rows);
+    with odd_block_a = multicast rank 0 loads that M block's rows of A
+    into both CTAs."""
     sizes = [0, 1, 129, 300, 64, 1100]
     g, k = len(sizes), 192
     m = sum(sizes)
     kern = cached_kernel(layout="contiguous", num_groups=g, n=n, k=k, b_layout=b_layout,
-                         config=CLUSTER.format(bn=bn, bk=64, stages=3))
+                         config=CLUSTER.format(bn=bn, bk=64, stages=3),
+                         odd_block_a=odd_block_a)
     assert kern.info["cluster"] == 2
     a = randn(m, k, dtype=torch.bfloat16)
     b_arg, b = weights(g, n, k, torch.bfloat16, b_layout)
@@ -504,23 +508,28 @@ def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn):
         start += size
 
 
-@pytest.mark.parametrize("config,n,group_reads", [
-    (CLUSTER.format(bn=128, bk=128, stages=4), 512, None),
+@pytest.mark.parametrize("config,n,schedule", [
+    (CLUSTER.format(bn=128, bk=128, stages=4), 512, {}),
     # 64-row tiles split between two warpgroups, paired along M (decode).
     ("#gg.config<block = [64, 256, 128], stages = 0, cluster = [2, 1], sms = 132, "
-     "split_n = 2>", 512, None),
+     "split_n = 2>", 512, {}),
     # Odd N blocks (3): the last unit of an odd M block pairs a tile with
     # one past the group's end.
-    (CLUSTER.format(bn=128, bk=128, stages=4), 384, None),
+    (CLUSTER.format(bn=128, bk=128, stages=4), 384, {}),
     # 192-column tiles, the last of 3 ragged (64 columns): five stages and
     # per-thread stores (gg-tma-store-pool's pairedMaskedKeepsStages)...
-    (CLUSTER.format(bn=192, bk=128, stages=0), 448, None),
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448, {}),
     # ... and with four stages, which leave room for the staged tile, the
     # TMA store pool.
-    (CLUSTER.format(bn=192, bk=128, stages=4), 448, None),
-    # The same, the counts read from a table in shared memory.
-    (CLUSTER.format(bn=192, bk=128, stages=0), 448, "shared")])
-def test_cluster_masked_fp8_block_scaled(config, n, group_reads):
+    (CLUSTER.format(bn=192, bk=128, stages=4), 448, {}),
+    # 192-column tiles with the counts read from a table in shared memory.
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448, {"group_reads": "shared"}),
+    # A group's odd last M block's rows loaded once, by rank 0, for both
+    # CTAs (odd_block_a = multicast), on whole and partial tiles, and with
+    # odd N blocks.
+    (CLUSTER.format(bn=192, bk=128, stages=0), 448, {"odd_block_a": "multicast"}),
+    (CLUSTER.format(bn=128, bk=128, stages=4), 384, {"odd_block_a": "multicast"})])
+def test_cluster_masked_fp8_block_scaled(config, n, schedule):
     """Pairs walk M blocks two by two (sharing B) and a group's odd last M
     block two N blocks at a time (each loading its own B): counts of 1, 2
     and 3 M blocks, an empty group, a full one."""
@@ -528,7 +537,7 @@ def test_cluster_masked_fp8_block_scaled(config, n, group_reads):
     counts = [256, 129, 0, 3, 384, 300]
     kern = cached_kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
                          a_scale="block_mn", b_scale="block", config=config,
-                         group_reads=group_reads)
+                         **schedule)
     a = (torch.randn(g, m_max, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     sa = torch.rand(g, k // 128, m_max, device="cuda") + 0.5

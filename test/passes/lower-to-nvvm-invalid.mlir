@@ -219,3 +219,17 @@ func.func @group_table_too_large(%a: memref<1024x128x256xbf16>, %b: memref<1024x
        schedule = #gg.schedule<order = m_fastest, group_reads = shared>}
   return
 }
+
+// -----
+
+// A CTA alone has no peer to share A's rows with.
+func.func @odd_block_a_alone(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf16>,
+                             %m: memref<4xi32>, %o: memref<4x128x256xbf16>) {
+  // expected-error @+1 {{schedule odd_block_a = multicast shares A's rows between the CTAs of a pair by TMA: it needs cluster [2, 1], tensor maps (sm_90a) and K-major rows of A that are not gathered, got cluster 1}}
+  gg.grouped_matmul masked a(%a : memref<4x128x256xbf16>)
+      b(%b : memref<4x256x256xbf16>) groups(%m : memref<4xi32>)
+      out(%o : memref<4x128x256xbf16>)
+      {config = #gg.config<block = [128, 128, 64], stages = 2, cluster = [1, 1], sms = 132>,
+       schedule = #gg.schedule<order = m_fastest, odd_block_a = multicast>}
+  return
+}

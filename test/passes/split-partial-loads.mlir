@@ -94,3 +94,28 @@ llvm.func @gathered(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
       box_rows = array<i64: 64>, element_bytes = 2}
   llvm.return
 }
+
+// -----
+
+// Rows the pair shares (gg's odd_block_a = multicast): the barrier armed
+// with the same bytes on each CTA; where %shared, rank 0 multicasts the box
+// into both CTAs and rank 1 loads nothing, else each CTA loads its own.
+// CHECK-LABEL: llvm.func @shared_rows
+// CHECK-SAME: (%[[FULL:[^:]*]]: !llvm.ptr<3>, %[[DST:[^:]*]]: !llvm.ptr<3>, %[[A:[^:]*]]: !llvm.ptr, %[[K:[^:]*]]: i32, %[[ROW:[^:]*]]: i32, %{{[^:]*}}: i32, %[[SHARED:[^:]*]]: i1, %[[RANK:[^:]*]]: i32)
+// CHECK: ggk.mbarrier_arrive_expect_tx %[[FULL]], %c49152_i32
+// CHECK-NEXT: scf.if %[[SHARED]] {
+// CHECK-NEXT:   %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32
+// CHECK-NEXT:   scf.if %[[FIRST]] {
+// CHECK-NEXT:     ggk.tma_load_multicast %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]] rank(%[[RANK]]) attributes {cluster = 2 : i64}
+// CHECK-NEXT:   }
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   ggk.tma_load %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]]
+// CHECK-NEXT: }
+llvm.func @shared_rows(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a128: !llvm.ptr,
+    %k: i32, %row: i32, %valid: i32, %shared: i1, %rank: i32) {
+  ggk.load_tile_rows %dst, %full from(%a128) at[%k, %row] valid(%valid)
+      shared(%shared) rank(%rank)
+      attributes {tile_rows = 128, row_bytes = 128, other_bytes = 32768,
+      granule = 128, box_rows = array<i64: 128>}
+  llvm.return
+}

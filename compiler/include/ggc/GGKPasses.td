@@ -53,7 +53,10 @@ def SplitPartialLoads : Pass<"ggk-split-partial-loads", "::mlir::ModuleOp"> {
     tile_rows)`, armed as `rows * row_bytes + other_bytes`; an `scf.if`
     loads a whole tile with its one box, and otherwise each smaller box
     whose height is a bit of `rows` (`arith.andi`, `scf.if`) at the row
-    after the boxes before it.
+    after the boxes before it. Rows a pair of CTAs shares (`shared`, gg's
+    `odd_block_a = multicast`) are loaded, where the flag holds, by rank 0
+    alone into both CTAs (`ggk.tma_load_multicast`), the barrier armed
+    with the same bytes on each.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

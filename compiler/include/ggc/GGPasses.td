@@ -81,8 +81,8 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     Takes: configured `gg.grouped_matmul` ops (run `gg-select-config`
     first).
     Makes: `schedule = #gg.schedule<order = m_fastest | n_fastest[,
-    m_band = S][, b_cache = evict_first][, group_reads = shared]>` on every
-    op that has none. The kernel walks the tiles group by group, each CTA
+    m_band = S][, b_cache = evict_first][, group_reads = shared][,
+    odd_block_a = multicast]>` on every op that has none. The kernel walks the tiles group by group, each CTA
     taking every grid-th tile, with the group boundaries found on the device
     from the offsets or counts (no host synchronisation; an empty group has
     no tiles). Within a group, `order` says which block index moves first.
@@ -138,7 +138,10 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     group. `shared`, which a user may state on masked and contiguous ops,
     copies them all into shared memory at the kernel's entry so that a step
     over several groups between two tiles waits on no load; it is not
-    chosen before a GPU run measures it.
+    chosen before a GPU run measures it. `odd_block_a` stays `own`: each
+    CTA of a pair loads its own copy of the rows of a group's odd last M
+    block (`multicast`, rank 0 loading them into both, is a user's choice
+    until measured).
   }];
 }
 

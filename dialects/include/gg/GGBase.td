@@ -122,6 +122,17 @@ def GG_GroupReads : I32EnumAttr<"GroupReads",
   let genSpecializedAttr = 0;
 }
 
+def GG_OddBlockA : I32EnumAttr<"OddBlockA",
+    "how a pair of CTAs loads A where both compute a group's odd last M block", [
+  // Each CTA loads its own copy of the rows.
+  I32EnumAttrCase<"own", 0>,
+  // Rank 0 loads them into both CTAs (TMA multicast).
+  I32EnumAttrCase<"multicast", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_IdleWarpgroups : I32EnumAttr<"IdleWarpgroups",
     "what a consumer warpgroup does when all its rows of a tile are padding", [
   // Run the wgmma anyway (rows past the group are computed, never stored).
@@ -321,6 +332,12 @@ def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
     in shared memory at the kernel's entry (G counts, or G + 1 offsets),
     and the walk reads the table; the table's bytes count in the kernel's
     shared memory.
+
+    `odd_block_a` (pairs of CTAs, cluster [2, 1]): a pair walks a group's
+    odd last M block two N blocks at a time, so both CTAs read the same
+    rows of A there. With `multicast` rank 0 loads them into both CTAs'
+    stages (TMA multicast), halving A's reads from L2 on those tiles; with
+    `own`, the default, each CTA loads its own copy.
   }];
   let parameters = (ins
     EnumParameter<GG_TileOrder>:$order,
@@ -328,16 +345,18 @@ def GG_ScheduleAttr : GG_Attr<"Schedule", "schedule"> {
     DefaultValuedParameter<"::mlir::gg::CachePolicy",
                            "::mlir::gg::CachePolicy::normal">:$bCache,
     DefaultValuedParameter<"::mlir::gg::GroupReads",
-                           "::mlir::gg::GroupReads::global">:$groupReads
+                           "::mlir::gg::GroupReads::global">:$groupReads,
+    DefaultValuedParameter<"::mlir::gg::OddBlockA",
+                           "::mlir::gg::OddBlockA::own">:$oddBlockA
   );
   let builders = [
     AttrBuilder<(ins "::mlir::gg::TileOrder":$order), [{
       return $_get($_ctxt, order, 0, ::mlir::gg::CachePolicy::normal,
-                   ::mlir::gg::GroupReads::global);
+                   ::mlir::gg::GroupReads::global, ::mlir::gg::OddBlockA::own);
     }]>
   ];
-  // `<order = O[, m_band = S][, b_cache = P][, group_reads = R]>`, defaults
-  // elided.
+  // `<order = O[, m_band = S][, b_cache = P][, group_reads = R]
+  // [, odd_block_a = A]>`, defaults elided.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -195,6 +195,13 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     (sm_90a) leaves it to `ggk-lower-loads-cp-async`, whose copies the
     producer warpgroup's every thread shares there (gg's `a_rows`).
 
+    `shared(%flag) rank(%rank)` (TMA, a pair of CTAs): where `flag` is true
+    at run time both CTAs of the pair load these very rows (a group's odd
+    last M block, gg's `odd_block_a = multicast`), so rank 0 loads every
+    box into both CTAs' stages (TMA multicast, completing on each one's
+    barrier) and rank 1 loads none; each still arms its own barrier with
+    the same bytes. Not with `gather`.
+
     Example (a masked tile of 128 rows in 8-row granules):
     ```mlir
     ggk.load_tile_rows %dst, %full from(%a128, %a64, %a32, %a16, %a8)
@@ -213,6 +220,8 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     I32:$rows_valid,
     Variadic<I32>:$extents,
     Optional<LLVM_PointerInAddressSpace<1>>:$indices,
+    Optional<I1>:$shared,
+    Optional<I32>:$rank,
     OptionalAttr<I64Attr>:$element_bytes,
     I64Attr:$tile_rows,
     I64Attr:$row_bytes,
@@ -226,6 +235,7 @@ def GGK_LoadTileRowsOp : GGK_Op<"load_tile_rows", [AttrSizedOperandSegments]> {
     $dst `,` $barrier `from` `(` $maps `)` `at` `[` $k `,` $row
     (`,` $group^)? `]` `valid` `(` $rows_valid `)`
     (`extents` `(` $extents^ `)`)? (`gather` `(` $indices^ `)`)?
+    (`shared` `(` $shared^ `)` `rank` `(` $rank `)`)?
     attr-dict-with-keyword
   }];
 }

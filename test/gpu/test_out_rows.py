@@ -111,3 +111,24 @@ def test_the_dsl_scatters_a_down_projection():
         product[start:start + size] = xd[start:start + size] @ wd[gi].T
         start += size
     check_scattered(y, product * route.double()[:, None], dest)
+
+
+def test_the_tutorial_layer_on_the_gpu():
+    """docs/python.md's permute-free MoE layer (gathered up projection with
+    SwiGLU, scattered and weighted down projection, a sum over slots) on
+    CUDA tensors, against the fp64 layer; a second run gives the same bits."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "python"))
+    import test_tutorial_moe as tutorial
+    moe = tutorial.tutorial_namespace()["moe"]
+    tokens, experts, top_k, hidden, inter = 300, 8, 2, 256, 128
+    x = torch.randn(tokens, hidden, device="cuda").bfloat16()
+    w13 = (torch.randn(experts, 2 * inter, hidden, device="cuda") / 8).bfloat16()
+    w2 = (torch.randn(experts, hidden, inter, device="cuda") / 8).bfloat16()
+    logits = torch.randn(tokens, experts, device="cuda")
+    out = moe(x, w13, w2, logits, top_k)
+    ref = tutorial.dense_layer(x.cpu(), w13.cpu(), w2.cpu(), logits.cpu(), top_k)
+    assert rel_err(out.cpu(), ref) < 1e-2
+    assert torch.equal(out, moe(x, w13, w2, logits, top_k))

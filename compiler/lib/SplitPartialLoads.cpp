@@ -78,11 +78,12 @@ void RowLoads::loadBox(Value offset, size_t box) {
   b.create<scf::IfOp>(
       op.getShared(),
       [&](OpBuilder &, Location) {
-        b.create<scf::IfOp>(b.eq(op.getRank(), b.c32(0)),
+        Value first = b.c32(0);
+        b.create<scf::IfOp>(b.eq(op.getRank(), first),
                             [&](OpBuilder &, Location) {
                               b.create<ggk::TmaLoadMulticastOp>(
-                                  dst, map, coords, op.getBarrier(),
-                                  op.getRank(), /*l2Hint=*/Value(), 2);
+                                  dst, map, coords, op.getBarrier(), first,
+                                  /*l2Hint=*/Value(), 2);
                               b.create<scf::YieldOp>();
                             });
         b.create<scf::YieldOp>();

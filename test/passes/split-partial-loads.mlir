@@ -106,7 +106,7 @@ llvm.func @gathered(%full: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: !llvm.ptr,
 // CHECK-NEXT: scf.if %[[SHARED]] {
 // CHECK-NEXT:   %[[FIRST:.*]] = arith.cmpi eq, %[[RANK]], %c0_i32
 // CHECK-NEXT:   scf.if %[[FIRST]] {
-// CHECK-NEXT:     ggk.tma_load_multicast %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]] rank(%[[RANK]]) attributes {cluster = 2 : i64}
+// CHECK-NEXT:     ggk.tma_load_multicast %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]] rank(%c0_i32) attributes {cluster = 2 : i64}
 // CHECK-NEXT:   }
 // CHECK-NEXT: } else {
 // CHECK-NEXT:   ggk.tma_load %[[DST]], %[[A]][%[[K]], %[[ROW]]], %[[FULL]]

@@ -74,8 +74,7 @@ LogicalResult KernelGenerator::plan() {
   int64_t sharedLimit = ggc::targetOf(op).sharedMemoryBytes;
   int64_t tableBytes =
       p.groupTableEntries ? p.smem.buffers[ggc::kGroupTable].bytes : 0;
-  if (p.groupTableEntries && p.smem.total > sharedLimit &&
-      p.smem.total - tableBytes <= sharedLimit)
+  if (p.smem.total > sharedLimit && p.smem.total - tableBytes <= sharedLimit)
     return op.emitOpError()
            << "schedule group_reads = shared adds a table of "
            << tableBytes

@@ -31,20 +31,26 @@ namespace {
 /// (a config that asks for fewer keeps its own count, pool or not).
 constexpr int64_t kPaddedPoolMinStages = 4;
 
-/// Masked f8 batches on 128x192 tiles in pairs (gg-select-config's rule
-/// for batches beyond four waves at K >= 4,096) store per thread where the
-/// staged tile would cost the pipeline a stage: five stages with per-thread
-/// stores ran 1.011-1.021x four with the pool on the three batches that
-/// rule picks them for (G16 M384, G8 M512 and G16 M256 at N 4,096,
-/// K 7,168, random counts; H100, docs/performance-history.md, forty-eighth
-/// session, call 2, masked_idle.py's p192d5 against the chosen kernel).
-bool pairedMaskedKeepsStages(GroupedMatmulOp op, ConfigAttr config,
-                             int64_t budget) {
+/// Masked f8 kernels store per thread where the staged tile would cost the
+/// pipeline a stage: the 128x192 tiles in pairs (gg-select-config's rule
+/// for batches beyond four waves at K >= 4,096), five stages against four
+/// with the pool, ran 1.011-1.021x on the three batches that rule picks
+/// them for (G16 M384, G8 M512 and G16 M256 at N 4,096, K 7,168, random
+/// counts; H100, docs/performance-history.md, forty-eighth session, call
+/// 2); the 64x256 split tiles, five stages against four with the pool,
+/// 1.000-1.063x on six batches (G4/G8/G16/G32 M128, G8 M512, G16 M384 at
+/// N 4,096, K 7,168; H200, fifty-first session, call 2). Other tiles (128x128
+/// among them) were not measured so and keep the pool; so does an op whose
+/// stated kernel_plan says how the tile is staged.
+bool maskedF8KeepsStages(GroupedMatmulOp op, ConfigAttr config,
+                         int64_t budget) {
+  bool pairs = config.getBlockM() == 128 && config.getBlockN() == 192 &&
+               config.getClusterM() == 2 && config.getSplitN() == 1;
+  bool split = config.getBlockM() == 64 && config.getBlockN() == 256 &&
+               config.getSplitN() == 2;
   return op.getLayout() == GroupLayout::masked &&
-         op.getAType().getElementTypeBitWidth() == 8 &&
-         config.getBlockM() == 128 && config.getBlockN() == 192 &&
-         config.getClusterM() == 2 && config.getSplitN() == 1 &&
-         !op.getStoreSlice() &&
+         op.getAType().getElementTypeBitWidth() == 8 && (pairs || split) &&
+         !op.getStoreSlice() && !op.getKernelPlanAttr() &&
          ggc::sharedMemoryLayout(op, config, /*stagedOutput=*/true).total >
              budget;
 }
@@ -82,7 +88,7 @@ struct TmaStorePoolPass
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }
-      if (pairedMaskedKeepsStages(op, config, budget)) {
+      if (maskedF8KeepsStages(op, config, budget)) {
         op.setStorePoolAttr(b.getDenseI64ArrayAttr({}));
         return WalkResult::advance();
       }

@@ -517,7 +517,7 @@ def test_cluster_pairs_share_b_by_multicast(b_layout, n, bn, odd_block_a):
     # one past the group's end.
     (CLUSTER.format(bn=128, bk=128, stages=4), 384, {}),
     # 192-column tiles, the last of 3 ragged (64 columns): five stages and
-    # per-thread stores (gg-tma-store-pool's pairedMaskedKeepsStages)...
+    # per-thread stores (gg-tma-store-pool's maskedF8KeepsStages)...
     (CLUSTER.format(bn=192, bk=128, stages=0), 448, {}),
     # ... and with four stages, which leave room for the staged tile, the
     # TMA store pool.

@@ -357,3 +357,24 @@ def test_masked_fp8_pairs_keep_their_fifth_stage(stages, kept, pool):
         a_scale="block_mn", b_scale="block", config=config), emit="gg-config").plans[0]
     assert plan["config"]["stages"] == kept
     assert plan["store_pool"] == pool
+
+
+@pytest.mark.parametrize("stages, kept, pool", [(0, 5, []), (4, 4, [64, 32, 16, 8, 4, 2, 1])])
+def test_masked_fp8_split_tiles_keep_their_fifth_stage(stages, kept, pool):
+    """gg-tma-store-pool: 64x256 masked f8 tiles split between two consumer
+    warpgroups store per thread where the staged tile would cost a stage,
+    and take the pool where the stated stages leave it room; 128x128 tiles
+    (not measured so) keep the pool and lose the stage."""
+    from ggc import ir
+    def plan(config):
+        return ggc.compile_ir(ir.grouped_matmul(
+            "k", layout="masked", num_groups=16, n=4096, k=7168, m=128, dtype="f8E4M3FN",
+            a_scale="block", b_scale="block", expected_m=60, config=config),
+            emit="gg-config", shared_memory_bytes=232448).plans[0]
+    split = plan(f"#gg.config<block = [64, 256, 128], stages = {stages}, cluster = [1, 1], "
+                 "sms = 132, split_n = 2>")
+    assert split["config"]["stages"] == kept
+    assert split["store_pool"] == pool
+    square = plan("#gg.config<block = [128, 128, 128], stages = 0, cluster = [1, 1], sms = 132>")
+    assert square["store_pool"] == [128, 64, 32, 16, 8, 4, 2, 1]
+    assert square["config"]["stages"] < 6

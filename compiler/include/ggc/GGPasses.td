@@ -238,11 +238,13 @@ def TmaStorePool : Pass<"gg-tma-store-pool", "::mlir::ModuleOp"> {
     `store_slice = C`, a ring of two BM x C buffers); when the config's
     pipeline leaves no room, stages are dropped down to `min-stages`, and
     below that the op keeps per-thread stores (an empty `store_pool`).
-    Masked f8 ops on 128x192 tiles in pairs (cluster [2, 1]) keep
-    per-thread stores where the staged tile would cost a stage
-    (`pairedMaskedKeepsStages`): five stages so measured 1.011-1.021x four
-    with the pool on the three batches gg-select-config pairs them for
-    (H100, 2026-12-05). A `store_pool` the user wrote is kept.
+    Masked f8 ops on 128x192 tiles in pairs (cluster [2, 1]) or on
+    64x256 tiles split between two consumer warpgroups keep per-thread
+    stores where the staged tile would cost a stage, unless a stated
+    `kernel_plan` stages it (`maskedF8KeepsStages`): five stages so
+    measured 1.011-1.021x four with the pool on the paired batches (H100,
+    2026-12-05) and 1.00-1.06x on the split ones (H200, 2026-12-06). A
+    `store_pool` the user wrote is kept.
 
     Targets before sm_90a (`gg.target`) have no TMA: `store_pool = []`.
   }];

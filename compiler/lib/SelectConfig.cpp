@@ -157,20 +157,28 @@ constexpr int64_t kHalfHeightGroupRows = 128;
 /// 1.018-1.026x); as many waves lost 6-14% (N 2,048; G4 M384 N7168
 /// K2048). G16 M192, one wave fewer of five, lost 3.2%: its half-empty
 /// 128-row tiles, which skip their idle warpgroup, are the cheaper there.
+/// Beyond kMaskedMaxWaves they take 64x256 tiles too, since those keep
+/// five stages with per-thread stores (gg-tma-store-pool): 1.036-1.102x
+/// the paired 128x192 tiles chosen there before (G8 M512, G16 M384, G16
+/// M256 at N 4,096, K 7,168) and 1.064x the 128x128 ones at K 2,048 (G32
+/// M256 N7168), H200, docs/performance-history.md, fifty-first session,
+/// calls 2-4. (The paired tiles had been measured against 128x128 only.)
 constexpr int64_t kWideMaskedMinRows = 256;
 /// The margin in waves by which a batch's expected waves must part: a
 /// batch's real counts are not its expected ones (G4 M384 N7168 K2048 at
 /// the mean of counts uniform in [1, 384] expects 2.97 against 3.39
 /// waves, where one draw of real counts measured 0.91x).
 constexpr double kMaskedWaveMargin = 0.05;
-/// There a wave saved is a quarter of the kernel or more, beyond what
-/// 64x256 tiles cost over 128x128 ones at equal waves.
+/// Up to there a wave saved is a quarter of the kernel or more, beyond what
+/// 64x256 tiles cost over 128x128 ones at equal waves; beyond it 64x256
+/// tiles are taken whatever the waves.
 constexpr double kMaskedMaxWaves = 4;
 
-/// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles (so not
-/// taking split tiles), with M at least kWideMaskedMinRows and K at least
-/// kPairedMaskedMinK, take 128x192 tiles in pairs of CTAs sharing B by
-/// multicast (cluster = [2, 1]; a group's odd last M block walked two N
+/// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles that cannot
+/// take split tiles (N no multiple of 256), with M at least
+/// kWideMaskedMinRows and K at least kPairedMaskedMinK, take 128x192 tiles
+/// in pairs of CTAs sharing B by multicast (cluster = [2, 1]; a group's
+/// odd last M block walked two N
 /// blocks at a time, ggk-lower-tile-schedule). Measured on batches of
 /// counts uniform in [1, M] (H100, benchmarks/probes/masked_idle.py,
 /// docs/performance-history.md, forty-seventh session, call 3), against
@@ -267,10 +275,10 @@ double maskedWaves(GroupedMatmulOp op, int64_t mean, int64_t blockM,
 }
 
 /// Whether a masked f8 batch takes 64x256 split tiles (kWideMaskedMinRows):
-/// where their whole waves are fewer than 128x128 tiles' by a margin of
-/// kMaskedWaveMargin either side, since a batch's real counts are not its
-/// expected ones (at equal waves 64x256 tiles lost 6-13%), and 128x128
-/// tiles fill at most kMaskedMaxWaves.
+/// where 128x128 tiles fill more than kMaskedMaxWaves, or their whole waves
+/// are fewer than 128x128 tiles' by a margin of kMaskedWaveMargin either
+/// side, since a batch's real counts are not its expected ones (at equal
+/// waves 64x256 tiles lost 6-13%).
 bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
   GroupedMatmulOp::Dims dims = op.getDims();
   std::optional<int64_t> mean = op.getExpectedM();
@@ -283,8 +291,9 @@ bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
   double split = maskedWaves(op, clamped, 64, 256, numSMs);
   double square = maskedWaves(op, clamped, 128, 128, numSMs);
   double squareWaves = std::ceil(square - kMaskedWaveMargin);
-  return squareWaves <= kMaskedMaxWaves &&
-         std::ceil(split + kMaskedWaveMargin) < squareWaves;
+  if (squareWaves > kMaskedMaxWaves)
+    return true;
+  return std::ceil(split + kMaskedWaveMargin) < squareWaves;
 }
 
 /// Whether a masked f8 batch takes 128x192 tiles in pairs

@@ -202,12 +202,12 @@ func.func @masked_fp8_fewer_waves(%a: memref<8x256x7168xf8E4M3FN>,
 // -----
 
 // Beyond 4 waves of 128x128 tiles (G16 M384, counts around 192: about
-// 1,000 tiles, 7.6 waves) with K 7,168: 128x192 tiles in pairs sharing B.
-// CHECK-LABEL: func.func @masked_fp8_paired_wide
-// CHECK: config = #gg.config<block = [128, 192, 128], stages = {{[0-9]+}}, cluster = [2, 1], sms = 132>
-func.func @masked_fp8_paired_wide(%a: memref<16x384x7168xf8E4M3FN>,
-                                  %b: memref<16x4096x7168xf8E4M3FN>,
-                                  %m: memref<16xi32>, %o: memref<16x384x4096xbf16>) {
+// 1,000 tiles, 7.6 waves): 64x256 split tiles, whatever their waves.
+// CHECK-LABEL: func.func @masked_fp8_beyond_four_waves
+// CHECK: config = #gg.config<block = [64, 256, 128], stages = {{[0-9]+}}, cluster = [1, 1], sms = 132, split_n = 2>
+func.func @masked_fp8_beyond_four_waves(%a: memref<16x384x7168xf8E4M3FN>,
+                                        %b: memref<16x4096x7168xf8E4M3FN>,
+                                        %m: memref<16xi32>, %o: memref<16x384x4096xbf16>) {
   gg.grouped_matmul masked a(%a : memref<16x384x7168xf8E4M3FN>)
       b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
       out(%o : memref<16x384x4096xbf16>) {expected_m = 192 : i64}
@@ -216,12 +216,27 @@ func.func @masked_fp8_paired_wide(%a: memref<16x384x7168xf8E4M3FN>,
 
 // -----
 
-// As many waves with K 2,048 (G32 M256 N7168, about 21): 128x128 alone.
-// CHECK-LABEL: func.func @masked_fp8_short_k_alone
-// CHECK: config = #gg.config<block = [128, 128, 128], stages = {{[0-9]+}}, cluster = [1, 1], sms = 132>
-func.func @masked_fp8_short_k_alone(%a: memref<32x256x2048xf8E4M3FN>,
-                                    %b: memref<32x7168x2048xf8E4M3FN>,
-                                    %m: memref<32xi32>, %o: memref<32x256x7168xbf16>) {
+// The same batch at N = 4,032, no multiple of 256 (no split tiles), with
+// K 7,168: 128x192 tiles in pairs sharing B.
+// CHECK-LABEL: func.func @masked_fp8_paired_wide
+// CHECK: config = #gg.config<block = [128, 192, 128], stages = {{[0-9]+}}, cluster = [2, 1], sms = 132>
+func.func @masked_fp8_paired_wide(%a: memref<16x384x7168xf8E4M3FN>,
+                                  %b: memref<16x4032x7168xf8E4M3FN>,
+                                  %m: memref<16xi32>, %o: memref<16x384x4032xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x384x7168xf8E4M3FN>)
+      b(%b : memref<16x4032x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x384x4032xbf16>) {expected_m = 192 : i64}
+  return
+}
+
+// -----
+
+// Many waves with K 2,048 (G32 M256 N7168, about 21): 64x256 split tiles.
+// CHECK-LABEL: func.func @masked_fp8_short_k_many_waves
+// CHECK: config = #gg.config<block = [64, 256, 128], stages = {{[0-9]+}}, cluster = [1, 1], sms = 132, split_n = 2>
+func.func @masked_fp8_short_k_many_waves(%a: memref<32x256x2048xf8E4M3FN>,
+                                         %b: memref<32x7168x2048xf8E4M3FN>,
+                                         %m: memref<32xi32>, %o: memref<32x256x7168xbf16>) {
   gg.grouped_matmul masked a(%a : memref<32x256x2048xf8E4M3FN>)
       b(%b : memref<32x7168x2048xf8E4M3FN>) groups(%m : memref<32xi32>)
       out(%o : memref<32x256x7168xbf16>) {expected_m = 128 : i64}

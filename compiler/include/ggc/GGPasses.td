@@ -20,9 +20,10 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     ones on 64x256 tiles split between two consumer warpgroups; also f8
     masked batches of M 256 or more whose `expected_m`, counts taken
     spread evenly around it, fills fewer waves of 64x256 tiles than the
-    at most 4 of 128x128 ones on the SMs (1.09-1.56x measured there; a
-    wave saved of more measured 0.90-1.05x, 6-14% lost where none is
-    saved); 64x64
+    at most 4 of 128x128 ones on the SMs (1.09-1.56x measured there, 6-14%
+    lost where no wave is saved), or more than 4 waves of 128x128 tiles
+    (with five stages and per-thread stores 1.036-1.102x the paired
+    128x192 or 128x128 tiles on an H200); 64x64
     tiles for contiguous groups expected to hold at most 64 rows (16 on
     sm_90a), a MoE decode step bound by reading weights; else 128, where
     f8's promotions pipeline); block N
@@ -45,9 +46,11 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
     at 512 rows an expert); masked f8 batches of M 256 or more and K 4,096
-    or more whose 128x128 tiles fill more than 4 waves take 128x192 tiles
-    in pairs sharing B by multicast (cluster [2, 1]; 1.03-1.10x measured
-    at K 7,168, 0.97x at K 2,048); before sm_90a see below);
+    or more whose 128x128 tiles fill more than 4 waves and whose N is no
+    multiple of 256 (no 64x256 split tiles) take 128x192 tiles in pairs
+    sharing B by multicast (cluster [2, 1]; 1.03-1.10x the 128x128 tiles
+    measured at K 7,168 and N 4,096, 0.97x at K 2,048); before sm_90a see
+    below);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM, and clusters are
     [1, 1] but for those masked pairs.

@@ -4,6 +4,7 @@ kernel against 128x128 tiles with idle warpgroups computing and skipping
 process (#39: the G16 M128 case trails DeepGEMM).
 
     python3 benchmarks/probes/masked_idle.py [--cases G,M,N,K,SEED;...]
+    python3 benchmarks/probes/masked_idle.py --only-configs --cases records --configs tilings
 
 Each output's valid rows are checked against fp64 of the dequantised
 operands before timing; DG_PRINT_CONFIGS=1 prints DeepGEMM's choice.
@@ -124,29 +125,58 @@ def case(g, m, n, k, seed, configs=(), profile=(), only_configs=False):
 # bench_peers' random-count cases, then taller groups, decode and N 2,048.
 CASES = ("16,128,4096,7168,1;32,64,7168,2048,2;16,128,7168,2048,3;8,256,4096,7168,4;"
          "32,32,4096,7168,5;16,128,2048,7168,6")
+# `--cases records`: the batches of docs/performance-history.md's
+# fifty-first session (decode, one M block, and beyond four waves).
+RECORD_CASES = ("32,64,4096,7168,24;32,64,7168,2048,2;16,128,4096,7168,1;16,128,4096,7168,26;"
+                "8,128,4096,7168,21;32,128,4096,7168,22;8,256,4096,7168,4;16,256,4096,7168,9;"
+                "32,256,7168,2048,13;8,512,4096,7168,11;16,384,4096,7168,14")
+# `--configs tilings`: each tiling gg-select-config has given masked f8
+# batches, stated, so that an old default runs beside a new one: 128x128
+# with the pool, 64x256 split tiles with the pool's four stages and with
+# five and per-thread stores, paired 128x192 with five.
+_SMS = f"sms = {SMS}"
+TILINGS = ";".join((
+    f"sq=#gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], {_SMS}>",
+    f"w64=#gg.config<block = [64, 256, 128], stages = 4, cluster = [1, 1], {_SMS}, split_n = 2>",
+    f"w64d5=#gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], {_SMS}, "
+    "split_n = 2>|direct_stores=1",
+    f"p192=#gg.config<block = [128, 192, 128], stages = 5, cluster = [2, 1], {_SMS}>"))
+
+
+def parse_cases(text):
+    """'G,M,N,K,SEED;...' or 'records' -> [(G, M, N, K, SEED), ...]."""
+    text = RECORD_CASES if text == "records" else text
+    return [tuple(int(v) for v in spec.split(",")) for spec in text.split(";") if spec]
+
+
+def parse_configs(text):
+    """'NAME=SPEC;...' or 'tilings' (optionally ';'-joined with more) ->
+    [(NAME, SPEC), ...]."""
+    parts = [TILINGS if part == "tilings" else part for part in text.split(";")]
+    return [tuple(c.split("=", 1)) for c in ";".join(parts).split(";") if c]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default=CASES,
                         help="G,M,N,K,SEED;...: groups, M_max, N, K and the counts' seed "
-                             "(counts uniform in [1, M])")
+                             "(counts uniform in [1, M]); 'records': RECORD_CASES")
     parser.add_argument("--configs", default="",
                         help="NAME=[#gg.config<...>][|OPTION=VALUE...];...: more variants, "
                              "each a config (none: gg-select-config's) and "
                              "ir.grouped_matmul's string options "
-                             "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>)")
+                             "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>); "
+                             "'tilings' stands for TILINGS")
     parser.add_argument("--only-configs", action="store_true",
                         help="time the chosen kernel, --configs and DeepGEMM alone")
     parser.add_argument("--profile", default="",
                         help="NAME,...: no timing; launch these variants once for ncu")
     args = parser.parse_args()
     profile = [name for name in args.profile.split(",") if name]
-    configs = [tuple(c.split("=", 1)) for c in args.configs.split(";") if c]
+    configs = parse_configs(args.configs)
     print(torch.cuda.get_device_name(), flush=True)
-    for spec in args.cases.split(";"):
-        case(*(int(v) for v in spec.split(",")), configs=configs, profile=profile,
-             only_configs=args.only_configs)
+    for spec in parse_cases(args.cases):
+        case(*spec, configs=configs, profile=profile, only_configs=args.only_configs)
 
 
 if __name__ == "__main__":

@@ -142,9 +142,10 @@ constexpr int64_t kHalfHeightGroupRows = 128;
 
 /// Masked f8 batches whose counts are known by their mean alone (expected_m
 /// below M) take 64x256 tiles split between two consumer warpgroups, as
-/// decode batches do, where the persistent grid's waves of them are fewer
-/// than of 128x128 tiles (maskedTakesSplitTiles), M is at least
-/// kWideMaskedMinRows and 128x128 tiles fill at most kMaskedMaxWaves.
+/// decode batches do, where M is at least kWideMaskedMinRows and either
+/// the persistent grid's waves of them are fewer than of 128x128 tiles,
+/// which fill at most kMaskedMaxWaves, or 128x128 tiles fill more
+/// (maskedTakesSplitTiles).
 /// Measured on batches of counts uniform in [1, M] with expected_m their
 /// mean (H200, benchmarks/probes/masked_idle.py, docs/performance-history.md,
 /// forty-fourth session calls 3-5 and forty-sixth session call 1, against
@@ -162,7 +163,9 @@ constexpr int64_t kHalfHeightGroupRows = 128;
 /// the paired 128x192 tiles chosen there before (G8 M512, G16 M384, G16
 /// M256 at N 4,096, K 7,168) and 1.064x the 128x128 ones at K 2,048 (G32
 /// M256 N7168), H200, docs/performance-history.md, fifty-first session,
-/// calls 2-4. (The paired tiles had been measured against 128x128 only.)
+/// calls 2-3. (The paired tiles had been measured against 128x128 only;
+/// neither H100s nor G8 M256 N7168 K2048, at 5.1 waves, were measured
+/// with the five stages: with the pool's four it ran 1.05x and 0.904x.)
 constexpr int64_t kWideMaskedMinRows = 256;
 /// The margin in waves by which a batch's expected waves must part: a
 /// batch's real counts are not its expected ones (G4 M384 N7168 K2048 at
@@ -174,8 +177,9 @@ constexpr double kMaskedWaveMargin = 0.05;
 /// tiles are taken whatever the waves.
 constexpr double kMaskedMaxWaves = 4;
 
-/// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles that cannot
-/// take split tiles (N no multiple of 256), with M at least
+/// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles that take no
+/// split tiles (N no multiple of 256, or no expected_m: M counts as the
+/// mean here), with M at least
 /// kWideMaskedMinRows and K at least kPairedMaskedMinK, take 128x192 tiles
 /// in pairs of CTAs sharing B by multicast (cluster = [2, 1]; a group's
 /// odd last M block walked two N

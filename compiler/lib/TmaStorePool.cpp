@@ -32,25 +32,25 @@ namespace {
 constexpr int64_t kPaddedPoolMinStages = 4;
 
 /// Masked f8 kernels store per thread where the staged tile would cost the
-/// pipeline a stage: the 128x192 tiles in pairs (gg-select-config's rule
-/// for batches beyond four waves at K >= 4,096), five stages against four
-/// with the pool, ran 1.011-1.021x on the three batches that rule picks
-/// them for (G16 M384, G8 M512 and G16 M256 at N 4,096, K 7,168, random
-/// counts; H100, docs/performance-history.md, forty-eighth session, call
-/// 2); the 64x256 split tiles, five stages against four with the pool,
-/// 1.000-1.063x on six batches (G4/G8/G16/G32 M128, G8 M512, G16 M384 at
-/// N 4,096, K 7,168; H200, fifty-first session, call 2). Other tiles (128x128
-/// among them) were not measured so and keep the pool; so does an op whose
-/// stated kernel_plan says how the tile is staged.
+/// pipeline a stage, on the tiles measured so (random counts, N 4,096,
+/// K 7,168): 128x192 tiles in pairs, five stages against four with the
+/// pool, 1.011-1.021x on G16 M384, G8 M512 and G16 M256 (H100,
+/// docs/performance-history.md, forty-eighth session, call 2); 64x256
+/// split tiles 1.000-1.063x alone and 1.006-1.071x in pairs along M on
+/// G4/G8/G16/G32 M128, G8 M512 and G16 M384 (H200, fifty-first session,
+/// call 2). Other tiles (128x128 among them) were not measured so and
+/// keep the pool; so does an op whose stated kernel_plan stages its tile.
 bool maskedF8KeepsStages(GroupedMatmulOp op, ConfigAttr config,
                          int64_t budget) {
   bool pairs = config.getBlockM() == 128 && config.getBlockN() == 192 &&
                config.getClusterM() == 2 && config.getSplitN() == 1;
   bool split = config.getBlockM() == 64 && config.getBlockN() == 256 &&
                config.getSplitN() == 2;
+  KernelPlanAttr plan = op.getKernelPlanAttr();
+  bool planStages = plan && plan.getStaging() != Staging::none;
   return op.getLayout() == GroupLayout::masked &&
          op.getAType().getElementTypeBitWidth() == 8 && (pairs || split) &&
-         !op.getStoreSlice() && !op.getKernelPlanAttr() &&
+         !op.getStoreSlice() && !planStages &&
          ggc::sharedMemoryLayout(op, config, /*stagedOutput=*/true).total >
              budget;
 }

@@ -201,8 +201,8 @@ func.func @masked_fp8_fewer_waves(%a: memref<8x256x7168xf8E4M3FN>,
 
 // -----
 
-// Beyond 4 waves of 128x128 tiles (G16 M384, counts around 192: about
-// 1,000 tiles, 7.6 waves): 64x256 split tiles, whatever their waves.
+// Beyond 4 waves of 128x128 tiles (G16 M384, counts around 192: 1,024
+// tiles, 7.76 waves): 64x256 split tiles, whatever their waves.
 // CHECK-LABEL: func.func @masked_fp8_beyond_four_waves
 // CHECK: config = #gg.config<block = [64, 256, 128], stages = {{[0-9]+}}, cluster = [1, 1], sms = 132, split_n = 2>
 func.func @masked_fp8_beyond_four_waves(%a: memref<16x384x7168xf8E4M3FN>,

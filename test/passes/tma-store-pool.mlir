@@ -227,9 +227,13 @@ func.func @masked_fp8_alone(%a: memref<16x384x7168xf8E4M3FN>, %b: memref<16x4096
 
 // Masked f8 on 64x256 split tiles (a decode batch's): the staged tile would
 // cost the fifth stage, so the op keeps per-thread stores and its five
-// stages; the same op with a stated kernel_plan staging the tile keeps the
-// pool, which that plan needs.
+// stages, also with a stated kernel_plan that stages nothing; the same op
+// with a stated kernel_plan staging the tile keeps the pool, which that
+// plan needs.
 // CHECK-LABEL: func.func @masked_fp8_split
+// CHECK: config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>
+// CHECK-SAME: store_pool = array<i64>}
+// CHECK-LABEL: func.func @masked_fp8_split_unstaged_plan
 // CHECK: config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>
 // CHECK-SAME: store_pool = array<i64>}
 // CHECK-LABEL: func.func @masked_fp8_split_staged_plan
@@ -241,6 +245,15 @@ func.func @masked_fp8_split(%a: memref<16x128x7168xf8E4M3FN>, %b: memref<16x4096
       b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
       out(%o : memref<16x128x4096xbf16>)
       {config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>}
+  return
+}
+func.func @masked_fp8_split_unstaged_plan(%a: memref<16x128x7168xf8E4M3FN>, %b: memref<16x4096x7168xf8E4M3FN>,
+                            %m: memref<16xi32>, %o: memref<16x128x4096xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<16x128x7168xf8E4M3FN>)
+      b(%b : memref<16x4096x7168xf8E4M3FN>) groups(%m : memref<16xi32>)
+      out(%o : memref<16x128x4096xbf16>)
+      {config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [24, 240], staging = none>}
   return
 }
 func.func @masked_fp8_split_staged_plan(%a: memref<16x128x7168xf8E4M3FN>, %b: memref<16x4096x7168xf8E4M3FN>,

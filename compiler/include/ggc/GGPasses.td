@@ -46,8 +46,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
     at 512 rows an expert); masked f8 batches of M 256 or more and K 4,096
-    or more whose 128x128 tiles fill more than 4 waves and whose N is no
-    multiple of 256 (no 64x256 split tiles) take 128x192 tiles in pairs
+    or more whose 128x128 tiles fill more than 4 waves and that take no
+    64x256 split tiles (N no multiple of 256, or no `expected_m`) take
+    128x192 tiles in pairs
     sharing B by multicast (cluster [2, 1]; 1.03-1.10x the 128x128 tiles
     measured at K 7,168 and N 4,096, 0.97x at K 2,048); before sm_90a see
     below);

@@ -14,7 +14,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     Makes: every op carries `config = #gg.config<...>`. A config the user
     wrote is kept, and only checked against the shared-memory budget.
 
-    The heuristics live in `chooseConfig` in SelectConfig.cpp, in the order
+    The heuristics live in `chooseConfig` in SelectConfig.cpp (the masked
+    f8 batches' tile rules in MaskedTileRules.cpp), in the order
     they are applied: block K fills one 128-byte swizzled row of A; block M
     follows the expected rows per group (64 for small masked batches, f8
     ones on 64x256 tiles split between two consumer warpgroups; also f8

@@ -28,3 +28,9 @@ def test_tilings_expand_beside_more_variants():
     assert "cluster = [2, 1]" in configs["p192"] and configs["mine"] == "|b_cache=evict_first"
     # A config's own '=' signs stay in its spec.
     assert configs["sq"].startswith("#gg.config<block = [128, 128, 128], stages = 5")
+
+
+def test_tile_counts_cover_every_tiling():
+    # Two groups of 65 and 1 rows, N 4,096: a 64-row tile more for the first.
+    assert masked_idle.tile_counts([65, 1], 4096) == [
+        (128, 128, 64), (64, 256, 48), (128, 192, 44)]

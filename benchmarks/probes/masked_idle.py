@@ -145,6 +145,26 @@ TILINGS = ";".join((
     f"p192=#gg.config<block = [128, 192, 128], stages = 5, cluster = [2, 1], {_SMS}>"))
 
 
+# `--configs split_knobs`: the 64x256 split tiles with five stages (the
+# default beyond four waves since the fifty-first session, which still
+# trailed DeepGEMM's paired kernel by 6% on G16 M384) with one knob turned
+# each: serial promotion, two-column stores, N-fastest and M-banded tile
+# orders, whole-tile row loads, B read evict-first.
+_SPLIT = (f"#gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], {_SMS}, "
+          "split_n = 2>|direct_stores=1")
+_PLAN = ("#gg.kernel_plan<promotion = {promotion}, scales = slots, registers = [24, 240], "
+         "staging = none, store_columns = {columns}>")
+SPLIT_KNOBS = ";".join((
+    f"split={_SPLIT}",
+    f"serial={_SPLIT}|kernel_plan={_PLAN.format(promotion='serial', columns=8)}",
+    f"cols2={_SPLIT}|kernel_plan={_PLAN.format(promotion='pipelined', columns=2)}",
+    f"nfast={_SPLIT}|tile_order=n_fastest",
+    f"band2={_SPLIT}|m_band=2",
+    f"whole={_SPLIT}|overfetch_rows=63",
+    f"evictB={_SPLIT}|b_cache=evict_first"))
+NAMED_CONFIGS = {"tilings": TILINGS, "split_knobs": SPLIT_KNOBS}
+
+
 def parse_cases(text):
     """'G,M,N,K,SEED;...' or 'records' -> [(G, M, N, K, SEED), ...]."""
     text = RECORD_CASES if text == "records" else text
@@ -152,9 +172,9 @@ def parse_cases(text):
 
 
 def parse_configs(text):
-    """'NAME=SPEC;...' or 'tilings' (optionally ';'-joined with more) ->
-    [(NAME, SPEC), ...]."""
-    parts = [TILINGS if part == "tilings" else part for part in text.split(";")]
+    """'NAME=SPEC;...', where a part may be a name of NAMED_CONFIGS
+    ('tilings', 'split_knobs') -> [(NAME, SPEC), ...]."""
+    parts = [NAMED_CONFIGS.get(part, part) for part in text.split(";")]
     return [tuple(c.split("=", 1)) for c in ";".join(parts).split(";") if c]
 
 
@@ -168,7 +188,7 @@ def main():
                              "each a config (none: gg-select-config's) and "
                              "ir.grouped_matmul's string options "
                              "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>); "
-                             "'tilings' stands for TILINGS")
+                             "'tilings' and 'split_knobs' stand for NAMED_CONFIGS' sets")
     parser.add_argument("--only-configs", action="store_true",
                         help="time the chosen kernel, --configs and DeepGEMM alone")
     parser.add_argument("--profile", default="",

@@ -34,3 +34,12 @@ def test_tile_counts_cover_every_tiling():
     # Two groups of 65 and 1 rows, N 4,096: a 64-row tile more for the first.
     assert masked_idle.tile_counts([65, 1], 4096) == [
         (128, 128, 64), (64, 256, 48), (128, 192, 44)]
+
+
+def test_split_knobs_turn_one_knob_each():
+    configs = dict(masked_idle.parse_configs("split_knobs"))
+    base = configs.pop("split")
+    assert base.endswith("split_n = 2>|direct_stores=1")
+    for name, spec in configs.items():
+        assert spec.startswith(base + "|") and spec.count("|") == 2, name
+    assert "promotion = serial" in configs["serial"] and "store_columns = 2" in configs["cols2"]

@@ -257,11 +257,26 @@ def test_two_epilogue_blocks_masked():
     run_masked("block_mn", "block", kernel_plan=TWO_EPILOGUE_BLOCKS)
 
 
-def run_masked(a_scale, b_scale, k=640, **plan):  # plan: config, kernel_plan, ...
-    g, m_max, n = 4, 256, 2112
-    counts = [256, 0, 129, 3]
+# Masked counts beyond four waves of 128x128 tiles on 132 SMs at N 2,560
+# (16 groups, 1,152 row blocks of 64): empty, 1-row and full groups, and
+# counts either side of 64-, 128- and 192-row boundaries.
+WIDE_COUNTS = [0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 256, 257, 383, 384]
+
+
+def test_masked_beyond_four_waves_default():
+    """gg-select-config's default for a masked batch beyond four waves of
+    128x128 tiles: 64x256 split tiles with five stages and per-thread
+    stores (fifty-first session), every valid row right, none past a
+    group's count written."""
+    kern = run_masked("block", "block", k=512, g=16, m_max=384, n=2560,
+                      counts=WIDE_COUNTS, expected_m=sum(WIDE_COUNTS) // 16)
+    assert (kern.info["block_m"], kern.info["block_n"]) == (64, 256)
+
+
+def run_masked(a_scale, b_scale, k=640, g=4, m_max=256, n=2112, counts=(256, 0, 129, 3),
+               expected_m=97, **plan):  # plan: config, kernel_plan, ...
     kern = kernel(layout="masked", num_groups=g, n=n, k=k, m=m_max, dtype="f8E4M3FN",
-                  expected_m=97, a_scale=a_scale, b_scale=b_scale, **plan)
+                  expected_m=expected_m, a_scale=a_scale, b_scale=b_scale, **plan)
     a = f8(g, m_max, k, dtype="f8E4M3FN")
     b = f8(g, n, k, dtype="f8E4M3FN")
     sa, fa = scales_a(a_scale, "masked", g, m_max, k)
@@ -278,6 +293,7 @@ def run_masked(a_scale, b_scale, k=640, **plan):  # plan: config, kernel_plan, .
             err = rel_err(out[gi, :count], ref)
             assert err < TOLERANCE, f"group {gi}: rel err {err:.2e}"
         assert torch.isnan(out[gi, count:]).all(), f"group {gi}: rows past masked_m written"
+    return kern
 
 
 def k_grouped_scale(kind, x, g):

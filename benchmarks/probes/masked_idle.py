@@ -168,7 +168,14 @@ NAMED_CONFIGS = {"tilings": TILINGS, "split_knobs": SPLIT_KNOBS}
 def parse_cases(text):
     """'G,M,N,K,SEED;...' or 'records' -> [(G, M, N, K, SEED), ...]."""
     text = RECORD_CASES if text == "records" else text
-    return [tuple(int(v) for v in spec.split(",")) for spec in text.split(";") if spec]
+    cases = []
+    for spec in filter(None, text.split(";")):
+        values = spec.split(",")
+        if len(values) != 5 or not all(v.strip().isdigit() for v in values):
+            raise SystemExit(f"--cases: each case is G,M,N,K,SEED (five whole numbers) "
+                             f"or 'records', got {spec!r}")
+        cases.append(tuple(int(v) for v in values))
+    return cases
 
 
 def parse_configs(text):

@@ -57,10 +57,9 @@ constexpr double kMaskedMaxWaves = 4;
 
 /// Masked f8 batches beyond kMaskedMaxWaves of 128x128 tiles that take no
 /// split tiles (N no multiple of 256, or no expected_m: M counts as the
-/// mean here), with M at least
-/// kWideMaskedMinRows and K at least kPairedMaskedMinK, take 128x192 tiles
-/// in pairs of CTAs sharing B by multicast (cluster = [2, 1]; a group's
-/// odd last M block walked two N
+/// mean here), with M at least kWideMaskedMinRows and K at least
+/// kPairedMaskedMinK, take 128x192 tiles in pairs of CTAs sharing B by
+/// multicast (cluster = [2, 1]; a group's odd last M block walked two N
 /// blocks at a time, ggk-lower-tile-schedule). Measured on batches of
 /// counts uniform in [1, M] (H100, benchmarks/probes/masked_idle.py,
 /// docs/performance-history.md, forty-seventh session, call 3), against
@@ -110,11 +109,11 @@ bool maskedTakesSplitTiles(GroupedMatmulOp op, int64_t numSMs) {
       ggc::targetOf(op).mma != ggc::MmaKind::wgmma)
     return false;
   int64_t clamped = std::min(*mean, dims.m);
-  double split = maskedWaves(op, clamped, 64, 256, numSMs);
   double square = maskedWaves(op, clamped, 128, 128, numSMs);
   double squareWaves = std::ceil(square - kMaskedWaveMargin);
   if (squareWaves > kMaskedMaxWaves)
     return true;
+  double split = maskedWaves(op, clamped, 64, 256, numSMs);
   return std::ceil(split + kMaskedWaveMargin) < squareWaves;
 }
 

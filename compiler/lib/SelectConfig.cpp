@@ -16,7 +16,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
-
 namespace ggc {
 #define GEN_PASS_DEF_SELECTCONFIG
 #include "ggc/Passes.h.inc"
@@ -465,11 +464,11 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1], but pairs sharing B by TMA multicast ([2, 1]) for
-  //    the masked f8 batches of maskedTakesPairedWideTiles (MaskedTileRules.cpp).
-  //    Elsewhere pairs
-  //    measured no faster on the large FP8 shapes and 1.8x slower on
-  //    decode (docs/performance.md; before a group's odd last M block
-  //    stopped idling one CTA of the pair).
+  //    the masked f8 batches of maskedTakesPairedWideTiles
+  //    (MaskedTileRules.cpp). Elsewhere pairs measured no faster on the
+  //    large FP8 shapes and 1.8x slower on decode (docs/performance.md;
+  //    before a group's odd last M block stopped idling one CTA of the
+  //    pair).
   // 6. Grid: persistent, one CTA per SM.
   int64_t clusterM = blockN == kPairedMaskedBlockN && rows.blockM == 128 &&
                              maskedTakesPairedWideTiles(op, numSMs)

@@ -43,3 +43,9 @@ def test_split_knobs_turn_one_knob_each():
     for name, spec in configs.items():
         assert spec.startswith(base + "|") and spec.count("|") == 2, name
     assert "promotion = serial" in configs["serial"] and "store_columns = 2" in configs["cols2"]
+
+
+@pytest.mark.parametrize("text", ["16,128,4096", "16,128,4096,7168,x", "records2"])
+def test_a_malformed_case_is_named(text):
+    with pytest.raises(SystemExit, match="--cases: each case is G,M,N,K,SEED"):
+        masked_idle.parse_cases(text)

@@ -4,12 +4,13 @@ interleaved in one process (#39: the kernels where ggc trails DeepGEMM
 by 1-5%).
 
     python3 benchmarks/probes/fp8_forward_tiles.py [--shapes T:G:N:K,...]
-        [N/STAGES/PROMOTION[/P-C][/c2] ...]
+        [N/STAGES/PROMOTION[/P-C][/c2][/e1] ...]
 
 Each argument is one variant of a 128-row tile (block N, stages,
 promotion serial or pipelined, the producer's and consumers' registers,
-24-240 unless given, and /c2 for pairs of CTAs sharing B by multicast,
-cluster = [2, 1]); the baseline is gg-select-config's choice for the
+24-240 unless given, /c2 for pairs of CTAs sharing B by multicast,
+cluster = [2, 1], and /e1 for `epilogue_blocks = 1`: a serial kernel's
+epilogue deferred beside the next tile's first wgmma); the baseline is gg-select-config's choice for the
 call's `expected_m` (the rows over the groups rounded down to a power of
 two, as ggc.ops passes it). Every output is checked against fp64 (the
 first and last groups) before timing. gg-tma-store-pool lowers a
@@ -35,15 +36,16 @@ SHAPES = ((8192, 8, 4096, 7168), (16384, 32, 3072, 8192), (8192, 8, 7168, 2048),
 
 
 def parse_variant(text):
-    """'N/STAGES/PROMOTION[/P-C][/c2]' -> (N, STAGES, PROMOTION, 'P-C', cluster)."""
+    """'N/STAGES/PROMOTION[/P-C][/c2][/e1]' ->
+    (N, STAGES, PROMOTION, 'P-C', cluster, epilogue blocks or None)."""
     parts = text.split("/")
-    cluster = 1
-    if len(parts) > 3 and parts[-1] == "c2":
-        parts, cluster = parts[:-1], 2
-    if len(parts) not in (3, 4):
-        raise SystemExit(f"variant {text!r}: expected N/STAGES/PROMOTION[/P-C][/c2]")
+    flags = set()
+    while len(parts) > 3 and parts[-1] in ("c2", "e1"):
+        flags.add(parts.pop())
+    if len(parts) not in (3, 4) or not (parts[0].isdigit() and parts[1].isdigit()):
+        raise SystemExit(f"variant {text!r}: expected N/STAGES/PROMOTION[/P-C][/c2][/e1]")
     return (int(parts[0]), int(parts[1]), parts[2], parts[3] if len(parts) == 4 else "24-240",
-            cluster)
+            2 if "c2" in flags else 1, 1 if "e1" in flags else None)
 
 
 def staging_for(block_n):
@@ -60,15 +62,17 @@ def kernels_for(t, g, n, k, spec, variants):
     hint = ops.mean_hint(t, g, 4096)
     common = dict(layout="contiguous", num_groups=g, n=n, k=k, expected_m=hint, **spec)
     kernels = {"default": ggc.Kernel(ir.grouped_matmul("k", **common))}
-    for block_n, stages, promotion, regs, cluster in variants:
+    for block_n, stages, promotion, regs, cluster, epilogue_blocks in variants:
         producer, consumer = regs.split("-")
-        name = f"128x{block_n} {stages}st {promotion} {regs}" + (" c2" if cluster == 2 else "")
+        name = (f"128x{block_n} {stages}st {promotion} {regs}" + (" c2" if cluster == 2 else "")
+                + (" e1" if epilogue_blocks else ""))
+        deferred = f", epilogue_blocks = {epilogue_blocks}" if epilogue_blocks else ""
         kernels[name] = ggc.Kernel(ir.grouped_matmul(
             "k", config=f"#gg.config<block = [128, {block_n}, 128], stages = {stages}, "
                         f"cluster = [{cluster}, 1], sms = {sms}>",
             kernel_plan=f"#gg.kernel_plan<promotion = {promotion}, scales = stages, "
                         f"registers = [{producer}, {consumer}], "
-                        f"staging = {staging_for(block_n)}>", **common))
+                        f"staging = {staging_for(block_n)}{deferred}>", **common))
     return kernels
 
 

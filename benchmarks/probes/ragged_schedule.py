@@ -16,6 +16,8 @@ group boundaries; ggc walks each group's tiles):
   ggc bandS         each group's M blocks first in bands of S
   ggc hint 128      the hint with 128x128 tiles (16-bit)
   ggc hint 256      the hint with 128x256 tiles (16-bit)
+  ggc hint 256c2    the same in pairs of CTAs sharing B (cluster = [2, 1])
+  ggc hint 192      the hint with 128x192 tiles, 5 stages (16-bit)
   deep_gemm         DeepGEMM on the padded layout (zero padding rows)
 """
 import argparse
@@ -39,6 +41,10 @@ KERNELS = {"no hint": dict(), "nf": dict(tile_order="n_fastest"), "band8": dict(
            "hint 128": dict(config="#gg.config<block = [128, 128, 64], stages = 6, "
                                    "cluster = [1, 1], sms = 132>"),
            "hint 256": dict(config="#gg.config<block = [128, 256, 64], stages = 4, "
+                                   "cluster = [1, 1], sms = 132>"),
+           "hint 256c2": dict(config="#gg.config<block = [128, 256, 64], stages = 4, "
+                                     "cluster = [2, 1], sms = 132>"),
+           "hint 192": dict(config="#gg.config<block = [128, 192, 64], stages = 5, "
                                    "cluster = [1, 1], sms = 132>")}
 
 
@@ -71,7 +77,7 @@ def case(dtype, t, g, n, k, seed, kernels):
            "ggc hint": lambda: ops.grouped_gemm(a, b, offsets=offsets, out=out,
                                                 expected_m=hint, **call)}
     for name in kernels:
-        if name in ("hint 128", "hint 256") and dtype == "fp8":
+        if name.startswith("hint ") and dtype == "fp8":
             continue  # FP8 already takes 128x128 at every hint
         options = dict(KERNELS[name], expected_m=hint) if name.startswith("hint") else KERNELS[name]
         kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,

@@ -42,6 +42,7 @@ ggc_result *ggc_compile(const char *source, size_t length,
       opts.numSMs = options->num_sms;
     opts.printIRAfterAll = options->print_ir_after_all != 0;
     opts.sharedMemoryBytes = options->shared_memory_bytes;
+    opts.memoryGBps = options->memory_gbps;
   }
   auto *r = new ggc_result;
   if (!source) {

@@ -110,6 +110,7 @@ LogicalResult selectConfig(CompileState &state) {
     SelectConfigOptions options;
     options.numSMs = state.options.numSMs;
     options.smemBudget = state.options.sharedMemoryBytes;
+    options.memoryGBps = state.options.memoryGBps;
     pm.addPass(createSelectConfig(options));
     TmaStorePoolOptions pool;
     pool.smemBudget = state.options.sharedMemoryBytes;
@@ -516,6 +517,12 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
     diag << "error: shared_memory_bytes must be 0 (the target's) or the "
             "device's opt-in shared memory per CTA, got "
          << options.sharedMemoryBytes << "\n";
+    return result;
+  }
+  if (options.memoryGBps < 0) {
+    diag << "error: memory_gbps must be 0 (unknown) or the device's peak "
+            "DRAM bandwidth in GB/s, got "
+         << options.memoryGBps << "\n";
     return result;
   }
 

@@ -122,6 +122,30 @@ constexpr int64_t kWideFp8GroupRows = 128;
 constexpr int64_t kWideFp8BlockN = 192;
 constexpr int64_t kWideFp8MaxK = 3072;
 
+/// A card whose peak DRAM bandwidth (gg-select-config's memory-gbps) is
+/// below kNarrowMemoryGBps feeds wide tiles, which read fewer bytes of A
+/// and B per multiply, better than an H200 does: on an H100 SXM (3,352
+/// GB/s; the H200's 4,915) the same kernels ran up to 1.23x slower than on
+/// an H200 where their tiles were 128x128, and wider ones won where the
+/// H200 had measured them level or slower (H100, fifty-second session,
+/// docs/performance-history.md). There:
+/// - 16-bit contiguous groups expected to hold kNarrowWideGroupRows rows
+///   or more take 128x256 tiles: T16384 G32 N3072 K8192 (512 rows) 1.17x
+///   and 1.22x the 128x128 tiles, T8192 G8 N4096 K7168 (1,024) 1.05x and
+///   1.06x, T4096 G8 N4096 K14336 (512) 1.005x and 1.07x (ragged groups,
+///   two calls each); fewer rows were not measured.
+/// - contiguous FP8 of K at most kWideFp8MaxK takes kWideFp8BlockN
+///   whatever N (a ragged last column tile): N 7,168 K 2,048 1.02-1.04x
+///   the pipelined 128x128 tiles at T8192 G8 and 1.13x at T32768 G32 (the
+///   H200 had measured 0.986x at T8192 G8).
+/// 0 (unknown) plans as for a card of high bandwidth.
+constexpr int64_t kNarrowMemoryGBps = 4000;
+constexpr int64_t kNarrowWideGroupRows = 512;
+
+bool narrowMemory(int64_t memoryGBps) {
+  return memoryGBps > 0 && memoryGBps < kNarrowMemoryGBps;
+}
+
 /// Contiguous groups expected to hold at most this many rows take 64x64
 /// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only
 /// up to 16 rows, since 128x128 tiles were 1.07-1.33x faster for groups
@@ -345,14 +369,17 @@ bool mmaSyncTakesWideTiles(GroupedMatmulOp op, const TileRows &rows,
 /// against 690 us, T=2048 G=128 2346 against 2373). Groups expected to
 /// hold kTallGroupRows rows or more, or kWideNGroupRows where N is at
 /// least kWideNMinN, keep 256: their A and B tiles are each read by too
-/// few CTAs on 128x128 tiles (the figures at kTallGroupRows). The
-/// mma.sync rule above has its own threshold.
-bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows) {
+/// few CTAs on 128x128 tiles (the figures at kTallGroupRows), and on a card
+/// of narrow memory kNarrowWideGroupRows. The mma.sync rule above has its
+/// own threshold.
+bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows,
+                              int64_t memoryGBps) {
   GroupedMatmulOp::Dims dims = op.getDims();
   bool tallGroups =
       rows.groupRows &&
       (*rows.groupRows >= kTallGroupRows ||
-       (*rows.groupRows >= kWideNGroupRows && dims.n >= kWideNMinN));
+       (*rows.groupRows >= kWideNGroupRows && dims.n >= kWideNMinN) ||
+       (narrowMemory(memoryGBps) && *rows.groupRows >= kNarrowWideGroupRows));
   bool gatedWide = op.getColumnHalves() && rows.groupRows &&
                    *rows.groupRows >= kGatedWideGroupRows;
   bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&
@@ -385,17 +412,19 @@ std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
   return std::nullopt;
 }
 
-/// Step 3e: short-K contiguous FP8 groups of N a multiple of 192 take
-/// kWideFp8BlockN (measured with wgmma only: without setmaxnreg a
-/// warpgroup keeps 128 columns, chooseBlockN).
+/// Step 3e: short-K contiguous FP8 groups of N a multiple of 192 (any N on
+/// a card of narrow memory) take kWideFp8BlockN (measured with wgmma only:
+/// without setmaxnreg a warpgroup keeps 128 columns, chooseBlockN).
 std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
                                      int64_t blockK, int64_t numSMs,
-                                     bool setmaxnreg) {
+                                     bool setmaxnreg, int64_t memoryGBps) {
   GroupedMatmulOp::Dims dims = op.getDims();
+  bool columnsTake192 =
+      dims.n % kWideFp8BlockN == 0 || narrowMemory(memoryGBps);
   if (!setmaxnreg || byteWidth(op.getAType().getElementType()) != 1 ||
       op.getLayout() != GroupLayout::contiguous ||
       rows.blockM != 128 || rows.splitN != 1 || op.getColumnHalves() ||
-      dims.n % kWideFp8BlockN != 0 || ShapedType::isDynamic(dims.k) ||
+      !columnsTake192 || ShapedType::isDynamic(dims.k) ||
       dims.k > kWideFp8MaxK || !rows.groupRows ||
       *rows.groupRows < kWideFp8GroupRows || ggc::usesMxScales(op))
     return std::nullopt;
@@ -408,7 +437,8 @@ std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
 
 /// Step 3 of chooseConfig: the tile's columns, by steps 3a-3e.
 int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
-                     int64_t numSMs, int64_t smemBudget, bool setmaxnreg) {
+                     int64_t numSMs, int64_t smemBudget, bool setmaxnreg,
+                     int64_t memoryGBps) {
   int64_t splitN = rows.splitN;
   int64_t blockN = widestDividingBlockN(op, rows, setmaxnreg);
   bool wideMmaSync = mmaSyncTakesWideTiles(op, rows, blockN, blockK, numSMs,
@@ -416,7 +446,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
   if (!setmaxnreg && blockN / splitN > 128 && !wideMmaSync)
     blockN = 128 * splitN;
   if (blockN == 256 && op.getLayout() == GroupLayout::contiguous &&
-      !contiguousKeepsWideTiles(op, rows) && !wideMmaSync)
+      !contiguousKeepsWideTiles(op, rows, memoryGBps) && !wideMmaSync)
     blockN = 128;
   // f8 kernels keep a second accumulator for each K block's product
   // (two-level accumulation, for block scales and for precision): two 64x128
@@ -428,7 +458,7 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
           weightGradientBlockN(op, rows, blockK, numSMs))
     return *wide;
   if (std::optional<int64_t> wide =
-          wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg))
+          wideFp8BlockN(op, rows, blockK, numSMs, setmaxnreg, memoryGBps))
     return *wide;
   if (rows.blockM == 128 && rows.splitN == 1 &&
       maskedTakesPairedWideTiles(op, numSMs))
@@ -448,7 +478,8 @@ int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
 }
 
 ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
-                        int64_t smemBudget, bool setmaxnreg) {
+                        int64_t smemBudget, bool setmaxnreg,
+                        int64_t memoryGBps) {
   MLIRContext *ctx = op.getContext();
   Type aElem = op.getAType().getElementType();
 
@@ -460,7 +491,8 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
   TileRows rows = chooseRows(op, numSMs);
   // 3. Block N: chooseBlockN.
   int64_t blockN =
-      chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg);
+      chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg,
+                   memoryGBps);
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1], but pairs sharing B by TMA multicast ([2, 1]) for
@@ -504,6 +536,12 @@ struct SelectConfigPass
                                   << smemBudget.getValue();
       return signalPassFailure();
     }
+    if (memoryGBps < 0) {
+      getOperation()->emitError() << "gg-select-config: memory-gbps must be "
+                                     "0 (unknown) or positive, got "
+                                  << memoryGBps.getValue();
+      return signalPassFailure();
+    }
     int64_t budget = ggc::sharedMemoryBudget(target, smemBudget);
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (failed(checkTargetSupports(op, target)))
@@ -516,8 +554,8 @@ struct SelectConfigPass
         return WalkResult::interrupt();
       }
       if (!config) {
-        config =
-            chooseConfig(op, numSMs, budget, target.registerReallocation);
+        config = chooseConfig(op, numSMs, budget, target.registerReallocation,
+                              memoryGBps);
         op.setConfigAttr(config);
       } else if (config.getStages() == 0) {
         config = deepestPipeline(op, config, budget);

@@ -104,6 +104,9 @@ def _precompile_arguments(sub: argparse.ArgumentParser) -> None:
     where.add_argument("--shared-memory-bytes", type=int,
                        help="the serving GPU's opt-in shared memory per block "
                        "(H100/H200: 232448), as a process there plans with")
+    where.add_argument("--memory-gbps", type=int,
+                       help="the serving GPU's peak DRAM bandwidth in GB/s (H100 SXM: "
+                       "3352, H200: 4915; 0: unknown), as a process there plans with")
     sub.add_argument("--jobs", type=int, help="kernels compiled at once (default: the CPUs, "
                      "at most 8)")
     sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -120,6 +123,8 @@ def precompile(args) -> int:
             compiler.set_num_sms(args.num_sms)
         if args.shared_memory_bytes is not None:
             compiler.set_shared_memory_bytes(args.shared_memory_bytes)
+        if args.memory_gbps is not None:
+            compiler.set_memory_gbps(args.memory_gbps)
         from .moe.precompile import warmup
         report = warmup(shapes, args.max_tokens, progress=args.progress, jobs=args.jobs)
     except (ValueError, NotImplementedError, OSError, ImportError) as e:

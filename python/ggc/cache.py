@@ -151,9 +151,12 @@ def _mark_used(path: str) -> None:
 
 
 def key_of(ir: str, *, emit: str, arch: str, num_sms: int,
-           shared_memory_bytes: int = 0) -> str:
+           shared_memory_bytes: int = 0, memory_gbps: int = 0) -> str:
     h = hashlib.sha256()
-    for part in (version(), arch, str(num_sms), str(shared_memory_bytes), emit, ir):
+    # An unknown bandwidth (0) adds no part: such keys are those of before.
+    bandwidth = (f"{memory_gbps} GB/s",) if memory_gbps else ()
+    for part in (version(), arch, str(num_sms), str(shared_memory_bytes), *bandwidth,
+                 emit, ir):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -454,14 +457,14 @@ def _short_subject(source_name: str) -> str:
 
 
 def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
-                   source_name: str = "<ggc>",
-                   shared_memory_bytes: int = 0) -> Tuple[CompiledIR, Optional[str]]:
+                   source_name: str = "<ggc>", shared_memory_bytes: int = 0,
+                   memory_gbps: int = 0) -> Tuple[CompiledIR, Optional[str]]:
     """Compiles `ir`, or finds it in the caches. Returns the result and where
     it came from: "memory", "disk" or None (compiled now)."""
     started = time.perf_counter()
     max_bytes()  # a bad $GGC_CACHE_MAX_MB is an error on a hit too
     key = key_of(ir, emit=emit, arch=arch, num_sms=num_sms,
-                 shared_memory_bytes=shared_memory_bytes)
+                 shared_memory_bytes=shared_memory_bytes, memory_gbps=memory_gbps)
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
@@ -481,7 +484,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
         with progress.waiting(f"ggc: compiling {_short_subject(source_name)} for {arch}"):
             compiled = compile_ir(ir, emit=emit, arch=arch, num_sms=num_sms,
                                   source_name=source_name,
-                                  shared_memory_bytes=shared_memory_bytes)
+                                  shared_memory_bytes=shared_memory_bytes,
+                                  memory_gbps=memory_gbps)
         _report(compiled, source_name, arch, num_sms, shared_memory_bytes, None,
                 (time.perf_counter() - started) * 1e3, f"to {emit}, key {key[:12]}")
         if path:

@@ -29,6 +29,8 @@ MAX_NUM_SMS = 4096
 # The driver's bound on shared_memory_bytes (ggc --shared-memory-bytes): a
 # GPU has far less (227 KiB a CTA on Hopper).
 MAX_SHARED_MEMORY_BYTES = 1 << 20
+# The driver's bound on memory_gbps (ggc --memory-gbps): an H200 has 4,915.
+MAX_MEMORY_GBPS = 1 << 20
 
 
 class CompilationError(RuntimeError):
@@ -117,6 +119,16 @@ def check_shared_memory_bytes(shared_memory_bytes) -> None:
                          f"(0: the target's), got {shared_memory_bytes!r}")
 
 
+def check_memory_gbps(memory_gbps) -> None:
+    """memory_gbps, the device's peak DRAM bandwidth in GB/s, picks among
+    gg-select-config's tile rules: 0 for unknown (planned as for an
+    H200's)."""
+    if (not isinstance(memory_gbps, int) or isinstance(memory_gbps, bool)
+            or not 0 <= memory_gbps <= MAX_MEMORY_GBPS):
+        raise ValueError(f"memory_gbps must be an int in [0, {MAX_MEMORY_GBPS}] "
+                         f"(0: unknown), got {memory_gbps!r}")
+
+
 _device_shared_memory = ()  # the current device's, found once: () until then
 
 
@@ -194,6 +206,44 @@ def get_shared_memory_bytes() -> int:
         return _shared_memory_bytes
     env = _env_shared_memory_bytes()
     return env if env is not None else device_shared_memory_bytes()
+
+
+_memory_gbps = None         # set_memory_gbps's; None: the device's
+_device_memory_gbps = ()    # the current device's, found once: () until then
+
+
+def device_memory_gbps() -> int:
+    """The current CUDA device's (torch's) peak DRAM bandwidth in GB/s, as
+    the driver reports its memory clock and bus width, or 0 (unknown)
+    without torch, CUDA or the driver. Read once per process."""
+    global _device_memory_gbps
+    if _device_memory_gbps == ():
+        _device_memory_gbps = 0
+        torch = _sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            try:
+                _device_memory_gbps = _ggc.device_memory_gbps(torch.cuda.current_device())
+            except RuntimeError:  # the driver refused: plan as for unknown
+                pass
+    return _device_memory_gbps
+
+
+def set_memory_gbps(memory_gbps) -> None:
+    """The DRAM bandwidth (GB/s) that kernels compiled from now on are
+    planned for: an int (0: unknown, planned as for an H200's), or None for
+    the device's own (the default). gg-select-config takes wider tiles on
+    a card below 4,000 GB/s (an H100 SXM's 3,352): docs/pipeline.md. Each
+    value compiles kernels of its own (cached)."""
+    global _memory_gbps
+    if memory_gbps is not None:
+        check_memory_gbps(memory_gbps)
+    _memory_gbps = memory_gbps
+    _forget_kept_launches()
+
+
+def get_memory_gbps() -> int:
+    """set_memory_gbps's value, else the device's (device_memory_gbps)."""
+    return _memory_gbps if _memory_gbps is not None else device_memory_gbps()
 
 
 _num_sms = None       # set_num_sms's; None: the device's
@@ -351,12 +401,16 @@ def compile_ir(
     print_ir_after_all: bool = False,
     source_name: str = "<ggc>",
     shared_memory_bytes: int = 0,
+    memory_gbps: int = 0,
 ) -> CompiledIR:
     """Compiles gg IR text up to stage `emit` (default: "ptx").
 
     `shared_memory_bytes` is the device's opt-in shared memory per CTA
     (device_shared_memory_bytes()), which bounds the pipeline's stages and,
     before sm_90a, the tile width; 0 (the default) keeps to the target's.
+    `memory_gbps` is the device's peak DRAM bandwidth in GB/s
+    (device_memory_gbps()), which picks among the tile rules; 0 (the
+    default) plans as for an H200's.
 
     Raises CompilationError with the compiler's diagnostics, and ValueError
     for arguments of the wrong kind, before anything is compiled.
@@ -371,6 +425,7 @@ def compile_ir(
             f"emit must be one of {[s.name for s in known]}, got {emit!r}")
     check_num_sms(num_sms)
     check_shared_memory_bytes(shared_memory_bytes)
+    check_memory_gbps(memory_gbps)
     for name, value in (("arch", arch), ("source_name", source_name)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
@@ -378,7 +433,7 @@ def compile_ir(
         raise TypeError(f"print_ir_after_all must be a bool, got "
                         f"{type(print_ir_after_all).__name__}")
     out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all,
-                       shared_memory_bytes)
+                       shared_memory_bytes, memory_gbps)
     if not out.ok:
         raise CompilationError(out.diagnostics)
     # Every stage is text but the cubin, which stays bytes.

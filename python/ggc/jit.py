@@ -238,7 +238,7 @@ class JITFunction:
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
         return (described, tuple(sorted(consts.items())), self.num_sms, _compiler.get_target(),
-                _compiler.get_shared_memory_bytes())
+                _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -269,8 +269,8 @@ class JITFunction:
         from .compiler import compile_ir
         chosen = compile_ir(text, emit="gg-config", num_sms=self.num_sms,
                             arch=_compiler.get_target(),
-                            shared_memory_bytes=_compiler.get_shared_memory_bytes()
-                            ).plans[0]["config"]
+                            shared_memory_bytes=_compiler.get_shared_memory_bytes(),
+                            memory_gbps=_compiler.get_memory_gbps()).plans[0]["config"]
         (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
         sms, split = chosen["sms"], chosen["split_n"]
         for name, value in knobs.items():
@@ -308,7 +308,7 @@ class JITFunction:
         key = _call_key(args, kwargs, validate)
         if key is not None:
             key = (key, self.num_sms, _compiler.get_target(),
-                   _compiler.get_shared_memory_bytes())
+                   _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
             try:
                 plan = self._plans.get(key)
             except TypeError:  # an unhashable value: no plan for it

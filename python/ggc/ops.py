@@ -365,7 +365,7 @@ def _plan_key(tensors, options, validate):
         return None
     return (tensors_key, options, bridge.torch.is_grad_enabled(),
             _compiler.get_num_sms(), _compiler.get_target(),
-            _compiler.get_shared_memory_bytes())
+            _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
 
 
 def remembered(tensors, options, validate=None):

@@ -16,7 +16,7 @@ from . import _ggc, groups
 from .cache import compile_cached, log
 from . import signature as _signature
 from .compiler import (CompilationError, check_target, device_target, get_num_sms,
-                       get_shared_memory_bytes, get_target)
+                       get_memory_gbps, get_shared_memory_bytes, get_target)
 
 # Element type names of the IR, by torch dtype name.
 _TORCH_DTYPES = {
@@ -477,18 +477,21 @@ def compile_for_launch(ir: str, num_sms: Optional[int] = None, source_name: str 
     # its 227 KiB of shared memory) unless set_shared_memory_bytes says
     # otherwise.
     shared = get_shared_memory_bytes()
+    bandwidth = get_memory_gbps()
     device = device_target()
     if device is None or device == arch:
         try:
             return compile_cached(ir, emit="cubin", arch=arch, num_sms=num_sms,
-                                  source_name=source_name, shared_memory_bytes=shared)
+                                  source_name=source_name, shared_memory_bytes=shared,
+                                  memory_gbps=bandwidth)
         except CompilationError as e:
             if "needs ptxas" not in e.diagnostics:
                 raise
         log.warning("ptxas not found (set GGC_PTXAS, or install the CUDA toolkit): %s goes "
                     "to the driver as PTX, compiled when it loads", source_name)
     return compile_cached(ir, emit="ptx", arch=arch, num_sms=num_sms,
-                          source_name=source_name, shared_memory_bytes=shared)
+                          source_name=source_name, shared_memory_bytes=shared,
+                          memory_gbps=bandwidth)
 
 
 # The kernel's one run-time size: the row count M, or (k_grouped) the

@@ -27,9 +27,10 @@ struct CompileOutput {
 CompileOutput compile(const std::string &source, const std::string &sourceName,
                       const std::string &emit, const std::string &arch,
                       int64_t numSMs, bool printIRAfterAll,
-                      int64_t sharedMemoryBytes) {
+                      int64_t sharedMemoryBytes, int64_t memoryGBps) {
   ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printIRAfterAll ? 1 : 0, sharedMemoryBytes};
+                         printIRAfterAll ? 1 : 0, sharedMemoryBytes,
+                         memoryGBps};
   std::unique_ptr<ggc_result, decltype(&ggc_result_destroy)> result(nullptr,
                                                                    &ggc_result_destroy);
   {
@@ -131,7 +132,8 @@ PYBIND11_MODULE(_ggc, m) {
       .def_readonly("kernel_plans", &CompileOutput::kernelPlans);
   m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
-        py::arg("print_ir_after_all"), py::arg("shared_memory_bytes") = 0);
+        py::arg("print_ir_after_all"), py::arg("shared_memory_bytes") = 0,
+        py::arg("memory_gbps") = 0);
   m.def("stages", []() {
     std::vector<std::pair<std::string, std::string>> stages;
     for (size_t i = 0; i < ggc_num_stages(); ++i)
@@ -172,6 +174,8 @@ PYBIND11_MODULE(_ggc, m) {
     return py::make_tuple(ok, why);
   });
   m.def("pointer_device", &rt::pointerDevice, py::arg("address"));
+  m.def("device_memory_gbps", &rt::deviceMemoryGBps, py::arg("device"),
+        "The device's peak DRAM bandwidth in GB/s (0: not reported).");
   m.def(
       "copy_to_host",
       [](int device, uint64_t address, size_t bytes, uint64_t stream) {

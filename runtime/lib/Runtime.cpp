@@ -277,6 +277,21 @@ int pointerDevice(uint64_t address) {
   return ordinal;
 }
 
+int64_t deviceMemoryGBps(int device) {
+  const Driver &d = driver::usable();
+  CUdevice dev;
+  check(d.deviceGet(&dev, device), "cuDeviceGet");
+  int clockKHz = 0, busBits = 0;
+  check(d.deviceGetAttribute(&clockKHz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                             dev),
+        "cuDeviceGetAttribute");
+  check(d.deviceGetAttribute(&busBits,
+                             CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev),
+        "cuDeviceGetAttribute");
+  // Two transfers a clock, bus bits / 8 bytes each: kHz * bytes * 2 / 1e6.
+  return int64_t(clockKHz) * (busBits / 8) * 2 / 1000000;
+}
+
 void copyToHost(int device, uint64_t address, void *destination, size_t bytes,
                 uint64_t stream) {
   const Driver &d = driver::usable();

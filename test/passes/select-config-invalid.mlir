@@ -4,6 +4,8 @@
 // SMS: error: gg-select-config: num-sms must be positive, got -1
 // RUN: not ggc-opt %s -gg-select-config=shared-memory-bytes=-1 2>&1 | FileCheck %s --check-prefix=SMEM
 // SMEM: error: gg-select-config: shared-memory-bytes must be 0 (the target's) or positive, got -1
+// RUN: not ggc-opt %s -gg-select-config=memory-gbps=-1 2>&1 | FileCheck %s --check-prefix=GBPS
+// GBPS: error: gg-select-config: memory-gbps must be 0 (unknown) or positive, got -1
 
 // A user config is checked against the shared-memory budget of one CTA.
 func.func @too_deep(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,

@@ -126,6 +126,9 @@ def test_block_scales_of_a_reach_the_kernel_by_tma_where_a_row_is_a_box(layout, 
         ({"shared_memory_bytes": -1},
          r"shared_memory_bytes must be an int in \[0, 1048576\] \(0: the target's\), got -1"),
         ({"shared_memory_bytes": 1.5}, "shared_memory_bytes must be an int in"),
+        ({"memory_gbps": -1},
+         r"memory_gbps must be an int in \[0, 1048576\] \(0: unknown\), got -1"),
+        ({"memory_gbps": "3352"}, "memory_gbps must be an int in"),
     ],
 )
 def test_bad_arguments_are_rejected_before_compiling(kwargs, message):
@@ -287,3 +290,40 @@ def test_without_ptxas_a_kernel_is_kept_as_ptx_for_the_driver(tmp_path, monkeypa
     kernel = ggc.Kernel(text)
     assert "cubin" not in kernel.asm and ".entry noptxas_kernel" in kernel.asm["ptx"]
     assert kernel.resources == {"shared_bytes": kernel.info["shared_bytes"]}
+
+
+def test_the_devices_memory_bandwidth_plans_and_keys_the_cache(tmp_path, monkeypatch):
+    """A card below 4,000 GB/s of DRAM bandwidth (an H100 SXM's 3,352) gets
+    wider 16-bit contiguous tiles than an unknown card or an H200; the
+    cache keeps the two apart, and the runtime plans with the card's
+    bandwidth unless told another."""
+    from ggc import cache, compiler, runtime
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
+    text = ggc.ir.grouped_matmul("gbps", layout="contiguous", num_groups=32, n=3072, k=8192,
+                                 expected_m=512)
+
+    def block_n(gbps):
+        return ggc.compile_ir(text, emit="gg-config", memory_gbps=gbps).plans[0]["config"]
+
+    assert [block_n(g)["block"][1] for g in (0, 4915, 3999, 3352)] == [128, 128, 256, 256]
+    wide, _ = cache.compile_cached(text, emit="gg-config", arch="sm_90a", num_sms=132,
+                                   memory_gbps=3352)
+    narrow, source = cache.compile_cached(text, emit="gg-config", arch="sm_90a", num_sms=132)
+    assert source is None  # compiled, not served from the 3,352 GB/s entry
+    assert cache.key_of(text, emit="ptx", arch="sm_90a", num_sms=132) != cache.key_of(
+        text, emit="ptx", arch="sm_90a", num_sms=132, memory_gbps=3352)
+    monkeypatch.setattr(compiler, "_device_memory_gbps", 3352)
+    monkeypatch.setattr(compiler, "_device_target", None)
+    assert ggc.get_memory_gbps() == 3352
+    compiled, _ = runtime.compile_for_launch(text, target="sm_90a")
+    assert compiled.kernel_info[0]["block_n"] == 256
+    try:
+        ggc.set_memory_gbps(0)  # unknown: planned as for an H200
+        assert ggc.get_memory_gbps() == 0
+        compiled, _ = runtime.compile_for_launch(text, target="sm_90a")
+        assert compiled.kernel_info[0]["block_n"] == 128
+        with pytest.raises(ValueError, match="memory_gbps must be an int"):
+            ggc.set_memory_gbps(-5)
+    finally:
+        ggc.set_memory_gbps(None)
+    assert ggc.get_memory_gbps() == 3352

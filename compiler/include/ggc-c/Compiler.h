@@ -29,6 +29,10 @@ typedef struct ggc_options {
    * target. The device's opt-in shared memory per CTA; 0 means the
    * target's (the driver and Python take at most 1 MiB). */
   int64_t shared_memory_bytes;
+  /* Added after shared_memory_bytes, likewise: the device's peak DRAM
+   * bandwidth in GB/s, which gg-select-config's tile rules read; 0 means
+   * unknown (planned as for an H200's). */
+  int64_t memory_gbps;
 } ggc_options;
 
 /* Compiles `source` (gg IR text, `length` bytes) up to options->emit.

@@ -34,6 +34,9 @@ struct CompileOptions {
   /// 0: the target's (an sm_80 kernel for an unknown card keeps to an
   /// A100's 163 KiB).
   int64_t sharedMemoryBytes = 0;
+  /// The device's peak DRAM bandwidth, GB/s; 0: unknown (gg-select-config
+  /// plans as for a card of high bandwidth, an H200).
+  int64_t memoryGBps = 0;
   bool printIRAfterAll = false;   ///< record IR after every pass
   std::string ptxas;              ///< ptxas to use; "" finds one
 };

@@ -53,6 +53,11 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     sharing B by multicast (cluster [2, 1]; 1.03-1.10x the 128x128 tiles
     measured at K 7,168 and N 4,096, 0.97x at K 2,048); before sm_90a see
     below);
+    on a card of less DRAM bandwidth than 4,000 GB/s (`memory-gbps`: an
+    H100 SXM's 3,352, not an H200's 4,915), which feeds wider tiles
+    better, 16-bit contiguous groups expected to hold 512 rows or more
+    take 128x256 tiles (1.005-1.22x on an H100), and contiguous FP8 of
+    K at most 3,072 takes 192 whatever N (N 7,168: 1.02-1.13x);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM, and clusters are
     [1, 1] but for those masked pairs.
@@ -76,7 +81,11 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
            /*default=*/"0",
            "shared memory one CTA of the device may use (its opt-in "
            "maximum); 0: the target's (227 KiB for sm_90a, 163 KiB for "
-           "sm_80, 99 KiB for sm_86 and sm_89)">
+           "sm_80, 99 KiB for sm_86 and sm_89)">,
+    Option<"memoryGBps", "memory-gbps", "int64_t", /*default=*/"0",
+           "the device's peak DRAM bandwidth in GB/s (the runtime passes "
+           "the card's); 0: unknown, planned as for a card of at least "
+           "4,000 (an H200)">
   ];
 }
 

@@ -28,8 +28,8 @@ namespace {
 
 const char *kUsage =
     "usage: ggc INPUT.mlir [--emit=STAGE] [-o OUTPUT] [--arch=sm_90a]\n"
-    "           [--num-sms=N] [--shared-memory-bytes=B] [--dump-dir=DIR]\n"
-    "           [--print-ir-after-all]\n"
+    "           [--num-sms=N] [--shared-memory-bytes=B] [--memory-gbps=G]\n"
+    "           [--dump-dir=DIR] [--print-ir-after-all]\n"
     "       ggc --list-stages | --version | --help\n"
     "\n"
     "Compiles gg IR through the ggc pipeline up to STAGE (default: ptx) and\n"
@@ -50,6 +50,7 @@ void listStages(std::ostream &os) {
 
 constexpr int64_t kMaxNumSMs = 4096;
 constexpr int64_t kMaxSharedMemoryBytes = 1 << 20;
+constexpr int64_t kMaxMemoryGBps = 1 << 20;
 
 const char *extensionFor(const std::string &stage) {
   if (stage == "llvm")
@@ -102,6 +103,7 @@ struct Options {
   std::string input, output, emit, arch, dumpDir;
   int64_t numSMs = 132;
   int64_t sharedMemoryBytes = 0;
+  int64_t memoryGBps = 0;
   bool printAfterAll = false;
 };
 
@@ -136,6 +138,10 @@ int parseArguments(int argc, char **argv, Options &options) {
   static cl::opt<std::string> sharedMemoryBytes(
       "shared-memory-bytes",
       cl::desc("the GPU's opt-in shared memory per CTA (0: the arch's)"),
+      cl::init("0"), cl::cat(category));
+  static cl::opt<std::string> memoryGBps(
+      "memory-gbps",
+      cl::desc("the GPU's peak DRAM bandwidth in GB/s (0: unknown)"),
       cl::init("0"), cl::cat(category));
   static cl::opt<std::string> dumpDir(
       "dump-dir", cl::desc("write every stage that ran into DIR"),
@@ -194,6 +200,12 @@ int parseArguments(int argc, char **argv, Options &options) {
                       std::to_string(kMaxSharedMemoryBytes) + ", got '" +
                       sharedMemoryBytes + "'");
   options.sharedMemoryBytes = *shared;
+  std::optional<int64_t> gbps = parseInteger(memoryGBps, 0, kMaxMemoryGBps);
+  if (!gbps)
+    return usageError("--memory-gbps expects an integer from 0 (unknown) to " +
+                      std::to_string(kMaxMemoryGBps) + ", got '" + memoryGBps +
+                      "'");
+  options.memoryGBps = *gbps;
   if (inputs.size() > 1)
     return usageError("more than one input file ('" + inputs[0] + "' and '" +
                       inputs[1] + "')");
@@ -226,7 +238,8 @@ int main(int argc, char **argv) {
   }
 
   ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printAfterAll ? 1 : 0, parsed.sharedMemoryBytes};
+                         printAfterAll ? 1 : 0, parsed.sharedMemoryBytes,
+                         parsed.memoryGBps};
   ggc_result *result = ggc_compile(source.data(), source.size(),
                                    input == "-" ? "<stdin>" : input.c_str(),
                                    &options);

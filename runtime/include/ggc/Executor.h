@@ -63,6 +63,8 @@ struct DeviceCapabilities {
   int ordinal = 0, major = 0, minor = 0, multiprocessors = 0;
   /// Shared memory one CTA may opt in to (its kernels' plans keep to it).
   int sharedMemoryPerBlock = 0;
+  /// Peak DRAM bandwidth, GB/s (0: unknown), which the kernels' plans read.
+  int64_t memoryGBps = 0;
   std::string name;
   /// The target ggc compiles this device's kernels for (sm_90a; sm_80,
   /// sm_86, sm_89 by cp.async and mma.sync), or null: the compiler's list

@@ -84,6 +84,13 @@ void setDependentLaunches(bool enabled);
 /// for a null pointer or one that is not device memory.
 int pointerDevice(uint64_t address);
 
+/// Device `device`'s peak DRAM bandwidth in GB/s, from the driver's memory
+/// clock and bus width (double data rate); 0 where the driver reports
+/// neither. gg-select-config's tile rules read it (ggc_options'
+/// memory_gbps). Throws Error where the driver is unusable or the device
+/// does not exist.
+int64_t deviceMemoryGBps(int device);
+
 /// Copies `bytes` from device memory at `address` to `destination` in
 /// stream order on `device`'s primary context, and waits for the copy: a
 /// host synchronisation, for the opt-in checks of group metadata.

@@ -1,5 +1,6 @@
 //===- Cuda.cpp - the executor's use of the runtime's driver ---------------===//
 #include "Cuda.h"
+#include "ggc/Runtime.h"
 
 namespace ggc::executor::cuda {
 
@@ -26,6 +27,7 @@ DeviceCapabilities queryDevice(int device) {
             &caps.sharedMemoryPerBlock,
             CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev),
         "cuDeviceGetAttribute");
+  caps.memoryGBps = runtime::deviceMemoryGBps(device);
   char name[256] = {};
   check(a.deviceGetName(name, sizeof(name) - 1, dev), "cuDeviceGetName");
   caps.name = name;

@@ -50,6 +50,7 @@ bool compileTo(const std::string &ir, const char *emit,
   options.arch = target.arch;
   options.num_sms = target.numSMs;
   options.shared_memory_bytes = target.sharedMemoryBytes;
+  options.memory_gbps = target.memoryGBps;
   ggc_result *result = ggc_compile(ir.data(), ir.size(), "<ggc executor>", &options);
   bool ok = ggc_result_ok(result);
   diagnostics = ggc_result_diagnostics(result);
@@ -103,7 +104,8 @@ const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
     std::lock_guard<std::mutex> lock(mutex);
     auto &slot = entries[std::string(target.arch) + " " +
                          std::to_string(target.numSMs) + " " +
-                         std::to_string(target.sharedMemoryBytes) + "\n" + ir];
+                         std::to_string(target.sharedMemoryBytes) + " " +
+                         std::to_string(target.memoryGBps) + "\n" + ir];
     if (!slot)
       slot = std::make_shared<Entry>();
     entry = slot;
@@ -154,7 +156,8 @@ std::string biasEpilogue(const std::string &biasType) {
 } // namespace
 
 CompileTarget targetOf(const DeviceCapabilities &caps) {
-  return {caps.multiprocessors, caps.sharedMemoryPerBlock, caps.ggcTarget()};
+  return {caps.multiprocessors, caps.sharedMemoryPerBlock, caps.ggcTarget(),
+          caps.memoryGBps};
 }
 
 std::string compileImage(const std::string &ir, const CompileTarget &target) {

@@ -28,6 +28,7 @@ struct CompileTarget {
   int numSMs = 0;
   int sharedMemoryBytes = 0;
   const char *arch = nullptr;
+  int64_t memoryGBps = 0; ///< the device's peak DRAM bandwidth; 0: unknown
 };
 
 /// `caps`' SMs, shared memory and ggc target (null arch: none).

@@ -36,7 +36,8 @@ def padded_k_major(x, sx, w, sw, tags, out, g, n, k, scales):
     `scales` set to `scales` (the rest of the plan gg-plan-kernel's)."""
     spec = dict(layout="padded_contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
                 a_scale="block", b_scale="block")
-    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
+                            memory_gbps=ggc.get_memory_gbps())
     plan = chosen.plans[0]["attributes"]["kernel_plan"]
     plan = re.sub(r"scales = \w+", f"scales = {scales}", plan)
     kern = ggc.Kernel(ir.grouped_matmul("k", kernel_plan=plan, **spec))

@@ -48,7 +48,8 @@ def parse_shapes(text):
 def kernels_for(t, g, n, k, spec):
     common = dict(layout="contiguous", num_groups=g, n=n, k=k,
                   expected_m=ops.mean_hint(t, g, 4096), **spec)
-    chosen = ggc.compile_ir(ir.grouped_matmul("k", **common), emit="gg-config")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **common), emit="gg-config",
+                            memory_gbps=ggc.get_memory_gbps())
     schedule = chosen.plans[0]["schedule"]
     print(f"  chosen schedule: {chosen.plans[0]['attributes']['schedule']}, "
           f"config {chosen.plans[0]['attributes']['config']}", flush=True)

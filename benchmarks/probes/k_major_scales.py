@@ -34,7 +34,8 @@ def kernel(layout, g, n, k, a_scale, scales=None):
                 b_scale="block")
     if scales is None:
         return ggc.Kernel(ir.grouped_matmul("k", **spec))
-    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
+                            memory_gbps=ggc.get_memory_gbps())
     plan = re.sub(r"scales = \w+", f"scales = {scales}",
                   chosen.plans[0]["attributes"]["kernel_plan"])
     return ggc.Kernel(ir.grouped_matmul("k", kernel_plan=plan, **spec))

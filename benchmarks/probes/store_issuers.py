@@ -36,7 +36,8 @@ ISSUERS = ("tile", "warpgroup")
 def variants(spec):
     """{issuers: ggc.Kernel} of `spec` (ir.grouped_matmul's arguments) on
     the config ggc chooses, its plan with store_issuers set each way."""
-    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config")
+    chosen = ggc.compile_ir(ir.grouped_matmul("k", **spec), emit="gg-config",
+                            memory_gbps=ggc.get_memory_gbps())
     attributes = chosen.plans[0]["attributes"]
     plan = attributes["kernel_plan"].replace(", store_issuers = warpgroup", "")
     kernels = {}

@@ -130,17 +130,21 @@ constexpr int64_t kWideFp8MaxK = 3072;
 /// H200 had measured them level or slower (H100, fifty-second session,
 /// docs/performance-history.md). There:
 /// - 16-bit contiguous groups expected to hold kNarrowWideGroupRows rows
-///   or more take 128x256 tiles: T16384 G32 N3072 K8192 (512 rows) 1.17x
-///   and 1.22x the 128x128 tiles, T8192 G8 N4096 K7168 (1,024) 1.05x and
-///   1.06x, T4096 G8 N4096 K14336 (512) 1.005x and 1.07x (ragged groups,
-///   two calls each); fewer rows were not measured.
-/// - contiguous FP8 of K at most kWideFp8MaxK takes kWideFp8BlockN
-///   whatever N (a ragged last column tile): N 7,168 K 2,048 1.02-1.04x
-///   the pipelined 128x128 tiles at T8192 G8 and 1.13x at T32768 G32 (the
-///   H200 had measured 0.986x at T8192 G8).
-/// 0 (unknown) plans as for a card of high bandwidth.
+///   or more take 128x256 tiles: T16384 G32 N3072 K8192 (512 rows)
+///   1.17-1.24x the 128x128 tiles, T8192 G8 N4096 K7168 (1,024)
+///   1.05-1.06x, T4096 G8 N4096 K14336 (512) 1.005-1.08x (ragged groups,
+///   three calls); fewer rows, and f32 operands, were not measured.
+/// - contiguous FP8 of K at most kWideFp8MaxK takes kWideFp8BlockN where N
+///   is no multiple of 192 too, from kNarrowRaggedFp8MinN (a ragged last
+///   column tile): N 7,168 K 2,048 1.02-1.05x the pipelined 128x128 tiles
+///   at T8192 G8 and 1.12-1.13x at T32768 G32, three calls (the H200 had
+///   measured 0.986x at T8192 G8); smaller N was not measured.
+/// 0 (unknown) plans as for a card of high bandwidth. The rules read the
+/// bandwidth through narrowMemory alone: the Python caches key on that
+/// class (ggc.compiler.memory_plan_class, NARROW_MEMORY_GBPS).
 constexpr int64_t kNarrowMemoryGBps = 4000;
 constexpr int64_t kNarrowWideGroupRows = 512;
+constexpr int64_t kNarrowRaggedFp8MinN = 4096;
 
 bool narrowMemory(int64_t memoryGBps) {
   return memoryGBps > 0 && memoryGBps < kNarrowMemoryGBps;
@@ -375,11 +379,14 @@ bool mmaSyncTakesWideTiles(GroupedMatmulOp op, const TileRows &rows,
 bool contiguousKeepsWideTiles(GroupedMatmulOp op, const TileRows &rows,
                               int64_t memoryGBps) {
   GroupedMatmulOp::Dims dims = op.getDims();
+  Type aElem = op.getAType().getElementType();
+  bool sixteenBit = aElem.isBF16() || aElem.isF16();
   bool tallGroups =
       rows.groupRows &&
       (*rows.groupRows >= kTallGroupRows ||
        (*rows.groupRows >= kWideNGroupRows && dims.n >= kWideNMinN) ||
-       (narrowMemory(memoryGBps) && *rows.groupRows >= kNarrowWideGroupRows));
+       (narrowMemory(memoryGBps) && sixteenBit &&
+        *rows.groupRows >= kNarrowWideGroupRows));
   bool gatedWide = op.getColumnHalves() && rows.groupRows &&
                    *rows.groupRows >= kGatedWideGroupRows;
   bool shortK = !ShapedType::isDynamic(dims.k) && dims.k <= kShortK &&
@@ -420,7 +427,8 @@ std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
                                      bool setmaxnreg, int64_t memoryGBps) {
   GroupedMatmulOp::Dims dims = op.getDims();
   bool columnsTake192 =
-      dims.n % kWideFp8BlockN == 0 || narrowMemory(memoryGBps);
+      dims.n % kWideFp8BlockN == 0 ||
+      (narrowMemory(memoryGBps) && dims.n >= kNarrowRaggedFp8MinN);
   if (!setmaxnreg || byteWidth(op.getAType().getElementType()) != 1 ||
       op.getLayout() != GroupLayout::contiguous ||
       rows.blockM != 128 || rows.splitN != 1 || op.getColumnHalves() ||

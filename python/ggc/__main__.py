@@ -98,7 +98,8 @@ def _precompile_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--ranks", type=int, help="expert-parallel over this many ranks "
                      "(ExpertParallelMoE, the default placement)")
     where = sub.add_argument_group("what the kernels are for (default: this machine's "
-                                   "GPU, else sm_90a, 132 SMs, the target's shared memory)")
+                                   "GPU, else sm_90a, 132 SMs, the target's shared memory, "
+                                   "DRAM bandwidth unknown)")
     where.add_argument("--target", help=f"one of {', '.join(compiler.TARGETS)}")
     where.add_argument("--num-sms", type=int, help="the serving GPU's SMs (H100/H200 SXM: 132)")
     where.add_argument("--shared-memory-bytes", type=int,

@@ -1,7 +1,8 @@
 """Compiled kernels, cached in memory and on disk.
 
 The key is the SHA-256 of the IR text, the compiler version, the target
-arch, the SM count and the last stage: a second process with the same
+arch, the SM count, the shared memory and DRAM bandwidth planned for
+(memory_plan_class) and the last stage: a second process with the same
 kernel loads it from disk instead of compiling. The disk cache lives in
 $GGC_CACHE_DIR (default $XDG_CACHE_HOME/ggc, or ~/.cache/ggc without it);
 set GGC_CACHE_DIR=off to disable it.
@@ -41,7 +42,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import progress
-from .compiler import CompiledIR, compile_ir, version
+from .compiler import CompiledIR, compile_ir, memory_plan_class, version
 
 log = logging.getLogger("ggc")
 _memory: Dict[str, CompiledIR] = {}
@@ -153,8 +154,10 @@ def _mark_used(path: str) -> None:
 def key_of(ir: str, *, emit: str, arch: str, num_sms: int,
            shared_memory_bytes: int = 0, memory_gbps: int = 0) -> str:
     h = hashlib.sha256()
-    # An unknown bandwidth (0) adds no part: such keys are those of before.
-    bandwidth = (f"{memory_gbps} GB/s",) if memory_gbps else ()
+    # The bandwidth's plan class (an H200's is an unknown card's: no part,
+    # the keys of before).
+    planned = memory_plan_class(memory_gbps)
+    bandwidth = (f"{planned} GB/s",) if planned else ()
     for part in (version(), arch, str(num_sms), str(shared_memory_bytes), *bandwidth,
                  emit, ir):
         h.update(part.encode())
@@ -428,7 +431,8 @@ def specialisation(name: str, args: Sequence[Any], consts: Dict[str, Any]) -> st
 
 
 def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
-            shared_memory_bytes: int, source: Optional[str], ms: float, where: str) -> None:
+            shared_memory_bytes: int, source: Optional[str], ms: float, where: str,
+            memory_gbps: int = 0) -> None:
     """The lookup's log record and CacheEvent (nothing formatted where
     neither the logger nor a recording() wants them)."""
     recorders = _recorders.get()
@@ -438,7 +442,8 @@ def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
     names = ", ".join(k["name"] for k in compiled.kernel_info)
     subject = _subject.get() or (f"{names} ({source_name})" if names else source_name)
     target = f"{arch} ({num_sms} SMs" + (
-        f", {shared_memory_bytes} B shared memory)" if shared_memory_bytes else ")")
+        f", {shared_memory_bytes} B shared memory" if shared_memory_bytes else "") + (
+        f", {memory_gbps} GB/s)" if memory_gbps else ")")
     if source is None:
         log.info("compiled %s for %s in %.0f ms (cache miss; %s)", subject, target, ms, where)
     elif source == "disk":
@@ -468,7 +473,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
     with _lock:
         hit = _memory.get(key)
     if hit is not None:
-        _report(hit, source_name, arch, num_sms, shared_memory_bytes, "memory", 0.0, emit)
+        _report(hit, source_name, arch, num_sms, shared_memory_bytes, "memory", 0.0, emit,
+                memory_gbps)
         return hit, "memory"
     folder = cache_dir()
     path = os.path.join(folder, key) if folder else None
@@ -487,7 +493,8 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
                                   shared_memory_bytes=shared_memory_bytes,
                                   memory_gbps=memory_gbps)
         _report(compiled, source_name, arch, num_sms, shared_memory_bytes, None,
-                (time.perf_counter() - started) * 1e3, f"to {emit}, key {key[:12]}")
+                (time.perf_counter() - started) * 1e3, f"to {emit}, key {key[:12]}",
+                memory_gbps)
         if path:
             try:
                 _store(path, compiled)
@@ -509,7 +516,7 @@ def compile_cached(ir: str, *, emit: str, arch: str, num_sms: int,
         compiled = compile_and_store()
     else:
         _report(compiled, source_name, arch, num_sms, shared_memory_bytes, "disk",
-                (time.perf_counter() - started) * 1e3, path)
+                (time.perf_counter() - started) * 1e3, path, memory_gbps)
     name = compiled.kernel_info[0]["name"] if compiled.kernel_info else "kernel"
     _dump(name, key, compiled)
     with _lock:

@@ -31,6 +31,18 @@ MAX_NUM_SMS = 4096
 MAX_SHARED_MEMORY_BYTES = 1 << 20
 # The driver's bound on memory_gbps (ggc --memory-gbps): an H200 has 4,915.
 MAX_MEMORY_GBPS = 1 << 20
+# gg-select-config's kNarrowMemoryGBps: its rules read the bandwidth only
+# as below this or not (narrowMemory), so the caches key on that class
+# (memory_plan_class); test_compiler checks the two agree.
+NARROW_MEMORY_GBPS = 4000
+
+
+def memory_plan_class(memory_gbps: int) -> int:
+    """What the caches key on of a DRAM bandwidth: the bandwidth where
+    gg-select-config plans for a card of narrow memory, else 0 (an unknown
+    card's plan, which an H200 shares), so that kernels warmed up without
+    a GPU serve an H200."""
+    return memory_gbps if 0 < memory_gbps < NARROW_MEMORY_GBPS else 0
 
 
 class CompilationError(RuntimeError):

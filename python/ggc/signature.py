@@ -68,7 +68,8 @@ def op_kernel_installer():
 
 def forget_op_plans() -> None:
     """Drops every launch the torch ops' C++ kernels keep: what decided
-    them (ggc's target, SMs, shared memory or validation default) changed.
+    them (ggc's target, SMs, shared memory, DRAM bandwidth or validation
+    default) changed.
     Their next calls take the Python kernels, which keep them again."""
     forget = getattr(_native_module, "forget_op_plans", None)
     if forget is not None:

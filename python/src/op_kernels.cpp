@@ -13,8 +13,8 @@
 //
 // A plan holds for as long as what decided it: the packed arguments (each
 // tensor's signature and each constant), grad mode, and ggc's settings
-// (target, SMs, shared memory, validation by default), whose setters call
-// forget_op_plans(). A call whose dispatch keys ask for more than the
+// (target, SMs, shared memory, DRAM bandwidth, validation by default), whose
+// setters call forget_op_plans(). A call whose dispatch keys ask for more than the
 // backend (a mode, a subclass, a negative view) always takes the Python
 // kernel, which decides as before; so does a call that needs a gradient,
 // but for an op that describes a call's backward as calls of other ops

@@ -73,3 +73,38 @@ func.func @fp8_long_k(%a: memref<?x7168xf8E4M3FN>, %b: memref<8x4096x7168xf8E4M3
       out(%o : memref<?x4096xbf16>) {expected_m = 1024 : i64}
   return
 }
+
+// -----
+
+// f32 operands (3xTF32) keep 128-wide tiles on either card: the rule is
+// 16-bit operands' (measured there alone).
+// CHECK-LABEL: func.func @f32_512_rows
+// CHECK: config = #gg.config<block = [128, 128, 32]
+// NARROW-LABEL: func.func @f32_512_rows
+// NARROW: config = #gg.config<block = [128, 128, 32]
+func.func @f32_512_rows(%a: memref<?x2048xf32>, %b: memref<8x1024x2048xf32>,
+                        %off: memref<9xi32>, %o: memref<?x1024xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf32>)
+      b(%b : memref<8x1024x2048xf32>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xf32>) {expected_m = 512 : i64}
+  return
+}
+
+// -----
+
+// Short-K FP8 of N below 4,096 and no multiple of 192 keeps 128 columns on
+// either card (not measured there).
+// CHECK-LABEL: func.func @fp8_short_k_narrow_n
+// CHECK: config = #gg.config<block = [128, 128, 128]
+// NARROW-LABEL: func.func @fp8_short_k_narrow_n
+// NARROW: config = #gg.config<block = [128, 128, 128]
+func.func @fp8_short_k_narrow_n(%a: memref<?x1024xf8E4M3FN>, %b: memref<8x896x1024xf8E4M3FN>,
+                                %off: memref<9xi32>, %sa: memref<8x?xf32>,
+                                %sb: memref<8x7x8xf32>, %o: memref<?x896xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x1024xf8E4M3FN>)
+      b(%b : memref<8x896x1024xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<8x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x7x8xf32>, <block 128x128>)
+      out(%o : memref<?x896xbf16>) {expected_m = 512 : i64}
+  return
+}

@@ -1,5 +1,6 @@
 """The compiler library from Python: stages, outputs and errors."""
 
+import functools
 import os
 import re
 import subprocess
@@ -306,12 +307,20 @@ def test_the_devices_memory_bandwidth_plans_and_keys_the_cache(tmp_path, monkeyp
         return ggc.compile_ir(text, emit="gg-config", memory_gbps=gbps).plans[0]["config"]
 
     assert [block_n(g)["block"][1] for g in (0, 4915, 3999, 3352)] == [128, 128, 256, 256]
-    wide, _ = cache.compile_cached(text, emit="gg-config", arch="sm_90a", num_sms=132,
-                                   memory_gbps=3352)
-    narrow, source = cache.compile_cached(text, emit="gg-config", arch="sm_90a", num_sms=132)
-    assert source is None  # compiled, not served from the 3,352 GB/s entry
-    assert cache.key_of(text, emit="ptx", arch="sm_90a", num_sms=132) != cache.key_of(
-        text, emit="ptx", arch="sm_90a", num_sms=132, memory_gbps=3352)
+    narrow_card, first = cache.compile_cached(text, emit="gg-config", arch="sm_90a",
+                                              num_sms=132, memory_gbps=3352)
+    unknown_card, source = cache.compile_cached(text, emit="gg-config", arch="sm_90a",
+                                                num_sms=132)
+    assert (first, source) == (None, None)  # each compiled: no entry serves the other
+    assert (narrow_card.plans[0]["config"]["block"][1],
+            unknown_card.plans[0]["config"]["block"][1]) == (256, 128)
+    # The keys hold the plan class: an H200's (4,915) is an unknown card's.
+    key = functools.partial(cache.key_of, text, emit="ptx", arch="sm_90a", num_sms=132)
+    assert key() == key(memory_gbps=4915) == key(memory_gbps=compiler.NARROW_MEMORY_GBPS)
+    assert key() != key(memory_gbps=3352) != key(memory_gbps=2000)
+    # The class's bound is the compiler's.
+    below, at = (block_n(compiler.NARROW_MEMORY_GBPS + d)["block"][1] for d in (-1, 0))
+    assert (below, at) == (256, 128)
     monkeypatch.setattr(compiler, "_device_memory_gbps", 3352)
     monkeypatch.setattr(compiler, "_device_target", None)
     assert ggc.get_memory_gbps() == 3352

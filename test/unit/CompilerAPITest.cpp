@@ -226,6 +226,42 @@ func.func @k(%a: memref<16x256x4096xbf16>, %b: memref<16x4096x4096xbf16>,
       << negative;
 }
 
+// The device's DRAM bandwidth reaches gg-select-config: a card below 4,000
+// GB/s (an H100 SXM's 3,352) gets 128x256 tiles for 16-bit contiguous
+// groups of 512 rows, an unknown one (0) 128x128; a negative one is refused
+// by name.
+TEST(CompilerAPI, MemoryBandwidthPlansForTheDevice) {
+  const std::string source = R"mlir(
+func.func @k(%a: memref<?x8192xbf16>, %b: memref<32x3072x8192xbf16>,
+             %off: memref<33xi32>, %o: memref<?x3072xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x8192xbf16>)
+      b(%b : memref<32x3072x8192xbf16>) groups(%off : memref<33xi32>)
+      out(%o : memref<?x3072xbf16>) {expected_m = 512 : i64}
+  return
+}
+)mlir";
+  auto plan = [&](int64_t gbps) {
+    ggc_options options = {"gg-config", "sm_90a", 0, 0, 0, gbps};
+    ResultPtr r(ggc_compile(source.data(), source.size(), "t", &options),
+                &ggc_result_destroy);
+    return std::make_pair(ggc_result_ok(r.get()) != 0,
+                          std::string(ggc_result_kernel_plans(r.get())) +
+                              ggc_result_diagnostics(r.get()));
+  };
+  auto [unknownOk, unknown] = plan(0);
+  ASSERT_TRUE(unknownOk) << unknown;
+  EXPECT_NE(unknown.find("\"block\":[128,128,64]"), std::string::npos) << unknown;
+  auto [narrowOk, narrow] = plan(3352);
+  ASSERT_TRUE(narrowOk) << narrow;
+  EXPECT_NE(narrow.find("\"block\":[128,256,64]"), std::string::npos) << narrow;
+  auto [negativeOk, negative] = plan(-1);
+  EXPECT_FALSE(negativeOk);
+  EXPECT_NE(negative.find("memory_gbps must be 0 (unknown) or the device's "
+                          "peak DRAM bandwidth in GB/s, got -1"),
+            std::string::npos)
+      << negative;
+}
+
 TEST(CompilerAPI, InputWithoutKernelIsAnError) {
   for (const char *source : {"", "func.func @f() { return }"}) {
     ResultPtr r = compile(source, "ptx");

@@ -56,8 +56,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     on a card of less DRAM bandwidth than 4,000 GB/s (`memory-gbps`: an
     H100 SXM's 3,352, not an H200's 4,915), which feeds wider tiles
     better, 16-bit contiguous groups expected to hold 512 rows or more
-    take 128x256 tiles (1.005-1.22x on an H100), and contiguous FP8 of
-    K at most 3,072 takes 192 whatever N (N 7,168: 1.02-1.13x);
+    take 128x256 tiles (1.005-1.24x the 128x128 tiles on an H100), and
+    contiguous FP8 of K at most 3,072 takes 192 also where N (at least
+    4,096) is no multiple of 192 (N 7,168: 1.02-1.13x);
     the pipeline is as deep as shared memory allows after the epilogue
     buffer; the persistent grid has one CTA per SM, and clusters are
     [1, 1] but for those masked pairs.

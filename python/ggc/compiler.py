@@ -286,6 +286,15 @@ def set_num_sms(num_sms: int) -> None:
     _forget_kept_launches()
 
 
+def plan_settings() -> tuple:
+    """What the kernels compiled from now on are planned for, as the
+    in-memory caches of kernels, kept launches and CUDA graphs key on them:
+    the target, the SM count, the shared memory and the DRAM bandwidth's
+    plan class (memory_plan_class)."""
+    return (get_target(), get_num_sms(), get_shared_memory_bytes(),
+            memory_plan_class(get_memory_gbps()))
+
+
 def get_num_sms() -> int:
     """set_num_sms's value, else the device's SM count (an A100 has 108,
     an H100 PCIe 114: a grid of more CTAs than SMs would run in two

@@ -237,8 +237,8 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return (described, tuple(sorted(consts.items())), self.num_sms, _compiler.get_target(),
-                _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
+        return (described, tuple(sorted(consts.items())), self.num_sms,
+                _compiler.plan_settings())
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -307,8 +307,7 @@ class JITFunction:
         call goes through the kernel's custom op instead."""
         key = _call_key(args, kwargs, validate)
         if key is not None:
-            key = (key, self.num_sms, _compiler.get_target(),
-                   _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
+            key = (key, self.num_sms, _compiler.plan_settings())
             try:
                 plan = self._plans.get(key)
             except TypeError:  # an unhashable value: no plan for it

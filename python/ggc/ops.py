@@ -363,9 +363,7 @@ def _plan_key(tensors, options, validate):
     tensors_key = _signature.of(tensors)
     if tensors_key is None:
         return None
-    return (tensors_key, options, bridge.torch.is_grad_enabled(),
-            _compiler.get_num_sms(), _compiler.get_target(),
-            _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps())
+    return (tensors_key, options, bridge.torch.is_grad_enabled(), _compiler.plan_settings())
 
 
 def remembered(tensors, options, validate=None):

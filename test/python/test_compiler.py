@@ -336,3 +336,25 @@ def test_the_devices_memory_bandwidth_plans_and_keys_the_cache(tmp_path, monkeyp
     finally:
         ggc.set_memory_gbps(None)
     assert ggc.get_memory_gbps() == 3352
+
+
+def test_plan_settings_hold_what_plans_the_kernels(monkeypatch):
+    """The in-memory caches' key (kernels, kept launches, the MoE layer's
+    CUDA graphs): a setting that changes a plan changes it, an H200's
+    bandwidth does not (its plans are an unknown card's)."""
+    from ggc import compiler
+    monkeypatch.setattr(compiler, "_device_memory_gbps", 0)
+    before = compiler.plan_settings()
+    try:
+        ggc.set_memory_gbps(4915)
+        assert compiler.plan_settings() == before
+        ggc.set_memory_gbps(3352)
+        assert compiler.plan_settings() != before
+        ggc.set_memory_gbps(None)
+        ggc.set_num_sms(78)
+        assert compiler.plan_settings() != before
+    finally:
+        ggc.set_memory_gbps(None)
+        ggc.set_num_sms(compiler.device_num_sms() or compiler.DEFAULT_NUM_SMS)
+        monkeypatch.setattr(compiler, "_num_sms", None)
+    assert compiler.plan_settings() == before

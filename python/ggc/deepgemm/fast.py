@@ -28,8 +28,7 @@ def fast_key(kind, tensors, c=None):
     tensors_key = _signature.of(tensors)
     if tensors_key is None:
         return None
-    return (kind, _compiler.get_num_sms(), _compiler.get_target(),
-            _compiler.get_shared_memory_bytes(), _compiler.get_memory_gbps(), tensors_key)
+    return (kind, _compiler.plan_settings(), tensors_key)
 
 
 def remember(key, call, options, prepare=None) -> None:

@@ -115,8 +115,9 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
                         activation, expert_map, fp8_compute=True)
     if signature is not None and graphs.wanted(graph, problem.tokens, x, grad, validating):
         # The graph reads the weights (and the map) where they lie now.
-        # The kernels a graph captured are the target's of the time.
-        key = (signature, ggc_compiler.get_target()) + tuple(
+        # The kernels a graph captured are those planned for the settings
+        # of the time (target, SMs, shared memory, DRAM bandwidth).
+        key = (signature, ggc_compiler.plan_settings()) + tuple(
             None if t is None else t.data_ptr() for t in weights + (expert_map,))
         inputs = (x, topk_weights, topk_ids) + (() if x_scale is None else (x_scale,))
         return graphs.replay(key, inputs,

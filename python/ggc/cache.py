@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import progress
-from .compiler import CompiledIR, compile_ir, memory_plan_class, version
+from .compiler import CompiledIR, compile_ir, describe_target, memory_plan_class, version
 
 log = logging.getLogger("ggc")
 _memory: Dict[str, CompiledIR] = {}
@@ -441,9 +441,7 @@ def _report(compiled: CompiledIR, source_name: str, arch: str, num_sms: int,
         return
     names = ", ".join(k["name"] for k in compiled.kernel_info)
     subject = _subject.get() or (f"{names} ({source_name})" if names else source_name)
-    target = f"{arch} ({num_sms} SMs" + (
-        f", {shared_memory_bytes} B shared memory" if shared_memory_bytes else "") + (
-        f", {memory_gbps} GB/s)" if memory_gbps else ")")
+    target = describe_target(arch, num_sms, shared_memory_bytes, memory_gbps)
     if source is None:
         log.info("compiled %s for %s in %.0f ms (cache miss; %s)", subject, target, ms, where)
     elif source == "disk":

@@ -131,6 +131,17 @@ def check_shared_memory_bytes(shared_memory_bytes) -> None:
                          f"(0: the target's), got {shared_memory_bytes!r}")
 
 
+def describe_target(arch: str, num_sms: int, shared_memory_bytes: int = 0,
+                    memory_gbps: int = 0) -> str:
+    """What kernels are planned for, as the logs and reports print it:
+    "sm_90a (132 SMs, 232448 B shared memory, 3352 GB/s)", the last two
+    only where given."""
+    details = [f"{num_sms} SMs"] + (
+        [f"{shared_memory_bytes} B shared memory"] if shared_memory_bytes else []) + (
+        [f"{memory_gbps} GB/s"] if memory_gbps else [])
+    return f"{arch} ({', '.join(details)})"
+
+
 def check_memory_gbps(memory_gbps) -> None:
     """memory_gbps, the device's peak DRAM bandwidth in GB/s, picks among
     gg-select-config's tile rules: 0 for unknown (planned as for an

@@ -444,9 +444,9 @@ def precompile(calls: List[KernelCall], *, progress: Optional[bool] = None,
             # the bar's delay.
             bar.set_postfix_str(future.result().kernel, refresh=False)
             bar.update(1)
-    shared, gbps = ggc_compiler.get_shared_memory_bytes(), ggc_compiler.get_memory_gbps()
-    target = f"{ggc_compiler.get_target()} ({ggc_compiler.get_num_sms()} SMs" + (
-        f", {shared} B shared memory" if shared else "") + (f", {gbps} GB/s)" if gbps else ")")
+    target = ggc_compiler.describe_target(
+        ggc_compiler.get_target(), ggc_compiler.get_num_sms(),
+        ggc_compiler.get_shared_memory_bytes(), ggc_compiler.get_memory_gbps())
     return WarmupReport([f.result() for f in futures], time.perf_counter() - started, target)
 
 

@@ -14,6 +14,8 @@
 #include "ggc/Passes.h"
 #include "ggk/GGKDialect.h"
 
+#include "mlir/IR/Matchers.h"
+
 namespace ggc {
 #define GEN_PASS_DEF_LOWERSTOREPOOL
 #include "ggc/Passes.h.inc"
@@ -73,11 +75,40 @@ void lowerAwait(ggk::AwaitStagedTileOp op) {
   op.erase();
 }
 
-/// The pair's byte offset in the staged tile.
-Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op) {
+/// `value` as `base + constant`, the constant summed from the
+/// `arith.addi` / `arith.subi` of constants that `value` was built with
+/// (the epilogue places a thread's pairs at its fragment's row and column
+/// plus 8 * half and 8 * block, less a slice's first column).
+std::pair<Value, int64_t> peelConstant(Value value) {
+  int64_t constant = 0;
+  while (Operation *op = value.getDefiningOp()) {
+    bool subtract = isa<arith::SubIOp>(op);
+    if (!isa<arith::AddIOp>(op) && !subtract)
+      break;
+    APInt bits;
+    if (matchPattern(op->getOperand(1), m_ConstantInt(&bits))) {
+      constant += subtract ? -bits.getSExtValue() : bits.getSExtValue();
+      value = op->getOperand(0);
+    } else if (!subtract &&
+               matchPattern(op->getOperand(0), m_ConstantInt(&bits))) {
+      constant += bits.getSExtValue();
+      value = op->getOperand(1);
+    } else {
+      break;
+    }
+  }
+  return {value, constant};
+}
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/// The byte offset in the staged tile of the pair at `row`, `column`.
+Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op, Value row,
+                   Value column) {
   int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
   int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
-  Value row = op.getRow(), column = op.getColumn();
   int64_t chunkBytes = op.getSwizzle();
   if (!chunkBytes)
     return b.mul(b.toI64(b.add(b.mul(row, b.c32(columns)), column)),
@@ -98,10 +129,41 @@ Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op) {
       b.add(b.mul(swizzledUnit, b.c32(16)), b.remU(byteInRow, b.c32(16)))));
 }
 
-void lowerStage(ggk::StageOutputOp op) {
+/// Rows this far apart have the same swizzle (8 lines of 128 bytes, for
+/// 128- and 64-byte chunks alike).
+constexpr int64_t kSwizzleRows = 8;
+
+/// The pair's address. With `constantOffsets`: the place of its row and
+/// column less the whole swizzle periods of rows and whole chunks of
+/// columns in their constant parts (peelConstant), plus those as a
+/// constant: the same bytes, since each such step moves a place by a fixed
+/// amount, but a thread's pairs then share a few variable addresses.
+void lowerStage(ggk::StageOutputOp op, bool constantOffsets) {
   KernelBuilder b(op.getLoc(), op);
-  Value offset = stagedOffset(b, op);
-  b.create<LLVM::StoreOp>(op.getPair(), b.gep(op.getTile(), offset));
+  if (!constantOffsets) {
+    Value offset = stagedOffset(b, op, op.getRow(), op.getColumn());
+    b.create<LLVM::StoreOp>(op.getPair(), b.gep(op.getTile(), offset));
+    op.erase();
+    return;
+  }
+  auto [rowBase, rowConstant] = peelConstant(op.getRow());
+  auto [columnBase, columnConstant] = peelConstant(op.getColumn());
+  int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
+  int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
+  int64_t chunkBytes = op.getSwizzle();
+  int64_t rowStep = chunkBytes ? kSwizzleRows : 1;
+  int64_t columnStep = chunkBytes ? chunkBytes / outBytes : 1;
+  int64_t rowSteps = floorDiv(rowConstant, rowStep);
+  int64_t columnSteps = floorDiv(columnConstant, columnStep);
+  int64_t fixedBytes =
+      chunkBytes ? rowSteps * rowStep * chunkBytes +
+                       columnSteps * rows * chunkBytes
+                 : (rowSteps * columns + columnSteps) * outBytes;
+  Value row = b.add(rowBase, b.c32(rowConstant - rowSteps * rowStep));
+  Value column =
+      b.add(columnBase, b.c32(columnConstant - columnSteps * columnStep));
+  Value place = b.gep(op.getTile(), stagedOffset(b, op, row, column));
+  b.create<LLVM::StoreOp>(op.getPair(), b.gep(place, b.c64(fixedBytes)));
   op.erase();
 }
 
@@ -180,6 +242,7 @@ void lowerDrain(ggk::DrainTileStoresOp op) {
 
 struct LowerStorePoolPass
     : public ggc::impl::LowerStorePoolBase<LowerStorePoolPass> {
+  using LowerStorePoolBase::LowerStorePoolBase;
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -191,7 +254,7 @@ struct LowerStorePoolPass
       if (auto await = dyn_cast<ggk::AwaitStagedTileOp>(op))
         lowerAwait(await);
       else if (auto stage = dyn_cast<ggk::StageOutputOp>(op))
-        lowerStage(stage);
+        lowerStage(stage, constantOffsets);
       else if (auto store = dyn_cast<ggk::StoreStagedTileOp>(op))
         lowerStore(store);
       else

@@ -351,7 +351,21 @@ def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
     `cp.async.bulk.wait_group 0`. With `warpgroup_rows = 64` the issuer is
     each consumer warpgroup's first thread, storing its own 64 rows, and
     the barrier its warpgroup's (named barrier 8 + w, 128 threads).
+    With `constant-offsets`, a pair placed at a row and column built as
+    `base + constant` (the epilogue's fragment: 8 * half, 8 * block) is
+    stored at the place of its base row and column with the constant's
+    whole swizzle periods (8 rows) and whole chunks left out, plus those
+    as an immediate: the same address, but a thread's pairs share one
+    variable address per 16-byte unit of a chunk (8 for 128-byte chunks)
+    instead of one each (48 at 192 bf16 columns, which LLVM folds into
+    XORs, more than the consumers' registers keep across the K loop: 64
+    fewer SASS instructions in the FP8 128x192 kernel, docs/pipeline.md).
+    Off until old and new are timed in one device call.
   }];
+  let options = [
+    Option<"constantOffsets", "constant-offsets", "bool", /*default=*/"false",
+           "store staged pairs at shared addresses that share their variable part, the constant part an immediate">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -16,6 +16,9 @@
 
 #include "mlir/IR/Matchers.h"
 
+#include <array>
+#include <map>
+
 namespace ggc {
 #define GEN_PASS_DEF_LOWERSTOREPOOL
 #include "ggc/Passes.h.inc"
@@ -133,21 +136,18 @@ Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op, Value row,
 /// 128- and 64-byte chunks alike).
 constexpr int64_t kSwizzleRows = 8;
 
-/// The pair's address. With `constantOffsets`: the place of its row and
-/// column less the whole swizzle periods of rows and whole chunks of
-/// columns in their constant parts (peelConstant), plus those as a
-/// constant: the same bytes, since each such step moves a place by a fixed
-/// amount, but a thread's pairs then share a few variable addresses.
-void lowerStage(ggk::StageOutputOp op, bool constantOffsets) {
-  KernelBuilder b(op.getLoc(), op);
-  if (!constantOffsets) {
-    Value offset = stagedOffset(b, op, op.getRow(), op.getColumn());
-    b.create<LLVM::StoreOp>(op.getPair(), b.gep(op.getTile(), offset));
-    op.erase();
-    return;
-  }
-  auto [rowBase, rowConstant] = peelConstant(op.getRow());
-  auto [columnBase, columnConstant] = peelConstant(op.getColumn());
+/// The address in the staged tile of the place at `row`, `column`. With
+/// `constantOffsets`: the place less the whole swizzle periods of rows and
+/// whole chunks of columns in the constant parts of `row` and `column`
+/// (peelConstant), plus those as a constant: the same byte, since each
+/// such step moves a place by a fixed amount, but a thread's places then
+/// share a few variable addresses.
+Value placeAddress(KernelBuilder &b, ggk::StageOutputOp op, Value row,
+                   Value column, bool constantOffsets) {
+  if (!constantOffsets)
+    return b.gep(op.getTile(), stagedOffset(b, op, row, column));
+  auto [rowBase, rowConstant] = peelConstant(row);
+  auto [columnBase, columnConstant] = peelConstant(column);
   int64_t rows = op.getTileShape()[0], columns = op.getTileShape()[1];
   int64_t outBytes = ggc::byteWidth(op.getPair().getType().getElementType());
   int64_t chunkBytes = op.getSwizzle();
@@ -159,12 +159,110 @@ void lowerStage(ggk::StageOutputOp op, bool constantOffsets) {
       chunkBytes ? rowSteps * rowStep * chunkBytes +
                        columnSteps * rows * chunkBytes
                  : (rowSteps * columns + columnSteps) * outBytes;
-  Value row = b.add(rowBase, b.c32(rowConstant - rowSteps * rowStep));
-  Value column =
-      b.add(columnBase, b.c32(columnConstant - columnSteps * columnStep));
-  Value place = b.gep(op.getTile(), stagedOffset(b, op, row, column));
-  b.create<LLVM::StoreOp>(op.getPair(), b.gep(place, b.c64(fixedBytes)));
+  Value place = b.gep(
+      op.getTile(),
+      stagedOffset(b, op,
+                   b.add(rowBase, b.c32(rowConstant - rowSteps * rowStep)),
+                   b.add(columnBase,
+                         b.c32(columnConstant - columnSteps * columnStep))));
+  return b.gep(place, b.c64(fixedBytes));
+}
+
+void lowerStage(ggk::StageOutputOp op, bool constantOffsets) {
+  KernelBuilder b(op.getLoc(), op);
+  b.create<LLVM::StoreOp>(op.getPair(), placeAddress(b, op, op.getRow(),
+                                                     op.getColumn(),
+                                                     constantOffsets));
   op.erase();
+}
+
+/// Where matrixStores may join a staged pair into a `stmatrix.x4`: the
+/// group's key (its block, tile, base row and column, and the constant
+/// parts of its first pair's row and column, the even column block's row
+/// group 0) and the pair's matrix in it, 0..3 for fragments [0, 2k],
+/// [1, 2k], [0, 2k + 1], [1, 2k + 1]. Only 16-bit pairs of a fragment
+/// (their rows of 8 columns whole 16-byte units of the tile).
+using MatrixKey = std::tuple<Block *, void *, void *, void *, int64_t,
+                             int64_t, int64_t>;
+
+std::optional<std::pair<MatrixKey, int>> matrixSlot(ggk::StageOutputOp op) {
+  std::optional<ArrayRef<int64_t>> fragment = op.getFragment();
+  VectorType pairType = op.getPair().getType();
+  if (!fragment || pairType.getNumElements() != 2 ||
+      ggc::byteWidth(pairType.getElementType()) != 2 ||
+      (!op.getSwizzle() && op.getTileShape()[1] % 8 != 0))
+    return std::nullopt;
+  int64_t half = (*fragment)[0], block = (*fragment)[1];
+  auto [rowBase, rowConstant] = peelConstant(op.getRow());
+  auto [columnBase, columnConstant] = peelConstant(op.getColumn());
+  MatrixKey key{op->getBlock(),
+                op.getTile().getAsOpaquePointer(),
+                rowBase.getAsOpaquePointer(),
+                columnBase.getAsOpaquePointer(),
+                rowConstant - 8 * half,
+                columnConstant - 8 * (block % 2),
+                block / 2};
+  return std::make_pair(key, int(half + 2 * (block % 2)));
+}
+
+/// One `stmatrix.x4` for the four pairs, where the last of them was. Thread
+/// t holds row t / 4, columns 2 (t % 4) of each 8x8 matrix (the
+/// accumulator fragment's layout); lane l gives the address of row l % 8
+/// of matrix l / 8: the fragment's row less lane / 4, plus l % 8 and 8 for
+/// the odd matrices; its column less 2 (lane % 4), plus 8 for matrices 2
+/// and 3.
+void storeMatrices(std::array<ggk::StageOutputOp, 4> pairs,
+                   bool constantOffsets) {
+  ggk::StageOutputOp last = pairs[0];
+  for (ggk::StageOutputOp op : pairs)
+    if (last->isBeforeInBlock(op))
+      last = op;
+  KernelBuilder b(last.getLoc(), last);
+  MLIRContext *ctx = b.getContext();
+  auto [rowBase, rowConstant] = peelConstant(pairs[0].getRow());
+  auto [columnBase, columnConstant] = peelConstant(pairs[0].getColumn());
+  Value lane = b.remU(b.threadIdx(), b.c32(32));
+  Value matrix = b.divU(lane, b.c32(8));
+  Value laneRow = b.add(
+      b.sub(rowBase, b.divU(lane, b.c32(4))),
+      b.add(b.remU(lane, b.c32(8)), b.mul(b.remU(matrix, b.c32(2)), b.c32(8))));
+  Value laneColumn =
+      b.add(b.sub(columnBase, b.mul(b.remU(lane, b.c32(4)), b.c32(2))),
+            b.mul(b.divU(matrix, b.c32(2)), b.c32(8)));
+  // The constants outermost, where placeAddress peels them.
+  Value address = placeAddress(b, pairs[0], b.add(laneRow, b.c32(rowConstant)),
+                               b.add(laneColumn, b.c32(columnConstant)),
+                               constantOffsets);
+  SmallVector<Value, 4> words;
+  for (ggk::StageOutputOp op : pairs)
+    words.push_back(b.create<LLVM::BitcastOp>(b.i32(), op.getPair()));
+  b.create<NVVM::StMatrixOp>(address, words, NVVM::MMALayout::row,
+                             NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+                             NVVM::LdStMatrixEltType::B16);
+  for (ggk::StageOutputOp op : pairs)
+    op.erase();
+}
+
+/// matrixStores: every complete group of four staged fragment pairs
+/// becomes one stmatrix; the others are left for lowerStage.
+void lowerMatrixGroups(ModuleOp module, bool constantOffsets) {
+  std::map<MatrixKey, std::array<ggk::StageOutputOp, 4>> groups;
+  SmallVector<MatrixKey> order;
+  module.walk([&](ggk::StageOutputOp op) {
+    std::optional<std::pair<MatrixKey, int>> slot = matrixSlot(op);
+    if (!slot)
+      return;
+    auto [it, added] = groups.try_emplace(slot->first);
+    if (added)
+      order.push_back(slot->first);
+    if (!it->second[slot->second])
+      it->second[slot->second] = op;
+  });
+  for (const MatrixKey &key : order) {
+    std::array<ggk::StageOutputOp, 4> &pairs = groups[key];
+    if (llvm::all_of(pairs, [](ggk::StageOutputOp op) { return bool(op); }))
+      storeMatrices(pairs, constantOffsets);
+  }
 }
 
 /// The stores of one box height, `first` rows into the tile and at column
@@ -244,6 +342,8 @@ struct LowerStorePoolPass
     : public ggc::impl::LowerStorePoolBase<LowerStorePoolPass> {
   using LowerStorePoolBase::LowerStorePoolBase;
   void runOnOperation() override {
+    if (matrixStores)
+      lowerMatrixGroups(getOperation(), constantOffsets);
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<ggk::AwaitStagedTileOp, ggk::StageOutputOp,

@@ -287,9 +287,9 @@ LogicalResult stageSlices(ggk::StoreTileOp tile, Value staging,
                                        tile.getThreads(),
                                        tile.getWarpgroupRows(), i == 0 ? 0 : 1);
     Value column = b.sub(pair.getCol(), b.c32(slice * columns));
-    auto staged = b.create<ggk::StageOutputOp>(pair.getPair(), buffer,
-                                               pair.getRow(), column,
-                                               tile.getSwizzle(), shape);
+    auto staged = b.create<ggk::StageOutputOp>(
+        pair.getPair(), buffer, pair.getRow(), column, tile.getSwizzle(), shape,
+        pair.getFragmentAttr());
     if (last) {
       b.setInsertionPointAfter(staged);
       storeStaged(tile, buffer, shape, slice * columns, b);
@@ -392,7 +392,8 @@ LogicalResult lower(ggk::StoreTileOp tile) {
     b.setInsertionPoint(pair);
     if (pooled)
       b.create<ggk::StageOutputOp>(pair.getPair(), staging, pair.getRow(),
-                                   pair.getCol(), tile.getSwizzle(), shape);
+                                   pair.getCol(), tile.getSwizzle(), shape,
+                                   pair.getFragmentAttr());
     else
       storeByThread(tile, pair, b);
     pair.erase();

@@ -8,6 +8,7 @@
 #include "ggk/GGKDialect.h"
 
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
 using namespace mlir::ggk;
@@ -106,6 +107,12 @@ LogicalResult StageOutputOp::verify() {
   if (failed(verifyTileShape(*this, shape)))
     return failure();
   int64_t rowBytes = shape[1] * byteWidth(getPair().getType().getElementType());
+  std::optional<ArrayRef<int64_t>> fragment = getFragment();
+  if (fragment && (fragment->size() != 2 || (*fragment)[0] < 0 ||
+                   (*fragment)[0] > 1 || (*fragment)[1] < 0))
+    return emitOpError() << "fragment must be [row group 0 or 1, column "
+                            "block >= 0], got ["
+                         << llvm::interleaved(*fragment) << "]";
   return verifySwizzle(*this, getSwizzle(), rowBytes);
 }
 

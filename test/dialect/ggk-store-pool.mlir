@@ -109,6 +109,26 @@ llvm.func @swizzled_rows(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>,
 
 // -----
 
+llvm.func @fragment_row_group(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>,
+                              %row: i32, %col: i32) {
+  // expected-error @+1 {{fragment must be [row group 0 or 1, column block >= 0], got [2, 0]}}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
+      tile_shape = array<i64: 128, 64>, fragment = array<i64: 2, 0>} : vector<2xbf16>
+  llvm.return
+}
+
+// -----
+
+llvm.func @fragment_size(%tile: !llvm.ptr<3>, %pair: vector<2xbf16>,
+                         %row: i32, %col: i32) {
+  // expected-error @+1 {{fragment must be [row group 0 or 1, column block >= 0], got [0]}}
+  ggk.stage_output %pair, %tile[%row, %col] attributes {swizzle = 128,
+      tile_shape = array<i64: 128, 64>, fragment = array<i64: 0>} : vector<2xbf16>
+  llvm.return
+}
+
+// -----
+
 llvm.func @swizzled_64_rows(%tile: !llvm.ptr<3>, %pair: vector<2xf32>,
                             %row: i32, %col: i32) {
   // expected-error @+1 {{a tile swizzled by 64 bytes must have rows of whole 64-byte chunks, got 360 bytes}}

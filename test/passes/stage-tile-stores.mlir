@@ -441,11 +441,11 @@ llvm.func @accumulate_transposed(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>,
 // CHECK: %[[B1:.*]] = llvm.getelementptr %[[B0]][%c256_i64]
 // CHECK-NEXT: ggk.await_staged_tile %[[B0]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64}
 // CHECK: %[[C0:.*]] = arith.subi %[[COL]], %c0_i32
-// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B0]][%[[ROW]], %[[C0]]] attributes {swizzle = 128 : i64, tile_shape = array<i64: 2, 64>}
+// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B0]][%[[ROW]], %[[C0]]] attributes {fragment = array<i64: 0, 0>, swizzle = 128 : i64, tile_shape = array<i64: 2, 64>}
 // CHECK-NEXT: ggk.store_staged_tile %[[B0]] rows(%[[ROWS]]) at(%[[START]]) n_block(%[[NB]]) group(%[[G]]) maps(%[[M2]], %[[M1]]) attributes {block_columns = 128 : i64, chunk_columns = 64 : i64, {{.*}}tile_shape = array<i64: 2, 64>}
 // CHECK-NEXT: ggk.await_staged_tile %[[B1]] attributes {consumer_threads = 128 : i64, issuer = 128 : i64, pending = 1 : i64}
 // CHECK: %[[C1:.*]] = arith.subi %[[COL]], %c64_i32
-// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B1]][%[[ROW]], %[[C1]]]
+// CHECK-NEXT: ggk.stage_output %[[PAIR]], %[[B1]][%[[ROW]], %[[C1]]] attributes {fragment = array<i64: 0, 8>,
 // CHECK-NEXT: ggk.store_staged_tile %[[B1]] {{.*}} attributes {block_columns = 128 : i64, chunk_columns = 64 : i64, {{.*}}first_column = 64 : i64, {{.*}}tile_shape = array<i64: 2, 64>}
 // CHECK: llvm.return
 llvm.func @sliced(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %rows: i32,

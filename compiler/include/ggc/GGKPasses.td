@@ -361,10 +361,19 @@ def LowerStorePool : Pass<"ggk-lower-store-pool", "::mlir::ModuleOp"> {
     XORs, more than the consumers' registers keep across the K loop: 64
     fewer SASS instructions in the FP8 128x192 kernel, docs/pipeline.md).
     Off until old and new are timed in one device call.
+    With `matrix-stores`, each warp's four 16-bit pairs of fragments [0,
+    2k], [1, 2k], [0, 2k + 1], [1, 2k + 1] (`ggk.stage_output`'s
+    `fragment`: rows r and r + 8 of two column blocks) become one
+    `stmatrix.x4` (`nvvm.stmatrix`, m8n8, b16) where the last of them was,
+    lane l addressing row l % 8 of matrix l / 8, as DeepGEMM's epilogue
+    stores (12 instead of 48 shared stores a thread at 128x192); pairs
+    without a complete group are stored one by one. Off until timed.
   }];
   let options = [
     Option<"constantOffsets", "constant-offsets", "bool", /*default=*/"false",
-           "store staged pairs at shared addresses that share their variable part, the constant part an immediate">
+           "store staged pairs at shared addresses that share their variable part, the constant part an immediate">,
+    Option<"matrixStores", "matrix-stores", "bool", /*default=*/"false",
+           "store each warp's four staged 16-bit fragment pairs of two column blocks as one stmatrix.x4">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

@@ -427,6 +427,13 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
       the banks, for rows of an odd number of 64-byte chunks;
     - `swizzle = 0` (the default): dense, `rows` rows of `columns`
       elements.
+    `fragment = [row group, column block]` (from the `ggk.store_pair` it
+    stages) says that the pair lies in the thread's accumulator fragment
+    there: every thread of the warp stages it, at `row` = the fragment's
+    row (its warp's first row + lane / 4) + 8 * row group and `column` =
+    its column (2 * (lane % 4) plus the warp's first) + 8 * column block,
+    so that `ggk-lower-store-pool`'s `matrix-stores` may store four such
+    pairs of a warp as one `stmatrix`.
 
     Example:
     ```mlir
@@ -440,7 +447,8 @@ def GGK_StageOutputOp : GGK_Op<"stage_output"> {
     I32:$row,
     I32:$column,
     DefaultValuedAttr<I64Attr, "0">:$swizzle,
-    DenseI64ArrayAttr:$tile_shape
+    DenseI64ArrayAttr:$tile_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$fragment
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

@@ -17,17 +17,16 @@ loops that run them (a K loop's instructions share its count).
 import argparse
 import collections
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stall_profile  # noqa: E402
 from stall_profile import kernels  # noqa: E402
 
 
 def opcode(source):
     """'@!P0 IADD3.X R1, ...' -> 'IADD3'."""
-    text = re.sub(r"^@!?U?P\w+\s+", "", source.strip())
-    return text.split()[0].split(".")[0] if text else "?"
+    return stall_profile.opcode(source).split(".")[0]
 
 
 def largest(path):

@@ -64,15 +64,20 @@ def parse(rows, header):
             for r in rows]
 
 
+def opcode(source):
+    """'@!P0 IADD3.X R1, ...' -> 'IADD3.X' (the predicate dropped)."""
+    text = re.sub(r"^@!?U?P\w+\s+", "", source.strip())
+    return text.split()[0] if text else "?"
+
+
 def kind(instruction, previous):
     """The instruction's opcode, with mbarrier waits and FP32 math named."""
-    text = re.sub(r"^@!?U?P\w+\s+", "", instruction.source)
-    opcode = text.split()[0] if text else "?"
-    if opcode == "BRA" and "PHASECHK" in previous.source:
+    name = opcode(instruction.source)
+    if name == "BRA" and "PHASECHK" in previous.source:
         return "mbarrier wait"
-    if opcode.split(".")[0] in ("FFMA", "FMUL", "FADD"):
+    if name.split(".")[0] in ("FFMA", "FMUL", "FADD"):
         return "FP32 math"
-    return opcode
+    return name
 
 
 def summary(instructions, top=0.006, regions=None):

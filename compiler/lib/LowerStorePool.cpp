@@ -15,6 +15,7 @@
 #include "ggk/GGKDialect.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <array>
 #include <map>
@@ -103,10 +104,6 @@ std::pair<Value, int64_t> peelConstant(Value value) {
   return {value, constant};
 }
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
 /// The byte offset in the staged tile of the pair at `row`, `column`.
 Value stagedOffset(KernelBuilder &b, ggk::StageOutputOp op, Value row,
                    Value column) {
@@ -153,8 +150,8 @@ Value placeAddress(KernelBuilder &b, ggk::StageOutputOp op, Value row,
   int64_t chunkBytes = op.getSwizzle();
   int64_t rowStep = chunkBytes ? kSwizzleRows : 1;
   int64_t columnStep = chunkBytes ? chunkBytes / outBytes : 1;
-  int64_t rowSteps = floorDiv(rowConstant, rowStep);
-  int64_t columnSteps = floorDiv(columnConstant, columnStep);
+  int64_t rowSteps = llvm::divideFloorSigned(rowConstant, rowStep);
+  int64_t columnSteps = llvm::divideFloorSigned(columnConstant, columnStep);
   int64_t fixedBytes =
       chunkBytes ? rowSteps * rowStep * chunkBytes +
                        columnSteps * rows * chunkBytes

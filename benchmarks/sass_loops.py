@@ -71,9 +71,13 @@ def mma_loops(insts: list[tuple[int, str]]) -> list[dict]:
 
 
 def disassemble(ptx: pathlib.Path, arch: str, work: pathlib.Path) -> str:
+    """The SASS listing of `ptx` assembled for `arch`; empty where ptxas
+    refuses it (the corpus records a kernel the compiler refused as a
+    .ptx file holding the reason)."""
     cubin = work / (ptx.stem + ".cubin")
-    subprocess.run(["ptxas", f"-arch={arch}", str(ptx), "-o", str(cubin)], check=True,
-                   capture_output=True)
+    if subprocess.run(["ptxas", f"-arch={arch}", str(ptx), "-o", str(cubin)],
+                      capture_output=True).returncode != 0:
+        return ""
     return subprocess.run(["cuobjdump", "-sass", str(cubin)], check=True,
                           capture_output=True, text=True).stdout
 

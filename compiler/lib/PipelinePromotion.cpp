@@ -35,8 +35,8 @@ namespace {
 
 class Lowering {
 public:
-  Lowering(ggk::PromotionLoopOp op)
-      : op(op), b(op.getLoc(), op),
+  Lowering(ggk::PromotionLoopOp op, bool staticSlots)
+      : op(op), b(op.getLoc(), op), staticSlots(staticSlots),
         scales(op.getPlan().getScales()), promotions(op.getPromotions()),
         promoteReadsStage(op.getPromoteReadsStage()) {
     for (int64_t j = 0; j < promotions; ++j)
@@ -57,7 +57,11 @@ private:
   /// Serial K block `k` at ring counter `it` on `acc`: each scale block
   /// issued, waited for and promoted in turn; with `overlapFirst`, the
   /// overlap step runs while the first one's wgmma does.
-  Value serialBlock(Value acc, Value k, Value it, bool overlapFirst);
+  Value serialBlock(Value acc, Value k, Value stage, Value phase,
+                    bool overlapFirst);
+  /// The tile's K block count where every tile's is the same multiple of
+  /// the ring's stages (so that each tile starts at stage 0).
+  std::optional<int64_t> ringAlignedBlocks();
   void pipelinedBlocks();
   /// The tile's K block count where it is known when compiling: a
   /// constant, or the enclosing tile loop's num_k_blocks field where the
@@ -105,6 +109,9 @@ private:
 
   ggk::PromotionLoopOp op;
   KernelBuilder b;
+  /// The pass option static-slots: the serial loop unrolled by the ring's
+  /// stages where each tile starts at stage 0.
+  bool staticSlots;
   gg::ScalePlacement scales;
   int64_t promotions;
   bool promoteReadsStage;
@@ -121,22 +128,57 @@ void Lowering::serial() {
     prefetch(b.c32(0));
   ggc::cloneBody(op.getStart(), {}, b);
   Value acc = op.getAcc(), counter = op.getCounter(), first = b.c32(0);
+  int64_t stages = op.getStages();
+  if (staticSlots && op.getPlan().getEpilogueBlocks() == 0 &&
+      ringAlignedBlocks()) {
+    // Each tile starts at stage 0: the loop unrolled by the stages knows
+    // each block's stage when compiling, and so its barriers' and tiles'
+    // addresses; only the phase is computed, once a turn of the ring.
+    auto loop = b.create<scf::ForOp>(
+        first, op.getNumKBlocks(), b.c32(stages), ValueRange{acc, counter},
+        [&](OpBuilder &, Location, Value k, ValueRange iter) {
+          Value sum = iter[0];
+          Value phase =
+              b.andI(b.divU(iter[1], b.c32(stages)), b.c32(1));
+          for (int64_t s = 0; s < stages; ++s)
+            sum = serialBlock(sum, b.add(k, b.c32(s)), b.c32(s), phase,
+                              /*overlapFirst=*/false);
+          b.create<scf::YieldOp>(
+              ValueRange{sum, b.add(iter[1], b.c32(stages))});
+        });
+    finish(loop.getResults());
+    return;
+  }
   if (op.getPlan().getEpilogueBlocks() == 1) {
-    acc = serialBlock(acc, first, counter, /*overlapFirst=*/true);
+    auto [stage, phase] = ringSlot(counter);
+    acc = serialBlock(acc, first, stage, phase, /*overlapFirst=*/true);
     counter = b.add(counter, b.c32(1));
     first = b.c32(1);
   }
   auto loop = b.create<scf::ForOp>(
       first, op.getNumKBlocks(), b.c32(1), ValueRange{acc, counter},
       [&](OpBuilder &, Location, Value k, ValueRange iter) {
-        Value sum = serialBlock(iter[0], k, iter[1], /*overlapFirst=*/false);
+        auto [stage, phase] = ringSlot(iter[1]);
+        Value sum = serialBlock(iter[0], k, stage, phase,
+                                /*overlapFirst=*/false);
         b.create<scf::YieldOp>(ValueRange{sum, b.add(iter[1], b.c32(1))});
       });
   finish(loop.getResults());
 }
 
-Value Lowering::serialBlock(Value acc, Value k, Value it, bool overlapFirst) {
-  auto [stage, phase] = ringSlot(it);
+std::optional<int64_t> Lowering::ringAlignedBlocks() {
+  // The ring counter starts at 0 and moves on by each tile's K block
+  // count (busy or idle): the same multiple of the stages on every tile
+  // keeps it a multiple at every tile's start.
+  std::optional<int64_t> blocks = knownBlocks();
+  int64_t stages = op.getStages();
+  if (!blocks || stages < 2 || *blocks % stages != 0)
+    return std::nullopt;
+  return blocks;
+}
+
+Value Lowering::serialBlock(Value acc, Value k, Value stage, Value phase,
+                           bool overlapFirst) {
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.add(k, b.c32(1)));
   for (int64_t j = 0; j < promotions; ++j) {
@@ -372,11 +414,12 @@ void Lowering::pipelinedScaleBlocks() {
 
 struct PipelinePromotionPass
     : public ggc::impl::PipelinePromotionBase<PipelinePromotionPass> {
+  using PipelinePromotionBase::PipelinePromotionBase;
   void runOnOperation() override {
     SmallVector<ggk::PromotionLoopOp> ops;
     getOperation().walk([&](ggk::PromotionLoopOp op) { ops.push_back(op); });
     for (ggk::PromotionLoopOp op : ops) {
-      Lowering lowering(op);
+      Lowering lowering(op, staticSlots);
       if (op.getPlan().getPromotion() == gg::Promotion::pipelined)
         lowering.pipelined();
       else

@@ -176,7 +176,19 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     tying it) so LLVM cannot sink it below the next wgmma issue. Scales
     that travel with the stages are read right after each issue, before
     the stage is released, and carried to the promotion.
+
+    Option `static-slots` (off until timed): a serial loop (with
+    `epilogue_blocks = 0`) whose tiles all have the same K block count, a
+    multiple of the ring's stages (static K: every layout but k_grouped),
+    starts every tile at stage 0, since the ring counter starts at 0 and
+    moves on by whole tiles' blocks; it is then unrolled by the stages,
+    each block's stage a constant (its barriers and tiles at fixed
+    offsets) and the phase computed once a turn of the ring.
   }];
+  let options = [
+    Option<"staticSlots", "static-slots", "bool", /*default=*/"false",
+           "unroll serial loops by the ring's stages where every tile starts at stage 0, each block's stage a constant">
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::NVVM::NVVMDialect",

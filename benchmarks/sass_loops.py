@@ -9,8 +9,9 @@ whose loops changed, old against new.
     python3 benchmarks/sass_loops.py DIR [NEW_DIR] [--arch sm_90a] [--kernels SUBSTRING]
 
 A loop is a backward branch and the instructions from its target to it;
-the innermost (shortest) is the K loop a consumer runs per K block (or per
-pair of blocks where the lowering pairs them), the outer ones its tile
+the innermost (shortest) is the K loop a consumer runs, one K block a
+turn or more (two where the lowering pairs them, a turn of the ring with
+static-slots: compare instructions an MMA), the outer ones its tile
 loops. cuobjdump needs no GPU: where it is not on PATH, NVIDIA's wheel
 has it (`python3 -m pip download --no-deps nvidia-cuda-cuobjdump`, unzip,
 then PATH=.../nvidia/cu13/bin:$PATH).
@@ -26,7 +27,7 @@ import sys
 import tempfile
 
 _LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_BACK_BRANCH = re.compile(r"\bBRA\s+(?:!?U?P\d,\s*)?(?:`\()?0x([0-9a-f]+)")
+_BACK_BRANCH = re.compile(r"\bBRA(?:\.\w+)*\s+(?:!?U?P\w+,\s*)?(?:`\()?0x([0-9a-f]+)")
 _MMA = re.compile(r"\b[HQIB]GMMA\b|\bHMMA\b|\bIMMA\b")
 
 
@@ -95,10 +96,14 @@ def innermost(folder: pathlib.Path, arch: str, pattern: str) -> dict[str, dict |
 
 
 def describe(loop: dict | None) -> str:
+    """A loop's counts, and its instructions per MMA instruction, which
+    compares loops unrolled differently (a pipelined loop covers two K
+    blocks, one with static-slots a turn of the ring)."""
     if loop is None:
         return "no MMA loop"
     return (f"{loop['instructions']} instructions ({loop['uniform']} uniform, "
-            f"{loop['ffma']} FFMA, {loop['mma']} MMA)")
+            f"{loop['ffma']} FFMA, {loop['mma']} MMA; "
+            f"{loop['instructions'] / loop['mma']:.1f} an MMA)")
 
 
 def main() -> int:

@@ -167,12 +167,28 @@ void Lowering::serial() {
 }
 
 std::optional<int64_t> Lowering::ringAlignedBlocks() {
-  // The ring counter starts at 0 and moves on by each tile's K block
-  // count (busy or idle): the same multiple of the stages on every tile
-  // keeps it a multiple at every tile's start.
+  // Each tile moves the ring counter on by its K block count, busy or
+  // idle: N, or 0 for a tile outside every group. With N a multiple of
+  // the stages and a counter that starts at one, every tile starts at
+  // stage 0.
   std::optional<int64_t> blocks = knownBlocks();
   int64_t stages = op.getStages();
   if (!blocks || stages < 2 || *blocks % stages != 0)
+    return std::nullopt;
+  auto startsAligned = [&](Value counter) {
+    std::optional<int64_t> start = getConstantIntValue(counter);
+    return start && *start % stages == 0;
+  };
+  Value counter = op.getCounter();
+  if (startsAligned(counter))
+    return blocks;
+  // The counter the tile loop carries from its initial value.
+  auto loop = op->getParentOfType<ggk::ForeachTileOp>();
+  auto carried = dyn_cast<BlockArgument>(counter);
+  constexpr unsigned kFields = ggk::ForeachTileOp::kTileFields;
+  if (!loop || !carried || carried.getOwner() != &loop.getBody().front() ||
+      carried.getArgNumber() < kFields ||
+      !startsAligned(loop.getInits()[carried.getArgNumber() - kFields]))
     return std::nullopt;
   return blocks;
 }

@@ -1,7 +1,8 @@
 // RUN: ggc-opt %s -split-input-file -ggk-pipeline-promotion=static-slots | FileCheck %s
 
 // Before: a serial promotion loop over 8 K blocks, a constant multiple of
-// its 4 stages, so every tile starts at stage 0. After, with static-slots:
+// its 4 stages, from ring counter 0 (in a kernel: the tile loop's counter,
+// carried from 0), so every tile starts at stage 0. After, with static-slots:
 // one scf.for stepping 4 blocks at a time, the phase computed once a turn
 // from the ring counter, and the turn's 4 blocks issued on the constant
 // stages 0, 1, 2, 3 (k, k + 1, k + 2, k + 3), each released on its own;
@@ -30,8 +31,9 @@ func.func private @read_scales(i32, i32) -> f32
 func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
 func.func private @release(i32)
 func.func private @overlap()
-func.func @serial_static(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+func.func @serial_static(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 8 : i32
+  %counter = arith.constant 0 : i32
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
     prefetch {
@@ -68,7 +70,7 @@ func.func @serial_static(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
 
 // -----
 
-// Before: the same loop over 6 K blocks, not a multiple of 4 stages: a
+// Before: the same loop over 6 K blocks from counter 0, not a multiple of 4 stages: a
 // tile may start at any stage. After: the loop of one block a step, the
 // stage computed from the ring counter as without the option.
 // CHECK-LABEL: func.func @serial_unaligned
@@ -81,8 +83,60 @@ func.func private @read_scales(i32, i32) -> f32
 func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
 func.func private @release(i32)
 func.func private @overlap()
-func.func @serial_unaligned(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 6 : i32
+  %counter = arith.constant 0 : i32
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      func.call @start() : () -> ()
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
+// Before: 8 K blocks, but a ring counter the pass cannot place (a plain
+// argument, not 0 nor the tile loop's counter carried from 0): a tile may
+// start at any stage. After: the loop of one block a step.
+// CHECK-LABEL: func.func @serial_free_counter
+// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c8_i32{{.*}} step %c1_i32
+// CHECK: arith.remui %{{.*}}, %c4_i32
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func @serial_free_counter(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %blocks = arith.constant 8 : i32
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
     prefetch {

@@ -25,7 +25,9 @@ LISTING = """
         /*00a0*/                   IADD3 R7, R7, 0x1, RZ ;
         /*00b0*/               @P2 BRA 0xa0 ;
         /*00c0*/               @P3 BRA 0x10 ;
-        /*00d0*/                   EXIT ;
+        /*00d0*/                   HGMMA.64x64x16.F32.BF16 R24, gdesc[UR4], R24 ;
+        /*00e0*/              @!UP0 BRA.U.ANY 0xd0 ;
+        /*00f0*/                   EXIT ;
 """
 
 
@@ -33,15 +35,18 @@ def test_instructions_keep_predicates_and_addresses():
     insts = sass_loops.instructions(LISTING)
     assert insts[0] == (0x0, "MOV R1, c[0x0][0x28]")
     assert (0x70, "@!P0 BRA 0xa0") in insts
-    assert len(insts) == 14
+    assert len(insts) == 16
     assert sass_loops.opcode("@!P0 BRA 0xa0") == "BRA"
     assert sass_loops.opcode("UMOV UR5, 0x40000040") == "UMOV"
 
 
 def test_mma_loops_innermost_first_with_counts():
     loops = sass_loops.mma_loops(sass_loops.instructions(LISTING))
-    # 0x20-0x90 and 0x10-0xc0 hold the QGMMA; 0xa0-0xb0 does not.
-    assert [(loop["start"], loop["end"]) for loop in loops] == [(0x20, 0x90), (0x10, 0xc0)]
+    # 0xd0-0xe0 (a uniform-predicated BRA.U.ANY) holds an HGMMA, 0x20-0x90
+    # and 0x10-0xc0 the QGMMA; 0xa0-0xb0 holds none.
+    assert [(loop["start"], loop["end"]) for loop in loops] == \
+        [(0xd0, 0xe0), (0x20, 0x90), (0x10, 0xc0)]
+    loops = loops[1:]
     inner = loops[0]
     assert inner["instructions"] == 8
     assert inner["uniform"] == 1  # UMOV
@@ -52,5 +57,5 @@ def test_mma_loops_innermost_first_with_counts():
 
 def test_describe_says_when_there_is_no_loop():
     assert sass_loops.describe(None) == "no MMA loop"
-    assert sass_loops.describe({"instructions": 8, "uniform": 1, "ffma": 2, "mma": 1}) == \
-        "8 instructions (1 uniform, 2 FFMA, 1 MMA)"
+    assert sass_loops.describe({"instructions": 8, "uniform": 1, "ffma": 2, "mma": 2}) == \
+        "8 instructions (1 uniform, 2 FFMA, 2 MMA; 4.0 an MMA)"

@@ -178,12 +178,13 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     the stage is released, and carried to the promotion.
 
     Option `static-slots` (off until timed): a serial loop (with
-    `epilogue_blocks = 0`) whose tiles all have the same K block count, a
+    `epilogue_blocks = 0`) whose tiles each have N K blocks or none, N a
     multiple of the ring's stages (static K: every layout but k_grouped),
-    starts every tile at stage 0, since the ring counter starts at 0 and
-    moves on by whole tiles' blocks; it is then unrolled by the stages,
-    each block's stage a constant (its barriers and tiles at fixed
-    offsets) and the phase computed once a turn of the ring.
+    and whose ring counter is a constant multiple of the stages or the
+    tile loop's, carried from one, starts every tile at stage 0; it is
+    then unrolled by the stages, each block's stage a constant (its
+    barriers and tiles at fixed offsets) and the phase computed once a
+    turn of the ring.
   }];
   let options = [
     Option<"staticSlots", "static-slots", "bool", /*default=*/"false",

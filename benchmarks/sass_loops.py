@@ -26,6 +26,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "probes"))
+from cubin_diff import assemble  # noqa: E402
+from stall_profile import opcode  # noqa: E402
+
 _LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _BACK_BRANCH = re.compile(r"\bBRA(?:\.\w+)*\s+(?:!?U?P\w+,\s*)?(?:`\()?0x([0-9a-f]+)")
 _MMA = re.compile(r"\b[HQIB]GMMA\b|\bHMMA\b|\bIMMA\b")
@@ -40,12 +45,6 @@ def instructions(sass: str) -> list[tuple[int, str]]:
         if m:
             out.append((int(m.group(1), 16), m.group(2).strip()))
     return out
-
-
-def opcode(text: str) -> str:
-    """The opcode of an instruction's text, past its predicate."""
-    words = text.split()
-    return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
 
 
 def mma_loops(insts: list[tuple[int, str]]) -> list[dict]:
@@ -76,8 +75,9 @@ def disassemble(ptx: pathlib.Path, arch: str, work: pathlib.Path) -> str:
     refuses it (the corpus records a kernel the compiler refused as a
     .ptx file holding the reason)."""
     cubin = work / (ptx.stem + ".cubin")
-    if subprocess.run(["ptxas", f"-arch={arch}", str(ptx), "-o", str(cubin)],
-                      capture_output=True).returncode != 0:
+    try:
+        assemble(ptx, arch, cubin)
+    except subprocess.CalledProcessError:
         return ""
     return subprocess.run(["cuobjdump", "-sass", str(cubin)], check=True,
                           capture_output=True, text=True).stdout

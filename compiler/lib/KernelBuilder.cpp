@@ -168,7 +168,11 @@ void KernelBuilder::consumerBarrier(int64_t threads) {
 }
 
 std::pair<Value, Value> KernelBuilder::ringSlot(Value it, int64_t stages) {
-  return {remU(it, c32(stages)), andI(divU(it, c32(stages)), c32(1))};
+  return {remU(it, c32(stages)), ringPhase(it, stages)};
+}
+
+Value KernelBuilder::ringPhase(Value it, int64_t stages) {
+  return andI(divU(it, c32(stages)), c32(1));
 }
 
 } // namespace ggc

@@ -152,6 +152,8 @@ public:
   /// The buffer of a ring of `stages` that the `it`-th use takes, and the
   /// parity of its barriers' phase then: it % stages, (it / stages) % 2.
   std::pair<mlir::Value, mlir::Value> ringSlot(mlir::Value it, int64_t stages);
+  /// The parity alone: (it / stages) % 2.
+  mlir::Value ringPhase(mlir::Value it, int64_t stages);
 };
 
 } // namespace ggc

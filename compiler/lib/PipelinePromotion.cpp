@@ -54,13 +54,14 @@ private:
     int64_t j;
     std::function<Value()> ringCounter;
   };
-  /// Serial K block `k` at ring counter `it` on `acc`: each scale block
-  /// issued, waited for and promoted in turn; with `overlapFirst`, the
-  /// overlap step runs while the first one's wgmma does.
+  /// Serial K block `k` on ring `stage` at `phase` on `acc`: each scale
+  /// block issued, waited for and promoted in turn; with `overlapFirst`,
+  /// the overlap step runs while the first one's wgmma does.
   Value serialBlock(Value acc, Value k, Value stage, Value phase,
                     bool overlapFirst);
-  /// The tile's K block count where every tile's is the same multiple of
-  /// the ring's stages (so that each tile starts at stage 0).
+  /// The tile's K block count where each tile has it or none, it is a
+  /// multiple of the ring's stages and the ring counter starts at one (so
+  /// that each tile starts at stage 0).
   std::optional<int64_t> ringAlignedBlocks();
   void pipelinedBlocks();
   /// The tile's K block count where it is known when compiling: a
@@ -138,8 +139,7 @@ void Lowering::serial() {
         first, op.getNumKBlocks(), b.c32(stages), ValueRange{acc, counter},
         [&](OpBuilder &, Location, Value k, ValueRange iter) {
           Value sum = iter[0];
-          Value phase =
-              b.andI(b.divU(iter[1], b.c32(stages)), b.c32(1));
+          Value phase = b.ringPhase(iter[1], stages);
           for (int64_t s = 0; s < stages; ++s)
             sum = serialBlock(sum, b.add(k, b.c32(s)), b.c32(s), phase,
                               /*overlapFirst=*/false);

@@ -35,6 +35,78 @@ NVVM::WGMMATypes wgmmaType(Type t) {
   return NVVM::WGMMATypes::e5m2;
 }
 
+/// An integer as a part the peeling cannot see into (null where there is
+/// none) plus a constant.
+struct Split {
+  Value rest;
+  int64_t constant;
+};
+
+/// `value` split through adds, multiplications by a constant and
+/// extensions: shared-memory offsets, far from overflowing, so that
+/// extending a sum is summing the extensions.
+Split splitOffset(KernelBuilder &b, Value value) {
+  APInt bits;
+  if (matchPattern(value, m_ConstantInt(&bits)))
+    return {Value(), bits.getSExtValue()};
+  Operation *op = value.getDefiningOp();
+  if (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(op)) {
+    Split inner = splitOffset(b, op->getOperand(0));
+    if (!inner.rest || inner.rest == op->getOperand(0))
+      return {inner.rest ? value : Value(), inner.constant};
+    OperationState state(op->getLoc(), op->getName(), ValueRange{inner.rest},
+                         value.getType());
+    return {b.create(state)->getResult(0), inner.constant};
+  }
+  if (isa_and_nonnull<arith::AddIOp>(op)) {
+    Split l = splitOffset(b, op->getOperand(0));
+    Split r = splitOffset(b, op->getOperand(1));
+    Value rest = !l.rest ? r.rest : !r.rest ? l.rest : b.add(l.rest, r.rest);
+    return {rest, l.constant + r.constant};
+  }
+  if (isa_and_nonnull<arith::MulIOp>(op)) {
+    for (int side = 0; side < 2; ++side) {
+      if (!matchPattern(op->getOperand(1 - side), m_ConstantInt(&bits)))
+        continue;
+      int64_t factor = bits.getSExtValue();
+      Split inner = splitOffset(b, op->getOperand(side));
+      Value rest = inner.rest ? b.mul(inner.rest, op->getOperand(1 - side))
+                              : Value();
+      return {rest, inner.constant * factor};
+    }
+  }
+  return {value, 0};
+}
+
+/// A shared-memory address made of byte offsets (i8 geps) as the address
+/// without their constant parts, and those parts' sum.
+std::pair<Value, int64_t> splitAddress(KernelBuilder &b, Value address) {
+  auto gep = address.getDefiningOp<LLVM::GEPOp>();
+  if (!gep || !gep.getElemType().isInteger(8) || gep.getIndices().size() != 1)
+    return {address, 0};
+  auto [root, constant] = splitAddress(b, gep.getBase());
+  auto index = gep.getIndices()[0];
+  if (auto fixed = dyn_cast<IntegerAttr>(index))
+    return {root, constant + fixed.getInt()};
+  Split offset = splitOffset(b, cast<Value>(index));
+  if (offset.rest)
+    root = b.gep(root, offset.rest);
+  return {root, constant + offset.constant};
+}
+
+/// The descriptor of the tile at `address`: its address's variable part's,
+/// plus the constant part in the start-address field. Where the stages'
+/// offsets are constants (static-slots), the stages of a turn then share
+/// one descriptor computation. Whole 16-byte units only, never below the
+/// variable part (which is then itself an address in shared memory).
+Value tileDescriptor(KernelBuilder &b, Value address, int64_t leadingBytes) {
+  auto [root, constant] = splitAddress(b, address);
+  if (constant <= 0 || constant % 16 != 0)
+    return b.wgmmaDescriptor(address, leadingBytes, 1024);
+  return b.add(b.wgmmaDescriptor(root, leadingBytes, 1024),
+               b.c64(constant / 16));
+}
+
 Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   MLIRContext *ctx = b.getContext();
   bool aMNMajor = op.getAMnMajor(), bNMajor = op.getBMnMajor();
@@ -46,9 +118,9 @@ Value lowerMma(ggk::MmaOp op, KernelBuilder &b) {
   int64_t aStepBytes = aMNMajor ? 16 * kSwizzleBytes : 32;
   int64_t bStepBytes = bNMajor ? 16 * kSwizzleBytes : 32;
   Value tileDescA =
-      b.wgmmaDescriptor(op.getATile(), aMNMajor ? chunkBytes : 16, 1024);
+      tileDescriptor(b, op.getATile(), aMNMajor ? chunkBytes : 16);
   Value tileDescB =
-      b.wgmmaDescriptor(op.getBTile(), bNMajor ? chunkBytes : 16, 1024);
+      tileDescriptor(b, op.getBTile(), bNMajor ? chunkBytes : 16);
   if (Value offset = op.getStepOffset()) {
     Value steps = b.toI64(offset);
     tileDescA = b.add(tileDescA, b.mul(steps, b.c64(aStepBytes / 16)));

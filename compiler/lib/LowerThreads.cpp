@@ -38,6 +38,15 @@ Value lower(Operation *op, KernelBuilder &b) {
                                    NVVM::SharedSpace::shared_cta));
     return Value();
   }
+  if (auto opaque = dyn_cast<ggk::OpaqueOp>(op))
+    return b
+        .create<LLVM::InlineAsmOp>(b.i32(), ValueRange{opaque.getValue()},
+                                   "mov.b32 $0, $1;", "=r,r",
+                                   /*has_side_effects=*/true,
+                                   /*is_align_stack=*/false,
+                                   LLVM::TailCallKind::None,
+                                   LLVM::AsmDialectAttr(), ArrayAttr())
+        .getResult(0);
   if (auto broadcast = dyn_cast<ggk::WarpBroadcastOp>(op))
     return b.create<NVVM::ShflOp>(b.i32(), b.c32(-1), broadcast.getValue(),
                                   b.c32(0), b.c32(0x1f), NVVM::ShflKind::idx,
@@ -92,7 +101,7 @@ struct LowerThreads : public ggc::impl::LowerThreadsBase<LowerThreads> {
   void runOnOperation() override {
     ggc::convertEach<ggk::ThreadIndexOp, ggk::BlockIndexOp, ggk::GridSizeOp,
                      ggk::ClusterRankOp, ggk::FenceAsyncSharedOp,
-                     ggk::WarpBroadcastOp, ggk::WarpShuffleXorOp,
+                     ggk::WarpBroadcastOp, ggk::OpaqueOp, ggk::WarpShuffleXorOp,
                      ggk::WarpSyncOp, ggk::SyncThreadsOp, ggk::SyncCtaOp,
                      ggk::ClusterSyncOp, ggk::WarpMatchAnyOp, ggk::WarpBallotOp,
                      ggk::LanesBelowOp, ggk::ConvertE4M3x2Op,

@@ -140,9 +140,17 @@ void Lowering::serial() {
         [&](OpBuilder &, Location, Value k, ValueRange iter) {
           Value sum = iter[0];
           Value phase = b.ringPhase(iter[1], stages);
-          for (int64_t s = 0; s < stages; ++s)
-            sum = serialBlock(sum, b.add(k, b.c32(s)), b.c32(s), phase,
-                              /*overlapFirst=*/false);
+          // The stages as constants added to a zero LLVM cannot see: their
+          // addresses and descriptors are then computed in the loop, each
+          // a constant from one value a turn (ggk-lower-mma peels them),
+          // rather than hoisted out of it, one register each, which
+          // ptxas spilled.
+          Value zero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
+          for (int64_t s = 0; s < stages; ++s) {
+            Value block = b.add(k, b.c32(s));
+            Value stage = b.add(zero, b.c32(s));
+            sum = serialBlock(sum, block, stage, phase, /*overlapFirst=*/false);
+          }
           b.create<scf::YieldOp>(
               ValueRange{sum, b.add(iter[1], b.c32(stages))});
         });

@@ -64,3 +64,48 @@ llvm.func @scale_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %j: i32) 
   %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
   llvm.return %r_s : !acc
 }
+
+// Before: one f8 K step on stage 1 of a ring (A's stages 16384 bytes
+// apart from byte 0, B's 24576 apart from byte 65536), the stage a
+// constant added to an opaque zero, and A's tile a warpgroup's rows into
+// its stage (as static-slots issues them). After: each tile's descriptor
+// is computed on its address without the constant parts (the zero's
+// stage offset, the warpgroup's rows), plus those parts in 16-byte units:
+// A 16384 / 16 = 1024, B (65536 + 24576) / 16 = 5632; the stages of a turn
+// then share one descriptor computation.
+// CHECK-LABEL: llvm.func @constant_stage
+// CHECK-SAME: (%[[ACC:[^:]*]]: !llvm.struct<{{.*}}>, %[[SMEM:[^:]*]]: !llvm.ptr<3>, %[[ZERO:[^:]*]]: i32, %[[ROWS:[^:]*]]: i64)
+// CHECK: %[[AZ:.*]] = arith.extsi %[[ZERO]] : i32 to i64
+// CHECK: %[[AZOFF:.*]] = arith.muli %[[AZ]], %c16384_i64
+// CHECK: %[[AROOT0:.*]] = llvm.getelementptr %[[SMEM]][%[[AZOFF]]]
+// CHECK: %[[AROOT:.*]] = llvm.getelementptr %[[AROOT0]][%[[ROWS]]]
+// CHECK: llvm.ptrtoint %[[AROOT]]
+// CHECK: %[[ADESC:.*]] = arith.ori
+// CHECK: %[[ATILE:.*]] = arith.addi %[[ADESC]], %c1024_i64
+// CHECK: %[[BZOFF:.*]] = arith.muli %{{.*}}, %c24576_i64
+// CHECK: %[[BROOT:.*]] = llvm.getelementptr %[[SMEM]][%[[BZOFF]]]
+// CHECK: llvm.ptrtoint %[[BROOT]]
+// CHECK: %[[BDESC:.*]] = arith.ori
+// CHECK: %[[BTILE:.*]] = arith.addi %[[BDESC]], %c5632_i64
+// CHECK: %[[A0:.*]] = arith.addi %[[ATILE]], %c0_i64
+// CHECK: %[[B0:.*]] = arith.addi %[[BTILE]], %c0_i64
+// CHECK: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %[[ACC]]
+llvm.func @constant_stage(%acc: !acc, %smem: !llvm.ptr<3>, %zero: i32, %rows: i64) -> !acc {
+  %c1 = arith.constant 1 : i32
+  %a_stride = arith.constant 16384 : i64
+  %b_stride = arith.constant 24576 : i64
+  %b_start = arith.constant 65536 : i64
+  %stage = arith.addi %zero, %c1 : i32
+  %wide = arith.extsi %stage : i32 to i64
+  %a_offset = arith.muli %wide, %a_stride : i64
+  %a_stage = llvm.getelementptr %smem[%a_offset] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %a = llvm.getelementptr %a_stage[%rows] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %b_scaled = arith.muli %wide, %b_stride : i64
+  %b_offset = arith.addi %b_start, %b_scaled : i64
+  %b = llvm.getelementptr %smem[%b_offset] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = f8E4M3FN, b_type = f8E4M3FN,
+      k_per_step = 32, block_k = 128, first_step = 0, steps = 1, fresh} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
+}

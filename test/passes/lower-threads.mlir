@@ -96,3 +96,19 @@ llvm.func @activations(%x: f32) -> f32 {
   %r = ggk.reciprocal_approx %e
   llvm.return %r : f32
 }
+
+// Before: a zero made opaque (static-slots' stage base). After: an inline
+// mov with side effects, which LLVM neither folds nor hoists, and the add
+// on it left in place.
+// CHECK-LABEL: llvm.func @opaque
+// CHECK: %[[ZERO:.*]] = llvm.inline_asm has_side_effects "mov.b32 $0, $1;", "=r,r" %c0_i32 : (i32) -> i32
+// CHECK: %[[STAGE:.*]] = arith.addi %[[ZERO]], %c3_i32
+// CHECK: llvm.return %[[STAGE]]
+// CHECK-NOT: ggk.opaque
+llvm.func @opaque() -> i32 {
+  %c0 = arith.constant 0 : i32
+  %c3 = arith.constant 3 : i32
+  %zero = ggk.opaque %c0
+  %stage = arith.addi %zero, %c3 : i32
+  llvm.return %stage : i32
+}

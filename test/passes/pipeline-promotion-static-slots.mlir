@@ -4,22 +4,30 @@
 // its 4 stages, from ring counter 0 (in a kernel: the tile loop's counter,
 // carried from 0), so every tile starts at stage 0. After, with static-slots:
 // one scf.for stepping 4 blocks at a time, the phase computed once a turn
-// from the ring counter, and the turn's 4 blocks issued on the constant
-// stages 0, 1, 2, 3 (k, k + 1, k + 2, k + 3), each released on its own;
-// the counter moves on by 4.
+// from the ring counter, and the turn's 4 blocks issued on the stages 0,
+// 1, 2, 3 (k, k + 1, k + 2, k + 3), each released on its own; the counter
+// moves on by 4. Each stage is its constant added to a zero that went
+// through ggk.opaque once a turn, so that LLVM keeps the stages' addresses
+// in the loop (each a constant from one value) instead of hoisting them.
 // CHECK-LABEL: func.func @serial_static
 // CHECK: %[[R:.*]]:2 = scf.for %[[K:.*]] = %c0_i32{{.*}} to %c8_i32{{.*}} step %c4_i32{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[IT:.*]] = %{{.*}})
 // CHECK: %[[ROUND:.*]] = arith.divui %[[IT]], %c4_i32
 // CHECK: %[[PHASE:.*]] = arith.andi %[[ROUND]], %c1_i32
+// CHECK: %[[ZERO:.*]] = ggk.opaque %c0_i32
 // CHECK-NOT: arith.remui
-// CHECK: call @issue(%{{.*}}, %c0_i32{{.*}}, %[[PHASE]])
-// CHECK: call @release(%c0_i32
-// CHECK: call @issue(%{{.*}}, %c1_i32{{.*}}, %[[PHASE]])
-// CHECK: call @release(%c1_i32
-// CHECK: call @issue(%{{.*}}, %c2_i32{{.*}}, %[[PHASE]])
-// CHECK: call @release(%c2_i32
-// CHECK: call @issue(%{{.*}}, %c3_i32{{.*}}, %[[PHASE]])
-// CHECK: call @release(%c3_i32
+// CHECK: %[[S0:.*]] = arith.addi %[[ZERO]], %c0_i32
+// CHECK: call @issue(%{{.*}}, %[[S0]], %[[PHASE]])
+// CHECK: call @release(%[[S0]])
+// CHECK: %[[S1:.*]] = arith.addi %[[ZERO]], %c1_i32
+// CHECK: call @issue(%{{.*}}, %[[S1]], %[[PHASE]])
+// CHECK: call @release(%[[S1]])
+// CHECK: %[[S2:.*]] = arith.addi %[[ZERO]], %c2_i32
+// CHECK: call @issue(%{{.*}}, %[[S2]], %[[PHASE]])
+// CHECK: call @release(%[[S2]])
+// CHECK: %[[S3:.*]] = arith.addi %[[ZERO]], %c3_i32
+// CHECK: call @issue(%{{.*}}, %[[S3]], %[[PHASE]])
+// CHECK: call @release(%[[S3]])
+// CHECK-NOT: ggk.opaque
 // CHECK-NOT: call @issue
 // CHECK: %[[NEXT:.*]] = arith.addi %[[IT]], %c4_i32
 // CHECK: scf.yield %{{.*}}, %[[NEXT]]

@@ -184,7 +184,11 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     tile loop's, carried from one, starts every tile at stage 0; it is
     then unrolled by the stages, each block's stage a constant (its
     barriers and tiles at fixed offsets) and the phase computed once a
-    turn of the ring.
+    turn of the ring. The constants are added to a zero that goes through
+    `ggk.opaque` once a turn: LLVM then computes the stages' addresses in
+    the loop, each a constant from one value (`ggk-lower-mma` peels them
+    off the descriptors), instead of hoisting each out of the tile loop
+    into a register of its own, which made ptxas spill.
   }];
   let options = [
     Option<"staticSlots", "static-slots", "bool", /*default=*/"false",

@@ -19,7 +19,12 @@ def LowerMma : Pass<"ggk-lower-mma", "::mlir::ModuleOp"> {
     Makes, for sm_90a: each tile's 128-byte-swizzle matrix descriptor once
     (start address, leading byte offset 16 for a K-major tile or the
     64-wide MN chunks' distance block_k x 128 for an MN-major one, stride
-    1024), then one `nvvm.wgmma.mma_async` m64nNk per K step on the
+    1024), computed on the tile's address less its constant byte offsets
+    (through geps, adds, multiplications by constants and extensions),
+    which are then added to the start-address field in 16-byte units:
+    tiles at constant offsets from one address (a ring's stages in a loop
+    unrolled by static-slots) share one descriptor computation. Then one
+    `nvvm.wgmma.mma_async` m64nNk per K step on the
     descriptors plus the step's offset (32 bytes along a K-major row, 16
     rows of an MN-major tile), the first step scaling the accumulator by
     zero when `fresh`; `nvvm.wgmma.fence.aligned`,

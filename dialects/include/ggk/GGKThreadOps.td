@@ -43,6 +43,30 @@ def GGK_WarpBroadcastOp : GGK_Op<"warp_broadcast", [Pure]> {
   let assemblyFormat = "$value attr-dict";
 }
 
+// Not Pure, and with effects: an op free of them would be hoisted or
+// folded, which is what it exists to prevent.
+def GGK_OpaqueOp : GGK_Op<"opaque", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "`value`, where it stands, through a move the compilers after ggc cannot see through";
+  let description = [{
+    Returns `value` unchanged, but LLVM and ptxas can neither fold it nor
+    move it: what is computed from it is computed where it stands. A loop
+    that computes its addresses from a constant that went through it keeps
+    them in the loop, a few adds of constants to one value, instead of
+    hoisting every one of them out as its own register (the static-slots
+    K loop of `ggk-pipeline-promotion`: its stages' tile descriptors).
+    `ggk-lower-threads`: an inline `mov.b32` with side effects.
+
+    Example:
+    ```mlir
+    %zero = ggk.opaque %c0_i32
+    ```
+  }];
+  let arguments = (ins I32:$value);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
 // Not Pure: a pure op may be speculated into a branch that only some lanes
 // take, where a shuffle of every lane would hang or read garbage.
 def GGK_WarpShuffleXorOp : GGK_Op<"warp_shuffle_xor", [NoMemoryEffect]> {

@@ -1,7 +1,7 @@
 """FP8 contiguous grouped GEMM (1x128 / 128x128 block scales) of ggc and
 DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
 
-  python3 benchmarks/profile_fp8_contiguous.py time [T,G,N,K]
+  python3 benchmarks/profile_fp8_contiguous.py time [T,G,N,K] [NAME,NAME,...]
   ncu --clock-control none --profile-from-start off \
       python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
 
@@ -17,8 +17,10 @@ DeepGEMM's tile width, `ggc 128x192 c2` in clusters of two with B
 multicast); `ggc_dg` and `deep_gemm` are
 `m_grouped_fp8_gemm_nt_contiguous` through ggc's drop-in and DeepGEMM 2.6.1
 (on PYTHONPATH: ../shared/peers/setup-on-device.sh). `time` times the
-kernels interleaved (bench_grouped_gemm.time_interleaved); a name runs that
-kernel once between cudaProfilerStart and Stop, after warming it.
+kernels interleaved (bench_grouped_gemm.time_interleaved), all of them or
+the names listed after the shape (the peer's row, DeepGEMM's or ggc's, is
+always timed); a name runs that kernel once between cudaProfilerStart and
+Stop, after warming it.
 """
 
 import os
@@ -134,6 +136,13 @@ def main():
         err = ((out.double() - ref).norm() / ref.norm()).item()
         print(f"{name} against {peer}: relative error {err:.2e}")
     if which == "time":
+        if len(sys.argv) > 3:
+            wanted = set(sys.argv[3].split(",")) | {peer}
+            unknown = wanted - fns.keys()
+            if unknown:
+                sys.exit(f"profile_fp8_contiguous.py: no kernel named {sorted(unknown)}; "
+                         f"the names are {sorted(fns)}")
+            fns = {name: fn for name, fn in fns.items() if name in wanted}
         times = time_interleaved(fns)
         for name, us in times.items():
             print(f"T={t} G={g} N={n} K={k} {name:18s} {us:8.1f} us "

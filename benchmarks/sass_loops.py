@@ -11,7 +11,7 @@ whose loops changed, old against new.
 A loop is a backward branch and the instructions from its target to it;
 the innermost (shortest) is the K loop a consumer runs, one K block a
 turn or more (two where the lowering pairs them, a turn of the ring with
-static-slots: compare instructions an MMA), the outer ones its tile
+ring_stages = constant: compare instructions an MMA), the outer ones its tile
 loops. cuobjdump needs no GPU: where it is not on PATH, NVIDIA's wheel
 has it (`python3 -m pip download --no-deps nvidia-cuda-cuobjdump`, unzip,
 then PATH=.../nvidia/cu13/bin:$PATH).
@@ -98,7 +98,7 @@ def innermost(folder: pathlib.Path, arch: str, pattern: str) -> dict[str, dict |
 def describe(loop: dict | None) -> str:
     """A loop's counts, and its instructions per MMA instruction, which
     compares loops unrolled differently (a pipelined loop covers two K
-    blocks, one with static-slots a turn of the ring)."""
+    blocks, one with ring_stages = constant a turn of the ring)."""
     if loop is None:
         return "no MMA loop"
     return (f"{loop['instructions']} instructions ({loop['uniform']} uniform, "

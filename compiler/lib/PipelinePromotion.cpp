@@ -35,15 +35,16 @@ namespace {
 
 class Lowering {
 public:
-  Lowering(ggk::PromotionLoopOp op, bool staticSlots)
-      : op(op), b(op.getLoc(), op), staticSlots(staticSlots),
+  explicit Lowering(ggk::PromotionLoopOp op)
+      : op(op), b(op.getLoc(), op),
         scales(op.getPlan().getScales()), promotions(op.getPromotions()),
         promoteReadsStage(op.getPromoteReadsStage()) {
     for (int64_t j = 0; j < promotions; ++j)
       scaleBlockIndex.push_back(b.c32(j));
   }
 
-  void serial();
+  /// Fails where the plan's ring_stages = constant cannot be kept.
+  LogicalResult serial();
   void pipelined();
 
 private:
@@ -110,9 +111,6 @@ private:
 
   ggk::PromotionLoopOp op;
   KernelBuilder b;
-  /// The pass option static-slots: the serial loop unrolled by the ring's
-  /// stages where each tile starts at stage 0.
-  bool staticSlots;
   gg::ScalePlacement scales;
   int64_t promotions;
   bool promoteReadsStage;
@@ -124,14 +122,25 @@ private:
 /// epilogue_blocks = 1 block 0 goes before the loop, the overlap step (the
 /// previous tile's epilogue) beside its first wgmma; the tile then has at
 /// least one K block (the caller guards it).
-void Lowering::serial() {
+LogicalResult Lowering::serial() {
+  int64_t stages = op.getStages();
+  bool constantStages =
+      op.getPlan().getRingStages() == gg::RingStages::constant;
+  // gg-check-kernel-plan refuses the plans whose loops fail here.
+  if (constantStages &&
+      (op.getPlan().getEpilogueBlocks() != 0 || !ringAlignedBlocks()))
+    return op.emitOpError()
+           << "cannot give each K block a constant stage (ring_stages = "
+              "constant): that takes epilogue_blocks = 0, every tile's K "
+              "block count the same multiple of the "
+           << stages
+           << " stages (or 0), and a ring counter that starts each tile at "
+              "stage 0";
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.c32(0));
   ggc::cloneBody(op.getStart(), {}, b);
   Value acc = op.getAcc(), counter = op.getCounter(), first = b.c32(0);
-  int64_t stages = op.getStages();
-  if (staticSlots && op.getPlan().getEpilogueBlocks() == 0 &&
-      ringAlignedBlocks()) {
+  if (constantStages) {
     // Each tile starts at stage 0: the loop unrolled by the stages knows
     // each block's stage when compiling, and so its barriers' and tiles'
     // addresses; only the phase is computed, once a turn of the ring.
@@ -155,7 +164,7 @@ void Lowering::serial() {
               ValueRange{sum, b.add(iter[1], b.c32(stages))});
         });
     finish(loop.getResults());
-    return;
+    return success();
   }
   if (op.getPlan().getEpilogueBlocks() == 1) {
     auto [stage, phase] = ringSlot(counter);
@@ -172,6 +181,7 @@ void Lowering::serial() {
         b.create<scf::YieldOp>(ValueRange{sum, b.add(iter[1], b.c32(1))});
       });
   finish(loop.getResults());
+  return success();
 }
 
 std::optional<int64_t> Lowering::ringAlignedBlocks() {
@@ -443,11 +453,11 @@ struct PipelinePromotionPass
     SmallVector<ggk::PromotionLoopOp> ops;
     getOperation().walk([&](ggk::PromotionLoopOp op) { ops.push_back(op); });
     for (ggk::PromotionLoopOp op : ops) {
-      Lowering lowering(op, staticSlots);
+      Lowering lowering(op);
       if (op.getPlan().getPromotion() == gg::Promotion::pipelined)
         lowering.pipelined();
-      else
-        lowering.serial();
+      else if (failed(lowering.serial()))
+        return signalPassFailure();
     }
   }
 };

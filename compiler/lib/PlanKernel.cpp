@@ -197,10 +197,16 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     gradient 0.945-1.005x, FP8 forward 0.98-1.02x, BF16 0.99-1.01x
   //     (H200, docs/performance.md, twenty-ninth session).
   StoreIssuers storeIssuers = StoreIssuers::tile;
+  // 12. Ring stages: counted. Constant stages (the serial loop a turn of
+  //     the ring at a time) take instructions off the serial FP8 K loop
+  //     without spilling, but are not timed on a GPU yet
+  //     (performance-history.md, fifty-fifth session).
+  RingStages ringStages = RingStages::counted;
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,
-      storeColumns, epilogueBlocks, storeIssuers, columnScaleReads);
+      storeColumns, epilogueBlocks, storeIssuers, columnScaleReads,
+      ringStages);
 }
 
 namespace {

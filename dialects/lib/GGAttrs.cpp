@@ -284,7 +284,8 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   Producer producer = Producer::warpgroup;
   StoreIssuers storeIssuers = StoreIssuers::tile;
   ColumnScaleReads columnScaleReads = ColumnScaleReads::at_promotion;
-  StringRef seen[7];
+  RingStages ringStages = RingStages::counted;
+  StringRef seen[8];
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc at = parser.getCurrentLocation();
     StringRef field;
@@ -296,12 +297,12 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
                       : field == "epilogue_blocks" ? &epilogueBlocks
                                                    : nullptr;
     if (!number && field != "producer" && field != "store_issuers" &&
-        field != "column_scale_reads") {
+        field != "column_scale_reads" && field != "ring_stages") {
       parser.emitError(at) << "kernel_plan has no field '" << field
                            << "' (expected 'warp_columns', 'release_lag', "
                               "'producer', 'store_columns', "
-                              "'epilogue_blocks', 'store_issuers' or "
-                              "'column_scale_reads')";
+                              "'epilogue_blocks', 'store_issuers', "
+                              "'column_scale_reads' or 'ring_stages')";
       return {};
     }
     if (llvm::is_contained(seen, field)) {
@@ -309,7 +310,13 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     *llvm::find(seen, StringRef()) = field;
-    if (field == "column_scale_reads") {
+    if (field == "ring_stages") {
+      FailureOr<RingStages> value = parseEnumEntry<RingStages>(
+          parser, "counted or constant", symbolizeRingStages);
+      if (failed(value))
+        return {};
+      ringStages = *value;
+    } else if (field == "column_scale_reads") {
       FailureOr<ColumnScaleReads> value = parseEnumEntry<ColumnScaleReads>(
           parser, "at_promotion or at_issue", symbolizeColumnScaleReads);
       if (failed(value))
@@ -336,7 +343,7 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<KernelPlanAttr>(
       parser.getContext(), *promotion, *scales, producerRegs, consumerRegs,
       *staging, warpColumns, releaseLag, producer, storeColumns,
-      epilogueBlocks, storeIssuers, columnScaleReads);
+      epilogueBlocks, storeIssuers, columnScaleReads, ringStages);
 }
 
 void KernelPlanAttr::print(AsmPrinter &printer) const {
@@ -360,6 +367,8 @@ void KernelPlanAttr::print(AsmPrinter &printer) const {
   if (getColumnScaleReads() != ColumnScaleReads::at_promotion)
     printer << ", column_scale_reads = "
             << stringifyColumnScaleReads(getColumnScaleReads());
+  if (getRingStages() != RingStages::counted)
+    printer << ", ring_stages = " << stringifyRingStages(getRingStages());
   printer << ">";
 }
 
@@ -371,7 +380,8 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t releaseLag, Producer producer,
                        int64_t storeColumns, int64_t epilogueBlocks,
                        StoreIssuers storeIssuers,
-                       ColumnScaleReads columnScaleReads) {
+                       ColumnScaleReads columnScaleReads,
+                       RingStages ringStages) {
   if (warpColumns != 1 && warpColumns != 2 && warpColumns != 4)
     return emitError() << "kernel_plan warp_columns must be 1, 2 or 4, got "
                        << warpColumns;
@@ -399,6 +409,13 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " registers must be a multiple of 8 in [24, 256] "
                             "(setmaxnreg), got "
                          << regs;
+  // The turn of the ring a loop step takes starts at stage 0 only where
+  // no block of a tile ran before its loop.
+  if (ringStages == RingStages::constant && (pipelined || epilogueBlocks != 0))
+    return emitError() << "kernel_plan ring_stages = constant takes promotion "
+                          "= serial with epilogue_blocks = 0, got promotion = "
+                       << stringifyPromotion(promotion)
+                       << " with epilogue_blocks = " << epilogueBlocks;
   if (columnScaleReads == ColumnScaleReads::at_issue && pipelined)
     return emitError() << "kernel_plan column_scale_reads = at_issue takes "
                           "promotion = serial (two partial accumulators and "

@@ -57,6 +57,22 @@ func.func @column_scale_reads(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16
   return
 }
 
+// ring_stages prints where it is not counted, last.
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, column_scale_reads = at_issue, ring_stages = constant>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense>
+func.func @ring_stages(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, ring_stages = constant, column_scale_reads = at_issue>}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, ring_stages = counted>}
+  return
+}
+
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, epilogue_blocks = 2>
 func.func @epilogue_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
@@ -179,7 +195,7 @@ func.func @twice(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
 
 func.func @unknown_field(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                          %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns', 'epilogue_blocks', 'store_issuers' or 'column_scale_reads')}}
+  // expected-error @+4 {{kernel_plan has no field 'lag' (expected 'warp_columns', 'release_lag', 'producer', 'store_columns', 'epilogue_blocks', 'store_issuers', 'column_scale_reads' or 'ring_stages')}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
@@ -232,5 +248,29 @@ func.func @column_scale_reads_value(%a: memref<?x512xbf16>, %b: memref<8x1024x51
       out(%o : memref<?x1024xbf16>)
       // expected-error @+1 {{expected at_promotion or at_issue}}
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, column_scale_reads = later>}
+  return
+}
+
+// -----
+
+func.func @ring_stages_pipelined(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                 %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan ring_stages = constant takes promotion = serial with epilogue_blocks = 0, got promotion = serial with epilogue_blocks = 1}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, epilogue_blocks = 1, ring_stages = constant>}
+  return
+}
+
+// -----
+
+func.func @ring_stages_value(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                             %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{expected counted or constant, got 'unrolled'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, ring_stages = unrolled>}
   return
 }

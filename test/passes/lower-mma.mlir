@@ -68,7 +68,7 @@ llvm.func @scale_block(%acc: !acc, %a: !llvm.ptr<3>, %b: !llvm.ptr<3>, %j: i32) 
 // Before: one f8 K step on stage 1 of a ring (A's stages 16384 bytes
 // apart from byte 0, B's 24576 apart from byte 65536), the stage a
 // constant added to an opaque zero, and A's tile a warpgroup's rows into
-// its stage (as static-slots issues them). After: each tile's descriptor
+// its stage (as ring_stages = constant issues them). After: each tile's descriptor
 // is computed on its address without the constant parts (the zero's
 // stage offset, the warpgroup's rows), plus those parts in 16-byte units:
 // A 16384 / 16 = 1024, B (65536 + 24576) / 16 = 5632; the stages of a turn

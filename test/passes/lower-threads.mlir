@@ -97,7 +97,7 @@ llvm.func @activations(%x: f32) -> f32 {
   llvm.return %r : f32
 }
 
-// Before: a zero made opaque (static-slots' stage base). After: an inline
+// Before: a zero made opaque (the stage base of ring_stages = constant). After: an inline
 // mov with side effects, which LLVM neither folds nor hoists, and the add
 // on it left in place.
 // CHECK-LABEL: llvm.func @opaque

@@ -177,23 +177,21 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     that travel with the stages are read right after each issue, before
     the stage is released, and carried to the promotion.
 
-    Option `static-slots` (off until timed): a serial loop (with
+    With the plan's `ring_stages = constant`, a serial loop (with
     `epilogue_blocks = 0`) whose tiles each have N K blocks or none, N a
     multiple of the ring's stages (static K: every layout but k_grouped),
     and whose ring counter is a constant multiple of the stages or the
     tile loop's, carried from one, starts every tile at stage 0; it is
     then unrolled by the stages, each block's stage a constant (its
     barriers and tiles at fixed offsets) and the phase computed once a
-    turn of the ring. The constants are added to a zero that goes through
-    `ggk.opaque` once a turn: LLVM then computes the stages' addresses in
-    the loop, each a constant from one value (`ggk-lower-mma` peels them
-    off the descriptors), instead of hoisting each out of the tile loop
-    into a register of its own, which made ptxas spill.
+    turn of the ring (an error where the loop is not such a loop;
+    gg-check-kernel-plan refuses those plans first). The constants are
+    added to a zero that goes through `ggk.opaque` once a turn: LLVM then
+    computes the stages' addresses in the loop, each a constant from one
+    value (`ggk-lower-mma` peels them off the descriptors), instead of
+    hoisting each out of the tile loop into a register of its own, which
+    made ptxas spill.
   }];
-  let options = [
-    Option<"staticSlots", "static-slots", "bool", /*default=*/"false",
-           "unroll serial loops by the ring's stages where every tile starts at stage 0, each block's stage a constant">
-  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::NVVM::NVVMDialect",

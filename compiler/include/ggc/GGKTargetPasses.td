@@ -23,7 +23,7 @@ def LowerMma : Pass<"ggk-lower-mma", "::mlir::ModuleOp"> {
     (through geps, adds, multiplications by constants and extensions),
     which are then added to the start-address field in 16-byte units:
     tiles at constant offsets from one address (a ring's stages in a loop
-    unrolled by static-slots) share one descriptor computation. Then one
+    unrolled for `ring_stages = constant`) share one descriptor computation. Then one
     `nvvm.wgmma.mma_async` m64nNk per K step on the
     descriptors plus the step's offset (32 bytes along a K-major row, 16
     rows of an MN-major tile), the first step scaling the accumulator by

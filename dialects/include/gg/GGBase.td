@@ -410,16 +410,28 @@ def GG_ColumnScaleReads : I32EnumAttr<"ColumnScaleReads",
   let genSpecializedAttr = 0;
 }
 
+def GG_RingStages : I32EnumAttr<"RingStages",
+    "how a two-level kernel's serial K loop knows each block's stage", [
+  // Each block's stage and phase from the ring counter (modulo the stages).
+  I32EnumAttrCase<"counted", 0>,
+  // The loop unrolled a turn of the ring at a time, each block's stage a
+  // constant: every tile starts at stage 0.
+  I32EnumAttrCase<"constant", 1>
+]> {
+  let cppNamespace = "::mlir::gg";
+  let genSpecializedAttr = 0;
+}
+
 def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   let summary = "how the kernel's warpgroups share the work of one grouped matmul";
   let description = [{
     `#gg.kernel_plan<promotion = P, scales = S, registers = [R, R],
     staging = T[, warp_columns = N][, release_lag = N][, producer = P]
     [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]
-    [, column_scale_reads = C]>`,
+    [, column_scale_reads = C][, ring_stages = R]>`,
     the optional fields printed only where they are not their default (1,
     1, warpgroup, 2, 1 with pipelined promotion and 0 with serial, tile,
-    and at_promotion). Written by `gg-plan-kernel` (or by
+    at_promotion and counted). Written by `gg-plan-kernel` (or by
     the user, to override it), read by the lowering and nowhere decided
     again:
 
@@ -502,6 +514,15 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       8 columns of the warpgroup; the stage goes back once the wgmma is
       done, before the promotion, as where B's scales are per block).
       `at_issue` takes serial promotion.
+    - `ring_stages`: how the consumers' serial K loop knows each block's
+      stage of the ring: `counted` (the default: the ring counter modulo
+      the stages, and the phase from it, every block) or `constant` (the
+      loop steps a whole turn of the ring, each block's stage a constant
+      and the phase computed once a turn, as DeepGEMM's loop over the K
+      its template knows: fewer instructions a block, more code).
+      `constant` takes serial promotion with `epilogue_blocks = 0`, a
+      static K (no k_grouped) and K blocks a multiple of the stages, so
+      that every tile starts at stage 0 (`gg-check-kernel-plan`).
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,
@@ -518,7 +539,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
     DefaultValuedParameter<"int64_t", "1">:$epilogueBlocks,
     DefaultValuedParameter<"StoreIssuers", "StoreIssuers::tile">:$storeIssuers,
     DefaultValuedParameter<"ColumnScaleReads",
-                           "ColumnScaleReads::at_promotion">:$columnScaleReads
+                           "ColumnScaleReads::at_promotion">:$columnScaleReads,
+    DefaultValuedParameter<"RingStages", "RingStages::counted">:$ringStages
   );
   let builders = [
     AttrBuilder<(ins "Promotion":$promotion, "ScalePlacement":$scales,
@@ -527,7 +549,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       return $_get($_ctxt, promotion, scales, producerRegisters,
                    consumerRegisters, staging, 1, 1,
                    Producer::warpgroup, 2, defaultEpilogueBlocks(promotion),
-                   StoreIssuers::tile, ColumnScaleReads::at_promotion);
+                   StoreIssuers::tile, ColumnScaleReads::at_promotion,
+                   RingStages::counted);
     }]>
   ];
   let extraClassDeclaration = [{
@@ -540,8 +563,8 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
   // `<promotion = P, scales = S, registers = [R, R], staging = T
   //  [, warp_columns = N][, release_lag = N][, producer = P]
   //  [, store_columns = N][, epilogue_blocks = N][, store_issuers = I]
-  //  [, column_scale_reads = C]>`, the optional fields only where they are
-  //  not their default.
+  //  [, column_scale_reads = C][, ring_stages = R]>`, the optional fields
+  //  only where they are not their default.
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -53,8 +53,9 @@ def GGK_OpaqueOp : GGK_Op<"opaque", [
     move it: what is computed from it is computed where it stands. A loop
     that computes its addresses from a constant that went through it keeps
     them in the loop, a few adds of constants to one value, instead of
-    hoisting every one of them out as its own register (the static-slots
-    K loop of `ggk-pipeline-promotion`: its stages' tile descriptors).
+    hoisting every one of them out as its own register (the K loop of
+    `ggk-pipeline-promotion` for `ring_stages = constant`: its stages'
+    tile descriptors).
     `ggk-lower-threads`: an inline `mov.b32` with side effects.
 
     Example:

@@ -1,8 +1,9 @@
-// RUN: ggc-opt %s -split-input-file -ggk-pipeline-promotion=static-slots | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -verify-diagnostics -ggk-pipeline-promotion | FileCheck %s
 
 // Before: a serial promotion loop over 8 K blocks, a constant multiple of
 // its 4 stages, from ring counter 0 (in a kernel: the tile loop's counter,
-// carried from 0), so every tile starts at stage 0. After, with static-slots:
+// carried from 0), so every tile starts at stage 0, and a plan with
+// ring_stages = constant. After:
 // one scf.for stepping 4 blocks at a time, the phase computed once a turn
 // from the ring counter, and the turn's 4 blocks issued on the stages 0,
 // 1, 2, 3 (k, k + 1, k + 2, k + 3), each released on its own; the counter
@@ -43,7 +44,7 @@ func.func @serial_static(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 8 : i32
   %counter = arith.constant 0 : i32
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
-      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {
     ^bb0(%k: i32):
       func.call @prefetch(%k) : (i32) -> ()
@@ -78,12 +79,9 @@ func.func @serial_static(%zero: !ggk.acc<64x8xf32>) -> i32 {
 
 // -----
 
-// Before: the same loop over 6 K blocks from counter 0, not a multiple of 4 stages: a
-// tile may start at any stage. After: the loop of one block a step, the
-// stage computed from the ring counter as without the option.
-// CHECK-LABEL: func.func @serial_unaligned
-// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c6_i32{{.*}} step %c1_i32
-// CHECK: arith.remui %{{.*}}, %c4_i32
+// The same loop over 6 K blocks from counter 0, not a multiple of 4
+// stages: a tile may start at any stage, so constant stages are refused
+// (gg-check-kernel-plan refuses such a plan before).
 func.func private @prefetch(i32)
 func.func private @start()
 func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
@@ -94,8 +92,9 @@ func.func private @overlap()
 func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 6 : i32
   %counter = arith.constant 0 : i32
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes epilogue_blocks = 0, every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
-      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {
     ^bb0(%k: i32):
       func.call @prefetch(%k) : (i32) -> ()
@@ -130,12 +129,9 @@ func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
 
 // -----
 
-// Before: 8 K blocks, but a ring counter the pass cannot place (a plain
-// argument, not 0 nor the tile loop's counter carried from 0): a tile may
-// start at any stage. After: the loop of one block a step.
-// CHECK-LABEL: func.func @serial_free_counter
-// CHECK: scf.for %{{.*}} = %c0_i32{{.*}} to %c8_i32{{.*}} step %c1_i32
-// CHECK: arith.remui %{{.*}}, %c4_i32
+// 8 K blocks, but a ring counter the pass cannot place (a plain argument,
+// not 0 nor the tile loop's counter carried from 0): a tile may start at
+// any stage, so constant stages are refused.
 func.func private @prefetch(i32)
 func.func private @start()
 func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
@@ -145,8 +141,9 @@ func.func private @release(i32)
 func.func private @overlap()
 func.func @serial_free_counter(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 8 : i32
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes epilogue_blocks = 0, every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
-      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none>}
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {
     ^bb0(%k: i32):
       func.call @prefetch(%k) : (i32) -> ()

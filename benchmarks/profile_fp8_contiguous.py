@@ -6,7 +6,7 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
       python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
 
 NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
-padded, "padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
+"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant), padded, "padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
 `--section SourceCounters -o REPORT`, `benchmarks/probes/stall_profile.py`
 summarises where the kernel's warps wait.
 
@@ -50,6 +50,10 @@ def fp8_operands(rows_shape, g, n, k):
 # with its cluster of two CTAs sharing B by multicast.
 WIDE = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [1, 1], sms = 132>"
 WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], sms = 132>"
+# gg-plan-kernel's plan for both, with each K block's stage a constant
+# (the "rc" rows: ring_stages = constant, fifty-fifth session).
+CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
+                   "staging = swizzled, ring_stages = constant>")
 
 
 def mn_major_scales(sx):
@@ -112,6 +116,14 @@ def main():
     own, out_own = ggc_contiguous(a, b, t, g, n, k)
     wide, out_wide = ggc_contiguous(a, b, t, g, n, k, config=WIDE)
     pair, out_pair = ggc_contiguous(a, b, t, g, n, k, config=WIDE_PAIR)
+    # An older compiler (the other side of an A/B) may not know the plan.
+    optional = {}
+    for name, config in (("ggc 128x192 rc", WIDE), ("ggc 128x192 c2 rc", WIDE_PAIR)):
+        try:
+            optional[name] = ggc_contiguous(a, b, t, g, n, k, config=config,
+                                            kernel_plan=CONSTANT_STAGES)
+        except Exception as e:  # noqa: BLE001 (the compiler's refusal, reported)
+            print(f"{name}: not built by this compiler ({str(e).splitlines()[0]})")
     # The drop-in's layout with M bands that do or do not cross the groups
     # (T/G rows a group: T/G/128 M blocks), and N-fastest.
     padded = {"padded": ggc_contiguous(a, b, t, g, n, k, layout="padded_contiguous")[0]}
@@ -121,7 +133,8 @@ def main():
     padded["padded n_fastest"] = ggc_contiguous(
         a, b, t, g, n, k, layout="padded_contiguous", tile_order="n_fastest",
         b_cache="evict_first")[0]
-    fns = {"ggc": own, "ggc 128x192": wide, "ggc 128x192 c2": pair, **padded,
+    fns = {"ggc": own, "ggc 128x192": wide, "ggc 128x192 c2": pair,
+           **{name: fn for name, (fn, _) in optional.items()}, **padded,
            "ggc_dg": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(a, b, out_gd, tags)}
     if deep_gemm is not None:
         fns["deep_gemm"] = lambda: deep_gemm.m_grouped_fp8_gemm_nt_contiguous(a, b, out_dg, tags)
@@ -131,14 +144,15 @@ def main():
     torch.cuda.synchronize()
     peer = "deep_gemm" if deep_gemm is not None else "ggc"
     ref = (out_dg if deep_gemm is not None else out_own).double()
-    for name, out in (("ggc", out_own), ("ggc 128x192", out_wide),
-                      ("ggc 128x192 c2", out_pair), ("ggc_dg", out_gd)):
+    outs = {"ggc": out_own, "ggc 128x192": out_wide, "ggc 128x192 c2": out_pair,
+            **{name: out for name, (_, out) in optional.items()}, "ggc_dg": out_gd}
+    for name, out in outs.items():
         err = ((out.double() - ref).norm() / ref.norm()).item()
         print(f"{name} against {peer}: relative error {err:.2e}")
     if which == "time":
         if len(sys.argv) > 3:
             wanted = set(sys.argv[3].split(",")) | {peer}
-            unknown = wanted - fns.keys()
+            unknown = wanted - fns.keys() - {"ggc 128x192 rc", "ggc 128x192 c2 rc"}
             if unknown:
                 sys.exit(f"profile_fp8_contiguous.py: no kernel named {sorted(unknown)}; "
                          f"the names are {sorted(fns)}")

@@ -175,6 +175,27 @@ def test_contiguous_192_columns_straddle_b_blocks(kernel_plan):
                    config=WIDE_192, kernel_plan=kernel_plan)
 
 
+CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
+                   "staging = swizzled, ring_stages = constant>")
+WIDE_192_4 = "#gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>"
+PAIRED_192_4 = "#gg.config<block = [128, 192, 128], stages = 4, cluster = [2, 1], sms = 132>"
+
+
+@pytest.mark.parametrize("config", [WIDE_192_4, PAIRED_192_4])
+@pytest.mark.parametrize("k", [512, 2048])
+def test_constant_ring_stages(config, k):
+    """ring_stages = constant: the serial K loop a turn of the ring (4
+    stages) at a time, each block's stage a constant; 4 and 16 K blocks,
+    ragged groups (empty, one row, off every tile boundary), alone and in
+    clusters of two."""
+    run_contiguous(RAGGED, n=2176, k=k, a_scale="block_mn", b_scale="block",
+                   config=config, kernel_plan=CONSTANT_STAGES)
+
+
+def test_constant_ring_stages_masked():
+    run_masked("block_mn", "block", k=1024, config=PAIRED_192_4, kernel_plan=CONSTANT_STAGES)
+
+
 def test_contiguous_idle_warpgroups_skip():
     # gg-eliminate-padding's skip in the two-level f8 kernel (192-row tiles,
     # three consumers): warpgroups whose rows are all past the group's end

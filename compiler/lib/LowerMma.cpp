@@ -42,21 +42,20 @@ struct Split {
   int64_t constant;
 };
 
-/// `value` split through adds, multiplications by a constant and
-/// extensions: shared-memory offsets, far from overflowing, so that
-/// extending a sum is summing the extensions.
+/// `value` split through adds, multiplications by a constant and sign
+/// extensions (KernelBuilder::toI64's): shared-memory offsets, far from
+/// overflowing, so that extending a sum is summing the extensions.
 Split splitOffset(KernelBuilder &b, Value value) {
   APInt bits;
   if (matchPattern(value, m_ConstantInt(&bits)))
     return {Value(), bits.getSExtValue()};
   Operation *op = value.getDefiningOp();
-  if (isa_and_nonnull<arith::ExtSIOp, arith::ExtUIOp>(op)) {
+  if (isa_and_nonnull<arith::ExtSIOp>(op)) {
     Split inner = splitOffset(b, op->getOperand(0));
     if (!inner.rest || inner.rest == op->getOperand(0))
       return {inner.rest ? value : Value(), inner.constant};
-    OperationState state(op->getLoc(), op->getName(), ValueRange{inner.rest},
-                         value.getType());
-    return {b.create(state)->getResult(0), inner.constant};
+    return {b.create<arith::ExtSIOp>(value.getType(), inner.rest),
+            inner.constant};
   }
   if (isa_and_nonnull<arith::AddIOp>(op)) {
     Split l = splitOffset(b, op->getOperand(0));

@@ -6,7 +6,8 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
       python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
 
 NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
-"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant), padded, "padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
+"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant), padded,
+"padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
 `--section SourceCounters -o REPORT`, `benchmarks/probes/stall_profile.py`
 summarises where the kernel's warps wait.
 
@@ -54,6 +55,7 @@ WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], s
 # (the "rc" rows: ring_stages = constant, fifty-fifth session).
 CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
                    "staging = swizzled, ring_stages = constant>")
+CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": WIDE, "ggc 128x192 c2 rc": WIDE_PAIR}
 
 
 def mn_major_scales(sx):
@@ -118,7 +120,7 @@ def main():
     pair, out_pair = ggc_contiguous(a, b, t, g, n, k, config=WIDE_PAIR)
     # An older compiler (the other side of an A/B) may not know the plan.
     optional = {}
-    for name, config in (("ggc 128x192 rc", WIDE), ("ggc 128x192 c2 rc", WIDE_PAIR)):
+    for name, config in CONSTANT_STAGE_ROWS.items():
         try:
             optional[name] = ggc_contiguous(a, b, t, g, n, k, config=config,
                                             kernel_plan=CONSTANT_STAGES)
@@ -152,7 +154,7 @@ def main():
     if which == "time":
         if len(sys.argv) > 3:
             wanted = set(sys.argv[3].split(",")) | {peer}
-            unknown = wanted - fns.keys() - {"ggc 128x192 rc", "ggc 128x192 c2 rc"}
+            unknown = wanted - fns.keys() - CONSTANT_STAGE_ROWS.keys()
             if unknown:
                 sys.exit(f"profile_fp8_contiguous.py: no kernel named {sorted(unknown)}; "
                          f"the names are {sorted(fns)}")

@@ -208,11 +208,12 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "the stages: k_grouped with 1x128 scales of 'b' and "
                       "scales = stages";
   if (plan.getRingStages() == RingStages::constant) {
-    // Every tile then starts at stage 0 (ggk-pipeline-promotion).
+    // Every tile then starts at stage 0 (ggk-pipeline-promotion). The
+    // attribute's verifier has checked serial promotion and
+    // epilogue_blocks = 0.
     int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
     if (!canPipelinePromotion(op) || op.getLayout() == GroupLayout::k_grouped ||
-        plan.getPromotion() != Promotion::serial ||
-        plan.getEpilogueBlocks() != 0 || kBlocks % config.getStages() != 0)
+        kBlocks % config.getStages() != 0)
       return error() << " cannot give each K block a constant stage "
                         "(ring_stages = constant): that takes a two-level "
                         "kernel (f8, scales that change along K) with serial "

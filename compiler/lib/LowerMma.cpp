@@ -88,6 +88,9 @@ std::pair<Value, int64_t> splitAddress(KernelBuilder &b, Value address) {
   if (auto fixed = dyn_cast<IntegerAttr>(index))
     return {root, constant + fixed.getInt()};
   Split offset = splitOffset(b, cast<Value>(index));
+  // Nothing peeled here or below: the address as it is.
+  if (constant == 0 && offset.constant == 0)
+    return {address, 0};
   if (offset.rest)
     root = b.gep(root, offset.rest);
   return {root, constant + offset.constant};
@@ -95,7 +98,7 @@ std::pair<Value, int64_t> splitAddress(KernelBuilder &b, Value address) {
 
 /// The descriptor of the tile at `address`: its address's variable part's,
 /// plus the constant part in the start-address field. Where the stages'
-/// offsets are constants (static-slots), the stages of a turn then share
+/// offsets are constants (ring_stages = constant), the stages of a turn share
 /// one descriptor computation. Whole 16-byte units only, never below the
 /// variable part (which is then itself an address in shared memory).
 Value tileDescriptor(KernelBuilder &b, Value address, int64_t leadingBytes) {

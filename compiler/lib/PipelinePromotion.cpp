@@ -61,8 +61,8 @@ private:
   Value serialBlock(Value acc, Value k, Value stage, Value phase,
                     bool overlapFirst);
   /// The tile's K block count where each tile has it or none, it is a
-  /// multiple of the ring's stages and the ring counter starts at one (so
-  /// that each tile starts at stage 0).
+  /// multiple of the ring's stages and the ring counter starts at such a
+  /// multiple (so that each tile starts at stage 0).
   std::optional<int64_t> ringAlignedBlocks();
   void pipelinedBlocks();
   /// The tile's K block count where it is known when compiling: a
@@ -126,12 +126,12 @@ LogicalResult Lowering::serial() {
   int64_t stages = op.getStages();
   bool constantStages =
       op.getPlan().getRingStages() == gg::RingStages::constant;
-  // gg-check-kernel-plan refuses the plans whose loops fail here.
-  if (constantStages &&
-      (op.getPlan().getEpilogueBlocks() != 0 || !ringAlignedBlocks()))
+  // gg-check-kernel-plan refuses the plans whose loops fail here (and
+  // the plan's verifier those with epilogue_blocks other than 0).
+  if (constantStages && !ringAlignedBlocks())
     return op.emitOpError()
            << "cannot give each K block a constant stage (ring_stages = "
-              "constant): that takes epilogue_blocks = 0, every tile's K "
+              "constant): that takes every tile's K "
               "block count the same multiple of the "
            << stages
            << " stages (or 0), and a ring counter that starts each tile at "
@@ -187,8 +187,8 @@ LogicalResult Lowering::serial() {
 std::optional<int64_t> Lowering::ringAlignedBlocks() {
   // Each tile moves the ring counter on by its K block count, busy or
   // idle: N, or 0 for a tile outside every group. With N a multiple of
-  // the stages and a counter that starts at one, every tile starts at
-  // stage 0.
+  // the stages and a counter that starts at a multiple of them, every
+  // tile starts at stage 0.
   std::optional<int64_t> blocks = knownBlocks();
   int64_t stages = op.getStages();
   if (!blocks || stages < 2 || *blocks % stages != 0)
@@ -448,7 +448,6 @@ void Lowering::pipelinedScaleBlocks() {
 
 struct PipelinePromotionPass
     : public ggc::impl::PipelinePromotionBase<PipelinePromotionPass> {
-  using PipelinePromotionBase::PipelinePromotionBase;
   void runOnOperation() override {
     SmallVector<ggk::PromotionLoopOp> ops;
     getOperation().walk([&](ggk::PromotionLoopOp op) { ops.push_back(op); });

@@ -310,33 +310,23 @@ Attribute KernelPlanAttr::parse(AsmParser &parser, Type) {
       return {};
     }
     *llvm::find(seen, StringRef()) = field;
-    if (field == "ring_stages") {
-      FailureOr<RingStages> value = parseEnumEntry<RingStages>(
-          parser, "counted or constant", symbolizeRingStages);
-      if (failed(value))
-        return {};
-      ringStages = *value;
-    } else if (field == "column_scale_reads") {
-      FailureOr<ColumnScaleReads> value = parseEnumEntry<ColumnScaleReads>(
-          parser, "at_promotion or at_issue", symbolizeColumnScaleReads);
-      if (failed(value))
-        return {};
-      columnScaleReads = *value;
-    } else if (field == "store_issuers") {
-      FailureOr<StoreIssuers> value = parseEnumEntry<StoreIssuers>(
-          parser, "tile or warpgroup", symbolizeStoreIssuers);
-      if (failed(value))
-        return {};
-      storeIssuers = *value;
-    } else if (!number) {
-      FailureOr<Producer> value = parseEnumEntry<Producer>(
-          parser, "warpgroup, none or all_threads", symbolizeProducer);
-      if (failed(value))
-        return {};
-      producer = *value;
-    } else if (parser.parseEqual() || parser.parseInteger(*number)) {
+    ParseResult parsed = success();
+    if (field == "ring_stages")
+      parsed = parseEnumInto(parser, "counted or constant",
+                             symbolizeRingStages, ringStages);
+    else if (field == "column_scale_reads")
+      parsed = parseEnumInto(parser, "at_promotion or at_issue",
+                             symbolizeColumnScaleReads, columnScaleReads);
+    else if (field == "store_issuers")
+      parsed = parseEnumInto(parser, "tile or warpgroup",
+                             symbolizeStoreIssuers, storeIssuers);
+    else if (!number)
+      parsed = parseEnumInto(parser, "warpgroup, none or all_threads",
+                             symbolizeProducer, producer);
+    else if (parser.parseEqual() || parser.parseInteger(*number))
+      parsed = failure();
+    if (failed(parsed))
       return {};
-    }
   }
   if (parser.parseGreater())
     return {};

@@ -92,7 +92,7 @@ func.func private @overlap()
 func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 6 : i32
   %counter = arith.constant 0 : i32
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes epilogue_blocks = 0, every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {
@@ -141,7 +141,7 @@ func.func private @release(i32)
 func.func private @overlap()
 func.func @serial_free_counter(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 8 : i32
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes epilogue_blocks = 0, every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {

@@ -91,6 +91,9 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
   Value colBase = b.mul(t.nBlock, b.c32(p.blockN));
   bool kGrouped = p.layout == GroupLayout::k_grouped;
   SmallVector<Row> rows;
+  // out_scale: the f32 outputs of every pair, quantised once all of a
+  // row's 128-column blocks are known.
+  SmallVector<PendingPair> quantized;
   size_t vectors = op.getRowVectors().size();
   for (int64_t r = 0; r < accType.getRowGroups(); ++r)
     rows.push_back(epilogueRow(t, rowInTile, r,
@@ -157,24 +160,43 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
         return {accumulator(c, j)};
       };
       ArrayRef<Value> colRefs[2] = {colValues[0], colValues[1]};
+      // A combined pair is output column col / 2 (col is even), in the
+      // staged tile too.
+      PendingPair pending;
+      pending.outCol = p.columnPairs ? b.divU(col, b.c32(2)) : col;
+      pending.rowInStaged = b.add(f.row, b.c32(8 * half));
+      pending.colInStaged = b.add(f.col, b.c32(8 * c));
+      if (p.columnPairs)
+        pending.colInStaged = b.divU(pending.colInStaged, b.c32(2));
+      pending.rowIndex = row.index;
+      pending.rowValid = row.valid;
+      pending.colValid = colValid;
+      pending.fragment = {int64_t(half), c};
       FailureOr<Value> pair =
-          emitPairOutputs(inputs, row, colRefs, scalarValues, t.group);
+          p.quantizeOut
+              ? emitQuantizedInputs(inputs, row, colRefs, scalarValues,
+                                    t.group, pending)
+              : emitPairOutputs(inputs, row, colRefs, scalarValues, t.group);
       if (failed(pair)) {
         failedEpilogue = true;
         return;
       }
-      // A combined pair is output column col / 2 (col is even), in the
-      // staged tile too.
-      Value outCol = p.columnPairs ? b.divU(col, b.c32(2)) : col;
-      Value rowInStaged = b.add(f.row, b.c32(8 * half));
-      Value colInStaged = b.add(f.col, b.c32(8 * c));
-      if (p.columnPairs)
-        colInStaged = b.divU(colInStaged, b.c32(2));
-      b.create<ggk::StorePairOp>(
-          *pair, rowInStaged, colInStaged, row.index, outCol, row.valid,
-          colValid, b.getDenseI64ArrayAttr({int64_t(half), c}));
+      if (p.quantizeOut) {
+        quantized.push_back(pending);
+        continue;
+      }
+      storePair(pending, *pair);
     }
   }
+  if (p.quantizeOut)
+    storeQuantizedOutputs(quantized, rows.size(), outBlocks);
+}
+
+void KernelGenerator::storePair(const PendingPair &pair, Value values) {
+  b.create<ggk::StorePairOp>(values, pair.rowInStaged, pair.colInStaged,
+                             pair.rowIndex, pair.outCol, pair.rowValid,
+                             pair.colValid,
+                             b.getDenseI64ArrayAttr(pair.fragment));
 }
 
 FailureOr<Value> KernelGenerator::emitPairOutputs(

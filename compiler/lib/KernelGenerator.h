@@ -3,8 +3,8 @@
 // The plan gg-lower-to-nvvm derives from a gg.grouped_matmul, and the
 // generator that writes its kernel, whose members are defined by concern in
 // LowerToNVVM.cpp, KernelInfo.cpp, SharedMemory.cpp, TileSchedule.cpp,
-// Producer.cpp, Consumer.cpp, BlockScales.cpp, OperandPreparation.cpp and
-// Epilogue.cpp.
+// Producer.cpp, Consumer.cpp, BlockScales.cpp, OperandPreparation.cpp,
+// Epilogue.cpp and QuantizedEpilogue.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GGC_KERNELGENERATOR_H
@@ -65,6 +65,9 @@ struct KernelPlan {
   /// gg's a_rows: A's rows come through a list of row indices, copied by
   /// address (cp.async) even where B takes a tensor map.
   bool gatherA = false;
+  /// gg's out_scale: the epilogue quantises out to FP8 e4m3 in 1x128
+  /// blocks and stores their scales.
+  bool quantizeOut = false;
   /// gg-plan-kernel's producer = all_threads (sm_90a with gatherA): every
   /// thread of warpgroup 0 runs the producer; its leader alone arms the
   /// stages and issues the TMA loads.
@@ -219,6 +222,8 @@ private:
   LogicalResult readScales(ConfigAttr config);
   /// What this lowering does not cover yet, refused by name.
   LogicalResult checkCoverage(ConfigAttr config);
+  /// What gg's out_scale needs of the tile and the target.
+  LogicalResult checkQuantizedOutput();
   /// The plan's part that earlier passes decided and recorded on the op
   /// (gg-schedule-groups, gg-eliminate-padding, gg-plan-overfetch and
   /// gg-plan-kernel), checked.
@@ -479,6 +484,28 @@ private:
     SmallVector<Value> vectorValues;
     Value scale;
   };
+  /// Where one pair of the thread's adjacent outputs goes (a
+  /// ggk.store_pair's operands), and with out_scale its f32 values before
+  /// quantisation.
+  struct PendingPair {
+    Value rowInStaged, colInStaged, rowIndex, outCol, rowValid, colValid;
+    SmallVector<int64_t, 2> fragment; // [row group, column block]
+    SmallVector<Value, 2> values;
+  };
+  void storePair(const PendingPair &pair, Value values);
+  /// out_scale (QuantizedEpilogue.cpp): the epilogue's f32 values of one
+  /// pair, kept in `pair` (the result is the first); then every row's
+  /// 128-column blocks quantised to e4m3, their scales stored and the
+  /// pairs stated as ggk.store_pair of the e4m3 bytes.
+  FailureOr<Value> emitQuantizedInputs(
+      function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
+      ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group,
+      PendingPair &pair);
+  void storeQuantizedOutputs(ArrayRef<PendingPair> pairs, int64_t rowGroups,
+                             int64_t columnBlocks);
+  /// `values` (one or two f32) times `factor` as e4m3 bytes (vector<1xi8>
+  /// or vector<2xi8>: LLVM has no f8 type).
+  Value e4m3Bytes(ArrayRef<Value> values, Value factor);
   void emitEpilogue(const Tile &tile, const Fragment &f, Value acc,
                     ValueRange rowWords);
   /// The epilogue's outputs of the tile, each pair stated as a
@@ -546,6 +573,7 @@ private:
   /// A's tensor maps, one per height of p.aLoadBoxes (the whole tile first).
   SmallVector<Value> aMaps;
   Value aScalePtr, bScalePtr; // null without scales
+  Value outScalePtr;          // out's 1x128 scales (out_scale), or null
   Value tensorMapAScale;       // A's block scales by TMA (stageScales)
   Value tensorMapBScale;       // B's per-column scales by TMA (columnScalesInStages)
   SmallVector<Value> poolMaps; // one store tensor map per pool height

@@ -56,9 +56,10 @@ Attribute dynamicDimName(Builder &b, const KernelPlan &p, GroupedMatmulOp op,
   // The row count M (the concatenated K for k_grouped), the 4-aligned M of
   // M-major block scales, or, for k_grouped, K's count of 128-wide scale
   // blocks (MX: of 4 x 32 or 4 x 128 K, a word's four exponents).
-  bool alignedRows = arg == op.getAScale() && p.aScale &&
-                     p.aScale.getKind() == ScaleKind::block &&
-                     p.aScale.getMajor() == ScaleMajor::mn_major;
+  bool alignedRows = (arg == op.getAScale() && p.aScale &&
+                      p.aScale.getKind() == ScaleKind::block &&
+                      p.aScale.getMajor() == ScaleMajor::mn_major) ||
+                     arg == op.getOutScale();
   bool mxRows =
       arg == op.getAScale() && p.mx && p.layout == GroupLayout::contiguous;
   StringRef kScaleBlocks =
@@ -224,6 +225,8 @@ void KernelGenerator::declarePointersAndSizes() {
     outRowsPtr = declarePointer("out_rows", op.getOutRows());
     outRowCount = declareSize("out", op.getOut(), 0);
   }
+  if (op.getOutScale())
+    outScalePtr = declarePointer("out_scale", op.getOutScale());
   if (op.getAScale())
     aScalePtr = declarePointer("a_scale", op.getAScale());
   if (op.getBScale())
@@ -247,7 +250,8 @@ SmallVector<Attribute> KernelGenerator::launchArgs() {
                           : dynamicDimName(b, p, op, arg, i, type.getRank()));
     args.push_back(ggk::ArgAttr::get(b.getContext(), elementName(type.getElementType()),
                                      b.getArrayAttr(shape),
-                                     arg == op.getOut()));
+                                     arg == op.getOut() ||
+                                         arg == op.getOutScale()));
   }
   return args;
 }

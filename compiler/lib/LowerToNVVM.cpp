@@ -45,7 +45,8 @@ namespace ggc {
 LogicalResult KernelGenerator::plan() {
   ConfigAttr config = ggc::requireConfig(op, "gg-lower-to-nvvm");
   if (!config || failed(readShape(config)) || failed(readScales(config)) ||
-      failed(checkCoverage(config)) || failed(readDecisions(config)))
+      failed(checkCoverage(config)) || failed(readDecisions(config)) ||
+      failed(checkQuantizedOutput()))
     return failure();
 
   p.aTileBytes = p.blockM * p.blockK * byteWidth(p.aElem);
@@ -191,6 +192,29 @@ LogicalResult KernelGenerator::checkCoverage(ConfigAttr config) {
   return success();
 }
 
+LogicalResult KernelGenerator::checkQuantizedOutput() {
+  if (!p.quantizeOut)
+    return success();
+  // A row's amax over a 128-column block is taken in the quad of threads
+  // that holds the row: the block's columns must all lie in one
+  // warpgroup's fragment, and in one warp's.
+  int64_t warpgroupOutputs = p.outBlockN() / p.splitN;
+  if (warpgroupOutputs % 128 != 0 || p.warpColumns != 1)
+    return op.emitOpError()
+           << "quantises out in 1x128 blocks (out_scale), which needs each "
+              "consumer warp to hold whole 128-column blocks of a row: "
+              "config block N / split_n a multiple of 128 (of 256 with "
+              "column_pairs or column_halves) and warp_columns = 1, got "
+           << warpgroupOutputs
+           << " output columns a warpgroup and warp_columns = "
+           << p.warpColumns;
+  if (!ggc::targetOf(op).fp8Mma)
+    return op.emitOpError() << "quantises out to FP8 (out_scale), which "
+                               "takes a target that converts to FP8 "
+                               "(sm_89, sm_90a)";
+  return success();
+}
+
 LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   // The decisions of gg-schedule-groups, gg-eliminate-padding and
   // gg-plan-overfetch.
@@ -251,6 +275,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.consumersCopy = kernelPlan.getProducer() == Producer::none;
   p.producerAllThreads = kernelPlan.getProducer() == Producer::all_threads;
   p.gatherA = bool(op.getARows());
+  p.quantizeOut = bool(op.getOutScale());
   p.kAlignment = overfetch.getK() + 1;
   p.aLoadGranule = overfetch.getRows() + 1;
   p.aLoadBoxes = {p.blockM};

@@ -115,10 +115,12 @@ Producer chooseProducer(GroupedMatmulOp op, ConfigAttr config,
 /// of 32 rows by half of 128 columns read a third less than warps of
 /// 16 rows by all of them, and of 256 columns, warps of 64 rows by a
 /// quarter. Two-level kernels keep wgmma's fragment: their promotion
-/// and block scales index it.
+/// and block scales index it. So does an out quantised in 1x128 blocks
+/// (out_scale), whose amax is taken in the quads of one warp.
 int64_t chooseWarpColumns(GroupedMatmulOp op, ConfigAttr config,
                           const ggc::Target &target) {
-  if (target.mma != ggc::MmaKind::mmaSync || ggc::twoLevelAccumulation(op))
+  if (target.mma != ggc::MmaKind::mmaSync || ggc::twoLevelAccumulation(op) ||
+      op.getOutScale())
     return 1;
   int64_t warpGroupColumns = config.getBlockN() / config.getSplitN();
   return warpGroupColumns >= 256 && canSplitWarpColumns(config, 4) ? 4

@@ -443,6 +443,38 @@ std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
   return kWideFp8BlockN;
 }
 
+/// Step 3f: an out quantised in 1x128 blocks (out_scale) keeps a tile
+/// whose consumer warpgroups each hold whole 128-column blocks of out: a
+/// row's block then lies in one quad of threads, which take its amax
+/// without shared memory (QuantizedEpilogue.cpp). Other tiles take 128
+/// output columns a warpgroup (256 columns of the product where
+/// column_pairs or column_halves combine them).
+int64_t quantizedOutputBlockN(GroupedMatmulOp op, const TileRows &rows,
+                              int64_t blockN) {
+  int64_t combine = op.combinesColumns() ? 2 : 1;
+  if (!op.getOutScale() || blockN / combine / rows.splitN % 128 == 0)
+    return blockN;
+  return 128 * combine * rows.splitN;
+}
+
+/// Where quantizedOutputBlockN has no tile to give: f8 operands keep two
+/// accumulators a warpgroup (two-level accumulation), which hold 128
+/// columns of the product in the registers, so with column_pairs or
+/// column_halves a warpgroup holds 64 outputs, half a block (256 columns
+/// spill: 464 bytes, ptxas -v).
+LogicalResult checkQuantizedOutputTile(GroupedMatmulOp op) {
+  if (!op.getOutScale() || !op.combinesColumns() ||
+      byteWidth(op.getAType().getElementType()) != 1)
+    return success();
+  return op.emitOpError()
+         << "has no tile for out_scale with f8 operands and "
+         << op.combiningName()
+         << ": a warpgroup's two f8 accumulators hold 128 columns of the "
+            "product, 64 outputs, and the amax of a 128-column block across "
+            "warpgroups is not built; write a bf16 out and quantise it with "
+            "gg.quantize_rows, or give a config";
+}
+
 /// Step 3 of chooseConfig: the tile's columns, by steps 3a-3e.
 int64_t chooseBlockN(GroupedMatmulOp op, const TileRows &rows, int64_t blockK,
                      int64_t numSMs, int64_t smemBudget, bool setmaxnreg,
@@ -497,10 +529,11 @@ ConfigAttr chooseConfig(GroupedMatmulOp op, int64_t numSMs,
 
   // 2. Block M and split N: chooseRows.
   TileRows rows = chooseRows(op, numSMs);
-  // 3. Block N: chooseBlockN.
-  int64_t blockN =
+  // 3. Block N: chooseBlockN, then quantizedOutputBlockN.
+  int64_t blockN = quantizedOutputBlockN(
+      op, rows,
       chooseBlockN(op, rows, blockK, numSMs, smemBudget, setmaxnreg,
-                   memoryGBps);
+                   memoryGBps));
 
   // 4. Stages: as deep as shared memory allows (deepestPipeline).
   // 5. Cluster: [1, 1], but pairs sharing B by TMA multicast ([2, 1]) for
@@ -561,6 +594,8 @@ struct SelectConfigPass
                             "config whose output tile it slices";
         return WalkResult::interrupt();
       }
+      if (!config && failed(checkQuantizedOutputTile(op)))
+        return WalkResult::interrupt();
       if (!config) {
         config = chooseConfig(op, numSMs, budget, target.registerReallocation,
                               memoryGBps);

@@ -293,10 +293,17 @@ LogicalResult StorePairOp::verify() {
     return emitOpError() << "holds " << element << " values, but its "
                          << "ggk.store_tile accumulates: they are f32, "
                             "added to 'out' before rounding";
-  if (!tile.getAccumulate() && element != tile.getOutType())
+  // FP8 outputs travel as their bytes.
+  Type stored = tile.getOutType();
+  if (isa<Float8E4M3FNType>(stored))
+    stored = IntegerType::get(getContext(), 8);
+  if (!tile.getAccumulate() && element != stored)
     return emitOpError() << "stores " << element << " outputs, but its "
                          << "ggk.store_tile's out_type is "
-                         << tile.getOutType();
+                         << tile.getOutType()
+                         << (stored != tile.getOutType()
+                                 ? " (whose outputs are i8 bytes)"
+                                 : "");
   int64_t values = tile.getColumnPairs() ? 1 : 2;
   if (getPair().getType().getNumElements() != values)
     return emitOpError() << "holds " << getPair().getType().getNumElements()

@@ -55,6 +55,10 @@ GroupedMatmulOp::storePoolObstacle(ConfigAttr config) {
     return std::string("stores boxes of consecutive rows; rows scattered "
                        "through 'out_rows' take per-thread stores (an empty "
                        "store_pool)");
+  if (getOutScale())
+    return std::string("stores boxes of a staged tile; an FP8 out quantised "
+                       "by out_scale takes per-thread stores (an empty "
+                       "store_pool)");
   if (getAccumulate() && !getOutType().getElementType().isF32())
     return std::string("adds to 'out' with TMA's reduce-add only for f32 "
                        "(a 16-bit sum would be rounded twice); accumulate "
@@ -106,6 +110,8 @@ static LogicalResult verifyOperandMemRefs(GroupedMatmulOp op) {
                                    {"out", op.getOut()}};
   if (op.getARows())
     all.push_back({"a_rows", op.getARows()});
+  if (op.getOutScale())
+    all.push_back({"out_scale", op.getOutScale()});
   if (op.getAScale())
     all.push_back({"a_scale", op.getAScale()});
   if (op.getBScale())
@@ -138,8 +144,12 @@ static LogicalResult verifyElementTypes(GroupedMatmulOp op) {
                                matrixTypes)) ||
       failed(check.elementType("b", op.getB(), isMatrixElementType,
                                matrixTypes)) ||
-      failed(check.elementType("out", op.getOut(), isOutputElementType,
-                               "bf16, f16 or f32")))
+      failed(check.elementType("out", op.getOut(),
+                               op.getOutScale() ? isQuantizedOutputType
+                                                : isOutputElementType,
+                               op.getOutScale()
+                                   ? "f8E4M3FN (quantised by out_scale)"
+                                   : "bf16, f16 or f32")))
     return failure();
   Type aElem = op.getAType().getElementType();
   Type bElem = op.getBType().getElementType();
@@ -317,6 +327,37 @@ static LogicalResult verifyScatteredRows(GroupedMatmulOp op,
     return op.emitOpError() << "out_rows cannot go with zero_ungrouped: the "
                                "rows of 'out' are the list's, not the groups'";
   return success();
+}
+
+/// An out quantised to FP8 in the epilogue: its 1x128 scales in the
+/// block_mn layout the next FP8 GEMM reads, a contiguous product stored
+/// row by row (the shapes of out itself verifyMatrixShapes checks).
+static LogicalResult verifyOutputScales(GroupedMatmulOp op,
+                                        const GroupedMatmulOp::Dims &d) {
+  if (!op.getOutScale())
+    return success();
+  if (op.getLayout() != GroupLayout::contiguous)
+    return op.emitOpError() << "out_scale quantises a contiguous product's "
+                               "rows: it takes layout contiguous, got "
+                            << stringifyGroupLayout(op.getLayout());
+  if (op.getAccumulate())
+    return op.emitOpError() << "out_scale cannot go with accumulate: an FP8 "
+                               "out is written once, with its scales";
+  if (op.getZeroUngrouped())
+    return op.emitOpError() << "out_scale cannot go with zero_ungrouped: the "
+                               "rows outside every group would have no "
+                               "scales";
+  if (op.getOutRows())
+    return op.emitOpError() << "out_scale cannot go with out_rows yet: the "
+                               "scales are stored by the product's rows";
+  int64_t columns = op.outputColumns(d.n);
+  int64_t alignedRows =
+      ShapedType::isDynamic(d.m) ? kDynamic : (d.m + 3) / 4 * 4;
+  ShapeChecker check(op);
+  return check.shapeAndType(
+      "out_scale", op.getOutScale(), {(columns + 127) / 128, alignedRows},
+      "ceil(N/128) x align4(M), the block_mn scales",
+      [](Type t) { return t.isF32(); }, "f32");
 }
 
 /// Zeros for the rows outside every group: rows of a contiguous product,
@@ -600,6 +641,7 @@ LogicalResult GroupedMatmulOp::verify() {
   if (failed(verifyColumnPairs(*this, dims)) ||
       failed(verifyMatrixShapes(*this, dims)) ||
       failed(verifyScatteredRows(*this, dims)) ||
+      failed(verifyOutputScales(*this, dims)) ||
       failed(verifyGroupsOperand(*this, dims)) ||
       failed(verifyGroupCount(*this, dims)) ||
       failed(verifyExpectedM(*this, dims)) ||
@@ -667,6 +709,10 @@ LogicalResult GroupedMatmulOp::verifyRegions() {
     return emitOpError() << "epilogue must end with gg.yield";
   Type yielded = yield.getValue().getType();
   Type outElem = getOutType().getElementType();
+  if (getOutScale() && !yielded.isF32())
+    return emitOpError() << "epilogue must yield f32 with out_scale (the "
+                            "values quantised), but yields "
+                         << yielded;
   if (!yielded.isF32() && yielded != outElem)
     return emitOpError() << "epilogue must yield f32 or the element type of "
                             "'out' ("

@@ -51,6 +51,7 @@ inline bool isMatrixElementType(Type t) {
   return t.isBF16() || t.isF16() || t.isF32() || isF8(t);
 }
 inline bool isOutputElementType(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }
+inline bool isQuantizedOutputType(Type t) { return isa<Float8E4M3FNType>(t); }
 inline bool isVectorElementType(Type t) { return t.isBF16() || t.isF16() || t.isF32(); }
 
 /// Checks operands against the shapes and element types the layout implies.

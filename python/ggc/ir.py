@@ -57,6 +57,7 @@ class FunctionSpec:
     out_layout: str = "mn"
     a_rows: Optional[str] = None  # argument: row r of the product is a[a_rows[r]]
     out_rows: Optional[str] = None  # argument: row r of the product goes to out[out_rows[r]]
+    out_scale: Optional[str] = None  # argument: 1x128 scales of an FP8 out (block_mn)
     a_scale: Optional[Tuple[str, str]] = None   # (argument, kind)
     b_scale: Optional[Tuple[str, str]] = None
     rows: List[str] = field(default_factory=list)
@@ -114,7 +115,9 @@ def emit(spec: FunctionSpec) -> str:
     out_suffix = ", nm" if spec.out_layout == "nm" else ""
     lines.append(f"      out(%{spec.out} : {t[spec.out]}{out_suffix})"
                  + (f" out_rows(%{spec.out_rows} : {t[spec.out_rows]})"
-                    if spec.out_rows else ""))
+                    if spec.out_rows else "")
+                 + (f" out_scale(%{spec.out_scale} : {t[spec.out_scale]})"
+                    if spec.out_scale else ""))
     for keyword, names in (("rows", spec.rows), ("cols", spec.cols),
                            ("group_scalars", spec.group_scalars)):
         if names:
@@ -210,6 +213,7 @@ def grouped_matmul(
     a_rows: bool = False,
     zero_ungrouped: bool = False,
     out_rows: bool = False,
+    out_scale: bool = False,
 ) -> str:
     """A func.func `@name` holding one gg.grouped_matmul, from sizes.
 
@@ -259,9 +263,14 @@ def grouped_matmul(
     `out` (none where it is negative or past out's rows): `out` is then [R, n]
     with R dynamic, and out_rows [m] i32 comes right after it.
 
+    `out_scale` (contiguous) quantises the output to FP8 in the epilogue:
+    `out_dtype` must be "f8E4M3FN", and out_scale [ceil(n_out/128),
+    align4(m)] f32 (the block_mn scales an FP8 GEMM reads for A) comes
+    right after out.
+
     Arguments, in order: a, [a_rows], b, groups, [a_scale], [b_scale], one per `rows`
     entry (element types), per `cols` entry (shapes, f32), per group scalar
-    (f32), and last `out`.
+    (f32), and last `out`, then [out_rows] or [out_scale].
     """
     g, a_type = num_groups, a_dtype or dtype
     masked = layout == "masked"
@@ -349,6 +358,14 @@ def grouped_matmul(
         out.shape = [None] + out.shape[1:]
         args.append(Arg("out_rows", [m], "i32"))
         spec.out_rows = "out_rows"
+    if out_scale:
+        if layout != "contiguous":
+            raise ValueError(f"out_scale takes layout 'contiguous', got {layout!r}")
+        if out_dtype != "f8E4M3FN":
+            raise ValueError(f"out_scale quantises out to FP8: out_dtype must be "
+                             f"'f8E4M3FN', got {out_dtype!r}")
+        args.append(Arg("out_scale", [-(-out.shape[-1] // 128), align4], "f32"))
+        spec.out_scale = "out_scale"
     if epilogue is not None:
         spec.epilogue = [EpilogueOp(line.strip()) for line in epilogue.strip().splitlines()]
     return emit(spec)

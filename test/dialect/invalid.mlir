@@ -454,7 +454,7 @@ func.func @expected_m_negative_dynamic(%a: memref<8x?x256xbf16>, %b: memref<8x51
 // A scale operand without its #gg.scale kind can only be written generically.
 func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>, %as: memref<4xf32>) {
   // expected-error @+1 {{'a_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o, %as) <{a_layout = 0 : i32, b_layout = 2 : i32, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>, memref<4xf32>) -> ()
   return
 }
@@ -463,7 +463,7 @@ func.func @a_scale_without_kind(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512
 
 func.func @b_scale_kind_without_operand(%a: memref<?x512xf8E4M3FN>, %b: memref<4x256x512xf8E4M3FN>, %g: memref<5xi32>, %o: memref<?x256xbf16>) {
   // expected-error @+1 {{'b_scale' and its #gg.scale kind must be given together}}
-  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
+  "gg.grouped_matmul"(%a, %b, %g, %o) <{a_layout = 0 : i32, b_layout = 2 : i32, b_scale_kind = #gg.scale<tensor>, layout = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, out_layout = 4 : i32}> ({
   }) : (memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>, memref<5xi32>, memref<?x256xbf16>) -> ()
   return
 }
@@ -1556,5 +1556,74 @@ func.func @out_rows_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g:
 func.func @schedule_unknown_odd_block_a(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>) {
   // expected-error @+1 {{expected own or multicast, got 'broadcast'}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) {schedule = #gg.schedule<order = m_fastest, odd_block_a = broadcast>}
+  return
+}
+
+// -----
+
+// An out quantised to FP8 in the epilogue (out_scale).
+func.func @out_scale_masked(%a: memref<8x64x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<8xi32>, %o: memref<8x64x512xf8E4M3FN>, %s: memref<4x64xf32>) {
+  // expected-error @+1 {{out_scale quantises a contiguous product's rows: it takes layout contiguous, got masked}}
+  gg.grouped_matmul masked a(%a : memref<8x64x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<8xi32>) out(%o : memref<8x64x512xf8E4M3FN>) out_scale(%s : memref<4x64xf32>)
+  return
+}
+
+// -----
+
+func.func @out_scale_bf16_out(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xbf16>, %s: memref<4x?xf32>) {
+  // expected-error @+1 {{'out' must have element type f8E4M3FN (quantised by out_scale), but has 'bf16'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xbf16>) out_scale(%s : memref<4x?xf32>)
+  return
+}
+
+// -----
+
+func.func @f8_out_without_out_scale(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf8E4M3FN>) {
+  // expected-error @+1 {{'out' must have element type bf16, f16 or f32, but has 'f8E4M3FN'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf8E4M3FN>)
+  return
+}
+
+// -----
+
+func.func @out_scale_shape(%a: memref<99x256xbf16>, %b: memref<8x520x256xbf16>, %g: memref<9xi32>, %o: memref<99x520xf8E4M3FN>, %s: memref<5x99xf32>) {
+  // expected-error @+1 {{'out_scale' must have shape [5, 100] (ceil(N/128) x align4(M), the block_mn scales), but has 'memref<5x99xf32>'}}
+  gg.grouped_matmul contiguous a(%a : memref<99x256xbf16>) b(%b : memref<8x520x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<99x520xf8E4M3FN>) out_scale(%s : memref<5x99xf32>)
+  return
+}
+
+// -----
+
+func.func @out_scale_accumulate(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf8E4M3FN>, %s: memref<4x?xf32>) {
+  // expected-error @+1 {{out_scale cannot go with accumulate: an FP8 out is written once, with its scales}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf8E4M3FN>) out_scale(%s : memref<4x?xf32>) {accumulate}
+  return
+}
+
+// -----
+
+func.func @out_scale_out_rows(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf8E4M3FN>, %r: memref<?xi32>, %s: memref<4x?xf32>) {
+  // expected-error @+1 {{out_scale cannot go with out_rows yet: the scales are stored by the product's rows}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf8E4M3FN>) out_rows(%r : memref<?xi32>) out_scale(%s : memref<4x?xf32>)
+  return
+}
+
+// -----
+
+func.func @out_scale_store_pool(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf8E4M3FN>, %s: memref<4x?xf32>) {
+  // expected-error @+1 {{'store_pool' stores boxes of a staged tile; an FP8 out quantised by out_scale takes per-thread stores (an empty store_pool)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf8E4M3FN>) out_scale(%s : memref<4x?xf32>) {store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+func.func @out_scale_yields_f8(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g: memref<9xi32>, %o: memref<?x512xf8E4M3FN>, %s: memref<4x?xf32>) {
+  // expected-error @+1 {{epilogue must yield f32 with out_scale (the values quantised), but yields 'f8E4M3FN'}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x512x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x512xf8E4M3FN>) out_scale(%s : memref<4x?xf32>) epilogue {
+  ^bb0(%x: f32, %group: index):
+    %y = arith.truncf %x : f32 to f8E4M3FN
+    gg.yield %y : f8E4M3FN
+  }
   return
 }

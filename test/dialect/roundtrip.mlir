@@ -616,6 +616,19 @@ func.func @scattered_rows(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %g
   return
 }
 
+// An out quantised to FP8 in the epilogue: out_scale prints after 'out',
+// its 1x128 scales M-major (ceil(N/128) x align4(M)).
+// CHECK-LABEL: func.func @quantized_out(
+// CHECK: out(%{{.*}} : memref<?x320xf8E4M3FN>) out_scale(%{{.*}} : memref<3x?xf32>) {column_pairs}
+func.func @quantized_out(%a: memref<?x256xbf16>, %b: memref<8x640x256xbf16>, %g: memref<9xi32>, %o: memref<?x320xf8E4M3FN>, %s: memref<3x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<8x640x256xbf16>) groups(%g : memref<9xi32>) out(%o : memref<?x320xf8E4M3FN>) out_scale(%s : memref<3x?xf32>) {column_pairs} epilogue {
+  ^bb0(%gate: f32, %up: f32, %group: index):
+    %y = arith.mulf %gate, %up : f32
+    gg.yield %y : f32
+  }
+  return
+}
+
 // odd_block_a prints only when not the default (own).
 // CHECK-LABEL: func.func @odd_block_a(
 // CHECK: {schedule = #gg.schedule<order = m_fastest, odd_block_a = multicast>}{{$}}

@@ -233,3 +233,21 @@ func.func @odd_block_a_alone(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf
        schedule = #gg.schedule<order = m_fastest, odd_block_a = multicast>}
   return
 }
+
+// -----
+
+// A quantised out's 1x128 blocks lie in one warpgroup's quads: DeepGEMM's
+// 192-column tile splits a block between two tiles.
+func.func @quantized_192(%a: memref<?x256xf8E4M3FN>, %b: memref<8x384x256xf8E4M3FN>,
+                         %off: memref<9xi32>, %sa: memref<2x?xf32>, %sb: memref<8x3x2xf32>,
+                         %out: memref<?x384xf8E4M3FN>, %so: memref<3x?xf32>) {
+  // expected-error @+1 {{quantises out in 1x128 blocks (out_scale), which needs each consumer warp to hold whole 128-column blocks of a row: config block N / split_n a multiple of 128 (of 256 with column_pairs or column_halves) and warp_columns = 1, got 192 output columns a warpgroup and warp_columns = 1}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
+      b(%b : memref<8x384x256xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<2x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x3x2xf32>, <block 128x128>)
+      out(%out : memref<?x384xf8E4M3FN>) out_scale(%so : memref<3x?xf32>)
+      {config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}

@@ -1,4 +1,4 @@
-// RUN: ggc-opt %s -gg-select-config -verify-diagnostics
+// RUN: ggc-opt %s -split-input-file -gg-select-config -verify-diagnostics
 // The num-sms option goes into #gg.config unverified: checked first.
 // RUN: not ggc-opt %s -gg-select-config=num-sms=-1 2>&1 | FileCheck %s --check-prefix=SMS
 // SMS: error: gg-select-config: num-sms must be positive, got -1
@@ -15,5 +15,26 @@ func.func @too_deep(%a: memref<?x256xbf16>, %b: memref<2x256x256xbf16>,
       b(%b : memref<2x256x256xbf16>) groups(%off : memref<3xi32>)
       out(%o : memref<?x256xbf16>)
       {config = #gg.config<block = [256, 256, 128], stages = 4, cluster = [1, 1], sms = 132>}
+  return
+}
+
+// -----
+
+// f8's two accumulators a warpgroup hold 128 columns: with column_halves,
+// 64 outputs, half a 1x128 block of a quantised out.
+func.func @quantized_f8_swiglu(%a: memref<?x1024xf8E4M3FN>, %b: memref<8x1024x1024xf8E4M3FN>,
+                               %off: memref<9xi32>, %sa: memref<8x?xf32>, %sb: memref<8x8x8xf32>,
+                               %o: memref<?x512xf8E4M3FN>, %so: memref<4x?xf32>) {
+  // expected-error @+1 {{has no tile for out_scale with f8 operands and column_halves: a warpgroup's two f8 accumulators hold 128 columns of the product, 64 outputs, and the amax of a 128-column block across warpgroups is not built; write a bf16 out and quantise it with gg.quantize_rows, or give a config}}
+  gg.grouped_matmul contiguous a(%a : memref<?x1024xf8E4M3FN>)
+      b(%b : memref<8x1024x1024xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<8x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x8x8xf32>, <block 128x128>)
+      out(%o : memref<?x512xf8E4M3FN>) out_scale(%so : memref<4x?xf32>)
+      {column_halves} epilogue {
+  ^bb0(%gate: f32, %up: f32, %g: index):
+    %y = arith.mulf %gate, %up : f32
+    gg.yield %y : f32
+  }
   return
 }

@@ -582,3 +582,51 @@ func.func @wgrad_f32_added_1024(%a: memref<2048x?xf8E4M3FN>, %b: memref<768x?xf8
   return
 }
 }
+
+// -----
+
+// Step 3f, an out quantised in 1x128 blocks (out_scale): each consumer
+// warpgroup holds whole 128-column blocks of out. The FP8 prefill shape
+// that takes 128 x 192 with a bf16 out (step 3e) takes 128 x 128; a bf16
+// SwiGLU with small groups, 128 x 128 elsewhere (step 3c), takes 128 x 256,
+// 128 outputs.
+// CHECK-LABEL: func.func @fp8_bf16_out
+// CHECK: config = #gg.config<block = [128, 192, 128],
+// CHECK-LABEL: func.func @fp8_quantized_out
+// CHECK: config = #gg.config<block = [128, 128, 128],
+// CHECK-LABEL: func.func @swiglu_quantized_out
+// CHECK: config = #gg.config<block = [128, 256, 64],
+func.func @fp8_bf16_out(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x4608x2048xf8E4M3FN>,
+                        %g: memref<9xi32>, %sa: memref<16x?xf32>, %sb: memref<8x36x16xf32>,
+                        %o: memref<?x4608xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<8x4608x2048xf8E4M3FN>) groups(%g : memref<9xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x36x16xf32>, <block 128x128>)
+      out(%o : memref<?x4608xbf16>) {expected_m = 1024 : i64}
+  return
+}
+func.func @fp8_quantized_out(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x4608x2048xf8E4M3FN>,
+                             %g: memref<9xi32>, %sa: memref<16x?xf32>, %sb: memref<8x36x16xf32>,
+                             %o: memref<?x4608xf8E4M3FN>, %so: memref<36x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<8x4608x2048xf8E4M3FN>) groups(%g : memref<9xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x36x16xf32>, <block 128x128>)
+      out(%o : memref<?x4608xf8E4M3FN>) out_scale(%so : memref<36x?xf32>) {expected_m = 1024 : i64}
+  return
+}
+func.func @swiglu_quantized_out(%a: memref<?x2048xbf16>, %b: memref<128x1536x2048xbf16>,
+                                %g: memref<129xi32>, %o: memref<?x768xf8E4M3FN>,
+                                %so: memref<6x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xbf16>)
+      b(%b : memref<128x1536x2048xbf16>) groups(%g : memref<129xi32>)
+      out(%o : memref<?x768xf8E4M3FN>) out_scale(%so : memref<6x?xf32>)
+      {column_pairs, expected_m = 64 : i64} epilogue {
+  ^bb0(%gate: f32, %up: f32, %group: index):
+    %s = gg.silu %gate : f32
+    %y = arith.mulf %s, %up : f32
+    gg.yield %y : f32
+  }
+  return
+}

@@ -98,6 +98,24 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     `store_pool` empty). It takes no `accumulate` (two indices naming one
     row would add in no fixed order) and no `zero_ungrouped`.
 
+    `out_scale` (contiguous only) quantises the output to FP8 in the
+    epilogue, in the layout an FP8 grouped GEMM reads as its A: `out` is
+    f8E4M3FN `[M, N]` (N/2 with `column_pairs` or `column_halves`) and
+    `out_scale` f32 `[ceil(N / 128), align4(M)]`, the `block_mn` 1x128
+    scales (`#gg.scale<block, 1x128, mn_major>`; the columns past M are
+    not written). For each row and block of 128 output columns, with `a =
+    max(amax, 1e-12)` over the block's epilogue values (f32, not rounded
+    between), `out = e4m3(v * (448 / a))` (nearest even, saturated) and the
+    scale `a * f32(1 / 448)`: gg.quantize_rows' rule, so a quantised
+    SwiGLU up projection gives what its kernel would, without the bf16
+    pass between. The amax is taken where a row's columns lie, in the
+    quads of one consumer warpgroup: the tile's output columns each
+    warpgroup holds must be whole 128-column blocks (`gg-select-config`
+    chooses such a tile), the stores are per thread (an empty
+    `store_pool`), and the target converts to FP8 (sm_89, sm_90a). It takes
+    no `accumulate`, `zero_ungrouped` or `out_rows`, and an epilogue that
+    yields f32.
+
     `accumulate` adds the epilogue's value to what `out` holds (`out +=`,
     as a weight gradient accumulated over micro-batches): the sum is taken
     in f32 and rounded once to out's type. Each output element is read and
@@ -169,6 +187,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     Arg<AnyMemRef, "group offsets, valid counts or row group indices", [MemRead]>:$groups,
     Arg<AnyMemRef, "output", [MemWrite]>:$out,
     Arg<Optional<AnyMemRef>, "row-index list of out (scattered rows)", [MemRead]>:$out_rows,
+    Arg<Optional<AnyMemRef>, "1x128 block scales of an FP8 out", [MemWrite]>:$out_scale,
     Arg<Optional<AnyMemRef>, "scales of A", [MemRead]>:$a_scale,
     Arg<Optional<AnyMemRef>, "scales of B", [MemRead]>:$b_scale,
     Arg<Variadic<AnyMemRef>, "per-row epilogue vectors", [MemRead]>:$row_vectors,
@@ -206,6 +225,7 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     (`b_scale` `(` $b_scale^ `:` type($b_scale) `,` $b_scale_kind `)`)?
     `out` `(` $out `:` type($out) (`,` $out_layout^)? `)`
     (`out_rows` `(` $out_rows^ `:` type($out_rows) `)`)?
+    (`out_scale` `(` $out_scale^ `:` type($out_scale) `)`)?
     (`rows` `(` $row_vectors^ `:` type($row_vectors) `)`)?
     (`cols` `(` $col_vectors^ `:` type($col_vectors) `)`)?
     (`group_scalars` `(` $group_scalars^ `:` type($group_scalars) `)`)?

@@ -148,7 +148,8 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     pair is written (the pool's boxes store only valid rows, and TMA clips
     columns past N). In a `column_pairs` tile the two columns were combined
     into one output: `pair` is a `vector<1x...>` for output column
-    `out_col`. `fragment = [row group, column block]` says where in the
+    `out_col`. An f8E4M3FN tile's pair holds the outputs' e4m3 bytes (`i8`:
+    LLVM has no f8 type). `fragment = [row group, column block]` says where in the
     thread's accumulator fragment the pair lies (the row group's rows are
     8 apart, the column blocks' columns too); a tile of `store_columns =
     8` needs it.
@@ -160,7 +161,7 @@ def GGK_StorePairOp : GGK_Op<"store_pair"> {
     ```
   }];
   let arguments = (ins
-    VectorOfLengthAndType<[1, 2], [AnyFloat]>:$pair,
+    VectorOfLengthAndType<[1, 2], [AnyFloat, I8]>:$pair,
     I32:$row,
     I32:$col,
     I64:$out_row,

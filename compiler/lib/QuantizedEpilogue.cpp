@@ -1,0 +1,93 @@
+//===- QuantizedEpilogue.cpp - an out quantised to FP8 in the epilogue ----===//
+//
+// gg's out_scale: the epilogue's f32 values of a row, in blocks of 128
+// output columns, become e4m3 with one scale a block (gg.quantize_rows'
+// rule, E4M3.h). The columns of a row lie in one quad of one warp (the
+// accumulator fragment's lanes 4i .. 4i + 3), so a block's amax is each
+// thread's over its pairs, then two shuffles within the quad; lane 0 of
+// the quad stores the scale.
+//
+//===----------------------------------------------------------------------===//
+#include "E4M3.h"
+#include "KernelGenerator.h"
+
+using namespace mlir;
+
+namespace ggc {
+
+FailureOr<Value> KernelGenerator::emitQuantizedInputs(
+    function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
+    ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group,
+    PendingPair &pair) {
+  int64_t outputs = p.columnPairs ? 1 : 2;
+  for (int64_t j = 0; j < outputs; ++j) {
+    FailureOr<Value> value = emitEpilogueRegion(
+        inputs(j), row.vectorValues, colValues[j], scalarValues, group);
+    if (failed(value))
+      return failure();
+    pair.values.push_back(*value);
+  }
+  return pair.values.front();
+}
+
+void KernelGenerator::storeQuantizedOutputs(ArrayRef<PendingPair> pairs,
+                                            int64_t rowGroups,
+                                            int64_t columnBlocks) {
+  // A column block holds 8 columns of the product: 8 outputs of a row, or
+  // 4 where column_pairs combines them.
+  int64_t blocksPerScale = p.columnPairs ? 32 : 16;
+  auto pairAt = [&](int64_t c, int64_t half) -> const PendingPair & {
+    return pairs[c * rowGroups + half];
+  };
+  Value quadLead =
+      b.eq(b.remU(b.threadIdx(), b.c32(4)), b.c32(0));
+  // The scales' rows: align4(M), M the product's rows.
+  Value rows = b.toI64(dynamicSize);
+  Value scaleRows =
+      b.mul(b.divU(b.add(rows, b.c64(3)), b.c64(4)), b.c64(4));
+  for (int64_t half = 0; half < rowGroups; ++half)
+    for (int64_t first = 0; first < columnBlocks; first += blocksPerScale) {
+      Value amax = b.f32c(0.0);
+      for (int64_t c = first; c < first + blocksPerScale; ++c) {
+        const PendingPair &pair = pairAt(c, half);
+        for (Value v : pair.values)
+          amax = b.create<arith::MaximumFOp>(
+              amax, b.select(pair.colValid, b.create<math::AbsFOp>(v),
+                             b.f32c(0.0)));
+      }
+      for (int64_t lanes : {1, 2})
+        amax = b.create<arith::MaximumFOp>(
+            amax, simple::shuffleXorF32(b, amax, lanes));
+      simple::BlockScale scale = simple::blockScale(b, amax);
+      // The quad's lane 0 holds the block's first column: the block lies
+      // in out where that column does.
+      const PendingPair &lead = pairAt(first, half);
+      Value stores =
+          b.andI(quadLead, b.andI(lead.rowValid, lead.colValid));
+      b.create<scf::IfOp>(stores, [&](OpBuilder &, Location) {
+        Value block = b.toI64(b.divU(lead.outCol, b.c32(128)));
+        Value index = b.add(b.mul(block, scaleRows), lead.rowIndex);
+        b.storeGlobal(scale.scale, outScalePtr, b.mul(index, b.c64(4)));
+        b.create<scf::YieldOp>();
+      });
+      for (int64_t c = first; c < first + blocksPerScale; ++c) {
+        const PendingPair &pair = pairAt(c, half);
+        storePair(pair, e4m3Bytes(pair.values, scale.factor));
+      }
+    }
+}
+
+Value KernelGenerator::e4m3Bytes(ArrayRef<Value> values, Value factor) {
+  Value lo = b.create<arith::MulFOp>(values[0], factor);
+  Value hi = values.size() > 1 ? b.create<arith::MulFOp>(values[1], factor)
+                               : b.f32c(0.0);
+  Value packed = b.create<ggk::ConvertE4M3x2Op>(b.getI16Type(), lo, hi);
+  if (values.size() > 1)
+    return b.create<LLVM::BitcastOp>(VectorType::get({2}, b.getI8Type()),
+                                     packed);
+  Value byte = b.create<arith::TruncIOp>(b.getI8Type(), packed);
+  Value one = b.create<LLVM::PoisonOp>(VectorType::get({1}, b.getI8Type()));
+  return b.create<LLVM::InsertElementOp>(one, byte, b.c32(0));
+}
+
+} // namespace ggc

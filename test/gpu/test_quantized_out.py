@@ -1,0 +1,129 @@
+"""gg's out_scale: the output quantised to FP8 e4m3 in 1x128 blocks in the
+epilogue, its scales stored M-major (block_mn). Checked against an fp64
+product quantised by the same rule: the scales, the dequantised output,
+the e4m3 bytes, and that rows outside every group and the scales' padding
+keep their poison."""
+
+import functools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ggc  # noqa: E402
+from ggc import ir  # noqa: E402
+from gpu_checks import group_slices, offsets_of  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+# Empty groups, a 1-row group, sizes off every tile boundary; 3 rows past
+# the last group belong to none.
+RAGGED = [0, 1, 3, 127, 128, 129, 0, 517]
+TRAILING = 3
+POISON_BYTE = 0x7F  # e4m3fn NaN
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(**spec):
+    return ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", out_dtype="f8E4M3FN",
+                                        out_scale=True, **spec))
+
+
+def quantized_reference(values):
+    """values [R, C] (fp64) quantised as the kernel does: per row and
+    128-column block, a = max(amax, 1e-12), scale a / 448."""
+    rows, cols = values.shape
+    blocks = -(-cols // 128)
+    padded = torch.nn.functional.pad(values, (0, blocks * 128 - cols))
+    amax = padded.abs().reshape(rows, blocks, 128).amax(-1).clamp_min(1e-12)
+    return amax / 448.0
+
+
+def check(out, scales, ref, sizes, n_out):
+    """Every group's rows against `ref` (fp64 [M, n_out]); the rows past
+    the last group and the scales' columns past M untouched."""
+    m = out.shape[0]
+    deq_scale = scales[:, :m].t().repeat_interleave(128, dim=1)[:, :n_out].double()
+    bytes_ = out.view(torch.uint8)
+    for gi, rows in group_slices(sizes):
+        want = quantized_reference(ref[rows])
+        got = scales[:, rows].t().double()
+        assert torch.isfinite(got).all(), f"group {gi}: a scale not written"
+        assert torch.allclose(got, want, rtol=1e-4, atol=0), \
+            f"group {gi}: scales off by {((got - want).abs() / want).max():.2e}"
+        assert (bytes_[rows] != POISON_BYTE).all(), f"group {gi}: an output not written"
+        deq = out[rows].double() * deq_scale[rows]
+        err = ((deq - ref[rows]).norm() / ref[rows].norm()).item()
+        # e4m3 keeps 3 bits of mantissa: about 3% RMS.
+        assert err < 0.05, f"group {gi}: dequantised rel err {err:.3e}"
+        # The bytes: the reference quantised with the kernel's own scales;
+        # an f32 accumulation may round a value across a tie now and then.
+        # (Clamped: the kernel saturates, torch's cast would give NaN.)
+        expect = (ref[rows] / deq_scale[rows]).clamp(-448, 448).float().to(torch.float8_e4m3fn)
+        differ = (expect.view(torch.uint8) != bytes_[rows]).float().mean().item()
+        assert differ < 0.01, f"group {gi}: {differ:.2%} of the e4m3 bytes differ"
+    last = sum(sizes)
+    assert (bytes_[last:] == POISON_BYTE).all(), "a row outside every group was written"
+    assert torch.isnan(scales[:, last:]).all(), "a scale outside every group was written"
+
+
+def poisoned(m, n_out):
+    out = torch.full((m, n_out), POISON_BYTE, dtype=torch.uint8, device="cuda")
+    scales = torch.full((-(-n_out // 128), (m + 3) // 4 * 4), float("nan"), device="cuda")
+    return out.view(torch.float8_e4m3fn), scales
+
+
+@pytest.mark.parametrize("n, config", [
+    (640, None),  # gg-select-config's tile: 128 columns
+    (2176, None),  # 17 blocks: a ragged last tile of the wave
+    (640, "#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1], sms = 132, "
+          "split_n = 2>"),  # two warpgroups side by side, 128 columns each
+])
+def test_fp8_product_quantised(n, config):
+    k, g = 400, len(RAGGED)
+    m = sum(RAGGED) + TRAILING
+    a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    kb = -(-k // 128)
+    sa = torch.rand(kb, (m + 3) // 4 * 4, device="cuda") + 0.5
+    sb = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5
+    out, scales = poisoned(m, n)
+    kern = kernel(num_groups=g, n=n, k=k, dtype="f8E4M3FN", a_scale="block_mn",
+                  b_scale="block", config=config)
+    kern(a, b, offsets_of(RAGGED), sa, sb, out, scales)
+    torch.cuda.synchronize()
+    fa = sa[:, :m].t().repeat_interleave(128, dim=1)[:, :k].double()
+    fb = sb.repeat_interleave(128, dim=1)[:, :n].repeat_interleave(128, dim=2)[:, :, :k].double()
+    ref = torch.zeros(m, n, dtype=torch.float64, device="cuda")
+    for gi, rows in group_slices(RAGGED):
+        ref[rows] = (a[rows].double() * fa[rows]) @ (b[gi].double() * fb[gi]).T
+    check(out, scales, ref, RAGGED, n)
+
+
+SWIGLU = """
+%s = gg.silu %acc0 : f32
+%r = arith.mulf %s, %acc1 : f32
+gg.yield %r : f32
+"""
+
+
+@pytest.mark.parametrize("combine", ["column_pairs", "column_halves"])
+def test_bf16_swiglu_quantised(combine):
+    """A SwiGLU up projection whose FP8 output the down projection reads:
+    I = 320 (a partial last scale block), gate and up interleaved
+    (column_pairs) or in halves (column_halves)."""
+    i, k, g = 320, 256, len(RAGGED)
+    n = 2 * i
+    m = sum(RAGGED) + TRAILING
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    b = (torch.randn(g, n, k, device="cuda") / 8).bfloat16()
+    out, scales = poisoned(m, i)
+    kern = kernel(num_groups=g, n=n, k=k, dtype="bf16", epilogue=SWIGLU, **{combine: True})
+    kern(a, b, offsets_of(RAGGED), out, scales)
+    torch.cuda.synchronize()
+    ref = torch.zeros(m, i, dtype=torch.float64, device="cuda")
+    for gi, rows in group_slices(RAGGED):
+        h = a[rows].double() @ b[gi].double().T
+        gate, up = (h[:, 0::2], h[:, 1::2]) if combine == "column_pairs" else (h[:, :i], h[:, i:])
+        ref[rows] = torch.nn.functional.silu(gate) * up
+    check(out, scales, ref, RAGGED, i)

@@ -1,0 +1,71 @@
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm | FileCheck %s
+// RUN: ggc-opt %s -split-input-file -gg-schedule-groups -gg-eliminate-padding -gg-plan-overfetch -gg-plan-kernel -gg-lower-to-nvvm -ggk-stage-tile-stores | FileCheck %s --check-prefix=STORES
+
+// Before: an FP8 product whose out is quantised to e4m3 in 1x128 blocks
+// (out_scale). After gg-lower-to-nvvm: out_scale is a kernel parameter;
+// for each row group and 128-column block the thread takes the max of its
+// 16 pairs' |values| (columns past N count 0), then the quad's (shuffles
+// across lanes 1 and 2 apart); the factor 448 / a, the scale a / 448 stored
+// by the quad's lane 0 at [block, row] of the M-major scales; each pair
+// becomes two e4m3 bytes (ggk.convert_e4m3x2) stored as vector<2xi8>.
+// CHECK-LABEL: llvm.func @quantized_kernel
+// CHECK: ggk.kernel_param #ggk.param<pointer, operand = "out_scale", arg = 6>
+// CHECK: ggk.store_tile {{.*}}out_type = f8E4M3FN, pool = array<i64>
+// CHECK-COUNT-32: arith.maximumf
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 2
+// CHECK: arith.constant 9.99999996E-13 : f32
+// CHECK: arith.constant 0.00223214296 : f32
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: scf.if
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: ggk.convert_e4m3x2
+// CHECK-NEXT: llvm.bitcast %{{.*}} : i16 to vector<2xi8>
+// CHECK-NEXT: ggk.store_pair {{.*}} {fragment = array<i64: 0, 0>} : vector<2xi8>
+// The second row group's block after the first's 16 pairs.
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: ggk.store_pair {{.*}} {fragment = array<i64: 1, 0>} : vector<2xi8>
+// Per thread, two bytes a pair.
+// STORES-LABEL: llvm.func @quantized_kernel
+// STORES: llvm.store %{{.*}}, %{{.*}} : vector<2xi8>, !llvm.ptr<1>
+func.func @quantized(%a: memref<?x256xf8E4M3FN>, %b: memref<8x256x256xf8E4M3FN>,
+                     %off: memref<9xi32>, %sa: memref<2x?xf32>, %sb: memref<8x2x2xf32>,
+                     %out: memref<?x256xf8E4M3FN>, %so: memref<2x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
+      b(%b : memref<8x256x256xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<2x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x2x2xf32>, <block 128x128>)
+      out(%out : memref<?x256xf8E4M3FN>) out_scale(%so : memref<2x?xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}
+
+// -----
+
+// column_pairs: a pair is one output, so a 128-column block of out is 32
+// column blocks of the product, and each is one e4m3 byte.
+// CHECK-LABEL: llvm.func @swiglu_kernel
+// CHECK-COUNT-32: arith.maximumf
+// CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
+// CHECK: ggk.convert_e4m3x2
+// CHECK-NEXT: arith.trunci %{{.*}} : i16 to i8
+// CHECK: ggk.store_pair {{.*}} : vector<1xi8>
+// STORES-LABEL: llvm.func @swiglu_kernel
+// STORES: llvm.store %{{.*}}, %{{.*}} : i8, !llvm.ptr<1>
+func.func @swiglu(%a: memref<?x256xbf16>, %b: memref<8x512x256xbf16>, %off: memref<9xi32>,
+                  %out: memref<?x256xf8E4M3FN>, %so: memref<2x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<8x512x256xbf16>) groups(%off : memref<9xi32>)
+      out(%out : memref<?x256xf8E4M3FN>) out_scale(%so : memref<2x?xf32>)
+      {column_pairs,
+       config = #gg.config<block = [128, 256, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>} epilogue {
+  ^bb0(%gate: f32, %up: f32, %g: index):
+    %s = gg.silu %gate : f32
+    %y = arith.mulf %s, %up : f32
+    gg.yield %y : f32
+  }
+  return
+}

@@ -169,6 +169,8 @@ class JITFunction:
                 dynamic[dot["a_rows"].name] = {0}
             if trace.out_rows is not None:  # out's rows (R) too, its list's are M
                 dynamic[trace.out_rows.name] = {0}
+            if trace.out_scale is not None:  # [ceil(N/128), align4(M)]
+                dynamic[trace.out_scale.name] = {1}
             for kind, p in trace.epilogue_args:
                 if kind == "r":
                     dynamic[p.name] = {0}
@@ -196,8 +198,9 @@ class JITFunction:
         used = {dot["a"].name, dot["b"].name, dot["groups"].name, out_param.name}
         used |= {dot[s].name for s in ("a_scale", "b_scale", "a_rows") if dot[s] is not None}
         used |= {p.name for _, p in trace.epilogue_args}
-        if trace.out_rows is not None:
-            used.add(trace.out_rows.name)
+        for listed in (trace.out_rows, trace.out_scale):
+            if listed is not None:
+                used.add(listed.name)
         unused = [n for n in self.tensor_params if n not in used]
         if unused:
             raise gl.CompileError(f"{self.fn.__name__}: parameter(s) {unused} are never "
@@ -219,7 +222,8 @@ class JITFunction:
             cols=[p.name for k, p in trace.epilogue_args if k == "c"],
             group_scalars=[p.name for k, p in trace.epilogue_args if k == "s"],
             a_rows=None if dot["a_rows"] is None else dot["a_rows"].name,
-            out_rows=None if trace.out_rows is None else trace.out_rows.name)
+            out_rows=None if trace.out_rows is None else trace.out_rows.name,
+            out_scale=None if trace.out_scale is None else trace.out_scale.name)
         if dot["a_scale"] is not None:
             fn_spec.a_scale = (dot["a_scale"].name, dot["a_scale_kind"])
         if dot["b_scale"] is not None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 __all__ = [
-    "constexpr", "Rows", "RowIndices", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
+    "constexpr", "Rows", "RowIndices", "OutScale", "MaskedRows", "PaddedRows", "TokenMajor", "KMajor", "Weights",
     "WeightsKN", "Offsets", "MaskedCounts", "RowGroups", "Scale", "RowVector",
     "ColVector", "GroupScalar", "Out", "grouped_dot", "column_pairs", "column_halves", "store", "group_id",
     "exp", "sigmoid", "silu", "maximum", "minimum", "abs", "sqrt", "rsqrt",
@@ -155,6 +155,13 @@ class Out(Role):
     role = "out"
 
 
+class OutScale(Role):
+    """The 1x128 block scales of an FP8 out, f32 [ceil(N/128), align4(M)]
+    (M-major: the `block_mn` scales an FP8 grouped_dot reads for A),
+    written by `store(out, value, scale=...)`."""
+    role = "out_scale"
+
+
 def _user_location() -> Tuple[str, int, int]:
     """The file and line of the kernel body that called into gl."""
     frame = inspect.currentframe()
@@ -212,6 +219,7 @@ class _Trace:
         self.accumulate = False  # gl.store(..., accumulate=True): out +=
         self.zero_ungrouped = False  # gl.store(..., zero_ungrouped=True)
         self.out_rows = None  # gl.store(..., rows=...)
+        self.out_scale = None  # gl.store(..., scale=...)
         self.counter = 0
 
     def fresh(self) -> str:
@@ -489,7 +497,7 @@ def _require_pair_values(t: _Trace, values) -> None:
 
 
 def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
-          rows: Optional[Param] = None) -> None:
+          rows: Optional[Param] = None, scale: Optional[Param] = None) -> None:
     """Stores the epilogue's value to the valid rows of `out`; with
     `accumulate=True` adds it to what `out` holds (`out += value`, summed in
     f32 and rounded once; the same bits on every run), as a weight gradient
@@ -503,7 +511,13 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
     negative or past out's rows (a route's row, weighted by a row vector in
     the epilogue, put back in token order). Rows no index names are left as
     they were; where two indices name one row, one of the two is written.
-    It takes no accumulate and no zero_ungrouped."""
+    It takes no accumulate and no zero_ungrouped. `scale` (contiguous
+    groups; a parameter annotated OutScale) quantises the value to FP8
+    e4m3 for an f8 e4m3 `out`: per row and 128-column block, a = max(amax,
+    1e-12) over the block's f32 values, out = e4m3(value * 448 / a)
+    (saturated) and the scale a / 448, the rule of ggc.moe.quant; the
+    next FP8 grouped_dot reads them as A and its `block_mn` scales. It
+    takes no rows, accumulate or zero_ungrouped."""
     t = _trace()
     if t.dot is None:
         raise _error("gl.store needs a gl.grouped_dot first")
@@ -533,7 +547,17 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
             raise _error("gl.store's rows write each row once where its index says: it "
                          "takes no accumulate (two indices naming one row would add in "
                          "no fixed order) and no zero_ungrouped")
+    if scale is not None:
+        if not isinstance(scale, Param) or scale.annotation is not OutScale:
+            raise _error("gl.store's 'scale' must be a parameter annotated OutScale")
+        if t.dot["layout"] != "contiguous":
+            raise _error(f"gl.store's scale quantises the rows of Rows (the contiguous "
+                         f"layout); '{t.dot['a'].name}' is {t.dot['a'].annotation.__name__}")
+        if accumulate or zero_ungrouped or rows is not None:
+            raise _error("gl.store's scale writes each row once with its scales: it takes "
+                         "no rows, accumulate or zero_ungrouped")
     t.stored = (out, value)
     t.accumulate = accumulate
     t.zero_ungrouped = zero_ungrouped
     t.out_rows = rows
+    t.out_scale = scale

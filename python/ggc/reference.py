@@ -19,6 +19,8 @@ interpreted in torch:
   `column_halves` j and j + N/2), rounded once to out's dtype; with
   `accumulate`, out += value summed in f32 and rounded once;
   `zero_ungrouped`, zeros in the rows of out outside every group;
+  `out_scale`, the value quantised to e4m3 per row and 128-column block
+  (ggc.moe.quant's rule) and the scales stored M-major;
 - rows outside every group are never written, unless `zero_ungrouped`
   (a k_grouped group with no tokens writes its epilogue of zeros, as the
   kernel does).
@@ -147,6 +149,12 @@ def compute(fn_spec: FunctionSpec, tensors: Dict[str, torch.Tensor]) -> None:
             index = tensors[fn_spec.out_rows][group.out_at].long()
             inside = (index >= 0) & (index < out.shape[0])
             out[index[inside]] = value[inside].to(out.dtype)
+            continue
+        if fn_spec.out_scale is not None:  # e4m3 in 1x128 blocks, scales M-major
+            from .moe.quant import quantize_rows
+            q, scale = quantize_rows(value)
+            out[group.out_at] = q
+            tensors[fn_spec.out_scale][:, group.out_at] = scale.t()
             continue
         if fn_spec.accumulate:  # summed in f32, rounded once
             value = out[group.out_at].float() + value

@@ -127,3 +127,34 @@ def test_bf16_swiglu_quantised(combine):
         gate, up = (h[:, 0::2], h[:, 1::2]) if combine == "column_pairs" else (h[:, :i], h[:, i:])
         ref[rows] = torch.nn.functional.silu(gate) * up
     check(out, scales, ref, RAGGED, i)
+
+
+def test_dsl_store_scale_matches_the_reference_backend():
+    """gl.store(..., scale=...) on the GPU against the same kernel on the
+    CPU reference backend: the scales within f32 summation order, the
+    e4m3 bytes but for a value rounding across a tie now and then."""
+    import ggc.language as gl
+
+    @ggc.jit
+    def swiglu_up_fp8(x: gl.Rows, w13: gl.Weights, m_indptr: gl.Offsets,
+                      h: gl.Out, h_scale: gl.OutScale):
+        gate, up = gl.column_halves(gl.grouped_dot(x, w13, m_indptr))
+        gl.store(h, gl.silu(gate) * up, scale=h_scale)
+
+    i, k, g = 384, 512, len(RAGGED)
+    m = sum(RAGGED) + TRAILING
+    x = torch.randn(m, k, device="cuda").bfloat16()
+    w13 = (torch.randn(g, 2 * i, k, device="cuda") / 8).bfloat16()
+    offsets = offsets_of(RAGGED)
+    h, h_scale = poisoned(m, i)
+    swiglu_up_fp8(x, w13, offsets, h, h_scale)
+    torch.cuda.synchronize()
+    h_cpu = torch.full((m, i), POISON_BYTE, dtype=torch.uint8).view(torch.float8_e4m3fn)
+    s_cpu = torch.full(tuple(h_scale.shape), float("nan"))
+    swiglu_up_fp8(x.cpu(), w13.cpu(), offsets.cpu(), h_cpu, s_cpu)
+    last = sum(RAGGED)
+    assert torch.allclose(h_scale.cpu()[:, :last], s_cpu[:, :last], rtol=1e-4, atol=0)
+    differ = (h.cpu().view(torch.uint8)[:last] != h_cpu.view(torch.uint8)[:last])
+    assert differ.float().mean().item() < 0.01
+    assert (h.view(torch.uint8)[last:] == POISON_BYTE).all()
+    assert torch.isnan(h_scale[:, last:]).all()

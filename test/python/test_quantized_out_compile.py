@@ -71,3 +71,47 @@ def test_fp8_swiglu_has_no_tile_yet():
 def test_the_builder_names_what_it_needs(kw, message):
     with pytest.raises(ValueError, match=message):
         source(**kw)
+
+
+def make_gated():
+    import ggc.language as gl
+
+    @ggc.jit
+    def gated(x: gl.Rows, w: gl.Weights, offsets: gl.Offsets, h: gl.Out, h_scale: gl.OutScale):
+        gate, up = gl.column_pairs(gl.grouped_dot(x, w, offsets))
+        gl.store(h, gl.silu(gate) * up, scale=h_scale)
+    return gated
+
+
+def test_the_dsl_states_out_scale_and_the_reference_quantises():
+    import torch
+    from ggc.moe.quant import quantize_rows
+    torch.manual_seed(0)
+    m, k, i = 10, 64, 192
+    x = torch.randn(m + 2, k).bfloat16()
+    w = torch.randn(3, 2 * i, k).bfloat16()
+    offsets = torch.tensor([0, 3, 3, 10], dtype=torch.int32)
+    h = torch.full((m + 2, i), 0x7F, dtype=torch.uint8).view(torch.float8_e4m3fn)
+    h_scale = torch.full((2, (m + 2 + 3) // 4 * 4), float("nan"))
+    gated = make_gated()
+    assert "out_scale(%h_scale : memref<2x?xf32>)" in gated.trace(x, w, offsets, h, h_scale)
+    gated(x, w, offsets, h, h_scale)
+    for g, rows in ((0, slice(0, 3)), (2, slice(3, 10))):
+        prod = x[rows].float() @ w[g].float().T
+        want_q, want_s = quantize_rows(torch.nn.functional.silu(prod[:, 0::2]) * prod[:, 1::2])
+        assert torch.equal(h[rows].view(torch.uint8), want_q.view(torch.uint8))
+        assert torch.allclose(h_scale[:, rows], want_s.t())
+    assert (h[10:].view(torch.uint8) == 0x7F).all() and h_scale[:, 10:].isnan().all()
+
+
+def test_the_dsl_names_what_scale_needs():
+    import ggc.language as gl
+
+    @ggc.jit
+    def wrong(x: gl.Rows, w: gl.Weights, offsets: gl.Offsets, h: gl.Out, s: gl.RowVector):
+        gl.store(h, gl.grouped_dot(x, w, offsets), scale=s)
+    import torch
+    with pytest.raises(gl.CompileError, match="'scale' must be a parameter annotated OutScale"):
+        wrong.trace(torch.zeros(4, 64).bfloat16(), torch.zeros(1, 128, 64).bfloat16(),
+                    torch.tensor([0, 4], dtype=torch.int32),
+                    torch.zeros(4, 128).to(torch.float8_e4m3fn), torch.zeros(4))

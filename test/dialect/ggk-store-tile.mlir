@@ -159,6 +159,23 @@ llvm.func @pair_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
 
 // -----
 
+// An f8E4M3FN tile's outputs travel as their e4m3 bytes.
+llvm.func @f8_pair_type(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32,
+                        %pair: vector<2xf32>, %bytes: vector<2xi8>, %r: i64, %ok: i1) {
+  ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
+      attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
+      chunk_columns = 128, n = 4096, m = 0, out_type = f8E4M3FN, issuer = 128,
+      threads = 256} {
+    ggk.store_pair %bytes at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xi8>
+    // expected-error @+1 {{stores 'f32' outputs, but its ggk.store_tile's out_type is 'f8E4M3FN' (whose outputs are i8 bytes)}}
+    ggk.store_pair %pair at(%i, %i) to(%r, %i) valid(%ok, %ok) : vector<2xf32>
+    ggk.yield
+  }
+  llvm.return
+}
+
+// -----
+
 llvm.func @region_arguments(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
   // expected-error @+1 {{region must take no arguments, got 1}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)

@@ -148,11 +148,12 @@ bool canSplitWarpColumns(ConfigAttr config, int64_t warpColumns) {
   return config.getBlockN() / config.getSplitN() % (16 * warpColumns) == 0;
 }
 
-/// Why the threads of a quad cannot store 16 bytes of a row each
+/// Why the threads of a quad cannot store 8 columns of a row each
 /// (`store_columns = 8`), or nothing when they can: the exchange gathers
 /// four 8-column blocks of one row, 16-bit outputs make each block 16
-/// bytes, and N a multiple of 8 keeps every block's address 16-byte
-/// aligned (the launch checks `out`'s) and a block wholly in or past N.
+/// bytes (e4m3 ones of out_scale 8), and N a multiple of 8 keeps every
+/// block's address aligned to its size (the launch checks `out`'s) and a
+/// block wholly in or past N.
 std::optional<std::string>
 storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
                      int64_t warpColumns) {
@@ -169,8 +170,10 @@ storeColumnsObstacle(GroupedMatmulOp op, ConfigAttr config, Staging staging,
     return std::string("column_pairs makes one output per pair");
   if (op.getAccumulate())
     return std::string("accumulate reads each pair where it stores it");
-  if (ggc::byteWidth(op.getOutType().getElementType()) != 2)
-    return std::string("'out' does not have 16-bit elements");
+  if (ggc::byteWidth(op.getOutType().getElementType()) != 2 &&
+      !op.getOutScale())
+    return std::string("'out' does not have 16-bit or quantised e4m3 "
+                       "elements");
   int64_t n = op.getOutType().getShape().back();
   if (ShapedType::isDynamic(n) || n % 8 != 0)
     return std::string("N is not a multiple of 8");

@@ -154,10 +154,11 @@ FailureOr<SmallVector<Quad>> quadsOf(ggk::StoreTileOp tile,
   return result;
 }
 
-/// The quad's 16-byte store by this thread: its lanes t = 0..3 hold
-/// columns 2t, 2t + 1 of the row's four column blocks; after two butterfly
-/// rounds (blocks by bit 0 of t over lanes t ^ 1, then halves by bit 1
-/// over lanes t ^ 2) thread t holds block t's 8 columns.
+/// The quad's store of 8 columns by this thread (16 bytes, or 8 of e4m3
+/// bytes): its lanes t = 0..3 hold columns 2t, 2t + 1 of the row's four
+/// column blocks; after two butterfly rounds (blocks by bit 0 of t over
+/// lanes t ^ 1, then halves by bit 1 over lanes t ^ 2) thread t holds
+/// block t's 8 columns.
 void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
   Operation *last = quad[0];
   for (ggk::StorePairOp pair : quad)
@@ -167,8 +168,12 @@ void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
   Value lane = b.andI(b.threadIdx(), b.c32(3));
   Value odd = b.ne(b.andI(lane, b.c32(1)), b.c32(0));
   Value high = b.ne(b.andI(lane, b.c32(2)), b.c32(0));
-  auto word = [&](int j) {
-    return b.create<LLVM::BitcastOp>(b.i32(), quad[j].getPair()).getResult();
+  // A pair of e4m3 bytes travels in the low half of a shuffled word.
+  bool bytes = quad[0].getPair().getType().getElementType().isInteger(8);
+  Type pairWord = bytes ? b.getI16Type() : b.i32();
+  auto word = [&](int j) -> Value {
+    Value pair = b.create<LLVM::BitcastOp>(pairWord, quad[j].getPair());
+    return bytes ? b.create<arith::ExtUIOp>(b.i32(), pair) : pair;
   };
   auto exchange = [&](Value send, int lanes) -> Value {
     return b.create<ggk::WarpShuffleXorOp>(b.i32(), send, lanes);
@@ -190,9 +195,12 @@ void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
     words[h] = b.select(high, got, keep);
     words[2 + h] = b.select(high, keep, got);
   }
-  Value row = b.create<LLVM::UndefOp>(VectorType::get({4}, b.i32()));
-  for (int i = 0; i < 4; ++i)
-    row = b.create<LLVM::InsertElementOp>(row, words[i], b.c32(i));
+  Value row = b.create<LLVM::UndefOp>(VectorType::get({4}, pairWord));
+  for (int i = 0; i < 4; ++i) {
+    Value piece = bytes ? b.create<arith::TruncIOp>(pairWord, words[i])
+                        : words[i];
+    row = b.create<LLVM::InsertElementOp>(row, piece, b.c32(i));
+  }
   // Block t starts 8 t columns after block 4k, whose pair of this thread
   // is at column 2 t of it.
   Value col = b.add(quad[0].getOutCol(), b.mul(lane, b.c32(6)));
@@ -200,8 +208,8 @@ void storeQuad(ggk::StoreTileOp tile, Quad quad, KernelBuilder &b) {
   Value highValid =
       b.select(odd, quad[3].getColValid(), quad[2].getColValid());
   Value blockValid = b.select(high, highValid, lowValid);
-  storeRow(tile, row, quad[0].getOutRow(),
-           col, b.andI(quad[0].getRowValid(), blockValid), 16, b);
+  storeRow(tile, row, quad[0].getOutRow(), col,
+           b.andI(quad[0].getRowValid(), blockValid), bytes ? 8 : 16, b);
 }
 
 /// The CTA must not end while its last TMA stores are in flight: the

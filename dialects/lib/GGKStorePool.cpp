@@ -163,8 +163,9 @@ LogicalResult StoreStagedTileOp::verify() {
                              shape[0], getConsumerThreads());
 }
 
-/// A tile whose quads store 16 bytes a thread (`store_columns = 8`): what
-/// the exchange takes.
+/// A tile whose quads store a row's 8 columns a thread (`store_columns =
+/// 8`: 16 bytes of 16-bit outputs, 8 of e4m3 ones): what the exchange
+/// takes.
 static LogicalResult verifyStoreColumns(StoreTileOp tile) {
   int64_t columns = tile.getStoreColumns();
   if (columns != 2 && columns != 8)
@@ -182,10 +183,11 @@ static LogicalResult verifyStoreColumns(StoreTileOp tile) {
                   "where its group's rows do not lead)");
   if (tile.getOutNm() || tile.getColumnPairs())
     return refuse("a row-major output of pairs (no out_nm, no column_pairs)");
-  if (tile.getOutType().getIntOrFloatBitWidth() != 16)
-    return refuse("a 16-bit out_type");
+  if (tile.getOutType().getIntOrFloatBitWidth() != 16 &&
+      !isa<Float8E4M3FNType>(tile.getOutType()))
+    return refuse("a 16-bit or f8E4M3FN out_type");
   if (tile.getN() % 8 != 0)
-    return refuse("n a multiple of 8 (16-byte aligned rows)");
+    return refuse("n a multiple of 8 (rows of whole 8-column blocks)");
   WalkResult pairs = tile.getBody().walk([](StorePairOp pair) {
     std::optional<ArrayRef<int64_t>> at = pair.getFragment();
     if (!at || at->size() != 2 || (*at)[0] < 0 || (*at)[1] < 0) {

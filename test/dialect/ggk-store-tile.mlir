@@ -268,7 +268,7 @@ llvm.func @one_output_without_column_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<
 // -----
 
 llvm.func @quads_f32(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
-  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes a 16-bit out_type}}
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes a 16-bit or f8E4M3FN out_type}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4096, m = 0, out_type = f32, issuer = 128,
@@ -307,7 +307,7 @@ llvm.func @quads_pairs(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
 // -----
 
 llvm.func @quads_odd_n(%smem: !llvm.ptr<3>, %out: !llvm.ptr<1>, %i: i32) {
-  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes n a multiple of 8 (16-byte aligned rows)}}
+  // expected-error @+1 {{stores 8 columns a thread (store_columns = 8), which takes n a multiple of 8 (rows of whole 8-column blocks)}}
   ggk.store_tile %smem, %out rows(%i, %i) block(%i) group(%i)
       attributes {pool = array<i64>, tile_shape = array<i64: 128, 128>,
       chunk_columns = 128, n = 4092, m = 0, out_type = bf16, issuer = 128,

@@ -400,11 +400,11 @@ func.func @no_producer_rounds(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16
 
 // -----
 
-// Quads store 16 bytes of 16-bit outputs: an f32 output keeps its pairs.
+// Quads store 16 bytes of 16-bit outputs (8 of quantised e4m3 ones): an f32 output keeps its pairs.
 module attributes {gg.target = "sm_80"} {
 func.func @store_columns_f32(%a: memref<?x512xf32>, %b: memref<8x1024x512xf32>,
                              %off: memref<9xi32>, %o: memref<?x1024xf32>) {
-  // expected-error @+1 {{stores 8 columns a thread, which it cannot: 'out' does not have 16-bit elements; use store_columns = 2}}
+  // expected-error @+1 {{stores 8 columns a thread, which it cannot: 'out' does not have 16-bit or quantised e4m3 elements; use store_columns = 2}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xf32>)
       b(%b : memref<8x1024x512xf32>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xf32>)

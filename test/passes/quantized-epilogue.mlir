@@ -26,9 +26,14 @@
 // The second row group's block after the first's 16 pairs.
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 1
 // CHECK: ggk.store_pair {{.*}} {fragment = array<i64: 1, 0>} : vector<2xi8>
-// Per thread, two bytes a pair.
+// The quads exchange their pairs (gg-plan-kernel's store_columns = 8):
+// each thread stores 8 e4m3 bytes of a row, four pairs' 16-bit words
+// (the quad's shuffles across lanes 1 and 2 apart).
 // STORES-LABEL: llvm.func @quantized_kernel
-// STORES: llvm.store %{{.*}}, %{{.*}} : vector<2xi8>, !llvm.ptr<1>
+// STORES: llvm.bitcast %{{.*}} : vector<2xi8> to i16
+// STORES: ggk.warp_shuffle_xor %{{.*}}, 1
+// STORES: ggk.warp_shuffle_xor %{{.*}}, 2
+// STORES: llvm.store %{{.*}}, %{{.*}} {alignment = 8 : i64} : vector<4xi16>, !llvm.ptr<1>
 func.func @quantized(%a: memref<?x256xf8E4M3FN>, %b: memref<8x256x256xf8E4M3FN>,
                      %off: memref<9xi32>, %sa: memref<2x?xf32>, %sb: memref<8x2x2xf32>,
                      %out: memref<?x256xf8E4M3FN>, %so: memref<2x?xf32>) {
@@ -45,7 +50,8 @@ func.func @quantized(%a: memref<?x256xf8E4M3FN>, %b: memref<8x256x256xf8E4M3FN>,
 // -----
 
 // column_pairs: a pair is one output, so a 128-column block of out is 32
-// column blocks of the product, and each is one e4m3 byte.
+// column blocks of the product, and each is one e4m3 byte, stored by the
+// thread (no quads: their exchange takes pairs).
 // CHECK-LABEL: llvm.func @swiglu_kernel
 // CHECK-COUNT-32: arith.maximumf
 // CHECK: ggk.warp_shuffle_xor %{{.*}}, 1

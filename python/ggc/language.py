@@ -515,7 +515,7 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
     groups; a parameter annotated OutScale) quantises the value to FP8
     e4m3 for an f8 e4m3 `out`: per row and 128-column block, a = max(amax,
     1e-12) over the block's f32 values, out = e4m3(value * 448 / a)
-    (saturated) and the scale a / 448, the rule of ggc.moe.quant; the
+    (saturated) and the scale a * f32(1 / 448), the rule of ggc.moe.quant; the
     next FP8 grouped_dot reads them as A and its `block_mn` scales. It
     takes no rows, accumulate or zero_ungrouped."""
     t = _trace()

@@ -374,8 +374,9 @@ def _register_jit_op(fn) -> str:
         while name in _jit_ops:  # two kernels of one qualified name
             n += 1
             name = f"{base}_{n}"
+        # The kernel writes out and, quantising it, its scales.
         mutated = [p for p in fn.tensor_params
-                   if fn.signature.parameters[p].annotation is gl.Out]
+                   if fn.signature.parameters[p].annotation in (gl.Out, gl.OutScale)]
         params = [f"Tensor({chr(97 + mutated.index(p))}!) {p}" if p in mutated
                   else f"Tensor {p}" for p in fn.tensor_params]
         params += [f"str {c}" for c in fn.constexprs] + ["str? ggc_validate"]

@@ -16,10 +16,11 @@ from gpu_checks import group_slices, offsets_of  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
-# Empty groups, a 1-row group, sizes off every tile boundary; 3 rows past
-# the last group belong to none.
+# Empty groups, a 1-row group, sizes off every tile boundary; 2 rows past
+# the last group belong to none, and M = 907 leaves the scales one
+# column of padding (align4(M) = 908).
 RAGGED = [0, 1, 3, 127, 128, 129, 0, 517]
-TRAILING = 3
+TRAILING = 2
 POISON_BYTE = 0x7F  # e4m3fn NaN
 
 
@@ -49,22 +50,36 @@ def check(out, scales, ref, sizes, n_out):
         want = quantized_reference(ref[rows])
         got = scales[:, rows].t().double()
         assert torch.isfinite(got).all(), f"group {gi}: a scale not written"
-        assert torch.allclose(got, want, rtol=1e-4, atol=0), \
+        # (FP8 wgmma adds with fewer bits than f32: an amax may be off by
+        # 1e-4; a wrong block or row is off by far more.)
+        assert torch.allclose(got, want, rtol=2e-3, atol=0), \
             f"group {gi}: scales off by {((got - want).abs() / want).max():.2e}"
         assert (bytes_[rows] != POISON_BYTE).all(), f"group {gi}: an output not written"
         deq = out[rows].double() * deq_scale[rows]
         err = ((deq - ref[rows]).norm() / ref[rows].norm()).item()
         # e4m3 keeps 3 bits of mantissa: about 3% RMS.
         assert err < 0.05, f"group {gi}: dequantised rel err {err:.3e}"
-        # The bytes: the reference quantised with the kernel's own scales;
-        # an f32 accumulation may round a value across a tie now and then.
-        # (Clamped: the kernel saturates, torch's cast would give NaN.)
+        # The bytes: the reference quantised with the kernel's own scales.
+        # The kernel's sums differ from fp64 in their last bits (FP8 wgmma's
+        # more), which may round a value to the neighbouring e4m3 now and
+        # then, never further. (Clamped: the kernel saturates, torch's
+        # cast would give NaN.)
         expect = (ref[rows] / deq_scale[rows]).clamp(-448, 448).float().to(torch.float8_e4m3fn)
-        differ = (expect.view(torch.uint8) != bytes_[rows]).float().mean().item()
-        assert differ < 0.01, f"group {gi}: {differ:.2%} of the e4m3 bytes differ"
+        steps = (e4m3_order(expect) - e4m3_order(out[rows])).abs()
+        assert steps.max().item() <= 1, f"group {gi}: an e4m3 value off by {steps.max()} steps"
+        differ = (steps > 0).float().mean().item()
+        assert differ < 0.05, f"group {gi}: {differ:.2%} of the e4m3 values differ"
     last = sum(sizes)
     assert (bytes_[last:] == POISON_BYTE).all(), "a row outside every group was written"
     assert torch.isnan(scales[:, last:]).all(), "a scale outside every group was written"
+
+
+def e4m3_order(values):
+    """e4m3 values as integers in the order of their values (adjacent
+    values one apart; +0 and -0 both 0)."""
+    bits = values.view(torch.uint8).to(torch.int32)
+    magnitude = bits & 0x7F
+    return torch.where(bits >= 0x80, -magnitude, magnitude)
 
 
 def poisoned(m, n_out):
@@ -154,7 +169,7 @@ def test_dsl_store_scale_matches_the_reference_backend():
     swiglu_up_fp8(x.cpu(), w13.cpu(), offsets.cpu(), h_cpu, s_cpu)
     last = sum(RAGGED)
     assert torch.allclose(h_scale.cpu()[:, :last], s_cpu[:, :last], rtol=1e-4, atol=0)
-    differ = (h.cpu().view(torch.uint8)[:last] != h_cpu.view(torch.uint8)[:last])
-    assert differ.float().mean().item() < 0.01
+    steps = (e4m3_order(h.cpu()[:last]) - e4m3_order(h_cpu[:last])).abs()
+    assert steps.max().item() <= 1 and (steps > 0).float().mean().item() < 0.01
     assert (h.view(torch.uint8)[last:] == POISON_BYTE).all()
     assert torch.isnan(h_scale[:, last:]).all()

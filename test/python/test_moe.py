@@ -69,7 +69,8 @@ def test_fp8_layer_with_partial_scale_blocks_matches_fp64():
     assert torch.equal(s13[:, 2, 2], w13[:, 256:, 256:].float().abs().amax(dim=(1, 2)) / 448)
     q, scale = moe.quantize_rows(x)
     assert q.shape == x.shape and scale.shape == (T, 3)
-    assert torch.equal(scale[:, 2], x[:, 256:].float().abs().amax(dim=1) / 448)
+    # Times f32(1/448), as the kernels do (torch on the CPU divides).
+    assert torch.equal(scale[:, 2], x[:, 256:].float().abs().amax(dim=1) * (1 / 448))
     out = moe.fused_moe(x, q13, q2, weights, ids, w13_scale=s13, w2_scale=s2)
     ref = reference_moe(x.double(), dequantized_weights(q13, s13),
                         dequantized_weights(q2, s2), weights.double(), ids)
@@ -224,7 +225,8 @@ def test_module_routes_and_runs_the_experts():
 
 def test_quantize_rows_rounds_the_f32_product_once():
     """quantize_rows stores x * (448 / amax) (in f32) rounded to e4m3 in one
-    pass, with the scale amax / 448: the same bits as multiplying and then
+    pass, with the scale amax times f32(1/448) (the kernels' multiply): the
+    same bits as multiplying and then
     casting, over values spanning the e4m3 range, partial blocks and an
     all-zero block (whose scale is the floor's)."""
     x = (torch.randn(37, 300) * torch.logspace(-4, 3, 300)).bfloat16()
@@ -232,7 +234,7 @@ def test_quantize_rows_rounds_the_f32_product_once():
     q, scale = moe.quantize_rows(x)
     padded = torch.nn.functional.pad(x, (0, 84)).view(37, 3, 128)
     amax = padded.float().abs().amax(dim=-1).clamp_min(1e-12)
-    assert torch.equal(scale, amax / 448.0)
+    assert torch.equal(scale, amax * (1 / 448.0))
     factor = torch.full_like(amax, 448.0) / amax
     want = (padded * factor.unsqueeze(-1)).to(torch.float8_e4m3fn).view(37, 384)[:, :300]
     assert torch.equal(q.view(torch.uint8), want.view(torch.uint8))

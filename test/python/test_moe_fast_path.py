@@ -142,12 +142,13 @@ def test_the_device_rule_runs_on_every_call(monkeypatch):
 
 def plain_quantize_rows(x):
     """The rule quant.quantize_rows documents: each value times its block's
-    448 / amax (an IEEE division a block), the scale amax / 448."""
+    448 / amax (an IEEE division a block), the scale amax times f32(1/448)
+    (the kernels' multiply; torch on the CPU would divide)."""
     rows, k = x.shape
     blocks = x.float().view(rows, k // 128, 128)
     amax = blocks.abs().amax(dim=-1).clamp_min(1e-12)
     factor = torch.full_like(amax, 448.0) / amax
-    return (blocks * factor.unsqueeze(-1)).to(quant.FP8).view(rows, k), amax / 448.0
+    return (blocks * factor.unsqueeze(-1)).to(quant.FP8).view(rows, k), amax * (1 / 448.0)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

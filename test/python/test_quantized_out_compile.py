@@ -115,3 +115,30 @@ def test_the_dsl_names_what_scale_needs():
         wrong.trace(torch.zeros(4, 64).bfloat16(), torch.zeros(1, 128, 64).bfloat16(),
                     torch.tensor([0, 4], dtype=torch.int32),
                     torch.zeros(4, 128).to(torch.float8_e4m3fn), torch.zeros(4))
+
+
+def test_the_torch_op_declares_the_scales_written():
+    """Under torch.compile the kernel's custom op says it writes out and
+    its scales (mutates_args; opcheck cannot compare f8 tensors): a
+    compiled call that fills both as the eager one does."""
+    import torch
+    from ggc import torch_ops
+    gated = make_gated()
+    torch.manual_seed(0)
+    x, w = torch.randn(12, 64).bfloat16(), torch.randn(3, 384, 64).bfloat16()
+    offsets = torch.tensor([0, 3, 3, 10], dtype=torch.int32)
+
+    def fresh():
+        return (torch.zeros(12, 192).to(torch.float8_e4m3fn), torch.zeros(2, 12))
+    schema = str(torch_ops.jit_op(gated).default._schema)
+    assert "Tensor(a!) h" in schema and "Tensor(b!) h_scale" in schema, schema
+
+    def step(h, h_scale):
+        gated(x, w, offsets, h, h_scale)
+        return h_scale.sum()
+    eager = fresh()
+    step(*eager)
+    compiled = fresh()
+    total = torch.compile(step, backend="aot_eager", fullgraph=True)(*compiled)
+    assert torch.equal(compiled[0].view(torch.uint8), eager[0].view(torch.uint8))
+    assert torch.equal(compiled[1], eager[1]) and total == eager[1].sum()

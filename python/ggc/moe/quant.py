@@ -53,7 +53,7 @@ def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch
     per row and 128-wide block of K (the last block may be partial). Each
     value is multiplied by the block's 448 / amax (one division a block,
     as DeepGEMM's per_token_cast_to_fp8 and gg.quantize_rows' kernel);
-    the scale is amax / 448."""
+    the scale is amax times f32(1 / 448), as the kernels compute it."""
     if x.dim() != 2:
         raise ValueError(f"{name} must be [rows, K] to quantise, got shape {list(x.shape)}")
     rows, k = x.shape
@@ -63,7 +63,9 @@ def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch
     # way, and x * factor promotes to f32 itself, so x is never copied to f32.
     amax = torch.linalg.vector_norm(blocks, float("inf"), dim=-1,
                                     dtype=torch.float32).clamp_min(_AMAX_FLOOR)
-    scale = amax / FP8_MAX
+    # Times f32(1 / 448), as the kernels do (and torch's division by a
+    # scalar on CUDA): the same bits on the CPU, where torch divides.
+    scale = amax * (1.0 / FP8_MAX)
     # An IEEE division (448 / amax as a scalar would be a reciprocal and a
     # multiply, two roundings).
     factor = torch.full_like(amax, FP8_MAX) / amax

@@ -40,11 +40,19 @@ NVVM::WGMMATypes wgmmaType(Type t) {
 struct Split {
   Value rest;
   int64_t constant;
+  /// False where a part of `rest` may be negative (a multiplication by a
+  /// negative constant): the rest could then lie below shared memory's
+  /// first address, and its descriptor field wrap.
+  bool restNonNegative = true;
 };
 
 /// `value` split through adds, multiplications by a constant and sign
 /// extensions (KernelBuilder::toI64's): shared-memory offsets, far from
-/// overflowing, so that extending a sum is summing the extensions.
+/// overflowing, so that extending a sum is summing the extensions. The
+/// parts it cannot see into are the generator's: thread and stage indices,
+/// their unsigned quotients and remainders, shared-memory addresses, all
+/// non-negative; a multiplication by a negative constant makes the split
+/// say so (restNonNegative).
 Split splitOffset(KernelBuilder &b, Value value) {
   APInt bits;
   if (matchPattern(value, m_ConstantInt(&bits)))
@@ -53,15 +61,17 @@ Split splitOffset(KernelBuilder &b, Value value) {
   if (isa_and_nonnull<arith::ExtSIOp>(op)) {
     Split inner = splitOffset(b, op->getOperand(0));
     if (!inner.rest || inner.rest == op->getOperand(0))
-      return {inner.rest ? value : Value(), inner.constant};
+      return {inner.rest ? value : Value(), inner.constant,
+              inner.restNonNegative};
     return {b.create<arith::ExtSIOp>(value.getType(), inner.rest),
-            inner.constant};
+            inner.constant, inner.restNonNegative};
   }
   if (isa_and_nonnull<arith::AddIOp>(op)) {
     Split l = splitOffset(b, op->getOperand(0));
     Split r = splitOffset(b, op->getOperand(1));
     Value rest = !l.rest ? r.rest : !r.rest ? l.rest : b.add(l.rest, r.rest);
-    return {rest, l.constant + r.constant};
+    return {rest, l.constant + r.constant,
+            l.restNonNegative && r.restNonNegative};
   }
   if (isa_and_nonnull<arith::MulIOp>(op)) {
     for (int side = 0; side < 2; ++side) {
@@ -71,7 +81,8 @@ Split splitOffset(KernelBuilder &b, Value value) {
       Split inner = splitOffset(b, op->getOperand(side));
       Value rest = inner.rest ? b.mul(inner.rest, op->getOperand(1 - side))
                               : Value();
-      return {rest, inner.constant * factor};
+      return {rest, inner.constant * factor,
+              inner.restNonNegative && (!rest || factor >= 0)};
     }
   }
   return {value, 0};
@@ -88,8 +99,9 @@ std::pair<Value, int64_t> splitAddress(KernelBuilder &b, Value address) {
   if (auto fixed = dyn_cast<IntegerAttr>(index))
     return {root, constant + fixed.getInt()};
   Split offset = splitOffset(b, cast<Value>(index));
-  // Nothing peeled here or below: the address as it is.
-  if (constant == 0 && offset.constant == 0)
+  // Nothing peeled here or below, or a rest that may lie below this
+  // address's base: the address as it is.
+  if ((constant == 0 && offset.constant == 0) || !offset.restNonNegative)
     return {address, 0};
   if (offset.rest)
     root = b.gep(root, offset.rest);

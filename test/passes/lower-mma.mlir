@@ -109,3 +109,28 @@ llvm.func @constant_stage(%acc: !acc, %smem: !llvm.ptr<3>, %zero: i32, %rows: i6
   %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
   llvm.return %r_s : !acc
 }
+
+// A multiplication by a negative constant is not peeled, nor the constants
+// beside it: the rest, smem - 16384 (zero + 1), would lie below shared
+// memory's first address and its descriptor field wrap. The descriptor is
+// the whole address's, with nothing added.
+// CHECK-LABEL: llvm.func @negative_factor
+// CHECK: %[[ADDR:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: llvm.ptrtoint %[[ADDR]]
+// CHECK-NOT: %c3072_i64
+// CHECK: nvvm.wgmma.mma_async
+llvm.func @negative_factor(%acc: !acc, %smem: !llvm.ptr<3>, %zero: i32) -> !acc {
+  %c1 = arith.constant 1 : i32
+  %minus = arith.constant -16384 : i64
+  %start = arith.constant 49152 : i64
+  %stage = arith.addi %zero, %c1 : i32
+  %wide = arith.extsi %stage : i32 to i64
+  %back = arith.muli %wide, %minus : i64
+  %offset = arith.addi %start, %back : i64
+  %a = llvm.getelementptr %smem[%offset] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %a attributes {a_type = f8E4M3FN, b_type = f8E4M3FN,
+      k_per_step = 32, block_k = 128, first_step = 0, steps = 1, fresh} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
+}

@@ -134,3 +134,34 @@ llvm.func @negative_factor(%acc: !acc, %smem: !llvm.ptr<3>, %zero: i32) -> !acc 
   %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
   llvm.return %r_s : !acc
 }
+
+// Constants that are no whole 16-byte units (24 bytes), and a zero
+// extension (whose constant the peeling would read signed), are not
+// peeled: each descriptor is its whole address's, with nothing added.
+// CHECK-LABEL: llvm.func @not_peeled
+// CHECK: %[[A:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: %[[B:.*]] = llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK: llvm.ptrtoint %[[A]]
+// CHECK: %[[ADESC:.*]] = arith.ori
+// CHECK: llvm.ptrtoint %[[B]]
+// CHECK: %[[BDESC:.*]] = arith.ori
+// CHECK: %[[A0:.*]] = arith.addi %[[ADESC]], %c0_i64
+// CHECK: %[[B0:.*]] = arith.addi %[[BDESC]], %c0_i64
+// CHECK: nvvm.wgmma.mma_async %[[A0]], %[[B0]]
+llvm.func @not_peeled(%acc: !acc, %smem: !llvm.ptr<3>, %zero: i32) -> !acc {
+  %c24 = arith.constant 24 : i64
+  %c1 = arith.constant 1 : i32
+  %c16384 = arith.constant 16384 : i64
+  %wide0 = arith.extsi %zero : i32 to i64
+  %odd = arith.addi %wide0, %c24 : i64
+  %a = llvm.getelementptr %smem[%odd] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %stage = arith.addi %zero, %c1 : i32
+  %wide = arith.extui %stage : i32 to i64
+  %offset = arith.muli %wide, %c16384 : i64
+  %b = llvm.getelementptr %smem[%offset] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+  %acc_t = builtin.unrealized_conversion_cast %acc : !acc to !ggk.acc<64x16xf32>
+  %r = ggk.mma %acc_t, %a, %b attributes {a_type = f8E4M3FN, b_type = f8E4M3FN,
+      k_per_step = 32, block_k = 128, first_step = 0, steps = 1, fresh} : !ggk.acc<64x16xf32>
+  %r_s = builtin.unrealized_conversion_cast %r : !ggk.acc<64x16xf32> to !acc
+  llvm.return %r_s : !acc
+}

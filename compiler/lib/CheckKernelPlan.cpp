@@ -212,8 +212,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     // attribute's verifier has checked serial promotion and
     // epilogue_blocks = 0.
     int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
-    if (!canPipelinePromotion(op) || op.getLayout() == GroupLayout::k_grouped ||
-        kBlocks % config.getStages() != 0)
+    if (!canTakeConstantStages(op, config))
       return error() << " cannot give each K block a constant stage "
                         "(ring_stages = constant): that takes a two-level "
                         "kernel (f8, scales that change along K) with serial "

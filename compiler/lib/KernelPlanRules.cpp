@@ -69,6 +69,15 @@ bool consumersCanCopy(GroupedMatmulOp op, ConfigAttr config) {
 bool canPipelinePromotion(GroupedMatmulOp op) {
   return ggc::twoLevelAccumulation(op);
 }
+
+/// Every tile starts at stage 0 (ggk-pipeline-promotion), so each turn of
+/// the ring is whole: K blocks a multiple of the stages.
+bool canTakeConstantStages(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
+  return canPipelinePromotion(op) &&
+         op.getLayout() != GroupLayout::k_grouped &&
+         kBlocks % config.getStages() == 0;
+}
 /// A consumer thread's registers for pipelined promotion: three
 /// accumulators, and where B's column scales ride in the stages (the FP8
 /// weight gradient), its columns' scales beside them, two per 8 of the

@@ -51,6 +51,11 @@ int64_t consumerCopyRows(mlir::gg::ConfigAttr config);
 bool consumersCanCopy(mlir::gg::GroupedMatmulOp op,
                       mlir::gg::ConfigAttr config);
 bool canPipelinePromotion(mlir::gg::GroupedMatmulOp op);
+/// Whether the serial K loop can take a turn of the ring at a time, each K
+/// block's stage a constant (ring_stages = constant): a two-level kernel,
+/// a static K (not k_grouped) of K blocks a multiple of the stages.
+bool canTakeConstantStages(mlir::gg::GroupedMatmulOp op,
+                           mlir::gg::ConfigAttr config);
 bool hasScalesAlongK(mlir::gg::GroupedMatmulOp op);
 
 // The output tile.

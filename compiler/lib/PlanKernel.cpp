@@ -199,11 +199,21 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     gradient 0.945-1.005x, FP8 forward 0.98-1.02x, BF16 0.99-1.01x
   //     (H200, docs/performance.md, twenty-ninth session).
   StoreIssuers storeIssuers = StoreIssuers::tile;
-  // 12. Ring stages: counted. Constant stages (the serial loop a turn of
-  //     the ring at a time) take instructions off the serial FP8 K loop
-  //     without spilling, but are not timed on a GPU yet
-  //     (performance-history.md, fifty-fifth session).
-  RingStages ringStages = RingStages::counted;
+  // 12. Ring stages: constant (the serial K loop a turn of the ring at a
+  //     time, each block's stage a constant) for the serial FP8 kernels of
+  //     contiguous groups that can take them: 132 instructions a K block
+  //     against 156 at 128x192, which ran 1.035-1.181x the counted loop
+  //     on an H100 (T8192 G8 N7168 K2048, T8192 G8 N4096 K7168, T32768
+  //     G32 N7168 K2048, T16384 G32 N3072 K8192: level with DeepGEMM,
+  //     0.990-1.008x; performance-history.md, fifty-sixth session).
+  //     Elsewhere counted: not measured (masked pairs, gathered rows, MX
+  //     scales), or no whole turns.
+  RingStages ringStages =
+      !pipelined && epilogueBlocks == 0 && target.mma == ggc::MmaKind::wgmma &&
+              op.getLayout() == GroupLayout::contiguous && !op.getARows() &&
+              !ggc::usesMxScales(op) && canTakeConstantStages(op, config)
+          ? RingStages::constant
+          : RingStages::counted;
   return KernelPlanAttr::get(
       op.getContext(), pipelined ? Promotion::pipelined : Promotion::serial,
       scales, producer, consumer, staging, warpColumns, releaseLag, roles,

@@ -284,3 +284,52 @@ func.func @wgrad_f32_128_serial_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: mem
        store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }
+
+// -----
+
+// Rule 12: the serial FP8 kernel of contiguous groups takes a turn of the
+// ring at a time (ring_stages = constant) where its K blocks are whole
+// turns: 16 K blocks over 4 stages. 18 K blocks over 4 stages, and masked
+// groups (pairs not measured), keep counted stages.
+// CHECK-LABEL: func.func @contiguous_fp8_192
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled, ring_stages = constant>
+// CHECK-LABEL: func.func @contiguous_fp8_192_partial_turn
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
+// CHECK-LABEL: func.func @masked_fp8_192
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
+func.func @contiguous_fp8_192(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,
+                              %g: memref<9xi32>, %sa: memref<16x?xf32>, %sb: memref<8x56x16xf32>,
+                              %o: memref<?x7168xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<8x7168x2048xf8E4M3FN>) groups(%g : memref<9xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x56x16xf32>, <block 128x128>)
+      out(%o : memref<?x7168xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+func.func @contiguous_fp8_192_partial_turn(%a: memref<?x2304xf8E4M3FN>, %b: memref<8x7168x2304xf8E4M3FN>,
+                                           %g: memref<9xi32>, %sa: memref<18x?xf32>, %sb: memref<8x56x18xf32>,
+                                           %o: memref<?x7168xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2304xf8E4M3FN>)
+      b(%b : memref<8x7168x2304xf8E4M3FN>) groups(%g : memref<9xi32>)
+      a_scale(%sa : memref<18x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x56x18xf32>, <block 128x128>)
+      out(%o : memref<?x7168xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+func.func @masked_fp8_192(%a: memref<8x512x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,
+                          %g: memref<8xi32>, %sa: memref<8x16x512xf32>, %sb: memref<8x56x16xf32>,
+                          %o: memref<8x512x7168xbf16>) {
+  gg.grouped_matmul masked a(%a : memref<8x512x2048xf8E4M3FN>)
+      b(%b : memref<8x7168x2048xf8E4M3FN>) groups(%g : memref<8xi32>)
+      a_scale(%sa : memref<8x16x512xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x56x16xf32>, <block 128x128>)
+      out(%o : memref<8x512x7168xbf16>)
+      {config = #gg.config<block = [128, 192, 128], stages = 4, cluster = [2, 1], sms = 132>,
+       store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
+  return
+}

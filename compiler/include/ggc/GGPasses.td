@@ -329,7 +329,13 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     5. epilogue_blocks: 1 with pipelined promotion, 0 with serial (the
        serial kernels' epilogue beside the next tile's first wgmma measured
        0.86-1.03x); store_issuers: one for the tile (each consumer
-       warpgroup storing its own rows measured 0.95-1.02x).
+       warpgroup storing its own rows measured 0.95-1.02x);
+    6. ring_stages: constant (the serial K loop a turn of the ring at a
+       time, each block's stage a constant) for serial FP8 kernels of plain
+       contiguous groups (no a_rows, no MX scales) on sm_90a whose K
+       blocks are whole turns (1.035-1.181x the counted loop at 128x192 on
+       an H100, level with DeepGEMM: docs/performance.md, fifty-sixth
+       session), else counted.
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
     (warps of 64 rows side by side) where a warpgroup has 256 columns or

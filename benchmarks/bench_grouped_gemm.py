@@ -123,8 +123,11 @@ def extra(config):
     whole A tiles at group ends (gg-plan-overfetch), 'stages'/'slots' put
     the block scales in the ring's stages or each warp's slots and
     'serial'/'pipelined' order the promotion (a #gg.kernel_plan for
-    128-row tiles: two consumer warpgroups), and 'eb2' issues two K blocks
-    before the deferred epilogue (pipelined: `epilogue_blocks = 2`); 'emN'
+    128-row tiles: two consumer warpgroups), 'eb2' issues two K blocks
+    before the deferred epilogue (pipelined: `epilogue_blocks = 2`) and
+    'constant' gives each K block of a serial loop a constant stage
+    (`ring_stages = constant`; a plan naming 'serial' without it is
+    counted); 'emN'
     passes expected_m = N, 'emauto' the host's hint for the shape
     (ggc.ops.mean_hint of its rows a group, capped at 4,096, as ggc.moe
     passes it)."""
@@ -149,6 +152,9 @@ def extra(config):
     scales = next((s for s in ("stages", "slots") if s in config[4:]), None)
     promotion = next((p for p in ("serial", "pipelined") if p in config[4:]), None)
     two_blocks = "eb2" in config[4:]
+    constant = "constant" in config[4:]
+    if constant:
+        promotion = "serial"
     if scales or promotion or two_blocks:
         promotion = promotion or "pipelined"
         registers = "[24, 240]" if promotion == "pipelined" else "[40, 232]"
@@ -156,7 +162,8 @@ def extra(config):
         opts["kernel_plan"] = (f"#gg.kernel_plan<promotion = {promotion}, scales = "
                                f"{scales or 'stages'}, registers = {registers}, "
                                f"staging = {staging}"
-                               f"{', epilogue_blocks = 2' if two_blocks else ''}>")
+                               f"{', epilogue_blocks = 2' if two_blocks else ''}"
+                               f"{', ring_stages = constant' if constant else ''}>")
     return opts
 
 
@@ -386,7 +393,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--suite", default="all", choices=["all", "bf16", "fp8"])
     parser.add_argument("--configs", default="",
-                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first][,stages|slots][,serial|pipelined][,eb2][,emN|emauto];...' (0,0,0,0: the chosen tile)")
+                        help="extra tile configs to time, 'BM,BN,BK,STAGES[,c2][,s2][,direct][,nf][,bandS][,compute][,skip][,whole][,evict_first][,stages|slots][,serial|pipelined][,eb2][,constant][,emN|emauto];...' (0,0,0,0: the chosen tile)")
     parser.add_argument("--fp8-cases", default="",
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")

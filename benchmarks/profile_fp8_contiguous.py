@@ -6,7 +6,10 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
       python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
 
 NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
-"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant), padded,
+"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant),
+"ggc 128x192 counted" (ring_stages = counted: since the fifty-sixth
+session gg-plan-kernel gives the 128x192 row constant stages where its K
+blocks are whole turns), padded,
 "padded band B", "padded n_fastest", ggc_dg, deep_gemm. With
 `--section SourceCounters -o REPORT`, `benchmarks/probes/stall_profile.py`
 summarises where the kernel's warps wait.
@@ -56,6 +59,7 @@ WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], s
 CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
                    "staging = swizzled, ring_stages = constant>")
 CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": WIDE, "ggc 128x192 c2 rc": WIDE_PAIR}
+COUNTED_STAGES = CONSTANT_STAGES.replace(", ring_stages = constant", "")
 
 
 def mn_major_scales(sx):
@@ -118,6 +122,7 @@ def main():
     own, out_own = ggc_contiguous(a, b, t, g, n, k)
     wide, out_wide = ggc_contiguous(a, b, t, g, n, k, config=WIDE)
     pair, out_pair = ggc_contiguous(a, b, t, g, n, k, config=WIDE_PAIR)
+    counted, _ = ggc_contiguous(a, b, t, g, n, k, config=WIDE, kernel_plan=COUNTED_STAGES)
     # An older compiler (the other side of an A/B) may not know the plan.
     optional = {}
     for name, config in CONSTANT_STAGE_ROWS.items():
@@ -136,6 +141,7 @@ def main():
         a, b, t, g, n, k, layout="padded_contiguous", tile_order="n_fastest",
         b_cache="evict_first")[0]
     fns = {"ggc": own, "ggc 128x192": wide, "ggc 128x192 c2": pair,
+           "ggc 128x192 counted": counted,
            **{name: fn for name, (fn, _) in optional.items()}, **padded,
            "ggc_dg": lambda: ggc_dg.m_grouped_fp8_gemm_nt_contiguous(a, b, out_gd, tags)}
     if deep_gemm is not None:

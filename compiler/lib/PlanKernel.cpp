@@ -207,11 +207,12 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     G32 N7168 K2048, T16384 G32 N3072 K8192: level with DeepGEMM,
   //     0.990-1.008x; performance-history.md, fifty-sixth session).
   //     Elsewhere counted: not measured (masked pairs, gathered rows, MX
-  //     scales), or no whole turns.
+  //     scales, zero_ungrouped's tiles of no K blocks), or no whole turns.
   RingStages ringStages =
       !pipelined && epilogueBlocks == 0 && target.mma == ggc::MmaKind::wgmma &&
               op.getLayout() == GroupLayout::contiguous && !op.getARows() &&
-              !ggc::usesMxScales(op) && canTakeConstantStages(op, config)
+              !op.getZeroUngrouped() && !ggc::usesMxScales(op) &&
+              canTakeConstantStages(op, config)
           ? RingStages::constant
           : RingStages::counted;
   return KernelPlanAttr::get(

@@ -332,7 +332,8 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        warpgroup storing its own rows measured 0.95-1.02x);
     6. ring_stages: constant (the serial K loop a turn of the ring at a
        time, each block's stage a constant) for serial FP8 kernels of plain
-       contiguous groups (no a_rows, no MX scales) on sm_90a whose K
+       contiguous groups (no a_rows, zero_ungrouped or MX scales) on sm_90a
+       whose K
        blocks are whole turns (1.035-1.181x the counted loop at 128x192 on
        an H100, level with DeepGEMM: docs/performance.md, fifty-sixth
        session), else counted.

@@ -172,20 +172,18 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
       pending.rowValid = row.valid;
       pending.colValid = colValid;
       pending.fragment = {int64_t(half), c};
-      FailureOr<Value> pair =
-          p.quantizeOut
-              ? emitQuantizedInputs(inputs, row, colRefs, scalarValues,
-                                    t.group, pending)
-              : emitPairOutputs(inputs, row, colRefs, scalarValues, t.group);
-      if (failed(pair)) {
+      FailureOr<SmallVector<Value, 2>> values =
+          emitPairValues(inputs, row, colRefs, scalarValues, t.group);
+      if (failed(values)) {
         failedEpilogue = true;
         return;
       }
       if (p.quantizeOut) {
+        pending.values = std::move(*values);
         quantized.push_back(pending);
         continue;
       }
-      storePair(pending, *pair);
+      storePair(pending, pairVector(*values));
     }
   }
   if (p.quantizeOut)
@@ -199,23 +197,30 @@ void KernelGenerator::storePair(const PendingPair &pair, Value values) {
                              b.getDenseI64ArrayAttr(pair.fragment));
 }
 
-FailureOr<Value> KernelGenerator::emitPairOutputs(
+FailureOr<SmallVector<Value, 2>> KernelGenerator::emitPairValues(
     function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
     ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group) {
   // column_pairs: the epilogue takes both accumulators and makes one output.
   int64_t outputs = p.columnPairs ? 1 : 2;
-  // An accumulating store adds in f32 and rounds the sum once.
-  Type storedElem = p.accumulate ? Type(b.f32()) : p.outElem;
-  Value stored =
-      b.create<LLVM::UndefOp>(VectorType::get({outputs}, storedElem));
+  SmallVector<Value, 2> values;
   for (int64_t j = 0; j < outputs; ++j) {
     FailureOr<Value> result = emitEpilogueRegion(
         inputs(j), row.vectorValues, colValues[j], scalarValues, group);
     if (failed(result))
       return failure();
-    stored = b.create<ggk::InsertOutputOp>(stored.getType(), *result, stored,
-                                           b.getI64IntegerAttr(j));
+    values.push_back(*result);
   }
+  return values;
+}
+
+Value KernelGenerator::pairVector(ArrayRef<Value> values) {
+  // An accumulating store adds in f32 and rounds the sum once.
+  Type storedElem = p.accumulate ? Type(b.f32()) : p.outElem;
+  Value stored = b.create<LLVM::UndefOp>(
+      VectorType::get({int64_t(values.size())}, storedElem));
+  for (auto [j, value] : llvm::enumerate(values))
+    stored = b.create<ggk::InsertOutputOp>(stored.getType(), value, stored,
+                                           b.getI64IntegerAttr(j));
   return stored;
 }
 

@@ -493,14 +493,9 @@ private:
     SmallVector<Value, 2> values;
   };
   void storePair(const PendingPair &pair, Value values);
-  /// out_scale (QuantizedEpilogue.cpp): the epilogue's f32 values of one
-  /// pair, kept in `pair` (the result is the first); then every row's
-  /// 128-column blocks quantised to e4m3, their scales stored and the
+  /// out_scale (QuantizedEpilogue.cpp): every row's 128-column blocks of
+  /// the pairs' f32 values quantised to e4m3, their scales stored and the
   /// pairs stated as ggk.store_pair of the e4m3 bytes.
-  FailureOr<Value> emitQuantizedInputs(
-      function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
-      ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group,
-      PendingPair &pair);
   void storeQuantizedOutputs(ArrayRef<PendingPair> pairs, int64_t rowGroups,
                              int64_t columnBlocks);
   /// `values` (one or two f32) times `factor` as e4m3 bytes (vector<1xi8>
@@ -512,13 +507,16 @@ private:
   /// ggk.store_pair.
   void emitTileOutputs(const Tile &tile, const Fragment &f, Value acc,
                        ValueRange rowWords);
-  /// The stored values of one pair of the thread's adjacent outputs,
+  /// The epilogue's values of one pair of the thread's adjacent outputs,
   /// `inputs(j)` making the epilogue's scaled accumulators of output j:
   /// two outputs, or with column_pairs one that combines the pair.
-  FailureOr<Value> emitPairOutputs(function_ref<SmallVector<Value, 2>(int)> inputs,
-                                   const Row &row,
-                                   ArrayRef<Value> colValues[2],
-                                   ArrayRef<Value> scalarValues, Value group);
+  FailureOr<SmallVector<Value, 2>>
+  emitPairValues(function_ref<SmallVector<Value, 2>(int)> inputs,
+                 const Row &row, ArrayRef<Value> colValues[2],
+                 ArrayRef<Value> scalarValues, Value group);
+  /// Those values as the vector a ggk.store_pair stores (f32 where the
+  /// tile accumulates, else out's type).
+  Value pairVector(ArrayRef<Value> values);
   /// Row `rowInTile` + 8 `half` of tile `t`: whether it lies in the
   /// group, its output row and where its vectors are read.
   Row rowPlace(const Tile &t, Value rowInTile, int half);

@@ -15,21 +15,6 @@ using namespace mlir;
 
 namespace ggc {
 
-FailureOr<Value> KernelGenerator::emitQuantizedInputs(
-    function_ref<SmallVector<Value, 2>(int)> inputs, const Row &row,
-    ArrayRef<Value> colValues[2], ArrayRef<Value> scalarValues, Value group,
-    PendingPair &pair) {
-  int64_t outputs = p.columnPairs ? 1 : 2;
-  for (int64_t j = 0; j < outputs; ++j) {
-    FailureOr<Value> value = emitEpilogueRegion(
-        inputs(j), row.vectorValues, colValues[j], scalarValues, group);
-    if (failed(value))
-      return failure();
-    pair.values.push_back(*value);
-  }
-  return pair.values.front();
-}
-
 void KernelGenerator::storeQuantizedOutputs(ArrayRef<PendingPair> pairs,
                                             int64_t rowGroups,
                                             int64_t columnBlocks) {

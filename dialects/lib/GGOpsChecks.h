@@ -158,6 +158,20 @@ LogicalResult verifyScaleOperand(GroupedMatmulOp op, bool isA,
 /// mx exponents of A and B come in pairs over the same K block.
 LogicalResult verifyMxScalePair(GroupedMatmulOp op);
 
+// The options over a contiguous product's rows (GGRowOperands.cpp).
+/// a_rows: the contiguous layout and a 1-D i32 list, which sets M.
+LogicalResult verifyGatheredRows(GroupedMatmulOp op);
+/// out_rows: a 1-D i32 list of the product's rows; no accumulate or
+/// zero_ungrouped.
+LogicalResult verifyScatteredRows(GroupedMatmulOp op,
+                                  const GroupedMatmulOp::Dims &d);
+/// out_scale: f32 block_mn scales of an f8 out, stored row by row.
+LogicalResult verifyOutputScales(GroupedMatmulOp op,
+                                 const GroupedMatmulOp::Dims &d);
+/// zero_ungrouped: a contiguous product with no epilogue, accumulate or
+/// a_rows.
+LogicalResult verifyZeroUngrouped(GroupedMatmulOp op);
+
 } // namespace mlir::gg::detail
 
 #endif // GG_GGOPSCHECKS_H

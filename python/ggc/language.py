@@ -496,6 +496,17 @@ def _require_pair_values(t: _Trace, values) -> None:
                      "accumulator")
 
 
+def _require_store_rows_param(t: _Trace, param, name: str, annotation, verb: str) -> None:
+    """gl.store's `name` is a parameter annotated `annotation`, over the
+    rows of Rows (the contiguous layout)."""
+    if not isinstance(param, Param) or param.annotation is not annotation:
+        raise _error(f"gl.store's '{name}' must be a parameter annotated "
+                     f"{annotation.__name__}")
+    if t.dot["layout"] != "contiguous":
+        raise _error(f"gl.store's {name} {verb} the rows of Rows (the contiguous "
+                     f"layout); '{t.dot['a'].name}' is {t.dot['a'].annotation.__name__}")
+
+
 def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
           rows: Optional[Param] = None, scale: Optional[Param] = None) -> None:
     """Stores the epilogue's value to the valid rows of `out`; with
@@ -538,21 +549,13 @@ def store(out: Param, value, *, accumulate=False, zero_ungrouped=False,
         raise _error("gl.store's zero_ungrouped writes zeros to the rows outside every "
                      "group, which accumulate would leave as they were: take one")
     if rows is not None:
-        if not isinstance(rows, Param) or rows.annotation is not RowIndices:
-            raise _error("gl.store's 'rows' must be a parameter annotated RowIndices")
-        if t.dot["layout"] != "contiguous":
-            raise _error(f"gl.store's rows scatter the rows of Rows (the contiguous "
-                         f"layout); '{t.dot['a'].name}' is {t.dot['a'].annotation.__name__}")
+        _require_store_rows_param(t, rows, "rows", RowIndices, "scatter")
         if accumulate or zero_ungrouped:
             raise _error("gl.store's rows write each row once where its index says: it "
                          "takes no accumulate (two indices naming one row would add in "
                          "no fixed order) and no zero_ungrouped")
     if scale is not None:
-        if not isinstance(scale, Param) or scale.annotation is not OutScale:
-            raise _error("gl.store's 'scale' must be a parameter annotated OutScale")
-        if t.dot["layout"] != "contiguous":
-            raise _error(f"gl.store's scale quantises the rows of Rows (the contiguous "
-                         f"layout); '{t.dot['a'].name}' is {t.dot['a'].annotation.__name__}")
+        _require_store_rows_param(t, scale, "scale", OutScale, "quantises")
         if accumulate or zero_ungrouped or rows is not None:
             raise _error("gl.store's scale writes each row once with its scales: it takes "
                          "no rows, accumulate or zero_ungrouped")

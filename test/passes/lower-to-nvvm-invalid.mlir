@@ -251,3 +251,20 @@ func.func @quantized_192(%a: memref<?x256xf8E4M3FN>, %b: memref<8x384x256xf8E4M3
        store_pool = array<i64>}
   return
 }
+
+// -----
+
+// sm_80 converts nothing to FP8: a quantised out is refused by name.
+module attributes {gg.target = "sm_80"} {
+func.func @quantized_sm80(%a: memref<?x256xbf16>, %b: memref<8x256x256xbf16>,
+                          %off: memref<9xi32>, %out: memref<?x256xf8E4M3FN>,
+                          %so: memref<2x?xf32>) {
+  // expected-error @+1 {{quantises out to FP8 (out_scale), which takes a target that converts to FP8 (sm_89, sm_90a)}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
+      b(%b : memref<8x256x256xbf16>) groups(%off : memref<9xi32>)
+      out(%out : memref<?x256xf8E4M3FN>) out_scale(%so : memref<2x?xf32>)
+      {config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>}
+  return
+}
+}

@@ -162,7 +162,22 @@ SPLIT_KNOBS = ";".join((
     f"band2={_SPLIT}|m_band=2",
     f"whole={_SPLIT}|overfetch_rows=63",
     f"evictB={_SPLIT}|b_cache=evict_first"))
-NAMED_CONFIGS = {"tilings": TILINGS, "split_knobs": SPLIT_KNOBS}
+
+# `--configs constant_stages`: the paired 128x192 tiles gg-select-config
+# gives batches beyond four waves (five stages, counted: K 7,168's 56
+# blocks are no multiple of five) against four stages counted and
+# constant (ring_stages = constant, which gg-plan-kernel gives contiguous
+# FP8 since the fifty-sixth session), in pairs and alone.
+_SERIAL = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
+           "staging = none, store_columns = 8{ring}>|direct_stores=1")
+_WIDE = f"#gg.config<block = [128, 192, 128], stages = 4, cluster = [{{m}}, 1], {_SMS}>"
+CONSTANT_STAGES = ";".join((
+    f"p5={_WIDE.replace('stages = 4', 'stages = 5').format(m=2)}",
+    f"p4={_WIDE.format(m=2)}|kernel_plan={_SERIAL.format(ring='')}",
+    f"p4rc={_WIDE.format(m=2)}|kernel_plan={_SERIAL.format(ring=', ring_stages = constant')}",
+    f"s4rc={_WIDE.format(m=1)}|kernel_plan={_SERIAL.format(ring=', ring_stages = constant')}"))
+NAMED_CONFIGS = {"tilings": TILINGS, "split_knobs": SPLIT_KNOBS,
+                 "constant_stages": CONSTANT_STAGES}
 
 
 def parse_cases(text):
@@ -195,7 +210,7 @@ def main():
                              "each a config (none: gg-select-config's) and "
                              "ir.grouped_matmul's string options "
                              "(b_cache=normal, kernel_plan=#gg.kernel_plan<...>); "
-                             "'tilings' and 'split_knobs' stand for NAMED_CONFIGS' sets")
+                             "'tilings', 'split_knobs' and 'constant_stages' stand for NAMED_CONFIGS' sets")
     parser.add_argument("--only-configs", action="store_true",
                         help="time the chosen kernel, --configs and DeepGEMM alone")
     parser.add_argument("--profile", default="",

@@ -12,9 +12,10 @@ A loop is a backward branch and the instructions from its target to it;
 the innermost (shortest) is the K loop a consumer runs, one K block a
 turn or more (two where the lowering pairs them, a turn of the ring with
 ring_stages = constant: compare instructions an MMA), the outer ones its tile
-loops. cuobjdump needs no GPU: where it is not on PATH, NVIDIA's wheel
-has it (`python3 -m pip download --no-deps nvidia-cuda-cuobjdump`, unzip,
-then PATH=.../nvidia/cu13/bin:$PATH).
+loops. cuobjdump needs no GPU, but it runs nvdisasm: where they are not
+on PATH, NVIDIA's wheels have them (`python3 -m pip download --no-deps
+nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, unzip both, then
+PATH=.../nvidia/cu13/bin:$PATH).
 """
 from __future__ import annotations
 

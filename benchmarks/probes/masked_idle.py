@@ -164,18 +164,20 @@ SPLIT_KNOBS = ";".join((
     f"evictB={_SPLIT}|b_cache=evict_first"))
 
 # `--configs constant_stages`: the paired 128x192 tiles gg-select-config
-# gives batches beyond four waves (five stages, counted: K 7,168's 56
-# blocks are no multiple of five) against four stages counted and
-# constant (ring_stages = constant, which gg-plan-kernel gives contiguous
-# FP8 since the fifty-sixth session), in pairs and alone.
+# gives batches beyond four waves (five stages, counted, the chosen
+# kernel) against constant stages (ring_stages = constant, which
+# gg-plan-kernel gives contiguous FP8 of whole turns since the fifty-sixth
+# session): five stages, K 7,168's 56 blocks ending each tile's last turn
+# on four empty stages, and four stages (whole turns) counted and
+# constant.
 _SERIAL = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
            "staging = none, store_columns = 8{ring}>|direct_stores=1")
-_WIDE = f"#gg.config<block = [128, 192, 128], stages = 4, cluster = [{{m}}, 1], {_SMS}>"
+_WIDE = f"#gg.config<block = [128, 192, 128], stages = {{s}}, cluster = [2, 1], {_SMS}>"
+_CONSTANT = ", ring_stages = constant"
 CONSTANT_STAGES = ";".join((
-    f"p5={_WIDE.replace('stages = 4', 'stages = 5').format(m=2)}",
-    f"p4={_WIDE.format(m=2)}|kernel_plan={_SERIAL.format(ring='')}",
-    f"p4rc={_WIDE.format(m=2)}|kernel_plan={_SERIAL.format(ring=', ring_stages = constant')}",
-    f"s4rc={_WIDE.format(m=1)}|kernel_plan={_SERIAL.format(ring=', ring_stages = constant')}"))
+    f"p5rc={_WIDE.format(s=5)}|kernel_plan={_SERIAL.format(ring=_CONSTANT)}",
+    f"p4={_WIDE.format(s=4)}|kernel_plan={_SERIAL.format(ring='')}",
+    f"p4rc={_WIDE.format(s=4)}|kernel_plan={_SERIAL.format(ring=_CONSTANT)}"))
 NAMED_CONFIGS = {"tilings": TILINGS, "split_knobs": SPLIT_KNOBS,
                  "constant_stages": CONSTANT_STAGES}
 

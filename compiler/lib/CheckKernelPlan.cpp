@@ -217,7 +217,8 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                         "(ring_stages = constant): that takes a two-level "
                         "kernel (f8, scales that change along K) with serial "
                         "promotion, epilogue_blocks = 0, a static K (not "
-                        "k_grouped) and K blocks a multiple of the stages ("
+                        "k_grouped), and K blocks a multiple of the stages "
+                        "where A's rows are gathered (a_rows) ("
                      << kBlocks << " K blocks, " << config.getStages()
                      << " stages); use ring_stages = counted";
   }

@@ -128,10 +128,11 @@ SmallVector<Value> KernelGenerator::warpgroupTile(
 }
 
 /// Waits for each of the tile's K blocks and releases it unread: the
-/// consumer's rows of the tile are all padding.
+/// consumer's rows of the tile are all padding. (With constant stages, the
+/// empty stages that end its last turn too.)
 Value KernelGenerator::emitIdleLoop(const Tile &t, Value counter) {
   auto loop = b.create<scf::ForOp>(
-      b.c32(0), t.numKBlocks, b.c32(1), ValueRange{counter},
+      b.c32(0), ringBlocks(t), b.c32(1), ValueRange{counter},
       [&](OpBuilder &, Location, Value kBlock, ValueRange iter) {
         Value it = iter[0];
         loadAhead(t, kBlock, it);
@@ -255,6 +256,12 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
     return {};
   });
+  if (p.constantStages)
+    fillStep(loop.getAwait(), {i32, i32},
+             [&](ValueRange a) -> SmallVector<Value> {
+               waitStage(a[0], a[1]);
+               return {};
+             });
   return {loop.getResult(), loop.getEnd()};
 }
 

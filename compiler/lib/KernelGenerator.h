@@ -72,6 +72,9 @@ struct KernelPlan {
   /// thread of warpgroup 0 runs the producer; its leader alone arms the
   /// stages and issues the TMA loads.
   bool producerAllThreads = false;
+  /// gg-plan-kernel's ring_stages = constant: every tile starts at stage 0,
+  /// its K blocks rounded up to whole turns of the ring (ringBlocks).
+  bool constantStages = false;
   /// A's tiles are copied from its address (no TMA, or gathered rows).
   bool aByAddress() const { return !tensorMaps || gatherA; }
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks
@@ -357,6 +360,10 @@ private:
   SmallVector<Value> prefetchRowTags(const Tile &t);
   int64_t tagWordCount() const;
   Value emitIdleLoop(const Tile &t, Value counter);
+  /// How far tile `t` moves the ring counter: its K blocks, rounded up to
+  /// whole turns of the ring with constant stages (the last turn ending
+  /// on stages the producer passes on empty, ggk.pass_stage).
+  Value ringBlocks(const Tile &t);
   /// The loads of K block `kBlock` into ring slot `it`: the producer's, or
   /// without one (consumersCopy) every consumer thread's.
   void loadStage(const Tile &t, Value kBlock, Value it);

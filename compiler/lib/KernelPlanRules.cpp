@@ -73,10 +73,13 @@ bool canPipelinePromotion(GroupedMatmulOp op) {
 /// Every tile starts at stage 0 (ggk-pipeline-promotion), so each turn of
 /// the ring is whole: K blocks a multiple of the stages.
 bool canTakeConstantStages(GroupedMatmulOp op, ConfigAttr config) {
-  int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
   return canPipelinePromotion(op) &&
          op.getLayout() != GroupLayout::k_grouped &&
-         kBlocks % config.getStages() == 0;
+         (wholeRingTurns(op, config) || !op.getARows());
+}
+bool wholeRingTurns(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
+  return kBlocks % config.getStages() == 0;
 }
 /// A consumer thread's registers for pipelined promotion: three
 /// accumulators, and where B's column scales ride in the stages (the FP8

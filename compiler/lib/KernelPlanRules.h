@@ -51,9 +51,13 @@ int64_t consumerCopyRows(mlir::gg::ConfigAttr config);
 bool consumersCanCopy(mlir::gg::GroupedMatmulOp op,
                       mlir::gg::ConfigAttr config);
 bool canPipelinePromotion(mlir::gg::GroupedMatmulOp op);
+/// Whether op's K blocks are a whole number of turns of config's ring.
+bool wholeRingTurns(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config);
 /// Whether the serial K loop can take a turn of the ring at a time, each K
-/// block's stage a constant (ring_stages = constant): a two-level kernel,
-/// a static K (not k_grouped) of K blocks a multiple of the stages.
+/// block's stage a constant (ring_stages = constant): a two-level kernel
+/// and a static K (not k_grouped). Where the K blocks are no whole number
+/// of turns, each tile's last turn ends on stages passed on empty, which a
+/// producer of one thread does (not gathered rows).
 bool canTakeConstantStages(mlir::gg::GroupedMatmulOp op,
                            mlir::gg::ConfigAttr config);
 bool hasScalesAlongK(mlir::gg::GroupedMatmulOp op);

@@ -274,6 +274,7 @@ LogicalResult KernelGenerator::readDecisions(ConfigAttr config) {
   p.storeColumns = kernelPlan.getStoreColumns();
   p.consumersCopy = kernelPlan.getProducer() == Producer::none;
   p.producerAllThreads = kernelPlan.getProducer() == Producer::all_threads;
+  p.constantStages = kernelPlan.getRingStages() == RingStages::constant;
   p.gatherA = bool(op.getARows());
   p.quantizeOut = bool(op.getOutScale());
   p.kAlignment = overfetch.getK() + 1;

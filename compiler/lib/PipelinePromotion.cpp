@@ -60,10 +60,19 @@ private:
   /// the overlap step runs while the first one's wgmma does.
   Value serialBlock(Value acc, Value k, Value stage, Value phase,
                     bool overlapFirst);
-  /// The tile's K block count where each tile has it or none, it is a
-  /// multiple of the ring's stages and the ring counter starts at such a
-  /// multiple (so that each tile starts at stage 0).
+  /// The tile's K block count where each tile has it or none and the ring
+  /// counter starts at a multiple of the stages: each tile then starts at
+  /// stage 0, its K blocks rounded up to whole turns of the ring.
   std::optional<int64_t> ringAlignedBlocks();
+  /// The serial loop a turn of the ring at a time (ring_stages =
+  /// constant) over a tile of `blocks` K blocks or none.
+  void constantStageLoop(Value acc, Value counter, int64_t blocks);
+  /// One turn from ring counter `it` (a multiple of the stages) on `acc`:
+  /// K blocks `first`, `first` + 1, ... on stages 0, 1, ...; from stage
+  /// `alwaysBusy` on, a stage past the tile's `n` blocks is awaited and
+  /// released empty. Returns the accumulator.
+  Value constantStageTurn(Value acc, Value it, Value first, Value n,
+                          int64_t alwaysBusy);
   void pipelinedBlocks();
   /// The tile's K block count where it is known when compiling: a
   /// constant, or the enclosing tile loop's num_k_blocks field where the
@@ -104,6 +113,9 @@ private:
   }
   void endBlock(Value k) { ggc::cloneBody(op.getEndBlock(), {k}, b); }
   void release(Value stage) { ggc::cloneBody(op.getRelease(), {stage}, b); }
+  void await(Value stage, Value phase) {
+    ggc::cloneBody(op.getAwait(), {stage, phase}, b);
+  }
   void finish(ValueRange results) {
     op.replaceAllUsesWith(results);
     op.erase();
@@ -128,42 +140,29 @@ LogicalResult Lowering::serial() {
       op.getPlan().getRingStages() == gg::RingStages::constant;
   // gg-check-kernel-plan refuses the plans whose loops fail here (and
   // the plan's verifier those with epilogue_blocks other than 0).
-  if (constantStages && !ringAlignedBlocks())
-    return op.emitOpError()
-           << "cannot give each K block a constant stage (ring_stages = "
-              "constant): that takes every tile's K "
-              "block count the same multiple of the "
-           << stages
-           << " stages (or 0), and a ring counter that starts each tile at "
-              "stage 0";
+  std::optional<int64_t> blocks;
+  if (constantStages) {
+    blocks = ringAlignedBlocks();
+    if (!blocks)
+      return op.emitOpError()
+             << "cannot give each K block a constant stage (ring_stages = "
+                "constant): that takes every tile's K block count the same "
+                "(or 0), known when compiling, and a ring counter that "
+                "starts each tile at stage 0 (a multiple of the "
+             << stages << " stages)";
+    if (*blocks % stages != 0 && op.getAwait().empty())
+      return op.emitOpError()
+             << "ends each tile's " << *blocks << " K blocks on "
+             << stages - *blocks % stages
+             << " empty stages of the ring (ring_stages = constant), which "
+                "takes an 'await' region";
+  }
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.c32(0));
   ggc::cloneBody(op.getStart(), {}, b);
   Value acc = op.getAcc(), counter = op.getCounter(), first = b.c32(0);
   if (constantStages) {
-    // Each tile starts at stage 0: the loop unrolled by the stages knows
-    // each block's stage when compiling, and so its barriers' and tiles'
-    // addresses; only the phase is computed, once a turn of the ring.
-    auto loop = b.create<scf::ForOp>(
-        first, op.getNumKBlocks(), b.c32(stages), ValueRange{acc, counter},
-        [&](OpBuilder &, Location, Value k, ValueRange iter) {
-          Value sum = iter[0];
-          Value phase = b.ringPhase(iter[1], stages);
-          // The stages as constants added to a zero LLVM cannot see: their
-          // addresses and descriptors are then computed in the loop, each
-          // a constant from one value a turn (ggk-lower-mma peels them),
-          // rather than hoisted out of it, one register each, which
-          // ptxas spilled.
-          Value zero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
-          for (int64_t s = 0; s < stages; ++s) {
-            Value block = b.add(k, b.c32(s));
-            Value stage = b.add(zero, b.c32(s));
-            sum = serialBlock(sum, block, stage, phase, /*overlapFirst=*/false);
-          }
-          b.create<scf::YieldOp>(
-              ValueRange{sum, b.add(iter[1], b.c32(stages))});
-        });
-    finish(loop.getResults());
+    constantStageLoop(acc, counter, *blocks);
     return success();
   }
   if (op.getPlan().getEpilogueBlocks() == 1) {
@@ -184,14 +183,67 @@ LogicalResult Lowering::serial() {
   return success();
 }
 
+void Lowering::constantStageLoop(Value acc, Value counter, int64_t blocks) {
+  int64_t stages = op.getStages(), busyInLast = blocks % stages;
+  // Whole turns; where the blocks are no whole number of turns, the loop
+  // runs to the next multiple of the stages, and a turn's stages from
+  // busyInLast on check whether they hold a block (only the last turn's
+  // do not). One copy of the turn: a second one for the last turn made
+  // ptxas spill in clusters.
+  Value n = op.getNumKBlocks();
+  Value end = busyInLast == 0
+                  ? n
+                  : b.mul(b.ceilDivU(n, stages), b.c32(stages));
+  auto loop = b.create<scf::ForOp>(
+      b.c32(0), end, b.c32(stages), ValueRange{acc, counter},
+      [&](OpBuilder &, Location, Value k, ValueRange iter) {
+        Value sum = constantStageTurn(iter[0], iter[1], k, n,
+                                      busyInLast == 0 ? stages : busyInLast);
+        b.create<scf::YieldOp>(ValueRange{sum, b.add(iter[1], b.c32(stages))});
+      });
+  finish(loop.getResults());
+}
+
+Value Lowering::constantStageTurn(Value acc, Value it, Value first, Value n,
+                                  int64_t alwaysBusy) {
+  int64_t stages = op.getStages();
+  Value phase = b.ringPhase(it, stages);
+  // The stages as constants added to a zero LLVM cannot see: their
+  // addresses and descriptors are then computed in the loop, each a
+  // constant from one value a turn (ggk-lower-mma peels them), rather than
+  // hoisted out of it, one register each, which ptxas spilled.
+  Value zero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
+  for (int64_t s = 0; s < stages; ++s) {
+    Value stage = b.add(zero, b.c32(s));
+    Value block = b.add(first, b.c32(s));
+    if (s < alwaysBusy) {
+      acc = serialBlock(acc, block, stage, phase, /*overlapFirst=*/false);
+      continue;
+    }
+    auto step = b.create<scf::IfOp>(
+        b.lt(block, n),
+        [&](OpBuilder &, Location) {
+          b.create<scf::YieldOp>(serialBlock(acc, block, stage, phase,
+                                             /*overlapFirst=*/false));
+        },
+        [&](OpBuilder &, Location) {
+          await(stage, phase);
+          release(stage);
+          b.create<scf::YieldOp>(acc);
+        });
+    acc = step.getResult(0);
+  }
+  return acc;
+}
+
 std::optional<int64_t> Lowering::ringAlignedBlocks() {
-  // Each tile moves the ring counter on by its K block count, busy or
-  // idle: N, or 0 for a tile outside every group. With N a multiple of
-  // the stages and a counter that starts at a multiple of them, every
-  // tile starts at stage 0.
+  // Each tile moves the ring counter on by its K block count rounded up
+  // to whole turns, busy or idle: N's turns, or 0 for a tile outside
+  // every group. With a counter that starts at a multiple of the stages,
+  // every tile starts at stage 0.
   std::optional<int64_t> blocks = knownBlocks();
   int64_t stages = op.getStages();
-  if (!blocks || stages < 2 || *blocks % stages != 0)
+  if (!blocks || stages < 2)
     return std::nullopt;
   auto startsAligned = [&](Value counter) {
     std::optional<int64_t> start = getConstantIntValue(counter);

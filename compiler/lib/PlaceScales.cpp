@@ -161,24 +161,44 @@ void lowerReadScales(ggk::ReadBlockScalesOp op) {
 /// arrival of B's cp.async (.noinc). Without TMA, each producer thread's
 /// arrival after its copies of A's tile and after B's
 /// (ggk-lower-loads-cp-async).
+/// The leader's arrivals on a stage's full barrier under TMA: its arming,
+/// and the scales' copy where the stages carry them.
+int64_t leaderArrivals(gg::KernelPlanAttr plan) {
+  return plan.getScales() == gg::ScalePlacement::stages ? 2 : 1;
+}
+
 void lowerInit(ggk::InitFullBarrierOp op) {
   KernelBuilder b(op.getLoc(), op);
-  bool stages = op.getPlan().getScales() == gg::ScalePlacement::stages;
-  // TMA: the leader's arming (and the scales' copy); gathered rows: each
-  // copying thread's arrival besides. cp.async: each thread's, for A and B.
+  // TMA: the leader's; gathered rows: each copying thread's arrival
+  // besides. cp.async: each thread's, for A and B.
   bool gathers = op.getPlan().getProducer() == gg::Producer::all_threads;
   int64_t arrivals = ggc::targetOf(op).asyncCopy == ggc::AsyncCopyKind::tma
-                         ? (stages ? 2 : 1) +
+                         ? leaderArrivals(op.getPlan()) +
                                (gathers ? int64_t(op.getCopyThreads()) : 0)
                          : 2 * int64_t(op.getCopyThreads());
   b.mbarrierInit(op.getBarrier(), arrivals);
   op.erase();
 }
 
+/// The leader's arrivals with no bytes armed (gg-check-kernel-plan keeps
+/// gathered rows, whose copying threads arrive too, away from it).
+LogicalResult lowerPass(ggk::PassStageOp op) {
+  if (ggc::targetOf(op).asyncCopy != ggc::AsyncCopyKind::tma ||
+      op.getPlan().getProducer() == gg::Producer::all_threads)
+    return op.emitOpError() << "takes a TMA producer of one thread (not "
+                               "gathered rows, not cp.async)";
+  KernelBuilder b(op.getLoc(), op);
+  for (int64_t i = 0, n = leaderArrivals(op.getPlan()); i < n; ++i)
+    b.mbarrierArrive(op.getBarrier());
+  op.erase();
+  return success();
+}
+
 struct PlaceScalesPass : public ggc::impl::PlaceScalesBase<PlaceScalesPass> {
   void runOnOperation() override {
     SmallVector<ggk::StageBlockScalesOp> stageOps;
     SmallVector<ggk::ReadBlockScalesOp> readOps;
+    SmallVector<ggk::PassStageOp> passes;
     getOperation().walk([&](Operation *op) {
       if (auto stage = dyn_cast<ggk::StageBlockScalesOp>(op))
         stageOps.push_back(stage);
@@ -186,7 +206,12 @@ struct PlaceScalesPass : public ggc::impl::PlaceScalesBase<PlaceScalesPass> {
         readOps.push_back(read);
       else if (auto init = dyn_cast<ggk::InitFullBarrierOp>(op))
         lowerInit(init);
+      else if (auto pass = dyn_cast<ggk::PassStageOp>(op))
+        passes.push_back(pass);
     });
+    for (ggk::PassStageOp op : passes)
+      if (failed(lowerPass(op)))
+        return signalPassFailure();
     for (ggk::StageBlockScalesOp op : stageOps)
       if (failed(lowerStageScales(op)))
         return signalPassFailure();

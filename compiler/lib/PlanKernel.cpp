@@ -207,12 +207,13 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     G32 N7168 K2048, T16384 G32 N3072 K8192: level with DeepGEMM,
   //     0.990-1.008x; performance-history.md, fifty-sixth session).
   //     Elsewhere counted: not measured (masked pairs, gathered rows, MX
-  //     scales, zero_ungrouped's tiles of no K blocks), or no whole turns.
+  //     scales, zero_ungrouped's tiles of no K blocks, K blocks of no
+  //     whole turns, whose last turn ends on empty stages).
   RingStages ringStages =
       !pipelined && epilogueBlocks == 0 && target.mma == ggc::MmaKind::wgmma &&
               op.getLayout() == GroupLayout::contiguous && !op.getARows() &&
               !op.getZeroUngrouped() && !ggc::usesMxScales(op) &&
-              canTakeConstantStages(op, config)
+              canTakeConstantStages(op, config) && wholeRingTurns(op, config)
           ? RingStages::constant
           : RingStages::counted;
   return KernelPlanAttr::get(

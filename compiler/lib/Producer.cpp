@@ -26,8 +26,27 @@ void KernelGenerator::emitProducer() {
           loadStage(t, kBlock, it);
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
-    return kLoop.getResult(0);
+    Value end = kLoop.getResult(0);
+    if (!p.constantStages)
+      return end;
+    // The rest of the last turn, passed on empty.
+    auto rest = b.create<scf::ForOp>(
+        t.numKBlocks, ringBlocks(t), b.c32(1), ValueRange{end},
+        [&](OpBuilder &, Location, Value, ValueRange iter) {
+          auto [stage, phase] = ringSlot(iter[0]);
+          acquireStage(stage, b.xorI(phase, b.c32(1)));
+          b.create<mlir::ggk::PassStageOp>(fullBarrier(stage),
+                                           op.getKernelPlanAttr());
+          b.create<scf::YieldOp>(ValueRange{b.add(iter[0], b.c32(1))});
+        });
+    return rest.getResult(0);
   });
+}
+
+Value KernelGenerator::ringBlocks(const Tile &t) {
+  if (!p.constantStages)
+    return t.numKBlocks;
+  return b.mul(b.ceilDivU(t.numKBlocks, p.stages), b.c32(p.stages));
 }
 
 void KernelGenerator::loadStage(const Tile &t, Value kBlock, Value it) {

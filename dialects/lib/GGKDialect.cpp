@@ -186,6 +186,9 @@ LogicalResult PromotionLoopOp::verify() {
     if (failed(verifyStepRegion(*this, step.name, step.region, step.arguments,
                                 step.yields)))
       return failure();
+  if (!getAwait().empty() &&
+      failed(verifyStepRegion(*this, "await", getAwait(), {i32, i32}, {})))
+    return failure();
   if (getStages() < 1)
     return emitOpError() << "stages must be at least 1, got " << getStages();
   if (getPromotions() < 1)

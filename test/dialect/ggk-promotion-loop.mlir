@@ -11,6 +11,8 @@
 // CHECK: } end_block {
 // CHECK: } release {
 // CHECK: } overlap {
+// CHECK-NOT: await
+// CHECK: llvm.return
 llvm.func @round_trip(%n: i32, %c: i32, %z: f32, %one: f32) {
   %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
       attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
@@ -35,6 +37,82 @@ llvm.func @round_trip(%n: i32, %c: i32, %z: f32, %one: f32) {
     ^bb0(%it: i32):
       ggk.yield
     } overlap {
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+// The optional 'await' region (ring_stages = constant, a tile's last turn
+// ending on empty stages) prints after 'overlap'; without it nothing is
+// printed (above).
+// CHECK-LABEL: llvm.func @round_trip_await
+// CHECK: } overlap {
+// CHECK: } await {
+// CHECK-NEXT: ^bb0(%{{.*}}: i32, %{{.*}}: i32):
+llvm.func @round_trip_await(%n: i32, %c: i32, %z: f32, %one: f32) {
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, ring_stages = constant>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %j: i32, %s: f32):
+      ggk.yield %a : f32
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    } await {
+    ^bb0(%stage: i32, %phase: i32):
+      ggk.yield
+    }
+  llvm.return
+}
+
+// -----
+
+llvm.func @await_arguments(%n: i32, %c: i32, %z: f32, %one: f32) {
+  // expected-error @+1 {{region 'await' must take 2 arguments of types 'i32', 'i32', got 'i32'}}
+  %acc, %end = ggk.promotion_loop %n from %c acc(%z : f32)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none>}
+    prefetch {
+    ^bb0(%k: i32):
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      ggk.yield %z : f32
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %it: i32):
+      ggk.yield %one : f32
+    } promote {
+    ^bb0(%a: f32, %p: f32, %k: i32, %j: i32, %s: f32):
+      ggk.yield %a : f32
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%it: i32):
+      ggk.yield
+    } overlap {
+      ggk.yield
+    } await {
+    ^bb0(%stage: i32):
       ggk.yield
     }
   llvm.return

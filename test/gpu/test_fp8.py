@@ -182,18 +182,28 @@ PAIRED_192_4 = "#gg.config<block = [128, 192, 128], stages = 4, cluster = [2, 1]
 
 
 @pytest.mark.parametrize("config", [WIDE_192_4, PAIRED_192_4])
-@pytest.mark.parametrize("k", [512, 2048])
+@pytest.mark.parametrize("k", [512, 640, 2048, 2304])
 def test_constant_ring_stages(config, k):
     """ring_stages = constant: the serial K loop a turn of the ring (4
-    stages) at a time, each block's stage a constant; 4 and 16 K blocks,
-    ragged groups (empty, one row, off every tile boundary), alone and in
-    clusters of two."""
+    stages) at a time, each block's stage a constant; 4 and 16 K blocks
+    (whole turns), 5 and 18 (each tile's last turn ends on 3 and 2 stages
+    passed on empty), ragged groups (empty, one row, off every tile
+    boundary), alone and in clusters of two."""
     run_contiguous(RAGGED, n=2176, k=k, a_scale="block_mn", b_scale="block",
                    config=config, kernel_plan=CONSTANT_STAGES)
 
 
 def test_constant_ring_stages_masked():
     run_masked("block_mn", "block", k=1024, config=PAIRED_192_4, kernel_plan=CONSTANT_STAGES)
+
+
+def test_constant_ring_stages_masked_partial_turn():
+    # gg-select-config's paired masked tiles: 5 stages, per-thread stores;
+    # 9 K blocks, so each tile's last turn ends on 1 empty stage.
+    run_masked("block_mn", "block", k=1152, direct_stores=True,
+               config=PAIRED_192_4.replace("stages = 4", "stages = 5"),
+               kernel_plan=CONSTANT_STAGES.replace("staging = swizzled",
+                                                   "staging = none, store_columns = 8"))
 
 
 def test_contiguous_idle_warpgroups_skip():

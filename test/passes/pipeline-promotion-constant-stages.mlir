@@ -80,8 +80,8 @@ func.func @serial_static(%zero: !ggk.acc<64x8xf32>) -> i32 {
 // -----
 
 // The same loop over 6 K blocks from counter 0, not a multiple of 4
-// stages: a tile may start at any stage, so constant stages are refused
-// (gg-check-kernel-plan refuses such a plan before).
+// stages: each tile's last turn ends on two empty stages, which the loop
+// awaits through its 'await' region; without one it is refused.
 func.func private @prefetch(i32)
 func.func private @start()
 func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
@@ -92,7 +92,7 @@ func.func private @overlap()
 func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 6 : i32
   %counter = arith.constant 0 : i32
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
+  // expected-error @+1 {{ends each tile's 6 K blocks on 2 empty stages of the ring (ring_stages = constant), which takes an 'await' region}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {
@@ -129,6 +129,92 @@ func.func @serial_unaligned(%zero: !ggk.acc<64x8xf32>) -> i32 {
 
 // -----
 
+// With the 'await' region: the loop runs to the next multiple of the
+// stages (8), a turn at a time, each block's stage a constant. A turn's
+// stages 0 and 1 always hold a block (6 % 4 = 2); stages 2 and 3 check
+// whether theirs is past the tile's 6 (scf.if): in the last turn it is,
+// and the stage is awaited and released empty, so that the counter moves
+// on by whole turns and the next tile starts at stage 0.
+// CHECK-LABEL: func.func @serial_partial_turn
+// CHECK: %[[TURNS:.*]] = arith.muli %{{.*}}, %c4_i32
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[K:.*]] = %c0_i32{{.*}} to %[[TURNS]] step %c4_i32{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[IT:.*]] = %{{.*}})
+// CHECK: %[[ROUND:.*]] = arith.divui %[[IT]], %c4_i32
+// CHECK: %[[PHASE:.*]] = arith.andi %[[ROUND]], %c1_i32
+// CHECK: %[[ZERO:.*]] = ggk.opaque %c0_i32
+// CHECK-NOT: scf.if
+// CHECK: call @issue
+// CHECK-NOT: scf.if
+// CHECK: call @issue
+// CHECK: %[[S2:.*]] = arith.addi %[[ZERO]], %c2_i32
+// CHECK: %[[B2:.*]] = arith.addi %[[K]], %c2_i32
+// CHECK: %[[IN2:.*]] = arith.cmpi slt, %[[B2]], %c6_i32
+// CHECK: scf.if %[[IN2]]
+// CHECK: call @issue(%[[B2]], %[[S2]], %[[PHASE]])
+// CHECK: } else {
+// CHECK-NEXT: call @await(%[[S2]], %[[PHASE]])
+// CHECK-NEXT: call @release(%[[S2]])
+// CHECK: %[[S3:.*]] = arith.addi %[[ZERO]], %c3_i32
+// CHECK: %[[B3:.*]] = arith.addi %[[K]], %c3_i32
+// CHECK: %[[IN3:.*]] = arith.cmpi slt, %[[B3]], %c6_i32
+// CHECK: scf.if %[[IN3]]
+// CHECK: call @issue(%[[B3]], %[[S3]], %[[PHASE]])
+// CHECK: } else {
+// CHECK-NEXT: call @await(%[[S3]], %[[PHASE]])
+// CHECK-NEXT: call @release(%[[S3]])
+// CHECK: %[[NEXT:.*]] = arith.addi %[[IT]], %c4_i32
+// CHECK: scf.yield %{{.*}}, %[[NEXT]]
+// CHECK: return %[[LOOP]]#1
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func private @await(i32, i32)
+func.func @serial_partial_turn(%zero: !ggk.acc<64x8xf32>) -> i32 {
+  %blocks = arith.constant 6 : i32
+  %counter = arith.constant 0 : i32
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      func.call @start() : () -> ()
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      ggk.yield
+    } await {
+    ^bb0(%stage: i32, %phase: i32):
+      func.call @await(%stage, %phase) : (i32, i32) -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
 // 8 K blocks, but a ring counter the pass cannot place (a plain argument,
 // not 0 nor the tile loop's counter carried from 0): a tile may start at
 // any stage, so constant stages are refused.
@@ -141,7 +227,7 @@ func.func private @release(i32)
 func.func private @overlap()
 func.func @serial_free_counter(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
   %blocks = arith.constant 8 : i32
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes every tile's K block count the same multiple of the 4 stages (or 0), and a ring counter that starts each tile at stage 0}}
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes every tile's K block count the same (or 0), known when compiling, and a ring counter that starts each tile at stage 0 (a multiple of the 4 stages)}}
   %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
       attributes {stages = 4 : i64, plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
     prefetch {

@@ -19,3 +19,30 @@ llvm.func @no_arming_load(%smem: !llvm.ptr<3>, %full: !llvm.ptr<3>,
       granule = 128, box_rows = array<i64: 128>}
   llvm.return
 }
+
+// -----
+
+// A stage passed on empty takes the producer's one thread under TMA: with
+// gathered rows every producer thread arrives on a loaded stage, and
+// before sm_90a each thread does, twice (cp.async).
+llvm.func @passed_stage_gathered(%full: !llvm.ptr<3>) {
+  // expected-error @+1 {{'ggk.pass_stage' op takes a TMA producer of one thread (not gathered rows, not cp.async)}}
+  ggk.pass_stage %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = none,
+                             registers = [40, 232], staging = swizzled,
+                             producer = all_threads, ring_stages = constant>}
+  llvm.return
+}
+
+// -----
+
+module attributes {gg.target = "sm_80"} {
+  llvm.func @passed_stage_cp_async(%full: !llvm.ptr<3>) {
+    // expected-error @+1 {{'ggk.pass_stage' op takes a TMA producer of one thread (not gathered rows, not cp.async)}}
+    ggk.pass_stage %full attributes {
+        plan = #gg.kernel_plan<promotion = serial, scales = none,
+                               registers = [40, 240], staging = none,
+                               ring_stages = constant>}
+    llvm.return
+  }
+}

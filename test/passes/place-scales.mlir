@@ -333,3 +333,28 @@ llvm.func @gathered_rows_barrier(%full: !llvm.ptr<3>) {
                              producer = all_threads>}
   llvm.return
 }
+
+// -----
+
+// A stage passed on empty (ring_stages = constant, a tile's last turn past
+// its K blocks): the producer makes the arrivals a loaded stage's full
+// barrier counts, with no bytes: its arming and, where the stages carry
+// the scales, the cp.async's (2); with the scales in the slots, its
+// arming alone (1).
+// CHECK-LABEL: llvm.func @passed_stages
+// CHECK-SAME: (%[[F:[^:]*]]: !llvm.ptr<3>)
+// CHECK-NEXT: ggk.mbarrier_arrive %[[F]]
+// CHECK-NEXT: ggk.mbarrier_arrive %[[F]]
+// CHECK-NEXT: ggk.mbarrier_arrive %[[F]]
+// CHECK-NEXT: llvm.return
+llvm.func @passed_stages(%full: !llvm.ptr<3>) {
+  ggk.pass_stage %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                             registers = [40, 232], staging = swizzled,
+                             ring_stages = constant>}
+  ggk.pass_stage %full attributes {
+      plan = #gg.kernel_plan<promotion = serial, scales = slots,
+                             registers = [40, 232], staging = swizzled,
+                             ring_stages = constant>}
+  llvm.return
+}

@@ -617,17 +617,21 @@ func.func @column_reads_without_columns(%a: memref<?x512xbf16>, %b: memref<8x102
 // -----
 
 // Constant stages take every tile starting at stage 0: 2048 / 128 = 16 K
-// blocks are no multiple of 5 stages.
-func.func @ring_stages_unaligned(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,
-                                 %off: memref<9xi32>, %sa: memref<16x?xf32>,
-                                 %sb: memref<8x56x16xf32>, %o: memref<?x7168xbf16>) {
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) with serial promotion, epilogue_blocks = 0, a static K (not k_grouped) and K blocks a multiple of the stages (16 K blocks, 5 stages); use ring_stages = counted}}
+// blocks are no multiple of 5 stages, so each tile's last turn would end
+// on a stage passed on empty, which gathered rows (every producer thread
+// arrives on a stage) cannot pass.
+func.func @ring_stages_unaligned_gathered(%a: memref<?x2048xf8E4M3FN>, %r: memref<?xi32>,
+                                         %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
+                                         %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
+                                         %o: memref<?x1536xbf16>) {
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) with serial promotion, epilogue_blocks = 0, a static K (not k_grouped), and K blocks a multiple of the stages where A's rows are gathered (a_rows) (16 K blocks, 5 stages); use ring_stages = counted}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
-      b(%b : memref<8x7168x2048xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
+      groups(%off : memref<9xi32>)
       a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
-      b_scale(%sb : memref<8x56x16xf32>, <block 128x128>)
-      out(%o : memref<?x7168xbf16>)
+      b_scale(%sb : memref<8x12x16xf32>, <block 128x128, k_major>)
+      out(%o : memref<?x1536xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
-       kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, producer = all_threads, ring_stages = constant>}
   return
 }

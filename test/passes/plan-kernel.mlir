@@ -333,3 +333,24 @@ func.func @masked_fp8_192(%a: memref<8x512x2048xf8E4M3FN>, %b: memref<8x7168x204
        store_pool = array<i64: 128, 64, 32, 16, 8, 4, 2, 1>}
   return
 }
+
+// -----
+
+// A plan that states ring_stages = constant over K blocks of no whole
+// turns (16 over 5 stages) is kept: each tile's last turn ends on four
+// stages passed on empty (gg-check-kernel-plan; rule 12 does not choose
+// it, unmeasured).
+// CHECK-LABEL: func.func @constant_stages_partial_turn_stated
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>
+func.func @constant_stages_partial_turn_stated(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,
+                                              %off: memref<9xi32>, %sa: memref<16x?xf32>,
+                                              %sb: memref<8x56x16xf32>, %o: memref<?x7168xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<8x7168x2048xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x56x16xf32>, <block 128x128>)
+      out(%o : memref<?x7168xbf16>)
+      {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>}
+  return
+}

@@ -26,7 +26,9 @@ def PlaceScales : Pass<"ggk-place-scales", "::mlir::ModuleOp"> {
       generator's copies fill a block ahead);
     - `none`: the scales are the constant 1.0.
     It also lowers `ggk.init_full_barrier` (a stage's full barrier counts
-    the producer's arrival and, with `stages`, the cp.async's).
+    the producer's arrival and, with `stages`, the cp.async's) and
+    `ggk.pass_stage` (a stage passed on empty: the same arrivals, made by
+    the producer's thread, with no bytes).
     Runs before `ggk-allocate-shared-memory` (it makes `ggk.shared_address`
     ops) and `ggk-split-partial-loads` (it finds the stage's
     `ggk.load_tile_rows`).

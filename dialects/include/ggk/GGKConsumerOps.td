@@ -88,7 +88,13 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
       scales' publication of block `%k + 1`);
     - `release(%stage)`: give the stage back to the producer;
     - `overlap`: work to run while the first block's wgmma does (the
-      previous tile's epilogue, with pipelined promotion).
+      previous tile's epilogue, with pipelined promotion);
+    - `await(%stage, %phase)` (optional): wait for ring stage `%stage` to
+      fill (phase `%phase`) without reading it. Taken by `ring_stages =
+      constant` where the tile's K blocks are no whole number of turns of
+      the ring: the last turn ends on stages the producer fills with
+      nothing, each awaited and released, so that every tile starts at
+      stage 0.
 
     With `promote_reads_stage` (B's per-column scales ride the stages:
     `ggk.stage_block_scales`' `b_columns`) `promote` reads the K block's
@@ -149,12 +155,14 @@ def GGK_PromotionLoopOp : GGK_Op<"promotion_loop",
   let regions = (region SizedRegion<1>:$prefetch, SizedRegion<1>:$start,
                         SizedRegion<1>:$issue, SizedRegion<1>:$read_scales,
                         SizedRegion<1>:$promote, SizedRegion<1>:$end_block,
-                        SizedRegion<1>:$release, SizedRegion<1>:$overlap);
+                        SizedRegion<1>:$release, SizedRegion<1>:$overlap,
+                        MaxSizedRegion<1>:$await);
   let hasVerifier = 1;
   let assemblyFormat = [{
     $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
     `prefetch` $prefetch `start` $start `issue` $issue `read_scales` $read_scales
     `promote` $promote `end_block` $end_block `release` $release `overlap` $overlap
+    (`await` $await^)?
   }];
 }
 

@@ -172,3 +172,29 @@ def GGK_InitFullBarrierOp : GGK_Op<"init_full_barrier"> {
                        DefaultValuedAttr<I64Attr, "128">:$copy_threads);
   let assemblyFormat = "$barrier attr-dict-with-keyword";
 }
+
+def GGK_PassStageOp : GGK_Op<"pass_stage"> {
+  let summary = "the producer passes a stage of the ring on without loading it";
+  let description = [{
+    The producer's thread fills the stage whose full barrier is at
+    `barrier` with nothing: as many arrivals as a loaded stage's
+    (`ggk.init_full_barrier`'s count for `plan`), no bytes, so the
+    consumers' `ggk.wait_stage` on it completes at once. With
+    `ring_stages = constant`, a tile whose K blocks are no whole number of
+    turns of the ring ends its last turn on such stages, so that every
+    tile starts at stage 0. `ggk-place-scales` lowers it beside
+    `ggk.init_full_barrier`; it takes a TMA producer of one thread
+    (gathered rows, whose every thread arrives, and cp.async are refused).
+
+    Example:
+    ```mlir
+    ggk.pass_stage %full attributes {
+        plan = #gg.kernel_plan<promotion = serial, scales = stages,
+                               registers = [40, 232], staging = swizzled,
+                               ring_stages = constant>}
+    ```
+  }];
+  let arguments = (ins LLVM_PointerInAddressSpace<3>:$barrier,
+                       GG_KernelPlanAttr:$plan);
+  let assemblyFormat = "$barrier attr-dict-with-keyword";
+}

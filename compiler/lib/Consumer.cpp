@@ -256,7 +256,7 @@ std::pair<Value, Value> KernelGenerator::emitPromotionLoop(
   fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
     return {};
   });
-  if (p.constantStages)
+  if (p.passesEmptyStages())
     fillStep(loop.getAwait(), {i32, i32},
              [&](ValueRange a) -> SmallVector<Value> {
                waitStage(a[0], a[1]);

@@ -75,6 +75,12 @@ struct KernelPlan {
   /// gg-plan-kernel's ring_stages = constant: every tile starts at stage 0,
   /// its K blocks rounded up to whole turns of the ring (ringBlocks).
   bool constantStages = false;
+  /// With constant stages, whether a tile's K blocks (static K: the plan
+  /// takes no k_grouped) leave its last turn partial, ended on stages
+  /// passed on empty.
+  bool passesEmptyStages() const {
+    return constantStages && ((k + blockK - 1) / blockK) % stages != 0;
+  }
   /// A's tiles are copied from its address (no TMA, or gathered rows).
   bool aByAddress() const { return !tensorMaps || gatherA; }
   /// CTAs per cluster along M (1 or 2): a pair of CTAs computes two M blocks

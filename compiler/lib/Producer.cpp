@@ -27,7 +27,7 @@ void KernelGenerator::emitProducer() {
           b.create<scf::YieldOp>(ValueRange{b.add(it, b.c32(1))});
         });
     Value end = kLoop.getResult(0);
-    if (!p.constantStages)
+    if (!p.passesEmptyStages())
       return end;
     // The rest of the last turn, passed on empty.
     auto rest = b.create<scf::ForOp>(
@@ -44,7 +44,7 @@ void KernelGenerator::emitProducer() {
 }
 
 Value KernelGenerator::ringBlocks(const Tile &t) {
-  if (!p.constantStages)
+  if (!p.passesEmptyStages())
     return t.numKBlocks;
   return b.mul(b.ceilDivU(t.numKBlocks, p.stages), b.c32(p.stages));
 }

@@ -1,0 +1,53 @@
+"""ring_stages = constant through the whole pipeline, without a GPU: where
+a tile's K blocks are no whole number of turns of the ring, the producer
+passes the last turn's remaining stages on empty (ggk.pass_stage) and the
+consumers await them (ggk.promotion_loop's await region); whole turns
+need neither. Every kernel must assemble (the GPU tests in
+test/gpu/test_fp8.py run them)."""
+import pytest
+
+import ggc
+from ggc import ir
+
+PLAN = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
+        "staging = swizzled, ring_stages = constant>")
+TILE = "#gg.config<block = [128, 192, 128], stages = 4, cluster = [{cluster}, 1], sms = 132>"
+
+
+def compiled(k, cluster=1, layout="contiguous", **extra):
+    shape = dict(m=256) if layout == "masked" else {}
+    return ggc.compile_ir(ir.grouped_matmul(
+        "k", layout=layout, num_groups=4, n=2176, k=k, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", config=TILE.format(cluster=cluster),
+        kernel_plan=PLAN, **shape, **extra), emit="cubin", arch="sm_90a")
+
+
+@pytest.mark.parametrize("cluster", [1, 2])
+@pytest.mark.parametrize("k, empty", [(2048, 0), (2304, 2), (640, 3)])
+def test_last_turn_passes_empty_stages(k, empty, cluster):
+    out = compiled(k, cluster)
+    kernel = out.asm["ggk"]
+    # One producer loop passes stages on empty where the blocks (K / 128)
+    # leave a partial turn; the consumers' loop then has an await region.
+    assert kernel.count("ggk.pass_stage") == (1 if empty else 0)
+    assert ("await {" in kernel) == bool(empty)
+    assert "ring_stages = constant" in kernel
+    assert out.asm["cubin"]
+
+
+def test_masked_last_turn():
+    kernel = compiled(1152, cluster=2, layout="masked").asm["ggk"]
+    assert kernel.count("ggk.pass_stage") == 1 and "await {" in kernel
+
+
+def test_gathered_rows_need_whole_turns():
+    # Every producer thread arrives on a stage of gathered rows: a stage
+    # cannot be passed on empty by one thread, so the plan is refused.
+    with pytest.raises(ggc.CompilationError, match="K blocks a multiple of the stages where A's rows are gathered"):
+        ggc.compile_ir(ir.grouped_matmul(
+            "k", layout="contiguous", num_groups=4, n=2176, k=2304, dtype="f8E4M3FN",
+            a_scale="block_mn", b_scale="block", a_rows=True, direct_stores=True,
+            config=TILE.format(cluster=1),
+            kernel_plan=PLAN.replace("scales = stages", "scales = slots").replace(
+                "staging = swizzled", "staging = none, producer = all_threads")),
+            emit="ggk", arch="sm_90a")

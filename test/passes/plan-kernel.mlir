@@ -288,13 +288,13 @@ func.func @wgrad_f32_128_serial_at_promotion(%a: memref<256x?xf8E4M3FN>, %b: mem
 // -----
 
 // Rule 12: the serial FP8 kernel of contiguous groups takes a turn of the
-// ring at a time (ring_stages = constant) where its K blocks are whole
-// turns: 16 K blocks over 4 stages. 18 K blocks over 4 stages, and masked
-// groups (pairs not measured), keep counted stages.
+// ring at a time (ring_stages = constant): 16 K blocks over 4 stages, and
+// 18 over 4, whose last turn ends on two stages passed on empty. Masked
+// groups (pairs not measured) keep counted stages.
 // CHECK-LABEL: func.func @contiguous_fp8_192
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled, ring_stages = constant>
 // CHECK-LABEL: func.func @contiguous_fp8_192_partial_turn
-// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled, ring_stages = constant>
 // CHECK-LABEL: func.func @masked_fp8_192
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = swizzled>
 func.func @contiguous_fp8_192(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,
@@ -338,8 +338,7 @@ func.func @masked_fp8_192(%a: memref<8x512x2048xf8E4M3FN>, %b: memref<8x7168x204
 
 // A plan that states ring_stages = constant over K blocks of no whole
 // turns (16 over 5 stages) is kept: each tile's last turn ends on four
-// stages passed on empty (gg-check-kernel-plan; rule 12 does not choose
-// it, unmeasured).
+// stages passed on empty (gg-check-kernel-plan).
 // CHECK-LABEL: func.func @constant_stages_partial_turn_stated
 // CHECK: kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, ring_stages = constant>
 func.func @constant_stages_partial_turn_stated(%a: memref<?x2048xf8E4M3FN>, %b: memref<8x7168x2048xf8E4M3FN>,

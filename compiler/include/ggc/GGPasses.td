@@ -333,10 +333,10 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
     6. ring_stages: constant (the serial K loop a turn of the ring at a
        time, each block's stage a constant) for serial FP8 kernels of plain
        contiguous groups (no a_rows, zero_ungrouped or MX scales) on sm_90a
-       whose K
-       blocks are whole turns (1.035-1.181x the counted loop at 128x192 on
-       an H100, level with DeepGEMM: docs/performance.md, fifty-sixth
-       session), else counted.
+       (1.035-1.181x the counted loop at 128x192 on an H100, level with
+       DeepGEMM, fifty-sixth session; K blocks of no whole turn, whose
+       last turn ends on stages passed on empty, 1.046-1.056x at K 2,880,
+       fifty-eighth session: docs/performance.md), else counted.
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4
     (warps of 64 rows side by side) where a warpgroup has 256 columns or

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelPlanRules.h"
 #include "Target.h"
+#include "ggc/Passes.h"
 
 using namespace mlir;
 using namespace mlir::gg;
@@ -76,6 +77,12 @@ bool canTakeConstantStages(GroupedMatmulOp op, ConfigAttr config) {
   return canPipelinePromotion(op) &&
          op.getLayout() != GroupLayout::k_grouped &&
          (wholeRingTurns(op, config) || !op.getARows());
+}
+bool takesConstantStages(GroupedMatmulOp op) {
+  return op.getLayout() == GroupLayout::contiguous && !op.getARows() &&
+         !op.getZeroUngrouped() && !ggc::usesMxScales(op) &&
+         canPipelinePromotion(op) &&
+         ggc::targetOf(op).mma == ggc::MmaKind::wgmma;
 }
 bool wholeRingTurns(GroupedMatmulOp op, ConfigAttr config) {
   int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());

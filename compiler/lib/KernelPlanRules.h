@@ -60,6 +60,11 @@ bool wholeRingTurns(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config);
 /// producer of one thread does (not gathered rows).
 bool canTakeConstantStages(mlir::gg::GroupedMatmulOp op,
                            mlir::gg::ConfigAttr config);
+/// The operands whose serial kernels gg-plan-kernel's rule 12 gives
+/// constant stages: plain contiguous groups (no a_rows, zero_ungrouped or
+/// MX scales) of a two-level kernel on wgmma. gg-select-config widens
+/// their long-K FP8 tiles for it.
+bool takesConstantStages(mlir::gg::GroupedMatmulOp op);
 bool hasScalesAlongK(mlir::gg::GroupedMatmulOp op);
 
 // The output tile.

@@ -213,9 +213,7 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     Elsewhere counted: not measured (masked pairs, gathered rows, MX
   //     scales, zero_ungrouped's tiles of no K blocks).
   RingStages ringStages =
-      !pipelined && epilogueBlocks == 0 && target.mma == ggc::MmaKind::wgmma &&
-              op.getLayout() == GroupLayout::contiguous && !op.getARows() &&
-              !op.getZeroUngrouped() && !ggc::usesMxScales(op) &&
+      !pipelined && epilogueBlocks == 0 && takesConstantStages(op) &&
               canTakeConstantStages(op, config)
           ? RingStages::constant
           : RingStages::counted;

@@ -9,6 +9,7 @@
 // shared memory is ConfigFacts.cpp's.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelPlanRules.h"
 #include "MaskedTileRules.h"
 #include "Target.h"
 #include "ggc/Passes.h"
@@ -118,6 +119,15 @@ constexpr int64_t kWeightGradientBlockN[] = {144, 160};
 /// at 128 rows an expert and 2.3% slower at 512; with longer K or N no
 /// multiple of 192 they lost (Mixtral-like up, K 4,096: 2-6%;
 /// DeepSeek-V3-like up, K 7,168: 6-10%).
+/// Beyond kWideFp8MaxK, N a multiple of 192 takes them where the serial
+/// loop's ring stages are constant (gg-plan-kernel's rule 12,
+/// plan::takesConstantStages): T16384 G32 N3072 at K 4,096 and 8,192
+/// 1.068x and 1.051x the pipelined 128x128 tiles on equal groups
+/// (1.071x and 1.004x DeepGEMM), 1.011x and 1.022-1.028x on ragged ones
+/// (H100, docs/performance-history.md, fifty-eighth session, calls 1-2;
+/// not measured on an H200). N 4,096 K 7,168, whose 192-column tiles
+/// leave a ragged last one, measured 1.009x equal but 0.958x ragged, so
+/// kNarrowRaggedFp8MinN keeps kWideFp8MaxK.
 constexpr int64_t kWideFp8GroupRows = 128;
 constexpr int64_t kWideFp8BlockN = 192;
 constexpr int64_t kWideFp8MaxK = 3072;
@@ -420,20 +430,24 @@ std::optional<int64_t> weightGradientBlockN(GroupedMatmulOp op,
 }
 
 /// Step 3e: short-K contiguous FP8 groups of N a multiple of 192 (any N on
-/// a card of narrow memory) take kWideFp8BlockN (measured with wgmma only:
+/// a card of narrow memory; any K where N is a multiple of 192 and the
+/// ring stages are constant) take kWideFp8BlockN (measured with wgmma only:
 /// without setmaxnreg a warpgroup keeps 128 columns, chooseBlockN).
 std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
                                      int64_t blockK, int64_t numSMs,
                                      bool setmaxnreg, int64_t memoryGBps) {
   GroupedMatmulOp::Dims dims = op.getDims();
+  bool wholeColumnTiles = dims.n % kWideFp8BlockN == 0;
   bool columnsTake192 =
-      dims.n % kWideFp8BlockN == 0 ||
+      wholeColumnTiles ||
       (narrowMemory(memoryGBps) && dims.n >= kNarrowRaggedFp8MinN);
+  bool kTakes192 = dims.k <= kWideFp8MaxK ||
+                   (wholeColumnTiles && ggc::plan::takesConstantStages(op));
   if (!setmaxnreg || byteWidth(op.getAType().getElementType()) != 1 ||
       op.getLayout() != GroupLayout::contiguous ||
       rows.blockM != 128 || rows.splitN != 1 || op.getColumnHalves() ||
       !columnsTake192 || ShapedType::isDynamic(dims.k) ||
-      dims.k > kWideFp8MaxK || !rows.groupRows ||
+      !kTakes192 || !rows.groupRows ||
       *rows.groupRows < kWideFp8GroupRows || ggc::usesMxScales(op))
     return std::nullopt;
   auto config = ConfigAttr::get(op.getContext(), rows.blockM, kWideFp8BlockN,

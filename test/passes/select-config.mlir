@@ -455,8 +455,9 @@ func.func @full_height_long_k(%a: memref<?x2048xbf16>, %b: memref<128x2048x2048x
 // Contiguous FP8 MoE projections of short K whose N is a multiple of 192
 // take 128x192 tiles from 128 rows a group (the Qwen3-like up projection,
 // N 1,536 K 2,048; the gpt-oss-like down projection, N 2,880 K 2,880),
-// B's 128x128 scale blocks straddled; not at 64 rows, not with K past
-// 3,072, not where N is no multiple of 192 (2,048).
+// B's 128x128 scale blocks straddled; not at 64 rows, not where N is no
+// multiple of 192 (2,048). With K past 3,072 where the serial loop's ring
+// stages are constant (plain groups), not with zero_ungrouped (counted).
 // CHECK-LABEL: func.func @fp8_wide_up
 // CHECK: config = #gg.config<block = [128, 192, 128], stages = 5,
 // CHECK-LABEL: func.func @fp8_wide_gptoss_down
@@ -464,6 +465,8 @@ func.func @full_height_long_k(%a: memref<?x2048xbf16>, %b: memref<128x2048x2048x
 // CHECK-LABEL: func.func @fp8_wide_64_rows
 // CHECK: config = #gg.config<block = [128, 128, 128],
 // CHECK-LABEL: func.func @fp8_wide_long_k
+// CHECK: config = #gg.config<block = [128, 192, 128],
+// CHECK-LABEL: func.func @fp8_wide_long_k_zero_ungrouped
 // CHECK: config = #gg.config<block = [128, 128, 128],
 // CHECK-LABEL: func.func @fp8_wide_n_2048
 // CHECK: config = #gg.config<block = [128, 128, 128],
@@ -505,6 +508,16 @@ func.func @fp8_wide_long_k(%a: memref<?x4096xf8E4M3FN>, %sa: memref<32x?xf32>,
       a_scale(%sa : memref<32x?xf32>, <block 1x128, mn_major>)
       b_scale(%sb : memref<8x12x32xf32>, <block 128x128>)
       out(%o : memref<?x1536xbf16>) {expected_m = 1024 : i64}
+  return
+}
+func.func @fp8_wide_long_k_zero_ungrouped(%a: memref<?x4096xf8E4M3FN>, %sa: memref<32x?xf32>,
+                                          %b: memref<8x1536x4096xf8E4M3FN>, %sb: memref<8x12x32xf32>,
+                                          %off: memref<9xi32>, %o: memref<?x1536xbf16>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x4096xf8E4M3FN>)
+      b(%b : memref<8x1536x4096xf8E4M3FN>) groups(%off : memref<9xi32>)
+      a_scale(%sa : memref<32x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<8x12x32xf32>, <block 128x128>)
+      out(%o : memref<?x1536xbf16>) {expected_m = 1024 : i64, zero_ungrouped}
   return
 }
 func.func @fp8_wide_n_2048(%a: memref<?x768xf8E4M3FN>, %sa: memref<6x?xf32>,

@@ -46,7 +46,9 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     or more takes 192 on sm_90a, with serial promotion, where N is a
     multiple of 192 and K at most 3,072 (MoE projections of short K,
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
-    at 512 rows an expert); masked f8 batches of M 256 or more and K 4,096
+    at 512 rows an expert), or at any K where its ring stages are constant
+    (plain groups: no a_rows, zero_ungrouped or MX scales; N 3,072 at K
+    4,096 and 8,192 1.01-1.07x on an H100, not measured on an H200); masked f8 batches of M 256 or more and K 4,096
     or more whose 128x128 tiles fill more than 4 waves and that take no
     64x256 split tiles (N no multiple of 256, or no `expected_m`) take
     128x192 tiles in pairs

@@ -193,6 +193,13 @@ def test_constant_ring_stages(config, k):
                    config=config, kernel_plan=CONSTANT_STAGES)
 
 
+def test_long_k_wide_tile_chosen():
+    # gg-select-config's choice with a row hint: 128x192 past K 3,072 (N a
+    # multiple of 192), constant stages, 33 K blocks over 4 stages.
+    run_contiguous(RAGGED, n=384, k=4224, a_scale="block_mn", b_scale="block",
+                   expected_m=256)
+
+
 def test_constant_ring_stages_masked():
     run_masked("block_mn", "block", k=1024, config=PAIRED_192_4, kernel_plan=CONSTANT_STAGES)
 

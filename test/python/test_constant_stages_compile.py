@@ -51,3 +51,19 @@ def test_gathered_rows_need_whole_turns():
             kernel_plan=PLAN.replace("scales = stages", "scales = slots").replace(
                 "staging = swizzled", "staging = none, producer = all_threads")),
             emit="ggk", arch="sm_90a")
+
+
+@pytest.mark.parametrize("extra, tile, constant", [
+    ({}, "[128, 192, 128]", True),
+    ({"zero_ungrouped": True}, "[128, 128, 128]", False)])
+def test_long_k_takes_wide_tile_with_constant_stages(extra, tile, constant):
+    # gg-select-config gives contiguous FP8 past K 3,072 DeepGEMM's 128x192
+    # tile where N is a multiple of 192 and rule 12 gives constant stages
+    # (33 K blocks over 4 stages: a partial last turn); zero_ungrouped's
+    # tiles stay counted, so they keep 128x128.
+    out = ggc.compile_ir(ir.grouped_matmul(
+        "k", layout="contiguous", num_groups=8, n=1536, k=4224, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", expected_m=512, **extra),
+        emit="ggk", arch="sm_90a")
+    assert f"block = {tile}" in out.asm["gg-config"]
+    assert ("ring_stages = constant" in out.asm["ggk"]) == constant

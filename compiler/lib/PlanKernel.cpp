@@ -208,8 +208,9 @@ KernelPlanAttr ggc::chooseKernelPlan(GroupedMatmulOp op, ConfigAttr config) {
   //     0.990-1.008x; performance-history.md, fifty-sixth session).
   //     K blocks of no whole turn too, whose last turn ends on stages the
   //     producer passes on empty: gpt-oss-like K 2,880 (23 blocks over
-  //     the ring) 1.056x the counted loop at N 2,880 and 1.046x at N
-  //     5,760 (T16384 G32, ragged groups, H100, fifty-eighth session).
+  //     the ring) 1.041-1.056x the counted loop at N 2,880 and
+  //     1.046-1.084x at N 5,760 (T16384 G32, ragged groups, H100, three
+  //     calls, fifty-eighth session).
   //     Elsewhere counted: not measured (masked pairs, gathered rows, MX
   //     scales, zero_ungrouped's tiles of no K blocks).
   RingStages ringStages =

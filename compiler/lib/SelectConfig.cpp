@@ -121,13 +121,14 @@ constexpr int64_t kWeightGradientBlockN[] = {144, 160};
 /// DeepSeek-V3-like up, K 7,168: 6-10%).
 /// Beyond kWideFp8MaxK, N a multiple of 192 takes them where the serial
 /// loop's ring stages are constant (gg-plan-kernel's rule 12,
-/// plan::takesConstantStages): T16384 G32 N3072 at K 4,096 and 8,192
-/// 1.068x and 1.051x the pipelined 128x128 tiles on equal groups
-/// (1.071x and 1.004x DeepGEMM), 1.011x and 1.022-1.028x on ragged ones
-/// (H100, docs/performance-history.md, fifty-eighth session, calls 1-2;
-/// not measured on an H200). N 4,096 K 7,168, whose 192-column tiles
-/// leave a ragged last one, measured 1.009x equal but 0.958x ragged, so
-/// kNarrowRaggedFp8MinN keeps kWideFp8MaxK.
+/// plan::takesConstantStages). Against the pipelined 128x128 tiles chosen
+/// before, ragged groups, one process (H100, docs/performance-history.md,
+/// fifty-eighth session, call 4): N 3,072 K 4,096 at T16384 G32 0.992x
+/// and 1.048x (two draws), T32768 G128 1.056x, T4096 G32 1.047x; K 8,192
+/// T16384 G32 1.015x. On equal groups 1.038-1.110x DeepGEMM at K 4,096,
+/// 1.004x at K 8,192. Not measured on an H200. N 4,096 K 7,168, whose
+/// 192-column tiles leave a ragged last one, measured 1.009x equal but
+/// 0.958x ragged, so kNarrowRaggedFp8MinN keeps kWideFp8MaxK.
 constexpr int64_t kWideFp8GroupRows = 128;
 constexpr int64_t kWideFp8BlockN = 192;
 constexpr int64_t kWideFp8MaxK = 3072;

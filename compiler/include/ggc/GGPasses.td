@@ -48,7 +48,8 @@ def SelectConfig : Pass<"gg-select-config", "::mlir::ModuleOp"> {
     measured 1.4-8% faster, but the gpt-oss-like up projection 2.3% slower
     at 512 rows an expert), or at any K where its ring stages are constant
     (plain groups: no a_rows, zero_ungrouped or MX scales; N 3,072 at K
-    4,096 and 8,192 1.01-1.07x on an H100, not measured on an H200); masked f8 batches of M 256 or more and K 4,096
+    4,096 and 8,192 0.99-1.06x the 128x128 tiles on an H100, not measured
+    on an H200); masked f8 batches of M 256 or more and K 4,096
     or more whose 128x128 tiles fill more than 4 waves and that take no
     64x256 split tiles (N no multiple of 256, or no `expected_m`) take
     128x192 tiles in pairs
@@ -337,7 +338,7 @@ def PlanKernel : Pass<"gg-plan-kernel", "::mlir::ModuleOp"> {
        contiguous groups (no a_rows, zero_ungrouped or MX scales) on sm_90a
        (1.035-1.181x the counted loop at 128x192 on an H100, level with
        DeepGEMM, fifty-sixth session; K blocks of no whole turn, whose
-       last turn ends on stages passed on empty, 1.046-1.056x at K 2,880,
+       last turn ends on stages passed on empty, 1.041-1.084x at K 2,880,
        fifty-eighth session: docs/performance.md), else counted.
 
     `warp_columns`: 1 on sm_90a (wgmma's fragment); on the other targets 4

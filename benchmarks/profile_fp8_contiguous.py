@@ -6,7 +6,8 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
       python3 benchmarks/profile_fp8_contiguous.py NAME [T,G,N,K]
 
 NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
-"ggc 128x192 rc", "ggc 128x192 c2 rc" (ring_stages = constant),
+"ggc 128x192 rc", "ggc 128x192 c2 rc", "ggc 128x128 rc" (ring_stages =
+constant, serial promotion),
 "ggc 128x192 counted" (ring_stages = counted: since the fifty-sixth
 session gg-plan-kernel gives the 128x192 row constant stages where its K
 blocks are whole turns), padded,
@@ -58,7 +59,11 @@ WIDE_PAIR = "#gg.config<block = [128, 192, 128], stages = 0, cluster = [2, 1], s
 # (the "rc" rows: ring_stages = constant, fifty-fifth session).
 CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], "
                    "staging = swizzled, ring_stages = constant>")
-CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": WIDE, "ggc 128x192 c2 rc": WIDE_PAIR}
+# DeepGEMM's promotion order at ggc's 128x128 tile: serial, constant stages
+# (the chosen 128x128 kernel pipelines its promotions over counted stages).
+SQUARE = "#gg.config<block = [128, 128, 128], stages = 0, cluster = [1, 1], sms = 132>"
+CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": WIDE, "ggc 128x192 c2 rc": WIDE_PAIR,
+                       "ggc 128x128 rc": SQUARE}
 COUNTED_STAGES = CONSTANT_STAGES.replace(", ring_stages = constant", "")
 
 

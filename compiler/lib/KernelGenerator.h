@@ -75,11 +75,16 @@ struct KernelPlan {
   /// gg-plan-kernel's ring_stages = constant: every tile starts at stage 0,
   /// its K blocks rounded up to whole turns of the ring (ringBlocks).
   bool constantStages = false;
-  /// With constant stages, whether a tile's K blocks (static K: the plan
-  /// takes no k_grouped) leave its last turn partial, ended on stages
-  /// passed on empty.
+  /// With constant stages, whether a tile's K blocks may leave its last
+  /// turn partial, ended on stages passed on empty: where a static K's
+  /// blocks are no multiple of the stages, and for k_grouped, whose
+  /// groups' K blocks come at run time.
   bool passesEmptyStages() const {
-    return constantStages && ((k + blockK - 1) / blockK) % stages != 0;
+    if (!constantStages)
+      return false;
+    if (layout == GroupLayout::k_grouped)
+      return true;
+    return ((k + blockK - 1) / blockK) % stages != 0;
   }
   /// A's tiles are copied from its address (no TMA, or gathered rows).
   bool aByAddress() const { return !tensorMaps || gatherA; }

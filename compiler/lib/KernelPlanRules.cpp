@@ -74,9 +74,14 @@ bool canPipelinePromotion(GroupedMatmulOp op) {
 /// Every tile starts at stage 0 (ggk-pipeline-promotion), so each turn of
 /// the ring is whole: K blocks a multiple of the stages.
 bool canTakeConstantStages(GroupedMatmulOp op, ConfigAttr config) {
-  return canPipelinePromotion(op) &&
-         op.getLayout() != GroupLayout::k_grouped &&
-         (wholeRingTurns(op, config) || !op.getARows());
+  if (!canPipelinePromotion(op))
+    return false;
+  // Every producer thread arrives on a stage of gathered rows: none can
+  // be passed on empty, so the turns must be whole.
+  if (op.getARows())
+    return op.getLayout() != GroupLayout::k_grouped &&
+           wholeRingTurns(op, config);
+  return true;
 }
 bool takesConstantStages(GroupedMatmulOp op) {
   return op.getLayout() == GroupLayout::contiguous && !op.getARows() &&

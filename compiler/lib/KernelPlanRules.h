@@ -54,10 +54,10 @@ bool canPipelinePromotion(mlir::gg::GroupedMatmulOp op);
 /// Whether op's K blocks are a whole number of turns of config's ring.
 bool wholeRingTurns(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config);
 /// Whether the serial K loop can take a turn of the ring at a time, each K
-/// block's stage a constant (ring_stages = constant): a two-level kernel
-/// and a static K (not k_grouped). Where the K blocks are no whole number
-/// of turns, each tile's last turn ends on stages passed on empty, which a
-/// producer of one thread does (not gathered rows).
+/// block's stage a constant (ring_stages = constant): a two-level kernel.
+/// Where the K blocks are no whole number of turns (or, k_grouped, are
+/// counted at run time), each tile's last turn ends on stages passed on
+/// empty, which a producer of one thread does (not gathered rows).
 bool canTakeConstantStages(mlir::gg::GroupedMatmulOp op,
                            mlir::gg::ConfigAttr config);
 /// The operands whose serial kernels gg-plan-kernel's rule 12 gives

@@ -60,13 +60,15 @@ private:
   /// the overlap step runs while the first one's wgmma does.
   Value serialBlock(Value acc, Value k, Value stage, Value phase,
                     bool overlapFirst);
-  /// The tile's K block count where each tile has it or none and the ring
-  /// counter starts at a multiple of the stages: each tile then starts at
-  /// stage 0, its K blocks rounded up to whole turns of the ring.
-  std::optional<int64_t> ringAlignedBlocks();
+  /// Whether the ring counter starts at a multiple of the stages: each
+  /// tile's K blocks rounded up to whole turns of the ring, every tile then
+  /// starts at stage 0.
+  bool ringStartsAligned();
   /// The serial loop a turn of the ring at a time (ring_stages =
-  /// constant) over a tile of `blocks` K blocks or none.
-  void constantStageLoop(Value acc, Value counter, int64_t blocks);
+  /// constant) over a tile of `blocks` K blocks or none (unknown: a count
+  /// that comes at run time, k_grouped's).
+  void constantStageLoop(Value acc, Value counter,
+                         std::optional<int64_t> blocks);
   /// One turn from ring counter `it` (a multiple of the stages) on `acc`:
   /// K blocks `first`, `first` + 1, ... on stages 0, 1, ...; from stage
   /// `alwaysBusy` on, a stage past the tile's `n` blocks is awaited and
@@ -140,17 +142,20 @@ LogicalResult Lowering::serial() {
       op.getPlan().getRingStages() == gg::RingStages::constant;
   // gg-check-kernel-plan refuses the plans whose loops fail here (and
   // the plan's verifier those with epilogue_blocks other than 0).
-  std::optional<int64_t> blocks;
+  std::optional<int64_t> blocks = knownBlocks();
   if (constantStages) {
-    blocks = ringAlignedBlocks();
-    if (!blocks)
+    if (stages < 2 || !ringStartsAligned())
       return op.emitOpError()
              << "cannot give each K block a constant stage (ring_stages = "
-                "constant): that takes every tile's K block count the same "
-                "(or 0), known when compiling, and a ring counter that "
-                "starts each tile at stage 0 (a multiple of the "
+                "constant): that takes a ring counter that starts each tile "
+                "at stage 0 (a multiple of the "
              << stages << " stages)";
-    if (*blocks % stages != 0 && op.getAwait().empty())
+    if (!blocks && op.getAwait().empty())
+      return op.emitOpError()
+             << "may end a tile's K blocks, counted at run time, on empty "
+                "stages of the ring (ring_stages = constant), which takes an "
+                "'await' region";
+    if (blocks && *blocks % stages != 0 && op.getAwait().empty())
       return op.emitOpError()
              << "ends each tile's " << *blocks << " K blocks on "
              << stages - *blocks % stages
@@ -162,7 +167,7 @@ LogicalResult Lowering::serial() {
   ggc::cloneBody(op.getStart(), {}, b);
   Value acc = op.getAcc(), counter = op.getCounter(), first = b.c32(0);
   if (constantStages) {
-    constantStageLoop(acc, counter, *blocks);
+    constantStageLoop(acc, counter, blocks);
     return success();
   }
   if (op.getPlan().getEpilogueBlocks() == 1) {
@@ -183,22 +188,24 @@ LogicalResult Lowering::serial() {
   return success();
 }
 
-void Lowering::constantStageLoop(Value acc, Value counter, int64_t blocks) {
-  int64_t stages = op.getStages(), busyInLast = blocks % stages;
+void Lowering::constantStageLoop(Value acc, Value counter,
+                                 std::optional<int64_t> blocks) {
+  int64_t stages = op.getStages();
   // Whole turns; where the blocks are no whole number of turns, the loop
   // runs to the next multiple of the stages, and a turn's stages from
-  // busyInLast on check whether they hold a block (only the last turn's
-  // do not). One copy of the turn: a second one for the last turn made
-  // ptxas spill in clusters.
+  // alwaysBusy on check whether they hold a block (only the last turn's
+  // may not). A count known when compiling leaves its remainder busy in
+  // every turn; one counted at run time, stage 0 alone (the loop runs no
+  // turn past the tile's blocks). One copy of the turn: a second one for
+  // the last turn made ptxas spill in clusters.
+  int64_t alwaysBusy = blocks ? *blocks % stages : 1;
   Value n = op.getNumKBlocks();
-  Value end = busyInLast == 0
-                  ? n
-                  : b.mul(b.ceilDivU(n, stages), b.c32(stages));
+  Value end = alwaysBusy == 0 ? n : b.mul(b.ceilDivU(n, stages), b.c32(stages));
   auto loop = b.create<scf::ForOp>(
       b.c32(0), end, b.c32(stages), ValueRange{acc, counter},
       [&](OpBuilder &, Location, Value k, ValueRange iter) {
         Value sum = constantStageTurn(iter[0], iter[1], k, n,
-                                      busyInLast == 0 ? stages : busyInLast);
+                                      alwaysBusy == 0 ? stages : alwaysBusy);
         b.create<scf::YieldOp>(ValueRange{sum, b.add(iter[1], b.c32(stages))});
       });
   finish(loop.getResults());
@@ -236,31 +243,27 @@ Value Lowering::constantStageTurn(Value acc, Value it, Value first, Value n,
   return acc;
 }
 
-std::optional<int64_t> Lowering::ringAlignedBlocks() {
+bool Lowering::ringStartsAligned() {
   // Each tile moves the ring counter on by its K block count rounded up
-  // to whole turns, busy or idle: N's turns, or 0 for a tile outside
-  // every group. With a counter that starts at a multiple of the stages,
-  // every tile starts at stage 0.
-  std::optional<int64_t> blocks = knownBlocks();
+  // to whole turns, busy or idle (gg-plan-kernel's ring_stages = constant:
+  // the producer passes a partial last turn's stages on empty). With a
+  // counter that starts at a multiple of the stages, every tile starts at
+  // stage 0.
   int64_t stages = op.getStages();
-  if (!blocks || stages < 2)
-    return std::nullopt;
   auto startsAligned = [&](Value counter) {
     std::optional<int64_t> start = getConstantIntValue(counter);
     return start && *start % stages == 0;
   };
   Value counter = op.getCounter();
   if (startsAligned(counter))
-    return blocks;
+    return true;
   // The counter the tile loop carries from its initial value.
   auto loop = op->getParentOfType<ggk::ForeachTileOp>();
   auto carried = dyn_cast<BlockArgument>(counter);
   constexpr unsigned kFields = ggk::ForeachTileOp::kTileFields;
-  if (!loop || !carried || carried.getOwner() != &loop.getBody().front() ||
-      carried.getArgNumber() < kFields ||
-      !startsAligned(loop.getInits()[carried.getArgNumber() - kFields]))
-    return std::nullopt;
-  return blocks;
+  return loop && carried && carried.getOwner() == &loop.getBody().front() &&
+         carried.getArgNumber() >= kFields &&
+         startsAligned(loop.getInits()[carried.getArgNumber() - kFields]);
 }
 
 Value Lowering::serialBlock(Value acc, Value k, Value stage, Value phase,

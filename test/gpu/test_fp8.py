@@ -389,6 +389,38 @@ def test_k_grouped_scaled_weight_gradient(a_scale, b_scale):
     check_weight_gradient(out, a_deq, b_deq, group_factor)
 
 
+K_GROUPED_CONSTANT_PLAN = ("#gg.kernel_plan<promotion = serial, scales = stages, "
+                           "registers = [24, 240], staging = none, "
+                           "column_scale_reads = at_issue, ring_stages = constant>")
+
+
+@pytest.mark.parametrize("out_dtype", ["f32", "bf16"])
+def test_k_grouped_constant_ring_stages(out_dtype):
+    """ring_stages = constant over each group's K blocks, counted at run
+    time: a tile's last turn ends on the stages the producer passes on
+    empty (K_SIZES: 0 to 9 blocks over 4 stages, groups starting
+    mid-block, an empty group's dW all zeros)."""
+    g, m, n = len(K_SIZES), 200, 288
+    k = sum(K_SIZES)
+    kern = kernel(layout="k_grouped", num_groups=g, n=n, k=None, m=m, b_layout="nk",
+                  dtype="f8E4M3FN", out_dtype=out_dtype, a_scale="block_mn",
+                  b_scale="block1x128_mn", direct_stores=True,
+                  config="#gg.config<block = [128, 144, 128], stages = 4, cluster = [1, 1], "
+                         "sms = 132>",
+                  kernel_plan=K_GROUPED_CONSTANT_PLAN)
+    a = f8(m, k, dtype="f8E4M3FN")
+    b = f8(n, k, dtype="f8E4M3FN")
+    sa, a_deq, _ = k_grouped_scale("block_mn", a, g)
+    sb, b_deq, _ = k_grouped_scale("block1x128_mn", b, g)
+    offsets = torch.tensor([0] + list(torch.tensor(K_SIZES).cumsum(0)), dtype=torch.int32,
+                           device="cuda")
+    out = torch.full((g, m, n), float("nan"), device="cuda",
+                     dtype=torch.float32 if out_dtype == "f32" else torch.bfloat16)
+    kern(a, b, offsets, sa, sb, out)
+    torch.cuda.synchronize()
+    check_weight_gradient(out, a_deq, b_deq)
+
+
 def check_weight_gradient(out, a_deq, b_deq, group_factor=None):
     """dW[g] against the fp64 product over group g's tokens (K_SIZES); an
     empty group's dW must be all zeros."""

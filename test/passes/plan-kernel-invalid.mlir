@@ -624,7 +624,7 @@ func.func @ring_stages_unaligned_gathered(%a: memref<?x2048xf8E4M3FN>, %r: memre
                                          %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
                                          %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
                                          %o: memref<?x1536xbf16>) {
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) with serial promotion, epilogue_blocks = 0, a static K (not k_grouped), and K blocks a multiple of the stages where A's rows are gathered (a_rows) (16 K blocks, 5 stages); use ring_stages = counted}}
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) with serial promotion, epilogue_blocks = 0, and K blocks a multiple of the stages where A's rows are gathered (a_rows, a static K) (16 K blocks, 5 stages); use ring_stages = counted}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
       groups(%off : memref<9xi32>)

@@ -67,3 +67,20 @@ def test_long_k_takes_wide_tile_with_constant_stages(extra, tile, constant):
         emit="ggk", arch="sm_90a")
     assert f"block = {tile}" in out.asm["gg-config"]
     assert ("ring_stages = constant" in out.asm["ggk"]) == constant
+
+
+def test_k_grouped_passes_empty_stages():
+    # k_grouped: each group's K blocks come at run time, so every tile may
+    # end its last turn on stages passed on empty (test/gpu/test_fp8.py's
+    # test_k_grouped_constant_ring_stages runs it).
+    out = ggc.compile_ir(ir.grouped_matmul(
+        "k", layout="k_grouped", num_groups=9, n=288, k=None, m=200, b_layout="nk",
+        dtype="f8E4M3FN", out_dtype="f32", a_scale="block_mn", b_scale="block1x128_mn",
+        direct_stores=True,
+        config="#gg.config<block = [128, 144, 128], stages = 4, cluster = [1, 1], sms = 132>",
+        kernel_plan=("#gg.kernel_plan<promotion = serial, scales = stages, registers = [24, 240], "
+                     "staging = none, column_scale_reads = at_issue, ring_stages = constant>")),
+        emit="cubin", arch="sm_90a")
+    kernel = out.asm["ggk"]
+    assert kernel.count("ggk.pass_stage") == 1 and "await {" in kernel
+    assert out.asm["cubin"]

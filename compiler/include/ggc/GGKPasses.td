@@ -180,10 +180,13 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     the stage is released, and carried to the promotion.
 
     With the plan's `ring_stages = constant`, a serial loop (with
-    `epilogue_blocks = 0`) whose tiles each have N K blocks or none, N a
-    multiple of the ring's stages (static K: every layout but k_grouped),
-    and whose ring counter is a constant multiple of the stages or the
-    tile loop's, carried from one, starts every tile at stage 0; it is
+    `epilogue_blocks = 0`) whose ring counter is a constant multiple of
+    the stages or the tile loop's, carried from one, starts every tile at
+    stage 0 (each tile moves the counter on by whole turns: where its K
+    blocks, static or counted at run time as k_grouped's, leave a partial
+    last turn, the producer passes the rest on empty and the loop's
+    'await' region waits for them; the turn's stages that may hold no
+    block test their block against the tile's count); it is
     then unrolled by the stages, each block's stage a constant (its
     barriers and tiles at fixed offsets) and the phase computed once a
     turn of the ring (an error where the loop is not such a loop;

@@ -125,9 +125,9 @@ def extra(config):
     'serial'/'pipelined' order the promotion (a #gg.kernel_plan for
     128-row tiles: two consumer warpgroups), 'eb2' issues two K blocks
     before the deferred epilogue (pipelined: `epilogue_blocks = 2`) and
-    'constant' gives each K block of a serial loop a constant stage
-    (`ring_stages = constant`; a plan naming 'serial' without it is
-    counted); 'emN'
+    'constant' gives each K block a constant stage (`ring_stages =
+    constant`: serial unless 'pipelined' is named too; a plan naming
+    'serial' or 'pipelined' without it is counted); 'emN'
     passes expected_m = N, 'emauto' the host's hint for the shape
     (ggc.ops.mean_hint of its rows a group, capped at 4,096, as ggc.moe
     passes it)."""
@@ -153,7 +153,7 @@ def extra(config):
     promotion = next((p for p in ("serial", "pipelined") if p in config[4:]), None)
     two_blocks = "eb2" in config[4:]
     constant = "constant" in config[4:]
-    if constant:
+    if constant and promotion is None:
         promotion = "serial"
     if scales or promotion or two_blocks:
         promotion = promotion or "pipelined"

@@ -207,10 +207,16 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "(column_scale_reads = at_issue), which takes them in "
                       "the stages: k_grouped with 1x128 scales of 'b' and "
                       "scales = stages";
+  if (plan.getRingStages() == RingStages::constant &&
+      plan.getPromotion() == Promotion::pipelined &&
+      op.getLayout() == GroupLayout::k_grouped)
+    return error() << " cannot pipeline the promotions over constant stages "
+                      "(ring_stages = constant with promotion = pipelined): "
+                      "that takes a static K (not k_grouped); use "
+                      "ring_stages = counted or promotion = serial";
   if (plan.getRingStages() == RingStages::constant) {
     // Every tile then starts at stage 0 (ggk-pipeline-promotion). The
-    // attribute's verifier has checked serial promotion and
-    // epilogue_blocks = 0.
+    // attribute's verifier has checked the promotion's epilogue_blocks.
     int64_t kBlocks = llvm::divideCeil(op.getDims().k, config.getBlockK());
     if (!canTakeConstantStages(op, config))
       return error() << " cannot give each K block a constant stage "

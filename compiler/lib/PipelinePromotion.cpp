@@ -45,16 +45,26 @@ public:
 
   /// Fails where the plan's ring_stages = constant cannot be kept.
   LogicalResult serial();
-  void pipelined();
+  /// Fails where the plan's ring_stages = constant cannot be kept.
+  LogicalResult pipelined();
 
 private:
   /// Scale block `j` of K block `k`, whose stage is ring counter `it`'s
-  /// (computed when needed: `ringCounter`).
+  /// (computed when needed: `ringCounter`), or, with constant stages, the
+  /// stage and phase given (`fixedSlot`).
   struct ScaleBlock {
     Value k;
     int64_t j;
     std::function<Value()> ringCounter;
+    std::optional<std::pair<Value, Value>> fixedSlot = std::nullopt;
   };
+  /// The stage and phase of `s`'s K block.
+  std::pair<Value, Value> slotOf(const ScaleBlock &s) {
+    return s.fixedSlot ? *s.fixedSlot : ringSlot(s.ringCounter());
+  }
+  static ScaleBlock onStage(Value k, Value stage, Value phase) {
+    return ScaleBlock{k, 0, nullptr, std::pair{stage, phase}};
+  }
   /// Serial K block `k` on ring `stage` at `phase` on `acc`: each scale
   /// block issued, waited for and promoted in turn; with `overlapFirst`,
   /// the overlap step runs while the first one's wgmma does.
@@ -76,6 +86,18 @@ private:
   Value constantStageTurn(Value acc, Value it, Value first, Value n,
                           int64_t alwaysBusy);
   void pipelinedBlocks();
+  /// pipelinedBlocks with a constant stage for each K block (ring_stages =
+  /// constant) over `blocks` K blocks, one scale block each.
+  void pipelinedConstantStages(int64_t blocks);
+  /// Issues the K blocks `first` + 1 .. `first` + `count` on the stages
+  /// after `firstStage` (block `first`'s, in the turn of phase `phase`;
+  /// past the last stage the next turn's, the phase flipped), each beside
+  /// the promotion of the block before it, from `pending`, block `first`'s
+  /// finished partial. Returns the accumulator and the last block's
+  /// partial, finished.
+  std::pair<Value, SmallVector<Value>>
+  pipelinedTurn(Value acc, SmallVector<Value> pending, Value first,
+                int64_t firstStage, Value zero, Value phase, int64_t count);
   /// The tile's K block count where it is known when compiling: a
   /// constant, or the enclosing tile loop's num_k_blocks field where the
   /// op's K is static (every layout but k_grouped, whose groups' K ranges
@@ -288,7 +310,7 @@ Value Lowering::serialBlock(Value acc, Value k, Value stage, Value phase,
 }
 
 SmallVector<Value> Lowering::issueStep(const ScaleBlock &s) {
-  auto [stage, phase] = ringSlot(s.ringCounter());
+  auto [stage, phase] = slotOf(s);
   SmallVector<Value> block = {issue(s.k, s.j, stage, phase)};
   if (scales == gg::ScalePlacement::stages)
     block.append(readScales(s.k, s.j, stage));
@@ -298,7 +320,7 @@ SmallVector<Value> Lowering::issueStep(const ScaleBlock &s) {
 void Lowering::awaitStep(int64_t pending, const ScaleBlock &s) {
   b.create<ggk::MmaWaitOp>(pending);
   if (lastOfBlock(s) && !promoteReadsStage)
-    release(ringSlot(s.ringCounter()).first);
+    release(slotOf(s).first);
 }
 
 /// Slot scales run two K blocks ahead (block k's slots are refilled with
@@ -312,28 +334,47 @@ Value Lowering::promoteStep(Value acc, ValueRange block, const ScaleBlock &s) {
     blockScales.assign(block.begin() + 1, block.end());
   } else {
     // From the slots: the stage is not read (and its index folds away).
-    blockScales = readScales(s.k, s.j, ringSlot(s.ringCounter()).first);
+    blockScales = readScales(s.k, s.j, slotOf(s).first);
     if (lastOfBlock(s))
       prefetch(b.add(s.k, b.c32(2)));
   }
   Value sum = promote(acc, block[0], s.k, s.j, blockScales);
   if (lastOfBlock(s) && promoteReadsStage)
-    release(ringSlot(s.ringCounter()).first);
+    release(slotOf(s).first);
   if (lastOfBlock(s))
     endBlock(s.k);
   return b.create<ggk::AccPinOp>(sum.getType(), sum);
 }
 
-void Lowering::pipelined() {
+LogicalResult Lowering::pipelined() {
+  bool constantStages =
+      op.getPlan().getRingStages() == gg::RingStages::constant;
+  std::optional<int64_t> blocks = knownBlocks();
+  if (constantStages &&
+      (promotions != 1 || !blocks || *blocks < 1 || op.getStages() < 2 ||
+       !ringStartsAligned() ||
+       (*blocks % op.getStages() != 0 && op.getAwait().empty())))
+    return op.emitOpError()
+           << "cannot pipeline the promotions over constant stages "
+              "(ring_stages = constant): that takes one scale block a K "
+              "block, every tile's K block count the same (at least 1), "
+              "known when compiling, a ring counter that starts each tile "
+              "at stage 0 (a multiple of the "
+           << op.getStages()
+           << " stages), and an 'await' region where the count is no "
+              "multiple of the stages";
   if (scales != gg::ScalePlacement::stages) {
     prefetch(b.c32(0));
     prefetch(b.c32(1));
   }
   ggc::cloneBody(op.getStart(), {}, b);
-  if (promotions == 1)
+  if (constantStages)
+    pipelinedConstantStages(*blocks);
+  else if (promotions == 1)
     pipelinedBlocks();
   else
     pipelinedScaleBlocks();
+  return success();
 }
 
 std::optional<int64_t> Lowering::knownBlocks() {
@@ -437,6 +478,93 @@ void Lowering::pipelinedBlocks() {
   finish(tail.getResults());
 }
 
+/// Block 0 goes before the loop, beside the overlap (epilogue_blocks = 1),
+/// on stage 0, then the (N - 1) % S = r blocks that leave whole turns,
+/// straight. Each loop step is a turn of the ring: S blocks on the stages
+/// r + 1, r + 2, .. (mod S: the phase flips past stage S - 1), each issued
+/// while the block before it is promoted, two wgmma groups at most in
+/// flight and none across the back edge (ptxas serialises every wgmma
+/// then: C7514). The last block's promotion follows the loop, then the
+/// last turn's stages past block N - 1, awaited and released empty (the
+/// producer passes them on). The straight blocks go before the loop, not
+/// after it: after it, ptxas spilled the accumulators inside the loop.
+void Lowering::pipelinedConstantStages(int64_t blocks) {
+  int64_t stages = op.getStages();
+  int64_t rest = (blocks - 1) % stages, turns = (blocks - 1) / stages;
+  Value counter = op.getCounter();
+  Value zero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
+  Value phase = b.ringPhase(counter, stages);
+  ScaleBlock block0 = onStage(b.c32(0), zero, phase);
+  SmallVector<Value> pending = issueStep(block0);
+  ggc::cloneBody(op.getOverlap(), {}, b);
+  awaitStep(0, block0);
+  Value acc = op.getAcc();
+  if (rest > 0)
+    std::tie(acc, pending) =
+        pipelinedTurn(acc, pending, b.c32(0), 0, zero, phase, rest);
+  SmallVector<Value> initial = {acc, counter};
+  initial.append(pending);
+  auto loop = b.create<scf::ForOp>(
+      b.c32(rest), b.c32(rest + turns * stages), b.c32(stages), initial,
+      [&](OpBuilder &, Location, Value first, ValueRange iter) {
+        Value it = iter[1];
+        Value turnZero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
+        auto [sum, last] = pipelinedTurn(
+            iter[0], SmallVector<Value>(iter.drop_front(2)), first, rest,
+            turnZero, b.ringPhase(it, stages), stages);
+        SmallVector<Value> next = {sum, b.add(it, b.c32(stages))};
+        next.append(last);
+        b.create<scf::YieldOp>(next);
+      });
+  acc = loop.getResult(0);
+  Value it = loop.getResult(1);
+  pending.assign(loop.getResults().begin() + 2, loop.getResults().end());
+  Value lastZero = b.create<ggk::OpaqueOp>(b.i32(), b.c32(0));
+  Value lastPhase = b.ringPhase(it, stages);
+  acc = promoteStep(acc, pending,
+                    onStage(b.c32(blocks - 1), b.add(lastZero, b.c32(rest)),
+                            lastPhase));
+  // The last turn's stages past the tile's blocks, passed on empty.
+  for (int64_t s = rest + 1; s < stages; ++s) {
+    Value stage = b.add(lastZero, b.c32(s));
+    await(stage, lastPhase);
+    release(stage);
+  }
+  int64_t ringBlocks = (blocks + stages - 1) / stages * stages;
+  finish({acc, b.add(counter, b.c32(ringBlocks))});
+}
+
+std::pair<Value, SmallVector<Value>>
+Lowering::pipelinedTurn(Value acc, SmallVector<Value> pending, Value first,
+                        int64_t firstStage, Value zero, Value phase,
+                        int64_t count) {
+  int64_t stages = op.getStages();
+  // `pending`: block `first`'s partial, finished, on `firstStage` of the
+  // turn whose phase is `phase`.
+  ScaleBlock previous = onStage(first, b.add(zero, b.c32(firstStage)), phase);
+  Value nextPhase;
+  SmallVector<Value> inFlight;
+  for (int64_t s = 1; s <= count; ++s) {
+    int64_t stage = firstStage + s;
+    if (stage >= stages && !nextPhase)
+      nextPhase = b.xorI(phase, b.c32(1));
+    ScaleBlock current =
+        onStage(b.add(first, b.c32(s)), b.add(zero, b.c32(stage % stages)),
+                stage < stages ? phase : nextPhase);
+    SmallVector<Value> issued = issueStep(current);
+    if (s > 1) {
+      // The block before is done once at most this one is in flight.
+      awaitStep(1, previous);
+      pending = inFlight;
+    }
+    acc = promoteStep(acc, pending, previous);
+    inFlight = issued;
+    previous = current;
+  }
+  awaitStep(0, previous);
+  return {acc, inFlight};
+}
+
 /// An even number P of scale blocks per K block (MX 1x32: four): scale
 /// block (0, 0) goes before the loop; iteration k takes (k, 1) .. (k, P -
 /// 1) and (k + 1, 0), P/2 pairs of issue X; promote the pending Y; issue
@@ -508,9 +636,9 @@ struct PipelinePromotionPass
     getOperation().walk([&](ggk::PromotionLoopOp op) { ops.push_back(op); });
     for (ggk::PromotionLoopOp op : ops) {
       Lowering lowering(op);
-      if (op.getPlan().getPromotion() == gg::Promotion::pipelined)
-        lowering.pipelined();
-      else if (failed(lowering.serial()))
+      bool pipelined =
+          op.getPlan().getPromotion() == gg::Promotion::pipelined;
+      if (failed(pipelined ? lowering.pipelined() : lowering.serial()))
         return signalPassFailure();
     }
   }

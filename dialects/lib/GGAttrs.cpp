@@ -399,11 +399,15 @@ KernelPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " registers must be a multiple of 8 in [24, 256] "
                             "(setmaxnreg), got "
                          << regs;
-  // The turn of the ring a loop step takes starts at stage 0 only where
-  // no block of a tile ran before its loop.
-  if (ringStages == RingStages::constant && (pipelined || epilogueBlocks != 0))
+  // The turns of the ring the loop steps start at a stage known when
+  // compiling: at stage 0 where no block of a tile runs before the loop
+  // (serial), at stage 1 where block 0 goes beside the overlap (pipelined).
+  if (ringStages == RingStages::constant &&
+      epilogueBlocks != (pipelined ? 1 : 0))
     return emitError() << "kernel_plan ring_stages = constant takes promotion "
-                          "= serial with epilogue_blocks = 0, got promotion = "
+                          "= serial with epilogue_blocks = 0 or promotion = "
+                          "pipelined with epilogue_blocks = 1, got promotion "
+                          "= "
                        << stringifyPromotion(promotion)
                        << " with epilogue_blocks = " << epilogueBlocks;
   if (columnScaleReads == ColumnScaleReads::at_issue && pipelined)

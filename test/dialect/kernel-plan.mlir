@@ -255,11 +255,23 @@ func.func @column_scale_reads_value(%a: memref<?x512xbf16>, %b: memref<8x1024x51
 
 func.func @ring_stages_pipelined(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
                                  %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+4 {{kernel_plan ring_stages = constant takes promotion = serial with epilogue_blocks = 0, got promotion = serial with epilogue_blocks = 1}}
+  // expected-error @+4 {{kernel_plan ring_stages = constant takes promotion = serial with epilogue_blocks = 0 or promotion = pipelined with epilogue_blocks = 1, got promotion = serial with epilogue_blocks = 1}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {kernel_plan = #gg.kernel_plan<promotion = serial, scales = stages, registers = [40, 232], staging = dense, epilogue_blocks = 1, ring_stages = constant>}
+  return
+}
+
+// -----
+
+func.func @ring_stages_pipelined_two_blocks(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                            %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+4 {{kernel_plan ring_stages = constant takes promotion = serial with epilogue_blocks = 0 or promotion = pipelined with epilogue_blocks = 1, got promotion = pipelined with epilogue_blocks = 2}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = dense, epilogue_blocks = 2, ring_stages = constant>}
   return
 }
 

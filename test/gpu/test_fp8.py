@@ -193,6 +193,25 @@ def test_constant_ring_stages(config, k):
                    config=config, kernel_plan=CONSTANT_STAGES)
 
 
+PIPELINED_CONSTANT = ("#gg.kernel_plan<promotion = pipelined, scales = stages, "
+                      "registers = [24, 240], staging = swizzled, ring_stages = constant>")
+SQUARE_5 = "#gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>"
+
+
+@pytest.mark.parametrize("k", [128, 640, 768, 2304, 7168])
+def test_pipelined_constant_ring_stages(k):
+    """Pipelined promotion over constant stages (5): block 0 beside the
+    overlap, (K blocks - 1) % 5 straight, then whole turns; 1, 5, 6, 18 and
+    56 K blocks (last turns ending on 4, 0, 4, 2 and 4 stages passed on
+    empty), ragged groups, the deferred epilogue between tiles."""
+    run_contiguous(RAGGED, n=2176, k=k, a_scale="block_mn", b_scale="block",
+                   config=SQUARE_5, kernel_plan=PIPELINED_CONSTANT)
+
+
+def test_pipelined_constant_ring_stages_masked():
+    run_masked("block_mn", "block", k=2304, config=SQUARE_5, kernel_plan=PIPELINED_CONSTANT)
+
+
 def test_long_k_wide_tile_chosen():
     # gg-select-config's choice with a row hint: 128x192 past K 3,072 (N a
     # multiple of 192), constant stages, 33 K blocks over 4 stages.

@@ -382,3 +382,154 @@ func.func @serial_free_counter(%counter: i32, %zero: !ggk.acc<64x8xf32>) -> i32 
     }
   func.return %end : i32
 }
+
+// -----
+
+// Pipelined promotion over constant stages (epilogue_blocks = 1): 8 K
+// blocks over 3 stages. Block 0 goes before the loop on stage 0, beside
+// the overlap; block 1 (8 - 1 = 7 = 2 turns and 1 block) follows it
+// straight, promoting block 0. Each loop step then issues 3 blocks on the
+// stages 2, 0 and 1 (the last two in the next turn: the phase flipped),
+// each beside the promotion of the block before it, waiting until one
+// wgmma group is in flight and none at the step's end. After the loop:
+// the last block's promotion, then stage 2 of the last turn (block 8,
+// past the tile's blocks) awaited and released empty; the counter moves
+// on by 9, whole turns.
+// CHECK-LABEL: func.func @pipelined_constant
+// CHECK: %[[Z0:.*]] = ggk.opaque
+// CHECK: %[[P0:.*]] = call @issue(%{{.*}}, %[[Z0]], %{{.*}})
+// CHECK: call @overlap()
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NEXT: call @release(%[[Z0]])
+// CHECK: %[[S1:.*]] = arith.addi %[[Z0]], %c1_i32
+// CHECK: %[[P1:.*]] = call @issue(%{{.*}}, %[[S1]],
+// CHECK: call @promote(%{{.*}}, %[[P0]],
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NEXT: call @release(%[[S1]])
+// CHECK: scf.for %[[FIRST:.*]] = %c1_i32{{.*}} to %c7_i32 step %c3_i32{{.*}} iter_args(%{{.*}} = %{{.*}}, %[[IT:.*]] = %{{.*}}, %[[Y:.*]] = %[[P1]], %{{.*}} = %{{.*}})
+// CHECK: %[[Z:.*]] = ggk.opaque
+// CHECK: %[[ROUND:.*]] = arith.divui %[[IT]], %c3_i32
+// CHECK: %[[PHASE:.*]] = arith.andi %[[ROUND]], %c1_i32
+// CHECK: %[[SA:.*]] = arith.addi %[[Z]], %c2_i32
+// CHECK: %[[XA:.*]] = func.call @issue(%{{.*}}, %[[SA]], %[[PHASE]])
+// CHECK: func.call @promote(%{{.*}}, %[[Y]], %[[FIRST]],
+// CHECK: %[[FLIP:.*]] = arith.xori %[[PHASE]], %c1_i32
+// CHECK: %[[SB:.*]] = arith.addi %[[Z]], %c0_i32
+// CHECK: %[[XB:.*]] = func.call @issue(%{{.*}}, %[[SB]], %[[FLIP]])
+// CHECK: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK-NEXT: func.call @release(%[[SA]])
+// CHECK-NEXT: func.call @promote(%{{.*}}, %[[XA]],
+// CHECK: %[[SC:.*]] = arith.addi %[[Z]], %c1_i32
+// CHECK: func.call @issue(%{{.*}}, %[[SC]], %[[FLIP]])
+// CHECK: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK-NEXT: func.call @release(%[[SB]])
+// CHECK-NEXT: func.call @promote(%{{.*}}, %[[XB]],
+// CHECK: ggk.mma_wait attributes {pending = 0 : i64}
+// CHECK-NEXT: func.call @release(%[[SC]])
+// CHECK: scf.yield
+// CHECK: call @promote(%{{.*}}, %{{.*}}, %c7_i32
+// CHECK: call @await(%[[PAD:.*]], %{{.*}})
+// CHECK-NEXT: call @release(%[[PAD]])
+// CHECK-NOT: call @issue
+// CHECK: return
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func private @await(i32, i32)
+func.func @pipelined_constant(%zero: !ggk.acc<64x8xf32>) -> i32 {
+  %blocks = arith.constant 8 : i32
+  %counter = arith.constant 0 : i32
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, ring_stages = constant>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    } await {
+    ^bb0(%stage: i32, %phase: i32):
+      func.call @await(%stage, %phase) : (i32, i32) -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}
+
+// -----
+
+// Pipelined over constant stages with a K block count known only at run
+// time: refused (the loop's straight blocks and last turn need the count).
+func.func private @prefetch(i32)
+func.func private @start()
+func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
+func.func private @read_scales(i32, i32) -> f32
+func.func private @promote(!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+func.func private @release(i32)
+func.func private @overlap()
+func.func private @await(i32, i32)
+func.func @pipelined_runtime_blocks(%blocks: i32, %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %counter = arith.constant 0 : i32
+  // expected-error @+1 {{cannot pipeline the promotions over constant stages (ring_stages = constant): that takes one scale block a K block, every tile's K block count the same (at least 1), known when compiling, a ring counter that starts each tile at stage 0 (a multiple of the 3 stages), and an 'await' region where the count is no multiple of the stages}}
+  %acc, %end = ggk.promotion_loop %blocks from %counter acc(%zero : !ggk.acc<64x8xf32>)
+      attributes {stages = 3 : i64, plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = swizzled, ring_stages = constant>}
+    prefetch {
+    ^bb0(%k: i32):
+      func.call @prefetch(%k) : (i32) -> ()
+      ggk.yield
+    } start {
+      ggk.yield
+    } issue {
+    ^bb0(%k: i32, %j: i32, %stage: i32, %phase: i32):
+      %p = func.call @issue(%k, %stage, %phase) : (i32, i32, i32) -> !ggk.acc<64x8xf32>
+      ggk.yield %p : !ggk.acc<64x8xf32>
+    } read_scales {
+    ^bb0(%k: i32, %j: i32, %stage: i32):
+      %s = func.call @read_scales(%k, %stage) : (i32, i32) -> f32
+      ggk.yield %s : f32
+    } promote {
+    ^bb0(%a: !ggk.acc<64x8xf32>, %p: !ggk.acc<64x8xf32>, %k: i32, %j: i32, %s: f32):
+      %sum = func.call @promote(%a, %p, %k, %s) : (!ggk.acc<64x8xf32>, !ggk.acc<64x8xf32>, i32, f32) -> !ggk.acc<64x8xf32>
+      ggk.yield %sum : !ggk.acc<64x8xf32>
+    } end_block {
+    ^bb0(%kb: i32):
+      ggk.yield
+    } release {
+    ^bb0(%stage: i32):
+      func.call @release(%stage) : (i32) -> ()
+      ggk.yield
+    } overlap {
+      func.call @overlap() : () -> ()
+      ggk.yield
+    } await {
+    ^bb0(%stage: i32, %phase: i32):
+      func.call @await(%stage, %phase) : (i32, i32) -> ()
+      ggk.yield
+    }
+  func.return %end : i32
+}

@@ -38,3 +38,13 @@ def test_a_given_hint_and_tile_order_reach_the_builder():
 def test_the_fp8_contiguous_shapes_parse():
     assert bench.shapes_of("8192,8,7168,2048;16,2,128,256") == [(8192, 8, 7168, 2048),
                                                                (16, 2, 128, 256)]
+
+
+@pytest.mark.parametrize("options, promotion", [
+    (("constant",), "serial"), (("constant", "pipelined"), "pipelined"),
+    (("pipelined",), "pipelined")])
+def test_constant_stages_keep_the_named_promotion(options, promotion):
+    _, calls = built([(128, 128, 128, 0, *options)], hint=1024)
+    plan = calls[1][1]["kernel_plan"]
+    assert f"promotion = {promotion}" in plan
+    assert ("ring_stages = constant" in plan) == ("constant" in options)

@@ -84,3 +84,36 @@ def test_k_grouped_passes_empty_stages():
     kernel = out.asm["ggk"]
     assert kernel.count("ggk.pass_stage") == 1 and "await {" in kernel
     assert out.asm["cubin"]
+
+
+PIPELINED = ("#gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], "
+             "staging = swizzled, ring_stages = constant>")
+SQUARE = "#gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>"
+
+
+@pytest.mark.parametrize("k, empty", [(7168, 4), (8192, 1), (2880, 2), (640, 0)])
+def test_pipelined_promotion_over_constant_stages(k, empty):
+    # Block 0 beside the overlap, (K blocks - 1) % 5 blocks straight, then
+    # whole turns; a partial last turn's stages are passed on empty.
+    blocks = -(-k // 128)
+    assert (5 - blocks % 5) % 5 == empty
+    out = ggc.compile_ir(ir.grouped_matmul(
+        "k", layout="contiguous", num_groups=8, n=4096, k=k, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", config=SQUARE, kernel_plan=PIPELINED),
+        emit="cubin", arch="sm_90a")
+    kernel = out.asm["ggk"]
+    assert kernel.count("ggk.pass_stage") == (1 if empty else 0)
+    assert "promotion = pipelined" in kernel and "ring_stages = constant" in kernel
+    assert out.asm["cubin"]
+
+
+@pytest.mark.parametrize("spec, reason", [
+    (dict(layout="k_grouped", num_groups=4, n=288, k=None, m=256, b_layout="nk",
+          a_scale="block_mn", b_scale="block1x128_mn", out_dtype="f32", direct_stores=True),
+     "a static K")])
+def test_pipelined_constant_stages_refused(spec, reason):
+    with pytest.raises(ggc.CompilationError, match=reason):
+        ggc.compile_ir(ir.grouped_matmul(
+            "k", dtype="f8E4M3FN", config=SQUARE.replace("stages = 5", "stages = 4"),
+            kernel_plan=PIPELINED.replace("staging = swizzled", "staging = none"), **spec),
+            emit="ggk", arch="sm_90a")

@@ -196,6 +196,16 @@ def PipelinePromotion : Pass<"ggk-pipeline-promotion", "::mlir::ModuleOp"> {
     value (`ggk-lower-mma` peels them off the descriptors), instead of
     hoisting each out of the tile loop into a register of its own, which
     made ptxas spill.
+
+    A pipelined loop with `ring_stages = constant` (`epilogue_blocks = 1`,
+    one scale block a K block, its tiles' K block count N known when
+    compiling) issues block 0 on stage 0 beside the overlap, then the
+    (N - 1) % S blocks that leave whole turns, straight, then steps a turn
+    of the ring at a time: each block issued while the one before it is
+    promoted, two wgmma groups at most in flight, none across the back
+    edge. The last block's promotion and the last turn's empty stages
+    follow the loop. (The straight blocks went after the loop first:
+    ptxas then spilled the accumulators inside it.)
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

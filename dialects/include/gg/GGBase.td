@@ -520,13 +520,15 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       loop steps a whole turn of the ring, each block's stage a constant
       and the phase computed once a turn, as DeepGEMM's loop over the K
       its template knows: fewer instructions a block, more code).
-      `constant` takes serial promotion with `epilogue_blocks = 0`: every
-      tile starts at stage 0, and where its K blocks are no whole number
-      of turns (k_grouped: counted at run time) its last turn ends on
-      stages the producer passes on empty (`ggk.pass_stage`), each awaited
-      and released by the consumers; gathered rows (`a_rows`) take a
-      static K whose blocks are a multiple of the stages
-      (`gg-check-kernel-plan`).
+      `constant` takes serial promotion with `epilogue_blocks = 0`, or
+      pipelined promotion with `epilogue_blocks = 1` and a static K (block
+      0 beside the overlap, then (K blocks - 1) % stages blocks straight,
+      then whole turns): every tile starts at stage 0, and where its K
+      blocks are no whole number of turns (k_grouped: counted at run time)
+      its last turn ends on stages the producer passes on empty
+      (`ggk.pass_stage`), each awaited and released by the consumers;
+      gathered rows (`a_rows`) take a static K whose blocks are a multiple
+      of the stages (`gg-check-kernel-plan`).
   }];
   let parameters = (ins
     EnumParameter<GG_Promotion>:$promotion,

@@ -7,7 +7,7 @@ DeepGEMM side by side, for the profiler and the clock (#39's largest gap).
 
 NAME is any of `time`'s rows: ggc, "ggc 128x192", "ggc 128x192 c2",
 "ggc 128x192 rc", "ggc 128x192 c2 rc", "ggc 128x128 rc" (ring_stages =
-constant, serial promotion),
+constant, serial promotion), "ggc 128x128 prc" (constant, pipelined),
 "ggc 128x192 counted" (ring_stages = counted: since the fifty-sixth
 session gg-plan-kernel gives the 128x192 row constant stages where its K
 blocks are whole turns), padded,
@@ -62,8 +62,13 @@ CONSTANT_STAGES = ("#gg.kernel_plan<promotion = serial, scales = stages, registe
 # DeepGEMM's promotion order at ggc's 128x128 tile: serial, constant stages
 # (the chosen 128x128 kernel pipelines its promotions over counted stages).
 SQUARE = "#gg.config<block = [128, 128, 128], stages = 0, cluster = [1, 1], sms = 132>"
-CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": WIDE, "ggc 128x192 c2 rc": WIDE_PAIR,
-                       "ggc 128x128 rc": SQUARE}
+# The chosen 128x128 plan (pipelined promotion) over constant stages.
+PIPELINED_CONSTANT = ("#gg.kernel_plan<promotion = pipelined, scales = stages, "
+                      "registers = [24, 240], staging = swizzled, ring_stages = constant>")
+CONSTANT_STAGE_ROWS = {"ggc 128x192 rc": (WIDE, CONSTANT_STAGES),
+                       "ggc 128x192 c2 rc": (WIDE_PAIR, CONSTANT_STAGES),
+                       "ggc 128x128 rc": (SQUARE, CONSTANT_STAGES),
+                       "ggc 128x128 prc": (SQUARE, PIPELINED_CONSTANT)}
 COUNTED_STAGES = CONSTANT_STAGES.replace(", ring_stages = constant", "")
 
 
@@ -130,10 +135,10 @@ def main():
     counted, _ = ggc_contiguous(a, b, t, g, n, k, config=WIDE, kernel_plan=COUNTED_STAGES)
     # An older compiler (the other side of an A/B) may not know the plan.
     optional = {}
-    for name, config in CONSTANT_STAGE_ROWS.items():
+    for name, (config, plan) in CONSTANT_STAGE_ROWS.items():
         try:
             optional[name] = ggc_contiguous(a, b, t, g, n, k, config=config,
-                                            kernel_plan=CONSTANT_STAGES)
+                                            kernel_plan=plan)
         except Exception as e:  # noqa: BLE001 (the compiler's refusal, reported)
             print(f"{name}: not built by this compiler ({str(e).splitlines()[0]})")
     # The drop-in's layout with M bands that do or do not cross the groups

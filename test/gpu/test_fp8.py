@@ -208,6 +208,14 @@ def test_pipelined_constant_ring_stages(k):
                    config=SQUARE_5, kernel_plan=PIPELINED_CONSTANT)
 
 
+@pytest.mark.parametrize("k", [640, 2304])
+def test_pipelined_constant_ring_stages_slot_scales(k):
+    # Scales through each warp's slots (A's 1x128 scales K-major),
+    # prefetched two K blocks ahead of the chain's promotions.
+    run_contiguous(RAGGED, n=2176, k=k, a_scale="block", b_scale="block", config=SQUARE_5,
+                   kernel_plan=PIPELINED_CONSTANT.replace("scales = stages", "scales = slots"))
+
+
 def test_pipelined_constant_ring_stages_masked():
     run_masked("block_mn", "block", k=2304, config=SQUARE_5, kernel_plan=PIPELINED_CONSTANT)
 

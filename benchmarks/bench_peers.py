@@ -444,10 +444,23 @@ def roofline_svg(rows, path, target=90.0):
     write_svg(path, lines)
 
 
+def chosen_cases(text):
+    """The CASES whose name contains one of `text`'s comma-separated parts,
+    in any case (all where `text` is empty); SystemExit naming --cases and
+    the case names where none matches."""
+    parts = [p.strip().lower() for p in text.split(",")]
+    cases = [c for c in CASES if any(p in c[0].lower() for p in parts)]
+    if not cases:
+        names = "; ".join(label for label, _, _ in CASES)
+        raise SystemExit(f"bench_peers.py: --cases {text!r} matches no case; the cases: {names}")
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="",
-                        help="only cases whose name contains one of these (comma-separated)")
+                        help="only cases whose name contains one of these "
+                             "(comma-separated, any case)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--svg", help="draw ggc's speedup over the best peer here")
     parser.add_argument("--roofline-svg",
@@ -462,6 +475,7 @@ def main():
         with open(args.from_json) as f:
             draw(json.load(f)["rows"], args)
         return
+    cases = chosen_cases(args.cases)
     for name, why in (("deep_gemm", DG_WHY), ("deep_gemm_v1", DG1_WHY)):
         if why:
             print(f"{name} not available: {why}")
@@ -471,9 +485,7 @@ def main():
           f"{ceiling['bf16_tflops']:.0f} TFLOPS, fp8 {ceiling['fp8_tflops']:.0f} TFLOPS, "
           f"copy {ceiling['bytes_per_s'] / 1e12:.2f} TB/s", flush=True)
     rows = []
-    for label, dtype, build in CASES:
-        if not any(part in label for part in args.cases.split(",")):
-            continue
+    for label, dtype, build in cases:
         rows.append(run_case(label, dtype, build, ceiling))
         # Written after each case, so a run cut short keeps what it measured.
         if args.json:

@@ -65,3 +65,11 @@ def test_pictures_redraw_from_a_runs_json(tmp_path, monkeypatch):
     bench_peers.main()
     assert "0.50x (deep_gemm)" in (tmp_path / "s.svg").read_text()
     assert "100% deep_gemm" in (tmp_path / "r.svg").read_text()
+
+
+def test_cases_match_in_any_case_and_none_is_an_error():
+    labels = [c[0] for c in bench_peers.chosen_cases("FP8 CONTIGUOUS,deepseek-v3 up")]
+    assert labels and all("fp8 contiguous" in l or "DeepSeek-V3 up" in l for l in labels)
+    assert len(bench_peers.chosen_cases("")) == len(bench_peers.CASES)
+    with pytest.raises(SystemExit, match="--cases 'nothing like it' matches no case"):
+        bench_peers.chosen_cases("nothing like it")

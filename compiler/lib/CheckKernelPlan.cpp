@@ -221,10 +221,9 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
     if (!canTakeConstantStages(op, config))
       return error() << " cannot give each K block a constant stage "
                         "(ring_stages = constant): that takes a two-level "
-                        "kernel (f8, scales that change along K) with serial "
-                        "promotion, epilogue_blocks = 0, and K blocks a "
-                        "multiple of the stages where A's rows are gathered "
-                        "(a_rows, a static K) ("
+                        "kernel (f8, scales that change along K) and K "
+                        "blocks a multiple of the stages where A's rows are "
+                        "gathered (a_rows, a static K) ("
                      << kBlocks << " K blocks, " << config.getStages()
                      << " stages); use ring_stages = counted";
   }

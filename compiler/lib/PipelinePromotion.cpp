@@ -74,6 +74,11 @@ private:
   /// tile's K blocks rounded up to whole turns of the ring, every tile then
   /// starts at stage 0.
   bool ringStartsAligned();
+  /// Whether ring_stages = constant can be kept over `blocks` K blocks a
+  /// tile (unknown: counted at run time): an aligned ring counter, and an
+  /// 'await' region where a tile's last turn may be partial. Reports why
+  /// not.
+  LogicalResult checkRingTurns(std::optional<int64_t> blocks);
   /// The serial loop a turn of the ring at a time (ring_stages =
   /// constant) over a tile of `blocks` K blocks or none (unknown: a count
   /// that comes at run time, k_grouped's).
@@ -165,25 +170,8 @@ LogicalResult Lowering::serial() {
   // gg-check-kernel-plan refuses the plans whose loops fail here (and
   // the plan's verifier those with epilogue_blocks other than 0).
   std::optional<int64_t> blocks = knownBlocks();
-  if (constantStages) {
-    if (stages < 2 || !ringStartsAligned())
-      return op.emitOpError()
-             << "cannot give each K block a constant stage (ring_stages = "
-                "constant): that takes a ring counter that starts each tile "
-                "at stage 0 (a multiple of the "
-             << stages << " stages)";
-    if (!blocks && op.getAwait().empty())
-      return op.emitOpError()
-             << "may end a tile's K blocks, counted at run time, on empty "
-                "stages of the ring (ring_stages = constant), which takes an "
-                "'await' region";
-    if (blocks && *blocks % stages != 0 && op.getAwait().empty())
-      return op.emitOpError()
-             << "ends each tile's " << *blocks << " K blocks on "
-             << stages - *blocks % stages
-             << " empty stages of the ring (ring_stages = constant), which "
-                "takes an 'await' region";
-  }
+  if (constantStages && failed(checkRingTurns(blocks)))
+    return failure();
   if (scales == gg::ScalePlacement::slots)
     prefetch(b.c32(0));
   ggc::cloneBody(op.getStart(), {}, b);
@@ -263,6 +251,30 @@ Value Lowering::constantStageTurn(Value acc, Value it, Value first, Value n,
     acc = step.getResult(0);
   }
   return acc;
+}
+
+LogicalResult Lowering::checkRingTurns(std::optional<int64_t> blocks) {
+  int64_t stages = op.getStages();
+  if (stages < 2 || !ringStartsAligned())
+    return op.emitOpError()
+           << "cannot give each K block a constant stage (ring_stages = "
+              "constant): that takes a ring counter that starts each tile "
+              "at stage 0 (a multiple of the "
+           << stages << " stages)";
+  if (!op.getAwait().empty())
+    return success();
+  if (!blocks)
+    return op.emitOpError()
+           << "may end a tile's K blocks, counted at run time, on empty "
+              "stages of the ring (ring_stages = constant), which takes an "
+              "'await' region";
+  if (*blocks % stages != 0)
+    return op.emitOpError()
+           << "ends each tile's " << *blocks << " K blocks on "
+           << stages - *blocks % stages
+           << " empty stages of the ring (ring_stages = constant), which "
+              "takes an 'await' region";
+  return success();
 }
 
 bool Lowering::ringStartsAligned() {
@@ -350,19 +362,18 @@ LogicalResult Lowering::pipelined() {
   bool constantStages =
       op.getPlan().getRingStages() == gg::RingStages::constant;
   std::optional<int64_t> blocks = knownBlocks();
-  if (constantStages &&
-      (promotions != 1 || !blocks || *blocks < 1 || op.getStages() < 2 ||
-       !ringStartsAligned() ||
-       (*blocks % op.getStages() != 0 && op.getAwait().empty())))
-    return op.emitOpError()
-           << "cannot pipeline the promotions over constant stages "
-              "(ring_stages = constant): that takes one scale block a K "
-              "block, every tile's K block count the same (at least 1), "
-              "known when compiling, a ring counter that starts each tile "
-              "at stage 0 (a multiple of the "
-           << op.getStages()
-           << " stages), and an 'await' region where the count is no "
-              "multiple of the stages";
+  if (constantStages) {
+    // The straight blocks before the loop and the last turn's empty
+    // stages are counted when compiling.
+    if (promotions != 1 || !blocks || *blocks < 1)
+      return op.emitOpError()
+             << "cannot pipeline the promotions over constant stages "
+                "(ring_stages = constant): that takes one scale block a K "
+                "block and every tile's K block count the same (at least 1), "
+                "known when compiling";
+    if (failed(checkRingTurns(blocks)))
+      return failure();
+  }
   if (scales != gg::ScalePlacement::stages) {
     prefetch(b.c32(0));
     prefetch(b.c32(1));
@@ -530,8 +541,7 @@ void Lowering::pipelinedConstantStages(int64_t blocks) {
     await(stage, lastPhase);
     release(stage);
   }
-  int64_t ringBlocks = (blocks + stages - 1) / stages * stages;
-  finish({acc, b.add(counter, b.c32(ringBlocks))});
+  finish({acc, b.add(counter, b.c32(llvm::alignTo(blocks, stages)))});
 }
 
 std::pair<Value, SmallVector<Value>>

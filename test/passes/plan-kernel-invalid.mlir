@@ -624,7 +624,7 @@ func.func @ring_stages_unaligned_gathered(%a: memref<?x2048xf8E4M3FN>, %r: memre
                                          %b: memref<8x1536x2048xf8E4M3FN>, %off: memref<9xi32>,
                                          %sa: memref<16x?xf32>, %sb: memref<8x12x16xf32>,
                                          %o: memref<?x1536xbf16>) {
-  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) with serial promotion, epilogue_blocks = 0, and K blocks a multiple of the stages where A's rows are gathered (a_rows, a static K) (16 K blocks, 5 stages); use ring_stages = counted}}
+  // expected-error @+1 {{cannot give each K block a constant stage (ring_stages = constant): that takes a two-level kernel (f8, scales that change along K) and K blocks a multiple of the stages where A's rows are gathered (a_rows, a static K) (16 K blocks, 5 stages); use ring_stages = counted}}
   gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
       a_rows(%r : memref<?xi32>) b(%b : memref<8x1536x2048xf8E4M3FN>)
       groups(%off : memref<9xi32>)
@@ -633,5 +633,24 @@ func.func @ring_stages_unaligned_gathered(%a: memref<?x2048xf8E4M3FN>, %r: memre
       out(%o : memref<?x1536xbf16>)
       {config = #gg.config<block = [128, 128, 128], stages = 5, cluster = [1, 1], sms = 132>,
        kernel_plan = #gg.kernel_plan<promotion = serial, scales = slots, registers = [40, 232], staging = none, producer = all_threads, ring_stages = constant>}
+  return
+}
+
+// -----
+
+// Pipelined promotion over constant stages counts its straight blocks and
+// its last turn's empty stages when compiling: a weight gradient's K
+// blocks (each group's tokens) come at run time.
+func.func @pipelined_constant_stages_k_grouped(%a: memref<256x?xf8E4M3FN>, %b: memref<512x?xf8E4M3FN>,
+                                               %groups: memref<5xi32>, %a_scale: memref<?x256xf32>,
+                                               %b_scale: memref<?x512xf32>, %out: memref<4x256x512xf32>) {
+  // expected-error @+1 {{cannot pipeline the promotions over constant stages (ring_stages = constant with promotion = pipelined): that takes a static K (not k_grouped); use ring_stages = counted or promotion = serial}}
+  gg.grouped_matmul k_grouped a(%a : memref<256x?xf8E4M3FN>) b(%b : memref<512x?xf8E4M3FN>)
+      groups(%groups : memref<5xi32>)
+      a_scale(%a_scale : memref<?x256xf32>, <block 1x128, mn_major>)
+      b_scale(%b_scale : memref<?x512xf32>, <block 1x128, mn_major>)
+      out(%out : memref<4x256x512xf32>)
+      {config = #gg.config<block = [128, 128, 128], stages = 4, cluster = [1, 1], sms = 132>,
+       kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages, registers = [24, 240], staging = none, ring_stages = constant>}
   return
 }

@@ -90,7 +90,8 @@ llvm::StringRef ggc::sharedBufferName(SharedBufferId id) {
   static const char *const names[kNumSharedBuffers] = {
       "a_tiles",        "b_tiles",        "transposed_b",  "transposed_a",
       "full_barriers",  "empty_barriers", "stage_a_scales", "stage_b_scales",
-      "column_scales",  "scale_slots",    "staged_output", "group_table"};
+      "column_scales",  "scale_slots",    "staged_output", "row_amax",
+      "group_table"};
   return names[id];
 }
 
@@ -152,6 +153,8 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                          byteWidth(op.getOutType().getElementType())
                    : 0,
       1024};
+  l.buffers[kRowAmax] = {sharedBufferName(kRowAmax), rowAmaxBytes(op, config),
+                         1};
   // Last, so that the other buffers keep their places with or without it;
   // an empty table aligns nothing.
   int64_t tableBytes = groupTableEntries(op) *
@@ -160,6 +163,14 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
                             tableBytes ? 16 : 1};
   l.total = allocateSharedMemory(l.buffers).back();
   return l;
+}
+
+int64_t ggc::rowAmaxBytes(GroupedMatmulOp op, ConfigAttr config) {
+  int64_t split = config.getSplitN();
+  int64_t outColumns = op.outputTileColumns(config);
+  if (!op.getOutScale() || split == 1 || outColumns / split % 128 == 0)
+    return 0;
+  return config.getBlockM() * llvm::divideCeil(outColumns, 128) * split * 4;
 }
 
 int64_t ggc::groupTableEntries(GroupedMatmulOp op) {

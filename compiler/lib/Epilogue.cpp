@@ -104,11 +104,15 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
         cast<MemRefType>(v.getType()).getElementType(), scalarPtrs[i], t.group));
 
   // column_halves pairs column block c with c + blocks / 2 (the up half of
-  // the tile's B rows), and its outputs fill a tile of BN / 2 columns.
+  // the warpgroup's B rows), and its outputs fill a tile of BN / 2
+  // columns, a warpgroup's from its first column / 2 (split_n).
   int64_t blocks = accType.getColumnBlocks();
   int64_t outBlocks = p.columnHalves ? blocks / 2 : blocks;
-  if (p.columnHalves)
+  if (p.columnHalves) {
     colBase = b.mul(t.nBlock, b.c32(p.outBlockN()));
+    if (p.splitN > 1)
+      colInBlock = b.sub(f.col, b.divU(f.colBase, b.c32(2)));
+  }
   for (int64_t c = 0; c < outBlocks; ++c) {
     Value col = b.add(colBase, b.add(colInBlock, b.c32(8 * c)));
     Value colValid = b.lt(col, b.c32(p.columnHalves ? p.outN() : p.n));
@@ -165,7 +169,7 @@ void KernelGenerator::emitTileOutputs(const Tile &t, const Fragment &f,
       PendingPair pending;
       pending.outCol = p.columnPairs ? b.divU(col, b.c32(2)) : col;
       pending.rowInStaged = b.add(f.row, b.c32(8 * half));
-      pending.colInStaged = b.add(f.col, b.c32(8 * c));
+      pending.colInStaged = b.add(colInBlock, b.c32(8 * c));
       if (p.columnPairs)
         pending.colInStaged = b.divU(pending.colInStaged, b.c32(2));
       pending.rowIndex = row.index;

@@ -516,6 +516,11 @@ private:
   /// pairs stated as ggk.store_pair of the e4m3 bytes.
   void storeQuantizedOutputs(ArrayRef<PendingPair> pairs, int64_t rowGroups,
                              int64_t columnBlocks);
+  /// Each of `amaxes` (the thread's quad's amax of the half of a block
+  /// whose first pair is the matching one of `leads`) made the block's
+  /// amax over the split_n warpgroups that hold its parts (kRowAmax).
+  void shareBlockAmax(llvm::MutableArrayRef<Value> amaxes,
+                      ArrayRef<const PendingPair *> leads, Value quadLead);
   /// `values` (one or two f32) times `factor` as e4m3 bytes (vector<1xi8>
   /// or vector<2xi8>: LLVM has no f8 type).
   Value e4m3Bytes(ArrayRef<Value> values, Value factor);

@@ -164,10 +164,12 @@ void KernelGenerator::declareOperandMaps() {
       tensorMapB =
           declareTensorMap("b", op.getB(), {p.blockK, p.blockN / p.cluster});
     else
-      // A cluster CTA's share of rows, or one of column_halves' halves.
+      // A cluster CTA's share of rows, or one warpgroup's share of one of
+      // column_halves' halves.
       tensorMapB = declareTensorMap(
           "b", op.getB(),
-          {p.blockK, p.blockN / (p.columnHalves ? 2 : p.cluster), 1});
+          {p.blockK,
+           p.blockN / (p.columnHalves ? 2 * p.splitN : p.cluster), 1});
   }
   // A's 1x128 block scales for a tile's rows and one K block (stageScales):
   // a window of BM + 4 consecutive f32 of the M-major scale tensor, or of

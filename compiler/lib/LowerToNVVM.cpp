@@ -176,12 +176,11 @@ LogicalResult KernelGenerator::checkCoverage(ConfigAttr config) {
     return unsupported(op, "clusters with padded_contiguous (the two M "
                            "blocks of a pair may belong to different "
                            "groups)");
-  // column_halves pairs a column with one half a tile away, so one
-  // warpgroup holds every column, and the CTA loads both halves itself.
-  if (op.getColumnHalves() && (p.cluster != 1 || p.splitN != 1))
-    return unsupported(op, "column_halves with a cluster or split_n (one "
-                           "warpgroup holds each row's columns, and each "
-                           "CTA loads its own B)");
+  // column_halves pairs a column with one half a tile away: the CTA loads
+  // both halves itself (with split_n, each warpgroup's share of both).
+  if (op.getColumnHalves() && p.cluster != 1)
+    return unsupported(op, "column_halves with a cluster (each CTA loads "
+                           "its own B)");
   // Each CTA copies its own gathered rows; a cluster's pair shares B.
   if (op.getARows() && p.cluster != 1)
     return unsupported(op, "a_rows with a cluster (each CTA gathers its "
@@ -197,14 +196,20 @@ LogicalResult KernelGenerator::checkQuantizedOutput() {
     return success();
   // A row's amax over a 128-column block is taken in the quad of threads
   // that holds the row: the block's columns must all lie in one
-  // warpgroup's fragment, and in one warp's.
+  // warpgroup's fragment, and in one warp's, or (split_n = 2) half of
+  // them in each of the two warpgroups that share the rows, which
+  // exchange their halves' amax in shared memory.
   int64_t warpgroupOutputs = p.outBlockN() / p.splitN;
-  if (warpgroupOutputs % 128 != 0 || p.warpColumns != 1)
+  if (!(warpgroupOutputs % 128 == 0 ||
+        (p.splitN == 2 && p.outBlockN() == 128)) ||
+      p.warpColumns != 1)
     return op.emitOpError()
            << "quantises out in 1x128 blocks (out_scale), which needs each "
-              "consumer warp to hold whole 128-column blocks of a row: "
-              "config block N / split_n a multiple of 128 (of 256 with "
-              "column_pairs or column_halves) and warp_columns = 1, got "
+              "consumer warp to hold whole 128-column blocks of a row, or "
+              "two warpgroups one block: config block N / split_n a "
+              "multiple of 128 (of 256 with column_pairs or column_halves) "
+              "or split_n = 2 over 128 output columns, and warp_columns = "
+              "1; got "
            << warpgroupOutputs
            << " output columns a warpgroup and warp_columns = "
            << p.warpColumns;

@@ -100,13 +100,19 @@ void BLoads::run() {
   int64_t blockN = op.getBlockN();
   if (int64_t secondHalf = op.getSecondHalfRow()) {
     // column_halves: block_n / 2 rows of each half of B (alone, K-major:
-    // the verifier's).
+    // the verifier's), in half_shares shares of gate rows, then up rows.
     Value k = op.getK();
+    int64_t shares = op.getHalfShares(), shareRows = blockN / 2 / shares;
     Value half0 = b.mul(op.getNBlock(), b.c32(blockN / 2));
     Value dst = destination.at(b);
-    load(dst, withGroup({k, half0}), /*multicast=*/false);
-    load(b.gep(dst, b.c64(blockN / 2 * kSwizzleBytes)),
-         withGroup({k, b.add(half0, b.c32(secondHalf))}), /*multicast=*/false);
+    for (int64_t share = 0; share < shares; ++share) {
+      Value gate = b.add(half0, b.c32(share * shareRows));
+      int64_t at = 2 * share * shareRows;
+      load(b.gep(dst, b.c64(at * kSwizzleBytes)), withGroup({k, gate}),
+           /*multicast=*/false);
+      load(b.gep(dst, b.c64((at + shareRows) * kSwizzleBytes)),
+           withGroup({k, b.add(gate, b.c32(secondHalf))}), /*multicast=*/false);
+    }
   } else if (cluster == 1) {
     loadShare(firstColumn(), b.c32(0), /*multicast=*/false);
   } else if (!op.getShared()) {

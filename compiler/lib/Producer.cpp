@@ -163,7 +163,8 @@ void KernelGenerator::loadBTile(const Tile &t, Value stage, Value full,
       extentsOf(op.getB()), p.blockN,
       p.blockK,
       kSwizzleBytes / byteWidth(p.aElem), p.bMNMajor, p.cluster,
-      p.bCachePolicy, p.copyThreads(), p.columnHalves ? p.n / 2 : 0);
+      p.bCachePolicy, p.copyThreads(), p.columnHalves ? p.n / 2 : 0,
+      p.columnHalves ? p.splitN : 1);
 }
 
 SmallVector<Value> KernelGenerator::extentsOf(Value operand) {

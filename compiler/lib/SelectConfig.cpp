@@ -256,6 +256,19 @@ struct TileRows {
   std::optional<int64_t> groupRows;
 };
 
+/// f8 operands, an out quantised in 1x128 blocks (out_scale) and
+/// column_pairs or column_halves: a warpgroup's two f8 accumulators hold
+/// 128 columns of the product, 64 outputs, half a block, and 256 columns
+/// spill (464 bytes, ptxas -v). Two warpgroups split a 64x256 tile's
+/// columns and exchange each row's amax (QuantizedEpilogue.cpp); N a
+/// multiple of 256 keeps every tile's block whole. Not timed yet against
+/// a bf16 out and gg.quantize_rows.
+bool splitsQuantizedOutputBlocks(GroupedMatmulOp op) {
+  int64_t n = op.getDims().n;
+  return op.getOutScale() && op.combinesColumns() &&
+         !ShapedType::isDynamic(n) && n % 256 == 0;
+}
+
 TileRows chooseRows(GroupedMatmulOp op, int64_t numSMs) {
   // 2. Block M: small masked batches (decode) waste less with 64-row tiles.
   //    f8 needs two consumer warpgroups, which take turns on the tensor
@@ -305,6 +318,9 @@ TileRows chooseRows(GroupedMatmulOp op, int64_t numSMs) {
                     (op.getARows() || shortK);
   if (rows.contiguousDecode || rows.halfHeight || (decode && !f8)) {
     rows.blockM = 64;
+  } else if (f8 && splitsQuantizedOutputBlocks(op)) {
+    rows.blockM = 64;
+    rows.splitN = 2;
   } else if ((decode || (f8 && maskedTakesSplitTiles(op, numSMs))) &&
              !ggc::usesMxScales(op) && dims.n % 256 == 0 &&
              !op.getColumnHalves()) {
@@ -463,31 +479,36 @@ std::optional<int64_t> wideFp8BlockN(GroupedMatmulOp op, const TileRows &rows,
 /// row's block then lies in one quad of threads, which take its amax
 /// without shared memory (QuantizedEpilogue.cpp). Other tiles take 128
 /// output columns a warpgroup (256 columns of the product where
-/// column_pairs or column_halves combine them).
+/// column_pairs or column_halves combine them), or, split between two
+/// warpgroups (splitsQuantizedOutputBlocks), 128 output columns in all.
 int64_t quantizedOutputBlockN(GroupedMatmulOp op, const TileRows &rows,
                               int64_t blockN) {
   int64_t combine = op.combinesColumns() ? 2 : 1;
   if (!op.getOutScale() || blockN / combine / rows.splitN % 128 == 0)
     return blockN;
+  if (rows.splitN == 2)
+    return 128 * combine;
   return 128 * combine * rows.splitN;
 }
 
 /// Where quantizedOutputBlockN has no tile to give: f8 operands keep two
 /// accumulators a warpgroup (two-level accumulation), which hold 128
 /// columns of the product in the registers, so with column_pairs or
-/// column_halves a warpgroup holds 64 outputs, half a block (256 columns
-/// spill: 464 bytes, ptxas -v).
+/// column_halves a warpgroup holds 64 outputs, half a block, and only
+/// splitsQuantizedOutputBlocks' tiles have a second warpgroup beside it.
 LogicalResult checkQuantizedOutputTile(GroupedMatmulOp op) {
   if (!op.getOutScale() || !op.combinesColumns() ||
-      byteWidth(op.getAType().getElementType()) != 1)
+      byteWidth(op.getAType().getElementType()) != 1 ||
+      splitsQuantizedOutputBlocks(op))
     return success();
   return op.emitOpError()
          << "has no tile for out_scale with f8 operands and "
-         << op.combiningName()
-         << ": a warpgroup's two f8 accumulators hold 128 columns of the "
-            "product, 64 outputs, and the amax of a 128-column block across "
-            "warpgroups is not built; write a bf16 out and quantise it with "
-            "gg.quantize_rows, or give a config";
+         << op.combiningName() << " where N (" << op.getDims().n
+         << ") is not a multiple of 256: a warpgroup's two f8 accumulators "
+            "hold 128 columns of the product, 64 outputs, and two "
+            "warpgroups split a 256-column tile's 128-column block; write "
+            "a bf16 out and quantise it with gg.quantize_rows, or give a "
+            "config";
 }
 
 /// Step 3 of chooseConfig: the tile's columns, by steps 3a-3e.

@@ -320,6 +320,14 @@ LogicalResult LoadBTileOp::verify() {
                             "block_n a multiple of 16, got "
                          << (getNMajor() ? "n_major, " : "") << "cluster "
                          << cluster << ", block_n " << blockN;
+  int64_t halfShares = getHalfShares();
+  if (halfShares < 1 ||
+      (halfShares > 1 && (secondHalf == 0 || blockN % (16 * halfShares) != 0)))
+    return emitOpError() << "half_shares must be at least 1, and above 1 "
+                            "only with second_half_row and block_n a "
+                            "multiple of 16 * half_shares; got half_shares "
+                         << halfShares << ", second_half_row " << secondHalf
+                         << ", block_n " << blockN;
   int64_t shares = getNMajor() ? blockN / getChunkColumns() : blockN;
   if (shares % cluster != 0)
     return emitOpError() << "cannot split its " << shares

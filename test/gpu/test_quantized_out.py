@@ -178,3 +178,72 @@ def test_dsl_store_scale_matches_the_reference_backend():
     assert steps.max().item() <= 1 and (steps > 0).float().mean().item() < 0.01
     assert (h.view(torch.uint8)[last:] == POISON_BYTE).all()
     assert torch.isnan(h_scale[:, last:]).all()
+
+
+def fp8_operands(m, n, k, g):
+    """Fresh e4m3 A [m, k] and B [g, n, k] with 1x128 / 128x128 scales,
+    and their fp64 values dequantised."""
+    a = (torch.randn(m, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    b = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
+    kb = -(-k // 128)
+    sa = torch.rand(kb, (m + 3) // 4 * 4, device="cuda") + 0.5
+    sb = torch.rand(g, -(-n // 128), kb, device="cuda") + 0.5
+    fa = sa[:, :m].t().repeat_interleave(128, dim=1)[:, :k].double()
+    fb = sb.repeat_interleave(128, dim=1)[:, :n].repeat_interleave(128, dim=2)[:, :, :k].double()
+    return (a, b, sa, sb), a.double() * fa, b.double() * fb
+
+
+@pytest.mark.parametrize("combine", ["column_pairs", "column_halves"])
+@pytest.mark.parametrize("config", [
+    None,  # gg-select-config's: 64x256, two warpgroups a block (split_n = 2)
+    "#gg.config<block = [64, 256, 128], stages = 3, cluster = [1, 1], sms = 7, "
+    "split_n = 2>",  # few CTAs: each runs many tiles through the amax buffer
+])
+def test_fp8_swiglu_quantised(combine, config):
+    """FP8 operands and SwiGLU into an FP8 out: a warpgroup's accumulators
+    hold 64 outputs of a row's 128-column block, and the two warpgroups
+    sharing the rows exchange their halves' amax. I = 512, K 400 (a
+    partial K block)."""
+    i, k, g = 512, 400, len(RAGGED)
+    n, m = 2 * i, sum(RAGGED) + TRAILING
+    operands, a, b = fp8_operands(m, n, k, g)
+    out, scales = poisoned(m, i)
+    kern = kernel(num_groups=g, n=n, k=k, dtype="f8E4M3FN", a_scale="block_mn",
+                  b_scale="block", epilogue=SWIGLU, config=config, **{combine: True})
+    if config is None:
+        assert "split_n = 2" in kern.asm["gg-config"]
+    kern(operands[0], operands[1], offsets_of(RAGGED), operands[2], operands[3], out, scales)
+    torch.cuda.synchronize()
+    ref = torch.zeros(m, i, dtype=torch.float64, device="cuda")
+    for gi, rows in group_slices(RAGGED):
+        h = a[rows] @ b[gi].T
+        gate, up = (h[:, 0::2], h[:, 1::2]) if combine == "column_pairs" else (h[:, :i], h[:, i:])
+        ref[rows] = torch.nn.functional.silu(gate) * up
+    check(out, scales, ref, RAGGED, i)
+
+
+def test_fp8_column_halves_split_between_warpgroups():
+    """column_halves on a split_n = 2 tile into a bf16 out: each warpgroup
+    loads its share of the gate rows and of the up rows (half_shares) and
+    writes its 64 of the tile's 128 outputs; rows outside every group
+    untouched."""
+    i, k, g = 384, 256, len(RAGGED)
+    n, m = 2 * i, sum(RAGGED) + TRAILING
+    operands, a, b = fp8_operands(m, n, k, g)
+    out = torch.full((m, i), float("nan"), device="cuda").bfloat16()
+    kern = ggc.Kernel(ir.grouped_matmul(
+        "k", layout="contiguous", num_groups=g, n=n, k=k, dtype="f8E4M3FN",
+        a_scale="block_mn", b_scale="block", out_dtype="bf16", epilogue=SWIGLU,
+        column_halves=True,
+        config="#gg.config<block = [64, 256, 128], stages = 0, cluster = [1, 1], "
+               "sms = 132, split_n = 2>"))
+    kern(operands[0], operands[1], offsets_of(RAGGED), operands[2], operands[3], out)
+    torch.cuda.synchronize()
+    for gi, rows in group_slices(RAGGED):
+        h = a[rows] @ b[gi].T
+        want = torch.nn.functional.silu(h[:, :i]) * h[:, i:]
+        got = out[rows].double()
+        assert torch.isfinite(got).all(), f"group {gi}: an output not written"
+        err = ((got - want).norm() / want.norm()).item()
+        assert err < 1e-2, f"group {gi}: rel err {err:.3e}"
+    assert torch.isnan(out[sum(RAGGED):].float()).all(), "a row outside every group was written"

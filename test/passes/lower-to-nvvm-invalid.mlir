@@ -174,11 +174,11 @@ func.func @accumulator_too_big(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16
 
 // -----
 
-// column_halves pairs a column with one half a tile away: one warpgroup
-// holds a row's columns and each CTA loads its own B.
+// column_halves pairs a column with one half a tile away: each CTA loads
+// its own B.
 func.func @halves_in_a_cluster(%a: memref<?x256xbf16>, %b: memref<4x256x256xbf16>,
                                %off: memref<5xi32>, %o: memref<?x128xbf16>) {
-  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: column_halves with a cluster or split_n}}
+  // expected-error @+1 {{is not supported by gg-lower-to-nvvm yet: column_halves with a cluster (each CTA loads its own B)}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>)
       b(%b : memref<4x256x256xbf16>) groups(%off : memref<5xi32>)
       out(%o : memref<?x128xbf16>)
@@ -241,7 +241,7 @@ func.func @odd_block_a_alone(%a: memref<4x128x256xbf16>, %b: memref<4x256x256xbf
 func.func @quantized_192(%a: memref<?x256xf8E4M3FN>, %b: memref<8x384x256xf8E4M3FN>,
                          %off: memref<9xi32>, %sa: memref<2x?xf32>, %sb: memref<8x3x2xf32>,
                          %out: memref<?x384xf8E4M3FN>, %so: memref<3x?xf32>) {
-  // expected-error @+1 {{quantises out in 1x128 blocks (out_scale), which needs each consumer warp to hold whole 128-column blocks of a row: config block N / split_n a multiple of 128 (of 256 with column_pairs or column_halves) and warp_columns = 1, got 192 output columns a warpgroup and warp_columns = 1}}
+  // expected-error @+1 {{quantises out in 1x128 blocks (out_scale), which needs each consumer warp to hold whole 128-column blocks of a row, or two warpgroups one block: config block N / split_n a multiple of 128 (of 256 with column_pairs or column_halves) or split_n = 2 over 128 output columns, and warp_columns = 1; got 192 output columns a warpgroup and warp_columns = 1}}
   gg.grouped_matmul contiguous a(%a : memref<?x256xf8E4M3FN>)
       b(%b : memref<8x384x256xf8E4M3FN>) groups(%off : memref<9xi32>)
       a_scale(%sa : memref<2x?xf32>, <block 1x128, mn_major>)

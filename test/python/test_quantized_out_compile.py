@@ -56,12 +56,29 @@ def test_sm80_has_no_fp8_conversion():
         ggc.compile_ir(source(), emit="ptx", arch="sm_80")
 
 
-def test_fp8_swiglu_has_no_tile_yet():
-    with pytest.raises(ggc.CompilationError, match="has no tile for out_scale with f8 operands "
-                                               "and column_halves"):
+@pytest.mark.parametrize("combine", ["column_pairs", "column_halves"])
+def test_fp8_swiglu_splits_each_block_between_two_warpgroups(combine):
+    # A warpgroup's two f8 accumulators hold 64 outputs: two warpgroups
+    # side by side hold a block, and exchange its rows' amax in shared
+    # memory (a barrier among the consumers, a row_amax buffer).
+    fp8 = dict(dtype="f8E4M3FN", a_scale="block_mn", b_scale="block", n=1024, k=1024,
+               column_pairs=False)
+    fp8[combine] = True
+    out = ggc.compile_ir(source(**fp8), emit="ptx", arch="sm_90a")
+    config = out.plans[0]["config"]
+    assert config["block"] == [64, 256, 128] and config["split_n"] == 2
+    assert "row_amax" in out.asm["ggk"] and "bar.sync" in out.asm["ptx"]
+    # Each warpgroup's share of the gate rows, then of the up rows.
+    if combine == "column_halves":
+        assert "half_shares = 2" in out.asm["ggk"]
+
+
+def test_fp8_swiglu_needs_whole_blocks_a_tile():
+    with pytest.raises(ggc.CompilationError, match=r"has no tile for out_scale with f8 operands "
+                                                   r"and column_pairs where N \(640\) is not a "
+                                                   r"multiple of 256"):
         ggc.compile_ir(source(dtype="f8E4M3FN", a_scale="block_mn", b_scale="block",
-                              n=1024, k=1024, column_pairs=False, column_halves=True),
-                       emit="gg-config", arch="sm_90a")
+                              k=1024), emit="gg-config", arch="sm_90a")
 
 
 @pytest.mark.parametrize("kw, message", [

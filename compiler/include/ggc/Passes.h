@@ -38,6 +38,7 @@ enum SharedBufferId {
   kColumnScales,
   kScaleSlots,
   kStagedOutput,
+  kRowAmax,
   kGroupTable,
   kNumSharedBuffers
 };
@@ -69,7 +70,9 @@ llvm::SmallVector<int64_t> allocateSharedMemory(
 /// consumer warp's scale slots (kScaleSlotBuffers buffers of [consumer
 /// warps][ScaleSlots::words()], filled by cp.async a block ahead), the
 /// output tile staged for TMA stores, and the table of group counts or
-/// offsets the schedule reads (groupTableEntries; group_reads = shared). Placed by allocateSharedMemory; one
+/// offsets the schedule reads (groupTableEntries; group_reads = shared),
+/// preceded by each row's amax per 128-column block of a quantised out
+/// whose blocks two warpgroups share (rowAmaxBytes). Placed by allocateSharedMemory; one
 /// function, so gg-select-config, gg-tma-store-pool and the lowering
 /// agree.
 struct SharedMemoryLayout {
@@ -87,6 +90,11 @@ SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
 /// The counts (masked: G) or offsets (contiguous: G + 1) that a schedule
 /// with group_reads = shared copies into shared memory; 0 without one.
 int64_t groupTableEntries(mlir::gg::GroupedMatmulOp op);
+
+/// An out quantised in 1x128 blocks (out_scale) whose blocks the split_n
+/// warpgroups sharing a tile's rows each hold a part of: their amax per
+/// row, block and warpgroup ([block M][blocks][split_n] f32); else 0.
+int64_t rowAmaxBytes(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config);
 
 /// Bytes of one row of TMA's 128B swizzle: every operand tile is loaded
 /// this many bytes along its contiguous dimension at a time.

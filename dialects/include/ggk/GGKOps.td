@@ -582,7 +582,12 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     With `second_half_row` = S > 0 (gg's `column_halves`; K-major, alone)
     the tile is two boxes of `block_n` / 2 rows: B's rows from
     `n_block` * `block_n` / 2 (the gate's) and the same rows from S on (the
-    up's), one after the other in `dst`.
+    up's), one after the other in `dst`. With `half_shares` = s > 1 (gg's
+    `split_n`: s consumer warpgroups split the tile's columns) each half is
+    cut into s shares of `block_n` / (2 s) rows, and `dst` holds share i's
+    gate rows, then its up rows, for i = 0 .. s - 1: warpgroup i's
+    `block_n` / s rows pair row j with row j + `block_n` / (2 s), as one
+    warpgroup's whole tile does.
 
     On targets without TMA `map` is B's address and `extents` its sizes,
     innermost first: `ggk-lower-loads-cp-async` copies the tile in 16-byte
@@ -614,7 +619,8 @@ def GGK_LoadBTileOp : GGK_Op<"load_b_tile", [AttrSizedOperandSegments]> {
     I64Attr:$cluster,
     I64Attr:$cache_policy,
     DefaultValuedAttr<I64Attr, "128">:$copy_threads,
-    DefaultValuedAttr<I64Attr, "0">:$second_half_row
+    DefaultValuedAttr<I64Attr, "0">:$second_half_row,
+    DefaultValuedAttr<I64Attr, "1">:$half_shares
   );
   let hasVerifier = 1;
   let assemblyFormat = [{

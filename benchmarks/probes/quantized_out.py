@@ -8,8 +8,10 @@ and scales compared.
 
 Cases: a BF16 SwiGLU up projection (column_halves, Qwen3-like H = 2048,
 I = 768, and Mixtral-like H = 4096, I = 14336 / 8 per shard) quantised for
-an FP8 down projection, and a plain FP8 product (N = 4096, K = 7168)
-quantised. Ragged groups: Dirichlet(1) shares of T, seed 0.
+an FP8 down projection, a plain FP8 product (N = 4096, K = 7168)
+quantised, and an FP8 SwiGLU up projection (Qwen3-like and DeepSeek-V3-
+like: H = 7168, I = 2048) against the FP8 GEMM and the gated
+quantisation. Ragged groups: Dirichlet(1) shares of T, seed 0.
 """
 
 import argparse
@@ -76,6 +78,36 @@ def gated_case(t, g, h, i):
     return two_step, one_step, result, (q, s), 2.0 * t * 2 * i * h
 
 
+def fp8_gated_case(t, g, h, i):
+    """FP8 operands, SwiGLU over column halves: the fused kernel takes
+    64x256 tiles whose two warpgroups share each block's amax; the two
+    steps the chosen FP8 GEMM into bf16, then the gated quantisation
+    (the FP8 MoE layer's _fp8_up)."""
+    a = (torch.randn(t, h, device="cuda") * 2).to(torch.float8_e4m3fn)
+    w13 = (torch.randn(g, 2 * i, h, device="cuda") * 2).to(torch.float8_e4m3fn)
+    sa = (torch.rand(-(-h // 128), (t + 3) // 4 * 4, device="cuda") + 0.5) / h ** 0.5
+    sw = torch.rand(g, 2 * i // 128, -(-h // 128), device="cuda") + 0.5
+    offsets = ragged_offsets(t, g)
+    spec = dict(num_groups=g, n=2 * i, k=h, dtype="f8E4M3FN", a_scale="block_mn",
+                b_scale="block", expected_m=t // g)
+    plain = ggc.Kernel(ir.grouped_matmul("plain", layout="contiguous", **spec))
+    fused = ggc.Kernel(ir.grouped_matmul("fused", layout="contiguous", out_dtype="f8E4M3FN",
+                                         out_scale=True, column_halves=True, epilogue=SWIGLU,
+                                         **spec))
+    hbuf = torch.empty(t, 2 * i, device="cuda", dtype=torch.bfloat16)
+    q = torch.empty(t, i, device="cuda", dtype=torch.float8_e4m3fn)
+    s = torch.empty(-(-i // 128), (t + 3) // 4 * 4, device="cuda")
+    result = {}
+
+    def two_step():
+        plain(a, w13, offsets, sa, sw, hbuf)
+        result["two"] = quant_kernel.rows_mn(hbuf, gated=True)
+
+    def one_step():
+        fused(a, w13, offsets, sa, sw, q, s)
+    return two_step, one_step, result, (q, s), 2.0 * t * 2 * i * h
+
+
 def fp8_case(t, g, n, k):
     a = (torch.randn(t, k, device="cuda") * 2).to(torch.float8_e4m3fn)
     w = (torch.randn(g, n, k, device="cuda") * 2).to(torch.float8_e4m3fn)
@@ -110,7 +142,11 @@ def main():
         for label, make in (
                 (f"bf16 SwiGLU H2048 I768 T{t}", lambda: gated_case(t, args.groups, 2048, 768)),
                 (f"bf16 SwiGLU H4096 I1792 T{t}", lambda: gated_case(t, args.groups, 4096, 1792)),
-                (f"fp8 N4096 K7168 T{t}", lambda: fp8_case(t, args.groups, 4096, 7168))):
+                (f"fp8 N4096 K7168 T{t}", lambda: fp8_case(t, args.groups, 4096, 7168)),
+                (f"fp8 SwiGLU H2048 I768 T{t}",
+                 lambda: fp8_gated_case(t, args.groups, 2048, 768)),
+                (f"fp8 SwiGLU H7168 I2048 T{t}",
+                 lambda: fp8_gated_case(t, args.groups, 7168, 2048))):
             two_step, one_step, result, fused_out, flops = make()
             two_step()
             one_step()

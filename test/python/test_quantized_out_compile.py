@@ -159,3 +159,36 @@ def test_the_torch_op_declares_the_scales_written():
     total = torch.compile(step, backend="aot_eager", fullgraph=True)(*compiled)
     assert torch.equal(compiled[0].view(torch.uint8), eager[0].view(torch.uint8))
     assert torch.equal(compiled[1], eager[1]) and total == eager[1].sum()
+
+
+def test_the_moe_fp8_swiglu_kernel_quantises_what_the_two_steps_do():
+    """ggc.moe.kernels.moe_up_swiglu_fp8 (the FP8 layer's up projection
+    with SwiGLU and the quantisation in its epilogue) on the reference
+    backend: its e4m3 rows and scales are the dequantised product's
+    SwiGLU quantised by gg.quantize_rows' rule; rows past the groups and
+    the scales' padding untouched; its source states the fused tile's
+    operands."""
+    import torch
+    from ggc.moe import kernels
+    from ggc.moe.quant import dequantize_weights, mn_major, quantize_rows, quantize_weights
+    torch.manual_seed(0)
+    m, h, i = 10, 256, 128
+    x = torch.randn(m + 2, h).bfloat16()
+    w13 = (torch.randn(3, 2 * i, h) / 16).bfloat16()
+    xq, xs = quantize_rows(x)
+    q13, s13 = quantize_weights(w13)
+    offsets = torch.tensor([0, 3, 3, m], dtype=torch.int32)
+    a = torch.full((m + 2, i), 0x7F, dtype=torch.uint8).view(torch.float8_e4m3fn)
+    scales = torch.full((1, (m + 2 + 3) // 4 * 4), float("nan"))
+    text = kernels.moe_up_swiglu_fp8.trace(xq, q13, offsets, mn_major(xs), s13, a, scales)
+    assert "{column_halves" in text and "out_scale(%a_scale" in text
+    kernels.moe_up_swiglu_fp8(xq, q13, offsets, mn_major(xs), s13, a, scales)
+    xd = xq.float() * xs.repeat_interleave(128, dim=1)[:, :h]
+    wd = dequantize_weights(q13, s13)
+    for g, rows in ((0, slice(0, 3)), (2, slice(3, m))):
+        prod = xd[rows] @ wd[g].float().T
+        want_q, want_s = quantize_rows(torch.nn.functional.silu(prod[:, :i]) * prod[:, i:])
+        assert torch.allclose(scales[:, rows], want_s.t(), rtol=1e-5)
+        steps = (a[rows].float() / want_q.float()).sub(1).abs()
+        assert (steps[want_q.float().abs() > 16] < 0.13).all()
+    assert (a[m:].view(torch.uint8) == 0x7F).all() and scales[:, m:].isnan().all()

@@ -13,7 +13,7 @@ an extra pass through memory.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -167,6 +167,46 @@ def gated_up(x: Tensor, w13: Tensor, offsets: Tensor, activation: str,
     return h
 
 
+def _fp8_dot(a, w, offsets, a_scale, w_scale, expected_m):
+    # The FP8 layer's GEMMs: A's 1x128 scales M-major (quant.mn_major's),
+    # the weights' 128x128.
+    return gl.grouped_dot(a, w, offsets, a_scale=a_scale, b_scale=w_scale,
+                          a_scale_kind="block_mn", b_scale_kind="block", expected_m=expected_m)
+
+
+@jit
+def moe_up_swiglu_fp8(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, x_scale: gl.Scale,
+                      w13_scale: gl.Scale, a: gl.Out, a_scale: gl.OutScale,
+                      EXPECTED_M: gl.constexpr = None):
+    gl.store(a, _swiglu(_fp8_dot(x, w13, offsets, x_scale, w13_scale, EXPECTED_M)),
+             scale=a_scale)
+
+
+def fp8_gated_up(x: Tensor, x_scale: Tensor, w13: Tensor, w13_scale: Tensor,
+                 offsets: Tensor, expected_m: Optional[int]
+                 ) -> Optional[Tuple[Tensor, Tensor]]:
+    """(silu(gate) * up in e4m3 [M, I], its 1x128 scales M-major [I/128,
+    align4(M)]) for the sorted e4m3 rows x [M, H] (x_scale their scales
+    M-major) of each expert g against w13[g] (e4m3 [E, 2I, H], gate rows
+    then up rows, 128x128 scales w13_scale): one FP8 GEMM that quantises
+    in its epilogue (gg's out_scale over column_halves: 64x256 tiles whose
+    two warpgroups share each block's amax), where the GEMM wrote h [M, 2I]
+    in bf16 for gg.quantize_rows to read. None where no kernel takes the
+    call: a target other than sm_90a, I not a multiple of 128, a call
+    torch's dispatch must see."""
+    inter = w13.shape[1] // 2
+    if (ggc_compiler.get_target() != "sm_90a" or inter % 128
+            or torch_ops.wants_op((x, w13), grad=True)):
+        return None
+    m = x.shape[0]
+    a = x.new_empty(m, inter)
+    a_scale = torch.empty(inter // 128, (m + 3) // 4 * 4, device=x.device,
+                          dtype=torch.float32)
+    moe_up_swiglu_fp8(x, w13, offsets, x_scale, w13_scale, a, a_scale, EXPECTED_M=expected_m,
+                      validate=False)
+    return a, a_scale
+
+
 def gathered_up(x: Tensor, source: Tensor, w13: Tensor, offsets: Tensor,
                 expected_m: Optional[int]) -> Tensor:
     """x[source[p]] @ w13[g]^T for the sorted rows p of each expert g: the
@@ -187,9 +227,7 @@ def moe_down_routed(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, route: gl.Ro
 def moe_down_routed_fp8(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, a_scale: gl.Scale,
                         w_scale: gl.Scale, route: gl.RowVector, y: gl.Out,
                         EXPECTED_M: gl.constexpr = None):
-    acc = gl.grouped_dot(a, w, offsets, a_scale=a_scale, b_scale=w_scale,
-                         a_scale_kind="block_mn", b_scale_kind="block", expected_m=EXPECTED_M)
-    gl.store(y, acc * route)
+    gl.store(y, _fp8_dot(a, w, offsets, a_scale, w_scale, EXPECTED_M) * route)
 
 
 def _down(a: Tensor, w: Tensor, offsets: Tensor, route: Tensor,

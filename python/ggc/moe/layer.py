@@ -33,8 +33,8 @@ from .. import ops
 from .. import training
 from . import checks, combine_kernel, fp8_experts, graphs, quant_kernel, routes, swiglu_kernel
 from .activations import activate
-from .kernels import (RouteWeighted, gated_up, gathered_up, gathers_rows, output_dtype,
-                      routed_down)
+from .kernels import (RouteWeighted, fp8_gated_up, gated_up, gathered_up, gathers_rows,
+                      output_dtype, routed_down)
 from .permute import (Permutation, _CombineRows, _GatherRows, _SortedWeights,
                       constant_arange, sort_routes, summed_routes)
 from .quant import as_row_view, mn_major, quantize_rows
@@ -175,6 +175,13 @@ SORTED_WEIGHTS_IN_EXPERTS = True
 # a power of two), BF16 below it; None: BF16 always.
 # benchmarks/probes/routed_swiglu_step.py --fp8-wgrad times both.
 FP8_WEIGHT_GRADIENT_ROWS: Optional[int] = None
+
+# The FP8 layer's SwiGLU up projection quantises its output in its own
+# epilogue (kernels.fp8_gated_up), where the FP8 GEMM wrote h [M, 2I] in
+# bf16 and gg.quantize_rows read it back. Not timed on a GPU yet, so off:
+# benchmarks/probes/quantized_out.py times the kernels, and
+# benchmarks/probes/layer_flag.py the layer both ways.
+FP8_SWIGLU_IN_EPILOGUE = False
 
 # Sorted rows from which the FP8 layer's token quantisation writes each
 # token's scales once and gathers them (one more kernel, a fixed cost)
@@ -424,10 +431,15 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
 def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
-    SwiGLU and the quantisation are one kernel (ggc.moe.quant_kernel)
-    where it takes the GEMM's output; another activation (gpt-oss's
-    swigluoai, an expert bias added first) runs apart and the same
-    kernel quantises its output."""
+    SwiGLU without an expert bias: in the GEMM's epilogue
+    (kernels.fp8_gated_up, FP8_SWIGLU_IN_EPILOGUE). Else SwiGLU and the
+    quantisation are one kernel (ggc.moe.quant_kernel) where it takes the
+    GEMM's output; another activation (gpt-oss's swigluoai, an expert bias
+    added first) runs apart and the same kernel quantises its output."""
+    if activation == "swiglu" and weights.w13_bias is None and FP8_SWIGLU_IN_EPILOGUE:
+        made = fp8_gated_up(rows, rows_scale, weights.w13, weights.w13_scale, offsets, hint)
+        if made is not None:
+            return made
     h = ops.grouped_gemm(rows, weights.w13, offsets=offsets,
                          a_scale=as_row_view(rows_scale, rows.shape[0]),
                          b_scale=weights.w13_scale, expected_m=hint, validate=False)

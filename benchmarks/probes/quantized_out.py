@@ -4,7 +4,7 @@ gg.quantize_rows (ggc.moe.quant_kernel.rows_mn), timed interleaved in one
 process (bench_grouped_gemm.time_interleaved), with each result's bytes
 and scales compared.
 
-  python3 benchmarks/probes/quantized_out.py [--tokens T] [--groups G]
+  python3 benchmarks/probes/quantized_out.py [--tokens T] [--groups G] [--cases 'fp8 SwiGLU']
 
 Cases: a BF16 SwiGLU up projection (column_halves, Qwen3-like H = 2048,
 I = 768, and Mixtral-like H = 4096, I = 14336 / 8 per shard) quantised for
@@ -135,6 +135,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, nargs="+", default=[4096, 16384])
     parser.add_argument("--groups", type=int, default=8)
+    parser.add_argument("--cases", default="",
+                        help="only the cases whose label contains this (say 'fp8 SwiGLU')")
     args = parser.parse_args()
     torch.manual_seed(0)
     print(torch.cuda.get_device_name())
@@ -147,6 +149,8 @@ def main():
                  lambda: fp8_gated_case(t, args.groups, 2048, 768)),
                 (f"fp8 SwiGLU H7168 I2048 T{t}",
                  lambda: fp8_gated_case(t, args.groups, 7168, 2048))):
+            if args.cases not in label:
+                continue
             two_step, one_step, result, fused_out, flops = make()
             two_step()
             one_step()

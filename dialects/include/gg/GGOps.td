@@ -110,8 +110,10 @@ def GG_GroupedMatmulOp : GG_Op<"grouped_matmul", [
     SwiGLU up projection gives what its kernel would, without the bf16
     pass between. The amax is taken where a row's columns lie, in the
     quads of one consumer warpgroup: the tile's output columns each
-    warpgroup holds must be whole 128-column blocks (`gg-select-config`
-    chooses such a tile), the stores are per thread (an empty
+    warpgroup holds must be whole 128-column blocks, or (`split_n = 2`)
+    128 output columns in all, half a block in each of the two warpgroups
+    that share the rows, which exchange their amax in shared memory
+    (`gg-select-config` chooses such a tile), the stores are per thread (an empty
     `store_pool`), and the target converts to FP8 (sm_89, sm_90a). It takes
     no `accumulate`, `zero_ungrouped` or `out_rows`, and an epilogue that
     yields f32.

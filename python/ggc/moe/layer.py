@@ -178,8 +178,12 @@ FP8_WEIGHT_GRADIENT_ROWS: Optional[int] = None
 
 # The FP8 layer's SwiGLU up projection quantises its output in its own
 # epilogue (kernels.fp8_gated_up), where the FP8 GEMM wrote h [M, 2I] in
-# bf16 and gg.quantize_rows read it back. Not timed on a GPU yet, so off:
-# benchmarks/probes/quantized_out.py times the kernels, and
+# bf16 and gg.quantize_rows read it back. Off: its 64x256 tile (two
+# warpgroups a 1x128 block) measured slower than the two kernels, 0.953x
+# (Qwen3-like) and 0.898x (DeepSeek-V3-like) at T 16,384, the Qwen3-like
+# layer 0.978x / 0.895x at T 4,096 / 16,384 (H100,
+# docs/performance-history.md, fifty-ninth session).
+# benchmarks/probes/quantized_out.py times the kernels,
 # benchmarks/probes/layer_flag.py the layer both ways.
 FP8_SWIGLU_IN_EPILOGUE = False
 

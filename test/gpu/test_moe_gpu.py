@@ -84,11 +84,11 @@ def test_fp8_layer_matches_fp64_and_the_reference_pipeline(shape, monkeypatch, t
 @pytest.mark.parametrize("shape", SHAPES[:2] + [(64, 2880, 256, 4, 2)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_fp8_layer_with_swiglu_quantised_in_the_up_projection(shape, monkeypatch):
-    """layer.FP8_SWIGLU_IN_EPILOGUE: the up projection's epilogue computes
-    SwiGLU and quantises it (kernels.fp8_gated_up; I a multiple of 128,
-    H off 128 too): against fp64 within FP8's error, and within the
-    activation's rounding of the two-kernel path (which rounds h to bf16
-    before SwiGLU)."""
+    """layer.FP8_SWIGLU_IN_EPILOGUE (at any hint here): the up
+    projection's epilogue computes SwiGLU and quantises it
+    (kernels.fp8_gated_up; I a multiple of 128, H off 128 too): against
+    fp64 within FP8's error, and within the activation's rounding of the
+    two-kernel path (which rounds h to bf16 before SwiGLU)."""
     from ggc.moe import kernels, layer as moe_layer
     x, w13, w2, weights, ids = layer(*shape, seed=sum(shape) + 4)
     q13, q2, scales = fp8_weights(w13, w2)
@@ -101,6 +101,7 @@ def test_fp8_layer_with_swiglu_quantised_in_the_up_projection(shape, monkeypatch
         return made
     monkeypatch.setattr(moe_layer, "fp8_gated_up", spied)
     monkeypatch.setattr(moe_layer, "FP8_SWIGLU_IN_EPILOGUE", True)
+    monkeypatch.setattr(moe_layer, "FP8_SWIGLU_EPILOGUE_ROWS", (1, 4096))
     fused = moe.fused_moe(x, q13, q2, weights, ids, **scales)
     assert calls == [True], "the fused up projection did not run"
     ref = reference_moe(x.double(), dequantized_weights(q13, scales["w13_scale"]),

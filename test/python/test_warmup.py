@@ -473,3 +473,16 @@ def test_a_layers_router_kernel_is_warmed_where_route_takes_it(monkeypatch):
     assert shape_of(moe.MoE(64, 32, 64, 33, device="meta")).router is None
     monkeypatch.setattr(routing, "ROUTER_KERNEL", False)
     assert shape_of(qwen).router is None
+
+
+def test_fp8_swiglu_layer_quantises_in_the_up_projection_from_32_rows(monkeypatch):
+    """E = 2, top_k = 2, I = 128, up to 64 tokens: hints 1..64; from 32
+    rows an expert (layer.FP8_SWIGLU_EPILOGUE_ROWS) the up projection is
+    moe_up_swiglu_fp8 (SwiGLU and its quantisation in the epilogue), below
+    it the scaled GEMM; the forwards look up exactly what was warmed."""
+    layer = moe.MoE(128, 128, 2, 2).quantize_fp8()
+    report = moe.warmup(layer, 64, progress=False)
+    ups = [(name, hint) for name, hint in names_and_hints(report) if "down" not in name]
+    assert ups == [("grouped_gemm_contiguous_nk_scaled", h) for h in (1, 2, 4, 8, 16)] + [
+        ("moe_up_swiglu_fp8", 32), ("moe_up_swiglu_fp8", 64)]
+    check_forwards_compile_nothing(layer, report, 64, monkeypatch)

@@ -182,6 +182,13 @@ def moe_up_swiglu_fp8(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, x_scale:
              scale=a_scale)
 
 
+def fp8_gated_up_takes(inter: int) -> bool:
+    """Whether moe_up_swiglu_fp8 has a tile for I = `inter` on the current
+    target: sm_90a (column_halves), I a multiple of 128 (gg-select-config's
+    64x256 tiles, two warpgroups a 1x128 block)."""
+    return ggc_compiler.get_target() == "sm_90a" and inter % 128 == 0
+
+
 def fp8_gated_up(x: Tensor, x_scale: Tensor, w13: Tensor, w13_scale: Tensor,
                  offsets: Tensor, expected_m: Optional[int]
                  ) -> Optional[Tuple[Tensor, Tensor]]:
@@ -195,8 +202,7 @@ def fp8_gated_up(x: Tensor, x_scale: Tensor, w13: Tensor, w13_scale: Tensor,
     call: a target other than sm_90a, I not a multiple of 128, a call
     torch's dispatch must see."""
     inter = w13.shape[1] // 2
-    if (ggc_compiler.get_target() != "sm_90a" or inter % 128
-            or torch_ops.wants_op((x, w13), grad=True)):
+    if not fp8_gated_up_takes(inter) or torch_ops.wants_op((x, w13), grad=True):
         return None
     m = x.shape[0]
     a = x.new_empty(m, inter)

@@ -178,14 +178,18 @@ FP8_WEIGHT_GRADIENT_ROWS: Optional[int] = None
 
 # The FP8 layer's SwiGLU up projection quantises its output in its own
 # epilogue (kernels.fp8_gated_up), where the FP8 GEMM wrote h [M, 2I] in
-# bf16 and gg.quantize_rows read it back. Off: its 64x256 tile (two
-# warpgroups a 1x128 block) measured slower than the two kernels, 0.953x
-# (Qwen3-like) and 0.898x (DeepSeek-V3-like) at T 16,384, the Qwen3-like
-# layer 0.978x / 0.895x at T 4,096 / 16,384 (H100,
-# docs/performance-history.md, fifty-ninth session).
-# benchmarks/probes/quantized_out.py times the kernels,
-# benchmarks/probes/layer_flag.py the layer both ways.
-FP8_SWIGLU_IN_EPILOGUE = False
+# bf16 and gg.quantize_rows read it back: where experts expect
+# FP8_SWIGLU_EPILOGUE_ROWS rows (the hint). Its 64x256 tile (two
+# warpgroups a 1x128 block) wastes less of a small group's last tile and
+# does more instructions a multiply: the layer (eager, H100,
+# docs/performance-history.md, fifty-ninth session) at 32-512 rows an
+# expert 1.007-1.078x (Qwen3-like at 64 / 256, DeepSeek-V3-like at 32 /
+# 128 / 512), at 1,024 0.930x (Qwen3-like T 16,384), at 8 and 16 rows
+# 1.033x and 0.929x (left off, as BF16's decode tiles are).
+# benchmarks/probes/layer_flag.py times the layer off against on,
+# benchmarks/probes/quantized_out.py the kernels.
+FP8_SWIGLU_IN_EPILOGUE = True
+FP8_SWIGLU_EPILOGUE_ROWS = (32, 512)
 
 # Sorted rows from which the FP8 layer's token quantisation writes each
 # token's scales once and gathers them (one more kernel, a fixed cost)
@@ -435,12 +439,13 @@ def _activated_up(rows, offsets, weights: Weights, activation: str, hint, grad: 
 def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, expert):
     """The FP8 up projection, its activation and the activation quantised
     again for the down projection: (e4m3 [M, I], its 1x128 scales M-major).
-    SwiGLU without an expert bias: in the GEMM's epilogue
+    SwiGLU without an expert bias, experts expecting
+    FP8_SWIGLU_EPILOGUE_ROWS rows: in the GEMM's epilogue
     (kernels.fp8_gated_up, FP8_SWIGLU_IN_EPILOGUE). Else SwiGLU and the
     quantisation are one kernel (ggc.moe.quant_kernel) where it takes the
     GEMM's output; another activation (gpt-oss's swigluoai, an expert bias
     added first) runs apart and the same kernel quantises its output."""
-    if activation == "swiglu" and weights.w13_bias is None and FP8_SWIGLU_IN_EPILOGUE:
+    if fp8_swiglu_in_epilogue(activation, weights.w13_bias is not None, hint):
         made = fp8_gated_up(rows, rows_scale, weights.w13, weights.w13_scale, offsets, hint)
         if made is not None:
             return made
@@ -458,6 +463,15 @@ def _fp8_up(rows, rows_scale, offsets, weights: Weights, activation: str, hint, 
         return quantized
     act, scale = quantize_rows(act, "activation")
     return act, mn_major(scale)
+
+
+def fp8_swiglu_in_epilogue(activation: str, expert_bias: bool, hint: Optional[int]) -> bool:
+    """Whether the FP8 up projection computes SwiGLU and quantises it in
+    its epilogue (FP8_SWIGLU_IN_EPILOGUE, FP8_SWIGLU_EPILOGUE_ROWS), where
+    kernels.fp8_gated_up takes the call."""
+    low, high = FP8_SWIGLU_EPILOGUE_ROWS
+    return (activation == "swiglu" and not expert_bias and FP8_SWIGLU_IN_EPILOGUE
+            and hint is not None and low <= hint <= high)
 
 
 def _biased(h, weights: Weights, expert):

@@ -14,9 +14,11 @@ token counts 1..max_tokens need at most 13 hints, each a kernel per GEMM
     up    BF16: moe_up_<activation> (the activation in the epilogue,
           kernels.gated_up: SwiGLU on sm_90a, gpt-oss's everywhere, for
           hints above kernels.DECODE_TILE_ROWS, no expert biases), else
-          grouped_gemm_contiguous_nk; FP8: grouped_gemm_contiguous_nk_scaled
-          with M-major 1x128 activation scales ("block_mn"; a single row's
-          scales are plain "block")
+          grouped_gemm_contiguous_nk; FP8: moe_up_swiglu_fp8 (SwiGLU and
+          its quantisation in the epilogue, layer.fp8_swiglu_in_epilogue's
+          hints), else grouped_gemm_contiguous_nk_scaled with M-major 1x128
+          activation scales ("block_mn"; a single row's scales are plain
+          "block")
     down  moe_down_routed, FP8 moe_down_routed_fp8 (the routing weight in
           the epilogue)
 
@@ -53,7 +55,7 @@ from ..jit import JITFunction, spec
 from ..runtime import compile_for_launch
 from . import combine_kernel, kernels, quant_kernel, router_kernel, routes, swiglu_kernel
 from .activations import ACTIVATIONS, GATED
-from .layer import GATHERED_SCALE_ROWS, expected_rows
+from .layer import GATHERED_SCALE_ROWS, expected_rows, fp8_swiglu_in_epilogue
 from .quant import BLOCK
 from .routing import kernel_routing
 
@@ -382,12 +384,20 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
     if fused is not None:
         return KernelCall(fused, rows + (((e, n, h), "bf16"), groups,
                                          ((None, n // 2), "bf16")), (("EXPECTED_M", hint),))
+    blocks = -(-h // BLOCK)
+    if (shape.fp8 and fp8_swiglu_in_epilogue(shape.activation, shape.expert_bias, hint)
+            and kernels.fp8_gated_up_takes(shape.intermediate)):
+        i = shape.intermediate
+        return KernelCall(kernels.moe_up_swiglu_fp8,
+                          (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,
+                           ((blocks, None), "f32"), ((e, n // BLOCK, blocks), "f32"),
+                           ((None, i), "f8e4m3fn"), ((i // BLOCK, None), "f32")),
+                          (("EXPECTED_M", hint),))
     if not shape.fp8:
         plain = (kernels.moe_up_gathered if _gathers(shape)
                  else ops._kernel_for("contiguous", "nk", False))
         return KernelCall(plain, rows + (((e, n, h), "bf16"), groups, ((None, n), "bf16")),
                           (("EXPECTED_M", hint),))
-    blocks = -(-h // BLOCK)
     a_scale = (blocks, None) if a_kind == "block_mn" else (None, blocks)
     return KernelCall(ops._kernel_for("contiguous", "nk", True),
                       (((None, h), "f8e4m3fn"), ((e, n, h), "f8e4m3fn"), groups,

@@ -90,7 +90,7 @@ func.func @fp8_blocks(%a: memref<4x256x2048xf8E4M3FN>, %b: memref<4x7168x2048xf8
 // -----
 
 // A 64x256 tile split between two warpgroups (split_n = 2): the scales go
-// through each warp's slots (B's block is not shared by the whole tile);
+// through each warp's slots (each warpgroup's B block is its own);
 // each warpgroup's 128 columns keep three 64-register accumulators, which
 // fit: pipelined promotion.
 // CHECK-LABEL: func.func @fp8_split
@@ -105,6 +105,32 @@ func.func @fp8_split(%a: memref<4x64x2048xf8E4M3FN>, %b: memref<4x4096x2048xf8E4
       out(%o : memref<4x64x4096xbf16>)
       {config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>,
        store_pool = array<i64: 64, 32, 16, 8, 4, 2, 1>}
+  return
+}
+
+// -----
+
+// The same split with column_halves (the FP8 SwiGLU tile whose out is
+// quantised): both warpgroups read the tile's rows and its two B blocks
+// (the gate's and the up's), so the stages carry the scales.
+// CHECK-LABEL: func.func @fp8_split_halves
+// CHECK: kernel_plan = #gg.kernel_plan<promotion = pipelined, scales = stages,
+func.func @fp8_split_halves(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048xf8E4M3FN>,
+                            %off: memref<5xi32>, %sa: memref<16x?xf32>,
+                            %sb: memref<4x8x16xf32>, %o: memref<?x512xf8E4M3FN>,
+                            %so: memref<4x?xf32>) {
+  gg.grouped_matmul contiguous a(%a : memref<?x2048xf8E4M3FN>)
+      b(%b : memref<4x1024x2048xf8E4M3FN>) groups(%off : memref<5xi32>)
+      a_scale(%sa : memref<16x?xf32>, <block 1x128, mn_major>)
+      b_scale(%sb : memref<4x8x16xf32>, <block 128x128>)
+      out(%o : memref<?x512xf8E4M3FN>) out_scale(%so : memref<4x?xf32>)
+      {column_halves,
+       config = #gg.config<block = [64, 256, 128], stages = 5, cluster = [1, 1], sms = 132, split_n = 2>,
+       store_pool = array<i64>} epilogue {
+  ^bb0(%gate: f32, %up: f32, %g: index):
+    %y = arith.mulf %gate, %up : f32
+    gg.yield %y : f32
+  }
   return
 }
 

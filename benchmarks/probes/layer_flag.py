@@ -44,8 +44,9 @@ def main():
     args = parser.parse_args()
     if not isinstance(getattr(moe_layer, args.flag, None), bool):
         parser.error(f"--flag must name a bool switch of ggc.moe.layer, got {args.flag!r}")
-    # Timed at every T: on, it applies to all the hints.
-    moe_layer.FP8_SWIGLU_EPILOGUE_ROWS = (1, 1 << 30)
+    if args.flag == "FP8_SWIGLU_IN_EPILOGUE":
+        # Timed at every T: on, it applies to all the hints.
+        moe_layer.FP8_SWIGLU_EPILOGUE_ROWS = (1, 1 << 30)
     print(torch.cuda.get_device_name(), flush=True)
     for shape in args.shapes.split(","):
         experts, top_k, hidden, inter = SHAPES[shape]

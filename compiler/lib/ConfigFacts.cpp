@@ -166,11 +166,13 @@ ggc::SharedMemoryLayout ggc::sharedMemoryLayout(GroupedMatmulOp op,
 }
 
 int64_t ggc::rowAmaxBytes(GroupedMatmulOp op, ConfigAttr config) {
+  // Shared blocks are one 128-column block a tile (gg-lower-to-nvvm's
+  // checkQuantizedOutput).
   int64_t split = config.getSplitN();
-  int64_t outColumns = op.outputTileColumns(config);
-  if (!op.getOutScale() || split == 1 || outColumns / split % 128 == 0)
+  if (!op.getOutScale() || split == 1 ||
+      op.outputTileColumns(config) / split % 128 == 0)
     return 0;
-  return config.getBlockM() * llvm::divideCeil(outColumns, 128) * split * 4;
+  return config.getBlockM() * split * 4;
 }
 
 int64_t ggc::groupTableEntries(GroupedMatmulOp op) {

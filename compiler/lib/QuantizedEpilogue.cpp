@@ -98,18 +98,18 @@ void KernelGenerator::shareBlockAmax(MutableArrayRef<Value> amaxes,
                          b.add(b.mul(lead.rowInStaged, b.c32(split)), warpgroup),
                          4);
   };
-  SmallVector<Value> own;
-  for (const PendingPair *lead : leads)
-    own.push_back(b.divU(lead->colInStaged, b.c32(wgOutputs)));
+  // The thread's warpgroup among those sharing its rows: where its
+  // outputs start in the tile.
+  Value own = b.divU(leads.front()->colInStaged, b.c32(wgOutputs));
   b.create<scf::IfOp>(quadLead, [&](OpBuilder &, Location) {
-    for (auto [lead, warpgroup, amax] : llvm::zip(leads, own, amaxes))
-      b.create<LLVM::StoreOp>(amax, slot(*lead, warpgroup));
+    for (auto [lead, amax] : llvm::zip(leads, amaxes))
+      b.create<LLVM::StoreOp>(amax, slot(*lead, own));
     b.create<scf::YieldOp>();
   });
   consumerBarrier();
-  for (auto [lead, warpgroup, amax] : llvm::zip(leads, own, amaxes))
+  for (auto [lead, amax] : llvm::zip(leads, amaxes))
     for (int64_t other = 1; other < split; ++other) {
-      Value theirs = b.remU(b.add(warpgroup, b.c32(other)), b.c32(split));
+      Value theirs = b.remU(b.add(own, b.c32(other)), b.c32(split));
       amax = b.create<arith::MaximumFOp>(
           amax, b.create<LLVM::LoadOp>(b.f32(), slot(*lead, theirs)));
     }

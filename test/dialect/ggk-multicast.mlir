@@ -169,3 +169,26 @@ llvm.func @negative_second_half(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
                   cluster = 1, cache_policy = 0, second_half_row = -64}
   llvm.return
 }
+
+// -----
+
+llvm.func @shares_without_halves(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                                 %map: !llvm.ptr, %k: i32, %n: i32) {
+  // Shares of the gate and up halves (split_n warpgroups) need the halves.
+  // expected-error @+1 {{half_shares must be at least 1, and above 1 only with second_half_row and block_n a multiple of 16 * half_shares; got half_shares 2, second_half_row 0, block_n 256}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 256, block_k = 128, chunk_columns = 128,
+                  cluster = 1, cache_policy = 0, half_shares = 2}
+  llvm.return
+}
+
+// -----
+
+llvm.func @no_shares(%dst: !llvm.ptr<3>, %full: !llvm.ptr<3>,
+                     %map: !llvm.ptr, %k: i32, %n: i32) {
+  // expected-error @+1 {{half_shares must be at least 1, and above 1 only with second_half_row and block_n a multiple of 16 * half_shares; got half_shares 0, second_half_row 512, block_n 256}}
+  ggk.load_b_tile %dst, %full from(%map) at[%k, %n]
+      attributes {block_n = 256, block_k = 128, chunk_columns = 128,
+                  cluster = 1, cache_policy = 0, second_half_row = 512, half_shares = 0}
+  llvm.return
+}

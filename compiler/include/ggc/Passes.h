@@ -92,8 +92,9 @@ SharedMemoryLayout sharedMemoryLayout(mlir::gg::GroupedMatmulOp op,
 int64_t groupTableEntries(mlir::gg::GroupedMatmulOp op);
 
 /// An out quantised in 1x128 blocks (out_scale) whose blocks the split_n
-/// warpgroups sharing a tile's rows each hold a part of: their amax per
-/// row, block and warpgroup ([block M][blocks][split_n] f32); else 0.
+/// warpgroups sharing a tile's rows each hold a part of (one block a
+/// tile): their amax per row and warpgroup ([block M][split_n] f32);
+/// else 0.
 int64_t rowAmaxBytes(mlir::gg::GroupedMatmulOp op, mlir::gg::ConfigAttr config);
 
 /// Bytes of one row of TMA's 128B swizzle: every operand tile is loaded

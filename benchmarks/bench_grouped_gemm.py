@@ -89,11 +89,18 @@ def ragged_groups(total, groups, seed):
     """Skewed routing: experts get Dirichlet(1)-distributed shares of the
     tokens, drawn from `seed` alone (normalised exponentials, so the shares
     do not depend on what ran before). Returns the group sizes, their ends
-    and the G+1 int32 offsets on the GPU."""
-    gen = torch.Generator().manual_seed(seed)
-    shares = -torch.log(torch.rand(groups, generator=gen))
-    tokens = torch.multinomial(shares / shares.sum(), total, replacement=True, generator=gen)
-    sizes = torch.bincount(tokens, minlength=groups).tolist()
+    and the G+1 int32 offsets on the GPU. A negative seed gives equal
+    groups instead (total // groups rows, the remainder in the last), to
+    tell what ragged groups cost from what a kernel costs."""
+    if seed < 0:
+        sizes = [total // groups] * groups
+        sizes[-1] += total - sum(sizes)
+    else:
+        gen = torch.Generator().manual_seed(seed)
+        shares = -torch.log(torch.rand(groups, generator=gen))
+        tokens = torch.multinomial(shares / shares.sum(), total, replacement=True,
+                                   generator=gen)
+        sizes = torch.bincount(tokens, minlength=groups).tolist()
     ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     return sizes, ends, offsets
@@ -398,9 +405,10 @@ def main():
                         help="comma-separated indices of the FP8 cases to run (default: all), "
                              "e.g. 1 for masked N=7168 K=2048")
     parser.add_argument("--fp8-contiguous", default="",
-                        help="FP8 contiguous shapes 'T,G,N,K;...' (1x128 / 128x128 block "
-                             "scales) to time instead of the FP8 cases, e.g. "
-                             "8192,8,7168,2048")
+                        help="FP8 contiguous shapes 'T,G,N,K[,SEED];...' (1x128 / 128x128 "
+                             "block scales; Dirichlet groups of SEED, default 0, equal "
+                             "groups where SEED is negative) to time instead of the FP8 "
+                             "cases, e.g. 8192,8,7168,2048")
     parser.add_argument("--contiguous", default="",
                         help="bf16 contiguous shapes 'T,G,N,K;...' to time instead of the "
                              "bf16 suite, e.g. 32768,8,4096,14336 (Mixtral's down projection "

@@ -93,6 +93,20 @@ def test_quantize_weights_round_trip():
     assert ((back - w).abs() <= bound).all()
 
 
+def test_quantize_weights_a_few_experts_at_a_time(monkeypatch):
+    """Large layers are quantised a slice of experts at a time (bounded f32
+    copies): the same bits as all at once, partial blocks included."""
+    from ggc.moe import quant
+    w = torch.randn(5, 200, 300, dtype=torch.bfloat16) * 3
+    whole = moe.quantize_weights(w)
+    per_expert = 2 * 3 * 128 * 128 * 4  # f32 bytes of one expert's padded blocks
+    monkeypatch.setattr(quant, "_QUANTIZE_CHUNK_BYTES", 2 * per_expert)  # slices 2, 2, 1
+    sliced = moe.quantize_weights(w)
+    assert sliced[0].shape == (5, 200, 300) and sliced[1].shape == (5, 2, 3)
+    assert torch.equal(sliced[0].view(torch.uint8), whole[0].view(torch.uint8))
+    assert torch.equal(sliced[1], whole[1])
+
+
 def test_permutation_of_ragged_routing():
     """Experts with 0 and 1 routes; every route once; each expert's rows in
     token order; offsets and position consistent."""

@@ -73,15 +73,38 @@ def quantize_rows(x: torch.Tensor, name: str = "x") -> Tuple[torch.Tensor, torch
     return (q if whole is x else q[:, :k].contiguous()), scale
 
 
+# The f32 working copies quantize_weights makes at once: a few experts at a
+# time, so that quantising a DeepSeek-V3-sized layer (15 GB of bf16 w13)
+# needs about this much beside its output, not twice its size in f32.
+_QUANTIZE_CHUNK_BYTES = 1 << 30
+
+
 def quantize_weights(w: torch.Tensor, name: str = "w") -> Tuple[torch.Tensor, torch.Tensor]:
     """Expert weights [E, N, K] -> (e4m3 [E, N, K], f32 scales
     [E, ceil(N/128), ceil(K/128)]), one scale per 128x128 block (the last
-    ones may be partial)."""
+    ones may be partial). Experts are quantised a few at a time (each on
+    its own, so the bits do not depend on how many)."""
     if not isinstance(w, torch.Tensor) or w.dim() != 3:
         raise ValueError(f"{name} must be a [E, N, K] tensor to quantise, got "
                          f"{getattr(w, 'shape', type(w).__name__)}")
     if not w.is_floating_point() or w.dtype == FP8:
         raise TypeError(f"{name} must be a float tensor to quantise, got {w.dtype}")
+    e, n, k = w.shape
+    nb, kb = -(-n // BLOCK), -(-k // BLOCK)
+    per_expert = nb * kb * BLOCK * BLOCK * 4
+    step = max(1, _QUANTIZE_CHUNK_BYTES // max(1, per_expert))
+    if torch.compiler.is_compiling() or step >= e:
+        return _quantize_experts(w)
+    q = torch.empty(w.shape, dtype=FP8, device=w.device)
+    scale = torch.empty(e, nb, kb, dtype=torch.float32, device=w.device)
+    for first in range(0, e, step):
+        q[first:first + step], scale[first:first + step] = _quantize_experts(
+            w[first:first + step])
+    return q, scale
+
+
+def _quantize_experts(w: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """quantize_weights of a [E, N, K] slice at once (f32 copies of it all)."""
     e, n, k = w.shape
     whole = _padded(w.float(), (1, 2))
     nb, kb = whole.shape[1] // BLOCK, whole.shape[2] // BLOCK

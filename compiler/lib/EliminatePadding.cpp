@@ -19,9 +19,11 @@ namespace {
 /// The bytes of a row of A's K up to which idle warpgroups of contiguous
 /// ops skip without being asked: over so short a main loop a tile's fixed
 /// costs are a large share of it and an idle warpgroup's skip pays; over
-/// longer ones the branch around the main loop cost more than it saved.
-/// Measured on MoE layers' GEMMs (GGPasses.td; docs/performance-history.md,
-/// twenty-first session).
+/// longer ones skipping lost, though not through the branch (level where
+/// no warpgroup is idle): the ring's waits grow in every tile once some
+/// warpgroups skip. Measured on MoE layers' GEMMs and the FP8 suite
+/// (GGPasses.td; docs/performance-history.md, twenty-first and sixtieth
+/// sessions).
 constexpr int64_t kSkipMaxKBytes = 2048;
 
 bool contiguousSkips(GroupedMatmulOp op) {

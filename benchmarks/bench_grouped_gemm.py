@@ -85,22 +85,26 @@ def host_us(fn, reps=200):
     return elapsed / reps * 1e6
 
 
-def ragged_groups(total, groups, seed):
-    """Skewed routing: experts get Dirichlet(1)-distributed shares of the
-    tokens, drawn from `seed` alone (normalised exponentials, so the shares
-    do not depend on what ran before). Returns the group sizes, their ends
-    and the G+1 int32 offsets on the GPU. A negative seed gives equal
-    groups instead (total // groups rows, the remainder in the last), to
-    tell what ragged groups cost from what a kernel costs."""
+def group_sizes(total, groups, seed):
+    """Skewed routing: `groups` experts get Dirichlet(1)-distributed shares
+    of `total` tokens, drawn from `seed` alone (normalised exponentials, so
+    the shares do not depend on what ran before). A negative seed gives
+    equal groups instead (total // groups rows, the remainder in the
+    last), to tell what ragged groups cost from what a kernel costs."""
     if seed < 0:
         sizes = [total // groups] * groups
         sizes[-1] += total - sum(sizes)
-    else:
-        gen = torch.Generator().manual_seed(seed)
-        shares = -torch.log(torch.rand(groups, generator=gen))
-        tokens = torch.multinomial(shares / shares.sum(), total, replacement=True,
-                                   generator=gen)
-        sizes = torch.bincount(tokens, minlength=groups).tolist()
+        return sizes
+    gen = torch.Generator().manual_seed(seed)
+    shares = -torch.log(torch.rand(groups, generator=gen))
+    tokens = torch.multinomial(shares / shares.sum(), total, replacement=True, generator=gen)
+    return torch.bincount(tokens, minlength=groups).tolist()
+
+
+def ragged_groups(total, groups, seed):
+    """group_sizes(total, groups, seed), their ends and the G+1 int32
+    offsets on the GPU."""
+    sizes = group_sizes(total, groups, seed)
     ends = torch.tensor(sizes, device="cuda").cumsum(0).to(torch.int32)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int32, device="cuda"), ends])
     return sizes, ends, offsets

@@ -48,3 +48,12 @@ def test_constant_stages_keep_the_named_promotion(options, promotion):
     plan = calls[1][1]["kernel_plan"]
     assert f"promotion = {promotion}" in plan
     assert ("ring_stages = constant" in plan) == ("constant" in options)
+
+
+def test_group_sizes_are_the_benchmarks_dirichlet_draw_or_equal_for_a_negative_seed():
+    # The draw the records name (seed 0, T8192 G8): changing it would move
+    # every recorded ragged shape's groups.
+    assert bench.group_sizes(8192, 8, 0) == [699, 264, 2586, 2095, 1193, 461, 770, 124]
+    assert bench.group_sizes(8192, 8, 1) != bench.group_sizes(8192, 8, 0)
+    assert bench.group_sizes(8192, 8, -1) == [1024] * 8
+    assert bench.group_sizes(10, 4, -1) == [2, 2, 2, 4]  # the remainder in the last

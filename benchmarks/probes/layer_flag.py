@@ -26,14 +26,6 @@ def rel_err(a, b):
     return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
-def quantized(w, experts_at_once=16):
-    """moe.quantize_weights a few experts at a time (its f32 copy of
-    DeepSeek-V3's w13 whole is 28 GiB)."""
-    parts = [moe.quantize_weights(w[e:e + experts_at_once])
-             for e in range(0, w.shape[0], experts_at_once)]
-    return torch.cat([q for q, _ in parts]), torch.cat([s for _, s in parts])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flag", required=True, help="a bool switch of ggc.moe.layer")
@@ -51,7 +43,7 @@ def main():
     for shape in args.shapes.split(","):
         experts, top_k, hidden, inter = SHAPES[shape]
         w13, w2 = weights_for(experts, hidden, inter, seed=1)
-        (q13, s13), (q2, s2) = quantized(w13), quantized(w2)
+        (q13, s13), (q2, s2) = moe.quantize_weights(w13), moe.quantize_weights(w2)
         for tokens in map(int, args.tokens.split(",")):
             x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=0)
 

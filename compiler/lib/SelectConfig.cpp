@@ -262,9 +262,10 @@ struct TileRows {
 /// spill (464 bytes, ptxas -v). Two warpgroups split a 64x256 tile's
 /// columns and exchange each row's amax (QuantizedEpilogue.cpp); N a
 /// multiple of 256 keeps every tile's block whole. The only tile that
-/// states such an op: it measured 0.898-0.953x a bf16 out and
-/// gg.quantize_rows (H100, performance-history.md, fifty-ninth session),
-/// so ggc.moe writes bf16 there.
+/// states such an op: with its block scales in the stages it measured
+/// 0.953-1.032x a bf16 out and gg.quantize_rows, and ggc.moe takes it
+/// where experts expect 32-512 rows (layer.FP8_SWIGLU_EPILOGUE_ROWS; H100,
+/// performance-history.md, fifty-ninth session).
 bool splitsQuantizedOutputBlocks(GroupedMatmulOp op) {
   int64_t n = op.getDims().n;
   return op.getOutScale() && op.combinesColumns() &&

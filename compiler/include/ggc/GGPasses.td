@@ -189,8 +189,9 @@ def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {
     warpgroup is idle, the two kernels run alike (f8 T=8192 G=8 N=4096
     K=7168: 428.6 against 428.5 us); once some warpgroups skip, the
     consumers' waits for full stages and the producer's for empty ones
-    grow in every tile (stall samples; the cause is not found). f8 masked batches skip where their `expected_m` is not a
-    multiple of block M (a typical group's last tile partial): on random
+    grow in every tile (stall samples; the cause is not found). f8
+    masked batches skip where their `expected_m` is not a multiple of
+    block M (a typical group's last tile partial): on random
     counts (uniform in [1, M], block M 128) the skip was 0.6-11% faster at
     K = 2,048 and 7,168 in seven batches of eight (G8 M256 N4096 K7168:
     112.1 against 125.9 us), 1% slower in one (G16 M128 N2048 K7168). Other masked batches

@@ -9,8 +9,11 @@ layer in turn (interleaved, so clock drift reaches all alike) between CUDA
 events, with the L2 cache flushed before each call. Host time: the host's
 own time per eager call, calls queued behind a long sleep kernel so that
 none waits for the GPU (host_time.py's method; n/a where a call
-synchronises or fills the launch queue). Prints a markdown table; --json
-writes every number.
+synchronises or fills the launch queue). Floors: the touched experts'
+weights, x and out moved once at the copy bandwidth measured in the same
+run, or the FLOPs at its measured dense bf16 rate (bench_peers.ceilings).
+Prints a markdown table, then per shape and T what --target times the
+best peer asks for as a share of that floor; --json writes every number.
 
     python benchmarks/bench_moe.py --tokens 1,128,4096 --shapes qwen3 --json out.json
 """
@@ -26,7 +29,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_grouped_gemm import BF16_FLOPS, HBM_BYTES_PER_S  # noqa: E402 (puts python/ on the path)
+from bench_peers import ceilings  # noqa: E402 (puts python/ on the path)
 import moe_layers  # noqa: E402
 from ggc import moe  # noqa: E402
 from ggc.autotune import _l2_flush_buffer  # noqa: E402
@@ -152,7 +155,7 @@ def work(experts, top_k, hidden, inter, tokens, ids):
     return flops, bytes_moved, active
 
 
-def bench_case(args, name, shape, tokens, w13, w2):
+def bench_case(args, name, shape, tokens, w13, w2, ceiling):
     experts, top_k, hidden, inter = shape
     x, weights, ids = inputs(experts, top_k, hidden, inter, tokens, seed=tokens)
     notes = []
@@ -185,8 +188,9 @@ def bench_case(args, name, shape, tokens, w13, w2):
         rows.append({"shape": name, "tokens": tokens, "impl": label,
                      "eager_us": times[label], "graph_us": times.get(label + " (graph)"),
                      "host_us": host_time_us(calls[label]), "rel_err_vs_loop": err,
-                     "active_experts": active, "floor_mem_us": bytes_moved / HBM_BYTES_PER_S * 1e6,
-                     "floor_math_us": flops / BF16_FLOPS * 1e6})
+                     "active_experts": active,
+                     "floor_mem_us": bytes_moved / ceiling["bytes_per_s"] * 1e6,
+                     "floor_math_us": flops / (ceiling["bf16_tflops"] * 1e6)})
     del graphs
     return rows, notes
 
@@ -197,8 +201,8 @@ def best(row):
 
 def print_table(rows):
     print("| shape | T | impl | eager us | graph us | host us/call | vs torch pipeline "
-          "(best) | floor us (mem/math) | rel err vs loop |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+          "(best) | floor us (mem/math) | % of floor | rel err vs loop |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         peer = next(r for r in rows if r["shape"] == row["shape"]
                     and r["tokens"] == row["tokens"] and r["impl"] == "torch._grouped_mm")
@@ -206,7 +210,36 @@ def print_table(rows):
         print(f"| {row['shape']} | {row['tokens']} | {row['impl']} | {row['eager_us']:.1f} | "
               f"{graph} | {host_cell(row['host_us'])} | {best(peer) / best(row):.2f}x | "
               f"{row['floor_mem_us']:.1f}/{row['floor_math_us']:.1f} | "
-              f"{row['rel_err_vs_loop']:.1e} |")
+              f"{100 * floor_us(row) / best(row):.0f}% | {row['rel_err_vs_loop']:.1e} |")
+
+
+def floor_us(row):
+    """The layer's floor on this card: the touched weights, x and out
+    moved once at the measured copy bandwidth, or its FLOPs at the
+    measured dense bf16 rate, whichever is longer."""
+    return max(row["floor_mem_us"], row["floor_math_us"])
+
+
+PEERS = ("vLLM triton", "torch._grouped_mm")
+
+
+def target_table(rows, target):
+    """Per shape and T: ggc against the best peer, and the time `target`
+    times the best peer asks for as a share of the floor (above 100%: no
+    kernel on this card can reach it)."""
+    print(f"\n| shape | T | best peer | us | ggc us | ggc vs best | {target}x needs us "
+          "| that, % of floor |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for key in dict.fromkeys((r["shape"], r["tokens"]) for r in rows):
+        mine = {r["impl"]: r for r in rows if (r["shape"], r["tokens"]) == key}
+        peers = [mine[p] for p in PEERS if p in mine]
+        if "ggc" not in mine or not peers:
+            continue
+        peer = min(peers, key=best)
+        needed = best(peer) / target
+        print(f"| {key[0]} | {key[1]} | {peer['impl']} | {best(peer):.1f} | "
+              f"{best(mine['ggc']):.1f} | {best(peer) / best(mine['ggc']):.3f}x | "
+              f"{needed:.1f} | {100 * floor_us(peer) / needed:.0f}% |")
 
 
 def main():
@@ -236,6 +269,9 @@ def main():
                         help="also time ggc.moe with the routes sorted by torch ops "
                              "instead of gg.sort_routes' kernels")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--target", type=float, default=1.3,
+                        help="the speedup over the best peer whose cost is shown as a share "
+                             "of the floor (#38: 1.3)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     shapes = [s for s in args.shapes.split(",") if s]
@@ -243,6 +279,10 @@ def main():
     if unknown:
         parser.error(f"--shapes: unknown {unknown}; choose from {sorted(SHAPES)}")
     token_counts = [int(t) for t in args.tokens.split(",") if t]
+    ceiling = ceilings()
+    print(f"{torch.cuda.get_device_name()}: measured ceilings bf16 "
+          f"{ceiling['bf16_tflops']:.0f} TFLOPS, copy {ceiling['bytes_per_s'] / 1e12:.2f} TB/s",
+          flush=True)
     all_rows, all_notes = [], {}
     for name in shapes:
         experts, top_k, hidden, inter = SHAPES[name]
@@ -250,19 +290,21 @@ def main():
         for tokens in token_counts:
             print(f"# {name} E={experts} top-{top_k} H={hidden} I={inter} T={tokens}",
                   file=sys.stderr, flush=True)
-            rows, notes = bench_case(args, name, SHAPES[name], tokens, w13, w2)
+            rows, notes = bench_case(args, name, SHAPES[name], tokens, w13, w2, ceiling)
             all_rows += rows
             all_notes[f"{name} T={tokens}"] = notes
             torch.cuda.empty_cache()
         del w13, w2
         torch.cuda.empty_cache()
     print_table(all_rows)
+    target_table(all_rows, args.target)
     for case, notes in all_notes.items():
         for note in notes:
             print(f"- {case}: {note}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "shapes": SHAPES,
+                       "ceiling": ceiling,
                        "rows": all_rows, "notes": all_notes}, f, indent=1)
 
 

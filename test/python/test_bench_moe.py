@@ -1,0 +1,52 @@
+"""benchmarks/bench_moe.py's target table, without a GPU: per shape and T,
+the best of the peers (not ggc's other variants), ggc against it, and the
+time a target speedup asks for as a share of the measured floor, which
+says when no kernel on the card could reach it."""
+
+import os
+import re
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import bench_moe  # noqa: E402
+
+
+def row(impl, eager, graph=None, mem=100.0, math=50.0, shape="qwen3", tokens=1024):
+    return {"shape": shape, "tokens": tokens, "impl": impl, "eager_us": eager,
+            "graph_us": graph, "floor_mem_us": mem, "floor_math_us": math}
+
+
+def test_target_table_takes_the_best_peer_and_the_floor(capsys):
+    rows = [row("torch._grouped_mm", 400.0, 390.0), row("vLLM triton", 300.0, 260.0),
+            row("ggc", 250.0, 200.0), row("ggc fp8", 90.0, 80.0),
+            row("ggc", 500.0, mem=10.0, math=450.0, tokens=4096),
+            row("torch._grouped_mm", 650.0, mem=10.0, math=450.0, tokens=4096)]
+    bench_moe.target_table(rows, 1.3)
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| qwen3")]
+    assert len(lines) == 2
+    cells = [c.strip() for c in lines[0].strip("|").split("|")]
+    # vLLM's replay (260) is the best peer; ggc fp8 (80) is not a peer.
+    assert cells[2:6] == ["vLLM triton", "260.0", "200.0", "1.300x"]
+    assert float(cells[6]) == pytest.approx(200.0)  # 260 / 1.3
+    assert cells[7] == "50%"  # floor 100 us over the 200 us asked for
+    cells = [c.strip() for c in lines[1].strip("|").split("|")]
+    assert cells[2] == "torch._grouped_mm" and cells[7] == "90%"  # math floor 450 / 500
+
+
+def test_target_table_says_when_the_target_is_past_the_floor(capsys):
+    rows = [row("torch._grouped_mm", 120.0, mem=100.0), row("ggc", 110.0, mem=100.0)]
+    bench_moe.target_table(rows, 1.3)
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("| qwen3"))
+    share = int(re.search(r"\| (\d+)% \|$", line).group(1))
+    assert share == round(100 * 100.0 / (120.0 / 1.3)) and share > 100
+
+
+def test_print_table_gives_each_layer_its_share_of_the_floor(capsys):
+    rows = [dict(row("torch._grouped_mm", 400.0), host_us=None, rel_err_vs_loop=1e-3),
+            dict(row("ggc", 250.0, 200.0), host_us=12.0, rel_err_vs_loop=2e-3)]
+    bench_moe.print_table(rows)
+    ggc = next(l for l in capsys.readouterr().out.splitlines() if "| ggc |" in l)
+    assert "| 50% |" in ggc and "| 2.00x |" in ggc

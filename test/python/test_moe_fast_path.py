@@ -247,11 +247,17 @@ def test_inference_takes_the_activation_in_the_up_projection(activation, monkeyp
 
 
 @pytest.mark.parametrize("limit, dim", [("GATHER_MAX_N", 1), ("GATHER_MAX_H", 2)])
-def test_wide_up_projections_take_the_sorted_copy(limit, dim, monkeypatch):
+@pytest.mark.parametrize("rows_window, memory_gbps, gathers",
+                         [((256, 512), 3352, False), ((128, 512), 3352, True),
+                          ((128, 512), 0, False)])
+def test_wide_up_projections_take_the_sorted_copy(limit, dim, rows_window, memory_gbps,
+                                                  gathers, monkeypatch):
     """Past kernels.GATHER_MAX_N columns of w13, or past GATHER_MAX_H, the
     cp.async copies of A's rows cost the GEMM more than the sorted copy:
     the layer gathers the copy and runs the TMA kernel, with the same
-    values."""
+    values; unless its experts expect GATHER_WIDE_ROWS rows (here 128) on
+    a card of narrow memory (an H100's 3,352 GB/s; 0: unknown, an
+    H200's plan)."""
     from moe_reference import reference_moe, rel_err
     from ggc.moe import kernels
     jit = __import__("sys").modules["ggc.jit"]
@@ -268,8 +274,13 @@ def test_wide_up_projections_take_the_sorted_copy(limit, dim, monkeypatch):
         assert not any(name.startswith("grouped_gemm") for name in launched), launched
         launched.clear()
         monkeypatch.setattr(kernels, limit, w13.shape[dim] - 1)
-        copied = moe.fused_moe(x, w13, w2, weights, ids)
-    assert not any(name.endswith("_gathered") for name in launched), launched
-    assert torch.equal(gathered, copied)
-    assert rel_err(copied, reference_moe(*[t.double() for t in (x, w13, w2, weights)],
-                                         ids)) < 1e-2
+        monkeypatch.setattr(kernels, "GATHER_WIDE_ROWS", rows_window)
+        ggc.set_memory_gbps(memory_gbps)
+        try:
+            other = moe.fused_moe(x, w13, w2, weights, ids)
+        finally:
+            ggc.set_memory_gbps(None)
+    assert any(name.endswith("_gathered") for name in launched) == gathers, launched
+    assert torch.equal(gathered, other)
+    assert rel_err(other, reference_moe(*[t.double() for t in (x, w13, w2, weights)],
+                                        ids)) < 1e-2

@@ -97,6 +97,27 @@ def test_bf16_swiglu_layer_compiles_each_hint_once_and_the_forwards_nothing(monk
     check_forwards_compile_nothing(layer, report, 64, monkeypatch)
 
 
+def test_a_wide_up_projection_is_gathered_only_at_the_rows_that_pay(monkeypatch):
+    """Past GATHER_MAX_N the up projection reads a sorted copy, except
+    where experts expect GATHER_WIDE_ROWS rows: the warm-up compiles the
+    gathered kernel for those hints only, and the forwards what it
+    compiled."""
+    from ggc.moe import kernels
+    monkeypatch.setattr(kernels, "GATHER_MAX_N", 0)
+    monkeypatch.setattr(kernels, "GATHER_WIDE_ROWS", (32, 64))
+    layer = moe.MoE(128, 128, 4, 2)
+    ggc.set_memory_gbps(3352)  # an H100's: the rule is for cards of narrow memory
+    try:
+        report = moe.warmup(layer, 160, progress=False)
+        ups = [(name, hint) for name, hint in names_and_hints(report) if "up" in name]
+        assert [hint for name, hint in ups if name.endswith("_gathered")] == [32, 64]
+        assert all(not name.endswith("_gathered") for name, hint in ups
+                   if hint not in (32, 64))
+        check_forwards_compile_nothing(layer, report, 160, monkeypatch)
+    finally:
+        ggc.set_memory_gbps(None)
+
+
 def test_fp8_layer_with_one_route_a_token(monkeypatch):
     """FP8 scaled GEMMs on a gathered copy; with top_k = 1 a single token
     is one row, whose activation scales are plain 1x128 blocks (not

@@ -101,18 +101,35 @@ _GATED_UP_GATHERED = {"swiglu": moe_up_swiglu_gathered,
 GATHER_MAX_N = 2048
 GATHER_MAX_H = 4096
 
+# On a card of narrow memory (ggc.compiler.memory_plan_class: an H100),
+# wider up projections read through the list too where experts expect
+# GATHER_WIDE_ROWS rows (the layer's hint): there the copy's pass over the
+# rows costs more than the GEMM's cp.async copies. Measured on an H100
+# (copy + GEMM over gathered; docs/performance-history.md, sixty-first
+# session, calls 3-4): Mixtral-like 128 / 256 / 512 rows 1.013x /
+# 1.019-1.020x / 1.010x, 1,024 rows 0.988x; DeepSeek-V3-like 128 rows
+# 1.041-1.055x, 32 and 64 rows 0.962x. Not measured on an H200, which
+# keeps the copy (0.89x on the Mixtral-like layer at 256 rows in the
+# thirteenth session, older kernels).
+GATHER_WIDE_ROWS = (128, 512)
 
-def gather_pays(n: int, h: int) -> bool:
-    """Whether an up projection of N = `n` columns over H = `h` reads its
-    rows through the source list (GATHER_MAX_N's and GATHER_MAX_H's rule)."""
-    return n <= GATHER_MAX_N and h <= GATHER_MAX_H
+
+def gather_pays(n: int, h: int, rows_hint: Optional[int] = None) -> bool:
+    """Whether an up projection of N = `n` columns over H = `h`, its experts
+    expecting `rows_hint` rows, reads its rows through the source list
+    (GATHER_MAX_N's, GATHER_MAX_H's and GATHER_WIDE_ROWS' rules) on the
+    card that kernels are planned for (ggc.compiler.get_memory_gbps)."""
+    low, high = GATHER_WIDE_ROWS
+    narrow = ggc_compiler.memory_plan_class(ggc_compiler.get_memory_gbps()) != 0
+    return ((n <= GATHER_MAX_N and h <= GATHER_MAX_H)
+            or (narrow and rows_hint is not None and low <= rows_hint <= high))
 
 
-def gathers_rows(x: Tensor, w13: Tensor) -> bool:
+def gathers_rows(x: Tensor, w13: Tensor, rows_hint: Optional[int] = None) -> bool:
     """Whether the up projection reads x's rows through the routes' source
     list (gg's a_rows) instead of a gathered copy: BF16 inference launched
     directly (torch's dispatch sees the gathered copy's ops) where it pays
-    (gather_pays); on CPU tensors the reference backend runs the same
+    for experts expecting `rows_hint` rows (gather_pays); on CPU tensors the reference backend runs the same
     kernels. Not FP8: the tokens quantised once and read through the list
     (a_rows with the sorted rows' scales) measured 0.94x / 0.97x / 1.01x
     the gathered quantised copy on the Qwen3-like layer at T = 1,024 /
@@ -121,7 +138,7 @@ def gathers_rows(x: Tensor, w13: Tensor) -> bool:
     more than the copy's pass saves (the layer now scatters each token's
     quantised row instead, gg.quantize_rows' scatter)."""
     return (x.dtype == torch.bfloat16 and w13.dtype == torch.bfloat16
-            and gather_pays(w13.shape[1], w13.shape[2])
+            and gather_pays(w13.shape[1], w13.shape[2], rows_hint)
             and not torch_ops.wants_op((x, w13), grad=True))
 
 

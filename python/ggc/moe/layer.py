@@ -270,7 +270,7 @@ def _experts(problem: checks.Problem, grad: bool, x, topk_weights, topk_ids, x_s
         q, scale = quantize_rows(x, "x") if x_scale is None else (x, x_scale)
         y = sorted_experts(q.index_select(0, source), mn_major(scale, source), offsets, route,
                            weights, activation, hint, grad, problem.mapped)
-    elif not grad and not fp8_compute and gathers_rows(x, weights.w13):
+    elif not grad and not fp8_compute and gathers_rows(x, weights.w13, hint):
         # The up projection reads each sorted row's token through `source`
         # (gg's a_rows): no gathered copy of x is written.
         y = sorted_experts(x, None, offsets, route, weights, activation, hint, grad,

@@ -378,7 +378,7 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
     groups = ((e + 1,), "i32")
     rows = ((None, h), "bf16"),
-    if _gathers(shape):
+    if _gathers(shape, hint):
         rows += ((None,), "i32"),  # the source list
     fused = _gated_up_kernel(shape, hint)
     if fused is not None:
@@ -394,7 +394,7 @@ def _up(shape: LayerShape, hint: int, a_kind: str = "block_mn") -> KernelCall:
                            ((None, i), "f8e4m3fn"), ((i // BLOCK, None), "f32")),
                           (("EXPECTED_M", hint),))
     if not shape.fp8:
-        plain = (kernels.moe_up_gathered if _gathers(shape)
+        plain = (kernels.moe_up_gathered if _gathers(shape, hint)
                  else ops._kernel_for("contiguous", "nk", False))
         return KernelCall(plain, rows + (((e, n, h), "bf16"), groups, ((None, n), "bf16")),
                           (("EXPECTED_M", hint),))
@@ -411,15 +411,17 @@ def _gated_up_kernel(shape: LayerShape, hint: int) -> Optional[JITFunction]:
     None where it takes the plain GEMM (FP8 and expert biases always do)."""
     if shape.fp8 or shape.expert_bias:
         return None
-    return kernels.gated_up_kernel(shape.activation, hint, gathered=_gathers(shape))
+    return kernels.gated_up_kernel(shape.activation, hint, gathered=_gathers(shape, hint))
 
 
-def _gathers(shape: LayerShape) -> bool:
+def _gathers(shape: LayerShape, hint: int) -> bool:
     """Whether the layer's up projection reads its tokens through the
     routes' source list (kernels.gathers_rows): one GPU's layer, where it
-    pays; an expert-parallel rank's experts get their rows sorted already."""
+    pays for experts expecting `hint` rows; an expert-parallel rank's
+    experts get their rows sorted already."""
     n = shape.intermediate * (2 if shape.activation in GATED else 1)
-    return shape.ranks is None and not shape.fp8 and kernels.gather_pays(n, shape.hidden)
+    return (shape.ranks is None and not shape.fp8
+            and kernels.gather_pays(n, shape.hidden, hint))
 
 
 def _down(shape: LayerShape, hint: int) -> KernelCall:

@@ -6,10 +6,13 @@ on sm_90a), so half of a tile's rows are empty for most experts while
 the GEMMs run near the weights' bandwidth. This times the layer's own
 kernels (the gathered up projection with SwiGLU in its epilogue, the
 routed down projection) on the layer's routing, each as chosen and with
-64x256 / 64x128 tiles (BLOCK_M / BLOCK_N overrides), graph replay, L2
-flushed, interleaved, us.
+64x256 / 64x128 tiles (BLOCK_M / BLOCK_N overrides; --tiles for others),
+graph replay, L2 flushed, interleaved, us. --gather also times the up
+projection on a gathered copy of the rows, the copy included, against
+reading them through the source list (gg's a_rows).
 
     python3 benchmarks/probes/moe_row_tiles.py [--cases qwen3:512:1024,deepseek:1024]
+        [--tiles "64x256,128x192:s5"] [--gather]
 """
 
 import argparse
@@ -76,6 +79,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--tiles", default=None,
                         help='overrides to time beside the chosen tile: "64x256,128x192:s5:k64"')
+    parser.add_argument("--gather", action="store_true",
+                        help="also time the up projection on a gathered copy of the rows "
+                             "(the copy timed with it) against reading them through the "
+                             "source list (gg's a_rows), whatever gather_pays says")
     args = parser.parse_args()
     if args.tiles:
         TILES.clear()
@@ -85,10 +92,10 @@ def main():
     print("|---|---|---:|---:|" + "---:|" * len(TILES))
     for case_spec in args.cases.split(","):
         shape, *token_counts = case_spec.split(":")
-        time_shape(shape, [int(t) for t in token_counts], args.rounds)
+        time_shape(shape, [int(t) for t in token_counts], args.rounds, args.gather)
 
 
-def time_shape(shape, token_counts, rounds):
+def time_shape(shape, token_counts, rounds, gather=False):
     experts, top_k, hidden, inter = SHAPES[shape]
     w13, w2 = weights_for(experts, hidden, inter, seed=0)
     for tokens in token_counts:
@@ -97,7 +104,7 @@ def time_shape(shape, token_counts, rounds):
         m = source.shape[0]
         hint = layer.expected_rows(m, experts)
         a = torch.randn(m, inter, device="cuda").to(torch.bfloat16)
-        gathers = kernels.gather_pays(w13.shape[1], hidden)  # as the layer does
+        gathers = kernels.gather_pays(w13.shape[1], hidden, hint)  # as the layer does
         rows = None if gathers else x.index_select(0, source.long())
         def up_case(kw):
             h = x.new_empty(m, inter)
@@ -112,24 +119,46 @@ def time_shape(shape, token_counts, rounds):
             down(a, w2, offsets, route, y, EXPECTED_M=hint, **kw)
             return y
 
-        cases = {"up": up_case, "down": down_case}
-        for name, case in cases.items():
-            calls, outs, graphs = {}, {}, []
-            for label, kw in TILES.items():
-                def run(kw=kw, case=case):
-                    return case(kw)
-                try:
-                    replay, outs[label], graph = captured(run)
-                except Exception as e:  # noqa: BLE001 - a tile the kernel refuses: a note
-                    print(f"# {shape} {name} {label}: {type(e).__name__}: {str(e)[:160]}")
-                    continue
-                calls[label], graphs = replay, graphs + [graph]
-            times = time_interleaved_flushed(calls, rounds)
-            for label in calls:  # the same sums in the same K order
-                assert torch.equal(outs[label], outs["as chosen"]), f"{shape} {name} {label}"
-            print(f"| {shape} | {name} | {tokens} | {m / experts:.0f} | "
-                  + " | ".join(f"{times[label]:.1f}" if label in times else "-"
-                               for label in TILES) + " |", flush=True)
+        row = f"| {shape} | {{}} | {tokens} | {m / experts:.0f} | "
+        for name, case in {"up": up_case, "down": down_case}.items():
+            times = time_variants({label: (lambda kw=kw, case=case: case(kw))
+                                   for label, kw in TILES.items()}, rounds, f"{shape} {name}")
+            print(row.format(name) + " | ".join(times.get(label, "-") for label in TILES)
+                  + " |", flush=True)
+        if gather:
+            def copied():
+                h = x.new_empty(m, inter)
+                up_copied(x.index_select(0, source.long()), w13, offsets, h, EXPECTED_M=hint)
+                return h
+
+            def gathered():
+                h = x.new_empty(m, inter)
+                up(x, source, w13, offsets, h, EXPECTED_M=hint)
+                return h
+            times = time_variants({"copy + GEMM": copied, "gathered": gathered}, rounds,
+                                  f"{shape} up rows")
+            print(row.format("up: copy + GEMM / gathered (a_rows)")
+                  + " / ".join(times.values()) + " |", flush=True)
+
+
+def time_variants(variants, rounds, what):
+    """{label: "us"} of each variant replayed from a CUDA graph, L2 flushed,
+    interleaved; a variant the kernel refuses is noted and left out, and
+    every output must equal the first's (the same sums in the same K
+    order)."""
+    calls, outs, graphs = {}, {}, []
+    for label, fn in variants.items():
+        try:
+            replay, outs[label], graph = captured(fn)
+        except Exception as e:  # noqa: BLE001 - a tile the kernel refuses: a note
+            print(f"# {what} {label}: {type(e).__name__}: {str(e)[:160]}")
+            continue
+        calls[label], graphs = replay, graphs + [graph]
+    times = time_interleaved_flushed(calls, rounds)
+    first = next(iter(outs))
+    for label in calls:
+        assert torch.equal(outs[label], outs[first]), f"{what}: {label} differs from {first}"
+    return {label: f"{us:.1f}" for label, us in times.items()}
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ ggc_result *ggc_compile(const char *source, size_t length,
     opts.printIRAfterAll = options->print_ir_after_all != 0;
     opts.sharedMemoryBytes = options->shared_memory_bytes;
     opts.memoryGBps = options->memory_gbps;
+    opts.timing = options->timing != 0;
   }
   auto *r = new ggc_result;
   if (!source) {
@@ -62,6 +63,10 @@ const char *ggc_result_diagnostics(const ggc_result *r) {
 
 const char *ggc_result_ir_after_all(const ggc_result *r) {
   return r ? r->result.irAfterAll.c_str() : "";
+}
+
+const char *ggc_result_timing(const ggc_result *r) {
+  return r ? r->result.timing.c_str() : "";
 }
 
 const char *ggc_result_kernel_info(const ggc_result *r) {

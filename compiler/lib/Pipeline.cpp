@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ggc/Compiler.h"
 #include "ggc/Passes.h"
+#include "CompileTiming.h"
 #include "Target.h"
 
 #include "gg/GGDialect.h"
@@ -62,6 +63,7 @@ struct CompileState {
   MLIRContext &context;
   OwningOpRef<ModuleOp> module;
   std::string irAfterAll;
+  CompileClock *clock; // null unless options.timing
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   std::unique_ptr<llvm::TargetMachine> targetMachine;
@@ -97,6 +99,8 @@ LogicalResult runPasses(CompileState &state,
         /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
         /*printAfterOnlyOnFailure=*/false, irStream);
+  if (state.clock)
+    pm.addInstrumentation(std::make_unique<PassTimes>(*state.clock));
   addPasses(pm);
   LogicalResult result = pm.run(*state.module);
   state.irAfterAll += irDump;
@@ -548,8 +552,12 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
         << "): IR must be text without NULs";
     return result;
   }
-  CompileState state{options, diag, context, {}, {}, {}, {}, {}, {}, {}};
+  CompileClock clock;
+  CompileState state{options, diag, context, {}, {}, options.timing ? &clock : nullptr,
+                     {}, {}, {}, {}, {}};
+  auto parseStart = CompileClock::Clock::now();
   state.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  clock.parsed(CompileClock::msSince(parseStart));
   if (!state.module)
     return result;
   // An empty module would "compile" to a PTX with no kernel in it, which a
@@ -588,19 +596,28 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
       ->setAttr(kTargetAttr, StringAttr::get(&context, options.arch));
 
   for (const Stage &s : kStages) {
+    auto stepStart = CompileClock::Clock::now();
     LogicalResult stepped = s.step(state);
+    double stepMs = CompileClock::msSince(stepStart);
     result.irAfterAll = state.irAfterAll;
-    if (failed(stepped))
-      return result;
+    if (failed(stepped)) {
+      clock.stageRan(std::string(s.info.name) + " (failed)", stepMs, 0);
+      break;
+    }
     if (s.step == selectConfig)
       result.kernelPlans = collectKernelPlans(*state.module);
     if (s.step == lowerKernelOps)
       result.kernelInfo = collectKernelInfo(*state.module);
+    auto printStart = CompileClock::Clock::now();
     result.stageOutputs.push_back({s.info.name, s.print(state)});
-    if (&s == last)
+    clock.stageRan(s.info.name, stepMs, CompileClock::msSince(printStart));
+    if (&s == last) {
+      result.ok = true;
       break;
+    }
   }
-  result.ok = true;
+  if (options.timing)
+    result.timing = clock.report();
   return result;
 }
 

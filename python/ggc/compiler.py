@@ -70,13 +70,16 @@ class CompiledIR:
     module order (ggc_result_kernel_plans): "function", "config" ({"block":
     [bm, bn, bk], "stages", "cluster": [cm, cn], "sms", "split_n"}),
     "schedule", "padding", "overfetch", "store_pool", and "attributes" (every
-    plan attribute as the IR prints it); empty before stage gg-config."""
+    plan attribute as the IR prints it); empty before stage gg-config.
+    `timing`: with compile_ir(timing=True), the wall time of every stage
+    and of each of its passes, as text (`ggc --timing`); else ""."""
 
     asm: Mapping[str, Union[str, bytes]]  # a dict, or a disk hit's lazily read stages
     diagnostics: str
     ir_after_all: str
     kernel_info: list
     plans: list
+    timing: str = ""
 
     @property
     def last_stage(self) -> str:
@@ -434,6 +437,7 @@ def compile_ir(
     source_name: str = "<ggc>",
     shared_memory_bytes: int = 0,
     memory_gbps: int = 0,
+    timing: bool = False,
 ) -> CompiledIR:
     """Compiles gg IR text up to stage `emit` (default: "ptx").
 
@@ -442,7 +446,8 @@ def compile_ir(
     before sm_90a, the tile width; 0 (the default) keeps to the target's.
     `memory_gbps` is the device's peak DRAM bandwidth in GB/s
     (device_memory_gbps()), which picks among the tile rules; 0 (the
-    default) plans as for an H200's.
+    default) plans as for an H200's. `timing` records the wall time of
+    every stage and pass in the result's `timing`.
 
     Raises CompilationError with the compiler's diagnostics, and ValueError
     for arguments of the wrong kind, before anything is compiled.
@@ -461,11 +466,11 @@ def compile_ir(
     for name, value in (("arch", arch), ("source_name", source_name)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-    if not isinstance(print_ir_after_all, bool):
-        raise TypeError(f"print_ir_after_all must be a bool, got "
-                        f"{type(print_ir_after_all).__name__}")
+    for name, value in (("print_ir_after_all", print_ir_after_all), ("timing", timing)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
     out = _ggc.compile(source, source_name, emit, arch, num_sms, print_ir_after_all,
-                       shared_memory_bytes, memory_gbps)
+                       shared_memory_bytes, memory_gbps, timing)
     if not out.ok:
         raise CompilationError(out.diagnostics)
     # Every stage is text but the cubin, which stays bytes.
@@ -474,4 +479,5 @@ def compile_ir(
     info = json.loads(out.kernel_info) if out.kernel_info else []
     plans = json.loads(out.kernel_plans) if out.kernel_plans else []
     return CompiledIR(asm=asm, diagnostics=out.diagnostics,
-                      ir_after_all=out.ir_after_all, kernel_info=info, plans=plans)
+                      ir_after_all=out.ir_after_all, kernel_info=info, plans=plans,
+                      timing=out.timing)

@@ -22,15 +22,18 @@ struct CompileOutput {
   std::string irAfterAll;
   std::string kernelInfo;
   std::string kernelPlans;
+  std::string timing;
 };
 
 CompileOutput compile(const std::string &source, const std::string &sourceName,
                       const std::string &emit, const std::string &arch,
                       int64_t numSMs, bool printIRAfterAll,
-                      int64_t sharedMemoryBytes, int64_t memoryGBps) {
-  ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printIRAfterAll ? 1 : 0, sharedMemoryBytes,
-                         memoryGBps};
+                      int64_t sharedMemoryBytes, int64_t memoryGBps,
+                      bool timing) {
+  ggc_options options = {emit.c_str(),       arch.c_str(),
+                         numSMs,             printIRAfterAll ? 1 : 0,
+                         sharedMemoryBytes,  memoryGBps,
+                         timing ? 1 : 0};
   std::unique_ptr<ggc_result, decltype(&ggc_result_destroy)> result(nullptr,
                                                                    &ggc_result_destroy);
   {
@@ -43,7 +46,8 @@ CompileOutput compile(const std::string &source, const std::string &sourceName,
                     ggc_result_diagnostics(result.get()),
                     ggc_result_ir_after_all(result.get()),
                     ggc_result_kernel_info(result.get()),
-                    ggc_result_kernel_plans(result.get())};
+                    ggc_result_kernel_plans(result.get()),
+                    ggc_result_timing(result.get())};
   for (size_t i = 0; i < ggc_result_num_stages(result.get()); ++i) {
     size_t length = 0;
     const char *text = ggc_result_stage_text(result.get(), i, &length);
@@ -129,11 +133,12 @@ PYBIND11_MODULE(_ggc, m) {
       .def_readonly("diagnostics", &CompileOutput::diagnostics)
       .def_readonly("ir_after_all", &CompileOutput::irAfterAll)
       .def_readonly("kernel_info", &CompileOutput::kernelInfo)
-      .def_readonly("kernel_plans", &CompileOutput::kernelPlans);
+      .def_readonly("kernel_plans", &CompileOutput::kernelPlans)
+      .def_readonly("timing", &CompileOutput::timing);
   m.def("compile", &compile, py::arg("source"), py::arg("source_name"),
         py::arg("emit"), py::arg("arch"), py::arg("num_sms"),
         py::arg("print_ir_after_all"), py::arg("shared_memory_bytes") = 0,
-        py::arg("memory_gbps") = 0);
+        py::arg("memory_gbps") = 0, py::arg("timing") = false);
   m.def("stages", []() {
     std::vector<std::pair<std::string, std::string>> stages;
     for (size_t i = 0; i < ggc_num_stages(); ++i)

@@ -212,6 +212,22 @@ def test_print_ir_after_all_records_each_pass():
     assert plain.ir_after_all == ""
 
 
+def test_timing_lists_each_stage_and_pass_only_when_asked():
+    source = MASKED.format(m=64, expected=8)
+    out = ggc.compile_ir(source, emit="ggk", timing=True)
+    lines = out.timing.splitlines()
+    assert lines[0].startswith("ggc timing")
+    names = [line.rsplit(None, 1)[0].strip() for line in lines[1:]]
+    assert names.index("stage gg-config") < names.index("gg-select-config") \
+        < names.index("stage ggk") < names.index("gg-lower-to-nvvm")
+    assert names[-1] == "total" and "stage nvvm" not in names
+    assert all(float(line.rsplit(None, 1)[1]) >= 0 for line in lines[1:])
+    plain = ggc.compile_ir(source, emit="ggk")
+    assert plain.timing == "" and plain.asm == out.asm
+    with pytest.raises(TypeError, match="timing must be a bool"):
+        ggc.compile_ir(source, timing="yes")
+
+
 def test_driver_and_library_agree():
     """`ggc` and compile_ir are one code path: same text for the same input."""
     build = os.environ.get("GGC_BUILD_DIR", os.path.join(ROOT, "build"))

@@ -284,4 +284,36 @@ TEST(CompilerAPI, PrintIRAfterAllRecordsEachPass) {
   EXPECT_NE(dump.find("IR Dump After SelectConfig"), std::string::npos) << dump;
 }
 
+TEST(CompilerAPI, TimingListsEveryStageAndItsPassesOnlyWhenAsked) {
+  std::string src = kMaskedBf16;
+  ggc_options quiet = {"nvvm", nullptr, 0, 0};
+  ResultPtr plain(ggc_compile(src.data(), src.size(), "t", &quiet),
+                  &ggc_result_destroy);
+  ASSERT_TRUE(ggc_result_ok(plain.get()));
+  EXPECT_STREQ(ggc_result_timing(plain.get()), "");
+
+  ggc_options timed = {"nvvm", nullptr, 0, 0, 0, 0, 1};
+  ResultPtr r(ggc_compile(src.data(), src.size(), "t", &timed),
+              &ggc_result_destroy);
+  ASSERT_TRUE(ggc_result_ok(r.get()));
+  std::string report = ggc_result_timing(r.get());
+  // The stages in order, each pass under the stage that ran it.
+  size_t config = report.find("stage gg-config");
+  size_t select = report.find("gg-select-config");
+  size_t ggk = report.find("stage ggk");
+  size_t lower = report.find("gg-lower-to-nvvm");
+  size_t nvvm = report.find("stage nvvm");
+  ASSERT_NE(config, std::string::npos) << report;
+  EXPECT_LT(config, select) << report;
+  EXPECT_LT(select, ggk) << report;
+  EXPECT_LT(ggk, lower) << report;
+  EXPECT_LT(lower, nvvm) << report;
+  EXPECT_EQ(report.find("stage llvm"), std::string::npos) << report;
+  EXPECT_NE(report.find("total"), std::string::npos) << report;
+  // Timing changes no output.
+  size_t last = ggc_result_num_stages(r.get()) - 1;
+  EXPECT_STREQ(ggc_result_stage_text(r.get(), last, nullptr),
+               ggc_result_stage_text(plain.get(), last, nullptr));
+}
+
 } // namespace

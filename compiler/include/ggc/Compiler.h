@@ -38,6 +38,8 @@ struct CompileOptions {
   /// plans as for a card of high bandwidth, an H200).
   int64_t memoryGBps = 0;
   bool printIRAfterAll = false;   ///< record IR after every pass
+  /// Time every stage and every pass (CompileResult::timing).
+  bool timing = false;
   std::string ptxas;              ///< ptxas to use; "" finds one
 };
 
@@ -54,6 +56,9 @@ struct CompileResult {
   std::string diagnostics;
   /// IR after each pass, when printIRAfterAll was set.
   std::string irAfterAll;
+  /// The wall time of every stage that ran and of its passes, as text,
+  /// when timing was set ("" otherwise).
+  std::string timing;
   /// The launch contract of every kernel (its #ggk.launch), as a JSON
   /// array, once the `ggk` stage has run ("" before).
   std::string kernelInfo;

@@ -29,13 +29,15 @@ namespace {
 const char *kUsage =
     "usage: ggc INPUT.mlir [--emit=STAGE] [-o OUTPUT] [--arch=sm_90a]\n"
     "           [--num-sms=N] [--shared-memory-bytes=B] [--memory-gbps=G]\n"
-    "           [--dump-dir=DIR] [--print-ir-after-all]\n"
+    "           [--dump-dir=DIR] [--print-ir-after-all] [--timing]\n"
     "       ggc --list-stages | --version | --help\n"
     "\n"
     "Compiles gg IR through the ggc pipeline up to STAGE (default: ptx) and\n"
     "writes that stage's output to OUTPUT\n"
     "(default: standard output). INPUT may be '-' for standard input.\n"
-    "--dump-dir writes every stage that ran to DIR/<input>.<stage>.<ext>.\n";
+    "--dump-dir writes every stage that ran to DIR/<input>.<stage>.<ext>.\n"
+    "--timing prints to standard error the wall time of every stage and\n"
+    "of each of its passes.\n";
 
 int usageError(const std::string &message) {
   std::cerr << "ggc: error: " << message << "\n" << kUsage;
@@ -105,6 +107,7 @@ struct Options {
   int64_t sharedMemoryBytes = 0;
   int64_t memoryGBps = 0;
   bool printAfterAll = false;
+  bool timing = false;
 };
 
 /// `text` as an integer in [lo, hi], or nothing.
@@ -155,6 +158,9 @@ int parseArguments(int argc, char **argv, Options &options) {
                                       cl::cat(category));
   static cl::opt<bool> listOnly("list-stages", cl::desc("list the stages"),
                                 cl::cat(category));
+  static cl::opt<bool> timing(
+      "timing", cl::desc("print the wall time of every stage and pass"),
+      cl::cat(category));
   // --help and --version are llvm::cl's own (they print and exit 0).
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << ggc_version() << "\n"; });
@@ -215,6 +221,7 @@ int parseArguments(int argc, char **argv, Options &options) {
   options.arch = arch;
   options.dumpDir = dumpDir;
   options.printAfterAll = printAfterAll;
+  options.timing = timing;
   return -1;
 }
 
@@ -237,13 +244,18 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  ggc_options options = {emit.c_str(), arch.c_str(), numSMs,
-                         printAfterAll ? 1 : 0, parsed.sharedMemoryBytes,
-                         parsed.memoryGBps};
+  ggc_options options = {emit.c_str(),
+                         arch.c_str(),
+                         numSMs,
+                         printAfterAll ? 1 : 0,
+                         parsed.sharedMemoryBytes,
+                         parsed.memoryGBps,
+                         parsed.timing ? 1 : 0};
   ggc_result *result = ggc_compile(source.data(), source.size(),
                                    input == "-" ? "<stdin>" : input.c_str(),
                                    &options);
-  std::cerr << ggc_result_diagnostics(result) << ggc_result_ir_after_all(result);
+  std::cerr << ggc_result_diagnostics(result) << ggc_result_ir_after_all(result)
+            << ggc_result_timing(result);
 
   int status = 0;
   if (!dumpDir.empty()) {

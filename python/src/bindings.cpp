@@ -2,6 +2,11 @@
 #include "ggc-c/Compiler.h"
 #include "ggc/Runtime.h"
 
+// Weak, so that these bindings load against a libggc.so built before the
+// timing report (an older compiler's bundle, GGC_BUNDLE, timed beside
+// today's): there the report is "".
+#pragma weak ggc_result_timing
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -47,7 +52,7 @@ CompileOutput compile(const std::string &source, const std::string &sourceName,
                     ggc_result_ir_after_all(result.get()),
                     ggc_result_kernel_info(result.get()),
                     ggc_result_kernel_plans(result.get()),
-                    ggc_result_timing(result.get())};
+                    ggc_result_timing ? ggc_result_timing(result.get()) : ""};
   for (size_t i = 0; i < ggc_result_num_stages(result.get()); ++i) {
     size_t length = 0;
     const char *text = ggc_result_stage_text(result.get(), i, &length);

@@ -125,7 +125,8 @@ def ggc_bf16_copied_rows(w13, w2):
     projection, as before it read them through the routes' source list
     (gg's a_rows, ggc.moe.kernels.gathers_rows)."""
     from ggc.moe import layer as moe_layer
-    return _ggc_bf16_with(w13, w2, moe_layer, "gathers_rows", lambda x, w13: False)
+    return _ggc_bf16_with(w13, w2, moe_layer, "gathers_rows",
+                          lambda x, w13, rows_hint=None: False)
 
 
 def ggc_bf16_torch_routing(w13, w2):

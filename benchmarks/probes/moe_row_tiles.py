@@ -138,7 +138,8 @@ def time_shape(shape, token_counts, rounds, gather=False):
             times = time_variants({"copy + GEMM": copied, "gathered": gathered}, rounds,
                                   f"{shape} up rows")
             print(row.format("up: copy + GEMM / gathered (a_rows)")
-                  + " / ".join(times.values()) + " |", flush=True)
+                  + " / ".join(times.get(label, "-") for label in ("copy + GEMM", "gathered"))
+                  + " |", flush=True)
 
 
 def time_variants(variants, rounds, what):
@@ -154,6 +155,8 @@ def time_variants(variants, rounds, what):
             print(f"# {what} {label}: {type(e).__name__}: {str(e)[:160]}")
             continue
         calls[label], graphs = replay, graphs + [graph]
+    if not calls:
+        return {}
     times = time_interleaved_flushed(calls, rounds)
     first = next(iter(outs))
     for label in calls:

@@ -604,11 +604,13 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
       clock.stageRan(std::string(s.info.name) + " (failed)", stepMs, 0);
       break;
     }
+    // Printing: the stage's text, and the plans and launch contracts it
+    // hands back as data.
+    auto printStart = CompileClock::Clock::now();
     if (s.step == selectConfig)
       result.kernelPlans = collectKernelPlans(*state.module);
     if (s.step == lowerKernelOps)
       result.kernelInfo = collectKernelInfo(*state.module);
-    auto printStart = CompileClock::Clock::now();
     result.stageOutputs.push_back({s.info.name, s.print(state)});
     clock.stageRan(s.info.name, stepMs, CompileClock::msSince(printStart));
     if (&s == last) {

@@ -50,3 +50,27 @@ def test_print_table_gives_each_layer_its_share_of_the_floor(capsys):
     bench_moe.print_table(rows)
     ggc = next(l for l in capsys.readouterr().out.splitlines() if "| ggc |" in l)
     assert "| 50% |" in ggc and "| 2.00x |" in ggc
+
+
+def test_the_copied_rows_variant_runs_and_copies(monkeypatch):
+    """moe_layers.ggc_bf16_copied_rows stands in for gathers_rows with the
+    layer's arguments (a stand-in of the wrong arity turned the variant
+    into a note and dropped it from the table): the same values as the
+    layer, with no gathered kernel launched."""
+    import moe_layers
+    from ggc import moe
+    from test_moe import layer
+    jit = sys.modules["ggc.jit"]
+    launched, run = [], jit.JITFunction._run
+
+    def recording(fn, tensors, consts, stream, validate):
+        launched.append(fn.__name__)
+        return run(fn, tensors, consts, stream, validate)
+
+    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)
+    import torch
+    with torch.no_grad():
+        copied = moe_layers.ggc_bf16_copied_rows(w13, w2)(x, weights, ids)
+        assert launched and not any(name.endswith("_gathered") for name in launched), launched
+        assert torch.equal(copied, moe.fused_moe(x, w13, w2, weights, ids))

@@ -34,8 +34,8 @@ typedef struct ggc_options {
    * unknown (planned as for an H200's). */
   int64_t memory_gbps;
   /* Non-zero: time every stage and pass (ggc_result_timing). Last, so
-   * that a host written before it, zero-initialising the struct, is
-   * unchanged. */
+   * that a host written before it and recompiled, zero-initialising the
+   * struct, is unchanged. */
   int timing;
 } ggc_options;
 
@@ -51,7 +51,8 @@ GGC_API const char *ggc_result_diagnostics(const ggc_result *result);
 /* IR after every pass, when print_ir_after_all was set ("" otherwise). */
 GGC_API const char *ggc_result_ir_after_all(const ggc_result *result);
 /* The wall time of every stage that ran and of each of its passes, as
- * text, when options.timing was set ("" otherwise). */
+ * text, when options.timing was set and the input parsed and held a
+ * kernel ("" otherwise). */
 GGC_API const char *ggc_result_timing(const ggc_result *result);
 /* The launch contract of every kernel as a JSON array, once stage "nvvm"
  * has run (ggk-collect-launch completes it there; "" before). */

@@ -57,7 +57,7 @@ struct CompileResult {
   /// IR after each pass, when printIRAfterAll was set.
   std::string irAfterAll;
   /// The wall time of every stage that ran and of its passes, as text,
-  /// when timing was set ("" otherwise).
+  /// when timing was set and the input parsed and held a kernel ("" otherwise).
   std::string timing;
   /// The launch contract of every kernel (its #ggk.launch), as a JSON
   /// array, once the `ggk` stage has run ("" before).

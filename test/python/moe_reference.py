@@ -117,3 +117,18 @@ def layer_inputs(tokens, hidden, inter, experts, top_k, seed, gated=True, empty=
     weights = torch.rand(tokens, top_k, generator=gen) + 0.1
     ids = ragged_ids(tokens, top_k, experts, gen, empty=empty, single=single)
     return x, w13, w2, weights, ids
+
+
+def record_launches(monkeypatch):
+    """The names of the @ggc.jit functions launched from now on, in order
+    (a list the caller may clear), each still run as it would be."""
+    import sys
+    jit = sys.modules["ggc.jit"]
+    launched, run = [], jit.JITFunction._run
+
+    def recording(fn, tensors, consts, stream, validate):
+        launched.append(fn.__name__)
+        return run(fn, tensors, consts, stream, validate)
+
+    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    return launched

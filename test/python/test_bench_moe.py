@@ -59,15 +59,9 @@ def test_the_copied_rows_variant_runs_and_copies(monkeypatch):
     layer, with no gathered kernel launched."""
     import moe_layers
     from ggc import moe
+    from moe_reference import record_launches
     from test_moe import layer
-    jit = sys.modules["ggc.jit"]
-    launched, run = [], jit.JITFunction._run
-
-    def recording(fn, tensors, consts, stream, validate):
-        launched.append(fn.__name__)
-        return run(fn, tensors, consts, stream, validate)
-
-    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    launched = record_launches(monkeypatch)
     x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)
     import torch
     with torch.no_grad():

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 import ggc  # noqa: E402,F401
 from ggc import moe  # noqa: E402
 from ggc.moe import checks, kernels, quant, swiglu_kernel  # noqa: E402
-from moe_reference import ragged_ids, use_reference_kernels  # noqa: E402
+from moe_reference import ragged_ids, record_launches, use_reference_kernels  # noqa: E402
 from test_moe import BF16, E, H, T, layer, leaves  # noqa: E402
 
 
@@ -211,12 +211,7 @@ def test_inference_takes_the_activation_in_the_up_projection(activation, monkeyp
     the routes' source list (the _gathered kernels), with them a gathered
     copy. Each way within bf16 error of the fp64 layer."""
     from moe_reference import reference_moe, rel_err
-    jit = __import__("sys").modules["ggc.jit"]
-    launched, run = [], jit.JITFunction._run
-
-    def recording(fn, tensors, consts, stream, validate):
-        launched.append(fn.__name__)
-        return run(fn, tensors, consts, stream, validate)
+    launched = record_launches(monkeypatch)
 
     def layer_takes(fused, *args, **kw):
         launched.clear()
@@ -230,7 +225,6 @@ def test_inference_takes_the_activation_in_the_up_projection(activation, monkeyp
         assert (plain in launched) != fused, launched
         return out
 
-    monkeypatch.setattr(jit.JITFunction, "_run", recording)
     x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)  # 150 rows each
     with torch.no_grad():
         out = layer_takes(True, x, w13, w2, weights, ids)
@@ -260,14 +254,7 @@ def test_wide_up_projections_take_the_sorted_copy(limit, dim, rows_window, memor
     H200's plan)."""
     from moe_reference import reference_moe, rel_err
     from ggc.moe import kernels
-    jit = __import__("sys").modules["ggc.jit"]
-    launched, run = [], jit.JITFunction._run
-
-    def recording(fn, tensors, consts, stream, validate):
-        launched.append(fn.__name__)
-        return run(fn, tensors, consts, stream, validate)
-
-    monkeypatch.setattr(jit.JITFunction, "_run", recording)
+    launched = record_launches(monkeypatch)
     x, w13, w2, weights, ids = layer(tokens=300, experts=4, top_k=2, seed=9)
     with torch.no_grad():
         gathered = moe.fused_moe(x, w13, w2, weights, ids)

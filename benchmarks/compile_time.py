@@ -5,7 +5,12 @@ same process asking again), ms a kernel, median of --rounds. Each cold and
 disk-hit figure comes from a process of its own, so nothing is shared but
 the disk cache; the import of ggc is not counted.
 
-    python3 benchmarks/compile_time.py [--rounds 3] [--json out.json]
+    python3 benchmarks/compile_time.py [--rounds 3] [--json out.json] [--stages]
+
+--stages also splits each kernel's cold compile by stage (ggc.compile_ir
+with timing=True, in this process, median of --rounds): ggc's own passes
+(stages gg-config, ggk, nvvm), LLVM (llvm), the NVPTX backend (ptx),
+ptxas (cubin), and printing every stage's text.
 
 Runs on a machine without a GPU: ggc.Kernel compiles to a cubin where
 ptxas is found (else to PTX; the table says which), for GGC_TARGET's
@@ -86,6 +91,53 @@ def child(index):
                       "stage": "cubin" if "cubin" in kernel.asm else "ptx"}))
 
 
+STAGE_GROUPS = {"ggc passes": ("gg", "gg-config", "ggk", "nvvm"), "llvm": ("llvm",),
+                "nvptx": ("ptx",), "ptxas": ("cubin",)}
+
+
+def stage_times(report):
+    """{stage: (making ms, printing ms)} from a compile's timing report
+    (ggc.compile_ir(..., timing=True).timing; `ggc --timing`)."""
+    times = {}
+    for line in report.splitlines()[1:]:
+        name, ms = line.rsplit(None, 1)
+        name = name.strip()
+        if name.startswith("stage "):
+            times[name[len("stage "):]] = [float(ms), 0.0]
+        elif name.startswith("(print ") and name.endswith(")"):
+            times[name[len("(print "):-1]][1] = float(ms)
+    return {stage: tuple(t) for stage, t in times.items()}
+
+
+def grouped_stage_times(report):
+    """stage_times summed into STAGE_GROUPS, plus "printing" (every
+    stage's text) and "total"."""
+    times = stage_times(report)
+    groups = {group: sum(times[s][0] for s in stages if s in times)
+              for group, stages in STAGE_GROUPS.items()}
+    groups["printing"] = sum(p for _, p in times.values())
+    groups["total"] = sum(m + p for m, p in times.values())
+    return groups
+
+
+def stage_split(rounds):
+    """{label: grouped_stage_times' medians} of each of KERNELS' cold
+    compile, in this process (no cache: compile_ir compiles)."""
+    import shutil
+    import ggc
+    from ggc import ir
+    emit = "cubin" if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas") \
+        else "ptx"
+    split = {}
+    for label, kwargs in KERNELS:
+        source = ir.grouped_matmul("k", **kwargs)
+        runs = [grouped_stage_times(ggc.compile_ir(source, emit=emit, timing=True).timing)
+                for _ in range(rounds)]
+        split[label] = {group: statistics.median(run[group] for run in runs)
+                        for group in runs[0]}
+    return split
+
+
 def run_child(index, cache_dir):
     env = {name: value for name, value in os.environ.items() if name != "GGC_DUMP_DIR"}
     env["GGC_CACHE_DIR"] = cache_dir
@@ -98,6 +150,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--stages", action="store_true",
+                        help="also split each cold compile by stage (in this process)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -123,9 +177,17 @@ def main():
         results[label] = row
         print(f"{label:46} {row['cold_ms']:9.1f} {row['disk_hit_ms']:12.2f} "
               f"{row['memory_hit_ms']:14.3f} {row['stage']}", flush=True)
+    split = stage_split(args.rounds) if args.stages else None
+    if split:
+        groups = list(next(iter(split.values())))
+        print(f"\n{'kernel, cold compile by stage (ms)':46} "
+              + " ".join(f"{g:>11}" for g in groups))
+        for label, row in split.items():
+            print(f"{label:46} " + " ".join(f"{row[g]:11.1f}" for g in groups), flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rounds": args.rounds, "results": results}, f, indent=1)
+            json.dump({"rounds": args.rounds, "results": results, "stages": split}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -119,18 +119,19 @@ def gather_pays(n: int, h: int, rows_hint: Optional[int] = None) -> bool:
     expecting `rows_hint` rows, reads its rows through the source list
     (GATHER_MAX_N's, GATHER_MAX_H's and GATHER_WIDE_ROWS' rules) on the
     card that kernels are planned for (ggc.compiler.get_memory_gbps)."""
+    if n <= GATHER_MAX_N and h <= GATHER_MAX_H:
+        return True
     low, high = GATHER_WIDE_ROWS
-    narrow = ggc_compiler.memory_plan_class(ggc_compiler.get_memory_gbps()) != 0
-    return ((n <= GATHER_MAX_N and h <= GATHER_MAX_H)
-            or (narrow and rows_hint is not None and low <= rows_hint <= high))
+    return (rows_hint is not None and low <= rows_hint <= high
+            and ggc_compiler.memory_plan_class(ggc_compiler.get_memory_gbps()) != 0)
 
 
 def gathers_rows(x: Tensor, w13: Tensor, rows_hint: Optional[int] = None) -> bool:
     """Whether the up projection reads x's rows through the routes' source
     list (gg's a_rows) instead of a gathered copy: BF16 inference launched
     directly (torch's dispatch sees the gathered copy's ops) where it pays
-    for experts expecting `rows_hint` rows (gather_pays); on CPU tensors the reference backend runs the same
-    kernels. Not FP8: the tokens quantised once and read through the list
+    for experts expecting `rows_hint` rows (gather_pays); on CPU tensors
+    the reference backend runs the same kernels. Not FP8: the tokens quantised once and read through the list
     (a_rows with the sorted rows' scales) measured 0.94x / 0.97x / 1.01x
     the gathered quantised copy on the Qwen3-like layer at T = 1,024 /
     4,096 / 16,384 (H200, docs/performance-history.md, fifteenth session,

@@ -19,7 +19,11 @@ weight-gradient kernel, in one run (#40).
 
 Times are medians of interleaved batches (bench_grouped_gemm's
 time_interleaved, CUDA events); speedup is torch's (or DeepGEMM's) time
-over ggc's.
+over ggc's. The card's ceilings are measured in the run
+(bench_peers.ceilings: dense bf16 and FP8 matmul rates), and each line
+says how much of its ceiling ggc reaches and how much #40's target (1.15x
+torch's fwd+bwd, 1.1x DeepGEMM's weight gradient) asks for: above 100%,
+no kernel on the card could reach it.
 """
 
 import argparse
@@ -35,17 +39,19 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 from ggc import ops, torch_ops  # noqa: E402
 from bench_grouped_gemm import ragged_groups, time_interleaved  # noqa: E402
+from bench_peers import DG, DG_WHY, ceilings, rel_err  # noqa: E402
 
-try:
-    import deep_gemm as DG
-    DG_WHY = None
-except Exception as e:  # noqa: BLE001 - the reason is printed
-    DG, DG_WHY = None, f"{type(e).__name__}: {e}"
+# #40's targets: ggc's time at most the peer's over these.
+BF16_TARGET = 1.15
+FP8_WGRAD_TARGET = 1.1
 
 
-def rel_err(got, want):
-    got, want = got.double(), want.double()
-    return ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+def ceiling_shares(ours_us, peer_us, flops, ceiling_tflops, target):
+    """(ggc's share of the ceiling, the share `target` times the peer asks
+    for), in percent."""
+    def share(us):
+        return 100.0 * flops / (us * 1e6) / ceiling_tflops
+    return share(ours_us), share(peer_us / target)
 
 
 # ---------------------------------------------------------------------------
@@ -93,7 +99,7 @@ def projection_problem(t, g, n, k, loads, seed):
     return sizes, ends, offsets, x, w, dy
 
 
-def bf16_case(label, t, g, n, k, loads, seed=0):
+def bf16_case(label, t, g, n, k, loads, ceiling, seed=0):
     sizes, ends, offsets, x, w, dy = projection_problem(t, g, n, k, loads, seed)
     x_, w_, dy_ = x.detach(), w.detach(), dy
 
@@ -133,6 +139,11 @@ def bf16_case(label, t, g, n, k, loads, seed=0):
               f" | torch {theirs:9.1f} us | ggc {theirs / ours:.3f}x", flush=True)
     before = times["ggc fwd+bwd, f32 wgrad + cast (before)"]
     row["before_us"] = before
+    ours, asked = ceiling_shares(times["ggc fwd+bwd"], times["torch fwd+bwd"], 3 * flops,
+                                 ceiling["bf16_tflops"], BF16_TARGET)
+    row.update(ceiling_pct=ours, target_asks_pct=asked)
+    print(f"{'':44} fwd+bwd: ggc at {ours:.0f}% of the measured bf16 ceiling; "
+          f"{BF16_TARGET}x torch asks {asked:.0f}%", flush=True)
     print(f"{'':44} without autograd, f32 wgrad + cast (the backward before): {before:.1f} us; "
           f"torch {times['torch fwd+bwd'] / before:.3f}x of it", flush=True)
     print(f"{'':44} fp64 check (first 4 groups): " +
@@ -193,7 +204,7 @@ def deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d):
                                                        recipe=(1, 1, 128))
 
 
-def fp8_wgrad_case(g, m, n, per_group, seed=0):
+def fp8_wgrad_case(g, m, n, per_group, ceiling, seed=0):
     rng = random.Random(seed)
     ks = [max(1, int(per_group * rng.uniform(0.7, 1.3))) for _ in range(g)]
     ks = [-(-k // 128) * 128 for k in ks]  # DeepGEMM's sm90 alignment
@@ -252,8 +263,12 @@ def fp8_wgrad_case(g, m, n, per_group, seed=0):
     line = f"{label:44} ggc {times['ggc']:9.1f} us {flops / times['ggc'] / 1e6:6.0f} TFLOPS"
     if "deep_gemm" in times:
         row["speedup"] = times["deep_gemm"] / times["ggc"]
+        ours, asked = ceiling_shares(times["ggc"], times["deep_gemm"], flops,
+                                     ceiling["fp8_tflops"], FP8_WGRAD_TARGET)
+        row.update(ceiling_pct=ours, target_asks_pct=asked)
         line += (f" | deep_gemm {times['deep_gemm']:9.1f} us "
-                 f"{flops / times['deep_gemm'] / 1e6:6.0f} TFLOPS | ggc {row['speedup']:.3f}x")
+                 f"{flops / times['deep_gemm'] / 1e6:6.0f} TFLOPS | ggc {row['speedup']:.3f}x"
+                 f" | ggc {ours:.0f}% of the fp8 ceiling, {FP8_WGRAD_TARGET}x asks {asked:.0f}%")
     else:
         line += f" | deep_gemm skipped: {why}"
     line += f" | short-group tiles {times['ggc, short-group tiles']:9.1f} us"
@@ -269,11 +284,13 @@ def main():
     parser.add_argument("--json", help="write every number here")
     args = parser.parse_args()
     torch.manual_seed(0)
-    print(torch.cuda.get_device_name(), flush=True)
+    ceiling = ceilings()
+    print(f"{torch.cuda.get_device_name()}: measured ceilings bf16 {ceiling['bf16_tflops']:.0f}"
+          f" TFLOPS, fp8 {ceiling['fp8_tflops']:.0f} TFLOPS", flush=True)
     rows = []
-    jobs = [(label, lambda c=case: bf16_case(*c)) for case in BF16_CASES
+    jobs = [(label, lambda c=case: bf16_case(*c, ceiling)) for case in BF16_CASES
             for label in [case[0]]]
-    jobs += [(f"FP8 wgrad G{c[0]} M{c[1]} N{c[2]}", lambda c=c: fp8_wgrad_case(*c))
+    jobs += [(f"FP8 wgrad G{c[0]} M{c[1]} N{c[2]}", lambda c=c: fp8_wgrad_case(*c, ceiling))
              for c in FP8_WGRAD_CASES]
     for label, run in jobs:
         if args.cases not in label:
@@ -282,7 +299,8 @@ def main():
         torch.cuda.empty_cache()
         if args.json:  # after each case: a run cut short keeps what it measured
             with open(args.json, "w") as f:
-                json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+                json.dump({"device": torch.cuda.get_device_name(), "ceiling": ceiling,
+                           "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ tokens on both sides) spends its time against DeepGEMM's
 k_grouped_fp8_gemm_nt_contiguous: variants that leave one cost out or
 change one choice, interleaved in one run (#40).
 
-    python3 benchmarks/probes/wgrad_fp8_variants.py
+    python3 benchmarks/probes/wgrad_fp8_variants.py [--variants NAME,NAME] [--all-shapes]
 
 Variants (each a @ggc.jit kernel of the same product):
 - default: what ops.grouped_gemm(k_offsets=, accumulate=True) runs;
@@ -12,9 +12,13 @@ Variants (each a @ggc.jit kernel of the same product):
 - per-tensor scales: one-level accumulation, no per-block promotion (the
   main loop's ceiling with this tile; a different product, for timing);
 - A blocks, B per tensor: A's row scales only (what B's column scales cost);
-- STAGES=4: fewer stages (the default takes 6).
+- STAGES=4: fewer stages (the default takes 6);
+- cluster [2, 1]: CTA pairs of neighbouring M blocks sharing B's tile by
+  TMA multicast (half of B's reads from L2), the chosen tile and at 160
+  columns.
 """
 
+import argparse
 import os
 import random
 import sys
@@ -28,13 +32,15 @@ import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ops  # noqa: E402
 from bench_grouped_gemm import runnable, time_interleaved  # noqa: E402
-from bench_training import DG, DG_WHY, deepgemm_wgrad, quantise_per_128_tokens  # noqa: E402
+from bench_training import (DG, DG_WHY, FP8_WGRAD_CASES, deepgemm_wgrad,  # noqa: E402
+                            quantise_per_128_tokens)
 
 
 @ggc.jit
 def wgrad(a: gl.KMajor, b: gl.KMajor, groups: gl.Offsets, sa: gl.Scale, sb: gl.Scale,
           out: gl.Out, A_KIND: gl.constexpr = "block", B_KIND: gl.constexpr = "block1x128",
-          ACC: gl.constexpr = True, STAGES: gl.constexpr = None):
+          ACC: gl.constexpr = True, STAGES: gl.constexpr = None,
+          CLUSTER_M: gl.constexpr = None, BLOCK_N: gl.constexpr = None):
     gl.store(out, gl.grouped_dot(a, b, groups, a_scale=sa, b_scale=sb, a_scale_kind=A_KIND,
                                  b_scale_kind=B_KIND), accumulate=ACC)
 
@@ -52,7 +58,7 @@ def inputs(g, m, n, per_group, seed=0):
     return ks, offsets, (dy_q, dy_s), (x_q, x_s), dy_q.t().contiguous(), x_q.t().contiguous()
 
 
-def case(g, m, n, per_group, seed=0):
+def case(g, m, n, per_group, variants, seed=0):
     ks, offsets, (dy_q, dy_s), (x_q, x_s), a, b = inputs(g, m, n, per_group, seed)
     total = sum(ks)
     # The scales as ops.grouped_gemm hands them to its kernel, with their kinds.
@@ -72,7 +78,12 @@ def case(g, m, n, per_group, seed=0):
         "A blocks, B per tensor": lambda: wgrad(a, b, offsets, sa, ones, d, A_KIND=a_kind,
                                                 B_KIND="tensor"),
         "STAGES=4": lambda: wgrad(a, b, offsets, sa, sb_k, d, STAGES=4, **kinds),
+        "cluster [2, 1]": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2, **kinds),
+        "cluster [2, 1] 128x160": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2,
+                                                BLOCK_N=160, **kinds),
     }
+    if variants:
+        fns = {name: fn for name, fn in fns.items() if name == "default" or name in variants}
     if DG is not None:
         fns["deep_gemm"] = deepgemm_wgrad(dy_q, dy_s, x_q, x_s, offsets, ks, d)
     else:
@@ -89,11 +100,19 @@ def case(g, m, n, per_group, seed=0):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", default="",
+                        help="comma-separated variant names to time beside the default")
+    parser.add_argument("--all-shapes", action="store_true",
+                        help="DeepGEMM's six sm90 shapes (bench_training's), not three")
+    args = parser.parse_args()
+    variants = {v.strip() for v in args.variants.split(",") if v.strip()}
     torch.manual_seed(0)
     print(torch.cuda.get_device_name(), flush=True)
-    for g, m, n, per_group in ((4, 4096, 7168, 8192), (16, 4096, 7168, 2048),
-                               (16, 7168, 2048, 2048)):
-        case(g, m, n, per_group)
+    shapes = (FP8_WGRAD_CASES if args.all_shapes else
+              ((4, 4096, 7168, 8192), (16, 4096, 7168, 2048), (16, 7168, 2048, 2048)))
+    for g, m, n, per_group in shapes:
+        case(g, m, n, per_group, variants)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ _BY_KEY: "weakref.WeakValueDictionary[int, JITFunction]" = weakref.WeakValueDict
 
 _IR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "i32": "i32", "i64": "i64",
              "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2"}
-TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_N")
+TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_N", "CLUSTER_M")
 
 
 class spec:  # noqa: N801 - a small value type, used like a tensor
@@ -281,6 +281,9 @@ class JITFunction:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
         bm, bn = knobs.get("BLOCK_M", bm), knobs.get("BLOCK_N", bn)
+        # CLUSTER_M = 2 pairs CTAs of neighbouring M blocks that share B's
+        # tile by TMA multicast (the only cluster gg-lower-to-nvvm lowers).
+        cm = knobs.get("CLUSTER_M", cm)
         # Stages the user leaves open are chosen again for the new tile
         # (stages = 0: gg-select-config picks the deepest pipeline that fits).
         bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", 0)

@@ -21,8 +21,9 @@ functions below (exp, sigmoid, silu, maximum, minimum, abs, sqrt, rsqrt).
 GEMM: `gate, up = gl.column_pairs(acc); gl.store(h, gl.silu(gate) * up)`,
 h with N/2 columns); `gl.column_halves(acc)` pairs columns j and j + N/2
 (gate rows first, then up rows, in B). `gl.store(out, value, accumulate=True)` adds to what
-`out` holds. Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K and
-STAGES override the tile configuration.
+`out` holds. Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K,
+STAGES, SPLIT_N and CLUSTER_M (2: CTA pairs of neighbouring M blocks share B by TMA
+multicast) override the tile configuration.
 """
 
 from __future__ import annotations

@@ -143,6 +143,26 @@ def test_knobs_keep_or_set_the_column_split():
     assert "split_n = 2>" in fp8_decode.asm["gg-config"]
 
 
+@ggc.jit
+def fp8_wgrad(a: gl.KMajor, b: gl.KMajor, groups: gl.Offsets, sa: gl.Scale, sb: gl.Scale,
+              out: gl.Out, CLUSTER_M: gl.constexpr = None):
+    gl.store(out, gl.grouped_dot(a, b, groups, a_scale=sa, b_scale=sb, a_scale_kind="block",
+                                 b_scale_kind="block1x128"), accumulate=True)
+
+
+def test_cluster_m_pairs_ctas_that_share_b_by_multicast():
+    args = (spec([4096, None], "f8e4m3fn"), spec([2048, None], "f8e4m3fn"), spec([9], "i32"),
+            spec([4096, None], "f32"), spec([2048, None], "f32"), spec([8, 4096, 2048], "f32"))
+    fp8_wgrad.compile(*args)
+    assert "cluster = [1, 1]" in fp8_wgrad.asm["gg-config"]
+    assert "multicast" not in fp8_wgrad.asm["ptx"]
+    fp8_wgrad.compile(*args, CLUSTER_M=2)
+    assert "cluster = [2, 1]" in fp8_wgrad.asm["gg-config"]
+    assert "mbarrier::complete_tx::bytes.multicast::cluster" in fp8_wgrad.asm["ptx"]
+    with pytest.raises(ValueError, match="constexpr CLUSTER_M must be a positive int"):
+        fp8_wgrad.compile(*args, CLUSTER_M=0)
+
+
 def test_constexpr_knobs_override_the_config():
     moe_up.compile(*ARGS, BLOCK_N=64)
     assert "#gg.config<block = [128, 64, 64]" in moe_up.asm["gg-config"]

@@ -18,6 +18,9 @@ group boundaries; ggc walks each group's tiles):
   ggc hint 256      the hint with 128x256 tiles (16-bit)
   ggc hint 256c2    the same in pairs of CTAs sharing B (cluster = [2, 1])
   ggc hint 192      the hint with 128x192 tiles, 5 stages (16-bit)
+  ggc hint bandS    the hint, M blocks in bands of S (the chosen tiles)
+  ggc hint last     the hint, B's tiles kept in L2 (b_cache = evict_last);
+                    with bands: hint band8 last, hint band16 last
   deep_gemm         DeepGEMM on the padded layout (zero padding rows)
 """
 import argparse
@@ -45,7 +48,11 @@ KERNELS = {"no hint": dict(), "nf": dict(tile_order="n_fastest"), "band8": dict(
            "hint 256c2": dict(config="#gg.config<block = [128, 256, 64], stages = 4, "
                                      "cluster = [2, 1], sms = 132>"),
            "hint 192": dict(config="#gg.config<block = [128, 192, 64], stages = 5, "
-                                   "cluster = [1, 1], sms = 132>")}
+                                   "cluster = [1, 1], sms = 132>"),
+           "hint band8": dict(m_band=8), "hint band16": dict(m_band=16),
+           "hint last": dict(b_cache="evict_last"),
+           "hint band8 last": dict(m_band=8, b_cache="evict_last"),
+           "hint band16 last": dict(m_band=16, b_cache="evict_last")}
 
 
 def case(dtype, t, g, n, k, seed, kernels):
@@ -77,7 +84,7 @@ def case(dtype, t, g, n, k, seed, kernels):
            "ggc hint": lambda: ops.grouped_gemm(a, b, offsets=offsets, out=out,
                                                 expected_m=hint, **call)}
     for name in kernels:
-        if name.startswith("hint ") and dtype == "fp8":
+        if "config" in KERNELS[name] and dtype == "fp8":
             continue  # FP8 already takes 128x128 at every hint
         options = dict(KERNELS[name], expected_m=hint) if name.startswith("hint") else KERNELS[name]
         kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,

@@ -11,9 +11,9 @@ Variants (each a @ggc.jit kernel of the same product):
 - B scales MN-major ([KB, N] storage, as DeepGEMM takes them);
 - per-tensor scales: one-level accumulation, no per-block promotion (the
   main loop's ceiling with this tile; a different product, for timing);
-- A blocks, B per tensor: A's row scales only (what B's column scales cost);
+- B scales per tensor: A's row scales only (what B's column scales cost);
 - STAGES=4: fewer stages (the default takes 6);
-- cluster [2, 1]: CTA pairs of neighbouring M blocks sharing B's tile by
+- cluster 2x1: CTA pairs of neighbouring M blocks sharing B's tile by
   TMA multicast (half of B's reads from L2), the chosen tile and at 160
   columns.
 """
@@ -75,11 +75,11 @@ def case(g, m, n, per_group, variants, seed=0):
                                            B_KIND=bmn_kind),
         "per-tensor scales": lambda: wgrad(a, b, offsets, ones, ones, d, A_KIND="tensor",
                                            B_KIND="tensor"),
-        "A blocks, B per tensor": lambda: wgrad(a, b, offsets, sa, ones, d, A_KIND=a_kind,
+        "B scales per tensor": lambda: wgrad(a, b, offsets, sa, ones, d, A_KIND=a_kind,
                                                 B_KIND="tensor"),
         "STAGES=4": lambda: wgrad(a, b, offsets, sa, sb_k, d, STAGES=4, **kinds),
-        "cluster [2, 1]": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2, **kinds),
-        "cluster [2, 1] 128x160": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2,
+        "cluster 2x1": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2, **kinds),
+        "cluster 2x1 128x160": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2,
                                                 BLOCK_N=160, **kinds),
     }
     if variants:

@@ -40,8 +40,17 @@ def test_target_table_says_when_the_target_is_past_the_floor(capsys):
     rows = [row("torch._grouped_mm", 120.0, mem=100.0), row("ggc", 110.0, mem=100.0)]
     bench_moe.target_table(rows, 1.3)
     line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("| qwen3"))
-    share = int(re.search(r"\| (\d+)% \|$", line).group(1))
+    share = int(re.search(r"\| (\d+)% \| n/a \|$", line).group(1))
     assert share == round(100 * 100.0 / (120.0 / 1.3)) and share > 100
+
+
+def test_target_table_sets_ggcs_kernels_alone_against_the_best_peer(capsys):
+    rows = [row("vLLM triton", 300.0, 260.0), dict(row("ggc", 250.0, 210.0), kernels_us=200.0)]
+    bench_moe.target_table(rows, 1.3)
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("| qwen3"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[5] == "1.238x"  # the replays: 260 / 210
+    assert cells[8] == "1.300x"  # the kernels alone: 260 / 200
 
 
 def test_print_table_gives_each_layer_its_share_of_the_floor(capsys):

@@ -6,7 +6,9 @@ Qwen3-30B-A3B-like shapes.
 
 GPU time: the median over --rounds rounds, each timing one call of every
 layer in turn (interleaved, so clock drift reaches all alike) between CUDA
-events, with the L2 cache flushed before each call. Host time: the host's
+events, with the L2 cache flushed before each call (--flush: by writing a
+buffer twice its size, the records' method, or by reading it, which spares
+the timed call the flush's dirty lines). Host time: the host's
 own time per eager call, calls queued behind a long sleep kernel so that
 none waits for the GPU (host_time.py's method; n/a where a call
 synchronises or fills the launch queue). Floors: the touched experts'
@@ -51,9 +53,30 @@ VLLM_PLACES = [os.path.join(HERE, "..", *parts, "vllm_fused_moe.py") for parts i
 DEFAULT_VLLM = next((p for p in VLLM_PLACES if os.path.exists(p)), VLLM_PLACES[-1])
 
 
-def time_interleaved_flushed(fns, rounds):
-    """Median microseconds of one call of each of `fns`, L2 flushed first."""
+FLUSHES = ("write", "read")
+
+
+def l2_flush(mode):
+    """A callable that empties L2 of the timed call's data before it runs.
+    `write` zeroes twice L2's size, which leaves L2 full of dirty lines that
+    the timed call then writes back to DRAM (at 3 TB/s, about 17 us for an
+    H100's 50 MB, added to every implementation alike); `read` sums the
+    same buffer, so the timed call starts on clean lines and the previous
+    call's dirty ones are written back before its start event."""
+    if mode not in FLUSHES:
+        raise ValueError(f"flush must be one of {FLUSHES}, got {mode!r}")
     flush = _l2_flush_buffer()
+    if mode == "write":
+        return flush.zero_
+    words = flush.view(torch.int32)
+    words.zero_()
+    return lambda: torch.sum(words, dtype=torch.int32)
+
+
+def time_interleaved_flushed(fns, rounds, flush="write"):
+    """Median microseconds of one call of each of `fns`, L2 flushed first
+    (l2_flush's `flush`)."""
+    empty_l2 = l2_flush(flush)
     for fn in fns.values():  # warm: compiled, loaded, clocks up
         for _ in range(3):
             fn()
@@ -61,7 +84,7 @@ def time_interleaved_flushed(fns, rounds):
     times = {label: [] for label in fns}
     for _ in range(rounds):
         for label, fn in fns.items():
-            flush.zero_()
+            empty_l2()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             fn()
@@ -177,7 +200,7 @@ def bench_case(args, name, shape, tokens, w13, w2, ceiling):
             calls[label + " (graph)"] = replay
         except Exception as e:  # noqa: BLE001
             notes.append(f"{label}: no CUDA graph: {type(e).__name__}: {str(e)[:200]}")
-    times = time_interleaved_flushed(calls, args.rounds)
+    times = time_interleaved_flushed(calls, args.rounds, args.flush)
     reference = outputs["per-expert loop"].double()
     flops, bytes_moved, active = work(experts, top_k, hidden, inter, tokens, ids)
     rows = []
@@ -279,6 +302,10 @@ def main():
                         help="also time ggc.moe with the routes sorted by torch ops "
                              "instead of gg.sort_routes' kernels")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--flush", choices=FLUSHES, default="write",
+                        help="how L2 is emptied before each timed call (l2_flush): write "
+                             "(the records' method) leaves dirty lines for the call to write "
+                             "back; read leaves clean ones")
     parser.add_argument("--kernel-sum", action="store_true",
                         help="also each replayed layer's kernels alone (torch.profiler, 20 "
                              "replays): the target table then says how far the kernels "
@@ -318,7 +345,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(), "shapes": SHAPES,
-                       "ceiling": ceiling,
+                       "ceiling": ceiling, "flush": args.flush,
                        "rows": all_rows, "notes": all_notes}, f, indent=1)
 
 

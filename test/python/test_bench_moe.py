@@ -77,3 +77,8 @@ def test_the_copied_rows_variant_runs_and_copies(monkeypatch):
         copied = moe_layers.ggc_bf16_copied_rows(w13, w2)(x, weights, ids)
         assert launched and not any(name.endswith("_gathered") for name in launched), launched
         assert torch.equal(copied, moe.fused_moe(x, w13, w2, weights, ids))
+
+
+def test_l2_flush_names_the_modes_it_takes():
+    with pytest.raises(ValueError, match=r"flush must be one of \('write', 'read'\), got 'clean'"):
+        bench_moe.l2_flush("clean")

@@ -4,6 +4,8 @@ k_grouped_fp8_gemm_nt_contiguous: variants that leave one cost out or
 change one choice, interleaved in one run (#40).
 
     python3 benchmarks/probes/wgrad_fp8_variants.py [--variants NAME,NAME] [--all-shapes]
+    ncu --profile-from-start off --metrics M \
+        python3 benchmarks/probes/wgrad_fp8_variants.py --profile VARIANT
 
 Variants (each a @ggc.jit kernel of the same product):
 - default: what ops.grouped_gemm(k_offsets=, accumulate=True) runs;
@@ -32,6 +34,7 @@ import ggc  # noqa: E402
 import ggc.language as gl  # noqa: E402
 from ggc import ops  # noqa: E402
 from bench_grouped_gemm import runnable, time_interleaved  # noqa: E402
+from profile_fp8_contiguous import launch_for_profiler  # noqa: E402
 from bench_training import (DG, DG_WHY, FP8_WGRAD_CASES, deepgemm_wgrad,  # noqa: E402
                             quantise_per_128_tokens)
 
@@ -58,7 +61,7 @@ def inputs(g, m, n, per_group, seed=0):
     return ks, offsets, (dy_q, dy_s), (x_q, x_s), dy_q.t().contiguous(), x_q.t().contiguous()
 
 
-def case(g, m, n, per_group, variants, seed=0):
+def case(g, m, n, per_group, variants, seed=0, profile=None):
     ks, offsets, (dy_q, dy_s), (x_q, x_s), a, b = inputs(g, m, n, per_group, seed)
     total = sum(ks)
     # The scales as ops.grouped_gemm hands them to its kernel, with their kinds.
@@ -89,6 +92,12 @@ def case(g, m, n, per_group, variants, seed=0):
     else:
         print(f"deep_gemm skipped: {DG_WHY}")
     usable = runnable(fns)
+    if profile is not None:
+        if profile not in usable:
+            sys.exit(f"wgrad_fp8_variants.py: --profile must name a variant that runs, of "
+                     f"{sorted(usable)}; got {profile!r}")
+        launch_for_profiler(usable[profile])
+        return
     if "default" not in usable:
         return
     times = time_interleaved(usable)
@@ -105,12 +114,19 @@ def main():
                         help="comma-separated variant names to time beside the default")
     parser.add_argument("--all-shapes", action="store_true",
                         help="DeepGEMM's six sm90 shapes (bench_training's), not three")
+    parser.add_argument("--profile", metavar="VARIANT",
+                        help="launch only VARIANT (default, deep_gemm, ...) once on the first "
+                             "shape, between cudaProfilerStart and Stop, for ncu "
+                             "--profile-from-start off")
     args = parser.parse_args()
     variants = {v.strip() for v in args.variants.split(",") if v.strip()}
     torch.manual_seed(0)
     print(torch.cuda.get_device_name(), flush=True)
     shapes = (FP8_WGRAD_CASES if args.all_shapes else
               ((4, 4096, 7168, 8192), (16, 4096, 7168, 2048), (16, 7168, 2048, 2048)))
+    if args.profile:
+        case(*shapes[0], variants | {args.profile}, profile=args.profile)
+        return
     for g, m, n, per_group in shapes:
         case(g, m, n, per_group, variants)
 

@@ -55,6 +55,16 @@ KERNELS = {"no hint": dict(), "nf": dict(tile_order="n_fastest"), "band8": dict(
            "hint band16 last": dict(m_band=16, b_cache="evict_last")}
 
 
+def chosen_order(g, n, k, spec, hint):
+    """The tile order gg-schedule-groups chooses for this kernel with the hint."""
+    text = ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k, expected_m=hint,
+                             **spec)
+    schedule = ggc.compile_ir(text, emit="gg-config", arch=ggc.compiler.get_target(),
+                              memory_gbps=ggc.compiler.get_memory_gbps()
+                              ).plans[0]["attributes"]["schedule"]
+    return schedule.split("order = ")[1].split(",")[0].split(">")[0]
+
+
 def case(dtype, t, g, n, k, seed, kernels):
     sizes, _, offsets = ragged_groups(t, g, seed)
     rows, src, tags = padded_layout(sizes)
@@ -87,6 +97,9 @@ def case(dtype, t, g, n, k, seed, kernels):
         if "config" in KERNELS[name] and dtype == "fp8":
             continue  # FP8 already takes 128x128 at every hint
         options = dict(KERNELS[name], expected_m=hint) if name.startswith("hint") else KERNELS[name]
+        if name.startswith("hint") and "config" not in options and "tile_order" not in options:
+            # A stated schedule replaces the chosen one whole: keep its tile order.
+            options["tile_order"] = chosen_order(g, n, k, spec, hint)
         kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,
                                             **spec, **options))
         fns[f"ggc {name}"] = run(kern)

@@ -85,6 +85,10 @@ def case(g, m, n, per_group, variants, seed=0, profile=None):
         "cluster 2x1 128x160": lambda: wgrad(a, b, offsets, sa, sb_k, d, CLUSTER_M=2,
                                                 BLOCK_N=160, **kinds),
     }
+    unknown = sorted(variants - set(fns) - {"deep_gemm"})
+    if unknown:
+        sys.exit(f"wgrad_fp8_variants.py: --variants names no variant {unknown}; "
+                 f"choose from {sorted(fns)}")
     if variants:
         fns = {name: fn for name, fn in fns.items() if name == "default" or name in variants}
     if DG is not None:

@@ -281,17 +281,18 @@ class JITFunction:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
         bm, bn = knobs.get("BLOCK_M", bm), knobs.get("BLOCK_N", bn)
-        # CLUSTER_M = 2 pairs CTAs of neighbouring M blocks that share B's
-        # tile by TMA multicast (the only cluster gg-lower-to-nvvm lowers).
-        cm = knobs.get("CLUSTER_M", cm)
         # Stages the user leaves open are chosen again for the new tile
         # (stages = 0: gg-select-config picks the deepest pipeline that fits).
         bk, stages = knobs.get("BLOCK_K", bk), knobs.get("STAGES", 0)
-        # The chosen split of the columns between warpgroups goes with the
-        # chosen tile; a new tile takes SPLIT_N, else none.
+        # The chosen split of the columns between warpgroups and the chosen
+        # cluster go with the chosen tile; a new tile takes SPLIT_N and
+        # CLUSTER_M (2: CTA pairs of neighbouring M blocks sharing B's tile
+        # by TMA multicast, the only cluster gg-lower-to-nvvm lowers), else
+        # neither.
         if "BLOCK_M" in knobs or "BLOCK_N" in knobs:
-            split = 1
+            split, cm = 1, 1
         split = knobs.get("SPLIT_N", split)
+        cm = knobs.get("CLUSTER_M", cm)
         return (f"#gg.config<block = [{bm}, {bn}, {bk}], stages = {stages}, "
                 f"cluster = [{cm}, {cn}], sms = {sms}"
                 + (f", split_n = {split}" if split != 1 else "") + ">")

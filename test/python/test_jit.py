@@ -145,7 +145,7 @@ def test_knobs_keep_or_set_the_column_split():
 
 @ggc.jit
 def fp8_wgrad(a: gl.KMajor, b: gl.KMajor, groups: gl.Offsets, sa: gl.Scale, sb: gl.Scale,
-              out: gl.Out, CLUSTER_M: gl.constexpr = None):
+              out: gl.Out, CLUSTER_M: gl.constexpr = None, BLOCK_N: gl.constexpr = None):
     gl.store(out, gl.grouped_dot(a, b, groups, a_scale=sa, b_scale=sb, a_scale_kind="block",
                                  b_scale_kind="block1x128"), accumulate=True)
 
@@ -159,6 +159,9 @@ def test_cluster_m_pairs_ctas_that_share_b_by_multicast():
     fp8_wgrad.compile(*args, CLUSTER_M=2)
     assert "cluster = [2, 1]" in fp8_wgrad.asm["gg-config"]
     assert "mbarrier::complete_tx::bytes.multicast::cluster" in fp8_wgrad.asm["ptx"]
+    fp8_wgrad.compile(*args, CLUSTER_M=2, BLOCK_N=128)  # a new tile keeps the pair asked for
+    assert "block = [128, 128, 128]" in fp8_wgrad.asm["gg-config"]
+    assert "cluster = [2, 1]" in fp8_wgrad.asm["gg-config"]
     with pytest.raises(ValueError, match="constexpr CLUSTER_M must be a positive int"):
         fp8_wgrad.compile(*args, CLUSTER_M=0)
 

@@ -82,3 +82,26 @@ def test_the_copied_rows_variant_runs_and_copies(monkeypatch):
 def test_l2_flush_names_the_modes_it_takes():
     with pytest.raises(ValueError, match=r"flush must be one of \('write', 'read'\), got 'clean'"):
         bench_moe.l2_flush("clean")
+
+
+def test_kernel_sums_land_on_the_replayed_rows_only(monkeypatch):
+    """add_kernel_sums captures each layer that was replayed, sums its
+    kernels' times and leaves rows without a replay alone."""
+    import types
+    calls = []
+    monkeypatch.setattr(bench_moe, "weights_for", lambda *a, **k: (None, None))
+    monkeypatch.setattr(bench_moe, "inputs", lambda *a, **k: (None, None, None))
+    monkeypatch.setattr(bench_moe, "layers", lambda *a: {"per-expert loop": lambda *x: None,
+                                                         "ggc": lambda *x: None})
+    monkeypatch.setattr(bench_moe, "captured", lambda fn: (calls.append(fn) or "replay", None,
+                                                           object()))
+    monkeypatch.setattr(bench_moe.torch.cuda, "empty_cache", lambda: None)
+    fake = types.ModuleType("profile_moe")
+    fake.kernel_times = lambda replay, n: [("up", 30.0, 1), ("down", 12.5, 1)]
+    monkeypatch.setitem(sys.modules, "profile_moe", fake)
+    rows = [dict(row("per-expert loop", 900.0), graph_us=None),
+            row("ggc", 250.0, 200.0), row("ggc", 250.0, 200.0, tokens=4096)]
+    bench_moe.add_kernel_sums(None, ["qwen3"], [1024], rows)
+    assert "kernels_us" not in rows[0] and "kernels_us" not in rows[2]
+    assert rows[1]["kernels_us"] == pytest.approx(42.5)
+    assert len(calls) == 1  # the loop, never replayed, is not captured

@@ -12,7 +12,7 @@ projection on a gathered copy of the rows, the copy included, against
 reading them through the source list (gg's a_rows).
 
     python3 benchmarks/probes/moe_row_tiles.py [--cases qwen3:512:1024,deepseek:1024]
-        [--tiles "64x256,128x192:s5"] [--gather]
+        [--tiles "64x256,128x192:s5,chosen:skip"] [--gather]
 """
 
 import argparse
@@ -33,7 +33,8 @@ from ggc.moe import kernels, layer, routes  # noqa: E402
 @jit
 def up(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
        EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
-       BLOCK_N: gl.constexpr = None):
+       BLOCK_N: gl.constexpr = None, STAGES: gl.constexpr = None,
+       BLOCK_K: gl.constexpr = None, IDLE_WARPGROUPS: gl.constexpr = None):
     gate, upper = gl.column_halves(gl.grouped_dot(x, w13, offsets, a_rows=source,
                                                   expected_m=EXPECTED_M))
     gl.store(h, gl.silu(gate) * upper)
@@ -42,7 +43,8 @@ def up(x: gl.Rows, source: gl.RowIndices, w13: gl.Weights, offsets: gl.Offsets, 
 @jit
 def up_copied(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
               EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
-              BLOCK_N: gl.constexpr = None):
+              BLOCK_N: gl.constexpr = None, STAGES: gl.constexpr = None,
+              BLOCK_K: gl.constexpr = None, IDLE_WARPGROUPS: gl.constexpr = None):
     gate, upper = gl.column_halves(gl.grouped_dot(x, w13, offsets, expected_m=EXPECTED_M))
     gl.store(h, gl.silu(gate) * upper)
 
@@ -50,7 +52,8 @@ def up_copied(x: gl.Rows, w13: gl.Weights, offsets: gl.Offsets, h: gl.Out,
 @jit
 def down(a: gl.Rows, w: gl.Weights, offsets: gl.Offsets, route: gl.RowVector, y: gl.Out,
          EXPECTED_M: gl.constexpr = None, BLOCK_M: gl.constexpr = None,
-         BLOCK_N: gl.constexpr = None):
+         BLOCK_N: gl.constexpr = None, STAGES: gl.constexpr = None,
+         BLOCK_K: gl.constexpr = None, IDLE_WARPGROUPS: gl.constexpr = None):
     gl.store(y, gl.grouped_dot(a, w, offsets, expected_m=EXPECTED_M) * route)
 
 
@@ -59,15 +62,22 @@ TILES = {"as chosen": {}, "64x256": dict(BLOCK_M=64, BLOCK_N=256),
 
 
 def tile_overrides(spec: str) -> dict:
-    """--tiles "64x256,128x192:s5": {label: overrides}, each MxN with an
-    optional :sSTAGES and :kBLOCK_K."""
+    """--tiles "64x256,128x192:s5,chosen:skip": {label: overrides}, each MxN
+    (or `chosen`, the chosen tile) with an optional :sSTAGES, :kBLOCK_K and
+    :skip or :compute (what warpgroups whose rows are all past their group
+    do: gg's idle_warpgroups)."""
     tiles = {"as chosen": {}}
     for label in filter(None, spec.split(",")):
         size, *extras = label.split(":")
-        m, n = (int(v) for v in size.split("x"))
-        knobs = dict(BLOCK_M=m, BLOCK_N=n)
+        knobs = {}
+        if size != "chosen":
+            m, n = (int(v) for v in size.split("x"))
+            knobs = dict(BLOCK_M=m, BLOCK_N=n)
         for extra in extras:
-            knobs[{"s": "STAGES", "k": "BLOCK_K"}[extra[0]]] = int(extra[1:])
+            if extra in ("skip", "compute"):
+                knobs["IDLE_WARPGROUPS"] = extra
+            else:
+                knobs[{"s": "STAGES", "k": "BLOCK_K"}[extra[0]]] = int(extra[1:])
         tiles[label] = knobs
     return tiles
 
@@ -78,7 +88,8 @@ def main():
                         help="shape:T:T...,shape:T...")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--tiles", default=None,
-                        help='overrides to time beside the chosen tile: "64x256,128x192:s5:k64"')
+                        help='overrides to time beside the chosen tile: '
+                             '"64x256,128x192:s5:k64,chosen:skip"')
     parser.add_argument("--gather", action="store_true",
                         help="also time the up projection on a gathered copy of the rows "
                              "(the copy timed with it) against reading them through the "

@@ -39,6 +39,9 @@ _BY_KEY: "weakref.WeakValueDictionary[int, JITFunction]" = weakref.WeakValueDict
 _IR_TYPES = {"bf16": "bf16", "f16": "f16", "f32": "f32", "i32": "i32", "i64": "i64",
              "f8e4m3fn": "f8E4M3FN", "f8e5m2": "f8E5M2"}
 TUNING_KNOBS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_N", "CLUSTER_M")
+# What a tile's warpgroups whose rows are all past their group do
+# (gg.grouped_matmul's `padding`): "skip" their wgmma or "compute" them.
+IDLE_WARPGROUPS = ("skip", "compute")
 
 
 class spec:  # noqa: N801 - a small value type, used like a tensor
@@ -259,8 +262,14 @@ class JITFunction:
     def _specialise(self, tensors, consts) -> Kernel:
         text, fn_spec = self._trace(tensors, consts)
         knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
+        idle = consts.get("IDLE_WARPGROUPS")
+        if idle is not None and idle not in IDLE_WARPGROUPS:
+            raise ValueError(f"constexpr IDLE_WARPGROUPS must be one of {IDLE_WARPGROUPS}, "
+                             f"got {idle!r}")
         if knobs:
             fn_spec.config = self._config_with(text, knobs)
+        fn_spec.idle_warpgroups = idle
+        if knobs or idle is not None:
             text = emit(fn_spec)
         # GGC_LOG's compile and cache records name the specialisation.
         with _cache.compiling(_cache.specialisation(self.fn.__name__, fn_spec.args, consts)):

@@ -23,7 +23,8 @@ h with N/2 columns); `gl.column_halves(acc)` pairs columns j and j + N/2
 (gate rows first, then up rows, in B). `gl.store(out, value, accumulate=True)` adds to what
 `out` holds. Tuning knobs are `gl.constexpr` parameters: BLOCK_M, BLOCK_N, BLOCK_K,
 STAGES, SPLIT_N and CLUSTER_M (2: CTA pairs of neighbouring M blocks share B by TMA
-multicast) override the tile configuration.
+multicast) override the tile configuration; IDLE_WARPGROUPS ("skip", "compute") what a
+tile's warpgroups whose rows are all past their group do.
 """
 
 from __future__ import annotations

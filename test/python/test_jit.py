@@ -166,6 +166,26 @@ def test_cluster_m_pairs_ctas_that_share_b_by_multicast():
         fp8_wgrad.compile(*args, CLUSTER_M=0)
 
 
+@ggc.jit
+def ragged_up(x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out,
+              IDLE_WARPGROUPS: gl.constexpr = None):
+    gl.store(y, gl.grouped_dot(x, w, offs, expected_m=256))
+
+
+def test_idle_warpgroups_states_the_padding():
+    args = (spec([None, 4096], "bf16"), spec([8, 1024, 4096], "bf16"), spec([9], "i32"),
+            spec([None, 1024], "bf16"))
+    ragged_up.compile(*args)  # K of 8 KiB a row: gg-eliminate-padding computes
+    assert "idle_warpgroups = compute" in ragged_up.asm["gg-config"]
+    assert "padding" not in ragged_up.asm["gg"]
+    ragged_up.compile(*args, IDLE_WARPGROUPS="skip")
+    assert "padding = #gg.padding<idle_warpgroups = skip>" in ragged_up.asm["gg"]
+    assert "idle_warpgroups = skip" in ragged_up.asm["gg-config"]
+    with pytest.raises(ValueError, match="constexpr IDLE_WARPGROUPS must be one of "
+                                         r"\('skip', 'compute'\), got 'idle'"):
+        ragged_up.compile(*args, IDLE_WARPGROUPS="idle")
+
+
 def test_constexpr_knobs_override_the_config():
     moe_up.compile(*ARGS, BLOCK_N=64)
     assert "#gg.config<block = [128, 64, 64]" in moe_up.asm["gg-config"]

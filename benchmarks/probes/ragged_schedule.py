@@ -93,13 +93,16 @@ def case(dtype, t, g, n, k, seed, kernels):
     fns = {"ggc": lambda: ops.grouped_gemm(a, b, offsets=offsets, out=out, **call),
            "ggc hint": lambda: ops.grouped_gemm(a, b, offsets=offsets, out=out,
                                                 expected_m=hint, **call)}
+    order = None  # the chosen tile order, asked for once
     for name in kernels:
         if "config" in KERNELS[name] and dtype == "fp8":
             continue  # FP8 already takes 128x128 at every hint
         options = dict(KERNELS[name], expected_m=hint) if name.startswith("hint") else KERNELS[name]
-        if name.startswith("hint") and "config" not in options and "tile_order" not in options:
-            # A stated schedule replaces the chosen one whole: keep its tile order.
-            options["tile_order"] = chosen_order(g, n, k, spec, hint)
+        if name.startswith("hint") and not {"config", "tile_order", "m_band"} & set(options):
+            # A stated schedule replaces the chosen one whole: keep its tile
+            # order (bands walk M blocks first by definition).
+            order = order or chosen_order(g, n, k, spec, hint)
+            options["tile_order"] = order
         kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=g, n=n, k=k,
                                             **spec, **options))
         fns[f"ggc {name}"] = run(kern)

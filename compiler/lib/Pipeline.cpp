@@ -119,7 +119,9 @@ LogicalResult selectConfig(CompileState &state) {
     TmaStorePoolOptions pool;
     pool.smemBudget = state.options.sharedMemoryBytes;
     pm.addPass(createTmaStorePool(pool));
-    pm.addPass(createScheduleGroups());
+    ScheduleGroupsOptions schedule;
+    schedule.memoryGBps = state.options.memoryGBps;
+    pm.addPass(createScheduleGroups(schedule));
     pm.addPass(createEliminatePadding());
     pm.addPass(createPlanOverfetch());
     pm.addPass(createPlanKernel());

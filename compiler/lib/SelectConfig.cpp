@@ -26,6 +26,7 @@ using namespace mlir;
 using namespace mlir::gg;
 
 using ggc::byteWidth;
+using ggc::narrowMemory;
 using ggc::masked::kPairedMaskedBlockN;
 using ggc::masked::maskedTakesPairedWideTiles;
 using ggc::masked::maskedTakesSplitTiles;
@@ -134,7 +135,7 @@ constexpr int64_t kWideFp8BlockN = 192;
 constexpr int64_t kWideFp8MaxK = 3072;
 
 /// A card whose peak DRAM bandwidth (gg-select-config's memory-gbps) is
-/// below kNarrowMemoryGBps feeds wide tiles, which read fewer bytes of A
+/// narrow (ggc::narrowMemory) feeds wide tiles, which read fewer bytes of A
 /// and B per multiply, better than an H200 does: on an H100 SXM (3,352
 /// GB/s; the H200's 4,915) the same kernels ran up to 1.23x slower than on
 /// an H200 where their tiles were 128x128, and wider ones won where the
@@ -150,16 +151,9 @@ constexpr int64_t kWideFp8MaxK = 3072;
 ///   column tile): N 7,168 K 2,048 1.02-1.05x the pipelined 128x128 tiles
 ///   at T8192 G8 and 1.12-1.13x at T32768 G32, three calls (the H200 had
 ///   measured 0.986x at T8192 G8); smaller N was not measured.
-/// 0 (unknown) plans as for a card of high bandwidth. The rules read the
-/// bandwidth through narrowMemory alone: the Python caches key on that
-/// class (ggc.compiler.memory_plan_class, NARROW_MEMORY_GBPS).
-constexpr int64_t kNarrowMemoryGBps = 4000;
+/// (ggc::narrowMemory says which cards, Target.h.)
 constexpr int64_t kNarrowWideGroupRows = 512;
 constexpr int64_t kNarrowRaggedFp8MinN = 4096;
-
-bool narrowMemory(int64_t memoryGBps) {
-  return memoryGBps > 0 && memoryGBps < kNarrowMemoryGBps;
-}
 
 /// Contiguous groups expected to hold at most this many rows take 64x64
 /// decode tiles (a MoE layer's decode step: chooseRows); on sm_90a only

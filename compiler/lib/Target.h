@@ -91,6 +91,19 @@ inline int64_t sharedMemoryBudget(const Target &target, int64_t deviceBytes) {
   return deviceBytes > 0 ? deviceBytes : target.sharedMemoryBytes;
 }
 
+/// A card whose peak DRAM bandwidth (the passes' memory-gbps) is below
+/// kNarrowMemoryGBps (an H100 SXM's 3,352 GB/s; an H200's 4,915) takes
+/// the narrow-memory rules of gg-select-config and gg-schedule-groups,
+/// each with its measurements there. 0 (unknown) plans as for a card of
+/// high bandwidth. The rules read the bandwidth through narrowMemory
+/// alone: the Python caches key on that class
+/// (ggc.compiler.memory_plan_class, NARROW_MEMORY_GBPS).
+inline constexpr int64_t kNarrowMemoryGBps = 4000;
+
+inline bool narrowMemory(int64_t memoryGBps) {
+  return memoryGBps > 0 && memoryGBps < kNarrowMemoryGBps;
+}
+
 /// The module attribute that names the target.
 constexpr llvm::StringLiteral kTargetAttr = "gg.target";
 

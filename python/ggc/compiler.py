@@ -31,8 +31,9 @@ MAX_NUM_SMS = 4096
 MAX_SHARED_MEMORY_BYTES = 1 << 20
 # The driver's bound on memory_gbps (ggc --memory-gbps): an H200 has 4,915.
 MAX_MEMORY_GBPS = 1 << 20
-# gg-select-config's kNarrowMemoryGBps: its rules read the bandwidth only
-# as below this or not (narrowMemory), so the caches key on that class
+# The compiler's kNarrowMemoryGBps (compiler/lib/Target.h): gg-select-config's
+# and gg-schedule-groups' rules read the bandwidth only as below this or not
+# (narrowMemory), so the caches key on that class
 # (memory_plan_class); test_compiler checks the two agree.
 NARROW_MEMORY_GBPS = 4000
 

@@ -354,6 +354,22 @@ def test_the_devices_memory_bandwidth_plans_and_keys_the_cache(tmp_path, monkeyp
     assert ggc.get_memory_gbps() == 3352
 
 
+def test_schedule_bands_follow_the_cards_memory():
+    """gg-schedule-groups reads the bandwidth the driver hands gg-select-config:
+    on a card of narrow memory, FP8 contiguous groups hinted at 1,024 rows and
+    walked M first go in bands of 8 (H100, sixty-third session); an H200 and
+    an unknown card take none, and a hint of 512 none anywhere."""
+    def schedule(gbps, hint):
+        text = ggc.ir.grouped_matmul("bands", layout="contiguous", num_groups=8, n=4096, k=7168,
+                                     dtype="f8E4M3FN", a_scale="block_mn", b_scale="block",
+                                     expected_m=hint)
+        return ggc.compile_ir(text, emit="gg-config", memory_gbps=gbps).plans[0]["schedule"]
+
+    assert [schedule(g, 1024)["m_band"] for g in (3352, 4915, 0)] == [8, 0, 0]
+    assert schedule(3352, 1024)["order"] == "m_fastest"
+    assert schedule(3352, 512)["m_band"] == 0
+
+
 def test_plan_settings_hold_what_plans_the_kernels(monkeypatch):
     """The in-memory caches' key (kernels, kept launches, the MoE layer's
     CUDA graphs): a setting that changes a plan changes it, an H200's

@@ -135,7 +135,11 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     rows measured 1-2.5% faster without, groups of 4,096 rows (Mixtral's
     down projection at 16,384 tokens) 13.7% slower (H200). A hint is a
     mean rounded down to a power of two (`ggc.ops.mean_hint`), so groups
-    count as 1.5 times it. Padded f8 ops load B with L2's evict-first
+    count as 1.5 times it. On a card of narrow memory (`memory-gbps`
+    below 4,000: an H100), contiguous f8 groups hinted at 1,024 rows and
+    walked M first take bands of 8 instead of none: 0.996-1.066x on N
+    4,096 x K 7,168 at T 8,192 to 32,768, seven draws (H100, 2026-12-08).
+    Padded f8 ops load B with L2's evict-first
     policy (`chooseBCache`), so A's rows, which every N block reads again,
     stay in L2. Masked f8 ops keep the default: 1.014-1.079x faster than
     evict-first on eight masked batches (single CTAs and pairs of CTAs,
@@ -161,6 +165,11 @@ def ScheduleGroups : Pass<"gg-schedule-groups", "::mlir::ModuleOp"> {
     block (`multicast`, rank 0 loading them into both, is a user's choice
     until measured).
   }];
+  let options = [
+    Option<"memoryGBps", "memory-gbps", "int64_t", /*default=*/"0",
+           "the device's peak DRAM bandwidth in GB/s, as gg-select-config's; "
+           "0: unknown, planned as for a card of at least 4,000 (an H200)">
+  ];
 }
 
 def EliminatePadding : Pass<"gg-eliminate-padding", "::mlir::ModuleOp"> {

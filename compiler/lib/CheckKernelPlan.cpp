@@ -156,11 +156,23 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                       "store_pool and warpgroups that split the tile by rows "
                       "(no split_n); use store_issuers = tile";
   if (plan.getPromotion() == Promotion::serial &&
-      plan.getEpilogueBlocks() == 1 && !canPipelinePromotion(op))
-    return error() << " cannot defer the epilogue beside the next tile's "
-                      "first wgmma: only two-level kernels (f8, scales that "
-                      "change along K) have a promotion loop to overlap; "
-                      "use epilogue_blocks = 0";
+      plan.getEpilogueBlocks() == 1 && !canPipelinePromotion(op)) {
+    // One-level kernels defer beside a wgmma they do not wait for.
+    if (target.mma != ggc::MmaKind::wgmma)
+      return error() << " cannot defer the epilogue beside the next tile's "
+                        "first multiply on " << target.name
+                     << ": mma.sync is done when issued; use "
+                        "epilogue_blocks = 0";
+    if (!deferredOneLevelEpilogueFits(config, plan.getConsumerRegisters()))
+      return error() << " gives each consumer "
+                     << plan.getConsumerRegisters()
+                     << " registers, fewer than the "
+                     << 2 * accumulatorRegisters(config) +
+                            kAccumulatorOverhead
+                     << " that the finished tile's accumulator beside the "
+                        "next one's needs to defer the epilogue; use "
+                        "epilogue_blocks = 0";
+  }
   // MX promotes by scale blocks (pipelinedScaleBlocks), which issues one
   // before the deferred epilogue; two would be a plan it does not keep.
   if (plan.getEpilogueBlocks() == 2 && ggc::usesMxScales(op))

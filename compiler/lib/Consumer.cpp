@@ -170,10 +170,18 @@ std::pair<Value, Value> KernelGenerator::emitKLoop(const Tile &t,
                                                    Value counter, Value acc,
                                                    const Fragment &f,
                                                    Value rowOffset) {
+  // epilogue_blocks = 1: an empty overlap step, which ggk-defer-epilogue
+  // fills with the previous tile's epilogue.
+  int64_t epilogueBlocks = op.getKernelPlanAttr().getEpilogueBlocks();
   auto loop = b.create<ggk::KLoopOp>(
       acc.getType(), b.i32(), t.numKBlocks, counter, acc,
-      b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(p.releaseLag));
+      b.getI64IntegerAttr(p.stages), b.getI64IntegerAttr(p.releaseLag),
+      b.getI64IntegerAttr(epilogueBlocks));
   Type i32 = b.i32();
+  if (epilogueBlocks == 1)
+    fillStep(loop.getOverlap(), {}, [](ValueRange) -> SmallVector<Value> {
+      return {};
+    });
   fillStep(loop.getIssue(), {i32, i32, i32, acc.getType()},
            [&](ValueRange a) -> SmallVector<Value> {
              waitStage(a[1], a[2]);

@@ -1,11 +1,12 @@
 //===- DeferEpilogue.cpp - ggk-defer-epilogue -----------------------------===//
 //
-// Where a consumer's end of a tile (ggk.tile_epilogue) runs. With a
-// promotion loop whose plan overlaps (pipelined, or serial with
-// epilogue_blocks = 1), two consumer warpgroups finish a tile together
-// and the tensor core would idle through their epilogues: each tile's
-// epilogue is deferred into the next tile, where it runs while that tile's
-// first K block computes (the promotion loop's `overlap` step). Without a
+// Where a consumer's end of a tile (ggk.tile_epilogue) runs. With a K
+// loop whose plan overlaps (a promotion loop pipelined or serial with
+// epilogue_blocks = 1; a one-level ggk.k_loop with epilogue_blocks = 1),
+// two consumer warpgroups finish a tile together and the tensor core
+// would idle through their epilogues: each tile's epilogue is deferred
+// into the next tile, where it runs while that tile's first K block
+// computes (the loop's `overlap` step). Without a
 // producer (the plan's `producer = none`) the consumers copy a tile's
 // first stages before its K loop: each tile's epilogue is deferred to just
 // after the next tile's first copies are issued, so that their latency
@@ -49,16 +50,28 @@ void finishPending(ggk::TileEpilogueOp end, Value pending, ValueRange fields,
   });
 }
 
-/// The tile's promotion loops whose plan runs the previous tile's epilogue
-/// beside their first K blocks: pipelined ones, and serial ones with
-/// `epilogue_blocks = 1` (a consumer's tile has one K loop).
-SmallVector<ggk::PromotionLoopOp> overlappingLoops(ggk::ForeachTileOp tiles) {
-  SmallVector<ggk::PromotionLoopOp> found;
-  tiles.getBody().walk([&](ggk::PromotionLoopOp loop) {
-    if (loop.getPlan().getEpilogueBlocks() > 0)
+/// The tile's K loops whose plan runs the previous tile's epilogue beside
+/// their first K blocks: pipelined promotion loops, serial ones with
+/// `epilogue_blocks = 1`, and one-level k_loops with `epilogue_blocks = 1`
+/// (a consumer's tile has one K loop).
+SmallVector<Operation *> overlappingLoops(ggk::ForeachTileOp tiles) {
+  SmallVector<Operation *> found;
+  tiles.getBody().walk([&](Operation *op) {
+    if (auto loop = dyn_cast<ggk::PromotionLoopOp>(op);
+        loop && loop.getPlan().getEpilogueBlocks() > 0)
+      found.push_back(loop);
+    if (auto loop = dyn_cast<ggk::KLoopOp>(op);
+        loop && loop.getEpilogueBlocks() > 0)
       found.push_back(loop);
   });
   return found;
+}
+
+/// The loop's step that runs beside its first K block.
+Region &overlapStep(Operation *loop) {
+  if (auto promotion = dyn_cast<ggk::PromotionLoopOp>(loop))
+    return promotion.getOverlap();
+  return cast<ggk::KLoopOp>(loop).getOverlap();
 }
 
 /// The body reads the tile only through its arguments: a value it takes
@@ -87,12 +100,11 @@ using PlacePending = function_ref<void(KernelBuilder &b, Block *body,
 /// The overlapping loop stands in the work region of its tile's
 /// ggk.warpgroup_tile, whose overlap step or idle path takes the previous
 /// tile's epilogue.
-LogicalResult checkOverlapStep(ggk::PromotionLoopOp loop,
-                               ggk::ForeachTileOp tiles) {
+LogicalResult checkOverlapStep(Operation *loop, ggk::ForeachTileOp tiles) {
   auto work = dyn_cast<ggk::WarpgroupTileOp>(loop->getParentOp());
   if (!work || loop->getParentRegion() != &work.getWork() ||
       work->getParentOp() != tiles.getOperation())
-    return loop.emitOpError() << "must stand in the work region of a "
+    return loop->emitOpError() << "must stand in the work region of a "
                                  "ggk.warpgroup_tile of its tile's body to "
                                  "take the previous tile's epilogue";
   return success();
@@ -104,7 +116,7 @@ LogicalResult checkOverlapStep(ggk::PromotionLoopOp loop,
 /// which also finishes the pending epilogue, and its zero accumulator is
 /// stored in turn. (At the body's start: the PTX of the consumer that had
 /// this pass's work done in the generator, byte for byte.)
-void inOverlapStep(ggk::PromotionLoopOp loop, KernelBuilder &b, Block *body,
+void inOverlapStep(Operation *loop, KernelBuilder &b, Block *body,
                    function_ref<void()> finish) {
   auto work = cast<ggk::WarpgroupTileOp>(loop->getParentOp());
   b.setInsertionPointToStart(body);
@@ -115,7 +127,7 @@ void inOverlapStep(ggk::PromotionLoopOp loop, KernelBuilder &b, Block *body,
     works = b.create<arith::AndIOp>(works, given);
   }
   work.getWorksMutable().assign(works);
-  b.setInsertionPoint(loop.getOverlap().front().getTerminator());
+  b.setInsertionPoint(overlapStep(loop).front().getTerminator());
   finish();
   b.setInsertionPointToStart(&work.getIdle().front());
   finish();
@@ -199,12 +211,12 @@ struct DeferEpiloguePass
                              "ends one of its tiles";
         return signalPassFailure();
       }
-      SmallVector<ggk::PromotionLoopOp> loops = overlappingLoops(tiles);
+      SmallVector<Operation *> loops = overlappingLoops(tiles);
       size_t ends = llvm::count_if(tiles.getBodyBlock()->getOperations(),
                                    llvm::IsaPred<ggk::TileEpilogueOp>);
       if (!loops.empty() && (loops.size() > 1 || ends > 1)) {
         tiles.emitOpError() << "has " << loops.size()
-                            << " overlapping promotion loops and " << ends
+                            << " overlapping K loops and " << ends
                             << " tile epilogues; a deferred epilogue needs "
                                "one of each per tile";
         return signalPassFailure();

@@ -109,6 +109,14 @@ bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs,
   return pipelinedPromotionRegisters(config, holdsColumnScales) <= consumerRegs;
 }
 
+/// Deferred, a one-level tile's epilogue reads its finished accumulator
+/// while the next tile's first wgmma writes another: two live, as in a
+/// serial two-level K block.
+bool deferredOneLevelEpilogueFits(ConfigAttr config, int64_t consumerRegs) {
+  return 2 * accumulatorRegisters(config) + kAccumulatorOverhead <=
+         consumerRegs;
+}
+
 /// Column scales read at the wgmma's issue stay in each consumer thread's
 /// registers through the K block beside the serial kernel's two
 /// accumulators: two per 8 of the warpgroup's columns, half an

@@ -2,9 +2,10 @@
 //
 // One-level accumulation's K loop: each K block's product goes straight
 // into the accumulator. A ggk.k_loop states one block's steps as regions
-// (issue, release, load-ahead) and the release lag as an attribute; this
-// pass writes the loop, the ring slot of each block and when its stage
-// goes back to the producer.
+// (issue, release, load-ahead, and the overlap step where the previous
+// tile's epilogue runs beside block 0) and the release lag as an
+// attribute; this pass writes the loop, the ring slot of each block and
+// when its stage goes back to the producer.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelBuilder.h"
@@ -42,6 +43,13 @@ void lower(ggk::KLoopOp op) {
         Value acc = iter[0], it = iter[1];
         auto [stage, phase] = b.ringSlot(it, stages);
         acc = ggc::cloneBody(op.getIssue(), {k, stage, phase, acc}, b)[0];
+        // The overlap step (the previous tile's epilogue) while block 0's
+        // multiply computes.
+        if (!op.getOverlap().empty())
+          b.create<scf::IfOp>(b.eq(k, b.c32(0)), [&](OpBuilder &, Location) {
+            ggc::cloneBody(op.getOverlap(), {}, b);
+            b.create<scf::YieldOp>();
+          });
         // With a lag of 1 block k's multiply stays in flight, and block
         // k - 1's stage goes back once only it is pending.
         b.create<ggk::MmaWaitOp>(op.getReleaseLag());

@@ -235,6 +235,21 @@ LogicalResult KLoopOp::verify() {
     return emitOpError() << "release_lag must be 0 or 1 (blocks in flight "
                             "when a stage goes back), got "
                          << getReleaseLag();
+  if (getEpilogueBlocks() != 0 && getEpilogueBlocks() != 1)
+    return emitOpError() << "epilogue_blocks must be 0 or 1 (K blocks issued "
+                            "before the previous tile's epilogue), got "
+                         << getEpilogueBlocks();
+  bool hasOverlap = !getOverlap().empty();
+  if (hasOverlap != (getEpilogueBlocks() == 1))
+    return emitOpError() << "has " << (hasOverlap ? "an" : "no")
+                         << " 'overlap' region with epilogue_blocks = "
+                         << getEpilogueBlocks()
+                         << ": the region is the previous tile's epilogue "
+                            "beside block 0, present exactly where "
+                            "epilogue_blocks = 1";
+  if (hasOverlap &&
+      failed(verifyStepRegion(*this, "overlap", getOverlap(), {}, {})))
+    return failure();
   return success();
 }
 

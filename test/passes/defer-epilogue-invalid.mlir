@@ -70,7 +70,7 @@ func.func private @issue(i32, i32, i32) -> !ggk.acc<64x8xf32>
 func.func @two_epilogues(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
                           %zero: !ggk.acc<64x8xf32>) -> i32 {
   %c0 = arith.constant 0 : i32
-  // expected-error @+1 {{has 1 overlapping promotion loops and 2 tile epilogues; a deferred epilogue needs one of each per tile}}
+  // expected-error @+1 {{has 1 overlapping K loops and 2 tile epilogues; a deferred epilogue needs one of each per tile}}
   %n = ggk.foreach_tile masked groups(%groups : !llvm.ptr<1>, i32) size(%m)
       iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 128>,
       num_groups = 8, m = 256, n = 4096, k = 7168, cluster = 1, k_alignment = 1} {

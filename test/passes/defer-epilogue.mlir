@@ -392,3 +392,72 @@ func.func @no_producer(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
   func.return
 }
 }
+
+// -----
+
+// A one-level K loop (bf16: ggk.k_loop) with epilogue_blocks = 1 takes the
+// previous tile's epilogue in its overlap step, as a promotion loop does:
+// beside block 0's wgmma, on the idle path first thing, after the last
+// tile once.
+// CHECK-LABEL: func.func @one_level
+// CHECK: %[[R:.*]]:14 = ggk.foreach_tile
+// CHECK: ^bb0({{.*}}, %[[NK:[^:]*]]: i32, %[[SB:[^:]*]]: i32, %[[COUNT:[^:]*]]: i32, %[[PENDING:[^:]*]]: i1, %{{[^:]*}}: i32, %[[PMB:[^:]*]]: i32, %[[PNB:[^:]*]]: i32, {{.*}}, %[[PACC:[^:]*]]: !ggk.acc<64x8xf32>):
+// CHECK: %[[WORKS:.*]] = arith.cmpi sgt, %[[NK]], %c0_i32
+// CHECK: ggk.warpgroup_tile {{.*}} when(%[[WORKS]])
+// CHECK: ggk.k_loop {{.*}} attributes {epilogue_blocks = 1 : i64
+// CHECK: overlap {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK: } idle {
+// CHECK-NEXT: scf.if %[[PENDING]] {
+// CHECK-NEXT: call @store(%[[PMB]], %[[PNB]], %[[PACC]])
+// CHECK: scf.if %[[R]]#1 {
+// CHECK-NEXT: call @store(%[[R]]#3, %[[R]]#4, %[[R]]#13)
+func.func private @store(i32, i32, !ggk.acc<64x8xf32>)
+func.func private @idle(i32, i32) -> i32
+func.func private @mma(i32, i32, !ggk.acc<64x8xf32>) -> !ggk.acc<64x8xf32>
+func.func @one_level(%groups: !llvm.ptr<1>, %m: i64, %first: i32,
+                     %zero: !ggk.acc<64x8xf32>) -> i32 {
+  %c0 = arith.constant 0 : i32
+  %n = ggk.foreach_tile k_grouped groups(%groups : !llvm.ptr<1>, i32) size(%m)
+      iter_args(%c0 : i32) attributes {tile = array<i64: 128, 128, 64>,
+      num_groups = 8, m = 256, n = 4096, k = -9223372036854775808 : i64, cluster = 1, k_alignment = 8} {
+  ^bb0(%group: i32, %m_block: i32, %n_block: i32, %row_start: i32,
+       %group_start: i32, %rows_valid: i32, %k_start: i32, %k_first: i32,
+       %k_end: i32, %num_k_blocks: i32, %shares_b: i32, %count: i32):
+    %done:2 = ggk.warpgroup_tile first_row(%first) rows(%rows_valid)
+        attributes {padding = #gg.padding<idle_warpgroups = compute>}
+        -> !ggk.acc<64x8xf32>, i32 {
+      %acc, %end = ggk.k_loop %num_k_blocks from %count acc(%zero : !ggk.acc<64x8xf32>)
+          attributes {stages = 4 : i64, release_lag = 1 : i64, epilogue_blocks = 1 : i64}
+        issue {
+        ^bb0(%k: i32, %stage: i32, %phase: i32, %a: !ggk.acc<64x8xf32>):
+          %s = func.call @mma(%k, %stage, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> !ggk.acc<64x8xf32>
+          ggk.yield %s : !ggk.acc<64x8xf32>
+        } release {
+        ^bb0(%stage: i32):
+          ggk.yield
+        } load_ahead {
+        ^bb0(%k: i32, %it: i32):
+          ggk.yield
+        } overlap {
+          ggk.yield
+        }
+      ggk.yield %acc, %end : !ggk.acc<64x8xf32>, i32
+    } idle {
+      %passed = func.call @idle(%num_k_blocks, %count) : (i32, i32) -> i32
+      ggk.yield %zero, %passed : !ggk.acc<64x8xf32>, i32
+    }
+    ggk.tile_epilogue(%group, %m_block, %n_block, %row_start, %group_start,
+                      %rows_valid, %k_start, %k_first, %k_end, %num_k_blocks,
+                      %shares_b)
+        acc(%done#0 : !ggk.acc<64x8xf32>) {
+    ^bb0(%g: i32, %mb: i32, %nb: i32, %rs: i32, %gs: i32, %rv: i32, %ks: i32,
+         %kf: i32, %ke: i32, %nk: i32, %sb: i32, %a: !ggk.acc<64x8xf32>):
+      func.call @store(%mb, %nb, %a) : (i32, i32, !ggk.acc<64x8xf32>) -> ()
+      ggk.yield
+    }
+    ggk.yield %done#1 : i32
+  } -> i32
+  func.return %n : i32
+}

@@ -87,3 +87,42 @@ func.func @lag_zero(%n: i32, %counter: i32, %zero: f32) -> (f32, i32) {
     }
   return %acc, %end : f32, i32
 }
+
+// -----
+
+// With epilogue_blocks = 1 the overlap step (the previous tile's epilogue,
+// put there by ggk-defer-epilogue) runs once, right after block 0's
+// multiply is issued and before the loop waits on it.
+// CHECK-LABEL: func.func @overlap
+// CHECK: scf.for %[[K:.*]] = %c0_i32 to
+// CHECK: call @issue(%[[K]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K]], %c0_i32
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: call @epilogue()
+// CHECK-NEXT: }
+// CHECK-NEXT: ggk.mma_wait attributes {pending = 1 : i64}
+// CHECK-NOT: call @epilogue
+// CHECK: return
+func.func private @issue(i32, i32, i32, !ggk.acc<64x16xf32>) -> !ggk.acc<64x16xf32>
+func.func private @epilogue()
+func.func @overlap(%n: i32, %counter: i32, %zero: !ggk.acc<64x16xf32>)
+    -> (!ggk.acc<64x16xf32>, i32) {
+  %acc, %end = ggk.k_loop %n from %counter acc(%zero : !ggk.acc<64x16xf32>)
+      attributes {stages = 4 : i64, release_lag = 1 : i64, epilogue_blocks = 1 : i64}
+    issue {
+    ^bb0(%k: i32, %stage: i32, %phase: i32, %a: !ggk.acc<64x16xf32>):
+      %s = func.call @issue(%k, %stage, %phase, %a)
+          : (i32, i32, i32, !ggk.acc<64x16xf32>) -> !ggk.acc<64x16xf32>
+      ggk.yield %s : !ggk.acc<64x16xf32>
+    } release {
+    ^bb0(%stage: i32):
+      ggk.yield
+    } load_ahead {
+    ^bb0(%k: i32, %it: i32):
+      ggk.yield
+    } overlap {
+      func.call @epilogue() : () -> ()
+      ggk.yield
+    }
+  return %acc, %end : !ggk.acc<64x16xf32>, i32
+}

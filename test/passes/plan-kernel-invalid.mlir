@@ -67,18 +67,37 @@ func.func @stages_tall_tile(%a: memref<?x2048xf8E4M3FN>, %b: memref<4x1024x2048x
 
 // -----
 
-// A one-level kernel has no promotion loop whose first wgmma the previous
-// tile's epilogue could run beside.
-func.func @serial_overlap_one_level(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
-                                    %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
-  // expected-error @+1 {{cannot defer the epilogue beside the next tile's first wgmma: only two-level kernels (f8, scales that change along K) have a promotion loop to overlap; use epilogue_blocks = 0}}
+// A one-level kernel defers its epilogue beside the next tile's first
+// wgmma only where the finished accumulator fits beside the next one:
+// 128x256 tiles hold 128 registers of each a thread (282 with the
+// overhead, more than 232).
+func.func @deferred_one_level_registers(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                        %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{gives each consumer 232 registers, fewer than the 282 that the finished tile's accumulator beside the next one's needs to defer the epilogue; use epilogue_blocks = 0}}
+  gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
+      b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
+      out(%o : memref<?x1024xbf16>)
+      {config = #gg.config<block = [128, 256, 64], stages = 3, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, epilogue_blocks = 1>}
+  return
+}
+
+// -----
+
+// mma.sync is done when issued: nothing runs beside it.
+module attributes {gg.target = "sm_80"} {
+func.func @deferred_one_level_mma_sync(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,
+                                       %off: memref<9xi32>, %o: memref<?x1024xbf16>) {
+  // expected-error @+1 {{cannot defer the epilogue beside the next tile's first multiply on sm_80: mma.sync is done when issued; use epilogue_blocks = 0}}
   gg.grouped_matmul contiguous a(%a : memref<?x512xbf16>)
       b(%b : memref<8x1024x512xbf16>) groups(%off : memref<9xi32>)
       out(%o : memref<?x1024xbf16>)
       {config = #gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], sms = 132>,
        store_pool = array<i64>,
-       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [40, 232], staging = none, epilogue_blocks = 1>}
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [168, 168], staging = none, epilogue_blocks = 1>}
   return
+}
 }
 
 // -----

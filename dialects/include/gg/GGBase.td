@@ -496,7 +496,12 @@ def GG_KernelPlanAttr : GG_Attr<"KernelPlan", "kernel_plan"> {
       default: each tile's epilogue runs at its end, the tensor core idle
       through it) or 1 (deferred beside the next tile's first wgmma, whose
       partial accumulator is the only one live beside the finished tile's,
-      as in every serial K block).
+      as in every serial K block). One-level kernels (no promotion; their
+      plan says `serial`) on sm_90a take 1 too where two accumulators fit
+      the consumers' registers (128x128 tiles, not 128x256): the finished
+      tile's epilogue then runs beside the next tile's first wgmma, which
+      accumulates into the other. gg-plan-kernel does not choose it for
+      them yet (not measured).
     - `store_issuers`: with a store pool, who stores the staged tile:
       `tile` (the default: one thread, once every consumer warpgroup has
       staged its rows; the warpgroups meet at a barrier of all their

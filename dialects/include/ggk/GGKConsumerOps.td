@@ -183,7 +183,16 @@ def GGK_KLoopOp : GGK_Op<"k_loop",
       yields the accumulator;
     - `release(%stage)`: give the stage back to the producer;
     - `load_ahead(%k, %it)`: the copies of a later block where the
-      consumers copy the stages themselves (no producer), else nothing.
+      consumers copy the stages themselves (no producer), else nothing;
+    - `overlap` (present where `epilogue_blocks = 1`): work to run once
+      block 0's multiply is issued, while it computes (the previous
+      tile's epilogue, which `ggk-defer-epilogue` puts there); it then
+      needs a K block (the consumer's `ggk.warpgroup_tile` takes its idle
+      path on a tile with none).
+
+    `epilogue_blocks` (gg's kernel plan; 0 by default) is 1 where the
+    previous tile's epilogue runs beside this tile's first multiply: the
+    op then has an `overlap` region, and with 0 none.
 
     `release_lag` is how many blocks' multiplies stay in flight when a
     stage goes back (gg's kernel plan): 0 (mma.sync reads its operands at
@@ -206,15 +215,18 @@ def GGK_KLoopOp : GGK_Op<"k_loop",
     I32:$counter,
     AnyType:$acc,
     I64Attr:$stages,
-    I64Attr:$release_lag
+    I64Attr:$release_lag,
+    DefaultValuedAttr<I64Attr, "0">:$epilogue_blocks
   );
   let results = (outs AnyType:$result, I32:$end);
   let regions = (region SizedRegion<1>:$issue, SizedRegion<1>:$release,
-                        SizedRegion<1>:$load_ahead);
+                        SizedRegion<1>:$load_ahead,
+                        MaxSizedRegion<1>:$overlap);
   let hasVerifier = 1;
   let assemblyFormat = [{
     $num_k_blocks `from` $counter `acc` `(` $acc `:` type($acc) `)` attr-dict-with-keyword
     `issue` $issue `release` $release `load_ahead` $load_ahead
+    (`overlap` $overlap^)?
   }];
 }
 

@@ -96,11 +96,15 @@ clean:
 
 # The compiler for the GPU machine: libggc.so, ggc and ggc-opt, stripped and
 # compressed into .device/ (git-ignored; carried by the device tool).
+# BUNDLE names another file, so that an experimental compiler does not
+# replace the one in .device/ggc-compiler.tar.xz (make device-bundle
+# BUNDLE=.device/ggc-new.tar.xz; benchmarks/device_ab.sh's GGC_AB_NEW).
+BUNDLE ?= .device/ggc-compiler.tar.xz
 device-bundle: build
-	@mkdir -p .device
+	@mkdir -p $(dir $(BUNDLE))
 	@rm -rf $(BUILD)/bundle && mkdir -p $(BUILD)/bundle/lib $(BUILD)/bundle/bin
 	cp $(BUILD)/lib/libggc.so $(BUILD)/bundle/lib/
 	cp $(BUILD)/bin/ggc $(BUILD)/bin/ggc-opt $(BUILD)/bundle/bin/
 	strip --strip-unneeded $(BUILD)/bundle/lib/* $(BUILD)/bundle/bin/*
-	tar -C $(BUILD)/bundle -cJf .device/ggc-compiler.tar.xz lib bin
-	@ls -la .device/ggc-compiler.tar.xz
+	tar -C $(BUILD)/bundle -cJf $(BUNDLE) lib bin
+	@ls -la $(BUNDLE)

@@ -167,8 +167,7 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
       return error() << " gives each consumer "
                      << plan.getConsumerRegisters()
                      << " registers, fewer than the "
-                     << 2 * accumulatorRegisters(config) +
-                            kAccumulatorOverhead
+                     << deferredOneLevelEpilogueRegisters(config)
                      << " that the finished tile's accumulator beside the "
                         "next one's needs to defer the epilogue; use "
                         "epilogue_blocks = 0";

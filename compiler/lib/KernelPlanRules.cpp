@@ -112,9 +112,11 @@ bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs,
 /// Deferred, a one-level tile's epilogue reads its finished accumulator
 /// while the next tile's first wgmma writes another: two live, as in a
 /// serial two-level K block.
+int64_t deferredOneLevelEpilogueRegisters(ConfigAttr config) {
+  return 2 * accumulatorRegisters(config) + kAccumulatorOverhead;
+}
 bool deferredOneLevelEpilogueFits(ConfigAttr config, int64_t consumerRegs) {
-  return 2 * accumulatorRegisters(config) + kAccumulatorOverhead <=
-         consumerRegs;
+  return deferredOneLevelEpilogueRegisters(config) <= consumerRegs;
 }
 
 /// Column scales read at the wgmma's issue stay in each consumer thread's

@@ -45,6 +45,7 @@ int64_t pipelinedPromotionRegisters(mlir::gg::ConfigAttr config,
                                     bool holdsColumnScales);
 /// A one-level kernel's deferred epilogue (`epilogue_blocks = 1`): the
 /// finished tile's accumulator beside the next tile's.
+int64_t deferredOneLevelEpilogueRegisters(mlir::gg::ConfigAttr config);
 bool deferredOneLevelEpilogueFits(mlir::gg::ConfigAttr config,
                                   int64_t consumerRegs);
 bool columnScalesAtIssueFit(mlir::gg::ConfigAttr config,

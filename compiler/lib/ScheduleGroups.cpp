@@ -135,6 +135,28 @@ TileOrder chooseOrder(GroupedMatmulOp op, ConfigAttr config) {
 /// The tile width whose wave model bands mma.sync kernels' M blocks.
 constexpr int64_t kMmaSyncBandColumns = 128;
 
+/// On a card of narrow memory (ggc::narrowMemory), contiguous f8 groups
+/// hinted at kMidExpertGroupRows (means of 1,024 to 2,047 rows) and walked
+/// M blocks first take bands of kNarrowMidGroupBand, where chooseMBand's wave
+/// model would take none: more of a wave's tiles then share each B tile, and
+/// fewer of B's bytes come from DRAM. Against no band (ragged groups,
+/// 128x128 tiles, N 4,096 x K 7,168; H100, sixty-third session,
+/// benchmarks/probes/ragged_schedule.py): T8192 G8 seeds 0-3 1.038x,
+/// 0.997x, 1.011x, 0.996x; T16384 G16 1.066x; T32768 G32 seeds 0 and 3
+/// 1.024x and 1.024x; bands of 16 0.98-1.02x. On an H200 such groups
+/// measured 1-2.5% faster without bands (of 12, twenty-first session), so
+/// other cards keep the wave model's choice.
+constexpr int64_t kNarrowMidGroupBand = 8;
+
+bool narrowMidF8Groups(GroupedMatmulOp op, int64_t memoryGBps) {
+  std::optional<int64_t> expected = op.getExpectedM();
+  return ggc::narrowMemory(memoryGBps) &&
+         op.getLayout() == GroupLayout::contiguous &&
+         op.getAType().getElementTypeBitWidth() == 8 &&
+         ggc::targetOf(op).mma == ggc::MmaKind::wgmma && expected &&
+         *expected == kMidExpertGroupRows;
+}
+
 /// Groups whose rows arrive at run time (contiguous layouts) may be tall:
 /// walked M first whole, the CTAs running at once would cover all of a
 /// tall group's M blocks by a few N blocks, so each K slice of B they load
@@ -151,28 +173,6 @@ constexpr int64_t kMmaSyncBandColumns = 128;
 /// session). Hints are means rounded down to a power of two
 /// (ggc.ops.mean_hint), so a hint h stands for means in [h, 2h): groups
 /// count as 1.5 h rows, the middle of that range.
-/// On a card of narrow memory (ggc::narrowMemory), contiguous f8 groups
-/// hinted at kMidExpertGroupRows (means of 1,024 to 2,047 rows) and walked
-/// M blocks first take bands of kNarrowMidGroupBand, where the rule below
-/// would take none: more of a wave's tiles then share each B tile, and
-/// fewer of B's bytes come from DRAM. Against no band (ragged groups,
-/// 128x128 tiles, N 4,096 x K 7,168; H100, sixty-third session,
-/// benchmarks/probes/ragged_schedule.py): T8192 G8 seeds 0-3 1.038x,
-/// 0.997x, 1.011x, 0.996x; T16384 G16 1.066x; T32768 G32 seeds 0 and 3
-/// 1.024x and 1.024x; bands of 16 0.98-1.02x. On an H200 such groups
-/// measured 1-2.5% faster without bands (of 12, twenty-first session), so
-/// other cards keep the rule below.
-constexpr int64_t kNarrowMidGroupBand = 8;
-
-bool narrowMidF8Groups(GroupedMatmulOp op, int64_t memoryGBps) {
-  std::optional<int64_t> expected = op.getExpectedM();
-  return ggc::narrowMemory(memoryGBps) &&
-         op.getLayout() == GroupLayout::contiguous &&
-         op.getAType().getElementTypeBitWidth() == 8 &&
-         ggc::targetOf(op).mma == ggc::MmaKind::wgmma && expected &&
-         *expected == kMidExpertGroupRows;
-}
-
 int64_t chooseMBand(GroupedMatmulOp op, ConfigAttr config, TileOrder order,
                     int64_t memoryGBps) {
   if (order != TileOrder::m_fastest || staticRows(op))
@@ -249,6 +249,12 @@ struct ScheduleGroupsPass
   using ScheduleGroupsBase::ScheduleGroupsBase;
 
   void runOnOperation() override {
+    if (memoryGBps < 0) {
+      getOperation()->emitError() << "gg-schedule-groups: memory-gbps must be "
+                                     "0 (unknown) or positive, got "
+                                  << memoryGBps.getValue();
+      return signalPassFailure();
+    }
     WalkResult result = getOperation().walk([&](GroupedMatmulOp op) {
       if (op.getScheduleAttr())
         return WalkResult::advance(); // the user's choice
@@ -256,8 +262,8 @@ struct ScheduleGroupsPass
       if (!config)
         return WalkResult::interrupt();
       TileOrder order = chooseOrder(op, config);
-      op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order,
-                                           chooseMBand(op, config, order, memoryGBps),
+      int64_t band = chooseMBand(op, config, order, memoryGBps);
+      op.setScheduleAttr(ScheduleAttr::get(op.getContext(), order, band,
                                            chooseBCache(op, order),
                                            chooseGroupReads(op),
                                            OddBlockA::own));

@@ -1,6 +1,9 @@
 // RUN: ggc-opt %s -gg-schedule-groups=memory-gbps=3352 | FileCheck %s --check-prefix=NARROW
 // RUN: ggc-opt %s -gg-schedule-groups | FileCheck %s --check-prefix=WIDE
 // RUN: ggc-opt %s -gg-schedule-groups=memory-gbps=4915 | FileCheck %s --check-prefix=WIDE
+// A negative bandwidth is refused, as gg-select-config refuses it.
+// RUN: not ggc-opt %s -gg-schedule-groups=memory-gbps=-1 2>&1 | FileCheck %s --check-prefix=GBPS
+// GBPS: error: gg-schedule-groups: memory-gbps must be 0 (unknown) or positive, got -1
 
 // On a card of narrow memory (below 4,000 GB/s: an H100), contiguous f8
 // groups hinted at 1,024 rows and walked M blocks first take bands of 8,

@@ -11,7 +11,8 @@ call ggc where it called vLLM's Triton path:
 - `expert_map` [global_num_experts] / `global_num_experts`: topk_ids are
   global ids; experts mapped to -1 are another rank's and add nothing.
 - `apply_router_weight_on_input` (top-1 only, as in vLLM): the weight
-  scales the input rows instead of the output.
+  scales the input rows instead of the output; not with `w1_bias` (vLLM
+  weighs the biased product, NotImplementedError).
 - `inplace`: the result is written into hidden_states, which is returned.
 - FP8 (`use_fp8_w8a8`): e4m3 weights with `block_shape` [128, 128] scales
   w1_scale [E, ceil(2N/128), ceil(K/128)] (DeepSeek-V3, Qwen3 FP8) or one
@@ -95,6 +96,10 @@ def fused_experts(hidden_states: torch.Tensor, w1: torch.Tensor, w2: torch.Tenso
         raise ValueError("FP8 weights or scales are given but use_fp8_w8a8 is False")
     x, weights = hidden_states, topk_weights
     if apply_router_weight_on_input:
+        if w1_bias is not None:  # vLLM weighs x @ w1.T + w1_bias; ggc would weigh x alone
+            raise NotImplementedError("apply_router_weight_on_input=True with w1_bias: vLLM "
+                                      "multiplies the routed weight after w1's bias, ggc "
+                                      "scales the input rows before w1 (leave w1_bias None)")
         x, weights = _weighted_input(hidden_states, topk_weights)
     try:
         out = _fused_moe(x, w1, w2, weights, topk_ids, ACTIVATIONS[activation],

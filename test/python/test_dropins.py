@@ -381,6 +381,99 @@ def test_k_grouped_errors(launches, exc, match, change):
     assert launches.calls == []
 
 
+def test_k_grouped_without_tokens_checks_c_as_with_tokens(launches):
+    """No tokens: d = c, with c's shape checked as a call with tokens checks
+    it (a broadcast c had been copied silently)."""
+    x, y = f8(0, 64), f8(0, 48)
+    d = torch.empty(2, 64, 48)
+    with pytest.raises(ValueError, match=r"c must be \[2, 64, 48\], got \[64, 48\]"):
+        dg.k_grouped_fp8_gemm_tn_contiguous((x, torch.rand(0, 64)), (y, torch.rand(0, 48)), d,
+                                            [0, 0], torch.zeros(2, dtype=torch.int32),
+                                            torch.ones(64, 48))
+
+
+def test_k_grouped_validation_compares_ks_cpu_with_grouped_layout(launches, monkeypatch):
+    """The checks read ks_cpu, the kernel grouped_layout: under validation
+    (GGC_VALIDATE) they must agree."""
+    from ggc import groups
+    (x, sx), (y, sy), _ = k_grouped_args()
+    swapped = torch.tensor([128, 0, 256], dtype=torch.int32)
+    d = torch.empty(3, 64, 48)
+    dg.k_grouped_fp8_gemm_tn_contiguous((x, sx), (y, sy), d, KS, swapped)  # trusted
+    monkeypatch.setattr(groups, "VALIDATE_BY_DEFAULT", True)
+    with pytest.raises(ValueError, match=r"grouped_layout must hold ks_cpu's values "
+                                         r"\[0, 128, 256\], got \[128, 0, 256\]"):
+        dg.k_grouped_fp8_gemm_tn_contiguous((x, sx), (y, sy), d, KS, swapped)
+    assert len(launches.calls) == 1
+
+
+def test_psum_validation_refuses_decreasing_ends(launches, monkeypatch):
+    from ggc import groups
+    monkeypatch.setattr(groups, "VALIDATE_BY_DEFAULT", True)
+    ends = torch.tensor([200, 100, 256], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"non-decreasing group ends within M = 256, "
+                                         r"got \[200, 100, 256\]"):
+        _contiguous_error_free(ends)
+    assert launches.calls == []
+    _contiguous_error_free(torch.tensor([100, 100, 256], dtype=torch.int32))  # an empty group
+    assert len(launches.calls) == 1
+
+
+def _contiguous_error_free(psum):
+    x, sx, w, sw, d = fp8_args()
+    dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d, psum, use_psum_layout=True)
+
+
+@pytest.mark.parametrize("recipe", [[1, 128, 128], (1, 128, 128)])
+def test_a_recipe_may_be_any_sequence(launches, recipe):
+    """DeepGEMM takes a list as well as a tuple; a list once raised
+    'unhashable type' from the fast path's key, naming nothing."""
+    x, sx, w, sw, d = fp8_args()
+    for _ in range(2):
+        dg.m_grouped_fp8_gemm_nt_contiguous((x, sx), (w, sw), d,
+                                            torch.zeros(256, dtype=torch.int32), recipe=recipe)
+    assert len(launches.calls) == 2
+
+
+@pytest.mark.parametrize("call, match", [
+    ("contiguous sx", r"a's scales must be a torch.Tensor, got NoneType"),
+    ("contiguous d", r"d must be a torch.Tensor, got NoneType"),
+    ("contiguous layout", r"grouped_layout \(m_indices\) must be a torch.Tensor, got list"),
+    ("masked masked_m", r"masked_m must be a torch.Tensor, got list"),
+    ("k-grouped x", r"a\[0\] must be a torch.Tensor, got NoneType"),
+    ("k-grouped d", r"d must be a torch.Tensor, got NoneType"),
+    ("k-grouped layout", r"grouped_layout must be a torch.Tensor, got list"),
+    ("k-grouped bf16 a", r"a must be a torch.Tensor, got list"),
+])
+def test_arguments_that_are_not_tensors_are_named(launches, call, match):
+    """None or a list where a tensor belongs: a TypeError naming the
+    argument (it was an AttributeError on .dtype or .shape)."""
+    x, sx, w, sw, d = fp8_args()
+    (kx, ksx), (ky, ksy), layout = k_grouped_args()
+    calls = {
+        "contiguous sx": lambda: dg.m_grouped_fp8_gemm_nt_contiguous(
+            (x, None), (w, sw), d, torch.zeros(256, dtype=torch.int32)),
+        "contiguous d": lambda: dg.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx), (w, sw), None, torch.zeros(256, dtype=torch.int32)),
+        "contiguous layout": lambda: dg.m_grouped_fp8_gemm_nt_contiguous(
+            (x, sx), (w, sw), d, [0] * 256),
+        "masked masked_m": lambda: dg.m_grouped_fp8_gemm_nt_masked(
+            (f8(3, 64, 640), torch.rand(3, 64, 5)), (w, sw),
+            torch.empty(3, 64, 320, dtype=torch.bfloat16), [64, 64, 64], 64),
+        "k-grouped x": lambda: dg.k_grouped_fp8_gemm_tn_contiguous(
+            (None, ksx), (ky, ksy), torch.empty(3, 64, 48), KS, layout),
+        "k-grouped d": lambda: dg.k_grouped_fp8_gemm_tn_contiguous(
+            (kx, ksx), (ky, ksy), None, KS, layout),
+        "k-grouped layout": lambda: dg.k_grouped_fp8_gemm_tn_contiguous(
+            (kx, ksx), (ky, ksy), torch.empty(3, 64, 48), KS, KS),
+        "k-grouped bf16 a": lambda: dg.k_grouped_bf16_gemm_tn_contiguous(
+            [[0.0]], torch.randn(384, 48).bfloat16(), torch.empty(3, 64, 48), KS, layout),
+    }
+    with pytest.raises(TypeError, match=match):
+        calls[call]()
+    assert launches.calls == []
+
+
 # ---------------------------------------------------------------------------
 # DeepGEMM: layouts and signatures
 # ---------------------------------------------------------------------------

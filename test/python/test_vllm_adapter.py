@@ -59,6 +59,17 @@ def test_router_weight_on_input():
         vllm.fused_experts(x2, w1, w2, weights2, ids2, apply_router_weight_on_input=True)
 
 
+def test_router_weight_on_input_refuses_w1_bias():
+    """vLLM weighs x @ w1.T + w1_bias; scaling x alone would leave the bias
+    unweighted, a wrong answer, so the pair is refused by name."""
+    x, w1, w2, weights, ids = layer_inputs(T, H, I, E, 1, seed=5)
+    bias = torch.randn(E, w1.shape[1]).to(x.dtype)
+    with pytest.raises(NotImplementedError, match="apply_router_weight_on_input=True with "
+                                                  "w1_bias"):
+        vllm.fused_experts(x, w1, w2, weights, ids, apply_router_weight_on_input=True,
+                           w1_bias=bias)
+
+
 def test_expert_map_and_global_num_experts():
     x, w1, w2, weights, ids = layer_inputs(T, H, I, E, K, seed=5, empty=(0,))
     held = [1, 4, 5]

@@ -28,6 +28,11 @@ Shared rules:
   masked_m) are never written. DeepGEMM leaves them unspecified: its sm90
   kernels store whole blocks of rows (zeros where a 64-row half starts
   outside the group, else the padding rows' `a @ w[g]`).
+- Group metadata is trusted as DeepGEMM trusts it (rows of a group index
+  out of range are skipped, masked_m past M_max clamped); with
+  `GGC_VALIDATE=1` each call reads it back first and raises on values
+  that would mis-group rows: m_indices and masked_m out of range,
+  decreasing psum ends, a k-grouped `grouped_layout` other than `ks_cpu`.
 - Dense GEMMs (`bf16_gemm_{nt,nn,tn,tt}`, `fp8_gemm_nt`) run as one group
   of the same kernels (ggc.deepgemm.dense); the `nn` forms read B as
   [.., K, N]. sm90 FP8 takes K-major operands only, as DeepGEMM on sm90: the

@@ -28,6 +28,10 @@ def fast_key(kind, tensors, c=None):
     tensors_key = _signature.of(tensors)
     if tensors_key is None:
         return None
+    try:
+        hash(kind)
+    except TypeError:  # a recipe given as a list: DeepGEMM takes any sequence
+        return None
     return (kind, _compiler.plan_settings(), tensors_key)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from .. import groups as _groups
 from .. import ops
 from .. import signature as _signature
 from .fast import fast_key, launched, remember
@@ -36,6 +37,8 @@ def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b)
     """DeepGEMM's scale pair as ggc.ops.grouped_gemm takes it: (a_scale,
     a_kind, b_scale, b_kind)."""
     import torch
+    _require_tensor("a's scales", sfa)
+    _require_tensor("b's scales", sfb)
     ra, rb = _recipes(sfb, recipe, recipe_a, recipe_b)
     if sfa.dtype != sfb.dtype:
         raise ValueError(f"a's and b's scales must both be float32 or both int32 (packed UE8M0), "
@@ -68,6 +71,14 @@ def _require(cond: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _require_tensor(name: str, value) -> None:
+    """A TypeError naming the argument where a tensor was expected (None, a
+    list) before any attribute of it is read."""
+    import torch
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+
+
 def _fp8_pairs(a, b):
     """DeepGEMM's FP8 operands, each a pair (the tensor, its scales), as
     ((x, sx), (w, sw)); a ValueError naming the argument otherwise."""
@@ -84,6 +95,8 @@ def _check_operands(a, b, d, masked: bool, fp8: bool) -> Tuple[int, int, int, in
     """DeepGEMM's shape/dtype rules for `[.., M, K] @ [G, N, K].mT -> d`;
     returns (G, M, N, K)."""
     import torch
+    for name, t in (("a", a), ("b", b), ("d", d)):
+        _require_tensor(name, t)
     want = torch.float8_e4m3fn if fp8 else torch.bfloat16
     for name, t in (("a", a), ("b", b)):
         _require(t.dtype == want, f"{name} must be {want}, got {t.dtype}"
@@ -124,6 +137,7 @@ def _positive_hint(expected_m, m: int) -> int:
 
 def _group_tensor(name: str, t, numel: int) -> None:
     import torch
+    _require_tensor(name, t)
     _require(t.dtype == torch.int32, f"{name} must be int32, got {t.dtype}")
     _require(t.is_contiguous() and t.dim() == 1 and t.numel() == numel,
              f"{name} must be a contiguous [{numel}] tensor, got shape {list(t.shape)}")
@@ -173,8 +187,14 @@ def _psum_to_m_indices(psum, m: int):
     """DeepGEMM's psum layout (`psum[g]`: the end of group g; group g starts at
     `align(psum[g-1], 128)`) as ggc's padded layout: each row's group, -1 in
     the gaps and past the end. A few small device kernels and an [M] int32
-    tensor; no host synchronisation (so CUDA-graph capturable)."""
+    tensor; no host synchronisation (so CUDA-graph capturable) but under
+    validation (GGC_VALIDATE), which reads the ends."""
     import torch
+    if _groups.VALIDATE_BY_DEFAULT:  # m_indices made from unsorted ends mis-group rows
+        found = psum.tolist()
+        _require(all(0 <= e <= m for e in found) and found == sorted(found),
+                 f"grouped_layout (psum layout) must hold non-decreasing group ends "
+                 f"within M = {m}, got {found[:8]}")
     ends = psum.long()
     starts = torch.cat([ends.new_zeros(1), (ends[:-1] + _ALIGNMENT - 1) // _ALIGNMENT * _ALIGNMENT])
     rows = torch.arange(m, device=psum.device)
@@ -364,6 +384,7 @@ def _k_groups(ks_cpu, grouped_layout, d, use_psum_layout: bool) -> List[int]:
     if use_psum_layout:
         raise NotImplementedError("use_psum_layout: ggc's k-grouped calls take K-grouped "
                                   "tokens without gaps (DeepGEMM's psum form is sm100-only)")
+    _require_tensor("d", d)
     _require(d.dim() == 3 and d.dtype == torch.float32 and d.is_contiguous(),
              f"d must be a contiguous float32 [G, M, N], got {d.dtype} {list(d.shape)}")
     g = d.shape[0]
@@ -373,7 +394,12 @@ def _k_groups(ks_cpu, grouped_layout, d, use_psum_layout: bool) -> List[int]:
     _require(not bad, f"each ks_cpu entry must be a multiple of {_ALIGNMENT} (its scale "
              f"blocks are then those of the concatenated K), got {bad[:4]}")
     _group_tensor("grouped_layout", grouped_layout, g)
-    return [int(kg) for kg in ks_cpu]
+    ks = [int(kg) for kg in ks_cpu]
+    if _groups.VALIDATE_BY_DEFAULT:  # the kernel reads grouped_layout, the checks ks_cpu
+        found = grouped_layout.tolist()
+        _require(found == ks, f"grouped_layout must hold ks_cpu's values {ks[:8]}, got "
+                 f"{found[:8]}")
+    return ks
 
 
 def _k_offsets(grouped_layout):
@@ -388,6 +414,7 @@ def _k_scale(name: str, sf, rows: int, kb: int, blocks_first: bool):
     or the transposed view of `[sum_k/128, rows]` storage (no copy), else
     copied. DeepGEMM's tn form passes `[sum_k/128, rows]` (`blocks_first`)."""
     import torch
+    _require_tensor(name, sf)
     _require(sf.dtype == torch.float32, f"{name} must be float32 (ggc takes no packed "
              f"UE8M0 k-grouped scales in DeepGEMM's layout), got {sf.dtype}")
     want = [kb, rows] if blocks_first else [rows, kb]
@@ -407,17 +434,28 @@ def _accumulate(d, c, run) -> None:
     if c is None:
         run(d, False)
         return
-    if c.data_ptr() == d.data_ptr():
-        _require(c.shape == d.shape and c.stride() == d.stride(),
-                 "c sharing d's storage must have d's shape and strides")
-    else:
-        _require(c.shape == d.shape, f"c must be {list(d.shape)}, got {list(c.shape)}")
+    if not _check_c(d, c):
         d.copy_(c)
     run(d, True)
 
 
+def _check_c(d, c) -> bool:
+    """c as DeepGEMM's `D = C + A @ B` takes it: d's shape (never
+    broadcast), and d's strides where it shares d's storage; whether it
+    does."""
+    _require_tensor("c", c)
+    if c.data_ptr() == d.data_ptr():
+        _require(c.shape == d.shape and c.stride() == d.stride(),
+                 "c sharing d's storage must have d's shape and strides")
+        return True
+    _require(c.shape == d.shape, f"c must be {list(d.shape)}, got {list(c.shape)}")
+    return False
+
+
 def _check_k_grouped_fp8(x, y, recipe) -> None:
     import torch
+    _require_tensor("a[0]", x)
+    _require_tensor("b[0]", y)
     if tuple(recipe) != (1, 1, 128):
         raise NotImplementedError(f"recipe: ggc's k-grouped FP8 takes float32 (1, 1, 128) "
                                   f"scales, got {tuple(recipe)}")
@@ -431,7 +469,10 @@ def _trivial(d, c, m: int, n: int, sum_k: int) -> bool:
     if m == 0 or n == 0:
         return True
     if sum_k == 0:
-        d.copy_(c) if c is not None else d.zero_()
+        if c is None:
+            d.zero_()
+        elif not _check_c(d, c):
+            d.copy_(c)
         return True
     return False
 
@@ -457,13 +498,13 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     `ggc.ops.grouped_gemm(k_offsets=..., k_major=True)` on K-major operands
     avoids it. -> that call."""
     (x, sx), (y, sy) = _fp8_pairs(a, b)
+    _check_k_grouped_fp8(x, y, recipe)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)
     _require(list(x.shape) == [sum_k, m] and list(y.shape) == [sum_k, n],
              f"a must be [sum(ks) = {sum_k}, M = {m}] and b [{sum_k}, N = {n}], got "
              f"{list(x.shape)} and {list(y.shape)}")
-    _check_k_grouped_fp8(x, y, recipe)
     kb = sum_k // _ALIGNMENT
     sfa = _k_scale("a's scales", sx, m, kb, blocks_first=True)
     sfb = _k_scale("b's scales", sy, n, kb, blocks_first=True)
@@ -481,6 +522,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     N. Cost: the blocks are gathered into one K-major `[M, sum_k]` (and
     `[N, sum_k]`) first, one read and write of each operand."""
     (x, sx), (y, sy) = _fp8_pairs(a, b)
+    _check_k_grouped_fp8(x, y, recipe)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)
@@ -488,7 +530,6 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
              and y.is_contiguous(), f"a and b must be contiguous with sum(ks) x M = "
              f"{sum_k * m} and sum(ks) x N = {sum_k * n} elements, got {x.numel()} and "
              f"{y.numel()}")
-    _check_k_grouped_fp8(x, y, recipe)
     kb = sum_k // _ALIGNMENT
     sfa = _k_scale("a's scales", sx, m, kb, blocks_first=False)
     sfb = _k_scale("b's scales", sy, n, kb, blocks_first=False)
@@ -518,6 +559,8 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     f32, ks multiples of 128. ggc reads this layout as it is (no copy).
     -> `ggc.ops.grouped_gemm(a, b, k_offsets=...)`."""
     import torch
+    _require_tensor("a", a)
+    _require_tensor("b", b)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)

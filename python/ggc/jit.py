@@ -244,8 +244,8 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return (described, tuple(sorted(consts.items())), self.num_sms,
-                _compiler.plan_settings())
+        return (described, tuple(sorted((n, _constant_key(v)) for n, v in consts.items())),
+                self.num_sms, _compiler.plan_settings())
 
     def _kernel(self, tensors, consts) -> Kernel:
         key = self._key(tensors, consts)
@@ -436,6 +436,13 @@ def _runs_on_cpu(tensors: Dict[str, Any]) -> bool:
             raise ValueError(f"argument '{name}' is on {kind} but argument '{first[0]}' on "
                              f"{first[1]}: a launch's tensors must all be on one device")
     return first is not None and first[1] == "cpu"
+
+
+def _constant_key(value):
+    """A constexpr as a specialisation's key holds it: with its type (Python
+    finds 1 == True == 1.0) and floats by their text (0.0 == -0.0, and NaN
+    equals nothing, so a NaN constant would compile on every call)."""
+    return (type(value), repr(value) if isinstance(value, float) else value)
 
 
 def _reference():

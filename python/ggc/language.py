@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
@@ -304,6 +306,28 @@ class _Value:
                      "gl.maximum/gl.minimum instead of if/else on it")
 
 
+def f32_literal(x) -> str:
+    """An epilogue constant as MLIR's f32 attribute text: a finite value as
+    Python writes it, infinities and NaN as their bits (MLIR reads no
+    `inf` or `nan`); a finite value past f32's range is an error."""
+    value = float(x)
+    if math.isfinite(value):
+        try:
+            struct.pack("<f", value)
+        except OverflowError:
+            raise _error(f"the constant {x!r} is beyond f32's range (the epilogue "
+                         f"computes in f32)") from None
+        return repr(value)
+    return f"0x{struct.unpack('<I', struct.pack('<f', value))[0]:08X}"
+
+
+def f32_from_literal(text: str) -> float:
+    """f32_literal's text as a Python float (ggc's reference backend)."""
+    if text.startswith("0x"):
+        return struct.unpack("<f", struct.pack("<I", int(text, 16)))[0]
+    return float(text)
+
+
 def _as_value(x) -> _Value:
     if isinstance(x, _Value):
         return x._f32()
@@ -312,7 +336,7 @@ def _as_value(x) -> _Value:
     if isinstance(x, (int, float)):
         t = _trace()
         ssa = t.fresh()
-        t.ops.append(_Op("arith.constant", [repr(float(x))], ssa, loc=_user_location()))
+        t.ops.append(_Op("arith.constant", [f32_literal(x)], ssa, loc=_user_location()))
         return _Value(ssa)
     if isinstance(x, Param):
         raise _error(f"parameter '{x.name}' ({x.annotation.__name__}) enters the "

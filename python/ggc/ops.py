@@ -250,6 +250,8 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
         if result is not None:
             return result
     _check_accumulate(accumulate, out)
+    if not isinstance(k_major, bool):
+        raise ValueError(f"k_major must be True or False, got {k_major!r}")
     _check_zero_ungrouped(zero_ungrouped, accumulate, offsets, offs, b)
     bridge = _bridge(a)
     if bridge is not None and bridge.wants_op((a, b), grad=out is None):
@@ -331,9 +333,13 @@ def plan_options(out_dtype=None, b_layout: str = "nk", expected_m: Optional[int]
                  k_major: bool = False, accumulate: bool = False,
                  zero_ungrouped: bool = False) -> tuple:
     """grouped_gemm's options as its plan key holds them (the drop-ins'
-    fast path looks plans up by the same tuple)."""
+    fast path looks plans up by the same tuple). The checked values' types
+    are part of it: Python finds 1 == True and 128.0 == 128, so a call
+    with accumulate=1 would otherwise take accumulate=True's plan past the
+    checks that refuse it."""
     return (out_dtype, b_layout, expected_m, a_scale_kind, b_scale_kind, k_major, accumulate,
-            zero_ungrouped)
+            zero_ungrouped, type(expected_m), type(k_major), type(accumulate),
+            type(zero_ungrouped))
 
 
 def _bridge(value):

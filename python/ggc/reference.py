@@ -46,6 +46,7 @@ from . import compiler as _compiler
 from . import groups as _groups
 from .ir import Arg, FunctionSpec, emit
 from .jit import spec as _placeholder
+from .language import f32_from_literal
 from .runtime import _TORCH_DTYPES
 
 F32 = torch.float32
@@ -356,7 +357,7 @@ class _Epilogue:
     @staticmethod
     def _apply(name: str, args: list):
         if name == "arith.constant":
-            return torch.tensor(float(args[0]), dtype=F32)
+            return torch.tensor(f32_from_literal(args[0]), dtype=F32)
         if name in _BINARY:
             return _BINARY[name](*args)
         if name in _UNARY:

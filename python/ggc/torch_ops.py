@@ -587,8 +587,8 @@ def _grouped_mm_grad_x(grad_y: torch.Tensor, w: torch.Tensor,
     out = _launch_remembered(tensors, options)
     if out is not None:
         return out
-    with _op_body():
-        return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets,
+    with _op_body():  # offsets as the forward took them: a strided view is copied
+        return grouped_gemm(grad_y.contiguous(), w.contiguous(), offsets=offsets.contiguous(),
                             b_layout="kn", out_dtype=grad_y.dtype, zero_ungrouped=True)
 
 
@@ -613,7 +613,7 @@ def _grouped_mm_grad_w(grad_y: torch.Tensor, x: torch.Tensor,
     if out is not None:
         return out
     with _op_body():
-        return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets,
+        return grouped_gemm(grad_y.contiguous(), x.contiguous(), k_offsets=offsets.contiguous(),
                             out_dtype=x.dtype)
 
 

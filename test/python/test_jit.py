@@ -202,6 +202,43 @@ def test_specialisations_are_cached_in_memory():
     assert other is not first
 
 
+@ggc.jit
+def scaled(x: gl.Rows, w: gl.Weights, m_indptr: gl.Offsets, y: gl.Out,
+           SCALE: gl.constexpr = 1.0):
+    gl.store(y, gl.grouped_dot(x, w, m_indptr) * SCALE)
+
+
+def test_constexprs_equal_in_python_but_not_in_the_kernel_specialise_apart():
+    """0.0 == -0.0 and 1 == 1.0 in Python; each is its own kernel."""
+    args = (ARGS[0], ARGS[1], ARGS[2], ARGS[6])
+    zero = scaled.compile(*args, SCALE=0.0)
+    negative_zero = scaled.compile(*args, SCALE=-0.0)
+    assert negative_zero is not zero and "-0.0" in negative_zero.asm["gg"]
+    assert "-0.0" not in zero.asm["gg"]
+    assert scaled.compile(*args, SCALE=1) is not scaled.compile(*args, SCALE=1.0)
+    nan = scaled.compile(*args, SCALE=float("nan"))
+    assert scaled.compile(*args, SCALE=float("nan")) is nan  # found again, not recompiled
+
+
+def test_non_finite_constants_reach_the_kernel_and_the_reference():
+    """MLIR reads no `inf` or `nan`: they enter the IR as their bits, and
+    ggc's reference backend reads them back; a finite constant past f32's
+    range is refused by name."""
+    torch = pytest.importorskip("torch")
+    args = (ARGS[0], ARGS[1], ARGS[2], ARGS[6])
+    kernel = scaled.compile(*args, SCALE=float("-inf"))
+    assert "arith.constant 0xFF800000 : f32" in kernel.asm["gg"]
+    x = torch.randn(5, 512).bfloat16()
+    w = torch.randn(8, 256, 512).bfloat16()
+    offsets = torch.tensor([0, 2, 5, 5, 5, 5, 5, 5, 5], dtype=torch.int32)
+    y = torch.zeros(5, 256).bfloat16()
+    scaled(x, w, offsets, y, SCALE=float("inf"))
+    product = torch.cat([x[:2].float() @ w[0].float().T, x[2:].float() @ w[1].float().T])
+    assert torch.equal(y.float(), product.sign() * float("inf"))
+    with pytest.raises(gl.CompileError, match=r"constant 1e\+39 is beyond f32's range"):
+        scaled.trace(*args, SCALE=1e39)
+
+
 def test_disk_cache_is_reused_by_a_second_process(tmp_path):
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {os.path.join(ROOT, 'python')!r})

@@ -102,6 +102,33 @@ def test_grouped_mm_backward_launches_the_gradients_it_needs(launches, needs):
     assert all(launch[0] == grad_y.data_ptr() for launch in launches[before:])
 
 
+def test_grouped_mm_backward_takes_the_strided_offsets_its_forward_took(launches):
+    """The forward copies a strided offsets view; its gradients, given the
+    same view, copy it too (they raised 'must be contiguous')."""
+    every_other = torch.tensor([0, 7, 30, 9, M, 5], dtype=I32)[::2]
+    t = operands(a=torch.randn(M, K).to(BF16).requires_grad_(),
+                 b=torch.randn(G, N, K).to(BF16).requires_grad_())
+    y = torch.ops.ggc.grouped_mm(t["a"], t["b"], every_other)
+    grads = torch.autograd.grad(y, [t["a"], t["b"]], torch.randn(M, N).to(BF16))
+    assert [g.shape for g in grads] == [(M, K), (G, N, K)]
+    assert launches[-1][2] != every_other.data_ptr()  # a contiguous copy was read
+
+
+@pytest.mark.parametrize("option, good, bad", [
+    ("accumulate", True, 1), ("expected_m", 64, 64.0), ("k_major", False, 0)])
+def test_a_kept_plan_is_not_found_by_a_value_of_another_type(launches, option, good, bad):
+    """Python finds 1 == True and 64.0 == 64: a kept plan's key holds the
+    options' types, so such a call takes the checks that refuse it cold."""
+    t = operands()
+    out = torch.zeros(M, N, dtype=BF16)
+    call = lambda value: ggc.ops.grouped_gemm(  # noqa: E731
+        t["a"], t["b"], offsets=t["offsets"], out=out, **{option: value})
+    call(good)
+    call(good)  # now from the kept plan
+    with pytest.raises(ValueError, match=f"{option} must be"):
+        call(bad)
+
+
 def test_moe_down_needs_a_gradient_for_its_autograd(launches):
     a, w = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
     offsets, route = torch.tensor([0, 30, M], dtype=I32), torch.rand(M, requires_grad=True)
@@ -240,6 +267,17 @@ def test_deepgemm_cached_calls_pass_the_new_tensors(recorded):
     with pytest.raises(ValueError, match="masked_m must be int32"):
         dg.m_grouped_fp8_gemm_nt_masked(*second[:3], second[3].long(), 64)
     assert len(recorded.calls) == 2
+
+
+def test_deepgemm_fast_path_is_not_found_by_a_float_expected_m(launches):
+    """The drop-ins' fast path keys expected_m with its type: 64.0 after
+    64 takes the checks, which refuse it, as they do cold."""
+    args = fp8_masked()
+    dg.m_grouped_fp8_gemm_nt_masked(*args, 64)
+    dg.m_grouped_fp8_gemm_nt_masked(*args, 64)
+    assert any(key[0][-2:] == (64, int) for key in dg.fast._LAUNCHES)  # the fast path's
+    with pytest.raises(TypeError, match="expected_m must be an int, got float"):
+        dg.m_grouped_fp8_gemm_nt_masked(*args, 64.0)
 
 
 def test_deepgemm_copied_scales_are_copied_on_every_call(recorded):

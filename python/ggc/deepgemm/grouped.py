@@ -287,7 +287,7 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m: int, recipe=None
     bf16, masked_m [G] int32 on the device, expected_m a host hint (> 0).
     -> `ggc.ops.grouped_gemm(x, w, masked_m=..., expected_m=..., out=d)`."""
     (x, sx), (w, sw) = _fp8_pairs(a, b)
-    key = fast_key(("fp8 masked", recipe, recipe_a, recipe_b, expected_m),
+    key = fast_key(("fp8 masked", recipe, recipe_a, recipe_b, expected_m, type(expected_m)),
                    (x, sx, w, sw, d, masked_m))
     if launched(key, (x, w, None, masked_m, None, None, None, sx, sw, d)):
         return
@@ -360,7 +360,7 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m: int,
         _group_tensor("masked_m", masked_m, g)
         return m, True
 
-    key = fast_key(("bf16 masked", expected_m), (a, b, d, masked_m))
+    key = fast_key(("bf16 masked", expected_m, type(expected_m)), (a, b, d, masked_m))
     if launched(key, (a, b, None, masked_m, None, None, None, None, None, d)):
         return
     expected_m = _positive_hint(expected_m, _checked("bf16 masked", (a, b, d, masked_m), (),

@@ -201,6 +201,26 @@ def test_placements():
         moe.ExpertPlacement.of([["a"], [0, 1, 2]], 3, 2)
 
 
+def test_placements_take_integers_of_numpy_and_torch_and_nothing_else():
+    """numpy and torch integers are ranks and ids; floats, bools and arrays
+    of another shape are refused by name (a float tensor was truncated,
+    numpy ints failed with "'numpy.int64' object is not iterable")."""
+    import numpy as np
+    import torch
+    want = ((0, 1), (2, 3))
+    for spec in (np.array([0, 0, 1, 1]), torch.tensor([0, 0, 1, 1]), [np.int64(0)] * 2 + [1, 1],
+                 torch.tensor([[0, 1], [2, 3]]), [[np.int32(0), 1], [2, torch.tensor(3)]]):
+        assert moe.ExpertPlacement.of(spec, 4, 2).experts_of == want, spec
+    for spec, message in (
+            (torch.tensor([0, 0.7, 1, 1]), r"must hold integers.* got float32 of shape \[4\]"),
+            (np.zeros((2, 2, 1), dtype=np.int64), r"got int64 of shape \[2, 2, 1\]"),
+            ([0.0, 0.0, 1.0, 1.0], r"each expert's rank \(\[E\] ints\).* got an entry 0.0"),
+            ([[0.0, 1], [2, 3]], "must list expert ids"),
+            ([True, False, True, False], "got an entry True")):
+        with pytest.raises(TypeError, match=message):
+            moe.ExpertPlacement.of(spec, 4, 2)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
 

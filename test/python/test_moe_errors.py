@@ -76,6 +76,18 @@ CASES = {
     "fp8_grad": (changed(True, x=lambda c: c["x"].requires_grad_()),
                  "FP8 fused_moe is inference only"),
     "graph": (changed(graph="yes"), "graph must be None, True or False, got 'yes'"),
+    # The biases that quantize_fp8 leaves as parameters: FP8 has no backward
+    # for them either (it crashed inside the quantisation).
+    "fp8_bias_grad": (changed(True, w13_bias=torch.zeros(E, 2 * I, requires_grad=True)),
+                      "FP8 fused_moe is inference only"),
+    # A zero size passed the multiple-of-8 check and failed in the compiler.
+    "no_experts": (changed(w13=lambda c: c["w13"][:0], w2=lambda c: c["w2"][:0],
+                           topk_ids=lambda c: torch.zeros(T, K, dtype=torch.int32)),
+                   r"E \(w13.shape\[0\]\) must be at least 1, got 0"),
+    "no_hidden": (changed(x=torch.zeros(T, 0, dtype=BF16), w13=torch.zeros(E, 2 * I, 0,
+                                                                            dtype=BF16),
+                          w2=torch.zeros(E, 0, I, dtype=BF16)),
+                  r"H \(x.shape\[1\]\) must be at least 1, got 0"),
 }
 
 
@@ -150,8 +162,18 @@ def test_module_errors_name_the_argument(changes, message):
 
 def test_module_input_and_quantisation_errors():
     layer = moe.MoE(H, 96, E, K)
-    with pytest.raises(ValueError, match=r"x must be \[..., H = 256\], got \[3, 128\]"):
+    with pytest.raises(ValueError, match=r"x must be a \[..., H = 256\] torch.bfloat16 tensor "
+                                         r"on cpu, got \[3, 128\] torch.bfloat16 on cpu"):
         layer(torch.zeros(3, 128, dtype=BF16))
+    with pytest.raises(ValueError, match=r"got \[3, 256\] torch.float32 on cpu"):
+        layer(torch.zeros(3, 256))  # was torch's dtype error from inside the router
+    w13 = torch.zeros(E - 1, 192, H, dtype=FP8)  # an expert short
+    with pytest.raises(ValueError, match=r"set_fp8_weights: w13 must be a float8_e4m3fn "
+                                         r"\[6, 192, 256\] tensor, got \[5, 192, 256\]"):
+        layer.set_fp8_weights(w13, layer.w2.to(FP8), torch.ones(E - 1, 2, 2),
+                              torch.ones(E, 2, 1))
+    with pytest.raises(TypeError, match="set_fp8_weights: w2_scale must be a tensor"):
+        layer.set_fp8_weights(layer.w13.to(FP8), layer.w2.to(FP8), torch.ones(E, 2, 2), None)
     layer.quantize_fp8()  # I = 96: w13's 192 rows are a whole and a partial block
     assert layer.w13_scale.shape == (E, 2, 2) and layer.w2_scale.shape == (E, 2, 1)
 

@@ -110,6 +110,8 @@ ROUTE_ERRORS = [
     (lambda x: (x, 2), dict(scoring="topk_softmax", correction_bias=torch.zeros(16)),
      "correction_bias ranks scores"),
     (lambda x: (x, 2), dict(scaling_factor="2"), "scaling_factor must be a number"),
+    (lambda x: (x, 2), dict(scaling_factor=float("nan")), "scaling_factor must be finite"),
+    (lambda x: (x, 2), dict(renormalize="no"), "renormalize must be True or False, got 'no'"),
 ]
 
 

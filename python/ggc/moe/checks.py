@@ -72,6 +72,10 @@ def check_fused_moe(x, w13, w2, topk_weights, topk_ids, activation, w13_scale,
     # TMA's rows are multiples of 16 bytes: 8 bf16 or 16 e4m3 elements
     # (block scales take a partial last block: H = 2,880 of gpt-oss).
     multiple = 16 if fp8 else 8
+    for label, size in (("E (w13.shape[0])", experts), ("H (x.shape[1])", hidden),
+                        ("I (w2.shape[2])", intermediate)):
+        if size < 1:
+            raise ValueError(f"{label} must be at least 1, got {size}")
     for label, size in (("H (x.shape[1])", hidden), ("I (w2.shape[2])", intermediate)):
         if size % multiple:
             raise ValueError(f"{label} = {size} must be a multiple of {multiple} "

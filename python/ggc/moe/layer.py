@@ -98,9 +98,10 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (x, topk_weights, w13, w2, w13_bias, w2_bias))
     fp8_compute = checks.check_compute_dtype(compute_dtype, problem, x)
-    if problem.fp8 and grad and (x.requires_grad or topk_weights.requires_grad):
-        raise ValueError("FP8 fused_moe is inference only: x and topk_weights must not "
-                         "require grad (run it under torch.no_grad(), or use bf16 weights)")
+    if problem.fp8 and grad:  # FP8 weights: nothing of the layer has a backward
+        raise ValueError("FP8 fused_moe is inference only: x, topk_weights and the biases "
+                         "must not require grad (run it under torch.no_grad(), or use "
+                         "bf16 weights)")
     if problem.mapped and grad:
         raise ValueError("fused_moe with expert_map is inference only: run it under "
                          "torch.no_grad() (ggc.moe.ExpertParallelMoE trains across ranks)")

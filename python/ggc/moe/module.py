@@ -112,6 +112,15 @@ class MoE(nn.Module):
         """Takes FP8 expert weights with their 128x128 block scales (an FP8
         checkpoint's, say) in place of the bf16 ones (compute_dtype goes
         back to None: the GEMMs are FP8 on these)."""
+        for name, weight, scale in (("w13", w13, w13_scale), ("w2", w2, w2_scale)):
+            want = tuple(getattr(self, name).shape)  # the experts' (shared ones included)
+            if not isinstance(weight, torch.Tensor) or weight.dtype != torch.float8_e4m3fn or (
+                    tuple(weight.shape) != want):
+                raise ValueError(f"set_fp8_weights: {name} must be a float8_e4m3fn "
+                                 f"{list(want)} tensor, got {_described(weight)}")
+            if not isinstance(scale, torch.Tensor):
+                raise TypeError(f"set_fp8_weights: {name}_scale must be a tensor of "
+                                f"{name}'s 128x128 block scales, got {type(scale).__name__}")
         del self.w13, self.w2
         self.compute_dtype = None
         self.register_buffer("w13", w13)
@@ -127,9 +136,11 @@ class MoE(nn.Module):
         the routed experts (the shared ones not included). `on_logits`, if
         given, is called with the router's logits [T, E] (what an auxiliary
         load-balancing loss reads; differentiable)."""
-        if not isinstance(x, torch.Tensor) or x.shape[-1:] != (self.hidden_size,):
-            raise ValueError(f"x must be [..., H = {self.hidden_size}], got "
-                             f"{list(getattr(x, 'shape', [])) or type(x).__name__}")
+        weight = self.gate.weight
+        if not isinstance(x, torch.Tensor) or x.shape[-1:] != (self.hidden_size,) or (
+                x.dtype != weight.dtype or x.device != weight.device):
+            raise ValueError(f"x must be a [..., H = {self.hidden_size}] {weight.dtype} "
+                             f"tensor on {weight.device}, got " + _described(x))
         tokens = x.reshape(-1, self.hidden_size)
         logits = self.router_logits(tokens)
         if on_logits is not None:

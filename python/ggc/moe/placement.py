@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 
 PlacementSpec = Union[None, "ExpertPlacement", Sequence[int], Sequence[Sequence[int]]]
@@ -28,6 +29,11 @@ class ExpertPlacement:
     def __init__(self, experts_of: Sequence[Sequence[int]], num_experts: int):
         if not isinstance(num_experts, int) or isinstance(num_experts, bool) or num_experts < 1:
             raise ValueError(f"num_experts must be a positive int, got {num_experts!r}")
+        for experts in experts_of:
+            if not isinstance(experts, (list, tuple, range)):
+                raise TypeError(f"placement must be each expert's rank ([E] ints) or each "
+                                f"rank's experts ([W] lists of ints), got an entry "
+                                f"{experts!r}")
         lists = tuple(tuple(_expert_id(e, r, num_experts) for e in experts)
                       for r, experts in enumerate(experts_of))
         if not lists:
@@ -74,10 +80,12 @@ class ExpertPlacement:
             if key not in _CONTIGUOUS:  # made once: a call's host time counts
                 _CONTIGUOUS[key] = cls.contiguous(num_experts, world_size)
             return _CONTIGUOUS[key]
+        if isinstance(spec, (torch.Tensor, np.ndarray)):
+            spec = _integer_lists(spec)
         if isinstance(spec, ExpertPlacement):
             placement = spec
-        elif isinstance(spec, torch.Tensor) or all(isinstance(v, int) for v in spec):
-            ranks = [int(v) for v in spec]
+        elif all(_as_int(v) is not None for v in spec):
+            ranks = [_as_int(v) for v in spec]
             if len(ranks) != num_experts:
                 raise ValueError(f"placement as the rank of each expert must have E = "
                                  f"{num_experts} entries, got {len(ranks)}")
@@ -143,13 +151,37 @@ class ExpertPlacement:
         return f"ExpertPlacement(num_experts={self.num_experts}, experts per rank={counts})"
 
 
+def _as_int(value) -> Optional[int]:
+    """`value` as an int where it is an integer (Python's but a bool,
+    numpy's, a one-element integer tensor); None otherwise: a float is
+    never truncated into an id or a rank."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not (
+            value.is_floating_point() or value.is_complex() or value.dtype == torch.bool):
+        return int(value)
+    return None
+
+
+def _integer_lists(spec):
+    """A tensor or array spec as lists: [E] the rank of each expert, [W, k]
+    each rank's experts; integers only."""
+    array = spec.cpu().numpy() if isinstance(spec, torch.Tensor) else spec
+    if array.ndim not in (1, 2) or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"placement as an array must hold integers, [E] (each expert's rank) "
+                        f"or [W, k] (each rank's experts), got {array.dtype} of shape "
+                        f"{list(array.shape)}")
+    return array.tolist()
+
+
 def _expert_id(value, rank: int, num_experts: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"placement for rank {rank} must list expert ids (ints), got "
-                            f"{value!r}") from None
+    found = _as_int(value)
+    if found is None:
+        raise TypeError(f"placement for rank {rank} must list expert ids (ints), got "
+                        f"{value!r}")
+    value = found
     if not 0 <= value < num_experts:
         raise ValueError(f"placement for rank {rank} names expert {value}, outside "
                          f"[0, E = {num_experts})")

@@ -11,6 +11,8 @@ graph with the rest of the layer.
 
 from __future__ import annotations
 
+import math
+
 from typing import Optional, Tuple
 
 import torch
@@ -42,6 +44,8 @@ def route(router_logits: torch.Tensor, top_k: int, *, scoring: str = "softmax",
     (routed_scaling_factor)."""
     num_experts = _check_route_args(router_logits, top_k, scoring, n_group, topk_group,
                                     correction_bias, scaling_factor)
+    if not isinstance(renormalize, bool):  # a string is truthy: say so, not renormalise
+        raise TypeError(f"renormalize must be True or False, got {renormalize!r}")
     kernel = kernel_routing(scoring, renormalize, n_group, topk_group,
                             correction_bias is not None, scaling_factor)
     if kernel is not None:
@@ -125,6 +129,8 @@ def _check_route_args(logits, top_k, scoring, n_group, topk_group, bias, scaling
                              f"{logits.device}")
     if not isinstance(scaling, (int, float)) or isinstance(scaling, bool):
         raise TypeError(f"scaling_factor must be a number, got {type(scaling).__name__}")
+    if not math.isfinite(scaling):  # it multiplies every weight
+        raise ValueError(f"scaling_factor must be finite, got {scaling!r}")
     return num_experts
 
 

@@ -199,6 +199,10 @@ void TensorMapSpec::validate() const {
 
 std::string TensorMapSpec::key() const {
   // Field by field: the struct's padding bytes are not part of the identity.
+  // Only `rank` entries of each array are read: a rank past them is the
+  // error validate() gives, before a read past their end.
+  if (rank < 1 || rank > dims.size())
+    validate();
   std::string k;
   auto put = [&](const void *data, size_t size) {
     k.append(static_cast<const char *>(data), size);

@@ -302,6 +302,61 @@ TEST(GgcKernels, EveryPrecisionsSourceCompilesToPtx) {
     }
 }
 
+// Every target's launch contract becomes launch arguments: on sm_80/sm_89
+// A's and B's `args` dtypes are the contract's names ("bf16", "f8e4m3fn"), which the
+// runtime's tensor-map names do not include (every launch there threw
+// "unknown tensor map element type 'bf16'").
+TEST(GgcKernels, LaunchArgumentsReadEveryTargetsContract) {
+  struct Case {
+    const char *arch;
+    Precision precision;
+  };
+  for (Case c : {Case{"sm_80", Precision::BF16}, Case{"sm_89", Precision::FP8},
+                 Case{"sm_89", Precision::FP16}, Case{"sm_90a", Precision::BF16},
+                 Case{"sm_90a", Precision::FP8}}) {
+    const int64_t g = 4, n = 384, k = 256, m = 1000;
+    std::string ir = ggckernels::source(c.precision, g, n, k, false);
+    ggc_options options{};
+    options.emit = "nvvm";
+    options.arch = c.arch;
+    ggc_result *r = ggc_compile(ir.data(), ir.size(), "test", &options);
+    ASSERT_TRUE(ggc_result_ok(r)) << c.arch << ":\n" << ggc_result_diagnostics(r);
+    json::Value info = json::parse(ggc_result_kernel_info(r));
+    ggc_result_destroy(r);
+    bool fp8 = c.precision == Precision::FP8;
+    std::vector<ggckernels::ArgTensor> args = {{0x100000, {m, k}}};
+    if (fp8)
+      args.push_back({0x200000, {k / 128, m}});
+    args.push_back({0x300000, {g, n, k}});
+    if (fp8)
+      args.push_back({0x400000, {g, n / 128, k / 128}});
+    args.push_back({0x500000, {g + 1}});
+    args.push_back({0x600000, {m, n}});
+    const json::Value &kernel = info.array.at(0);
+    std::vector<ggc::runtime::KernelArg> launchArgs;
+    ASSERT_NO_THROW(launchArgs = ggckernels::launchArguments(kernel, args)) << c.arch;
+    EXPECT_EQ(launchArgs.size(), kernel.at("params").array.size());
+    bool tma = std::string(c.arch) == "sm_90a";
+    int maps = 0;
+    for (const ggc::runtime::KernelArg &a : launchArgs)
+      maps += a.kind == ggc::runtime::KernelArg::Kind::TensorMap;
+    EXPECT_EQ(maps > 0, tma) << c.arch;
+    if (!tma) { // cp.async's rows: a misaligned A is named before any launch
+      args[0].address += 8;
+      try {
+        ggckernels::launchArguments(kernel, args);
+        ADD_FAILURE() << c.arch << ": a misaligned A was taken";
+      } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("operand a has rows of"), std::string::npos)
+            << e.what();
+      }
+    }
+  }
+  EXPECT_EQ(ggckernels::argumentElementBytes("f8e4m3fn"), 1);
+  EXPECT_EQ(ggckernels::argumentElementBytes("bf16"), 2);
+  EXPECT_THROW(ggckernels::argumentElementBytes("bfloat16x"), Error);
+}
+
 // The bias must reach the f32 accumulator (one rounding of acc + bias), as a
 // [G, N] column vector of the weights' type that the kernel is given.
 TEST(GgcKernels, BiasesJoinTheAccumulatorBeforeRounding) {

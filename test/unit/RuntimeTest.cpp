@@ -86,6 +86,25 @@ TEST(Runtime, TensorMapKeysDifferWhenAnyFieldDiffers) {
                 .key());
 }
 
+// A hand-built spec's rank bounds what its key reads: past five it is
+// validate()'s error, not a read past the arrays.
+TEST(Runtime, TensorMapKeyRefusesARankPastFive) {
+  TensorMapSpec spec =
+      rowMajorTensorMap(ElementType::BFloat16, {1024, 7168}, {64, 128}, 0x1000);
+  for (uint32_t rank : {0u, 6u, 0xFFFFFFFFu}) {
+    spec.rank = rank;
+    try {
+      (void)spec.key();
+      ADD_FAILURE() << "rank " << rank << " was keyed";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("rank must be in [1, 5], got " +
+                                           std::to_string(rank)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Runtime, ParametersFollowCudaAlignment) {
   KernelArg map;
   map.kind = KernelArg::Kind::TensorMap;

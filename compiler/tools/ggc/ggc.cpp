@@ -84,10 +84,13 @@ bool readFile(const std::string &path, std::string &text) {
   return true;
 }
 
+/// False where any byte did not reach the file: a full disk shows only
+/// when the buffer is flushed, so the stream is closed before it is asked.
 bool writeFile(const std::string &path, const char *data, size_t length) {
   std::ofstream out(path, std::ios::binary);
   out.write(data, static_cast<std::streamsize>(length));
-  return static_cast<bool>(out);
+  out.close();
+  return !out.fail();
 }
 
 } // namespace
@@ -296,8 +299,11 @@ int main(int argc, char **argv) {
   size_t length = 0;
   const char *text = ggc_result_stage_text(result, last, &length);
   if (output == "-") {
-    if (dumpDir.empty())
-      std::cout.write(text, static_cast<std::streamsize>(length));
+    if (dumpDir.empty() &&
+        !std::cout.write(text, static_cast<std::streamsize>(length)).flush()) {
+      std::cerr << "ggc: error: cannot write the output to standard output\n";
+      status = 1;
+    }
   } else if (!writeFile(output, text, length)) {
     std::cerr << "ggc: error: cannot write output file '" << output << "'\n";
     status = 1;

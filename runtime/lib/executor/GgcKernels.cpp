@@ -30,6 +30,26 @@ const char *irType(DType t) {
   return "?";
 }
 
+/// Targets without TMA copy A's and B's rows in 16-byte pieces, and
+/// quads of threads store 16 bytes of an output row each
+/// (store_columns = 8): `spec` is the operand's entry in the contract's
+/// `args` (its `dtype` the contract's element name).
+void checkCopiedRows(const std::string &operand, const json::Value &spec,
+                     const ArgTensor &t) {
+  if (operand == "a" || operand == "b") {
+    int64_t rowBytes = t.shape.back() * argumentElementBytes(spec.at("dtype").text());
+    if (rowBytes % 16 != 0 || t.address % 16 != 0)
+      throw Error("ggc executor: operand " + operand + " has rows of " +
+                  std::to_string(rowBytes) + " bytes at address " +
+                  std::to_string(t.address) + "; cp.async needs 16-byte "
+                  "aligned rows of a multiple of 16 bytes");
+  }
+  if (operand == "out" && t.address % 16 != 0)
+    throw Error("ggc executor: out at address " + std::to_string(t.address) +
+                " is not 16-byte aligned; the kernel's threads store "
+                "16-byte pieces of its rows");
+}
+
 struct Compiled {
   std::unique_ptr<runtime::Kernel> kernel;
   json::Value info;
@@ -208,32 +228,25 @@ std::string source(Precision precision, int64_t g, int64_t n, int64_t k,
   return ir + "\n  return\n}\n";
 }
 
-void launch(Precision precision, int64_t g, int64_t n, int64_t k,
-            const CompileTarget &target, int device, const Operands &o,
-            uint64_t stream) {
-  bool biases = o.biases != 0;
-  const Compiled &c = compiled(precision, g, n, k, biases, target);
-  if (o.numRows == 0)
-    return; // no rows: nothing to compute, nothing to write
-  int64_t m = o.numRows;
-  struct Tensor {
-    uint64_t address;
-    std::vector<int64_t> shape;
-  };
-  std::vector<Tensor> args;
-  args.push_back({o.rows, {m, k}});
-  if (precision == Precision::FP8)
-    args.push_back({o.rowScales, {ceilDiv(k, 128), (m + 3) / 4 * 4}});
-  args.push_back({o.weights, {g, n, k}});
-  if (precision == Precision::FP8)
-    args.push_back({o.weightScales, {g, ceilDiv(n, 128), ceilDiv(k, 128)}});
-  args.push_back({o.offsets, {g + 1}});
-  if (biases)
-    args.push_back({o.biases, {g, n}});
-  args.push_back({o.out, {m, n}});
+int64_t argumentElementBytes(const std::string &name) {
+  if (name == "f8e4m3fn" || name == "f8e5m2")
+    return 1;
+  if (name == "bf16" || name == "f16")
+    return 2;
+  if (name == "f32" || name == "i32")
+    return 4;
+  if (name == "i64")
+    return 8;
+  throw Error("ggc executor: the launch contract names an argument of element "
+              "type '" + name + "', which the executor does not know");
+}
+
+std::vector<runtime::KernelArg>
+launchArguments(const json::Value &info, const std::vector<ArgTensor> &args) {
   std::vector<runtime::KernelArg> launchArgs;
-  for (const json::Value &p : c.info.at("params").array) {
-    const Tensor &t = args.at(static_cast<size_t>(p.at("arg").integer()));
+  for (const json::Value &p : info.at("params").array) {
+    size_t index = static_cast<size_t>(p.at("arg").integer());
+    const ArgTensor &t = args.at(index);
     runtime::KernelArg arg;
     const std::string &kind = p.at("kind").text();
     if (kind == "tensor_map") {
@@ -245,26 +258,7 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k,
           runtime::parseElementType(p.at("dtype").text()), t.shape, box,
           t.address, runtime::parseSwizzle(p.at("swizzle").text()));
     } else if (kind == "pointer") {
-      // Targets without TMA copy A's and B's rows in 16-byte pieces.
-      const std::string &operand = p.at("operand").text();
-      if (operand == "a" || operand == "b") {
-        const json::Value &spec =
-            c.info.at("args").array.at(static_cast<size_t>(p.at("arg").integer()));
-        int64_t rowBytes =
-            t.shape.back() *
-            runtime::elementBytes(runtime::parseElementType(spec.at("dtype").text()));
-        if (rowBytes % 16 != 0 || t.address % 16 != 0)
-          throw Error("ggc executor: operand " + operand + " has rows of " +
-                      std::to_string(rowBytes) + " bytes at address " +
-                      std::to_string(t.address) + "; cp.async needs 16-byte "
-                      "aligned rows of a multiple of 16 bytes");
-      }
-      // Quads of threads store 16 bytes of a row each (store_columns = 8).
-      if (operand == "out" && t.address % 16 != 0)
-        throw Error("ggc executor: out at address " +
-                    std::to_string(t.address) +
-                    " is not 16-byte aligned; the kernel's threads store "
-                    "16-byte pieces of its rows");
+      checkCopiedRows(p.at("operand").text(), info.at("args").array.at(index), t);
       arg.value = t.address;
     } else {
       arg.kind = runtime::KernelArg::Kind::Int64;
@@ -272,7 +266,30 @@ void launch(Precision precision, int64_t g, int64_t n, int64_t k,
     }
     launchArgs.push_back(arg);
   }
-  c.kernel->launch(grid(c.info, m), launchArgs, stream, device);
+  return launchArgs;
+}
+
+void launch(Precision precision, int64_t g, int64_t n, int64_t k,
+            const CompileTarget &target, int device, const Operands &o,
+            uint64_t stream) {
+  bool biases = o.biases != 0;
+  const Compiled &c = compiled(precision, g, n, k, biases, target);
+  if (o.numRows == 0)
+    return; // no rows: nothing to compute, nothing to write
+  int64_t m = o.numRows;
+  std::vector<ArgTensor> args;
+  args.push_back({o.rows, {m, k}});
+  if (precision == Precision::FP8)
+    args.push_back({o.rowScales, {ceilDiv(k, 128), (m + 3) / 4 * 4}});
+  args.push_back({o.weights, {g, n, k}});
+  if (precision == Precision::FP8)
+    args.push_back({o.weightScales, {g, ceilDiv(n, 128), ceilDiv(k, 128)}});
+  args.push_back({o.offsets, {g + 1}});
+  if (biases)
+    args.push_back({o.biases, {g, n}});
+  args.push_back({o.out, {m, n}});
+  c.kernel->launch(grid(c.info, m), launchArguments(c.info, args), stream,
+                   device);
 }
 
 } // namespace ggc::executor::ggckernels

@@ -2,9 +2,12 @@
 #ifndef GGC_EXECUTOR_GGCKERNELS_H
 #define GGC_EXECUTOR_GGCKERNELS_H
 
+#include "Json.h"
 #include "ggc/Executor.h"
+#include "ggc/Runtime.h"
 
 #include <string>
+#include <vector>
 
 namespace ggc::executor::ggckernels {
 
@@ -21,6 +24,24 @@ struct Operands {
            biases = 0 /* none */, out = 0;
   int64_t numRows = 0;
 };
+
+/// One gg function argument as a launch reads it: its address and shape.
+struct ArgTensor {
+  uint64_t address = 0;
+  std::vector<int64_t> shape;
+};
+
+/// Bytes of an element of the type a launch contract's `args[].dtype`
+/// names (bf16, f16, f32, i32, i64, f8e4m3fn, f8e5m2: the compiler's
+/// KernelInfo names); throws Error for another name.
+int64_t argumentElementBytes(const std::string &name);
+
+/// The kernel parameters of one launch, from its contract `info` (one
+/// kernel's object) and the gg function's arguments in order: tensor maps,
+/// pointers (rows that cp.async copies or threads store checked for
+/// 16-byte alignment first) and sizes.
+std::vector<runtime::KernelArg> launchArguments(const json::Value &info,
+                                                const std::vector<ArgTensor> &args);
 
 /// What the kernels are compiled for: the device's SMs (the persistent
 /// grid), its opt-in shared memory per CTA and its ggc target.

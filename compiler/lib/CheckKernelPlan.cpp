@@ -163,11 +163,13 @@ LogicalResult ggc::checkKernelPlan(GroupedMatmulOp op, ConfigAttr config,
                         "first multiply on " << target.name
                      << ": mma.sync is done when issued; use "
                         "epilogue_blocks = 0";
-    if (!deferredOneLevelEpilogueFits(config, plan.getConsumerRegisters()))
+    bool kGrouped = op.getLayout() == GroupLayout::k_grouped;
+    if (!deferredOneLevelEpilogueFits(config, plan.getConsumerRegisters(),
+                                      kGrouped))
       return error() << " gives each consumer "
                      << plan.getConsumerRegisters()
                      << " registers, fewer than the "
-                     << deferredOneLevelEpilogueRegisters(config)
+                     << deferredOneLevelEpilogueRegisters(config, kGrouped)
                      << " that the finished tile's accumulator beside the "
                         "next one's needs to defer the epilogue; use "
                         "epilogue_blocks = 0";

@@ -112,11 +112,13 @@ bool pipelinedPromotionFits(ConfigAttr config, int64_t consumerRegs,
 /// Deferred, a one-level tile's epilogue reads its finished accumulator
 /// while the next tile's first wgmma writes another: two live, as in a
 /// serial two-level K block.
-int64_t deferredOneLevelEpilogueRegisters(ConfigAttr config) {
-  return 2 * accumulatorRegisters(config) + kAccumulatorOverhead;
+int64_t deferredOneLevelEpilogueRegisters(ConfigAttr config, bool kGrouped) {
+  return 2 * accumulatorRegisters(config) + kAccumulatorOverhead +
+         (kGrouped ? kKGroupedDeferredOverhead : 0);
 }
-bool deferredOneLevelEpilogueFits(ConfigAttr config, int64_t consumerRegs) {
-  return deferredOneLevelEpilogueRegisters(config) <= consumerRegs;
+bool deferredOneLevelEpilogueFits(ConfigAttr config, int64_t consumerRegs,
+                                  bool kGrouped) {
+  return deferredOneLevelEpilogueRegisters(config, kGrouped) <= consumerRegs;
 }
 
 /// Column scales read at the wgmma's issue stay in each consumer thread's

@@ -25,6 +25,11 @@ inline constexpr int64_t kMaxConsumerRegisters = 240;
 /// its three (addresses, scales, counters).
 inline constexpr int64_t kAccumulatorOverhead = 26;
 inline constexpr int64_t kPipelinedOverhead = 40;
+/// More beside a k-grouped one-level kernel's two accumulators when its
+/// epilogue is deferred: ptxas spilled 128x192 weight-gradient tiles at
+/// 232 and at 240 registers, the same tiles of a contiguous product none
+/// at 232 (one group's K range and output rows ride beside the next's).
+inline constexpr int64_t kKGroupedDeferredOverhead = 30;
 /// A wgmma's operands beside its accumulator (two descriptors and their
 /// addresses): one instruction's registers must fit the cap ptxas puts on
 /// every thread of the CTA at launch, which setmaxnreg does not lift for
@@ -45,9 +50,10 @@ int64_t pipelinedPromotionRegisters(mlir::gg::ConfigAttr config,
                                     bool holdsColumnScales);
 /// A one-level kernel's deferred epilogue (`epilogue_blocks = 1`): the
 /// finished tile's accumulator beside the next tile's.
-int64_t deferredOneLevelEpilogueRegisters(mlir::gg::ConfigAttr config);
+int64_t deferredOneLevelEpilogueRegisters(mlir::gg::ConfigAttr config,
+                                          bool kGrouped);
 bool deferredOneLevelEpilogueFits(mlir::gg::ConfigAttr config,
-                                  int64_t consumerRegs);
+                                  int64_t consumerRegs, bool kGrouped);
 bool columnScalesAtIssueFit(mlir::gg::ConfigAttr config,
                             int64_t consumerRegs);
 

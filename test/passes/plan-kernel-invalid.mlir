@@ -85,6 +85,23 @@ func.func @deferred_one_level_registers(%a: memref<?x512xbf16>, %b: memref<8x102
 
 // -----
 
+// A k-grouped one-level kernel needs more beside its two accumulators
+// (ptxas spilled 128x192 weight-gradient tiles deferred at 232 and 240
+// registers): 2 x 96 + 26 + 30 = 248.
+func.func @deferred_k_grouped_registers(%a: memref<?x4096xbf16>, %b: memref<?x7168xbf16>,
+                                        %off: memref<9xi32>, %o: memref<8x4096x7168xbf16>) {
+  // expected-error @+1 {{gives each consumer 240 registers, fewer than the 248 that the finished tile's accumulator beside the next one's needs to defer the epilogue; use epilogue_blocks = 0}}
+  gg.grouped_matmul k_grouped a(%a : memref<?x4096xbf16>, km)
+      b(%b : memref<?x7168xbf16>, kn) groups(%off : memref<9xi32>)
+      out(%o : memref<8x4096x7168xbf16>)
+      {config = #gg.config<block = [128, 192, 64], stages = 4, cluster = [1, 1], sms = 132>,
+       store_pool = array<i64>,
+       kernel_plan = #gg.kernel_plan<promotion = serial, scales = none, registers = [24, 240], staging = none, epilogue_blocks = 1>}
+  return
+}
+
+// -----
+
 // mma.sync is done when issued: nothing runs beside it.
 module attributes {gg.target = "sm_80"} {
 func.func @deferred_one_level_mma_sync(%a: memref<?x512xbf16>, %b: memref<8x1024x512xbf16>,

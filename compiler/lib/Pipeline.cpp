@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ggc/Compiler.h"
+#include "ggc-c/Compiler.h"
 #include "ggc/Passes.h"
 #include "CompileTiming.h"
 #include "Target.h"
@@ -515,8 +516,9 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
          << "'; ggc targets " << supportedTargets() << "\n";
     return result;
   }
-  if (options.numSMs < 1) {
-    diag << "error: num_sms must be positive, got " << options.numSMs << "\n";
+  if (options.numSMs < 1 || options.numSMs > GGC_MAX_NUM_SMS) {
+    diag << "error: num_sms must be from 1 to " << GGC_MAX_NUM_SMS << ", got "
+         << options.numSMs << "\n";
     return result;
   }
   if (options.sharedMemoryBytes < 0) {

@@ -526,6 +526,11 @@ LogicalResult GroupedMatmulOp::verify() {
   if (dims.k == 0)
     return emitOpError() << "has K = 0: a grouped matmul needs K >= 1 (the "
                             "reduction dimension of 'a' and 'b')";
+  // No columns: the tile walk and the stores would have nothing to cover
+  // (it failed late, in ggk.store_tile's verifier).
+  if (dims.n == 0)
+    return emitOpError() << "has N = 0: a grouped matmul needs N >= 1 (the "
+                            "columns of 'out')";
   if (failed(verifyColumnPairs(*this, dims)) ||
       failed(verifyMatrixShapes(*this, dims)) ||
       failed(verifyScatteredRows(*this, dims)) ||

@@ -24,7 +24,7 @@ except ImportError as _missing:  # say what to do, not "circular import"
 DEFAULT_ARCH = "sm_90a"
 DEFAULT_NUM_SMS = 132
 # Far above any GPU's SM count (the H200 has 132), far below what the
-# grid's 32-bit size could hold.
+# grid's 32-bit size could hold; libggc refuses more (GGC_MAX_NUM_SMS).
 MAX_NUM_SMS = 4096
 # The driver's bound on shared_memory_bytes (ggc --shared-memory-bytes): a
 # GPU has far less (227 KiB a CTA on Hopper).

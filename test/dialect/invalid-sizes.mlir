@@ -123,6 +123,15 @@ func.func @k_zero(%a: memref<?x0xbf16>, %b: memref<8x128x0xbf16>, %g: memref<9xi
 
 // -----
 
+// No N: no columns to write (it failed late, in ggk.store_tile's verifier).
+func.func @n_zero(%a: memref<?x256xbf16>, %b: memref<4x0x256xbf16>, %g: memref<5xi32>, %o: memref<?x0xbf16>) {
+  // expected-error @+1 {{'gg.grouped_matmul' op has N = 0: a grouped matmul needs N >= 1 (the columns of 'out')}}
+  gg.grouped_matmul contiguous a(%a : memref<?x256xbf16>) b(%b : memref<4x0x256xbf16>) groups(%g : memref<5xi32>) out(%o : memref<?x0xbf16>)
+  return
+}
+
+// -----
+
 func.func @masked_k_zero(%a: memref<4x64x0xbf16>, %b: memref<4x128x0xbf16>, %g: memref<4xi32>, %o: memref<4x64x128xbf16>) {
   // expected-error @+1 {{has K = 0}}
   gg.grouped_matmul masked a(%a : memref<4x64x0xbf16>) b(%b : memref<4x128x0xbf16>) groups(%g : memref<4xi32>) out(%o : memref<4x64x128xbf16>)

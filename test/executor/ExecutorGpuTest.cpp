@@ -273,3 +273,27 @@ TEST_F(ExecutorGpu, ScatterRestoresTokenOrder) {
   EXPECT_THROW(executor.scatterOutput(0, p.k, DType::BF16, input, back.address()),
                std::invalid_argument);
 }
+
+// Weights described but never loaded (a hand-filled struct): named before
+// anything launches with a null B.
+TEST_F(ExecutorGpu, WeightsWithoutMemoryAreNamed) {
+  Problem p;
+  GroupedGemmExecutor &executor = shared(p);
+  std::vector<uint8_t> xBytes(p.tokens * p.k * dtypeBytes(inputType(p.precision)), 0);
+  DeviceBuffer tokens(0, xBytes.size(), 0);
+  copyToDevice(0, tokens.address(), xBytes.data(), xBytes.size());
+  GroupedInput input = executor.prepareInput(tokens.address(), p.tokens, p.k, ragged(p), 0);
+  GroupedExpertWeights empty;
+  empty.numExperts = p.experts;
+  empty.expertDim = p.n;
+  empty.hiddenDim = p.k;
+  empty.dtype = inputType(p.precision);
+  DeviceBuffer out(0, input.numRows() * p.n * 4, 0);
+  try {
+    executor.executeGrouped(input, empty, out.address(), Algorithm::Ggc);
+    ADD_FAILURE() << "weights without memory were launched";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("hold no expert weights"), std::string::npos)
+        << e.what();
+  }
+}

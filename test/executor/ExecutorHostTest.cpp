@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 
 using namespace ggc::executor;
@@ -174,6 +175,21 @@ TEST(SelectAlgorithm, RefusesWhatCannotRun) {
   EXPECT_EQ(why(Algorithm::CublasGrouped, config(8), gpu(8, 6), true, true), "");
 }
 
+TEST(ExpertWeightManager, OneNotLoadedSaysSo) {
+  ExpertWeightManager none;
+  EXPECT_EQ(none.quantizedWeights(), nullptr);
+  for (auto call : {std::function<void()>([&] { none.quantize(); }),
+                    std::function<void()>([&] { (void)none.weights(); })}) {
+    try {
+      call();
+      ADD_FAILURE() << "a manager without weights was used";
+    } catch (const Error &e) {
+      EXPECT_NE(std::string(e.what()).find("holds no weights"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(MapTokens, RaggedStableAndComplete) {
   RoutingDecision r;
   r.numTokens = 5;
@@ -196,6 +212,13 @@ TEST(MapTokens, RaggedStableAndComplete) {
             std::string::npos);
   r.topK = 0;
   EXPECT_NE(invalidArgument([&] { mapTokens(r); }).find("routing.top_k"),
+            std::string::npos);
+  // num_tokens * top_k past int64 wrapped to 0 and matched empty ids.
+  RoutingDecision huge;
+  huge.numTokens = int64_t(1) << 62;
+  huge.topK = 4;
+  huge.numExperts = 4;
+  EXPECT_NE(invalidArgument([&] { mapTokens(huge); }).find("at most 2^30 assignments"),
             std::string::npos);
   RoutingDecision empty;
   empty.numExperts = 3;

@@ -76,6 +76,9 @@ CASES = {
     "fp8_grad": (changed(True, x=lambda c: c["x"].requires_grad_()),
                  "FP8 fused_moe is inference only"),
     "graph": (changed(graph="yes"), "graph must be None, True or False, got 'yes'"),
+    "validate": (changed(validate="no"), "validate must be None, True or False, got 'no'"),
+    "graph_fp8_compute": (changed(graph="yes", compute_dtype=FP8),
+                          "graph must be None, True or False, got 'yes'"),
     # The biases that quantize_fp8 leaves as parameters: FP8 has no backward
     # for them either (it crashed inside the quantisation).
     "fp8_bias_grad": (changed(True, w13_bias=torch.zeros(E, 2 * I, requires_grad=True)),

@@ -138,6 +138,12 @@ def test_expert_map_errors():
     bad[4] = 3  # local experts are 0..2
     with pytest.raises(ValueError, match=r"expert_map\[4\] = 3 is neither -1"):
         moe.fused_moe(x, local13, local2, weights, ids, expert_map=bad, validate=True)
+    twice = maps[0].clone()
+    held = (twice >= 0).nonzero().flatten().tolist()
+    twice[held[1]] = twice[held[0]]
+    with pytest.raises(ValueError, match=rf"expert_map\[{held[0]}\] and expert_map\[{held[1]}\] "
+                                         rf"are both local expert {int(twice[held[0]])}"):
+        moe.fused_moe(x, local13, local2, weights, ids, expert_map=twice, validate=True)
     ids_out = ids.clone()
     ids_out[5, 1] = E
     with pytest.raises(ValueError, match=r"topk_ids\[5, 1\] = 6 is not an expert"):

@@ -183,6 +183,16 @@ TEST(CompilerAPI, RejectsOtherArchitecturesAndNullSource) {
   EXPECT_FALSE(ggc_result_ok(r.get()));
   EXPECT_NE(std::string(ggc_result_diagnostics(r.get())).find("unsupported arch 'sm_75'"),
             std::string::npos);
+  // The C API takes the driver's and Python's bound on SMs (it planned a
+  // grid of 2^31 CTAs).
+  ggc_options many = {"gg", "sm_90a", GGC_MAX_NUM_SMS + 1, 0};
+  ResultPtr m(ggc_compile(kMaskedBf16, std::string(kMaskedBf16).size(), "t", &many),
+              &ggc_result_destroy);
+  EXPECT_FALSE(ggc_result_ok(m.get()));
+  EXPECT_NE(std::string(ggc_result_diagnostics(m.get()))
+                .find("num_sms must be from 1 to 4096, got 4097"),
+            std::string::npos)
+      << ggc_result_diagnostics(m.get());
   ResultPtr n(ggc_compile(nullptr, 0, "t", nullptr), &ggc_result_destroy);
   EXPECT_FALSE(ggc_result_ok(n.get()));
   EXPECT_NE(std::string(ggc_result_diagnostics(n.get())).find("'source'"),

@@ -19,10 +19,14 @@ extern "C" {
 
 typedef struct ggc_result ggc_result;
 
+/* The most SMs a persistent grid is planned for (ggc_options.num_sms; the
+ * driver's --num-sms and Python take the same bound). */
+#define GGC_MAX_NUM_SMS 4096
+
 typedef struct ggc_options {
   const char *emit;      /* last stage to run; NULL means "ptx" */
   const char *arch;      /* NULL means "sm_90a" */
-  int64_t num_sms;       /* 0 means 132 */
+  int64_t num_sms;       /* 0 means 132; at most GGC_MAX_NUM_SMS */
   int print_ir_after_all;
   /* Added after print_ir_after_all: zero-initialize the struct
    * (ggc_options o = {0};) so that a host written before it plans for the

@@ -50,7 +50,7 @@ void listStages(std::ostream &os) {
        << "\n";
 }
 
-constexpr int64_t kMaxNumSMs = 4096;
+constexpr int64_t kMaxNumSMs = GGC_MAX_NUM_SMS;
 constexpr int64_t kMaxSharedMemoryBytes = 1 << 20;
 constexpr int64_t kMaxMemoryGBps = 1 << 20;
 

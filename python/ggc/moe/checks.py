@@ -304,13 +304,21 @@ def check_ids(topk_ids: torch.Tensor, experts: int) -> None:
 
 def check_expert_map(expert_map: torch.Tensor, experts: int) -> None:
     """Reads expert_map back (a host sync) and names the first entry that
-    is neither -1 nor a local expert in [0, E)."""
+    is neither -1 nor a local expert in [0, E), or two entries that name
+    the same local expert."""
     bad = (expert_map < -1) | (expert_map >= experts)
     if bool(bad.any()):
         g = int(bad.nonzero()[0, 0])
         raise ValueError(f"expert_map[{g}] = {int(expert_map[g])} is neither -1 (another "
                          f"rank's expert) nor a local expert in [0, E = {experts}) "
                          f"(E = w13.shape[0])")
+    local = expert_map[expert_map >= 0]
+    values, counts = torch.unique(local, return_counts=True)
+    if bool((counts > 1).any()):  # two global experts would share one's weights
+        shared = int(values[counts > 1][0])
+        first, second = (expert_map == shared).nonzero().flatten().tolist()[:2]
+        raise ValueError(f"expert_map[{first}] and expert_map[{second}] are both local "
+                         f"expert {shared}: each local expert is one global expert")
 
 
 def validating(validate: Optional[bool], x: torch.Tensor) -> bool:
@@ -320,6 +328,8 @@ def validating(validate: Optional[bool], x: torch.Tensor) -> bool:
     from .. import groups
     if validate is False:  # whatever the context: no capture or tracing query
         return False
+    if validate is not None and validate is not True:  # "no" would be truthy
+        raise TypeError(f"validate must be None, True or False, got {validate!r}")
     busy = torch.compiler.is_compiling() or (
         x.is_cuda and torch.cuda.is_current_stream_capturing())
     if validate is None:

@@ -63,14 +63,19 @@ def max_graphs() -> int:
     return _env_int("GGC_MOE_GRAPHS", DEFAULT_MAX_GRAPHS, "graphs kept")
 
 
-def wanted(graph: Optional[bool], tokens: int, x: torch.Tensor, grad: bool,
-           validating: bool) -> bool:
-    """Whether this call replays from a graph: `graph` True or None (then
-    only for at most max_tokens() tokens), on CUDA, in eager mode, with
-    nothing to differentiate, no host-side id check, and not inside
-    another capture, a trace or a dispatch mode."""
+def check_argument(graph) -> None:
+    """fused_moe's `graph`, checked on every path (the FP8 compute path and
+    CPU tensors never replay, but a bad value is still an error)."""
     if graph is not None and not isinstance(graph, bool):
         raise TypeError(f"graph must be None, True or False, got {graph!r}")
+
+
+def wanted(graph: Optional[bool], tokens: int, x: torch.Tensor, grad: bool,
+           validating: bool) -> bool:
+    """Whether this call replays from a graph: `graph` (check_argument's)
+    True or None (then only for at most max_tokens() tokens), on CUDA, in
+    eager mode, with nothing to differentiate, no host-side id check, and
+    not inside another capture, a trace or a dispatch mode."""
     if graph is False or not x.is_cuda or grad or validating:
         return False
     if graph is None and tokens > max_tokens():

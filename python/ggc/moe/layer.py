@@ -105,6 +105,7 @@ def fused_moe(x: torch.Tensor, w13: torch.Tensor, w2: torch.Tensor,
     if problem.mapped and grad:
         raise ValueError("fused_moe with expert_map is inference only: run it under "
                          "torch.no_grad() (ggc.moe.ExpertParallelMoE trains across ranks)")
+    graphs.check_argument(graph)
     validating = checks.validating(validate, x)
     if validating:
         checks.check_ids(topk_ids, problem.id_range)

@@ -178,12 +178,14 @@ public:
                                   const std::vector<const void *> &biases,
                                   int64_t expertDim, int64_t hiddenDim,
                                   DType dtype, int device);
-  const GroupedExpertWeights &weights() const { return *weights_; }
+  /// Throws Error on a manager that load() did not make.
+  const GroupedExpertWeights &weights() const { return loaded(); }
   /// Null until quantize() ran.
   const GroupedExpertWeights *quantizedWeights() const;
   void quantize();
 
 private:
+  GroupedExpertWeights &loaded() const;
   std::shared_ptr<GroupedExpertWeights> weights_;
   std::vector<uint8_t> host_; // the packed weights, kept for quantize()
 };

@@ -163,6 +163,9 @@ void GroupedGemmExecutor::checkCall(const GroupedInput &in,
   if (w.hiddenDim != in.hidden)
     bad("weights.hidden_dim (" + std::to_string(w.hiddenDim) +
         ") must equal the input's hidden size (" + std::to_string(in.hidden) + ")");
+  if (w.weights.address() == 0 || w.expertDim < 1)
+    bad("weights hold no expert weights (a null address or expert_dim " +
+        std::to_string(w.expertDim) + "): make them with ExpertWeightManager::load");
   if (w.dtype != inputType(config_.precision))
     bad(std::string("weights.dtype is ") + name(w.dtype) + ", but precision " +
         name(config_.precision) + " takes " + name(inputType(config_.precision)));

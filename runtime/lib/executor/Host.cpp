@@ -174,6 +174,11 @@ ExpertMapping mapTokens(const RoutingDecision &routing) {
   if (routing.numExperts < 1)
     bad("routing.num_experts must be at least 1, got " +
         std::to_string(routing.numExperts));
+  // Bounded before the product, which could overflow.
+  if (routing.numTokens > (int64_t(1) << 30) / routing.topK)
+    bad("routing has " + std::to_string(routing.numTokens) + " tokens of top_k " +
+        std::to_string(routing.topK) + "; the kernels index rows in 32 bits (at most "
+        "2^30 assignments)");
   int64_t assignments = routing.numTokens * routing.topK;
   if (assignments > (int64_t(1) << 30))
     bad("routing has " + std::to_string(assignments) +

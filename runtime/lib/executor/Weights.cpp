@@ -63,12 +63,19 @@ ExpertWeightManager ExpertWeightManager::load(
   return m;
 }
 
+GroupedExpertWeights &ExpertWeightManager::loaded() const {
+  if (!weights_)
+    throw Error("ggc executor: this ExpertWeightManager holds no weights: make it "
+                "with ExpertWeightManager::load");
+  return *weights_;
+}
+
 const GroupedExpertWeights *ExpertWeightManager::quantizedWeights() const {
   return weights_ && weights_->quantized() ? weights_.get() : nullptr;
 }
 
 void ExpertWeightManager::quantize() {
-  GroupedExpertWeights &w = *weights_;
+  GroupedExpertWeights &w = loaded();
   int64_t count = w.numExperts * w.expertDim * w.hiddenDim;
   int64_t element = dtypeBytes(w.dtype);
   std::vector<float> values(count);

@@ -390,3 +390,13 @@ def test_plan_settings_hold_what_plans_the_kernels(monkeypatch):
         ggc.set_num_sms(compiler.device_num_sms() or compiler.DEFAULT_NUM_SMS)
         monkeypatch.setattr(compiler, "_num_sms", None)
     assert compiler.plan_settings() == before
+
+
+def test_num_sms_bound_is_libggcs():
+    """Python refuses what libggc refuses: the same bound on SMs."""
+    from ggc import compiler
+    with open(os.path.join(ROOT, "compiler", "include", "ggc-c", "Compiler.h")) as f:
+        bound = int(re.search(r"#define GGC_MAX_NUM_SMS (\d+)", f.read()).group(1))
+    assert compiler.MAX_NUM_SMS == bound
+    with pytest.raises(ValueError, match=rf"num_sms must be an int in \[1, {bound}\]"):
+        ggc.compile_ir(MASKED, emit="gg", num_sms=bound + 1)

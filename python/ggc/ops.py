@@ -237,6 +237,9 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
     gradients (k_offsets) with 1x128 scales of b
     expected_group_tokens(K, G).
 
+    With `out`, the result takes no part in autograd (as torch's out=
+    functions): inputs that need a gradient under grad mode are an error.
+
     Under torch.compile, make_fx or fake tensors, and for inputs that need a
     gradient, the call goes through torch.ops.ggc.grouped_gemm[_out]
     (ggc.torch_ops), whose body comes back here.
@@ -261,6 +264,11 @@ def grouped_gemm(a, b, *, offsets=None, masked_m=None, m_indices=None, k_offsets
             out_dtype=out_dtype, b_layout=b_layout, expected_m=expected_m,
             a_scale_kind=a_scale_kind, b_scale_kind=b_scale_kind, k_major=k_major,
             validate=validate, accumulate=accumulate, zero_ungrouped=zero_ungrouped)
+    if out is not None and bridge is not None and bridge.out_loses_grad((a, b)):
+        # As torch's out= functions: the product would reach no gradient.
+        raise ValueError("out= takes no part in autograd, but a or b requires grad: call "
+                         "without out= (the result then has a grad_fn), or under "
+                         "torch.no_grad()")
     call = _checked_call(tensors, out_dtype=out_dtype, b_layout=b_layout,
                          expected_m=expected_m, a_scale_kind=a_scale_kind,
                          b_scale_kind=b_scale_kind, k_major=k_major, validate=validate,
@@ -556,6 +564,9 @@ def _layout_call(tensors, *, out_dtype, b_layout, expected_m, a_scale_kind, b_sc
         g = groups.shape[0] - 1
         if out is None:
             out = torch.empty(g, m, n, dtype=out_dtype or torch.float32, device=a.device)
+        elif all(isinstance(v, int) for v in (g, m, n)) and list(out.shape) != [g, m, n]:
+            raise ValueError(f"out must be [G, M, N] = {[g, m, n]} (G from k_offsets' "
+                             f"{g + 1} entries), got {list(out.shape)}")
         operands = "nk" if k_major else "kn"
         if a_scale is None and b_scale is None:
             return (_kernel_for(layout, operands, False), (a, b, groups, out), hint,

@@ -101,6 +101,15 @@ def wants_op(tensors, grad: bool = False) -> bool:
         isinstance(t, Tensor) and t.requires_grad for t in tensors)
 
 
+def out_loses_grad(tensors) -> bool:
+    """Whether an eager out= call (outside an op's body) takes inputs that
+    need a gradient, which a result written into `out` cannot carry."""
+    if getattr(_state, "inside", False):
+        return False
+    return torch.is_grad_enabled() and any(
+        isinstance(t, Tensor) and t.requires_grad for t in tensors)
+
+
 # ---------------------------------------------------------------------------
 # The eager path of every op: plain kernels, no custom_op wrappers
 # ---------------------------------------------------------------------------
@@ -465,6 +474,9 @@ def _check(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor) -> None:
                          f"{list(x.shape)} and w {list(w.shape)}")
     if x.shape[1] != w.shape[2]:
         raise ValueError(f"x has K = {x.shape[1]} but w has K = {w.shape[2]}")
+    if min(w.shape) < 1:  # the compiler's verifier would say it later, less plainly
+        raise ValueError(f"grouped_mm needs w [G, N, K] with G, N and K at least 1, got "
+                         f"{list(w.shape)}")
     if offsets.dim() != 1 or offsets.shape[0] != w.shape[0] + 1:
         raise ValueError(f"offsets must be [G+1] = [{w.shape[0] + 1}], got "
                          f"{list(offsets.shape)}")

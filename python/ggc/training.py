@@ -86,6 +86,9 @@ def _check(x, w, offsets) -> None:
                         f"per call); got x {x.dtype} and w {w.dtype}")
     if x.shape[1] != w.shape[2]:
         raise ValueError(f"x has K = {x.shape[1]} but w has K = {w.shape[2]}")
+    if min(w.shape) < 1:
+        raise ValueError(f"fp8_grouped_mm needs w [G, N, K] with G, N and K at least 1, "
+                         f"got {list(w.shape)}")
     for name, size in (("K", w.shape[2]), ("N", w.shape[1])):
         if size % FP8_ROW_ALIGNMENT:
             raise ValueError(f"fp8_grouped_mm needs {name} a multiple of {FP8_ROW_ALIGNMENT} "
@@ -219,15 +222,18 @@ def quantized_weights(w: torch.Tensor, transposed: bool) -> QuantizedWeights:
     optimiser's step included), so that micro-batches between two steps
     quantise a weight once. Not while torch.compile traces: a graph
     quantises on every call (the cache's checks are host state a graph
-    cannot hold)."""
-    cached = None if torch.compiler.is_compiling() else _WEIGHTS.get(id(w))
+    cannot hold); nor for an inference tensor, which keeps no version. A
+    write torch does not count (through `w.data`, by a kernel outside
+    torch) is not seen: release_quantized_weights() after one."""
+    keeps = not (torch.compiler.is_compiling() or w.is_inference())
+    cached = _WEIGHTS.get(id(w)) if keeps else None
     if cached is not None:
         ref, version, pointer, made = cached
         if (ref() is w and version == w._version and pointer == w.data_ptr()
                 and (made.qt is not None or not transposed)):
             return made
     made = _kernel_weights(w, transposed) or _torch_weights(w, transposed)
-    if not torch.compiler.is_compiling():
+    if keeps:
         _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, key=id(w): _WEIGHTS.pop(key, None)),
                            w._version, w.data_ptr(), made)
     return made

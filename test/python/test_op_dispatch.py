@@ -129,6 +129,33 @@ def test_a_kept_plan_is_not_found_by_a_value_of_another_type(launches, option, g
         call(bad)
 
 
+def test_out_with_inputs_that_need_a_gradient_is_refused(launches):
+    """A product written into out= reaches no gradient (it ran silently):
+    refused as torch's out= functions refuse it; under no_grad it runs."""
+    t = operands(a=torch.randn(M, K).to(BF16).requires_grad_())
+    out = torch.empty(M, N, dtype=BF16)
+    with pytest.raises(ValueError, match="out= takes no part in autograd, but a or b "
+                                         "requires grad"):
+        ggc.ops.grouped_gemm(t["a"], t["b"], offsets=t["offsets"], out=out)
+    assert launches == []
+    with torch.no_grad():
+        ggc.ops.grouped_gemm(t["a"], t["b"], offsets=t["offsets"], out=out)
+    assert launches[-1][3] == out.data_ptr()
+
+
+def test_a_weight_gradients_out_of_another_group_count_is_named(launches):
+    """k_offsets gives G; an out of G + 1 groups failed in the compiler,
+    naming 'groups'."""
+    dy, x = torch.randn(M, N).to(BF16), torch.randn(M, K).to(BF16)
+    k_offsets = torch.tensor([0, 30, M], dtype=I32)
+    out = torch.zeros(G + 1, N, K)
+    with pytest.raises(ValueError, match=rf"out must be \[G, M, N\] = \[{G}, {N}, {K}\] "
+                                         rf"\(G from k_offsets' {G + 1} entries\), got "
+                                         rf"\[{G + 1}, {N}, {K}\]"):
+        ggc.ops.grouped_gemm(dy, x, k_offsets=k_offsets, out=out, accumulate=True)
+    assert launches == []
+
+
 def test_moe_down_needs_a_gradient_for_its_autograd(launches):
     a, w = torch.randn(M, K).to(BF16), torch.randn(G, N, K).to(BF16)
     offsets, route = torch.tensor([0, 30, M], dtype=I32), torch.rand(M, requires_grad=True)

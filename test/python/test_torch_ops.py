@@ -55,6 +55,10 @@ def test_fake_checks_reject_bad_shapes():
         with pytest.raises(ValueError, match=r"offsets must be \[G\+1\] = \[9\], got \[8\]"):
             torch.ops.ggc.grouped_mm(x, torch.empty(8, 256, 512, dtype=torch.bfloat16),
                                      torch.empty(8, dtype=torch.int32))
+        # No groups: named here, not by the compiler's verifier later.
+        with pytest.raises(ValueError, match=r"G, N and K at least 1, got \[0, 256, 512\]"):
+            torch.ops.ggc.grouped_mm(x, torch.empty(0, 256, 512, dtype=torch.bfloat16),
+                                     torch.empty(1, dtype=torch.int32))
 
 
 def test_forward_and_backward_trace_into_the_graph():

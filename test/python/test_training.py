@@ -247,6 +247,17 @@ def test_weights_quantised_once_per_version():
     assert torch.allclose(again.scales, 2 * first.scales)
 
 
+def test_inference_weights_are_quantised_on_every_call():
+    """An inference tensor keeps no version to key the cache by (reading
+    it raised torch's error, which named nothing)."""
+    with torch.inference_mode():
+        _, w, _, _ = problem([40, 90], 128, 256, "cpu", 1)
+        first = training.quantized_weights(w, transposed=False)
+        again = training.quantized_weights(w, transposed=False)
+    assert again is not first
+    assert torch.equal(again.q.view(torch.uint8), first.q.view(torch.uint8))
+
+
 @pytest.mark.parametrize("args, error, match", [
     (dict(x_dtype=torch.float32), TypeError, "bf16 x and w"),
     (dict(k=200), ValueError, "K a multiple of 16"),
@@ -254,6 +265,7 @@ def test_weights_quantised_once_per_version():
     (dict(groups=3), ValueError, r"offsets must be \[G\+1\] = \[4\], got \[3\]"),
     (dict(offsets_dtype=torch.float32), TypeError, "int32 or int64"),
     (dict(wgrad_dtype=torch.float16), TypeError, "wgrad_dtype must be torch.bfloat16 or"),
+    (dict(groups=0), ValueError, r"G, N and K at least 1, got \[0, 128, 256\]"),
 ])
 def test_bad_arguments(args, error, match):
     k, n = args.get("k", 256), args.get("n", 128)

@@ -55,6 +55,11 @@ class SegmentGEMMWrapper:
     def run(self, x, weights, batch_size: int, weight_column_major: bool, out=None,
             seg_lens=None, seg_indptr=None, weight_indices=None):
         import torch
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 0:
+            raise ValueError(f"batch_size must be an int >= 0, got {batch_size!r}")
+        for name, t in (("seg_lens", seg_lens), ("seg_indptr", seg_indptr),
+                        ("weight_indices", weight_indices)):
+            _integer_tensor(name, t)
         b_layout = "nk" if weight_column_major else "kn"
         _check_shapes(x, weights, b_layout)
         d_out = weights.shape[1] if weight_column_major else weights.shape[2]
@@ -71,6 +76,18 @@ class SegmentGEMMWrapper:
         return ops.grouped_gemm(x.contiguous(), w, offsets=offsets, b_layout=b_layout, out=out)
 
     forward = run
+
+
+def _integer_tensor(name: str, t) -> None:
+    """None, or an integer tensor: a float one would be truncated into
+    lengths, offsets or indices."""
+    import torch
+    if t is None:
+        return
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of integers, got {type(t).__name__}")
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers, got {t.dtype}")
 
 
 def _check_shapes(x, weights, b_layout: str) -> None:
@@ -120,13 +137,17 @@ def _segment_weights(weights, batch_size: int, weight_indices):
     if weight_indices.dim() != 1 or weight_indices.numel() < batch_size:
         raise ValueError(f"weight_indices must hold batch_size = {batch_size} indices, got "
                          f"shape {list(weight_indices.shape)}")
+    from . import groups
     index = weight_indices[:batch_size].long()
     if index.device.type == "cpu":
         if bool((index == torch.arange(batch_size)).all()) and weights.shape[0] >= batch_size:
             return weights[:batch_size].contiguous()
-        if index.numel() and (int(index.min()) < 0 or int(index.max()) >= weights.shape[0]):
-            raise ValueError(f"weight_indices must be in [0, {weights.shape[0]}), got values "
-                             f"from {int(index.min())} to {int(index.max())}")
+    # On the GPU the range is read back only when validating (a host sync):
+    # an index out of range trips index_select's device assert there.
+    if (index.device.type == "cpu" or groups.VALIDATE_BY_DEFAULT) and index.numel() and (
+            int(index.min()) < 0 or int(index.max()) >= weights.shape[0]):
+        raise ValueError(f"weight_indices must be in [0, {weights.shape[0]}), got values "
+                         f"from {int(index.min())} to {int(index.max())}")
     return weights.index_select(0, index.to(weights.device)).contiguous()
 
 
@@ -139,7 +160,17 @@ def moe_gemm_mxfp8_nt_groupwise(a, b, a_scale, b_scale, m_indptr,
     multiple of 4), b_scale int32 [G, N, ceil(K/(4 k_gran))], m_indptr [G+1]
     int32. Returns out [cum_m, N] (bf16)."""
     import torch
-    granularity = tuple(scale_granularity_mnk)
+    for name, t in (("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale),
+                    ("m_indptr", m_indptr)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if out is not None and out_dtype is not None and out.dtype != out_dtype:
+        raise ValueError(f"out is {out.dtype} but out_dtype says {out_dtype}: give one, or "
+                         f"both alike")
+    try:
+        granularity = tuple(scale_granularity_mnk)
+    except TypeError:
+        granularity = scale_granularity_mnk
     if granularity not in ((1, 1, 32), (1, 1, 128)):
         raise ValueError(f"scale_granularity_mnk must be (1, 1, 32) or (1, 1, 128), got "
                          f"{granularity}")

@@ -86,7 +86,7 @@ class JITFunction:
         self._fixed_num_sms = num_sms
         # eval_str: kernels written under `from __future__ import annotations`
         # carry their annotations as strings.
-        self.signature = inspect.signature(fn, eval_str=True)
+        self.signature = _signature_of(fn)
         self._positions = {p: i for i, p in enumerate(self.signature.parameters)}
         self.tensor_params: List[str] = []
         self.constexprs: List[str] = []
@@ -244,7 +244,7 @@ class JITFunction:
 
     def _key(self, tensors, consts):
         described = tuple(_describe(n, tensors[n]) for n in self.tensor_params)
-        return (described, tuple(sorted((n, _constant_key(v)) for n, v in consts.items())),
+        return (described, tuple(sorted((n, constant_key(v)) for n, v in consts.items())),
                 self.num_sms, _compiler.plan_settings())
 
     def _kernel(self, tensors, consts) -> Kernel:
@@ -261,11 +261,8 @@ class JITFunction:
 
     def _specialise(self, tensors, consts) -> Kernel:
         text, fn_spec = self._trace(tensors, consts)
-        knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
+        knobs = checked_knobs(consts)
         idle = consts.get("IDLE_WARPGROUPS")
-        if idle is not None and idle not in IDLE_WARPGROUPS:
-            raise ValueError(f"constexpr IDLE_WARPGROUPS must be one of {IDLE_WARPGROUPS}, "
-                             f"got {idle!r}")
         if knobs:
             fn_spec.config = self._config_with(text, knobs)
         fn_spec.idle_warpgroups = idle
@@ -286,9 +283,6 @@ class JITFunction:
                             memory_gbps=_compiler.get_memory_gbps()).plans[0]["config"]
         (bm, bn, bk), (cm, cn) = chosen["block"], chosen["cluster"]
         sms, split = chosen["sms"], chosen["split_n"]
-        for name, value in knobs.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
         bm, bn = knobs.get("BLOCK_M", bm), knobs.get("BLOCK_N", bn)
         # Stages the user leaves open are chosen again for the new tile
         # (stages = 0: gg-select-config picks the deepest pipeline that fits).
@@ -438,7 +432,43 @@ def _runs_on_cpu(tensors: Dict[str, Any]) -> bool:
     return first is not None and first[1] == "cpu"
 
 
-def _constant_key(value):
+def _signature_of(fn: Callable) -> inspect.Signature:
+    """fn's signature with string annotations evaluated; one that names
+    nothing that exists is an error naming its parameter."""
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except (NameError, AttributeError, SyntaxError) as e:
+        raw = inspect.signature(fn)
+        bad = next((p.name for p in raw.parameters.values() if isinstance(p.annotation, str)
+                    and not _evaluates(p.annotation, fn)), "?")
+        raise TypeError(f"@ggc.jit {fn.__name__}: the annotation of '{bad}' names nothing "
+                        f"that exists ({e})") from None
+
+
+def _evaluates(text: str, fn: Callable) -> bool:
+    try:
+        eval(text, getattr(fn, "__globals__", {}))  # noqa: S307 - the user's own annotation
+        return True
+    except Exception:  # noqa: BLE001 - any failure names this parameter
+        return False
+
+
+def checked_knobs(consts: Dict[str, Any]) -> Dict[str, Any]:
+    """The tuning constexprs given ({name: value}), each checked, with
+    IDLE_WARPGROUPS', whatever runs the kernel: the CPU reference ignores
+    them, but a bad value is an error there too."""
+    knobs = {k: consts[k] for k in TUNING_KNOBS if consts.get(k) is not None}
+    for name, value in knobs.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"constexpr {name} must be a positive int, got {value!r}")
+    idle = consts.get("IDLE_WARPGROUPS")
+    if idle is not None and idle not in IDLE_WARPGROUPS:
+        raise ValueError(f"constexpr IDLE_WARPGROUPS must be one of {IDLE_WARPGROUPS}, "
+                         f"got {idle!r}")
+    return knobs
+
+
+def constant_key(value):
     """A constexpr as a specialisation's key holds it: with its type (Python
     finds 1 == True == 1.0) and floats by their text (0.0 == -0.0, and NaN
     equals nothing, so a NaN constant would compile on every call)."""

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import numbers
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -300,6 +301,18 @@ class _Value:
     def __truediv__(self, other): return _binary("arith.divf", self, other)
     def __rtruediv__(self, other): return _binary("arith.divf", other, self)
     def __neg__(self): return _emit("arith.negf", [self])
+    def __abs__(self): return _emit("math.absf", [self])
+
+    def __pow__(self, other):
+        raise _error("the epilogue has no ** (write acc * acc, or use gl.exp and gl.log)")
+
+    __rpow__ = __pow__
+
+    def _compare(self, other):
+        raise _error("the epilogue cannot compare values while tracing (there is no "
+                     "branch); use gl.maximum/gl.minimum")
+
+    __lt__ = __le__ = __gt__ = __ge__ = _compare
 
     def __bool__(self):
         raise _error("the accumulator has no truth value while tracing; use "
@@ -331,17 +344,17 @@ def f32_from_literal(text: str) -> float:
 def _as_value(x) -> _Value:
     if isinstance(x, _Value):
         return x._f32()
-    if isinstance(x, bool):
+    if isinstance(x, bool):  # (numpy's bool_ is no numbers.Real: refused below)
         raise _error("booleans cannot enter the epilogue")
-    if isinstance(x, (int, float)):
+    if isinstance(x, numbers.Real):  # numpy's scalars too
         t = _trace()
         ssa = t.fresh()
         t.ops.append(_Op("arith.constant", [f32_literal(x)], ssa, loc=_user_location()))
         return _Value(ssa)
     if isinstance(x, Param):
-        raise _error(f"parameter '{x.name}' ({x.annotation.__name__}) enters the "
-                     f"epilogue only through gl.row/col/group_scalar, or by its "
-                     f"annotation: RowVector, ColVector or GroupScalar")
+        raise _error(f"parameter '{x.name}' ({x.annotation.__name__}) cannot enter the "
+                     f"epilogue: only parameters annotated RowVector, ColVector or "
+                     f"GroupScalar do")
     raise _error(f"cannot use a {type(x).__name__} in the epilogue")
 
 
@@ -446,14 +459,16 @@ def grouped_dot(a: Param, b: Param, groups: Param, *, a_scale: Optional[Param] =
             raise _error(f"gl.grouped_dot's 'b' must be annotated Weights or WeightsKN; "
                          f"'{b.name}' is {b.annotation.__name__}")
         b_layout = b.annotation.b_layout
+    if not isinstance(tf32, bool):  # a truthy string would lower f32 to tf32
+        raise _error(f"tf32 must be True or False, got {tf32!r}")
     for name, scale, kind in (("a_scale", a_scale, a_scale_kind),
                               ("b_scale", b_scale, b_scale_kind)):
+        if kind not in _SCALE_KINDS:  # checked with or without the scale
+            raise _error(f"{name}_kind must be one of {_SCALE_KINDS}, got {kind!r}")
         if scale is None:
             continue
         if not isinstance(scale, Param) or scale.annotation is not Scale:
             raise _error(f"gl.grouped_dot's '{name}' must be a parameter annotated Scale")
-        if kind not in _SCALE_KINDS:
-            raise _error(f"{name}_kind must be one of {_SCALE_KINDS}, got {kind!r}")
         if name == "a_scale" and kind in _B_ONLY_SCALE_KINDS:
             raise _error(f"a_scale_kind {kind!r} is a per-column scale of B; A's 1x128 "
                          f"blocks are 'block' or 'block_mn'")

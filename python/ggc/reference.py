@@ -45,7 +45,7 @@ import torch
 from . import compiler as _compiler
 from . import groups as _groups
 from .ir import Arg, FunctionSpec, emit
-from .jit import spec as _placeholder
+from .jit import checked_knobs, constant_key, spec as _placeholder
 from .language import f32_from_literal
 from .runtime import _TORCH_DTYPES
 
@@ -78,9 +78,11 @@ def check(fn, tensors: Dict[str, torch.Tensor], consts: Dict[str, Any]) -> Funct
     """The kernel's description for these tensors (real or fake), traced
     and verified with their sizes; a tensor that is not contiguous is an
     error naming it."""
+    checked_knobs(consts)
     described = {n: _described(n, t) for n, t in tensors.items()}
     key = (fn._op_key, tuple(described[n] for n in fn.tensor_params),
-           tuple(sorted(consts.items())), _compiler.get_target())
+           tuple(sorted((n, constant_key(v)) for n, v in consts.items())),
+           _compiler.get_target())
     fn_spec = _SPECS.get(key)
     if fn_spec is None:
         fn_spec = _verified(fn, described, consts)

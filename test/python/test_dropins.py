@@ -580,7 +580,9 @@ def test_segment_gemm_f8_output_defaults_to_bf16(launches):
     ("either seg_lens or seg_indptr", dict(seg_lens=None)),
     (r"out must be \(10, 32\)", dict(out=torch.empty(10, 16, dtype=torch.float16))),
     ("x has d_in = 64 but weights have d_in = 48", dict(weights=torch.randn(4, 32, 48))),
-    ("fewer than the batch_size = 5", dict(batch_size=5, seg_lens=torch.ones(5))),
+    ("fewer than the batch_size = 5",
+     dict(batch_size=5, seg_lens=torch.ones(5, dtype=torch.int64))),
+    (r"batch_size must be an int >= 0, got -1", dict(batch_size=-1)),
     (r"weight_indices must be in \[0, 4\)", dict(weight_indices=torch.tensor([0, 4, 1]))),
     ("seg_lens must hold batch_size = 3", dict(seg_lens=torch.tensor([1, 2]))),
     ("f8 x needs weight_column_major=True", dict(x=f8(10, 64), weights=f8(4, 64, 32),
@@ -593,6 +595,36 @@ def test_segment_gemm_errors(launches, match, change):
     args.update(change)
     with pytest.raises(ValueError, match=match):
         flashinfer.SegmentGEMMWrapper(None).run(**args)
+    assert launches.calls == []
+
+
+@pytest.mark.parametrize("name, value", [
+    ("seg_lens", torch.tensor([1.7, 2.2, 3.9])), ("seg_indptr", torch.tensor([0, 1.5, 3, 6])),
+    ("weight_indices", torch.tensor([0.9, 1.9, 2.9]))])
+def test_segment_gemm_takes_integers_only(launches, name, value):
+    """A float length, offset or index was truncated without a word."""
+    x, w = segment_args()
+    args = dict(x=x, weights=w, batch_size=3, weight_column_major=True,
+                seg_lens=torch.tensor([1, 2, 3]))
+    args[name] = value
+    with pytest.raises(TypeError, match=f"{name} must hold integers, got torch.float32"):
+        flashinfer.SegmentGEMMWrapper(None).run(**args)
+    assert launches.calls == []
+
+
+def test_mxfp8_arguments_are_named(launches):
+    a, b = f8(8, 128), f8(2, 64, 128)
+    scales = dict(a_scale=torch.zeros(16, 1, dtype=torch.int32),
+                  b_scale=torch.zeros(2, 64, 1, dtype=torch.int32),
+                  m_indptr=torch.tensor([0, 4, 8], dtype=torch.int32))
+    with pytest.raises(TypeError, match="a_scale must be a torch.Tensor, got NoneType"):
+        flashinfer.moe_gemm_mxfp8_nt_groupwise(a, b, **{**scales, "a_scale": None})
+    with pytest.raises(ValueError, match=r"scale_granularity_mnk must be .* got 128"):
+        flashinfer.moe_gemm_mxfp8_nt_groupwise(a, b, **scales, scale_granularity_mnk=128)
+    with pytest.raises(ValueError, match="out is torch.float16 but out_dtype says "
+                                         "torch.bfloat16"):
+        flashinfer.moe_gemm_mxfp8_nt_groupwise(a, b, **scales, out_dtype=torch.bfloat16,
+                                               out=torch.empty(8, 64, dtype=torch.float16))
     assert launches.calls == []
 
 

@@ -239,6 +239,44 @@ def test_non_finite_constants_reach_the_kernel_and_the_reference():
         scaled.trace(*args, SCALE=1e39)
 
 
+def test_numpy_numbers_and_abs_enter_the_epilogue():
+    np = pytest.importorskip("numpy")
+    traced = kernel_source("acc = gl.grouped_dot(x, w, offs)\n"
+                           "gl.store(y, abs(acc * np.float32(2)))",
+                           extra_globals={"np": np}).trace(*BASIC)
+    assert "math.absf" in traced and "arith.constant 2.0 : f32" in traced
+
+
+def test_the_cpu_reference_specialises_as_the_gpu_does():
+    """0.0 and -0.0, 1 and True are different constants on the CPU too
+    (its cache took the first for the second); tuning knobs are checked
+    there too (it ignored them)."""
+    torch = pytest.importorskip("torch")
+    x = torch.randn(5, 512).bfloat16()
+    w = torch.randn(8, 256, 512).bfloat16()
+    offsets = torch.tensor([0, 2, 5, 5, 5, 5, 5, 5, 5], dtype=torch.int32)
+    y = torch.zeros(5, 256).bfloat16()
+
+    def inverse_sign(scale):
+        scaled(x, w, offsets, y, SCALE=scale)
+        return (1 / y.float()).sign()
+
+    assert torch.equal(inverse_sign(-0.0), -inverse_sign(0.0))  # acc * -0.0: the other zero
+    with pytest.raises(gl.CompileError, match="booleans cannot enter the epilogue"):
+        scaled(x, w, offsets, y, SCALE=True)
+    route, bias, scale = torch.rand(5).bfloat16(), torch.rand(8, 256), torch.rand(8)
+    with pytest.raises(ValueError, match="constexpr BLOCK_N must be a positive int, got 0"):
+        moe_up(x, w, offsets, route, bias, scale, y, BLOCK_N=0)
+
+
+def test_a_misspelt_string_annotation_names_its_parameter():
+    def kernel(x: "gl.Rowz", y: "gl.Out"):
+        pass
+    kernel.__globals__["gl"] = gl
+    with pytest.raises(TypeError, match="the annotation of 'x' names nothing that exists"):
+        ggc.jit(kernel)
+
+
 def test_disk_cache_is_reused_by_a_second_process(tmp_path):
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {os.path.join(ROOT, 'python')!r})
@@ -276,9 +314,10 @@ def test_dump_dir_holds_every_stage_and_ggc_reruns_it(tmp_path, monkeypatch):
     assert ptx == dumped.asm["ptx"]
 
 
-def kernel_source(body, params="x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out"):
+def kernel_source(body, params="x: gl.Rows, w: gl.Weights, offs: gl.Offsets, y: gl.Out",
+                  extra_globals=None):
     """A kernel in file 'user_kernel.py' whose body starts on line 3."""
-    namespace = {"ggc": ggc, "gl": gl}
+    namespace = {"ggc": ggc, "gl": gl, **(extra_globals or {})}
     exec(compile(f"@ggc.jit\ndef k({params}):\n" + textwrap.indent(body, "    "),
                  "user_kernel.py", "exec"), namespace)
     return namespace["k"]
@@ -296,7 +335,16 @@ BASIC = (spec([None, 64], "bf16"), spec([2, 64, 64], "bf16"), spec([3], "i32"),
     ("acc = gl.grouped_dot(x, w, offs)\nif acc:\n    pass\ngl.store(y, acc)",
      "user_kernel.py:4: the accumulator has no truth value"),
     ("gl.store(y, gl.grouped_dot(x, w, offs) * offs)",
-     "user_kernel.py:3: parameter 'offs' (Offsets) enters the epilogue only"),
+     "user_kernel.py:3: parameter 'offs' (Offsets) cannot enter the epilogue: only "
+     "parameters annotated RowVector, ColVector or GroupScalar do"),
+    ("acc = gl.grouped_dot(x, w, offs)\ngl.store(y, acc ** 2)",
+     "user_kernel.py:4: the epilogue has no "),
+    ("acc = gl.grouped_dot(x, w, offs)\ngl.store(y, max(acc, 0.0))",
+     "user_kernel.py:4: the epilogue cannot compare values while tracing"),
+    ("gl.store(y, gl.grouped_dot(x, w, offs, tf32='no'))",
+     "user_kernel.py:3: tf32 must be True or False, got 'no'"),
+    ("gl.store(y, gl.grouped_dot(x, w, offs, b_scale_kind='bogus'))",
+     "user_kernel.py:3: b_scale_kind must be one of"),
     ("acc = gl.grouped_dot(x, w, offs)",
      "the kernel never calls gl.store"),
     ("gl.store(x, gl.grouped_dot(x, w, offs))",

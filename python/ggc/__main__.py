@@ -43,13 +43,17 @@ def cache_command(clear: bool) -> int:
     if folder is None:
         print("ggc: the disk cache is off (GGC_CACHE_DIR=off)")
         return 0
-    if clear:
-        print(f"ggc: removed {cache.clear(folder)} kernels from {folder}")
-        return 0
-    found = cache.entries(folder)
-    total = sum(size for _, size, _ in found)
-    print(f"ggc: {folder}: {len(found)} kernels, {total / (1 << 20):.1f} MB of at most "
-          f"{cache.max_bytes() / (1 << 20):.0f} MB (GGC_CACHE_MAX_MB)")
+    try:
+        if clear:
+            print(f"ggc: removed {cache.clear(folder)} kernels from {folder}")
+            return 0
+        found = cache.entries(folder)
+        total = sum(size for _, size, _ in found)
+        print(f"ggc: {folder}: {len(found)} kernels, {total / (1 << 20):.1f} MB of at most "
+              f"{cache.max_bytes() / (1 << 20):.0f} MB (GGC_CACHE_MAX_MB)")
+    except (OSError, ValueError) as e:  # a read-only folder, a bad GGC_CACHE_MAX_MB
+        print(f"ggc: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

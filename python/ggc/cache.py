@@ -60,7 +60,11 @@ def cache_dir() -> Optional[str]:
         if not os.path.isabs(base):
             base = os.path.join(os.path.expanduser("~"), ".cache")
         path = os.path.join(base, "ggc")
-    return None if path in ("", "off", "0") else path
+    if path in ("", "off", "0"):
+        return None
+    # Absolute: an entry's stages are read lazily, after the process may
+    # have changed its working directory.
+    return os.path.abspath(path)
 
 
 DEFAULT_MAX_MB = 1024
@@ -101,9 +105,16 @@ def entries(folder: str) -> List[Tuple[str, int, float]]:
     return found
 
 
+# A .tmp-*/.old-* folder untouched this long belongs to a process that
+# stopped midway (a compile stores in seconds).
+_LEFTOVER_SECONDS = 3600
+
+
 def evict(folder: str, limit: int) -> int:
-    """Removes least recently used entries until the folder holds at most
-    `limit` bytes; returns how many were removed."""
+    """Removes what stopped writers left an hour ago or more, then least
+    recently used entries until the folder holds at most `limit` bytes;
+    returns how many entries were removed."""
+    _remove_leftovers(folder, older_than=_LEFTOVER_SECONDS)
     found = sorted(entries(folder), key=lambda e: e[2])
     total = sum(size for _, size, _ in found)
     removed = 0
@@ -125,13 +136,26 @@ def clear(folder: str) -> int:
     for path, _, _ in found:
         _remove_entry(path)
     shutil.rmtree(os.path.join(folder, "autotune"), ignore_errors=True)
-    try:
-        leftovers = [n for n in os.listdir(folder) if n.startswith((".tmp-", ".old-"))]
-    except OSError:
-        leftovers = []
-    for name in leftovers:
-        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    _remove_leftovers(folder, older_than=0)
     return len(found)
+
+
+def _remove_leftovers(folder: str, older_than: float) -> None:
+    """Removes the .tmp-* staging and .old-* folders last changed at least
+    `older_than` seconds ago."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith((".tmp-", ".old-"))]
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if now - os.path.getmtime(path) < older_than:
+                continue
+        except OSError:
+            continue  # removed by another process meanwhile
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _remove_entry(path: str) -> None:

@@ -309,6 +309,15 @@ TEST(Json, ReadsTheLaunchContract) {
   EXPECT_THROW(k.at("missing"), Error);
   EXPECT_THROW(json::parse("[1, 2"), Error);
   EXPECT_THROW(json::parse("{\"a\": 1} x"), Error);
+  // Refused, not undefined: a nesting that would exhaust the stack, a
+  // count past what a double holds exactly, a list that is not one, a
+  // \u escape without four hex digits.
+  EXPECT_THROW(json::parse(std::string(100000, '[') + std::string(100000, ']')), Error);
+  EXPECT_NO_THROW(json::parse(std::string(60, '[') + std::string(60, ']')));
+  EXPECT_THROW(json::parse("1e300").integer(), Error);
+  EXPECT_THROW(json::parse("{\"params\": 3}").at("params").items(), Error);
+  EXPECT_THROW(json::parse("\"\\uZZZZ\""), Error);
+  EXPECT_EQ(json::parse("\"\\u0041\"").text(), "A");
 }
 
 TEST(GgcKernels, EveryPrecisionsSourceCompilesToPtx) {

@@ -145,15 +145,25 @@ const Compiled &compiled(Precision precision, int64_t g, int64_t n, int64_t k,
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A count the grid divides by: a zero from a damaged contract would be a
+/// division by zero.
+int64_t positive(const json::Value &info, const char *key) {
+  int64_t value = info.at(key).integer();
+  if (value < 1)
+    throw Error(std::string("ggc executor: the compiler's kernel info has ") + key +
+                " = " + std::to_string(value) + " where a positive count belongs");
+  return value;
+}
+
 /// Persistent CTAs, as runtime.py's Kernel._grid for the contiguous layout:
 /// each group adds at most one partial M tile (per cluster), and so does
 /// each span of rows outside every group that a kernel zeroes.
 int grid(const json::Value &info, int64_t rows) {
-  int64_t cluster = info.has("cluster") ? info.at("cluster").integer() : 1;
+  int64_t cluster = info.has("cluster") ? positive(info, "cluster") : 1;
   int64_t spans = info.at("num_groups").integer() +
                   (info.has("ungrouped_spans") ? info.at("ungrouped_spans").integer() : 0);
-  int64_t tiles = (ceilDiv(rows, info.at("block_m").integer()) + spans * cluster) *
-                  ceilDiv(info.at("n").integer(), info.at("block_n").integer());
+  int64_t tiles = (ceilDiv(rows, positive(info, "block_m")) + spans * cluster) *
+                  ceilDiv(info.at("n").integer(), positive(info, "block_n"));
   int64_t units = ceilDiv(tiles, cluster) * cluster;
   return static_cast<int>(std::min(info.at("max_grid").integer() / cluster * cluster, units));
 }
@@ -244,21 +254,21 @@ int64_t argumentElementBytes(const std::string &name) {
 std::vector<runtime::KernelArg>
 launchArguments(const json::Value &info, const std::vector<ArgTensor> &args) {
   std::vector<runtime::KernelArg> launchArgs;
-  for (const json::Value &p : info.at("params").array) {
+  for (const json::Value &p : info.at("params").items()) {
     size_t index = static_cast<size_t>(p.at("arg").integer());
     const ArgTensor &t = args.at(index);
     runtime::KernelArg arg;
     const std::string &kind = p.at("kind").text();
     if (kind == "tensor_map") {
       std::vector<uint32_t> box;
-      for (const json::Value &b : p.at("box").array)
+      for (const json::Value &b : p.at("box").items())
         box.push_back(static_cast<uint32_t>(b.integer()));
       arg.kind = runtime::KernelArg::Kind::TensorMap;
       arg.tensorMap = runtime::rowMajorTensorMap(
           runtime::parseElementType(p.at("dtype").text()), t.shape, box,
           t.address, runtime::parseSwizzle(p.at("swizzle").text()));
     } else if (kind == "pointer") {
-      checkCopiedRows(p.at("operand").text(), info.at("args").array.at(index), t);
+      checkCopiedRows(p.at("operand").text(), info.at("args").items().at(index), t);
       arg.value = t.address;
     } else {
       arg.kind = runtime::KernelArg::Kind::Int64;

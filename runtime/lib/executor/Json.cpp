@@ -3,6 +3,7 @@
 
 #include "ggc/Executor.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -56,6 +57,14 @@ private:
     skipSpace();
     if (at_ >= text_.size())
       fail("unexpected end");
+    // The contract nests a few levels; a deep input would exhaust the stack.
+    if (depth_ >= kMaxDepth)
+      fail("nested more than " + std::to_string(kMaxDepth) + " levels deep");
+    struct Nested {
+      int &depth;
+      explicit Nested(int &d) : depth(++d) {}
+      ~Nested() { --depth; }
+    } nested(depth_);
     Value v;
     char c = text_[at_];
     if (c == '{') {
@@ -120,12 +129,17 @@ private:
       case 'r': out += '\r'; break;
       case 'b': out += '\b'; break;
       case 'f': out += '\f'; break;
-      case 'u':
-        if (at_ + 4 > text_.size())
-          fail("short \\u escape");
-        out += static_cast<char>(std::strtol(text_.substr(at_, 4).c_str(), nullptr, 16));
+      case 'u': {
+        std::string digits = text_.substr(at_, 4);
+        if (digits.size() != 4 ||
+            !std::all_of(digits.begin(), digits.end(), [](unsigned char d) {
+              return std::isxdigit(d) != 0;
+            }))
+          fail("a \\u escape takes four hex digits");
+        out += static_cast<char>(std::strtol(digits.c_str(), nullptr, 16));
         at_ += 4;
         break;
+      }
       default: out += e;
       }
     }
@@ -135,8 +149,10 @@ private:
     return out;
   }
 
+  static constexpr int kMaxDepth = 64;
   const std::string &text_;
   size_t at_ = 0;
+  int depth_ = 0;
 };
 
 } // namespace
@@ -149,7 +165,10 @@ const Value &Value::at(const std::string &key) const {
 }
 
 int64_t Value::integer() const {
-  if (kind != Kind::Number || std::floor(number) != number)
+  // Past 2^53 a double holds no exact count, and past 2^63 the cast is
+  // undefined: both are refused with the non-integers.
+  if (kind != Kind::Number || std::floor(number) != number ||
+      std::fabs(number) > 9007199254740992.0)
     throw Error("ggc executor: the compiler's kernel info has a non-integer "
                 "where a count belongs");
   return static_cast<int64_t>(number);
@@ -160,6 +179,13 @@ const std::string &Value::text() const {
     throw Error("ggc executor: the compiler's kernel info has a non-string "
                 "where a name belongs");
   return string;
+}
+
+const std::vector<Value> &Value::items() const {
+  if (kind != Kind::Array)
+    throw Error("ggc executor: the compiler's kernel info has a non-array "
+                "where a list belongs");
+  return array;
 }
 
 Value parse(const std::string &text) { return Parser(text).document(); }

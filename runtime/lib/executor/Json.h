@@ -28,6 +28,9 @@ struct Value {
   bool has(const std::string &key) const { return object.count(key) != 0; }
   int64_t integer() const; ///< throws unless a whole number
   const std::string &text() const;
+  /// The elements; throws unless an array (a `.array` of another kind
+  /// would read as empty).
+  const std::vector<Value> &items() const;
 };
 
 /// Throws Error with the offset of the first syntax error.

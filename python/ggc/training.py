@@ -70,7 +70,10 @@ def fp8_grouped_mm(x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor, *,
     if wgrad_dtype not in (torch.bfloat16, FP8):
         raise TypeError(f"wgrad_dtype must be torch.bfloat16 or torch.float8_e4m3fn, got "
                         f"{wgrad_dtype!r}")
-    return _FP8GroupedMM.apply(x, w, offsets.to(torch.int32), wgrad_dtype == FP8)
+    # Under no_grad nothing is differentiated, whatever the inputs ask:
+    # the backward's operands (w transposed, x's tokens) are not made.
+    return _FP8GroupedMM.apply(x, w, offsets.to(torch.int32), wgrad_dtype == FP8,
+                               torch.is_grad_enabled())
 
 
 def _check(x, w, offsets) -> None:
@@ -285,8 +288,9 @@ def release_quantized_weights() -> None:
 class _FP8GroupedMM(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, w: torch.Tensor, offsets: torch.Tensor,
-                fp8_wgrad: bool) -> torch.Tensor:
-        wants_x, wants_w = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+                fp8_wgrad: bool, grad_enabled: bool) -> torch.Tensor:
+        wants_x = grad_enabled and ctx.needs_input_grad[0]
+        wants_w = grad_enabled and ctx.needs_input_grad[1]
         xq, xs = quantized_rows(x.detach())
         # dgrad reads w^T's blocks: the same quantised values, transposed.
         quantized = quantized_weights(w, transposed=wants_x)
@@ -331,5 +335,5 @@ class _FP8GroupedMM(torch.autograd.Function):
             (x,) = rest  # token-major dy and x, as they are
             dw = ops.grouped_gemm(dy, x, k_offsets=offsets, out_dtype=ctx.w_dtype,
                                   validate=False)
-        return dx, dw, None, None
+        return dx, dw, None, None, None
 

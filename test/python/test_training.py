@@ -247,6 +247,29 @@ def test_weights_quantised_once_per_version():
     assert torch.allclose(again.scales, 2 * first.scales)
 
 
+def test_no_grad_makes_none_of_the_backwards_operands(monkeypatch):
+    """Under torch.no_grad parameters still require grad, but nothing is
+    differentiated: no transposed weights, no quantised tokens (both were
+    made and dropped)."""
+    x, w, _, offsets = problem([40, 90], 128, 256, "cpu", 1)
+    x.requires_grad_()
+    w.requires_grad_()
+    made = []
+    real_weights, real_tokens = training.quantized_weights, training._group_tokens
+    monkeypatch.setattr(training, "quantized_weights",
+                        lambda w, transposed: made.append(("w", transposed)) or
+                        real_weights(w, transposed))
+    monkeypatch.setattr(training, "_group_tokens",
+                        lambda *a: made.append(("tokens",)) or real_tokens(*a))
+    training.release_quantized_weights()
+    with torch.no_grad():
+        y = training.fp8_grouped_mm(x, w, offsets, wgrad_dtype=torch.float8_e4m3fn)
+    assert made == [("w", False)] and not y.requires_grad
+    made.clear()
+    training.fp8_grouped_mm(x, w, offsets, wgrad_dtype=torch.float8_e4m3fn)
+    assert made == [("w", True), ("tokens",)]
+
+
 def test_inference_weights_are_quantised_on_every_call():
     """An inference tensor keeps no version to key the cache by (reading
     it raised torch's error, which named nothing)."""

@@ -180,8 +180,11 @@ _shared_memory_bytes = None  # set_shared_memory_bytes's; None: the device's
 
 
 def _forget_kept_launches() -> None:
-    """The torch ops' C++ kernels keep launches compiled under the old
-    settings, and look them up without asking for the settings."""
+    """Every setter's: plan_settings is made again, and the torch ops' C++
+    kernels, which keep launches compiled under the old settings and look
+    them up without asking for the settings, forget them."""
+    global _settings
+    _settings = None
     from . import signature
     signature.forget_op_plans()
 
@@ -301,13 +304,22 @@ def set_num_sms(num_sms: int) -> None:
     _forget_kept_launches()
 
 
+_settings = None  # plan_settings' tuple; None until made, and after a setter
+
+
 def plan_settings() -> tuple:
     """What the kernels compiled from now on are planned for, as the
     in-memory caches of kernels, kept launches and CUDA graphs key on them:
     the target, the SM count, the shared memory and the DRAM bandwidth's
-    plan class (memory_plan_class)."""
-    return (get_target(), get_num_sms(), get_shared_memory_bytes(),
-            memory_plan_class(get_memory_gbps()))
+    plan class (memory_plan_class). Made once and kept until a setter
+    runs (the device's values are read once per process anyway): every
+    cached call asks for it, and the four getters cost half a
+    microsecond."""
+    global _settings
+    if _settings is None:
+        _settings = (get_target(), get_num_sms(), get_shared_memory_bytes(),
+                     memory_plan_class(get_memory_gbps()))
+    return _settings
 
 
 def get_num_sms() -> int:

@@ -400,3 +400,26 @@ def test_num_sms_bound_is_libggcs():
     assert compiler.MAX_NUM_SMS == bound
     with pytest.raises(ValueError, match=rf"num_sms must be an int in \[1, {bound}\]"):
         ggc.compile_ir(MASKED, emit="gg", num_sms=bound + 1)
+
+
+def test_plan_settings_follow_every_setter():
+    """plan_settings is kept between calls (host time) and made again by
+    each setter: a kept tuple would key new kernels by old settings."""
+    from ggc import compiler
+    before = compiler.plan_settings()
+    assert compiler.plan_settings() is before  # kept
+    try:
+        compiler.set_num_sms(77)
+        assert compiler.plan_settings()[1] == 77
+        compiler.set_target("sm_80")
+        assert compiler.plan_settings()[0] == "sm_80"
+        compiler.set_shared_memory_bytes(101376)
+        assert compiler.plan_settings()[2] == 101376
+        compiler.set_memory_gbps(3352)
+        assert compiler.plan_settings()[3] == 3352
+    finally:
+        compiler._num_sms = None
+        for reset in (compiler.set_target, compiler.set_shared_memory_bytes,
+                      compiler.set_memory_gbps):
+            reset(None)
+    assert compiler.plan_settings() == before

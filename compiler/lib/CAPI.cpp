@@ -111,6 +111,12 @@ const char *ggc_stage_description(size_t i) {
 
 const char *ggc_version(void) { return ggc::versionString(); }
 
+const char *ggc_ptxas(void) {
+  thread_local std::string path;
+  path = ggc::findPtxas(ggc::CompileOptions{});
+  return path.c_str();
+}
+
 size_t ggc_num_targets(void) { return targetInfos().size(); }
 
 const ggc_target_info *ggc_target(size_t i) {

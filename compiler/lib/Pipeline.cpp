@@ -287,20 +287,6 @@ LogicalResult emitPTX(CompileState &state) {
 
 std::string printPTX(CompileState &state) { return state.ptx; }
 
-std::string findPtxas(const CompileOptions &options) {
-  if (!options.ptxas.empty())
-    return options.ptxas;
-  if (const char *env = std::getenv("GGC_PTXAS"))
-    return env;
-  for (const char *candidate :
-       {"/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas"})
-    if (llvm::sys::fs::can_execute(candidate))
-      return candidate;
-  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
-    return *found;
-  return "";
-}
-
 LogicalResult assembleCubin(CompileState &state) {
   std::string ptxas = findPtxas(state.options);
   if (ptxas.empty()) {
@@ -625,6 +611,20 @@ CompileResult compile(llvm::StringRef source, llvm::StringRef sourceName,
   if (options.timing)
     result.timing = clock.report();
   return result;
+}
+
+std::string findPtxas(const CompileOptions &options) {
+  if (!options.ptxas.empty())
+    return options.ptxas;
+  if (const char *env = std::getenv("GGC_PTXAS"))
+    return env;
+  for (const char *candidate :
+       {"/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas"})
+    if (llvm::sys::fs::can_execute(candidate))
+      return candidate;
+  if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return "";
 }
 
 } // namespace ggc

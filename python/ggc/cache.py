@@ -42,7 +42,8 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import progress
-from .compiler import CompiledIR, compile_ir, describe_target, memory_plan_class, version
+from .compiler import (CompiledIR, compile_ir, describe_target, memory_plan_class, ptxas_identity,
+                       version)
 
 log = logging.getLogger("ggc")
 _memory: Dict[str, CompiledIR] = {}
@@ -182,8 +183,11 @@ def key_of(ir: str, *, emit: str, arch: str, num_sms: int,
     # the keys of before).
     planned = memory_plan_class(memory_gbps)
     bandwidth = (f"{planned} GB/s",) if planned else ()
+    # Machine code also depends on the assembler (no part for PTX: the
+    # keys of before).
+    assembler = (ptxas_identity(),) if emit == "cubin" else ()
     for part in (version(), arch, str(num_sms), str(shared_memory_bytes), *bandwidth,
-                 emit, ir):
+                 *assembler, emit, ir):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

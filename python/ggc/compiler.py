@@ -436,6 +436,21 @@ def stages() -> List[Stage]:
     return [Stage(*s) for s in _ggc.stages()]
 
 
+def ptxas_identity() -> str:
+    """The ptxas that stage 'cubin' runs, as the disk cache keys cubins by
+    it: its path, size and modification time ("" without one), so that a
+    cubin another ptxas made (GGC_PTXAS changed, the toolkit upgraded) is
+    a miss."""
+    path = _ggc.ptxas()
+    if not path:
+        return ""
+    try:
+        found = _os.stat(path)
+    except OSError:
+        return path
+    return f"{path} {found.st_size} {found.st_mtime_ns}"
+
+
 def version() -> str:
     return _ggc.version()
 

@@ -151,6 +151,7 @@ PYBIND11_MODULE(_ggc, m) {
     return stages;
   });
   m.def("version", []() { return std::string(ggc_version()); });
+  m.def("ptxas", []() { return std::string(ggc_ptxas()); });
   m.def("targets", []() {
     py::list targets;
     for (size_t i = 0; i < ggc_num_targets(); ++i) {

@@ -423,3 +423,23 @@ def test_plan_settings_follow_every_setter():
                       compiler.set_memory_gbps):
             reset(None)
     assert compiler.plan_settings() == before
+
+
+def test_cubins_are_keyed_by_the_ptxas_that_made_them(monkeypatch, tmp_path):
+    """Another ptxas (GGC_PTXAS, an upgraded toolkit) makes other machine
+    code: its cubins are a miss, not the old assembler's served. PTX keys
+    do not depend on it."""
+    from ggc import cache, compiler
+    key = functools.partial(cache.key_of, MASKED, arch="sm_90a", num_sms=132)
+    monkeypatch.delenv("GGC_PTXAS", raising=False)
+    before = key(emit="cubin"), key(emit="ptx")
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("GGC_PTXAS", str(fake))
+    assert compiler.ptxas_identity().startswith(str(fake))
+    first_fake = key(emit="cubin")
+    assert first_fake != before[0] and key(emit="ptx") == before[1]
+    fake.write_text("#!/bin/sh\n# a new version\n")
+    os.utime(fake, ns=(0, 1))  # upgraded in place: same path, other size and time
+    assert key(emit="cubin") not in (before[0], first_fake)

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -327,3 +328,16 @@ TEST(CompilerAPI, TimingListsEveryStageAndItsPassesOnlyWhenAsked) {
 }
 
 } // namespace
+
+// The ptxas stage 'cubin' runs: $GGC_PTXAS first (a cache of cubins keys
+// on it).
+TEST(CompilerAPI, PtxasNamesTheAssemblerTheCubinStageRuns) {
+  const char *saved = std::getenv("GGC_PTXAS");
+  std::string old = saved ? saved : "";
+  setenv("GGC_PTXAS", "/opt/other/ptxas", 1);
+  EXPECT_EQ(std::string(ggc_ptxas()), "/opt/other/ptxas");
+  if (saved)
+    setenv("GGC_PTXAS", old.c_str(), 1);
+  else
+    unsetenv("GGC_PTXAS");
+}

@@ -90,6 +90,11 @@ GGC_API const char *ggc_stage_description(size_t i);
 
 GGC_API const char *ggc_version(void);
 
+/* The ptxas that stage "cubin" runs ($GGC_PTXAS, else the CUDA toolkit's,
+ * else PATH's), or "" where none is found; valid until the next call on
+ * the same thread. A cache of cubins keys on it. */
+GGC_API const char *ggc_ptxas(void);
+
 /* What a target's hardware has, as the compiler's passes read it
  * (compiler/lib/Target.h). Fields are only ever added at the end. */
 typedef struct ggc_target_info {

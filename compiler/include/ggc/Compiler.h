@@ -83,6 +83,11 @@ const char *sourceFingerprint();
 /// "ggc <version> (LLVM <version>; sources <sourceFingerprint()>)".
 const char *versionString();
 
+/// The ptxas stage 'cubin' runs with `options` (CompileOptions::ptxas,
+/// else $GGC_PTXAS, else the CUDA toolkit's, else PATH's), or "" where
+/// none is found.
+std::string findPtxas(const CompileOptions &options);
+
 } // namespace ggc
 
 #endif // GGC_COMPILER_H

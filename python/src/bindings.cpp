@@ -3,9 +3,10 @@
 #include "ggc/Runtime.h"
 
 // Weak, so that these bindings load against a libggc.so built before the
-// timing report (an older compiler's bundle, GGC_BUNDLE, timed beside
-// today's): there the report is "".
+// timing report or ggc_ptxas (an older compiler's bundle, GGC_BUNDLE,
+// timed beside today's): there the report and the path are "".
 #pragma weak ggc_result_timing
+#pragma weak ggc_ptxas
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -151,7 +152,9 @@ PYBIND11_MODULE(_ggc, m) {
     return stages;
   });
   m.def("version", []() { return std::string(ggc_version()); });
-  m.def("ptxas", []() { return std::string(ggc_ptxas()); });
+  // An older bundle's libggc has no ggc_ptxas: "" (no ptxas part in the
+  // cubin key), as before it.
+  m.def("ptxas", []() { return std::string(ggc_ptxas ? ggc_ptxas() : ""); });
   m.def("targets", []() {
     py::list targets;
     for (size_t i = 0; i < ggc_num_targets(); ++i) {

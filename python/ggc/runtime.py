@@ -45,6 +45,8 @@ class _Tensor:
     stream: Optional[int]     # the stream to launch on, when the object says
     location: str = "cuda"    # where it is, for errors ("cpu", "meta", ...)
     readonly: bool = False
+    real: bool = True         # False: a fake tensor's storage offset stands in
+                              # for the address (describe_fake)
 
 
 # The kernels index rows, columns and K with 32-bit signed integers and run
@@ -101,7 +103,31 @@ def describe_fake(position: int, role: str, t: Any) -> _Tensor:
     _refuse_negated(where, t)
     device = (t.device.index or 0) if t.device.type == "cuda" else -1
     return _Tensor(t.storage_offset() * t.element_size(), tuple(t.shape), tuple(t.stride()),
-                   dtype, device, None)
+                   dtype, device, None, real=False)
+
+
+def _span_bytes(t: _Tensor) -> int:
+    """The bytes from t's address to past its last element (0 when empty)."""
+    if any(d == 0 for d in t.shape):
+        return 0
+    last = sum((d - 1) * abs(s) for d, s in zip(t.shape, t.strides))
+    return (last + 1) * _ELEMENT_BYTES[t.dtype]
+
+
+def _check_no_overlap(tensors: List[_Tensor], specs, roles) -> None:
+    """A written argument may share no byte with another: the kernel would
+    read what it overwrites, or write one output twice (a checked call's;
+    a kept launch does not look again)."""
+    for i, (t, spec) in enumerate(zip(tensors, specs)):
+        if not (spec.get("written") and t.real):
+            continue
+        end = t.address + _span_bytes(t)
+        for j, u in enumerate(tensors):
+            if j != i and u.real and t.address < u.address + _span_bytes(u) and \
+                    u.address < end:
+                raise ValueError(f"argument {i} ({roles[i]}) is written by the kernel but "
+                                 f"shares memory with argument {j} ({roles[j]}): give the "
+                                 f"output its own memory")
 
 
 def _describe_array_interface(where: str, interface: dict) -> _Tensor:
@@ -112,17 +138,30 @@ def _describe_array_interface(where: str, interface: dict) -> _Tensor:
     if dtype is None:
         raise TypeError(f"{where} has typestr {interface.get('typestr')!r}, which ggc "
                         f"does not take")
-    shape = tuple(int(d) for d in interface["shape"])
+    try:
+        shape = tuple(interface["shape"])
+        address, readonly = interface["data"]
+    except (KeyError, TypeError, ValueError):
+        raise TypeError(f"{where}'s __cuda_array_interface__ must hold 'shape' (a tuple "
+                        f"of ints) and 'data' (address, read-only flag)") from None
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise ValueError(f"{where} has shape {list(shape)}; its sizes must be ints >= 0")
+    if not isinstance(address, int) or isinstance(address, bool) or address < 0:
+        raise TypeError(f"{where} has data address {address!r}; an int >= 0 belongs there")
+    if interface.get("mask") is not None:
+        raise ValueError(f"{where} has a mask; ggc takes arrays without one")
     strides = interface.get("strides")
     if strides is None:
         strides = _row_major(shape)
     else:
         size = _ELEMENT_BYTES[dtype]
+        if len(strides) != len(shape):
+            raise ValueError(f"{where} has {len(strides)} strides for {len(shape)} "
+                             f"dimensions")
         if any(s % size for s in strides):
             raise ValueError(f"{where} has strides {list(strides)} bytes, not whole "
                              f"elements of {size} bytes")
         strides = tuple(s // size for s in strides)
-    address, readonly = interface["data"]
     empty = any(d == 0 for d in shape)
     if address == 0 and not empty:
         raise ValueError(f"{where} has a null data pointer but shape {list(shape)}")
@@ -285,6 +324,7 @@ class Kernel:
             raise ValueError(f"{self.name} would have {tiles} tiles at {m} rows; the "
                              f"kernel's 32-bit tile indices hold at most "
                              f"{MAX_TILES - self.info['max_grid']}")
+        _check_no_overlap(tensors, self.info["args"], self._roles)
         return tensors, m, tiles
 
     def _grid(self, tiles: int) -> int:

@@ -301,8 +301,10 @@ def f16_kernel(n=128):
 
 
 def f16_args(m, n=128, **out):
-    return [ArrayInterface([m, 128]), ArrayInterface([2, n, 128]),
-            ArrayInterface([3], "<i4"), ArrayInterface([m, n], **out)]
+    # Apart, and on device 0 (below 1 << 40) up to 2^30 rows of a and out.
+    return [ArrayInterface([m, 128]), ArrayInterface([2, n, 128], address=(1 << 38) + (1 << 21)),
+            ArrayInterface([3], "<i4", address=(1 << 38) + (1 << 22)),
+            ArrayInterface([m, n], **{"address": 1 << 39, **out})]
 
 
 def test_row_counts_past_32_bits_are_an_error(fake_devices):
@@ -329,6 +331,16 @@ def test_array_interface_arguments_name_what_is_wrong(fake_devices):
     for out, message in cases:
         with pytest.raises(ValueError, match=message):
             kernel._check(f16_args(64, **out))
+    # A negative size launched (grid 2, a size argument of -1), and a
+    # stride list of the wrong length was cut to fit.
+    with pytest.raises(ValueError, match=r"argument 0 \(a\) has shape \[-1, 128\]; its sizes "
+                                         r"must be ints >= 0"):
+        kernel._check(f16_args(-1))
+    with pytest.raises(ValueError, match=r"argument 3 \(out\) has 1 strides for 2 dimensions"):
+        kernel._check(f16_args(64, strides=(256,)))
+    with pytest.raises(ValueError, match=r"argument 3 \(out\) is written by the kernel but "
+                                         r"shares memory with argument 0 \(a\)"):
+        kernel._check(f16_args(64, address=1 << 20))
 
 
 def test_array_interface_arguments_carry_their_device_and_stream(fake_devices):
@@ -463,8 +475,9 @@ def test_a_bad_cache_bound_is_an_error_on_every_call(tmp_path, monkeypatch, valu
 def test_masked_counts_are_checked_against_the_static_m_max(monkeypatch, fake_devices):
     kernel = ggc.Kernel(ir.grouped_matmul("masked", layout="masked", num_groups=2, n=128,
                                           k=128, m=64, dtype="f16", out_dtype="f16"))
-    args = [ArrayInterface([2, 64, 128]), ArrayInterface([2, 128, 128]),
-            ArrayInterface([2], "<i4"), ArrayInterface([2, 64, 128])]
+    args = [ArrayInterface([2, 64, 128]), ArrayInterface([2, 128, 128], address=1 << 30),
+            ArrayInterface([2], "<i4", address=1 << 31),
+            ArrayInterface([2, 64, 128], address=1 << 32)]
     tensors, size, _ = kernel._check(args)
     monkeypatch.setattr(groups, "_read", lambda t, device, stream: _np([3, 65]))
     with pytest.raises(groups.GroupMetadataError, match=r"masked_m\[1\] = 65 is outside "

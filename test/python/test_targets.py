@@ -132,13 +132,31 @@ def test_sm80_roles_reach_the_contract_and_the_kernel(dtype, block_m, threads, p
     assert f".maxntid {threads}, 1, 1" in result.asm["ptx"]
 
 
-def described(shape, dtype):
+def described(shape, dtype, address=1 << 40):
     """A described CUDA tensor, row-major at an aligned address (never read)."""
     strides, step = [], 1
     for extent in reversed(shape):
         strides.insert(0, step)
         step *= extent
-    return runtime._Tensor(1 << 40, tuple(shape), tuple(strides), dtype, 0, None)
+    return runtime._Tensor(address, tuple(shape), tuple(strides), dtype, 0, None)
+
+
+def test_an_output_sharing_memory_with_an_input_is_refused():
+    """The kernel would read what it overwrites: refused before a launch
+    (it launched), whether out is the input itself or overlaps its end."""
+    kern = ggc.Kernel(ir.grouped_matmul("k", layout="contiguous", num_groups=2, n=128,
+                                        k=128, dtype="bf16", out_dtype="bf16"))
+    a_bytes = 64 * 128 * 2
+    args = [described((64, 128), "bf16", 1 << 40), described((2, 128, 128), "bf16", 1 << 41),
+            described((3,), "i32", 1 << 42), described((64, 128), "bf16", 1 << 43)]
+    kern.check_described(args)  # apart: fine
+    for out_at in (1 << 40, (1 << 40) + a_bytes - 16):
+        args[3] = described((64, 128), "bf16", out_at)
+        with pytest.raises(ValueError, match=r"argument 3 \(out\) is written by the kernel "
+                                             r"but shares memory with argument 0 \(a\)"):
+            kern.check_described(args)
+    args[3] = described((64, 128), "bf16", (1 << 40) + a_bytes)  # right after a: fine
+    kern.check_described(args)
 
 
 def test_rows_cp_async_cannot_copy_are_rejected_before_launch():

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import os
 import statistics
 import sys
@@ -34,8 +35,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from . import progress
 from .cache import cache_dir, read_regular_file, write_file_durably
-from .compiler import version
+from .compiler import plan_settings, version
 from .jit import JITFunction, _describe, spec
+
+log = logging.getLogger("ggc.autotune")
 
 
 class Config:
@@ -90,8 +93,12 @@ class Autotuner:
                  verbose: Optional[bool] = None):
         if not isinstance(fn, JITFunction):
             raise TypeError("@ggc.autotune goes above @ggc.jit")
+        configs = list(configs)  # a generator would be spent by the checks below
         if not configs:
             raise ValueError("autotune needs at least one Config")
+        strangers = [type(c).__name__ for c in configs if not isinstance(c, Config)]
+        if strangers:
+            raise TypeError(f"configs must be ggc.Config objects, got {strangers[:3]}")
         unknown = [k for c in configs for k in c.knobs if k not in fn.constexprs]
         if unknown:
             raise ValueError(f"configs set {sorted(set(unknown))}, which are not constexpr "
@@ -143,21 +150,30 @@ class Autotuner:
                 self.best[key] = self.configs[known.index(knobs)]
 
     def _save(self) -> None:
+        """Writes the winners for later processes; a cache folder that
+        cannot take them (read-only, a file in its place) keeps them in
+        memory only, as the kernel cache does."""
         if not self._path:
             return
-        os.makedirs(os.path.dirname(self._path), exist_ok=True)
         tmp = f"{self._path}.{os.getpid()}.{threading.get_ident()}.tmp"
         data = json.dumps({k: c.knobs for k, c in self.best.items()}).encode()
-        write_file_durably(tmp, data)
-        os.replace(tmp, self._path)
+        try:
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+            write_file_durably(tmp, data)
+            os.replace(tmp, self._path)
+        except OSError as e:
+            log.warning("autotune winners not saved to %s: %s", self._path, e)
 
     def _key_of(self, args, kwargs) -> str:
         bound = self.fn.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         tensors = {n: bound.arguments[n] for n in self.fn.tensor_params}
         described = {n: _describe(n, v) for n, v in tensors.items()}
+        # The compile settings too: a winner under one target or shared
+        # memory budget may not compile, or not be the best, under another.
         parts = ["dtypes=" + ",".join(d for _, d in described.values()),
-                 "device=" + _device_name(tensors.values())]
+                 "device=" + _device_name(tensors.values()),
+                 f"settings={plan_settings()!r}"]
         if self.key_fn is not None:
             return ";".join(parts + [f"user={self.key_fn(*args, **kwargs)!r}"])
         token_dims = self._token_dims_of(described, bound)
@@ -192,9 +208,13 @@ class Autotuner:
                 best = self.best.get(key) or self._search(key, args, kwargs)
         return best
 
-    def __call__(self, *args, **kwargs) -> None:
+    def __call__(self, *args, stream: Optional[int] = None, validate=None, **kwargs) -> None:
+        given = sorted(set(kwargs) & {k for c in self.configs for k in c.knobs})
+        if given:  # the winner's value would replace the caller's without a word
+            raise TypeError(f"{given} are tuned by @ggc.autotune over its configs: leave "
+                            f"them out of the call, or out of the configs")
         best = self.choose(*args, **kwargs)
-        self.fn(*args, **{**kwargs, **best.knobs})
+        self.fn(*args, stream=stream, validate=validate, **{**kwargs, **best.knobs})
 
     def _search(self, key: str, args, kwargs) -> Config:
         timings, failures = {}, []

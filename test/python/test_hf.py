@@ -77,6 +77,22 @@ def test_fused_layout_is_shared_not_copied():
     assert layer.w2.data_ptr() == block.experts.down_proj.data_ptr()
 
 
+def test_a_frozen_block_stays_frozen():
+    """A block frozen before the swap (a PEFT setup) gives a frozen layer,
+    which shares its storage: it came out trainable, so an optimiser would
+    have updated the frozen weights. A partly frozen block is refused."""
+    model = hf_models.model("mixtral", seed=4)
+    block = hf_models.moe_blocks(model, "mixtral")[0][1]
+    block.requires_grad_(False)
+    layer = hf.from_hf(block, model.config)
+    assert not any(p.requires_grad for p in layer.parameters())
+    block.gate.weight.requires_grad_(True)
+    with pytest.raises(NotImplementedError, match="partly frozen"):
+        hf.from_hf(block, model.config)
+    block.requires_grad_(True)
+    assert all(p.requires_grad for p in hf.from_hf(block, model.config).parameters())
+
+
 def test_deepseek_fp8_checkpoint_loads_its_block_scales():
     """DeepSeek-V3's released FP8 layout: per-expert e4m3 weights with f32
     128x128 `weight_scale_inv`, shared experts too."""

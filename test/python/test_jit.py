@@ -452,6 +452,49 @@ def test_autotune_rejects_unknown_knobs_and_keys():
         ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["tokens"])(moe_up)
 
 
+def test_autotune_winners_follow_the_compile_settings():
+    """A winner found under one target, SM count or shared memory budget
+    is searched again under another (it was reused: under a smaller budget
+    it failed to compile)."""
+    from ggc import compiler
+    searches = []
+    tuned = ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["w"],
+                         timer=lambda fn: searches.append(1) or 1.0)(moe_up)
+    tuned.choose(*ARGS)
+    try:
+        compiler.set_num_sms(66)
+        tuned.choose(*ARGS)
+    finally:
+        compiler._num_sms = None
+        compiler.set_target(None)
+    assert len(searches) == 2 and len(tuned.best) == 2
+
+
+def test_autotune_call_arguments(tmp_path, monkeypatch, caplog):
+    """A tuned knob given by the caller is refused (the winner's replaced
+    it without a word); stream= and validate= reach the kernel; configs
+    may be any iterable of Config, nothing else; winners that cannot be
+    saved stay in memory."""
+    torch = pytest.importorskip("torch")
+    tuned = ggc.autotune(configs=(ggc.Config(BLOCK_N=b) for b in (64, 128)), key=["w"],
+                         timer=lambda fn: 1.0)(moe_up)
+    assert len(tuned.configs) == 2
+    with pytest.raises(TypeError, match=r"\['BLOCK_N'\] are tuned by @ggc.autotune"):
+        tuned(*ARGS, BLOCK_N=256)
+    with pytest.raises(TypeError, match=r"configs must be ggc.Config objects, got \['dict'\]"):
+        ggc.autotune(configs=[{"BLOCK_N": 64}], key=["w"])(moe_up)
+    monkeypatch.setenv("GGC_CACHE_DIR", str(tmp_path))
+    (tmp_path / "autotune").write_text("a file where the folder belongs")
+    unsaved = ggc.autotune(configs=[ggc.Config(BLOCK_N=64)], key=["w"],
+                           timer=lambda fn: 1.0)(moe_up)
+    x, w = torch.randn(5, 512).bfloat16(), torch.randn(8, 256, 512).bfloat16()
+    offsets = torch.tensor([0, 2, 5, 5, 5, 5, 5, 5, 5], dtype=torch.int32)
+    route, bias, scale = torch.rand(5).bfloat16(), torch.rand(8, 256), torch.rand(8)
+    y = torch.zeros(5, 256).bfloat16()
+    unsaved(x, w, offsets, route, bias, scale, y, stream=None, validate=True)
+    assert len(unsaved.best) == 1 and "autotune winners not saved" in caplog.text
+
+
 def _rows_args(m, dtype="bf16"):
     return (spec([m, 512], dtype), spec([8, 256, 512], dtype), spec([9], "i32"),
             spec([m], "bf16"), spec([8, 256], "f32"), spec([8], "f32"),

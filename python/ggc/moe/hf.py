@@ -98,7 +98,9 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
     the block (an nn.Module) or a state dict, whose keys for this block
     start with `prefix` (a whole model's: "model.layers.3.mlp.")."""
     family = family_of(config)
+    frozen = False
     if isinstance(source, nn.Module):
+        frozen = _all_frozen(source)
         state = source.state_dict()
     elif isinstance(source, dict):
         state = {k[len(prefix):]: v for k, v in source.items() if k.startswith(prefix)}
@@ -118,7 +120,21 @@ def from_hf(source, config, prefix: str = "", device=None) -> MoE:
                                     dtype=torch.int32, device=device)
     if fp8 is not None:
         layer.set_fp8_weights(*fp8)
+    if frozen:  # assign=True made every parameter trainable
+        layer.requires_grad_(False)
     return layer.to(device)
+
+
+def _all_frozen(block: nn.Module) -> bool:
+    """Whether none of the block's parameters is trained. The layer stacks
+    the experts into a few tensors, so a block partly frozen is refused:
+    its frozen weights would train through the stack."""
+    flags = {p.requires_grad for p in block.parameters()}
+    if flags == {True, False}:
+        raise NotImplementedError("the MoE block's parameters are partly frozen; ggc's layer "
+                                  "stacks its experts' weights: freeze all of them or none "
+                                  "before swapping")
+    return flags == {False}
 
 
 def _layer_dtype(dtype: torch.dtype, device: torch.device) -> torch.dtype:

@@ -8,6 +8,7 @@ from sizes, for tests and benchmarks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
@@ -174,6 +175,56 @@ def emit(spec: FunctionSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+ELEMENT_TYPES = ("bf16", "f16", "f32", "f8E4M3FN", "f8E5M2")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# One attribute of its kind, nothing after it: text spliced into the op.
+_ATTRIBUTES = {"config": re.compile(r"#gg\.config<[^<>{}\n]*>"),
+               "kernel_plan": re.compile(r"#gg\.kernel_plan<[^<>{}\n]*>")}
+
+
+def _size(name: str, value, minimum: int, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}"
+                         f"{' or None' if optional else ''}, got {value!r}")
+
+
+def _check_builder_arguments(*, name, layout, num_groups, n, k, m, dtypes, offsets_dtype,
+                             out_layout, rows, group_scalars, a_scale, b_scale, config,
+                             kernel_plan) -> None:
+    """grouped_matmul's arguments before any becomes IR text: a string
+    that is not what its argument names would splice other IR in (a config
+    ending in ", accumulate" compiled an accumulating kernel)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(f"name must be an identifier ([A-Za-z_][A-Za-z0-9_]*), got {name!r}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    _size("num_groups", num_groups, 1)
+    _size("n", n, 1)
+    _size("k", k, 1, optional=True)
+    _size("m", m, 1, optional=True)
+    _size("group_scalars", group_scalars, 0)
+    for arg, value in dtypes.items():
+        if value is not None and value not in ELEMENT_TYPES:
+            raise ValueError(f"{arg} must be one of {ELEMENT_TYPES}, got {value!r}")
+    if offsets_dtype not in ("i32", "i64"):
+        raise ValueError(f"offsets_dtype must be 'i32' or 'i64', got {offsets_dtype!r}")
+    if out_layout not in ("mn", "nm"):
+        raise ValueError(f"out_layout must be 'mn' or 'nm', got {out_layout!r}")
+    if isinstance(rows, str) or any(r not in ELEMENT_TYPES for r in rows):
+        raise ValueError(f"rows must be a list of element types from {ELEMENT_TYPES}, "
+                         f"got {rows!r}")
+    for side, kind in (("a", a_scale), ("b", b_scale)):
+        if kind is not None and (side, kind) not in SCALE_ATTRS:
+            kinds = sorted(k for s, k in SCALE_ATTRS if s == side)
+            raise ValueError(f"{side}_scale must be one of {kinds}, got {kind!r}")
+    for arg, text in (("config", config), ("kernel_plan", kernel_plan)):
+        if text is not None and not _ATTRIBUTES[arg].fullmatch(text):
+            raise ValueError(f"{arg} must be one #gg.{arg}<...> attribute and nothing "
+                             f"else, got {text!r}")
+
+
 def grouped_matmul(
     name: str,
     *,
@@ -272,6 +323,11 @@ def grouped_matmul(
     entry (element types), per `cols` entry (shapes, f32), per group scalar
     (f32), and last `out`, then [out_rows] or [out_scale].
     """
+    _check_builder_arguments(name=name, layout=layout, num_groups=num_groups, n=n, k=k, m=m,
+                             dtypes=dict(dtype=dtype, out_dtype=out_dtype, a_dtype=a_dtype),
+                             offsets_dtype=offsets_dtype, out_layout=out_layout, rows=rows,
+                             group_scalars=group_scalars, a_scale=a_scale, b_scale=b_scale,
+                             config=config, kernel_plan=kernel_plan)
     g, a_type = num_groups, a_dtype or dtype
     masked = layout == "masked"
     if b_layout not in ("nk", "kn"):

@@ -443,3 +443,32 @@ def test_cubins_are_keyed_by_the_ptxas_that_made_them(monkeypatch, tmp_path):
     fake.write_text("#!/bin/sh\n# a new version\n")
     os.utime(fake, ns=(0, 1))  # upgraded in place: same path, other size and time
     assert key(emit="cubin") not in (before[0], first_fake)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(config="#gg.config<block = [128, 128, 64], stages = 4, cluster = [1, 1], "
+                 "sms = 132>, accumulate"), "config must be one #gg.config<...> attribute"),
+    (dict(kernel_plan="#gg.kernel_plan<promotion = serial> } //"),
+     "kernel_plan must be one #gg.kernel_plan<...> attribute"),
+    (dict(dtype="bf16>, %evil: memref<4xf32"), "dtype must be one of"),
+    (dict(name="k.x"), r"name must be an identifier"),
+    (dict(n=-128), r"n must be an int >= 1, got -128"),
+    (dict(n="128"), r"n must be an int >= 1, got '128'"),
+    (dict(num_groups=True), r"num_groups must be an int >= 1, got True"),
+    (dict(m=64.5), r"m must be an int >= 1 or None, got 64.5"),
+    (dict(out_layout="NM"), r"out_layout must be 'mn' or 'nm', got 'NM'"),
+    (dict(b_scale="mx64"), r"b_scale must be one of \[.*\], got 'mx64'"),
+    (dict(a_scale="block1x128"), r"a_scale must be one of \[.*\], got 'block1x128'"),
+    (dict(rows="f32"), r"rows must be a list of element types"),
+    (dict(group_scalars=-1), r"group_scalars must be an int >= 0, got -1"),
+])
+def test_the_ir_builder_refuses_what_would_splice_other_ir(change, message):
+    """Each string of ir.grouped_matmul becomes IR text: a config with
+    ", accumulate" after it compiled an accumulating kernel, a dtype could
+    add an argument. Each is refused by name, as are sizes that are not
+    positive ints."""
+    from ggc import ir
+    args = dict(name="k", layout="contiguous", num_groups=2, n=128, k=128)
+    args.update(change)
+    with pytest.raises(ValueError, match=message):
+        ir.grouped_matmul(args.pop("name"), **args)

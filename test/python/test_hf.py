@@ -138,6 +138,22 @@ def test_swap_replaces_every_block(family):
     assert rel_err(got, want) < 3e-2
 
 
+def test_router_jitter_is_refused_in_training():
+    """Mixtral's router_jitter_noise jitters the router's inputs in training;
+    the swapped layer does not, so it refuses to train with it (it ran
+    without the noise); in eval mode the block ignores it too."""
+    model = hf_models.model("mixtral", seed=7)
+    model.config.router_jitter_noise = 0.5
+    hf.swap_moe_blocks(model)
+    ids = torch.randint(0, hf_models.VOCAB, (2, 9), generator=torch.Generator().manual_seed(8))
+    model.eval()
+    with torch.no_grad():
+        model(ids)
+    model.train()
+    with pytest.raises(NotImplementedError, match="router_jitter_noise = 0.5"):
+        model(ids)
+
+
 def test_errors_name_what_is_wrong():
     model = hf_models.model("mixtral", seed=9)
     block = hf_models.moe_blocks(model, "mixtral")[0][1]

@@ -430,13 +430,19 @@ class HuggingFaceMoE(nn.Module):
     block's router class, which transformers' output recorder hooks)."""
 
     def __init__(self, layer: MoE, returns_router_scores: bool = False,
-                 router_class: Optional[type] = None):
+                 router_class: Optional[type] = None, jitter_noise: float = 0.0):
         super().__init__()
         self.moe = layer
         self.returns_router_scores = returns_router_scores
         self.router_logits = None if router_class is None else _logits_recorder(router_class)
+        self.jitter_noise = jitter_noise
 
     def forward(self, hidden_states: torch.Tensor):
+        if self.training and self.jitter_noise > 0:  # transformers would jitter the inputs
+            raise NotImplementedError(
+                f"router_jitter_noise = {self.jitter_noise}: the block jitters its router's "
+                f"inputs in training, which ggc's layer does not (it runs in eval mode, or "
+                f"with router_jitter_noise = 0)")
         out, topk_weights, _ = self.moe.forward_routed(hidden_states,
                                                        on_logits=self.router_logits)
         if self.returns_router_scores:
@@ -461,7 +467,8 @@ def swap_moe_blocks(model: nn.Module, config=None, fp8: bool = False) -> int:
         parent_name, _, child = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
         swapped = HuggingFaceMoE(layer, family.returns_router_scores,
-                                 type(getattr(block, family.router)))
+                                 type(getattr(block, family.router)),
+                                 float(getattr(config, "router_jitter_noise", 0.0) or 0.0))
         setattr(parent, child, swapped)
     _hook_recorders(model)
     return len(found)

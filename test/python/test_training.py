@@ -364,6 +364,11 @@ def test_fused_moe_refuses_fp8_weights_with_compute_dtype():
     with pytest.raises(ValueError, match="FP8 already"):
         fused_moe(x, w13, w2, torch.ones(3, 1), ids, w13_scale=s13, w2_scale=s2,
                   compute_dtype=FP8)
+    # The message names what was passed (it named float8_e4m3fn for any).
+    with pytest.raises(ValueError, match=r"compute_dtype=torch.bfloat16: these weights are "
+                                         r"FP8 already"):
+        fused_moe(x, w13, w2, torch.ones(3, 1), ids, w13_scale=s13, w2_scale=s2,
+                  compute_dtype=torch.bfloat16)
 
 
 @pytest.mark.parametrize("wgrad_dtype", [torch.bfloat16, FP8])

@@ -111,11 +111,12 @@ def check_fp8_compute(compute_dtype, sizes, dtype) -> bool:
 def check_compute_dtype(compute_dtype, problem: Problem, x) -> bool:
     """check_fp8_compute for a fused_moe call."""
     if compute_dtype is not None and problem.fp8:
-        raise ValueError("compute_dtype=torch.float8_e4m3fn quantises bf16 master weights on "
-                         "each call; these weights are FP8 already (leave compute_dtype None)")
+        raise ValueError(f"compute_dtype={compute_dtype!r}: these weights are FP8 already "
+                         f"(leave compute_dtype None; torch.float8_e4m3fn quantises bf16 "
+                         f"master weights on each call)")
     if compute_dtype is not None and problem.mapped:
-        raise ValueError("compute_dtype=torch.float8_e4m3fn does not take an expert_map "
-                         "(ggc.moe.ExpertParallelMoE runs FP8 experts across ranks)")
+        raise ValueError(f"compute_dtype={compute_dtype!r} does not take an expert_map "
+                         f"(ggc.moe.ExpertParallelMoE runs FP8 experts across ranks)")
     return check_fp8_compute(compute_dtype, {"H (x.shape[1])": problem.hidden,
                                              "I (w2.shape[2])": problem.intermediate}, x.dtype)
 

@@ -162,8 +162,7 @@ def moe_gemm_mxfp8_nt_groupwise(a, b, a_scale, b_scale, m_indptr,
     import torch
     for name, t in (("a", a), ("b", b), ("a_scale", a_scale), ("b_scale", b_scale),
                     ("m_indptr", m_indptr)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        ops.require_tensor(name, t)
     if out is not None and out_dtype is not None and out.dtype != out_dtype:
         raise ValueError(f"out is {out.dtype} but out_dtype says {out_dtype}: give one, or "
                          f"both alike")

@@ -398,9 +398,7 @@ def remembered(tensors, options, validate=None):
 def _wants_grad(tensors) -> bool:
     """Whether the custom op (its autograd) would take a call of these
     tensors in another context (outside an op's body): never cached."""
-    import torch
-    a, b, out = tensors[_A], tensors[_B], tensors[_OUT]
-    return out is None and torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)
+    return tensors[_OUT] is None and _torch_ops.needs_grad((tensors[_A], tensors[_B]))
 
 
 class _Plan:
@@ -637,12 +635,17 @@ def _from_torch_offsets(offs, b, offsets, k_offsets):
 def _require_tensors(**named) -> None:
     """Arguments given as something other than a tensor (None included, for
     the required ones) are an error that names them."""
-    import torch
     for name, value in named.items():
         if name in ("a", "b") or value is not None:
-            if not isinstance(value, torch.Tensor):
-                raise TypeError(f"{name} must be a torch.Tensor, got "
-                                f"{type(value).__name__}")
+            require_tensor(name, value)
+
+
+def require_tensor(name: str, value) -> None:
+    """A TypeError naming `name` where `value` is not a tensor (None
+    included), before any attribute of it is read (the drop-ins' too)."""
+    import torch
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs, rhs, out, m_indices):

@@ -97,17 +97,19 @@ def wants_op(tensors, grad: bool = False) -> bool:
         return True
     if torch._C._len_torch_dispatch_stack() > 0 or without_data(tensors):
         return True
-    return grad and torch.is_grad_enabled() and any(
+    return grad and needs_grad(tensors)
+
+
+def needs_grad(tensors) -> bool:
+    """Whether grad mode is on and a tensor of `tensors` requires grad."""
+    return torch.is_grad_enabled() and any(
         isinstance(t, Tensor) and t.requires_grad for t in tensors)
 
 
 def out_loses_grad(tensors) -> bool:
     """Whether an eager out= call (outside an op's body) takes inputs that
     need a gradient, which a result written into `out` cannot carry."""
-    if getattr(_state, "inside", False):
-        return False
-    return torch.is_grad_enabled() and any(
-        isinstance(t, Tensor) and t.requires_grad for t in tensors)
+    return not getattr(_state, "inside", False) and needs_grad(tensors)
 
 
 # ---------------------------------------------------------------------------

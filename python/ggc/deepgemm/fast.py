@@ -28,10 +28,6 @@ def fast_key(kind, tensors, c=None):
     tensors_key = _signature.of(tensors)
     if tensors_key is None:
         return None
-    try:
-        hash(kind)
-    except TypeError:  # a recipe given as a list: DeepGEMM takes any sequence
-        return None
     return (kind, _compiler.plan_settings(), tensors_key)
 
 
@@ -42,7 +38,7 @@ def remember(key, call, options, prepare=None) -> None:
     given, makes each later call's slots from the call's own tensors (the
     translation's per-call work, which the signature alone cannot do)."""
     plan = ops._PLANS.get(ops._plan_key(call, options, None))
-    if plan is not None:
+    if plan is not None and _hashable(key):
         if len(_LAUNCHES) >= _MAX_LAUNCHES:
             _LAUNCHES.clear()
         _LAUNCHES[key] = (plan, call[2], prepare)
@@ -53,7 +49,10 @@ def launched(key, call) -> bool:
     own tensors in grouped_gemm's slots (a view the translation would make,
     b.unsqueeze(0) say, may be the tensor itself: the plan reads addresses
     only; slot 2 is filled from the memory). False when none is kept."""
-    entry = _LAUNCHES.get(key) if key is not None else None
+    try:
+        entry = _LAUNCHES.get(key) if key is not None else None
+    except TypeError:  # a recipe given as a list (DeepGEMM takes any sequence): no fast path
+        return False
     if entry is None:
         return False
     plan, offsets, prepare = entry
@@ -62,3 +61,11 @@ def launched(key, call) -> bool:
     if prepare is not None:
         call = prepare(call)
     return plan.run(call) is not None
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+        return True
+    except TypeError:
+        return False

@@ -37,8 +37,8 @@ def _scales(sfa, sfb, groups_a, m, n, k, num_groups, recipe, recipe_a, recipe_b)
     """DeepGEMM's scale pair as ggc.ops.grouped_gemm takes it: (a_scale,
     a_kind, b_scale, b_kind)."""
     import torch
-    _require_tensor("a's scales", sfa)
-    _require_tensor("b's scales", sfb)
+    ops.require_tensor("a's scales", sfa)
+    ops.require_tensor("b's scales", sfb)
     ra, rb = _recipes(sfb, recipe, recipe_a, recipe_b)
     if sfa.dtype != sfb.dtype:
         raise ValueError(f"a's and b's scales must both be float32 or both int32 (packed UE8M0), "
@@ -71,14 +71,6 @@ def _require(cond: bool, message: str) -> None:
         raise ValueError(message)
 
 
-def _require_tensor(name: str, value) -> None:
-    """A TypeError naming the argument where a tensor was expected (None, a
-    list) before any attribute of it is read."""
-    import torch
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-
-
 def _fp8_pairs(a, b):
     """DeepGEMM's FP8 operands, each a pair (the tensor, its scales), as
     ((x, sx), (w, sw)); a ValueError naming the argument otherwise."""
@@ -96,7 +88,7 @@ def _check_operands(a, b, d, masked: bool, fp8: bool) -> Tuple[int, int, int, in
     returns (G, M, N, K)."""
     import torch
     for name, t in (("a", a), ("b", b), ("d", d)):
-        _require_tensor(name, t)
+        ops.require_tensor(name, t)
     want = torch.float8_e4m3fn if fp8 else torch.bfloat16
     for name, t in (("a", a), ("b", b)):
         _require(t.dtype == want, f"{name} must be {want}, got {t.dtype}"
@@ -137,7 +129,7 @@ def _positive_hint(expected_m, m: int) -> int:
 
 def _group_tensor(name: str, t, numel: int) -> None:
     import torch
-    _require_tensor(name, t)
+    ops.require_tensor(name, t)
     _require(t.dtype == torch.int32, f"{name} must be int32, got {t.dtype}")
     _require(t.is_contiguous() and t.dim() == 1 and t.numel() == numel,
              f"{name} must be a contiguous [{numel}] tensor, got shape {list(t.shape)}")
@@ -384,7 +376,7 @@ def _k_groups(ks_cpu, grouped_layout, d, use_psum_layout: bool) -> List[int]:
     if use_psum_layout:
         raise NotImplementedError("use_psum_layout: ggc's k-grouped calls take K-grouped "
                                   "tokens without gaps (DeepGEMM's psum form is sm100-only)")
-    _require_tensor("d", d)
+    ops.require_tensor("d", d)
     _require(d.dim() == 3 and d.dtype == torch.float32 and d.is_contiguous(),
              f"d must be a contiguous float32 [G, M, N], got {d.dtype} {list(d.shape)}")
     g = d.shape[0]
@@ -414,7 +406,7 @@ def _k_scale(name: str, sf, rows: int, kb: int, blocks_first: bool):
     or the transposed view of `[sum_k/128, rows]` storage (no copy), else
     copied. DeepGEMM's tn form passes `[sum_k/128, rows]` (`blocks_first`)."""
     import torch
-    _require_tensor(name, sf)
+    ops.require_tensor(name, sf)
     _require(sf.dtype == torch.float32, f"{name} must be float32 (ggc takes no packed "
              f"UE8M0 k-grouped scales in DeepGEMM's layout), got {sf.dtype}")
     want = [kb, rows] if blocks_first else [rows, kb]
@@ -443,7 +435,7 @@ def _check_c(d, c) -> bool:
     """c as DeepGEMM's `D = C + A @ B` takes it: d's shape (never
     broadcast), and d's strides where it shares d's storage; whether it
     does."""
-    _require_tensor("c", c)
+    ops.require_tensor("c", c)
     if c.data_ptr() == d.data_ptr():
         _require(c.shape == d.shape and c.stride() == d.stride(),
                  "c sharing d's storage must have d's shape and strides")
@@ -454,8 +446,8 @@ def _check_c(d, c) -> bool:
 
 def _check_k_grouped_fp8(x, y, recipe) -> None:
     import torch
-    _require_tensor("a[0]", x)
-    _require_tensor("b[0]", y)
+    ops.require_tensor("a[0]", x)
+    ops.require_tensor("b[0]", y)
     if tuple(recipe) != (1, 1, 128):
         raise NotImplementedError(f"recipe: ggc's k-grouped FP8 takes float32 (1, 1, 128) "
                                   f"scales, got {tuple(recipe)}")
@@ -559,8 +551,8 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None,
     f32, ks multiples of 128. ggc reads this layout as it is (no copy).
     -> `ggc.ops.grouped_gemm(a, b, k_offsets=...)`."""
     import torch
-    _require_tensor("a", a)
-    _require_tensor("b", b)
+    ops.require_tensor("a", a)
+    ops.require_tensor("b", b)
     ks = _k_groups(ks_cpu, grouped_layout, d, use_psum_layout)
     g, m, n = d.shape
     sum_k = sum(ks)

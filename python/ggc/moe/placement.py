@@ -82,10 +82,10 @@ class ExpertPlacement:
             return _CONTIGUOUS[key]
         if isinstance(spec, (torch.Tensor, np.ndarray)):
             spec = _integer_lists(spec)
+        ranks = None if isinstance(spec, ExpertPlacement) else [_as_int(v) for v in spec]
         if isinstance(spec, ExpertPlacement):
             placement = spec
-        elif all(_as_int(v) is not None for v in spec):
-            ranks = [_as_int(v) for v in spec]
+        elif None not in ranks:  # the rank of each expert
             if len(ranks) != num_experts:
                 raise ValueError(f"placement as the rank of each expert must have E = "
                                  f"{num_experts} entries, got {len(ranks)}")
